@@ -1,0 +1,26 @@
+import { UserError } from '../../core/errors.js';
+import { PlainReporter } from '../../pipelines/run/reporter.js';
+import { ListrReporter } from '../../pipelines/run/listr.js';
+import { runPlan } from '../../pipelines/run/scheduler.js';
+import type { IO } from '../io.js';
+import { planFor, type PlanArgs } from './plan.js';
+
+export interface RunArgs extends PlanArgs {
+  jobs?: number;
+  keepGoing?: boolean;
+}
+
+export async function runCommand(file: string, args: RunArgs, io: IO): Promise<number> {
+  if (args.jobs !== undefined && (!Number.isInteger(args.jobs) || args.jobs < 1)) throw new UserError(`-j ${args.jobs}: must be a positive integer`);
+  const plan = await planFor(file, args, io);
+  const title = `mlepipe run ${plan.experiment.name}`;
+  const reporter = io.interactive ? new ListrReporter(title) : new PlainReporter((l) => io.err(l), title);
+  const result = await runPlan(plan, { concurrency: args.jobs, keepGoing: args.keepGoing, signal: io.signal, reporter });
+  for (const f of result.failures) {
+    io.err(`\n✖ ${f.id}: ${f.message}`);
+    if (f.tail?.length) io.err(f.tail.slice(-10).map((l) => `    ${l}`).join('\n'));
+    if (f.log) io.err(`  full log: ${f.log}`);
+  }
+  if (result.summary.interrupted) return 130;
+  return result.failures.length ? 1 : 0;
+}

@@ -1,0 +1,21 @@
+import { UserError, type Diagnostic } from '../../core/errors.js';
+import { compileGraph } from '../../pipelines/compile/graph.js';
+import { displayPath, loadExperiment } from '../../pipelines/config/load.js';
+import type { IO } from '../io.js';
+
+/** Validates every file, reporting all their errors together. */
+export async function validateCommand(files: string[], opts: { set?: string[] }, io: IO): Promise<number> {
+  const diags: Diagnostic[] = [];
+  for (const file of files) {
+    try {
+      const exp = await loadExperiment(file, { overrides: opts.set, env: io.env });
+      const g = compileGraph(exp);
+      io.out(`${displayPath(file)}: ok (${exp.stages.length} stages, ${g.order.length} nodes)`);
+    } catch (err) {
+      if (!(err instanceof UserError)) throw err;
+      diags.push(...err.diagnostics.map((d) => (d.pos ? d : { ...d, message: `${displayPath(file)}: ${d.message}` })));
+    }
+  }
+  if (diags.length) throw new UserError(diags);
+  return 0;
+}

@@ -1,0 +1,148 @@
+// The mlepipe entry: argument parsing and the one catch. Commands live in
+// ./commands and are loaded on demand so that a cached rerun starts fast.
+import { Command, CommanderError, Option } from 'commander';
+import { ExitError } from '../core/errors.js';
+import { VERSION } from '../core/version.js';
+import { processIO, type IO } from './io.js';
+
+const collect = (v: string, acc: string[]) => [...acc, v];
+const setOption = () => new Option('-S, --set <key=value>', 'override any key of the experiment (value parsed as YAML); repeatable').argParser(collect).default([]);
+
+export function buildProgram(io: IO, done: (code: number) => void): Command {
+  const program = new Command('mlepipe')
+    .description('Experiment YAML → validated, cached DAG of ML-agent research stages')
+    .version(VERSION)
+    .showHelpAfterError('(mlepipe --help lists the commands)')
+    .exitOverride()
+    .configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) });
+  const act =
+    <A extends unknown[]>(fn: (...a: A) => Promise<number>) =>
+    async (...a: A) =>
+      done(await fn(...a));
+
+  program
+    .command('validate')
+    .description('check experiment files; every error at once as FILE:LINE:COL: path: message')
+    .argument('<files...>')
+    .addOption(setOption())
+    .action(act(async (files: string[], o: { set: string[] }) => (await import('./commands/validate.js')).validateCommand(files, o, io)));
+
+  program
+    .command('plan')
+    .description('show each node as run or cached, with the reason')
+    .argument('<file>')
+    .addOption(setOption())
+    .option('--json', 'machine-readable output')
+    .option('--force [node]', 'treat all nodes (or NODE) as stale')
+    .option('--only <node>', 'only NODE and what it needs')
+    .action(act(async (file: string, o: { set: string[]; json?: boolean; force?: boolean | string; only?: string }) => (await import('./commands/plan.js')).planCommand(file, o, io)));
+
+  program
+    .command('run')
+    .description('run every node that is not cached')
+    .argument('<file>')
+    .addOption(setOption())
+    .option('-j, --jobs <n>', 'nodes at once (default: settings, else 2)', (v) => Number(v))
+    .option('--force [node]', 'rerun all nodes, or only NODE (a stage name or node id)')
+    .option('--only <node>', 'run only NODE and what it needs')
+    .option('--keep-going', 'after a failure, skip only what depends on it')
+    .action(
+      act(async (file: string, o: { set: string[]; jobs?: number; force?: boolean | string; only?: string; keepGoing?: boolean }) =>
+        (await import('./commands/run.js')).runCommand(file, o, io),
+      ),
+    );
+
+  program
+    .command('status')
+    .description('exit 1 when any node is stale')
+    .argument('<file>')
+    .addOption(setOption())
+    .action(act(async (file: string, o: { set: string[] }) => (await import('./commands/status.js')).statusCommand(file, o, io)));
+
+  program
+    .command('diff')
+    .description('parameters that differ, nodes they touch, metrics side by side')
+    .argument('<a>')
+    .argument('<b>')
+    .option('--json', 'JSON output')
+    .option('--md', 'Markdown output')
+    .addOption(setOption().default([]))
+    .action(
+      act(async (a: string, b: string, o: { json?: boolean; md?: boolean; set: string[] }) =>
+        (await import('./commands/diff.js')).diffCommand(a, b, { format: o.json ? 'json' : o.md ? 'md' : 'text', set: o.set }, io),
+      ),
+    );
+
+  program
+    .command('report')
+    .description("render the experiment's tables from node metrics")
+    .argument('<file>')
+    .addOption(setOption())
+    .option('--md', 'Markdown')
+    .option('--csv', 'CSV')
+    .option('--json', 'JSON: {"tables": {NAME: {"columns": [...], "rows": [...]}}}')
+    .action(
+      act(async (file: string, o: { set: string[]; md?: boolean; csv?: boolean; json?: boolean }) =>
+        (await import('./commands/report.js')).reportCommand(file, { set: o.set, format: o.json ? 'json' : o.csv ? 'csv' : o.md ? 'md' : 'text' }, io),
+      ),
+    );
+
+  program
+    .command('outputs')
+    .description("print the cache folder with NODE's outputs")
+    .argument('<file>')
+    .argument('<node>')
+    .addOption(setOption())
+    .action(act(async (file: string, node: string, o: { set: string[] }) => (await import('./commands/outputs.js')).outputsCommand(file, node, o, io)));
+
+  const cache = program.command('cache').description('inspect and clean the node cache');
+  cache
+    .command('ls')
+    .description('list cache entries and the experiments that use them')
+    .option('--cache <dir>', 'cache root (default: from mlepipe.config.*, else ./.mlepipe)')
+    .option('--json', 'JSON output')
+    .action(act(async (o: { cache?: string; json?: boolean }) => (await import('./commands/cache.js')).cacheLsCommand(o, io)));
+  cache
+    .command('gc')
+    .description('remove entries no lock file references')
+    .option('--cache <dir>', 'cache root')
+    .option('--dry-run', 'only list what would go')
+    .action(act(async (o: { cache?: string; dryRun?: boolean }) => (await import('./commands/cache.js')).cacheGcCommand(o, io)));
+
+  program
+    .command('reward')
+    .description("evaluate a reward formula or preset, e.g. mlepipe reward sandmle-paper --vars format=1,execute=1,median=1")
+    .argument('[formula]')
+    .option('--vars <list>', 'NAME=VALUE,… (unset variables are 0)')
+    .option('--list', 'list presets and variables')
+    .action(act(async (f: string | undefined, o: { vars?: string; list?: boolean }) => (await import('./commands/reward.js')).rewardCommand(f, o, io)));
+
+  program
+    .command('doctor')
+    .description('check node, python (numpy/pandas/sklearn), bubblewrap, docker, GPU hosts')
+    .option('--json', 'JSON output')
+    .action(act(async (o: { json?: boolean }) => (await import('./commands/doctor.js')).doctorCommand(o, io)));
+
+  return program;
+}
+
+/** Parses argv, runs the command, and maps every outcome to an exit code. */
+export async function main(argv: string[], io: IO): Promise<number> {
+  let code = 0;
+  const program = buildProgram(io, (c) => (code = c));
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+    return code;
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      // Help and version exit 0; any other parsing problem is invalid input.
+      return err.exitCode === 0 ? 0 : 2;
+    }
+    if (err instanceof ExitError) {
+      io.err(err.message.startsWith('mlepipe') ? err.message : err.message);
+      return err.exitCode;
+    }
+    io.err(`mlepipe: internal error (please report it):\n${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+    return 1;
+  }
+}

@@ -1,0 +1,76 @@
+// The whole error vocabulary of mlepipe. Everything a user can cause is a
+// UserError (exit 2) or an EnvError (exit 3); the CLI entry is the one place
+// that catches and prints them. Anything else is a bug and keeps its stack.
+
+/** A place in a source the user wrote: a config file, or a `-S` override. */
+export interface SourcePos {
+  file: string;
+  line: number;
+  col: number;
+}
+
+/** One diagnostic, printed as `FILE:LINE:COL: path: message`. */
+export interface Diagnostic {
+  pos?: SourcePos;
+  /** Dotted path of the offending value, e.g. `stages.rl.with.reward`. */
+  path?: string;
+  message: string;
+}
+
+export function formatDiagnostic(d: Diagnostic, relativeTo?: (file: string) => string): string {
+  const where = d.pos ? `${relativeTo ? relativeTo(d.pos.file) : d.pos.file}:${d.pos.line}:${d.pos.col}: ` : '';
+  const path = d.path ? `${d.path}: ` : '';
+  return `${where}${path}${d.message}`;
+}
+
+/** Exits with a chosen code and message; the base of the two user-facing kinds. */
+export class ExitError extends Error {
+  constructor(
+    readonly exitCode: number,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ExitError';
+  }
+}
+
+/** Invalid input: config, arguments, formulas. Carries every diagnostic found. */
+export class UserError extends ExitError {
+  readonly diagnostics: Diagnostic[];
+  constructor(diagnostics: Diagnostic[] | string) {
+    const list = typeof diagnostics === 'string' ? [{ message: diagnostics }] : diagnostics;
+    super(2, list.map((d) => formatDiagnostic(d)).join('\n'));
+    this.name = 'UserError';
+    this.diagnostics = list;
+  }
+}
+
+/** Something missing from the machine: python, docker, a host. */
+export class EnvError extends ExitError {
+  constructor(message: string) {
+    super(3, message);
+    this.name = 'EnvError';
+  }
+}
+
+/** A broken invariant inside mlepipe itself; printed with its stack. */
+export class InternalError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'InternalError';
+  }
+}
+
+/**
+ * A stage's complaint about one of its own parameters, found after validation
+ * (a dependency file that does not exist). The engine adds the position.
+ */
+export class ParamError extends UserError {
+  constructor(
+    readonly param: readonly (string | number)[],
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ParamError';
+  }
+}

@@ -1,0 +1,64 @@
+import { randomBytes } from 'node:crypto';
+import { mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { dirname, join, relative } from 'node:path';
+import { hashFile } from './hash.js';
+
+/** Writes through a temporary sibling and a rename, so readers never see half a file. */
+export async function writeFileAtomic(path: string, data: string): Promise<void> {
+  await mkdir(dirname(path), { recursive: true });
+  const tmp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  try {
+    await writeFile(tmp, data);
+    await rename(tmp, path);
+  } catch (err) {
+    await rm(tmp, { force: true });
+    throw err;
+  }
+}
+
+export async function exists(path: string): Promise<boolean> {
+  try {
+    await stat(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export interface FileEntry {
+  path: string;
+  size: number;
+  sha256: string;
+}
+
+/** Every regular file under `root`, sorted, with size and digest. */
+export async function listFiles(root: string, skip: (rel: string) => boolean = () => false): Promise<FileEntry[]> {
+  const out: FileEntry[] = [];
+  async function walk(dir: string): Promise<void> {
+    const entries = await readdir(dir, { withFileTypes: true });
+    for (const e of entries) {
+      const full = join(dir, e.name);
+      const rel = relative(root, full).split('\\').join('/');
+      if (skip(rel)) continue;
+      if (e.isDirectory()) await walk(full);
+      else if (e.isFile()) {
+        const st = await stat(full);
+        out.push({ path: rel, size: st.size, sha256: await hashFile(full) });
+      }
+    }
+  }
+  await walk(root);
+  return out.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+}
+
+export async function dirSize(root: string): Promise<number> {
+  let total = 0;
+  try {
+    for (const e of await readdir(root, { withFileTypes: true, recursive: true })) {
+      if (e.isFile()) total += (await stat(join(e.parentPath ?? (e as { path: string }).path, e.name))).size;
+    }
+  } catch {
+    return total;
+  }
+  return total;
+}

@@ -1,0 +1,34 @@
+// Process-group termination: TERM first, KILL shortly after for whatever ignores it.
+
+export function killTree(pid: number | undefined, graceMs = 2000): void {
+  if (!pid) return;
+  const send = (sig: NodeJS.Signals) => {
+    try {
+      process.kill(-pid, sig);
+    } catch {
+      // group already gone
+    }
+  };
+  send('SIGTERM');
+  setTimeout(() => send('SIGKILL'), graceMs).unref();
+}
+
+/** Calls `fn` when `signal` aborts; returns a function that stops listening. */
+export function onceAborted(signal: AbortSignal, fn: () => void): () => void {
+  if (signal.aborted) {
+    fn();
+    return () => {};
+  }
+  signal.addEventListener('abort', fn, { once: true });
+  return () => signal.removeEventListener('abort', fn);
+}
+
+/** SIGKILL to the whole group at once (used after the leader has exited). */
+export function killGroupNow(pid: number | undefined): void {
+  if (!pid) return;
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch {
+    // group already gone
+  }
+}

@@ -1,0 +1,211 @@
+// Reward formulas (DESIGN §6): a small arithmetic language parsed by recursive
+// descent. Never evaluated with eval/Function: rollouts are adversarial, and a
+// formula is data from a config file.
+
+export type Ast =
+  | { t: 'num'; value: number; pos: number }
+  | { t: 'var'; name: string; pos: number }
+  | { t: 'neg'; arg: Ast; pos: number }
+  | { t: 'bin'; op: BinOp; left: Ast; right: Ast; pos: number }
+  | { t: 'call'; fn: FnName; args: Ast[]; pos: number };
+
+export type BinOp = '+' | '-' | '*' | '/' | '<' | '<=' | '>' | '>=' | '==' | '!=';
+export type FnName = 'min' | 'max' | 'if' | 'clip';
+
+/** Reward variables a formula may use (DESIGN §6). */
+export const REWARD_VARIABLES = [
+  'format',
+  'execute',
+  'valid',
+  'median',
+  'bronze',
+  'silver',
+  'gold',
+  'score',
+  'improvement',
+  'success',
+  'turns',
+  'timed_out',
+] as const;
+
+const ARITY: Record<FnName, [number, number]> = { min: [1, Infinity], max: [1, Infinity], if: [3, 3], clip: [3, 3] };
+
+/** A problem at a 0-based offset into the formula text. */
+export class FormulaError extends Error {
+  constructor(
+    message: string,
+    readonly offset: number,
+  ) {
+    super(message);
+    this.name = 'FormulaError';
+  }
+}
+
+interface Tok {
+  kind: 'num' | 'id' | 'op' | 'end';
+  text: string;
+  pos: number;
+}
+
+function lex(src: string): Tok[] {
+  const toks: Tok[] = [];
+  let i = 0;
+  while (i < src.length) {
+    const c = src[i];
+    if (/\s/.test(c)) {
+      i++;
+      continue;
+    }
+    const num = /^(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?/.exec(src.slice(i));
+    if (num) {
+      toks.push({ kind: 'num', text: num[0], pos: i });
+      i += num[0].length;
+      continue;
+    }
+    const id = /^[A-Za-z_][A-Za-z0-9_]*/.exec(src.slice(i));
+    if (id) {
+      toks.push({ kind: 'id', text: id[0], pos: i });
+      i += id[0].length;
+      continue;
+    }
+    const op = /^(<=|>=|==|!=|[-+*/(),<>])/.exec(src.slice(i));
+    if (op) {
+      toks.push({ kind: 'op', text: op[0], pos: i });
+      i += op[0].length;
+      continue;
+    }
+    throw new FormulaError(`unexpected character "${c}"`, i);
+  }
+  toks.push({ kind: 'end', text: '', pos: src.length });
+  return toks;
+}
+
+export function parseFormula(src: string, variables: readonly string[] = REWARD_VARIABLES): Ast {
+  const toks = lex(src);
+  let k = 0;
+  const peek = () => toks[k];
+  const next = () => toks[k++];
+  const expect = (text: string) => {
+    const t = next();
+    if (t.text !== text) throw new FormulaError(t.kind === 'end' ? `expected "${text}" before the end` : `expected "${text}" but found "${t.text}"`, t.pos);
+  };
+
+  function comparison(): Ast {
+    const left = additive();
+    const t = peek();
+    if (t.kind === 'op' && ['<', '<=', '>', '>=', '==', '!='].includes(t.text)) {
+      next();
+      return { t: 'bin', op: t.text as BinOp, left, right: additive(), pos: t.pos };
+    }
+    return left;
+  }
+  function additive(): Ast {
+    let left = multiplicative();
+    while (peek().text === '+' || peek().text === '-') {
+      const t = next();
+      left = { t: 'bin', op: t.text as BinOp, left, right: multiplicative(), pos: t.pos };
+    }
+    return left;
+  }
+  function multiplicative(): Ast {
+    let left = unary();
+    while (peek().text === '*' || peek().text === '/') {
+      const t = next();
+      left = { t: 'bin', op: t.text as BinOp, left, right: unary(), pos: t.pos };
+    }
+    return left;
+  }
+  function unary(): Ast {
+    if (peek().text === '-') {
+      const t = next();
+      return { t: 'neg', arg: unary(), pos: t.pos };
+    }
+    if (peek().text === '+') next();
+    return primary();
+  }
+  function primary(): Ast {
+    const t = next();
+    if (t.kind === 'num') return { t: 'num', value: Number(t.text), pos: t.pos };
+    if (t.text === '(') {
+      const e = comparison();
+      expect(')');
+      return e;
+    }
+    if (t.kind === 'id') {
+      if (peek().text === '(') {
+        if (!(t.text in ARITY)) throw new FormulaError(`unknown function "${t.text}" (use min, max, if, clip)`, t.pos);
+        next();
+        const args: Ast[] = [];
+        if (peek().text !== ')') {
+          args.push(comparison());
+          while (peek().text === ',') {
+            next();
+            args.push(comparison());
+          }
+        }
+        expect(')');
+        const [lo, hi] = ARITY[t.text as FnName];
+        if (args.length < lo || args.length > hi) {
+          const want = lo === hi ? `${lo}` : `at least ${lo}`;
+          throw new FormulaError(`${t.text}() takes ${want} argument${lo === 1 && hi === 1 ? '' : 's'}, got ${args.length}`, t.pos);
+        }
+        return { t: 'call', fn: t.text as FnName, args, pos: t.pos };
+      }
+      if (!variables.includes(t.text)) {
+        throw new FormulaError(`unknown variable "${t.text}" (known: ${variables.join(', ')})`, t.pos);
+      }
+      return { t: 'var', name: t.text, pos: t.pos };
+    }
+    if (t.kind === 'end') throw new FormulaError('formula ends too early', t.pos);
+    throw new FormulaError(`unexpected "${t.text}"`, t.pos);
+  }
+
+  const ast = comparison();
+  const rest = peek();
+  if (rest.kind !== 'end') throw new FormulaError(`unexpected "${rest.text}"`, rest.pos);
+  return ast;
+}
+
+/** Evaluates a parsed formula; missing variables count as 0, and x/0 is 0 so a reward is never NaN. */
+export function evaluate(ast: Ast, vars: Readonly<Record<string, number>>): number {
+  switch (ast.t) {
+    case 'num':
+      return ast.value;
+    case 'var':
+      return lookup(ast.name, vars);
+    case 'neg':
+      return -evaluate(ast.arg, vars);
+    case 'bin':
+      return binary(ast.op, evaluate(ast.left, vars), evaluate(ast.right, vars));
+    case 'call': {
+      const args = ast.args.map((a) => evaluate(a, vars));
+      if (ast.fn === 'min') return Math.min(...args);
+      if (ast.fn === 'max') return Math.max(...args);
+      if (ast.fn === 'if') return args[0] !== 0 ? args[1] : args[2];
+      return Math.min(Math.max(args[0], args[1]), args[2]);
+    }
+  }
+}
+
+// `valid` is another name for `execute` (MLToolBench calls it that).
+function lookup(name: string, vars: Readonly<Record<string, number>>): number {
+  if (vars[name] !== undefined) return vars[name];
+  if (name === 'valid') return vars.execute ?? 0;
+  if (name === 'execute') return vars.valid ?? 0;
+  return 0;
+}
+
+function binary(op: BinOp, a: number, b: number): number {
+  switch (op) {
+    case '+': return a + b;
+    case '-': return a - b;
+    case '*': return a * b;
+    case '/': return b === 0 ? 0 : a / b;
+    case '<': return Number(a < b);
+    case '<=': return Number(a <= b);
+    case '>': return Number(a > b);
+    case '>=': return Number(a >= b);
+    case '==': return Number(a === b);
+    case '!=': return Number(a !== b);
+  }
+}

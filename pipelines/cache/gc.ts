@@ -1,0 +1,91 @@
+// `mlepipe cache ls` / `cache gc`: an entry is wanted while some registered
+// lock file names its key. gc never touches a key another run holds locked.
+import { readdir, rm, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { dirSize, exists } from '../../core/fs.js';
+import { readLockfile } from './lockfile.js';
+import type { CacheStore } from './store.js';
+
+export interface EntryInfo {
+  key: string;
+  node?: string;
+  kind?: string;
+  bytes: number;
+  finished?: string;
+  /** Experiments (lock files) that reference it. */
+  referencedBy: string[];
+}
+
+async function references(store: CacheStore): Promise<{ byKey: Map<string, string[]>; staleRefs: string[] }> {
+  const byKey = new Map<string, string[]>();
+  const staleRefs: string[] = [];
+  for (const { ref, lockfile } of await store.lockfiles()) {
+    const lf = lockfile ? await readLockfile(lockfile) : undefined;
+    if (!lf) {
+      staleRefs.push(ref);
+      continue;
+    }
+    for (const e of Object.values(lf.nodes)) byKey.set(e.key, [...(byKey.get(e.key) ?? []), lf.experiment]);
+  }
+  return { byKey, staleRefs };
+}
+
+export async function listEntries(store: CacheStore): Promise<EntryInfo[]> {
+  const { byKey } = await references(store);
+  const out: EntryInfo[] = [];
+  for (const key of await store.keys()) {
+    const m = await store.manifest(key);
+    out.push({
+      key,
+      node: m?.node,
+      kind: m?.kind,
+      bytes: m ? m.files.reduce((s, f) => s + f.size, 0) : await dirSize(store.entryDir(key)),
+      finished: m?.finished,
+      referencedBy: [...new Set(byKey.get(key) ?? [])],
+    });
+  }
+  return out;
+}
+
+export interface GcResult {
+  removed: EntryInfo[];
+  kept: number;
+  bytes: number;
+  /** Leftovers removed besides entries: orphan checkpoints, logs, staging folders. */
+  other: string[];
+}
+
+export async function collectGarbage(store: CacheStore, dryRun: boolean): Promise<GcResult> {
+  const { byKey, staleRefs } = await references(store);
+  const entries = await listEntries(store);
+  const removed: EntryInfo[] = [];
+  const other: string[] = [];
+  const drop = async (path: string) => {
+    if (!dryRun) await rm(path, { recursive: true, force: true });
+  };
+  for (const e of entries) {
+    if (byKey.has(e.key) || (await store.isLocked(e.key))) continue;
+    removed.push(e);
+    await drop(store.entryDir(e.key));
+  }
+  // Checkpoints and logs of keys that are neither wanted nor being worked on.
+  for (const sub of ['items', 'logs']) {
+    for (const name of await readdir(join(store.root, sub)).catch(() => [] as string[])) {
+      const key = name.replace(/\.log$/, '');
+      if (byKey.has(key) || (await store.isLocked(key)) || (await exists(join(store.entryDir(key), 'manifest.json')) && !removed.some((r) => r.key === key))) continue;
+      other.push(join(sub, name));
+      await drop(join(store.root, sub, name));
+    }
+  }
+  // Staging folders left by killed runs (their key is no longer locked).
+  for (const name of await readdir(join(store.root, 'tmp')).catch(() => [] as string[])) {
+    const key = name.split('.')[0];
+    if (await store.isLocked(key)) continue;
+    const st = await stat(join(store.root, 'tmp', name)).catch(() => null);
+    if (!st) continue;
+    other.push(join('tmp', name));
+    await drop(join(store.root, 'tmp', name));
+  }
+  for (const ref of staleRefs) await drop(ref);
+  return { removed, kept: entries.length - removed.length, bytes: removed.reduce((s, e) => s + e.bytes, 0), other };
+}

@@ -1,0 +1,20 @@
+import type { FileEntry } from '../../core/fs.js';
+import type { Metrics } from '../../stages/contract.js';
+
+/** `<cache>/nodes/<key>/manifest.json` (DESIGN §3). */
+export interface Manifest {
+  key: string;
+  node: string;
+  kind: string;
+  version: number;
+  params: Record<string, unknown>;
+  inputs: Record<string, string>;
+  extras: unknown;
+  variant: Record<string, unknown>;
+  files: FileEntry[];
+  started: string;
+  finished: string;
+  durationMs: number;
+  metrics: Metrics;
+  mlepipe: string;
+}

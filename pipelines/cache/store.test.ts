@@ -1,0 +1,79 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CacheStore } from './store.js';
+import type { Manifest } from './manifest.js';
+import { tryLock } from './locks.js';
+
+const KEY = 'a'.repeat(64);
+const manifest = (over: Partial<Manifest> = {}): Manifest => ({
+  key: KEY,
+  node: 'n',
+  kind: 'shell',
+  version: 1,
+  params: {},
+  inputs: {},
+  extras: null,
+  variant: {},
+  files: [],
+  started: '',
+  finished: '',
+  durationMs: 0,
+  metrics: {},
+  mlepipe: 'test',
+  ...over,
+});
+
+test('an entry appears only when committed, and the first commit of a key stands', async () => {
+  const store = new CacheStore(await mkdtemp(join(tmpdir(), 'mlepipe-store-')));
+  const s1 = await store.staging(KEY);
+  await writeFile(join(s1, 'out.txt'), 'first');
+  assert.is(await store.has(KEY), false);
+  await store.commit(s1, manifest({ node: 'first' }));
+  assert.is(await store.has(KEY), true);
+  const s2 = await store.staging(KEY);
+  await writeFile(join(s2, 'out.txt'), 'second');
+  await store.commit(s2, manifest({ node: 'second' }));
+  assert.is(await readFile(join(store.entryDir(KEY), 'out.txt'), 'utf8'), 'first');
+  assert.equal(await readdir(join(store.root, 'tmp')), []);
+  // A forced rerun replaces it.
+  const s3 = await store.staging(KEY);
+  await writeFile(join(s3, 'out.txt'), 'third');
+  await store.replace(s3, manifest({ node: 'third' }));
+  assert.is(await readFile(join(store.entryDir(KEY), 'out.txt'), 'utf8'), 'third');
+  assert.is((await store.manifest(KEY))?.node, 'third');
+});
+
+test('items are whole or absent, listed by id', async () => {
+  const store = new CacheStore(await mkdtemp(join(tmpdir(), 'mlepipe-items-')));
+  const items = store.items(KEY);
+  assert.is(await items.get('task-1'), undefined);
+  await items.put('task-1', async (dir) => writeFile(join(dir, 'x'), '1'));
+  await items.put('task-2', async (dir) => writeFile(join(dir, 'x'), '2'));
+  try {
+    await items.put('task-3', async () => {
+      throw new Error('crash mid-item');
+    });
+  } catch {
+    // expected
+  }
+  assert.equal(await items.list(), ['task-1', 'task-2']);
+  assert.is(await readFile(join((await items.get('task-2'))!, 'x'), 'utf8'), '2');
+  assert.is((await readdir(items.root)).filter((n) => n.includes('.tmp-')).length, 0);
+});
+
+test('a key lock is exclusive until released', async () => {
+  const store = new CacheStore(await mkdtemp(join(tmpdir(), 'mlepipe-lock-')));
+  const a = await tryLock(store.lockPath(KEY));
+  assert.ok(a);
+  assert.is(await tryLock(store.lockPath(KEY)), null);
+  assert.is(await store.isLocked(KEY), true);
+  await a!.release();
+  const b = await tryLock(store.lockPath(KEY));
+  assert.ok(b);
+  await b!.release();
+});
+
+test.run();

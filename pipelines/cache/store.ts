@@ -1,0 +1,125 @@
+// The content-addressed cache: <root>/nodes/<key>/ holds a node's outputs and
+// manifest.json. Entries are built in <root>/tmp/ and renamed into place, so
+// a crash never leaves half an entry, and a finished entry is never rewritten.
+import { randomBytes } from 'node:crypto';
+import { mkdir, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { exists, writeFileAtomic } from '../../core/fs.js';
+import { sha256 } from '../../core/hash.js';
+import type { ItemStore } from '../../stages/contract.js';
+import { itemStore } from './items.js';
+import { isLocked, waitLock, type Held } from './locks.js';
+import type { Manifest } from './manifest.js';
+
+export class CacheStore {
+  constructor(readonly root: string) {}
+
+  entryDir(key: string): string {
+    return join(this.root, 'nodes', key);
+  }
+
+  /** An entry exists once its manifest is in place (the rename publishes both at once). */
+  has(key: string): Promise<boolean> {
+    return exists(join(this.entryDir(key), 'manifest.json'));
+  }
+
+  async manifest(key: string): Promise<Manifest | undefined> {
+    try {
+      return JSON.parse(await readFile(join(this.entryDir(key), 'manifest.json'), 'utf8')) as Manifest;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** A fresh private folder to build an entry in. */
+  async staging(key: string): Promise<string> {
+    const dir = join(this.root, 'tmp', `${key}.${process.pid}.${randomBytes(4).toString('hex')}`);
+    await mkdir(dir, { recursive: true });
+    return dir;
+  }
+
+  /** Writes the manifest into the staged folder and publishes it as the entry for its key. */
+  async commit(staged: string, manifest: Manifest): Promise<void> {
+    await writeFileAtomic(join(staged, 'manifest.json'), JSON.stringify(manifest, null, 2) + '\n');
+    await mkdir(join(this.root, 'nodes'), { recursive: true });
+    try {
+      await rename(staged, this.entryDir(manifest.key));
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code !== 'ENOTEMPTY' && code !== 'EEXIST') throw err;
+      // The same key was published by another run meanwhile: keys are content addresses, so theirs is ours.
+      await rm(staged, { recursive: true, force: true });
+    }
+  }
+
+  /** Like commit, but a forced rerun replaces an existing entry (moved aside first, then deleted). */
+  async replace(staged: string, manifest: Manifest): Promise<void> {
+    const entry = this.entryDir(manifest.key);
+    if (await exists(entry)) {
+      const trash = join(this.root, 'tmp', `${manifest.key}.old.${randomBytes(4).toString('hex')}`);
+      await mkdir(join(this.root, 'tmp'), { recursive: true });
+      await rename(entry, trash).catch(() => {});
+      await rm(trash, { recursive: true, force: true });
+    }
+    await this.commit(staged, manifest);
+  }
+
+  discard(staged: string): Promise<void> {
+    return rm(staged, { recursive: true, force: true });
+  }
+
+  lockPath(key: string): string {
+    return join(this.root, 'locks', key);
+  }
+
+  /** Holds a key so that no other run works on it; waits if one does. */
+  lock(key: string, signal?: AbortSignal, onWait?: () => void): Promise<Held | null> {
+    return waitLock(this.lockPath(key), signal, onWait);
+  }
+
+  isLocked(key: string): Promise<boolean> {
+    return isLocked(this.lockPath(key));
+  }
+
+  items(key: string): ItemStore {
+    return itemStore(join(this.root, 'items', key));
+  }
+
+  logPath(key: string): string {
+    return join(this.root, 'logs', `${key}.log`);
+  }
+
+  /** Remembers a lock file so `cache gc` knows which entries are still wanted. */
+  async registerLockfile(lockfilePath: string): Promise<void> {
+    const ref = join(this.root, 'refs', `${sha256(lockfilePath).slice(0, 24)}.json`);
+    if (!(await exists(ref))) await writeFileAtomic(ref, JSON.stringify({ lockfile: lockfilePath }) + '\n');
+  }
+
+  async lockfiles(): Promise<{ ref: string; lockfile: string }[]> {
+    const dir = join(this.root, 'refs');
+    const out: { ref: string; lockfile: string }[] = [];
+    for (const name of await readdir(dir).catch(() => [] as string[])) {
+      try {
+        const { lockfile } = JSON.parse(await readFile(join(dir, name), 'utf8')) as { lockfile: string };
+        out.push({ ref: join(dir, name), lockfile });
+      } catch {
+        // unreadable ref: ignored (gc drops it)
+        out.push({ ref: join(dir, name), lockfile: '' });
+      }
+    }
+    return out;
+  }
+
+  async keys(): Promise<string[]> {
+    return (await readdir(join(this.root, 'nodes')).catch(() => [] as string[])).filter((k) => /^[0-9a-f]{64}$/.test(k)).sort();
+  }
+
+  async size(key: string): Promise<number> {
+    const m = await this.manifest(key);
+    return m ? m.files.reduce((s, f) => s + f.size, 0) : 0;
+  }
+
+  async mtime(key: string): Promise<Date | undefined> {
+    return (await stat(this.entryDir(key)).catch(() => undefined))?.mtime;
+  }
+}

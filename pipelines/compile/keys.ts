@@ -1,0 +1,55 @@
+// Node keys (DESIGN §3): sha256 of the canonical JSON of kind, implementation
+// version, resolved params, input keys and the stage's own extras. Nothing
+// that does not change the output (concurrency, hosts, progress) goes in.
+import { dirname } from 'node:path';
+import { ParamError, UserError } from '../../core/errors.js';
+import { canonicalJson, sha256 } from '../../core/hash.js';
+import { getStage } from '../../stages/registry.js';
+import { dotted, valuePos } from '../config/source.js';
+import type { Experiment } from '../config/types.js';
+import type { CompiledGraph, GraphNode } from './graph.js';
+
+export interface KeyedNode extends GraphNode {
+  readonly key: string;
+  readonly kind: string;
+  readonly version: number;
+  /** Input name (or id, when several share a stage) → key, as hashed. */
+  readonly inputKeys: Readonly<Record<string, string>>;
+  readonly extras: unknown;
+}
+
+export interface KeyedGraph {
+  readonly nodes: ReadonlyMap<string, KeyedNode>;
+  readonly order: readonly string[];
+}
+
+export async function computeKeys(exp: Experiment, graph: CompiledGraph): Promise<KeyedGraph> {
+  const keyed = new Map<string, KeyedNode>();
+  const extrasCache = new Map<string, Promise<unknown>>();
+  const experimentDir = dirname(exp.file);
+  for (const id of graph.order) {
+    const n = graph.nodes.get(id)!;
+    const stage = getStage(n.stage.uses);
+    if (!stage) throw new UserError(`unknown stage kind ${n.stage.uses}`);
+    let extras: unknown = null;
+    if (stage.keyExtras) {
+      const memo = `${n.stage.id}\u0000${canonicalJson(n.params)}`;
+      if (!extrasCache.has(memo)) extrasCache.set(memo, stage.keyExtras(n.params, { experimentDir, models: exp.models, rewards: exp.rewards }));
+      try {
+        extras = await extrasCache.get(memo);
+      } catch (err) {
+        if (!(err instanceof ParamError)) throw err;
+        const path = ['stages', n.stage.id, 'with', ...err.param];
+        throw new UserError([{ pos: valuePos(exp.origins, path), path: dotted(path), message: err.diagnostics[0].message }]);
+      }
+    }
+    const inputs = n.inputs.map((i) => keyed.get(i)!);
+    const names = inputs.map((i) => i.stage.id);
+    const unique = new Set(names).size === names.length;
+    const inputKeys: Record<string, string> = {};
+    for (const i of inputs) inputKeys[unique ? i.stage.id : i.id] = i.key;
+    const key = sha256(canonicalJson({ kind: stage.kind, version: stage.version, params: n.params, inputs: inputKeys, extras }));
+    keyed.set(id, { ...n, key, kind: stage.kind, version: stage.version, inputKeys, extras });
+  }
+  return { nodes: keyed, order: graph.order };
+}

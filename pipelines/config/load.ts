@@ -1,0 +1,59 @@
+// load → extends → overrides → interpolate → validate → resolved Experiment.
+import { dirname, resolve } from 'node:path';
+import { displayPath } from '../../core/paths.js';
+import { UserError } from '../../core/errors.js';
+import { expandPreset } from '../../core/rewards/presets.js';
+import { validateExperiment } from '../validate/index.js';
+import { loadWithExtends } from './extends.js';
+import { applyOverrides, parseOverrides } from './overrides.js';
+import { interpolate } from './interpolate.js';
+import { loadSettings } from './settings.js';
+import type { Experiment, ResolvedStage, ResolvedTable } from './types.js';
+
+export interface LoadOptions {
+  /** `-S key.path=value` arguments, applied after extends and before interpolation. */
+  overrides?: readonly string[];
+  env?: NodeJS.ProcessEnv;
+}
+
+export { displayPath };
+
+export async function loadExperiment(file: string, opts: LoadOptions = {}): Promise<Experiment> {
+  const env = opts.env ?? process.env;
+  const shown = displayPath(file);
+  const settings = await loadSettings(dirname(resolve(file)), env);
+  let src = await loadWithExtends(shown);
+  src = applyOverrides(src, parseOverrides(opts.overrides ?? []));
+  src = interpolate(src, env);
+  const { doc, params, diagnostics } = validateExperiment(src.value, src.origins, settings);
+  if (diagnostics.length) throw new UserError(diagnostics);
+
+  const stages: ResolvedStage[] = Object.entries(doc.stages).map(([id, st]) => ({
+    id,
+    uses: st.uses,
+    needs: st.needs ?? [],
+    params: params.get(id) ?? {},
+    target: st.target,
+    matrix: st.matrix,
+    on: st.on,
+    description: st.description,
+  }));
+  const tables: Record<string, ResolvedTable> = {};
+  for (const [name, t] of Object.entries(doc.tables ?? {})) tables[name] = { from: t.from, rows: t.rows ?? 'variant', columns: t.columns };
+  const rewards: Record<string, string> = {};
+  for (const [name, f] of Object.entries(doc.rewards ?? {})) rewards[name] = expandPreset(f);
+
+  return {
+    name: doc.name,
+    description: doc.description,
+    file: resolve(file),
+    settings,
+    vars: doc.vars ?? {},
+    models: doc.models ?? {},
+    rewards,
+    stages,
+    tables,
+    document: src.value as Record<string, unknown>,
+    origins: src.origins,
+  };
+}

@@ -1,0 +1,81 @@
+// Project settings through cosmiconfig: mlepipe.config.{yaml,yml,json,js,mjs,cjs}
+// or .mlepiperc*, searched from the experiment's folder upwards.
+import { cosmiconfig, type Loader } from 'cosmiconfig';
+import { existsSync } from 'node:fs';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
+import settingsSchema from '../../schemas/settings.schema.json';
+import { validateWithSchema } from '../validate/schema.js';
+import type { Settings, WrittenSettings } from './types.js';
+import { parseYaml } from './yaml.js';
+import type { Origins } from './source.js';
+import { UserError } from '../../core/errors.js';
+
+const positions = new Map<string, Origins>();
+const yamlLoader: Loader = (filepath, content) => {
+  const { value, origins } = parseYaml(content, filepath);
+  positions.set(filepath, origins);
+  return value;
+};
+
+const explorer = cosmiconfig('mlepipe', {
+  searchPlaces: [
+    'mlepipe.config.yaml',
+    'mlepipe.config.yml',
+    'mlepipe.config.json',
+    'mlepipe.config.js',
+    'mlepipe.config.mjs',
+    'mlepipe.config.cjs',
+    '.mlepiperc',
+    '.mlepiperc.yaml',
+    '.mlepiperc.yml',
+    '.mlepiperc.json',
+  ],
+  loaders: { '.yaml': yamlLoader, '.yml': yamlLoader, '.json': yamlLoader, noExt: yamlLoader },
+  searchStrategy: 'global',
+  stopDir: '/',
+  cache: false,
+});
+
+export async function loadSettings(startDir: string, env: NodeJS.ProcessEnv = process.env): Promise<Settings> {
+  let found: { filepath: string; config: unknown } | null;
+  try {
+    found = await explorer.search(startDir);
+  } catch (err) {
+    if (err instanceof UserError) throw err;
+    throw new UserError(`cannot read project settings: ${(err as Error).message.split('\n')[0]}`);
+  }
+  const written = (found?.config ?? {}) as WrittenSettings;
+  if (found) {
+    const origins = positions.get(found.filepath) ?? new Map([['', { value: { file: found.filepath, line: 1, col: 1 } }]]);
+    const diags = validateWithSchema(settingsSchema, written, origins, []);
+    if (diags.length) throw new UserError(diags);
+  }
+  const projectRoot = found ? dirname(found.filepath) : findGitRoot(startDir) ?? startDir;
+  const cacheFromEnv = env.MLEPIPE_CACHE;
+  const cacheDir = cacheFromEnv
+    ? resolve(cacheFromEnv)
+    : written.cache
+      ? isAbsolute(written.cache)
+        ? written.cache
+        : resolve(projectRoot, written.cache)
+      : join(projectRoot, '.mlepipe');
+  return {
+    file: found?.filepath,
+    projectRoot,
+    cacheDir,
+    python: written.python,
+    sandbox: { backend: written.sandbox?.backend ?? 'bwrap', image: written.sandbox?.image },
+    concurrency: written.concurrency ?? 2,
+    hosts: written.hosts ?? {},
+  };
+}
+
+function findGitRoot(start: string): string | undefined {
+  let dir = resolve(start);
+  for (;;) {
+    if (existsSync(join(dir, '.git'))) return dir;
+    const up = dirname(dir);
+    if (up === dir) return undefined;
+    dir = up;
+  }
+}

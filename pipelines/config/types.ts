@@ -1,0 +1,105 @@
+// The two shapes of an experiment: what the user wrote (loose, optional
+// everywhere) and the resolved, read-only form the compiler works from.
+import type { ModelSpec } from '../../core/models.js';
+import type { Origins } from './source.js';
+
+/** A `models:` entry as written. */
+export type WrittenModel = ModelSpec;
+
+/** A `stages:` entry as written. */
+export interface WrittenStage {
+  /** Stage kind: shell, ablate (generate, filter, eval, grpo, sft arrive with their issues). */
+  uses: string;
+  /** Stages whose outputs this one reads. */
+  needs?: string[];
+  /** Parameters, validated by the kind's schema under schemas/stages/. */
+  with?: Record<string, unknown>;
+  /** ablate only: the stage to vary. */
+  target?: string;
+  /** ablate only: paths inside the target's `with:` → values to try. */
+  matrix?: Record<string, unknown[]>;
+  /** Placement on hosts carrying this label (mlepipe.config hosts). */
+  on?: string;
+  description?: string;
+}
+
+/** A `tables:` entry: rows from the nodes of one stage, columns from their metrics. */
+export interface WrittenTable {
+  from: string;
+  rows?: 'variant' | 'node';
+  columns?: string[];
+}
+
+export interface WrittenExperiment {
+  name: string;
+  description?: string;
+  extends?: string | string[];
+  vars?: Record<string, unknown>;
+  models?: Record<string, WrittenModel>;
+  rewards?: Record<string, string>;
+  stages: Record<string, WrittenStage>;
+  tables?: Record<string, WrittenTable>;
+}
+
+export interface HostSettings {
+  ssh: string;
+  docker_host?: string;
+  labels?: string[];
+  gpus?: number;
+}
+
+/** Project settings as written in mlepipe.config.*. */
+export interface WrittenSettings {
+  cache?: string;
+  python?: string;
+  sandbox?: { backend?: 'bwrap' | 'docker' | 'process'; image?: string };
+  concurrency?: number;
+  hosts?: Record<string, HostSettings>;
+}
+
+export interface Settings {
+  /** The settings file, when one was found. */
+  readonly file?: string;
+  readonly projectRoot: string;
+  readonly cacheDir: string;
+  readonly python?: string;
+  readonly sandbox: { readonly backend: 'bwrap' | 'docker' | 'process'; readonly image?: string };
+  readonly concurrency: number;
+  readonly hosts: Readonly<Record<string, HostSettings>>;
+}
+
+export interface ResolvedStage {
+  readonly id: string;
+  readonly uses: string;
+  readonly needs: readonly string[];
+  /** `with:` after schema defaults were filled in. */
+  readonly params: Readonly<Record<string, unknown>>;
+  readonly target?: string;
+  readonly matrix?: Readonly<Record<string, readonly unknown[]>>;
+  readonly on?: string;
+  readonly description?: string;
+}
+
+export interface ResolvedTable {
+  readonly from: string;
+  readonly rows: 'variant' | 'node';
+  readonly columns?: readonly string[];
+}
+
+/** What the compiler sees: validated, interpolated, defaults applied. */
+export interface Experiment {
+  readonly name: string;
+  readonly description?: string;
+  readonly file: string;
+  readonly settings: Settings;
+  readonly vars: Readonly<Record<string, unknown>>;
+  readonly models: Readonly<Record<string, WrittenModel>>;
+  /** Reward name → formula text (presets already expanded). */
+  readonly rewards: Readonly<Record<string, string>>;
+  /** In declaration order. */
+  readonly stages: readonly ResolvedStage[];
+  readonly tables: Readonly<Record<string, ResolvedTable>>;
+  /** The merged, interpolated document (before defaults), for `diff`. */
+  readonly document: Readonly<Record<string, unknown>>;
+  readonly origins: Origins;
+}

@@ -1,0 +1,117 @@
+// What a run would do: every node `run` or `cached`, with the reason (no
+// entry, params changed — which, input changed — which, forced).
+import { isDeepStrictEqual } from 'node:util';
+import { UserError } from '../core/errors.js';
+import { CacheStore } from './cache/store.js';
+import { lockfilePath, readLockfile, type LockEntry, type LockFile } from './cache/lockfile.js';
+import { compileGraph } from './compile/graph.js';
+import { computeKeys, type KeyedGraph, type KeyedNode } from './compile/keys.js';
+import type { Experiment } from './config/types.js';
+import { suggestion } from './validate/schema.js';
+
+export type Action = 'run' | 'cached' | 'skip';
+
+export interface PlannedNode {
+  readonly node: KeyedNode;
+  readonly action: Action;
+  readonly reason: string;
+}
+
+export interface Plan {
+  readonly experiment: Experiment;
+  readonly graph: KeyedGraph;
+  readonly nodes: readonly PlannedNode[];
+  readonly store: CacheStore;
+  readonly lockfile: string;
+  readonly previous?: LockFile;
+}
+
+export interface PlanOptions {
+  /** true: every node; a string: that stage (all its variants) or node id. */
+  force?: boolean | string;
+  /** Run only this node (stage or id) and what it needs. */
+  only?: string;
+}
+
+export async function makePlan(exp: Experiment, opts: PlanOptions = {}): Promise<Plan> {
+  const graph = await computeKeys(exp, compileGraph(exp));
+  const store = new CacheStore(exp.settings.cacheDir);
+  const lockfile = lockfilePath(exp.file);
+  const previous = await readLockfile(lockfile);
+  const forced = typeof opts.force === 'string' ? selectNodes(graph, opts.force, '--force') : new Set<string>();
+  const wanted = opts.only ? withAncestors(graph, selectNodes(graph, opts.only, '--only')) : undefined;
+
+  const nodes: PlannedNode[] = [];
+  for (const id of graph.order) {
+    const node = graph.nodes.get(id)!;
+    if (wanted && !wanted.has(id)) {
+      nodes.push({ node, action: 'skip', reason: `not needed by --only ${opts.only}` });
+      continue;
+    }
+    if (opts.force === true || forced.has(id)) {
+      nodes.push({ node, action: 'run', reason: 'forced' });
+      continue;
+    }
+    if (await store.has(node.key)) {
+      nodes.push({ node, action: 'cached', reason: 'cached' });
+      continue;
+    }
+    nodes.push({ node, action: 'run', reason: explain(node, previous?.nodes[id], graph) });
+  }
+  return { experiment: exp, graph, nodes, store, lockfile, previous };
+}
+
+/** Nodes named by a stage (all variants) or an exact node id. */
+export function selectNodes(graph: KeyedGraph, name: string, flag: string): Set<string> {
+  const out = new Set<string>();
+  for (const [id, n] of graph.nodes) if (id === name || n.stage.id === name) out.add(id);
+  if (!out.size) {
+    const known = [...new Set([...graph.nodes.values()].flatMap((n) => [n.stage.id, n.id]))];
+    throw new UserError(`${flag} ${name}: no such node${suggestion(name, known)} (nodes: ${[...graph.nodes.keys()].join(', ')})`);
+  }
+  return out;
+}
+
+function withAncestors(graph: KeyedGraph, ids: Set<string>): Set<string> {
+  const out = new Set<string>();
+  const stack = [...ids];
+  while (stack.length) {
+    const id = stack.pop()!;
+    if (out.has(id)) continue;
+    out.add(id);
+    stack.push(...graph.nodes.get(id)!.inputs);
+  }
+  return out;
+}
+
+function explain(node: KeyedNode, prev: LockEntry | undefined, graph: KeyedGraph): string {
+  if (!prev) return 'no entry';
+  if (prev.key === node.key) return 'no entry (removed from the cache)';
+  if (prev.kind !== node.kind || prev.version !== node.version) return `stage implementation changed (${prev.kind} v${prev.version} → ${node.kind} v${node.version})`;
+  const reasons: string[] = [];
+  const params = changedPaths(prev.params, node.params);
+  if (params.length) reasons.push(`params changed: ${params.join(', ')}`);
+  const inputs = [...new Set([...Object.keys(prev.inputs), ...Object.keys(node.inputKeys)])].filter((k) => prev.inputs[k] !== node.inputKeys[k]);
+  if (inputs.length) {
+    const shown = inputs.map((k) => graph.nodes.get(k)?.id ?? k);
+    reasons.push(`input changed: ${shown.join(', ')}`);
+  }
+  const extras = changedPaths(prev.extras, node.extras);
+  if (extras.length) reasons.push(`dependency changed: ${extras.join(', ')}`);
+  return reasons.join('; ') || 'no entry';
+}
+
+/** Dotted paths whose values differ between two JSON values. */
+export function changedPaths(a: unknown, b: unknown): string[] {
+  return changedPathList(a, b).map((p) => p.join('.') || '(value)');
+}
+
+/** Paths (as key lists) whose values differ between two JSON values. */
+export function changedPathList(a: unknown, b: unknown, prefix: string[] = []): string[][] {
+  const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+  if (isObj(a) && isObj(b)) {
+    const keys = [...new Set([...Object.keys(a), ...Object.keys(b)])].sort();
+    return keys.flatMap((k) => changedPathList(a[k], b[k], [...prefix, k]));
+  }
+  return isDeepStrictEqual(a, b) ? [] : [prefix];
+}

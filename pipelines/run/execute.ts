@@ -1,0 +1,129 @@
+// Runs one node: take its key's lock, build the entry in a staging folder,
+// publish it atomically, record it in the lock file. Whatever happens, the
+// staging folder goes and the lock is released.
+import { createWriteStream, type WriteStream } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { listFiles } from '../../core/fs.js';
+import { defaultPython } from '../../core/python.js';
+import { VERSION } from '../../core/version.js';
+import type { InputNode, Metrics } from '../../stages/contract.js';
+import { getStage } from '../../stages/registry.js';
+import type { Manifest } from '../cache/manifest.js';
+import type { CacheStore } from '../cache/store.js';
+import type { KeyedNode } from '../compile/keys.js';
+import type { Experiment } from '../config/types.js';
+import type { Reporter } from './reporter.js';
+
+export interface NodeOutcome {
+  status: 'done' | 'cached';
+  manifest: Manifest;
+}
+
+export class NodeFailure extends Error {
+  constructor(
+    message: string,
+    readonly logPath: string,
+    readonly tail: string[],
+  ) {
+    super(message);
+    this.name = 'NodeFailure';
+  }
+}
+
+export class Interrupted extends Error {
+  constructor() {
+    super('interrupted');
+    this.name = 'Interrupted';
+  }
+}
+
+export interface ExecuteArgs {
+  exp: Experiment;
+  node: KeyedNode;
+  inputs: InputNode[];
+  store: CacheStore;
+  forced: boolean;
+  signal: AbortSignal;
+  reporter: Reporter;
+}
+
+export async function executeNode(a: ExecuteArgs): Promise<NodeOutcome> {
+  const { node, store, reporter } = a;
+  const held = await store.lock(node.key, a.signal, () => reporter.waiting(node.id, 'waiting: another run is working on this node'));
+  if (!held) throw new Interrupted();
+  let staged: string | undefined;
+  let log: WriteStream | undefined;
+  const tail: string[] = [];
+  const logPath = store.logPath(node.key);
+  try {
+    if (!a.forced) {
+      const m = await store.manifest(node.key);
+      if (m) return { status: 'cached', manifest: m };
+    }
+    reporter.started(node.id);
+    await mkdir(dirname(logPath), { recursive: true });
+    log = createWriteStream(logPath, { flags: 'w' });
+    const writeLog = (line: string) => {
+      log?.write(line + '\n');
+      tail.push(line);
+      if (tail.length > 20) tail.shift();
+      reporter.log(node.id, line);
+    };
+    staged = await store.staging(node.key);
+    const signal = AbortSignal.any([a.signal, held.lost]);
+    const stage = getStage(node.kind)!;
+    const started = new Date();
+    let result;
+    try {
+      result = await stage.run({
+        node: { id: node.id, name: node.stage.id, key: node.key, variant: node.variant },
+        params: node.params,
+        experimentDir: dirname(a.exp.file),
+        projectRoot: a.exp.settings.projectRoot,
+        python: defaultPython(a.exp.settings.python),
+        inputs: a.inputs,
+        models: a.exp.models,
+        rewards: a.exp.rewards,
+        outDir: staged,
+        items: store.items(node.key),
+        signal,
+        log: writeLog,
+        progress: (done, total) => reporter.progress(node.id, done, total),
+      });
+    } catch (err) {
+      if (a.signal.aborted) throw new Interrupted();
+      if (held.lost.aborted) throw new NodeFailure('lost its cache lock to another run (was the event loop blocked?)', logPath, tail);
+      const message = err instanceof Error ? err.message : String(err);
+      writeLog(`mlepipe: ${message}`);
+      throw new NodeFailure(message, logPath, tail);
+    }
+    if (a.signal.aborted) throw new Interrupted();
+    const finished = new Date();
+    const metrics: Metrics = result?.metrics ?? {};
+    const manifest: Manifest = {
+      key: node.key,
+      node: node.id,
+      kind: node.kind,
+      version: node.version,
+      params: node.params as Record<string, unknown>,
+      inputs: node.inputKeys as Record<string, string>,
+      extras: node.extras,
+      variant: node.variant as Record<string, unknown>,
+      files: await listFiles(staged, (rel) => rel === 'manifest.json'),
+      started: started.toISOString(),
+      finished: finished.toISOString(),
+      durationMs: finished.getTime() - started.getTime(),
+      metrics,
+      mlepipe: VERSION,
+    };
+    if (a.forced) await store.replace(staged, manifest);
+    else await store.commit(staged, manifest);
+    staged = undefined;
+    return { status: 'done', manifest };
+  } finally {
+    if (staged) await store.discard(staged);
+    if (log) await new Promise<void>((r) => log!.end(r));
+    await held.release();
+  }
+}

@@ -1,0 +1,199 @@
+// Runs a plan: nodes start as soon as their inputs are ready, at most
+// `concurrency` at a time. A failure stops new work (or, with keepGoing, only
+// its dependents); an abort lets running nodes clean up and leaves the cache
+// as it was plus whatever finished.
+import { EnvError } from '../../core/errors.js';
+import { VERSION } from '../../core/version.js';
+import type { InputNode } from '../../stages/contract.js';
+import { updateLockfile, type LockEntry } from '../cache/lockfile.js';
+import type { Manifest } from '../cache/manifest.js';
+import { sha256 } from '../../core/hash.js';
+import type { Plan } from '../plan.js';
+import { executeNode, Interrupted, NodeFailure } from './execute.js';
+import type { Reporter, RunSummary } from './reporter.js';
+
+export interface RunOptions {
+  concurrency?: number;
+  keepGoing?: boolean;
+  signal?: AbortSignal;
+  reporter: Reporter;
+}
+
+export interface Failure {
+  id: string;
+  message: string;
+  log?: string;
+  tail?: string[];
+}
+
+export interface RunResult {
+  summary: RunSummary;
+  failures: Failure[];
+  manifests: Map<string, Manifest>;
+}
+
+type State = 'pending' | 'running' | 'done' | 'failed' | 'skipped';
+
+export async function runPlan(plan: Plan, opts: RunOptions): Promise<RunResult> {
+  const t0 = Date.now();
+  const { store, experiment: exp } = plan;
+  const reporter = opts.reporter;
+  const concurrency = Math.max(1, opts.concurrency ?? exp.settings.concurrency);
+  const signal = opts.signal ?? new AbortController().signal;
+  refuseRemotePlacement(plan);
+
+  await store.registerLockfile(plan.lockfile);
+  const lockMutex = store.lockPath(`lockfile-${sha256(plan.lockfile).slice(0, 24)}`);
+  const record = (entries: Record<string, LockEntry>, prune?: Set<string>) =>
+    updateLockfile(plan.lockfile, lockMutex, { experiment: exp.name, mlepipe: VERSION }, (lf) => {
+      if (prune) for (const id of Object.keys(lf.nodes)) if (!prune.has(id)) delete lf.nodes[id];
+      Object.assign(lf.nodes, entries);
+    });
+
+  const state = new Map<string, State>();
+  const manifests = new Map<string, Manifest>();
+  const failures: Failure[] = [];
+  const summary: RunSummary = { ran: 0, cached: 0, failed: 0, skipped: 0, ms: 0, interrupted: false };
+  const byId = new Map(plan.nodes.map((p) => [p.node.id, p]));
+  reporter.begin(plan.nodes, concurrency);
+
+  // Cached and unwanted nodes settle up front.
+  for (const p of plan.nodes) {
+    state.set(p.node.id, 'pending');
+    if (p.action === 'skip') {
+      state.set(p.node.id, 'skipped');
+      summary.skipped++;
+      reporter.skipped(p.node.id, p.reason);
+    } else if (p.action === 'cached') {
+      const m = await store.manifest(p.node.key);
+      if (!m) continue; // removed since planning: it runs after all
+      manifests.set(p.node.id, m);
+      state.set(p.node.id, 'done');
+      summary.cached++;
+      reporter.cached(p.node.id, 'cached');
+    }
+  }
+
+  let stopping = false;
+  const running = new Map<string, Promise<void>>();
+  const inputsOf = (id: string): InputNode[] =>
+    byId.get(id)!.node.inputs.map((i) => {
+      const n = byId.get(i)!.node;
+      const m = manifests.get(i)!;
+      return { name: n.stage.id, id: n.id, key: n.key, dir: store.entryDir(n.key), metrics: m.metrics, variant: n.variant };
+    });
+
+  const launch = (id: string) => {
+    const p = byId.get(id)!;
+    state.set(id, 'running');
+    const job = executeNode({ exp, node: p.node, inputs: inputsOf(id), store, forced: p.reason === 'forced', signal, reporter })
+      .then(async (outcome) => {
+        manifests.set(id, outcome.manifest);
+        state.set(id, 'done');
+        if (outcome.status === 'cached') {
+          summary.cached++;
+          reporter.cached(id, 'cached (finished by another run)');
+        } else {
+          summary.ran++;
+          reporter.done(id, outcome.manifest.durationMs, outcome.manifest.metrics);
+        }
+        await record({ [id]: lockEntry(outcome.manifest) });
+      })
+      .catch((err: unknown) => {
+        if (err instanceof Interrupted) {
+          state.set(id, 'skipped');
+          summary.skipped++;
+          reporter.skipped(id, 'interrupted');
+          return;
+        }
+        state.set(id, 'failed');
+        summary.failed++;
+        const f: Failure = err instanceof NodeFailure ? { id, message: err.message, log: err.logPath, tail: err.tail } : { id, message: err instanceof Error ? (err.stack ?? err.message) : String(err) };
+        failures.push(f);
+        reporter.failed(id, f.message);
+        if (!opts.keepGoing) stopping = true;
+      })
+      .finally(() => running.delete(id));
+    running.set(id, job);
+  };
+
+  const aborted = abortPromise(signal);
+  for (;;) {
+    if (signal.aborted) stopping = true;
+    if (!stopping) {
+      for (const p of plan.nodes) {
+        const id = p.node.id;
+        if (running.size >= concurrency) break;
+        if (state.get(id) !== 'pending') continue;
+        const ins = p.node.inputs.map((i) => state.get(i));
+        if (ins.some((s) => s === 'failed' || s === 'skipped')) {
+          const bad = p.node.inputs.find((i) => state.get(i) === 'failed' || state.get(i) === 'skipped')!;
+          state.set(id, 'skipped');
+          summary.skipped++;
+          reporter.skipped(id, `needs ${bad}, which ${state.get(bad) === 'failed' ? 'failed' : 'did not run'}`);
+          continue;
+        }
+        if (ins.every((s) => s === 'done')) launch(id);
+      }
+    }
+    if (!running.size) break;
+    // Once aborted, wait only for running nodes to clean up.
+    await Promise.race(signal.aborted ? [...running.values()] : [...running.values(), aborted]);
+  }
+  for (const p of plan.nodes) {
+    if (state.get(p.node.id) === 'pending') {
+      state.set(p.node.id, 'skipped');
+      summary.skipped++;
+      reporter.skipped(p.node.id, signal.aborted ? 'interrupted' : 'not started: an earlier node failed');
+    }
+  }
+
+  // Cached nodes go into the lock file too; a full run also forgets nodes the experiment no longer has.
+  const cachedEntries: Record<string, LockEntry> = {};
+  for (const [id, m] of manifests) cachedEntries[id] = lockEntry(m);
+  const full = plan.nodes.every((p) => p.action !== 'skip');
+  await record(cachedEntries, full ? new Set(plan.nodes.map((p) => p.node.id)) : undefined);
+
+  summary.interrupted = signal.aborted;
+  summary.ms = Date.now() - t0;
+  await reporter.end(summary);
+  return { summary, failures, manifests };
+}
+
+function lockEntry(m: Manifest): LockEntry {
+  return {
+    key: m.key,
+    kind: m.kind,
+    version: m.version,
+    params: m.params,
+    inputs: m.inputs,
+    extras: m.extras,
+    variant: m.variant,
+    outputs: { files: m.files.length, bytes: m.files.reduce((s, f) => s + f.size, 0) },
+    metrics: m.metrics,
+    finished: m.finished,
+    durationMs: m.durationMs,
+  };
+}
+
+function abortPromise(signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) resolve();
+    else signal.addEventListener('abort', () => resolve(), { once: true });
+  });
+}
+
+/** Placement on GPU hosts is declared in the language but not executed yet: say so before starting anything. */
+function refuseRemotePlacement(plan: Plan): void {
+  const placed = plan.nodes.filter((p) => p.action === 'run' && p.node.stage.on);
+  if (!placed.length) return;
+  const p = placed[0];
+  const label = p.node.stage.on!;
+  const hosts = Object.entries(plan.experiment.settings.hosts).filter(([, h]) => h.labels?.includes(label));
+  throw new EnvError(
+    `${p.node.id} asks for a host labelled "${label}" (on: ${label}); ` +
+      (hosts.length ? `hosts ${hosts.map(([n]) => n).join(', ')} carry it, but ` : `no host in ${plan.experiment.settings.file ?? 'mlepipe.config.yaml'} carries it, and `) +
+      `running nodes on GPU hosts is not available in this version of mlepipe. Remove on: to run it here.`,
+  );
+}
+

@@ -1,0 +1,108 @@
+// JSON-Schema validation (ajv) whose errors come out as positioned diagnostics.
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { closest, distance } from 'fastest-levenshtein';
+import type { Diagnostic } from '../../core/errors.js';
+import { dotted, keyPos, valuePos, type Origins, type Path } from '../config/source.js';
+
+export type { JsonSchema } from '../../core/schema.js';
+import type { JsonSchema } from '../../core/schema.js';
+
+const ajv = new Ajv({ allErrors: true, useDefaults: true, verbose: true, strict: true, allowUnionTypes: true });
+// Marks a string parameter as naming a `models:` or `rewards:` entry, so the
+// reference rules can check it without knowing the stage.
+ajv.addKeyword({ keyword: 'x-ref', schemaType: 'string' });
+
+const compiled = new WeakMap<object, ValidateFunction>();
+
+function compile(schema: JsonSchema): ValidateFunction {
+  let fn = compiled.get(schema);
+  if (!fn) {
+    fn = ajv.compile(schema);
+    compiled.set(schema, fn);
+  }
+  return fn;
+}
+
+/**
+ * Validates `data` (modified in place: defaults are filled in) and returns
+ * diagnostics located through `origins`; `base` is where `data` sits in the document.
+ */
+export function validateWithSchema(schema: JsonSchema, data: unknown, origins: Origins, base: Path): Diagnostic[] {
+  const fn = compile(schema);
+  if (fn(data)) return [];
+  const seen = new Set<string>();
+  const out: Diagnostic[] = [];
+  for (const e of fn.errors ?? []) {
+    const d = toDiagnostic(e, origins, base);
+    if (!d) continue;
+    const k = `${d.path}\u0000${d.message}`;
+    if (seen.has(k)) continue;
+    seen.add(k);
+    out.push(d);
+  }
+  return out;
+}
+
+function instancePath(e: ErrorObject): string[] {
+  if (!e.instancePath) return [];
+  return e.instancePath
+    .slice(1)
+    .split('/')
+    .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+}
+
+function toDiagnostic(e: ErrorObject, origins: Origins, base: Path): Diagnostic | null {
+  const at = [...base, ...instancePath(e)];
+  switch (e.keyword) {
+    case 'additionalProperties': {
+      const key = String(e.params.additionalProperty);
+      const path = [...at, key];
+      const known = Object.keys((e.parentSchema?.properties as object | undefined) ?? {});
+      const hint = known.length ? suggestion(key, known) : '';
+      return { pos: keyPos(origins, path), path: dotted(path), message: `unknown key${hint}` };
+    }
+    case 'required':
+      return {
+        pos: keyPos(origins, at),
+        path: dotted(at) || undefined,
+        message: `missing required key "${String(e.params.missingProperty)}"`,
+      };
+    case 'propertyNames': {
+      // ajv reports the bad name itself in a nested error; this one only repeats it.
+      return null;
+    }
+    case 'pattern':
+      if (e.propertyName !== undefined) {
+        const path = [...at, e.propertyName];
+        return { pos: keyPos(origins, path), path: dotted(path), message: `invalid name: must match ${String(e.params.pattern)}` };
+      }
+      return { pos: valuePos(origins, at), path: dotted(at), message: `must match ${String(e.params.pattern)}` };
+    case 'enum':
+      return {
+        pos: valuePos(origins, at),
+        path: dotted(at),
+        message: `must be one of: ${(e.params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}${suggestionFor(e)}`,
+      };
+    case 'type':
+      return { pos: valuePos(origins, at), path: dotted(at), message: `must be ${[e.params.type].flat().join(' or ')}` };
+    case 'if':
+    case 'anyOf':
+    case 'oneOf':
+      return null;
+    default:
+      return { pos: valuePos(origins, at), path: dotted(at) || undefined, message: e.message ?? 'invalid' };
+  }
+}
+
+function suggestionFor(e: ErrorObject): string {
+  const allowed = (e.params.allowedValues as unknown[]).filter((v): v is string => typeof v === 'string');
+  return typeof e.data === 'string' && allowed.length ? suggestion(e.data, allowed) : '';
+}
+
+/** ` (did you mean "x"?)` when a known name is close enough to be a typo. */
+export function suggestion(word: string, known: readonly string[]): string {
+  if (!known.length) return '';
+  const best = closest(word, known as string[]);
+  const dist = distance(word.toLowerCase(), best.toLowerCase());
+  return dist <= Math.max(1, Math.floor(best.length / 3)) && dist < best.length ? ` (did you mean "${best}"?)` : '';
+}

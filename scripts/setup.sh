@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Sets up a fresh machine for mlepipe: Debian's Python stack and bubblewrap
+# (agent code runs under /usr/bin/python3 with numpy, pandas, scikit-learn),
+# then the npm dependencies and the build. Safe to run again.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+APT_PACKAGES=(python3-numpy python3-pandas python3-sklearn python3-scipy python3-pil python3-networkx bubblewrap)
+
+missing=()
+for p in "${APT_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  if command -v apt-get >/dev/null; then
+    SUDO=""
+    [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+    echo "setup: installing ${missing[*]}"
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+  else
+    echo "setup: not a Debian/Ubuntu machine; install numpy, pandas, scikit-learn and bubblewrap yourself," >&2
+    echo "       then set python: in mlepipe.config.yaml (mlepipe doctor checks it)" >&2
+  fi
+fi
+
+npm ci --no-audit --no-fund
+npm run build

@@ -1,0 +1,80 @@
+// The stage contract: every `uses:` kind is one object of this shape in the
+// registry. The engine knows nothing else about a stage.
+import type { ModelSpec } from '../core/models.js';
+import type { JsonSchema } from '../core/schema.js';
+
+export type MetricValue = number | string | boolean | null;
+export type Metrics = Record<string, MetricValue>;
+
+/** An upstream node as a stage sees it. */
+export interface InputNode {
+  /** Stage name it came from (`rl`), shared by all its variants. */
+  readonly name: string;
+  /** Node id (`rl@reward=sparse`). */
+  readonly id: string;
+  readonly key: string;
+  /** Its output directory in the cache (read-only by convention). */
+  readonly dir: string;
+  readonly metrics: Readonly<Metrics>;
+  /** Matrix values this node was made with; empty outside ablations. */
+  readonly variant: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * Finished items of a long node, kept outside the node's entry so a crash
+ * loses at most the item in flight (one generated task, one rollout step).
+ */
+export interface ItemStore {
+  /** Folder of this node's items; stable across attempts of the same key. */
+  readonly root: string;
+  /** The finished item's folder, or undefined. */
+  get(id: string): Promise<string | undefined>;
+  /** Runs `write` into a fresh folder and publishes it atomically; returns the folder. */
+  put(id: string, write: (dir: string) => Promise<void>): Promise<string>;
+  /** Ids of finished items. */
+  list(): Promise<string[]>;
+}
+
+export interface StageContext<P> {
+  readonly node: { readonly id: string; readonly name: string; readonly key: string; readonly variant: Readonly<Record<string, unknown>> };
+  readonly params: P;
+  /** The experiment file's folder: relative paths in params are relative to it. */
+  readonly experimentDir: string;
+  readonly projectRoot: string;
+  /** Python interpreter chosen by settings (may be undefined: the stage decides whether it needs one). */
+  readonly python?: string;
+  readonly inputs: readonly InputNode[];
+  /** The experiment's `models:` (stages take a model by name). */
+  readonly models: Readonly<Record<string, ModelSpec>>;
+  /** The experiment's `rewards:`, formulas with presets expanded. */
+  readonly rewards: Readonly<Record<string, string>>;
+  /** Empty folder that becomes the node's cache entry when run() returns. */
+  readonly outDir: string;
+  readonly items: ItemStore;
+  readonly signal: AbortSignal;
+  log(message: string): void;
+  /** Reports item counts; shown on the node's progress line. */
+  progress(done: number, total?: number): void;
+}
+
+export interface StageResult {
+  metrics?: Metrics;
+}
+
+export interface KeyContext {
+  readonly experimentDir: string;
+  readonly models: Readonly<Record<string, ModelSpec>>;
+  readonly rewards: Readonly<Record<string, string>>;
+}
+
+export interface Stage<P = Record<string, unknown>> {
+  readonly kind: string;
+  /** Bump when the stage's outputs change for the same params: it is part of every node key. */
+  readonly version: number;
+  readonly description: string;
+  /** Schema of `with:`; defaults in it are filled in before the key is computed. */
+  readonly schema: JsonSchema;
+  /** Anything besides params that changes the output (hashes of dependency files, image digests). */
+  keyExtras?(params: P, ctx: KeyContext): Promise<unknown>;
+  run(ctx: StageContext<P>): Promise<StageResult | void>;
+}

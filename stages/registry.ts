@@ -1,0 +1,22 @@
+// Every stage kind mlepipe knows. Adding a name to StageKind without an
+// implementation, or an implementation without its name, fails to compile.
+import { ablate } from './ablate/index.js';
+import type { Stage } from './contract.js';
+import { shell } from './shell/index.js';
+
+export type StageKind = 'shell' | 'ablate';
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export const STAGES = { shell, ablate } as const satisfies { readonly [K in StageKind]: Stage<any> };
+
+/** Kinds described in the design that later work adds; named so errors can say so. */
+export const PLANNED_KINDS = ['generate', 'filter', 'eval', 'grpo', 'sft'] as const;
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export function getStage(kind: string): Stage<any> | undefined {
+  return Object.hasOwn(STAGES, kind) ? STAGES[kind as StageKind] : undefined;
+}
+
+export function stageKinds(): StageKind[] {
+  return Object.keys(STAGES) as StageKind[];
+}

@@ -1,0 +1,147 @@
+// `uses: shell`: a bash command as a node. Dependency files are hashed into
+// the key, declared outputs are captured into the cache entry, and upstream
+// nodes' folders arrive as environment variables (DVC-style stages).
+import { execa } from 'execa';
+import { cp, readFile, stat } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { ParamError } from '../../core/errors.js';
+import { canonicalJson, hashFile, sha256 } from '../../core/hash.js';
+import { exists, listFiles } from '../../core/fs.js';
+import { modelIdentity, type ModelSpec } from '../../core/models.js';
+import { evaluate, parseFormula, REWARD_VARIABLES } from '../../core/rewards/parse.js';
+import { rewardFormula } from '../../core/rewards/presets.js';
+import schema from '../../schemas/stages/shell.schema.json';
+import type { Metrics, Stage } from '../contract.js';
+import { killGroupNow, killTree, onceAborted } from '../../core/proc.js';
+
+export interface ShellParams {
+  run: string;
+  deps: string[];
+  outs: string[];
+  env: Record<string, string | number | boolean>;
+  params: Record<string, unknown>;
+  timeout_s?: number;
+  model?: string;
+  reward?: string;
+}
+
+/** `MLEPIPE_IN_<NAME>` for an input named `name`. */
+export function inputEnvName(name: string): string {
+  return `MLEPIPE_IN_${name.toUpperCase().replace(/[^A-Z0-9]/g, '_')}`;
+}
+
+export const shell: Stage<ShellParams> = {
+  kind: 'shell',
+  version: 1,
+  description: 'Run a bash command; deps are hashed into the key, outs are captured.',
+  schema,
+
+  async keyExtras(params, ctx) {
+    const deps: Record<string, string> = {};
+    for (const [i, dep] of params.deps.entries()) {
+      const full = resolve(ctx.experimentDir, dep);
+      const st = await stat(full).catch(() => null);
+      if (!st) throw new ParamError(['deps', i], `dependency ${dep} does not exist (looked for ${full})`);
+      deps[dep] = st.isDirectory() ? sha256(canonicalJson(await listFiles(full))) : await hashFile(full);
+    }
+    const model = params.model ? modelIdentity(ctx.models[params.model]) : null;
+    const reward = params.reward ? rewardFormula(params.reward, ctx.rewards) : null;
+    return { deps, model, reward };
+  },
+
+  async run(ctx) {
+    const p = ctx.params;
+    const env: Record<string, string> = {
+      MLEPIPE_NODE: ctx.node.id,
+      MLEPIPE_OUT: ctx.outDir,
+      MLEPIPE_ITEMS: ctx.items.root,
+      MLEPIPE_PARAMS: JSON.stringify(p.params),
+      MLEPIPE_INPUTS: JSON.stringify(Object.fromEntries(ctx.inputs.map((i) => [i.name, i.dir]))),
+    };
+    if (ctx.python) env.MLEPIPE_PYTHON = ctx.python;
+    for (const input of ctx.inputs) env[inputEnvName(input.name)] = input.dir;
+    if (p.model) Object.assign(env, modelEnv(ctx.models[p.model], process.env));
+    for (const [k, v] of Object.entries(p.env)) env[k] = String(v);
+
+    // Its own process group, so a timeout or Ctrl-C takes down everything it started.
+    const child = execa('bash', ['-c', p.run], {
+      cwd: ctx.experimentDir,
+      env,
+      detached: true,
+      reject: false,
+      stdin: 'ignore',
+      all: true,
+      buffer: false,
+    });
+    const lines = async () => {
+      for await (const line of child.iterable({ from: 'all' })) ctx.log(String(line));
+    };
+    let timedOut = false;
+    const timer = p.timeout_s
+      ? setTimeout(() => {
+          timedOut = true;
+          killTree(child.pid);
+        }, p.timeout_s * 1000)
+      : undefined;
+    const stopAbort = onceAborted(ctx.signal, () => killTree(child.pid));
+    // Background processes the command left behind would hold its output
+    // open forever: once the command itself exits, its whole group goes.
+    child.once('exit', () => killGroupNow(child.pid));
+    const [result] = await Promise.all([child, lines()]);
+    clearTimeout(timer);
+    stopAbort();
+
+    if (ctx.signal.aborted) throw new Error('interrupted');
+    if (timedOut) throw new Error(`command timed out after ${p.timeout_s}s`);
+    if (result.exitCode !== 0) {
+      throw new Error(result.signal ? `command killed by ${result.signal}` : `command exited with code ${result.exitCode}`);
+    }
+    for (const out of p.outs) {
+      const from = resolve(ctx.experimentDir, out);
+      if (!(await exists(from))) throw new Error(`declared output ${out} was not written`);
+      await cp(from, join(ctx.outDir, out), { recursive: true });
+    }
+    const metrics = (await readMetrics(join(ctx.outDir, 'metrics.json'))) ?? {};
+    if (p.reward) metrics.reward = rewardOf(rewardFormula(p.reward, ctx.rewards)!, metrics);
+    return { metrics };
+  },
+};
+
+/** The endpoint as the openai SDKs read it, plus the whole entry for anything else. */
+function modelEnv(m: ModelSpec, outer: NodeJS.ProcessEnv): Record<string, string> {
+  const env: Record<string, string> = { MLEPIPE_MODEL: JSON.stringify(m) };
+  if (m.base_url) env.OPENAI_BASE_URL = m.base_url;
+  const key = m.api_key_env ? outer[m.api_key_env] : undefined;
+  if (key) env.OPENAI_API_KEY = key;
+  return env;
+}
+
+/** Evaluates a reward formula over the numeric (or boolean) metrics named like reward variables. */
+function rewardOf(formula: string, metrics: Metrics): number {
+  const vars: Record<string, number> = {};
+  for (const v of REWARD_VARIABLES) {
+    const x = metrics[v];
+    if (typeof x === 'number') vars[v] = x;
+    else if (typeof x === 'boolean') vars[v] = x ? 1 : 0;
+  }
+  return evaluate(parseFormula(formula), vars);
+}
+
+async function readMetrics(file: string): Promise<Metrics | undefined> {
+  if (!(await exists(file))) return undefined;
+  let data: unknown;
+  try {
+    data = JSON.parse(await readFile(file, 'utf8'));
+  } catch (err) {
+    throw new Error(`metrics.json is not valid JSON: ${(err as Error).message}`);
+  }
+  if (typeof data !== 'object' || data === null || Array.isArray(data)) throw new Error('metrics.json must hold one JSON object');
+  const metrics: Metrics = {};
+  for (const [k, v] of Object.entries(data)) {
+    if (v !== null && !['number', 'string', 'boolean'].includes(typeof v)) {
+      throw new Error(`metrics.json: "${k}" must be a number, string, boolean or null`);
+    }
+    metrics[k] = v as Metrics[string];
+  }
+  return metrics;
+}

@@ -1,0 +1,53 @@
+// Shared by fixture and end-to-end tests: temp projects and the built CLI.
+import { execa, type ResultPromise } from 'execa';
+import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+export const CLI = join(ROOT, 'dist', 'cli.js');
+
+/** A temp project: mlepipe.config.yaml (cache inside it) plus the given files. */
+export async function tmpProject(files: Record<string, string>, settings = 'cache: .mlepipe\n'): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'mlepipe-test-'));
+  await writeFile(join(dir, 'mlepipe.config.yaml'), settings);
+  for (const [name, text] of Object.entries(files)) {
+    await mkdir(dirname(join(dir, name)), { recursive: true });
+    await writeFile(join(dir, name), text);
+  }
+  return dir;
+}
+
+export interface CliResult {
+  exitCode: number;
+  stdout: string;
+  stderr: string;
+}
+
+const cleanEnv = (env: Record<string, string> = {}) => {
+  const e: Record<string, string | undefined> = { ...process.env, CI: 'true', NO_COLOR: '1', ...env };
+  delete e.MLEPIPE_CACHE;
+  return e;
+};
+
+/** Runs the built CLI to completion. */
+export async function cli(args: string[], opts: { cwd: string; env?: Record<string, string> }): Promise<CliResult> {
+  const r = await execa(process.execPath, [CLI, ...args], { cwd: opts.cwd, env: cleanEnv(opts.env), extendEnv: false, reject: false, timeout: 120_000 });
+  return { exitCode: r.exitCode ?? -1, stdout: String(r.stdout), stderr: String(r.stderr) };
+}
+
+/** Starts the built CLI without waiting (for kill and concurrency tests). */
+export function cliStart(args: string[], opts: { cwd: string; env?: Record<string, string> }): ResultPromise {
+  return execa(process.execPath, [CLI, ...args], { cwd: opts.cwd, env: cleanEnv(opts.env), extendEnv: false, reject: false, timeout: 120_000 });
+}
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export async function waitFor(cond: () => Promise<boolean> | boolean, timeoutMs = 30_000, what = 'condition'): Promise<void> {
+  const t0 = Date.now();
+  while (!(await cond())) {
+    if (Date.now() - t0 > timeoutMs) throw new Error(`timed out waiting for ${what}`);
+    await sleep(50);
+  }
+}
