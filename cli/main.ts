@@ -42,12 +42,12 @@ export function buildProgram(io: IO, done: (code: number) => void): Command {
     .description('run every node that is not cached')
     .argument('<file>')
     .addOption(setOption())
-    .option('-j, --jobs <n>', 'nodes at once (default: settings, else 2)', (v) => Number(v))
+    .option('-j, --jobs <n>', 'nodes at once (default: settings, else 2)')
     .option('--force [node]', 'rerun all nodes, or only NODE (a stage name or node id)')
     .option('--only <node>', 'run only NODE and what it needs')
     .option('--keep-going', 'after a failure, skip only what depends on it')
     .action(
-      act(async (file: string, o: { set: string[]; jobs?: number; force?: boolean | string; only?: string; keepGoing?: boolean }) =>
+      act(async (file: string, o: { set: string[]; jobs?: string; force?: boolean | string; only?: string; keepGoing?: boolean }) =>
         (await import('./commands/run.js')).runCommand(file, o, io),
       ),
     );
@@ -139,7 +139,7 @@ export async function main(argv: string[], io: IO): Promise<number> {
       return err.exitCode === 0 ? 0 : 2;
     }
     if (err instanceof ExitError) {
-      io.err(err.message.startsWith('mlepipe') ? err.message : err.message);
+      io.err(err.message);
       return err.exitCode;
     }
     io.err(`mlepipe: internal error (please report it):\n${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);

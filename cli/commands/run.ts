@@ -6,16 +6,18 @@ import type { IO } from '../io.js';
 import { planFor, type PlanArgs } from './plan.js';
 
 export interface RunArgs extends PlanArgs {
-  jobs?: number;
+  /** -j as typed (a string from the command line, a number from tests). */
+  jobs?: number | string;
   keepGoing?: boolean;
 }
 
 export async function runCommand(file: string, args: RunArgs, io: IO): Promise<number> {
-  if (args.jobs !== undefined && (!Number.isInteger(args.jobs) || args.jobs < 1)) throw new UserError(`-j ${args.jobs}: must be a positive integer`);
+  const jobs = args.jobs === undefined ? undefined : Number(args.jobs);
+  if (jobs !== undefined && (!Number.isInteger(jobs) || jobs < 1)) throw new UserError(`-j ${args.jobs}: must be a positive integer`);
   const plan = await planFor(file, args, io);
   const title = `mlepipe run ${plan.experiment.name}`;
   const reporter = io.interactive ? new ListrReporter(title) : new PlainReporter((l) => io.err(l), title);
-  const result = await runPlan(plan, { concurrency: args.jobs, keepGoing: args.keepGoing, signal: io.signal, reporter });
+  const result = await runPlan(plan, { concurrency: jobs, keepGoing: args.keepGoing, signal: io.signal, reporter });
   for (const f of result.failures) {
     io.err(`\n✖ ${f.id}: ${f.message}`);
     if (f.tail?.length) io.err(f.tail.slice(-10).map((l) => `    ${l}`).join('\n'));

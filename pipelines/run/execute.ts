@@ -46,6 +46,8 @@ export interface ExecuteArgs {
   forced: boolean;
   signal: AbortSignal;
   reporter: Reporter;
+  /** Records a new entry in the lock file; called while the key is still locked, so gc never sees it unreferenced. */
+  record(manifest: Manifest): Promise<void>;
 }
 
 export async function executeNode(a: ExecuteArgs): Promise<NodeOutcome> {
@@ -120,6 +122,7 @@ export async function executeNode(a: ExecuteArgs): Promise<NodeOutcome> {
     if (a.forced) await store.replace(staged, manifest);
     else await store.commit(staged, manifest);
     staged = undefined;
+    await a.record(manifest);
     return { status: 'done', manifest };
   } finally {
     if (staged) await store.discard(staged);

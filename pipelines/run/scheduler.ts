@@ -86,7 +86,16 @@ export async function runPlan(plan: Plan, opts: RunOptions): Promise<RunResult> 
   const launch = (id: string) => {
     const p = byId.get(id)!;
     state.set(id, 'running');
-    const job = executeNode({ exp, node: p.node, inputs: inputsOf(id), store, forced: p.reason === 'forced', signal, reporter })
+    const job = executeNode({
+      exp,
+      node: p.node,
+      inputs: inputsOf(id),
+      store,
+      forced: p.reason === 'forced',
+      signal,
+      reporter,
+      record: (m) => record({ [id]: lockEntry(m) }),
+    })
       .then(async (outcome) => {
         manifests.set(id, outcome.manifest);
         state.set(id, 'done');
@@ -97,7 +106,6 @@ export async function runPlan(plan: Plan, opts: RunOptions): Promise<RunResult> 
           summary.ran++;
           reporter.done(id, outcome.manifest.durationMs, outcome.manifest.metrics);
         }
-        await record({ [id]: lockEntry(outcome.manifest) });
       })
       .catch((err: unknown) => {
         if (err instanceof Interrupted) {
