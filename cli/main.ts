@@ -109,6 +109,23 @@ export function buildProgram(io: IO, done: (code: number) => void): Command {
     .option('--dry-run', 'only list what would go')
     .action(act(async (o: { cache?: string; dryRun?: boolean }) => (await import('./commands/cache.js')).cacheGcCommand(o, io)));
 
+  const sandbox = program.command('sandbox').description('run untrusted Python the way agent steps run');
+  sandbox
+    .command('run')
+    .description('run FILE.py in a fresh workspace next to a task\'s public/ files; prints one JSON object')
+    .requiredOption('--task <dir>', 'task folder (only its public/ is visible)')
+    .option('--backend <name>', 'bwrap | docker | process (default: settings, else bwrap)')
+    .option('--timeout <seconds>', 'wall clock limit (default 90)')
+    .option('--memory-mb <mb>', 'memory cap (default 2048)')
+    .option('--warm', 'use a warm executor (numpy, pandas, sklearn already imported)')
+    .option('--grade', 'then grade submission.csv with the task\'s private evaluator (outside the jail)')
+    .argument('<file...>', 'FILE.py [ARGS…] (or: -- python FILE.py)')
+    .action(
+      act(async (file: string[], o: { task: string; backend?: string; timeout?: string; memoryMb?: string; warm?: boolean; grade?: boolean }) =>
+        (await import('./commands/sandbox.js')).sandboxRunCommand(file, o, io),
+      ),
+    );
+
   program
     .command('reward')
     .description("evaluate a reward formula or preset, e.g. mlepipe reward sandmle-paper --vars format=1,execute=1,median=1")

@@ -1,5 +1,10 @@
 // `mlepipe doctor`: what this machine has for mlepipe, and the fix for each missing piece.
 import { execa } from 'execa';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { cgroupSupport } from '../sandbox/cgroup.js';
+import { createSandbox } from '../sandbox/index.js';
 import type { Settings } from './config/types.js';
 
 export interface Check {
@@ -48,16 +53,22 @@ export async function runChecks(settings: Settings, env: NodeJS.ProcessEnv = pro
   });
 
   const backend = settings.sandbox.backend;
-  const bw = await execa('bwrap', ['--ro-bind', '/', '/', '--unshare-all', '--die-with-parent', 'true'], { reject: false, timeout: 15_000 });
+  checks.push(await backendCheck('bwrap', backend === 'bwrap', settings, 'apt-get install -y bubblewrap (and allow user namespaces)'));
+  const engine = await dockerCheck(backend === 'docker', env);
+  checks.push(engine);
+  if (engine.ok) {
+    checks.push(
+      await backendCheck('docker', backend === 'docker', settings, `bash sandbox/image/build.sh${settings.sandbox.image ? ` ${settings.sandbox.image}` : ''} (or docker build -t mlepipe-sandbox sandbox/image)`),
+    );
+  }
+  const cg = await cgroupSupport();
   checks.push({
-    name: 'bubblewrap',
-    ok: bw.exitCode === 0,
-    required: backend === 'bwrap',
-    detail: bw.exitCode === 0 ? 'creates namespaces' : lastLine(String(bw.stderr)) || 'not found',
-    fix: 'apt-get install -y bubblewrap (and allow unprivileged user namespaces)',
+    name: 'cgroups',
+    ok: cg !== 'none',
+    required: false,
+    detail: cg === 'none' ? 'not writable: process and memory caps fall back to per-process rlimits' : `${cg}: process and memory caps count every process of a step`,
+    fix: 'run as root, or delegate a cgroup subtree to this user',
   });
-
-  checks.push(await dockerCheck(backend === 'docker', env));
 
   const hosts = Object.entries(settings.hosts);
   if (!hosts.length) checks.push({ name: 'gpu hosts', ok: true, required: false, detail: 'none configured (optional: hosts: in mlepipe.config.yaml)' });
@@ -72,6 +83,34 @@ export async function runChecks(settings: Settings, env: NodeJS.ProcessEnv = pro
     });
   }
   return checks;
+}
+
+/** Runs a real step (numpy, pandas, sklearn imported) in a fresh jail of that backend. */
+async function backendCheck(name: 'bwrap' | 'docker', required: boolean, settings: Settings, fix: string): Promise<Check> {
+  const task = await mkdtemp(join(tmpdir(), 'mlepipe-doctor-'));
+  try {
+    await mkdir(join(task, 'public'));
+    const sandbox = createSandbox({ backend: name, image: settings.sandbox.image, warn: () => {} });
+    const session = await sandbox.open({ task, limits: { timeoutMs: 60_000 } });
+    try {
+      await writeFile(join(session.workspace, 'check.py'), 'import numpy, pandas, sklearn\nprint("ok")\n');
+      const r = await session.run({ file: 'check.py' });
+      const ok = r.exitCode === 0 && r.stdout.trim() === 'ok';
+      return {
+        name: `sandbox ${name}`,
+        ok,
+        required,
+        detail: ok ? `a step imports numpy, pandas, sklearn in ${r.durationMs} ms` : `step failed: ${r.stderr.trim().split('\n').pop() ?? `exit ${r.exitCode}`}`,
+        fix,
+      };
+    } finally {
+      await session.close();
+    }
+  } catch (err) {
+    return { name: `sandbox ${name}`, ok: false, required, detail: (err as Error).message.split('\n')[0], fix };
+  } finally {
+    await rm(task, { recursive: true, force: true });
+  }
 }
 
 async function dockerCheck(required: boolean, env: NodeJS.ProcessEnv): Promise<Check> {

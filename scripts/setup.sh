@@ -26,3 +26,9 @@ fi
 
 npm ci --no-audit --no-fund
 npm run build
+
+# The docker sandbox backend (and its tests): an engine and the sandbox image.
+# MLEPIPE_NO_DOCKER=1 skips it; bwrap, the default backend, does not need it.
+if [ -z "${MLEPIPE_NO_DOCKER:-}" ]; then
+  bash scripts/docker-up.sh
+fi

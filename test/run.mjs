@@ -3,11 +3,11 @@
 // `N passed, N failed` for humans and CI alike. Optional arguments filter
 // files by substring.
 import { spawn } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { cpus } from 'node:os';
 
-const ROOTS = ['core', 'pipelines', 'stages', 'cli', 'test'];
+const ROOTS = ['core', 'pipelines', 'stages', 'cli', 'sandbox', 'tasks', 'agents', 'seeds', 'gpu', 'test'].filter((d) => existsSync(d));
 const filters = process.argv.slice(2);
 const jobs = Number(process.env.MLEPIPE_TEST_JOBS ?? Math.min(2, cpus().length));
 const perFileTimeoutMs = 8 * 60_000;

@@ -11,7 +11,7 @@ export async function doctorCommand(args: { json?: boolean }, io: IO): Promise<n
     io.out(`settings: ${settings.file ?? '(none found; defaults)'}   cache: ${settings.cacheDir}   sandbox: ${settings.sandbox.backend}`);
     for (const c of checks) {
       const mark = c.ok ? '✔' : c.required ? '✖' : '!';
-      io.out(`${mark} ${c.name.padEnd(11)} ${c.detail}${c.required ? '' : c.ok ? '' : '  (optional)'}`);
+      io.out(`${mark} ${c.name.padEnd(15)} ${c.detail}${c.required ? '' : c.ok ? '' : '  (optional)'}`);
       if (!c.ok && c.fix) io.out(`  fix: ${c.fix}`);
     }
   }

@@ -1,0 +1,68 @@
+import { basename, resolve } from 'node:path';
+import { stat } from 'node:fs/promises';
+import { UserError } from '../../core/errors.js';
+import { defaultPython } from '../../core/python.js';
+import { loadSettings } from '../../pipelines/config/settings.js';
+import { gradeSubmission } from '../../sandbox/evaluate.js';
+import { createSandbox, DEFAULT_LIMITS, type BackendName } from '../../sandbox/index.js';
+import { copyIn } from '../../sandbox/workspace.js';
+import type { IO } from '../io.js';
+
+export interface SandboxRunArgs {
+  task: string;
+  backend?: string;
+  timeout?: string;
+  memoryMb?: string;
+  warm?: boolean;
+  grade?: boolean;
+}
+
+const BACKENDS: BackendName[] = ['bwrap', 'docker', 'process'];
+
+function positive(flag: string, v: string | undefined): number | undefined {
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (!Number.isFinite(n) || n <= 0) throw new UserError(`${flag} ${v}: must be a positive number`);
+  return n;
+}
+
+/**
+ * `mlepipe sandbox run --task DIR [--backend B] [--timeout S] [--memory-mb M] FILE.py [ARGS…]`:
+ * runs the script in a fresh workspace and prints one JSON object.
+ */
+export async function sandboxRunCommand(argv: string[], args: SandboxRunArgs, io: IO): Promise<number> {
+  // `-- python FILE` is accepted as well as `FILE`.
+  const rest = /^python3?$/.test(basename(argv[0] ?? '')) ? argv.slice(1) : argv;
+  const file = rest[0];
+  if (!file) throw new UserError('sandbox run: name the Python file to run');
+  if (!(await stat(file).catch(() => null))?.isFile()) throw new UserError(`${file}: no such file`);
+  if (args.backend && !BACKENDS.includes(args.backend as BackendName)) {
+    throw new UserError(`--backend ${args.backend}: must be one of ${BACKENDS.join(', ')}`);
+  }
+  const timeout = positive('--timeout', args.timeout);
+  const memoryMb = positive('--memory-mb', args.memoryMb);
+  const settings = await loadSettings(process.cwd(), io.env);
+  const backend = (args.backend as BackendName | undefined) ?? settings.sandbox.backend;
+  const sandbox = createSandbox({
+    backend,
+    python: backend === 'process' ? defaultPython(settings.python) : '/usr/bin/python3',
+    image: settings.sandbox.image,
+    warm: args.warm,
+    poolSize: 1,
+    explicit: args.backend === 'process' || (!args.backend && settings.sandbox.backend === 'process'),
+    warn: (m) => io.err(`mlepipe: warning: ${m}`),
+  });
+  const limits = { ...DEFAULT_LIMITS, ...(timeout ? { timeoutMs: timeout * 1000 } : {}), ...(memoryMb ? { memoryMb } : {}) };
+  const session = await sandbox.open({ task: resolve(args.task), limits });
+  try {
+    const name = basename(file);
+    await copyIn(file, session.workspace, name);
+    const result = await session.run({ file: name, args: rest.slice(1) });
+    const grade = args.grade ? await gradeSubmission(resolve(args.task), session.workspace, { python: defaultPython(settings.python) }) : undefined;
+    io.out(JSON.stringify({ ...result, ...(grade ? { grade } : {}) }));
+    return 0;
+  } finally {
+    await session.close();
+    await sandbox.shutdown();
+  }
+}

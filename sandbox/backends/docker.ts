@@ -1,0 +1,240 @@
+// `docker`: containers through dockerode, on the local engine or a remote one
+// (DOCKER_HOST, ssh:// included). No network, no capabilities, a read-only
+// root, memory/CPU/process limits from the engine, GPUs through
+// DeviceRequests when asked for. The workspace travels by bind mounts on a
+// local engine and by tar archives on a remote one (where host paths mean
+// nothing).
+import Docker from 'dockerode';
+import { chmod, chown } from 'node:fs/promises';
+import { PassThrough, type Readable } from 'node:stream';
+import tarFs from 'tar-fs';
+import { EnvError } from '../../core/errors.js';
+import { CappedOutput, jailEnv } from '../output.js';
+import { BASELINE_MB, launcherArgv } from '../spawn.js';
+import { DEFAULT_LIMITS, type Backend, type Limits, type Session, type SessionOptions, type StepResult } from '../types.js';
+import type { JailHandle, JailLauncher, Slot } from '../warm.js';
+import { freshWorkspace, publicDir, removeWorkspace } from '../workspace.js';
+import { dirSize } from '../../core/fs.js';
+
+export const DEFAULT_IMAGE = 'mlepipe-sandbox:latest';
+const MB = 1024 * 1024;
+const NOBODY = 65534;
+
+export interface DockerOptions {
+  image?: string;
+  python?: string;
+  /** GPUs for the container: a count, or 'all'. */
+  gpus?: number | 'all';
+  /** Engine client (default: from DOCKER_HOST, else the local socket). */
+  docker?: Docker;
+}
+
+/** True when the engine shares this machine's filesystem, so bind mounts work. */
+export function engineIsLocal(env: NodeJS.ProcessEnv = process.env): boolean {
+  const host = env.DOCKER_HOST;
+  return !host || host.startsWith('unix://') || host.startsWith('npipe://');
+}
+
+/** Container settings for one jail (exported so the security settings can be checked without an engine). */
+export function containerOptions(
+  image: string,
+  cmd: string[],
+  limits: Limits,
+  binds: { ws: string; pub: string } | null,
+  extra: { gpus?: number | 'all'; openStdin?: boolean; memoryMb?: number } = {},
+): Docker.ContainerCreateOptions {
+  const env = jailEnv(limits.cpus, '/workspace');
+  const memory = (extra.memoryMb ?? limits.memoryMb + BASELINE_MB) * MB;
+  return {
+    Image: image,
+    Cmd: cmd,
+    User: `${NOBODY}:${NOBODY}`,
+    WorkingDir: '/workspace',
+    Env: Object.entries(env).map(([k, v]) => `${k}=${v}`),
+    NetworkDisabled: true,
+    OpenStdin: !!extra.openStdin,
+    StdinOnce: false,
+    AttachStdin: !!extra.openStdin,
+    AttachStdout: true,
+    AttachStderr: true,
+    Tty: false,
+    HostConfig: {
+      NetworkMode: 'none',
+      Memory: memory,
+      MemorySwap: memory,
+      PidsLimit: limits.maxProcs + 16,
+      NanoCpus: Math.round(limits.cpus * 1e9),
+      CapDrop: ['ALL'],
+      SecurityOpt: ['no-new-privileges'],
+      ReadonlyRootfs: true,
+      Init: true,
+      Tmpfs: { '/tmp': `rw,nosuid,nodev,size=${Math.min(limits.maxWorkspaceMb, 1024)}m` },
+      Ulimits: [
+        { Name: 'fsize', Soft: limits.maxWorkspaceMb * MB, Hard: limits.maxWorkspaceMb * MB },
+        { Name: 'core', Soft: 0, Hard: 0 },
+      ],
+      ...(binds ? { Binds: [`${binds.ws}:/workspace:rw`, `${binds.pub}:/workspace/public:ro`] } : {}),
+      ...(extra.gpus !== undefined
+        ? { DeviceRequests: [{ Driver: '', Count: extra.gpus === 'all' ? -1 : extra.gpus, DeviceIDs: null, Capabilities: [['gpu']], Options: {} }] }
+        : {}),
+    } as Docker.HostConfig,
+  };
+}
+
+/** The image must exist: say how to make it when it does not. */
+export async function checkImage(docker: Docker, image: string): Promise<void> {
+  try {
+    await docker.getImage(image).inspect();
+  } catch (err) {
+    const code = (err as { statusCode?: number }).statusCode;
+    if (code === 404) {
+      throw new EnvError(
+        `docker image ${image} not found; build it with \`bash sandbox/image/build.sh\` (docker import of this machine's Python stack) ` +
+          `or \`docker build -t ${image} sandbox/image\` where a registry is reachable`,
+      );
+    }
+    throw new EnvError(`no Docker engine at ${process.env.DOCKER_HOST ?? 'the local socket'}: ${(err as Error).message.split('\n')[0]}`);
+  }
+}
+
+/** The container user (nobody) must be able to write the workspace. */
+async function shareWorkspace(ws: string): Promise<void> {
+  await chown(ws, NOBODY, NOBODY).catch(() => chmod(ws, 0o777));
+}
+
+/** Attaches before start so that no output is missed; returns capped collectors. */
+async function attachOutput(c: Docker.Container, docker: Docker, maxBytes: number): Promise<{ out: CappedOutput; err: CappedOutput; ended: Promise<void> }> {
+  const stream = (await c.attach({ stream: true, stdout: true, stderr: true })) as unknown as Readable;
+  const out = new CappedOutput(maxBytes);
+  const err = new CappedOutput(maxBytes);
+  const o = new PassThrough();
+  const e = new PassThrough();
+  o.on('data', (b: Buffer) => out.push(b));
+  e.on('data', (b: Buffer) => err.push(b));
+  docker.modem.demuxStream(stream, o, e);
+  const ended = new Promise<void>((r) => {
+    stream.once('end', () => r());
+    stream.once('close', () => r());
+  });
+  return { out, err, ended };
+}
+
+export function dockerBackend(opts: DockerOptions = {}): Backend {
+  const docker = opts.docker ?? new Docker();
+  const image = opts.image ?? DEFAULT_IMAGE;
+  const python = opts.python ?? '/usr/bin/python3';
+  const local = engineIsLocal();
+  return {
+    name: 'docker',
+    async open(so: SessionOptions): Promise<Session> {
+      await checkImage(docker, image);
+      const pub = await publicDir(so.task);
+      const workspace = await freshWorkspace();
+      await shareWorkspace(workspace);
+      const base = { ...DEFAULT_LIMITS, ...so.limits };
+      return {
+        backend: 'docker',
+        workspace,
+        async run(step, over) {
+          const limits = { ...base, ...over };
+          const cmd = launcherArgv(python, limits, true, '/workspace', step);
+          const c = await docker
+            .createContainer(containerOptions(image, cmd, limits, local ? { ws: workspace, pub } : null, { gpus: opts.gpus }))
+            .catch((err: Error) => {
+              throw new EnvError(`docker could not create the step's container: ${err.message.split('\n')[0]}`);
+            });
+          try {
+            if (!local) {
+              // A remote engine gets the workspace and public/ as archives (public files read-only, owned by root).
+              await c.putArchive(tarFs.pack(workspace, { ignore: (n) => n.endsWith('/public') }) as unknown as NodeJS.ReadableStream, { path: '/workspace' });
+              const pubTar = tarFs.pack(pub, { map: (h) => ({ ...h, name: `public/${h.name}`, uid: 0, gid: 0, mode: h.type === 'directory' ? 0o555 : 0o444 }) });
+              await c.putArchive(pubTar as unknown as NodeJS.ReadableStream, { path: '/workspace' });
+            }
+            const io = await attachOutput(c, docker, limits.maxOutputBytes);
+            // The step's time runs from its start; creating the container is the engine's overhead.
+            const t0 = performance.now();
+            await c.start().catch((err: Error) => {
+              throw new EnvError(`docker could not start the step's container: ${err.message.split('\n')[0]}`);
+            });
+            let timedOut = false;
+            const timer = setTimeout(() => {
+              timedOut = true;
+              c.kill().catch(() => {});
+            }, limits.timeoutMs);
+            const waited = (await c.wait()) as { StatusCode: number };
+            clearTimeout(timer);
+            await Promise.race([io.ended, new Promise((r) => setTimeout(r, 1000))]);
+            const durationMs = Math.round(performance.now() - t0);
+            const state = (await c.inspect()).State;
+            if (!local) await fetchWorkspace(c, workspace);
+            let stderr = io.err.text();
+            if (state.OOMKilled) stderr += `\n[mlepipe: the step hit its memory cap of ${limits.memoryMb} MB]`;
+            if (timedOut) stderr += `\n[mlepipe: the step was killed after its timeout of ${limits.timeoutMs / 1000} s]`;
+            const exceeded = (await dirSize(workspace)) > limits.maxWorkspaceMb * MB;
+            const result: StepResult = {
+              exitCode: timedOut ? 124 : waited.StatusCode,
+              timedOut,
+              stdout: io.out.text(),
+              stderr,
+              truncated: io.out.truncated || io.err.truncated,
+              durationMs,
+              backend: 'docker',
+              ...(exceeded ? { workspaceExceeded: true } : {}),
+            };
+            return result;
+          } finally {
+            await c.remove({ force: true }).catch(() => {});
+          }
+        },
+        close: () => removeWorkspace(workspace),
+      };
+    },
+  };
+}
+
+/** Copies /workspace back from a remote container (public/ left out). */
+async function fetchWorkspace(c: Docker.Container, workspace: string): Promise<void> {
+  const archive = (await c.getArchive({ path: '/workspace/.' })) as unknown as Readable;
+  await new Promise<void>((resolve, reject) => {
+    archive
+      .pipe(tarFs.extract(workspace, { ignore: (name) => name.split('/').includes('public'), dmode: 0o755, fmode: 0o644 } as tarFs.ExtractOptions))
+      .on('finish', () => resolve())
+      .on('error', reject);
+  });
+}
+
+/** Warm jails in containers: the server is the container's main process, spoken to over attach. Local engines only. */
+export function dockerJails(opts: DockerOptions = {}): JailLauncher {
+  const docker = opts.docker ?? new Docker();
+  const image = opts.image ?? DEFAULT_IMAGE;
+  return {
+    kind: 'warm-docker',
+    async start(slot: Slot, limits: Limits, argv: string[]): Promise<JailHandle> {
+      if (!engineIsLocal()) throw new Error('warm executors need a local Docker engine (bind mounts); remote engines use cold steps');
+      await checkImage(docker, image);
+      await shareWorkspace(slot.ws);
+      const c = await docker.createContainer(
+        containerOptions(image, argv, limits, { ws: slot.ws, pub: slot.pub }, { gpus: opts.gpus, openStdin: true, memoryMb: limits.memoryMb + 1024 }),
+      );
+      const stream = (await c.attach({ stream: true, stdin: true, stdout: true, stderr: true, hijack: true })) as unknown as NodeJS.ReadWriteStream & Readable;
+      const stdout = new PassThrough();
+      const stderr = new PassThrough();
+      docker.modem.demuxStream(stream, stdout, stderr);
+      stream.once('end', () => {
+        stdout.end();
+        stderr.end();
+      });
+      await c.start();
+      return {
+        stdin: stream as unknown as import('node:stream').Writable,
+        stdout,
+        stderr,
+        exited: c.wait().then(() => undefined, () => undefined),
+        countsProcesses: true,
+        async stop() {
+          await c.remove({ force: true }).catch(() => {});
+        },
+      };
+    },
+  };
+}

@@ -1,0 +1,155 @@
+// Per-jail control groups: a process cap (pids) and a memory cap that count
+// every process of the step, and a way to kill all of them, including
+// daemons that left the process group. cgroup v1 (a hierarchy per
+// controller) and v2 (one unified hierarchy) are both handled; where neither
+// can be written, steps fall back to per-process rlimits.
+import { randomBytes } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdir, readFile, rmdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+
+const ROOT = '/sys/fs/cgroup';
+
+export interface CgroupLimits {
+  maxProcs: number;
+  memoryBytes: number;
+}
+
+export interface Cgroup {
+  /** Folders whose cgroup.procs a process joins. */
+  readonly dirs: readonly string[];
+  /** Shell prefix that moves the shell into the cgroup and then execs the command. */
+  wrap(argv: string[]): string[];
+  /** SIGKILLs every process still inside, until it is empty. */
+  killAll(): Promise<void>;
+  /** True when the memory cap was hit (the kernel killed something). */
+  oomKilled(): Promise<boolean>;
+  remove(): Promise<void>;
+}
+
+/** Current cgroup paths of this process, by controller ('' key for v2). */
+function ownPaths(): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const line of readFileSync('/proc/self/cgroup', 'utf8').trim().split('\n')) {
+    const [, controllers, path] = line.split(':');
+    for (const c of controllers.split(',')) out.set(c, path);
+  }
+  return out;
+}
+
+let probed: 'v1' | 'v2' | 'none' | undefined;
+
+async function writable(dir: string): Promise<boolean> {
+  const test = join(dir, `mlepipe-probe-${process.pid}-${randomBytes(3).toString('hex')}`);
+  try {
+    await mkdir(test);
+    await rmdir(test);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Which cgroup flavour this machine lets us use. */
+export async function cgroupSupport(): Promise<'v1' | 'v2' | 'none'> {
+  if (probed) return probed;
+  probed = 'none';
+  try {
+    const own = ownPaths();
+    if (existsSync(join(ROOT, 'pids')) && existsSync(join(ROOT, 'memory'))) {
+      if ((await writable(join(ROOT, 'pids', own.get('pids') ?? '/'))) && (await writable(join(ROOT, 'memory', own.get('memory') ?? '/')))) probed = 'v1';
+    } else if (existsSync(join(ROOT, 'cgroup.controllers'))) {
+      const base = join(ROOT, own.get('') ?? '/');
+      const controllers = await readFile(join(base, 'cgroup.subtree_control'), 'utf8').catch(() => '');
+      if (controllers.includes('pids') && controllers.includes('memory') && (await writable(base))) probed = 'v2';
+    }
+  } catch {
+    probed = 'none';
+  }
+  return probed;
+}
+
+export async function createCgroup(limits: CgroupLimits): Promise<Cgroup | null> {
+  const kind = await cgroupSupport();
+  if (kind === 'none') return null;
+  const name = `mlepipe-${process.pid}-${randomBytes(4).toString('hex')}`;
+  const own = ownPaths();
+  const dirs: string[] = [];
+  try {
+    if (kind === 'v1') {
+      const pids = join(ROOT, 'pids', own.get('pids') ?? '/', name);
+      const mem = join(ROOT, 'memory', own.get('memory') ?? '/', name);
+      await mkdir(pids);
+      dirs.push(pids);
+      await mkdir(mem);
+      dirs.push(mem);
+      await writeFile(join(pids, 'pids.max'), String(limits.maxProcs));
+      await writeFile(join(mem, 'memory.limit_in_bytes'), String(limits.memoryBytes));
+      // Without this, a capped step could spill into swap instead of failing.
+      await writeFile(join(mem, 'memory.memsw.limit_in_bytes'), String(limits.memoryBytes)).catch(() => {});
+    } else {
+      const dir = join(ROOT, own.get('') ?? '/', name);
+      await mkdir(dir);
+      dirs.push(dir);
+      await writeFile(join(dir, 'pids.max'), String(limits.maxProcs));
+      await writeFile(join(dir, 'memory.max'), String(limits.memoryBytes));
+      await writeFile(join(dir, 'memory.swap.max'), '0').catch(() => {});
+    }
+  } catch {
+    for (const d of dirs.reverse()) await rmdir(d).catch(() => {});
+    return null;
+  }
+  return makeCgroup(dirs, kind);
+}
+
+function makeCgroup(dirs: string[], kind: 'v1' | 'v2'): Cgroup {
+  const procs = async (): Promise<number[]> => {
+    const all = new Set<number>();
+    for (const d of dirs) {
+      const text = await readFile(join(d, 'cgroup.procs'), 'utf8').catch(() => '');
+      for (const p of text.split('\n').filter(Boolean)) all.add(Number(p));
+    }
+    return [...all];
+  };
+  return {
+    dirs,
+    wrap(argv) {
+      const joins = dirs.map((d) => `echo $$ > '${d}/cgroup.procs'`).join(' && ');
+      return ['/bin/sh', '-c', `${joins} && exec "$@"`, 'mlepipe-cgroup', ...argv];
+    },
+    async killAll() {
+      for (let round = 0; round < 50; round++) {
+        if (kind === 'v2' && existsSync(join(dirs[0], 'cgroup.kill'))) await writeFile(join(dirs[0], 'cgroup.kill'), '1').catch(() => {});
+        const left = await procs();
+        if (!left.length) return;
+        for (const p of left) {
+          try {
+            process.kill(p, 'SIGKILL');
+          } catch {
+            // already gone
+          }
+        }
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    },
+    async oomKilled() {
+      const mem = kind === 'v1' ? dirs[1] : dirs[0];
+      const file = kind === 'v1' ? 'memory.failcnt' : 'memory.events';
+      const text = await readFile(join(mem, file), 'utf8').catch(() => '0');
+      return kind === 'v1' ? Number(text.trim()) > 0 : /oom_kill (\d+)/.test(text) && Number(/oom_kill (\d+)/.exec(text)![1]) > 0;
+    },
+    async remove() {
+      await this.killAll();
+      for (const d of [...dirs].reverse()) {
+        for (let i = 0; i < 20; i++) {
+          try {
+            await rmdir(d);
+            break;
+          } catch {
+            await new Promise((r) => setTimeout(r, 25));
+          }
+        }
+      }
+    },
+  };
+}

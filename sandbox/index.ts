@@ -1,0 +1,55 @@
+// Picks and builds a sandbox backend from settings: cold bwrap (default on
+// Linux), docker, or process (only when named), each optionally served by
+// warm executors.
+import { EnvError } from '../core/errors.js';
+import { bwrapBackend } from './backends/bwrap.js';
+import { dockerBackend, dockerJails } from './backends/docker.js';
+import { processBackend } from './backends/process.js';
+import type { Backend, BackendName, Limits } from './types.js';
+import { bwrapJails, WarmPool } from './warm.js';
+
+export interface SandboxConfig {
+  backend: BackendName;
+  /** Interpreter inside the jail (bwrap, docker) or on the host (process). */
+  python?: string;
+  image?: string;
+  /** Serve sessions from warm executors (bwrap and docker). */
+  warm?: boolean;
+  poolSize?: number;
+  modules?: readonly string[];
+  limits?: Partial<Limits>;
+  gpus?: number | 'all';
+  /** The process backend runs only when it was chosen by name (settings or --backend). */
+  explicit?: boolean;
+  warn?: (message: string) => void;
+}
+
+export interface Sandbox extends Backend {
+  shutdown(): Promise<void>;
+}
+
+export function createSandbox(cfg: SandboxConfig): Sandbox {
+  const warn = cfg.warn ?? ((m: string) => process.stderr.write(`mlepipe: warning: ${m}\n`));
+  const python = cfg.python ?? '/usr/bin/python3';
+  let cold: Backend;
+  if (cfg.backend === 'process') {
+    if (!cfg.explicit) throw new EnvError('the process sandbox runs agent code without any isolation; choose it by name (sandbox.backend: process, or --backend process)');
+    warn('sandbox backend "process": agent code runs WITHOUT isolation (it can read private/ answers and the network)');
+    cold = processBackend(python);
+  } else if (cfg.backend === 'docker') {
+    cold = dockerBackend({ image: cfg.image, python, gpus: cfg.gpus });
+  } else {
+    cold = bwrapBackend(python);
+  }
+  if (!cfg.warm || cfg.backend === 'process') {
+    if (cfg.warm) warn('warm executors need bwrap or docker; the process backend starts every step cold');
+    return { name: cold.name, open: (o) => cold.open(o), shutdown: async () => {} };
+  }
+  const launcher = cfg.backend === 'docker' ? dockerJails({ image: cfg.image, python, gpus: cfg.gpus }) : bwrapJails();
+  const pool = new WarmPool({ launcher, python, modules: cfg.modules, size: cfg.poolSize, limits: cfg.limits, fallback: cold, warn });
+  pool.fill();
+  return { name: pool.name, open: (o) => pool.open(o), shutdown: () => pool.shutdown() };
+}
+
+export type { Backend, BackendName, Limits, Session, Step, StepResult } from './types.js';
+export { DEFAULT_LIMITS } from './types.js';

@@ -1,0 +1,240 @@
+# The warm executor: a long-lived Python inside the jail that has already
+# imported the heavy modules, and forks one fresh child per step, so a step
+# costs a fork instead of an interpreter start plus imports. Passed with
+# `python3 -c`; argv[1] is a JSON config. Protocol: one JSON object per line
+# on stdin (requests) and on the original stdout (answers).
+import json
+import os
+import random
+import resource
+import runpy
+import select
+import signal
+import sys
+import time
+import traceback
+
+CFG = json.loads(sys.argv[1])
+t0 = time.time()
+for _mod in CFG.get("modules", []):
+    try:
+        __import__(_mod)
+    except Exception as _err:  # a missing module must not stop the executor
+        print(f"mlepipe warm executor: cannot import {_mod}: {_err}", file=sys.stderr)
+IMPORT_S = time.time() - t0
+
+# Steps run as the same user; without this they could ptrace the server or
+# read its memory through /proc and change what later steps see.
+try:
+    import ctypes
+
+    ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 0
+except Exception:
+    pass
+
+CTL = os.fdopen(os.dup(1), "w", buffering=1)
+# Anything the server itself prints goes to stderr, never into the protocol.
+os.dup2(2, 1)
+MB = 1024 * 1024
+
+
+def send(obj):
+    CTL.write(json.dumps(obj) + "\n")
+
+
+def vm_bytes():
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmSize:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+REAPED = {}
+
+
+def wait_step(pid, flags):
+    """waitpid that also knows statuses sweep() already collected."""
+    if pid in REAPED:
+        return pid, REAPED.pop(pid)
+    try:
+        return os.waitpid(pid, flags)
+    except ChildProcessError:
+        return pid, REAPED.pop(pid, 0)
+
+
+def sweep():
+    """Kills every process in the jail but the jail's init and this server, and reaps."""
+    me = os.getpid()
+    for _ in range(50):
+        others = [int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) not in (1, me)]
+        for p in others:
+            try:
+                os.kill(p, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                break
+            if pid == 0:
+                break
+            REAPED[pid] = status
+        if not others:
+            return
+        time.sleep(0.01)
+
+
+def child(req, out_w, err_w):
+    """Runs in the forked child: becomes the step and never returns."""
+    code = 70
+    try:
+        os.setsid()
+        os.dup2(out_w, 1)
+        os.dup2(err_w, 2)
+        devnull = os.open("/dev/null", os.O_RDONLY)
+        os.dup2(devnull, 0)
+        os.closerange(3, 65536)
+        lim = req["rlimits"]
+        resource.setrlimit(resource.RLIMIT_AS, (lim["as"], lim["as"]))
+        resource.setrlimit(resource.RLIMIT_FSIZE, (lim["fsize"], lim["fsize"]))
+        resource.setrlimit(resource.RLIMIT_NOFILE, (1024, 1024))
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        if lim.get("nproc"):
+            resource.setrlimit(resource.RLIMIT_NPROC, (lim["nproc"], lim["nproc"]))
+        os.chdir("/workspace")
+        sys.stdin = open(0, "r", closefd=False)
+        sys.stdout = open(1, "w", buffering=1, closefd=False)
+        sys.stderr = open(2, "w", buffering=1, closefd=False)
+        sys.argv = [req["file"], *req.get("args", [])]
+        sys.path[0] = "/workspace"
+        # A fresh interpreter seeds its generators from the OS; forked children would all share the parent's state.
+        random.seed()
+        if "numpy" in sys.modules:
+            sys.modules["numpy"].random.seed()
+        code = 0
+        try:
+            runpy.run_path(req["file"], run_name="__main__")
+        except SystemExit as e:
+            if e.code is None:
+                code = 0
+            elif isinstance(e.code, int):
+                code = e.code
+            else:
+                print(e.code, file=sys.stderr)
+                code = 1
+        except BaseException as e:
+            # Show the step's own frames, not the executor's.
+            tb = e.__traceback__
+            while tb is not None and tb.tb_frame.f_code.co_filename != req["file"]:
+                tb = tb.tb_next
+            traceback.print_exception(type(e), e, tb or e.__traceback__)
+            code = 1
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except Exception:
+            pass
+    finally:
+        os._exit(code)
+
+
+def run(req):
+    cap = req["max_output"]
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    req["rlimits"]["as"] = vm_bytes() + req["memory_mb"] * MB
+    start = time.time()
+    pid = os.fork()
+    if pid == 0:
+        child(req, out_w, err_w)
+    os.close(out_w)
+    os.close(err_w)
+    bufs = {out_r: bytearray(), err_r: bytearray()}
+    dropped = {out_r: 0, err_r: 0}
+    open_fds = [out_r, err_r]
+    deadline = start + req["timeout_s"]
+    timed_out = False
+    status = None
+    while open_fds:
+        if status is None:
+            done, st = wait_step(pid, os.WNOHANG)
+            if done:
+                status = st
+                sweep()  # daemons and detached grandchildren die with the step
+        if status is None and time.time() > deadline:
+            timed_out = True
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            sweep()
+        ready, _, _ = select.select(open_fds, [], [], 0.02)
+        for fd in ready:
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                open_fds.remove(fd)
+                os.close(fd)
+                continue
+            room = cap - len(bufs[fd])
+            if room > 0:
+                bufs[fd] += chunk[:room]
+            dropped[fd] += max(0, len(chunk) - max(room, 0))
+    if status is None:
+        _, status = wait_step(pid, 0)
+    sweep()
+    REAPED.clear()
+    if os.WIFEXITED(status):
+        code = os.WEXITSTATUS(status)
+    else:
+        code = 128 + os.WTERMSIG(status)
+
+    def text(fd):
+        s = bufs[fd].decode("utf-8", "replace")
+        return s + (f"\n[mlepipe: output truncated, {dropped[fd]} more bytes]" if dropped[fd] else "")
+
+    stderr = text(err_r)
+    if timed_out:
+        stderr += f"\n[mlepipe: the step was killed after its timeout of {req['timeout_s']} s]"
+    return {
+        "exitCode": 124 if timed_out else code,
+        "timedOut": timed_out,
+        "stdout": text(out_r),
+        "stderr": stderr,
+        "truncated": bool(dropped[out_r] or dropped[err_r]),
+        "durationMs": round((time.time() - start) * 1000),
+    }
+
+
+def wipe_tmp():
+    for root, dirs, files in os.walk("/tmp", topdown=False):
+        for name in files:
+            try:
+                os.unlink(os.path.join(root, name))
+            except OSError:
+                pass
+        for name in dirs:
+            try:
+                os.rmdir(os.path.join(root, name))
+            except OSError:
+                pass
+
+
+send({"ready": True, "pid": os.getpid(), "import_s": round(IMPORT_S, 3), "vm_mb": vm_bytes() // MB})
+for line in sys.stdin:
+    try:
+        req = json.loads(line)
+        op = req.get("op")
+        if op == "run":
+            send(run(req))
+        elif op == "reset":
+            sweep()
+            wipe_tmp()
+            send({"ok": True})
+        elif op == "exit":
+            break
+        else:
+            send({"error": f"unknown op {op!r}"})
+    except Exception:
+        send({"error": traceback.format_exc()})

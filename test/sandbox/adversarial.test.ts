@@ -1,0 +1,184 @@
+// The adversarial suite, run against every isolating backend: cold bwrap,
+// cold docker, and warm executors in both. Nothing is skipped: a backend
+// that cannot run here fails its tests.
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { execa } from 'execa';
+import { createHash } from 'node:crypto';
+import { mkdir, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gradeSubmission } from '../../sandbox/evaluate.js';
+import { createSandbox, type Sandbox, type Session, type StepResult } from '../../sandbox/index.js';
+import { attacks, SECRET } from './attacks.js';
+
+const TIMEOUT_MS = 8000;
+
+async function makeTask(): Promise<string> {
+  const task = await mkdtemp(join(tmpdir(), 'mlepipe-adv-task-'));
+  await mkdir(join(task, 'public'));
+  await mkdir(join(task, 'private'));
+  await writeFile(join(task, 'public', 'train.csv'), 'id,x,y\n1,0.5,0\n2,0.7,1\n');
+  await writeFile(join(task, 'private', 'answer.csv'), `id,y\n1,${SECRET}\n`);
+  await writeFile(
+    join(task, 'private', 'evaluator.py'),
+    'import json, sys\nprint(json.dumps({"score": 1.0, "gold_threshold": 3, "silver_threshold": 2, "bronze_threshold": 1, "median_threshold": 0.5, "is_lower_better": False}))\n',
+  );
+  return task;
+}
+
+async function digest(dir: string): Promise<string> {
+  const h = createHash('sha256');
+  for (const e of (await readdir(dir, { recursive: true, withFileTypes: true })).sort((a, b) => join(a.parentPath, a.name).localeCompare(join(b.parentPath, b.name)))) {
+    const p = join(e.parentPath, e.name);
+    h.update(p);
+    if (e.isFile()) h.update(await readFile(p));
+  }
+  return h.digest('hex');
+}
+
+const pgrep = async (pattern: string) => String((await execa('pgrep', ['-f', pattern], { reject: false })).stdout).trim();
+
+for (const [name, backend, warm] of [
+  ['bwrap', 'bwrap', false],
+  ['warm executor (bwrap)', 'bwrap', true],
+  ['docker', 'docker', false],
+  ['warm executor (docker)', 'docker', true],
+] as const) {
+  const t = suite(`adversarial: ${name}`);
+  let task: string;
+  let before: string;
+  let sandbox: Sandbox;
+  let session: Session;
+  let server: Server;
+  let connections = 0;
+  let port = 0;
+  const tag = `${1000 + Math.floor(Math.random() * 8000)}.5`;
+  let A: ReturnType<typeof attacks>;
+
+  let lastFile = '';
+  const step = async (script: string, over: Record<string, number> = {}): Promise<StepResult> => {
+    const file = `attack-${Math.random().toString(36).slice(2, 8)}.py`;
+    lastFile = file;
+    await writeFile(join(session.workspace, file), script);
+    const r = await session.run({ file }, { timeoutMs: TIMEOUT_MS, ...over });
+    assert.ok(r.durationMs <= (over.timeoutMs ?? TIMEOUT_MS) + 1000, `ended within its timeout plus a second (${r.durationMs} ms)`);
+    assert.not.ok(`${r.stdout}\n${r.stderr}`.includes(SECRET), `secret leaked:\n${r.stdout}\n${r.stderr}`);
+    assert.not.match(r.stdout, /^LEAK/m, r.stdout);
+    return r;
+  };
+
+  t.before(async () => {
+    process.env.MLEPIPE_TEST_HOST_SECRET = SECRET;
+    task = await makeTask();
+    before = await digest(task);
+    server = createServer((sock) => {
+      connections++;
+      sock.destroy();
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    port = (server.address() as { port: number }).port;
+    A = attacks(task, port, tag);
+    const warnings: string[] = [];
+    sandbox = createSandbox({ backend, warm, poolSize: 1, warn: (m) => warnings.push(m), limits: { memoryMb: 1024, maxProcs: 128 } });
+    session = await sandbox.open({ task, limits: { memoryMb: 1024, maxProcs: 128 } });
+    assert.is(session.backend, warm ? `warm-${backend}` : backend, `no fallback: ${warnings.join('; ')}`);
+  });
+
+  t.after(async () => {
+    await session?.close();
+    await sandbox?.shutdown();
+    server?.close();
+  });
+
+  t('reading the answers through relative and absolute paths', async () => {
+    const r = await step(A.paths);
+    assert.is((r.stdout.match(/^OK: blocked/gm) ?? []).length, 7, r.stdout);
+  });
+
+  t('symlinks to the answers, and a submission that is one', async () => {
+    const r = await step(A.symlinks);
+    assert.is((r.stdout.match(/^OK: blocked/gm) ?? []).length, 3, r.stdout);
+    const grade = await gradeSubmission(task, session.workspace, { python: '/usr/bin/python3' });
+    assert.is(grade.ok, false);
+    assert.match((grade as { error: string }).error, 'symbolic link');
+  });
+
+  t('/proc/*/root and /proc/*/cwd', async () => {
+    const r = await step(A.proc);
+    assert.match(r.stdout, 'OK: proc walked');
+  });
+
+  t('environment variables hold nothing of the host', async () => {
+    const r = await step(A.env);
+    assert.not.match(r.stdout, 'MLEPIPE_TEST_HOST_SECRET');
+    assert.not.match(r.stdout, task);
+    assert.match(r.stdout, /^OMP_NUM_THREADS=1$/m);
+    for (const k of Object.keys(process.env).filter((k) => /KEY|TOKEN|SECRET/.test(k))) assert.not.match(r.stdout, `${k}=`);
+  });
+
+  t('walking the filesystem finds no answers', async () => {
+    const r = await step(A.walk, { timeoutMs: 60_000 });
+    assert.match(r.stdout, 'OK: walked, hits 0');
+  });
+
+  t('no network: a loopback listener on the host is unreachable', async () => {
+    const r = await step(A.network);
+    assert.is((r.stdout.match(/^OK: no connection/gm) ?? []).length, 3, r.stdout);
+    assert.is(connections, 0);
+  });
+
+  t('an infinite loop is killed at its timeout', async () => {
+    const r = await step(A.loop, { timeoutMs: 2000 });
+    assert.ok(r.timedOut);
+    assert.is(r.exitCode, 124);
+  });
+
+  t('detached grandchildren (setsid, nohup, double fork) do not outlive the step', async () => {
+    const r = await step(A.daemons, { timeoutMs: 3000 });
+    assert.ok(r.timedOut);
+    assert.match(r.stdout, 'OK: daemons started');
+    await new Promise((res) => setTimeout(res, 300));
+    assert.is(await pgrep(`time.sleep\\(${tag.replace('.', '\\.')}\\)`), '', 'no process survives');
+    assert.match((await step(A.census)).stdout, 'OTHERS 0 ');
+  });
+
+  t('2,000 child processes are capped, and none survive', async () => {
+    const r = await step(A.forkbomb, { timeoutMs: 5000 });
+    const spawned = Number(/SPAWNED (\d+)/.exec(r.stdout)?.[1] ?? 0);
+    assert.ok(spawned < 2000 && spawned > 0, `spawned ${spawned}\n${r.stdout}\n${r.stderr}`);
+    const file = lastFile;
+    await new Promise((res) => setTimeout(res, 300));
+    assert.is(await pgrep(file), '', 'no forked child survives');
+    assert.match((await step(A.census)).stdout, 'OTHERS 0 ');
+  });
+
+  t('a 6 GB allocation under a 1 GB cap fails', async () => {
+    const r = await step(A.memory);
+    assert.ok(/OK: MemoryError/.test(r.stdout) || r.exitCode !== 0, `${r.stdout}\n${r.stderr}`);
+  });
+
+  t('200 MB of stdout is truncated with a marker', async () => {
+    const r = await step(A.flood, { timeoutMs: 20_000 });
+    assert.ok(r.truncated);
+    assert.ok(r.stdout.length < 300 * 1024, `kept ${r.stdout.length}`);
+    assert.match(r.stdout, /\[mlepipe: output truncated, \d+ more bytes\]$/);
+  });
+
+  t('writing into public/, private/ and system paths fails', async () => {
+    const r = await step(A.writes);
+    assert.is((r.stdout.match(/^OK: cannot/gm) ?? []).length, 13, r.stdout);
+  });
+
+  t("the task's files are unchanged and the sandbox still works", async () => {
+    assert.is(await digest(task), before);
+    const r = await step(A.normal);
+    assert.is(r.exitCode, 0, r.stderr);
+    assert.match(r.stdout, 'OK: score 1.0 2');
+    const grade = await gradeSubmission(task, session.workspace, { python: '/usr/bin/python3' });
+    assert.ok(grade.ok, JSON.stringify(grade));
+  });
+
+  t.run();
+}
