@@ -73,7 +73,8 @@ export function containerOptions(
         { Name: 'fsize', Soft: limits.maxWorkspaceMb * MB, Hard: limits.maxWorkspaceMb * MB },
         { Name: 'core', Soft: 0, Hard: 0 },
       ],
-      ...(binds ? { Binds: [`${binds.ws}:/workspace:rw`, `${binds.pub}:/workspace/public:ro`] } : {}),
+      // Local engines share the host's folders; a remote one gets a fresh volume filled through the archive API.
+      ...(binds ? { Binds: [`${binds.ws}:/workspace:rw`, `${binds.pub}:/workspace/public:ro`] } : { Mounts: [{ Type: 'volume', Target: '/workspace' }] }),
       ...(extra.gpus !== undefined
         ? { DeviceRequests: [{ Driver: '', Count: extra.gpus === 'all' ? -1 : extra.gpus, DeviceIDs: null, Capabilities: [['gpu']], Options: {} }] }
         : {}),
@@ -183,7 +184,7 @@ export function dockerBackend(opts: DockerOptions = {}): Backend {
             };
             return result;
           } finally {
-            await c.remove({ force: true }).catch(() => {});
+            await c.remove({ force: true, v: true }).catch(() => {});
           }
         },
         close: () => removeWorkspace(workspace),

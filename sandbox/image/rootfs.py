@@ -104,6 +104,9 @@ def main(out):
             info = tarfile.TarInfo(d)
             info.type = tarfile.DIRTYPE
             info.mode = 0o1777 if d == "tmp" else 0o755
+            if d == "workspace":
+                # Steps run as nobody; a volume mounted here starts with this owner.
+                info.uid = info.gid = 65534
             tar.addfile(info)
             added.add(d)
         for f in extra:

@@ -1,0 +1,75 @@
+// The docker backend against an engine it must treat as remote (DOCKER_HOST
+// over TCP, here a loopback proxy to the local engine's socket): the
+// workspace travels as tar archives, not bind mounts.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import Docker from 'dockerode';
+import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { connect, createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { dockerBackend, engineIsLocal } from '../../sandbox/backends/docker.js';
+
+let proxy: Server;
+let port = 0;
+
+test.before(async () => {
+  proxy = createServer((client) => {
+    const engine = connect('/var/run/docker.sock');
+    client.pipe(engine).pipe(client);
+    const end = () => {
+      client.destroy();
+      engine.destroy();
+    };
+    client.on('error', end);
+    engine.on('error', end);
+  });
+  await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', () => r()));
+  port = (proxy.address() as { port: number }).port;
+});
+
+test.after(() => {
+  proxy.close();
+});
+
+test('a remote engine gets the workspace and public/ as archives, and the results come back', async () => {
+  const task = await mkdtemp(join(tmpdir(), 'mlepipe-remote-'));
+  await mkdir(join(task, 'public'));
+  await writeFile(join(task, 'public', 'train.csv'), 'id,y\n1,0\n2,1\n');
+  const saved = process.env.DOCKER_HOST;
+  process.env.DOCKER_HOST = `tcp://127.0.0.1:${port}`;
+  try {
+    assert.is(engineIsLocal(), false);
+    const backend = dockerBackend({ docker: new Docker({ host: '127.0.0.1', port, protocol: 'http' }) });
+    const s = await backend.open({ task });
+    try {
+      await writeFile(join(s.workspace, 'notes.txt'), 'from the host');
+      await writeFile(
+        join(s.workspace, 'step.py'),
+        [
+          'import os',
+          'rows = open("public/train.csv").read().splitlines()',
+          'print(len(rows), open("notes.txt").read())',
+          'open("submission.csv", "w").write("id,y\\n1,0\\n")',
+          'try:',
+          '    open("public/train.csv", "a").write("x")',
+          '    print("public writable")',
+          'except OSError as e:',
+          '    print("public read-only", type(e).__name__)',
+        ].join('\n'),
+      );
+      const r = await s.run({ file: 'step.py' });
+      assert.is(r.exitCode, 0, r.stderr);
+      assert.is(r.stdout, '3 from the host\npublic read-only PermissionError\n');
+      assert.is(await readFile(join(s.workspace, 'submission.csv'), 'utf8'), 'id,y\n1,0\n');
+      assert.is(await readFile(join(task, 'public', 'train.csv'), 'utf8'), 'id,y\n1,0\n2,1\n');
+    } finally {
+      await s.close();
+    }
+  } finally {
+    if (saved === undefined) delete process.env.DOCKER_HOST;
+    else process.env.DOCKER_HOST = saved;
+  }
+});
+
+test.run();
