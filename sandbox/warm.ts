@@ -195,7 +195,7 @@ export interface WarmPoolOptions {
   launcher: JailLauncher;
   python: string;
   modules?: readonly string[];
-  /** Jails kept started and waiting (default 2, the default concurrency). */
+  /** Jails kept started and waiting (default 2, the default concurrency; 0 starts one per session on demand). */
   size?: number;
   limits?: Partial<Limits>;
   /** Where sessions go when a warm jail cannot start. */
@@ -211,6 +211,7 @@ export class WarmPool implements Backend {
   private broken = false;
   private closed = false;
   private waiters: Array<(ex: WarmExecutor | null) => void> = [];
+  private inflight = new Set<Promise<unknown>>();
   private readonly limits: Limits;
 
   constructor(private readonly opts: WarmPoolOptions) {
@@ -218,15 +219,15 @@ export class WarmPool implements Backend {
     this.limits = { ...DEFAULT_LIMITS, ...opts.limits };
   }
 
-  /** Starts jails until `size` are ready or starting. */
+  /** Starts jails until `size` are ready or starting (and one for each session waiting). */
   fill(): void {
-    const size = this.opts.size ?? 2;
+    const size = Math.max(this.opts.size ?? 2, this.waiters.length);
     while (!this.broken && !this.closed && this.idle.length + this.starting < size) {
       this.starting++;
-      WarmExecutor.start(this.opts.launcher, this.opts.python, this.opts.modules ?? DEFAULT_WARM_MODULES, this.limits)
+      const started = WarmExecutor.start(this.opts.launcher, this.opts.python, this.opts.modules ?? DEFAULT_WARM_MODULES, this.limits)
         .then(
-          (ex) => {
-            if (this.closed) return void ex.close();
+          async (ex) => {
+            if (this.closed) return ex.close();
             const w = this.waiters.shift();
             if (w) w(ex);
             else this.idle.push(ex);
@@ -237,7 +238,11 @@ export class WarmPool implements Backend {
             for (const w of this.waiters.splice(0)) w(null);
           },
         )
-        .finally(() => this.starting--);
+        .finally(() => {
+          this.starting--;
+          this.inflight.delete(started);
+        });
+      this.inflight.add(started);
     }
   }
 
@@ -274,6 +279,8 @@ export class WarmPool implements Backend {
   async shutdown(): Promise<void> {
     this.closed = true;
     for (const w of this.waiters.splice(0)) w(null);
+    // Jails still starting close themselves once up (closed is set); wait for that.
+    await Promise.all([...this.inflight]);
     await Promise.all(this.idle.splice(0).map((ex) => ex.close()));
   }
 }

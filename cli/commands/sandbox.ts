@@ -48,7 +48,8 @@ export async function sandboxRunCommand(argv: string[], args: SandboxRunArgs, io
     python: backend === 'process' ? defaultPython(settings.python) : '/usr/bin/python3',
     image: settings.sandbox.image,
     warm: args.warm,
-    poolSize: 1,
+    // One session: its jail starts on demand, no spare.
+    poolSize: 0,
     explicit: args.backend === 'process' || (!args.backend && settings.sandbox.backend === 'process'),
     warn: (m) => io.err(`mlepipe: warning: ${m}`),
   });

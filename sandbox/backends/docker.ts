@@ -53,7 +53,8 @@ export function containerOptions(
     Env: Object.entries(env).map(([k, v]) => `${k}=${v}`),
     NetworkDisabled: true,
     OpenStdin: !!extra.openStdin,
-    StdinOnce: false,
+    // A warm server's stdin closes when mlepipe detaches (or dies), so the server, and its container, end.
+    StdinOnce: !!extra.openStdin,
     AttachStdin: !!extra.openStdin,
     AttachStdout: true,
     AttachStderr: true,
@@ -68,6 +69,7 @@ export function containerOptions(
       SecurityOpt: ['no-new-privileges'],
       ReadonlyRootfs: true,
       Init: true,
+      AutoRemove: !!extra.openStdin,
       Tmpfs: { '/tmp': `rw,nosuid,nodev,size=${Math.min(limits.maxWorkspaceMb, 1024)}m` },
       Ulimits: [
         { Name: 'fsize', Soft: limits.maxWorkspaceMb * MB, Hard: limits.maxWorkspaceMb * MB },
