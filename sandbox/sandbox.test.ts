@@ -60,6 +60,28 @@ test('warm steps share no state: globals, modules and seeds are fresh each time'
   }
 });
 
+test('a warm pool serves concurrent sessions, each seeing only its own workspace and task', async () => {
+  const [t1, t2] = [await task(), await task()];
+  await writeFile(join(t2, 'public', 'train.csv'), 'id,y\n9,9\n');
+  const sb = createSandbox({ backend: 'bwrap', warm: true, poolSize: 2 });
+  try {
+    const [a, b] = await Promise.all([sb.open({ task: t1 }), sb.open({ task: t2 })]);
+    assert.is.not(a.workspace, b.workspace);
+    await writeFile(join(a.workspace, 'mine.txt'), 'a');
+    const probe = 'import os, time\ntime.sleep(0.5)\nprint(sorted(os.listdir(".")), open("public/train.csv").read().split()[1])\n';
+    await writeFile(join(a.workspace, 'p.py'), probe);
+    await writeFile(join(b.workspace, 'p.py'), probe);
+    const t0 = performance.now();
+    const [ra, rb] = await Promise.all([a.run({ file: 'p.py' }), b.run({ file: 'p.py' })]);
+    assert.ok(performance.now() - t0 < 1000, 'the two steps ran at the same time');
+    assert.is(ra.stdout.trim(), "['mine.txt', 'p.py', 'public'] 1,0");
+    assert.is(rb.stdout.trim(), "['p.py', 'public'] 9,9");
+    await Promise.all([a.close(), b.close()]);
+  } finally {
+    await sb.shutdown();
+  }
+});
+
 test('a warm pool whose jails cannot start falls back to cold steps with a warning', async () => {
   const broken: JailLauncher = {
     kind: 'warm-bwrap',
