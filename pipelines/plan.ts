@@ -7,7 +7,7 @@ import { lockfilePath, readLockfile, type LockEntry, type LockFile } from './cac
 import { compileGraph } from './compile/graph.js';
 import { computeKeys, type KeyedGraph, type KeyedNode } from './compile/keys.js';
 import type { Experiment } from './config/types.js';
-import { suggestion } from './validate/schema.js';
+import { suggestion } from '../core/jsonschema.js';
 
 export type Action = 'run' | 'cached' | 'skip';
 

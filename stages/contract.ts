@@ -43,6 +43,8 @@ export interface StageContext<P> {
   readonly projectRoot: string;
   /** Python interpreter chosen by settings (may be undefined: the stage decides whether it needs one). */
   readonly python?: string;
+  /** Where untrusted or generated code runs (project settings). */
+  readonly sandbox: { readonly backend: 'bwrap' | 'docker' | 'process'; readonly image?: string };
   readonly inputs: readonly InputNode[];
   /** The experiment's `models:` (stages take a model by name). */
   readonly models: Readonly<Record<string, ModelSpec>>;

@@ -5,7 +5,7 @@ import { dirname } from 'node:path';
 import { ParamError, UserError } from '../../core/errors.js';
 import { canonicalJson, sha256 } from '../../core/hash.js';
 import { getStage } from '../../stages/registry.js';
-import { dotted, valuePos } from '../config/source.js';
+import { dotted, valuePos } from '../../core/source.js';
 import type { Experiment } from '../config/types.js';
 import type { CompiledGraph, GraphNode } from './graph.js';
 

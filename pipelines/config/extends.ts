@@ -4,7 +4,7 @@ import { dirname, resolve } from 'node:path';
 import { displayPath } from '../../core/paths.js';
 import { UserError } from '../../core/errors.js';
 import { isPlainObject, mergeSourced } from './merge.js';
-import { dropOrigins, valuePos, type Sourced } from './source.js';
+import { dropOrigins, valuePos, type Sourced } from '../../core/source.js';
 import { readYamlFile } from './yaml.js';
 
 export async function loadWithExtends(file: string, chain: string[] = []): Promise<Sourced> {

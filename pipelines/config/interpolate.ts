@@ -3,7 +3,7 @@
 // (so `seed: ${vars.seed}` stays a number); `$${` writes a literal `${`.
 import { UserError, type Diagnostic } from '../../core/errors.js';
 import { getPath, isPlainObject } from './merge.js';
-import { dotted, originOf, pathKey, type Origins, type Path, type Sourced } from './source.js';
+import { dotted, originOf, pathKey, type Origins, type Path, type Sourced } from '../../core/source.js';
 
 const REF = /\$\$\{|\$\{([^}]*)\}/g;
 

@@ -1,7 +1,7 @@
 // `extends` and `-S` both layer one sourced value over another. Maps merge
 // key by key; lists and scalars are replaced whole (DESIGN §2), and the
 // origins follow whichever layer supplied each value.
-import { dropOrigins, pathKey, type Origins, type Path, type Sourced } from './source.js';
+import { dropOrigins, pathKey, type Origins, type Path, type Sourced } from '../../core/source.js';
 
 export function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);

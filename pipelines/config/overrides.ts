@@ -3,7 +3,7 @@
 import { parse } from 'yaml';
 import { UserError, type Diagnostic } from '../../core/errors.js';
 import { setPath } from './merge.js';
-import { dropOrigins, pathKey, type Sourced } from './source.js';
+import { dropOrigins, pathKey, type Sourced } from '../../core/source.js';
 
 export interface Override {
   path: string[];

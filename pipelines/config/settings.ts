@@ -4,10 +4,10 @@ import { cosmiconfig, type Loader } from 'cosmiconfig';
 import { existsSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import settingsSchema from '../../schemas/settings.schema.json';
-import { validateWithSchema } from '../validate/schema.js';
+import { validateWithSchema } from '../../core/jsonschema.js';
 import type { Settings, WrittenSettings } from './types.js';
 import { parseYaml } from './yaml.js';
-import type { Origins } from './source.js';
+import type { Origins } from '../../core/source.js';
 import { UserError } from '../../core/errors.js';
 
 const positions = new Map<string, Origins>();

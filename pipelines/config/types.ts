@@ -1,7 +1,7 @@
 // The two shapes of an experiment: what the user wrote (loose, optional
 // everywhere) and the resolved, read-only form the compiler works from.
 import type { ModelSpec } from '../../core/models.js';
-import type { Origins } from './source.js';
+import type { Origins } from '../../core/source.js';
 
 /** A `models:` entry as written. */
 export type WrittenModel = ModelSpec;

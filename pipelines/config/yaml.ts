@@ -3,7 +3,7 @@
 import { readFile } from 'node:fs/promises';
 import { isAlias, isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, type Node } from 'yaml';
 import { UserError, type Diagnostic, type SourcePos } from '../../core/errors.js';
-import { dotted, pathKey, type Origins, type Path, type Sourced } from './source.js';
+import { dotted, pathKey, type Origins, type Path, type Sourced } from '../../core/source.js';
 
 export function parseYaml(text: string, file: string): Sourced {
   const lc = new LineCounter();

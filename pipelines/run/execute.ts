@@ -84,6 +84,7 @@ export async function executeNode(a: ExecuteArgs): Promise<NodeOutcome> {
         experimentDir: dirname(a.exp.file),
         projectRoot: a.exp.settings.projectRoot,
         python: defaultPython(a.exp.settings.python),
+        sandbox: a.exp.settings.sandbox,
         inputs: a.inputs,
         models: a.exp.models,
         rewards: a.exp.rewards,

@@ -4,13 +4,13 @@ import type { Diagnostic } from '../../core/errors.js';
 import experimentSchema from '../../schemas/experiment.schema.json';
 import { getStage } from '../../stages/registry.js';
 import type { Settings, WrittenExperiment } from '../config/types.js';
-import type { Origins } from '../config/source.js';
+import type { Origins } from '../../core/source.js';
 import { ablateShape } from './rules/ablate.js';
 import { needsExist, noCycles } from './rules/needs.js';
 import { definedRefs, knownKinds, tableSources } from './rules/references.js';
 import { rewardFormulas } from './rules/rewards.js';
 import type { Rule } from './rules/types.js';
-import { validateWithSchema } from './schema.js';
+import { validateWithSchema } from '../../core/jsonschema.js';
 
 export const RULES: readonly Rule[] = [knownKinds, needsExist, noCycles, ablateShape, definedRefs, rewardFormulas, tableSources];
 

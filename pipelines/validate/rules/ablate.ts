@@ -1,8 +1,8 @@
 import type { Diagnostic } from '../../../core/errors.js';
 import { getStage } from '../../../stages/registry.js';
 import { getPath, isPlainObject, setPath } from '../../config/merge.js';
-import { dotted, keyPos, valuePos } from '../../config/source.js';
-import { suggestion, validateWithSchema, type JsonSchema } from '../schema.js';
+import { dotted, keyPos, valuePos } from '../../../core/source.js';
+import { suggestion, validateWithSchema, type JsonSchema } from '../../../core/jsonschema.js';
 import { stageEntries, type Rule } from './types.js';
 
 /**

@@ -1,7 +1,7 @@
 import graphlib from '@dagrejs/graphlib';
 import type { Diagnostic } from '../../../core/errors.js';
-import { dotted, keyPos, valuePos } from '../../config/source.js';
-import { suggestion } from '../schema.js';
+import { dotted, keyPos, valuePos } from '../../../core/source.js';
+import { suggestion } from '../../../core/jsonschema.js';
 import { stageEntries, type Rule } from './types.js';
 
 /** `needs:` entries must name other stages. */

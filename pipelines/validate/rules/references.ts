@@ -1,9 +1,9 @@
 import type { Diagnostic } from '../../../core/errors.js';
 import { getStage, PLANNED_KINDS, stageKinds } from '../../../stages/registry.js';
 import { isPlainObject } from '../../config/merge.js';
-import { dotted, valuePos, type Path } from '../../config/source.js';
+import { dotted, valuePos, type Path } from '../../../core/source.js';
 import { REWARD_PRESETS } from '../../../core/rewards/presets.js';
-import { suggestion, type JsonSchema } from '../schema.js';
+import { suggestion, type JsonSchema } from '../../../core/jsonschema.js';
 import { stageEntries, type Rule } from './types.js';
 
 /** `uses:` must name a registered stage kind. */

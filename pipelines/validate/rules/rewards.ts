@@ -1,5 +1,5 @@
 import type { Diagnostic } from '../../../core/errors.js';
-import { dotted, pathKey, valuePos } from '../../config/source.js';
+import { dotted, pathKey, valuePos } from '../../../core/source.js';
 import { FormulaError, parseFormula } from '../../../core/rewards/parse.js';
 import { expandPreset } from '../../../core/rewards/presets.js';
 import type { Rule } from './types.js';

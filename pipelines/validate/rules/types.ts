@@ -1,6 +1,6 @@
 import type { Diagnostic } from '../../../core/errors.js';
 import type { Settings, WrittenExperiment, WrittenStage } from '../../config/types.js';
-import type { Origins } from '../../config/source.js';
+import type { Origins } from '../../../core/source.js';
 
 /** What every rule sees: the schema-valid document, with origins for positions. */
 export interface RuleInput {

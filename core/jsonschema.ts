@@ -1,11 +1,11 @@
 // JSON-Schema validation (ajv) whose errors come out as positioned diagnostics.
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { closest, distance } from 'fastest-levenshtein';
-import type { Diagnostic } from '../../core/errors.js';
-import { dotted, keyPos, valuePos, type Origins, type Path } from '../config/source.js';
+import type { Diagnostic } from './errors.js';
+import { dotted, keyPos, valuePos, type Origins, type Path } from './source.js';
 
-export type { JsonSchema } from '../../core/schema.js';
-import type { JsonSchema } from '../../core/schema.js';
+export type { JsonSchema } from './schema.js';
+import type { JsonSchema } from './schema.js';
 
 const ajv = new Ajv({ allErrors: true, useDefaults: true, verbose: true, strict: true, allowUnionTypes: true });
 // Marks a string parameter as naming a `models:` or `rewards:` entry, so the

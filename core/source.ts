@@ -2,7 +2,7 @@
 // Every later step (merge, overrides, interpolation, validation) keeps the
 // origins in step with the value, so any error can point at FILE:LINE:COL of
 // the text that defined the offending value, even through `extends`.
-import type { SourcePos } from '../../core/errors.js';
+import type { SourcePos } from './errors.js';
 
 export type Path = readonly (string | number)[];
 

@@ -1,0 +1,177 @@
+// The Data Strategist as code: from a seed's structural DNA to a concrete
+// task spec. Domain attribution from the scenario catalog (five candidates,
+// one chosen, each with why the structure fits it), three adversarial
+// mutations for the modality, micro-scale dimensions, feature generation
+// logic and the target. Every draw comes from (seed, index, attempt).
+import { readFileSync } from 'node:fs';
+import { assetPath } from '../core/assets.js';
+import { sha256 } from '../core/hash.js';
+import type { FeatureSpec, MutationSpec, TaskSpec } from '../tasks/spec.js';
+import { LOWER_IS_BETTER, type SeedDna } from './index.js';
+import { Rng } from './random.js';
+
+export interface Scenario {
+  sector: string;
+  scenario: string;
+  entity: string;
+  classes: string[];
+  regression_target: { name: string; unit: string };
+  numeric_features: string[];
+  categorical_features: Record<string, string[]>;
+  vocabulary: { positive: string[]; negative: string[]; neutral: string[] };
+  media_subject: string;
+}
+
+type Ranges = Record<string, number[]>;
+
+let catalogs: { scenarios: Scenario[]; mutations: Record<string, Record<string, Ranges>> } | undefined;
+export function loadCatalogs(): NonNullable<typeof catalogs> {
+  catalogs ??= {
+    scenarios: JSON.parse(readFileSync(assetPath('seeds/scenarios.json'), 'utf8')) as Scenario[],
+    mutations: JSON.parse(readFileSync(assetPath('seeds/mutations.json'), 'utf8')) as Record<string, Record<string, Ranges>>,
+  };
+  return catalogs;
+}
+
+export interface StrategyOptions {
+  seed: number;
+  index: number;
+  attempt?: number;
+  samples?: [number, number];
+  scale?: 'micro' | 'full';
+}
+
+const FAMILY: Record<string, string> = {
+  'tabular-classification': 'tabular',
+  'tabular-regression': 'tabular',
+  'image-classification': 'image',
+  'text-classification': 'text',
+  'audio-classification': 'audio',
+  'graph-node-classification': 'graph',
+  'time-series-forecasting': 'time-series',
+};
+
+const clamp = (x: number, lo: number, hi: number) => Math.max(lo, Math.min(hi, x));
+const round = (x: number, d = 3) => Number(x.toFixed(d));
+
+function justify(dna: SeedDna, s: Scenario): string {
+  const what: Record<string, string> = {
+    tabular: `each ${s.entity} is a row of measurements (${s.numeric_features.slice(0, 3).join(', ')}, …) and categories (${Object.keys(s.categorical_features).join(', ') || 'none'})`,
+    image: `each ${s.entity} comes with ${s.media_subject} from a fixed camera, so the signal lives in shapes, counts and colours`,
+    text: `each ${s.entity} is described in free text whose wording (${s.vocabulary.positive[0]}, ${s.vocabulary.negative[0]}, …) carries the outcome`,
+    audio: `each ${s.entity} produces ${s.media_subject}: pitch, modulation and decay of the sound carry the label`,
+    graph: `${s.entity}s are linked to one another, so labels follow communities in the link graph as well as own measurements`,
+    'time-series': `${s.regression_target.name} of a ${s.entity} is measured at regular steps, with trend, seasonality and a driver variable`,
+  };
+  const target = dna.target_info.type === 'continuous' ? `a continuous ${s.regression_target.name}` : `${s.classes.length} outcome levels`;
+  return `${dna.modality} data with ${target}: ${what[dna.modality] ?? what.tabular}.`;
+}
+
+export function draftSpec(dna: SeedDna, opts: StrategyOptions): TaskSpec {
+  const { scenarios, mutations } = loadCatalogs();
+  const rng = new Rng('mlepipe-task', opts.seed, dna.id, opts.index, opts.attempt ?? 0);
+  const family = FAMILY[dna.generator];
+
+  // Domain attribution: five candidates whose structure fits, one chosen.
+  const candidates = rng.shuffle(scenarios).slice(0, 5);
+  const chosen = candidates[0];
+  const domain = {
+    sector: chosen.sector,
+    scenario: chosen.scenario,
+    entity: chosen.entity,
+    justification: justify(dna, chosen),
+    candidates: candidates.map((c) => ({ sector: c.sector, scenario: c.scenario, justification: justify(dna, c) })),
+  };
+
+  // Adversarial mutations: three from the modality's catalog.
+  const catalog = mutations[family];
+  const picked = rng.shuffle(Object.keys(catalog)).slice(0, 3).sort();
+  const muts: MutationSpec[] = picked.map((name) => {
+    const params: Record<string, number | string> = {};
+    for (const [k, [lo, hi]] of Object.entries(catalog[name])) {
+      params[k] = Number.isInteger(lo) && Number.isInteger(hi) && hi - lo >= 1 ? rng.int(lo, hi) : round(rng.uniform(lo, hi));
+    }
+    if (name === 'high_cardinality') Object.assign(params, { column: `${chosen.entity}_code`, prefix: chosen.entity.slice(0, 2).toUpperCase() });
+    if (name === 'distractors') params.prefix = 'aux';
+    if (name === 'correlated') params.suffix = 'alt';
+    return { name, params };
+  });
+
+  // Micro-scale dimensions (full scale: the same task with 100x the rows).
+  const [lo, hi] = opts.samples ?? [50, 200];
+  const nMicro = rng.int(lo, hi);
+  const n = opts.scale === 'full' ? nMicro * 100 : nMicro;
+  const nTest = Math.max(10, Math.round(n * 0.2));
+
+  const metric = dna.generate_metric;
+  const regression = dna.generator === 'tabular-regression' || dna.generator === 'time-series-forecasting';
+  let classes: string[] | undefined;
+  if (!regression) {
+    const card = dna.target_info.cardinality;
+    if (metric === 'quadratic_weighted_kappa') {
+      const k = clamp(card || 4, 3, 5);
+      classes = Array.from({ length: k }, (_, i) => String(i));
+    } else {
+      const k = metric === 'roc_auc' && card === 2 ? 2 : clamp(card || 3, 2, 4);
+      classes = Array.from({ length: k }, (_, i) => chosen.classes[i] ?? `class_${i}`);
+    }
+  }
+  const target = regression
+    ? { name: chosen.regression_target.name, kind: 'regression' as const, unit: chosen.regression_target.unit, scale: round(rng.uniform(5, 50)), offset: round(rng.uniform(20, 200)) }
+    : { name: `${chosen.entity}_outcome`, kind: 'classification' as const, classes };
+
+  const spec: TaskSpec = {
+    task_id: '',
+    seed: rng.seed(),
+    source: { seed_id: dna.id, split: dna.split, modality: dna.modality, task_type: dna.task_type, metric: dna.metric },
+    generator: dna.generator,
+    metric,
+    is_lower_better: LOWER_IS_BETTER[metric],
+    scale: opts.scale ?? 'micro',
+    n_train: n,
+    n_test: nTest,
+    noise: round(rng.uniform(0.2, 0.45)),
+    domain,
+    mutations: muts,
+    target,
+    media_subject: chosen.media_subject,
+    ids: [],
+  };
+
+  if (family === 'tabular') spec.features = tabularFeatures(dna, chosen, rng);
+  if (family === 'image') spec.image_size = clamp(Math.min(dna.image?.width ?? 32, dna.image?.height ?? 32), 24, 40);
+  if (family === 'text') spec.vocabulary = chosen.vocabulary;
+  if (family === 'audio') Object.assign(spec, { sample_rate: 8000, seconds: 0.5 });
+
+  // Ids: a permutation, so that their order says nothing about train and test.
+  const prefix = chosen.entity.replace(/[^a-z]/g, '').slice(0, 3) || 'row';
+  const total = n + nTest;
+  const width = String(total * 10).length;
+  spec.ids = rng.shuffle(Array.from({ length: total }, (_, i) => i)).map((i) => `${prefix}${String(i).padStart(width, '0')}`);
+  spec.task_id = `${dna.id.toLowerCase().replace(/[^a-z0-9]+/g, '-').slice(0, 28)}-${chosen.sector.toLowerCase().replace(/[^a-z]+/g, '')}-${sha256(
+    JSON.stringify([opts.seed, opts.index, opts.attempt ?? 0, dna.id, opts.scale ?? 'micro']),
+  ).slice(0, 8)}`;
+  return spec;
+}
+
+function tabularFeatures(dna: SeedDna, s: Scenario, rng: Rng): FeatureSpec[] {
+  const nNum = clamp(dna.tabular?.numeric_features ?? 5, 3, Math.min(8, s.numeric_features.length));
+  const nCat = clamp(dna.tabular?.categorical_features ?? 1, 0, Math.min(2, Object.keys(s.categorical_features).length));
+  const out: FeatureSpec[] = [];
+  for (const name of rng.shuffle(s.numeric_features).slice(0, nNum)) {
+    const dist = rng.pick(['normal', 'lognormal', 'uniform', 'exponential']);
+    const f: FeatureSpec = { name, kind: 'numeric', dist };
+    if (dist === 'normal') Object.assign(f, { mean: round(rng.uniform(10, 100)), std: round(rng.uniform(2, 20)) });
+    if (dist === 'lognormal') Object.assign(f, { mu: round(rng.uniform(1, 4)), sigma: round(rng.uniform(0.3, 0.8)) });
+    if (dist === 'uniform') {
+      const low = round(rng.uniform(0, 10));
+      Object.assign(f, { low, high: round(low + rng.uniform(10, 100)) });
+    }
+    if (dist === 'exponential') Object.assign(f, { scale: round(rng.uniform(1, 20)) });
+    out.push(f);
+  }
+  for (const name of rng.shuffle(Object.keys(s.categorical_features)).slice(0, nCat)) {
+    out.push({ name, kind: 'categorical', levels: s.categorical_features[name] });
+  }
+  return out;
+}

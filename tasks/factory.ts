@@ -1,0 +1,84 @@
+// One task, end to end: the ML Developer's script runs in the sandbox, its
+// files become the task folder, the MLOps Engineer's evaluator and the
+// Technical Writer's description are added, and the result is verified by
+// execution (the evaluator must grade the sample submission) and checked for
+// leakage. Any failure says at which role it happened.
+import { cp, mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
+import { join, relative } from 'node:path';
+import { listFiles } from '../core/fs.js';
+import type { Session } from '../sandbox/types.js';
+import { runEvaluator } from './evaluate.js';
+import { descriptionMd, evaluatorScript, generateTaskEnvScript, leakageProblems } from './roles.js';
+import type { TaskSpec } from './spec.js';
+
+export type BuildResult =
+  | { ok: true; sampleScore: number; thresholds: Record<string, number> }
+  | { ok: false; stage: 'generate' | 'evaluator' | 'leakage'; error: string };
+
+export interface BuildOptions {
+  /** A sandbox session over an empty task (the script needs no inputs). */
+  session: Session;
+  /** Host interpreter for the verification run of the evaluator. */
+  python: string;
+  timeoutMs?: number;
+}
+
+async function walk(dir: string, root = dir): Promise<string[]> {
+  const out: string[] = [];
+  for (const e of await readdir(dir, { withFileTypes: true }).catch(() => [])) {
+    const p = join(dir, e.name);
+    if (e.isDirectory()) out.push(...(await walk(p, root)));
+    else out.push(relative(root, p));
+  }
+  return out.sort();
+}
+
+export async function buildTask(spec: TaskSpec, dest: string, opts: BuildOptions): Promise<BuildResult> {
+  const ws = opts.session.workspace;
+  const script = generateTaskEnvScript(spec);
+  await writeFile(join(ws, 'generate_task_env.py'), script);
+  const out = `out-${spec.task_id}`;
+  const r = await opts.session.run({ file: 'generate_task_env.py', args: [out] }, { timeoutMs: opts.timeoutMs ?? 300_000, memoryMb: 4096 });
+  if (r.exitCode !== 0) {
+    return { ok: false, stage: 'generate', error: `generate_task_env.py failed (exit ${r.exitCode}): ${r.stderr.trim().split('\n').slice(-3).join(' | ')}` };
+  }
+  await mkdir(dest, { recursive: true });
+  await cp(join(ws, out, 'public'), join(dest, 'public'), { recursive: true });
+  await cp(join(ws, out, 'private'), join(dest, 'private'), { recursive: true });
+  await writeFile(join(dest, 'private', 'generate_task_env.py'), script);
+  await writeFile(join(dest, 'private', 'evaluator.py'), evaluatorScript(spec));
+
+  const sample = await readFile(join(dest, 'public', 'sample_submission.csv'), 'utf8');
+  const description = descriptionMd(spec, sample.split('\n').slice(0, 4).join('\n'));
+  await writeFile(join(dest, 'public', 'description.md'), description);
+
+  const testHeader = (await readFile(join(dest, 'public', 'test.csv'), 'utf8')).split('\n')[0];
+  const ruleText = await readFile(join(dest, 'private', 'spec.json'), 'utf8');
+  const leaks = leakageProblems(spec, description, testHeader, await walk(join(dest, 'public')), JSON.stringify(JSON.parse(ruleText).hidden_rule ?? {}));
+  if (leaks.length) return { ok: false, stage: 'leakage', error: leaks.join('; ') };
+
+  const graded = await runEvaluator(dest, opts.python);
+  if (!graded.ok) return { ok: false, stage: 'evaluator', error: `evaluator on the sample submission: ${graded.error}` };
+
+  const thresholds = JSON.parse(await readFile(join(dest, 'private', 'threshold.json'), 'utf8')) as Record<string, number>;
+  const files = await listFiles(dest, (rel) => rel === 'task.json');
+  const task = {
+    id: spec.task_id,
+    modality: spec.source.modality,
+    task_type: spec.generator,
+    metric: spec.metric,
+    is_lower_better: spec.is_lower_better,
+    n_train: spec.n_train,
+    n_test: spec.n_test,
+    seed: spec.seed,
+    scale: spec.scale,
+    source: spec.source,
+    mutations: spec.mutations,
+    domain: { sector: spec.domain.sector, scenario: spec.domain.scenario },
+    generator: 'procedural',
+    sample_score: graded.score,
+    files: Object.fromEntries(files.map((f) => [f.path, f.sha256])),
+  };
+  await writeFile(join(dest, 'task.json'), JSON.stringify(task, null, 2) + '\n');
+  return { ok: true, sampleScore: graded.score, thresholds };
+}

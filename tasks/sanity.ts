@@ -1,0 +1,21 @@
+// The sanity rule (SandMLE §4.2, DESIGN §4): thresholds strictly monotonic in
+// the metric's direction, and gold strictly better than the sample submission.
+
+export interface Thresholds {
+  gold_threshold: number;
+  silver_threshold: number;
+  bronze_threshold: number;
+  median_threshold: number;
+}
+
+/** Why a task fails the rule, or null when it passes. */
+export function sanityProblem(th: Thresholds, sampleScore: number, lowerIsBetter: boolean): string | null {
+  const order = [th.gold_threshold, th.silver_threshold, th.bronze_threshold, th.median_threshold];
+  const names = ['gold', 'silver', 'bronze', 'median'];
+  const better = (a: number, b: number) => (lowerIsBetter ? a < b : a > b);
+  for (let i = 0; i + 1 < order.length; i++) {
+    if (!better(order[i], order[i + 1])) return `${names[i]} (${order[i]}) is not strictly better than ${names[i + 1]} (${order[i + 1]})`;
+  }
+  if (!better(th.gold_threshold, sampleScore)) return `gold (${th.gold_threshold}) is not strictly better than the sample submission (${sampleScore})`;
+  return null;
+}
