@@ -126,6 +126,20 @@ export function buildProgram(io: IO, done: (code: number) => void): Command {
       ),
     );
 
+  const task = program.command('task').description('inspect and import task folders');
+  task
+    .command('show')
+    .description("a task's kind, metric, thresholds, files and its sample submission's score")
+    .argument('<dir>')
+    .option('--json', 'JSON output')
+    .action(act(async (dir: string, o: { json?: boolean }) => (await import('./commands/task.js')).taskShowCommand(dir, o, io)));
+  task
+    .command('import-sandmle')
+    .description('convert released SandMLE tasks (<id>/prepared/public/ with evaluator.py and answer.csv) to task folders')
+    .argument('<src>')
+    .argument('<dest>')
+    .action(act(async (src: string, dest: string) => (await import('./commands/task.js')).taskImportCommand(src, dest, io)));
+
   program
     .command('reward')
     .description("evaluate a reward formula or preset, e.g. mlepipe reward sandmle-paper --vars format=1,execute=1,median=1")

@@ -112,7 +112,9 @@ export function draftSpec(dna: SeedDna, opts: StrategyOptions): TaskSpec {
       const k = clamp(card || 4, 3, 5);
       classes = Array.from({ length: k }, (_, i) => String(i));
     } else {
-      const k = metric === 'roc_auc' && card === 2 ? 2 : clamp(card || 3, 2, 4);
+      // Micro-scale: a few dozen rows cannot support many classes (images and text, fewer still).
+      const most = family === 'image' || family === 'text' ? 3 : 4;
+      const k = metric === 'roc_auc' && card === 2 ? 2 : clamp(card || 3, 2, most);
       classes = Array.from({ length: k }, (_, i) => chosen.classes[i] ?? `class_${i}`);
     }
   }

@@ -7,8 +7,9 @@ export type EvalOutput =
   | { ok: true; score: number; gold_threshold: number; silver_threshold: number; bronze_threshold: number; median_threshold: number; is_lower_better: boolean }
   | { ok: false; error: string };
 
+/** Grades `submission` (default: the task's own sample submission, named explicitly for evaluators without a default). */
 export async function runEvaluator(taskDir: string, python: string, submission?: string): Promise<EvalOutput> {
-  const args = [join(taskDir, 'private', 'evaluator.py'), ...(submission ? ['--submission_path', submission] : [])];
+  const args = [join(taskDir, 'private', 'evaluator.py'), '--submission_path', submission ?? join(taskDir, 'public', 'sample_submission.csv')];
   const r = await execa(python, args, { cwd: taskDir, reject: false, timeout: 120_000, env: { PYTHONDONTWRITEBYTECODE: '1' } });
   const lines = String(r.stdout).trim().split('\n');
   if (lines.length !== 1 || r.exitCode !== 0) {

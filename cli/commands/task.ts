@@ -1,0 +1,51 @@
+import { readdir, readFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { UserError } from '../../core/errors.js';
+import { defaultPython } from '../../core/python.js';
+import { runEvaluator } from '../../tasks/evaluate.js';
+import { findReleaseTasks, importSandmleTask } from '../../tasks/importer.js';
+import { sanityProblem } from '../../tasks/sanity.js';
+import type { IO } from '../io.js';
+
+async function readJson(path: string): Promise<Record<string, unknown> | undefined> {
+  try {
+    return JSON.parse(await readFile(path, 'utf8')) as Record<string, unknown>;
+  } catch {
+    return undefined;
+  }
+}
+
+/** `mlepipe task show DIR [--json]`: what a task is, its thresholds, files and the sample's score. */
+export async function taskShowCommand(dir: string, args: { json?: boolean }, io: IO): Promise<number> {
+  const task = await readJson(join(dir, 'task.json'));
+  if (!task) throw new UserError(`${dir}: no task.json (not a task folder)`);
+  const th = (await readJson(join(dir, 'private', 'threshold.json'))) as Record<string, number> | undefined;
+  const graded = await runEvaluator(resolve(dir), defaultPython());
+  const sane = graded.ok ? sanityProblem(graded, graded.score, graded.is_lower_better) : 'not graded';
+  const publicFiles = (await readdir(join(dir, 'public'), { recursive: true })).sort();
+  if (args.json) {
+    io.out(JSON.stringify({ task, thresholds: th ?? null, sample: graded, sanity: sane ?? 'ok', public: publicFiles }, null, 2));
+    return 0;
+  }
+  const t = task as Record<string, unknown> & { domain?: { sector: string; scenario: string }; mutations?: { name: string }[] };
+  io.out(`${t.id}  (${t.task_type ?? t.generator}, ${t.modality ?? '?'})`);
+  if (t.domain) io.out(`domain:     ${t.domain.sector}: ${t.domain.scenario}`);
+  if (t.metric) io.out(`metric:     ${t.metric} (${t.is_lower_better ? 'lower' : 'higher'} is better)`);
+  if (t.n_train) io.out(`rows:       ${t.n_train} train, ${t.n_test} test (${t.scale})`);
+  if (t.mutations) io.out(`mutations:  ${t.mutations.map((m) => m.name).join(', ')}`);
+  if (th) io.out(`thresholds: gold ${th.gold_threshold}, silver ${th.silver_threshold}, bronze ${th.bronze_threshold}, median ${th.median_threshold}`);
+  io.out(`sample:     ${graded.ok ? `score ${graded.score}` : `error: ${graded.error}`}; sanity ${sane ?? 'ok'}`);
+  io.out(`public:     ${publicFiles.filter((f) => !f.includes('/')).join(', ')}`);
+  return 0;
+}
+
+/** `mlepipe task import-sandmle SRC DEST`. */
+export async function taskImportCommand(src: string, dest: string, io: IO): Promise<number> {
+  let failures = 0;
+  for (const dir of await findReleaseTasks(src)) {
+    const r = await importSandmleTask(dir, dest);
+    io.out(`${r.id}: moved ${r.moved.join(', ') || 'nothing'} to private/${r.problems.length ? `; ${r.problems.join('; ')}` : ''}`);
+    if (r.problems.length) failures++;
+  }
+  return failures ? 1 : 0;
+}

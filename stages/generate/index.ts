@@ -1,0 +1,145 @@
+// `uses: generate`: synthetic micro-scale tasks from seed DNA (SandMLE's
+// factory). Each task is an item checkpoint, so a crash or a rerun after a
+// kill keeps every finished task; the output is tasks/<id>/ per task plus
+// generation.json with the funnel (candidates → generated → evaluator ok).
+import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { assetPath } from '../../core/assets.js';
+import { ParamError } from '../../core/errors.js';
+import { canonicalJson, sha256 } from '../../core/hash.js';
+import { listFiles } from '../../core/fs.js';
+import { createSandbox } from '../../sandbox/index.js';
+import schema from '../../schemas/stages/generate.schema.json';
+import { selectSeeds } from '../../seeds/index.js';
+import { draftSpec } from '../../seeds/strategist.js';
+import { buildTask, type BuildResult } from '../../tasks/factory.js';
+import type { Stage } from '../contract.js';
+
+export interface GenerateParams {
+  backend: 'procedural' | 'llm';
+  seeds: string | string[];
+  count?: number;
+  per_seed?: number;
+  modalities?: string[];
+  samples: [number, number];
+  scale: 'micro' | 'full';
+  seed: number;
+  attempts: number;
+  concurrency: number;
+  model?: string;
+}
+
+interface ItemResult {
+  index: number;
+  seed_id: string;
+  generator: string;
+  task_id?: string;
+  ok: boolean;
+  stage?: string;
+  error?: string;
+  attempts: number;
+  sample_score?: number;
+}
+
+/** Digest of the generator's code and catalogs: a change to any of them makes new tasks. */
+async function assetsDigest(): Promise<string> {
+  const parts = [];
+  for (const dir of ['tasks/py', 'seeds']) parts.push(await listFiles(assetPath(dir), (rel) => rel.endsWith('.ts')));
+  return sha256(canonicalJson(parts));
+}
+
+export const generate: Stage<GenerateParams> = {
+  kind: 'generate',
+  version: 1,
+  description: 'Synthetic micro-scale ML tasks from seed DNA (procedural four-role factory).',
+  schema,
+
+  async keyExtras(p) {
+    if (p.backend === 'llm') throw new ParamError(['backend'], 'backend: llm is not available in this version of mlepipe (use backend: procedural)');
+    if (p.samples[0] > p.samples[1]) throw new ParamError(['samples'], `samples: ${p.samples[0]} is above ${p.samples[1]}`);
+    try {
+      selectSeeds(p.seeds, p.modalities);
+    } catch (err) {
+      throw new ParamError(['seeds'], (err as Error).message);
+    }
+    return { generator: await assetsDigest() };
+  },
+
+  async run(ctx) {
+    const p = ctx.params;
+    const seeds = selectSeeds(p.seeds, p.modalities);
+    if (!seeds.length) throw new Error('no seed matches seeds and modalities');
+    const count = p.count ?? (p.per_seed ? p.per_seed * seeds.length : 60);
+    const python = ctx.python ?? '/usr/bin/python3';
+    const empty = await mkdtemp(join(tmpdir(), 'mlepipe-gen-'));
+    await mkdir(join(empty, 'public'));
+    const sandbox = createSandbox({
+      backend: ctx.sandbox.backend,
+      image: ctx.sandbox.image,
+      warm: true,
+      poolSize: p.concurrency,
+      explicit: ctx.sandbox.backend === 'process',
+      warn: (m) => ctx.log(`warning: ${m}`),
+    });
+    const results: ItemResult[] = [];
+    let done = 0;
+    const queue = Array.from({ length: count }, (_, i) => i);
+    const worker = async () => {
+      while (queue.length && !ctx.signal.aborted) {
+        const index = queue.shift()!;
+        const itemId = `task-${index}`;
+        let dir = await ctx.items.get(itemId);
+        if (!dir) {
+          dir = await ctx.items.put(itemId, async (d) => {
+            const r = await makeOne(index, d);
+            await writeFile(join(d, 'result.json'), JSON.stringify(r, null, 2) + '\n');
+          });
+        }
+        const r = JSON.parse(await readFile(join(dir, 'result.json'), 'utf8')) as ItemResult;
+        results.push(r);
+        if (r.ok) await cp(join(dir, 'task'), join(ctx.outDir, 'tasks', r.task_id!), { recursive: true });
+        else ctx.log(`task ${index} (${r.seed_id}) dropped at ${r.stage}: ${r.error}`);
+        ctx.progress(++done, count);
+      }
+    };
+    const makeOne = async (index: number, d: string): Promise<ItemResult> => {
+      const dna = seeds[index % seeds.length];
+      let last: BuildResult | undefined;
+      let taskId = '';
+      let attempt = 0;
+      for (; attempt < p.attempts; attempt++) {
+        const spec = draftSpec(dna, { seed: p.seed, index, attempt, samples: p.samples, scale: p.scale });
+        taskId = spec.task_id;
+        const session = await sandbox.open({ task: empty });
+        try {
+          last = await buildTask(spec, join(d, 'task'), { session, python });
+        } finally {
+          await session.close();
+        }
+        if (last.ok) break;
+        ctx.log(`task ${index} attempt ${attempt + 1}: ${last.stage}: ${last.error}`);
+        await rm(join(d, 'task'), { recursive: true, force: true });
+      }
+      const base = { index, seed_id: dna.id, generator: dna.generator, task_id: taskId, attempts: Math.min(attempt + 1, p.attempts) };
+      return last?.ok ? { ...base, ok: true, sample_score: last.sampleScore } : { ...base, ok: false, stage: last?.stage, error: last && !last.ok ? last.error : 'not built' };
+    };
+    try {
+      await Promise.all(Array.from({ length: p.concurrency }, worker));
+    } finally {
+      await sandbox.shutdown();
+      await rm(empty, { recursive: true, force: true });
+    }
+    if (ctx.signal.aborted) throw new Error('interrupted');
+    results.sort((a, b) => a.index - b.index);
+    const generated = results.filter((r) => r.ok || r.stage !== 'generate').length;
+    const ok = results.filter((r) => r.ok).length;
+    const byGenerator: Record<string, number> = {};
+    for (const r of results.filter((x) => x.ok)) byGenerator[r.generator] = (byGenerator[r.generator] ?? 0) + 1;
+    await writeFile(
+      join(ctx.outDir, 'generation.json'),
+      JSON.stringify({ candidates: count, generated, evaluator_ok: ok, by_generator: byGenerator, tasks: results }, null, 2) + '\n',
+    );
+    return { metrics: { candidates: count, generated, evaluator_ok: ok, tasks: ok, attempts: results.reduce((s, r) => s + r.attempts, 0) } };
+  },
+};

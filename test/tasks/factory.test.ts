@@ -1,0 +1,113 @@
+// The procedural task factory end to end: 60 tasks over every modality
+// through the generate and filter stages, every task checked with its own
+// evaluator; determinism of the bytes.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { execa } from 'execa';
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { outputsCommand } from '../../cli/commands/outputs.js';
+import { runCommand } from '../../cli/commands/run.js';
+import { memoryIO } from '../../cli/io.js';
+import { listFiles } from '../../core/fs.js';
+import { ROOT, tmpProject } from '../helpers.js';
+
+const EXP = (count: number, seed: number) => `name: factory
+stages:
+  envs: { uses: generate, with: { seeds: mlebench, count: ${count}, seed: ${seed} } }
+  verified: { uses: filter, needs: [envs], with: { val: 0.1 } }
+`;
+
+async function outputs(dir: string, node: string): Promise<string> {
+  const io = memoryIO();
+  await outputsCommand(join(dir, 'e.yaml'), node, {}, io);
+  return io.stdout[0];
+}
+
+let project = '';
+let envs = '';
+let tasks: string[] = [];
+
+test('60 tasks over all seven task kinds; at least 90% pass sanity', async () => {
+  project = await tmpProject({ 'e.yaml': EXP(60, 0) });
+  const io = memoryIO();
+  assert.is(await runCommand(join(project, 'e.yaml'), {}, io), 0, io.stderr.join('\n'));
+  envs = await outputs(project, 'envs');
+  const gen = JSON.parse(await readFile(join(envs, 'generation.json'), 'utf8'));
+  assert.is(gen.candidates, 60);
+  assert.is(gen.evaluator_ok, 60, JSON.stringify(gen.tasks.filter((t: { ok: boolean }) => !t.ok)));
+  assert.equal(Object.keys(gen.by_generator).sort(), [
+    'audio-classification',
+    'graph-node-classification',
+    'image-classification',
+    'tabular-classification',
+    'tabular-regression',
+    'text-classification',
+    'time-series-forecasting',
+  ]);
+  tasks = (await readdir(join(envs, 'tasks'))).sort();
+  assert.is(tasks.length, 60);
+  const report = JSON.parse(await readFile(join(await outputs(project, 'verified'), 'filter.json'), 'utf8'));
+  assert.ok(report.counts.sane / report.counts.input >= 0.9, JSON.stringify(report.counts));
+  assert.is(report.counts.train + report.counts.val, report.counts.unique);
+});
+
+test('every task: answers reach gold, the sample is below gold, malformed submissions get errors', async () => {
+  const queue = [...tasks];
+  const problems: string[] = [];
+  const check = async () => {
+    while (queue.length) {
+      const id = queue.shift()!;
+      const dir = join(envs, 'tasks', id);
+      const r = await execa('/usr/bin/python3', [join(ROOT, 'test', 'tasks', 'check_task.py'), dir], { reject: false });
+      if (r.exitCode !== 0) {
+        problems.push(`${id}: checker failed: ${String(r.stderr).split('\n').slice(-3).join(' ')}`);
+        continue;
+      }
+      const out = JSON.parse(String(r.stdout));
+      const { answer, sample } = out;
+      if (answer.error) problems.push(`${id}: answers rejected: ${answer.error}`);
+      else {
+        const reach = answer.is_lower_better ? answer.score <= answer.gold_threshold : answer.score >= answer.gold_threshold;
+        if (!reach) problems.push(`${id}: answers score ${answer.score}, gold ${answer.gold_threshold}`);
+      }
+      if (sample.error) problems.push(`${id}: sample rejected: ${sample.error}`);
+      else {
+        const below = sample.is_lower_better ? sample.score > sample.gold_threshold : sample.score < sample.gold_threshold;
+        if (!below) problems.push(`${id}: sample ${sample.score} not worse than gold ${sample.gold_threshold}`);
+      }
+      for (const [name, res] of Object.entries(out.malformed as Record<string, { error?: string }>)) {
+        if (typeof res.error !== 'string' || !res.error) problems.push(`${id}: ${name} was not refused: ${JSON.stringify(res)}`);
+      }
+      const taskJson = JSON.parse(await readFile(join(dir, 'task.json'), 'utf8'));
+      const priv = await readdir(join(dir, 'private'));
+      for (const f of ['answer.csv', 'threshold.json', 'evaluator.py', 'generate_task_env.py', 'spec.json']) if (!priv.includes(f)) problems.push(`${id}: no private/${f}`);
+      const pub = await readdir(join(dir, 'public'));
+      for (const f of ['description.md', 'train.csv', 'test.csv', 'sample_submission.csv']) if (!pub.includes(f)) problems.push(`${id}: no public/${f}`);
+      if (taskJson.id !== id) problems.push(`${id}: task.json id ${taskJson.id}`);
+      const th = JSON.parse(await readFile(join(dir, 'private', 'threshold.json'), 'utf8'));
+      if (Object.keys(th).sort().join() !== 'bronze_threshold,gold_threshold,median_threshold,silver_threshold') problems.push(`${id}: threshold keys ${Object.keys(th)}`);
+    }
+  };
+  await Promise.all([check(), check()]);
+  assert.equal(problems, []);
+});
+
+test('the same seed gives identical bytes; another seed gives other tasks', async () => {
+  const digests = async (seed: number) => {
+    const dir = await tmpProject({ 'e.yaml': EXP(7, seed).split('\n  verified')[0] + '\n' });
+    const io = memoryIO();
+    assert.is(await runCommand(join(dir, 'e.yaml'), {}, io), 0, io.stderr.join('\n'));
+    const files = await listFiles(join(await outputs(dir, 'envs'), 'tasks'));
+    return files.map((f) => `${f.path} ${f.sha256}`);
+  };
+  const a = await digests(5);
+  const b = await digests(5);
+  const c = await digests(6);
+  assert.ok(a.length > 7 * 6);
+  assert.equal(a, b);
+  const namesA = new Set(a.map((l) => l.split('/')[0]));
+  assert.ok(c.every((l) => !namesA.has(l.split('/')[0])), 'different task ids');
+});
+
+test.run();
