@@ -63,10 +63,12 @@ def wait_step(pid, flags):
         return pid, REAPED.pop(pid, 0)
 
 
-def sweep():
-    """Kills every process in the jail but the jail's init and this server, and reaps."""
+def sweep(wait=True):
+    """Kills every process in the jail but the jail's init and this server, and reaps. SIGKILL cannot be
+    caught, so once it is sent nothing of the step runs again; wait=False returns without waiting for the
+    kernel to finish tearing the processes down (the next step's sweep reaps them)."""
     me = os.getpid()
-    for _ in range(50):
+    for _ in range(50 if wait else 1):
         others = [int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) not in (1, me)]
         for p in others:
             try:
@@ -81,7 +83,7 @@ def sweep():
             if pid == 0:
                 break
             REAPED[pid] = status
-        if not others:
+        if not others or not wait:
             return
         time.sleep(0.01)
 
@@ -140,7 +142,12 @@ def child(req, out_w, err_w):
         os._exit(code)
 
 
+DRAIN_S = 0.3
+
+
 def run(req):
+    sweep()  # whatever an earlier step left is gone before this one starts
+    REAPED.clear()  # their statuses mean nothing to this step (and their pids may come back)
     cap = req["max_output"]
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
@@ -157,19 +164,26 @@ def run(req):
     deadline = start + req["timeout_s"]
     timed_out = False
     status = None
+    drain_until = None
     while open_fds:
+        now = time.time()
         if status is None:
             done, st = wait_step(pid, os.WNOHANG)
             if done:
                 status = st
-                sweep()  # daemons and detached grandchildren die with the step
-        if status is None and time.time() > deadline:
+                sweep(wait=False)  # daemons and detached grandchildren die with the step
+                drain_until = now + DRAIN_S
+        if status is None and not timed_out and now > deadline:
             timed_out = True
             try:
                 os.killpg(pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
-            sweep()
+            sweep(wait=False)
+            drain_until = now + DRAIN_S
+        # Output still buffered in the pipes is read; writers that are only being torn down are not waited for.
+        if drain_until is not None and now > drain_until:
+            break
         ready, _, _ = select.select(open_fds, [], [], 0.02)
         for fd in ready:
             chunk = os.read(fd, 1 << 16)
@@ -181,9 +195,19 @@ def run(req):
             if room > 0:
                 bufs[fd] += chunk[:room]
             dropped[fd] += max(0, len(chunk) - max(room, 0))
+    for fd in open_fds:
+        os.close(fd)
     if status is None:
-        _, status = wait_step(pid, 0)
-    sweep()
+        until = time.time() + DRAIN_S
+        while status is None and time.time() < until:
+            done, st = wait_step(pid, os.WNOHANG)
+            if done:
+                status = st
+            else:
+                time.sleep(0.01)
+    if status is None:
+        status = signal.SIGKILL  # killed, still being torn down: reported as killed
+    sweep(wait=False)
     REAPED.clear()
     if os.WIFEXITED(status):
         code = os.WEXITSTATUS(status)
