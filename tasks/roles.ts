@@ -3,14 +3,16 @@
 import { assetText } from '../core/assets.js';
 import { submissionColumns, submissionKind, type TaskSpec } from './spec.js';
 
+/** The generator's parts, in the order they are joined into one script. */
+export const TASKGEN_PARTS = ['metrics.py', 'taskgen_core.py', 'taskgen_tabular_text.py', 'taskgen_media.py', 'taskgen_graph_series.py', 'taskgen_output.py'];
+
 /** ML Developer: a self-contained, seeded generate_task_env.py (metrics + generator + this spec). */
 export function generateTaskEnvScript(spec: TaskSpec): string {
   return [
     '#!/usr/bin/env python3',
     `# generate_task_env.py for ${spec.task_id}: recreates public/ and private/ under the folder given`,
     '# (default ./out). Self-contained; same spec, same bytes.',
-    assetText('tasks/py/metrics.py'),
-    assetText('tasks/py/taskgen.py'),
+    ...TASKGEN_PARTS.map((part) => assetText(`tasks/py/${part}`)),
     `SPEC = json.loads(r'''${JSON.stringify(spec)}''')`,
     '',
     'if __name__ == "__main__":',
