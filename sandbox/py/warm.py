@@ -142,7 +142,7 @@ def child(req, out_w, err_w):
         os._exit(code)
 
 
-DRAIN_S = 0.3
+DRAIN_S = 0.1
 
 
 def run(req):
