@@ -13,6 +13,9 @@ export interface ModelSpec {
   /** Requests in flight at once against this endpoint. */
   concurrency?: number;
   timeout_s?: number;
+  /** USD per million prompt / completion tokens, for the cost estimate in node metrics (default 0). */
+  price_in_per_1m?: number;
+  price_out_per_1m?: number;
 }
 
 /** What of a model decides its outputs, and so goes into node keys (not where it is served). */

@@ -1,0 +1,113 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { mkdtemp } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { EnvError } from '../../core/errors.js';
+import { startReplayServer } from '../../test/llm/replay-server.js';
+import { LlmClient } from './client.js';
+
+const msgs = [{ role: 'user' as const, content: 'hello' }];
+const client = (url: string, extra: Record<string, unknown> = {}, cacheDir?: string) =>
+  new LlmClient({ name: 'tiny', spec: { provider: 'openai', base_url: url, model: 'tiny-model', timeout_s: 2, ...extra }, cacheDir, baseDelayMs: 20 });
+
+test('a chat call through the real openai client: content, usage, cost', async () => {
+  const s = await startReplayServer([{ content: 'hi there', usage: { prompt_tokens: 1000, completion_tokens: 500 } }]);
+  try {
+    const c = client(s.url, { temperature: 0.3, price_in_per_1m: 2, price_out_per_1m: 8 });
+    const r = await c.chat({ messages: msgs });
+    assert.equal(r, { content: 'hi there', usage: { prompt_tokens: 1000, completion_tokens: 500 }, cached: false });
+    assert.is(s.requests[0].model, 'tiny-model');
+    assert.is(s.requests[0].temperature, 0.3);
+    assert.is(c.usage.cost_usd, (1000 * 2 + 500 * 8) / 1e6);
+  } finally {
+    await s.close();
+  }
+});
+
+test('429 (with Retry-After), 500 and a slow response are retried', async () => {
+  const s = await startReplayServer([
+    { status: 429, headers: { 'retry-after': '0' } },
+    { status: 503 },
+    { content: 'late', delayMs: 3000 },
+    { content: 'ok' },
+  ]);
+  try {
+    const c = client(s.url, { timeout_s: 0.5 });
+    const r = await c.chat({ messages: msgs });
+    assert.is(r.content, 'ok');
+    assert.is(s.requests.length, 4);
+    assert.is(c.usage.retries, 3);
+  } finally {
+    await s.close();
+  }
+});
+
+test('a client error (400) fails at once, naming the endpoint and status', async () => {
+  const s = await startReplayServer([{ status: 400 }]);
+  try {
+    await client(s.url).chat({ messages: msgs });
+    assert.unreachable();
+  } catch (err) {
+    assert.match((err as Error).message, `model "tiny" (tiny-model) at ${s.url}: HTTP 400`);
+    assert.is(s.requests.length, 1);
+  } finally {
+    await s.close();
+  }
+});
+
+test('an unreachable endpoint fails fast with a message that names it', async () => {
+  const probe = createServer();
+  await new Promise<void>((r) => probe.listen(0, '127.0.0.1', () => r()));
+  const port = (probe.address() as { port: number }).port;
+  await new Promise<void>((r) => probe.close(() => r()));
+  const url = `http://127.0.0.1:${port}/v1`;
+  const t0 = Date.now();
+  try {
+    await client(url).chat({ messages: msgs });
+    assert.unreachable();
+  } catch (err) {
+    assert.instance(err, EnvError);
+    assert.match((err as Error).message, `cannot reach model "tiny" (tiny-model) at ${url}`);
+    assert.ok(Date.now() - t0 < 5000, 'fast');
+  }
+});
+
+test('the response cache: a rerun replays finished calls without a request; another sample asks again', async () => {
+  const s = await startReplayServer([(body) => ({ content: `echo ${body.messages[0].content}` })]);
+  const dir = await mkdtemp(join(tmpdir(), 'mlepipe-llm-cache-'));
+  try {
+    const a = await client(s.url, {}, dir).chat({ messages: msgs, sample: 0 });
+    assert.is(a.cached, false);
+    const rerun = client(s.url, {}, dir);
+    const b = await rerun.chat({ messages: msgs, sample: 0 });
+    assert.equal([b.content, b.cached, s.requests.length], ['echo hello', true, 1]);
+    assert.is(rerun.usage.requests, 0);
+    await rerun.chat({ messages: msgs, sample: 1 });
+    assert.is(s.requests.length, 2);
+    // Where the model is served does not matter to the cache; the model id does.
+    assert.is(client('http://elsewhere/v1', {}, dir).cacheKey({ messages: msgs }), rerun.cacheKey({ messages: msgs }));
+    assert.is.not(client(s.url, { model: 'other' }, dir).cacheKey({ messages: msgs }), rerun.cacheKey({ messages: msgs }));
+  } finally {
+    await s.close();
+  }
+});
+
+test('at most `concurrency` requests in flight per model', async () => {
+  const s = await startReplayServer([{ content: 'x', delayMs: 100 }]);
+  try {
+    const c = client(s.url, { concurrency: 2 });
+    await Promise.all(Array.from({ length: 6 }, (_, i) => c.chat({ messages: [{ role: 'user', content: `q${i}` }] })));
+    assert.is(s.requests.length, 6);
+    assert.is(s.maxInFlight, 2);
+  } finally {
+    await s.close();
+  }
+});
+
+test('a missing API key variable is an environment error', () => {
+  assert.throws(() => new LlmClient({ name: 'hosted', spec: { provider: 'openai', model: 'm', api_key_env: 'MLEPIPE_NO_SUCH_KEY' }, env: {} }), /MLEPIPE_NO_SUCH_KEY/);
+});
+
+test.run();

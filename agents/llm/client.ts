@@ -1,0 +1,191 @@
+// The client every LLM-backed part of mlepipe uses (factory roles, policies):
+// the official `openai` package against any OpenAI-compatible endpoint, with
+// a per-model concurrency limit, retries with exponential backoff and jitter
+// on 429, 5xx, timeouts and connection errors, a fast failure that names an
+// unreachable endpoint, token and cost accounting, and a response cache so
+// that a rerun replays finished calls for free.
+import OpenAI from 'openai';
+import { mkdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { EnvError } from '../../core/errors.js';
+import { writeFileAtomic } from '../../core/fs.js';
+import { canonicalJson, sha256 } from '../../core/hash.js';
+import type { ModelSpec } from '../../core/models.js';
+import { Semaphore } from './limit.js';
+
+export interface ChatMessage {
+  role: 'system' | 'user' | 'assistant';
+  content: string;
+}
+
+export interface ChatRequest {
+  messages: ChatMessage[];
+  temperature?: number;
+  max_tokens?: number;
+  stop?: string[];
+  seed?: number;
+  /** Which sample of the same prompt this is (several rollouts of one prompt): part of the cache key. */
+  sample?: number;
+}
+
+export interface ChatResult {
+  content: string;
+  usage: { prompt_tokens: number; completion_tokens: number };
+  /** True when the answer came from the response cache (no request was made). */
+  cached: boolean;
+}
+
+export interface Usage {
+  requests: number;
+  cached: number;
+  retries: number;
+  prompt_tokens: number;
+  completion_tokens: number;
+  cost_usd: number;
+}
+
+export interface LlmClientOptions {
+  /** The `models:` entry name, for messages. */
+  name: string;
+  spec: ModelSpec;
+  /** Folder of the response cache (`<cache>/llm`); no caching without one. */
+  cacheDir?: string;
+  env?: NodeJS.ProcessEnv;
+  maxRetries?: number;
+  /** First backoff; doubles each retry, plus up to as much again of jitter. */
+  baseDelayMs?: number;
+  log?: (message: string) => void;
+}
+
+const limits = new Map<string, Semaphore>();
+
+function semaphoreFor(name: string, spec: ModelSpec): Semaphore {
+  const key = `${spec.base_url ?? ''}\u0000${spec.model}`;
+  let s = limits.get(key);
+  if (!s) {
+    s = new Semaphore(spec.concurrency ?? 4);
+    limits.set(key, s);
+  }
+  return s;
+}
+
+const sleep = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve, reject) => {
+    const t = setTimeout(resolve, ms);
+    signal?.addEventListener('abort', () => {
+      clearTimeout(t);
+      reject(new Error('aborted'));
+    });
+  });
+
+export class LlmClient {
+  private readonly openai: OpenAI;
+  private readonly endpoint: string;
+  readonly usage: Usage = { requests: 0, cached: 0, retries: 0, prompt_tokens: 0, completion_tokens: 0, cost_usd: 0 };
+
+  constructor(private readonly opts: LlmClientOptions) {
+    const env = opts.env ?? process.env;
+    this.endpoint = opts.spec.base_url ?? 'https://api.openai.com/v1';
+    const apiKey = opts.spec.api_key_env ? env[opts.spec.api_key_env] : undefined;
+    if (opts.spec.api_key_env && !apiKey) {
+      throw new EnvError(`model "${opts.name}": environment variable ${opts.spec.api_key_env} (api_key_env) is not set`);
+    }
+    this.openai = new OpenAI({
+      baseURL: this.endpoint,
+      // Self-hosted servers (vLLM, SGLang, Ollama) accept any key.
+      apiKey: apiKey ?? 'unused',
+      maxRetries: 0,
+      timeout: (opts.spec.timeout_s ?? 120) * 1000,
+    });
+  }
+
+  /** The cache key: model, messages, sampling parameters and sample index (not where the model is served). */
+  cacheKey(req: ChatRequest): string {
+    const s = this.opts.spec;
+    return sha256(
+      canonicalJson({
+        model: s.model,
+        messages: req.messages,
+        temperature: req.temperature ?? s.temperature ?? null,
+        max_tokens: req.max_tokens ?? s.max_tokens ?? null,
+        stop: req.stop ?? null,
+        seed: req.seed ?? null,
+        sample: req.sample ?? 0,
+      }),
+    );
+  }
+
+  async chat(req: ChatRequest, signal?: AbortSignal): Promise<ChatResult> {
+    const key = this.cacheKey(req);
+    const file = this.opts.cacheDir ? join(this.opts.cacheDir, `${key}.json`) : undefined;
+    if (file) {
+      const hit = await readFile(file, 'utf8').then((t) => JSON.parse(t) as { content: string; usage: ChatResult['usage'] }, () => undefined);
+      if (hit) {
+        this.usage.cached++;
+        return { content: hit.content, usage: hit.usage, cached: true };
+      }
+    }
+    const result = await semaphoreFor(this.opts.name, this.opts.spec).run(() => this.request(req, signal));
+    if (file) {
+      await mkdir(this.opts.cacheDir!, { recursive: true });
+      await writeFileAtomic(file, JSON.stringify({ model: this.opts.spec.model, request: req, content: result.content, usage: result.usage }) + '\n');
+    }
+    return result;
+  }
+
+  private async request(req: ChatRequest, signal?: AbortSignal): Promise<ChatResult> {
+    const s = this.opts.spec;
+    const maxRetries = this.opts.maxRetries ?? 4;
+    const base = this.opts.baseDelayMs ?? 500;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const r = await this.openai.chat.completions.create(
+          {
+            model: s.model,
+            messages: req.messages,
+            temperature: req.temperature ?? s.temperature,
+            max_tokens: req.max_tokens ?? s.max_tokens,
+            stop: req.stop,
+            seed: req.seed,
+          },
+          { signal },
+        );
+        this.usage.requests++;
+        const usage = { prompt_tokens: r.usage?.prompt_tokens ?? 0, completion_tokens: r.usage?.completion_tokens ?? 0 };
+        this.usage.prompt_tokens += usage.prompt_tokens;
+        this.usage.completion_tokens += usage.completion_tokens;
+        this.usage.cost_usd += (usage.prompt_tokens * (s.price_in_per_1m ?? 0) + usage.completion_tokens * (s.price_out_per_1m ?? 0)) / 1e6;
+        return { content: r.choices[0]?.message?.content ?? '', usage, cached: false };
+      } catch (err) {
+        if (signal?.aborted) throw err;
+        const why = this.classify(err);
+        if (!why.retry || attempt >= maxRetries) throw this.failure(err, why.text, attempt + 1);
+        const delay = why.retryAfterMs ?? base * 2 ** attempt + Math.random() * base * 2 ** attempt;
+        this.usage.retries++;
+        this.opts.log?.(`${this.endpoint}: ${why.text}; retry ${attempt + 1}/${maxRetries} in ${Math.round(delay)} ms`);
+        await sleep(delay, signal);
+      }
+    }
+  }
+
+  private classify(err: unknown): { retry: boolean; text: string; retryAfterMs?: number } {
+    if (err instanceof OpenAI.APIConnectionTimeoutError) return { retry: true, text: 'timed out' };
+    if (err instanceof OpenAI.APIConnectionError) return { retry: true, text: `connection failed (${(err.cause as Error | undefined)?.message ?? err.message})` };
+    if (err instanceof OpenAI.APIError) {
+      const status = err.status ?? 0;
+      const after = Number(err.headers?.get?.('retry-after'));
+      const retryAfterMs = Number.isFinite(after) && after >= 0 ? Math.min(after * 1000, 60_000) : undefined;
+      if (status === 429 || status >= 500) return { retry: true, text: `HTTP ${status}`, retryAfterMs };
+      return { retry: false, text: `HTTP ${status}: ${err.message}` };
+    }
+    return { retry: false, text: (err as Error).message };
+  }
+
+  private failure(err: unknown, text: string, tries: number): Error {
+    const who = `model "${this.opts.name}" (${this.opts.spec.model}) at ${this.endpoint}`;
+    if (err instanceof OpenAI.APIConnectionError) {
+      return new EnvError(`cannot reach ${who}: ${text} after ${tries} tries; is the server running?`);
+    }
+    return new Error(`${who}: ${text}${tries > 1 ? ` after ${tries} tries` : ''}`);
+  }
+}

@@ -1,0 +1,76 @@
+// The one accepted test double: a local OpenAI-compatible HTTP server that
+// replays scripted chat completions, counting requests and concurrency.
+import { createServer, type Server } from 'node:http';
+
+export interface Reply {
+  status?: number;
+  delayMs?: number;
+  content?: string;
+  headers?: Record<string, string>;
+  usage?: { prompt_tokens: number; completion_tokens: number };
+}
+
+export interface ReplayServer {
+  url: string;
+  port: number;
+  requests: Array<{ model: string; messages: { role: string; content: string }[]; temperature?: number }>;
+  maxInFlight: number;
+  close(): Promise<void>;
+}
+
+/** Replies in order; a function sees the request and chooses. The last reply repeats when the script runs out. */
+export async function startReplayServer(script: Array<Reply | ((body: ReplayServer['requests'][number]) => Reply)>): Promise<ReplayServer> {
+  let inFlight = 0;
+  let next = 0;
+  const state: Omit<ReplayServer, 'url' | 'port' | 'close'> = { requests: [], maxInFlight: 0 };
+  const server: Server = createServer((req, res) => {
+    let raw = '';
+    req.on('data', (c) => (raw += c));
+    req.on('end', async () => {
+      inFlight++;
+      state.maxInFlight = Math.max(state.maxInFlight, inFlight);
+      try {
+        if (req.method !== 'POST' || !req.url?.endsWith('/chat/completions')) {
+          res.writeHead(404).end();
+          return;
+        }
+        const body = JSON.parse(raw);
+        state.requests.push(body);
+        const step = script[Math.min(next++, script.length - 1)];
+        const reply = typeof step === 'function' ? step(body) : step;
+        if (reply.delayMs) await new Promise((r) => setTimeout(r, reply.delayMs));
+        if (res.destroyed) return;
+        const status = reply.status ?? 200;
+        res.writeHead(status, { 'content-type': 'application/json', ...reply.headers });
+        if (status !== 200) {
+          res.end(JSON.stringify({ error: { message: `scripted ${status}`, type: 'scripted' } }));
+          return;
+        }
+        const usage = reply.usage ?? { prompt_tokens: 10, completion_tokens: 5 };
+        res.end(
+          JSON.stringify({
+            id: `chatcmpl-${state.requests.length}`,
+            object: 'chat.completion',
+            created: 0,
+            model: body.model,
+            choices: [{ index: 0, message: { role: 'assistant', content: reply.content ?? '' }, finish_reason: 'stop' }],
+            usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens },
+          }),
+        );
+      } finally {
+        inFlight--;
+      }
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  const port = (server.address() as { port: number }).port;
+  return Object.assign(state, {
+    url: `http://127.0.0.1:${port}/v1`,
+    port,
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  }) as ReplayServer;
+}
