@@ -43,6 +43,8 @@ export interface StageContext<P> {
   readonly projectRoot: string;
   /** Python interpreter chosen by settings (may be undefined: the stage decides whether it needs one). */
   readonly python?: string;
+  /** The cache root, for content-addressed stores shared across nodes (the LLM response cache). */
+  readonly cacheRoot: string;
   /** Where untrusted or generated code runs (project settings). */
   readonly sandbox: { readonly backend: 'bwrap' | 'docker' | 'process'; readonly image?: string };
   readonly inputs: readonly InputNode[];
@@ -76,6 +78,8 @@ export interface Stage<P = Record<string, unknown>> {
   readonly description: string;
   /** Schema of `with:`; defaults in it are filled in before the key is computed. */
   readonly schema: JsonSchema;
+  /** Top-level params that do not change the output (concurrency): left out of the node key. */
+  readonly keyIgnore?: readonly string[];
   /** Anything besides params that changes the output (hashes of dependency files, image digests). */
   keyExtras?(params: P, ctx: KeyContext): Promise<unknown>;
   run(ctx: StageContext<P>): Promise<StageResult | void>;

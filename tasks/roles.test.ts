@@ -10,9 +10,9 @@ const spec = draftSpec(selectSeeds('mlebench-tabular')[0], { seed: 3, index: 0 }
 
 test('the leakage check catches hidden names, the label column in test data and rule values', () => {
   const clean = descriptionMd(spec, 'id,x\n1,a');
-  assert.equal(leakageProblems(spec, clean, 'id,a,b', ['train.csv', 'test.csv'], '{"w": 0.123456}'), []);
+  assert.equal(leakageProblems(spec.target.name, clean, 'id,a,b', ['train.csv', 'test.csv'], '{"w": 0.123456}'), []);
   const leaky = clean + '\nThe answers are in answer.csv; the weight is 0.123456.';
-  assert.equal(leakageProblems(spec, leaky, `id,a,${spec.target.name}`, ['train.csv', 'threshold.json'], '{"w": 0.123456}'), [
+  assert.equal(leakageProblems(spec.target.name, leaky, `id,a,${spec.target.name}`, ['train.csv', 'threshold.json'], '{"w": 0.123456}'), [
     'description mentions answer.csv',
     `public test.csv has the label column ${spec.target.name}`,
     'public file threshold.json has a hidden name',

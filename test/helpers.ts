@@ -51,3 +51,13 @@ export async function waitFor(cond: () => Promise<boolean> | boolean, timeoutMs 
     await sleep(50);
   }
 }
+
+/** A loopback port that nothing listens on (bound, then closed), for unreachable-endpoint tests. */
+export async function closedPort(): Promise<number> {
+  const { createServer } = await import('node:net');
+  const probe = createServer();
+  await new Promise<void>((r) => probe.listen(0, '127.0.0.1', () => r()));
+  const port = (probe.address() as { port: number }).port;
+  await new Promise<void>((r) => probe.close(() => r()));
+  return port;
+}

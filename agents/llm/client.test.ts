@@ -1,10 +1,10 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { mkdtemp } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EnvError } from '../../core/errors.js';
+import { closedPort } from '../../test/helpers.js';
 import { startReplayServer } from '../../test/llm/replay-server.js';
 import { LlmClient } from './client.js';
 
@@ -58,10 +58,7 @@ test('a client error (400) fails at once, naming the endpoint and status', async
 });
 
 test('an unreachable endpoint fails fast with a message that names it', async () => {
-  const probe = createServer();
-  await new Promise<void>((r) => probe.listen(0, '127.0.0.1', () => r()));
-  const port = (probe.address() as { port: number }).port;
-  await new Promise<void>((r) => probe.close(() => r()));
+  const port = await closedPort();
   const url = `http://127.0.0.1:${port}/v1`;
   const t0 = Date.now();
   try {

@@ -48,7 +48,8 @@ export async function computeKeys(exp: Experiment, graph: CompiledGraph): Promis
     const unique = new Set(names).size === names.length;
     const inputKeys: Record<string, string> = {};
     for (const i of inputs) inputKeys[unique ? i.stage.id : i.id] = i.key;
-    const key = sha256(canonicalJson({ kind: stage.kind, version: stage.version, params: n.params, inputs: inputKeys, extras }));
+    const hashedParams = Object.fromEntries(Object.entries(n.params).filter(([k]) => !stage.keyIgnore?.includes(k)));
+    const key = sha256(canonicalJson({ kind: stage.kind, version: stage.version, params: hashedParams, inputs: inputKeys, extras }));
     keyed.set(id, { ...n, key, kind: stage.kind, version: stage.version, inputKeys, extras });
   }
   return { nodes: keyed, order: graph.order };

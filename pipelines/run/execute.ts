@@ -85,6 +85,7 @@ export async function executeNode(a: ExecuteArgs): Promise<NodeOutcome> {
         projectRoot: a.exp.settings.projectRoot,
         python: defaultPython(a.exp.settings.python),
         sandbox: a.exp.settings.sandbox,
+        cacheRoot: store.root,
         inputs: a.inputs,
         models: a.exp.models,
         rewards: a.exp.rewards,

@@ -11,10 +11,14 @@ import { canonicalJson, sha256 } from '../../core/hash.js';
 import { listFiles } from '../../core/fs.js';
 import { createSandbox } from '../../sandbox/index.js';
 import schema from '../../schemas/stages/generate.schema.json';
-import { selectSeeds } from '../../seeds/index.js';
+import { buildLlmTask } from '../../agents/factory/build.js';
+import { LlmClient } from '../../agents/llm/client.js';
+import { modelIdentity } from '../../core/models.js';
+import { seedDescription } from '../../seeds/describe.js';
+import { selectSeeds, type SeedDna } from '../../seeds/index.js';
 import { draftSpec } from '../../seeds/strategist.js';
 import { buildTask, type BuildResult } from '../../tasks/factory.js';
-import type { Stage } from '../contract.js';
+import type { Metrics, Stage } from '../contract.js';
 
 export interface GenerateParams {
   backend: 'procedural' | 'llm';
@@ -28,6 +32,9 @@ export interface GenerateParams {
   attempts: number;
   concurrency: number;
   model?: string;
+  developer_attempts: number;
+  evaluator_attempts: number;
+  mlebench_dir?: string;
 }
 
 interface ItemResult {
@@ -42,10 +49,10 @@ interface ItemResult {
   sample_score?: number;
 }
 
-/** Digest of the generator's code and catalogs: a change to any of them makes new tasks. */
-async function assetsDigest(): Promise<string> {
+/** Digest of the generator's code, catalogs and prompt templates: a change to any of them makes new tasks. */
+async function assetsDigest(dirs: string[]): Promise<string> {
   const parts = [];
-  for (const dir of ['tasks/py', 'seeds']) parts.push(await listFiles(assetPath(dir), (rel) => rel.endsWith('.ts')));
+  for (const dir of dirs) parts.push(await listFiles(assetPath(dir), (rel) => rel.endsWith('.ts')));
   return sha256(canonicalJson(parts));
 }
 
@@ -54,16 +61,21 @@ export const generate: Stage<GenerateParams> = {
   version: 1,
   description: 'Synthetic micro-scale ML tasks from seed DNA (procedural four-role factory).',
   schema,
+  // Tasks depend on (seed, index) only, not on how many are built at once.
+  keyIgnore: ['concurrency'],
 
-  async keyExtras(p) {
-    if (p.backend === 'llm') throw new ParamError(['backend'], 'backend: llm is not available in this version of mlepipe (use backend: procedural)');
+  async keyExtras(p, ctx) {
     if (p.samples[0] > p.samples[1]) throw new ParamError(['samples'], `samples: ${p.samples[0]} is above ${p.samples[1]}`);
     try {
       selectSeeds(p.seeds, p.modalities);
     } catch (err) {
       throw new ParamError(['seeds'], (err as Error).message);
     }
-    return { generator: await assetsDigest() };
+    if (p.backend === 'llm') {
+      if (!p.model || !ctx.models[p.model]) throw new ParamError(['backend'], 'backend: llm needs model: (the name of a models: entry)');
+      return { generator: await assetsDigest(['agents/prompts', 'seeds']), model: modelIdentity(ctx.models[p.model]), mlebench_dir: p.mlebench_dir ?? null };
+    }
+    return { generator: await assetsDigest(['tasks/py', 'seeds']) };
   },
 
   async run(ctx) {
@@ -103,8 +115,10 @@ export const generate: Stage<GenerateParams> = {
         ctx.progress(++done, count);
       }
     };
+    const client = p.backend === 'llm' ? new LlmClient({ name: p.model!, spec: ctx.models[p.model!], cacheDir: join(ctx.cacheRoot, 'llm'), log: ctx.log }) : undefined;
     const makeOne = async (index: number, d: string): Promise<ItemResult> => {
       const dna = seeds[index % seeds.length];
+      if (client) return makeWithLlm(index, dna, d, client);
       let last: BuildResult | undefined;
       let taskId = '';
       let attempt = 0;
@@ -124,6 +138,28 @@ export const generate: Stage<GenerateParams> = {
       const base = { index, seed_id: dna.id, generator: dna.generator, task_id: taskId, attempts: Math.min(attempt + 1, p.attempts) };
       return last?.ok ? { ...base, ok: true, sample_score: last.sampleScore } : { ...base, ok: false, stage: last?.stage, error: last && !last.ok ? last.error : 'not built' };
     };
+    const makeWithLlm = async (index: number, dna: SeedDna, d: string, llm: LlmClient): Promise<ItemResult> => {
+      const session = await sandbox.open({ task: empty });
+      try {
+        const r = await buildLlmTask(dna, join(d, 'task'), {
+          client: llm,
+          session,
+          python,
+          seedDescription: await seedDescription(dna, p.mlebench_dir),
+          samples: p.samples,
+          sample: Math.floor(index / seeds.length) + p.seed * 1000,
+          attempts: { strategist: p.attempts, developer: p.developer_attempts, mlops: p.evaluator_attempts, writer: p.attempts },
+          signal: ctx.signal,
+        });
+        const tries = Object.values(r.attempts).reduce((a, b) => a + b, 0);
+        const base = { index, seed_id: dna.id, generator: 'llm', attempts: tries };
+        if (r.ok) return { ...base, ok: true, task_id: r.taskId, sample_score: r.sampleScore };
+        await rm(join(d, 'task'), { recursive: true, force: true });
+        return { ...base, ok: false, stage: r.stage === 'strategist' ? 'generate' : r.stage, error: `${r.stage}: ${r.error}` };
+      } finally {
+        await session.close();
+      }
+    };
     try {
       await Promise.all(Array.from({ length: p.concurrency }, worker));
     } finally {
@@ -140,6 +176,16 @@ export const generate: Stage<GenerateParams> = {
       join(ctx.outDir, 'generation.json'),
       JSON.stringify({ candidates: count, generated, evaluator_ok: ok, by_generator: byGenerator, tasks: results }, null, 2) + '\n',
     );
-    return { metrics: { candidates: count, generated, evaluator_ok: ok, tasks: ok, attempts: results.reduce((s, r) => s + r.attempts, 0) } };
+    const llm: Metrics = client
+      ? {
+          llm_requests: client.usage.requests,
+          llm_cached: client.usage.cached,
+          llm_retries: client.usage.retries,
+          prompt_tokens: client.usage.prompt_tokens,
+          completion_tokens: client.usage.completion_tokens,
+          cost_usd: Number(client.usage.cost_usd.toFixed(4)),
+        }
+      : {};
+    return { metrics: { candidates: count, generated, evaluator_ok: ok, tasks: ok, attempts: results.reduce((s, r) => s + r.attempts, 0), ...llm } };
   },
 };

@@ -40,14 +40,14 @@ test('import-sandmle moves the evaluator and answers out of public/; task show g
   assert.match(none.stderr, 'no SandMLE task found');
 });
 
-test('generate through the CLI: an llm backend is refused plainly, bad seed sets point at the YAML', async () => {
+test('generate through the CLI: an llm backend without a model, and bad seed sets, point at the YAML', async () => {
   const dir = await tmpProject({
     'a.yaml': 'name: a\nstages:\n  envs: { uses: generate, with: { backend: llm, count: 2 } }\n',
     'b.yaml': 'name: b\nstages:\n  envs: { uses: generate, with: { seeds: mlebench-video, count: 2 } }\n',
   });
   const a = await cli(['plan', 'a.yaml'], { cwd: dir });
   assert.is(a.exitCode, 2);
-  assert.is(a.stderr.trim(), 'a.yaml:3:44: stages.envs.with.backend: backend: llm is not available in this version of mlepipe (use backend: procedural)');
+  assert.is(a.stderr.trim(), 'a.yaml:3:44: stages.envs.with.backend: backend: llm needs model: (the name of a models: entry)');
   const b = await cli(['plan', 'b.yaml'], { cwd: dir });
   assert.is(b.exitCode, 2);
   assert.match(b.stderr, /^b\.yaml:3:42: stages\.envs\.with\.seeds: unknown seed set "mlebench-video"/);

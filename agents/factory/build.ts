@@ -1,0 +1,194 @@
+// One task from the four roles on an LLM. The Data Strategist's spec goes to
+// the ML Developer, whose script runs in the sandbox (a traceback or missing
+// file goes back for repair, up to 5 attempts); the MLOps Engineer's
+// evaluator must grade the sample submission with the contract's JSON (up to
+// 3 attempts); the Technical Writer's description must pass the leakage
+// check. The task folder follows DESIGN §4, like a procedural one.
+import { cp, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { join, relative } from 'node:path';
+import { listFiles } from '../../core/fs.js';
+import type { Session } from '../../sandbox/types.js';
+import { LOWER_IS_BETTER, type SeedDna, type TaskMetric } from '../../seeds/index.js';
+import { runEvaluator } from '../../tasks/evaluate.js';
+import { leakageProblems } from '../../tasks/roles.js';
+import type { ChatMessage, LlmClient } from '../llm/client.js';
+import { extractBlock, renderPrompt } from './answers.js';
+import { askStrategist, type StrategistAnswer } from './strategist.js';
+
+export interface LlmBuildOptions {
+  client: LlmClient;
+  session: Session;
+  python: string;
+  seedDescription: string;
+  samples: [number, number];
+  /** Which sample of the prompts this task is (several tasks per seed). */
+  sample: number;
+  attempts: { strategist: number; developer: number; mlops: number; writer: number };
+  signal?: AbortSignal;
+  log?: (m: string) => void;
+}
+
+export type LlmBuildResult =
+  | { ok: true; taskId: string; sampleScore: number; attempts: Record<string, number> }
+  | { ok: false; stage: 'strategist' | 'generate' | 'evaluator' | 'leakage'; error: string; attempts: Record<string, number> };
+
+const tail = (s: string, n = 15) => s.trim().split('\n').slice(-n).join('\n');
+
+async function csvHeader(path: string): Promise<string[] | null> {
+  const text = await readFile(path, 'utf8').catch(() => null);
+  return text === null ? null : text.split('\n')[0].trim().split(',');
+}
+
+/** What is wrong with the files a generator script produced, if anything. */
+export async function generatedProblems(out: string, target: string): Promise<string[]> {
+  const problems: string[] = [];
+  for (const f of ['public/train.csv', 'public/test.csv', 'public/sample_submission.csv', 'private/answer.csv', 'private/threshold.json']) {
+    if ((await csvHeader(join(out, f))) === null) problems.push(`${f} was not written`);
+  }
+  if (problems.length) return problems;
+  const sample = await csvHeader(join(out, 'public', 'sample_submission.csv'));
+  const answer = await csvHeader(join(out, 'private', 'answer.csv'));
+  if (sample?.join() !== answer?.join()) problems.push(`answer.csv columns (${answer?.join(', ')}) differ from sample_submission.csv (${sample?.join(', ')})`);
+  if ((await csvHeader(join(out, 'public', 'test.csv')))?.includes(target)) problems.push(`public/test.csv has the target column ${target}`);
+  try {
+    const th = JSON.parse(await readFile(join(out, 'private', 'threshold.json'), 'utf8')) as Record<string, unknown>;
+    const keys = Object.keys(th).sort().join();
+    if (keys !== 'bronze_threshold,gold_threshold,median_threshold,silver_threshold') problems.push(`threshold.json keys are ${keys}, not exactly the four thresholds`);
+    else if (Object.values(th).some((v) => typeof v !== 'number' || !Number.isFinite(v))) problems.push('threshold.json values must be finite numbers');
+  } catch {
+    problems.push('threshold.json is not valid JSON');
+  }
+  return problems;
+}
+
+async function walk(dir: string, root = dir): Promise<string[]> {
+  const out: string[] = [];
+  for (const e of await readdir(dir, { withFileTypes: true }).catch(() => [])) {
+    if (e.isDirectory()) out.push(...(await walk(join(dir, e.name), root)));
+    else out.push(relative(root, join(dir, e.name)));
+  }
+  return out.sort();
+}
+
+/** Asks, checks, and sends the problems back until the answer passes or attempts run out. */
+async function converse(
+  client: LlmClient,
+  first: string,
+  attempts: number,
+  check: (answer: string) => Promise<string[]>,
+  o: { sample: number; signal?: AbortSignal },
+): Promise<{ ok: boolean; answer: string; attempts: number; last: string }> {
+  const messages: ChatMessage[] = [{ role: 'user', content: first }];
+  let last = '';
+  for (let i = 1; i <= attempts; i++) {
+    const answer = (await client.chat({ messages, sample: o.sample }, o.signal)).content;
+    const problems = await check(answer);
+    if (!problems.length) return { ok: true, answer, attempts: i, last };
+    last = problems.join('\n');
+    messages.push({ role: 'assistant', content: answer }, { role: 'user', content: `That did not work:\n${last}\nFix it and answer again in the same form.` });
+  }
+  return { ok: false, answer: '', attempts, last };
+}
+
+export async function buildLlmTask(seed: SeedDna, dest: string, o: LlmBuildOptions): Promise<LlmBuildResult> {
+  const attempts: Record<string, number> = {};
+  const strat = await askStrategist(o.client, o.seedDescription, { samples: o.samples, attempts: o.attempts.strategist, sample: o.sample, signal: o.signal });
+  attempts.strategist = strat.attempts;
+  if (!strat.ok || !strat.value) return { ok: false, stage: 'strategist', error: strat.errors.at(-1) ?? 'no answer', attempts };
+  const plan: StrategistAnswer = strat.value;
+  const spec = plan.spec;
+  const specText = JSON.stringify({ ...spec, mutations: plan.mutations, scenario: plan.scenarios[plan.chosen] }, null, 2);
+  const slug = spec.task_name.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '').slice(0, 40) || 'task';
+  const taskId = `${slug}-${seed.id.slice(0, 20)}-${o.sample}`;
+
+  // ML Developer: the script runs in the sandbox.
+  const ws = o.session.workspace;
+  let script = '';
+  const dev = await converse(
+    o.client,
+    renderPrompt('factory/ml-developer', { spec: specText }),
+    o.attempts.developer,
+    async (answer) => {
+      const code = extractBlock(answer, 'python');
+      if (!code) return ['answer with exactly one fenced python block'];
+      script = code;
+      await rm(join(ws, 'out'), { recursive: true, force: true });
+      await writeFile(join(ws, 'generate_task_env.py'), code);
+      const r = await o.session.run({ file: 'generate_task_env.py', args: ['out'] }, { timeoutMs: 300_000, memoryMb: 4096 });
+      if (r.exitCode !== 0) return [`the script failed (exit ${r.exitCode}${r.timedOut ? ', timed out' : ''}):\n${tail(r.stderr)}`];
+      return generatedProblems(join(ws, 'out'), spec.target.name);
+    },
+    o,
+  );
+  attempts.developer = dev.attempts;
+  if (!dev.ok) return { ok: false, stage: 'generate', error: dev.last, attempts };
+  await rm(dest, { recursive: true, force: true });
+  await mkdir(dest, { recursive: true });
+  await cp(join(ws, 'out', 'public'), join(dest, 'public'), { recursive: true });
+  await cp(join(ws, 'out', 'private'), join(dest, 'private'), { recursive: true });
+  await writeFile(join(dest, 'private', 'generate_task_env.py'), script);
+  await writeFile(join(dest, 'private', 'spec.json'), JSON.stringify({ seed: seed.id, ...plan }, null, 2) + '\n');
+
+  // MLOps Engineer: the evaluator must grade the sample submission.
+  const metric = spec.metric as TaskMetric;
+  const sampleText = await readFile(join(dest, 'public', 'sample_submission.csv'), 'utf8');
+  const columns = sampleText.split('\n')[0].trim();
+  let sampleScore = 0;
+  const ops = await converse(
+    o.client,
+    renderPrompt('factory/mlops-engineer', { spec: specText, metric, direction: LOWER_IS_BETTER[metric] ? 'lower' : 'higher', columns }),
+    o.attempts.mlops,
+    async (answer) => {
+      const code = extractBlock(answer, 'python');
+      if (!code) return ['answer with exactly one fenced python block'];
+      await writeFile(join(dest, 'private', 'evaluator.py'), code);
+      const r = await runEvaluator(dest, o.python);
+      if (!r.ok) return [`on sample_submission.csv the evaluator gave: ${r.error}`];
+      sampleScore = r.score;
+      return [];
+    },
+    o,
+  );
+  attempts.mlops = ops.attempts;
+  if (!ops.ok) return { ok: false, stage: 'evaluator', error: ops.last, attempts };
+
+  // Technical Writer: the description must not leak.
+  const publicFiles = await walk(join(dest, 'public'));
+  const testHeader = (await readFile(join(dest, 'public', 'test.csv'), 'utf8')).split('\n')[0];
+  const writer = await converse(
+    o.client,
+    renderPrompt('factory/technical-writer', { spec: JSON.stringify({ ...spec, hidden_rule_logic: undefined }, null, 2), files: publicFiles.join(', '), sample: sampleText.split('\n').slice(0, 4).join('\n') }),
+    o.attempts.writer,
+    async (answer) => {
+      const md = (extractBlock(answer, 'markdown') ?? answer).trim();
+      if (md.length < 40) return ['the description is too short'];
+      const leaks = leakageProblems(spec.target.name, md, testHeader, publicFiles, spec.hidden_rule_logic);
+      if (!leaks.length) await writeFile(join(dest, 'public', 'description.md'), md + '\n');
+      return leaks;
+    },
+    o,
+  );
+  attempts.writer = writer.attempts;
+  if (!writer.ok) return { ok: false, stage: 'leakage', error: writer.last, attempts };
+
+  const rows = async (f: string) => Math.max(0, (await readFile(join(dest, 'public', f), 'utf8')).trim().split('\n').length - 1);
+  const files = await listFiles(dest, (rel) => rel === 'task.json');
+  const task = {
+    id: taskId,
+    modality: plan.dna.modality,
+    task_type: `${plan.dna.modality}-${spec.target.kind}`,
+    metric,
+    is_lower_better: LOWER_IS_BETTER[metric],
+    n_train: await rows('train.csv'),
+    n_test: await rows('test.csv'),
+    seed: o.sample,
+    source: { seed_id: seed.id, split: seed.split, modality: seed.modality, task_type: seed.task_type, metric: seed.metric },
+    mutations: plan.mutations,
+    domain: { sector: plan.scenarios[plan.chosen].domain, scenario: plan.scenarios[plan.chosen].scenario },
+    generator: 'llm',
+    sample_score: sampleScore,
+    files: Object.fromEntries(files.map((f) => [f.path, f.sha256])),
+  };
+  await writeFile(join(dest, 'task.json'), JSON.stringify(task, null, 2) + '\n');
+  return { ok: true, taskId, sampleScore, attempts };
+}
