@@ -168,8 +168,9 @@ export class WarmExecutor {
       rlimits: launcherRlimits(limits, this.jail.countsProcesses),
     };
     this.jail.stdin.write(JSON.stringify(req) + '\n');
-    // The server enforces the timeout; this watchdog covers a server that was itself killed or hung.
-    const answer = await this.next(limits.timeoutMs + 5000);
+    // The server enforces the timeout (and may first spend up to 10 s reaping what an earlier step left);
+    // this watchdog covers a server that was itself killed or hung.
+    const answer = await this.next(limits.timeoutMs + 15_000);
     if (!answer || typeof answer.exitCode !== 'number') {
       await this.close();
       const r = fail(answer?.error ? `warm executor error: ${String(answer.error)}` : 'the warm executor stopped answering; its jail was killed');

@@ -68,7 +68,9 @@ def sweep(wait=True):
     caught, so once it is sent nothing of the step runs again; wait=False returns without waiting for the
     kernel to finish tearing the processes down (the next step's sweep reaps them)."""
     me = os.getpid()
-    for _ in range(50 if wait else 1):
+    # Before a step, wait (up to 10 s) until the kernel has torn down everything killed earlier.
+    until = time.time() + (10 if wait else 0)
+    while True:
         others = [int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) not in (1, me)]
         for p in others:
             try:
@@ -83,7 +85,7 @@ def sweep(wait=True):
             if pid == 0:
                 break
             REAPED[pid] = status
-        if not others or not wait:
+        if not others or time.time() > until:
             return
         time.sleep(0.01)
 
