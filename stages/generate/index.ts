@@ -59,7 +59,7 @@ async function assetsDigest(dirs: string[]): Promise<string> {
 export const generate: Stage<GenerateParams> = {
   kind: 'generate',
   version: 1,
-  description: 'Synthetic micro-scale ML tasks from seed DNA (procedural four-role factory).',
+  description: 'Synthetic micro-scale ML tasks from seed DNA (the four SandMLE roles, as code or on an LLM).',
   schema,
   // Tasks depend on (seed, index) only, not on how many are built at once.
   keyIgnore: ['concurrency'],
@@ -84,6 +84,8 @@ export const generate: Stage<GenerateParams> = {
     if (!seeds.length) throw new Error('no seed matches seeds and modalities');
     const count = p.count ?? (p.per_seed ? p.per_seed * seeds.length : 60);
     const python = ctx.python ?? '/usr/bin/python3';
+    // Made first: a missing API key fails before any jail is started.
+    const client = p.backend === 'llm' ? new LlmClient({ name: p.model!, spec: ctx.models[p.model!], cacheDir: join(ctx.cacheRoot, 'llm'), log: ctx.log }) : undefined;
     const empty = await mkdtemp(join(tmpdir(), 'mlepipe-gen-'));
     await mkdir(join(empty, 'public'));
     const sandbox = createSandbox({
@@ -115,7 +117,6 @@ export const generate: Stage<GenerateParams> = {
         ctx.progress(++done, count);
       }
     };
-    const client = p.backend === 'llm' ? new LlmClient({ name: p.model!, spec: ctx.models[p.model!], cacheDir: join(ctx.cacheRoot, 'llm'), log: ctx.log }) : undefined;
     const makeOne = async (index: number, d: string): Promise<ItemResult> => {
       const dna = seeds[index % seeds.length];
       if (client) return makeWithLlm(index, dna, d, client);
