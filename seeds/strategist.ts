@@ -8,7 +8,7 @@ import { assetPath } from '../core/assets.js';
 import { sha256 } from '../core/hash.js';
 import type { FeatureSpec, MutationSpec, TaskSpec } from '../tasks/spec.js';
 import { LOWER_IS_BETTER, type SeedDna } from './index.js';
-import { Rng } from './random.js';
+import { Rng } from '../core/random.js';
 
 export interface Scenario {
   sector: string;

@@ -6,7 +6,7 @@
 import { cp, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { sha256 } from '../../core/hash.js';
-import { Rng } from '../../seeds/random.js';
+import { Rng } from '../../core/random.js';
 import schema from '../../schemas/stages/filter.schema.json';
 import { runEvaluator } from '../../tasks/evaluate.js';
 import { sanityProblem } from '../../tasks/sanity.js';

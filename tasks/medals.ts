@@ -1,0 +1,42 @@
+// Medals the MLE-bench way, and the milestone indicators rewards use (DESIGN §4).
+// Reports: medals inclusive (>= / <= the threshold), mutually exclusive (the
+// best one reached), above-median strictly better than the median threshold.
+// Rewards: cumulative indicators (gold implies silver implies bronze implies median).
+import type { EvaluatorResult } from '../sandbox/evaluate.js';
+
+export interface MedalReport {
+  valid_submission: boolean;
+  score: number | null;
+  above_median: boolean;
+  gold_medal: boolean;
+  silver_medal: boolean;
+  bronze_medal: boolean;
+  any_medal: boolean;
+  is_lower_better: boolean | null;
+}
+
+const reaches = (score: number, threshold: number, lower: boolean) => (lower ? score <= threshold : score >= threshold);
+
+/** The MLE-bench report fields for one graded submission (null when nothing valid was submitted). */
+export function medalReport(r: EvaluatorResult | null): MedalReport {
+  if (!r || !Number.isFinite(r.score)) {
+    return { valid_submission: false, score: null, above_median: false, gold_medal: false, silver_medal: false, bronze_medal: false, any_medal: false, is_lower_better: r?.is_lower_better ?? null };
+  }
+  const lower = r.is_lower_better;
+  const gold = reaches(r.score, r.gold_threshold, lower);
+  const silver = !gold && reaches(r.score, r.silver_threshold, lower);
+  const bronze = !gold && !silver && reaches(r.score, r.bronze_threshold, lower);
+  const aboveMedian = lower ? r.score < r.median_threshold : r.score > r.median_threshold;
+  return { valid_submission: true, score: r.score, above_median: aboveMedian, gold_medal: gold, silver_medal: silver, bronze_medal: bronze, any_medal: gold || silver || bronze, is_lower_better: lower };
+}
+
+/** Reward variables median/bronze/silver/gold: cumulative, so a gold also counts as silver, bronze and median. */
+export function milestones(r: EvaluatorResult | null): { execute: number; median: number; bronze: number; silver: number; gold: number } {
+  if (!r || !Number.isFinite(r.score)) return { execute: 0, median: 0, bronze: 0, silver: 0, gold: 0 };
+  const lower = r.is_lower_better;
+  const gold = reaches(r.score, r.gold_threshold, lower);
+  const silver = gold || reaches(r.score, r.silver_threshold, lower);
+  const bronze = silver || reaches(r.score, r.bronze_threshold, lower);
+  const median = bronze || (lower ? r.score < r.median_threshold : r.score > r.median_threshold);
+  return { execute: 1, median: Number(median), bronze: Number(bronze), silver: Number(silver), gold: Number(gold) };
+}
