@@ -1,13 +1,12 @@
 // Runs one jailed command to completion under the step's limits: output
 // capped, wall clock enforced, and afterwards nothing of it left running.
 import { spawn } from 'node:child_process';
-import { dirSize } from '../core/fs.js';
 import { createCgroup } from './cgroup.js';
+import { limitNotes, MB, workspaceCheck } from './limits.js';
 import { CappedOutput } from './output.js';
 import { assetText } from '../core/assets.js';
 import type { Limits, Step, StepResult } from './types.js';
 
-const MB = 1024 * 1024;
 /** Room for the interpreter and numpy/pandas/sklearn themselves (about 380 MB of address space). */
 export const BASELINE_MB = 512;
 
@@ -80,19 +79,15 @@ export async function spawnJailed(a: SpawnArgs, wrapArgv: (cgroup: boolean) => s
   await cg?.remove();
 
   const exitCode = exit.code ?? 128 + signalNumber(exit.signal);
-  let stderr = err.text();
-  if (oom) stderr += `\n[mlepipe: the step hit its memory cap of ${a.limits.memoryMb} MB]`;
-  if (timedOut) stderr += `\n[mlepipe: the step was killed after its timeout of ${a.limits.timeoutMs / 1000} s]`;
-  const workspaceExceeded = (await dirSize(a.workspace)) > a.limits.maxWorkspaceMb * MB;
   return {
     exitCode: timedOut ? 124 : exitCode,
     timedOut,
     stdout: out.text(),
-    stderr,
+    stderr: err.text() + limitNotes(a.limits, { oom, timedOut }),
     truncated: out.truncated || err.truncated,
     durationMs: Math.round(performance.now() - t0),
     backend: a.backend,
-    ...(workspaceExceeded ? { workspaceExceeded } : {}),
+    ...(await workspaceCheck(a.workspace, a.limits)),
   };
 }
 

@@ -9,15 +9,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { assetText } from '../core/assets.js';
-import { dirSize } from '../core/fs.js';
 import { bwrapArgv } from './backends/bwrap.js';
 import type { Readable, Writable } from 'node:stream';
 import { createCgroup } from './cgroup.js';
+import { MB, workspaceCheck } from './limits.js';
 import { launcherRlimits } from './spawn.js';
 import { DEFAULT_LIMITS, type Backend, type Limits, type Session, type SessionOptions, type Step, type StepResult } from './types.js';
 import { publicDir } from './workspace.js';
 
-const MB = 1024 * 1024;
 export const DEFAULT_WARM_MODULES = [
   'numpy',
   'pandas',
@@ -176,8 +175,7 @@ export class WarmExecutor {
       const r = fail(answer?.error ? `warm executor error: ${String(answer.error)}` : 'the warm executor stopped answering; its jail was killed');
       return { ...r, timedOut: !answer, exitCode: answer ? 125 : 124 };
     }
-    const workspaceExceeded = (await dirSize(this.slot.ws)) > limits.maxWorkspaceMb * MB;
-    return { ...(answer as unknown as StepResult), backend: this.kind, ...(workspaceExceeded ? { workspaceExceeded } : {}) };
+    return { ...(answer as unknown as StepResult), backend: this.kind, ...(await workspaceCheck(this.slot.ws, limits)) };
   }
 
   async close(): Promise<void> {

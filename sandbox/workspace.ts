@@ -2,6 +2,7 @@ import { cp, mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { UserError } from '../core/errors.js';
+import { DEFAULT_LIMITS, type Limits, type Session, type SessionOptions, type Step, type StepResult } from './types.js';
 
 /** The task's public/ folder, checked. */
 export async function publicDir(task: string): Promise<string> {
@@ -25,4 +26,30 @@ export async function removeWorkspace(dir: string): Promise<void> {
 /** Copies a file into the workspace (for `mlepipe sandbox run FILE.py`). */
 export async function copyIn(file: string, workspace: string, name: string): Promise<void> {
   await cp(file, join(workspace, name));
+}
+
+export interface Where {
+  workspace: string;
+  pub: string;
+}
+
+/**
+ * A session of a cold backend: a fresh workspace beside the task's public/,
+ * every step run by `runStep` with the session's limits under the step's own.
+ */
+export async function coldSession(
+  backend: Session['backend'],
+  opts: SessionOptions,
+  runStep: (step: Step, limits: Limits, where: Where) => Promise<StepResult>,
+  prepare?: (where: Where) => Promise<void>,
+): Promise<Session> {
+  const where = { pub: await publicDir(opts.task), workspace: await freshWorkspace() };
+  await prepare?.(where);
+  const base = { ...DEFAULT_LIMITS, ...opts.limits };
+  return {
+    backend,
+    workspace: where.workspace,
+    run: (step, over) => runStep(step, { ...base, ...over }, where),
+    close: () => removeWorkspace(where.workspace),
+  };
 }

@@ -8,8 +8,8 @@ import { existsSync } from 'node:fs';
 import { EnvError } from '../../core/errors.js';
 import { jailEnv } from '../output.js';
 import { launcherArgv, spawnJailed } from '../spawn.js';
-import { DEFAULT_LIMITS, type Backend, type Limits, type Session, type SessionOptions } from '../types.js';
-import { freshWorkspace, publicDir, removeWorkspace } from '../workspace.js';
+import type { Backend, Limits, Session, SessionOptions } from '../types.js';
+import { coldSession } from '../workspace.js';
 
 const NOBODY = '65534';
 
@@ -65,22 +65,11 @@ export function bwrapBackend(python = '/usr/bin/python3'): Backend {
   }
   return {
     name: 'bwrap',
-    async open(opts: SessionOptions): Promise<Session> {
-      const pub = await publicDir(opts.task);
-      const workspace = await freshWorkspace();
-      const base = { ...DEFAULT_LIMITS, ...opts.limits };
-      return {
-        backend: 'bwrap',
-        workspace,
-        async run(step, over) {
-          const limits = { ...base, ...over };
-          const env = { PATH: process.env.PATH ?? '/usr/bin:/bin' };
-          return spawnJailed({ env, limits, backend: 'bwrap', workspace }, (cg) =>
-            bwrapArgv(workspace, pub, limits, launcherArgv(python, limits, cg, '/workspace', step)),
-          );
-        },
-        close: () => removeWorkspace(workspace),
-      };
-    },
+    open: (opts: SessionOptions): Promise<Session> =>
+      coldSession('bwrap', opts, (step, limits, { workspace, pub }) =>
+        spawnJailed({ env: { PATH: process.env.PATH ?? '/usr/bin:/bin' }, limits, backend: 'bwrap', workspace }, (cg) =>
+          bwrapArgv(workspace, pub, limits, launcherArgv(python, limits, cg, '/workspace', step)),
+        ),
+      ),
   };
 }

@@ -9,15 +9,14 @@ import { chmod, chown } from 'node:fs/promises';
 import { PassThrough, type Readable } from 'node:stream';
 import tarFs from 'tar-fs';
 import { EnvError } from '../../core/errors.js';
+import { limitNotes, MB, workspaceCheck } from '../limits.js';
 import { CappedOutput, jailEnv } from '../output.js';
 import { BASELINE_MB, launcherArgv } from '../spawn.js';
-import { DEFAULT_LIMITS, type Backend, type Limits, type Session, type SessionOptions, type StepResult } from '../types.js';
+import type { Backend, Limits, Session, SessionOptions, Step, StepResult } from '../types.js';
 import type { JailHandle, JailLauncher, Slot } from '../warm.js';
-import { freshWorkspace, publicDir, removeWorkspace } from '../workspace.js';
-import { dirSize } from '../../core/fs.js';
+import { coldSession, type Where } from '../workspace.js';
 
 export const DEFAULT_IMAGE = 'mlepipe-sandbox:latest';
-const MB = 1024 * 1024;
 const NOBODY = 65534;
 
 export interface DockerOptions {
@@ -127,70 +126,58 @@ export function dockerBackend(opts: DockerOptions = {}): Backend {
   const image = opts.image ?? DEFAULT_IMAGE;
   const python = opts.python ?? '/usr/bin/python3';
   const local = engineIsLocal();
+  /** One step: a fresh container over the session's workspace. */
+  const runStep = async (step: Step, limits: Limits, { workspace, pub }: Where): Promise<StepResult> => {
+    const cmd = launcherArgv(python, limits, true, '/workspace', step);
+    const c = await docker
+      .createContainer(containerOptions(image, cmd, limits, local ? { ws: workspace, pub } : null, { gpus: opts.gpus }))
+      .catch((err: Error) => {
+        throw new EnvError(`docker could not create the step's container: ${err.message.split('\n')[0]}`);
+      });
+    try {
+      if (!local) {
+        // A remote engine gets the workspace and public/ as archives (public files read-only, owned by root).
+        await c.putArchive(tarFs.pack(workspace, { ignore: (n) => n.endsWith('/public') }) as unknown as NodeJS.ReadableStream, { path: '/workspace' });
+        const pubTar = tarFs.pack(pub, { map: (h) => ({ ...h, name: `public/${h.name}`, uid: 0, gid: 0, mode: h.type === 'directory' ? 0o555 : 0o444 }) });
+        await c.putArchive(pubTar as unknown as NodeJS.ReadableStream, { path: '/workspace' });
+      }
+      const io = await attachOutput(c, docker, limits.maxOutputBytes);
+      // The step's time runs from its start; creating the container is the engine's overhead.
+      const t0 = performance.now();
+      await c.start().catch((err: Error) => {
+        throw new EnvError(`docker could not start the step's container: ${err.message.split('\n')[0]}`);
+      });
+      let timedOut = false;
+      const timer = setTimeout(() => {
+        timedOut = true;
+        c.kill().catch(() => {});
+      }, limits.timeoutMs);
+      const waited = (await c.wait()) as { StatusCode: number };
+      clearTimeout(timer);
+      await Promise.race([io.ended, new Promise((r) => setTimeout(r, 1000))]);
+      const durationMs = Math.round(performance.now() - t0);
+      const state = (await c.inspect()).State;
+      if (!local) await fetchWorkspace(c, workspace);
+      const result: StepResult = {
+        exitCode: timedOut ? 124 : waited.StatusCode,
+        timedOut,
+        stdout: io.out.text(),
+        stderr: io.err.text() + limitNotes(limits, { oom: state.OOMKilled, timedOut }),
+        truncated: io.out.truncated || io.err.truncated,
+        durationMs,
+        backend: 'docker',
+        ...(await workspaceCheck(workspace, limits)),
+      };
+      return result;
+    } finally {
+      await c.remove({ force: true, v: true }).catch(() => {});
+    }
+  };
   return {
     name: 'docker',
     async open(so: SessionOptions): Promise<Session> {
       await checkImage(docker, image);
-      const pub = await publicDir(so.task);
-      const workspace = await freshWorkspace();
-      await shareWorkspace(workspace);
-      const base = { ...DEFAULT_LIMITS, ...so.limits };
-      return {
-        backend: 'docker',
-        workspace,
-        async run(step, over) {
-          const limits = { ...base, ...over };
-          const cmd = launcherArgv(python, limits, true, '/workspace', step);
-          const c = await docker
-            .createContainer(containerOptions(image, cmd, limits, local ? { ws: workspace, pub } : null, { gpus: opts.gpus }))
-            .catch((err: Error) => {
-              throw new EnvError(`docker could not create the step's container: ${err.message.split('\n')[0]}`);
-            });
-          try {
-            if (!local) {
-              // A remote engine gets the workspace and public/ as archives (public files read-only, owned by root).
-              await c.putArchive(tarFs.pack(workspace, { ignore: (n) => n.endsWith('/public') }) as unknown as NodeJS.ReadableStream, { path: '/workspace' });
-              const pubTar = tarFs.pack(pub, { map: (h) => ({ ...h, name: `public/${h.name}`, uid: 0, gid: 0, mode: h.type === 'directory' ? 0o555 : 0o444 }) });
-              await c.putArchive(pubTar as unknown as NodeJS.ReadableStream, { path: '/workspace' });
-            }
-            const io = await attachOutput(c, docker, limits.maxOutputBytes);
-            // The step's time runs from its start; creating the container is the engine's overhead.
-            const t0 = performance.now();
-            await c.start().catch((err: Error) => {
-              throw new EnvError(`docker could not start the step's container: ${err.message.split('\n')[0]}`);
-            });
-            let timedOut = false;
-            const timer = setTimeout(() => {
-              timedOut = true;
-              c.kill().catch(() => {});
-            }, limits.timeoutMs);
-            const waited = (await c.wait()) as { StatusCode: number };
-            clearTimeout(timer);
-            await Promise.race([io.ended, new Promise((r) => setTimeout(r, 1000))]);
-            const durationMs = Math.round(performance.now() - t0);
-            const state = (await c.inspect()).State;
-            if (!local) await fetchWorkspace(c, workspace);
-            let stderr = io.err.text();
-            if (state.OOMKilled) stderr += `\n[mlepipe: the step hit its memory cap of ${limits.memoryMb} MB]`;
-            if (timedOut) stderr += `\n[mlepipe: the step was killed after its timeout of ${limits.timeoutMs / 1000} s]`;
-            const exceeded = (await dirSize(workspace)) > limits.maxWorkspaceMb * MB;
-            const result: StepResult = {
-              exitCode: timedOut ? 124 : waited.StatusCode,
-              timedOut,
-              stdout: io.out.text(),
-              stderr,
-              truncated: io.out.truncated || io.err.truncated,
-              durationMs,
-              backend: 'docker',
-              ...(exceeded ? { workspaceExceeded: true } : {}),
-            };
-            return result;
-          } finally {
-            await c.remove({ force: true, v: true }).catch(() => {});
-          }
-        },
-        close: () => removeWorkspace(workspace),
-      };
+      return coldSession('docker', so, runStep, ({ workspace }) => shareWorkspace(workspace));
     },
   };
 }

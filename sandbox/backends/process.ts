@@ -5,30 +5,25 @@ import { rm, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { jailEnv } from '../output.js';
 import { launcherArgv, spawnJailed } from '../spawn.js';
-import { DEFAULT_LIMITS, type Backend, type Session, type SessionOptions } from '../types.js';
-import { freshWorkspace, publicDir, removeWorkspace } from '../workspace.js';
+import type { Backend, Session, SessionOptions } from '../types.js';
+import { coldSession } from '../workspace.js';
 
 export function processBackend(python: string): Backend {
   return {
     name: 'process',
-    async open(opts: SessionOptions): Promise<Session> {
-      const pub = await publicDir(opts.task);
-      const workspace = await freshWorkspace();
-      // The same ./public path as in the jails, as a link.
-      await rm(join(workspace, 'public'), { recursive: true });
-      await symlink(pub, join(workspace, 'public'));
-      const base = { ...DEFAULT_LIMITS, ...opts.limits };
-      return {
-        backend: 'process',
-        workspace,
-        async run(step, over) {
-          const limits = { ...base, ...over };
-          return spawnJailed({ env: jailEnv(limits.cpus, workspace), cwd: workspace, limits, backend: 'process', workspace }, (cg) =>
+    open: (opts: SessionOptions): Promise<Session> =>
+      coldSession(
+        'process',
+        opts,
+        (step, limits, { workspace }) =>
+          spawnJailed({ env: jailEnv(limits.cpus, workspace), cwd: workspace, limits, backend: 'process', workspace }, (cg) =>
             launcherArgv(python, limits, cg, workspace, step),
-          );
+          ),
+        // The same ./public path as in the jails, as a link.
+        async ({ workspace, pub }) => {
+          await rm(join(workspace, 'public'), { recursive: true });
+          await symlink(pub, join(workspace, 'public'));
         },
-        close: () => removeWorkspace(workspace),
-      };
-    },
+      ),
   };
 }
