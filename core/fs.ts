@@ -62,3 +62,12 @@ export async function dirSize(root: string): Promise<number> {
   }
   return total;
 }
+
+/** Relative paths of every regular file under `root`, sorted (no digests: see listFiles for those). */
+export async function relativeFiles(root: string): Promise<string[]> {
+  const entries = await readdir(root, { withFileTypes: true, recursive: true }).catch(() => []);
+  return entries
+    .filter((e) => e.isFile())
+    .map((e) => relative(root, join(e.parentPath ?? (e as { path: string }).path, e.name)).split('\\').join('/'))
+    .sort();
+}

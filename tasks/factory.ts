@@ -3,13 +3,14 @@
 // Technical Writer's description are added, and the result is verified by
 // execution (the evaluator must grade the sample submission) and checked for
 // leakage. Any failure says at which role it happened.
-import { cp, mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
-import { join, relative } from 'node:path';
-import { listFiles } from '../core/fs.js';
+import { cp, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { relativeFiles } from '../core/fs.js';
 import type { Session } from '../sandbox/types.js';
 import { runEvaluator } from './evaluate.js';
 import { descriptionMd, evaluatorScript, generateTaskEnvScript, leakageProblems } from './roles.js';
 import type { TaskSpec } from './spec.js';
+import { writeTaskJson } from './taskjson.js';
 
 export type BuildResult =
   | { ok: true; sampleScore: number; thresholds: Record<string, number> }
@@ -21,16 +22,6 @@ export interface BuildOptions {
   /** Host interpreter for the verification run of the evaluator. */
   python: string;
   timeoutMs?: number;
-}
-
-async function walk(dir: string, root = dir): Promise<string[]> {
-  const out: string[] = [];
-  for (const e of await readdir(dir, { withFileTypes: true }).catch(() => [])) {
-    const p = join(dir, e.name);
-    if (e.isDirectory()) out.push(...(await walk(p, root)));
-    else out.push(relative(root, p));
-  }
-  return out.sort();
 }
 
 export async function buildTask(spec: TaskSpec, dest: string, opts: BuildOptions): Promise<BuildResult> {
@@ -54,15 +45,14 @@ export async function buildTask(spec: TaskSpec, dest: string, opts: BuildOptions
 
   const testHeader = (await readFile(join(dest, 'public', 'test.csv'), 'utf8')).split('\n')[0];
   const ruleText = await readFile(join(dest, 'private', 'spec.json'), 'utf8');
-  const leaks = leakageProblems(spec.target.name, description, testHeader, await walk(join(dest, 'public')), JSON.stringify(JSON.parse(ruleText).hidden_rule ?? {}));
+  const leaks = leakageProblems(spec.target.name, description, testHeader, await relativeFiles(join(dest, 'public')), JSON.stringify(JSON.parse(ruleText).hidden_rule ?? {}));
   if (leaks.length) return { ok: false, stage: 'leakage', error: leaks.join('; ') };
 
   const graded = await runEvaluator(dest, opts.python);
   if (!graded.ok) return { ok: false, stage: 'evaluator', error: `evaluator on the sample submission: ${graded.error}` };
 
   const thresholds = JSON.parse(await readFile(join(dest, 'private', 'threshold.json'), 'utf8')) as Record<string, number>;
-  const files = await listFiles(dest, (rel) => rel === 'task.json');
-  const task = {
+  await writeTaskJson(dest, {
     id: spec.task_id,
     modality: spec.source.modality,
     task_type: spec.generator,
@@ -77,8 +67,6 @@ export async function buildTask(spec: TaskSpec, dest: string, opts: BuildOptions
     domain: { sector: spec.domain.sector, scenario: spec.domain.scenario },
     generator: 'procedural',
     sample_score: graded.score,
-    files: Object.fromEntries(files.map((f) => [f.path, f.sha256])),
-  };
-  await writeFile(join(dest, 'task.json'), JSON.stringify(task, null, 2) + '\n');
+  });
   return { ok: true, sampleScore: graded.score, thresholds };
 }

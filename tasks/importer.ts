@@ -1,10 +1,10 @@
 // Importer for released SandMLE task folders, which keep evaluator.py and
 // answer.csv inside prepared/public/: they move to private/, the rest stays
 // public, and task.json records where the task came from.
-import { cp, mkdir, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { cp, mkdir, readdir, rm, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { UserError } from '../core/errors.js';
-import { listFiles } from '../core/fs.js';
+import { writeTaskJson } from './taskjson.js';
 
 /** Files that an agent must never see, wherever the release put them. */
 const PRIVATE_NAMES = new Set(['evaluator.py', 'answer.csv', 'threshold.json', 'generate_task_env.py', 'spec.json', 'answers.csv']);
@@ -49,10 +49,6 @@ export async function importSandmleTask(taskDir: string, destRoot: string): Prom
   }
   const problems: string[] = [];
   for (const need of ['evaluator.py', 'answer.csv']) if (!(await stat(join(dest, 'private', need)).catch(() => null))) problems.push(`no ${need}`);
-  const files = await listFiles(dest, (rel) => rel === 'task.json');
-  await writeFile(
-    join(dest, 'task.json'),
-    JSON.stringify({ id, generator: 'sandmle-release', source: { release: taskDir }, files: Object.fromEntries(files.map((f) => [f.path, f.sha256])) }, null, 2) + '\n',
-  );
+  await writeTaskJson(dest, { id, generator: 'sandmle-release', source: { release: taskDir } });
   return { id, moved, problems };
 }

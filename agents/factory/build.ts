@@ -4,13 +4,14 @@
 // evaluator must grade the sample submission with the contract's JSON (up to
 // 3 attempts); the Technical Writer's description must pass the leakage
 // check. The task folder follows DESIGN §4, like a procedural one.
-import { cp, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { join, relative } from 'node:path';
-import { listFiles } from '../../core/fs.js';
+import { cp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { relativeFiles } from '../../core/fs.js';
 import type { Session } from '../../sandbox/types.js';
 import { LOWER_IS_BETTER, type SeedDna, type TaskMetric } from '../../seeds/index.js';
 import { runEvaluator } from '../../tasks/evaluate.js';
 import { leakageProblems } from '../../tasks/roles.js';
+import { writeTaskJson } from '../../tasks/taskjson.js';
 import type { ChatMessage, LlmClient } from '../llm/client.js';
 import { extractBlock, renderPrompt } from './answers.js';
 import { askStrategist, type StrategistAnswer } from './strategist.js';
@@ -59,15 +60,6 @@ export async function generatedProblems(out: string, target: string): Promise<st
     problems.push('threshold.json is not valid JSON');
   }
   return problems;
-}
-
-async function walk(dir: string, root = dir): Promise<string[]> {
-  const out: string[] = [];
-  for (const e of await readdir(dir, { withFileTypes: true }).catch(() => [])) {
-    if (e.isDirectory()) out.push(...(await walk(join(dir, e.name), root)));
-    else out.push(relative(root, join(dir, e.name)));
-  }
-  return out.sort();
 }
 
 /** Asks, checks, and sends the problems back until the answer passes or attempts run out. */
@@ -153,7 +145,7 @@ export async function buildLlmTask(seed: SeedDna, dest: string, o: LlmBuildOptio
   if (!ops.ok) return { ok: false, stage: 'evaluator', error: ops.last, attempts };
 
   // Technical Writer: the description must not leak.
-  const publicFiles = await walk(join(dest, 'public'));
+  const publicFiles = await relativeFiles(join(dest, 'public'));
   const testHeader = (await readFile(join(dest, 'public', 'test.csv'), 'utf8')).split('\n')[0];
   const writer = await converse(
     o.client,
@@ -172,8 +164,7 @@ export async function buildLlmTask(seed: SeedDna, dest: string, o: LlmBuildOptio
   if (!writer.ok) return { ok: false, stage: 'leakage', error: writer.last, attempts };
 
   const rows = async (f: string) => Math.max(0, (await readFile(join(dest, 'public', f), 'utf8')).trim().split('\n').length - 1);
-  const files = await listFiles(dest, (rel) => rel === 'task.json');
-  const task = {
+  await writeTaskJson(dest, {
     id: taskId,
     modality: plan.dna.modality,
     task_type: `${plan.dna.modality}-${spec.target.kind}`,
@@ -187,8 +178,6 @@ export async function buildLlmTask(seed: SeedDna, dest: string, o: LlmBuildOptio
     domain: { sector: plan.scenarios[plan.chosen].domain, scenario: plan.scenarios[plan.chosen].scenario },
     generator: 'llm',
     sample_score: sampleScore,
-    files: Object.fromEntries(files.map((f) => [f.path, f.sha256])),
-  };
-  await writeFile(join(dest, 'task.json'), JSON.stringify(task, null, 2) + '\n');
+  });
   return { ok: true, taskId, sampleScore, attempts };
 }
