@@ -4,7 +4,7 @@
 // on 429, 5xx, timeouts and connection errors, a fast failure that names an
 // unreachable endpoint, token and cost accounting, and a response cache so
 // that a rerun replays finished calls for free.
-import OpenAI from 'openai';
+import type OpenAI from 'openai';
 import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { EnvError } from '../../core/errors.js';
@@ -59,6 +59,10 @@ export interface LlmClientOptions {
 
 const limits = new Map<string, Semaphore>();
 
+// The SDK loads on the first request, not at every start of the CLI.
+let sdk: Promise<typeof import('openai').default> | undefined;
+const loadSdk = () => (sdk ??= import('openai').then((m) => m.default));
+
 function semaphoreFor(name: string, spec: ModelSpec): Semaphore {
   const key = `${spec.base_url ?? ''}\u0000${spec.model}`;
   let s = limits.get(key);
@@ -79,8 +83,9 @@ const sleep = (ms: number, signal?: AbortSignal) =>
   });
 
 export class LlmClient {
-  private readonly openai: OpenAI;
+  private openai?: OpenAI;
   private readonly endpoint: string;
+  private readonly apiKey: string;
   readonly usage: Usage = { requests: 0, cached: 0, retries: 0, prompt_tokens: 0, completion_tokens: 0, cost_usd: 0 };
 
   constructor(private readonly opts: LlmClientOptions) {
@@ -90,13 +95,8 @@ export class LlmClient {
     if (opts.spec.api_key_env && !apiKey) {
       throw new EnvError(`model "${opts.name}": environment variable ${opts.spec.api_key_env} (api_key_env) is not set`);
     }
-    this.openai = new OpenAI({
-      baseURL: this.endpoint,
-      // Self-hosted servers (vLLM, SGLang, Ollama) accept any key.
-      apiKey: apiKey ?? 'unused',
-      maxRetries: 0,
-      timeout: (opts.spec.timeout_s ?? 120) * 1000,
-    });
+    // Self-hosted servers (vLLM, SGLang, Ollama) accept any key.
+    this.apiKey = apiKey ?? 'unused';
   }
 
   /** The cache key: model, messages, sampling parameters and sample index (not where the model is served). */
@@ -135,6 +135,8 @@ export class LlmClient {
 
   private async request(req: ChatRequest, signal?: AbortSignal): Promise<ChatResult> {
     const s = this.opts.spec;
+    const Sdk = await loadSdk();
+    this.openai ??= new Sdk({ baseURL: this.endpoint, apiKey: this.apiKey, maxRetries: 0, timeout: (s.timeout_s ?? 120) * 1000 });
     const maxRetries = this.opts.maxRetries ?? 4;
     const base = this.opts.baseDelayMs ?? 500;
     for (let attempt = 0; ; attempt++) {
@@ -158,8 +160,8 @@ export class LlmClient {
         return { content: r.choices[0]?.message?.content ?? '', usage, cached: false };
       } catch (err) {
         if (signal?.aborted) throw err;
-        const why = this.classify(err);
-        if (!why.retry || attempt >= maxRetries) throw this.failure(err, why.text, attempt + 1);
+        const why = this.classify(Sdk, err);
+        if (!why.retry || attempt >= maxRetries) throw this.failure(Sdk, err, why.text, attempt + 1);
         const delay = why.retryAfterMs ?? base * 2 ** attempt + Math.random() * base * 2 ** attempt;
         this.usage.retries++;
         this.opts.log?.(`${this.endpoint}: ${why.text}; retry ${attempt + 1}/${maxRetries} in ${Math.round(delay)} ms`);
@@ -168,7 +170,7 @@ export class LlmClient {
     }
   }
 
-  private classify(err: unknown): { retry: boolean; text: string; retryAfterMs?: number } {
+  private classify(OpenAI: typeof import('openai').default, err: unknown): { retry: boolean; text: string; retryAfterMs?: number } {
     if (err instanceof OpenAI.APIConnectionTimeoutError) return { retry: true, text: 'timed out' };
     if (err instanceof OpenAI.APIConnectionError) return { retry: true, text: `connection failed (${(err.cause as Error | undefined)?.message ?? err.message})` };
     if (err instanceof OpenAI.APIError) {
@@ -181,7 +183,7 @@ export class LlmClient {
     return { retry: false, text: (err as Error).message };
   }
 
-  private failure(err: unknown, text: string, tries: number): Error {
+  private failure(OpenAI: typeof import('openai').default, err: unknown, text: string, tries: number): Error {
     const who = `model "${this.opts.name}" (${this.opts.spec.model}) at ${this.endpoint}`;
     if (err instanceof OpenAI.APIConnectionError) {
       return new EnvError(`cannot reach ${who}: ${text} after ${tries} tries; is the server running?`);

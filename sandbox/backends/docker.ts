@@ -4,10 +4,10 @@
 // DeviceRequests when asked for. The workspace travels by bind mounts on a
 // local engine and by tar archives on a remote one (where host paths mean
 // nothing).
-import Docker from 'dockerode';
+import type Docker from 'dockerode';
 import { chmod, chown } from 'node:fs/promises';
 import { PassThrough, type Readable } from 'node:stream';
-import tarFs from 'tar-fs';
+import type { ExtractOptions } from 'tar-fs';
 import { EnvError } from '../../core/errors.js';
 import { limitNotes, MB, workspaceCheck } from '../limits.js';
 import { CappedOutput, jailEnv } from '../output.js';
@@ -17,6 +17,14 @@ import type { JailHandle, JailLauncher, Slot } from '../warm.js';
 import { coldSession, type Where } from '../workspace.js';
 
 export const DEFAULT_IMAGE = 'mlepipe-sandbox:latest';
+
+// dockerode and tar-fs load on first use: most commands never touch Docker,
+// and dockerode alone would add about 0.1 s to every start of the CLI.
+function lazyEngine(given?: Docker): () => Promise<Docker> {
+  let engine: Promise<Docker> | undefined;
+  return () => (engine ??= given ? Promise.resolve(given) : import('dockerode').then((m) => new m.default()));
+}
+const tarFs = async () => (await import('tar-fs')).default;
 const NOBODY = 65534;
 
 export interface DockerOptions {
@@ -122,13 +130,14 @@ async function attachOutput(c: Docker.Container, docker: Docker, maxBytes: numbe
 }
 
 export function dockerBackend(opts: DockerOptions = {}): Backend {
-  const docker = opts.docker ?? new Docker();
+  const engine = lazyEngine(opts.docker);
   const image = opts.image ?? DEFAULT_IMAGE;
   const python = opts.python ?? '/usr/bin/python3';
   const local = engineIsLocal();
   /** One step: a fresh container over the session's workspace. */
   const runStep = async (step: Step, limits: Limits, { workspace, pub }: Where): Promise<StepResult> => {
     const cmd = launcherArgv(python, limits, true, '/workspace', step);
+    const docker = await engine();
     const c = await docker
       .createContainer(containerOptions(image, cmd, limits, local ? { ws: workspace, pub } : null, { gpus: opts.gpus }))
       .catch((err: Error) => {
@@ -137,8 +146,9 @@ export function dockerBackend(opts: DockerOptions = {}): Backend {
     try {
       if (!local) {
         // A remote engine gets the workspace and public/ as archives (public files read-only, owned by root).
-        await c.putArchive(tarFs.pack(workspace, { ignore: (n) => n.endsWith('/public') }) as unknown as NodeJS.ReadableStream, { path: '/workspace' });
-        const pubTar = tarFs.pack(pub, { map: (h) => ({ ...h, name: `public/${h.name}`, uid: 0, gid: 0, mode: h.type === 'directory' ? 0o555 : 0o444 }) });
+        const tar = await tarFs();
+        await c.putArchive(tar.pack(workspace, { ignore: (n) => n.endsWith('/public') }) as unknown as NodeJS.ReadableStream, { path: '/workspace' });
+        const pubTar = tar.pack(pub, { map: (h) => ({ ...h, name: `public/${h.name}`, uid: 0, gid: 0, mode: h.type === 'directory' ? 0o555 : 0o444 }) });
         await c.putArchive(pubTar as unknown as NodeJS.ReadableStream, { path: '/workspace' });
       }
       const io = await attachOutput(c, docker, limits.maxOutputBytes);
@@ -176,7 +186,7 @@ export function dockerBackend(opts: DockerOptions = {}): Backend {
   return {
     name: 'docker',
     async open(so: SessionOptions): Promise<Session> {
-      await checkImage(docker, image);
+      await checkImage(await engine(), image);
       return coldSession('docker', so, runStep, ({ workspace }) => shareWorkspace(workspace));
     },
   };
@@ -185,9 +195,10 @@ export function dockerBackend(opts: DockerOptions = {}): Backend {
 /** Copies /workspace back from a remote container (public/ left out). */
 async function fetchWorkspace(c: Docker.Container, workspace: string): Promise<void> {
   const archive = (await c.getArchive({ path: '/workspace/.' })) as unknown as Readable;
+  const tar = await tarFs();
   await new Promise<void>((resolve, reject) => {
     archive
-      .pipe(tarFs.extract(workspace, { ignore: (name) => name.split('/').includes('public'), dmode: 0o755, fmode: 0o644 } as tarFs.ExtractOptions))
+      .pipe(tar.extract(workspace, { ignore: (name) => name.split('/').includes('public'), dmode: 0o755, fmode: 0o644 } as ExtractOptions))
       .on('finish', () => resolve())
       .on('error', reject);
   });
@@ -195,12 +206,13 @@ async function fetchWorkspace(c: Docker.Container, workspace: string): Promise<v
 
 /** Warm jails in containers: the server is the container's main process, spoken to over attach. Local engines only. */
 export function dockerJails(opts: DockerOptions = {}): JailLauncher {
-  const docker = opts.docker ?? new Docker();
+  const engine = lazyEngine(opts.docker);
   const image = opts.image ?? DEFAULT_IMAGE;
   return {
     kind: 'warm-docker',
     async start(slot: Slot, limits: Limits, argv: string[]): Promise<JailHandle> {
       if (!engineIsLocal()) throw new Error('warm executors need a local Docker engine (bind mounts); remote engines use cold steps');
+      const docker = await engine();
       await checkImage(docker, image);
       await shareWorkspace(slot.ws);
       const c = await docker.createContainer(
