@@ -48,7 +48,7 @@ export function containerOptions(
   cmd: string[],
   limits: Limits,
   binds: { ws: string; pub: string } | null,
-  extra: { gpus?: number | 'all'; openStdin?: boolean; memoryMb?: number } = {},
+  extra: { gpus?: number | 'all'; openStdin?: boolean; memoryMb?: number; cpus?: number } = {},
 ): Docker.ContainerCreateOptions {
   const env = jailEnv(limits.cpus, '/workspace');
   const memory = (extra.memoryMb ?? limits.memoryMb + BASELINE_MB) * MB;
@@ -71,7 +71,7 @@ export function containerOptions(
       Memory: memory,
       MemorySwap: memory,
       PidsLimit: limits.maxProcs + 16,
-      NanoCpus: Math.round(limits.cpus * 1e9),
+      NanoCpus: Math.round((extra.cpus ?? limits.cpus) * 1e9),
       CapDrop: ['ALL'],
       SecurityOpt: ['no-new-privileges'],
       ReadonlyRootfs: true,
@@ -216,7 +216,9 @@ export function dockerJails(opts: DockerOptions = {}): JailLauncher {
       await checkImage(docker, image);
       await shareWorkspace(slot.ws);
       const c = await docker.createContainer(
-        containerOptions(image, argv, limits, { ws: slot.ws, pub: slot.pub }, { gpus: opts.gpus, openStdin: true, memoryMb: limits.memoryMb + 1024 }),
+        // The server shares the container with the step: room for it in memory and CPU, so a step that
+        // exhausts its own share cannot starve the server that enforces its timeout.
+        containerOptions(image, argv, limits, { ws: slot.ws, pub: slot.pub }, { gpus: opts.gpus, openStdin: true, memoryMb: limits.memoryMb + 1024, cpus: limits.cpus + 1 }),
       );
       const stream = (await c.attach({ stream: true, stdin: true, stdout: true, stderr: true, hijack: true })) as unknown as NodeJS.ReadWriteStream & Readable;
       const stdout = new PassThrough();
