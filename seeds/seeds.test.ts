@@ -36,7 +36,7 @@ test('the strategist is deterministic and follows the DNA', () => {
   assert.equal(draftSpec(dna, { seed: 1, index: 3 }), a);
   assert.is.not(draftSpec(dna, { seed: 2, index: 3 }).task_id, a.task_id);
   assert.ok(a.n_train >= 50 && a.n_train <= 200);
-  assert.is(a.n_test, Math.max(10, Math.round(a.n_train * 0.2)));
+  assert.is(a.n_test, Math.max(100, Math.round(a.n_train * 0.5)));
   assert.is(a.mutations.length, 3);
   assert.is(a.domain.candidates.length, 5);
   assert.is(a.metric, dna.generate_metric);

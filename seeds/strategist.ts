@@ -101,7 +101,8 @@ export function draftSpec(dna: SeedDna, opts: StrategyOptions): TaskSpec {
   const [lo, hi] = opts.samples ?? [50, 200];
   const nMicro = rng.int(lo, hi);
   const n = opts.scale === 'full' ? nMicro * 100 : nMicro;
-  const nTest = Math.max(10, Math.round(n * 0.2));
+  // Big enough that a guess does not reach the baselines by luck (20 rows give 5% steps of accuracy).
+  const nTest = Math.max(100, Math.round(n * 0.5));
 
   const metric = dna.generate_metric;
   const regression = dna.generator === 'tabular-regression' || dna.generator === 'time-series-forecasting';

@@ -78,6 +78,8 @@ export interface Stage<P = Record<string, unknown>> {
   readonly description: string;
   /** Schema of `with:`; defaults in it are filled in before the key is computed. */
   readonly schema: JsonSchema;
+  /** Tables the stage publishes in rows.json beyond its metrics (eval: policy, task, win_rate, latency). */
+  readonly breakdowns?: readonly string[];
   /** Top-level params that do not change the output (concurrency): left out of the node key. */
   readonly keyIgnore?: readonly string[];
   /** Anything besides params that changes the output (hashes of dependency files, image digests). */

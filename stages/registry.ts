@@ -2,17 +2,18 @@
 // implementation, or an implementation without its name, fails to compile.
 import { ablate } from './ablate/index.js';
 import type { Stage } from './contract.js';
+import { evalStage } from './eval/index.js';
 import { filter } from './filter/index.js';
 import { generate } from './generate/index.js';
 import { shell } from './shell/index.js';
 
-export type StageKind = 'shell' | 'ablate' | 'generate' | 'filter';
+export type StageKind = 'shell' | 'ablate' | 'generate' | 'filter' | 'eval';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-export const STAGES = { shell, ablate, generate, filter } as const satisfies { readonly [K in StageKind]: Stage<any> };
+export const STAGES = { shell, ablate, generate, filter, eval: evalStage } as const satisfies { readonly [K in StageKind]: Stage<any> };
 
 /** Kinds described in the design that later work adds; named so errors can say so. */
-export const PLANNED_KINDS = ['eval', 'grpo', 'sft'] as const;
+export const PLANNED_KINDS = ['grpo', 'sft'] as const;
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export function getStage(kind: string): Stage<any> | undefined {

@@ -4,7 +4,9 @@
 # image colour statistics and thumbnails, text TF-IDF, audio spectra, graph
 # neighbour means, time-series phases), fits the strategy's model and writes
 # submission.csv in the sample's format. An agent's script is this file
-# followed by `solve("forest")`.
+# followed by `solve("forest")`. Every fitted strategy also prints a
+# validation score in the task's own metric (read from description.md), so
+# that an agent can keep its best submission and a search can rank drafts.
 import os
 import wave
 
@@ -123,86 +125,190 @@ def phases(t):
     return np.stack([f(2 * np.pi * t / p) for p in range(5, 30) for f in (np.sin, np.cos)], axis=1)
 
 
-def solve_series(train, test, target, strategy):
-    from sklearn.ensemble import HistGradientBoostingRegressor, RandomForestRegressor
-    from sklearn.linear_model import LinearRegression
+class Detrended:
+    """Time series: a linear trend on (step, driver), then a model of the residual on
+    the step's phase for many candidate periods. Columns 0 and 1 of x are step and driver."""
 
-    ok = train[target].notna().to_numpy()
-    y = train[target].to_numpy(float)[ok]
-    t_tr, t_te = train["step"].to_numpy(float)[ok], test["step"].to_numpy(float)
-    d_tr, d_te = train["driver"].to_numpy(float)[ok], test["driver"].to_numpy(float)
-    if strategy == "random":
-        return np.random.default_rng(0).uniform(y.min(), y.max(), len(test))
-    if strategy == "majority":
-        return np.full(len(test), y.mean())
-    lin = LinearRegression().fit(np.c_[t_tr, d_tr], y)
-    pred = lin.predict(np.c_[t_te, d_te])
-    if strategy == "linear":
-        return pred
-    resid = y - lin.predict(np.c_[t_tr, d_tr])
-    model = RandomForestRegressor(n_estimators=200, random_state=0) if strategy == "forest" else HistGradientBoostingRegressor(max_iter=200, learning_rate=0.05, random_state=0)
-    model.fit(np.c_[phases(t_tr), d_tr], resid)
-    return pred + model.predict(np.c_[phases(t_te), d_te])
+    def __init__(self, residual):
+        self.residual = residual
+
+    def fit(self, x, y):
+        from sklearn.linear_model import LinearRegression
+
+        self.trend = LinearRegression().fit(x[:, :2], y)
+        if self.residual is not None:
+            self.residual.fit(np.c_[phases(x[:, 0]), x[:, 1]], y - self.trend.predict(x[:, :2]))
+        return self
+
+    def predict(self, x):
+        out = self.trend.predict(x[:, :2])
+        return out if self.residual is None else out + self.residual.predict(np.c_[phases(x[:, 0]), x[:, 1]])
 
 
-def make_model(strategy, regression):
+def base_model(name, regression, series=False):
     from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor, RandomForestClassifier, RandomForestRegressor
     from sklearn.linear_model import LogisticRegression, Ridge
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
 
-    if strategy == "linear":
+    if series:
+        residual = {"linear": None, "forest": RandomForestRegressor(n_estimators=200, random_state=0),
+                    "gbm": HistGradientBoostingRegressor(max_iter=200, learning_rate=0.05, random_state=0)}[name]
+        return Detrended(residual)
+    if name == "linear":
         return make_pipeline(StandardScaler(), Ridge(alpha=1.0) if regression else LogisticRegression(max_iter=2000))
-    if strategy == "forest":
+    if name == "forest":
         return (RandomForestRegressor if regression else RandomForestClassifier)(n_estimators=200, random_state=0)
-    if strategy == "boosted":
-        kw = dict(max_iter=200, learning_rate=0.05, min_samples_leaf=5, random_state=0)
+    if name == "gbm":
+        # Small data: shallow trees, strong leaf regularisation, a slow learning rate.
+        kw = dict(max_iter=150, learning_rate=0.05, max_leaf_nodes=8, min_samples_leaf=4, l2_regularization=1.0, random_state=0)
         return HistGradientBoostingRegressor(**kw) if regression else HistGradientBoostingClassifier(**kw)
-    raise ValueError(f"unknown strategy {strategy}")
+    raise ValueError(f"unknown model {name}")
 
 
-def solve(strategy, out="submission.csv"):
+# The models a strategy chooses between, as tuples of base models whose predictions are averaged.
+# boosted is the top of the ladder: gradient boosting cross-validated against the forest, the linear
+# model and blends of them, submitting whichever validates best.
+CANDIDATES = {
+    "linear": [("linear",)],
+    "forest": [("forest",)],
+    "boosted": [("gbm",), ("gbm", "forest"), ("gbm", "forest", "linear"), ("forest",), ("linear",), ("forest", "linear")],
+}
+
+
+METRIC_PHRASES = [("accuracy", "accuracy"), ("macro-averaged F1", "macro_f1"), ("ROC-AUC", "roc_auc"), ("logarithmic loss", "log_loss"),
+                  ("root mean squared", "rmse"), ("mean absolute", "mae"), ("R²", "r2"), ("quadratic weighted kappa", "quadratic_weighted_kappa")]
+LOWER_IS_BETTER = {"log_loss", "rmse", "mae"}
+
+
+def task_metric():
+    """The metric description.md names under Evaluation (None when it names none the kit knows)."""
+    path = os.path.join(PUBLIC, "description.md")
+    text = open(path).read() if os.path.exists(path) else ""
+    evaluation = text.split("## Evaluation", 1)[-1][:600]
+    for phrase, name in METRIC_PHRASES:
+        if phrase.lower() in evaluation.lower():
+            return name
+    return None
+
+
+def score(metric, y, pred, classes):
+    """Score predictions in the submission's representation: values, labels or class probabilities."""
+    from sklearn import metrics as M
+
+    if metric in ("rmse", "mae", "r2") or not classes:
+        y, pred = np.asarray(y, float), np.asarray(pred, float)
+        return {"mae": M.mean_absolute_error(y, pred), "r2": M.r2_score(y, pred)}.get(metric, float(np.sqrt(M.mean_squared_error(y, pred))))
+    labels = np.asarray(classes, dtype=object)[pred.argmax(axis=1)]
+    if metric == "macro_f1":
+        return M.f1_score(y, labels, average="macro")
+    if metric == "quadratic_weighted_kappa":
+        return M.cohen_kappa_score(y, labels, weights="quadratic")
+    if metric in ("roc_auc", "log_loss"):
+        onehot = (np.asarray(y)[:, None] == np.asarray(classes)[None, :]).astype(float)
+        if metric == "log_loss":
+            return M.log_loss(onehot, np.clip(pred, 1e-15, 1))
+        if len(classes) == 2:
+            return M.roc_auc_score(onehot[:, 1], pred[:, 1]) if 0 < onehot[:, 1].sum() < len(y) else 0.5
+        present = onehot.sum(axis=0) > 0
+        return M.roc_auc_score(onehot[:, present], pred[:, present], average="macro") if present.sum() > 1 else 0.5
+    return M.accuracy_score(y, labels)
+
+
+def fit_predict(make, x_tr, y_tr, x_te, classes, prior):
+    model = make().fit(x_tr, y_tr)
+    if not classes:
+        return model.predict(x_te)
+    raw = model.predict_proba(x_te)
+    known = list(model.classes_) if hasattr(model, "classes_") else list(model.steps[-1][1].classes_)
+    proba = np.zeros((len(x_te), len(classes)))
+    for j, c in enumerate(known):
+        proba[:, classes.index(c)] = raw[:, j]
+    return 0.85 * proba + 0.15 * prior  # never certain: log-loss punishes it
+
+
+def out_of_fold(names, x, y, classes, prior, regression, series, folds=5):
+    """Out-of-fold predictions of each base model on the same folds (the last quarter as the one fold
+    for a time series), so that blends are scored without refitting."""
+    from sklearn.model_selection import KFold
+
+    if series:
+        cut = int(len(y) * 0.75)
+        splits = [(np.arange(cut), np.arange(cut, len(y)))]
+    else:
+        splits = list(KFold(min(folds, len(y)), shuffle=True, random_state=0).split(x))
+    truth = np.concatenate([y[va] for _, va in splits])
+    preds = {}
+    for name in names:
+        make = lambda: base_model(name, regression, series)
+        preds[name] = np.concatenate([fit_predict(make, x[tr], y[tr], x[va], classes, prior) for tr, va in splits])
+    return truth, preds
+
+
+def better(a, b, metric):
+    return b is None or (a < b if metric in LOWER_IS_BETTER else a > b)
+
+
+def solve(strategy, out="submission.csv", keep_best=False):
+    """Write a submission with one strategy; with keep_best, only when its validation score
+    beats the best one written so far (recorded in .mlekit_best.json)."""
     train, test, sample, info = load_task()
     rng = np.random.default_rng(0)
     target = target_of(train, info)
     ids = test["id"]
-    if "step" in test.columns and "driver" in test.columns:
-        pred = solve_series(train, test, target, strategy)
-        pd.DataFrame({"id": ids, target: pred}).to_csv(out, index=False)
-        return
-    y = train[target]
-    if info["kind"] == "value":
-        ok = y.notna().to_numpy()
-        if strategy == "random":
-            pred = rng.uniform(y.min(), y.max(), len(test))
-        elif strategy == "majority":
-            pred = np.full(len(test), y.mean())
+    series = "step" in test.columns and "driver" in test.columns
+    classes = [] if info["kind"] == "value" or series else info["classes"]
+    metric = task_metric() or ("rmse" if not classes else "accuracy")
+    y_all = train[target]
+    ok = y_all.notna().to_numpy()
+    y = y_all.to_numpy(float)[ok] if not classes else y_all.astype(str).to_numpy()
+    counts = np.array([np.sum(y == c) for c in classes], float)
+    prior = counts / counts.sum() if classes else None
+    valid = None
+    if strategy == "random":
+        pred = rng.dirichlet(np.ones(len(classes)), len(test)) if classes else rng.uniform(y.min(), y.max(), len(test))
+    elif strategy == "majority":
+        pred = np.tile(prior, (len(test), 1)) if classes else np.full(len(test), y.mean())
+    else:
+        if series:
+            x_tr = np.c_[train["step"].to_numpy(float), train["driver"].to_numpy(float)]
+            x_te = np.c_[test["step"].to_numpy(float), test["driver"].to_numpy(float)]
         else:
             x_tr, x_te = features(train, test, target)
-            pred = make_model(strategy, True).fit(x_tr[ok], y.to_numpy(float)[ok]).predict(x_te)
+        if not classes:
+            x_tr = x_tr[ok]  # rows whose target is missing cannot be fitted
+        options = CANDIDATES[strategy]
+        truth, oof = out_of_fold(sorted({n for c in options for n in c}), x_tr, y, classes, prior, not classes, series)
+        scored = {c: float(score(metric, truth, np.mean([oof[n] for n in c], axis=0), classes)) for c in options}
+        best = options[0]
+        for c in options:
+            print(f"cv {'+'.join(c)}: {scored[c]:.6f}")
+            if better(scored[c], scored[best], metric):
+                best = c
+        valid = scored[best]
+        pred = np.mean([fit_predict(lambda: base_model(n, not classes, series), x_tr, y, x_te, classes, prior) for n in best], axis=0)
+        print(f"validation score ({metric}): {valid:.6f}")
+    if keep_best:
+        path = ".mlekit_best.json"
+        import json
+
+        prev = json.load(open(path)) if os.path.exists(path) else None
+        if prev is not None and (valid is None or not better(valid, prev["score"], metric)):
+            print(f"kept the earlier submission ({prev['strategy']}, {prev['score']:.6f})")
+            return
+        if valid is not None:
+            json.dump({"strategy": strategy, "score": valid}, open(path, "w"))
+    write_submission(out, ids, target, info, classes, pred)
+    print(f"wrote {out} ({strategy})")
+
+
+def write_submission(out, ids, target, info, classes, pred):
+    if not classes:
         pd.DataFrame({"id": ids, target: pred}).to_csv(out, index=False)
-        return
-    classes = info["classes"]
-    labels = y.astype(str).to_numpy()
-    if strategy == "random":
-        proba = rng.dirichlet(np.ones(len(classes)), len(test))
-    elif strategy == "majority":
-        counts = np.array([np.sum(labels == c) for c in classes], float)
-        proba = np.tile(counts / counts.sum(), (len(test), 1))
-    else:
-        x_tr, x_te = features(train, test, target)
-        model = make_model(strategy, False).fit(x_tr, labels)
-        raw = model.predict_proba(x_te)
-        known = list(model.classes_) if not hasattr(model, "steps") else list(model.steps[-1][1].classes_)
-        proba = np.zeros((len(test), len(classes)))
-        for j, c in enumerate(known):
-            proba[:, classes.index(c)] = raw[:, j]
-        counts = np.array([np.sum(labels == c) for c in classes], float)
-        proba = 0.85 * proba + 0.15 * counts / counts.sum()  # never certain: log-loss punishes it
-    if info["kind"] == "label":
-        chosen = np.asarray(classes, dtype=object)[proba.argmax(axis=1)]
+    elif info["kind"] == "label":
+        chosen = np.asarray(classes, dtype=object)[pred.argmax(axis=1)]
         pd.DataFrame({"id": ids, target: chosen}).to_csv(out, index=False)
     elif info["target"] is not None:  # binary probability of the second class
-        pd.DataFrame({"id": ids, target: proba[:, 1]}).to_csv(out, index=False)
+        pd.DataFrame({"id": ids, target: pred[:, 1]}).to_csv(out, index=False)
     else:
-        pd.DataFrame({"id": ids, **{c: proba[:, j] for j, c in enumerate(classes)}}).to_csv(out, index=False)
+        pd.DataFrame({"id": ids, **{c: pred[:, j] for j, c in enumerate(classes)}}).to_csv(out, index=False)

@@ -24,6 +24,8 @@ export interface ChatRequest {
   max_tokens?: number;
   stop?: string[];
   seed?: number;
+  /** Ask for per-token log-probabilities (kept when the endpoint returns them). */
+  logprobs?: boolean;
   /** Which sample of the same prompt this is (several rollouts of one prompt): part of the cache key. */
   sample?: number;
 }
@@ -33,6 +35,7 @@ export interface ChatResult {
   usage: { prompt_tokens: number; completion_tokens: number };
   /** True when the answer came from the response cache (no request was made). */
   cached: boolean;
+  logprobs?: number[];
 }
 
 export interface Usage {
@@ -110,6 +113,8 @@ export class LlmClient {
         max_tokens: req.max_tokens ?? s.max_tokens ?? null,
         stop: req.stop ?? null,
         seed: req.seed ?? null,
+        // Only when asked for, so that earlier cached answers keep their keys.
+        ...(req.logprobs ? { logprobs: true } : {}),
         sample: req.sample ?? 0,
       }),
     );
@@ -119,16 +124,16 @@ export class LlmClient {
     const key = this.cacheKey(req);
     const file = this.opts.cacheDir ? join(this.opts.cacheDir, `${key}.json`) : undefined;
     if (file) {
-      const hit = await readFile(file, 'utf8').then((t) => JSON.parse(t) as { content: string; usage: ChatResult['usage'] }, () => undefined);
+      const hit = await readFile(file, 'utf8').then((t) => JSON.parse(t) as { content: string; usage: ChatResult['usage']; logprobs?: number[] }, () => undefined);
       if (hit) {
         this.usage.cached++;
-        return { content: hit.content, usage: hit.usage, cached: true };
+        return { content: hit.content, usage: hit.usage, cached: true, logprobs: hit.logprobs };
       }
     }
     const result = await semaphoreFor(this.opts.name, this.opts.spec).run(() => this.request(req, signal));
     if (file) {
       await mkdir(this.opts.cacheDir!, { recursive: true });
-      await writeFileAtomic(file, JSON.stringify({ model: this.opts.spec.model, request: req, content: result.content, usage: result.usage }) + '\n');
+      await writeFileAtomic(file, JSON.stringify({ model: this.opts.spec.model, request: req, content: result.content, usage: result.usage, logprobs: result.logprobs }) + '\n');
     }
     return result;
   }
@@ -149,6 +154,7 @@ export class LlmClient {
             max_tokens: req.max_tokens ?? s.max_tokens,
             stop: req.stop,
             seed: req.seed,
+            ...(req.logprobs ? { logprobs: true } : {}),
           },
           { signal },
         );
@@ -157,7 +163,8 @@ export class LlmClient {
         this.usage.prompt_tokens += usage.prompt_tokens;
         this.usage.completion_tokens += usage.completion_tokens;
         this.usage.cost_usd += (usage.prompt_tokens * (s.price_in_per_1m ?? 0) + usage.completion_tokens * (s.price_out_per_1m ?? 0)) / 1e6;
-        return { content: r.choices[0]?.message?.content ?? '', usage, cached: false };
+        const logprobs = r.choices[0]?.logprobs?.content?.map((t) => t.logprob);
+        return { content: r.choices[0]?.message?.content ?? '', usage, cached: false, ...(logprobs ? { logprobs } : {}) };
       } catch (err) {
         if (signal?.aborted) throw err;
         const why = this.classify(Sdk, err);

@@ -1,4 +1,7 @@
-import { buildTables, renderCsv, renderMarkdown, renderText } from '../../pipelines/report/tables.js';
+import { buildFigures } from '../../pipelines/report/figures.js';
+import { buildTables, renderCsv, renderMarkdown, renderText, tableJson } from '../../pipelines/report/tables.js';
+import type { Plan } from '../../pipelines/plan.js';
+import { displayPath } from '../../core/paths.js';
 import type { IO } from '../io.js';
 import { planFor, type PlanArgs } from './plan.js';
 
@@ -8,20 +11,27 @@ export interface ReportArgs extends PlanArgs {
 
 export async function reportCommand(file: string, args: ReportArgs, io: IO): Promise<number> {
   const plan = await planFor(file, args, io);
-  const tables = await buildTables(plan);
   const stale = plan.nodes.filter((p) => p.action === 'run').length;
   if (stale) io.err(`note: ${stale} node(s) have not run with their current parameters; their cells are empty`);
-  const format = args.format ?? 'text';
+  await printReport(plan, args.format ?? 'text', io);
+  return 0;
+}
+
+/** Tables on stdout in the chosen format; figures written as SVG (their paths on stderr, or in the JSON). */
+export async function printReport(plan: Plan, format: 'text' | 'md' | 'csv' | 'json', io: IO): Promise<void> {
+  const tables = await buildTables(plan);
+  const figures = await buildFigures(plan);
   if (format === 'json') {
-    io.out(JSON.stringify({ tables }, null, 2));
-    return 0;
+    const figs = Object.fromEntries(Object.entries(figures).map(([k, f]) => [k, f.path ?? null]));
+    io.out(JSON.stringify({ tables: Object.fromEntries(Object.entries(tables).map(([k, t]) => [k, tableJson(t)])), figures: figs }, null, 2));
+    return;
   }
   const parts: string[] = [];
   for (const [name, t] of Object.entries(tables)) {
     if (format === 'csv') parts.push(Object.keys(tables).length > 1 ? `# ${name}\n${renderCsv(t)}` : renderCsv(t));
-    else if (format === 'md') parts.push(`### ${name}\n\n${renderMarkdown(t)}`);
-    else parts.push(`${name}\n${renderText(t)}`);
+    else if (format === 'md') parts.push(`### ${name}\n\n${t.description ? `${t.description}\n\n` : ''}${renderMarkdown(t)}`);
+    else parts.push(`${name}${t.description ? ` — ${t.description}` : ''}\n${renderText(t)}`);
   }
   io.out(parts.join('\n\n'));
-  return 0;
+  for (const [name, f] of Object.entries(figures)) io.err(f.path ? `figure ${name}: ${displayPath(f.path)}` : `figure ${name}: skipped (${f.skipped})`);
 }

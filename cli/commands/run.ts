@@ -4,6 +4,7 @@ import { ListrReporter } from '../../pipelines/run/listr.js';
 import { runPlan } from '../../pipelines/run/scheduler.js';
 import type { IO } from '../io.js';
 import { planFor, type PlanArgs } from './plan.js';
+import { printReport } from './report.js';
 
 export interface RunArgs extends PlanArgs {
   /** -j as typed (a string from the command line, a number from tests). */
@@ -24,5 +25,11 @@ export async function runCommand(file: string, args: RunArgs, io: IO): Promise<n
     if (f.log) io.err(`  full log: ${f.log}`);
   }
   if (result.summary.interrupted) return 130;
-  return result.failures.length ? 1 : 0;
+  if (result.failures.length) return 1;
+  // The experiment's tables are what the run was for: show them.
+  if (Object.keys(plan.experiment.tables).length || Object.keys(plan.experiment.figures).length) {
+    io.err('');
+    await printReport(plan, 'text', io);
+  }
+  return 0;
 }

@@ -8,7 +8,8 @@ import { loadWithExtends } from './extends.js';
 import { applyOverrides, parseOverrides } from './overrides.js';
 import { interpolate } from './interpolate.js';
 import { loadSettings } from './settings.js';
-import type { Experiment, ResolvedStage, ResolvedTable } from './types.js';
+import { REFERENCES } from '../../core/references.js';
+import type { Experiment, ResolvedFigure, ResolvedStage, ResolvedTable } from './types.js';
 
 export interface LoadOptions {
   /** `-S key.path=value` arguments, applied after extends and before interpolation. */
@@ -39,7 +40,15 @@ export async function loadExperiment(file: string, opts: LoadOptions = {}): Prom
     description: st.description,
   }));
   const tables: Record<string, ResolvedTable> = {};
-  for (const [name, t] of Object.entries(doc.tables ?? {})) tables[name] = { from: t.from, rows: t.rows ?? 'variant', columns: t.columns };
+  for (const [name, t] of Object.entries(doc.tables ?? {})) {
+    // Unknown reference names were refused by the rules.
+    const reference = typeof t.reference === 'string' ? REFERENCES[t.reference] : t.reference;
+    tables[name] = { from: t.from, rows: t.rows ?? 'variant', columns: t.columns, interval: t.interval ?? 'ci', reference, description: t.description };
+  }
+  const figures: Record<string, ResolvedFigure> = {};
+  for (const [name, f] of Object.entries(doc.figures ?? {})) {
+    figures[name] = { from: f.from, rows: f.rows ?? 'variant', kind: f.kind ?? 'bar', x: f.x, y: f.y, color: f.color, interval: f.interval ?? true, title: f.title, logY: f.log_y ?? false };
+  }
   const rewards: Record<string, string> = {};
   for (const [name, f] of Object.entries(doc.rewards ?? {})) rewards[name] = expandPreset(f);
 
@@ -53,6 +62,7 @@ export async function loadExperiment(file: string, opts: LoadOptions = {}): Prom
     rewards,
     stages,
     tables,
+    figures,
     document: src.value as Record<string, unknown>,
     origins: src.origins,
   };

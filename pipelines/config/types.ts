@@ -23,11 +23,36 @@ export interface WrittenStage {
   description?: string;
 }
 
-/** A `tables:` entry: rows from the nodes of one stage, columns from their metrics. */
+/** Published numbers to print beside a table. */
+export interface ReferenceTable {
+  source: string;
+  columns?: string[];
+  rows: Array<Record<string, string | number | null>>;
+}
+
+/** A `tables:` entry: rows from the nodes of one stage (or a breakdown they publish), columns from their metrics. */
 export interface WrittenTable {
   from: string;
-  rows?: 'variant' | 'node';
+  /** variant | node | a breakdown the stage publishes (eval: policy, task, win_rate, latency). */
+  rows?: string;
   columns?: string[];
+  interval?: 'ci' | 'sem' | 'none';
+  /** A built-in reference name or published numbers written out. */
+  reference?: string | ReferenceTable;
+  description?: string;
+}
+
+/** A `figures:` entry: an SVG chart of a table's rows. */
+export interface WrittenFigure {
+  from: string;
+  rows?: string;
+  kind?: 'bar' | 'line' | 'point' | 'box' | 'heatmap';
+  x: string;
+  y: string;
+  color?: string;
+  interval?: boolean;
+  title?: string;
+  log_y?: boolean;
 }
 
 export interface WrittenExperiment {
@@ -39,6 +64,7 @@ export interface WrittenExperiment {
   rewards?: Record<string, string>;
   stages: Record<string, WrittenStage>;
   tables?: Record<string, WrittenTable>;
+  figures?: Record<string, WrittenFigure>;
 }
 
 export interface HostSettings {
@@ -82,8 +108,23 @@ export interface ResolvedStage {
 
 export interface ResolvedTable {
   readonly from: string;
-  readonly rows: 'variant' | 'node';
+  readonly rows: string;
   readonly columns?: readonly string[];
+  readonly interval: 'ci' | 'sem' | 'none';
+  readonly reference?: ReferenceTable;
+  readonly description?: string;
+}
+
+export interface ResolvedFigure {
+  readonly from: string;
+  readonly rows: string;
+  readonly kind: 'bar' | 'line' | 'point' | 'box' | 'heatmap';
+  readonly x: string;
+  readonly y: string;
+  readonly color?: string;
+  readonly interval: boolean;
+  readonly title?: string;
+  readonly logY: boolean;
 }
 
 /** What the compiler sees: validated, interpolated, defaults applied. */
@@ -99,6 +140,7 @@ export interface Experiment {
   /** In declaration order. */
   readonly stages: readonly ResolvedStage[];
   readonly tables: Readonly<Record<string, ResolvedTable>>;
+  readonly figures: Readonly<Record<string, ResolvedFigure>>;
   /** The merged, interpolated document (before defaults), for `diff`. */
   readonly document: Readonly<Record<string, unknown>>;
   readonly origins: Origins;

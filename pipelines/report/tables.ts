@@ -1,47 +1,86 @@
-// The experiment's `tables:` rendered from node metrics (DESIGN §2).
+// The experiment's `tables:` rendered from node metrics (DESIGN §2), or from
+// a breakdown the stage publishes in rows.json (an eval node's rows by
+// policy, task, win rate, latency), with published numbers beside them.
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { ReferenceTable, ResolvedTable } from '../config/types.js';
 import type { AblateTable } from '../../stages/ablate/index.js';
 import { variantLabel } from '../../stages/ablate/index.js';
 import type { MetricValue } from '../../stages/contract.js';
 import type { Plan } from '../plan.js';
-import { currentMetrics } from './metrics.js';
+import { currentMetrics, type NodeMetrics } from './metrics.js';
+
+export type Row = Record<string, MetricValue>;
 
 export interface Table {
   columns: string[];
-  rows: Array<Record<string, MetricValue>>;
+  rows: Row[];
+  /** How cells with `<col>_lo`, `<col>_hi` and `<col>_sem` beside them are printed. */
+  interval?: 'ci' | 'sem' | 'none';
+  description?: string;
+  reference?: ReferenceTable;
+}
+
+const SUFFIXES = ['_lo', '_hi', '_sem'];
+const isCompanion = (k: string, keys: string[]) => SUFFIXES.some((s) => k.endsWith(s) && keys.includes(k.slice(0, -s.length)));
+
+/** The nodes a table or figure draws from: the stage's, or an ablate stage's variants of its target. */
+export function sourceNodes(plan: Plan, metrics: Map<string, NodeMetrics>, from: string): NodeMetrics[] {
+  const stage = plan.experiment.stages.find((s) => s.id === from);
+  const name = stage?.uses === 'ablate' ? (stage.target ?? from) : from;
+  return [...metrics.values()].filter((m) => m.stage === name);
+}
+
+/** Rows of a breakdown from every node of the stage, with the variant in front when there are several. */
+export async function breakdownRows(nodes: NodeMetrics[], breakdown: string): Promise<{ rows: Row[]; labels: string[] }> {
+  const varied = nodes.some((n) => Object.keys(n.variant).length);
+  const rows: Row[] = [];
+  let labels: string[] = [];
+  for (const n of nodes) {
+    if (!n.dir || !n.metrics) continue;
+    const all = JSON.parse(await readFile(join(n.dir, 'rows.json'), 'utf8').catch(() => '{}')) as Record<string, Row[]>;
+    const mine = all[breakdown] ?? [];
+    if (mine[0] && !labels.length) labels = Object.keys(mine[0]).filter((k) => typeof mine[0][k] === 'string');
+    for (const r of mine) rows.push(varied ? { variant: variantLabel(n.variant) || n.id, ...r } : r);
+  }
+  return { rows, labels: varied ? ['variant', ...labels] : labels };
 }
 
 export async function buildTables(plan: Plan): Promise<Record<string, Table>> {
   const metrics = await currentMetrics(plan);
   const exp = plan.experiment;
-  const defs = Object.keys(exp.tables).length ? exp.tables : { nodes: { from: '', rows: 'node' as const, columns: undefined } };
+  const defs: Record<string, ResolvedTable> = Object.keys(exp.tables).length ? { ...exp.tables } : { nodes: { from: '', rows: 'node', interval: 'ci' } };
   const tables: Record<string, Table> = {};
   for (const [name, def] of Object.entries(defs)) {
-    const nodes = [...metrics.values()].filter((m) => !def.from || m.stage === def.from);
+    const extra = { interval: def.interval, description: def.description, reference: def.reference };
     const stage = exp.stages.find((s) => s.id === def.from);
+    if (def.rows !== 'variant' && def.rows !== 'node') {
+      const { rows, labels } = await breakdownRows(sourceNodes(plan, metrics, def.from), def.rows);
+      const keys = [...new Set(rows.flatMap((r) => Object.keys(r)))];
+      const columns = [...labels, ...(def.columns ?? keys.filter((k) => !labels.includes(k) && !isCompanion(k, keys)))];
+      tables[name] = { columns, rows, ...extra };
+      continue;
+    }
+    const nodes = [...metrics.values()].filter((m) => !def.from || m.stage === def.from);
     if (stage?.uses === 'ablate' && nodes[0]?.dir) {
       // An ablate node already holds its comparison table.
       const t = JSON.parse(await readFile(join(nodes[0].dir, 'table.json'), 'utf8')) as AblateTable;
       const columns = def.columns ? ['variant', ...def.columns] : t.columns;
-      tables[name] = { columns, rows: t.rows.map((r) => pick(r, columns)) };
+      tables[name] = { columns, rows: t.rows, ...extra };
       continue;
     }
     const metricNames = def.columns ?? [...new Set(nodes.flatMap((n) => Object.keys(n.metrics ?? {})))];
     const label = def.rows === 'node' || !nodes.some((n) => Object.keys(n.variant).length) ? 'node' : 'variant';
-    const columns = [label, ...metricNames];
     const rows = nodes.map((n) => {
-      const row: Record<string, MetricValue> = { [label]: label === 'node' ? n.id : variantLabel(n.variant) || n.id };
+      const row: Row = { [label]: label === 'node' ? n.id : variantLabel(n.variant) || n.id };
+      // Every metric is kept (interval companions included); the columns say what is shown.
+      for (const [k, v] of Object.entries(n.metrics ?? {})) row[k] = v;
       for (const m of metricNames) row[m] = n.metrics ? (n.metrics[m] ?? null) : null;
       return row;
     });
-    tables[name] = { columns, rows };
+    tables[name] = { columns: [label, ...metricNames], rows, ...extra };
   }
   return tables;
-}
-
-function pick(row: Record<string, MetricValue>, columns: string[]): Record<string, MetricValue> {
-  return Object.fromEntries(columns.map((c) => [c, row[c] ?? null]));
 }
 
 export function formatValue(v: MetricValue | undefined): string {
@@ -50,22 +89,54 @@ export function formatValue(v: MetricValue | undefined): string {
   return String(v);
 }
 
+/** A cell with its uncertainty: `42.5 ± 3.1 [30.0, 55.0]`. */
+export function formatCell(row: Row, col: string, interval: Table['interval'] = 'ci'): string {
+  const v = row[col];
+  const base = formatValue(v);
+  if (typeof v !== 'number' || interval === 'none') return base;
+  const lo = row[`${col}_lo`];
+  const hi = row[`${col}_hi`];
+  const s = row[`${col}_sem`];
+  const sem = typeof s === 'number' && s > 0 ? ` ± ${formatValue(s)}` : '';
+  if (interval === 'sem') return base + sem;
+  return typeof lo === 'number' && typeof hi === 'number' ? `${base}${sem} [${formatValue(lo)}, ${formatValue(hi)}]` : base + sem;
+}
+
+function grid(t: Table): string[][] {
+  return t.rows.map((r) => t.columns.map((c) => formatCell(r, c, t.interval)));
+}
+
 export function renderText(t: Table): string {
-  const cells = [t.columns, ...t.rows.map((r) => t.columns.map((c) => formatValue(r[c])))];
+  const cells = [t.columns, ...grid(t)];
   const widths = t.columns.map((_, i) => Math.max(...cells.map((row) => row[i].length)));
-  return cells.map((row) => row.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd()).join('\n');
+  const body = cells.map((row) => row.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd()).join('\n');
+  return t.reference ? `${body}\n\npaper — ${t.reference.source}\n${renderText(referenceTable(t.reference))}` : body;
 }
 
 export function renderMarkdown(t: Table): string {
   const esc = (s: string) => s.replace(/\|/g, '\\|');
   const lines = [`| ${t.columns.map(esc).join(' | ')} |`, `|${t.columns.map(() => ' --- ').join('|')}|`];
-  for (const r of t.rows) lines.push(`| ${t.columns.map((c) => esc(formatValue(r[c]))).join(' | ')} |`);
+  for (const r of grid(t)) lines.push(`| ${r.map(esc).join(' | ')} |`);
+  if (t.reference) lines.push('', `Paper: ${t.reference.source}`, '', renderMarkdown(referenceTable(t.reference)));
   return lines.join('\n');
 }
 
+/** CSV keeps the interval companions as columns of their own. */
 export function renderCsv(t: Table): string {
   const q = (s: string) => (/[",\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s);
-  const lines = [t.columns.map(q).join(',')];
-  for (const r of t.rows) lines.push(t.columns.map((c) => q(r[c] === null || r[c] === undefined ? '' : String(r[c]))).join(','));
+  const columns = t.columns.flatMap((c) => [c, ...SUFFIXES.map((s) => c + s).filter((k) => t.rows.some((r) => r[k] !== undefined))]);
+  const lines = [columns.map(q).join(',')];
+  for (const r of t.rows) lines.push(columns.map((c) => q(r[c] === null || r[c] === undefined ? '' : String(r[c]))).join(','));
   return lines.join('\n');
+}
+
+/** JSON: the shown columns with their companions, and the reference when declared. */
+export function tableJson(t: Table): Record<string, unknown> {
+  const keep = (r: Row) => Object.fromEntries(Object.entries(r).filter(([k]) => t.columns.includes(k) || SUFFIXES.some((s) => k.endsWith(s) && t.columns.includes(k.slice(0, -s.length)))));
+  return { columns: t.columns, rows: t.rows.map(keep), ...(t.description ? { description: t.description } : {}), ...(t.reference ? { reference: t.reference } : {}) };
+}
+
+function referenceTable(r: ReferenceTable): Table {
+  const columns = r.columns ?? [...new Set(r.rows.flatMap((x) => Object.keys(x)))];
+  return { columns, rows: r.rows, interval: 'none' };
 }

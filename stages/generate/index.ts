@@ -9,7 +9,6 @@ import { assetPath } from '../../core/assets.js';
 import { ParamError } from '../../core/errors.js';
 import { canonicalJson, sha256 } from '../../core/hash.js';
 import { listFiles } from '../../core/fs.js';
-import { createSandbox } from '../../sandbox/index.js';
 import schema from '../../schemas/stages/generate.schema.json';
 import { buildLlmTask } from '../../agents/factory/build.js';
 import { LlmClient } from '../../agents/llm/client.js';
@@ -19,6 +18,7 @@ import { selectSeeds, type SeedDna } from '../../seeds/index.js';
 import { draftSpec } from '../../seeds/strategist.js';
 import { buildTask, type BuildResult } from '../../tasks/factory.js';
 import type { Metrics, Stage } from '../contract.js';
+import { stageSandbox } from '../sandbox.js';
 
 export interface GenerateParams {
   backend: 'procedural' | 'llm';
@@ -88,14 +88,7 @@ export const generate: Stage<GenerateParams> = {
     const client = p.backend === 'llm' ? new LlmClient({ name: p.model!, spec: ctx.models[p.model!], cacheDir: join(ctx.cacheRoot, 'llm'), log: ctx.log }) : undefined;
     const empty = await mkdtemp(join(tmpdir(), 'mlepipe-gen-'));
     await mkdir(join(empty, 'public'));
-    const sandbox = createSandbox({
-      backend: ctx.sandbox.backend,
-      image: ctx.sandbox.image,
-      warm: true,
-      poolSize: p.concurrency,
-      explicit: ctx.sandbox.backend === 'process',
-      warn: (m) => ctx.log(`warning: ${m}`),
-    });
+    const sandbox = stageSandbox(ctx, p.concurrency);
     const results: ItemResult[] = [];
     let done = 0;
     const queue = Array.from({ length: count }, (_, i) => i);

@@ -109,25 +109,26 @@ PERFECT = {"rmse": 0.0, "mae": 0.0, "log_loss": 0.0}
 
 
 def thresholds(spec, scores, oracle_score):
-    """The threshold logic: median from the majority/mean baseline; bronze and silver from the linear and
-    forest baselines (the weaker one is bronze); gold from the noise ceiling of the hidden rule, else the best
-    baseline plus a margin. Returns the thresholds and the logic that set each one."""
+    """The threshold logic: median from the majority/mean baseline; silver from the stronger of the linear
+    and forest baselines; bronze halfway between the weaker and the stronger one, so that reproducing the
+    weaker model does not earn a medal and reproducing the stronger one is not a coin flip at its threshold;
+    gold from the noise ceiling of the hidden rule, else the best baseline plus a margin. Returns the
+    thresholds and the logic that set each one."""
     lower = spec["is_lower_better"]
     better = (lambda a, b: a < b) if lower else (lambda a, b: a > b)
     perfect = PERFECT.get(spec["metric"], 1.0)
     med = scores["median"]
     lin, rf = scores["bronze"], scores["silver"]
-    if better(lin, rf):
-        bronze, silver = rf, lin
-        logic = {"bronze": "random forest (weaker of the two models)", "silver": "linear model (stronger of the two models)"}
+    weak, strong, names = (rf, lin, ("random forest", "linear model")) if better(lin, rf) else (lin, rf, ("linear model", "random forest"))
+    silver = strong
+    logic = {"median": "majority class / mean / class prior", "silver": f"{names[1]} (the stronger of the two models)"}
+    if better(weak, med):
+        bronze = weak + (strong - weak) / 2
+        logic["bronze"] = f"halfway between the {names[0]} and the {names[1]}"
     else:
-        bronze, silver = lin, rf
-        logic = {"bronze": "linear model", "silver": "random forest"}
-    logic["median"] = "majority class / mean / class prior"
-    if better(silver, med) and not (better(bronze, med) and better(silver, bronze)):
-        # The weaker model did not separate median from silver: bronze sits midway.
+        # The weaker model did not beat the median: bronze sits midway between median and silver.
         bronze = med + (silver - med) / 2
-        logic["bronze"] = "midway between median and silver (the weaker model did not separate them)"
+        logic["bronze"] = "midway between median and silver (the weaker model did not beat the median)"
     best = silver if better(silver, med) else med
     if better(oracle_score, best):
         gold, logic["gold"] = oracle_score, "noise ceiling of the hidden rule"

@@ -105,6 +105,7 @@ test('report renders tables from metrics (text, json, csv, md)', async () => {
         ],
       },
     },
+    figures: {},
   });
   assert.is((await cli(['report', 'e.yaml', '--csv'], { cwd: dir })).stdout.trim(), 'variant,score\nparams.lr=1,3\nparams.lr=2,6');
   assert.match((await cli(['report', 'e.yaml', '--md'], { cwd: dir })).stdout, '| params.lr=2 | 6 |');

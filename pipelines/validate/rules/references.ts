@@ -3,8 +3,10 @@ import { getStage, PLANNED_KINDS, stageKinds } from '../../../stages/registry.js
 import { isPlainObject } from '../../config/merge.js';
 import { dotted, valuePos, type Path } from '../../../core/source.js';
 import { REWARD_PRESETS } from '../../../core/rewards/presets.js';
+import { REFERENCES } from '../../../core/references.js';
 import { suggestion, type JsonSchema } from '../../../core/jsonschema.js';
 import { stageEntries, type Rule } from './types.js';
+import { parsePolicy } from '../../../agents/policies/index.js';
 
 /** `uses:` must name a registered stage kind. */
 export const knownKinds: Rule = ({ doc, origins }) => {
@@ -34,6 +36,11 @@ export const definedRefs: Rule = ({ doc, origins, params }) => {
     const p = params.get(id);
     if (!kind || !p) continue;
     for (const ref of collectRefs(kind.schema, p, ['stages', id, 'with'])) {
+      if (ref.kind === 'policy') {
+        const r = parsePolicy(ref.name, doc.models ?? {});
+        if ('error' in r) out.push({ pos: valuePos(origins, ref.path), path: dotted(ref.path), message: r.error });
+        continue;
+      }
       const known = ref.kind === 'model' ? models : rewards;
       if (!known.includes(ref.name)) {
         const where = ref.kind === 'model' ? 'models:' : 'rewards: or the presets';
@@ -63,14 +70,30 @@ export function collectRefs(schema: JsonSchema, data: unknown, path: Path): Ref[
   return refs;
 }
 
-/** `tables.*.from` must name a stage. */
+/** `tables:` and `figures:` must draw from a stage, with rows it has; references must exist. */
 export const tableSources: Rule = ({ doc, origins }) => {
   const names = Object.keys(doc.stages);
   const out: Diagnostic[] = [];
-  for (const [name, t] of Object.entries(doc.tables ?? {})) {
+  const at = (path: Path, message: string) => out.push({ pos: valuePos(origins, path), path: dotted(path), message });
+  const entries: Array<[string, string, { from: string; rows?: string }]> = [
+    ...Object.entries(doc.tables ?? {}).map(([n, t]) => ['tables', n, t] as [string, string, { from: string; rows?: string }]),
+    ...Object.entries(doc.figures ?? {}).map(([n, f]) => ['figures', n, f] as [string, string, { from: string; rows?: string }]),
+  ];
+  for (const [section, name, t] of entries) {
     if (!names.includes(t.from)) {
-      const path = ['tables', name, 'from'];
-      out.push({ pos: valuePos(origins, path), path: dotted(path), message: `no stage named "${t.from}"${suggestion(t.from, names)}` });
+      at([section, name, 'from'], `no stage named "${t.from}"${suggestion(t.from, names)}`);
+      continue;
+    }
+    if (t.rows === undefined || t.rows === 'variant' || t.rows === 'node') continue;
+    const kind = doc.stages[t.from].uses;
+    // An ablate stage's rows come from its target.
+    const source = kind === 'ablate' ? doc.stages[doc.stages[t.from].target ?? '']?.uses : kind;
+    const known = ['variant', 'node', ...(getStage(source ?? '')?.breakdowns ?? [])];
+    if (!known.includes(t.rows)) at([section, name, 'rows'], `stage "${t.from}" (${source}) has no "${t.rows}" rows (available: ${known.join(', ')})${suggestion(t.rows, known)}`);
+  }
+  for (const [name, t] of Object.entries(doc.tables ?? {})) {
+    if (typeof t.reference === 'string' && !Object.hasOwn(REFERENCES, t.reference)) {
+      at(['tables', name, 'reference'], `unknown reference "${t.reference}" (built in: ${Object.keys(REFERENCES).join(', ')})${suggestion(t.reference, Object.keys(REFERENCES))}`);
     }
   }
   return out;

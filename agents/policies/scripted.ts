@@ -1,0 +1,88 @@
+// The scripted reference agents: random, majority, linear, forest, boosted.
+// They answer in the scaffold's format with real code from the solution kit
+// (agents/kit/mlekit.py), climbing a ladder of strategies and keeping the
+// submission that validates best, so that a larger turn budget can help.
+// Graded in strength, they are the offline default and the calibration
+// ladder the task factory is checked against.
+import { assetText } from '../../core/assets.js';
+import type { Policy, PolicyReply, PolicyRequest } from './types.js';
+
+export const SCRIPTED = ['random', 'majority', 'linear', 'forest', 'boosted'] as const;
+export type ScriptedName = (typeof SCRIPTED)[number];
+
+/** The strategies each agent tries in order, weakest first. */
+const LADDER: Record<ScriptedName, string[]> = {
+  random: ['random'],
+  majority: ['majority'],
+  linear: ['linear'],
+  forest: ['linear', 'forest'],
+  boosted: ['linear', 'forest', 'boosted'],
+};
+
+const NO_USAGE = { prompt_tokens: 0, completion_tokens: 0 };
+
+const INSPECT = `import pandas as pd
+train = pd.read_csv("public/train.csv")
+test = pd.read_csv("public/test.csv")
+sample = pd.read_csv("public/sample_submission.csv")
+print("train", train.shape, "test", test.shape)
+print(train.head())
+print("submission columns:", list(sample.columns))`;
+
+/** The first solving step saves the kit as a module; later ones import it. */
+function solveCode(strategy: string, kitSaved: boolean, keepBest = true): string {
+  const call = `solve(${JSON.stringify(strategy)}${keepBest ? ', keep_best=True' : ''})`;
+  if (kitSaved) return `import sys\nsys.path.insert(0, ".")\nfrom mlekit import solve\n${call}`;
+  return `${assetText('agents/kit/mlekit.py')}\n\nif __name__ == "__main__":\n    import shutil\n    shutil.copyfile(__file__, "mlekit.py")  # reused by the next steps\n    ${call}`;
+}
+
+const fence = (code: string) => '```python\n' + code + '\n```';
+
+export function scriptedPolicy(name: ScriptedName): Policy {
+  const ladder = LADDER[name];
+  return {
+    name: `scripted:${name}`,
+    kind: 'scripted',
+    async act(req: PolicyRequest): Promise<PolicyReply> {
+      const text = req.scaffold === 'aide' ? aideReply(ladder, req) : reactReply(ladder, req);
+      return { text, usage: NO_USAGE };
+    },
+  };
+}
+
+/** ReAct: inspect the data, solve with each rung of the ladder, validate, answer. */
+function reactReply(ladder: string[], req: PolicyRequest): string {
+  const t = req.turn;
+  if (t === 0) return `<think>First look at the data and the submission format.</think>\n${fence(INSPECT)}`;
+  const rung = t - 1;
+  if (rung < ladder.length) {
+    // The kit file is copied before solving starts, so any earlier solving step that was not killed saved it.
+    const kitSaved = req.history.some((h, i) => i > 0 && h.action === 'code' && !h.timed_out);
+    const why = rung === 0 ? `Start with the ${ladder[0]} strategy.` : `Try ${ladder[rung]} and keep it only if it validates better.`;
+    return `<think>${why}</think>\n${fence(solveCode(ladder[rung], kitSaved))}`;
+  }
+  const last = req.history[req.history.length - 1];
+  if (last?.action !== 'validate') return '<think>Check the submission format before finishing.</think>\n<validate>submission.csv</validate>';
+  if (!/^valid/i.test(last.observation)) {
+    // The format check failed: fall back to the class prior / mean, which always has the right shape.
+    if (req.history.filter((h) => h.action === 'validate').length < 2)
+      return `<think>The submission is malformed; write the simplest valid one.</think>\n${fence(solveCode('majority', false, false))}`;
+  }
+  return '<think>The submission is in place.</think>\n<answer>submission.csv</answer>';
+}
+
+/** AIDE: drafts walk up the ladder; improving moves a node one rung up; debugging falls back to the prior. */
+function aideReply(ladder: string[], req: PolicyRequest): string {
+  let strategy: string;
+  // Drafts come first in the search, so the node index counts them.
+  if (req.purpose === 'draft') strategy = ladder[req.turn % ladder.length];
+  else if (req.purpose === 'debug') strategy = 'majority';
+  else {
+    // The last call in the parent's script (the kit's own comments mention solve("forest") too).
+    const calls = [...(req.parent?.code ?? '').matchAll(/^solve\("(\w+)"/gm)];
+    const current = calls.length ? calls[calls.length - 1][1] : ladder[0];
+    strategy = ladder[Math.min(ladder.indexOf(current) + 1, ladder.length - 1)] ?? ladder[ladder.length - 1];
+  }
+  const plan = `${req.purpose === 'draft' ? 'Draft' : req.purpose === 'debug' ? 'Debug' : 'Improve'}: solve with the ${strategy} strategy and print a validation score.`;
+  return `${plan}\n${fence(`${assetText('agents/kit/mlekit.py')}\n\nsolve(${JSON.stringify(strategy)})`)}`;
+}

@@ -1,0 +1,123 @@
+// AIDE's search over whole solutions: a tree of scripts, each run in the
+// sandbox. Drafts come first (num_drafts); then, with probability debug_prob,
+// a failed leaf is debugged (at most max_debug_depth times in a row), else
+// the best working node is improved. Every node's submission is kept; the
+// one with the best validation score is graded. journal.json is the tree.
+import { copyFile, mkdir, rm, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { extractBlock, renderPrompt } from '../../factory/answers.js';
+import type { ChatMessage } from '../../llm/client.js';
+import { clip, execute, observation } from '../execute.js';
+import { ask, budget, newUsage } from '../turns.js';
+import type { EpisodeContext, EpisodeResult, Scaffold, TurnRecord } from '../types.js';
+
+export interface JournalNode {
+  id: number;
+  parent: number | null;
+  operator: 'draft' | 'improve' | 'debug';
+  plan: string;
+  code: string;
+  exit_code: number | null;
+  timed_out: boolean;
+  duration_ms: number;
+  metric: number | null;
+  buggy: boolean;
+  /** Debug steps in a row that led to this node. */
+  debug_depth: number;
+  observation: string;
+}
+
+/** The last `validation score: X` the script printed. */
+export function parseMetric(stdout: string): number | null {
+  const all = [...stdout.matchAll(/validation score[^:\n]*:\s*(-?\d+(?:\.\d+)?(?:e[-+]?\d+)?)/gi)];
+  const v = all.length ? Number(all[all.length - 1][1]) : NaN;
+  return Number.isFinite(v) ? v : null;
+}
+
+export const aide: Scaffold = {
+  name: 'aide',
+  async run(ctx: EpisodeContext): Promise<EpisodeResult> {
+    const { limits, aide: opts } = ctx;
+    const started = Date.now();
+    const system: ChatMessage = { role: 'system', content: renderPrompt('aide/system', { step_timeout: Math.round(limits.stepTimeoutMs / 1000), description: ctx.task.description.trim() }) };
+    const nodes: JournalNode[] = [];
+    const turns: TurnRecord[] = [];
+    const messages: ChatMessage[] = [system];
+    const usage = newUsage();
+    const better = (a: number, b: number) => (ctx.task.lowerIsBetter ? a < b : a > b);
+    const best = () => nodes.filter((n) => !n.buggy).reduce<JournalNode | undefined>((b, n) => (!b || (n.metric !== null && (b.metric === null || better(n.metric, b.metric))) ? n : b), undefined);
+    const memory = () => nodes.filter((n) => !n.buggy).map((n) => `- node ${n.id} (${n.operator}): ${n.plan.split('\n')[0].slice(0, 160)} → validation score ${n.metric ?? 'not printed'}`).join('\n') || '(none yet)';
+    await mkdir(join(ctx.session.workspace, '.aide'), { recursive: true });
+    let ended: EpisodeResult['ended'] = 'max_turns';
+    let error: string | undefined;
+    for (let i = 0; i < limits.maxTurns; i++) {
+      const b = budget(ctx, started);
+      if ('stop' in b) {
+        ended = b.stop;
+        break;
+      }
+      // The search policy.
+      let operator: JournalNode['operator'] = 'draft';
+      let parent: JournalNode | undefined;
+      if (nodes.filter((n) => n.operator === 'draft').length >= opts.numDrafts) {
+        const leaves = nodes.filter((n) => n.buggy && n.debug_depth < opts.maxDebugDepth && !nodes.some((c) => c.parent === n.id));
+        if (leaves.length && ctx.random() < opts.debugProb) {
+          operator = 'debug';
+          parent = leaves[Math.floor(ctx.random() * leaves.length)];
+        } else if (best()) {
+          operator = 'improve';
+          parent = best();
+        }
+      }
+      const prompt =
+        operator === 'draft'
+          ? renderPrompt('aide/draft', { memory: memory() })
+          : operator === 'improve'
+            ? renderPrompt('aide/improve', { metric: String(parent!.metric ?? 'not printed'), memory: memory(), code: parent!.code })
+            : renderPrompt('aide/debug', { code: parent!.code, output: parent!.observation });
+      const question: ChatMessage[] = [system, { role: 'user', content: prompt }];
+      const reply = await ask(
+        ctx,
+        { scaffold: 'aide', purpose: operator, messages: question, turn: i, sample: ctx.sample, history: turns, parent: parent && { code: parent.code, metric: parent.metric, buggy: parent.buggy } },
+        usage,
+      );
+      if ('stop' in reply) {
+        ended = reply.stop;
+        error = reply.error;
+        break;
+      }
+      const text = reply.text;
+      messages.push({ role: 'user', content: prompt }, { role: 'assistant', content: text });
+      const code = extractBlock(text, 'python') ?? extractBlock(text, '');
+      const plan = text.slice(0, text.indexOf('```') >= 0 ? text.indexOf('```') : undefined).trim();
+      const node: JournalNode = { id: i, parent: parent?.id ?? null, operator, plan, code: code ?? '', exit_code: null, timed_out: false, duration_ms: 0, metric: null, buggy: true, debug_depth: operator === 'debug' ? parent!.debug_depth + 1 : 0, observation: '' };
+      if (code === null) {
+        node.observation = 'format error: the reply must hold exactly one ```python block';
+      } else {
+        await rm(join(ctx.session.workspace, 'submission.csv'), { force: true });
+        const timeout = Math.min(limits.stepTimeoutMs, b.left);
+        const r = await execute(ctx.session, code, i, timeout);
+        const wrote = await stat(join(ctx.session.workspace, 'submission.csv')).then((s) => s.isFile(), () => false);
+        Object.assign(node, { exit_code: r.timedOut ? null : r.exitCode, timed_out: r.timedOut, duration_ms: r.durationMs, metric: parseMetric(r.stdout) });
+        node.buggy = r.timedOut || r.exitCode !== 0 || !wrote;
+        node.observation = clip(observation(r, limits.observationChars, timeout) + (wrote || r.timedOut || r.exitCode ? '' : '\nno submission.csv was written'), 2 * limits.observationChars + 200);
+        if (!node.buggy) await copyFile(join(ctx.session.workspace, 'submission.csv'), join(ctx.session.workspace, '.aide', `node_${i}.csv`));
+      }
+      nodes.push(node);
+      messages.push({ role: 'user', content: node.observation });
+      turns.push({ turn: i, action: code === null ? 'invalid' : 'code', operator, parent: node.parent, code: node.code, observation: node.observation, exit_code: node.exit_code, timed_out: node.timed_out, duration_ms: node.duration_ms, format_ok: code !== null, metric: node.metric, buggy: node.buggy });
+    }
+    const chosen = best();
+    return {
+      scaffold: 'aide',
+      messages,
+      turns,
+      submission: chosen ? join('.aide', `node_${chosen.id}.csv`) : null,
+      ended,
+      error,
+      dropped_turns: 0,
+      usage,
+      journal: { nodes, best: chosen?.id ?? null, lower_is_better: ctx.task.lowerIsBetter },
+    };
+  },
+};

@@ -1,0 +1,85 @@
+// What a scaffold gets (a sandbox session on one task, a policy, limits) and
+// what it gives back (the turns, the messages, where the submission is).
+// The eval and grpo stages grade the submission and add reward variables.
+import type { Session } from '../../sandbox/index.js';
+import type { ChatMessage } from '../llm/client.js';
+import type { Policy, ScaffoldName } from '../policies/types.js';
+
+export interface EpisodeLimits {
+  /** T_max: assistant turns (react) or search nodes (aide). */
+  maxTurns: number;
+  /** τ_max: wall clock of one code execution. */
+  stepTimeoutMs: number;
+  /** The whole episode's wall clock; execution steps are cut short to fit in it. */
+  timeBudgetMs: number;
+  /** Approximate tokens of conversation the policy is shown (4 characters a token). */
+  contextTokens: number;
+  /** Characters kept of stdout and of stderr in an observation. */
+  observationChars: number;
+}
+
+export interface AideOptions {
+  numDrafts: number;
+  debugProb: number;
+  maxDebugDepth: number;
+}
+
+export interface TaskView {
+  id: string;
+  /** public/description.md */
+  description: string;
+  /** From the description's metric sentence; the search needs a direction. */
+  lowerIsBetter: boolean;
+}
+
+export interface EpisodeContext {
+  task: TaskView;
+  session: Session;
+  policy: Policy;
+  sample: number;
+  limits: EpisodeLimits;
+  aide: AideOptions;
+  /** Checks a submission's format against the task without scoring it (MLE-bench's validate endpoint). */
+  validate(path: string): Promise<string | null>;
+  signal: AbortSignal;
+  /** Seeded per rollout: AIDE's choice between debugging and improving. */
+  random(): number;
+}
+
+export interface TurnRecord {
+  turn: number;
+  action: 'code' | 'answer' | 'validate' | 'invalid';
+  /** aide: the operator that made the node. */
+  operator?: 'draft' | 'improve' | 'debug';
+  parent?: number | null;
+  code?: string;
+  observation: string;
+  exit_code: number | null;
+  timed_out: boolean;
+  duration_ms: number;
+  /** The reply used the required reasoning tags and held exactly one action. */
+  format_ok: boolean;
+  metric?: number | null;
+  buggy?: boolean;
+}
+
+export interface EpisodeResult {
+  scaffold: ScaffoldName;
+  messages: ChatMessage[];
+  turns: TurnRecord[];
+  /** Submission file in the workspace to grade, or null when there is none. */
+  submission: string | null;
+  /** How the episode ended. */
+  ended: 'answer' | 'max_turns' | 'time_budget' | 'interrupted' | 'policy_error';
+  error?: string;
+  /** Turns hidden from the policy to fit the context budget. */
+  dropped_turns: number;
+  usage: { prompt_tokens: number; completion_tokens: number; requests: number; cached: number };
+  /** aide: the search tree. */
+  journal?: unknown;
+}
+
+export interface Scaffold {
+  readonly name: ScaffoldName;
+  run(ctx: EpisodeContext): Promise<EpisodeResult>;
+}

@@ -1,0 +1,58 @@
+// A finished rollout as the trajectory record (DESIGN §7) and the reward
+// variables its formula reads (DESIGN §6), computed from what was recorded.
+import type { EvaluatorResult } from '../sandbox/evaluate.js';
+import { milestones } from '../tasks/medals.js';
+import type { EpisodeResult } from './scaffolds/types.js';
+
+export interface Trajectory extends EpisodeResult {
+  task_id: string;
+  policy: string;
+  /** Rollouts of the same task and policy share a group (GRPO's baseline). */
+  group_id: string;
+  sample: number;
+  evaluation: EvaluatorResult | null;
+  grade_error: string | null;
+  /** The starter baseline's score (MLToolBench's b), when the task records one. */
+  starter_score: number | null;
+  variables: RewardVariables;
+  reward: number | null;
+  started: string;
+  duration_ms: number;
+}
+
+export type RewardVariables = Record<'format' | 'execute' | 'valid' | 'median' | 'bronze' | 'silver' | 'gold' | 'score' | 'improvement' | 'success' | 'turns' | 'timed_out', number>;
+
+/**
+ * MLToolBench Eq. 5: a run succeeds when its submission is valid, its score
+ * finite, and it beats the starter baseline b by more than max(0.1|b|, 0.01)
+ * in the metric's direction.
+ */
+export function success(score: number | null, baseline: number | null, lowerIsBetter: boolean): boolean | null {
+  if (baseline === null) return null;
+  if (score === null || !Number.isFinite(score)) return false;
+  const gain = lowerIsBetter ? baseline - score : score - baseline;
+  return gain > Math.max(0.1 * Math.abs(baseline), 0.01);
+}
+
+export function rewardVariables(ep: EpisodeResult, evaluation: EvaluatorResult | null, starter: number | null): RewardVariables {
+  const replies = ep.turns.length;
+  const m = milestones(evaluation);
+  const score = evaluation && Number.isFinite(evaluation.score) ? evaluation.score : null;
+  const lower = evaluation?.is_lower_better ?? false;
+  const last = ep.turns[ep.turns.length - 1];
+  return {
+    format: replies ? ep.turns.filter((t) => t.format_ok).length / replies : 0,
+    execute: m.execute,
+    valid: m.execute,
+    median: m.median,
+    bronze: m.bronze,
+    silver: m.silver,
+    gold: m.gold,
+    score: score ?? 0,
+    improvement: score !== null && starter !== null ? (lower ? starter - score : score - starter) : 0,
+    success: Number(success(score, starter, lower) ?? false),
+    turns: replies,
+    // The episode ran out of time, or its last execution was killed at τ_max.
+    timed_out: Number(ep.ended === 'time_budget' || (last?.action === 'code' && last.timed_out)),
+  };
+}

@@ -1,0 +1,62 @@
+// The papers' published numbers (DESIGN §9), printed beside our tables when
+// an experiment names them with `reference:`. Rates are in percent.
+import type { ReferenceTable } from '../pipelines/config/types.js';
+
+export const REFERENCES: Readonly<Record<string, ReferenceTable>> = {
+  'sandmle-table1': {
+    source: 'SandMLE Table 1: MLE-bench-lite, ReAct, Any Medal %',
+    columns: ['model', 'base', 'seed_sft', 'sandmle'],
+    rows: [
+      { model: 'Qwen3-8B', base: 13.6, seed_sft: 13.6, sandmle: 22.7 },
+      { model: 'Qwen3-14B', base: 18.2, seed_sft: 18.2, sandmle: 22.7 },
+      { model: 'Qwen3-30B-A3B', base: 13.6, seed_sft: 22.7, sandmle: 27.3 },
+    ],
+  },
+  'sandmle-table4': {
+    source: 'SandMLE Table 4: sparse reward baseline, Qwen3-30B-A3B',
+    columns: ['reward', 'valid_submission', 'any_medal'],
+    rows: [{ reward: 'sparse', valid_submission: 86.4, any_medal: 13.6 }],
+  },
+  'sandmle-fig4': {
+    source: 'SandMLE Fig. 4: pairwise win rate % on 64 synthetic tasks',
+    columns: ['model', 'overall'],
+    rows: [
+      { model: 'Claude-4.5-Sonnet', overall: 92.9 },
+      { model: 'DeepSeek-V3', overall: 39.9 },
+      { model: 'Gemini-2.5-Flash', overall: 35.6 },
+      { model: 'GPT-4o-mini', overall: 25.5 },
+    ],
+  },
+  'sandmle-fig6': {
+    source: 'SandMLE Fig. 6: mean seconds per code execution (Gemini-2.5-Flash code)',
+    columns: ['tasks', 'mean_s'],
+    rows: [
+      { tasks: 'MLE-bench (full data)', mean_s: 196.17 },
+      { tasks: 'SandMLE (micro-scale)', mean_s: 14.31 },
+    ],
+  },
+  'sandmle-fig7': {
+    source: 'SandMLE Fig. 7: test-time turns, Qwen3-30B-SFT-SandMLE, ReAct (% of tasks)',
+    columns: ['max_turns', 'any_medal', 'above_median'],
+    rows: [
+      { max_turns: 0, any_medal: 23, above_median: null },
+      { max_turns: 5, any_medal: 27, above_median: null },
+      { max_turns: 20, any_medal: 45, above_median: null },
+      { max_turns: 30, any_medal: 55, above_median: 50 },
+      { max_turns: 40, any_medal: '32–36', above_median: '32–36' },
+    ],
+  },
+  'sandmle-corpus': {
+    source: 'SandMLE §C.1: task corpus funnel',
+    columns: ['candidates', 'generated', 'evaluator_ok', 'sane', 'train', 'val'],
+    rows: [{ candidates: 1200, generated: 1119, evaluator_ok: 1106, sane: 912, train: 848, val: 64 }],
+  },
+  'mltoolbench-table1': {
+    source: 'MLToolBench Table 1: success % (ID / OOD)',
+    columns: ['model', 'base_id', 'base_ood', 'sft_rl_id', 'sft_rl_ood'],
+    rows: [
+      { model: 'Qwen3-8B', base_id: 24.8, base_ood: 20.0, sft_rl_id: 52.4, sft_rl_ood: 36.0 },
+      { model: 'Qwen3.5-35B-A3B', base_id: 35.6, base_ood: 31.0, sft_rl_id: 69.2, sft_rl_ood: 48.0 },
+    ],
+  },
+};

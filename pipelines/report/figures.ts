@@ -1,0 +1,86 @@
+// The experiment's `figures:` drawn as SVG with Vega-Lite (rendered
+// headless, no browser or canvas), into reports/<experiment>/ beside the
+// experiment file. Rows come from the same sources as tables.
+import { mkdir } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { writeFileAtomic } from '../../core/fs.js';
+import type { ResolvedFigure } from '../config/types.js';
+import type { Plan } from '../plan.js';
+import { currentMetrics, type NodeMetrics } from './metrics.js';
+import { breakdownRows, sourceNodes, type Row } from './tables.js';
+
+/** Rows for a figure: a breakdown, or one row per node (its metrics and matrix values). */
+async function figureRows(plan: Plan, metrics: Map<string, NodeMetrics>, def: ResolvedFigure): Promise<Row[]> {
+  const nodes = sourceNodes(plan, metrics, def.from);
+  const matrix = (n: NodeMetrics) => Object.fromEntries(Object.entries(n.variant).map(([k, v]) => [k.split('.').pop()!, v as Row[string]]));
+  if (def.rows !== 'variant' && def.rows !== 'node') {
+    const out: Row[] = [];
+    for (const n of nodes) for (const r of (await breakdownRows([n], def.rows)).rows) out.push({ ...matrix(n), variant: n.id, ...r });
+    return out;
+  }
+  return nodes.filter((n) => n.metrics).map((n) => ({ node: n.id, variant: n.id, ...matrix(n), ...n.metrics }));
+}
+
+/** Vega-Lite field names treat dots and brackets as paths. */
+const field = (name: string) => name.replace(/([.[\]])/g, '\\$1');
+
+/** The Vega-Lite spec of one figure. */
+export function figureSpec(def: ResolvedFigure, rows: Row[]): Record<string, unknown> {
+  const numeric = (c: string) => rows.length > 0 && rows.every((r) => typeof r[c] === 'number' || r[c] === null);
+  const title = def.title ?? `${def.y} by ${def.x}`;
+  const base = { $schema: 'https://vega.github.io/schema/vega-lite/v6.json', title, width: 420, height: 260, background: 'white' };
+  const color = def.color ? { color: { field: field(def.color), type: 'nominal' } } : {};
+  const yScale = def.logY ? { scale: { type: 'log' } } : {};
+  if (def.kind === 'heatmap') {
+    // Wide rows (one column per opponent) folded into cells.
+    const label = def.y;
+    const cols = [...new Set(rows.flatMap((r) => Object.keys(r)))].filter((c) => c !== label && c !== 'variant' && c !== 'overall' && rows.some((r) => typeof r[c] === 'number'));
+    const values = rows.flatMap((r) => cols.map((c) => ({ row: r[label], column: c, value: r[c] })));
+    return {
+      ...base,
+      data: { values },
+      layer: [
+        { mark: 'rect', encoding: { x: { field: 'column', type: 'nominal', title: def.x }, y: { field: 'row', type: 'nominal', title: label }, color: { field: 'value', type: 'quantitative', scale: { scheme: 'blues' } } } },
+        { mark: { type: 'text', fontSize: 11 }, encoding: { x: { field: 'column', type: 'nominal' }, y: { field: 'row', type: 'nominal' }, text: { field: 'value', type: 'quantitative', format: '.1f' } } },
+      ],
+    };
+  }
+  const x = { field: field(def.x), type: def.kind === 'line' || (def.kind === 'point' && numeric(def.x)) ? 'quantitative' : 'nominal', title: def.x };
+  const y = { field: field(def.y), type: 'quantitative', title: def.y, ...yScale };
+  if (def.kind === 'box') return { ...base, data: { values: rows }, mark: { type: 'boxplot', extent: 1.5 }, encoding: { x, y, ...color } };
+  const layers: Record<string, unknown>[] = [];
+  const offset = def.kind === 'bar' && def.color ? { xOffset: { field: field(def.color), type: 'nominal' } } : {};
+  if (def.kind === 'bar') layers.push({ mark: 'bar', encoding: { x, y, ...color, ...offset } });
+  if (def.kind === 'line') layers.push({ mark: { type: 'line', point: true }, encoding: { x, y, ...color } });
+  if (def.kind === 'point') layers.push({ mark: { type: 'point', filled: true }, encoding: { x, y, ...color } });
+  const hasInterval = def.interval && rows.some((r) => typeof r[`${def.y}_lo`] === 'number' && typeof r[`${def.y}_hi`] === 'number');
+  if (hasInterval) layers.push({ mark: { type: 'errorbar', ticks: true }, encoding: { x, y: { field: field(`${def.y}_lo`), type: 'quantitative', title: def.y }, y2: { field: field(`${def.y}_hi`) }, ...offset, ...(def.kind === 'bar' ? {} : color) } });
+  return { ...base, data: { values: rows }, layer: layers };
+}
+
+/** Renders every figure; returns name → SVG path (or why it was skipped). */
+export async function buildFigures(plan: Plan): Promise<Record<string, { path?: string; skipped?: string }>> {
+  const defs = plan.experiment.figures;
+  const out: Record<string, { path?: string; skipped?: string }> = {};
+  if (!Object.keys(defs).length) return out;
+  // Loaded on first use: most commands never draw.
+  const [vega, vl] = await Promise.all([import('vega'), import('vega-lite')]);
+  const metrics = await currentMetrics(plan);
+  const dir = join(dirname(plan.experiment.file), 'reports', plan.experiment.name);
+  for (const [name, def] of Object.entries(defs)) {
+    const rows = await figureRows(plan, metrics, def);
+    if (!rows.length) {
+      out[name] = { skipped: `no finished nodes of "${def.from}" to draw from` };
+      continue;
+    }
+    const compiled = vl.compile(figureSpec(def, rows) as unknown as Parameters<typeof vl.compile>[0]).spec;
+    const view = new vega.View(vega.parse(compiled), { renderer: 'none' });
+    const svg = await view.toSVG();
+    view.finalize();
+    const path = join(dir, `${name}.svg`);
+    await mkdir(dir, { recursive: true });
+    await writeFileAtomic(path, svg);
+    out[name] = { path };
+  }
+  return out;
+}

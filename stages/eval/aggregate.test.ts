@@ -1,0 +1,93 @@
+// Evaluation aggregates on runs with known answers.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { gradingReport, latencyRows, policyRows, winRateRows, type RunRecord } from './aggregate.js';
+
+function run(policy: string, task: string, repeat: number, over: Partial<RunRecord> = {}): RunRecord {
+  return {
+    task_id: task,
+    policy,
+    repeat,
+    valid_submission: true,
+    score: 0.5,
+    gold_threshold: 0.9,
+    silver_threshold: 0.8,
+    bronze_threshold: 0.7,
+    median_threshold: 0.5,
+    above_median: false,
+    gold_medal: false,
+    silver_medal: false,
+    bronze_medal: false,
+    any_medal: false,
+    is_lower_better: false,
+    success: null,
+    turns: 3,
+    duration_s: 1,
+    ended: 'answer',
+    format: 1,
+    reward: null,
+    submission: 'submission.csv',
+    grade_error: null,
+    step_seconds: [],
+    ...over,
+  };
+}
+
+test('rates are per-task means in percent; SEM is over repeats; bootstrap interval over tasks', () => {
+  // Two tasks, two repeats. Repeat 0 medals on both tasks, repeat 1 on neither: rate 50%,
+  // per-repeat rates 100 and 0, so SEM = sd([100, 0]) / sqrt(2) = 50.
+  const runs = [run('p', 't1', 0, { any_medal: true }), run('p', 't2', 0, { any_medal: true }), run('p', 't1', 1), run('p', 't2', 1)];
+  const [row] = policyRows(runs, ['p'], 0);
+  assert.is(row.any_medal, 50);
+  assert.is(row.any_medal_sem, 50);
+  // Every task's mean is 50, so every resample's mean is too.
+  assert.is(row.any_medal_lo, 50);
+  assert.is(row.any_medal_hi, 50);
+  assert.is(row.valid_submission, 100);
+  assert.is(row.tasks, 2);
+  assert.is(row.runs, 4);
+  // success is unknown (no starter baseline): no rate rather than 0.
+  assert.is(row.success, null);
+});
+
+test('the bootstrap interval spans the per-task spread', () => {
+  const runs = Array.from({ length: 10 }, (_, i) => run('p', `t${i}`, 0, { any_medal: i < 5 }));
+  const [row] = policyRows(runs, ['p'], 0);
+  assert.is(row.any_medal, 50);
+  assert.ok((row.any_medal_lo as number) < 50 && (row.any_medal_hi as number) > 50);
+  assert.ok((row.any_medal_lo as number) >= 10 && (row.any_medal_hi as number) <= 90);
+  assert.is(row.any_medal_sem, 0);
+});
+
+test('win rates compare mean scores on shared tasks; invalid loses; ties count half', () => {
+  const runs = [
+    run('a', 't1', 0, { score: 0.9 }),
+    run('b', 't1', 0, { score: 0.8 }),
+    run('a', 't2', 0, { score: 0.5 }),
+    run('b', 't2', 0, { score: 0.5 }),
+    run('a', 't3', 0, { score: null, valid_submission: false }),
+    run('b', 't3', 0, { score: 0.1 }),
+    // Lower is better here: b's smaller error wins.
+    run('a', 't4', 0, { score: 3, is_lower_better: true }),
+    run('b', 't4', 0, { score: 2, is_lower_better: true }),
+  ];
+  const [a, b] = winRateRows(runs, ['a', 'b']);
+  assert.is(a.b, 37.5); // win, tie, loss, loss
+  assert.is(b.a, 62.5);
+  assert.is(a.a, null);
+  assert.is(a.overall, 37.5);
+});
+
+test('latency quantiles of execution seconds', () => {
+  const runs = [run('p', 't1', 0, { step_seconds: [1, 2, 3] }), run('p', 't2', 0, { step_seconds: [4, 5] })];
+  assert.equal(latencyRows(runs, ['p']), [{ policy: 'p', steps: 5, mean_s: 3, p50_s: 3, p90_s: 4.6, max_s: 5 }]);
+});
+
+test('the grading report counts medals once per run (mutually exclusive)', () => {
+  const runs = [run('p', 't1', 0, { gold_medal: true, any_medal: true, above_median: true }), run('p', 't2', 0, { valid_submission: false, score: null, submission: null, grade_error: 'no submission' })];
+  const r = gradingReport(runs, ['p']).p as Record<string, unknown>;
+  assert.equal([r.total_runs, r.total_runs_with_submissions, r.total_valid_submissions, r.total_medals, r.total_gold_medals, r.total_silver_medals, r.total_above_median], [2, 1, 1, 1, 1, 0, 1]);
+  assert.is((r.competition_reports as unknown[]).length, 2);
+});
+
+test.run();

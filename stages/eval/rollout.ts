@@ -1,0 +1,76 @@
+// One rollout: a fresh sandbox workspace on the task, the scaffold driving
+// the policy, then grading outside the jail and the trajectory record.
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Rng } from '../../core/random.js';
+import type { Policy } from '../../agents/policies/index.js';
+import type { AideOptions, EpisodeLimits, EpisodeResult, Scaffold } from '../../agents/scaffolds/types.js';
+import { rewardVariables, type Trajectory } from '../../agents/trajectory.js';
+import { evaluate, parseFormula } from '../../core/rewards/parse.js';
+import { gradeSubmission } from '../../sandbox/evaluate.js';
+import type { Sandbox } from '../../sandbox/index.js';
+import { starterScore, type TaskRef } from './tasks.js';
+
+export interface RolloutOptions {
+  sandbox: Sandbox;
+  scaffold: Scaffold;
+  policy: Policy;
+  task: TaskRef;
+  sample: number;
+  groupId: string;
+  limits: EpisodeLimits;
+  memoryMb: number;
+  aide: AideOptions;
+  python: string;
+  seed: number;
+  /** Reward formula (already expanded), or undefined. */
+  reward?: string;
+  signal: AbortSignal;
+}
+
+export async function rollout(o: RolloutOptions): Promise<Trajectory> {
+  const started = new Date();
+  const meta = JSON.parse(await readFile(join(o.task.dir, 'task.json'), 'utf8')) as { is_lower_better?: boolean };
+  const description = await readFile(join(o.task.dir, 'public', 'description.md'), 'utf8').catch(() => '(no description.md)');
+  const session = await o.sandbox.open({ task: o.task.dir, limits: { memoryMb: o.memoryMb } });
+  let ep: EpisodeResult;
+  let grade: Awaited<ReturnType<typeof gradeSubmission>> | undefined;
+  try {
+    const rng = new Rng('aide-search', `${o.seed}:${o.task.id}:${o.policy.name}:${o.sample}`);
+    ep = await o.scaffold.run({
+      task: { id: o.task.id, description, lowerIsBetter: meta.is_lower_better ?? false },
+      session,
+      policy: o.policy,
+      sample: o.sample,
+      limits: o.limits,
+      aide: o.aide,
+      signal: o.signal,
+      random: () => rng.next(),
+      validate: async (path) => {
+        // Format only: the evaluator runs, but its score never reaches the agent.
+        const g = await gradeSubmission(o.task.dir, session.workspace, { python: o.python }, path);
+        return g.ok ? null : g.error;
+      },
+    });
+    if (ep.submission) grade = await gradeSubmission(o.task.dir, session.workspace, { python: o.python }, ep.submission);
+  } finally {
+    await session.close();
+  }
+  const evaluation = grade?.ok ? grade.result : null;
+  const starter = await starterScore(o.task.dir);
+  const variables = rewardVariables(ep, evaluation, starter);
+  return {
+    ...ep,
+    task_id: o.task.id,
+    policy: o.policy.name,
+    group_id: o.groupId,
+    sample: o.sample,
+    evaluation,
+    grade_error: grade && !grade.ok ? grade.error : ep.submission ? null : 'no submission',
+    starter_score: starter,
+    variables,
+    reward: o.reward ? evaluate(parseFormula(o.reward), variables) : null,
+    started: started.toISOString(),
+    duration_ms: Date.now() - started.getTime(),
+  };
+}

@@ -1,0 +1,52 @@
+// Which tasks an eval (or grpo) node works on: a folder named by `tasks:`,
+// else the tasks/ of its upstream nodes, narrowed to a filter split.
+import { readdir, readFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { isAbsolute, join, resolve } from 'node:path';
+import { ParamError } from '../../core/errors.js';
+import type { InputNode } from '../contract.js';
+
+export interface TaskRef {
+  id: string;
+  dir: string;
+}
+
+export async function listTasks(opts: { tasks?: string; split: 'all' | 'train' | 'val'; limit?: number; inputs: readonly InputNode[]; experimentDir: string }): Promise<TaskRef[]> {
+  const out: TaskRef[] = [];
+  const add = async (folder: string, splitFile?: string) => {
+    let keep: Set<string> | undefined;
+    if (opts.split !== 'all') {
+      if (!splitFile || !existsSync(splitFile)) throw new ParamError(['split'], `split: ${opts.split} needs tasks from a filter stage (no split.json in ${folder})`);
+      keep = new Set((JSON.parse(await readFile(splitFile, 'utf8')) as Record<string, string[]>)[opts.split] ?? []);
+    }
+    for (const id of (await readdir(folder, { withFileTypes: true })).filter((d) => d.isDirectory()).map((d) => d.name).sort()) {
+      if (keep && !keep.has(id)) continue;
+      if (!existsSync(join(folder, id, 'private', 'evaluator.py'))) continue;
+      out.push({ id, dir: join(folder, id) });
+    }
+  };
+  if (opts.tasks) {
+    const dir = isAbsolute(opts.tasks) ? opts.tasks : resolve(opts.experimentDir, opts.tasks);
+    if (!existsSync(dir)) throw new ParamError(['tasks'], `tasks: ${opts.tasks} does not exist`);
+    // A folder of tasks, or one filter/generate output holding tasks/.
+    if (existsSync(join(dir, 'tasks'))) await add(join(dir, 'tasks'), join(dir, 'split.json'));
+    else await add(dir, join(dir, 'split.json'));
+  } else {
+    for (const input of opts.inputs) if (existsSync(join(input.dir, 'tasks'))) await add(join(input.dir, 'tasks'), join(input.dir, 'split.json'));
+  }
+  const seen = new Set<string>();
+  const unique = out.filter((t) => !seen.has(t.id) && seen.add(t.id));
+  return opts.limit ? unique.slice(0, opts.limit) : unique;
+}
+
+/** The starter baseline's score for MLToolBench's success (Eq. 5), when the task records one. */
+export async function starterScore(task: string): Promise<number | null> {
+  try {
+    const spec = JSON.parse(await readFile(join(task, 'private', 'spec.json'), 'utf8')) as { starter_score?: number; baseline_scores?: { median?: number } };
+    // Procedural tasks: the starter is the majority-class / mean predictor.
+    const v = spec.starter_score ?? spec.baseline_scores?.median;
+    return typeof v === 'number' && Number.isFinite(v) ? v : null;
+  } catch {
+    return null;
+  }
+}
