@@ -28,9 +28,11 @@ def load_task():
     target = cols[0]
     y = train[target]
     labels = set(y.dropna().astype(str))
-    if y.dtype == object or set(sample[target].astype(str)) <= labels:
+    shown = sample[target]
+    # The sample's column says what is asked: labels when it holds labels, else numbers.
+    if not pd.api.types.is_numeric_dtype(shown) or set(shown.astype(str)) <= labels:
         return train, test, sample, {"kind": "label", "classes": sorted(labels), "target": target}
-    if len(labels) == 2 and sample[target].between(0, 1).all():
+    if len(labels) == 2 and shown.between(0, 1).all():
         # Which class the probability is for, as the description states it.
         import re
 
@@ -145,23 +147,32 @@ class Detrended:
         return out if self.residual is None else out + self.residual.predict(np.c_[phases(x[:, 0]), x[:, 1]])
 
 
-def base_model(name, regression, series=False):
+# Capacity presets an agent can choose: fewer or more trees and iterations, stronger or weaker regularisation.
+SIZES = {
+    "small": {"trees": 50, "iters": 50, "alpha": 10.0},
+    "default": {"trees": 200, "iters": 150, "alpha": 1.0},
+    "large": {"trees": 400, "iters": 300, "alpha": 0.1},
+}
+
+
+def base_model(name, regression, series=False, size="default"):
     from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor, RandomForestClassifier, RandomForestRegressor
     from sklearn.linear_model import LogisticRegression, Ridge
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
 
+    z = SIZES[size]
     if series:
-        residual = {"linear": None, "forest": RandomForestRegressor(n_estimators=200, random_state=0),
-                    "gbm": HistGradientBoostingRegressor(max_iter=200, learning_rate=0.05, random_state=0)}[name]
+        residual = {"linear": None, "forest": RandomForestRegressor(n_estimators=z["trees"], random_state=0),
+                    "gbm": HistGradientBoostingRegressor(max_iter=z["iters"], learning_rate=0.05, random_state=0)}[name]
         return Detrended(residual)
     if name == "linear":
-        return make_pipeline(StandardScaler(), Ridge(alpha=1.0) if regression else LogisticRegression(max_iter=2000))
+        return make_pipeline(StandardScaler(), Ridge(alpha=z["alpha"]) if regression else LogisticRegression(C=1.0 / z["alpha"], max_iter=2000))
     if name == "forest":
-        return (RandomForestRegressor if regression else RandomForestClassifier)(n_estimators=200, random_state=0)
+        return (RandomForestRegressor if regression else RandomForestClassifier)(n_estimators=z["trees"], random_state=0)
     if name == "gbm":
         # Small data: shallow trees, strong leaf regularisation, a slow learning rate.
-        kw = dict(max_iter=150, learning_rate=0.05, max_leaf_nodes=8, min_samples_leaf=4, l2_regularization=1.0, random_state=0)
+        kw = dict(max_iter=z["iters"], learning_rate=0.05, max_leaf_nodes=8, min_samples_leaf=4, l2_regularization=1.0, random_state=0)
         return HistGradientBoostingRegressor(**kw) if regression else HistGradientBoostingClassifier(**kw)
     raise ValueError(f"unknown model {name}")
 
@@ -172,6 +183,8 @@ def base_model(name, regression, series=False):
 CANDIDATES = {
     "linear": [("linear",)],
     "forest": [("forest",)],
+    "gbm": [("gbm",)],
+    "blend": [("gbm", "forest")],
     "boosted": [("gbm",), ("gbm", "forest"), ("gbm", "forest", "linear"), ("forest",), ("linear",), ("forest", "linear")],
 }
 
@@ -227,7 +240,7 @@ def fit_predict(make, x_tr, y_tr, x_te, classes, prior):
     return 0.85 * proba + 0.15 * prior  # never certain: log-loss punishes it
 
 
-def out_of_fold(names, x, y, classes, prior, regression, series, folds=5):
+def out_of_fold(names, x, y, classes, prior, regression, series, folds=5, size="default"):
     """Out-of-fold predictions of each base model on the same folds (the last quarter as the one fold
     for a time series), so that blends are scored without refitting."""
     from sklearn.model_selection import KFold
@@ -240,7 +253,7 @@ def out_of_fold(names, x, y, classes, prior, regression, series, folds=5):
     truth = np.concatenate([y[va] for _, va in splits])
     preds = {}
     for name in names:
-        make = lambda: base_model(name, regression, series)
+        make = lambda: base_model(name, regression, series, size)
         preds[name] = np.concatenate([fit_predict(make, x[tr], y[tr], x[va], classes, prior) for tr, va in splits])
     return truth, preds
 
@@ -249,9 +262,10 @@ def better(a, b, metric):
     return b is None or (a < b if metric in LOWER_IS_BETTER else a > b)
 
 
-def solve(strategy, out="submission.csv", keep_best=False):
-    """Write a submission with one strategy; with keep_best, only when its validation score
-    beats the best one written so far (recorded in .mlekit_best.json)."""
+def solve(strategy, out="submission.csv", keep_best=False, size="default"):
+    """Write a submission with one strategy (random, majority, linear, forest, gbm, blend, boosted)
+    at a capacity (small, default, large); with keep_best, only when its validation score beats
+    the best one written so far (recorded in .mlekit_best.json)."""
     train, test, sample, info = load_task()
     rng = np.random.default_rng(0)
     target = target_of(train, info)
@@ -278,7 +292,7 @@ def solve(strategy, out="submission.csv", keep_best=False):
         if not classes:
             x_tr = x_tr[ok]  # rows whose target is missing cannot be fitted
         options = CANDIDATES[strategy]
-        truth, oof = out_of_fold(sorted({n for c in options for n in c}), x_tr, y, classes, prior, not classes, series)
+        truth, oof = out_of_fold(sorted({n for c in options for n in c}), x_tr, y, classes, prior, not classes, series, size=size)
         scored = {c: float(score(metric, truth, np.mean([oof[n] for n in c], axis=0), classes)) for c in options}
         best = options[0]
         for c in options:
@@ -286,7 +300,7 @@ def solve(strategy, out="submission.csv", keep_best=False):
             if better(scored[c], scored[best], metric):
                 best = c
         valid = scored[best]
-        pred = np.mean([fit_predict(lambda: base_model(n, not classes, series), x_tr, y, x_te, classes, prior) for n in best], axis=0)
+        pred = np.mean([fit_predict(lambda: base_model(n, not classes, series, size), x_tr, y, x_te, classes, prior) for n in best], axis=0)
         print(f"validation score ({metric}): {valid:.6f}")
     if keep_best:
         path = ".mlekit_best.json"

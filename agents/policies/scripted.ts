@@ -5,6 +5,7 @@
 // Graded in strength, they are the offline default and the calibration
 // ladder the task factory is checked against.
 import { assetText } from '../../core/assets.js';
+import { fence, INSPECT, kitSaved, solveCode } from './kitcode.js';
 import type { Policy, PolicyReply, PolicyRequest } from './types.js';
 
 export const SCRIPTED = ['random', 'majority', 'linear', 'forest', 'boosted'] as const;
@@ -20,23 +21,6 @@ const LADDER: Record<ScriptedName, string[]> = {
 };
 
 const NO_USAGE = { prompt_tokens: 0, completion_tokens: 0 };
-
-const INSPECT = `import pandas as pd
-train = pd.read_csv("public/train.csv")
-test = pd.read_csv("public/test.csv")
-sample = pd.read_csv("public/sample_submission.csv")
-print("train", train.shape, "test", test.shape)
-print(train.head())
-print("submission columns:", list(sample.columns))`;
-
-/** The first solving step saves the kit as a module; later ones import it. */
-function solveCode(strategy: string, kitSaved: boolean, keepBest = true): string {
-  const call = `solve(${JSON.stringify(strategy)}${keepBest ? ', keep_best=True' : ''})`;
-  if (kitSaved) return `import sys\nsys.path.insert(0, ".")\nfrom mlekit import solve\n${call}`;
-  return `${assetText('agents/kit/mlekit.py')}\n\nif __name__ == "__main__":\n    import shutil\n    shutil.copyfile(__file__, "mlekit.py")  # reused by the next steps\n    ${call}`;
-}
-
-const fence = (code: string) => '```python\n' + code + '\n```';
 
 export function scriptedPolicy(name: ScriptedName): Policy {
   const ladder = LADDER[name];
@@ -56,17 +40,16 @@ function reactReply(ladder: string[], req: PolicyRequest): string {
   if (t === 0) return `<think>First look at the data and the submission format.</think>\n${fence(INSPECT)}`;
   const rung = t - 1;
   if (rung < ladder.length) {
-    // The kit file is copied before solving starts, so any earlier solving step that was not killed saved it.
-    const kitSaved = req.history.some((h, i) => i > 0 && h.action === 'code' && !h.timed_out);
+    const saved = kitSaved(req.history, (i) => i > 0);
     const why = rung === 0 ? `Start with the ${ladder[0]} strategy.` : `Try ${ladder[rung]} and keep it only if it validates better.`;
-    return `<think>${why}</think>\n${fence(solveCode(ladder[rung], kitSaved))}`;
+    return `<think>${why}</think>\n${fence(solveCode(ladder[rung], saved))}`;
   }
   const last = req.history[req.history.length - 1];
   if (last?.action !== 'validate') return '<think>Check the submission format before finishing.</think>\n<validate>submission.csv</validate>';
   if (!/^valid/i.test(last.observation)) {
     // The format check failed: fall back to the class prior / mean, which always has the right shape.
     if (req.history.filter((h) => h.action === 'validate').length < 2)
-      return `<think>The submission is malformed; write the simplest valid one.</think>\n${fence(solveCode('majority', false, false))}`;
+      return `<think>The submission is malformed; write the simplest valid one.</think>\n${fence(solveCode('majority', false, { keepBest: false }))}`;
   }
   return '<think>The submission is in place.</think>\n<answer>submission.csv</answer>';
 }

@@ -6,12 +6,34 @@ import type { ChatMessage } from '../llm/client.js';
 
 export type ScaffoldName = 'react' | 'aide';
 
+/** A learnable policy's decision at one turn: what the trainer needs to compute its gradient. */
+export interface PolicyChoice {
+  action: string;
+  index: number;
+  features: number[];
+  /** log π_old(a|s) when the action was sampled. */
+  logprob: number;
+  /** Entropy of the policy at that state (temperature 1). */
+  entropy: number;
+}
+
 /** What happened at an earlier turn, as the scaffold recorded it. */
 export interface TurnView {
   action: 'code' | 'answer' | 'validate' | 'invalid';
   exit_code: number | null;
   timed_out: boolean;
   observation: string;
+  choice?: PolicyChoice;
+}
+
+/** A task's public facts (from task.json; all of them can be read off public/ too). */
+export interface TaskMeta {
+  id: string;
+  modality?: string;
+  task_type?: string;
+  metric?: string;
+  n_train?: number;
+  is_lower_better?: boolean;
 }
 
 export interface PolicyRequest {
@@ -24,6 +46,7 @@ export interface PolicyRequest {
   /** Which rollout of the same task this is (repeats, GRPO groups): varies sampling. */
   sample: number;
   history: readonly TurnView[];
+  task?: TaskMeta;
   /** aide: the node being improved or debugged. */
   parent?: { code: string; metric: number | null; buggy: boolean };
 }
@@ -34,12 +57,13 @@ export interface PolicyReply {
   cached?: boolean;
   /** Per-token log-probabilities of the reply, when asked for and the endpoint gives them. */
   logprobs?: number[];
+  choice?: PolicyChoice;
 }
 
 export interface Policy {
   /** As written in the experiment (`scripted:forest`, a models: name). */
   readonly name: string;
-  readonly kind: 'scripted' | 'openai';
+  readonly kind: 'scripted' | 'openai' | 'template';
   act(req: PolicyRequest, signal?: AbortSignal): Promise<PolicyReply>;
   /** Requests and tokens so far (model-backed policies). */
   usage?(): { requests: number; cached: number; prompt_tokens: number; completion_tokens: number };

@@ -3,7 +3,7 @@
 // The eval and grpo stages grade the submission and add reward variables.
 import type { Session } from '../../sandbox/index.js';
 import type { ChatMessage } from '../llm/client.js';
-import type { Policy, ScaffoldName } from '../policies/types.js';
+import type { Policy, PolicyChoice, ScaffoldName, TaskMeta } from '../policies/types.js';
 
 export interface EpisodeLimits {
   /** T_max: assistant turns (react) or search nodes (aide). */
@@ -28,8 +28,9 @@ export interface TaskView {
   id: string;
   /** public/description.md */
   description: string;
-  /** From the description's metric sentence; the search needs a direction. */
+  /** The metric's direction (AIDE ranks its nodes by it). */
   lowerIsBetter: boolean;
+  meta: TaskMeta;
 }
 
 export interface EpisodeContext {
@@ -61,6 +62,10 @@ export interface TurnRecord {
   format_ok: boolean;
   metric?: number | null;
   buggy?: boolean;
+  /** A learnable policy's decision (template policy). */
+  choice?: PolicyChoice;
+  /** Per-token log-probabilities of the reply, when the endpoint gave them. */
+  logprobs?: number[];
 }
 
 export interface EpisodeResult {

@@ -85,7 +85,8 @@ export async function buildTables(plan: Plan): Promise<Record<string, Table>> {
 
 export function formatValue(v: MetricValue | undefined): string {
   if (v === null || v === undefined) return '—';
-  if (typeof v === 'number') return Number.isInteger(v) ? String(v) : String(Number(v.toPrecision(4)));
+  // Short numbers print as written (published figures such as 196.17); long ones to 4 significant digits.
+  if (typeof v === 'number') return Number.isInteger(v) || String(v).length <= 6 ? String(v) : String(Number(v.toPrecision(4)));
   return String(v);
 }
 

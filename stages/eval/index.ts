@@ -74,7 +74,13 @@ export const evalStage: Stage<EvalParams> = {
   breakdowns: ['policy', 'task', 'win_rate', 'latency', 'steps'],
 
   async keyExtras(p, ctx) {
-    const policies = policyNames(p, ctx.models).map(({ ref }) => policyIdentity(ref, ctx.models));
+    const policies = policyNames(p, ctx.models).map(({ ref }, i) => {
+      try {
+        return policyIdentity(ref, ctx.models, ctx.experimentDir);
+      } catch (err) {
+        throw new ParamError(p.policies ? ['policies', i] : ['policy'], (err as Error).message);
+      }
+    });
     const prompts = await listFiles(assetPath(`agents/prompts/${p.scaffold}`));
     return { policies, prompts: sha256(canonicalJson(prompts)), reward: p.reward ? rewardFormula(p.reward, ctx.rewards) : null };
   },
@@ -86,7 +92,9 @@ export const evalStage: Stage<EvalParams> = {
     const tasks = await listTasks({ tasks: p.tasks, split: p.split, limit: p.limit, inputs: ctx.inputs, experimentDir: ctx.experimentDir });
     if (!tasks.length) throw new Error('no tasks to evaluate (are the upstream stages empty, or the split?)');
     const sampling = { temperature: p.temperature, max_tokens: p.max_tokens, seed: p.seed, stop: p.stop, logprobs: p.logprobs };
-    const policies: Policy[] = names.map(({ name, ref }) => makePolicy(name, ref, ctx.models, { cacheDir: join(ctx.cacheRoot, 'llm'), sampling, log: ctx.log }));
+    const policies: Policy[] = names.map(({ name, ref }) =>
+      makePolicy(name, ref, ctx.models, { cacheDir: join(ctx.cacheRoot, 'llm'), sampling, log: ctx.log, inputDirs: ctx.inputs.map((i) => i.dir), experimentDir: ctx.experimentDir, maxTurns: p.max_turns }),
+    );
     const reward = p.reward ? rewardFormula(p.reward, ctx.rewards) : undefined;
     const sandbox = stageSandbox(ctx, p.concurrency);
     const jobs = tasks.flatMap((task) => policies.flatMap((policy, pi) => Array.from({ length: p.repeats }, (_, repeat) => ({ task, policy, pi, repeat }))));

@@ -30,7 +30,7 @@ export interface RolloutOptions {
 
 export async function rollout(o: RolloutOptions): Promise<Trajectory> {
   const started = new Date();
-  const meta = JSON.parse(await readFile(join(o.task.dir, 'task.json'), 'utf8')) as { is_lower_better?: boolean };
+  const meta = JSON.parse(await readFile(join(o.task.dir, 'task.json'), 'utf8')) as { is_lower_better?: boolean; modality?: string; task_type?: string; metric?: string; n_train?: number };
   const description = await readFile(join(o.task.dir, 'public', 'description.md'), 'utf8').catch(() => '(no description.md)');
   const session = await o.sandbox.open({ task: o.task.dir, limits: { memoryMb: o.memoryMb } });
   let ep: EpisodeResult;
@@ -38,7 +38,12 @@ export async function rollout(o: RolloutOptions): Promise<Trajectory> {
   try {
     const rng = new Rng('aide-search', `${o.seed}:${o.task.id}:${o.policy.name}:${o.sample}`);
     ep = await o.scaffold.run({
-      task: { id: o.task.id, description, lowerIsBetter: meta.is_lower_better ?? false },
+      task: {
+        id: o.task.id,
+        description,
+        lowerIsBetter: meta.is_lower_better ?? false,
+        meta: { id: o.task.id, modality: meta.modality, task_type: meta.task_type, metric: meta.metric, n_train: meta.n_train, is_lower_better: meta.is_lower_better },
+      },
       session,
       policy: o.policy,
       sample: o.sample,

@@ -40,9 +40,10 @@ export const react: Scaffold = {
         break;
       }
       const text = reply.text;
+      const choice = reply.choice;
       messages.push({ role: 'assistant', content: text });
       const { action, formatOk } = parseReply(text);
-      const base = { turn: t, format_ok: formatOk, exit_code: null, timed_out: false, duration_ms: 0 };
+      const base = { turn: t, format_ok: formatOk, exit_code: null, timed_out: false, duration_ms: 0, ...(choice ? { choice } : {}), ...(reply.logprobs ? { logprobs: reply.logprobs } : {}) };
       if (action.kind === 'answer') {
         submission = action.path;
         turns.push({ ...base, action: 'answer', observation: `submitted ${action.path}` });

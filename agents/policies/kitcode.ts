@@ -1,0 +1,32 @@
+// Code that calls the solution kit, as an agent would write it: the first
+// solving step carries the whole kit and saves it as a module; later steps
+// import it.
+import { assetText } from '../../core/assets.js';
+
+export const INSPECT = `import pandas as pd
+train = pd.read_csv("public/train.csv")
+test = pd.read_csv("public/test.csv")
+sample = pd.read_csv("public/sample_submission.csv")
+print("train", train.shape, "test", test.shape)
+print(train.head())
+print("submission columns:", list(sample.columns))`;
+
+export const DESCRIBE = `import pandas as pd
+train = pd.read_csv("public/train.csv")
+print(train.describe(include="all").T.head(30))
+print("missing per column:")
+print(train.isna().mean().sort_values(ascending=False).head(10))`;
+
+export function solveCode(strategy: string, kitSaved: boolean, opts: { keepBest?: boolean; size?: string } = {}): string {
+  const args = [JSON.stringify(strategy), ...((opts.keepBest ?? true) ? ['keep_best=True'] : []), ...(opts.size && opts.size !== 'default' ? [`size=${JSON.stringify(opts.size)}`] : [])];
+  const call = `solve(${args.join(', ')})`;
+  if (kitSaved) return `import sys\nsys.path.insert(0, ".")\nfrom mlekit import solve\n${call}`;
+  return `${assetText('agents/kit/mlekit.py')}\n\nif __name__ == "__main__":\n    import shutil\n    shutil.copyfile(__file__, "mlekit.py")  # reused by the next steps\n    ${call}`;
+}
+
+/** Whether an earlier solving step saved the kit (it is copied before solving starts, so any not killed did). */
+export function kitSaved(history: readonly { action: string; timed_out: boolean; code?: string }[], isSolve: (i: number) => boolean): boolean {
+  return history.some((h, i) => isSolve(i) && h.action === 'code' && !h.timed_out);
+}
+
+export const fence = (code: string) => '```python\n' + code + '\n```';

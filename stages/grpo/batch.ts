@@ -1,0 +1,105 @@
+// A step's rollouts as the trainer sees them: groups, advantages, masks,
+// and the per-turn text with a loss mask (1 on what the policy wrote, 0 on
+// prompts and observations). This is the batch `POST /update` receives
+// (schemas/trainer/batch.schema.json) and what the template trainer reads.
+import { groupAdvantages, turnAdvantages } from '../../agents/grpo/advantages.js';
+import type { TrainSample } from '../../agents/grpo/template-trainer.js';
+import type { Trajectory } from '../../agents/trajectory.js';
+
+/** A rollout that failed to run at all: recorded, never trained on. */
+export interface Crashed {
+  crashed: true;
+  task_id: string;
+  group_id: string;
+  sample: number;
+  error: string;
+}
+
+export type Rollout = Trajectory | Crashed;
+
+export const isCrashed = (r: Rollout): r is Crashed => 'crashed' in r;
+
+export interface BatchTrajectory {
+  id: string;
+  group_id: string;
+  task_id: string;
+  sample: number;
+  reward: number;
+  advantage: number;
+  /** Per policy turn: G_{i,s} − mean_i G_{i,1} (turn-level credit, equal to the outcome's with no shaping). */
+  turn_advantages: number[];
+  masked: boolean;
+  mask_reason: 'timed_out' | 'crashed' | null;
+  variables: Record<string, number> | null;
+  messages: Array<{ role: 'system' | 'user' | 'assistant'; content: string; loss_mask: 0 | 1; logprobs?: number[] }>;
+}
+
+export interface Batch {
+  format: 'mlepipe-grpo-batch/1';
+  step: number;
+  advantage: 'grpo' | 'drgrpo';
+  group_size: number;
+  hyper: { lr: number; clip_low: number; clip_high: number; kl: number; temperature: number };
+  trajectories: BatchTrajectory[];
+  groups: Array<{ group_id: string; mean: number; std: number; zero_signal: boolean }>;
+}
+
+export function buildBatch(step: number, rollouts: readonly Rollout[], o: { advantage: 'grpo' | 'drgrpo'; maskTimeouts: 'drop' | 'keep'; groupSize: number; hyper: Batch['hyper'] }): Batch {
+  const groups = new Map<string, Rollout[]>();
+  for (const r of rollouts) groups.set(r.group_id, [...(groups.get(r.group_id) ?? []), r]);
+  const trajectories: BatchTrajectory[] = [];
+  const stats: Batch['groups'] = [];
+  for (const [groupId, members] of groups) {
+    const g = groupAdvantages(
+      members.map((m) => (isCrashed(m) ? { reward: 0, timedOut: false, crashed: true } : { reward: m.reward ?? 0, timedOut: m.variables.timed_out === 1, turns: policyTurns(m) })),
+      { estimator: o.advantage, maskTimeouts: o.maskTimeouts },
+    );
+    const turns = turnAdvantages(
+      members.map((m) => ({ reward: isCrashed(m) ? 0 : (m.reward ?? 0), timedOut: false, turns: isCrashed(m) ? 1 : policyTurns(m) })),
+      g.members.map((a) => a.masked),
+    );
+    stats.push({ group_id: groupId, mean: g.mean, std: g.std, zero_signal: g.zeroSignal });
+    members.forEach((m, i) => {
+      const a = g.members[i];
+      trajectories.push({
+        id: `${groupId}#${m.sample}`,
+        group_id: groupId,
+        task_id: m.task_id,
+        sample: m.sample,
+        reward: isCrashed(m) ? 0 : (m.reward ?? 0),
+        advantage: a.advantage,
+        turn_advantages: g.zeroSignal || a.masked ? turns[i].map(() => 0) : turns[i],
+        masked: a.masked,
+        mask_reason: a.reason ?? null,
+        variables: isCrashed(m) ? null : m.variables,
+        messages: isCrashed(m) ? [] : batchMessages(m),
+      });
+    });
+  }
+  return { format: 'mlepipe-grpo-batch/1', step, advantage: o.advantage, group_size: o.groupSize, hyper: o.hyper, trajectories, groups: stats };
+}
+
+const policyTurns = (t: Trajectory) => Math.max(1, t.turns.length);
+
+/** The conversation with a loss mask, and each reply's token log-probabilities where the policy gave them. */
+function batchMessages(t: Trajectory): BatchTrajectory['messages'] {
+  let reply = 0;
+  return t.messages.map((msg) => {
+    if (msg.role !== 'assistant') return { ...msg, loss_mask: 0 as const };
+    const lp = t.turns[reply++]?.logprobs;
+    return { ...msg, loss_mask: 1 as const, ...(lp ? { logprobs: lp } : {}) };
+  });
+}
+
+/** The template trainer's samples: every recorded decision of an unmasked trajectory, with its advantage. */
+export function templateSamples(batch: Batch, rollouts: readonly Rollout[]): TrainSample[] {
+  const byId = new Map(rollouts.filter((r): r is Trajectory => !isCrashed(r)).map((r) => [`${r.group_id}#${r.sample}`, r]));
+  const out: TrainSample[] = [];
+  for (const t of batch.trajectories) {
+    if (t.masked || t.advantage === 0) continue;
+    for (const turn of byId.get(t.id)?.turns ?? []) {
+      if (turn.choice) out.push({ features: turn.choice.features, action: turn.choice.index, logprob: turn.choice.logprob, advantage: t.advantage });
+    }
+  }
+  return out;
+}

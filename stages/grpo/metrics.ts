@@ -1,0 +1,29 @@
+// One training step's numbers (metrics.jsonl, the training curves).
+import { mean } from '../../core/stats.js';
+import type { Batch, Rollout } from './batch.js';
+import { isCrashed } from './batch.js';
+
+export function stepMetrics(step: number, rollouts: readonly Rollout[], batch: Batch): Record<string, number | null> {
+  const ok = rollouts.filter((r) => !isCrashed(r)) as Extract<Rollout, { variables: unknown }>[];
+  const rewards = batch.trajectories.map((t) => t.reward);
+  const m = (rate: (v: Record<string, number>) => number) => (ok.length ? mean(ok.map((t) => rate(t.variables))) : 0);
+  const entropies = ok.flatMap((t) => t.turns.map((x) => x.choice?.entropy).filter((e): e is number => e !== undefined));
+  const r = (x: number) => Number(x.toFixed(4));
+  return {
+    step,
+    reward_mean: r(mean(rewards)),
+    reward_std: r(Math.sqrt(mean(rewards.map((x) => (x - mean(rewards)) ** 2)))),
+    valid_rate: r(m((v) => v.execute)),
+    median_rate: r(m((v) => v.median)),
+    bronze_rate: r(m((v) => v.bronze)),
+    silver_rate: r(m((v) => v.silver)),
+    gold_rate: r(m((v) => v.gold)),
+    format: r(m((v) => v.format)),
+    turns: r(m((v) => v.turns)),
+    timeouts: ok.filter((t) => t.variables.timed_out === 1).length,
+    crashes: rollouts.length - ok.length,
+    masked: batch.trajectories.filter((t) => t.masked).length,
+    zero_signal_groups: batch.groups.filter((g) => g.zero_signal).length,
+    entropy: entropies.length ? r(mean(entropies)) : null,
+  };
+}

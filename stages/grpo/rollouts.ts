@@ -1,0 +1,59 @@
+// A step's rollouts: group_size trajectories per task, each in its own
+// sandbox workspace, at most `concurrency` at once. A rollout that throws is
+// recorded as crashed, never fatal to the run; an unreachable endpoint is.
+import type { Policy } from '../../agents/policies/types.js';
+import type { EpisodeLimits } from '../../agents/scaffolds/types.js';
+import { react } from '../../agents/scaffolds/react/index.js';
+import { EnvError } from '../../core/errors.js';
+import { Rng } from '../../core/random.js';
+import type { Sandbox } from '../../sandbox/index.js';
+import { rollout } from '../eval/rollout.js';
+import type { TaskRef } from '../eval/tasks.js';
+import type { Rollout } from './batch.js';
+
+export interface RolloutPlan {
+  sandbox: Sandbox;
+  policy: Policy;
+  tasks: TaskRef[];
+  group: number;
+  groupPrefix: string;
+  limits: EpisodeLimits;
+  memoryMb: number;
+  python: string;
+  seed: number;
+  reward: string;
+  concurrency: number;
+  signal: AbortSignal;
+}
+
+/** Step k's tasks: the train tasks in a fresh seeded order each epoch, batch by batch. */
+export function pickBatch(tasks: readonly TaskRef[], size: number, k: number, seed: number): TaskRef[] {
+  const out: TaskRef[] = [];
+  for (let i = (k - 1) * size; i < k * size; i++) {
+    const epoch = Math.floor(i / tasks.length);
+    const order = new Rng('grpo-epoch', `${seed}:${epoch}`).shuffle([...tasks]);
+    out.push(order[i % tasks.length]);
+  }
+  return out;
+}
+
+export async function runRollouts(plan: RolloutPlan, log: (m: string) => void): Promise<Rollout[]> {
+  const jobs = plan.tasks.flatMap((task, t) => Array.from({ length: plan.group }, (_, sample) => ({ task, sample, groupId: `${plan.groupPrefix}/${t}/${task.id}` })));
+  const out: Rollout[] = new Array(jobs.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < jobs.length && !plan.signal.aborted) {
+      const i = next++;
+      const { task, sample, groupId } = jobs[i];
+      try {
+        out[i] = await rollout({ ...plan, scaffold: react, task, sample, groupId, aide: { numDrafts: 1, debugProb: 0, maxDebugDepth: 0 } });
+      } catch (err) {
+        if (err instanceof EnvError || plan.signal.aborted) throw err;
+        log(`rollout ${groupId}#${sample} crashed: ${(err as Error).message}`);
+        out[i] = { crashed: true, task_id: task.id, group_id: groupId, sample, error: (err as Error).message };
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(plan.concurrency, jobs.length) }, worker));
+  return out;
+}

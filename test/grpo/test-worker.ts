@@ -1,0 +1,65 @@
+// A small trainer worker for tests: the protocol's endpoints over HTTP, with
+// an OpenAI-compatible generation endpoint that replies in ReAct's format
+// (copy the sample submission, then answer) and counts its "weights" as the
+// number of updates it has taken.
+import { createServer, type Server } from 'node:http';
+
+export interface TestWorker {
+  url: string;
+  batches: any[];
+  saves: Array<{ step: number; tag: string }>;
+  generations: number;
+  close(): Promise<void>;
+}
+
+const REPLIES = [
+  '<think>copy the sample</think>\n```python\nimport pandas as pd\npd.read_csv("public/sample_submission.csv").to_csv("submission.csv", index=False)\n```',
+  '<think>done</think>\n<answer>submission.csv</answer>',
+];
+
+export async function startTestWorker(): Promise<TestWorker> {
+  const state = { batches: [] as any[], saves: [] as Array<{ step: number; tag: string }>, generations: 0 };
+  const server: Server = createServer((req, res) => {
+    let raw = '';
+    req.on('data', (c) => (raw += c));
+    req.on('end', () => {
+      const json = (status: number, body: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+      if (req.method === 'GET' && req.url === '/health') return json(200, { status: 'ok', step: state.batches.length, model: 'test-policy' });
+      if (req.method === 'POST' && req.url === '/update') {
+        state.batches.push(JSON.parse(raw));
+        return json(200, { step: state.batches.length, loss: 0.5 / state.batches.length, tokens: 123 });
+      }
+      if (req.method === 'POST' && req.url === '/save') {
+        const b = JSON.parse(raw);
+        state.saves.push(b);
+        return json(200, { path: `/ckpt/${b.tag}` });
+      }
+      if (req.method === 'POST' && req.url === '/v1/chat/completions') {
+        const body = JSON.parse(raw);
+        state.generations++;
+        const turn = body.messages.filter((m: { role: string }) => m.role === 'assistant').length;
+        const content = REPLIES[Math.min(turn, REPLIES.length - 1)];
+        const logprobs = body.logprobs ? { content: content.split(' ').slice(0, 3).map((t: string) => ({ token: t, logprob: -0.5, bytes: null, top_logprobs: [] })) } : null;
+        return json(200, {
+          id: `gen-${state.generations}`,
+          object: 'chat.completion',
+          created: 0,
+          model: body.model,
+          choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop', logprobs }],
+          usage: { prompt_tokens: 50, completion_tokens: 10, total_tokens: 60 },
+        });
+      }
+      json(404, { error: 'no such endpoint' });
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  const port = (server.address() as { port: number }).port;
+  return Object.assign(state, {
+    url: `http://127.0.0.1:${port}`,
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  }) as TestWorker;
+}
