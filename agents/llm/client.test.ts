@@ -57,6 +57,29 @@ test('a client error (400) fails at once, naming the endpoint and status', async
   }
 });
 
+test('a server that stays overloaded through every retry is an environment error; a 400 is not', async () => {
+  const s = await startReplayServer([{ status: 503 }]);
+  try {
+    await client(s.url).chat({ messages: msgs });
+    assert.unreachable();
+  } catch (err) {
+    assert.instance(err, EnvError);
+    assert.match((err as Error).message, 'kept failing: HTTP 503 after 5 tries');
+    assert.is(s.requests.length, 5);
+  } finally {
+    await s.close();
+  }
+  const bad = await startReplayServer([{ status: 400 }]);
+  try {
+    await client(bad.url).chat({ messages: msgs });
+    assert.unreachable();
+  } catch (err) {
+    assert.not.instance(err, EnvError);
+  } finally {
+    await bad.close();
+  }
+});
+
 test('an unreachable endpoint fails fast with a message that names it', async () => {
   const port = await closedPort();
   const url = `http://127.0.0.1:${port}/v1`;

@@ -168,7 +168,7 @@ export class LlmClient {
       } catch (err) {
         if (signal?.aborted) throw err;
         const why = this.classify(Sdk, err);
-        if (!why.retry || attempt >= maxRetries) throw this.failure(Sdk, err, why.text, attempt + 1);
+        if (!why.retry || attempt >= maxRetries) throw this.failure(Sdk, err, why.text, attempt + 1, why.retry);
         const delay = why.retryAfterMs ?? base * 2 ** attempt + Math.random() * base * 2 ** attempt;
         this.usage.retries++;
         this.opts.log?.(`${this.endpoint}: ${why.text}; retry ${attempt + 1}/${maxRetries} in ${Math.round(delay)} ms`);
@@ -190,11 +190,14 @@ export class LlmClient {
     return { retry: false, text: (err as Error).message };
   }
 
-  private failure(OpenAI: typeof import('openai').default, err: unknown, text: string, tries: number): Error {
+  private failure(OpenAI: typeof import('openai').default, err: unknown, text: string, tries: number, retryable: boolean): Error {
     const who = `model "${this.opts.name}" (${this.opts.spec.model}) at ${this.endpoint}`;
-    if (err instanceof OpenAI.APIConnectionError) {
+    if (err instanceof OpenAI.APIConnectionError && !(err instanceof OpenAI.APIConnectionTimeoutError)) {
       return new EnvError(`cannot reach ${who}: ${text} after ${tries} tries; is the server running?`);
     }
+    // Still overloaded or timing out after every retry: the endpoint's problem, not the request's
+    // (an agent's run is not recorded as failed because of it).
+    if (retryable) return new EnvError(`${who} kept failing: ${text} after ${tries} tries`);
     return new Error(`${who}: ${text}${tries > 1 ? ` after ${tries} tries` : ''}`);
   }
 }
