@@ -7,6 +7,13 @@ export function mean(xs: readonly number[]): number {
   return xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : NaN;
 }
 
+/** Population standard deviation (divides by n, as GRPO's group normalisation does); 0 for no values. */
+export function std(xs: readonly number[]): number {
+  if (!xs.length) return 0;
+  const m = mean(xs);
+  return Math.sqrt(xs.reduce((a, x) => a + (x - m) ** 2, 0) / xs.length);
+}
+
 /** Standard error of the mean (sample standard deviation / sqrt(n)); 0 for a single value. */
 export function sem(xs: readonly number[]): number {
   if (xs.length < 2) return 0;

@@ -7,6 +7,8 @@
 // turn-level shaping (SPICE, TIPS); with outcome rewards only they equal the
 // trajectory advantage's numerator at every turn.
 
+import { mean as meanOf, std as populationStd } from '../../core/stats.js';
+
 export const EPSILON = 1e-6;
 
 export interface GroupMember {
@@ -29,9 +31,8 @@ export interface Advantage {
 export function groupAdvantages(group: readonly GroupMember[], opts: { estimator: 'grpo' | 'drgrpo'; maskTimeouts: 'drop' | 'keep' }): { members: Advantage[]; mean: number; std: number; zeroSignal: boolean } {
   const masked = group.map((m) => (m.crashed ? 'crashed' : m.timedOut && opts.maskTimeouts === 'drop' ? 'timed_out' : undefined));
   const kept = group.filter((_, i) => !masked[i]).map((m) => m.reward);
-  const mean = kept.length ? kept.reduce((a, b) => a + b, 0) / kept.length : 0;
-  // Population standard deviation of the group, as GRPO implementations use.
-  const std = kept.length ? Math.sqrt(kept.reduce((a, r) => a + (r - mean) ** 2, 0) / kept.length) : 0;
+  const mean = kept.length ? meanOf(kept) : 0;
+  const std = populationStd(kept);
   const zeroSignal = kept.length < 2 || kept.every((r) => r === kept[0]);
   const members = group.map((m, i): Advantage => {
     if (masked[i]) return { advantage: 0, masked: true, reason: masked[i] as Advantage['reason'] };
@@ -61,6 +62,6 @@ export function turnAdvantages(group: readonly GroupMember[], maskedFlags: reado
   const perTurn = group.map((m) => m.turnRewards ?? [...new Array(Math.max(0, (m.turns ?? 1) - 1)).fill(0), m.reward]);
   const returns = perTurn.map(returnsToGo);
   const firsts = returns.filter((_, i) => !maskedFlags[i]).map((g) => g[0] ?? 0);
-  const baseline = firsts.length ? firsts.reduce((a, b) => a + b, 0) / firsts.length : 0;
+  const baseline = firsts.length ? meanOf(firsts) : 0;
   return returns.map((g, i) => (maskedFlags[i] ? g.map(() => 0) : g.map((x) => x - baseline)));
 }

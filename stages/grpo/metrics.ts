@@ -1,5 +1,5 @@
 // One training step's numbers (metrics.jsonl, the training curves).
-import { mean } from '../../core/stats.js';
+import { mean, std } from '../../core/stats.js';
 import type { Batch, Rollout } from './batch.js';
 import { isCrashed } from './batch.js';
 
@@ -12,7 +12,7 @@ export function stepMetrics(step: number, rollouts: readonly Rollout[], batch: B
   return {
     step,
     reward_mean: r(mean(rewards)),
-    reward_std: r(Math.sqrt(mean(rewards.map((x) => (x - mean(rewards)) ** 2)))),
+    reward_std: r(std(rewards)),
     valid_rate: r(m((v) => v.execute)),
     median_rate: r(m((v) => v.median)),
     bronze_rate: r(m((v) => v.bronze)),
