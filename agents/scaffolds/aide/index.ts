@@ -25,6 +25,14 @@ export interface JournalNode {
   /** Debug steps in a row that led to this node. */
   debug_depth: number;
   observation: string;
+  /** The reply held exactly one python block. */
+  format_ok: boolean;
+}
+
+/** A node as the turn record every scaffold gives (the policy's history, the trajectory). */
+function turnOf(n: JournalNode): TurnRecord {
+  const { id, operator, parent, code, observation, exit_code, timed_out, duration_ms, format_ok, metric, buggy } = n;
+  return { turn: id, action: format_ok ? 'code' : 'invalid', operator, parent, code, observation, exit_code, timed_out, duration_ms, format_ok, metric, buggy };
 }
 
 /** The last `validation score: X` the script printed. */
@@ -41,7 +49,6 @@ export const aide: Scaffold = {
     const started = Date.now();
     const system: ChatMessage = { role: 'system', content: renderPrompt('aide/system', { step_timeout: Math.round(limits.stepTimeoutMs / 1000), description: ctx.task.description.trim() }) };
     const nodes: JournalNode[] = [];
-    const turns: TurnRecord[] = [];
     const messages: ChatMessage[] = [system];
     const usage = newUsage();
     const better = (a: number, b: number) => (ctx.task.lowerIsBetter ? a < b : a > b);
@@ -64,9 +71,9 @@ export const aide: Scaffold = {
         if (leaves.length && ctx.random() < opts.debugProb) {
           operator = 'debug';
           parent = leaves[Math.floor(ctx.random() * leaves.length)];
-        } else if (best()) {
-          operator = 'improve';
+        } else {
           parent = best();
+          if (parent) operator = 'improve';
         }
       }
       const prompt =
@@ -78,7 +85,7 @@ export const aide: Scaffold = {
       const question: ChatMessage[] = [system, { role: 'user', content: prompt }];
       const reply = await ask(
         ctx,
-        { scaffold: 'aide', purpose: operator, messages: question, turn: i, sample: ctx.sample, history: turns, parent: parent && { code: parent.code, metric: parent.metric, buggy: parent.buggy } },
+        { scaffold: 'aide', purpose: operator, messages: question, turn: i, sample: ctx.sample, history: nodes.map(turnOf), parent: parent && { code: parent.code, metric: parent.metric, buggy: parent.buggy } },
         usage,
       );
       if ('stop' in reply) {
@@ -90,7 +97,7 @@ export const aide: Scaffold = {
       messages.push({ role: 'user', content: prompt }, { role: 'assistant', content: text });
       const code = extractBlock(text, 'python') ?? extractBlock(text, '');
       const plan = text.slice(0, text.indexOf('```') >= 0 ? text.indexOf('```') : undefined).trim();
-      const node: JournalNode = { id: i, parent: parent?.id ?? null, operator, plan, code: code ?? '', exit_code: null, timed_out: false, duration_ms: 0, metric: null, buggy: true, debug_depth: operator === 'debug' ? parent!.debug_depth + 1 : 0, observation: '' };
+      const node: JournalNode = { id: i, parent: parent?.id ?? null, operator, plan, code: code ?? '', exit_code: null, timed_out: false, duration_ms: 0, metric: null, buggy: true, debug_depth: operator === 'debug' ? parent!.debug_depth + 1 : 0, observation: '', format_ok: code !== null };
       if (code === null) {
         node.observation = 'format error: the reply must hold exactly one ```python block';
       } else {
@@ -105,13 +112,12 @@ export const aide: Scaffold = {
       }
       nodes.push(node);
       messages.push({ role: 'user', content: node.observation });
-      turns.push({ turn: i, action: code === null ? 'invalid' : 'code', operator, parent: node.parent, code: node.code, observation: node.observation, exit_code: node.exit_code, timed_out: node.timed_out, duration_ms: node.duration_ms, format_ok: code !== null, metric: node.metric, buggy: node.buggy });
     }
     const chosen = best();
     return {
       scaffold: 'aide',
       messages,
-      turns,
+      turns: nodes.map(turnOf),
       submission: chosen ? join('.aide', `node_${chosen.id}.csv`) : null,
       ended,
       error,
