@@ -1,4 +1,5 @@
 import { buildFigures } from '../../pipelines/report/figures.js';
+import { currentMetrics } from '../../pipelines/report/metrics.js';
 import { buildTables, renderCsv, renderMarkdown, renderText, tableJson } from '../../pipelines/report/tables.js';
 import type { Plan } from '../../pipelines/plan.js';
 import { displayPath } from '../../core/paths.js';
@@ -19,8 +20,10 @@ export async function reportCommand(file: string, args: ReportArgs, io: IO): Pro
 
 /** Tables on stdout in the chosen format; figures written as SVG (their paths on stderr, or in the JSON). */
 export async function printReport(plan: Plan, format: 'text' | 'md' | 'csv' | 'json', io: IO): Promise<void> {
-  const tables = await buildTables(plan);
-  const figures = await buildFigures(plan);
+  // Read every node's manifest once for both.
+  const metrics = await currentMetrics(plan);
+  const tables = await buildTables(plan, metrics);
+  const figures = await buildFigures(plan, metrics);
   if (format === 'json') {
     const figs = Object.fromEntries(Object.entries(figures).map(([k, f]) => [k, f.path ?? null]));
     io.out(JSON.stringify({ tables: Object.fromEntries(Object.entries(tables).map(([k, t]) => [k, tableJson(t)])), figures: figs }, null, 2));

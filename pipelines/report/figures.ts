@@ -59,13 +59,13 @@ export function figureSpec(def: ResolvedFigure, rows: Row[]): Record<string, unk
 }
 
 /** Renders every figure; returns name → SVG path (or why it was skipped). */
-export async function buildFigures(plan: Plan): Promise<Record<string, { path?: string; skipped?: string }>> {
+export async function buildFigures(plan: Plan, metrics?: Map<string, NodeMetrics>): Promise<Record<string, { path?: string; skipped?: string }>> {
   const defs = plan.experiment.figures;
   const out: Record<string, { path?: string; skipped?: string }> = {};
   if (!Object.keys(defs).length) return out;
   // Loaded on first use: most commands never draw.
   const [vega, vl] = await Promise.all([import('vega'), import('vega-lite')]);
-  const metrics = await currentMetrics(plan);
+  metrics ??= await currentMetrics(plan);
   const dir = join(dirname(plan.experiment.file), 'reports', plan.experiment.name);
   for (const [name, def] of Object.entries(defs)) {
     const rows = await figureRows(plan, metrics, def);

@@ -46,8 +46,8 @@ export async function breakdownRows(nodes: NodeMetrics[], breakdown: string): Pr
   return { rows, labels: varied ? ['variant', ...labels] : labels };
 }
 
-export async function buildTables(plan: Plan): Promise<Record<string, Table>> {
-  const metrics = await currentMetrics(plan);
+export async function buildTables(plan: Plan, metrics?: Map<string, NodeMetrics>): Promise<Record<string, Table>> {
+  metrics ??= await currentMetrics(plan);
   const exp = plan.experiment;
   const defs: Record<string, ResolvedTable> = Object.keys(exp.tables).length ? { ...exp.tables } : { nodes: { from: '', rows: 'node', interval: 'ci' } };
   const tables: Record<string, Table> = {};

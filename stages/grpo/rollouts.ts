@@ -28,11 +28,12 @@ export interface RolloutPlan {
 
 /** Step k's tasks: the train tasks in a fresh seeded order each epoch, batch by batch. */
 export function pickBatch(tasks: readonly TaskRef[], size: number, k: number, seed: number): TaskRef[] {
+  const orders = new Map<number, TaskRef[]>();
   const out: TaskRef[] = [];
   for (let i = (k - 1) * size; i < k * size; i++) {
     const epoch = Math.floor(i / tasks.length);
-    const order = new Rng('grpo-epoch', `${seed}:${epoch}`).shuffle([...tasks]);
-    out.push(order[i % tasks.length]);
+    if (!orders.has(epoch)) orders.set(epoch, new Rng('grpo-epoch', `${seed}:${epoch}`).shuffle([...tasks]));
+    out.push(orders.get(epoch)![i % tasks.length]);
   }
   return out;
 }
