@@ -1,6 +1,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { listFiles } from './fs.js';
+import { canonicalJson, sha256 } from './hash.js';
 
 /**
  * A file shipped beside the code (Python helpers, schemas). Found by walking up
@@ -25,4 +27,15 @@ export function assetText(rel: string): string {
     cache.set(rel, t);
   }
   return t;
+}
+
+/**
+ * Digest of shipped folders (Python code, catalogs, prompt templates) for node
+ * keys: a change to any file in them changes the nodes that use them.
+ * TypeScript sources are left out: the stage version covers code changes.
+ */
+export async function assetsDigest(dirs: readonly string[]): Promise<string> {
+  const parts = [];
+  for (const dir of dirs) parts.push(await listFiles(assetPath(dir), (rel) => rel.endsWith('.ts')));
+  return sha256(canonicalJson(parts));
 }

@@ -11,9 +11,7 @@ import { aide } from '../../agents/scaffolds/aide/index.js';
 import { react } from '../../agents/scaffolds/react/index.js';
 import type { Scaffold } from '../../agents/scaffolds/types.js';
 import type { Trajectory } from '../../agents/trajectory.js';
-import { listFiles } from '../../core/fs.js';
-import { assetPath } from '../../core/assets.js';
-import { canonicalJson, sha256 } from '../../core/hash.js';
+import { assetsDigest } from '../../core/assets.js';
 import { ParamError } from '../../core/errors.js';
 import { rewardFormula } from '../../core/rewards/presets.js';
 import schema from '../../schemas/stages/eval.schema.json';
@@ -81,8 +79,7 @@ export const evalStage: Stage<EvalParams> = {
         throw new ParamError(p.policies ? ['policies', i] : ['policy'], (err as Error).message);
       }
     });
-    const prompts = await listFiles(assetPath(`agents/prompts/${p.scaffold}`));
-    return { policies, prompts: sha256(canonicalJson(prompts)), reward: p.reward ? rewardFormula(p.reward, ctx.rewards) : null };
+    return { policies, prompts: await assetsDigest([`agents/prompts/${p.scaffold}`]), reward: p.reward ? rewardFormula(p.reward, ctx.rewards) : null };
   },
 
   async run(ctx) {

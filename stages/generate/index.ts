@@ -5,10 +5,8 @@
 import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { assetPath } from '../../core/assets.js';
+import { assetsDigest } from '../../core/assets.js';
 import { ParamError } from '../../core/errors.js';
-import { canonicalJson, sha256 } from '../../core/hash.js';
-import { listFiles } from '../../core/fs.js';
 import schema from '../../schemas/stages/generate.schema.json';
 import { buildLlmTask } from '../../agents/factory/build.js';
 import { LlmClient } from '../../agents/llm/client.js';
@@ -47,13 +45,6 @@ interface ItemResult {
   error?: string;
   attempts: number;
   sample_score?: number;
-}
-
-/** Digest of the generator's code, catalogs and prompt templates: a change to any of them makes new tasks. */
-async function assetsDigest(dirs: string[]): Promise<string> {
-  const parts = [];
-  for (const dir of dirs) parts.push(await listFiles(assetPath(dir), (rel) => rel.endsWith('.ts')));
-  return sha256(canonicalJson(parts));
 }
 
 export const generate: Stage<GenerateParams> = {

@@ -14,10 +14,8 @@ import { openaiPolicy } from '../../agents/policies/openai.js';
 import { freshCheckpoint, templatePolicy } from '../../agents/policies/template/index.js';
 import type { TemplateCheckpoint } from '../../agents/policies/template/model.js';
 import type { Policy } from '../../agents/policies/types.js';
-import { assetPath } from '../../core/assets.js';
+import { assetsDigest } from '../../core/assets.js';
 import { ParamError } from '../../core/errors.js';
-import { listFiles } from '../../core/fs.js';
-import { canonicalJson, sha256 } from '../../core/hash.js';
 import { mean } from '../../core/stats.js';
 import { rewardFormula } from '../../core/rewards/presets.js';
 import { TrainerClient } from '../../gpu/trainer/client.js';
@@ -83,7 +81,7 @@ export const grpo: Stage<GrpoParams> = {
     const formula = rewardFormula(p.reward, ctx.rewards);
     const policy = p.trainer === 'template' ? { template: freshCheckpoint().features } : policyIdentity(parsePolicy(p.policy, ctx.models) as never, ctx.models);
     // The kit's code is what the template policy runs; the ReAct prompts are what a model reads.
-    const prompts = sha256(canonicalJson(await listFiles(assetPath('agents/prompts/react'))));
+    const prompts = await assetsDigest(['agents/prompts/react']);
     return { formula, policy, kit: policyIdentity({ kind: 'scripted', agent: 'random' }, ctx.models), prompts };
   },
 
