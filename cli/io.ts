@@ -9,12 +9,31 @@ export interface IO {
 }
 
 export function processIO(signal?: AbortSignal): IO {
+  const out = writer(process.stdout);
+  const err = writer(process.stderr);
   return {
-    out: (t) => process.stdout.write(t.endsWith('\n') ? t : t + '\n'),
-    err: (t) => process.stderr.write(t.endsWith('\n') ? t : t + '\n'),
+    out: (t) => out(t.endsWith('\n') ? t : t + '\n'),
+    err: (t) => err(t.endsWith('\n') ? t : t + '\n'),
     interactive: !!process.stderr.isTTY && !process.env.CI,
     env: process.env,
     signal,
+  };
+}
+
+/**
+ * Writes to a stream whose reader may go away (`mlepipe plan … | head`): the
+ * closed pipe's EPIPE ends the output quietly instead of crashing with a
+ * trace; the command still finishes (no finished work is lost) and exits with
+ * its usual code.
+ */
+function writer(stream: NodeJS.WriteStream): (text: string) => void {
+  let closed = false;
+  stream.on('error', (e: NodeJS.ErrnoException) => {
+    if (e.code !== 'EPIPE' && e.code !== 'ERR_STREAM_DESTROYED') throw e;
+    closed = true;
+  });
+  return (text) => {
+    if (!closed && !stream.destroyed) stream.write(text);
   };
 }
 

@@ -1,10 +1,11 @@
 // The seed library: one structural-DNA file per competition under
 // seeds/mlebench/, checked by schemas/seed-dna.schema.json, and the named
 // seed sets `generate` can take.
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { assetPath } from '../core/assets.js';
 import { UserError } from '../core/errors.js';
+import { readJsonFileSync } from '../core/text.js';
 import dnaSchema from '../schemas/seed-dna.schema.json';
 import { validateWithSchema } from '../core/jsonschema.js';
 
@@ -58,7 +59,7 @@ export function allSeeds(): SeedDna[] {
   const out: SeedDna[] = [];
   for (const name of readdirSync(dir).filter((n) => n.endsWith('.json')).sort()) {
     const file = join(dir, name);
-    const data = JSON.parse(readFileSync(file, 'utf8')) as SeedDna;
+    const data = readJsonFileSync(file) as SeedDna;
     const errs = validateWithSchema(dnaSchema, data, new Map([['', { value: { file, line: 1, col: 1 } }]]), []);
     if (errs.length) throw new UserError(errs.map((e) => ({ ...e, message: `seed DNA: ${e.message}` })));
     if (`${data.id}.json` !== name) throw new UserError(`${file}: id "${data.id}" does not match the file name`);

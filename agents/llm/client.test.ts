@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { EnvError } from '../../core/errors.js';
 import { closedPort } from '../../test/helpers.js';
 import { startReplayServer } from '../../test/llm/replay-server.js';
-import { LlmClient } from './client.js';
+import { LlmClient, retryAfterMs } from './client.js';
 
 const msgs = [{ role: 'user' as const, content: 'hello' }];
 const client = (url: string, extra: Record<string, unknown> = {}, cacheDir?: string) =>
@@ -42,6 +42,85 @@ test('429 (with Retry-After), 500 and a slow response are retried', async () => 
   } finally {
     await s.close();
   }
+});
+
+const gaps = (t: number[]) => t.slice(1).map((x, i) => x - t[i]);
+
+test('a 5xx or 429 without Retry-After backs off exponentially instead of retrying at once', async () => {
+  const s = await startReplayServer([{ status: 503 }, { status: 500 }, { status: 429 }, { status: 503 }, { content: 'ok' }]);
+  try {
+    const c = client(s.url);
+    assert.is((await c.chat({ messages: msgs })).content, 'ok');
+    const g = gaps(s.arrivals);
+    assert.is(g.length, 4);
+    // baseDelayMs is 20: attempt n waits at least 20·2^n ms (timers may fire up to 1 ms early).
+    g.forEach((gap, n) => assert.ok(gap >= 20 * 2 ** n - 1, `gap ${n} was ${gap.toFixed(1)} ms, expected ≥ ${20 * 2 ** n}`));
+    assert.ok(g[3] > g[0], `gaps grow: ${g.map((x) => x.toFixed(0)).join(', ')} ms`);
+  } finally {
+    await s.close();
+  }
+});
+
+test('an invalid Retry-After is ignored (backoff); a valid retry-after-ms or Retry-After is honoured', async () => {
+  const s = await startReplayServer([
+    { status: 503, headers: { 'retry-after': 'soon' } },
+    { status: 429, headers: { 'retry-after-ms': '150' } },
+    { status: 429, headers: { 'retry-after': '1' } },
+    { content: 'ok' },
+  ]);
+  try {
+    const c = client(s.url);
+    assert.is((await c.chat({ messages: msgs })).content, 'ok');
+    const g = gaps(s.arrivals);
+    assert.ok(g[0] >= 19, `invalid header: backoff, got ${g[0].toFixed(1)} ms`);
+    assert.ok(g[1] >= 149, `retry-after-ms: 150 honoured, got ${g[1].toFixed(1)} ms`);
+    assert.ok(g[2] >= 999, `Retry-After: 1 honoured, got ${g[2].toFixed(1)} ms`);
+  } finally {
+    await s.close();
+  }
+});
+
+test('an abort during a backoff stops at once, without another request', async () => {
+  const s = await startReplayServer([{ status: 503 }]);
+  try {
+    const c = new LlmClient({ name: 'tiny', spec: { provider: 'openai', base_url: s.url, model: 'tiny-model', timeout_s: 2 }, baseDelayMs: 600_000 });
+    const ac = new AbortController();
+    const call = c.chat({ messages: msgs }, ac.signal);
+    while (s.requests.length === 0) await new Promise((r) => setTimeout(r, 5));
+    await new Promise((r) => setTimeout(r, 20));
+    ac.abort();
+    await call.then(
+      () => assert.unreachable('should have been aborted'),
+      (err) => assert.match((err as Error).message, /abort/i),
+    );
+    assert.is(s.requests.length, 1);
+    // Already aborted before the call: no request at all.
+    const before = s.requests.length;
+    await c.chat({ messages: msgs }, AbortSignal.abort()).then(
+      () => assert.unreachable(),
+      () => undefined,
+    );
+    assert.is(s.requests.length, before);
+  } finally {
+    await s.close();
+  }
+});
+
+test('retryAfterMs: milliseconds, seconds or an HTTP date, capped; absent or invalid is undefined', () => {
+  const h = (o: Record<string, string>) => new Headers(o);
+  const now = Date.parse('2025-01-01T00:00:00Z');
+  assert.is(retryAfterMs(h({})), undefined);
+  assert.is(retryAfterMs(undefined), undefined);
+  assert.is(retryAfterMs(h({ 'retry-after': '' })), undefined);
+  assert.is(retryAfterMs(h({ 'retry-after': '-3' })), undefined);
+  assert.is(retryAfterMs(h({ 'retry-after': 'soon' })), undefined);
+  assert.is(retryAfterMs(h({ 'retry-after': '2' })), 2000);
+  assert.is(retryAfterMs(h({ 'retry-after': '0' })), 0);
+  assert.is(retryAfterMs(h({ 'retry-after-ms': '250', 'retry-after': '9' })), 250);
+  assert.is(retryAfterMs(h({ 'retry-after-ms': 'x', 'retry-after': '9' })), 9000);
+  assert.is(retryAfterMs(h({ 'retry-after': 'Wed, 01 Jan 2025 00:00:05 GMT' }), now), 5000);
+  assert.is(retryAfterMs(h({ 'retry-after': 'Tue, 31 Dec 2024 23:00:00 GMT' }), now), 0);
+  assert.is(retryAfterMs(h({ 'retry-after': '86400' })), 60_000);
 });
 
 test('a client error (400) fails at once, naming the endpoint and status', async () => {

@@ -76,14 +76,45 @@ function semaphoreFor(name: string, spec: ModelSpec): Semaphore {
   return s;
 }
 
+/** Waits `ms`, or rejects as soon as `signal` aborts (at once when it already has). */
 const sleep = (ms: number, signal?: AbortSignal) =>
   new Promise<void>((resolve, reject) => {
-    const t = setTimeout(resolve, ms);
-    signal?.addEventListener('abort', () => {
+    if (signal?.aborted) return reject(new Error('aborted'));
+    const onAbort = () => {
       clearTimeout(t);
       reject(new Error('aborted'));
-    });
+    };
+    const t = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
   });
+
+/** The longest wait between two tries, whether the server asks for more or the backoff grows past it. */
+const MAX_DELAY_MS = 60_000;
+
+/**
+ * How long the server asks us to wait: OpenAI's `retry-after-ms`, else
+ * `Retry-After` as seconds or an HTTP date. Undefined when neither is present
+ * and valid, so that the caller backs off instead of retrying at once.
+ */
+export function retryAfterMs(headers: { get(name: string): string | null } | undefined, now = Date.now()): number | undefined {
+  const ms = headers?.get('retry-after-ms')?.trim();
+  if (ms && /^\d+(\.\d+)?$/.test(ms)) return Math.min(Number(ms), MAX_DELAY_MS);
+  const after = headers?.get('retry-after')?.trim();
+  if (!after) return undefined;
+  if (/^\d+(\.\d+)?$/.test(after)) return Math.min(Number(after) * 1000, MAX_DELAY_MS);
+  // An HTTP date starts with the day's name; Date.parse alone would take "-3" for a year.
+  const date = /^[A-Za-z]{3}/.test(after) ? Date.parse(after) : NaN;
+  return Number.isFinite(date) ? Math.min(Math.max(0, date - now), MAX_DELAY_MS) : undefined;
+}
+
+/** Exponential backoff: `base·2^attempt` plus up to as much again of jitter, capped. */
+export function backoffMs(attempt: number, base: number): number {
+  const step = Math.min(base * 2 ** attempt, MAX_DELAY_MS / 2);
+  return step + Math.random() * step;
+}
 
 export class LlmClient {
   private openai?: OpenAI;
@@ -145,6 +176,8 @@ export class LlmClient {
     const maxRetries = this.opts.maxRetries ?? 4;
     const base = this.opts.baseDelayMs ?? 500;
     for (let attempt = 0; ; attempt++) {
+      // The SDK would throw too, but only after building the request.
+      if (signal?.aborted) throw new Error('aborted');
       try {
         const r = await this.openai.chat.completions.create(
           {
@@ -169,7 +202,7 @@ export class LlmClient {
         if (signal?.aborted) throw err;
         const why = this.classify(Sdk, err);
         if (!why.retry || attempt >= maxRetries) throw this.failure(Sdk, err, why.text, attempt + 1, why.retry);
-        const delay = why.retryAfterMs ?? base * 2 ** attempt + Math.random() * base * 2 ** attempt;
+        const delay = why.retryAfterMs ?? backoffMs(attempt, base);
         this.usage.retries++;
         this.opts.log?.(`${this.endpoint}: ${why.text}; retry ${attempt + 1}/${maxRetries} in ${Math.round(delay)} ms`);
         await sleep(delay, signal);
@@ -182,9 +215,8 @@ export class LlmClient {
     if (err instanceof OpenAI.APIConnectionError) return { retry: true, text: `connection failed (${(err.cause as Error | undefined)?.message ?? err.message})` };
     if (err instanceof OpenAI.APIError) {
       const status = err.status ?? 0;
-      const after = Number(err.headers?.get?.('retry-after'));
-      const retryAfterMs = Number.isFinite(after) && after >= 0 ? Math.min(after * 1000, 60_000) : undefined;
-      if (status === 429 || status >= 500) return { retry: true, text: `HTTP ${status}`, retryAfterMs };
+      const retryAfter = retryAfterMs(err.headers);
+      if (status === 429 || status >= 500) return { retry: true, text: `HTTP ${status}`, retryAfterMs: retryAfter };
       return { retry: false, text: `HTTP ${status}: ${err.message}` };
     }
     return { retry: false, text: (err as Error).message };

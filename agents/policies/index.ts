@@ -4,6 +4,7 @@
 import { modelIdentity, type ModelSpec } from '../../core/models.js';
 import { assetText } from '../../core/assets.js';
 import { sha256 } from '../../core/hash.js';
+import { readJsonFileSync } from '../../core/text.js';
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { openaiPolicy, type SamplingOptions } from './openai.js';
@@ -55,7 +56,7 @@ export function makePolicy(name: string, ref: PolicyRef, models: Readonly<Record
   if (ref.kind === 'template') {
     const file = ref.path ? resolve(opts.experimentDir ?? '.', ref.path) : (opts.inputDirs ?? []).map((d) => join(d, 'checkpoint.json')).find((f) => existsSync(f));
     if (!file) throw new Error('policy template: no checkpoint (add the grpo stage to needs:, or write template:FILE)');
-    const ck = JSON.parse(readFileSync(file, 'utf8')) as TemplateCheckpoint;
+    const ck = readJsonFileSync(file) as TemplateCheckpoint;
     return templatePolicy(name, ck, { temperature: opts.sampling?.temperature ?? 1, seed: opts.sampling?.seed ?? 0, maxTurns: opts.maxTurns ?? 20 });
   }
   return openaiPolicy(ref.model, models[ref.model], opts);

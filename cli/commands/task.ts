@@ -1,18 +1,19 @@
-import { readdir, readFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { readdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { UserError } from '../../core/errors.js';
+import { displayPath } from '../../core/paths.js';
+import { readJsonFile } from '../../core/text.js';
 import { defaultPython } from '../../core/python.js';
 import { runEvaluator } from '../../tasks/evaluate.js';
 import { findReleaseTasks, importSandmleTask } from '../../tasks/importer.js';
 import { sanityProblem } from '../../tasks/sanity.js';
 import type { IO } from '../io.js';
 
+/** A JSON file of the task, or undefined when it does not exist; one that does not parse is a positioned error. */
 async function readJson(path: string): Promise<Record<string, unknown> | undefined> {
-  try {
-    return JSON.parse(await readFile(path, 'utf8')) as Record<string, unknown>;
-  } catch {
-    return undefined;
-  }
+  if (!existsSync(path)) return undefined;
+  return (await readJsonFile(displayPath(path))) as Record<string, unknown>;
 }
 
 /** `mlepipe task show DIR [--json]`: what a task is, its thresholds, files and the sample's score. */

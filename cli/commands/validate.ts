@@ -13,7 +13,9 @@ export async function validateCommand(files: string[], opts: { set?: string[] },
       io.out(`${displayPath(file)}: ok (${exp.stages.length} stages, ${g.order.length} nodes)`);
     } catch (err) {
       if (!(err instanceof UserError)) throw err;
-      diags.push(...err.diagnostics.map((d) => (d.pos ? d : { ...d, message: `${displayPath(file)}: ${d.message}` })));
+      // Name the file when the message does not (a missing file's message already does).
+      const shown = displayPath(file);
+      diags.push(...err.diagnostics.map((d) => (d.pos || d.message.startsWith(`${shown}: `) ? d : { ...d, message: `${shown}: ${d.message}` })));
     }
   }
   if (diags.length) throw new UserError(diags);

@@ -69,4 +69,18 @@ test('errors carry the offset of the offending token', () => {
   assert.match(errorAt('').message, 'ends too early');
 });
 
+test('deep nesting and long chains are refused with a position, not a stack overflow', () => {
+  const deep = '('.repeat(3000) + 'gold' + ')'.repeat(3000);
+  const e = errorAt(deep);
+  assert.match(e.message, 'nested more than 100 levels deep');
+  assert.is(e.offset, 100, 'at the first parenthesis past the limit');
+  assert.match(errorAt('-'.repeat(5000) + 'gold').message, 'nested more than 100 levels deep');
+  assert.match(errorAt('max('.repeat(500) + 'gold' + ')'.repeat(500)).message, 'nested more than 100 levels deep');
+  const long = errorAt(Array.from({ length: 100_000 }, () => 'gold').join(' + '));
+  assert.match(long.message, 'more than 1000 operators');
+  // Up to the limits, formulas still parse and evaluate.
+  assert.is(ev('('.repeat(100) + '1' + ')'.repeat(100)), 1);
+  assert.is(ev(Array.from({ length: 1000 }, () => '1').join(' + ')), 1000);
+});
+
 test.run();

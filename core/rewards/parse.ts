@@ -47,44 +47,61 @@ interface Tok {
   pos: number;
 }
 
+// Sticky patterns match at `lastIndex`, so lexing stays linear in the formula's length.
+const NUM = /(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?/y;
+const ID = /[A-Za-z_][A-Za-z0-9_]*/y;
+const OP = /<=|>=|==|!=|[-+*/(),<>]/y;
+
 function lex(src: string): Tok[] {
   const toks: Tok[] = [];
   let i = 0;
+  const match = (re: RegExp) => {
+    re.lastIndex = i;
+    return re.exec(src)?.[0];
+  };
   while (i < src.length) {
     const c = src[i];
     if (/\s/.test(c)) {
       i++;
       continue;
     }
-    const num = /^(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?/.exec(src.slice(i));
-    if (num) {
-      toks.push({ kind: 'num', text: num[0], pos: i });
-      i += num[0].length;
-      continue;
-    }
-    const id = /^[A-Za-z_][A-Za-z0-9_]*/.exec(src.slice(i));
-    if (id) {
-      toks.push({ kind: 'id', text: id[0], pos: i });
-      i += id[0].length;
-      continue;
-    }
-    const op = /^(<=|>=|==|!=|[-+*/(),<>])/.exec(src.slice(i));
-    if (op) {
-      toks.push({ kind: 'op', text: op[0], pos: i });
-      i += op[0].length;
-      continue;
-    }
-    throw new FormulaError(`unexpected character "${c}"`, i);
+    const num = match(NUM);
+    const id = num === undefined ? match(ID) : undefined;
+    const op = num === undefined && id === undefined ? match(OP) : undefined;
+    const text = num ?? id ?? op;
+    if (text === undefined) throw new FormulaError(`unexpected character "${c}"`, i);
+    toks.push({ kind: num !== undefined ? 'num' : id !== undefined ? 'id' : 'op', text, pos: i });
+    i += text.length;
   }
   toks.push({ kind: 'end', text: '', pos: src.length });
   return toks;
 }
+
+/**
+ * Bounds on a formula's shape: the parser and `evaluate` recurse once per
+ * level, so a hostile formula nested thousands deep would overflow the stack.
+ */
+export const MAX_NESTING = 100;
+export const MAX_OPERATORS = 1000;
 
 export function parseFormula(src: string, variables: readonly string[] = REWARD_VARIABLES): Ast {
   const toks = lex(src);
   let k = 0;
   const peek = () => toks[k];
   const next = () => toks[k++];
+  let nesting = 0;
+  let operators = 0;
+  /** Runs `inner` one level deeper (parentheses, a call, a unary minus). */
+  const nested = <T>(at: Tok, inner: () => T): T => {
+    if (++nesting > MAX_NESTING) throw new FormulaError(`nested more than ${MAX_NESTING} levels deep`, at.pos);
+    const r = inner();
+    nesting--;
+    return r;
+  };
+  /** Counts an operator, a call or an argument separator. */
+  const operator = (at: Tok) => {
+    if (++operators > MAX_OPERATORS) throw new FormulaError(`formula has more than ${MAX_OPERATORS} operators`, at.pos);
+  };
   const expect = (text: string) => {
     const t = next();
     if (t.text !== text) throw new FormulaError(t.kind === 'end' ? `expected "${text}" before the end` : `expected "${text}" but found "${t.text}"`, t.pos);
@@ -95,6 +112,7 @@ export function parseFormula(src: string, variables: readonly string[] = REWARD_
     const t = peek();
     if (t.kind === 'op' && ['<', '<=', '>', '>=', '==', '!='].includes(t.text)) {
       next();
+      operator(t);
       return { t: 'bin', op: t.text as BinOp, left, right: additive(), pos: t.pos };
     }
     return left;
@@ -103,6 +121,7 @@ export function parseFormula(src: string, variables: readonly string[] = REWARD_
     let left = multiplicative();
     while (peek().text === '+' || peek().text === '-') {
       const t = next();
+      operator(t);
       left = { t: 'bin', op: t.text as BinOp, left, right: multiplicative(), pos: t.pos };
     }
     return left;
@@ -111,6 +130,7 @@ export function parseFormula(src: string, variables: readonly string[] = REWARD_
     let left = unary();
     while (peek().text === '*' || peek().text === '/') {
       const t = next();
+      operator(t);
       left = { t: 'bin', op: t.text as BinOp, left, right: unary(), pos: t.pos };
     }
     return left;
@@ -118,7 +138,8 @@ export function parseFormula(src: string, variables: readonly string[] = REWARD_
   function unary(): Ast {
     if (peek().text === '-') {
       const t = next();
-      return { t: 'neg', arg: unary(), pos: t.pos };
+      operator(t);
+      return { t: 'neg', arg: nested(t, unary), pos: t.pos };
     }
     if (peek().text === '+') next();
     return primary();
@@ -127,7 +148,7 @@ export function parseFormula(src: string, variables: readonly string[] = REWARD_
     const t = next();
     if (t.kind === 'num') return { t: 'num', value: Number(t.text), pos: t.pos };
     if (t.text === '(') {
-      const e = comparison();
+      const e = nested(t, comparison);
       expect(')');
       return e;
     }
@@ -135,14 +156,16 @@ export function parseFormula(src: string, variables: readonly string[] = REWARD_
       if (peek().text === '(') {
         if (!(t.text in ARITY)) throw new FormulaError(`unknown function "${t.text}" (use min, max, if, clip)`, t.pos);
         next();
+        operator(t);
         const args: Ast[] = [];
-        if (peek().text !== ')') {
+        nested(t, () => {
+          if (peek().text === ')') return;
           args.push(comparison());
           while (peek().text === ',') {
-            next();
+            operator(next());
             args.push(comparison());
           }
-        }
+        });
         expect(')');
         const [lo, hi] = ARITY[t.text as FnName];
         if (args.length < lo || args.length > hi) {

@@ -87,4 +87,30 @@ test('settings: cache dir relative to the settings file; MLEPIPE_CACHE wins', as
   assert.equal(errs, ['1:1 concurency: unknown key (did you mean "concurrency"?)']);
 });
 
+test('settings: a hostile or mis-encoded mlepipe.config.yaml is a positioned user error', async () => {
+  const dir = await project({ 'e.yaml': 'name: e\nstages:\n  a: { uses: shell, with: { run: x } }\n' });
+  const settings = join(dir, 'mlepipe.config.yaml');
+  await writeFile(settings, 'concurrency: 2\nhosts: &h { a: *h }\n');
+  assert.equal(await diagnostics(join(dir, 'e.yaml')), ['2:16 undefined: alias *h refers to a value that contains it']);
+  await writeFile(settings, Buffer.concat([Buffer.from('concurrency: 2\ncache: "caf'), Buffer.from([0xe9]), Buffer.from('"\n')]));
+  assert.equal(await diagnostics(join(dir, 'e.yaml')), ['2:12 undefined: not valid UTF-8 (byte 0xE9 at offset 26); save the file as UTF-8']);
+});
+
+test('-S values: hostile YAML is refused with a position inside the argument', async () => {
+  const dir = await project({ 'e.yaml': 'name: e\nvars: { n: 1 }\nstages:\n  a: { uses: shell, with: { run: x } }\n' });
+  const at = async (value: string) => {
+    try {
+      await loadExperiment(join(dir, 'e.yaml'), { overrides: [`vars.n=${value}`], env: {} });
+    } catch (err) {
+      return (err as UserError).message;
+    }
+    return 'accepted';
+  };
+  assert.is(await at('&a [*a]'), '-S vars.n=&a [*a]:1:15: alias *a refers to a value that contains it');
+  assert.match(await at('[' .repeat(3000) + ']'.repeat(3000)), /^-S vars\.n=\[+\]+:1:\d+: nested more than 100 levels deep$/);
+  assert.is(await at('[1, 2'), '-S vars.n=[1, 2:1:16: Flow sequence must end with a ]');
+  const exp = await loadExperiment(join(dir, 'e.yaml'), { overrides: ['vars.n=null', 'vars.m=', 'vars.k=[1, {a: b}]'], env: {} });
+  assert.equal(exp.vars, { n: null, m: '', k: [1, { a: 'b' }] });
+});
+
 test.run();

@@ -1,8 +1,8 @@
 // `-S a.b.c=value` overrides (Hydra-like). Values are parsed as YAML so that
 // `-S stages.rl.with.steps=10` is a number and `-S x=[a,b]` a list.
-import { parse } from 'yaml';
 import { UserError, type Diagnostic } from '../../core/errors.js';
 import { setPath } from './merge.js';
+import { parseYamlValue } from './yaml.js';
 import { dropOrigins, pathKey, type Sourced } from '../../core/source.js';
 
 export interface Override {
@@ -25,14 +25,18 @@ export function parseOverrides(args: readonly string[]): Override[] {
       continue;
     }
     const raw = arg.slice(eq + 1);
-    let value: unknown;
+    // Columns count from the start of `-S KEY=`, as the argument is shown.
+    const valueCol = eq + 2 + 3;
+    let value: unknown = '';
     try {
-      value = raw === '' ? '' : parse(raw);
+      // The same parser as config files, with the same bounds on aliases and depth.
+      if (raw !== '') value = parseYamlValue(raw, `-S ${arg}`).value;
     } catch (err) {
-      diags.push({ message: `-S ${arg}: value is not valid YAML (${(err as Error).message.split('\n')[0]})` });
+      if (!(err instanceof UserError)) throw err;
+      diags.push(...err.diagnostics.map((d) => (d.pos?.line === 1 ? { ...d, pos: { ...d.pos, col: d.pos.col + valueCol - 1 } } : d)));
       continue;
     }
-    out.push({ path, value, arg, valueCol: eq + 2 + 3 });
+    out.push({ path, value, arg, valueCol });
   }
   if (diags.length) throw new UserError(diags);
   return out;

@@ -9,10 +9,13 @@ import type { Settings, WrittenSettings } from './types.js';
 import { parseYaml } from './yaml.js';
 import type { Origins } from '../../core/source.js';
 import { UserError } from '../../core/errors.js';
+import { readTextFile } from '../../core/text.js';
 
 const positions = new Map<string, Origins>();
-const yamlLoader: Loader = (filepath, content) => {
-  const { value, origins } = parseYaml(content, filepath);
+// cosmiconfig hands over text it decoded leniently (bad bytes silently
+// replaced), so the file is read again here, strictly.
+const yamlLoader: Loader = async (filepath) => {
+  const { value, origins } = parseYaml(await readTextFile(filepath), filepath);
   positions.set(filepath, origins);
   return value;
 };

@@ -3,6 +3,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Rng } from '../../core/random.js';
+import { readJsonFile } from '../../core/text.js';
 import type { Policy } from '../../agents/policies/index.js';
 import type { AideOptions, EpisodeLimits, EpisodeResult, Scaffold } from '../../agents/scaffolds/types.js';
 import { rewardVariables, type Trajectory } from '../../agents/trajectory.js';
@@ -30,7 +31,7 @@ export interface RolloutOptions {
 
 export async function rollout(o: RolloutOptions): Promise<Trajectory> {
   const started = new Date();
-  const meta = JSON.parse(await readFile(join(o.task.dir, 'task.json'), 'utf8')) as { is_lower_better?: boolean; modality?: string; task_type?: string; metric?: string; n_train?: number };
+  const meta = (await readJsonFile(join(o.task.dir, 'task.json'))) as { is_lower_better?: boolean; modality?: string; task_type?: string; metric?: string; n_train?: number };
   const description = await readFile(join(o.task.dir, 'public', 'description.md'), 'utf8').catch(() => '(no description.md)');
   const session = await o.sandbox.open({ task: o.task.dir, limits: { memoryMb: o.memoryMb } });
   let ep: EpisodeResult;

@@ -4,6 +4,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import { ParamError } from '../../core/errors.js';
+import { readJsonFile } from '../../core/text.js';
 import type { InputNode } from '../contract.js';
 
 export interface TaskRef {
@@ -17,7 +18,7 @@ export async function listTasks(opts: { tasks?: string; split: 'all' | 'train' |
     let keep: Set<string> | undefined;
     if (opts.split !== 'all') {
       if (!splitFile || !existsSync(splitFile)) throw new ParamError(['split'], `split: ${opts.split} needs tasks from a filter stage (no split.json in ${folder})`);
-      keep = new Set((JSON.parse(await readFile(splitFile, 'utf8')) as Record<string, string[]>)[opts.split] ?? []);
+      keep = new Set(((await readJsonFile(splitFile)) as Record<string, string[]>)[opts.split] ?? []);
     }
     for (const id of (await readdir(folder, { withFileTypes: true })).filter((d) => d.isDirectory()).map((d) => d.name).sort()) {
       if (keep && !keep.has(id)) continue;

@@ -14,6 +14,8 @@ export interface ReplayServer {
   url: string;
   port: number;
   requests: Array<{ model: string; messages: { role: string; content: string }[]; temperature?: number }>;
+  /** When each request arrived (performance.now(), ms), in the order of `requests`. */
+  arrivals: number[];
   maxInFlight: number;
   close(): Promise<void>;
 }
@@ -22,7 +24,7 @@ export interface ReplayServer {
 export async function startReplayServer(script: Array<Reply | ((body: ReplayServer['requests'][number]) => Reply)>): Promise<ReplayServer> {
   let inFlight = 0;
   let next = 0;
-  const state: Omit<ReplayServer, 'url' | 'port' | 'close'> = { requests: [], maxInFlight: 0 };
+  const state: Omit<ReplayServer, 'url' | 'port' | 'close'> = { requests: [], arrivals: [], maxInFlight: 0 };
   const server: Server = createServer((req, res) => {
     let raw = '';
     req.on('data', (c) => (raw += c));
@@ -36,6 +38,7 @@ export async function startReplayServer(script: Array<Reply | ((body: ReplayServ
         }
         const body = JSON.parse(raw);
         state.requests.push(body);
+        state.arrivals.push(performance.now());
         const step = script[Math.min(next++, script.length - 1)];
         const reply = typeof step === 'function' ? step(body) : step;
         if (reply.delayMs) await new Promise((r) => setTimeout(r, reply.delayMs));

@@ -1,7 +1,12 @@
 // The template policy's replies, sampling and checkpoint checks.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { UserError } from '../../../core/errors.js';
 import { parseReply } from '../../scaffolds/react/parse.js';
+import { makePolicy } from '../index.js';
 import type { PolicyRequest } from '../types.js';
 import { ACTIONS, FEATURE_NAMES, freshCheckpoint, templatePolicy } from './index.js';
 import { entropy, probabilities } from './model.js';
@@ -63,6 +68,18 @@ test('a checkpoint from another action set is refused', () => {
   const ck = freshCheckpoint();
   ck.actions = ck.actions.slice(1);
   assert.throws(() => templatePolicy('t', ck, { maxTurns: 4 }), /another version of the template policy/);
+});
+
+test('a template:FILE checkpoint that is not JSON is a positioned user error', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'mlepipe-ck-'));
+  await writeFile(join(dir, 'ck.json'), '{\n  "weights": [1, 2,]\n}\n');
+  try {
+    makePolicy('t', { kind: 'template', path: 'ck.json' }, {}, { experimentDir: dir });
+    assert.unreachable('accepted');
+  } catch (err) {
+    assert.instance(err, UserError);
+    assert.is((err as Error).message, `${join(dir, 'ck.json')}:2:20: not valid JSON: unexpected "]"`);
+  }
 });
 
 test.run();
