@@ -27,6 +27,12 @@ fi
 npm ci --no-audit --no-fund
 npm run build
 
+# The trainer worker's Python environment (.venv/trainer, CPU torch) for its
+# tests and CPU runs. MLEPIPE_NO_TRAINER=1 skips it.
+if [ -z "${MLEPIPE_NO_TRAINER:-}" ]; then
+  bash scripts/setup-trainer.sh
+fi
+
 # The docker sandbox backend (and its tests): an engine and the sandbox image.
 # MLEPIPE_NO_DOCKER=1 skips it; bwrap, the default backend, does not need it.
 if [ -z "${MLEPIPE_NO_DOCKER:-}" ]; then
