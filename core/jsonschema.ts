@@ -1,8 +1,8 @@
 // JSON-Schema validation (ajv) whose errors come out as positioned diagnostics.
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import { closest, distance } from 'fastest-levenshtein';
 import type { Diagnostic } from './errors.js';
 import { dotted, keyPos, valuePos, type Origins, type Path } from './source.js';
+import { suggestion } from './suggest.js';
 
 export type { JsonSchema } from './schema.js';
 import type { JsonSchema } from './schema.js';
@@ -99,10 +99,4 @@ function suggestionFor(e: ErrorObject): string {
   return typeof e.data === 'string' && allowed.length ? suggestion(e.data, allowed) : '';
 }
 
-/** ` (did you mean "x"?)` when a known name is close enough to be a typo. */
-export function suggestion(word: string, known: readonly string[]): string {
-  if (!known.length) return '';
-  const best = closest(word, known as string[]);
-  const dist = distance(word.toLowerCase(), best.toLowerCase());
-  return dist <= Math.max(1, Math.floor(best.length / 3)) && dist < best.length ? ` (did you mean "${best}"?)` : '';
-}
+export { suggestion };

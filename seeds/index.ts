@@ -8,6 +8,7 @@ import { UserError } from '../core/errors.js';
 import { readJsonFileSync } from '../core/text.js';
 import dnaSchema from '../schemas/seed-dna.schema.json';
 import { validateWithSchema } from '../core/jsonschema.js';
+import { suggestion } from '../core/suggest.js';
 
 export type Generator =
   | 'tabular-classification'
@@ -81,6 +82,16 @@ export const SEED_SETS: Record<string, (d: SeedDna) => boolean> = {
   'mlebench-time-series': (d) => d.split !== 'kaggle-extra' && d.modality === 'time-series',
 };
 
+/** Names in `seeds:` that are no set (a string) or no seed id (list items, by index), each with a suggestion. */
+export function unknownSeeds(set: string | readonly string[]): Array<{ index?: number; message: string }> {
+  if (typeof set === 'string') {
+    const sets = Object.keys(SEED_SETS);
+    return Object.hasOwn(SEED_SETS, set) ? [] : [{ message: `unknown seed set "${set}"${suggestion(set, sets)} (sets: ${sets.join(', ')})` }];
+  }
+  const ids = allSeeds().map((d) => d.id);
+  return set.flatMap((id, index) => (ids.includes(id) ? [] : [{ index, message: `unknown seed "${id}"${suggestion(id, ids)}` }]));
+}
+
 /**
  * Seeds of a set (or an explicit list of ids), restricted to some generators,
  * interleaved by generator so that any prefix covers every kind present.
@@ -88,15 +99,10 @@ export const SEED_SETS: Record<string, (d: SeedDna) => boolean> = {
 export function selectSeeds(set: string | readonly string[], generators?: readonly string[]): SeedDna[] {
   const seeds = allSeeds();
   let chosen: SeedDna[];
-  if (typeof set === 'string') {
-    const f = SEED_SETS[set];
-    if (!f) throw new UserError(`unknown seed set "${set}" (sets: ${Object.keys(SEED_SETS).join(', ')})`);
-    chosen = seeds.filter(f);
-  } else {
-    const missing = set.filter((id) => !seeds.some((d) => d.id === id));
-    if (missing.length) throw new UserError(`unknown seed(s): ${missing.join(', ')}`);
-    chosen = seeds.filter((d) => set.includes(d.id));
-  }
+  const unknown = unknownSeeds(set);
+  if (unknown.length) throw new UserError(unknown.map((u) => u.message).join('; '));
+  if (typeof set === 'string') chosen = seeds.filter(SEED_SETS[set]);
+  else chosen = seeds.filter((d) => set.includes(d.id));
   if (generators?.length) chosen = chosen.filter((d) => generators.includes(d.generator) || generators.includes(d.modality));
   const groups = new Map<string, SeedDna[]>();
   for (const d of chosen) groups.set(d.generator, [...(groups.get(d.generator) ?? []), d]);

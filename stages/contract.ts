@@ -71,6 +71,29 @@ export interface KeyContext {
   readonly rewards: Readonly<Record<string, string>>;
 }
 
+/**
+ * What a node's entry holds for the stages that need it: task folders under
+ * tasks/ (tasks), split.json (split), trajectories.jsonl (trajectories), a
+ * trained checkpoint (policy), table.json (table), or anything else (files).
+ */
+export type Artifact = 'files' | 'tasks' | 'split' | 'trajectories' | 'policy' | 'table';
+
+/** What flows along `needs:` edges, checked before anything runs. */
+export interface StageFlow<P> {
+  /** What its entries hold (params decide for some: a shell gives tasks when its outs list them). */
+  readonly gives: readonly Artifact[] | ((params: P) => readonly Artifact[]);
+  /** What its inputs must give between them, given its params (eval with `tasks:` needs no tasks from them). */
+  readonly takes?: (params: P) => readonly Artifact[];
+}
+
+/** A problem with one parameter that shows without running; `param` is its path inside `with:`. */
+export interface ParamIssue {
+  readonly param: readonly (string | number)[];
+  readonly message: string;
+  /** Other top-level params it follows from (backend: llm without model:); none when only `param` matters. */
+  readonly also?: readonly string[];
+}
+
 export interface Stage<P = Record<string, unknown>> {
   readonly kind: string;
   /** Bump when the stage's outputs change for the same params: it is part of every node key. */
@@ -82,6 +105,14 @@ export interface Stage<P = Record<string, unknown>> {
   readonly breakdowns?: readonly string[];
   /** Top-level params that do not change the output (concurrency): left out of the node key. */
   readonly keyIgnore?: readonly string[];
+  /** What it gives to, and needs from, the stages joined to it by `needs:`. */
+  readonly flow: StageFlow<P>;
+  /**
+   * Every problem with params that shows without running (a missing file, an
+   * unknown seed set, options that exclude each other), not just the first:
+   * validation reports them all, positioned; the schema has passed already.
+   */
+  check?(params: P, ctx: KeyContext): ParamIssue[];
   /** Anything besides params that changes the output (hashes of dependency files, image digests). */
   keyExtras?(params: P, ctx: KeyContext): Promise<unknown>;
   run(ctx: StageContext<P>): Promise<StageResult | void>;

@@ -1,6 +1,7 @@
 import { UserError } from '../../core/errors.js';
 import { evaluate, FormulaError, parseFormula, REWARD_VARIABLES } from '../../core/rewards/parse.js';
 import { expandPreset, REWARD_PRESETS } from '../../core/rewards/presets.js';
+import { suggestion } from '../../core/suggest.js';
 import type { IO } from '../io.js';
 
 /** `mlepipe reward 'FORMULA' --vars format=1,execute=1`: prints the value (unset variables are 0). */
@@ -22,7 +23,7 @@ export async function rewardCommand(formulaOrPreset: string | undefined, args: {
   for (const part of (args.vars ?? '').split(',').filter(Boolean)) {
     const [name, raw] = part.split('=');
     if (!(REWARD_VARIABLES as readonly string[]).includes(name.trim())) {
-      throw new UserError(`--vars: unknown variable "${name}" (known: ${REWARD_VARIABLES.join(', ')})`);
+      throw new UserError(`--vars: unknown variable "${name}"${suggestion(name.trim(), REWARD_VARIABLES)} (known: ${REWARD_VARIABLES.join(', ')})`);
     }
     const v = raw === 'true' ? 1 : raw === 'false' ? 0 : Number(raw);
     if (raw === undefined || raw.trim() === '' || !Number.isFinite(v)) throw new UserError(`--vars: ${part}: expected NAME=NUMBER`);

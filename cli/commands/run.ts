@@ -14,7 +14,8 @@ export interface RunArgs extends PlanArgs {
 
 export async function runCommand(file: string, args: RunArgs, io: IO): Promise<number> {
   const jobs = args.jobs === undefined ? undefined : Number(args.jobs);
-  if (jobs !== undefined && (!Number.isInteger(jobs) || jobs < 1)) throw new UserError(`-j ${args.jobs}: must be a positive integer`);
+  // The same bound as `concurrency` in the settings.
+  if (jobs !== undefined && (!Number.isInteger(jobs) || jobs < 1 || jobs > 256)) throw new UserError(`-j ${args.jobs}: must be an integer from 1 to 256`);
   const plan = await planFor(file, args, io);
   const title = `mlepipe run ${plan.experiment.name}`;
   const reporter = io.interactive ? new ListrReporter(title) : new PlainReporter((l) => io.err(l), title);

@@ -1,6 +1,7 @@
 // Reward formulas (DESIGN §6): a small arithmetic language parsed by recursive
 // descent. Never evaluated with eval/Function: rollouts are adversarial, and a
 // formula is data from a config file.
+import { suggestion } from '../suggest.js';
 
 export type Ast =
   | { t: 'num'; value: number; pos: number }
@@ -175,7 +176,7 @@ export function parseFormula(src: string, variables: readonly string[] = REWARD_
         return { t: 'call', fn: t.text as FnName, args, pos: t.pos };
       }
       if (!variables.includes(t.text)) {
-        throw new FormulaError(`unknown variable "${t.text}" (known: ${variables.join(', ')})`, t.pos);
+        throw new FormulaError(`unknown variable "${t.text}"${suggestion(t.text, variables)} (known: ${variables.join(', ')})`, t.pos);
       }
       return { t: 'var', name: t.text, pos: t.pos };
     }

@@ -3,6 +3,7 @@ import * as assert from 'uvu/assert';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { UserError } from '../../core/errors.js';
 import { loadExperiment } from '../config/load.js';
 import { compileGraph } from './graph.js';
 import { computeKeys } from './keys.js';
@@ -81,6 +82,24 @@ stages:
   a: { uses: shell, with: { run: x } }
 `);
   assert.equal([...compileGraph(exp).order], ['a', 'c', 'b', 'd']);
+});
+
+test('two ablations that give the same node id are refused at the second matrix', async () => {
+  const exp = await load(`name: g
+stages:
+  fit: { uses: shell, with: { run: a, params: { k: 0 } } }
+  one: { uses: ablate, target: fit, matrix: { params.k: [1, 2] } }
+  two: { uses: ablate, target: fit, matrix: { params.k: [1, 3] } }
+`);
+  try {
+    compileGraph(exp);
+    assert.unreachable('should fail');
+  } catch (err) {
+    assert.instance(err, UserError);
+    const d = (err as UserError).diagnostics[0];
+    assert.equal([d.pos?.line, d.pos?.col, d.path], [5, 37, 'stages.two.matrix']);
+    assert.match(d.message, 'ablation two produces two nodes named fit@params.k=1');
+  }
 });
 
 test.run();

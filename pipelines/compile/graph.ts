@@ -6,6 +6,7 @@ import { UserError } from '../../core/errors.js';
 import { variantLabel } from '../../stages/ablate/index.js';
 import { setPath } from '../config/merge.js';
 import type { Experiment, ResolvedStage } from '../config/types.js';
+import { dotted, keyPos, type Origins } from '../../core/source.js';
 
 export interface GraphNode {
   /** Unique id: the stage name, plus `@k=v,...` for ablation clones. */
@@ -42,14 +43,14 @@ export function compileGraph(exp: Experiment): CompiledGraph {
   const ablations = exp.stages.filter((s) => s.uses === 'ablate');
   const rank = topoRank(exp.stages);
   ablations.sort((a, b) => rank.get(a.target as string)! - rank.get(b.target as string)! || stageOrder.indexOf(a.id) - stageOrder.indexOf(b.id));
-  for (const ab of ablations) nodes = expand(nodes, ab);
+  for (const ab of ablations) nodes = expand(nodes, ab, exp.origins);
 
   const byId = new Map(nodes.map((n) => [n.id, n]));
   const order = topoOrder(nodes, stageOrder);
   return { nodes: byId as Map<string, GraphNode>, order };
 }
 
-function expand(nodes: Mutable[], ab: ResolvedStage): Mutable[] {
+function expand(nodes: Mutable[], ab: ResolvedStage, origins: Origins): Mutable[] {
   const combos = cartesian(ab.matrix ?? {});
   const targets = nodes.filter((n) => n.stage.id === ab.target);
   const cloned = new Map<string, string[]>(); // original id → its clones
@@ -96,7 +97,9 @@ function expand(nodes: Mutable[], ab: ResolvedStage): Mutable[] {
   const seen = new Set<string>();
   for (const n of out) {
     if (seen.has(n.id)) {
-      throw new UserError(`ablation ${ab.id} produces two nodes named ${n.id}: give the matrix values distinct spellings`);
+      // Values that spell the same within one matrix are refused at validation; this is two ablations meeting.
+      const path = ['stages', ab.id, 'matrix'];
+      throw new UserError([{ pos: keyPos(origins, path), path: dotted(path), message: `ablation ${ab.id} produces two nodes named ${n.id}: give the matrix values distinct spellings` }]);
     }
     seen.add(n.id);
   }

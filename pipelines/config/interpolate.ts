@@ -8,6 +8,13 @@ import { dotted, originOf, pathKey, type Origins, type Path, type Sourced } from
 const REF = /\$\$\{|\$\{([^}]*)\}/g;
 
 export function interpolate(src: Sourced, env: NodeJS.ProcessEnv = process.env): Sourced {
+  const r = interpolateAll(src, env);
+  if (r.diagnostics.length) throw new UserError(r.diagnostics);
+  return r.src;
+}
+
+/** As interpolate, but a reference that does not resolve is left as written and reported in `diagnostics`. */
+export function interpolateAll(src: Sourced, env: NodeJS.ProcessEnv = process.env): { src: Sourced; diagnostics: Diagnostic[] } {
   const diags: Diagnostic[] = [];
   const root = structuredClone(src.value) as Record<string, unknown>;
 
@@ -77,6 +84,5 @@ export function interpolate(src: Sourced, env: NodeJS.ProcessEnv = process.env):
   // vars first (they may use env), then everything else may use vars.
   if (root.vars !== undefined) root.vars = walk(root.vars, ['vars'], false);
   for (const k of Object.keys(root)) if (k !== 'vars') root[k] = walk(root[k], [k], true);
-  if (diags.length) throw new UserError(diags);
-  return { value: root, origins: src.origins as Origins };
+  return { src: { value: root, origins: src.origins as Origins }, diagnostics: diags };
 }

@@ -36,6 +36,9 @@ test('extends: deep merge, lists replaced, positions from the file that set them
   const dir = await project({
     'base.yaml': 'name: base\nvars: { n: 1, list: [1, 2, 3] }\nstages:\n  a: { uses: shell, with: { run: echo base, deps: [x, y] } }\n',
     'child.yaml': 'extends: ./base.yaml\nname: child\nvars: { list: [9] }\nstages:\n  a: { with: { run: echo child } }\n',
+    // Dependencies must exist by validation.
+    x: '',
+    y: '',
   });
   const exp = await loadExperiment(join(dir, 'child.yaml'), { env: {} });
   assert.is(exp.name, 'child');

@@ -1,12 +1,12 @@
 // load → extends → overrides → interpolate → validate → resolved Experiment.
 import { dirname, resolve } from 'node:path';
 import { displayPath } from '../../core/paths.js';
-import { UserError } from '../../core/errors.js';
+import { UserError, type Diagnostic } from '../../core/errors.js';
 import { expandPreset } from '../../core/rewards/presets.js';
-import { validateExperiment } from '../validate/index.js';
+import { sortDiagnostics, validateExperiment } from '../validate/index.js';
 import { loadWithExtends } from './extends.js';
 import { applyOverrides, parseOverrides } from './overrides.js';
-import { interpolate } from './interpolate.js';
+import { interpolateAll } from './interpolate.js';
 import { loadSettings } from './settings.js';
 import { REFERENCES } from '../../core/references.js';
 import type { Experiment, ResolvedFigure, ResolvedStage, ResolvedTable } from './types.js';
@@ -19,15 +19,31 @@ export interface LoadOptions {
 
 export { displayPath };
 
+// `stages.a.with.deps[0]` is under `stages.a.with.deps` and under itself.
+const under = (path: string, prefix: string) => path === prefix || path.startsWith(`${prefix}.`) || path.startsWith(`${prefix}[`);
+
 export async function loadExperiment(file: string, opts: LoadOptions = {}): Promise<Experiment> {
   const env = opts.env ?? process.env;
   const shown = displayPath(file);
-  const settings = await loadSettings(dirname(resolve(file)), env);
+  // A broken settings file is reported with the experiment's own errors.
+  let settingsErrors: Diagnostic[] = [];
+  const settings = await loadSettings(dirname(resolve(file)), env).catch((err: unknown) => {
+    if (!(err instanceof UserError)) throw err;
+    settingsErrors = err.diagnostics;
+    return undefined;
+  });
   let src = await loadWithExtends(shown);
   src = applyOverrides(src, parseOverrides(opts.overrides ?? []));
-  src = interpolate(src, env);
-  const { doc, params, diagnostics } = validateExperiment(src.value, src.origins, settings);
-  if (diagnostics.length) throw new UserError(diagnostics);
+  const expanded = interpolateAll(src, env);
+  src = expanded.src;
+  // A `vars:` entry left unresolved would spread wherever it is used: stop there.
+  const unresolved = expanded.diagnostics.map((d) => d.path ?? '');
+  if (unresolved.some((p) => under(p, 'vars'))) throw new UserError([...settingsErrors, ...expanded.diagnostics]);
+  const validated = validateExperiment(src.value, src.origins, dirname(resolve(file)));
+  const { doc, params } = validated;
+  // Anything else said about a value whose reference did not resolve follows from that.
+  const diagnostics = [...settingsErrors, ...expanded.diagnostics, ...validated.diagnostics.filter((d) => !unresolved.some((p) => under(d.path ?? '', p)))];
+  if (diagnostics.length || !settings) throw new UserError(sortDiagnostics(diagnostics));
 
   const stages: ResolvedStage[] = Object.entries(doc.stages).map(([id, st]) => ({
     id,

@@ -1,18 +1,22 @@
 // Validation in steps: schema of the whole file → each stage's `with:` by its
-// kind's schema (defaults filled in) → the rules below, all errors at once.
+// kind's schema (defaults filled in) → the rules below, on every part that
+// passed the schema, so all errors come out at once.
 import type { Diagnostic } from '../../core/errors.js';
 import experimentSchema from '../../schemas/experiment.schema.json';
 import { getStage } from '../../stages/registry.js';
-import type { Settings, WrittenExperiment } from '../config/types.js';
+import type { WrittenExperiment } from '../config/types.js';
 import type { Origins } from '../../core/source.js';
 import { ablateShape } from './rules/ablate.js';
 import { needsExist, noCycles } from './rules/needs.js';
 import { definedRefs, knownKinds, tableSources } from './rules/references.js';
 import { rewardFormulas } from './rules/rewards.js';
+import { inputKinds, stageChecks } from './rules/stages.js';
 import type { Rule } from './rules/types.js';
-import { validateWithSchema } from '../../core/jsonschema.js';
+import { validParts } from './valid-parts.js';
+import { validateWithSchema, type JsonSchema } from '../../core/jsonschema.js';
+import { isPlainObject } from '../config/merge.js';
 
-export const RULES: readonly Rule[] = [knownKinds, needsExist, noCycles, ablateShape, definedRefs, rewardFormulas, tableSources];
+export const RULES: readonly Rule[] = [knownKinds, needsExist, noCycles, ablateShape, definedRefs, rewardFormulas, tableSources, stageChecks, inputKinds];
 
 export interface Validated {
   doc: WrittenExperiment;
@@ -20,11 +24,12 @@ export interface Validated {
   diagnostics: Diagnostic[];
 }
 
-export function validateExperiment(document: unknown, origins: Origins, settings: Settings): Validated {
+/** `experimentDir`: the experiment file's folder, against which stages check the paths in their params. */
+export function validateExperiment(document: unknown, origins: Origins, experimentDir: string): Validated {
   const doc = structuredClone(document) as WrittenExperiment;
   const diagnostics = validateWithSchema(experimentSchema, doc, origins, []);
-  const shapeOk = diagnostics.length === 0;
   const params = new Map<string, Record<string, unknown>>();
+  const refused = new Map<string, string[]>();
   if (typeof doc.stages !== 'object' || doc.stages === null || Array.isArray(doc.stages)) {
     return { doc, params, diagnostics: sortDiagnostics(diagnostics) };
   }
@@ -36,14 +41,38 @@ export function validateExperiment(document: unknown, origins: Origins, settings
     const errs = validateWithSchema(kind.schema, p, origins, ['stages', id, 'with']);
     diagnostics.push(...errs);
     if (!errs.length) params.set(id, p);
+    const partial = errs.length ? withoutBadKeys(kind.schema, st.with, errs, `stages.${id}.with`) : undefined;
+    if (partial) {
+      params.set(id, partial.params);
+      refused.set(id, partial.keys);
+    }
   }
-  // Rules assume the shape the experiment schema guarantees; a bad `with:`
-  // only keeps that stage out of the rules that read params.
-  if (shapeOk) for (const rule of RULES) diagnostics.push(...rule({ doc, params, origins, settings }));
+  // Rules read only what passed the schema: a bad `with:` key is left out of
+  // the params they read, a bad entry out of every rule.
+  const parts = validParts(doc);
+  if (parts) for (const rule of RULES) diagnostics.push(...rule({ ...parts, params, refused, origins, experimentDir }));
   return { doc, params, diagnostics: sortDiagnostics(diagnostics) };
 }
 
-function sortDiagnostics(list: Diagnostic[]): Diagnostic[] {
+/**
+ * The params without the top-level keys the schema refused, when the rest is
+ * valid: enough for the rules to check the other keys now rather than after
+ * a fix. Never used to run anything: a refused key is an error already.
+ */
+function withoutBadKeys(schema: JsonSchema, written: unknown, errs: Diagnostic[], base: string): { params: Record<string, unknown>; keys: string[] } | undefined {
+  if (!isPlainObject(written)) return undefined;
+  const params = structuredClone(written);
+  const keys: string[] = [];
+  for (const e of errs) {
+    const key = /^\.([^.[]+)/.exec((e.path ?? '').slice(base.length))?.[1];
+    if (!key || !(e.path ?? '').startsWith(base)) return undefined;
+    delete params[key];
+    keys.push(key);
+  }
+  return validateWithSchema(schema, params, new Map(), []).length ? undefined : { params, keys };
+}
+
+export function sortDiagnostics(list: Diagnostic[]): Diagnostic[] {
   return [...list].sort((a, b) => {
     const fa = a.pos?.file ?? '';
     const fb = b.pos?.file ?? '';

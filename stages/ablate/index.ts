@@ -27,6 +27,7 @@ export const ablate: Stage<AblateParams> = {
   version: 1,
   description: "Compare the metrics of a target's variants (target and matrix sit beside uses:).",
   schema,
+  flow: { gives: ['table'] },
 
   async run(ctx) {
     const byVariant = new Map<string, Record<string, MetricValue>>();

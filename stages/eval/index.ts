@@ -4,8 +4,9 @@
 // record per run, DESIGN §7), results.jsonl (report fields per run),
 // grading_report.json (MLE-bench's), rows.json (the tables by policy, task,
 // win rate and latency) and journals/ for AIDE's search trees.
+import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { makePolicy, parsePolicy, policyIdentity, type Policy, type PolicyRef } from '../../agents/policies/index.js';
 import { aide } from '../../agents/scaffolds/aide/index.js';
 import { react } from '../../agents/scaffolds/react/index.js';
@@ -16,11 +17,11 @@ import { ParamError } from '../../core/errors.js';
 import { rewardFormula } from '../../core/rewards/presets.js';
 import schema from '../../schemas/stages/eval.schema.json';
 import { medalReport } from '../../tasks/medals.js';
-import type { Metrics, Stage } from '../contract.js';
+import type { Metrics, ParamIssue, Stage } from '../contract.js';
 import { stageSandbox } from '../sandbox.js';
 import { gradingReport, latencyRows, policyRows, taskRows, winRateRows, type RunRecord } from './aggregate.js';
 import { rollout } from './rollout.js';
-import { listTasks } from './tasks.js';
+import { listTasks, tasksFolderIssues } from './tasks.js';
 
 export interface EvalParams {
   tasks?: string;
@@ -48,12 +49,19 @@ export interface EvalParams {
 
 const SCAFFOLDS: Record<EvalParams['scaffold'], Scaffold> = { react, aide };
 
+/** How policy:/policies: are given wrong (each name itself is checked where it is written). */
+function policyListIssues(p: { policy?: string; policies?: string[] }): ParamIssue[] {
+  if (p.policy && p.policies) return [{ param: ['policy'], message: 'give policy: or policies:, not both', also: ['policies'] }];
+  const names = p.policies ?? (p.policy ? [p.policy] : []);
+  if (!names.length) return [{ param: ['policies'], message: 'no policy: give policy: (scripted:forest, or a models: name) or policies:', also: ['policy'] }];
+  if (new Set(names).size !== names.length) return [{ param: ['policies'], message: 'a policy is listed twice' }];
+  return [];
+}
+
 /** The policy names of a node, checked; a bad one is an error at its position in the file. */
 export function policyNames(p: { policy?: string; policies?: string[] }, models: Parameters<typeof parsePolicy>[1]): Array<{ name: string; ref: PolicyRef }> {
-  if (p.policy && p.policies) throw new ParamError(['policy'], 'give policy: or policies:, not both');
-  const names = p.policies ?? (p.policy ? [p.policy] : []);
-  if (!names.length) throw new ParamError(['policies'], 'no policy: give policy: (scripted:forest, or a models: name) or policies:');
-  if (new Set(names).size !== names.length) throw new ParamError(['policies'], 'a policy is listed twice');
+  for (const issue of policyListIssues(p)) throw new ParamError(issue.param, issue.message);
+  const names = p.policies ?? [p.policy!];
   return names.map((name, i) => {
     const ref = parsePolicy(name, models);
     if ('error' in ref) throw new ParamError(p.policies ? ['policies', i] : ['policy'], ref.error);
@@ -70,6 +78,22 @@ export const evalStage: Stage<EvalParams> = {
   schema,
   keyIgnore: ['concurrency'],
   breakdowns: ['policy', 'task', 'win_rate', 'latency', 'steps'],
+  flow: {
+    gives: ['trajectories'],
+    // Tasks (and their split) come from needs: unless tasks: names a folder; a bare `template` policy is a grpo stage's checkpoint.
+    takes: (p) => [...(p.tasks ? [] : ['tasks' as const, ...(p.split === 'all' ? [] : ['split' as const])]), ...((p.policies ?? [p.policy]).includes('template') ? ['policy' as const] : [])],
+  },
+
+  check(p, ctx) {
+    const issues = [...policyListIssues(p), ...tasksFolderIssues(p.tasks, { split: p.split }, ctx.experimentDir)];
+    (p.policies ?? (p.policy ? [p.policy] : [])).forEach((name, i) => {
+      const ref = parsePolicy(name, ctx.models);
+      if ('kind' in ref && ref.kind === 'template' && ref.path && !existsSync(resolve(ctx.experimentDir, ref.path))) {
+        issues.push({ param: p.policies ? ['policies', i] : ['policy'], message: `${name}: no such checkpoint file` });
+      }
+    });
+    return issues;
+  },
 
   async keyExtras(p, ctx) {
     const policies = policyNames(p, ctx.models).map(({ ref }, i) => {

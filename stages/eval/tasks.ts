@@ -2,10 +2,10 @@
 // else the tasks/ of its upstream nodes, narrowed to a filter split.
 import { readdir, readFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
-import { isAbsolute, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { ParamError } from '../../core/errors.js';
 import { readJsonFile } from '../../core/text.js';
-import type { InputNode } from '../contract.js';
+import type { InputNode, ParamIssue } from '../contract.js';
 
 export interface TaskRef {
   id: string;
@@ -17,7 +17,7 @@ export async function listTasks(opts: { tasks?: string; split: 'all' | 'train' |
   const add = async (folder: string, splitFile?: string) => {
     let keep: Set<string> | undefined;
     if (opts.split !== 'all') {
-      if (!splitFile || !existsSync(splitFile)) throw new ParamError(['split'], `split: ${opts.split} needs tasks from a filter stage (no split.json in ${folder})`);
+      if (!splitFile || !existsSync(splitFile)) throw new ParamError(['split'], noSplit('split', opts.split, folder));
       keep = new Set(((await readJsonFile(splitFile)) as Record<string, string[]>)[opts.split] ?? []);
     }
     for (const id of (await readdir(folder, { withFileTypes: true })).filter((d) => d.isDirectory()).map((d) => d.name).sort()) {
@@ -27,8 +27,8 @@ export async function listTasks(opts: { tasks?: string; split: 'all' | 'train' |
     }
   };
   if (opts.tasks) {
-    const dir = isAbsolute(opts.tasks) ? opts.tasks : resolve(opts.experimentDir, opts.tasks);
-    if (!existsSync(dir)) throw new ParamError(['tasks'], `tasks: ${opts.tasks} does not exist`);
+    const dir = resolve(opts.experimentDir, opts.tasks);
+    if (!existsSync(dir)) throw new ParamError(['tasks'], noFolder(opts.tasks));
     // A folder of tasks, or one filter/generate output holding tasks/.
     if (existsSync(join(dir, 'tasks'))) await add(join(dir, 'tasks'), join(dir, 'split.json'));
     else await add(dir, join(dir, 'split.json'));
@@ -38,6 +38,23 @@ export async function listTasks(opts: { tasks?: string; split: 'all' | 'train' |
   const seen = new Set<string>();
   const unique = out.filter((t) => !seen.has(t.id) && seen.add(t.id));
   return opts.limit ? unique.slice(0, opts.limit) : unique;
+}
+
+const noFolder = (tasks: string) => `tasks: ${tasks} does not exist`;
+const noSplit = (param: string, split: string, folder: string) => `${param}: ${split} needs tasks from a filter stage (no split.json in ${folder})`;
+
+/**
+ * What listTasks would refuse about a `tasks:` folder, found before running:
+ * it is missing, or a split is asked of it and it has no split.json.
+ */
+export function tasksFolderIssues(tasks: string | undefined, splits: Readonly<Record<string, string>>, experimentDir: string): ParamIssue[] {
+  if (!tasks) return [];
+  const dir = resolve(experimentDir, tasks);
+  if (!existsSync(dir)) return [{ param: ['tasks'], message: noFolder(tasks) }];
+  const splitFile = join(dir, 'split.json');
+  return Object.entries(splits)
+    .filter(([, split]) => split !== 'all' && !existsSync(splitFile))
+    .map(([param, split]) => ({ param: [param], message: noSplit(param, split, dir), also: ['tasks'] }));
 }
 
 /** The starter baseline's score for MLToolBench's success (Eq. 5), when the task records one. */

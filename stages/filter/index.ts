@@ -29,6 +29,7 @@ export const filter: Stage<FilterParams> = {
   version: 1,
   description: 'Sanity-check generated tasks, drop duplicates, split train/val.',
   schema,
+  flow: { gives: ['tasks', 'split'], takes: () => ['tasks'] },
 
   async run(ctx) {
     const p = ctx.params;
@@ -37,6 +38,7 @@ export const filter: Stage<FilterParams> = {
     for (const input of ctx.inputs) {
       for (const id of (await readdir(join(input.dir, 'tasks')).catch(() => [] as string[])).sort()) tasks.push({ id, dir: join(input.dir, 'tasks', id) });
     }
+    if (!tasks.length) ctx.log('no tasks in the inputs (their tasks/ folders are missing or empty)');
     const drops: Drop[] = [];
     const evaluated: { id: string; dir: string; digest: string }[] = [];
     let sane = 0;

@@ -12,10 +12,10 @@ import { buildLlmTask } from '../../agents/factory/build.js';
 import { LlmClient } from '../../agents/llm/client.js';
 import { modelIdentity } from '../../core/models.js';
 import { seedDescription } from '../../seeds/describe.js';
-import { selectSeeds, type SeedDna } from '../../seeds/index.js';
+import { selectSeeds, unknownSeeds, type SeedDna } from '../../seeds/index.js';
 import { draftSpec } from '../../seeds/strategist.js';
 import { buildTask, type BuildResult } from '../../tasks/factory.js';
-import type { Metrics, Stage } from '../contract.js';
+import type { Metrics, ParamIssue, Stage } from '../contract.js';
 import { stageSandbox } from '../sandbox.js';
 
 export interface GenerateParams {
@@ -47,23 +47,34 @@ interface ItemResult {
   sample_score?: number;
 }
 
+const LLM_NEEDS_MODEL = 'backend: llm needs model: (the name of a models: entry)';
+
 export const generate: Stage<GenerateParams> = {
   kind: 'generate',
   version: 1,
   description: 'Synthetic micro-scale ML tasks from seed DNA (the four SandMLE roles, as code or on an LLM).',
   schema,
+  flow: { gives: ['tasks'] },
   // Tasks depend on (seed, index) only, not on how many are built at once.
   keyIgnore: ['concurrency'],
 
-  async keyExtras(p, ctx) {
-    if (p.samples[0] > p.samples[1]) throw new ParamError(['samples'], `samples: ${p.samples[0]} is above ${p.samples[1]}`);
-    try {
-      selectSeeds(p.seeds, p.modalities);
-    } catch (err) {
-      throw new ParamError(['seeds'], (err as Error).message);
+  check(p) {
+    const issues: ParamIssue[] = [];
+    if (p.samples[0] > p.samples[1]) issues.push({ param: ['samples'], message: `samples: ${p.samples[0]} is above ${p.samples[1]}` });
+    const unknown = unknownSeeds(p.seeds);
+    for (const u of unknown) issues.push({ param: u.index === undefined ? ['seeds'] : ['seeds', u.index], message: u.message });
+    if (!unknown.length && p.modalities && !selectSeeds(p.seeds, p.modalities).length) {
+      const of = typeof p.seeds === 'string' ? p.seeds : 'the listed seeds';
+      issues.push({ param: ['modalities'], message: `no seed of ${of} has these modalities or generators`, also: ['seeds'] });
     }
+    // A model that is named but undefined is reported where it is named.
+    if (p.backend === 'llm' && !p.model) issues.push({ param: ['backend'], message: LLM_NEEDS_MODEL, also: ['model'] });
+    return issues;
+  },
+
+  async keyExtras(p, ctx) {
     if (p.backend === 'llm') {
-      if (!p.model || !ctx.models[p.model]) throw new ParamError(['backend'], 'backend: llm needs model: (the name of a models: entry)');
+      if (!p.model || !ctx.models[p.model]) throw new ParamError(['backend'], LLM_NEEDS_MODEL);
       return { generator: await assetsDigest(['agents/prompts', 'seeds']), model: modelIdentity(ctx.models[p.model]), mlebench_dir: p.mlebench_dir ?? null };
     }
     return { generator: await assetsDigest(['tasks/py', 'seeds']) };

@@ -21,8 +21,8 @@ import { rewardFormula } from '../../core/rewards/presets.js';
 import { TrainerClient } from '../../gpu/trainer/client.js';
 import { writeVerlExport } from '../../gpu/verl/export.js';
 import schema from '../../schemas/stages/grpo.schema.json';
-import type { Metrics, Stage } from '../contract.js';
-import { listTasks, type TaskRef } from '../eval/tasks.js';
+import type { Metrics, ParamIssue, Stage } from '../contract.js';
+import { listTasks, tasksFolderIssues, type TaskRef } from '../eval/tasks.js';
 import { stageSandbox } from '../sandbox.js';
 import { buildBatch, templateSamples, type Rollout } from './batch.js';
 import { stepMetrics } from './metrics.js';
@@ -58,15 +58,19 @@ export interface GrpoParams {
 
 const pad = (k: number) => String(k).padStart(5, '0');
 
-function checkPolicy(p: GrpoParams, models: Parameters<typeof parsePolicy>[1]) {
+function policyIssues(p: GrpoParams, models: Parameters<typeof parsePolicy>[1]): ParamIssue[] {
   if (p.trainer === 'template') {
-    if (p.policy !== 'template') throw new ParamError(['policy'], `trainer: template trains the template policy; policy: ${p.policy} needs trainer: worker`);
-    return;
+    return p.policy === 'template' ? [] : [{ param: ['policy'], message: `trainer: template trains the template policy; policy: ${p.policy} needs trainer: worker`, also: ['trainer'] }];
   }
   const ref = parsePolicy(p.policy, models);
-  if ('error' in ref || ref.kind !== 'openai') throw new ParamError(['policy'], `trainer: ${p.trainer} needs policy: a models: entry (the model the worker serves)${'error' in ref ? `: ${ref.error}` : ''}`);
-  if (p.trainer === 'worker' && !p.worker_url && !models[p.policy].base_url) throw new ParamError(['worker_url'], 'trainer: worker needs worker_url: (or a base_url on the policy\'s models: entry)');
+  const also = ['trainer'];
+  if ('error' in ref || ref.kind !== 'openai') return [{ param: ['policy'], message: `trainer: ${p.trainer} needs policy: a models: entry (the model the worker serves)${'error' in ref ? `: ${ref.error}` : ''}`, also }];
+  if (p.trainer === 'worker' && !p.worker_url && !models[p.policy].base_url) return [{ param: ['worker_url'], message: 'trainer: worker needs worker_url: (or a base_url on the policy\'s models: entry)', also: ['trainer', 'policy'] }];
+  return [];
 }
+
+// Validation is only needed when eval_every asks for it, or for the verl export.
+const validates = (p: GrpoParams) => p.eval_every > 0 || p.trainer === 'verl-export';
 
 export const grpo: Stage<GrpoParams> = {
   kind: 'grpo',
@@ -75,9 +79,19 @@ export const grpo: Stage<GrpoParams> = {
   schema,
   keyIgnore: ['concurrency'],
   breakdowns: ['curve'],
+  flow: {
+    gives: ['policy', 'trajectories'],
+    takes: (p) => (p.tasks ? [] : ['tasks', ...(p.split !== 'all' || (validates(p) && p.val_split !== 'all') ? ['split' as const] : [])]),
+  },
+
+  check(p, ctx) {
+    const splits = { split: p.split, ...(validates(p) ? { val_split: p.val_split } : {}) };
+    // Whether val_split matters follows from eval_every and trainer.
+    const folder = tasksFolderIssues(p.tasks, splits, ctx.experimentDir).map((i) => (i.param[0] === 'val_split' ? { ...i, also: [...(i.also ?? []), 'eval_every', 'trainer'] } : i));
+    return [...policyIssues(p, ctx.models), ...folder];
+  },
 
   async keyExtras(p, ctx) {
-    checkPolicy(p, ctx.models);
     const formula = rewardFormula(p.reward, ctx.rewards);
     const policy = p.trainer === 'template' ? { template: freshCheckpoint().features } : policyIdentity(parsePolicy(p.policy, ctx.models) as never, ctx.models);
     // The kit's code is what the template policy runs; the ReAct prompts are what a model reads.
@@ -93,7 +107,7 @@ export const grpo: Stage<GrpoParams> = {
     const train = await listTasks({ tasks: p.tasks, split: p.split, inputs: ctx.inputs, experimentDir: ctx.experimentDir });
     if (!train.length) throw new Error(`no ${p.split} tasks to train on (are the upstream stages empty?)`);
     const val =
-      p.eval_every > 0 || p.trainer === 'verl-export'
+      validates(p)
         ? await listTasks({ tasks: p.tasks, split: p.val_split, inputs: ctx.inputs, experimentDir: ctx.experimentDir }).catch((err: Error) => {
             throw new ParamError(['val_split'], err.message);
           })

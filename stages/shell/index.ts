@@ -3,15 +3,17 @@
 // nodes' folders arrive as environment variables (DVC-style stages).
 import { execa } from 'execa';
 import { cp, readFile, stat } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { existsSync } from 'node:fs';
+import { join, normalize, resolve } from 'node:path';
 import { ParamError } from '../../core/errors.js';
 import { canonicalJson, hashFile, sha256 } from '../../core/hash.js';
 import { exists, listFiles } from '../../core/fs.js';
+import { OutsideError, pathProblem, resolveInside } from '../../core/inside.js';
 import { modelIdentity, type ModelSpec } from '../../core/models.js';
 import { evaluate, parseFormula, REWARD_VARIABLES } from '../../core/rewards/parse.js';
 import { rewardFormula } from '../../core/rewards/presets.js';
 import schema from '../../schemas/stages/shell.schema.json';
-import type { Metrics, Stage } from '../contract.js';
+import type { Artifact, Metrics, ParamIssue, Stage } from '../contract.js';
 import { killGroupNow, killTree, onceAborted } from '../../core/proc.js';
 
 export interface ShellParams {
@@ -30,18 +32,50 @@ export function inputEnvName(name: string): string {
   return `MLEPIPE_IN_${name.toUpperCase().replace(/[^A-Z0-9]/g, '_')}`;
 }
 
+// Outputs under these names give what other stages read (a shell can make tasks).
+const CONVENTIONAL: Readonly<Record<string, Artifact>> = { tasks: 'tasks', 'split.json': 'split', 'trajectories.jsonl': 'trajectories', 'checkpoint.json': 'policy' };
+
+/** Why a `deps`/`outs` entry does not name a place inside the experiment's folder, or undefined. */
+function placeProblem(field: 'deps' | 'outs', path: string): string | undefined {
+  const problem = pathProblem(path);
+  if (problem === 'absolute') return `${path} is an absolute path (${field} are relative paths inside the experiment folder)`;
+  if (problem === 'outside') return `${path} leaves the experiment folder (${field} are relative paths inside it)`;
+  // A whole-folder dependency is fine; copying the folder into its own output is not.
+  if (problem === 'itself' && field === 'outs') return `${path} names the experiment folder itself (outs are relative paths inside it)`;
+  return undefined;
+}
+
+const missingDep = (dep: string, full: string) => `dependency ${dep} does not exist (looked for ${full})`;
+
 export const shell: Stage<ShellParams> = {
   kind: 'shell',
   version: 1,
   description: 'Run a bash command; deps are hashed into the key, outs are captured.',
   schema,
+  flow: { gives: (p) => ['files', ...p.outs.flatMap((o) => CONVENTIONAL[normalize(o).replace(/\/+$/, '')] ?? [])] },
+
+  check(p, ctx) {
+    const issues: ParamIssue[] = [];
+    p.deps.forEach((dep, i) => {
+      const problem = placeProblem('deps', dep);
+      const full = resolve(ctx.experimentDir, dep);
+      if (problem) issues.push({ param: ['deps', i], message: problem });
+      else if (!existsSync(full)) issues.push({ param: ['deps', i], message: missingDep(dep, full) });
+    });
+    p.outs.forEach((out, i) => {
+      const problem = placeProblem('outs', out);
+      if (problem) issues.push({ param: ['outs', i], message: problem });
+    });
+    return issues;
+  },
 
   async keyExtras(params, ctx) {
     const deps: Record<string, string> = {};
     for (const [i, dep] of params.deps.entries()) {
       const full = resolve(ctx.experimentDir, dep);
       const st = await stat(full).catch(() => null);
-      if (!st) throw new ParamError(['deps', i], `dependency ${dep} does not exist (looked for ${full})`);
+      // Checked at validation; the file may have gone since.
+      if (!st) throw new ParamError(['deps', i], missingDep(dep, full));
       deps[dep] = st.isDirectory() ? sha256(canonicalJson(await listFiles(full))) : await hashFile(full);
     }
     const model = params.model ? modelIdentity(ctx.models[params.model]) : null;
@@ -97,9 +131,16 @@ export const shell: Stage<ShellParams> = {
       throw new Error(result.signal ? `command killed by ${result.signal}` : `command exited with code ${result.exitCode}`);
     }
     for (const out of p.outs) {
+      // Refused at validation already; checked again where the write happens,
+      // because the command may have left symlinks in its output folder.
+      const problem = placeProblem('outs', out);
+      if (problem) throw new Error(`outs: ${problem}`);
       const from = resolve(ctx.experimentDir, out);
       if (!(await exists(from))) throw new Error(`declared output ${out} was not written`);
-      await cp(from, join(ctx.outDir, out), { recursive: true });
+      const to = await resolveInside(ctx.outDir, out).catch((err: unknown) => {
+        throw err instanceof OutsideError ? new Error(`outs: ${out} leads outside the node's output folder (${err.message})`) : err;
+      });
+      await cp(from, to, { recursive: true });
     }
     const metrics = (await readMetrics(join(ctx.outDir, 'metrics.json'))) ?? {};
     if (p.reward) metrics.reward = rewardOf(rewardFormula(p.reward, ctx.rewards)!, metrics);

@@ -3,6 +3,8 @@ import { getStage } from '../../../stages/registry.js';
 import { getPath, isPlainObject, setPath } from '../../config/merge.js';
 import { dotted, keyPos, valuePos } from '../../../core/source.js';
 import { suggestion, validateWithSchema, type JsonSchema } from '../../../core/jsonschema.js';
+import { variantLabel } from '../../../stages/ablate/index.js';
+import { checkContext, followsFromRefused, overlaps } from './stages.js';
 import { stageEntries, type Rule } from './types.js';
 
 /**
@@ -10,9 +12,9 @@ import { stageEntries, type Rule } from './types.js';
  * plain stage; each matrix key must be a parameter of the target; and every
  * value must be valid there (checked by the target's own schema).
  */
-export const ablateShape: Rule = ({ doc, origins, params }) => {
+export const ablateShape: Rule = (input) => {
+  const { doc, names: { stages: names }, origins, params, refused } = input;
   const out: Diagnostic[] = [];
-  const names = Object.keys(doc.stages);
   for (const [id, st] of stageEntries(doc)) {
     const at = (...p: (string | number)[]) => ['stages', id, ...p];
     if (st.uses !== 'ablate') {
@@ -29,10 +31,12 @@ export const ablateShape: Rule = ({ doc, origins, params }) => {
     }
     if (st.target === undefined) continue;
     const target = doc.stages[st.target];
-    if (!target) {
+    if (!names.includes(st.target)) {
       out.push({ pos: valuePos(origins, at('target')), path: dotted(at('target')), message: `no stage named "${st.target}"${suggestion(st.target, names)}` });
       continue;
     }
+    // A target the schema refused is reported there.
+    if (!target) continue;
     if (target.uses === 'ablate') {
       out.push({ pos: valuePos(origins, at('target')), path: dotted(at('target')), message: 'the target of an ablation cannot be another ablate stage' });
       continue;
@@ -51,12 +55,31 @@ export const ablateShape: Rule = ({ doc, origins, params }) => {
         });
         continue;
       }
+      const labels = new Map<string, number>();
       values.forEach((v, i) => {
         const trial = structuredClone(targetParams);
         setPath(trial, keyPath, structuredClone(v));
         const errs = validateWithSchema(kind.schema, trial, new Map(), []);
         if (errs.length) {
           out.push({ pos: valuePos(origins, at('matrix', key, i)), path: dotted(at('matrix', key, i)), message: `invalid value for ${st.target}.with.${key}: ${errs[0].message}` });
+          return;
+        }
+        // The target's own checks, for the problems this value causes.
+        for (const issue of kind.check?.(trial, checkContext(input)) ?? []) {
+          if (!overlaps(issue.param, keyPath) || followsFromRefused(issue, refused.get(st.target as string))) continue;
+          const path = at('matrix', key, i, ...issue.param.slice(keyPath.length));
+          out.push({ pos: valuePos(origins, path), path: dotted(path), message: `invalid value for ${st.target}.with.${dotted(issue.param)}: ${issue.message}` });
+        }
+        // Node ids come from the values' spelling: two that read the same would collide.
+        const label = variantLabel({ [key]: v });
+        const first = labels.get(label);
+        if (first === undefined) labels.set(label, i);
+        else {
+          out.push({
+            pos: valuePos(origins, at('matrix', key, i)),
+            path: dotted(at('matrix', key, i)),
+            message: `gives the same node id as ${key}[${first}] (${st.target}@${label}): give the values distinct spellings`,
+          });
         }
       });
     }

@@ -5,8 +5,7 @@ import { suggestion } from '../../../core/jsonschema.js';
 import { stageEntries, type Rule } from './types.js';
 
 /** `needs:` entries must name other stages. */
-export const needsExist: Rule = ({ doc, origins }) => {
-  const names = Object.keys(doc.stages);
+export const needsExist: Rule = ({ doc, names: { stages: names }, origins }) => {
   const out: Diagnostic[] = [];
   for (const [id, st] of stageEntries(doc)) {
     (st.needs ?? []).forEach((need, i) => {

@@ -27,10 +27,10 @@ export const knownKinds: Rule = ({ doc, origins }) => {
 };
 
 /** Parameters marked `x-ref: model|reward` in a stage schema must name a defined entry. */
-export const definedRefs: Rule = ({ doc, origins, params }) => {
+export const definedRefs: Rule = ({ doc, names, origins, params }) => {
   const out: Diagnostic[] = [];
-  const models = Object.keys(doc.models ?? {});
-  const rewards = [...Object.keys(doc.rewards ?? {}), ...Object.keys(REWARD_PRESETS)];
+  const models = names.models;
+  const rewards = [...names.rewards, ...Object.keys(REWARD_PRESETS)];
   for (const [id, st] of stageEntries(doc)) {
     const kind = getStage(st.uses);
     const p = params.get(id);
@@ -38,7 +38,8 @@ export const definedRefs: Rule = ({ doc, origins, params }) => {
     for (const ref of collectRefs(kind.schema, p, ['stages', id, 'with'])) {
       if (ref.kind === 'policy') {
         const r = parsePolicy(ref.name, doc.models ?? {});
-        if ('error' in r) out.push({ pos: valuePos(origins, ref.path), path: dotted(ref.path), message: r.error });
+        // A models: entry the schema refused is reported there.
+        if ('error' in r && !models.includes(ref.name)) out.push({ pos: valuePos(origins, ref.path), path: dotted(ref.path), message: r.error });
         continue;
       }
       const known = ref.kind === 'model' ? models : rewards;
@@ -71,8 +72,7 @@ export function collectRefs(schema: JsonSchema, data: unknown, path: Path): Ref[
 }
 
 /** `tables:` and `figures:` must draw from a stage, with rows it has; references must exist. */
-export const tableSources: Rule = ({ doc, origins }) => {
-  const names = Object.keys(doc.stages);
+export const tableSources: Rule = ({ doc, names: { stages: names }, origins }) => {
   const out: Diagnostic[] = [];
   const at = (path: Path, message: string) => out.push({ pos: valuePos(origins, path), path: dotted(path), message });
   const entries: Array<[string, string, { from: string; rows?: string }]> = [
@@ -84,11 +84,14 @@ export const tableSources: Rule = ({ doc, origins }) => {
       at([section, name, 'from'], `no stage named "${t.from}"${suggestion(t.from, names)}`);
       continue;
     }
-    if (t.rows === undefined || t.rows === 'variant' || t.rows === 'node') continue;
+    if (t.rows === undefined || t.rows === 'variant' || t.rows === 'node' || !doc.stages[t.from]) continue;
     const kind = doc.stages[t.from].uses;
     // An ablate stage's rows come from its target.
     const source = kind === 'ablate' ? doc.stages[doc.stages[t.from].target ?? '']?.uses : kind;
-    const known = ['variant', 'node', ...(getStage(source ?? '')?.breakdowns ?? [])];
+    // An unknown kind (or a broken target) is reported where it is written.
+    const stage = getStage(source ?? '');
+    if (!stage) continue;
+    const known = ['variant', 'node', ...(stage.breakdowns ?? [])];
     if (!known.includes(t.rows)) at([section, name, 'rows'], `stage "${t.from}" (${source}) has no "${t.rows}" rows (available: ${known.join(', ')})${suggestion(t.rows, known)}`);
   }
   for (const [name, t] of Object.entries(doc.tables ?? {})) {

@@ -1,14 +1,25 @@
 import type { Diagnostic } from '../../../core/errors.js';
-import type { Settings, WrittenExperiment, WrittenStage } from '../../config/types.js';
+import type { WrittenExperiment, WrittenStage } from '../../config/types.js';
 import type { Origins } from '../../../core/source.js';
 
-/** What every rule sees: the schema-valid document, with origins for positions. */
+/** Every name written in a section, including entries the schema refused (so naming them is no second error). */
+export interface WrittenNames {
+  readonly stages: readonly string[];
+  readonly models: readonly string[];
+  readonly rewards: readonly string[];
+}
+
+/** What every rule sees: the parts of the document that passed the schema, with origins for positions. */
 export interface RuleInput {
   readonly doc: WrittenExperiment;
+  readonly names: WrittenNames;
   /** Stage id → `with:` after defaults, for stages whose kind exists and whose params validated. */
   readonly params: ReadonlyMap<string, Record<string, unknown>>;
+  /** Stage id → top-level `with:` keys the schema refused, left out of its params (checks that read them are skipped). */
+  readonly refused: ReadonlyMap<string, readonly string[]>;
   readonly origins: Origins;
-  readonly settings: Settings;
+  /** The experiment file's folder: relative paths in params are relative to it. */
+  readonly experimentDir: string;
 }
 
 export type Rule = (input: RuleInput) => Diagnostic[];

@@ -1,0 +1,108 @@
+// `validate` through the built CLI refuses, at FILE:LINE:COL, everything that
+// `plan` or `run` would refuse later, and reports every problem in one pass.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { readdir } from 'node:fs/promises';
+import { cli, tmpProject } from '../helpers.js';
+
+interface Case {
+  name: string;
+  yaml: string;
+  expect: RegExp[];
+}
+
+const CASES: Case[] = [
+  {
+    name: 'an out that leaves the experiment folder',
+    yaml: 'name: e\nstages:\n  a: { uses: shell, with: { run: "mkdir -p ../../x && touch ../../x/f", outs: ["../../x"] } }\n',
+    expect: [/^e\.yaml:3:80: stages\.a\.with\.outs\[0\]: \.\.\/\.\.\/x leaves the experiment folder/],
+  },
+  {
+    name: 'a dependency file that does not exist',
+    yaml: 'name: e\nstages:\n  a: { uses: shell, with: { run: x, deps: [gone.py] } }\n',
+    expect: [/^e\.yaml:3:44: stages\.a\.with\.deps\[0\]: dependency gone\.py does not exist/],
+  },
+  {
+    name: 'an unknown seed set',
+    yaml: 'name: e\nstages:\n  g: { uses: generate, with: { seeds: mlebnch, count: 2 } }\n',
+    expect: [/^e\.yaml:3:39: stages\.g\.with\.seeds: unknown seed set "mlebnch" \(did you mean "mlebench"\?\)/],
+  },
+  {
+    name: 'a filter fed by a shell stage',
+    yaml: 'name: e\nstages:\n  prep: { uses: shell, with: { run: x } }\n  f: { uses: filter, needs: [prep] }\n',
+    expect: [/^e\.yaml:4:29: stages\.f\.needs: filter reads tasks from its inputs, but no stage in needs: gives them/],
+  },
+  {
+    name: 'an eval fed by a shell stage',
+    yaml: 'name: e\nstages:\n  prep: { uses: shell, with: { run: x } }\n  ev: { uses: eval, needs: [prep], with: { policy: scripted:forest } }\n',
+    expect: [/^e\.yaml:4:28: stages\.ev\.needs: eval reads tasks from its inputs, but no stage in needs: gives them/],
+  },
+  {
+    name: 'counts and sample sizes past their limits',
+    yaml: 'name: e\nstages:\n  g: { uses: generate, with: { count: 1e9, samples: [50, 1e12] } }\n',
+    expect: [/^e\.yaml:3:39: stages\.g\.with\.count: must be <= \d+$/, /^e\.yaml:3:58: stages\.g\.with\.samples\[1\]: must be <= \d+$/],
+  },
+  {
+    name: 'an unknown reward variable, with a suggestion',
+    yaml: 'name: e\nrewards:\n  r: "0.1*format + exec"\nstages:\n  a: { uses: shell, with: { run: x } }\n',
+    expect: [/^e\.yaml:3:20: rewards\.r: unknown variable "exec" \(did you mean "execute"\?\)/],
+  },
+];
+
+for (const c of CASES) {
+  test(`validate refuses ${c.name}`, async () => {
+    const dir = await tmpProject({ 'e.yaml': c.yaml });
+    const r = await cli(['validate', 'e.yaml'], { cwd: dir });
+    assert.is(r.exitCode, 2, r.stderr);
+    const lines = r.stderr.trim().split('\n');
+    assert.is(lines.length, c.expect.length, r.stderr);
+    c.expect.forEach((re, i) => assert.match(lines[i], re));
+    assert.not.match(r.stderr, /\n\s+at /, 'no stack trace');
+  });
+}
+
+test('several independent errors are reported in one run, and run refuses the file the same way before anything runs', async () => {
+  const dir = await tmpProject({
+    'e.yaml': `name: e
+rewards:
+  r: "0.1*format + exec"
+stages:
+  gen: { uses: generate, with: { seeds: mlebnch, count: 1e9 } }
+  sh: { uses: shell, with: { run: "touch ran", deps: [missing.txt], outs: [../x] } }
+  f: { uses: filter, needs: [sh] }
+  bad: { uses: shell, needs: nope, with: { run: x } }
+tables:
+  t: { from: gn }
+`,
+  });
+  const r = await cli(['validate', 'e.yaml'], { cwd: dir });
+  assert.is(r.exitCode, 2);
+  const where = r.stderr
+    .trim()
+    .split('\n')
+    .map((l) => l.split(': ')[0]);
+  assert.equal(where, [
+    'e.yaml:3:20',
+    'e.yaml:5:41',
+    'e.yaml:5:57',
+    'e.yaml:6:55',
+    'e.yaml:6:76',
+    'e.yaml:7:29',
+    'e.yaml:8:30',
+    'e.yaml:10:14',
+  ]);
+  const run = await cli(['run', 'e.yaml'], { cwd: dir });
+  assert.is(run.exitCode, 2);
+  assert.is(run.stderr, r.stderr);
+  assert.not.ok((await readdir(dir)).includes('ran'), 'no node ran');
+});
+
+test('run -j past the settings bound is refused before anything runs', async () => {
+  const dir = await tmpProject({ 'e.yaml': 'name: e\nstages:\n  a: { uses: shell, with: { run: touch ran } }\n' });
+  const r = await cli(['run', 'e.yaml', '-j', '100000'], { cwd: dir });
+  assert.is(r.exitCode, 2);
+  assert.is(r.stderr.trim(), '-j 100000: must be an integer from 1 to 256');
+  assert.not.ok((await readdir(dir)).includes('ran'));
+});
+
+test.run();
