@@ -1,8 +1,10 @@
 // What a run would do: every node `run` or `cached`, with the reason (no
-// entry, params changed — which, input changed — which, forced).
+// entry, params changed — which, input changed — which, forced, entry
+// damaged — which file).
 import { isDeepStrictEqual } from 'node:util';
 import { UserError } from '../core/errors.js';
 import { CacheStore } from './cache/store.js';
+import { damageReason } from './cache/verify.js';
 import { lockfilePath, readLockfile, type LockEntry, type LockFile } from './cache/lockfile.js';
 import { compileGraph } from './compile/graph.js';
 import { computeKeys, type KeyedGraph, type KeyedNode } from './compile/keys.js';
@@ -52,8 +54,13 @@ export async function makePlan(exp: Experiment, opts: PlanOptions = {}): Promise
       nodes.push({ node, action: 'run', reason: 'forced' });
       continue;
     }
-    if (await store.has(node.key)) {
+    const found = await store.check(node.key);
+    if (found.state === 'ok') {
       nodes.push({ node, action: 'cached', reason: 'cached' });
+      continue;
+    }
+    if (found.state === 'damaged') {
+      nodes.push({ node, action: 'run', reason: damageReason(found.problems) });
       continue;
     }
     nodes.push({ node, action: 'run', reason: explain(node, previous?.nodes[id], graph) });

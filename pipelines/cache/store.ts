@@ -10,6 +10,7 @@ import type { ItemStore } from '../../stages/contract.js';
 import { itemStore } from './items.js';
 import { isLocked, waitLock, type Held } from './locks.js';
 import type { Manifest } from './manifest.js';
+import { checkEntry, type EntryCheck } from './verify.js';
 
 export class CacheStore {
   constructor(readonly root: string) {}
@@ -21,6 +22,11 @@ export class CacheStore {
   /** An entry exists once its manifest is in place (the rename publishes both at once). */
   has(key: string): Promise<boolean> {
     return exists(join(this.entryDir(key), 'manifest.json'));
+  }
+
+  /** Absent, whole, or damaged (see verify.ts): the quick check unless `full`. Only a whole entry may be served. */
+  check(key: string, full = false): Promise<EntryCheck> {
+    return checkEntry(this.entryDir(key), key, full);
   }
 
   async manifest(key: string): Promise<Manifest | undefined> {
@@ -52,16 +58,21 @@ export class CacheStore {
     }
   }
 
-  /** Like commit, but a forced rerun replaces an existing entry (moved aside first, then deleted). */
+  /** Like commit, but a forced rerun (or the rebuild of a damaged entry) replaces an existing entry. */
   async replace(staged: string, manifest: Manifest): Promise<void> {
-    const entry = this.entryDir(manifest.key);
-    if (await exists(entry)) {
-      const trash = join(this.root, 'tmp', `${manifest.key}.old.${randomBytes(4).toString('hex')}`);
-      await mkdir(join(this.root, 'tmp'), { recursive: true });
-      await rename(entry, trash).catch(() => {});
-      await rm(trash, { recursive: true, force: true });
-    }
+    await this.remove(manifest.key);
     await this.commit(staged, manifest);
+  }
+
+  /** Moves an entry aside, then deletes it, so that nobody ever sees it half removed. Call with its key locked. */
+  async remove(key: string): Promise<void> {
+    const entry = this.entryDir(key);
+    if (!(await exists(entry))) return;
+    // Named like a staging folder (key.pid.…), so that a sweep knows whose it is if this process dies mid-way.
+    const trash = join(this.root, 'tmp', `${key}.${process.pid}.${randomBytes(4).toString('hex')}.old`);
+    await mkdir(join(this.root, 'tmp'), { recursive: true });
+    await rename(entry, trash).catch(() => {});
+    await rm(trash, { recursive: true, force: true });
   }
 
   discard(staged: string): Promise<void> {
