@@ -6,6 +6,7 @@ import { mkdir, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { exists, writeFileAtomic } from '../../core/fs.js';
 import { sha256 } from '../../core/hash.js';
+import { pidAlive } from '../../core/proc.js';
 import type { ItemStore } from '../../stages/contract.js';
 import { itemStore } from './items.js';
 import { isLocked, waitLock, type Held } from './locks.js';
@@ -77,6 +78,31 @@ export class CacheStore {
 
   discard(staged: string): Promise<void> {
     return rm(staged, { recursive: true, force: true });
+  }
+
+  /**
+   * Folders under tmp/ left by runs that died (kill -9, power loss): their
+   * owner pid (`<key>.<pid>.…`) is gone and nobody holds their key — except
+   * `heldKey`, which the caller holds, so its folders only need a dead owner.
+   * The lock matters where the cache is shared between machines (pids mean nothing there).
+   */
+  async staleStaging(heldKey?: string): Promise<string[]> {
+    const out: string[] = [];
+    for (const name of (await readdir(join(this.root, 'tmp')).catch(() => [] as string[])).sort()) {
+      const [key, owner] = name.split('.');
+      if (heldKey !== undefined && key !== heldKey) continue;
+      if (/^\d+$/.test(owner ?? '') && pidAlive(Number(owner))) continue;
+      if (key !== heldKey && (await this.isLocked(key))) continue;
+      out.push(join(this.root, 'tmp', name));
+    }
+    return out;
+  }
+
+  /** Removes what staleStaging finds; returns it. */
+  async sweepStaging(heldKey?: string): Promise<string[]> {
+    const stale = await this.staleStaging(heldKey);
+    for (const dir of stale) await this.discard(dir);
+    return stale;
   }
 
   lockPath(key: string): string {

@@ -55,6 +55,8 @@ export async function executeNode(a: ExecuteArgs): Promise<NodeOutcome> {
   const { node, store, reporter } = a;
   const held = await store.lock(node.key, a.signal, () => reporter.waiting(node.id, 'waiting: another run is working on this node'));
   if (!held) throw new Interrupted();
+  // A run killed while building this key left its staging folder: ours to remove now that we hold the key.
+  await store.sweepStaging(node.key);
   let staged: string | undefined;
   let log: WriteStream | undefined;
   const tail: string[] = [];
