@@ -43,6 +43,10 @@ export async function makePlan(exp: Experiment, opts: PlanOptions = {}): Promise
   const forced = typeof opts.force === 'string' ? selectNodes(graph, opts.force, '--force') : new Set<string>();
   const wanted = opts.only ? withAncestors(graph, selectNodes(graph, opts.only, '--only')) : undefined;
 
+  // Entries are checked all at once (stats; hashes only where those disagree), not one after another.
+  const toCheck = graph.order.filter((id) => !(wanted && !wanted.has(id)) && !(opts.force === true || forced.has(id)));
+  const checks = new Map(await Promise.all(toCheck.map(async (id) => [id, await store.check(graph.nodes.get(id)!.key)] as const)));
+
   const nodes: PlannedNode[] = [];
   for (const id of graph.order) {
     const node = graph.nodes.get(id)!;
@@ -54,7 +58,7 @@ export async function makePlan(exp: Experiment, opts: PlanOptions = {}): Promise
       nodes.push({ node, action: 'run', reason: 'forced' });
       continue;
     }
-    const found = await store.check(node.key);
+    const found = checks.get(id)!;
     if (found.state === 'ok') {
       nodes.push({ node, action: 'cached', reason: 'cached' });
       continue;
