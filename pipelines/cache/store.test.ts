@@ -8,25 +8,10 @@ import { collectGarbage } from './gc.js';
 import { CacheStore } from './store.js';
 import type { Manifest } from './manifest.js';
 import { tryLock } from './locks.js';
+import { fakeManifest } from '../../test/helpers.js';
 
 const KEY = 'a'.repeat(64);
-const manifest = (over: Partial<Manifest> = {}): Manifest => ({
-  key: KEY,
-  node: 'n',
-  kind: 'shell',
-  version: 1,
-  params: {},
-  inputs: {},
-  extras: null,
-  variant: {},
-  files: [],
-  started: '',
-  finished: '',
-  durationMs: 0,
-  metrics: {},
-  mlepipe: 'test',
-  ...over,
-});
+const manifest = (over: Partial<Manifest> = {}): Manifest => fakeManifest({ key: KEY, ...over });
 
 test('an entry appears only when committed, and the first commit of a key stands', async () => {
   const store = new CacheStore(await mkdtemp(join(tmpdir(), 'mlepipe-store-')));

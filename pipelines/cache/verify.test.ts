@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { listFiles } from '../../core/fs.js';
 import { CacheStore } from './store.js';
-import type { Manifest } from './manifest.js';
+import { fakeManifest } from '../../test/helpers.js';
 import { damageReason } from './verify.js';
 
 const KEY = 'b'.repeat(64);
@@ -20,23 +20,7 @@ async function entry(opts: { mtimes?: boolean } = {}): Promise<CacheStore> {
   // Whole-second mtimes, so that a test can put one back exactly (utimes takes no nanoseconds).
   for (const f of ['out.txt', 'sub/data.csv']) await utimes(join(staged, f), 1_700_000_000, 1_700_000_000);
   const files = await listFiles(staged, (rel) => rel === 'manifest.json', { mtimes: opts.mtimes ?? true });
-  const m: Manifest = {
-    key: KEY,
-    node: 'n',
-    kind: 'shell',
-    version: 1,
-    params: {},
-    inputs: {},
-    extras: null,
-    variant: {},
-    files,
-    started: '',
-    finished: '',
-    durationMs: 0,
-    metrics: { x: 1 },
-    mlepipe: 'test',
-  };
-  await store.commit(staged, m);
+  await store.commit(staged, fakeManifest({ key: KEY, files, metrics: { x: 1 } }));
   return store;
 }
 

@@ -87,12 +87,13 @@ export async function verifyCache(store: CacheStore, keys: readonly string[] | u
   const out: VerifiedEntry[] = [];
   for (const key of keys ?? (await store.keys())) {
     const c = await store.check(key, true);
+    if (c.state === 'absent') continue; // removed meanwhile (gc, a forced rerun replacing it)
     const m = c.state === 'ok' ? c.manifest : await store.manifest(key);
     const e: VerifiedEntry = {
       key,
       node: m?.node,
-      state: c.state === 'ok' ? 'ok' : 'damaged',
-      problems: c.state === 'damaged' ? c.problems : c.state === 'absent' ? ['no such entry'] : [],
+      state: c.state,
+      problems: c.state === 'damaged' ? c.problems : [],
       bytes: await dirSize(store.entryDir(key)),
     };
     if (repair && e.state === 'damaged') {
