@@ -109,6 +109,15 @@ export function buildProgram(io: IO, done: (code: number) => void): Command {
     .option('--dry-run', 'only list what would go')
     .action(act(async (o: { cache?: string; dryRun?: boolean }) => (await import('./commands/cache.js')).cacheGcCommand(o, io)));
 
+  cache
+    .command('verify')
+    .description('hash every file of each entry (default: all) against its manifest; exit 1 when any is damaged')
+    .argument('[keys...]', 'entry keys or prefixes, as cache ls shows them')
+    .option('--cache <dir>', 'cache root')
+    .option('--json', 'JSON output')
+    .option('--repair', 'remove damaged entries (their nodes rebuild on the next run)')
+    .action(act(async (keys: string[], o: { cache?: string; json?: boolean; repair?: boolean }) => (await import('./commands/cache.js')).cacheVerifyCommand(keys, o, io)));
+
   const sandbox = program.command('sandbox').description('run untrusted Python the way agent steps run');
   sandbox
     .command('run')

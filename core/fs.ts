@@ -29,10 +29,12 @@ export interface FileEntry {
   path: string;
   size: number;
   sha256: string;
+  /** Modification time, recorded only where asked (cache manifests): a cheap sign that the file is as it was. */
+  mtimeMs?: number;
 }
 
-/** Every regular file under `root`, sorted, with size and digest. */
-export async function listFiles(root: string, skip: (rel: string) => boolean = () => false): Promise<FileEntry[]> {
+/** Every regular file under `root`, sorted, with size and digest (and mtime with `mtimes`, left out of keys). */
+export async function listFiles(root: string, skip: (rel: string) => boolean = () => false, opts: { mtimes?: boolean } = {}): Promise<FileEntry[]> {
   const out: FileEntry[] = [];
   async function walk(dir: string): Promise<void> {
     const entries = await readdir(dir, { withFileTypes: true });
@@ -43,7 +45,7 @@ export async function listFiles(root: string, skip: (rel: string) => boolean = (
       if (e.isDirectory()) await walk(full);
       else if (e.isFile()) {
         const st = await stat(full);
-        out.push({ path: rel, size: st.size, sha256: await hashFile(full) });
+        out.push({ path: rel, size: st.size, sha256: await hashFile(full), ...(opts.mtimes ? { mtimeMs: st.mtimeMs } : {}) });
       }
     }
   }

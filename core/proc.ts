@@ -32,3 +32,13 @@ export function killGroupNow(pid: number | undefined): void {
     // group already gone
   }
 }
+
+/** Whether a process with this pid exists on this machine (EPERM: it does, under another user). */
+export function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}

@@ -1,8 +1,10 @@
 // What a run would do: every node `run` or `cached`, with the reason (no
-// entry, params changed — which, input changed — which, forced).
+// entry, params changed — which, input changed — which, forced, entry
+// damaged — which file).
 import { isDeepStrictEqual } from 'node:util';
 import { UserError } from '../core/errors.js';
 import { CacheStore } from './cache/store.js';
+import { damageReason } from './cache/verify.js';
 import { lockfilePath, readLockfile, type LockEntry, type LockFile } from './cache/lockfile.js';
 import { compileGraph } from './compile/graph.js';
 import { computeKeys, type KeyedGraph, type KeyedNode } from './compile/keys.js';
@@ -41,6 +43,10 @@ export async function makePlan(exp: Experiment, opts: PlanOptions = {}): Promise
   const forced = typeof opts.force === 'string' ? selectNodes(graph, opts.force, '--force') : new Set<string>();
   const wanted = opts.only ? withAncestors(graph, selectNodes(graph, opts.only, '--only')) : undefined;
 
+  // Entries are checked all at once (stats; hashes only where those disagree), not one after another.
+  const toCheck = graph.order.filter((id) => !(wanted && !wanted.has(id)) && !(opts.force === true || forced.has(id)));
+  const checks = new Map(await Promise.all(toCheck.map(async (id) => [id, await store.check(graph.nodes.get(id)!.key)] as const)));
+
   const nodes: PlannedNode[] = [];
   for (const id of graph.order) {
     const node = graph.nodes.get(id)!;
@@ -52,8 +58,13 @@ export async function makePlan(exp: Experiment, opts: PlanOptions = {}): Promise
       nodes.push({ node, action: 'run', reason: 'forced' });
       continue;
     }
-    if (await store.has(node.key)) {
+    const found = checks.get(id)!;
+    if (found.state === 'ok') {
       nodes.push({ node, action: 'cached', reason: 'cached' });
+      continue;
+    }
+    if (found.state === 'damaged') {
+      nodes.push({ node, action: 'run', reason: damageReason(found.problems) });
       continue;
     }
     nodes.push({ node, action: 'run', reason: explain(node, previous?.nodes[id], graph) });

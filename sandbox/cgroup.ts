@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, readFile, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { reapCgroup } from '../core/reaper.js';
 
 const ROOT = '/sys/fs/cgroup';
 
@@ -103,6 +104,7 @@ export async function createCgroup(limits: CgroupLimits): Promise<Cgroup | null>
 }
 
 function makeCgroup(dirs: string[], kind: 'v1' | 'v2'): Cgroup {
+  const unreap = dirs.map((d) => reapCgroup(d));
   const procs = async (): Promise<number[]> => {
     const all = new Set<number>();
     for (const d of dirs) {
@@ -150,6 +152,7 @@ function makeCgroup(dirs: string[], kind: 'v1' | 'v2'): Cgroup {
           }
         }
       }
+      unreap.forEach((u) => u());
     },
   };
 }

@@ -8,6 +8,7 @@ import { lstat, mkdtemp, open, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parse } from 'csv-parse/sync';
+import { reapedUntilDone } from '../core/reaper.js';
 
 /** The evaluator's answer (DESIGN §4). */
 export interface EvaluatorResult {
@@ -69,13 +70,13 @@ export async function gradeSubmission(task: string, workspace: string, opts: Gra
   const copy = await copySubmission(workspace, name, opts.maxBytes ?? 100 * 1024 * 1024);
   if ('error' in copy) return { ok: false, error: copy.error };
   try {
-    const r = await execa(opts.python, [join(task, 'private', 'evaluator.py'), '--submission_path', copy.path], {
+    const r = await reapedUntilDone(execa(opts.python, [join(task, 'private', 'evaluator.py'), '--submission_path', copy.path], {
       cwd: task,
       reject: false,
       timeout: opts.timeoutMs ?? 300_000,
       maxBuffer: 10 * 1024 * 1024,
       env: { PYTHONDONTWRITEBYTECODE: '1' },
-    });
+    }));
     const last = String(r.stdout).trim().split('\n').pop() ?? '';
     let out: Record<string, unknown>;
     try {

@@ -5,6 +5,7 @@ import { createCgroup } from './cgroup.js';
 import { limitNotes, MB, workspaceCheck } from './limits.js';
 import { CappedOutput } from './output.js';
 import { assetText } from '../core/assets.js';
+import { reapGroup } from '../core/reaper.js';
 import type { Limits, Step, StepResult } from './types.js';
 
 /** Room for the interpreter and numpy/pandas/sklearn themselves (about 380 MB of address space). */
@@ -43,6 +44,7 @@ export async function spawnJailed(a: SpawnArgs, wrapArgv: (cgroup: boolean) => s
   const full = cg ? cg.wrap(argv) : argv;
   const t0 = performance.now();
   const child = spawn(full[0], full.slice(1), { cwd: a.cwd, env: a.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  const unreap = reapGroup(child.pid);
   const out = new CappedOutput(a.limits.maxOutputBytes);
   const err = new CappedOutput(a.limits.maxOutputBytes);
   child.stdout.on('data', (c: Buffer) => out.push(c));
@@ -70,6 +72,7 @@ export async function spawnJailed(a: SpawnArgs, wrapArgv: (cgroup: boolean) => s
   clearTimeout(timer);
   // Whatever the step left behind (daemons, detached grandchildren) goes now.
   killGroup();
+  unreap();
   await cg?.killAll();
   // Drained once every writer is dead; a bounded wait covers writers we could not see.
   await Promise.race([streamsClosed, new Promise((r) => setTimeout(r, 1000))]);

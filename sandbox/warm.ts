@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { assetText } from '../core/assets.js';
+import { reapGroup } from '../core/reaper.js';
 import { bwrapArgv } from './backends/bwrap.js';
 import type { Readable, Writable } from 'node:stream';
 import { createCgroup } from './cgroup.js';
@@ -71,6 +72,7 @@ export const bwrapJails = (): JailLauncher => ({
     const full = bwrapArgv(slot.ws, slot.pub, limits, argv);
     const cmd = cgroup ? cgroup.wrap(full) : full;
     const proc = spawn(cmd[0], cmd.slice(1), { stdio: ['pipe', 'pipe', 'pipe'], detached: true, env: { PATH: process.env.PATH ?? '/usr/bin:/bin' } });
+    const unreap = reapGroup(proc.pid);
     return {
       stdin: proc.stdin,
       stdout: proc.stdout,
@@ -83,6 +85,7 @@ export const bwrapJails = (): JailLauncher => ({
         } catch {
           // gone
         }
+        unreap();
         await cgroup?.remove();
       },
     };

@@ -4,6 +4,7 @@ import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { Manifest } from '../pipelines/cache/manifest.js';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 export const CLI = join(ROOT, 'dist', 'cli.js');
@@ -60,4 +61,24 @@ export async function closedPort(): Promise<number> {
   const port = (probe.address() as { port: number }).port;
   await new Promise<void>((r) => probe.close(() => r()));
   return port;
+}
+
+/** A manifest with every field filled in, for cache tests; `over` sets what a test cares about. */
+export function fakeManifest(over: Partial<Manifest> & { key: string }): Manifest {
+  return {
+    node: 'n',
+    kind: 'shell',
+    version: 1,
+    params: {},
+    inputs: {},
+    extras: null,
+    variant: {},
+    files: [],
+    started: '',
+    finished: '',
+    durationMs: 0,
+    metrics: {},
+    mlepipe: 'test',
+    ...over,
+  };
 }

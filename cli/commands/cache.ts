@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import { collectGarbage, listEntries } from '../../pipelines/cache/gc.js';
+import { resolveKeys, verifyCache } from '../../pipelines/cache/verify.js';
 import { CacheStore } from '../../pipelines/cache/store.js';
 import { loadSettings } from '../../pipelines/config/settings.js';
 import { renderText } from '../../pipelines/report/tables.js';
@@ -10,6 +11,7 @@ export interface CacheArgs {
   cache?: string;
   dryRun?: boolean;
   json?: boolean;
+  repair?: boolean;
 }
 
 async function storeFor(args: CacheArgs, io: IO): Promise<CacheStore> {
@@ -58,4 +60,26 @@ export async function cacheGcCommand(args: CacheArgs, io: IO): Promise<number> {
   for (const o of r.other) io.out(`${verb} ${o}`);
   io.out(`${verb} ${r.removed.length} entries (${humanBytes(r.bytes)}), kept ${r.kept}`);
   return 0;
+}
+
+/** Exit 1 while any checked entry is damaged (with --repair: while any could not be removed). */
+export async function cacheVerifyCommand(keys: string[], args: CacheArgs, io: IO): Promise<number> {
+  const store = await storeFor(args, io);
+  const entries = await verifyCache(store, keys.length ? await resolveKeys(store, keys) : undefined, !!args.repair);
+  const damaged = entries.filter((e) => e.state === 'damaged');
+  const left = damaged.filter((e) => !e.removed);
+  if (args.json) {
+    io.out(JSON.stringify({ root: store.root, checked: entries.length, damaged: damaged.length, entries }, null, 2));
+    return left.length ? 1 : 0;
+  }
+  io.out(`${store.root}: ${entries.length} entries checked, ${damaged.length} damaged`);
+  for (const e of damaged) {
+    const what = e.removed ? 'removed' : e.busy ? 'kept (a run holds its key)' : 'damaged';
+    io.out(`  ${what} ${e.key.slice(0, 12)}  ${e.node ?? '?'}  ${e.problems.join(', ')}`);
+  }
+  if (damaged.length && !args.repair) {
+    const bytes = humanBytes(damaged.reduce((s, e) => s + e.bytes, 0));
+    io.out(`--repair would remove ${damaged.length} damaged ${damaged.length === 1 ? 'entry' : 'entries'} (${bytes}); the next run of an experiment that needs them rebuilds them`);
+  }
+  return left.length ? 1 : 0;
 }

@@ -1,7 +1,7 @@
 // `mlepipe cache ls` / `cache gc`: an entry is wanted while some registered
 // lock file names its key. gc never touches a key another run holds locked.
-import { readdir, rm, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { readdir, rm } from 'node:fs/promises';
+import { join, relative } from 'node:path';
 import { dirSize, exists } from '../../core/fs.js';
 import { readLockfile } from './lockfile.js';
 import type { CacheStore } from './store.js';
@@ -77,14 +77,10 @@ export async function collectGarbage(store: CacheStore, dryRun: boolean): Promis
       await drop(join(store.root, sub, name));
     }
   }
-  // Staging folders left by killed runs (their key is no longer locked).
-  for (const name of await readdir(join(store.root, 'tmp')).catch(() => [] as string[])) {
-    const key = name.split('.')[0];
-    if (await store.isLocked(key)) continue;
-    const st = await stat(join(store.root, 'tmp', name)).catch(() => null);
-    if (!st) continue;
-    other.push(join('tmp', name));
-    await drop(join(store.root, 'tmp', name));
+  // Staging folders left by killed runs.
+  for (const dir of await store.staleStaging()) {
+    other.push(relative(store.root, dir));
+    await drop(dir);
   }
   for (const ref of staleRefs) await drop(ref);
   return { removed, kept: entries.length - removed.length, bytes: removed.reduce((s, e) => s + e.bytes, 0), other };

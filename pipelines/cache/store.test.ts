@@ -1,30 +1,17 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
+import { spawn } from 'node:child_process';
+import { mkdir, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
+import { collectGarbage } from './gc.js';
 import { CacheStore } from './store.js';
 import type { Manifest } from './manifest.js';
 import { tryLock } from './locks.js';
+import { fakeManifest } from '../../test/helpers.js';
 
 const KEY = 'a'.repeat(64);
-const manifest = (over: Partial<Manifest> = {}): Manifest => ({
-  key: KEY,
-  node: 'n',
-  kind: 'shell',
-  version: 1,
-  params: {},
-  inputs: {},
-  extras: null,
-  variant: {},
-  files: [],
-  started: '',
-  finished: '',
-  durationMs: 0,
-  metrics: {},
-  mlepipe: 'test',
-  ...over,
-});
+const manifest = (over: Partial<Manifest> = {}): Manifest => fakeManifest({ key: KEY, ...over });
 
 test('an entry appears only when committed, and the first commit of a key stands', async () => {
   const store = new CacheStore(await mkdtemp(join(tmpdir(), 'mlepipe-store-')));
@@ -75,5 +62,35 @@ test('a key lock is exclusive until released', async () => {
   assert.ok(b);
   await b!.release();
 });
+
+test('staging folders of dead runs are swept unless their key is held; live runs keep theirs', async () => {
+  const store = new CacheStore(await mkdtemp(join(tmpdir(), 'mlepipe-sweep-')));
+  const other = 'c'.repeat(64);
+  const gone = await deadPid();
+  const dead = join(store.root, 'tmp', `${KEY}.${gone}.0000`);
+  const deadLocked = join(store.root, 'tmp', `${other}.${gone}.0000`);
+  const live = await store.staging(KEY);
+  for (const d of [dead, deadLocked]) await mkdir(d, { recursive: true });
+  const lock = await tryLock(store.lockPath(other));
+  try {
+    assert.equal(await store.staleStaging(), [dead]);
+    // Whoever holds a key may sweep its dead folders even while it is locked (by itself).
+    assert.equal(await store.staleStaging(other), [deadLocked]);
+    assert.equal(await store.sweepStaging(), [dead]);
+    assert.equal((await readdir(join(store.root, 'tmp'))).sort(), [basename(deadLocked), basename(live)].sort());
+  } finally {
+    await lock!.release();
+  }
+  const gc = await collectGarbage(store, false);
+  assert.equal(gc.other, [join('tmp', basename(deadLocked))]);
+  assert.equal(await readdir(join(store.root, 'tmp')), [basename(live)]);
+});
+
+/** The pid of a process that has exited. */
+async function deadPid(): Promise<number> {
+  const child = spawn(process.execPath, ['-e', ''], { stdio: 'ignore' });
+  await new Promise((r) => child.once('exit', r));
+  return child.pid!;
+}
 
 test.run();

@@ -6,10 +6,12 @@ import { mkdir, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { exists, writeFileAtomic } from '../../core/fs.js';
 import { sha256 } from '../../core/hash.js';
+import { pidAlive } from '../../core/proc.js';
 import type { ItemStore } from '../../stages/contract.js';
 import { itemStore } from './items.js';
 import { isLocked, waitLock, type Held } from './locks.js';
 import type { Manifest } from './manifest.js';
+import { checkEntry, type EntryCheck } from './verify.js';
 
 export class CacheStore {
   constructor(readonly root: string) {}
@@ -21,6 +23,11 @@ export class CacheStore {
   /** An entry exists once its manifest is in place (the rename publishes both at once). */
   has(key: string): Promise<boolean> {
     return exists(join(this.entryDir(key), 'manifest.json'));
+  }
+
+  /** Absent, whole, or damaged (see verify.ts): the quick check unless `full`. Only a whole entry may be served. */
+  check(key: string, full = false): Promise<EntryCheck> {
+    return checkEntry(this.entryDir(key), key, full);
   }
 
   async manifest(key: string): Promise<Manifest | undefined> {
@@ -52,20 +59,50 @@ export class CacheStore {
     }
   }
 
-  /** Like commit, but a forced rerun replaces an existing entry (moved aside first, then deleted). */
+  /** Like commit, but a forced rerun (or the rebuild of a damaged entry) replaces an existing entry. */
   async replace(staged: string, manifest: Manifest): Promise<void> {
-    const entry = this.entryDir(manifest.key);
-    if (await exists(entry)) {
-      const trash = join(this.root, 'tmp', `${manifest.key}.old.${randomBytes(4).toString('hex')}`);
-      await mkdir(join(this.root, 'tmp'), { recursive: true });
-      await rename(entry, trash).catch(() => {});
-      await rm(trash, { recursive: true, force: true });
-    }
+    await this.remove(manifest.key);
     await this.commit(staged, manifest);
+  }
+
+  /** Moves an entry aside, then deletes it, so that nobody ever sees it half removed. Call with its key locked. */
+  async remove(key: string): Promise<void> {
+    const entry = this.entryDir(key);
+    if (!(await exists(entry))) return;
+    // Named like a staging folder (key.pid.…), so that a sweep knows whose it is if this process dies mid-way.
+    const trash = join(this.root, 'tmp', `${key}.${process.pid}.${randomBytes(4).toString('hex')}.old`);
+    await mkdir(join(this.root, 'tmp'), { recursive: true });
+    await rename(entry, trash).catch(() => {});
+    await rm(trash, { recursive: true, force: true });
   }
 
   discard(staged: string): Promise<void> {
     return rm(staged, { recursive: true, force: true });
+  }
+
+  /**
+   * Folders under tmp/ left by runs that died (kill -9, power loss): their
+   * owner pid (`<key>.<pid>.…`) is gone and nobody holds their key — except
+   * `heldKey`, which the caller holds, so its folders only need a dead owner.
+   * The lock matters where the cache is shared between machines (pids mean nothing there).
+   */
+  async staleStaging(heldKey?: string): Promise<string[]> {
+    const out: string[] = [];
+    for (const name of (await readdir(join(this.root, 'tmp')).catch(() => [] as string[])).sort()) {
+      const [key, owner] = name.split('.');
+      if (heldKey !== undefined && key !== heldKey) continue;
+      if (/^\d+$/.test(owner ?? '') && pidAlive(Number(owner))) continue;
+      if (key !== heldKey && (await this.isLocked(key))) continue;
+      out.push(join(this.root, 'tmp', name));
+    }
+    return out;
+  }
+
+  /** Removes what staleStaging finds; returns it. */
+  async sweepStaging(heldKey?: string): Promise<string[]> {
+    const stale = await this.staleStaging(heldKey);
+    for (const dir of stale) await this.discard(dir);
+    return stale;
   }
 
   lockPath(key: string): string {

@@ -17,7 +17,9 @@ export async function currentMetrics(plan: Plan): Promise<Map<string, NodeMetric
   const out = new Map<string, NodeMetrics>();
   for (const p of plan.nodes) {
     const n = p.node;
-    const m = await plan.store.manifest(n.key);
+    // A damaged entry is never read (the report may follow the run that rebuilt it, so check now).
+    const found = await plan.store.check(n.key);
+    const m = found.state === 'ok' ? found.manifest : undefined;
     const fromLock = plan.previous?.nodes[n.id];
     out.set(n.id, {
       id: n.id,

@@ -11,6 +11,7 @@ import type { InputNode, Metrics } from '../../stages/contract.js';
 import { getStage } from '../../stages/registry.js';
 import type { Manifest } from '../cache/manifest.js';
 import type { CacheStore } from '../cache/store.js';
+import { damageReason } from '../cache/verify.js';
 import type { KeyedNode } from '../compile/keys.js';
 import type { Experiment } from '../config/types.js';
 import type { Reporter } from './reporter.js';
@@ -54,15 +55,17 @@ export async function executeNode(a: ExecuteArgs): Promise<NodeOutcome> {
   const { node, store, reporter } = a;
   const held = await store.lock(node.key, a.signal, () => reporter.waiting(node.id, 'waiting: another run is working on this node'));
   if (!held) throw new Interrupted();
+  // A run killed while building this key left its staging folder: ours to remove now that we hold the key.
+  await store.sweepStaging(node.key);
   let staged: string | undefined;
   let log: WriteStream | undefined;
   const tail: string[] = [];
   const logPath = store.logPath(node.key);
   try {
-    if (!a.forced) {
-      const m = await store.manifest(node.key);
-      if (m) return { status: 'cached', manifest: m };
-    }
+    // Checked again under the lock: a damaged entry is never served, and its rebuild replaces it.
+    const found = a.forced ? undefined : await store.check(node.key);
+    if (found?.state === 'ok') return { status: 'cached', manifest: found.manifest };
+    if (found?.state === 'damaged') reporter.waiting(node.id, `${damageReason(found.problems)}; rebuilding it`);
     reporter.started(node.id);
     await mkdir(dirname(logPath), { recursive: true });
     log = createWriteStream(logPath, { flags: 'w' });
@@ -114,14 +117,14 @@ export async function executeNode(a: ExecuteArgs): Promise<NodeOutcome> {
       inputs: node.inputKeys as Record<string, string>,
       extras: node.extras,
       variant: node.variant as Record<string, unknown>,
-      files: await listFiles(staged, (rel) => rel === 'manifest.json'),
+      files: await listFiles(staged, (rel) => rel === 'manifest.json', { mtimes: true }),
       started: started.toISOString(),
       finished: finished.toISOString(),
       durationMs: finished.getTime() - started.getTime(),
       metrics,
       mlepipe: VERSION,
     };
-    if (a.forced) await store.replace(staged, manifest);
+    if (a.forced || found?.state === 'damaged') await store.replace(staged, manifest);
     else await store.commit(staged, manifest);
     staged = undefined;
     await a.record(manifest);

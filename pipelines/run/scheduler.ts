@@ -43,6 +43,7 @@ export async function runPlan(plan: Plan, opts: RunOptions): Promise<RunResult> 
   refuseRemotePlacement(plan);
 
   await store.registerLockfile(plan.lockfile);
+  await store.sweepStaging();
   const lockMutex = store.lockPath(`lockfile-${sha256(plan.lockfile).slice(0, 24)}`);
   const record = (entries: Record<string, LockEntry>, prune?: Set<string>) =>
     updateLockfile(plan.lockfile, lockMutex, { experiment: exp.name, mlepipe: VERSION }, (lf) => {

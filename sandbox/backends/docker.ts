@@ -9,6 +9,7 @@ import { chmod, chown } from 'node:fs/promises';
 import { PassThrough, type Readable } from 'node:stream';
 import type { ExtractOptions } from 'tar-fs';
 import { EnvError } from '../../core/errors.js';
+import { reapContainer } from '../../core/reaper.js';
 import { limitNotes, MB, workspaceCheck } from '../limits.js';
 import { CappedOutput, jailEnv } from '../output.js';
 import { BASELINE_MB, launcherArgv } from '../spawn.js';
@@ -143,6 +144,7 @@ export function dockerBackend(opts: DockerOptions = {}): Backend {
       .catch((err: Error) => {
         throw new EnvError(`docker could not create the step's container: ${err.message.split('\n')[0]}`);
       });
+    const unreap = reapContainer(c.id);
     try {
       if (!local) {
         // A remote engine gets the workspace and public/ as archives (public files read-only, owned by root).
@@ -181,6 +183,7 @@ export function dockerBackend(opts: DockerOptions = {}): Backend {
       return result;
     } finally {
       await c.remove({ force: true, v: true }).catch(() => {});
+      unreap();
     }
   };
   return {
@@ -220,6 +223,7 @@ export function dockerJails(opts: DockerOptions = {}): JailLauncher {
         // exhausts its own share cannot starve the server that enforces its timeout.
         containerOptions(image, argv, limits, { ws: slot.ws, pub: slot.pub }, { gpus: opts.gpus, openStdin: true, memoryMb: limits.memoryMb + 1024, cpus: limits.cpus + 1 }),
       );
+      const unreap = reapContainer(c.id);
       const stream = (await c.attach({ stream: true, stdin: true, stdout: true, stderr: true, hijack: true })) as unknown as NodeJS.ReadWriteStream & Readable;
       const stdout = new PassThrough();
       const stderr = new PassThrough();
@@ -237,6 +241,7 @@ export function dockerJails(opts: DockerOptions = {}): JailLauncher {
         countsProcesses: true,
         async stop() {
           await c.remove({ force: true }).catch(() => {});
+          unreap();
         },
       };
     },

@@ -15,6 +15,7 @@ import { rewardFormula } from '../../core/rewards/presets.js';
 import schema from '../../schemas/stages/shell.schema.json';
 import type { Artifact, Metrics, ParamIssue, Stage } from '../contract.js';
 import { killGroupNow, killTree, onceAborted } from '../../core/proc.js';
+import { reapGroup } from '../../core/reaper.js';
 
 export interface ShellParams {
   run: string;
@@ -107,6 +108,7 @@ export const shell: Stage<ShellParams> = {
       all: true,
       buffer: false,
     });
+    const unreap = reapGroup(child.pid);
     const lines = async () => {
       for await (const line of child.iterable({ from: 'all' })) ctx.log(String(line));
     };
@@ -120,7 +122,10 @@ export const shell: Stage<ShellParams> = {
     const stopAbort = onceAborted(ctx.signal, () => killTree(child.pid));
     // Background processes the command left behind would hold its output
     // open forever: once the command itself exits, its whole group goes.
-    child.once('exit', () => killGroupNow(child.pid));
+    child.once('exit', () => {
+      killGroupNow(child.pid);
+      unreap();
+    });
     const [result] = await Promise.all([child, lines()]);
     clearTimeout(timer);
     stopAbort();
