@@ -21,6 +21,8 @@ const jobs = Number(process.env.MLEPIPE_TEST_JOBS ?? Math.min(2, cpus().length))
 // One factor for the whole run, handed to every file so that they agree.
 const scale = timeScale();
 const perFileTimeoutMs = Number(process.env.MLEPIPE_TEST_FILE_TIMEOUT_S ?? 480 * scale) * 1000;
+// Files slower than this list their slowest tests.
+const SLOW_FILE_S = 30;
 const traceDir = mkdtempSync(join(tmpdir(), 'mlepipe-test-trace-'));
 
 function find(dir) {
@@ -58,13 +60,27 @@ function countTests(stdout) {
   return c;
 }
 
+/** Tests in the order they started, from the trace test/uvu/index.mjs writes. */
+function started(trace) {
+  return existsSync(trace) ? readFileSync(trace, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l)) : [];
+}
+
+const testName = ({ suite, test }) => (suite ? `${suite} › "${test}"` : `"${test}"`);
+
 /** The test a file was in when it stopped: the last one started, if it has no mark yet. */
-function inProgress(trace, stdout) {
-  const started = existsSync(trace) ? readFileSync(trace, 'utf8').trim().split('\n').filter(Boolean) : [];
+function inProgress(tests, stdout) {
   const marked = (stdout.match(/[•✘](?= )/g) ?? []).length;
-  if (started.length <= marked) return null;
-  const { suite, test } = JSON.parse(started[started.length - 1]);
-  return suite ? `${suite} › "${test}"` : `"${test}"`;
+  return tests.length > marked ? testName(tests[tests.length - 1]) : null;
+}
+
+/** A slow file's three slowest tests (a test lasts until the next one starts), to show where its time goes. */
+function slowest(tests, endedAt) {
+  const spans = tests.map((t, i) => ({ name: testName(t), s: ((tests[i + 1]?.t ?? endedAt) - t.t) / 1000 }));
+  return spans
+    .sort((a, b) => b.s - a.s)
+    .slice(0, 3)
+    .map((x) => `${x.name} ${x.s.toFixed(1)}s`)
+    .join(', ');
 }
 
 const REGISTER = fileURLToPath(new URL('./uvu/register.mjs', import.meta.url));
@@ -91,7 +107,7 @@ const t0 = Date.now();
 
 function runFile(file, index) {
   return new Promise((resolve) => {
-    const started = Date.now();
+    const startedAt = Date.now();
     const trace = join(traceDir, `${index}.jsonl`);
     // Its own process group, so that a kill reaches the CLI runs and jails a test started too.
     const child = spawn(process.execPath, ['--import', 'tsx', '--import', REGISTER, file], {
@@ -116,9 +132,10 @@ function runFile(file, index) {
       clearTimeout(timer);
       running.delete(child);
       const c = countTests(stdout);
+      const tests = started(trace);
       let note = '';
       if (!c.complete) {
-        const at = inProgress(trace, stdout);
+        const at = inProgress(tests, stdout);
         const how = killed ? `was killed after ${perFileTimeoutMs / 1000}s (its time limit)` : `exited early (${signal ?? `code ${code}`})`;
         note = `\n[test runner] ${file} ${how}${at ? ` in test ${at}` : ''}, after ${c.passed} passed and ${c.failed} failed\n`;
         // The test it was in failed; a file that ended with nothing failed counts as one failure.
@@ -129,9 +146,10 @@ function runFile(file, index) {
       }
       passed += c.passed;
       failed += c.failed;
-      const secs = ((Date.now() - started) / 1000).toFixed(1);
+      const secs = (Date.now() - startedAt) / 1000;
       const body = c.failed ? out + note : out.split('\n').filter((l) => /✘|FAIL/.test(l)).join('\n');
-      process.stdout.write(`\n── ${relative('.', file)}  (${c.passed}/${c.passed + c.failed} passed, ${secs}s)\n${body}`);
+      const slow = secs > SLOW_FILE_S && tests.length > 1 ? `   slowest: ${slowest(tests, Date.now())}\n` : '';
+      process.stdout.write(`\n── ${relative('.', file)}  (${c.passed}/${c.passed + c.failed} passed, ${secs.toFixed(1)}s)\n${slow}${body}`);
       resolve();
     });
   });

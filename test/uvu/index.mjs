@@ -4,8 +4,9 @@
 //   passed with no reason given. Here the error is printed, and the process
 //   exits non-zero.
 // - uvu prints one mark per finished test but never a test's name, so a file
-//   killed at its time limit could not say where it hung. Each test's suite and
-//   name are appended to the file MLEPIPE_TEST_TRACE names as it starts.
+//   killed at its time limit could not say where it hung. Each test's suite,
+//   name and start time are appended to the file MLEPIPE_TEST_TRACE names as
+//   it starts.
 import { appendFileSync } from 'node:fs';
 import * as uvu from 'uvu';
 
@@ -32,7 +33,7 @@ function guard(suite, hook, fn) {
 
 function traced(suite, name, fn) {
   return (ctx) => {
-    if (TRACE) appendFileSync(TRACE, `${JSON.stringify({ suite, test: name })}\n`);
+    if (TRACE) appendFileSync(TRACE, `${JSON.stringify({ suite, test: name, t: Date.now() })}\n`);
     return fn(ctx);
   };
 }
