@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parse } from 'csv-parse/sync';
 
-/** The evaluator's answer (DESIGN §4). */
+/** The evaluator's answer (docs/tasks.md). */
 export interface EvaluatorResult {
   score: number;
   gold_threshold: number;
