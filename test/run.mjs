@@ -8,7 +8,7 @@
 // it was in counts as one failure, and the runner names that test (from the
 // trace test/uvu/index.mjs writes as each test starts).
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -37,8 +37,19 @@ function find(dir) {
 }
 
 const named = filters.filter((f) => f.endsWith('.ts') && existsSync(f) && statSync(f).isFile());
+// How long each file took last time on this machine. The slowest start first, so that two long files do
+// not end up running one after the other at the end; files never timed keep their usual place after them.
+const TIMES = join(tmpdir(), 'mlepipe-test-times.json');
+const lastTimes = (() => {
+  try {
+    return JSON.parse(readFileSync(TIMES, 'utf8'));
+  } catch {
+    return {};
+  }
+})();
 const files = [...new Set([...named, ...ROOTS.flatMap((r) => find(r)).filter((f) => !filters.length || filters.some((x) => f.includes(x)))])]
-  .sort((a, b) => Number(a.includes('e2e')) - Number(b.includes('e2e')) || a.localeCompare(b));
+  .sort((a, b) => Number(a.includes('e2e')) - Number(b.includes('e2e')) || a.localeCompare(b))
+  .sort((a, b) => (lastTimes[b] ?? -1) - (lastTimes[a] ?? -1));
 
 /**
  * Counts from uvu's output: its summary when it got that far, else each finished suite's `(passed / total)`
@@ -103,6 +114,7 @@ for (const sig of ['SIGINT', 'SIGTERM']) {
 
 let passed = 0;
 let failed = 0;
+const times = {};
 const t0 = Date.now();
 
 function runFile(file, index) {
@@ -147,6 +159,7 @@ function runFile(file, index) {
       passed += c.passed;
       failed += c.failed;
       const secs = (Date.now() - startedAt) / 1000;
+      times[file] = secs;
       const body = c.failed ? out + note : out.split('\n').filter((l) => /✘|FAIL/.test(l)).join('\n');
       const slow = secs > SLOW_FILE_S && tests.length > 1 ? `   slowest: ${slowest(tests, Date.now())}\n` : '';
       process.stdout.write(`\n── ${relative('.', file)}  (${c.passed}/${c.passed + c.failed} passed, ${secs.toFixed(1)}s)\n${slow}${body}`);
@@ -162,6 +175,11 @@ await Promise.all(
   }),
 );
 rmSync(traceDir, { recursive: true, force: true });
+try {
+  writeFileSync(TIMES, JSON.stringify({ ...lastTimes, ...times }));
+} catch {
+  // only an ordering hint
+}
 process.stdout.write(`\n${files.length} test files in ${((Date.now() - t0) / 1000).toFixed(1)}s (time scale ${scale})\n`);
 console.log(`${passed} passed, ${failed} failed`);
 process.exitCode = failed ? 1 : 0;
