@@ -14,7 +14,7 @@ import { createSandbox, type Sandbox, type Session, type StepResult } from '../.
 import { attacks, SECRET } from './attacks.js';
 import { scaled } from '../helpers.js';
 
-const TIMEOUT_MS = 8000;
+const TIMEOUT_MS = scaled(8000);
 
 async function makeTask(): Promise<string> {
   const task = await mkdtemp(join(tmpdir(), 'mlepipe-adv-task-'));
