@@ -143,6 +143,8 @@ function runFile(file, index) {
     child.on('close', (code, signal) => {
       clearTimeout(timer);
       running.delete(child);
+      // Whatever the file started and left running in its group goes with it.
+      killGroup(child);
       const c = countTests(stdout);
       const tests = started(trace);
       let note = '';
