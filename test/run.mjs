@@ -38,7 +38,8 @@ function find(dir) {
 
 const named = filters.filter((f) => f.endsWith('.ts') && existsSync(f) && statSync(f).isFile());
 // How long each file took last time on this machine. The slowest start first, so that two long files do
-// not end up running one after the other at the end; files never timed keep their usual place after them.
+// not end up running one after the other at the end. Files never timed come after them, those under test/
+// (fixture and end-to-end tests, the slow ones) before the unit tests beside the code.
 const TIMES = join(tmpdir(), 'mlepipe-test-times.json');
 const lastTimes = (() => {
   try {
@@ -48,7 +49,7 @@ const lastTimes = (() => {
   }
 })();
 const files = [...new Set([...named, ...ROOTS.flatMap((r) => find(r)).filter((f) => !filters.length || filters.some((x) => f.includes(x)))])]
-  .sort((a, b) => Number(a.includes('e2e')) - Number(b.includes('e2e')) || a.localeCompare(b))
+  .sort((a, b) => Number(!a.startsWith('test')) - Number(!b.startsWith('test')) || a.localeCompare(b))
   .sort((a, b) => (lastTimes[b] ?? -1) - (lastTimes[a] ?? -1));
 
 /**
