@@ -1,5 +1,5 @@
-// A finished rollout as the trajectory record (DESIGN §7) and the reward
-// variables its formula reads (DESIGN §6), computed from what was recorded.
+// A finished rollout as the trajectory record (docs/agents.md) and the reward
+// variables its formula reads (docs/experiments.md), computed from what was recorded.
 import type { EvaluatorResult } from '../sandbox/evaluate.js';
 import { milestones } from '../tasks/medals.js';
 import type { EpisodeResult } from './scaffolds/types.js';

@@ -1,4 +1,4 @@
-// The papers' published numbers (DESIGN §9), printed beside our tables when
+// The papers' published numbers (docs/experiments.md), printed beside our tables when
 // an experiment names them with `reference:`. Rates are in percent.
 import type { ReferenceTable } from '../pipelines/config/types.js';
 

@@ -10,7 +10,7 @@ import { join, resolve } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { reapedUntilDone } from '../core/reaper.js';
 
-/** The evaluator's answer (DESIGN §4). */
+/** The evaluator's answer (docs/tasks.md). */
 export interface EvaluatorResult {
   score: number;
   gold_threshold: number;

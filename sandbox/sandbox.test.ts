@@ -1,6 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { mkdir, mkdtemp, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { containerOptions } from './backends/docker.js';
@@ -10,6 +10,7 @@ import { CappedOutput } from './output.js';
 import { DEFAULT_LIMITS } from './types.js';
 import { WarmPool, type JailLauncher } from './warm.js';
 import { bwrapBackend } from './backends/bwrap.js';
+import { waitFor } from '../test/helpers.js';
 
 async function task(): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'mlepipe-sbx-'));
@@ -68,12 +69,15 @@ test('a warm pool serves concurrent sessions, each seeing only its own workspace
     const [a, b] = await Promise.all([sb.open({ task: t1 }), sb.open({ task: t2 })]);
     assert.is.not(a.workspace, b.workspace);
     await writeFile(join(a.workspace, 'mine.txt'), 'a');
-    const probe = 'import os, time\ntime.sleep(0.5)\nprint(sorted(os.listdir(".")), open("public/train.csv").read().split()[1])\n';
+    // Each step says it started, then waits for the host's go: neither ends unless both run at once.
+    const probe = 'import os, time\nopen("started", "w").close()\nwhile not os.path.exists("go"): time.sleep(0.02)\nprint(sorted(set(os.listdir(".")) - {"started", "go"}), open("public/train.csv").read().split()[1])\n';
     await writeFile(join(a.workspace, 'p.py'), probe);
     await writeFile(join(b.workspace, 'p.py'), probe);
-    const t0 = performance.now();
-    const [ra, rb] = await Promise.all([a.run({ file: 'p.py' }), b.run({ file: 'p.py' })]);
-    assert.ok(performance.now() - t0 < 1000, 'the two steps ran at the same time');
+    const steps = Promise.all([a.run({ file: 'p.py' }), b.run({ file: 'p.py' })]);
+    const started = (w: string) => stat(join(w, 'started')).then(() => true, () => false);
+    await waitFor(async () => (await started(a.workspace)) && (await started(b.workspace)), 30_000, 'both steps to run at the same time');
+    await Promise.all([writeFile(join(a.workspace, 'go'), ''), writeFile(join(b.workspace, 'go'), '')]);
+    const [ra, rb] = await steps;
     assert.is(ra.stdout.trim(), "['mine.txt', 'p.py', 'public'] 1,0");
     assert.is(rb.stdout.trim(), "['p.py', 'public'] 9,9");
     await Promise.all([a.close(), b.close()]);

@@ -1,4 +1,4 @@
-// The sandbox contract (DESIGN §5): agent-written Python runs with no network,
+// The sandbox contract (docs/sandbox.md): agent-written Python runs with no network,
 // a read-only view of the task's public/ files, a read-write workspace, and
 // hard limits; private/ is never inside.
 

@@ -1,4 +1,4 @@
-// Medals the MLE-bench way, and the milestone indicators rewards use (DESIGN §4).
+// Medals the MLE-bench way, and the milestone indicators rewards use (docs/tasks.md).
 // Reports: medals inclusive (>= / <= the threshold), mutually exclusive (the
 // best one reached), above-median strictly better than the median threshold.
 // Rewards: cumulative indicators (gold implies silver implies bronze implies median).

@@ -1,5 +1,5 @@
 // The ML Developer, MLOps Engineer and Technical Writer as code: each turns a
-// concrete spec into one artifact of the task folder (DESIGN §4).
+// concrete spec into one artifact of the task folder (docs/tasks.md).
 import { assetText } from '../core/assets.js';
 import { submissionColumns, submissionKind, type TaskSpec } from './spec.js';
 

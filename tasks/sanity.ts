@@ -1,4 +1,4 @@
-// The sanity rule (SandMLE §4.2, DESIGN §4): thresholds strictly monotonic in
+// The sanity rule (SandMLE §4.2; docs/tasks.md): thresholds strictly monotonic in
 // the metric's direction, and gold strictly better than the sample submission.
 
 export interface Thresholds {

@@ -1,4 +1,4 @@
-// task.json (DESIGN §4): what the task is, plus the digest of every file, so
+// task.json (docs/tasks.md): what the task is, plus the digest of every file, so
 // a copy can be checked against what was generated or imported.
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';

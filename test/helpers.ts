@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Manifest } from '../pipelines/cache/manifest.js';
+import { timeScale } from './time-scale.mjs';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 export const CLI = join(ROOT, 'dist', 'cli.js');
@@ -20,6 +21,18 @@ export async function tmpProject(files: Record<string, string>, settings = 'cach
   return dir;
 }
 
+/** The factor test/run.mjs chose for this run (see test/time-scale.mjs). */
+export const TIME_SCALE = timeScale();
+
+/**
+ * A wall-clock limit stretched by TIME_SCALE. Only for limits that guard against a hang or that are the
+ * behaviour under test (a step's timeout plus its allowed overshoot); never to check that something is fast.
+ */
+export const scaled = (ms: number) => Math.round(ms * TIME_SCALE);
+
+/** How long one CLI call may take before it is killed as hung. */
+const CLI_LIMIT_MS = scaled(300_000);
+
 export interface CliResult {
   exitCode: number;
   stdout: string;
@@ -34,21 +47,23 @@ const cleanEnv = (env: Record<string, string> = {}) => {
 
 /** Runs the built CLI to completion. */
 export async function cli(args: string[], opts: { cwd: string; env?: Record<string, string> }): Promise<CliResult> {
-  const r = await execa(process.execPath, [CLI, ...args], { cwd: opts.cwd, env: cleanEnv(opts.env), extendEnv: false, reject: false, timeout: 120_000 });
+  const r = await execa(process.execPath, [CLI, ...args], { cwd: opts.cwd, env: cleanEnv(opts.env), extendEnv: false, reject: false, timeout: CLI_LIMIT_MS });
   return { exitCode: r.exitCode ?? -1, stdout: String(r.stdout), stderr: String(r.stderr) };
 }
 
 /** Starts the built CLI without waiting (for kill and concurrency tests). */
 export function cliStart(args: string[], opts: { cwd: string; env?: Record<string, string> }): ResultPromise {
-  return execa(process.execPath, [CLI, ...args], { cwd: opts.cwd, env: cleanEnv(opts.env), extendEnv: false, reject: false, timeout: 120_000 });
+  return execa(process.execPath, [CLI, ...args], { cwd: opts.cwd, env: cleanEnv(opts.env), extendEnv: false, reject: false, timeout: CLI_LIMIT_MS });
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** Polls until cond holds; gives up after timeoutMs (scaled) as a hang. */
 export async function waitFor(cond: () => Promise<boolean> | boolean, timeoutMs = 30_000, what = 'condition'): Promise<void> {
   const t0 = Date.now();
+  const limit = scaled(timeoutMs);
   while (!(await cond())) {
-    if (Date.now() - t0 > timeoutMs) throw new Error(`timed out waiting for ${what}`);
+    if (Date.now() - t0 > limit) throw new Error(`timed out after ${limit} ms waiting for ${what}`);
     await sleep(50);
   }
 }

@@ -2,15 +2,28 @@
 // default), prints each file's uvu output, and ends with one line
 // `N passed, N failed` for humans and CI alike. Optional arguments filter
 // files by substring.
+//
+// A file that is killed at its time limit or crashes still counts the tests
+// it finished (uvu prints a mark per test: `•` passed, `✘` failed), the test
+// it was in counts as one failure, and the runner names that test (from the
+// trace test/uvu/index.mjs writes as each test starts).
 import { spawn } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { cpus } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { timeScale } from './time-scale.mjs';
 
 const ROOTS = ['core', 'pipelines', 'stages', 'cli', 'sandbox', 'tasks', 'agents', 'seeds', 'gpu', 'test'].filter((d) => existsSync(d));
+// Arguments: substrings of test file paths, or paths of files to run as they are.
 const filters = process.argv.slice(2);
 const jobs = Number(process.env.MLEPIPE_TEST_JOBS ?? Math.min(2, cpus().length));
-const perFileTimeoutMs = 8 * 60_000;
+// One factor for the whole run, handed to every file so that they agree.
+const scale = timeScale();
+const perFileTimeoutMs = Number(process.env.MLEPIPE_TEST_FILE_TIMEOUT_S ?? 480 * scale) * 1000;
+// Files slower than this list their slowest tests.
+const SLOW_FILE_S = 30;
+const traceDir = mkdtempSync(join(tmpdir(), 'mlepipe-test-trace-'));
 
 function find(dir) {
   let out = [];
@@ -23,50 +36,153 @@ function find(dir) {
   return out;
 }
 
-const files = ROOTS.flatMap((r) => find(r))
-  .filter((f) => !filters.length || filters.some((x) => f.includes(x)))
-  .sort((a, b) => Number(a.includes('e2e')) - Number(b.includes('e2e')) || a.localeCompare(b));
+const named = filters.filter((f) => f.endsWith('.ts') && existsSync(f) && statSync(f).isFile());
+// How long each file took last time on this machine. The slowest start first, so that two long files do
+// not end up running one after the other at the end. Files never timed come after them, those under test/
+// (fixture and end-to-end tests, the slow ones) before the unit tests beside the code.
+const TIMES = join(tmpdir(), 'mlepipe-test-times.json');
+const lastTimes = (() => {
+  try {
+    return JSON.parse(readFileSync(TIMES, 'utf8'));
+  } catch {
+    return {};
+  }
+})();
+const files = [...new Set([...named, ...ROOTS.flatMap((r) => find(r)).filter((f) => !filters.length || filters.some((x) => f.includes(x)))])]
+  .sort((a, b) => Number(!a.startsWith('test')) - Number(!b.startsWith('test')) || a.localeCompare(b))
+  .sort((a, b) => (lastTimes[b] ?? -1) - (lastTimes[a] ?? -1));
+
+/**
+ * Counts from uvu's output: its summary when it got that far, else each finished suite's `(passed / total)`
+ * plus the marks of the suite it stopped in (written one after another on the suite's line: `name  • • ✘ `).
+ */
+function countTests(stdout) {
+  const total = /^\s*Total:\s+(\d+)/m.exec(stdout);
+  const passed = /^\s*Passed:\s+(\d+)/m.exec(stdout);
+  if (total && passed) return { complete: true, passed: Number(passed[1]), failed: Number(total[1]) - Number(passed[1]) };
+  const c = { complete: false, passed: 0, failed: 0 };
+  const suites = [...stdout.matchAll(/\((\d+) \/ (\d+)\)\n/g)];
+  for (const m of suites) {
+    c.passed += Number(m[1]);
+    c.failed += Number(m[2]) - Number(m[1]);
+  }
+  const marks = stdout.slice(suites.length ? suites[suites.length - 1].index + suites[suites.length - 1][0].length : 0).match(/[•✘](?= )/g) ?? [];
+  c.passed += marks.filter((m) => m === '•').length;
+  c.failed += marks.filter((m) => m === '✘').length;
+  return c;
+}
+
+/** Tests in the order they started, from the trace test/uvu/index.mjs writes. */
+function started(trace) {
+  return existsSync(trace) ? readFileSync(trace, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l)) : [];
+}
+
+const testName = ({ suite, test }) => (suite ? `${suite} › "${test}"` : `"${test}"`);
+
+/** The test a file was in when it stopped: the last one started, if it has no mark yet. */
+function inProgress(tests, stdout) {
+  const marked = (stdout.match(/[•✘](?= )/g) ?? []).length;
+  return tests.length > marked ? testName(tests[tests.length - 1]) : null;
+}
+
+/** A slow file's three slowest tests (a test lasts until the next one starts), to show where its time goes. */
+function slowest(tests, endedAt) {
+  const spans = tests.map((t, i) => ({ name: testName(t), s: ((tests[i + 1]?.t ?? endedAt) - t.t) / 1000 }));
+  return spans
+    .sort((a, b) => b.s - a.s)
+    .slice(0, 3)
+    .map((x) => `${x.name} ${x.s.toFixed(1)}s`)
+    .join(', ');
+}
+
+const REGISTER = fileURLToPath(new URL('./uvu/register.mjs', import.meta.url));
+const running = new Set();
+const killGroup = (child) => {
+  try {
+    process.kill(-child.pid, 'SIGKILL');
+  } catch {
+    // already gone
+  }
+};
+// The files run in process groups of their own: Ctrl-C at the terminal reaches only this runner.
+for (const sig of ['SIGINT', 'SIGTERM']) {
+  process.on(sig, () => {
+    for (const child of running) killGroup(child);
+    rmSync(traceDir, { recursive: true, force: true });
+    process.exit(130);
+  });
+}
 
 let passed = 0;
 let failed = 0;
+const times = {};
 const t0 = Date.now();
 
-function runFile(file) {
+function runFile(file, index) {
   return new Promise((resolve) => {
-    const started = Date.now();
-    const child = spawn(process.execPath, ['--import', 'tsx', file], {
-      env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0' },
+    const startedAt = Date.now();
+    const trace = join(traceDir, `${index}.jsonl`);
+    // Its own process group, so that a kill reaches the CLI runs and jails a test started too.
+    const child = spawn(process.execPath, ['--import', 'tsx', '--import', REGISTER, file], {
+      env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0', MLEPIPE_TEST_TIME_SCALE: String(scale), MLEPIPE_TEST_TRACE: trace },
       stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
     });
+    running.add(child);
     let out = '';
-    child.stdout.on('data', (d) => (out += d));
+    let stdout = '';
+    let killed = false;
+    child.stdout.on('data', (d) => {
+      out += d;
+      stdout += d;
+    });
     child.stderr.on('data', (d) => (out += d));
     const timer = setTimeout(() => {
-      out += `\n[test runner] ${file} exceeded ${perFileTimeoutMs / 1000}s; killed\n`;
-      child.kill('SIGKILL');
+      killed = true;
+      killGroup(child);
     }, perFileTimeoutMs);
-    child.on('close', (code) => {
+    child.on('close', (code, signal) => {
       clearTimeout(timer);
-      const total = Number(/Total:\s+(\d+)/.exec(out)?.[1] ?? 0);
-      const ok = Number(/Passed:\s+(\d+)/.exec(out)?.[1] ?? 0);
-      let bad = total - ok;
-      // A file that crashed before reporting, or exited non-zero with all passed, counts as one failure.
-      if ((code !== 0 && bad === 0) || total === 0) bad += 1;
-      passed += ok;
-      failed += bad;
-      const secs = ((Date.now() - started) / 1000).toFixed(1);
-      process.stdout.write(`\n── ${relative('.', file)}  (${ok}/${total} passed, ${secs}s)\n${bad ? out : out.split('\n').filter((l) => /✘|FAIL/.test(l)).join('\n')}`);
+      running.delete(child);
+      // Whatever the file started and left running in its group goes with it.
+      killGroup(child);
+      const c = countTests(stdout);
+      const tests = started(trace);
+      let note = '';
+      if (!c.complete) {
+        const at = inProgress(tests, stdout);
+        const how = killed ? `was killed after ${perFileTimeoutMs / 1000}s (its time limit)` : `exited early (${signal ?? `code ${code}`})`;
+        note = `\n[test runner] ${file} ${how}${at ? ` in test ${at}` : ''}, after ${c.passed} passed and ${c.failed} failed\n`;
+        // The test it was in failed; a file that ended with nothing failed counts as one failure.
+        if (at || c.failed === 0) c.failed += 1;
+      } else if (c.failed === 0 && (code !== 0 || c.passed === 0)) {
+        note = `\n[test runner] ${file} ${c.passed ? `exited with ${signal ?? `code ${code}`} after its tests passed` : 'ran no tests'}\n`;
+        c.failed += 1;
+      }
+      passed += c.passed;
+      failed += c.failed;
+      const secs = (Date.now() - startedAt) / 1000;
+      times[file] = secs;
+      const body = c.failed ? out + note : out.split('\n').filter((l) => /✘|FAIL/.test(l)).join('\n');
+      const slow = secs > SLOW_FILE_S && tests.length > 1 ? `   slowest: ${slowest(tests, Date.now())}\n` : '';
+      process.stdout.write(`\n── ${relative('.', file)}  (${c.passed}/${c.passed + c.failed} passed, ${secs.toFixed(1)}s)\n${slow}${body}`);
       resolve();
     });
   });
 }
 
-const queue = [...files];
+const queue = files.map((f, i) => [f, i]);
 await Promise.all(
   Array.from({ length: Math.max(1, jobs) }, async () => {
-    while (queue.length) await runFile(queue.shift());
+    while (queue.length) await runFile(...queue.shift());
   }),
 );
-process.stdout.write(`\n${files.length} test files in ${((Date.now() - t0) / 1000).toFixed(1)}s\n`);
+rmSync(traceDir, { recursive: true, force: true });
+try {
+  writeFileSync(TIMES, JSON.stringify({ ...lastTimes, ...times }));
+} catch {
+  // only an ordering hint
+}
+process.stdout.write(`\n${files.length} test files in ${((Date.now() - t0) / 1000).toFixed(1)}s (time scale ${scale})\n`);
 console.log(`${passed} passed, ${failed} failed`);
 process.exitCode = failed ? 1 : 0;

@@ -3,7 +3,7 @@
 // file goes back for repair, up to 5 attempts); the MLOps Engineer's
 // evaluator must grade the sample submission with the contract's JSON (up to
 // 3 attempts); the Technical Writer's description must pass the leakage
-// check. The task folder follows DESIGN §4, like a procedural one.
+// check. The task folder follows docs/tasks.md, like a procedural one.
 import { cp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { relativeFiles } from '../../core/fs.js';

@@ -1,4 +1,4 @@
-// Advantages for trajectory-wise GRPO (SandMLE §3.4.4, DESIGN §8).
+// Advantages for trajectory-wise GRPO (SandMLE §3.4.4; docs/training.md).
 // `grpo`: (R − mean) / (std + ε) within the group; `drgrpo`: R − mean (no
 // std scaling, Dr. GRPO). Masked trajectories (timed out under `drop`, or
 // crashed) take no part in the group's baseline and get no loss. A group

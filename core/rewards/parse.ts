@@ -1,4 +1,4 @@
-// Reward formulas (DESIGN §6): a small arithmetic language parsed by recursive
+// Reward formulas (docs/experiments.md#reward-formulas): a small arithmetic language parsed by recursive
 // descent. Never evaluated with eval/Function: rollouts are adversarial, and a
 // formula is data from a config file.
 import { suggestion } from '../suggest.js';
@@ -13,7 +13,7 @@ export type Ast =
 export type BinOp = '+' | '-' | '*' | '/' | '<' | '<=' | '>' | '>=' | '==' | '!=';
 export type FnName = 'min' | 'max' | 'if' | 'clip';
 
-/** Reward variables a formula may use (DESIGN §6). */
+/** Reward variables a formula may use (docs/experiments.md#reward-formulas). */
 export const REWARD_VARIABLES = [
   'format',
   'execute',

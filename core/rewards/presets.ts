@@ -1,4 +1,4 @@
-// Named reward formulas from the two papers (DESIGN §6). A `rewards:` entry or
+// Named reward formulas from the two papers (docs/experiments.md#reward-formulas). A `rewards:` entry or
 // a stage's `reward:` may name one of these instead of writing a formula.
 export const REWARD_PRESETS: Readonly<Record<string, string>> = {
   /** SandMLE paper, Eq. for the dense milestone reward. */

@@ -87,7 +87,7 @@ export async function writeVerlExport(dir: string, train: readonly TaskRef[], va
     // Each code block runs in a fresh jail beside the task's public/ files.
     execute: 'mlepipe sandbox run --task {extra_info.task_dir} --warm --timeout {step_timeout_s} STEP.py',
     grade: 'python {extra_info.task_dir}/private/evaluator.py --submission_path submission.csv',
-    reward: { formula: o.reward, variables: 'format, execute, median, bronze, silver, gold (DESIGN §6)' },
+    reward: { formula: o.reward, variables: 'format, execute, median, bronze, silver, gold (docs/experiments.md#reward-formulas)' },
     loss_mask: 'assistant turns only; observations are masked out',
   };
   const overrides = [

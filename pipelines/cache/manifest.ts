@@ -1,7 +1,7 @@
 import type { FileEntry } from '../../core/fs.js';
 import type { Metrics } from '../../stages/contract.js';
 
-/** `<cache>/nodes/<key>/manifest.json` (DESIGN §3). */
+/** `<cache>/nodes/<key>/manifest.json` (docs/cache.md). */
 export interface Manifest {
   key: string;
   node: string;

@@ -1,4 +1,4 @@
-// Resolved experiment → node graph. Ablations expand here (DESIGN §2): the
+// Resolved experiment → node graph. Ablations expand here (docs/stages.md): the
 // target and everything downstream are cloned once per matrix combination,
 // upstream nodes stay shared, and the ablate node collects every clone.
 import graphlib from '@dagrejs/graphlib';

@@ -1,4 +1,4 @@
-// Node keys (DESIGN §3): sha256 of the canonical JSON of kind, implementation
+// Node keys (docs/cache.md): sha256 of the canonical JSON of kind, implementation
 // version, resolved params, input keys and the stage's own extras. Nothing
 // that does not change the output (concurrency, hosts, progress) goes in.
 import { dirname } from 'node:path';

@@ -1,5 +1,5 @@
 // `extends` and `-S` both layer one sourced value over another. Maps merge
-// key by key; lists and scalars are replaced whole (DESIGN §2), and the
+// key by key; lists and scalars are replaced whole (docs/experiments.md), and the
 // origins follow whichever layer supplied each value.
 import { dropOrigins, pathKey, type Origins, type Path, type Sourced } from '../../core/source.js';
 

@@ -24,38 +24,73 @@ async function figureRows(plan: Plan, metrics: Map<string, NodeMetrics>, def: Re
 /** Vega-Lite field names treat dots and brackets as paths. */
 const field = (name: string) => name.replace(/([.[\]])/g, '\\$1');
 
+/** A field's distinct values in the order the table lists them: Vega-Lite would sort them alphabetically. */
+const tableOrder = (values: unknown[]) => [...new Set(values.filter((v) => v !== null && v !== undefined).map(String))];
+
+/** Error bars and their caps are drawn in this colour so that a cap inside a bar of the series colour shows. */
+const INTERVAL_COLOR = '#222222';
+
 /** The Vega-Lite spec of one figure. */
 export function figureSpec(def: ResolvedFigure, rows: Row[]): Record<string, unknown> {
   const numeric = (c: string) => rows.length > 0 && rows.every((r) => typeof r[c] === 'number' || r[c] === null);
   const title = def.title ?? `${def.y} by ${def.x}`;
   const base = { $schema: 'https://vega.github.io/schema/vega-lite/v6.json', title, width: 420, height: 260, background: 'white' };
-  const color = def.color ? { color: { field: field(def.color), type: 'nominal' } } : {};
+  const nominal = (name: string, extra: Record<string, unknown> = {}) => ({ field: field(name), type: 'nominal', sort: tableOrder(rows.map((r) => r[name])), ...extra });
+  const color = def.color ? { color: nominal(def.color) } : {};
   const yScale = def.logY ? { scale: { type: 'log' } } : {};
   if (def.kind === 'heatmap') {
-    // Wide rows (one column per opponent) folded into cells.
+    // Wide rows (one column per opponent) folded into cells. A policy against itself has no value: its
+    // cell stays empty and is labelled with a dash, as in the table.
     const label = def.y;
     const cols = [...new Set(rows.flatMap((r) => Object.keys(r)))].filter((c) => c !== label && c !== 'variant' && c !== 'overall' && rows.some((r) => typeof r[c] === 'number'));
-    const values = rows.flatMap((r) => cols.map((c) => ({ row: r[label], column: c, value: r[c] })));
+    const values = rows.flatMap((r) => cols.map((c) => ({ row: r[label], column: c, value: r[c] ?? null })));
+    const x = { field: 'column', type: 'nominal', sort: cols };
+    const y = { field: 'row', type: 'nominal', sort: tableOrder(rows.map((r) => r[label])) };
+    // Dark cells get white text.
+    const numbers = values.map((v) => v.value).filter((v): v is number => typeof v === 'number');
+    const mid = (Math.min(...numbers) + Math.max(...numbers)) / 2;
     return {
       ...base,
       data: { values },
       layer: [
-        { mark: 'rect', encoding: { x: { field: 'column', type: 'nominal', title: def.x }, y: { field: 'row', type: 'nominal', title: label }, color: { field: 'value', type: 'quantitative', scale: { scheme: 'blues' } } } },
-        { mark: { type: 'text', fontSize: 11 }, encoding: { x: { field: 'column', type: 'nominal' }, y: { field: 'row', type: 'nominal' }, text: { field: 'value', type: 'quantitative', format: '.1f' } } },
+        { mark: 'rect', transform: [{ filter: 'isValid(datum.value)' }], encoding: { x: { ...x, title: def.x }, y: { ...y, title: label }, color: { field: 'value', type: 'quantitative', scale: { scheme: 'blues' } } } },
+        {
+          mark: { type: 'text', fontSize: 11 },
+          transform: [{ calculate: "isValid(datum.value) ? format(datum.value, '.1f') : '—'", as: 'label' }],
+          encoding: { x, y, text: { field: 'label', type: 'nominal' }, color: { condition: { test: `datum.value > ${mid}`, value: 'white' }, value: 'black' } },
+        },
       ],
     };
   }
-  const x = { field: field(def.x), type: def.kind === 'line' || (def.kind === 'point' && numeric(def.x)) ? 'quantitative' : 'nominal', title: def.x };
+  const x = def.kind === 'line' || (def.kind === 'point' && numeric(def.x)) ? { field: field(def.x), type: 'quantitative', title: def.x } : nominal(def.x, { title: def.x });
   const y = { field: field(def.y), type: 'quantitative', title: def.y, ...yScale };
   if (def.kind === 'box') return { ...base, data: { values: rows }, mark: { type: 'boxplot', extent: 1.5 }, encoding: { x, y, ...color } };
   const layers: Record<string, unknown>[] = [];
-  const offset = def.kind === 'bar' && def.color ? { xOffset: { field: field(def.color), type: 'nominal' } } : {};
+  const offset = def.kind === 'bar' && def.color ? { xOffset: nominal(def.color) } : {};
   if (def.kind === 'bar') layers.push({ mark: 'bar', encoding: { x, y, ...color, ...offset } });
   if (def.kind === 'line') layers.push({ mark: { type: 'line', point: true }, encoding: { x, y, ...color } });
   if (def.kind === 'point') layers.push({ mark: { type: 'point', filled: true }, encoding: { x, y, ...color } });
   const hasInterval = def.interval && rows.some((r) => typeof r[`${def.y}_lo`] === 'number' && typeof r[`${def.y}_hi`] === 'number');
-  if (hasInterval) layers.push({ mark: { type: 'errorbar', ticks: true }, encoding: { x, y: { field: field(`${def.y}_lo`), type: 'quantitative', title: def.y }, y2: { field: field(`${def.y}_hi`) }, ...offset, ...(def.kind === 'bar' ? {} : color) } });
+  if (hasInterval) {
+    // Over bars, the interval is drawn in a contrasting colour (the lower cap sits inside the bar);
+    // over lines and points it keeps its series' colour.
+    const mark = def.kind === 'bar' ? { type: 'errorbar', ticks: true, color: INTERVAL_COLOR } : { type: 'errorbar', ticks: true };
+    layers.push({ mark, encoding: { x, y: { field: field(`${def.y}_lo`), type: 'quantitative', title: def.y }, y2: { field: field(`${def.y}_hi`) }, ...offset, ...(def.kind === 'bar' ? {} : color) } });
+  }
   return { ...base, data: { values: rows }, layer: layers };
+}
+
+/** A Vega-Lite spec rendered headless to SVG text. */
+export async function renderSvg(spec: Record<string, unknown>): Promise<string> {
+  // Loaded on first use: most commands never draw.
+  const [vega, vl] = await Promise.all([import('vega'), import('vega-lite')]);
+  const compiled = vl.compile(spec as unknown as Parameters<typeof vl.compile>[0]).spec;
+  const view = new vega.View(vega.parse(compiled), { renderer: 'none' });
+  try {
+    return await view.toSVG();
+  } finally {
+    view.finalize();
+  }
 }
 
 /** Renders every figure; returns name → SVG path (or why it was skipped). */
@@ -63,8 +98,6 @@ export async function buildFigures(plan: Plan, metrics?: Map<string, NodeMetrics
   const defs = plan.experiment.figures;
   const out: Record<string, { path?: string; skipped?: string }> = {};
   if (!Object.keys(defs).length) return out;
-  // Loaded on first use: most commands never draw.
-  const [vega, vl] = await Promise.all([import('vega'), import('vega-lite')]);
   metrics ??= await currentMetrics(plan);
   const dir = join(dirname(plan.experiment.file), 'reports', plan.experiment.name);
   for (const [name, def] of Object.entries(defs)) {
@@ -73,10 +106,7 @@ export async function buildFigures(plan: Plan, metrics?: Map<string, NodeMetrics
       out[name] = { skipped: `no finished nodes of "${def.from}" to draw from` };
       continue;
     }
-    const compiled = vl.compile(figureSpec(def, rows) as unknown as Parameters<typeof vl.compile>[0]).spec;
-    const view = new vega.View(vega.parse(compiled), { renderer: 'none' });
-    const svg = await view.toSVG();
-    view.finalize();
+    const svg = await renderSvg(figureSpec(def, rows));
     const path = join(dir, `${name}.svg`);
     await mkdir(dir, { recursive: true });
     await writeFileAtomic(path, svg);

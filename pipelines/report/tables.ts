@@ -1,4 +1,4 @@
-// The experiment's `tables:` rendered from node metrics (DESIGN §2), or from
+// The experiment's `tables:` rendered from node metrics (docs/experiments.md), or from
 // a breakdown the stage publishes in rows.json (an eval node's rows by
 // policy, task, win rate, latency), with published numbers beside them.
 import { readFile } from 'node:fs/promises';

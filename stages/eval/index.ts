@@ -1,7 +1,7 @@
 // `uses: eval`: agents solve tasks in the sandbox and are graded the
 // MLE-bench way. One item checkpoint per run (task × policy × repeat), so a
 // crash loses at most the runs in flight. Outputs: trajectories.jsonl (one
-// record per run, DESIGN §7), results.jsonl (report fields per run),
+// record per run, docs/agents.md), results.jsonl (report fields per run),
 // grading_report.json (MLE-bench's), rows.json (the tables by policy, task,
 // win rate and latency) and journals/ for AIDE's search trees.
 import { existsSync } from 'node:fs';

@@ -108,10 +108,9 @@ test('an unreachable endpoint fails the node with a message that names it', asyn
   const url = `http://127.0.0.1:${port}/v1`;
   const dir = await tmpProject({ 'e.yaml': EXP(url) });
   const io = memoryIO();
-  const t0 = Date.now();
+  // Returning at all is the point (the retries are bounded); a hang is reported by the runner.
   assert.is(await runCommand(join(dir, 'e.yaml'), {}, io), 1);
   assert.match(io.stderr.join('\n'), `cannot reach model "local" (Qwen/Qwen3-8B) at ${url}`);
-  assert.ok(Date.now() - t0 < 30_000);
 });
 
 test('backend: llm needs a model', async () => {

@@ -12,8 +12,9 @@ import { join } from 'node:path';
 import { gradeSubmission } from '../../sandbox/evaluate.js';
 import { createSandbox, type Sandbox, type Session, type StepResult } from '../../sandbox/index.js';
 import { attacks, SECRET } from './attacks.js';
+import { scaled } from '../helpers.js';
 
-const TIMEOUT_MS = 8000;
+const TIMEOUT_MS = scaled(8000);
 
 async function makeTask(): Promise<string> {
   const task = await mkdtemp(join(tmpdir(), 'mlepipe-adv-task-'));
@@ -63,7 +64,7 @@ for (const [name, backend, warm] of [
     lastFile = file;
     await writeFile(join(session.workspace, file), script);
     const r = await session.run({ file }, { timeoutMs: TIMEOUT_MS, ...over });
-    assert.ok(r.durationMs <= (over.timeoutMs ?? TIMEOUT_MS) + 1000, `ended within its timeout plus a second (${r.durationMs} ms)`);
+    assert.ok(r.durationMs <= (over.timeoutMs ?? TIMEOUT_MS) + scaled(1000), `ended within its timeout plus a second (${r.durationMs} ms)`);
     assert.not.ok(`${r.stdout}\n${r.stderr}`.includes(SECRET), `secret leaked:\n${r.stdout}\n${r.stderr}`);
     assert.not.match(r.stdout, /^LEAK/m, r.stdout);
     return r;

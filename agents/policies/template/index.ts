@@ -1,5 +1,5 @@
 // The template policy: a small learnable policy over the solution kit's code
-// actions that GRPO can train on a CPU (DESIGN §7). It answers in ReAct's
+// actions that GRPO can train on a CPU (docs/training.md). It answers in ReAct's
 // format and reports, with each reply, the action it chose, the features it
 // saw and the action's log-probability, so the trainer needs nothing else.
 import { Rng } from '../../../core/random.js';

@@ -1,0 +1,1 @@
+export function timeScale(env?: Record<string, string | undefined>): number;
