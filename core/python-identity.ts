@@ -53,6 +53,11 @@ async function probe(path: string): Promise<PythonIdentity> {
     const why = r.failed && (r as { code?: string }).code === 'ENOENT' ? 'not found' : String(r.stderr).trim().split('\n').pop() || `exit ${r.exitCode}`;
     return { interpreter: path, unavailable: why };
   }
-  const out = JSON.parse(String(r.stdout)) as { version: string; packages: string[] };
-  return { interpreter: path, version: out.version, packages: sha256(out.packages.join('\n')) };
+  try {
+    // The last line: a sitecustomize may print before it.
+    const out = JSON.parse(String(r.stdout).trim().split('\n').pop() ?? '') as { version: string; packages: string[] };
+    return { interpreter: path, version: out.version, packages: sha256(out.packages.join('\n')) };
+  } catch {
+    return { interpreter: path, unavailable: 'cannot list its packages' };
+  }
 }

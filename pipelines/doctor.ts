@@ -39,7 +39,7 @@ const SOURCES: Record<PythonChoice['source'], string> = {
 };
 
 /** The interpreter stages use, and whether it imports numpy, pandas and scikit-learn. */
-export async function pythonCheck(settings: Settings, choice: PythonChoice, agent: EnvReport): Promise<Check> {
+async function pythonCheck(settings: Settings, choice: PythonChoice, agent: EnvReport): Promise<Check> {
   const py = await findPython(choice.path);
   // Stages use the chosen interpreter as it is, so a broken one fails even if another works.
   const broken = py.tried.find((t) => t.startsWith(`${choice.path}:`));
