@@ -159,7 +159,7 @@ export function buildProgram(io: IO, done: (code: number) => void): Command {
 
   program
     .command('doctor')
-    .description('check node, python (numpy/pandas/sklearn), bubblewrap, docker, GPU hosts')
+    .description('check node, python (numpy/pandas/sklearn), the Python environments (agent, trainer), bubblewrap, docker, GPU hosts')
     .option('--json', 'JSON output')
     .action(act(async (o: { json?: boolean }) => (await import('./commands/doctor.js')).doctorCommand(o, io)));
 

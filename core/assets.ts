@@ -19,6 +19,11 @@ export function assetPath(rel: string): string {
   }
 }
 
+/** The mlepipe package's root (where its package.json is), from the sources and from dist/cli.js alike, whatever the cwd. */
+export function packageRoot(): string {
+  return dirname(assetPath('package.json'));
+}
+
 const cache = new Map<string, string>();
 export function assetText(rel: string): string {
   let t = cache.get(rel);

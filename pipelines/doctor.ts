@@ -5,7 +5,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { cgroupSupport } from '../sandbox/cgroup.js';
 import { createSandbox } from '../sandbox/index.js';
+import { choosePython, pythonEnv, type PythonChoice } from '../core/python.js';
 import type { Settings } from './config/types.js';
+import { envDetail, inspectEnvs, type EnvReport } from './pyenvs.js';
 
 export interface Check {
   name: string;
@@ -18,9 +20,9 @@ export interface Check {
 const PY_MODULES = ['numpy', 'pandas', 'sklearn'];
 const APT_PY = 'apt-get install -y python3-numpy python3-pandas python3-sklearn python3-scipy python3-pil python3-networkx';
 
-/** First interpreter (configured, /usr/bin/python3, python3) that imports numpy, pandas and scikit-learn. */
-export async function findPython(configured?: string): Promise<{ path?: string; tried: string[] }> {
-  const candidates = [...new Set([configured, '/usr/bin/python3', 'python3'].filter((c): c is string => !!c))];
+/** First interpreter (the chosen one, /usr/bin/python3, python3) that imports numpy, pandas and scikit-learn. */
+export async function findPython(chosen?: string): Promise<{ path?: string; tried: string[] }> {
+  const candidates = [...new Set([chosen, '/usr/bin/python3', 'python3'].filter((c): c is string => !!c))];
   const tried: string[] = [];
   for (const c of candidates) {
     const r = await execa(c, ['-c', `import ${PY_MODULES.join(', ')}, sys; print(sys.executable)`], { reject: false, timeout: 30_000 });
@@ -30,27 +32,56 @@ export async function findPython(configured?: string): Promise<{ path?: string; 
   return { tried };
 }
 
-export async function runChecks(settings: Settings, env: NodeJS.ProcessEnv = process.env): Promise<Check[]> {
+const SOURCES: Record<PythonChoice['source'], string> = {
+  settings: 'python: in settings',
+  agent: 'the agent environment',
+  system: 'fallback: the agent environment is not installed',
+};
+
+/** The interpreter stages use, and whether it imports numpy, pandas and scikit-learn. */
+async function pythonCheck(settings: Settings, choice: PythonChoice, agent: EnvReport): Promise<Check> {
+  const py = await findPython(choice.path);
+  // Stages use the chosen interpreter as it is, so a broken one fails even if another works.
+  const broken = py.tried.find((t) => t.startsWith(`${choice.path}:`));
+  const prefix = choice.source === 'settings' ? 'configured ' : '';
+  return {
+    name: 'python',
+    ok: !!py.path && !broken,
+    required: true,
+    detail: broken
+      ? `${prefix}${broken}${py.path ? `; ${py.path} would work` : ''}`
+      : py.path
+        ? `${py.path} (${SOURCES[choice.source]}; ${PY_MODULES.join(', ')})`
+        : `none imports ${PY_MODULES.join(', ')}: ${py.tried.join('; ')}`,
+    fix:
+      choice.source === 'settings'
+        ? `fix or remove python: in ${settings.file}`
+        : choice.source === 'agent'
+          ? (agent.fix ?? pythonEnv('agent').fix)
+          : `${pythonEnv('agent').fix} (or, on Debian, ${APT_PY}; or set python: in mlepipe.config.yaml)`,
+  };
+}
+
+function envCheck(r: EnvReport, choice: PythonChoice): Check {
+  const inUse = r.name === 'agent' && choice.source === 'agent' ? '; stages use it' : '';
+  return { name: `env ${r.name}`, ok: !r.fix, required: false, detail: envDetail(r) + inUse, fix: r.fix };
+}
+
+export interface Report {
+  python: PythonChoice;
+  environments: EnvReport[];
+  checks: Check[];
+}
+
+export async function runChecks(settings: Settings, env: NodeJS.ProcessEnv = process.env): Promise<Report> {
   const checks: Check[] = [];
   const major = Number(process.versions.node.split('.')[0]);
   checks.push({ name: 'node', ok: major >= 20, required: true, detail: `v${process.versions.node}`, fix: 'install Node.js 20 or newer' });
 
-  const py = await findPython(settings.python);
-  // Stages use the configured interpreter as given, so a broken one fails even if another works.
-  const configuredBroken = !!settings.python && py.tried.some((t) => t.startsWith(`${settings.python}:`));
-  checks.push({
-    name: 'python',
-    ok: !!py.path && !configuredBroken,
-    required: true,
-    detail: configuredBroken
-      ? `configured ${py.tried[0]}${py.path ? `; ${py.path} would work` : ''}`
-      : py.path
-        ? `${py.path} (numpy, pandas, sklearn)`
-        : `none imports ${PY_MODULES.join(', ')}: ${py.tried.join('; ')}`,
-    fix: configuredBroken
-      ? `fix or remove python: in ${settings.file}`
-      : `${APT_PY} (Debian; they install under /usr/bin/python3), or set python: in mlepipe.config.yaml`,
-  });
+  const choice = choosePython(settings.python);
+  const environments = await inspectEnvs();
+  checks.push(await pythonCheck(settings, choice, environments.find((e) => e.name === 'agent')!));
+  for (const r of environments) checks.push(envCheck(r, choice));
 
   const backend = settings.sandbox.backend;
   checks.push(await backendCheck('bwrap', backend === 'bwrap', settings, 'apt-get install -y bubblewrap (and allow user namespaces)'));
@@ -82,7 +113,7 @@ export async function runChecks(settings: Settings, env: NodeJS.ProcessEnv = pro
       fix: `check that \`ssh ${h.ssh} nvidia-smi\` works without a password prompt`,
     });
   }
-  return checks;
+  return { python: choice, environments, checks };
 }
 
 /** Runs a real step (numpy, pandas, sklearn imported) in a fresh jail of that backend. */

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Sets up a fresh machine for mlepipe: Debian's Python stack and bubblewrap
-# (agent code runs under /usr/bin/python3 with numpy, pandas, scikit-learn),
-# then the npm dependencies and the build. Safe to run again.
+# (sandbox jails run /usr/bin/python3 with numpy, pandas, scikit-learn; it is
+# also the fallback interpreter), the npm dependencies and the build, then the
+# pinned Python environments from the package registry. Safe to run again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-APT_PACKAGES=(python3-numpy python3-pandas python3-sklearn python3-scipy python3-pil python3-networkx bubblewrap)
+APT_PACKAGES=(python3-numpy python3-pandas python3-sklearn python3-scipy python3-pil python3-networkx python3-venv bubblewrap)
 
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
@@ -27,10 +28,15 @@ fi
 npm ci --no-audit --no-fund
 npm run build
 
-# The trainer worker's Python environment (.venv/trainer, CPU torch) for its
-# tests and CPU runs. MLEPIPE_NO_TRAINER=1 skips it.
-if [ -z "${MLEPIPE_NO_TRAINER:-}" ]; then
-  bash scripts/setup-trainer.sh
+# The pinned Python environments (scripts/setup-python.sh): .venv/agent for
+# agents' code, task generators and graders (MLEPIPE_NO_AGENT_ENV=1 skips it;
+# stages then fall back to /usr/bin/python3), and .venv/trainer, CPU torch, for
+# the trainer worker's tests and CPU runs (MLEPIPE_NO_TRAINER=1 skips it).
+envs=()
+[ -z "${MLEPIPE_NO_AGENT_ENV:-}" ] && envs+=(agent)
+[ -z "${MLEPIPE_NO_TRAINER:-}" ] && envs+=(trainer)
+if ((${#envs[@]})); then
+  bash scripts/setup-python.sh "${envs[@]}"
 fi
 
 # The docker sandbox backend (and its tests): an engine and the sandbox image.

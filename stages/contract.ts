@@ -1,6 +1,7 @@
 // The stage contract: every `uses:` kind is one object of this shape in the
 // registry. The engine knows nothing else about a stage.
 import type { ModelSpec } from '../core/models.js';
+import type { PythonIdentity } from '../core/python-identity.js';
 import type { JsonSchema } from '../core/schema.js';
 
 export type MetricValue = number | string | boolean | null;
@@ -71,6 +72,17 @@ export interface KeyContext {
   readonly rewards: Readonly<Record<string, string>>;
 }
 
+/** What keyExtras sees besides the check context. */
+export interface ExtrasContext extends KeyContext {
+  /**
+   * The identity of the interpreter the node's Python would run on (the agent
+   * environment's lock hash, or another interpreter's path, version and
+   * packages), computed once per run. Stages that run Python put it in their
+   * extras, so a changed environment rebuilds them and nothing else.
+   */
+  python(): Promise<PythonIdentity>;
+}
+
 /**
  * What a node's entry holds for the stages that need it: task folders under
  * tasks/ (tasks), split.json (split), trajectories.jsonl (trajectories), a
@@ -114,6 +126,6 @@ export interface Stage<P = Record<string, unknown>> {
    */
   check?(params: P, ctx: KeyContext): ParamIssue[];
   /** Anything besides params that changes the output (hashes of dependency files, image digests). */
-  keyExtras?(params: P, ctx: KeyContext): Promise<unknown>;
+  keyExtras?(params: P, ctx: ExtrasContext): Promise<unknown>;
   run(ctx: StageContext<P>): Promise<StageResult | void>;
 }

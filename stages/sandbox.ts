@@ -9,6 +9,9 @@ export function stageSandbox(ctx: StageContext<unknown>, poolSize: number): Sand
     image: ctx.sandbox.image,
     warm: true,
     poolSize,
+    // The process backend runs the chosen interpreter on the host. Jails run
+    // their own (the host's /usr/bin/python3 under bwrap, the image's under docker).
+    python: ctx.sandbox.backend === 'process' ? ctx.python : undefined,
     // The project chose the process backend by name in its settings.
     explicit: ctx.sandbox.backend === 'process',
     warn: (m) => ctx.log(`warning: ${m}`),

@@ -1,6 +1,6 @@
 // Shared by fixture and end-to-end tests: temp projects and the built CLI.
 import { execa, type ResultPromise } from 'execa';
-import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
+import { copyFile, cp, mkdir, mkdtemp, readdir, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -45,15 +45,34 @@ const cleanEnv = (env: Record<string, string> = {}) => {
   return e;
 };
 
-/** Runs the built CLI to completion. */
-export async function cli(args: string[], opts: { cwd: string; env?: Record<string, string> }): Promise<CliResult> {
-  const r = await execa(process.execPath, [CLI, ...args], { cwd: opts.cwd, env: cleanEnv(opts.env), extendEnv: false, reject: false, timeout: CLI_LIMIT_MS });
+/** Runs the built CLI to completion (the one in `root`, a package copy, when given). */
+export async function cli(args: string[], opts: { cwd: string; env?: Record<string, string>; root?: string }): Promise<CliResult> {
+  const bin = opts.root ? join(opts.root, 'dist', 'cli.js') : CLI;
+  const r = await execa(process.execPath, [bin, ...args], { cwd: opts.cwd, env: cleanEnv(opts.env), extendEnv: false, reject: false, timeout: CLI_LIMIT_MS });
   return { exitCode: r.exitCode ?? -1, stdout: String(r.stdout), stderr: String(r.stderr) };
 }
 
 /** Starts the built CLI without waiting (for kill and concurrency tests). */
 export function cliStart(args: string[], opts: { cwd: string; env?: Record<string, string> }): ResultPromise {
   return execa(process.execPath, [CLI, ...args], { cwd: opts.cwd, env: cleanEnv(opts.env), extendEnv: false, reject: false, timeout: CLI_LIMIT_MS });
+}
+
+/**
+ * A copy of the built mlepipe in a fresh package root, for tests of its Python
+ * environments: its own dist/cli.js (copied: a link would resolve back here),
+ * python/ and an empty .venv/; everything else linked to this checkout.
+ */
+export async function packageCopy(): Promise<string> {
+  const root = await mkdtemp(join(tmpdir(), 'mlepipe-pkg-'));
+  for (const name of await readdir(ROOT)) {
+    if (['dist', 'python', '.venv', '.git'].includes(name)) continue;
+    await symlink(join(ROOT, name), join(root, name));
+  }
+  await mkdir(join(root, 'dist'));
+  await copyFile(CLI, join(root, 'dist', 'cli.js'));
+  await cp(join(ROOT, 'python'), join(root, 'python'), { recursive: true });
+  await mkdir(join(root, '.venv'));
+  return root;
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

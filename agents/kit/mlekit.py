@@ -1,5 +1,6 @@
 # The solution kit: what the scripted reference agents (random, majority,
-# linear, forest, boosted) run to solve any task the factory makes. It reads
+# linear, forest, boosted) run to solve any task the factory makes; lgbm
+# (LightGBM, where it imports) is there for agents that ask for it. It reads
 # public/, turns every modality into a feature matrix (tabular one-hot,
 # image colour statistics and thumbnails, text TF-IDF, audio spectra, graph
 # neighbour means, time-series phases), fits the strategy's model and writes
@@ -99,7 +100,7 @@ def graph_features(train, test):
 def tabular_features(train, test, drop):
     both = pd.concat([train.drop(columns=drop, errors="ignore"), test], ignore_index=True).drop(columns=["id"])
     for c in both.columns:
-        if both[c].dtype == object:
+        if not pd.api.types.is_numeric_dtype(both[c]):
             top = both[c].value_counts().index[:20]
             both[c] = both[c].where(both[c].isin(top), "other")
         else:
@@ -162,6 +163,8 @@ def base_model(name, regression, series=False, size="default"):
     from sklearn.preprocessing import StandardScaler
 
     z = SIZES[size]
+    if name == "lgbm":
+        return lgbm_model(regression or series, z, series)
     if series:
         residual = {"linear": None, "forest": RandomForestRegressor(n_estimators=z["trees"], random_state=0),
                     "gbm": HistGradientBoostingRegressor(max_iter=z["iters"], learning_rate=0.05, random_state=0)}[name]
@@ -177,6 +180,29 @@ def base_model(name, regression, series=False, size="default"):
     raise ValueError(f"unknown model {name}")
 
 
+def lgbm_model(regression, z, series=False):
+    """LightGBM with the gbm model's small-data settings; one thread and deterministic, so that the
+    same data gives the same submission."""
+    import lightgbm as lgb
+
+    kw = dict(n_estimators=z["iters"], learning_rate=0.05, num_leaves=8, min_child_samples=4, reg_lambda=1.0,
+              random_state=0, n_jobs=1, deterministic=True, force_col_wise=True, verbose=-1)
+    model = lgb.LGBMRegressor(**kw) if regression else lgb.LGBMClassifier(**kw)
+    return Detrended(model) if series else model
+
+
+def require(strategy):
+    """Fails before any work when a strategy needs a package this interpreter lacks."""
+    if strategy == "lgbm":
+        try:
+            import lightgbm  # noqa: F401
+        except ImportError:
+            import sys
+
+            raise SystemExit(f"mlekit: strategy lgbm needs LightGBM, which {sys.executable} cannot import; "
+                             "use gbm (scikit-learn's gradient boosting) or run in the agent environment, which has it")
+
+
 # The models a strategy chooses between, as tuples of base models whose predictions are averaged.
 # boosted is the top of the ladder: gradient boosting cross-validated against the forest, the linear
 # model and blends of them, submitting whichever validates best.
@@ -184,6 +210,7 @@ CANDIDATES = {
     "linear": [("linear",)],
     "forest": [("forest",)],
     "gbm": [("gbm",)],
+    "lgbm": [("lgbm",)],
     "blend": [("gbm", "forest")],
     "boosted": [("gbm",), ("gbm", "forest"), ("gbm", "forest", "linear"), ("forest",), ("linear",), ("forest", "linear")],
 }
@@ -263,9 +290,10 @@ def better(a, b, metric):
 
 
 def solve(strategy, out="submission.csv", keep_best=False, size="default"):
-    """Write a submission with one strategy (random, majority, linear, forest, gbm, blend, boosted)
-    at a capacity (small, default, large); with keep_best, only when its validation score beats
-    the best one written so far (recorded in .mlekit_best.json)."""
+    """Write a submission with one strategy (random, majority, linear, forest, gbm, lgbm, blend,
+    boosted) at a capacity (small, default, large); with keep_best, only when its validation score
+    beats the best one written so far (recorded in .mlekit_best.json). lgbm needs LightGBM."""
+    require(strategy)
     train, test, sample, info = load_task()
     rng = np.random.default_rng(0)
     target = target_of(train, info)

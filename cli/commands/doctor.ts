@@ -5,8 +5,8 @@ import type { IO } from '../io.js';
 /** Exit 3 when something required is missing. */
 export async function doctorCommand(args: { json?: boolean }, io: IO): Promise<number> {
   const settings = await loadSettings(process.cwd(), io.env);
-  const checks = await runChecks(settings, io.env);
-  if (args.json) io.out(JSON.stringify({ settings: settings.file ?? null, checks }, null, 2));
+  const { python, environments, checks } = await runChecks(settings, io.env);
+  if (args.json) io.out(JSON.stringify({ settings: settings.file ?? null, python, environments, checks }, null, 2));
   else {
     io.out(`settings: ${settings.file ?? '(none found; defaults)'}   cache: ${settings.cacheDir}   sandbox: ${settings.sandbox.backend}`);
     for (const c of checks) {

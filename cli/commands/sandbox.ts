@@ -43,9 +43,11 @@ export async function sandboxRunCommand(argv: string[], args: SandboxRunArgs, io
   const memoryMb = positive('--memory-mb', args.memoryMb);
   const settings = await loadSettings(process.cwd(), io.env);
   const backend = (args.backend as BackendName | undefined) ?? settings.sandbox.backend;
+  const python = defaultPython(settings.python);
   const sandbox = createSandbox({
     backend,
-    python: backend === 'process' ? defaultPython(settings.python) : '/usr/bin/python3',
+    // As in stages: jails run their own interpreter.
+    python: backend === 'process' ? python : undefined,
     image: settings.sandbox.image,
     warm: args.warm,
     // One session: its jail starts on demand, no spare.
@@ -59,7 +61,7 @@ export async function sandboxRunCommand(argv: string[], args: SandboxRunArgs, io
     const name = basename(file);
     await copyIn(file, session.workspace, name);
     const result = await session.run({ file: name, args: rest.slice(1) });
-    const grade = args.grade ? await gradeSubmission(resolve(args.task), session.workspace, { python: defaultPython(settings.python) }) : undefined;
+    const grade = args.grade ? await gradeSubmission(resolve(args.task), session.workspace, { python }) : undefined;
     io.out(JSON.stringify({ ...result, ...(grade ? { grade } : {}) }));
     return 0;
   } finally {

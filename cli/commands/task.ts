@@ -5,6 +5,7 @@ import { UserError } from '../../core/errors.js';
 import { displayPath } from '../../core/paths.js';
 import { readJsonFile } from '../../core/text.js';
 import { defaultPython } from '../../core/python.js';
+import { loadSettings } from '../../pipelines/config/settings.js';
 import { runEvaluator } from '../../tasks/evaluate.js';
 import { findReleaseTasks, importSandmleTask } from '../../tasks/importer.js';
 import { sanityProblem } from '../../tasks/sanity.js';
@@ -21,7 +22,8 @@ export async function taskShowCommand(dir: string, args: { json?: boolean }, io:
   const task = await readJson(join(dir, 'task.json'));
   if (!task) throw new UserError(`${dir}: no task.json (not a task folder)`);
   const th = (await readJson(join(dir, 'private', 'threshold.json'))) as Record<string, number> | undefined;
-  const graded = await runEvaluator(resolve(dir), defaultPython());
+  const settings = await loadSettings(process.cwd(), io.env);
+  const graded = await runEvaluator(resolve(dir), defaultPython(settings.python));
   const sane = graded.ok ? sanityProblem(graded, graded.score, graded.is_lower_better) : 'not graded';
   const publicFiles = (await readdir(join(dir, 'public'), { recursive: true })).sort();
   if (args.json) {

@@ -4,6 +4,8 @@
 import { dirname } from 'node:path';
 import { ParamError, UserError } from '../../core/errors.js';
 import { canonicalJson, sha256 } from '../../core/hash.js';
+import { choosePython } from '../../core/python.js';
+import { pythonIdentity, type PythonIdentity } from '../../core/python-identity.js';
 import { getStage } from '../../stages/registry.js';
 import { dotted, valuePos } from '../../core/source.js';
 import type { Experiment } from '../config/types.js';
@@ -23,10 +25,18 @@ export interface KeyedGraph {
   readonly order: readonly string[];
 }
 
-export async function computeKeys(exp: Experiment, graph: CompiledGraph): Promise<KeyedGraph> {
+export interface KeyOptions {
+  /** The Python identity nodes that run Python are keyed on (default: that of the interpreter settings choose). */
+  python?: () => Promise<PythonIdentity>;
+}
+
+export async function computeKeys(exp: Experiment, graph: CompiledGraph, opts: KeyOptions = {}): Promise<KeyedGraph> {
   const keyed = new Map<string, KeyedNode>();
   const extrasCache = new Map<string, Promise<unknown>>();
   const experimentDir = dirname(exp.file);
+  // Asked for only by stages that run Python, at most once.
+  let identity: Promise<PythonIdentity> | undefined;
+  const python = () => (identity ??= opts.python ? opts.python() : pythonIdentity(choosePython(exp.settings.python)));
   for (const id of graph.order) {
     const n = graph.nodes.get(id)!;
     const stage = getStage(n.stage.uses);
@@ -34,7 +44,7 @@ export async function computeKeys(exp: Experiment, graph: CompiledGraph): Promis
     let extras: unknown = null;
     if (stage.keyExtras) {
       const memo = `${n.stage.id}\u0000${canonicalJson(n.params)}`;
-      if (!extrasCache.has(memo)) extrasCache.set(memo, stage.keyExtras(n.params, { experimentDir, models: exp.models, rewards: exp.rewards }));
+      if (!extrasCache.has(memo)) extrasCache.set(memo, stage.keyExtras(n.params, { experimentDir, models: exp.models, rewards: exp.rewards, python }));
       try {
         extras = await extrasCache.get(memo);
       } catch (err) {

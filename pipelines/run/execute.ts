@@ -5,7 +5,7 @@ import { createWriteStream, type WriteStream } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { listFiles } from '../../core/fs.js';
-import { defaultPython } from '../../core/python.js';
+import { choosePython } from '../../core/python.js';
 import { VERSION } from '../../core/version.js';
 import type { InputNode, Metrics } from '../../stages/contract.js';
 import { getStage } from '../../stages/registry.js';
@@ -76,6 +76,9 @@ export async function executeNode(a: ExecuteArgs): Promise<NodeOutcome> {
       reporter.log(node.id, line);
     };
     staged = await store.staging(node.key);
+    const python = choosePython(a.exp.settings.python);
+    // Nodes that run Python carry its identity in their extras; say so when it is the fallback.
+    if (python.note && hasPython(node.extras)) writeLog(`mlepipe: ${python.note}`);
     const signal = AbortSignal.any([a.signal, held.lost]);
     const stage = getStage(node.kind)!;
     const started = new Date();
@@ -86,7 +89,7 @@ export async function executeNode(a: ExecuteArgs): Promise<NodeOutcome> {
         params: node.params,
         experimentDir: dirname(a.exp.file),
         projectRoot: a.exp.settings.projectRoot,
-        python: defaultPython(a.exp.settings.python),
+        python: python.path,
         sandbox: a.exp.settings.sandbox,
         cacheRoot: store.root,
         inputs: a.inputs,
@@ -134,4 +137,8 @@ export async function executeNode(a: ExecuteArgs): Promise<NodeOutcome> {
     if (log) await new Promise<void>((r) => log!.end(r));
     await held.release();
   }
+}
+
+function hasPython(extras: unknown): boolean {
+  return typeof extras === 'object' && extras !== null && 'python' in extras;
 }

@@ -103,7 +103,8 @@ export const evalStage: Stage<EvalParams> = {
         throw new ParamError(p.policies ? ['policies', i] : ['policy'], (err as Error).message);
       }
     });
-    return { policies, prompts: await assetsDigest([`agents/prompts/${p.scaffold}`]), reward: p.reward ? rewardFormula(p.reward, ctx.rewards) : null };
+    // Agents' code and the graders run in Python.
+    return { policies, prompts: await assetsDigest([`agents/prompts/${p.scaffold}`]), reward: p.reward ? rewardFormula(p.reward, ctx.rewards) : null, python: await ctx.python() };
   },
 
   async run(ctx) {

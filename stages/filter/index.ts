@@ -30,6 +30,8 @@ export const filter: Stage<FilterParams> = {
   description: 'Sanity-check generated tasks, drop duplicates, split train/val.',
   schema,
   flow: { gives: ['tasks', 'split'], takes: () => ['tasks'] },
+  // Every evaluator is run again in Python.
+  keyExtras: async (_p, ctx) => ({ python: await ctx.python() }),
 
   async run(ctx) {
     const p = ctx.params;

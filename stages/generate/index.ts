@@ -75,9 +75,10 @@ export const generate: Stage<GenerateParams> = {
   async keyExtras(p, ctx) {
     if (p.backend === 'llm') {
       if (!p.model || !ctx.models[p.model]) throw new ParamError(['backend'], LLM_NEEDS_MODEL);
-      return { generator: await assetsDigest(['agents/prompts', 'seeds']), model: modelIdentity(ctx.models[p.model]), mlebench_dir: p.mlebench_dir ?? null };
+      return { generator: await assetsDigest(['agents/prompts', 'seeds']), model: modelIdentity(ctx.models[p.model]), mlebench_dir: p.mlebench_dir ?? null, python: await ctx.python() };
     }
-    return { generator: await assetsDigest(['tasks/py', 'seeds']) };
+    // Generators run in Python: the same seed gives the same bytes with the same environment.
+    return { generator: await assetsDigest(['tasks/py', 'seeds']), python: await ctx.python() };
   },
 
   async run(ctx) {

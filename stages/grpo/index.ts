@@ -96,7 +96,9 @@ export const grpo: Stage<GrpoParams> = {
     const policy = p.trainer === 'template' ? { template: freshCheckpoint().features } : policyIdentity(parsePolicy(p.policy, ctx.models) as never, ctx.models);
     // The kit's code is what the template policy runs; the ReAct prompts are what a model reads.
     const prompts = await assetsDigest(['agents/prompts/react']);
-    return { formula, policy, kit: policyIdentity({ kind: 'scripted', agent: 'random' }, ctx.models), prompts };
+    // Rollouts run agents' code and graders in Python; a verl export only writes files.
+    const python = p.trainer === 'verl-export' ? {} : { python: await ctx.python() };
+    return { formula, policy, kit: policyIdentity({ kind: 'scripted', agent: 'random' }, ctx.models), prompts, ...python };
   },
 
   async run(ctx) {

@@ -46,6 +46,10 @@ function placeProblem(field: 'deps' | 'outs', path: string): string | undefined 
   return undefined;
 }
 
+const PYTHON_VAR = 'MLEPIPE_PYTHON';
+// Dependencies up to this size are read for PYTHON_VAR (scripts); larger ones are data.
+const SCRIPT_MAX_BYTES = 1 << 20;
+
 const missingDep = (dep: string, full: string) => `dependency ${dep} does not exist (looked for ${full})`;
 
 export const shell: Stage<ShellParams> = {
@@ -72,16 +76,22 @@ export const shell: Stage<ShellParams> = {
 
   async keyExtras(params, ctx) {
     const deps: Record<string, string> = {};
+    let namesPython = [params.run, ...Object.values(params.env).map(String)].some((s) => s.includes(PYTHON_VAR));
     for (const [i, dep] of params.deps.entries()) {
       const full = resolve(ctx.experimentDir, dep);
       const st = await stat(full).catch(() => null);
       // Checked at validation; the file may have gone since.
       if (!st) throw new ParamError(['deps', i], missingDep(dep, full));
       deps[dep] = st.isDirectory() ? sha256(canonicalJson(await listFiles(full))) : await hashFile(full);
+      if (!namesPython && st.isFile() && st.size <= SCRIPT_MAX_BYTES) namesPython = (await readFile(full, 'utf8')).includes(PYTHON_VAR);
     }
     const model = params.model ? modelIdentity(ctx.models[params.model]) : null;
     const reward = params.reward ? rewardFormula(params.reward, ctx.rewards) : null;
-    return { deps, model, reward };
+    // A command reaches the project's interpreter only through $MLEPIPE_PYTHON:
+    // one that names it (in run:, env: or a script among its deps) is keyed on
+    // the Python environment as well; one that does not (its own tools, other
+    // interpreters) keeps its key when the environment changes.
+    return { deps, model, reward, ...(namesPython ? { python: await ctx.python() } : {}) };
   },
 
   async run(ctx) {

@@ -12,7 +12,7 @@ import pandas as pd
 def design_matrix(df_train, df_test):
     both = pd.concat([df_train, df_test], axis=0, ignore_index=True)
     for c in both.columns:
-        if both[c].dtype == object:
+        if not pd.api.types.is_numeric_dtype(both[c]):
             top = both[c].value_counts().index[:20]
             both[c] = both[c].where(both[c].isin(top), "other")
         else:

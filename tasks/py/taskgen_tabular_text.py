@@ -46,7 +46,7 @@ def gen_tabular(spec, out):
 
 def mutate_tabular(spec, rng, df):
     n = len(df)
-    numeric = [c for c in df.columns if df[c].dtype != object]
+    numeric = [c for c in df.columns if pd.api.types.is_numeric_dtype(df[c])]
     m = mutation(spec, "missingness")
     if m:
         for c in list(df.columns)[: max(1, len(df.columns) // 2)]:

@@ -1,0 +1,70 @@
+// The kit's LightGBM strategy, run in the agent environment on a small tabular task.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { execa } from 'execa';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { assetText } from '../../core/assets.js';
+import { pythonEnv } from '../../core/python.js';
+
+const agent = pythonEnv('agent');
+
+/** A classification task in the factory's layout: the label follows x1 + x2 and a category. */
+async function task(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'mlepipe-kit-'));
+  await mkdir(join(dir, 'public'));
+  const rows = (from: number, n: number, withLabel: boolean) =>
+    Array.from({ length: n }, (_, k) => {
+      const i = from + k;
+      const x1 = ((i * 37) % 101) / 10;
+      const x2 = ((i * 53) % 89) / 10;
+      const cat = ['a', 'b', 'c'][i % 3];
+      const label = x1 + x2 + (cat === 'b' ? 3 : 0) > 10 ? 'yes' : 'no';
+      return [String(i), x1, x2, cat, ...(withLabel ? [label] : [])].join(',');
+    });
+  await writeFile(join(dir, 'public', 'train.csv'), ['id,x1,x2,cat,label', ...rows(0, 120, true)].join('\n') + '\n');
+  await writeFile(join(dir, 'public', 'test.csv'), ['id,x1,x2,cat', ...rows(120, 40, false)].join('\n') + '\n');
+  await writeFile(join(dir, 'public', 'sample_submission.csv'), ['id,label', ...rows(120, 40, false).map((r) => `${r.split(',')[0]},no`)].join('\n') + '\n');
+  await writeFile(join(dir, 'public', 'description.md'), '# Task\n\n## Evaluation\n\nSubmissions are scored by accuracy.\n');
+  return dir;
+}
+
+const solve = (dir: string, strategy: string) => execa(agent.python, ['-c', `${assetText('agents/kit/mlekit.py')}\nsolve(${JSON.stringify(strategy)})`], { cwd: dir, reject: false });
+
+test('lgbm fits LightGBM, validates it in the task metric and writes the same submission every time', async () => {
+  assert.ok(existsSync(agent.python), `${agent.python} is missing: run ${agent.fix}`);
+  const dir = await task();
+  try {
+    const r = await solve(dir, 'lgbm');
+    assert.is(r.exitCode, 0, String(r.stderr));
+    assert.match(String(r.stdout), /cv lgbm: [0-9.]+/);
+    const valid = Number(/validation score \(accuracy\): ([0-9.]+)/.exec(String(r.stdout))?.[1]);
+    assert.ok(valid > 0.75, String(r.stdout));
+    const first = await readFile(join(dir, 'submission.csv'), 'utf8');
+    assert.is(first.trim().split('\n').length, 41);
+    assert.is(first.split('\n')[0], 'id,label');
+    await solve(dir, 'lgbm');
+    assert.is(await readFile(join(dir, 'submission.csv'), 'utf8'), first);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test('lgbm without LightGBM stops at once with a clear error, writing nothing', async () => {
+  const dir = await task();
+  try {
+    // A module of that name in the working folder shadows the installed one, as a Python without it would.
+    await writeFile(join(dir, 'lightgbm.py'), 'raise ImportError("No module named lightgbm")\n');
+    const r = await solve(dir, 'lgbm');
+    assert.is.not(r.exitCode, 0);
+    assert.match(String(r.stderr), 'strategy lgbm needs LightGBM');
+    assert.match(String(r.stderr), 'use gbm');
+    assert.not.ok(existsSync(join(dir, 'submission.csv')));
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test.run();

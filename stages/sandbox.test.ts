@@ -1,0 +1,35 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { StageContext } from './contract.js';
+import { stageSandbox } from './sandbox.js';
+
+test('the process backend runs steps with the interpreter the stage was given', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'mlepipe-stagebox-'));
+  try {
+    const task = join(dir, 'task');
+    await mkdir(join(task, 'public'), { recursive: true });
+    // An interpreter that leaves a mark, then is Python.
+    const python = join(dir, 'python');
+    await writeFile(python, `#!/bin/sh\necho used >> ${join(dir, 'mark')}\nexec /usr/bin/python3 "$@"\n`);
+    await chmod(python, 0o755);
+    const ctx = { sandbox: { backend: 'process' }, python, log: () => {} } as unknown as StageContext<unknown>;
+    const sandbox = stageSandbox(ctx, 1);
+    const session = await sandbox.open({ task });
+    try {
+      await writeFile(join(session.workspace, 'step.py'), 'print("hi")\n');
+      const r = await session.run({ file: 'step.py' });
+      assert.is(r.stdout.trim(), 'hi', r.stderr);
+    } finally {
+      await session.close();
+      await sandbox.shutdown();
+    }
+    assert.match(await readFile(join(dir, 'mark'), 'utf8'), 'used');
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test.run();
