@@ -5,7 +5,7 @@ import { createCgroup } from './cgroup.js';
 import { limitNotes, MB, workspaceCheck } from './limits.js';
 import { CappedOutput } from './output.js';
 import { assetText } from '../core/assets.js';
-import { reapGroup } from '../core/reaper.js';
+import { gated, reapGroup } from '../core/reaper.js';
 import type { Limits, Step, StepResult } from './types.js';
 
 /** Room for the interpreter and numpy/pandas/sklearn themselves (about 380 MB of address space). */
@@ -43,13 +43,19 @@ export async function spawnJailed(a: SpawnArgs, wrapArgv: (cgroup: boolean) => s
   const argv = wrapArgv(!!cg);
   const full = cg ? cg.wrap(argv) : argv;
   const t0 = performance.now();
-  const child = spawn(full[0], full.slice(1), { cwd: a.cwd, env: a.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-  const unreap = reapGroup(child.pid);
+  const [gate, ...rest] = gated(full);
+  const child = spawn(gate, rest, { cwd: a.cwd, env: a.env, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
+  // Listened to before anything is awaited, so that neither is missed.
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+    child.once('error', () => resolve({ code: 127, signal: null }));
+    child.once('exit', (code, signal) => resolve({ code, signal }));
+  });
   const out = new CappedOutput(a.limits.maxOutputBytes);
   const err = new CappedOutput(a.limits.maxOutputBytes);
   child.stdout.on('data', (c: Buffer) => out.push(c));
   child.stderr.on('data', (c: Buffer) => err.push(c));
   const streamsClosed = Promise.all([new Promise((r) => child.stdout.once('close', r)), new Promise((r) => child.stderr.once('close', r))]);
+  const unreap = await reapGroup(child);
 
   const killGroup = () => {
     try {
@@ -65,10 +71,7 @@ export async function spawnJailed(a: SpawnArgs, wrapArgv: (cgroup: boolean) => s
     void cg?.killAll();
   }, a.limits.timeoutMs);
 
-  const exit = await new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
-    child.once('error', () => resolve({ code: 127, signal: null }));
-    child.once('exit', (code, signal) => resolve({ code, signal }));
-  });
+  const exit = await exited;
   clearTimeout(timer);
   // Whatever the step left behind (daemons, detached grandchildren) goes now.
   killGroup();

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { assetText } from '../core/assets.js';
-import { reapGroup } from '../core/reaper.js';
+import { gated, reapGroup } from '../core/reaper.js';
 import { bwrapArgv } from './backends/bwrap.js';
 import type { Readable, Writable } from 'node:stream';
 import { createCgroup } from './cgroup.js';
@@ -71,13 +71,16 @@ export const bwrapJails = (): JailLauncher => ({
     const cgroup = await createCgroup({ maxProcs: limits.maxProcs + 16, memoryBytes: (limits.memoryMb + SERVER_MB) * MB });
     const full = bwrapArgv(slot.ws, slot.pub, limits, argv);
     const cmd = cgroup ? cgroup.wrap(full) : full;
-    const proc = spawn(cmd[0], cmd.slice(1), { stdio: ['pipe', 'pipe', 'pipe'], detached: true, env: { PATH: process.env.PATH ?? '/usr/bin:/bin' } });
-    const unreap = reapGroup(proc.pid);
+    const [gate, ...rest] = gated(cmd);
+    const proc = spawn(gate, rest, { stdio: ['pipe', 'pipe', 'pipe'], detached: true, env: { PATH: process.env.PATH ?? '/usr/bin:/bin' } });
+    const exited = new Promise<void>((r) => proc.once('exit', () => r()));
+    // The server reads its requests after the gate's line.
+    const unreap = await reapGroup(proc, { keepStdin: true });
     return {
       stdin: proc.stdin,
       stdout: proc.stdout,
       stderr: proc.stderr,
-      exited: new Promise<void>((r) => proc.once('exit', () => r())),
+      exited,
       countsProcesses: !!cgroup,
       async stop() {
         try {

@@ -15,7 +15,7 @@ import { rewardFormula } from '../../core/rewards/presets.js';
 import schema from '../../schemas/stages/shell.schema.json';
 import type { Artifact, Metrics, ParamIssue, Stage } from '../contract.js';
 import { killGroupNow, killTree, onceAborted } from '../../core/proc.js';
-import { reapGroup } from '../../core/reaper.js';
+import { gated, reapGroup } from '../../core/reaper.js';
 
 export interface ShellParams {
   run: string;
@@ -108,17 +108,19 @@ export const shell: Stage<ShellParams> = {
     if (p.model) Object.assign(env, modelEnv(ctx.models[p.model], process.env));
     for (const [k, v] of Object.entries(p.env)) env[k] = String(v);
 
-    // Its own process group, so a timeout or Ctrl-C takes down everything it started.
-    const child = execa('bash', ['-c', p.run], {
+    // Its own process group, so a timeout or Ctrl-C takes down everything it
+    // started; the command starts once the group is held (core/reaper.ts).
+    const [gate, ...argv] = gated(['bash', '-c', p.run]);
+    const child = execa(gate, argv, {
       cwd: ctx.experimentDir,
       env,
       detached: true,
       reject: false,
-      stdin: 'ignore',
+      stdin: 'pipe',
       all: true,
       buffer: false,
     });
-    const unreap = reapGroup(child.pid);
+    const held = reapGroup(child);
     const lines = async () => {
       for await (const line of child.iterable({ from: 'all' })) ctx.log(String(line));
     };
@@ -134,7 +136,7 @@ export const shell: Stage<ShellParams> = {
     // open forever: once the command itself exits, its whole group goes.
     child.once('exit', () => {
       killGroupNow(child.pid);
-      unreap();
+      void held.then((release) => release());
     });
     const [result] = await Promise.all([child, lines()]);
     clearTimeout(timer);
