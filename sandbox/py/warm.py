@@ -345,6 +345,9 @@ while True:
         op = req.get("op")
         if op == "run":
             send(run(req))
+            # What the step left is torn down now, while the host works on its answer, rather than at the
+            # start of the next step: dying forks of a server with big modules imported take a while.
+            sweep()
         elif op == "kill":
             pass  # for a step that had already ended: nothing to stop, nothing to answer
         elif op == "reset":

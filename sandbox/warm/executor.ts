@@ -122,7 +122,8 @@ export class WarmExecutor {
       return failed(why, { interrupted: killed === 'interrupted', oomKilled: killed === 'oom', timedOut: !answer && durationMs >= limits.timeoutMs });
     }
     const end = { timedOut: answer.timedOut, oomKilled: answer.killed === 'oom' || killed === 'oom', interrupted: answer.killed === 'interrupted' };
-    const raw = { exitCode: answer.exitCode, stdout: answer.stdout, stderr: answer.stderr, truncated: answer.truncated, durationMs, backend: this.kind };
+    // The step's own time, from its fork to its end, as the server measured it.
+    const raw = { exitCode: answer.exitCode, stdout: answer.stdout, stderr: answer.stderr, truncated: answer.truncated, durationMs: answer.durationMs, backend: this.kind };
     return { ...finishStep(raw, limits, end), ...(await workspaceCheck(this.slot.ws, limits)) };
   }
 

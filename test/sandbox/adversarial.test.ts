@@ -53,6 +53,7 @@ for (const [name, backend, warm] of [
   let before: string;
   let sandbox: Sandbox;
   let session: Session;
+  const interrupt = new AbortController();
   let server: Server;
   let connections = 0;
   let port = 0;
@@ -84,7 +85,7 @@ for (const [name, backend, warm] of [
     A = attacks(task, port, tag);
     const warnings: string[] = [];
     sandbox = createSandbox({ backend, warm, poolSize: 1, warn: (m) => warnings.push(m), limits: { memoryMb: 1024, maxProcs: 128 } });
-    session = await sandbox.open({ task, limits: { memoryMb: 1024, maxProcs: 128 } });
+    session = await sandbox.open({ task, limits: { memoryMb: 1024, maxProcs: 128 }, signal: interrupt.signal });
     assert.is(session.backend, warm ? `warm-${backend}` : backend, `no fallback: ${warnings.join('; ')}`);
   });
 
@@ -193,28 +194,6 @@ for (const [name, backend, warm] of [
     assert.match((await step(A.census)).stdout, 'OTHERS 0 ');
   });
 
-  t('an interrupt stops the running step and every process it started, and refuses later steps', async () => {
-    const ac = new AbortController();
-    const s = await sandbox.open({ task, limits: { memoryMb: 1024, maxProcs: 128 }, signal: ac.signal });
-    try {
-      const script = `import subprocess, sys, time\nsubprocess.Popen([sys.executable, '-c', 'import time; time.sleep(${tag}7)'])\nopen('started', 'w').close()\ntime.sleep(600)\n`;
-      await writeFile(join(s.workspace, 'slow.py'), script);
-      const running = s.run({ file: 'slow.py' }, { timeoutMs: 600_000 });
-      await waitFor(() => exists(join(s.workspace, 'started')), 60_000, 'the step to start');
-      ac.abort();
-      const r = await running;
-      assert.is(r.interrupted, true, r.stderr);
-      assert.is(r.timedOut, false);
-      assert.is(r.exitCode, 130);
-      assert.match(r.stderr, 'the run was interrupted');
-      await waitFor(async () => (await pgrep(`time.sleep\\(${tag.replace('.', '\\.')}7\\)`)) === '', 30_000, 'the step\'s child to die');
-      const later = await s.run({ file: 'slow.py' });
-      assert.is(later.interrupted, true);
-    } finally {
-      await s.close();
-    }
-  });
-
   t('a 6 GB allocation under a 1 GB cap fails', async () => {
     const r = await step(A.memory);
     assert.ok(/OK: MemoryError/.test(r.stdout) || r.exitCode !== 0, `${r.stdout}\n${r.stderr}`);
@@ -239,6 +218,23 @@ for (const [name, backend, warm] of [
     assert.match(r.stdout, 'OK: score 1.0 2');
     const grade = await gradeSubmission(task, session.workspace, { python: '/usr/bin/python3' });
     assert.ok(grade.ok, JSON.stringify(grade));
+  });
+
+  // Last: the suite's session is the one interrupted.
+  t('an interrupt stops the running step and every process it started, and refuses later steps', async () => {
+    const script = `import subprocess, sys, time\nsubprocess.Popen([sys.executable, '-c', 'import time; time.sleep(${tag}7)'])\nopen('started', 'w').close()\ntime.sleep(600)\n`;
+    await writeFile(join(session.workspace, 'slow.py'), script);
+    const running = session.run({ file: 'slow.py' }, { timeoutMs: 600_000 });
+    await waitFor(() => exists(join(session.workspace, 'started')), 60_000, 'the step to start');
+    interrupt.abort();
+    const r = await running;
+    assert.is(r.interrupted, true, r.stderr);
+    assert.is(r.timedOut, false);
+    assert.is(r.exitCode, 130);
+    assert.match(r.stderr, 'the run was interrupted');
+    await waitFor(async () => (await pgrep(`time.sleep\\(${tag.replace('.', '\\.')}7\\)`)) === '', 30_000, 'the step\'s child to die');
+    const later = await session.run({ file: 'slow.py' });
+    assert.is(later.interrupted, true);
   });
 
   t.run();
