@@ -23,8 +23,8 @@ export interface Cgroup {
   wrap(argv: string[]): string[];
   /** SIGKILLs every process still inside, until it is empty. */
   killAll(): Promise<void>;
-  /** True when the memory cap was hit (the kernel killed something). */
-  oomKilled(): Promise<boolean>;
+  /** How many processes the kernel's OOM killer has killed inside so far (the memory cap was hit). */
+  oomKills(): Promise<number>;
   remove(): Promise<void>;
 }
 
@@ -134,11 +134,11 @@ function makeCgroup(dirs: string[], kind: 'v1' | 'v2'): Cgroup {
         await new Promise((r) => setTimeout(r, 20));
       }
     },
-    async oomKilled() {
-      const mem = kind === 'v1' ? dirs[1] : dirs[0];
-      const file = kind === 'v1' ? 'memory.failcnt' : 'memory.events';
-      const text = await readFile(join(mem, file), 'utf8').catch(() => '0');
-      return kind === 'v1' ? Number(text.trim()) > 0 : /oom_kill (\d+)/.test(text) && Number(/oom_kill (\d+)/.exec(text)![1]) > 0;
+    async oomKills() {
+      // Kills, not limit hits: memory.failcnt also counts page cache reclaimed at the cap, which harms nobody.
+      const file = kind === 'v1' ? join(dirs[1], 'memory.oom_control') : join(dirs[0], 'memory.events');
+      const text = await readFile(file, 'utf8').catch(() => '');
+      return Number(/^oom_kill (\d+)$/m.exec(text)?.[1] ?? 0);
     },
     async remove() {
       await this.killAll();
@@ -154,5 +154,29 @@ function makeCgroup(dirs: string[], kind: 'v1' | 'v2'): Cgroup {
       }
       unreap.forEach((u) => u());
     },
+  };
+}
+
+/**
+ * Calls `onOom` once when the OOM killer has struck inside `cg` more than `before` times (polled: cgroup
+ * files offer no change notification a Node process can wait on). Returns the function that stops watching.
+ */
+export function watchOom(cg: Cgroup, onOom: () => void, before = 0, everyMs = 100): () => void {
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  const poll = async () => {
+    const kills = await cg.oomKills();
+    if (stopped) return;
+    if (kills > before) {
+      stopped = true;
+      onOom();
+      return;
+    }
+    timer = setTimeout(() => void poll(), everyMs);
+  };
+  void poll();
+  return () => {
+    stopped = true;
+    clearTimeout(timer);
   };
 }

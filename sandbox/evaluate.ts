@@ -27,6 +27,8 @@ export interface GradeOptions {
   python: string;
   maxBytes?: number;
   timeoutMs?: number;
+  /** Aborting it kills the evaluator. */
+  signal?: AbortSignal;
 }
 
 /** Checks the submission file and returns a private copy of it, or why it is refused. */
@@ -74,6 +76,7 @@ export async function gradeSubmission(task: string, workspace: string, opts: Gra
       cwd: task,
       reject: false,
       timeout: opts.timeoutMs ?? 300_000,
+      cancelSignal: opts.signal,
       maxBuffer: 10 * 1024 * 1024,
       env: { PYTHONDONTWRITEBYTECODE: '1' },
     }));

@@ -3,10 +3,12 @@
 // warm executors.
 import { EnvError } from '../core/errors.js';
 import { bwrapBackend } from './backends/bwrap.js';
-import { dockerBackend, dockerJails } from './backends/docker.js';
+import { dockerBackend } from './backends/docker.js';
+import { dockerJails } from './backends/docker-jails.js';
 import { processBackend } from './backends/process.js';
 import type { Backend, BackendName, Limits } from './types.js';
-import { bwrapJails, WarmPool } from './warm.js';
+import { bwrapJails } from './warm/jail.js';
+import { WarmPool } from './warm/pool.js';
 
 export interface SandboxConfig {
   backend: BackendName;
@@ -22,6 +24,8 @@ export interface SandboxConfig {
   /** The process backend runs only when it was chosen by name (settings or --backend). */
   explicit?: boolean;
   warn?: (message: string) => void;
+  /** Aborting it closes the warm pool's spare jails at once (sessions stop their steps by their own signal). */
+  signal?: AbortSignal;
 }
 
 export interface Sandbox extends Backend {
@@ -46,7 +50,7 @@ export function createSandbox(cfg: SandboxConfig): Sandbox {
     return { name: cold.name, open: (o) => cold.open(o), shutdown: async () => {} };
   }
   const launcher = cfg.backend === 'docker' ? dockerJails({ image: cfg.image, python, gpus: cfg.gpus }) : bwrapJails();
-  const pool = new WarmPool({ launcher, python, modules: cfg.modules, size: cfg.poolSize, limits: cfg.limits, fallback: cold, warn });
+  const pool = new WarmPool({ launcher, python, modules: cfg.modules, size: cfg.poolSize, limits: cfg.limits, fallback: cold, warn, signal: cfg.signal });
   pool.fill();
   return { name: pool.name, open: (o) => pool.open(o), shutdown: () => pool.shutdown() };
 }

@@ -39,10 +39,13 @@ export function threadEnv(cpus: number): Record<string, string> {
   };
 }
 
+/** The only PATH inside a jail. */
+export const JAIL_PATH = '/usr/local/bin:/usr/bin:/bin';
+
 /** The whole environment a jailed step sees: nothing of the host's (no API keys, no paths). */
 export function jailEnv(cpus: number, home: string): Record<string, string> {
   return {
-    PATH: '/usr/local/bin:/usr/bin:/bin',
+    PATH: JAIL_PATH,
     HOME: home,
     USER: 'nobody',
     LANG: 'C.UTF-8',

@@ -8,7 +8,8 @@ import { copySubmission, gradeSubmission } from './evaluate.js';
 import { createSandbox } from './index.js';
 import { CappedOutput } from './output.js';
 import { DEFAULT_LIMITS } from './types.js';
-import { WarmPool, type JailLauncher } from './warm.js';
+import type { JailLauncher } from './warm/jail.js';
+import { WarmPool } from './warm/pool.js';
 import { bwrapBackend } from './backends/bwrap.js';
 import { waitFor } from '../test/helpers.js';
 
@@ -162,6 +163,7 @@ test('docker containers: no network, no capabilities, read-only root, limits, GP
   assert.equal(h.DeviceRequests?.[0].Capabilities, [['gpu']]);
   assert.is(h.DeviceRequests?.[0].Count, -1);
   assert.is(o.User, '65534:65534');
+  assert.equal(o.Labels, { 'mlepipe.pid': String(process.pid) });
   const remote = containerOptions('img', ['python3'], DEFAULT_LIMITS, null);
   assert.is(remote.HostConfig!.Binds, undefined);
   assert.is(remote.HostConfig!.DeviceRequests, undefined);

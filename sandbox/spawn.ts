@@ -1,10 +1,12 @@
 // Runs one jailed command to completion under the step's limits: output
-// capped, wall clock enforced, and afterwards nothing of it left running.
+// capped, wall clock enforced, the memory cap ending the step, an interrupt
+// stopping it, and afterwards nothing of it left running.
 import { spawn } from 'node:child_process';
-import { createCgroup } from './cgroup.js';
-import { limitNotes, MB, workspaceCheck } from './limits.js';
+import { createCgroup, watchOom } from './cgroup.js';
+import { finishStep, MB, stopper, workspaceCheck } from './limits.js';
 import { CappedOutput } from './output.js';
 import { assetText } from '../core/assets.js';
+import { onceAborted } from '../core/proc.js';
 import { gated, reapGroup } from '../core/reaper.js';
 import type { Limits, Step, StepResult } from './types.js';
 
@@ -18,6 +20,14 @@ export interface SpawnArgs {
   backend: StepResult['backend'];
   /** Host path of the workspace, measured afterwards against maxWorkspaceMb. */
   workspace: string;
+  /** Aborting it kills the step at once. */
+  signal?: AbortSignal;
+}
+
+/** A command line, and bytes for its fd 3 (bwrap reads its arguments there, so they never show in /proc). */
+export interface Command {
+  argv: string[];
+  fd3?: Buffer;
 }
 
 /** rlimits for the in-jail launcher; NPROC only where no cgroup counts processes. */
@@ -32,19 +42,45 @@ export function launcherRlimits(limits: Limits, cgroup: boolean): Record<string,
   };
 }
 
-/** `python -c LAUNCHER CONFIG`: sets the limits inside the jail, then execs the step's file. */
-export function launcherArgv(python: string, limits: Limits, cgroup: boolean, cwd: string, step: Step): string[] {
-  const cfg = { rlimits: launcherRlimits(limits, cgroup), cwd, argv: [python, step.file, ...(step.args ?? [])] };
+/**
+ * `python -c LAUNCHER CONFIG`: sets the limits inside the jail, then execs the step's file. `killAll`
+ * (only where the jail has a PID namespace of its own) keeps the launcher as the step's parent, killing
+ * everything in the jail once the step's timeout has passed since the launcher started.
+ */
+export function launcherArgv(python: string, limits: Limits, cgroup: boolean, cwd: string, step: Step, killAll = false): string[] {
+  const cfg = {
+    rlimits: launcherRlimits(limits, cgroup),
+    cwd,
+    argv: [python, step.file, ...(step.args ?? [])],
+    ...(killAll ? { kill_all_after_s: limits.timeoutMs / 1000 } : {}),
+  };
   return [python, '-c', assetText('sandbox/py/launch.py'), JSON.stringify(cfg)];
 }
 
-export async function spawnJailed(a: SpawnArgs, wrapArgv: (cgroup: boolean) => string[]): Promise<StepResult> {
+/** Spawns `cmd` in a process group of its own, handing it its fd 3 bytes if it has any. */
+export function spawnCommand(cmd: Command, opts: { env: Record<string, string>; cwd?: string; stdin: 'pipe' | 'ignore' }) {
+  const child = spawn(cmd.argv[0], cmd.argv.slice(1), {
+    cwd: opts.cwd,
+    env: opts.env,
+    detached: true,
+    stdio: [opts.stdin, 'pipe', 'pipe', ...(cmd.fd3 ? (['pipe'] as const) : [])],
+  });
+  const fd3 = child.stdio[3] as NodeJS.WritableStream | null | undefined;
+  if (cmd.fd3 && fd3) {
+    // A child that dies before reading its arguments closes the pipe; its exit reports that.
+    (fd3 as unknown as NodeJS.EventEmitter).on('error', () => {});
+    fd3.end(cmd.fd3);
+  }
+  return child;
+}
+
+export async function spawnJailed(a: SpawnArgs, command: (cgroup: boolean) => Command): Promise<StepResult> {
   const cg = await createCgroup({ maxProcs: a.limits.maxProcs + 8, memoryBytes: (a.limits.memoryMb + BASELINE_MB) * MB });
-  const argv = wrapArgv(!!cg);
-  const full = cg ? cg.wrap(argv) : argv;
+  const cmd = command(!!cg);
   const t0 = performance.now();
-  const [gate, ...rest] = gated(full);
-  const child = spawn(gate, rest, { cwd: a.cwd, env: a.env, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
+  // The command waits behind a gate until its group is announced to the watchdog (core/reaper.ts).
+  const argv = gated(cg ? cg.wrap(cmd.argv) : cmd.argv);
+  const child = spawnCommand({ ...cmd, argv }, { env: a.env, cwd: a.cwd, stdin: 'pipe' });
   // Listened to before anything is awaited, so that neither is missed.
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
     child.once('error', () => resolve({ code: 127, signal: null }));
@@ -52,9 +88,9 @@ export async function spawnJailed(a: SpawnArgs, wrapArgv: (cgroup: boolean) => s
   });
   const out = new CappedOutput(a.limits.maxOutputBytes);
   const err = new CappedOutput(a.limits.maxOutputBytes);
-  child.stdout.on('data', (c: Buffer) => out.push(c));
-  child.stderr.on('data', (c: Buffer) => err.push(c));
-  const streamsClosed = Promise.all([new Promise((r) => child.stdout.once('close', r)), new Promise((r) => child.stderr.once('close', r))]);
+  child.stdout!.on('data', (c: Buffer) => out.push(c));
+  child.stderr!.on('data', (c: Buffer) => err.push(c));
+  const streamsClosed = Promise.all([new Promise((r) => child.stdout!.once('close', r)), new Promise((r) => child.stderr!.once('close', r))]);
   const unreap = await reapGroup(child);
 
   const killGroup = () => {
@@ -64,37 +100,35 @@ export async function spawnJailed(a: SpawnArgs, wrapArgv: (cgroup: boolean) => s
       // gone
     }
   };
-  let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
+  const { end, stop } = stopper(() => {
     killGroup();
     void cg?.killAll();
-  }, a.limits.timeoutMs);
+  });
+  const timer = setTimeout(() => stop('timedOut'), a.limits.timeoutMs);
+  // A process killed for the memory cap ends the whole step: the rest would only wait for it, or limp on.
+  const unwatch = cg ? watchOom(cg, () => stop('oomKilled')) : () => {};
+  const unabort = a.signal ? onceAborted(a.signal, () => stop('interrupted')) : () => {};
 
   const exit = await exited;
   clearTimeout(timer);
+  unwatch();
+  unabort();
   // Whatever the step left behind (daemons, detached grandchildren) goes now.
   killGroup();
   unreap();
   await cg?.killAll();
   // Drained once every writer is dead; a bounded wait covers writers we could not see.
   await Promise.race([streamsClosed, new Promise((r) => setTimeout(r, 1000))]);
-  child.stdout.destroy();
-  child.stderr.destroy();
-  const oom = (await cg?.oomKilled()) ?? false;
+  child.stdout!.destroy();
+  child.stderr!.destroy();
+  const durationMs = Math.round(performance.now() - t0);
+  // A kill the poll had not seen yet still counts.
+  if (!end.oomKilled && cg && (await cg.oomKills()) > 0) end.oomKilled = true;
   await cg?.remove();
 
   const exitCode = exit.code ?? 128 + signalNumber(exit.signal);
-  return {
-    exitCode: timedOut ? 124 : exitCode,
-    timedOut,
-    stdout: out.text(),
-    stderr: err.text() + limitNotes(a.limits, { oom, timedOut }),
-    truncated: out.truncated || err.truncated,
-    durationMs: Math.round(performance.now() - t0),
-    backend: a.backend,
-    ...(await workspaceCheck(a.workspace, a.limits)),
-  };
+  const raw = { exitCode, stdout: out.text(), stderr: err.text(), truncated: out.truncated || err.truncated, durationMs, backend: a.backend };
+  return { ...finishStep(raw, a.limits, end), ...(await workspaceCheck(a.workspace, a.limits)) };
 }
 
 function signalNumber(sig: NodeJS.Signals | null): number {

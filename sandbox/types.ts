@@ -38,6 +38,10 @@ export interface StepResult {
   backend: BackendName | 'warm-bwrap' | 'warm-docker';
   /** Set when the workspace grew past maxWorkspaceMb. */
   workspaceExceeded?: boolean;
+  /** Set when the step went over its memory cap: it was stopped there, or its allocation failed (MemoryError). */
+  oom?: boolean;
+  /** Set when the step was stopped because its session's signal aborted (the run is being interrupted). */
+  interrupted?: boolean;
 }
 
 /** What to run: a Python file already in the workspace (relative path), with arguments. */
@@ -59,6 +63,8 @@ export interface SessionOptions {
   /** Task folder (its public/ is shown to the agent; nothing else of it is). */
   task: string;
   limits?: Partial<Limits>;
+  /** Aborting it stops the running step (and refuses later ones) at once, and gives up waiting for a jail. */
+  signal?: AbortSignal;
 }
 
 export interface Backend {

@@ -36,20 +36,24 @@ export interface Where {
 /**
  * A session of a cold backend: a fresh workspace beside the task's public/,
  * every step run by `runStep` with the session's limits under the step's own.
+ * `prepare` fills the workspace first; `close` runs before it is removed.
  */
 export async function coldSession(
   backend: Session['backend'],
   opts: SessionOptions,
   runStep: (step: Step, limits: Limits, where: Where) => Promise<StepResult>,
-  prepare?: (where: Where) => Promise<void>,
+  hooks: { prepare?: (where: Where) => Promise<void>; close?: () => Promise<unknown> } = {},
 ): Promise<Session> {
   const where = { pub: await publicDir(opts.task), workspace: await freshWorkspace() };
-  await prepare?.(where);
+  await hooks.prepare?.(where);
   const base = { ...DEFAULT_LIMITS, ...opts.limits };
   return {
     backend,
     workspace: where.workspace,
     run: (step, over) => runStep(step, { ...base, ...over }, where),
-    close: () => removeWorkspace(where.workspace),
+    close: async () => {
+      await hooks.close?.();
+      await removeWorkspace(where.workspace);
+    },
   };
 }

@@ -15,5 +15,6 @@ export function stageSandbox(ctx: StageContext<unknown>, poolSize: number): Sand
     // The project chose the process backend by name in its settings.
     explicit: ctx.sandbox.backend === 'process',
     warn: (m) => ctx.log(`warning: ${m}`),
+    signal: ctx.signal,
   });
 }

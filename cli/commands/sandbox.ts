@@ -56,12 +56,12 @@ export async function sandboxRunCommand(argv: string[], args: SandboxRunArgs, io
     warn: (m) => io.err(`mlepipe: warning: ${m}`),
   });
   const limits = { ...DEFAULT_LIMITS, ...(timeout ? { timeoutMs: timeout * 1000 } : {}), ...(memoryMb ? { memoryMb } : {}) };
-  const session = await sandbox.open({ task: resolve(args.task), limits });
+  const session = await sandbox.open({ task: resolve(args.task), limits, signal: io.signal });
   try {
     const name = basename(file);
     await copyIn(file, session.workspace, name);
     const result = await session.run({ file: name, args: rest.slice(1) });
-    const grade = args.grade ? await gradeSubmission(resolve(args.task), session.workspace, { python }) : undefined;
+    const grade = args.grade && !result.interrupted ? await gradeSubmission(resolve(args.task), session.workspace, { python, signal: io.signal }) : undefined;
     io.out(JSON.stringify({ ...result, ...(grade ? { grade } : {}) }));
     return 0;
   } finally {

@@ -5,9 +5,10 @@
 // The task folder itself, private/, the project, the cache and home
 // directories are simply not in the jail's filesystem.
 import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { EnvError } from '../../core/errors.js';
-import { jailEnv } from '../output.js';
-import { launcherArgv, spawnJailed } from '../spawn.js';
+import { JAIL_PATH, jailEnv } from '../output.js';
+import { launcherArgv, spawnJailed, type Command } from '../spawn.js';
 import type { Backend, Limits, Session, SessionOptions } from '../types.js';
 import { coldSession } from '../workspace.js';
 
@@ -29,11 +30,15 @@ function systemBinds(): string[] {
   return args;
 }
 
-/** bwrap arguments for a jail over `workspace` and `pub`, running `argv`. */
-export function bwrapArgv(workspace: string, pub: string, limits: Limits, argv: string[], extra: string[] = []): string[] {
+/**
+ * The bwrap command for a jail over `workspace` and `pub`, running `argv`. bwrap's options travel through
+ * fd 3 (the command itself must stay on its command line, and names no host folder), and bwrap starts with
+ * a neutral environment in /: the jail's PID 1 is a fork of bwrap, so its /proc/1/cmdline and
+ * /proc/1/environ would otherwise show the host's folders and PATH.
+ */
+export function bwrapCommand(workspace: string, pub: string, limits: Limits, argv: string[]): Command {
   const env = jailEnv(limits.cpus, '/workspace');
-  return [
-    'bwrap',
+  const args = [
     '--unshare-all',
     '--unshare-user',
     '--uid', NOBODY,
@@ -49,14 +54,23 @@ export function bwrapArgv(workspace: string, pub: string, limits: Limits, argv: 
     '--tmpfs', '/tmp',
     '--bind', workspace, '/workspace',
     '--ro-bind', pub, '/workspace/public',
-    ...extra,
     // The jail's own root is a tmpfs; read-only, so /etc, / and the rest cannot be written either.
     '--remount-ro', '/',
     '--chdir', '/workspace',
     '--clearenv',
     ...Object.entries(env).flatMap(([k, v]) => ['--setenv', k, v]),
-    ...argv,
   ];
+  return { argv: [bwrapPath(), '--args', '3', '--', ...argv], fd3: Buffer.from(args.map((a) => `${a}\0`).join('')) };
+}
+
+/** What bwrap itself is started with: nothing of the host's environment, and / as its folder. */
+export const BWRAP_SPAWN = { env: { PATH: JAIL_PATH }, cwd: '/' };
+
+let found: string | undefined;
+/** bwrap's absolute path, looked up once on the host's PATH (bwrap runs with the jail's PATH). */
+function bwrapPath(): string {
+  found ??= (process.env.PATH ?? '/usr/bin:/bin').split(':').map((d) => join(d || '.', 'bwrap')).find((f) => existsSync(f)) ?? 'bwrap';
+  return found;
 }
 
 export function bwrapBackend(python = '/usr/bin/python3'): Backend {
@@ -67,8 +81,8 @@ export function bwrapBackend(python = '/usr/bin/python3'): Backend {
     name: 'bwrap',
     open: (opts: SessionOptions): Promise<Session> =>
       coldSession('bwrap', opts, (step, limits, { workspace, pub }) =>
-        spawnJailed({ env: { PATH: process.env.PATH ?? '/usr/bin:/bin' }, limits, backend: 'bwrap', workspace }, (cg) =>
-          bwrapArgv(workspace, pub, limits, launcherArgv(python, limits, cg, '/workspace', step)),
+        spawnJailed({ ...BWRAP_SPAWN, limits, backend: 'bwrap', workspace, signal: opts.signal }, (cg) =>
+          bwrapCommand(workspace, pub, limits, launcherArgv(python, limits, cg, '/workspace', step)),
         ),
       ),
   };

@@ -9,24 +9,27 @@ import { chmod, chown } from 'node:fs/promises';
 import { PassThrough, type Readable } from 'node:stream';
 import type { ExtractOptions } from 'tar-fs';
 import { EnvError } from '../../core/errors.js';
+import { onceAborted } from '../../core/proc.js';
 import { reapContainer } from '../../core/reaper.js';
-import { limitNotes, MB, workspaceCheck } from '../limits.js';
+import { finishStep, MB, stopper, workspaceCheck } from '../limits.js';
 import { CappedOutput, jailEnv } from '../output.js';
 import { BASELINE_MB, launcherArgv } from '../spawn.js';
 import type { Backend, Limits, Session, SessionOptions, Step, StepResult } from '../types.js';
-import type { JailHandle, JailLauncher, Slot } from '../warm.js';
 import { coldSession, type Where } from '../workspace.js';
 
 export const DEFAULT_IMAGE = 'mlepipe-sandbox:latest';
 
 // dockerode and tar-fs load on first use: most commands never touch Docker,
 // and dockerode alone would add about 0.1 s to every start of the CLI.
-function lazyEngine(given?: Docker): () => Promise<Docker> {
+export function lazyEngine(given?: Docker): () => Promise<Docker> {
   let engine: Promise<Docker> | undefined;
   return () => (engine ??= given ? Promise.resolve(given) : import('dockerode').then((m) => new m.default()));
 }
 const tarFs = async () => (await import('tar-fs')).default;
 const NOBODY = 65534;
+
+/** The label every container of this process carries, so that it can be told from others and found. */
+export const OWNER_LABEL = 'mlepipe.pid';
 
 export interface DockerOptions {
   image?: string;
@@ -56,6 +59,7 @@ export function containerOptions(
   return {
     Image: image,
     Cmd: cmd,
+    Labels: { [OWNER_LABEL]: String(process.pid) },
     User: `${NOBODY}:${NOBODY}`,
     WorkingDir: '/workspace',
     Env: Object.entries(env).map(([k, v]) => `${k}=${v}`),
@@ -109,7 +113,7 @@ export async function checkImage(docker: Docker, image: string): Promise<void> {
 }
 
 /** The container user (nobody) must be able to write the workspace. */
-async function shareWorkspace(ws: string): Promise<void> {
+export async function shareWorkspace(ws: string): Promise<void> {
   await chown(ws, NOBODY, NOBODY).catch(() => chmod(ws, 0o777));
 }
 
@@ -130,14 +134,32 @@ async function attachOutput(c: Docker.Container, docker: Docker, maxBytes: numbe
   return { out, err, ended };
 }
 
+/** The engine's OOM events for one container: listeners come and go; `close` ends the stream. */
+export async function oomEvents(docker: Docker, id: string): Promise<{ on(fn: () => void): () => void; close(): void }> {
+  const listeners = new Set<() => void>();
+  const stream = (await docker.getEvents({ filters: { container: [id], event: ['oom'] } })) as unknown as Readable;
+  stream.on('data', () => {
+    for (const fn of [...listeners]) fn();
+  });
+  stream.on('error', () => {});
+  return {
+    on(fn) {
+      listeners.add(fn);
+      return () => listeners.delete(fn);
+    },
+    close: () => stream.destroy(),
+  };
+}
+
 export function dockerBackend(opts: DockerOptions = {}): Backend {
   const engine = lazyEngine(opts.docker);
   const image = opts.image ?? DEFAULT_IMAGE;
   const python = opts.python ?? '/usr/bin/python3';
   const local = engineIsLocal();
-  /** One step: a fresh container over the session's workspace. */
-  const runStep = async (step: Step, limits: Limits, { workspace, pub }: Where): Promise<StepResult> => {
-    const cmd = launcherArgv(python, limits, true, '/workspace', step);
+  /** One step: a fresh container over the session's workspace, removed in the background (see `removals`). */
+  const runStep = async (step: Step, limits: Limits, { workspace, pub }: Where, signal: AbortSignal | undefined, removals: Set<Promise<unknown>>): Promise<StepResult> => {
+    // The container has a PID namespace of its own: its launcher may kill everything in it at the timeout.
+    const cmd = launcherArgv(python, limits, true, '/workspace', step, true);
     const docker = await engine();
     const c = await docker
       .createContainer(containerOptions(image, cmd, limits, local ? { ws: workspace, pub } : null, { gpus: opts.gpus }))
@@ -145,6 +167,7 @@ export function dockerBackend(opts: DockerOptions = {}): Backend {
         throw new EnvError(`docker could not create the step's container: ${err.message.split('\n')[0]}`);
       });
     const unreap = reapContainer(c.id);
+    let oom: Awaited<ReturnType<typeof oomEvents>> | undefined;
     try {
       if (!local) {
         // A remote engine gets the workspace and public/ as archives (public files read-only, owned by root).
@@ -154,43 +177,47 @@ export function dockerBackend(opts: DockerOptions = {}): Backend {
         await c.putArchive(pubTar as unknown as NodeJS.ReadableStream, { path: '/workspace' });
       }
       const io = await attachOutput(c, docker, limits.maxOutputBytes);
-      // The step's time runs from its start; creating the container is the engine's overhead.
+      oom = await oomEvents(docker, c.id);
+      const { end, stop } = stopper(() => void c.kill().catch(() => {}));
+      if (signal?.aborted) return finishStep({ exitCode: 125, stdout: '', stderr: '', truncated: false, durationMs: 0, backend: 'docker' }, limits, { interrupted: true });
+      // The step's time runs from the request to start it (creating the container is the engine's overhead):
+      // the host's timer then always fires before the launcher's own, which starts later.
       const t0 = performance.now();
+      const timer = setTimeout(() => stop('timedOut'), limits.timeoutMs);
       await c.start().catch((err: Error) => {
+        clearTimeout(timer);
         throw new EnvError(`docker could not start the step's container: ${err.message.split('\n')[0]}`);
       });
-      let timedOut = false;
-      const timer = setTimeout(() => {
-        timedOut = true;
-        c.kill().catch(() => {});
-      }, limits.timeoutMs);
+      // A process killed for the memory cap ends the whole step, as on the other backends.
+      const unwatch = oom.on(() => stop('oomKilled'));
+      const unabort = signal ? onceAborted(signal, () => stop('interrupted')) : () => {};
       const waited = (await c.wait()) as { StatusCode: number };
       clearTimeout(timer);
+      unwatch();
+      unabort();
       await Promise.race([io.ended, new Promise((r) => setTimeout(r, 1000))]);
       const durationMs = Math.round(performance.now() - t0);
       const state = (await c.inspect()).State;
       if (!local) await fetchWorkspace(c, workspace);
-      const result: StepResult = {
-        exitCode: timedOut ? 124 : waited.StatusCode,
-        timedOut,
-        stdout: io.out.text(),
-        stderr: io.err.text() + limitNotes(limits, { oom: state.OOMKilled, timedOut }),
-        truncated: io.out.truncated || io.err.truncated,
-        durationMs,
-        backend: 'docker',
-        ...(await workspaceCheck(workspace, limits)),
-      };
-      return result;
+      const raw = { exitCode: waited.StatusCode, stdout: io.out.text(), stderr: io.err.text(), truncated: io.out.truncated || io.err.truncated, durationMs, backend: 'docker' as const };
+      return { ...finishStep(raw, limits, { ...end, oomKilled: end.oomKilled || state.OOMKilled }), ...(await workspaceCheck(workspace, limits)) };
     } finally {
-      await c.remove({ force: true, v: true }).catch(() => {});
-      unreap();
+      oom?.close();
+      // The result does not wait for the engine to remove the container; closing the session does.
+      const removed = c.remove({ force: true, v: true }).catch(() => {}).then(unreap);
+      removals.add(removed);
+      void removed.then(() => removals.delete(removed));
     }
   };
   return {
     name: 'docker',
     async open(so: SessionOptions): Promise<Session> {
       await checkImage(await engine(), image);
-      return coldSession('docker', so, runStep, ({ workspace }) => shareWorkspace(workspace));
+      const removals = new Set<Promise<unknown>>();
+      return coldSession('docker', so, (step, limits, where) => runStep(step, limits, where, so.signal, removals), {
+        prepare: ({ workspace }) => shareWorkspace(workspace),
+        close: () => Promise.all([...removals]),
+      });
     },
   };
 }
@@ -205,45 +232,4 @@ async function fetchWorkspace(c: Docker.Container, workspace: string): Promise<v
       .on('finish', () => resolve())
       .on('error', reject);
   });
-}
-
-/** Warm jails in containers: the server is the container's main process, spoken to over attach. Local engines only. */
-export function dockerJails(opts: DockerOptions = {}): JailLauncher {
-  const engine = lazyEngine(opts.docker);
-  const image = opts.image ?? DEFAULT_IMAGE;
-  return {
-    kind: 'warm-docker',
-    async start(slot: Slot, limits: Limits, argv: string[]): Promise<JailHandle> {
-      if (!engineIsLocal()) throw new Error('warm executors need a local Docker engine (bind mounts); remote engines use cold steps');
-      const docker = await engine();
-      await checkImage(docker, image);
-      await shareWorkspace(slot.ws);
-      const c = await docker.createContainer(
-        // The server shares the container with the step: room for it in memory and CPU, so a step that
-        // exhausts its own share cannot starve the server that enforces its timeout.
-        containerOptions(image, argv, limits, { ws: slot.ws, pub: slot.pub }, { gpus: opts.gpus, openStdin: true, memoryMb: limits.memoryMb + 1024, cpus: limits.cpus + 1 }),
-      );
-      const unreap = reapContainer(c.id);
-      const stream = (await c.attach({ stream: true, stdin: true, stdout: true, stderr: true, hijack: true })) as unknown as NodeJS.ReadWriteStream & Readable;
-      const stdout = new PassThrough();
-      const stderr = new PassThrough();
-      docker.modem.demuxStream(stream, stdout, stderr);
-      stream.once('end', () => {
-        stdout.end();
-        stderr.end();
-      });
-      await c.start();
-      return {
-        stdin: stream as unknown as import('node:stream').Writable,
-        stdout,
-        stderr,
-        exited: c.wait().then(() => undefined, () => undefined),
-        countsProcesses: true,
-        async stop() {
-          await c.remove({ force: true }).catch(() => {});
-          unreap();
-        },
-      };
-    },
-  };
 }

@@ -2,7 +2,8 @@
 # imported the heavy modules, and forks one fresh child per step, so a step
 # costs a fork instead of an interpreter start plus imports. Passed with
 # `python3 -c`; argv[1] is a JSON config. Protocol: one JSON object per line
-# on stdin (requests) and on the original stdout (answers).
+# on stdin (requests) and on the original stdout (answers); while a step runs,
+# a {"op": "kill"} request stops it at once.
 import json
 import os
 import random
@@ -63,20 +64,24 @@ def wait_step(pid, flags):
         return pid, REAPED.pop(pid, 0)
 
 
+def others():
+    me = os.getpid()
+    return [int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) not in (1, me)]
+
+
 def sweep(wait=True):
     """Kills every process in the jail but the jail's init and this server, and reaps. SIGKILL cannot be
     caught, so once it is sent nothing of the step runs again; wait=False returns without waiting for the
     kernel to finish tearing the processes down (the next step's sweep reaps them)."""
-    me = os.getpid()
     # Before a step, wait (up to 10 s) until the kernel has torn down everything killed earlier.
     until = time.time() + (10 if wait else 0)
     while True:
-        others = [int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) not in (1, me)]
-        for p in others:
-            try:
-                os.kill(p, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+        # kill(-1) reaches every process of the jail (its own PID namespace) but init and this server, in one
+        # call: a fork bomb cannot outrun it the way it outruns a walk over /proc.
+        try:
+            os.kill(-1, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
         while True:
             try:
                 pid, status = os.waitpid(-1, os.WNOHANG)
@@ -85,9 +90,68 @@ def sweep(wait=True):
             if pid == 0:
                 break
             REAPED[pid] = status
-        if not others or time.time() > until:
+        if time.time() >= until or not others():
             return
         time.sleep(0.01)
+
+
+class Requests:
+    """Request lines from stdin, read with os.read so that select() can watch stdin during a step."""
+
+    def __init__(self):
+        self.buf = b""
+        self.eof = False
+
+    def fill(self):
+        chunk = os.read(0, 1 << 16)
+        self.eof = not chunk
+        self.buf += chunk
+
+    def pop(self):
+        line, sep, rest = self.buf.partition(b"\n")
+        if not sep:
+            return None
+        self.buf = rest
+        return line
+
+    def next(self):
+        """The next line, blocking; None at end of input."""
+        while True:
+            line = self.pop()
+            if line is not None or self.eof:
+                return line
+            self.fill()
+
+
+REQUESTS = Requests()
+
+
+def take_kill():
+    """The reason of a kill request among the lines read so far (which it removes), else None. Other
+    requests wait for the step's end (the host sends none while a step runs)."""
+    reason = None
+    kept = []
+    while True:
+        line = REQUESTS.pop()
+        if line is None:
+            break
+        try:
+            req = json.loads(line)
+        except ValueError:
+            continue
+        if req.get("op") == "kill":
+            reason = reason or str(req.get("reason") or "interrupted")
+        else:
+            kept.append(line)
+    REQUESTS.buf = b"".join(x + b"\n" for x in kept) + REQUESTS.buf
+    return reason
+
+
+def kill_requested():
+    """Reads what the host sent during a step: a kill request's reason, "interrupted" when the host is gone
+    (stdin closed), else None."""
+    REQUESTS.fill()
+    return "interrupted" if REQUESTS.eof else take_kill()
 
 
 def child(req, out_w, err_w):
@@ -98,6 +162,12 @@ def child(req, out_w, err_w):
         # Below the server in priority: a step that saturates the CPU (a fork bomb) must not delay the
         # server's enforcement of its timeout.
         os.nice(5)
+        # The OOM killer's first choice in the jail, so the memory cap ends the step, never the server.
+        try:
+            with open("/proc/self/oom_score_adj", "w") as f:
+                f.write("1000")
+        except OSError:
+            pass
         os.dup2(out_w, 1)
         os.dup2(err_w, 2)
         devnull = os.open("/dev/null", os.O_RDONLY)
@@ -170,6 +240,19 @@ def run(req):
     timed_out = False
     status = None
     drain_until = None
+
+    def stop():
+        try:
+            os.killpg(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        sweep(wait=False)
+        return time.time() + DRAIN_S
+
+    # A kill request that came in the same read as this step's request.
+    killed = take_kill()
+    if killed:
+        drain_until = stop()
     while open_fds:
         now = time.time()
         if status is None:
@@ -178,19 +261,20 @@ def run(req):
                 status = st
                 sweep(wait=False)  # daemons and detached grandchildren die with the step
                 drain_until = now + DRAIN_S
-        if status is None and not timed_out and now > deadline:
+        if status is None and not (timed_out or killed) and now > deadline:
             timed_out = True
-            try:
-                os.killpg(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            sweep(wait=False)
-            drain_until = now + DRAIN_S
+            drain_until = stop()
         # Output still buffered in the pipes is read; writers that are only being torn down are not waited for.
         if drain_until is not None and now > drain_until:
             break
-        ready, _, _ = select.select(open_fds, [], [], 0.02)
+        watch = open_fds + ([0] if status is None and not (timed_out or killed) and not REQUESTS.eof else [])
+        ready, _, _ = select.select(watch, [], [], 0.02)
         for fd in ready:
+            if fd == 0:
+                killed = kill_requested()
+                if killed:
+                    drain_until = stop()
+                continue
             chunk = os.read(fd, 1 << 16)
             if not chunk:
                 open_fds.remove(fd)
@@ -223,17 +307,18 @@ def run(req):
         s = bufs[fd].decode("utf-8", "replace")
         return s + (f"\n[mlepipe: output truncated, {dropped[fd]} more bytes]" if dropped[fd] else "")
 
-    stderr = text(err_r)
-    if timed_out:
-        stderr += f"\n[mlepipe: the step was killed after its timeout of {req['timeout_s']} s]"
-    return {
-        "exitCode": 124 if timed_out else code,
+    # The host adds the notes on timeouts, memory and interrupts, the same way for every backend.
+    answer = {
+        "exitCode": code,
         "timedOut": timed_out,
         "stdout": text(out_r),
-        "stderr": stderr,
+        "stderr": text(err_r),
         "truncated": bool(dropped[out_r] or dropped[err_r]),
         "durationMs": round((time.time() - start) * 1000),
     }
+    if killed:
+        answer["killed"] = killed
+    return answer
 
 
 def wipe_tmp():
@@ -251,12 +336,20 @@ def wipe_tmp():
 
 
 send({"ready": True, "pid": os.getpid(), "import_s": round(IMPORT_S, 3), "vm_mb": vm_bytes() // MB})
-for line in sys.stdin:
+while True:
+    line = REQUESTS.next()
+    if line is None:
+        break
     try:
         req = json.loads(line)
         op = req.get("op")
         if op == "run":
             send(run(req))
+            # What the step left is torn down now, while the host works on its answer, rather than at the
+            # start of the next step: dying forks of a server with big modules imported take a while.
+            sweep()
+        elif op == "kill":
+            pass  # for a step that had already ended: nothing to stop, nothing to answer
         elif op == "reset":
             sweep()
             wipe_tmp()

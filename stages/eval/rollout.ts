@@ -33,7 +33,8 @@ export async function rollout(o: RolloutOptions): Promise<Trajectory> {
   const started = new Date();
   const meta = (await readJsonFile(join(o.task.dir, 'task.json'))) as { is_lower_better?: boolean; modality?: string; task_type?: string; metric?: string; n_train?: number };
   const description = await readFile(join(o.task.dir, 'public', 'description.md'), 'utf8').catch(() => '(no description.md)');
-  const session = await o.sandbox.open({ task: o.task.dir, limits: { memoryMb: o.memoryMb } });
+  // The signal reaches every step of the session: an interrupt kills the running one at once.
+  const session = await o.sandbox.open({ task: o.task.dir, limits: { memoryMb: o.memoryMb }, signal: o.signal });
   let ep: EpisodeResult;
   let grade: Awaited<ReturnType<typeof gradeSubmission>> | undefined;
   try {
@@ -54,11 +55,12 @@ export async function rollout(o: RolloutOptions): Promise<Trajectory> {
       random: () => rng.next(),
       validate: async (path) => {
         // Format only: the evaluator runs, but its score never reaches the agent.
-        const g = await gradeSubmission(o.task.dir, session.workspace, { python: o.python }, path);
+        const g = await gradeSubmission(o.task.dir, session.workspace, { python: o.python, signal: o.signal }, path);
         return g.ok ? null : g.error;
       },
     });
-    if (ep.submission) grade = await gradeSubmission(o.task.dir, session.workspace, { python: o.python }, ep.submission);
+    // An interrupted episode is thrown away, not graded.
+    if (ep.submission && !o.signal.aborted) grade = await gradeSubmission(o.task.dir, session.workspace, { python: o.python, signal: o.signal }, ep.submission);
   } finally {
     await session.close();
   }

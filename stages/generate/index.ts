@@ -103,6 +103,8 @@ export const generate: Stage<GenerateParams> = {
         if (!dir) {
           dir = await ctx.items.put(itemId, async (d) => {
             const r = await makeOne(index, d);
+            // A build whose steps were stopped by the interrupt is not a verdict on the task: keep no item.
+            if (ctx.signal.aborted) throw new Error('interrupted');
             await writeFile(join(d, 'result.json'), JSON.stringify(r, null, 2) + '\n');
           });
         }
@@ -122,7 +124,7 @@ export const generate: Stage<GenerateParams> = {
       for (; attempt < p.attempts; attempt++) {
         const spec = draftSpec(dna, { seed: p.seed, index, attempt, samples: p.samples, scale: p.scale });
         taskId = spec.task_id;
-        const session = await sandbox.open({ task: empty });
+        const session = await sandbox.open({ task: empty, signal: ctx.signal });
         try {
           last = await buildTask(spec, join(d, 'task'), { session, python });
         } finally {
@@ -136,7 +138,7 @@ export const generate: Stage<GenerateParams> = {
       return last?.ok ? { ...base, ok: true, sample_score: last.sampleScore } : { ...base, ok: false, stage: last?.stage, error: last && !last.ok ? last.error : 'not built' };
     };
     const makeWithLlm = async (index: number, dna: SeedDna, d: string, llm: LlmClient): Promise<ItemResult> => {
-      const session = await sandbox.open({ task: empty });
+      const session = await sandbox.open({ task: empty, signal: ctx.signal });
       try {
         const r = await buildLlmTask(dna, join(d, 'task'), {
           client: llm,

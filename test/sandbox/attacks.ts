@@ -123,6 +123,47 @@ print('SPAWNED', n)
 sys.stdout.flush()
 time.sleep(60)
 `,
+  hostpaths: `
+import os
+# Every process's command line and environment, PID 1 (the jail's init) first.
+for p in ['1', 'self'] + sorted(p for p in os.listdir('/proc') if p.isdigit()):
+    for f in ['cmdline', 'environ']:
+        try:
+            data = open(f'/proc/{p}/{f}', 'rb').read().replace(b'\\0', b' ').decode('utf-8', 'replace')
+            print(f'PROC {p} {f}: {data}')
+        except Exception as e:
+            print(f'PROC {p} {f}: unreadable ({type(e).__name__})')
+print('OK: proc read')
+`,
+  hog: `
+# One process taking memory 64 MB at a time, touching every page, until stopped.
+chunks = []
+while True:
+    b = bytearray(64 * 1024 * 1024)
+    b[::4096] = b'x' * len(b[::4096])
+    chunks.append(b)
+`,
+  hogs: `
+# Four processes, each under the per-process cap, together far over the step's: without an end at the
+# memory cap, the survivors would sleep until the timeout.
+import os, time
+for i in range(4):
+    if os.fork() == 0:
+        b = bytearray(900 * 1024 * 1024)
+        b[::4096] = b'x' * len(b[::4096])
+        time.sleep(600)
+        os._exit(0)
+time.sleep(600)
+`,
+  forks: `
+# Fork pressure: every process forks as fast as it can and spins, up to the process cap.
+import os
+while True:
+    try:
+        os.fork()
+    except OSError:
+        pass
+`,
   census: `
 import os
 me, parent = os.getpid(), os.getppid()

@@ -1,0 +1,140 @@
+// Warm executors: a jail whose Python has already imported numpy, pandas and
+// scikit-learn and forks one child per step (sandbox/py/warm.py). Each
+// session gets a jail of its own, used by nobody before or after it, so
+// nothing leaks between trajectories.
+import { cp, readdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { assetText } from '../../core/assets.js';
+import { onceAborted } from '../../core/proc.js';
+import { finishStep, workspaceCheck, type Ending } from '../limits.js';
+import type { Limits, Step, StepResult } from '../types.js';
+import { publicDir } from '../workspace.js';
+import { newSlot, type JailHandle, type JailLauncher, type Slot } from './jail.js';
+import { Answers, isRunAnswer, killRequest, runRequest, type KillReason } from './protocol.js';
+
+export const DEFAULT_WARM_MODULES = [
+  'numpy',
+  'pandas',
+  'sklearn',
+  'sklearn.ensemble',
+  'sklearn.linear_model',
+  'sklearn.model_selection',
+  'sklearn.metrics',
+  'sklearn.preprocessing',
+];
+
+const START_TIMEOUT_MS = 60_000;
+/** The server enforces each step's timeout itself; past it by this much, the host gives up on the server. */
+const ANSWER_GRACE_MS = 15_000;
+/** How long a server may take to answer once told to kill its step, before its jail is killed instead. */
+const KILL_GRACE_MS = 3000;
+
+export class WarmExecutor {
+  private readonly answers: Answers;
+  private stderrTail: string[] = [];
+  private dead = false;
+
+  private constructor(
+    readonly slot: Slot,
+    readonly kind: 'warm-bwrap' | 'warm-docker',
+    private readonly jail: JailHandle,
+    readonly limits: Limits,
+  ) {
+    this.answers = new Answers(jail.stdout);
+    jail.stderr.on('data', (c: Buffer) => {
+      this.stderrTail.push(c.toString());
+      if (this.stderrTail.length > 20) this.stderrTail.shift();
+    });
+    // A jail that died under a request reports it through its answers; the write error itself says nothing more.
+    jail.stdin.on('error', () => {});
+    void jail.exited.then(() => (this.dead = true));
+  }
+
+  /** Starts a jail and waits for its server's hello; `signal` gives up at once, killing the jail. */
+  static async start(launcher: JailLauncher, python: string, modules: readonly string[], limits: Limits, signal?: AbortSignal): Promise<WarmExecutor> {
+    const slot = await newSlot();
+    let jail: JailHandle;
+    try {
+      jail = await launcher.start(slot, limits, [python, '-c', assetText('sandbox/py/warm.py'), JSON.stringify({ modules })]);
+    } catch (err) {
+      await rm(slot.root, { recursive: true, force: true });
+      throw err;
+    }
+    const ex = new WarmExecutor(slot, launcher.kind, jail, limits);
+    const hello = await ex.answers.next(START_TIMEOUT_MS, signal);
+    if (!hello?.ready) {
+      await ex.close();
+      signal?.throwIfAborted();
+      throw new Error(`the warm executor did not start: ${ex.stderrTail.join('').trim().split('\n').slice(-3).join(' | ') || 'no answer'}`);
+    }
+    return ex;
+  }
+
+  get alive(): boolean {
+    return !this.dead;
+  }
+
+  private send(request: Record<string, unknown>): void {
+    this.jail.stdin.write(JSON.stringify(request) + '\n');
+  }
+
+  /** Copies the task's public files into this jail's read-only view. */
+  async assign(task: string): Promise<void> {
+    const pub = await publicDir(task);
+    for (const name of await readdir(pub)) await cp(join(pub, name), join(this.slot.pub, name), { recursive: true });
+  }
+
+  /** Runs one step; the OOM killer striking in the jail, or `signal`, has the server kill it at once. */
+  async run(step: Step, over?: Partial<Limits>, signal?: AbortSignal): Promise<StepResult> {
+    const limits = { ...this.limits, ...over };
+    const t0 = performance.now();
+    const failed = (message: string, end: Ending): StepResult =>
+      finishStep({ exitCode: 125, stdout: '', stderr: message && `[mlepipe: ${message}]`, truncated: false, durationMs: Math.round(performance.now() - t0), backend: this.kind }, limits, end);
+    if (signal?.aborted) return failed('', { interrupted: true });
+    if (this.dead) return failed('the warm executor has stopped; open a new session', {});
+
+    let killed: KillReason | undefined;
+    const killSent = new AbortController();
+    const kill = (reason: KillReason) => {
+      if (killed) return;
+      killed = reason;
+      this.send(killRequest(reason));
+      killSent.abort();
+    };
+    const unwatch = await this.jail.watchOom(() => kill('oom'));
+    // Checked again after the wait above, and from here on synchronously: a kill must follow its run request.
+    if (signal?.aborted) {
+      unwatch();
+      return failed('', { interrupted: true });
+    }
+    this.send(runRequest(step, limits, this.jail.countsProcesses));
+    const unabort = signal ? onceAborted(signal, () => kill('interrupted')) : () => {};
+    // The server enforces the timeout; this wait covers a server that was itself killed or hung.
+    let answer = await this.answers.next(limits.timeoutMs + ANSWER_GRACE_MS, killSent.signal);
+    if (!answer && killed) answer = await this.answers.next(KILL_GRACE_MS);
+    unwatch();
+    unabort();
+    const durationMs = Math.round(performance.now() - t0);
+
+    if (!isRunAnswer(answer)) {
+      await this.close();
+      const why = answer?.error ? `warm executor error: ${String(answer.error)}` : `the warm executor ${killed ? 'did not stop the step when told' : 'stopped answering'}; its jail was killed`;
+      return failed(why, { interrupted: killed === 'interrupted', oomKilled: killed === 'oom', timedOut: !answer && durationMs >= limits.timeoutMs });
+    }
+    const end = { timedOut: answer.timedOut, oomKilled: answer.killed === 'oom' || killed === 'oom', interrupted: answer.killed === 'interrupted' };
+    // The step's own time, from its fork to its end, as the server measured it.
+    const raw = { exitCode: answer.exitCode, stdout: answer.stdout, stderr: answer.stderr, truncated: answer.truncated, durationMs: answer.durationMs, backend: this.kind };
+    return { ...finishStep(raw, limits, end), ...(await workspaceCheck(this.slot.ws, limits)) };
+  }
+
+  async close(): Promise<void> {
+    this.dead = true;
+    try {
+      this.jail.stdin.end();
+    } catch {
+      // closed
+    }
+    await this.jail.stop();
+    await rm(this.slot.root, { recursive: true, force: true, maxRetries: 3 });
+  }
+}

@@ -1,0 +1,128 @@
+// A pool of warm executors: jails started ahead of need, so that opening a
+// session does not wait for the imports. Shutting it down kills jails still
+// starting instead of waiting for them.
+import { onceAborted } from '../../core/proc.js';
+import { DEFAULT_LIMITS, type Backend, type Limits, type Session, type SessionOptions } from '../types.js';
+import { DEFAULT_WARM_MODULES, WarmExecutor } from './executor.js';
+import type { JailLauncher } from './jail.js';
+
+export interface WarmPoolOptions {
+  launcher: JailLauncher;
+  python: string;
+  modules?: readonly string[];
+  /** Jails kept started and waiting (default 2, the default concurrency; 0 starts one per session on demand). */
+  size?: number;
+  limits?: Partial<Limits>;
+  /** Where sessions go when a warm jail cannot start. */
+  fallback: Backend;
+  warn: (message: string) => void;
+  /** Aborting it shuts the pool down at once: its spare jails go while the sessions are still closing. */
+  signal?: AbortSignal;
+}
+
+/** A Backend whose sessions run in warm jails, started ahead of need. */
+export class WarmPool implements Backend {
+  readonly name: Backend['name'];
+  private idle: WarmExecutor[] = [];
+  private starting = 0;
+  private broken = false;
+  private closed = false;
+  /** Aborted at shutdown: jails still starting are killed then. */
+  private readonly stopping = new AbortController();
+  private waiters: Array<(ex: WarmExecutor | null) => void> = [];
+  private inflight = new Set<Promise<unknown>>();
+  private readonly limits: Limits;
+  private shut?: Promise<void>;
+
+  constructor(private readonly opts: WarmPoolOptions) {
+    this.name = opts.fallback.name;
+    this.limits = { ...DEFAULT_LIMITS, ...opts.limits };
+    if (opts.signal) onceAborted(opts.signal, () => void this.shutdown());
+  }
+
+  /** Starts jails until `size` are ready or starting (and one for each session waiting). */
+  fill(): void {
+    const size = Math.max(this.opts.size ?? 2, this.waiters.length);
+    while (!this.broken && !this.closed && this.idle.length + this.starting < size) {
+      this.starting++;
+      const started = WarmExecutor.start(this.opts.launcher, this.opts.python, this.opts.modules ?? DEFAULT_WARM_MODULES, this.limits, this.stopping.signal)
+        .then(
+          async (ex) => {
+            if (this.closed) return ex.close();
+            const w = this.waiters.shift();
+            if (w) w(ex);
+            else this.idle.push(ex);
+          },
+          (err: Error) => {
+            if (this.closed) return;
+            if (!this.broken) this.opts.warn(`warm executor unavailable, falling back to cold starts: ${err.message}`);
+            this.broken = true;
+            for (const w of this.waiters.splice(0)) w(null);
+          },
+        )
+        .finally(() => {
+          this.starting--;
+          this.inflight.delete(started);
+        });
+      this.inflight.add(started);
+    }
+  }
+
+  /** The next ready executor (null: fall back to cold starts); `signal` gives up waiting. */
+  private take(signal?: AbortSignal): Promise<WarmExecutor | null> {
+    const ex = this.idle.shift();
+    if (ex) return Promise.resolve(ex);
+    if (this.broken || this.closed) return Promise.resolve(null);
+    return new Promise((resolve, reject) => {
+      const waiter = (got: WarmExecutor | null) => {
+        stop();
+        resolve(got);
+      };
+      this.waiters.push(waiter);
+      const stop = signal
+        ? onceAborted(signal, () => {
+            this.waiters = this.waiters.filter((w) => w !== waiter);
+            reject(signal.reason);
+          })
+        : () => {};
+      this.fill();
+    });
+  }
+
+  async open(opts: SessionOptions): Promise<Session> {
+    opts.signal?.throwIfAborted();
+    let ex = await this.take(opts.signal);
+    while (ex && !ex.alive) {
+      void ex.close();
+      ex = await this.take(opts.signal);
+    }
+    this.fill();
+    if (!ex) return this.opts.fallback.open(opts);
+    try {
+      await ex.assign(opts.task);
+    } catch (err) {
+      await ex.close();
+      throw err;
+    }
+    const { limits, signal } = opts;
+    return {
+      backend: ex.kind,
+      workspace: ex.slot.ws,
+      run: (step, over) => ex.run(step, { ...limits, ...over }, signal),
+      close: () => ex.close(),
+    };
+  }
+
+  /** Closes the spare jails and kills those still starting; once, however often it is called. */
+  shutdown(): Promise<void> {
+    this.shut ??= (async () => {
+      this.closed = true;
+      this.stopping.abort();
+      for (const w of this.waiters.splice(0)) w(null);
+      // Jails still starting were told to stop (above) and close themselves; that is quick.
+      await Promise.all([...this.inflight]);
+      await Promise.all(this.idle.splice(0).map((ex) => ex.close()));
+    })();
+    return this.shut;
+  }
+}
