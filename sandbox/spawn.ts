@@ -70,6 +70,8 @@ export function spawnCommand(cmd: Command, opts: { env: Record<string, string>; 
     // A child that dies before reading its arguments closes the pipe; its exit reports that.
     (fd3 as unknown as NodeJS.EventEmitter).on('error', () => {});
     fd3.end(cmd.fd3);
+    // Only written to: once the child is gone its read side would stay open and keep the host process alive.
+    child.once('exit', () => (fd3 as unknown as { destroy(): void }).destroy());
   }
   return child;
 }

@@ -118,7 +118,7 @@ export async function shareWorkspace(ws: string): Promise<void> {
 }
 
 /** Attaches before start so that no output is missed; returns capped collectors. */
-async function attachOutput(c: Docker.Container, docker: Docker, maxBytes: number): Promise<{ out: CappedOutput; err: CappedOutput; ended: Promise<void> }> {
+async function attachOutput(c: Docker.Container, docker: Docker, maxBytes: number): Promise<{ out: CappedOutput; err: CappedOutput; ended: Promise<void>; close(): void }> {
   const stream = (await c.attach({ stream: true, stdout: true, stderr: true })) as unknown as Readable;
   const out = new CappedOutput(maxBytes);
   const err = new CappedOutput(maxBytes);
@@ -131,7 +131,8 @@ async function attachOutput(c: Docker.Container, docker: Docker, maxBytes: numbe
     stream.once('end', () => r());
     stream.once('close', () => r());
   });
-  return { out, err, ended };
+  // The engine does not always end an attach to a container that never ran: the step closes it itself.
+  return { out, err, ended, close: () => stream.destroy() };
 }
 
 /** The engine's OOM events for one container: listeners come and go; `close` ends the stream. */
@@ -158,6 +159,7 @@ export function dockerBackend(opts: DockerOptions = {}): Backend {
   const local = engineIsLocal();
   /** One step: a fresh container over the session's workspace, removed in the background (see `removals`). */
   const runStep = async (step: Step, limits: Limits, { workspace, pub }: Where, signal: AbortSignal | undefined, removals: Set<Promise<unknown>>): Promise<StepResult> => {
+    if (signal?.aborted) return finishStep({ exitCode: 125, stdout: '', stderr: '', truncated: false, durationMs: 0, backend: 'docker' }, limits, { interrupted: true });
     // The container has a PID namespace of its own: its launcher may kill everything in it at the timeout.
     const cmd = launcherArgv(python, limits, true, '/workspace', step, true);
     const docker = await engine();
@@ -168,6 +170,7 @@ export function dockerBackend(opts: DockerOptions = {}): Backend {
       });
     const unreap = reapContainer(c.id);
     let oom: Awaited<ReturnType<typeof oomEvents>> | undefined;
+    let io: Awaited<ReturnType<typeof attachOutput>> | undefined;
     try {
       if (!local) {
         // A remote engine gets the workspace and public/ as archives (public files read-only, owned by root).
@@ -176,7 +179,7 @@ export function dockerBackend(opts: DockerOptions = {}): Backend {
         const pubTar = tar.pack(pub, { map: (h) => ({ ...h, name: `public/${h.name}`, uid: 0, gid: 0, mode: h.type === 'directory' ? 0o555 : 0o444 }) });
         await c.putArchive(pubTar as unknown as NodeJS.ReadableStream, { path: '/workspace' });
       }
-      const io = await attachOutput(c, docker, limits.maxOutputBytes);
+      io = await attachOutput(c, docker, limits.maxOutputBytes);
       oom = await oomEvents(docker, c.id);
       const { end, stop } = stopper(() => void c.kill().catch(() => {}));
       if (signal?.aborted) return finishStep({ exitCode: 125, stdout: '', stderr: '', truncated: false, durationMs: 0, backend: 'docker' }, limits, { interrupted: true });
@@ -203,6 +206,7 @@ export function dockerBackend(opts: DockerOptions = {}): Backend {
       return { ...finishStep(raw, limits, { ...end, oomKilled: end.oomKilled || state.OOMKilled }), ...(await workspaceCheck(workspace, limits)) };
     } finally {
       oom?.close();
+      io?.close();
       // The result does not wait for the engine to remove the container; closing the session does.
       const removed = c.remove({ force: true, v: true }).catch(() => {}).then(unreap);
       removals.add(removed);

@@ -41,7 +41,17 @@ export async function startReplayServer(script: Array<Reply | ((body: ReplayServ
         state.arrivals.push(performance.now());
         const step = script[Math.min(next++, script.length - 1)];
         const reply = typeof step === 'function' ? step(body) : step;
-        if (reply.delayMs) await new Promise((r) => setTimeout(r, reply.delayMs));
+        // A delayed reply is dropped when its client goes away, and never holds the test process open.
+        if (reply.delayMs) {
+          await new Promise<void>((r) => {
+            const timer = setTimeout(r, reply.delayMs);
+            timer.unref();
+            res.once('close', () => {
+              clearTimeout(timer);
+              r();
+            });
+          });
+        }
         if (res.destroyed) return;
         const status = reply.status ?? 200;
         res.writeHead(status, { 'content-type': 'application/json', ...reply.headers });
