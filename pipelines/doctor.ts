@@ -84,12 +84,12 @@ export async function runChecks(settings: Settings, env: NodeJS.ProcessEnv = pro
   for (const r of environments) checks.push(envCheck(r, choice));
 
   const backend = settings.sandbox.backend;
-  checks.push(await backendCheck('bwrap', backend === 'bwrap', settings, 'apt-get install -y bubblewrap (and allow user namespaces)'));
+  checks.push(await backendCheck('bwrap', backend === 'bwrap', settings, choice, 'apt-get install -y bubblewrap (and allow user namespaces)'));
   const engine = await dockerCheck(backend === 'docker', env);
   checks.push(engine);
   if (engine.ok) {
     checks.push(
-      await backendCheck('docker', backend === 'docker', settings, `bash sandbox/image/build.sh${settings.sandbox.image ? ` ${settings.sandbox.image}` : ''} (or docker build -t mlepipe-sandbox sandbox/image)`),
+      await backendCheck('docker', backend === 'docker', settings, choice, `bash sandbox/image/build.sh${settings.sandbox.image ? ` ${settings.sandbox.image}` : ''} (or docker build -t mlepipe-sandbox sandbox/image)`),
     );
   }
   const cg = await cgroupSupport();
@@ -116,22 +116,25 @@ export async function runChecks(settings: Settings, env: NodeJS.ProcessEnv = pro
   return { python: choice, environments, checks };
 }
 
-/** Runs a real step (numpy, pandas, sklearn imported) in a fresh jail of that backend. */
-async function backendCheck(name: 'bwrap' | 'docker', required: boolean, settings: Settings, fix: string): Promise<Check> {
+/** Runs a real step (numpy, pandas, sklearn imported) in a fresh jail of that backend, with the interpreter stages use. */
+async function backendCheck(name: 'bwrap' | 'docker', required: boolean, settings: Settings, choice: PythonChoice, fix: string): Promise<Check> {
   const task = await mkdtemp(join(tmpdir(), 'mlepipe-doctor-'));
   try {
     await mkdir(join(task, 'public'));
-    const sandbox = createSandbox({ backend: name, image: settings.sandbox.image, warn: () => {} });
+    const sandbox = createSandbox({ backend: name, image: settings.sandbox.image, python: choice.path, warn: () => {} });
     const session = await sandbox.open({ task, limits: { timeoutMs: 60_000 } });
     try {
-      await writeFile(join(session.workspace, 'check.py'), 'import numpy, pandas, sklearn\nprint("ok")\n');
+      await writeFile(join(session.workspace, 'check.py'), 'import sys, numpy, pandas, sklearn\nprint("ok", sys.executable)\n');
       const r = await session.run({ file: 'check.py' });
-      const ok = r.exitCode === 0 && r.stdout.trim() === 'ok';
+      const [said, inJail] = r.stdout.trim().split(' ');
+      const ok = r.exitCode === 0 && said === 'ok';
       return {
         name: `sandbox ${name}`,
         ok,
         required,
-        detail: ok ? `a step imports numpy, pandas, sklearn in ${r.durationMs} ms` : `step failed: ${r.stderr.trim().split('\n').pop() ?? `exit ${r.exitCode}`}`,
+        detail: ok
+          ? `a step runs ${inJail} and imports numpy, pandas, sklearn in ${r.durationMs} ms`
+          : `step failed: ${r.stderr.trim().split('\n').pop() ?? `exit ${r.exitCode}`}`,
         fix,
       };
     } finally {
@@ -160,7 +163,7 @@ async function dockerCheck(required: boolean, env: NodeJS.ProcessEnv): Promise<C
       ok: false,
       required,
       detail: `no engine at ${where}: ${(err as Error).message.split('\n')[0]}`,
-      fix: 'apt-get install -y docker.io && dockerd --storage-driver=vfs --iptables=false --bridge=none &  (or set DOCKER_HOST)',
+      fix: 'apt-get install -y docker.io && dockerd --iptables=false --bridge=none &  (or set DOCKER_HOST)',
     };
   }
 }

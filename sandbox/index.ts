@@ -5,19 +5,22 @@ import { EnvError } from '../core/errors.js';
 import { bwrapBackend } from './backends/bwrap.js';
 import { dockerBackend } from './backends/docker.js';
 import { dockerJails } from './backends/docker-jails.js';
+import { imagePython, jailPython } from './interpreter.js';
 import { processBackend } from './backends/process.js';
 import type { Backend, BackendName, Limits } from './types.js';
-import { bwrapJails } from './warm/jail.js';
+import { bwrapJails, type JailLauncher } from './warm/jail.js';
 import { WarmPool } from './warm/pool.js';
 
 export interface SandboxConfig {
   backend: BackendName;
-  /** Interpreter inside the jail (bwrap, docker) or on the host (process). */
+  /** The host interpreter stages chose (default Debian's /usr/bin/python3): run as it is by the process
+   * backend, mounted into bwrap jails, its counterpart in the image under docker (sandbox/interpreter.ts). */
   python?: string;
   image?: string;
   /** Serve sessions from warm executors (bwrap and docker). */
   warm?: boolean;
   poolSize?: number;
+  /** Modules warm executors import before forking steps (default DEFAULT_WARM_MODULES; missing ones are skipped). */
   modules?: readonly string[];
   limits?: Partial<Limits>;
   gpus?: number | 'all';
@@ -49,8 +52,18 @@ export function createSandbox(cfg: SandboxConfig): Sandbox {
     if (cfg.warm) warn('warm executors need bwrap or docker; the process backend starts every step cold');
     return { name: cold.name, open: (o) => cold.open(o), shutdown: async () => {} };
   }
-  const launcher = cfg.backend === 'docker' ? dockerJails({ image: cfg.image, python, gpus: cfg.gpus }) : bwrapJails();
-  const pool = new WarmPool({ launcher, python, modules: cfg.modules, size: cfg.poolSize, limits: cfg.limits, fallback: cold, warn, signal: cfg.signal });
+  // Warm servers are started with the interpreter's path inside the jail.
+  let launcher: JailLauncher;
+  let inJail: string;
+  if (cfg.backend === 'docker') {
+    launcher = dockerJails({ image: cfg.image, python, gpus: cfg.gpus });
+    inJail = imagePython(python).path;
+  } else {
+    const jp = jailPython(python);
+    launcher = bwrapJails(jp);
+    inJail = jp.path;
+  }
+  const pool = new WarmPool({ launcher, python: inJail, modules: cfg.modules, size: cfg.poolSize, limits: cfg.limits, fallback: cold, warn, signal: cfg.signal });
   pool.fill();
   return { name: pool.name, open: (o) => pool.open(o), shutdown: () => pool.shutdown() };
 }

@@ -52,6 +52,8 @@ export function jailEnv(cpus: number, home: string): Record<string, string> {
     PYTHONUNBUFFERED: '1',
     PYTHONDONTWRITEBYTECODE: '1',
     MPLCONFIGDIR: '/tmp',
+    // joblib counts physical cores through /sys, which jails do not show; it would warn on every step.
+    LOKY_MAX_CPU_COUNT: String(Math.max(1, Math.floor(cpus))),
     ...threadEnv(cpus),
   };
 }

@@ -47,7 +47,7 @@ export interface StageContext<P> {
   /** The cache root, for content-addressed stores shared across nodes (the LLM response cache). */
   readonly cacheRoot: string;
   /** Where untrusted or generated code runs (project settings). */
-  readonly sandbox: { readonly backend: 'bwrap' | 'docker' | 'process'; readonly image?: string };
+  readonly sandbox: { readonly backend: 'bwrap' | 'docker' | 'process'; readonly image?: string; readonly preload?: readonly string[] };
   readonly inputs: readonly InputNode[];
   /** The experiment's `models:` (stages take a model by name). */
   readonly models: Readonly<Record<string, ModelSpec>>;

@@ -3,6 +3,7 @@ import * as assert from 'uvu/assert';
 import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { envInstalled, pythonEnv } from '../core/python.js';
 import type { StageContext } from './contract.js';
 import { stageSandbox } from './sandbox.js';
 
@@ -27,6 +28,36 @@ test('the process backend runs steps with the interpreter the stage was given', 
       await sandbox.shutdown();
     }
     assert.match(await readFile(join(dir, 'mark'), 'utf8'), 'used');
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test("jails run the stage's interpreter (the agent environment) and preload what the settings list", async () => {
+  const agent = pythonEnv('agent');
+  assert.ok(envInstalled(agent), `the agent environment is not installed: ${agent.fix}`);
+  const dir = await mkdtemp(join(tmpdir(), 'mlepipe-stagebox-'));
+  try {
+    const task = join(dir, 'task');
+    await mkdir(join(task, 'public'), { recursive: true });
+    const probe = 'import sys\nprint(sys.prefix, "sklearn" in sys.modules, "lightgbm" in sys.modules)\n';
+    const seen: string[] = [];
+    for (const preload of [['sklearn'], undefined]) {
+      const ctx = { sandbox: { backend: 'bwrap', preload }, python: agent.python, log: () => {} } as unknown as StageContext<unknown>;
+      const sandbox = stageSandbox(ctx, 1);
+      const session = await sandbox.open({ task });
+      try {
+        assert.is(session.backend, 'warm-bwrap');
+        await writeFile(join(session.workspace, 'step.py'), probe);
+        const r = await session.run({ file: 'step.py' });
+        assert.is(r.exitCode, 0, r.stderr);
+        seen.push(r.stdout.trim());
+      } finally {
+        await session.close();
+        await sandbox.shutdown();
+      }
+    }
+    assert.equal(seen, ['/opt/mlepipe/agent True False', '/opt/mlepipe/agent True True']);
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

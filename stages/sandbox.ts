@@ -9,9 +9,10 @@ export function stageSandbox(ctx: StageContext<unknown>, poolSize: number): Sand
     image: ctx.sandbox.image,
     warm: true,
     poolSize,
-    // The process backend runs the chosen interpreter on the host. Jails run
-    // their own (the host's /usr/bin/python3 under bwrap, the image's under docker).
-    python: ctx.sandbox.backend === 'process' ? ctx.python : undefined,
+    // The interpreter the node key records: run on the host by the process backend, mounted
+    // into bwrap jails, its baked copy in the docker image (sandbox/interpreter.ts).
+    python: ctx.python,
+    modules: ctx.sandbox.preload,
     // The project chose the process backend by name in its settings.
     explicit: ctx.sandbox.backend === 'process',
     warn: (m) => ctx.log(`warning: ${m}`),

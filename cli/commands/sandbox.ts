@@ -46,8 +46,9 @@ export async function sandboxRunCommand(argv: string[], args: SandboxRunArgs, io
   const python = defaultPython(settings.python);
   const sandbox = createSandbox({
     backend,
-    // As in stages: jails run their own interpreter.
-    python: backend === 'process' ? python : undefined,
+    // As in stages: the chosen interpreter, mapped into the jail.
+    python,
+    modules: settings.sandbox.preload,
     image: settings.sandbox.image,
     warm: args.warm,
     // One session: its jail starts on demand, no spare.

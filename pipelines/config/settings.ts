@@ -67,7 +67,7 @@ export async function loadSettings(startDir: string, env: NodeJS.ProcessEnv = pr
     projectRoot,
     cacheDir,
     python: written.python,
-    sandbox: { backend: written.sandbox?.backend ?? 'bwrap', image: written.sandbox?.image },
+    sandbox: { backend: written.sandbox?.backend ?? 'bwrap', image: written.sandbox?.image, preload: written.sandbox?.preload },
     concurrency: written.concurrency ?? 2,
     hosts: written.hosts ?? {},
   };

@@ -74,11 +74,18 @@ export interface HostSettings {
   gpus?: number;
 }
 
+export interface SandboxSettings {
+  readonly backend: 'bwrap' | 'docker' | 'process';
+  readonly image?: string;
+  /** Modules warm executors import before forking steps (undefined: the sandbox's default list). */
+  readonly preload?: readonly string[];
+}
+
 /** Project settings as written in mlepipe.config.*. */
 export interface WrittenSettings {
   cache?: string;
   python?: string;
-  sandbox?: { backend?: 'bwrap' | 'docker' | 'process'; image?: string };
+  sandbox?: { backend?: 'bwrap' | 'docker' | 'process'; image?: string; preload?: string[] };
   concurrency?: number;
   hosts?: Record<string, HostSettings>;
 }
@@ -89,7 +96,7 @@ export interface Settings {
   readonly projectRoot: string;
   readonly cacheDir: string;
   readonly python?: string;
-  readonly sandbox: { readonly backend: 'bwrap' | 'docker' | 'process'; readonly image?: string };
+  readonly sandbox: SandboxSettings;
   readonly concurrency: number;
   readonly hosts: Readonly<Record<string, HostSettings>>;
 }

@@ -6,7 +6,7 @@
 // directories are simply not in the jail's filesystem.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { EnvError } from '../../core/errors.js';
+import { jailPython, type JailPython } from '../interpreter.js';
 import { JAIL_PATH, jailEnv } from '../output.js';
 import { launcherArgv, spawnJailed, type Command } from '../spawn.js';
 import type { Backend, Limits, Session, SessionOptions } from '../types.js';
@@ -36,7 +36,7 @@ function systemBinds(): string[] {
  * a neutral environment in /: the jail's PID 1 is a fork of bwrap, so its /proc/1/cmdline and
  * /proc/1/environ would otherwise show the host's folders and PATH.
  */
-export function bwrapCommand(workspace: string, pub: string, limits: Limits, argv: string[]): Command {
+export function bwrapCommand(workspace: string, pub: string, limits: Limits, argv: string[], python?: JailPython): Command {
   const env = jailEnv(limits.cpus, '/workspace');
   const args = [
     '--unshare-all',
@@ -48,6 +48,8 @@ export function bwrapCommand(workspace: string, pub: string, limits: Limits, arg
     '--cap-drop', 'ALL',
     '--disable-userns',
     ...systemBinds(),
+    // The interpreter's virtual environment (the agent environment), read-only like /usr.
+    ...(python?.binds ?? []).flatMap(([from, to]) => ['--ro-bind', from, to]),
     '--proc', '/proc',
     '--dev', '/dev',
     '--size', String(Math.min(limits.maxWorkspaceMb, 1024) * 1024 * 1024),
@@ -73,16 +75,15 @@ function bwrapPath(): string {
   return found;
 }
 
-export function bwrapBackend(python = '/usr/bin/python3'): Backend {
-  if (!python.startsWith('/usr/')) {
-    throw new EnvError(`the bwrap sandbox runs the interpreter from the host's /usr; ${python} is outside it (use Debian's /usr/bin/python3)`);
-  }
+/** `python` is the host interpreter (sandbox/interpreter.ts maps it into the jail). */
+export function bwrapBackend(host = '/usr/bin/python3'): Backend {
+  const python = jailPython(host);
   return {
     name: 'bwrap',
     open: (opts: SessionOptions): Promise<Session> =>
       coldSession('bwrap', opts, (step, limits, { workspace, pub }) =>
         spawnJailed({ ...BWRAP_SPAWN, limits, backend: 'bwrap', workspace, signal: opts.signal }, (cg) =>
-          bwrapCommand(workspace, pub, limits, launcherArgv(python, limits, cg, '/workspace', step)),
+          bwrapCommand(workspace, pub, limits, launcherArgv(python.path, limits, cg, '/workspace', step), python),
         ),
       ),
   };

@@ -3,6 +3,7 @@
 // mounts).
 import { PassThrough, type Readable, type Writable } from 'node:stream';
 import { reapContainer } from '../../core/reaper.js';
+import { imagePython } from '../interpreter.js';
 import type { Limits } from '../types.js';
 import { SERVER_MB, type JailHandle, type JailLauncher, type Slot } from '../warm/jail.js';
 import { checkImage, containerOptions, DEFAULT_IMAGE, engineIsLocal, lazyEngine, oomEvents, shareWorkspace, type DockerOptions } from './docker.js';
@@ -10,12 +11,13 @@ import { checkImage, containerOptions, DEFAULT_IMAGE, engineIsLocal, lazyEngine,
 export function dockerJails(opts: DockerOptions = {}): JailLauncher {
   const engine = lazyEngine(opts.docker);
   const image = opts.image ?? DEFAULT_IMAGE;
+  const { agentLock } = imagePython(opts.python ?? '/usr/bin/python3');
   return {
     kind: 'warm-docker',
     async start(slot: Slot, limits: Limits, argv: string[]): Promise<JailHandle> {
       if (!engineIsLocal()) throw new Error('warm executors need a local Docker engine (bind mounts); remote engines use cold steps');
       const docker = await engine();
-      await checkImage(docker, image);
+      await checkImage(docker, image, agentLock);
       await shareWorkspace(slot.ws);
       const c = await docker.createContainer(
         // The server shares the container with the step: room for it in memory and CPU, so a step that

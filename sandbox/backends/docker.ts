@@ -12,6 +12,7 @@ import { EnvError } from '../../core/errors.js';
 import { onceAborted } from '../../core/proc.js';
 import { reapContainer } from '../../core/reaper.js';
 import { finishStep, MB, stopper, workspaceCheck } from '../limits.js';
+import { AGENT_LOCK_LABEL, imagePython } from '../interpreter.js';
 import { CappedOutput, jailEnv } from '../output.js';
 import { BASELINE_MB, launcherArgv } from '../spawn.js';
 import type { Backend, Limits, Session, SessionOptions, Step, StepResult } from '../types.js';
@@ -33,6 +34,7 @@ export const OWNER_LABEL = 'mlepipe.pid';
 
 export interface DockerOptions {
   image?: string;
+  /** The host interpreter stages chose; its counterpart in the image runs (sandbox/interpreter.ts). */
   python?: string;
   /** GPUs for the container: a count, or 'all'. */
   gpus?: number | 'all';
@@ -96,19 +98,28 @@ export function containerOptions(
   };
 }
 
-/** The image must exist: say how to make it when it does not. */
-export async function checkImage(docker: Docker, image: string): Promise<void> {
+/** The image must exist, and carry the agent environment's lock when steps use it: say how to make it when not. */
+export async function checkImage(docker: Docker, image: string, agentLock?: string): Promise<void> {
+  const build = `\`bash sandbox/image/build.sh${image === DEFAULT_IMAGE ? '' : ` ${image}`}\``;
+  let labels: Record<string, string> | undefined;
   try {
-    await docker.getImage(image).inspect();
+    labels = (await docker.getImage(image).inspect()).Config?.Labels ?? undefined;
   } catch (err) {
     const code = (err as { statusCode?: number }).statusCode;
     if (code === 404) {
       throw new EnvError(
-        `docker image ${image} not found; build it with \`bash sandbox/image/build.sh\` (docker import of this machine's Python stack) ` +
-          `or \`docker build -t ${image} sandbox/image\` where a registry is reachable`,
+        `docker image ${image} not found; build it with ${build} (docker import of this machine's Python stack and agent environment) ` +
+          `or \`docker build -t ${image} -f sandbox/image/Dockerfile .\` where a registry is reachable`,
       );
     }
     throw new EnvError(`no Docker engine at ${process.env.DOCKER_HOST ?? 'the local socket'}: ${(err as Error).message.split('\n')[0]}`);
+  }
+  const baked = labels?.[AGENT_LOCK_LABEL];
+  if (agentLock && baked !== agentLock) {
+    // Steps would run other package versions than the node keys record.
+    throw new EnvError(
+      `docker image ${image} ${baked ? `holds another agent environment (lock ${baked.slice(0, 12)}, installed ${agentLock.slice(0, 12)})` : 'has no agent environment'}; rebuild it with ${build}`,
+    );
   }
 }
 
@@ -155,7 +166,7 @@ export async function oomEvents(docker: Docker, id: string): Promise<{ on(fn: ()
 export function dockerBackend(opts: DockerOptions = {}): Backend {
   const engine = lazyEngine(opts.docker);
   const image = opts.image ?? DEFAULT_IMAGE;
-  const python = opts.python ?? '/usr/bin/python3';
+  const { path: python, agentLock } = imagePython(opts.python ?? '/usr/bin/python3');
   const local = engineIsLocal();
   /** One step: a fresh container over the session's workspace, removed in the background (see `removals`). */
   const runStep = async (step: Step, limits: Limits, { workspace, pub }: Where, signal: AbortSignal | undefined, removals: Set<Promise<unknown>>): Promise<StepResult> => {
@@ -216,7 +227,7 @@ export function dockerBackend(opts: DockerOptions = {}): Backend {
   return {
     name: 'docker',
     async open(so: SessionOptions): Promise<Session> {
-      await checkImage(await engine(), image);
+      await checkImage(await engine(), image, agentLock);
       const removals = new Set<Promise<unknown>>();
       return coldSession('docker', so, (step, limits, where) => runStep(step, limits, where, so.signal, removals), {
         prepare: ({ workspace }) => shareWorkspace(workspace),

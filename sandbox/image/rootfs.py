@@ -3,7 +3,10 @@
 
 No registry is needed: the files come from the installed Debian packages and
 their runtime dependencies (compilers and -dev packages pulled in only for
-building extensions are left out). Usage: rootfs.py OUT.tar
+building extensions are left out). With --venv DIR, the agent environment (a
+virtual environment over Debian's python3) goes in at /opt/mlepipe/agent, the
+place bwrap jails mount it, so steps see the same layout on both backends.
+Usage: rootfs.py OUT.tar [--venv DIR]
 """
 import io
 import os
@@ -70,7 +73,29 @@ def owners(paths):
     return sorted(pkgs)
 
 
-def main(out):
+AGENT_IN_IMAGE = "opt/mlepipe/agent"
+
+
+def add_venv(tar, venv, added):
+    """The environment's files, owned by root and readable by all (steps run as nobody)."""
+    for parent in ["opt", "opt/mlepipe"]:
+        if parent not in added:
+            info = tarfile.TarInfo(parent)
+            info.type = tarfile.DIRTYPE
+            info.mode = 0o755
+            tar.addfile(info)
+            added.add(parent)
+
+    def owned_by_root(info):
+        info.uid = info.gid = 0
+        info.uname = info.gname = "root"
+        info.mode |= 0o444 if not info.isdir() else 0o555
+        return info
+
+    tar.add(venv, arcname=AGENT_IN_IMAGE, recursive=True, filter=owned_by_root)
+
+
+def main(out, venv=None):
     ROOTS.extend(owners(alternative_links()))
     pkgs = closure()
     files = set()
@@ -131,8 +156,16 @@ def main(out):
         info = tarfile.TarInfo("etc/passwd")
         info.size = len(passwd)
         tar.addfile(info, io.BytesIO(passwd))
+        if venv:
+            add_venv(tar, venv, added)
     print(f"{len(pkgs)} packages, {len(files)} paths -> {out} ({os.path.getsize(out) / 1e6:.0f} MB)")
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    args = sys.argv[1:]
+    venv = None
+    if "--venv" in args:
+        i = args.index("--venv")
+        venv = args[i + 1]
+        del args[i : i + 2]
+    main(args[0], venv)

@@ -8,6 +8,7 @@ import type { Readable, Writable } from 'node:stream';
 import { gated, reapGroup } from '../../core/reaper.js';
 import { BWRAP_SPAWN, bwrapCommand } from '../backends/bwrap.js';
 import { createCgroup, watchOom } from '../cgroup.js';
+import type { JailPython } from '../interpreter.js';
 import { MB } from '../limits.js';
 import { spawnCommand } from '../spawn.js';
 import type { Limits } from '../types.js';
@@ -53,11 +54,12 @@ export async function newSlot(): Promise<Slot> {
 
 const noWatch = async () => () => {};
 
-export const bwrapJails = (): JailLauncher => ({
+/** Warm jails in bwrap running `python` (its path inside the jail is what the executor starts). */
+export const bwrapJails = (python?: JailPython): JailLauncher => ({
   kind: 'warm-bwrap',
   async start(slot, limits, argv) {
     const cgroup = await createCgroup({ maxProcs: limits.maxProcs + 16, memoryBytes: (limits.memoryMb + SERVER_MB) * MB });
-    const cmd = bwrapCommand(slot.ws, slot.pub, limits, argv);
+    const cmd = bwrapCommand(slot.ws, slot.pub, limits, argv, python);
     // Behind the watchdog's gate (core/reaper.ts): the jail starts once its group is announced.
     const proc = spawnCommand({ ...cmd, argv: gated(cgroup ? cgroup.wrap(cmd.argv) : cmd.argv) }, { ...BWRAP_SPAWN, stdin: 'pipe' });
     const exited = new Promise<void>((r) => proc.once('exit', () => r()));

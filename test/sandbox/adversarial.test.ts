@@ -1,6 +1,7 @@
 // The adversarial suite, run against every isolating backend: cold bwrap,
-// cold docker, and warm executors in both. Nothing is skipped: a backend
-// that cannot run here fails its tests.
+// cold docker, and warm executors in both, each with the agent environment
+// as its interpreter (mounted read-only in bwrap, baked into the image).
+// Nothing is skipped: a backend that cannot run here fails its tests.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { execa } from 'execa';
@@ -12,11 +13,13 @@ import { join } from 'node:path';
 import { gradeSubmission } from '../../sandbox/evaluate.js';
 import { createSandbox, type Sandbox, type Session, type StepResult } from '../../sandbox/index.js';
 import { exists } from '../../core/fs.js';
+import { envInstalled, pythonEnv } from '../../core/python.js';
 import { ROOT, waitFor } from '../helpers.js';
 import { attacks, SECRET } from './attacks.js';
 import { scaled } from '../helpers.js';
 
 const TIMEOUT_MS = scaled(8000);
+const AGENT = pythonEnv('agent');
 
 async function makeTask(): Promise<string> {
   const task = await mkdtemp(join(tmpdir(), 'mlepipe-adv-task-'));
@@ -85,7 +88,8 @@ for (const [name, backend, warm] of [
     port = (server.address() as { port: number }).port;
     A = attacks(task, port, tag);
     const warnings: string[] = [];
-    sandbox = createSandbox({ backend, warm, poolSize: 1, warn: (m) => warnings.push(m), limits: { memoryMb: 1024, maxProcs: 128 } });
+    assert.ok(envInstalled(AGENT), `the agent environment is not installed: ${AGENT.fix}`);
+    sandbox = createSandbox({ backend, warm, python: AGENT.python, poolSize: 1, warn: (m) => warnings.push(m), limits: { memoryMb: 1024, maxProcs: 128 } });
     session = await sandbox.open({ task, limits: { memoryMb: 1024, maxProcs: 128 }, signal: interrupt.signal });
     assert.is(session.backend, warm ? `warm-${backend}` : backend, `no fallback: ${warnings.join('; ')}`);
   });
@@ -112,6 +116,15 @@ for (const [name, backend, warm] of [
   t('/proc/*/root and /proc/*/cwd', async () => {
     const r = await step(A.proc);
     assert.match(r.stdout, 'OK: proc walked');
+  });
+
+  t('steps run the agent environment, which they cannot change', async () => {
+    const r = await step(A.agentEnv);
+    assert.is(r.exitCode, 0, r.stderr);
+    assert.match(r.stdout, /^prefix \/opt\/mlepipe\/agent$/m);
+    assert.match(r.stdout, /^OK: lightgbm fits$/m);
+    // Warm executors import it before the fork; cold steps import it themselves.
+    assert.match(r.stdout, warm ? /^preloaded True$/m : /^preloaded False$/m);
   });
 
   t('environment variables hold nothing of the host', async () => {
@@ -209,7 +222,7 @@ for (const [name, backend, warm] of [
 
   t('writing into public/, private/ and system paths fails', async () => {
     const r = await step(A.writes);
-    assert.is((r.stdout.match(/^OK: cannot/gm) ?? []).length, 13, r.stdout);
+    assert.is((r.stdout.match(/^OK: cannot/gm) ?? []).length, 15, r.stdout);
   });
 
   t("the task's files are unchanged and the sandbox still works", async () => {

@@ -48,6 +48,15 @@ for p in [p for p in os.listdir('/proc') if p.isdigit()] + ['self', 'thread-self
         pass
 print('OK: proc walked')
 `,
+  agentEnv: `
+import sys
+print('preloaded', 'lightgbm' in sys.modules and 'torch' in sys.modules)
+print('prefix', sys.prefix)
+import numpy as np, lightgbm
+X = np.random.RandomState(0).rand(100, 3)
+m = lightgbm.LGBMRegressor(n_estimators=5, verbose=-1).fit(X, X[:, 0])
+print('OK: lightgbm fits' if m.predict(X).shape == (100,) else 'bad fit')
+`,
   env: `
 import os
 for k, v in os.environ.items():
@@ -189,7 +198,9 @@ print('done')
 import os
 T = ${JSON.stringify(task)}
 for p in ['public/train.csv', 'public/new.csv', '../private/answer.csv', T + '/private/answer.csv', T + '/private/evaluator.py',
-          T + '/public/train.csv', '/usr/bin/evil', '/etc/passwd', '/evil', '/usr/lib/python3/dist-packages/evil.py']:
+          T + '/public/train.csv', '/usr/bin/evil', '/etc/passwd', '/evil', '/usr/lib/python3/dist-packages/evil.py',
+          # The agent environment every later step imports from.
+          '/opt/mlepipe/agent/lib/python3.11/site-packages/sitecustomize.py', '/opt/mlepipe/agent/bin/python']:
     try:
         with open(p, 'a') as f:
             f.write('pwned')
