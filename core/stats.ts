@@ -7,19 +7,23 @@ export function mean(xs: readonly number[]): number {
   return xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : NaN;
 }
 
-/** Population standard deviation (divides by n, as GRPO's group normalisation does); 0 for no values. */
+/** Population standard deviation (divides by n); 0 for no values. */
 export function std(xs: readonly number[]): number {
   if (!xs.length) return 0;
   const m = mean(xs);
   return Math.sqrt(xs.reduce((a, x) => a + (x - m) ** 2, 0) / xs.length);
 }
 
-/** Standard error of the mean (sample standard deviation / sqrt(n)); 0 for a single value. */
-export function sem(xs: readonly number[]): number {
+/** Sample standard deviation (divides by n − 1, as torch.std does by default); 0 below two values. */
+export function sampleStd(xs: readonly number[]): number {
   if (xs.length < 2) return 0;
   const m = mean(xs);
-  const variance = xs.reduce((a, x) => a + (x - m) ** 2, 0) / (xs.length - 1);
-  return Math.sqrt(variance / xs.length);
+  return Math.sqrt(xs.reduce((a, x) => a + (x - m) ** 2, 0) / (xs.length - 1));
+}
+
+/** Standard error of the mean (sample standard deviation / sqrt(n)); 0 for a single value. */
+export function sem(xs: readonly number[]): number {
+  return xs.length < 2 ? 0 : sampleStd(xs) / Math.sqrt(xs.length);
 }
 
 /** Percentile bootstrap interval of the mean: resample with replacement `reps` times. */

@@ -2,7 +2,7 @@
 // and the per-turn text with a loss mask (1 on what the policy wrote, 0 on
 // prompts and observations). This is the batch `POST /update` receives
 // (schemas/trainer/batch.schema.json) and what the template trainer reads.
-import { groupAdvantages, turnAdvantages } from '../../agents/grpo/advantages.js';
+import { groupAdvantages, timedOutUnder, turnAdvantages, type MaskTimeouts, type StdKind, type TimeoutRule } from '../../agents/grpo/advantages.js';
 import type { TrainSample } from '../../agents/grpo/template-trainer.js';
 import type { Trajectory } from '../../agents/trajectory.js';
 
@@ -44,15 +44,24 @@ export interface Batch {
   groups: Array<{ group_id: string; mean: number; std: number; zero_signal: boolean }>;
 }
 
-export function buildBatch(step: number, rollouts: readonly Rollout[], o: { advantage: 'grpo' | 'drgrpo'; maskTimeouts: 'drop' | 'keep'; groupSize: number; hyper: Batch['hyper'] }): Batch {
+export interface BatchOptions {
+  advantage: 'grpo' | 'drgrpo';
+  maskTimeouts: MaskTimeouts;
+  timeoutRule: TimeoutRule;
+  std: StdKind;
+  groupSize: number;
+  hyper: Batch['hyper'];
+}
+
+export function buildBatch(step: number, rollouts: readonly Rollout[], o: BatchOptions): Batch {
   const groups = new Map<string, Rollout[]>();
   for (const r of rollouts) groups.set(r.group_id, [...(groups.get(r.group_id) ?? []), r]);
   const trajectories: BatchTrajectory[] = [];
   const stats: Batch['groups'] = [];
   for (const [groupId, members] of groups) {
     const g = groupAdvantages(
-      members.map((m) => (isCrashed(m) ? { reward: 0, timedOut: false, crashed: true } : { reward: m.reward ?? 0, timedOut: m.variables.timed_out === 1, turns: policyTurns(m) })),
-      { estimator: o.advantage, maskTimeouts: o.maskTimeouts },
+      members.map((m) => (isCrashed(m) ? { reward: 0, timedOut: false, crashed: true } : { reward: m.reward ?? 0, timedOut: timedOutUnder(o.timeoutRule, m), turns: policyTurns(m) })),
+      { estimator: o.advantage, maskTimeouts: o.maskTimeouts, std: o.std },
     );
     const turns = turnAdvantages(
       members.map((m) => ({ reward: isCrashed(m) ? 0 : (m.reward ?? 0), timedOut: false, turns: isCrashed(m) ? 1 : policyTurns(m) })),
@@ -68,7 +77,8 @@ export function buildBatch(step: number, rollouts: readonly Rollout[], o: { adva
         sample: m.sample,
         reward: isCrashed(m) ? 0 : (m.reward ?? 0),
         advantage: a.advantage,
-        turn_advantages: g.zeroSignal || a.masked ? turns[i].map(() => 0) : turns[i],
+        // Equal outcomes zero the trajectory advantage, not turn-level credit: shaping still applies.
+        turn_advantages: a.masked ? turns[i].map(() => 0) : turns[i],
         masked: a.masked,
         mask_reason: a.reason ?? null,
         variables: isCrashed(m) ? null : m.variables,

@@ -8,6 +8,7 @@
 // killed run resumes after its last finished step.
 import { cp, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { StdKind, TimeoutRule } from '../../agents/grpo/advantages.js';
 import { templateUpdate } from '../../agents/grpo/template-trainer.js';
 import { parsePolicy, policyIdentity } from '../../agents/policies/index.js';
 import { openaiPolicy } from '../../agents/policies/openai.js';
@@ -48,7 +49,9 @@ export interface GrpoParams {
   clip: { low: number; high: number };
   kl: number;
   advantage: 'grpo' | 'drgrpo';
-  mask_timeouts: 'drop' | 'keep';
+  mask_timeouts: 'drop' | 'drop-after' | 'keep';
+  timeout_rule: TimeoutRule;
+  std: StdKind;
   epochs: number;
   eval_every: number;
   checkpoint_every: number;
@@ -174,7 +177,7 @@ export const grpo: Stage<GrpoParams> = {
             const policy = makePolicy(k);
             const rollouts: Rollout[] = await runRollouts(plan(pickBatch(train, p.batch_size, k, p.seed), p.group_size, k, policy), ctx.log);
             if (ctx.signal.aborted) throw new Error('interrupted');
-            const batch = buildBatch(k, rollouts, { advantage: p.advantage, maskTimeouts: p.mask_timeouts, groupSize: p.group_size, hyper });
+            const batch = buildBatch(k, rollouts, { advantage: p.advantage, maskTimeouts: p.mask_timeouts, timeoutRule: p.timeout_rule, std: p.std, groupSize: p.group_size, hyper });
             let update: Record<string, unknown>;
             if (worker) {
               update = await worker.update(batch, ctx.signal);
