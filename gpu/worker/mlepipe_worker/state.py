@@ -1,0 +1,216 @@
+"""The worker's one policy in memory and everything that reads or changes its weights.
+
+Every method here runs on the server's single weights thread (server.py), so
+sampling, scoring, an optimiser step, saving and loading never overlap: a
+rollout never samples from weights half-way through an update.
+"""
+
+from __future__ import annotations
+
+import gc
+import hashlib
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from . import checkpoint
+from .batch import BatchError, batch_sequences, check_ids
+from .generate import chat_prompt_ids, generate
+from .loss import LossConfig
+from .model import Policy, load_policy
+from .protocol import Batch, ChatRequest, LoadRequest, SaveRequest, ScoreRequest, TokenizerIdentity
+from .update import Sequence, UpdateConfig, make_optimizer, score, update_step
+
+DEFAULT_MAX_TOKENS = 256
+OOM = (torch.OutOfMemoryError, MemoryError)
+
+
+class HttpError(Exception):
+    """An answer other than 200: the status and a JSON body (always with `error`, a sentence)."""
+
+    def __init__(self, status: int, message: str, **extra: Any):
+        super().__init__(message)
+        self.status = status
+        self.body = {"error": message, **extra}
+
+
+def sha256(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+class Worker:
+    def __init__(self, policy: Policy, *, model_id: str, ckpt_dir: Path, lr: float = 1e-6, step: int = 0):
+        if policy.tokenizer is None:
+            raise ValueError("the worker needs a tokenizer: it renders chat messages and checks batches against it")
+        self.policy = policy
+        self.model_id = model_id
+        self.ckpt_dir = ckpt_dir
+        self.optimizer = make_optimizer(policy, lr)
+        self.step = step
+        self.started = time.time()
+
+    # ── identity and health ──────────────────────────────────────────────────
+
+    def identity(self) -> dict[str, str]:
+        """sha256 of the tokenizer's serialisation (tokenizer.json's content) and of its chat template."""
+        tok = self.policy.tokenizer
+        return {"tokenizer_sha256": sha256(tok.backend_tokenizer.to_str()), "chat_template_sha256": sha256(tok.chat_template or "")}
+
+    def health(self) -> dict[str, Any]:
+        dev = self.policy.device
+        if dev.type == "cuda":
+            memory = {"kind": "cuda_max_allocated", "bytes": int(torch.cuda.max_memory_allocated(dev))}
+        else:
+            import psutil
+
+            memory = {"kind": "rss", "bytes": int(psutil.Process().memory_info().rss)}
+        return {
+            "status": "ok",
+            "step": self.step,
+            "model": self.model_id,
+            **self.identity(),
+            "device": str(dev),
+            "dtype": str(self.policy.dtype).removeprefix("torch."),
+            "lora": self.policy.lora is not None,
+            "vocab_size": self.vocab_size(),
+            "memory": memory,
+        }
+
+    def vocab_size(self) -> int:
+        return int(self.policy.model.get_input_embeddings().num_embeddings)
+
+    def check_identity(self, given: TokenizerIdentity | None) -> None:
+        if given is None:
+            return
+        mine = self.identity()
+        if given.model_dump() != mine:
+            raise HttpError(409, "the tokenizer or chat template differs from the worker's: these token ids were made for another tokenisation",
+                            given=given.model_dump(), worker=mine)  # fmt: skip
+
+    # ── weights ──────────────────────────────────────────────────────────────
+
+    def _guard_oom(self, what: str, fn):
+        try:
+            return fn()
+        except OOM as err:
+            # Free what the failed call held so that the next request can run.
+            self.optimizer.zero_grad(set_to_none=True)
+            gc.collect()
+            if self.policy.device.type == "cuda":
+                torch.cuda.empty_cache()
+            raise HttpError(507, f"out of memory during {what} ({type(err).__name__}); nothing was applied and the model is still usable — send fewer or shorter sequences")
+
+    def chat(self, req: ChatRequest) -> dict[str, Any]:
+        tok = self.policy.tokenizer
+        prompt = chat_prompt_ids(self.policy, [m.model_dump() for m in req.messages])
+        context = int(getattr(self.policy.model.config, "max_position_embeddings", 0) or 0)
+        want = req.max_completion_tokens or req.max_tokens or DEFAULT_MAX_TOKENS
+        room = context - len(prompt) if context else want
+        if room < 1:
+            raise HttpError(400, f"the prompt has {len(prompt)} tokens; the model's context is {context}")
+        samples = self._guard_oom(
+            "generation",
+            lambda: generate(self.policy, [prompt] * req.n, max_new_tokens=min(want, room), temperature=req.temperature, top_p=req.top_p, seed=req.seed),
+        )
+        stops = {tok.eos_token_id}
+        choices = []
+        for i, s in enumerate(samples):
+            text_ids = s.token_ids[:-1] if s.finish_reason == "stop" and s.token_ids and s.token_ids[-1] in stops else s.token_ids
+            choice: dict[str, Any] = {
+                "index": i,
+                "message": {"role": "assistant", "content": tok.decode(text_ids, skip_special_tokens=False)},
+                "finish_reason": s.finish_reason,
+                "token_ids": s.token_ids,
+                "logprobs": None,
+            }
+            if req.logprobs:
+                content = []
+                for t, lp in zip(s.token_ids, s.logprobs):
+                    piece = tok.decode([t], skip_special_tokens=False)
+                    content.append({"token": piece, "logprob": lp, "bytes": list(piece.encode()), "top_logprobs": []})
+                choice["logprobs"] = {"content": content}
+            choices.append(choice)
+        completion = sum(len(s.token_ids) for s in samples)
+        return {
+            "id": f"chatcmpl-{uuid.uuid4().hex}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": req.model or self.model_id,
+            "choices": choices,
+            "usage": {"prompt_tokens": len(prompt), "completion_tokens": completion, "total_tokens": len(prompt) + completion},
+            "prompt_token_ids": prompt,
+            "step": self.step,
+        }
+
+    def score(self, req: ScoreRequest) -> dict[str, Any]:
+        self.check_identity(req.tokenizer)
+        vocab = self.vocab_size()
+        seqs, spans = [], []
+        for i, item in enumerate(req.items):
+            prompt = list(item.prompt_ids) if item.prompt_ids is not None else chat_prompt_ids(self.policy, [m.model_dump() for m in item.messages])
+            if not prompt:
+                raise BatchError(f"items.{i}.prompt_ids", "is empty: the first token needs a context")
+            check_ids(prompt, vocab, f"items.{i}.prompt_ids")
+            check_ids(item.token_ids, vocab, f"items.{i}.token_ids")
+            ids = prompt + list(item.token_ids)
+            seqs.append(Sequence(input_ids=ids, loss_mask=[0] * len(ids), advantages=0.0))
+            spans.append((prompt, list(item.token_ids)))
+        rows = self._guard_oom("scoring", lambda: score(self.policy, seqs, temperature=req.temperature))
+        results = []
+        for (prompt, reply), row in zip(spans, rows):
+            lp = row[len(prompt) :]
+            results.append({"prompt_ids": prompt, "token_ids": reply, "logprobs": lp, "sum": float(sum(lp))})
+        return {"step": self.step, "results": results}
+
+    def update(self, batch: Batch) -> dict[str, Any]:
+        live = [t for t in batch.trajectories if not t.masked]
+        if live and batch.tokenizer is None:
+            raise BatchError("tokenizer", "is missing: a batch with token ids must name the tokenizer and chat template they came from")
+        self.check_identity(batch.tokenizer)
+        seqs = batch_sequences(batch, self.vocab_size())
+        if not seqs:
+            return {"step": self.step, "batch_step": batch.step, "skipped": True, "sequences": 0, "reason": "every trajectory is masked"}
+        h = batch.hyper
+        try:
+            loss = LossConfig(clip_low=h.clip_low, clip_high=h.clip_high, kl_coef=h.kl, loss_agg_mode=batch.loss_agg_mode)
+        except ValueError as err:
+            raise BatchError("hyper", str(err)) from None
+        if h.kl > 0 and self.policy.lora is None and self.policy.reference is None:
+            raise BatchError("hyper.kl", "a KL term needs a reference model: start the worker with --reference (full fine-tuning keeps a frozen copy)")
+        cfg = UpdateConfig(loss=loss, lr=h.lr, micro_batch_size=batch.micro_batch_size, max_grad_norm=batch.max_grad_norm, temperature=h.temperature if h.temperature > 0 else 1.0)
+        try:
+            stats = self._guard_oom("the update", lambda: update_step(self.policy, self.optimizer, seqs, cfg))
+        except FloatingPointError as err:
+            raise HttpError(422, str(err)) from None
+        self.step += 1
+        return {"step": self.step, "batch_step": batch.step, "skipped": False, **stats}
+
+    def save(self, req: SaveRequest) -> dict[str, Any]:
+        state = {"step": self.step, "caller_step": req.step, "model": self.model_id, **self.identity()}
+        path = checkpoint.write_checkpoint(self.ckpt_dir, req.tag, self.policy, self.optimizer, state)
+        return {"path": str(path.resolve()), "step": self.step}
+
+    def load(self, req: LoadRequest) -> dict[str, Any]:
+        path = Path(req.path)
+        try:
+            state = checkpoint.read_state(path)
+        except (FileNotFoundError, ValueError) as err:
+            raise HttpError(404 if isinstance(err, FileNotFoundError) else 400, str(err)) from None
+        self.restore(path, state)
+        return {"path": str(path.resolve()), "step": self.step, **self.identity()}
+
+    def restore(self, path: Path, state: dict[str, Any] | None = None) -> None:
+        state = state or checkpoint.read_state(path)
+        old = self.policy
+        policy = load_policy(path, device=old.device, dtype=old.dtype)
+        # A full fine-tune's reference is the starting policy, not the checkpoint.
+        policy.reference = old.reference
+        lr = self.optimizer.param_groups[0]["lr"]
+        optimizer = make_optimizer(policy, lr)
+        checkpoint.load_optimizer_state(optimizer, path, policy.device)
+        self.policy, self.optimizer, self.step = policy, optimizer, int(state["step"])
+        del old
+        gc.collect()
