@@ -9,7 +9,7 @@ OpenAI clients send options this worker has no use for.
 
 from __future__ import annotations
 
-from typing import Literal, Optional
+from typing import Literal, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -142,5 +142,9 @@ class ChatRequest(BaseModel):
     max_tokens: Optional[int] = Field(default=None, ge=1)
     max_completion_tokens: Optional[int] = Field(default=None, ge=1)
     seed: Optional[int] = None
+    stop: Optional[Union[str, list[str]]] = None
     logprobs: bool = False
     stream: bool = False
+
+    def stop_strings(self) -> list[str]:
+        return [self.stop] if isinstance(self.stop, str) else list(self.stop or [])

@@ -10,7 +10,6 @@ from __future__ import annotations
 import gc
 import hashlib
 import time
-import uuid
 from pathlib import Path
 from typing import Any
 
@@ -18,13 +17,13 @@ import torch
 
 from . import checkpoint
 from .batch import BatchError, batch_sequences, check_ids
-from .generate import chat_prompt_ids, generate
+from .chat import complete
+from .generate import chat_prompt_ids
 from .loss import LossConfig
 from .model import Policy, load_policy
 from .protocol import Batch, ChatRequest, LoadRequest, SaveRequest, ScoreRequest, TokenizerIdentity
 from .update import Sequence, UpdateConfig, make_optimizer, score, update_step
 
-DEFAULT_MAX_TOKENS = 256
 OOM = (torch.OutOfMemoryError, MemoryError)
 
 
@@ -104,46 +103,10 @@ class Worker:
             raise HttpError(507, f"out of memory during {what} ({type(err).__name__}); nothing was applied and the model is still usable — send fewer or shorter sequences")
 
     def chat(self, req: ChatRequest) -> dict[str, Any]:
-        tok = self.policy.tokenizer
-        prompt = chat_prompt_ids(self.policy, [m.model_dump() for m in req.messages])
-        context = int(getattr(self.policy.model.config, "max_position_embeddings", 0) or 0)
-        want = req.max_completion_tokens or req.max_tokens or DEFAULT_MAX_TOKENS
-        room = context - len(prompt) if context else want
-        if room < 1:
-            raise HttpError(400, f"the prompt has {len(prompt)} tokens; the model's context is {context}")
-        samples = self._guard_oom(
-            "generation",
-            lambda: generate(self.policy, [prompt] * req.n, max_new_tokens=min(want, room), temperature=req.temperature, top_p=req.top_p, seed=req.seed),
-        )
-        stops = {tok.eos_token_id}
-        choices = []
-        for i, s in enumerate(samples):
-            text_ids = s.token_ids[:-1] if s.finish_reason == "stop" and s.token_ids and s.token_ids[-1] in stops else s.token_ids
-            choice: dict[str, Any] = {
-                "index": i,
-                "message": {"role": "assistant", "content": tok.decode(text_ids, skip_special_tokens=False)},
-                "finish_reason": s.finish_reason,
-                "token_ids": s.token_ids,
-                "logprobs": None,
-            }
-            if req.logprobs:
-                content = []
-                for t, lp in zip(s.token_ids, s.logprobs):
-                    piece = tok.decode([t], skip_special_tokens=False)
-                    content.append({"token": piece, "logprob": lp, "bytes": list(piece.encode()), "top_logprobs": []})
-                choice["logprobs"] = {"content": content}
-            choices.append(choice)
-        completion = sum(len(s.token_ids) for s in samples)
-        return {
-            "id": f"chatcmpl-{uuid.uuid4().hex}",
-            "object": "chat.completion",
-            "created": int(time.time()),
-            "model": req.model or self.model_id,
-            "choices": choices,
-            "usage": {"prompt_tokens": len(prompt), "completion_tokens": completion, "total_tokens": len(prompt) + completion},
-            "prompt_token_ids": prompt,
-            "step": self.step,
-        }
+        try:
+            return self._guard_oom("generation", lambda: complete(self.policy, req, model_id=self.model_id, step=self.step))
+        except ValueError as err:
+            raise HttpError(400, str(err)) from None
 
     def score(self, req: ScoreRequest) -> dict[str, Any]:
         self.check_identity(req.tokenizer)

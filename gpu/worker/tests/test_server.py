@@ -159,3 +159,27 @@ def test_a_bad_batch_is_refused_naming_the_field(worker, tokenizer, breaks, loc)
     assert r.status_code == 422, r.text
     assert r.json()["loc"] == loc and loc in r.json()["error"]
     assert worker.ok("/health")["step"] == step
+
+
+def test_a_stop_string_ends_the_text_and_keeps_the_tokens_that_were_sampled(worker, tokenizer):
+    first = worker.ok("/v1/chat/completions", {"messages": MESSAGES, "max_tokens": 16, "seed": 21, "logprobs": True})["choices"][0]
+    ids = first["token_ids"]
+    k = next(i for i in range(1, len(ids)) if tokenizer.decode([ids[i]]).strip().isalnum())
+    stop = tokenizer.decode([ids[k]]).strip()
+    again = worker.ok("/v1/chat/completions", {"messages": MESSAGES, "max_tokens": 16, "seed": 21, "logprobs": True, "stop": [stop]})["choices"][0]
+    cut = again["token_ids"]
+    assert again["finish_reason"] == "stop"
+    assert cut == ids[: len(cut)] and len(cut) <= k + 1
+    # The last kept token is the one that completed the stop string; the text ends where the string begins.
+    assert stop in tokenizer.decode(cut) and stop not in tokenizer.decode(cut[:-1])
+    full = tokenizer.decode(cut)
+    assert again["message"]["content"] == full[: full.find(stop)]
+    assert len(again["logprobs"]["content"]) == len(cut)
+
+
+def test_token_bytes_add_up_to_the_reply(worker, tokenizer):
+    out = worker.ok("/v1/chat/completions", {"messages": MESSAGES, "max_tokens": 12, "seed": 4, "logprobs": True, "n": 2})
+    for c in out["choices"]:
+        raw = b"".join(bytes(e["bytes"]) for e in c["logprobs"]["content"])
+        # Decoding every token on its own would turn each half of a split character into U+FFFD.
+        assert raw.decode("utf-8", errors="replace") == tokenizer.decode(c["token_ids"])

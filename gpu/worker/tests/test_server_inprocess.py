@@ -11,6 +11,7 @@ import torch
 import uvicorn
 from serving import batch, identity, trajectory
 
+import mlepipe_worker.chat as chat_mod
 import mlepipe_worker.state as state_mod
 from mlepipe_worker.server import create_app
 from mlepipe_worker.state import Worker
@@ -87,7 +88,7 @@ def test_sampling_never_runs_during_an_update(served, tokenizer, monkeypatch):
         return run
 
     monkeypatch.setattr(state_mod, "update_step", tracked("update", state_mod.update_step))
-    monkeypatch.setattr(state_mod, "generate", tracked("generate", state_mod.generate))
+    monkeypatch.setattr(chat_mod, "generate", tracked("generate", chat_mod.generate))
     monkeypatch.setattr(state_mod, "score", tracked("score", state_mod.score))
 
     def call(i: int) -> int:
