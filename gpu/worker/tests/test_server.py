@@ -183,3 +183,11 @@ def test_token_bytes_add_up_to_the_reply(worker, tokenizer):
         raw = b"".join(bytes(e["bytes"]) for e in c["logprobs"]["content"])
         # Decoding every token on its own would turn each half of a split character into U+FFFD.
         assert raw.decode("utf-8", errors="replace") == tokenizer.decode(c["token_ids"])
+
+
+def test_loading_a_folder_that_is_no_checkpoint_is_404_and_changes_nothing(worker, tmp_path):
+    step = worker.ok("/health")["step"]
+    r = worker.post("/load", {"path": str(tmp_path)})
+    assert r.status_code == 404, r.text
+    assert "state.json" in r.json()["error"]
+    assert worker.ok("/health")["step"] == step
