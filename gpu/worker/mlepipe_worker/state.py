@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gc
 import hashlib
+import math
 import time
 from pathlib import Path
 from typing import Any
@@ -149,7 +150,9 @@ class Worker:
         except FloatingPointError as err:
             raise HttpError(422, str(err)) from None
         self.step += 1
-        return {"step": self.step, "batch_step": batch.step, "skipped": False, **stats}
+        # JSON has no inf or NaN (tokens/s of an instant step, a metric over no tokens): those become null.
+        clean = {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in stats.items()}
+        return {"step": self.step, "batch_step": batch.step, "skipped": False, **clean}
 
     def save(self, req: SaveRequest) -> dict[str, Any]:
         state = {"step": self.step, "caller_step": req.step, "model": self.model_id, **self.identity()}
