@@ -10,7 +10,6 @@ from __future__ import annotations
 import gc
 import hashlib
 import math
-import time
 from pathlib import Path
 from typing import Any
 
@@ -50,14 +49,17 @@ class Worker:
         self.ckpt_dir = ckpt_dir
         self.optimizer = make_optimizer(policy, lr)
         self.step = step
-        self.started = time.time()
+        self._identity: dict[str, str] | None = None
 
     # ── identity and health ──────────────────────────────────────────────────
 
     def identity(self) -> dict[str, str]:
         """sha256 of the tokenizer's serialisation (tokenizer.json's content) and of its chat template."""
-        tok = self.policy.tokenizer
-        return {"tokenizer_sha256": sha256(tok.backend_tokenizer.to_str()), "chat_template_sha256": sha256(tok.chat_template or "")}
+        # Kept: a large vocabulary serialises to megabytes, and every batch is checked against it.
+        if self._identity is None:
+            tok = self.policy.tokenizer
+            self._identity = {"tokenizer_sha256": sha256(tok.backend_tokenizer.to_str()), "chat_template_sha256": sha256(tok.chat_template or "")}
+        return dict(self._identity)
 
     def health(self) -> dict[str, Any]:
         dev = self.policy.device
@@ -178,5 +180,6 @@ class Worker:
         optimizer = make_optimizer(policy, lr)
         checkpoint.load_optimizer_state(optimizer, path, policy.device)
         self.policy, self.optimizer, self.step = policy, optimizer, int(state["step"])
+        self._identity = None
         del old
         gc.collect()
