@@ -54,7 +54,7 @@ class Worker:
     # ── identity and health ──────────────────────────────────────────────────
 
     def identity(self) -> dict[str, str]:
-        """sha256 of the tokenizer's serialisation (tokenizer.json's content) and of its chat template."""
+        """sha256 of the tokenizer's compact JSON serialisation (tokenizer.json without indentation) and of its chat template."""
         # Kept: a large vocabulary serialises to megabytes, and every batch is checked against it.
         if self._identity is None:
             tok = self.policy.tokenizer
