@@ -1,18 +1,58 @@
 // The client side of the trainer protocol (README, schemas/trainer/): a
 // worker on a GPU host serves the current policy on an OpenAI-compatible
-// endpoint for rollouts and takes GRPO steps over HTTP:
-//   GET  /health        → { status: "ok", step, model }
-//   POST /update  Batch → { step, loss?, ... }   one optimiser step on the batch
-//   POST /save    { step, tag } → { path }      a checkpoint on the worker's disk
+// endpoint for rollouts (each choice with its token ids, the response with
+// the prompt's) and takes GRPO steps over HTTP:
+//   GET  /health        → Health: step, model, tokenizer and template hashes
+//   POST /update  Batch → UpdateResult   one optimiser step on exact tokens
+//   POST /score         → per-token log-probabilities under current weights
+//   POST /save    { tag, step? } → { path, step }   a complete checkpoint on the worker's disk
+//   POST /load    { path }       → { path, step }   restores one
 import { EnvError } from '../../core/errors.js';
 import { validateWithSchema } from '../../core/jsonschema.js';
 import batchSchema from '../../schemas/trainer/batch.schema.json';
 import type { Batch } from '../../stages/grpo/batch.js';
 
-export interface Health {
+export interface TokenizerIdentity {
+  tokenizer_sha256: string;
+  chat_template_sha256: string;
+}
+
+export interface Health extends Partial<TokenizerIdentity> {
   status: string;
   step: number;
   model?: string;
+  device?: string;
+  dtype?: string;
+  lora?: boolean;
+  vocab_size?: number;
+  memory?: { kind: 'rss' | 'cuda_max_allocated'; bytes: number };
+}
+
+export interface UpdateResult {
+  step: number;
+  batch_step?: number;
+  /** True when every trajectory was masked and no step was taken. */
+  skipped: boolean;
+  loss?: number;
+  clip_frac?: number;
+  grad_norm?: number;
+  entropy?: number;
+  kl?: number;
+  tokens?: number;
+  loss_tokens?: number;
+  sequences?: number;
+  tokens_per_s?: number;
+  [metric: string]: unknown;
+}
+
+/** A context (token ids, or messages the worker renders with its chat template) and the reply's token ids. */
+export type ScoreItem = ({ prompt_ids: number[] } | { messages: Array<{ role: string; content: string }> }) & { token_ids: number[] };
+
+export interface ScoreResult {
+  prompt_ids: number[];
+  token_ids: number[];
+  logprobs: number[];
+  sum: number;
 }
 
 export class TrainerClient {
@@ -35,12 +75,21 @@ export class TrainerClient {
       throw new EnvError(`cannot reach the trainer worker at ${target}: ${(err as Error).message}; is it running?`);
     }
     const text = await res.text();
-    if (!res.ok) throw new Error(`trainer worker ${method} ${path}: HTTP ${res.status}: ${text.slice(0, 300)}`);
+    let parsed: unknown;
     try {
-      return JSON.parse(text) as T;
+      parsed = JSON.parse(text);
     } catch {
-      throw new Error(`trainer worker ${method} ${path}: the answer is not JSON: ${text.slice(0, 200)}`);
+      if (res.ok) throw new Error(`trainer worker ${method} ${path}: the answer is not JSON: ${text.slice(0, 200)}`);
     }
+    if (!res.ok) {
+      const obj = parsed && typeof parsed === 'object' ? (parsed as Record<string, unknown>) : null;
+      const why = typeof obj?.error === 'string' ? obj.error : text.slice(0, 300);
+      // The worker's answer is a sentence (422 names the field, 409 both tokenizer hashes, 507 out of memory):
+      // worth printing as it is, without a stack.
+      const hashes = obj?.given && obj?.worker ? ` (batch ${JSON.stringify(obj.given)}, worker ${JSON.stringify(obj.worker)})` : '';
+      throw new EnvError(`trainer worker ${method} ${path}: HTTP ${res.status}: ${why}${hashes}`);
+    }
+    return parsed as T;
   }
 
   health(signal?: AbortSignal): Promise<Health> {
@@ -48,13 +97,23 @@ export class TrainerClient {
   }
 
   /** Sends one step's batch; it is checked against the protocol's schema first. */
-  async update(batch: Batch, signal?: AbortSignal): Promise<Record<string, unknown>> {
+  async update(batch: Batch, signal?: AbortSignal): Promise<UpdateResult> {
     const problems = validateWithSchema(batchSchema, batch, new Map(), []).map((d) => `${d.path ?? '(root)'}: ${d.message}`);
     if (problems.length) throw new Error(`the batch breaks schemas/trainer/batch.schema.json: ${problems.slice(0, 3).join('; ')}`);
     return this.call('POST', '/update', batch, signal);
   }
 
-  save(step: number, tag: string, signal?: AbortSignal): Promise<{ path: string }> {
+  /** Per-token log-probabilities of each reply under the worker's current weights. */
+  async score(items: ScoreItem[], o: { temperature?: number; tokenizer?: TokenizerIdentity } = {}, signal?: AbortSignal): Promise<ScoreResult[]> {
+    const res = await this.call<{ step: number; results: ScoreResult[] }>('POST', '/score', { items, ...o }, signal);
+    return res.results;
+  }
+
+  save(step: number, tag: string, signal?: AbortSignal): Promise<{ path: string; step: number }> {
     return this.call('POST', '/save', { step, tag }, signal);
+  }
+
+  load(path: string, signal?: AbortSignal): Promise<{ path: string; step: number } & TokenizerIdentity> {
+    return this.call('POST', '/load', { path }, signal);
   }
 }

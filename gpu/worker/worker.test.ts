@@ -12,7 +12,7 @@ const root = fileURLToPath(new URL('../..', import.meta.url));
 const python = join(root, '.venv', 'trainer', 'bin', 'python');
 
 test('the worker passes its pytest suite in .venv/trainer', async () => {
-  assert.ok(existsSync(python), `${python} is missing: run scripts/setup-trainer.sh to create the trainer environment`);
+  assert.ok(existsSync(python), `${python} is missing: run 'bash scripts/setup-python.sh trainer' to create the trainer environment`);
   const run = await execa(python, ['-m', 'pytest', 'gpu/worker/tests', '-q'], { cwd: root, reject: false, all: true, timeout: 7 * 60_000 });
   const summary = run.all?.trim().split('\n').at(-1) ?? '';
   if (run.exitCode !== 0) console.log(run.all);

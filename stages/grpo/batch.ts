@@ -32,7 +32,19 @@ export interface BatchTrajectory {
   mask_reason: 'timed_out' | 'crashed' | null;
   variables: Record<string, number> | null;
   messages: Array<{ role: 'system' | 'user' | 'assistant'; content: string; loss_mask: 0 | 1; logprobs?: number[] }>;
+  /** Per assistant turn, the exact tokens (required by a trainer worker on every unmasked trajectory). */
+  turns?: BatchTurn[];
 }
+
+/** One assistant turn as sampled: the context ids the policy saw, the ids it sampled and their log-probabilities. */
+export interface BatchTurn {
+  prompt_ids: number[];
+  token_ids: number[];
+  logprobs: number[];
+  loss_mask?: Array<0 | 1>;
+}
+
+export type LossAggMode = 'token-mean' | 'seq-mean-token-mean' | 'seq-mean-token-sum-norm';
 
 export interface Batch {
   format: 'mlepipe-grpo-batch/1';
@@ -42,6 +54,11 @@ export interface Batch {
   hyper: { lr: number; clip_low: number; clip_high: number; kl: number; temperature: number };
   trajectories: BatchTrajectory[];
   groups: Array<{ group_id: string; mean: number; std: number; zero_signal: boolean }>;
+  loss_agg_mode?: LossAggMode;
+  /** The tokenizer and chat template the token ids came from, as the worker's /health names them. */
+  tokenizer?: { tokenizer_sha256: string; chat_template_sha256: string };
+  micro_batch_size?: number;
+  max_grad_norm?: number | null;
 }
 
 export interface BatchOptions {

@@ -47,9 +47,12 @@ def generate(
     stop_token_ids: Seq[int] | None = None,
     ignore_stop: bool = False,
     seed: int | None = None,
+    stop_strings: Seq[str] | None = None,
 ) -> list[Sample]:
     """Samples a reply to each prompt (token ids) in one batch. temperature 0 is greedy.
-    stop_token_ids defaults to the tokenizer's eos; ignore_stop always runs max_new_tokens (benchmarks)."""
+    stop_token_ids defaults to the tokenizer's eos; ignore_stop always runs max_new_tokens (benchmarks).
+    stop_strings only end sampling early (a row that produced one is padded after it); cutting a reply at
+    its stop string is the caller's (see `cut_at_stop`)."""
     if not prompts or any(len(p) == 0 for p in prompts):
         raise ValueError("every prompt needs at least one token")
     tok = policy.tokenizer
@@ -78,12 +81,15 @@ def generate(
         use_cache=True,
         return_dict_in_generate=True,
         output_logits=True,
+        stop_strings=list(stop_strings) if stop_strings and not ignore_stop else None,
     )
     model = policy.model
     was_training = model.training
     model.eval()
     try:
-        out = model.generate(input_ids=ids, attention_mask=attention, generation_config=gen)
+        # The tokenizer is what lets generate() match stop strings across token boundaries.
+        extra = {"tokenizer": tok} if gen.stop_strings else {}
+        out = model.generate(input_ids=ids, attention_mask=attention, generation_config=gen, **extra)
     finally:
         model.train(was_training)
 
@@ -101,3 +107,29 @@ def generate(
         n = end if end is not None else len(row)
         samples.append(Sample(list(p), row[:n], logp[i][:n], "stop" if end is not None else "length"))
     return samples
+
+
+def cut_at_stop(tokenizer, token_ids: list[int], stops: Seq[str]) -> tuple[int, str] | None:
+    """Where a reply ends at its first stop string: (the number of tokens up to and including the one that
+    completed it, the text before it), or None when no stop string occurs. The tokens are the ones sampled,
+    kept whole: the text is cut, never the token ids' record of what was sampled."""
+    stops = [s for s in stops if s]
+    if not stops or not token_ids:
+        return None
+
+    def first(text: str) -> int | None:
+        hits = [i for i in (text.find(s) for s in stops) if i >= 0]
+        return min(hits) if hits else None
+
+    if first(tokenizer.decode(token_ids)) is None:
+        return None
+    # A longer prefix's text contains a shorter one's, so "holds a stop string" is monotone in the length.
+    lo, hi = 1, len(token_ids)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if first(tokenizer.decode(token_ids[:mid])) is None:
+            lo = mid + 1
+        else:
+            hi = mid
+    text = tokenizer.decode(token_ids[:lo])
+    return lo, text[: first(text)]

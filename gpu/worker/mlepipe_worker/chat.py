@@ -1,0 +1,90 @@
+"""OpenAI-compatible chat completions from the current weights, with the raw
+token ids vLLM adds (`prompt_token_ids` on the response, `token_ids` per
+choice), so that a rollout records exactly what the policy saw and sampled.
+
+A choice's `token_ids` and `logprobs.content` line up one to one and hold
+every sampled token, the end-of-turn token or the token that completed a stop
+string included; the message's content is their text without it.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from functools import lru_cache
+from typing import Any
+
+from .generate import Sample, chat_prompt_ids, cut_at_stop, generate
+from .model import Policy
+from .protocol import ChatRequest
+
+DEFAULT_MAX_TOKENS = 256
+
+
+@lru_cache(maxsize=1)
+def _byte_of_char() -> dict[str, int]:
+    """Byte-level BPE writes each byte as one printable character (GPT-2's table); this is its inverse."""
+    printable = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
+    chars, n = list(printable), 0
+    for b in range(256):
+        if b not in printable:
+            printable.append(b)
+            chars.append(256 + n)
+            n += 1
+    return {chr(c): b for b, c in zip(printable, chars)}
+
+
+def token_bytes(tokenizer, token_id: int) -> list[int]:
+    """A token's own bytes: exact for byte-level tokenizers, where one token may hold part of a character."""
+    if type(tokenizer.backend_tokenizer.decoder).__name__ == "ByteLevel":
+        piece = tokenizer.convert_ids_to_tokens(token_id)
+        table = _byte_of_char()
+        if all(ch in table for ch in piece):
+            return [table[ch] for ch in piece]
+    return list(tokenizer.decode([token_id]).encode())
+
+
+def prompt_room(policy: Policy, prompt: list[int], want: int) -> int:
+    context = int(getattr(policy.model.config, "max_position_embeddings", 0) or 0)
+    return min(want, context - len(prompt)) if context else want
+
+
+def _choice(tokenizer, index: int, s: Sample, stops: list[str], logprobs: bool) -> dict[str, Any]:
+    ids, lps, finish = s.token_ids, s.logprobs, s.finish_reason
+    cut = cut_at_stop(tokenizer, ids, stops)
+    if cut is not None:
+        n, text = cut
+        ids, lps, finish = ids[:n], lps[:n], "stop"
+    else:
+        ended = finish == "stop" and ids and ids[-1] == tokenizer.eos_token_id
+        text = tokenizer.decode(ids[:-1] if ended else ids)
+    choice: dict[str, Any] = {"index": index, "message": {"role": "assistant", "content": text}, "finish_reason": finish, "token_ids": ids, "logprobs": None}
+    if logprobs:
+        content = []
+        for t, lp in zip(ids, lps):
+            content.append({"token": tokenizer.decode([t]), "logprob": lp, "bytes": token_bytes(tokenizer, t), "top_logprobs": []})
+        choice["logprobs"] = {"content": content}
+    return choice
+
+
+def complete(policy: Policy, req: ChatRequest, *, model_id: str, step: int) -> dict[str, Any]:
+    """The chat.completion object for `req`; ValueError when the prompt leaves no room to answer."""
+    tok = policy.tokenizer
+    prompt = chat_prompt_ids(policy, [m.model_dump() for m in req.messages])
+    room = prompt_room(policy, prompt, req.max_completion_tokens or req.max_tokens or DEFAULT_MAX_TOKENS)
+    if room < 1:
+        raise ValueError(f"the prompt has {len(prompt)} tokens and leaves no room to answer in the model's context")
+    stops = req.stop_strings()
+    samples = generate(policy, [prompt] * req.n, max_new_tokens=room, temperature=req.temperature, top_p=req.top_p, seed=req.seed, stop_strings=stops)
+    choices = [_choice(tok, i, s, stops, req.logprobs) for i, s in enumerate(samples)]
+    completion = sum(len(c["token_ids"]) for c in choices)
+    return {
+        "id": f"chatcmpl-{uuid.uuid4().hex}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": req.model or model_id,
+        "choices": choices,
+        "usage": {"prompt_tokens": len(prompt), "completion_tokens": completion, "total_tokens": len(prompt) + completion},
+        "prompt_token_ids": prompt,
+        "step": step,
+    }

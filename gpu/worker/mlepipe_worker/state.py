@@ -1,0 +1,185 @@
+"""The worker's one policy in memory and everything that reads or changes its weights.
+
+Every method here runs on the server's single weights thread (server.py), so
+sampling, scoring, an optimiser step, saving and loading never overlap: a
+rollout never samples from weights half-way through an update.
+"""
+
+from __future__ import annotations
+
+import gc
+import hashlib
+import math
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from . import checkpoint
+from .batch import BatchError, batch_sequences, check_ids
+from .chat import complete
+from .generate import chat_prompt_ids
+from .loss import LossConfig
+from .model import Policy, load_policy
+from .protocol import Batch, ChatRequest, LoadRequest, SaveRequest, ScoreRequest, TokenizerIdentity
+from .update import Sequence, UpdateConfig, make_optimizer, score, update_step
+
+OOM = (torch.OutOfMemoryError, MemoryError)
+
+
+class HttpError(Exception):
+    """An answer other than 200: the status and a JSON body (always with `error`, a sentence)."""
+
+    def __init__(self, status: int, message: str, **extra: Any):
+        super().__init__(message)
+        self.status = status
+        self.body = {"error": message, **extra}
+
+
+def sha256(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+class Worker:
+    def __init__(self, policy: Policy, *, model_id: str, ckpt_dir: Path, lr: float = 1e-6, step: int = 0):
+        if policy.tokenizer is None:
+            raise ValueError("the worker needs a tokenizer: it renders chat messages and checks batches against it")
+        self.policy = policy
+        self.model_id = model_id
+        self.ckpt_dir = ckpt_dir
+        self.optimizer = make_optimizer(policy, lr)
+        self.step = step
+        self._identity: dict[str, str] | None = None
+
+    # ── identity and health ──────────────────────────────────────────────────
+
+    def identity(self) -> dict[str, str]:
+        """sha256 of the tokenizer's compact JSON serialisation (tokenizer.json without indentation) and of its chat template."""
+        # Kept: a large vocabulary serialises to megabytes, and every batch is checked against it.
+        if self._identity is None:
+            tok = self.policy.tokenizer
+            self._identity = {"tokenizer_sha256": sha256(tok.backend_tokenizer.to_str()), "chat_template_sha256": sha256(tok.chat_template or "")}
+        return dict(self._identity)
+
+    def health(self) -> dict[str, Any]:
+        dev = self.policy.device
+        if dev.type == "cuda":
+            memory = {"kind": "cuda_max_allocated", "bytes": int(torch.cuda.max_memory_allocated(dev))}
+        else:
+            import psutil
+
+            memory = {"kind": "rss", "bytes": int(psutil.Process().memory_info().rss)}
+        return {
+            "status": "ok",
+            "step": self.step,
+            "model": self.model_id,
+            **self.identity(),
+            "device": str(dev),
+            "dtype": str(self.policy.dtype).removeprefix("torch."),
+            "lora": self.policy.lora is not None,
+            "vocab_size": self.vocab_size(),
+            "memory": memory,
+        }
+
+    def vocab_size(self) -> int:
+        return int(self.policy.model.get_input_embeddings().num_embeddings)
+
+    def check_identity(self, given: TokenizerIdentity | None) -> None:
+        if given is None:
+            return
+        mine = self.identity()
+        if given.model_dump() != mine:
+            raise HttpError(409, "the tokenizer or chat template differs from the worker's: these token ids were made for another tokenisation",
+                            given=given.model_dump(), worker=mine)  # fmt: skip
+
+    # ── weights ──────────────────────────────────────────────────────────────
+
+    def _guard_oom(self, what: str, fn):
+        try:
+            return fn()
+        except OOM as err:
+            # Free what the failed call held so that the next request can run.
+            self.optimizer.zero_grad(set_to_none=True)
+            gc.collect()
+            if self.policy.device.type == "cuda":
+                torch.cuda.empty_cache()
+            raise HttpError(507, f"out of memory during {what} ({type(err).__name__}); nothing was applied and the model is still usable — send fewer or shorter sequences")
+
+    def chat(self, req: ChatRequest) -> dict[str, Any]:
+        try:
+            return self._guard_oom("generation", lambda: complete(self.policy, req, model_id=self.model_id, step=self.step))
+        except ValueError as err:
+            raise HttpError(400, str(err)) from None
+
+    def score(self, req: ScoreRequest) -> dict[str, Any]:
+        self.check_identity(req.tokenizer)
+        vocab = self.vocab_size()
+        seqs, spans = [], []
+        for i, item in enumerate(req.items):
+            prompt = list(item.prompt_ids) if item.prompt_ids is not None else chat_prompt_ids(self.policy, [m.model_dump() for m in item.messages])
+            if not prompt:
+                raise BatchError(f"items.{i}.prompt_ids", "is empty: the first token needs a context")
+            check_ids(prompt, vocab, f"items.{i}.prompt_ids")
+            check_ids(item.token_ids, vocab, f"items.{i}.token_ids")
+            ids = prompt + list(item.token_ids)
+            seqs.append(Sequence(input_ids=ids, loss_mask=[0] * len(ids), advantages=0.0))
+            spans.append((prompt, list(item.token_ids)))
+        rows = self._guard_oom("scoring", lambda: score(self.policy, seqs, temperature=req.temperature))
+        results = []
+        for (prompt, reply), row in zip(spans, rows):
+            lp = row[len(prompt) :]
+            results.append({"prompt_ids": prompt, "token_ids": reply, "logprobs": lp, "sum": float(sum(lp))})
+        return {"step": self.step, "results": results}
+
+    def update(self, batch: Batch) -> dict[str, Any]:
+        live = [t for t in batch.trajectories if not t.masked]
+        if live and batch.tokenizer is None:
+            raise BatchError("tokenizer", "is missing: a batch with token ids must name the tokenizer and chat template they came from")
+        self.check_identity(batch.tokenizer)
+        seqs = batch_sequences(batch, self.vocab_size())
+        if not seqs:
+            return {"step": self.step, "batch_step": batch.step, "skipped": True, "sequences": 0, "reason": "every trajectory is masked"}
+        h = batch.hyper
+        try:
+            loss = LossConfig(clip_low=h.clip_low, clip_high=h.clip_high, kl_coef=h.kl, loss_agg_mode=batch.loss_agg_mode)
+        except ValueError as err:
+            raise BatchError("hyper", str(err)) from None
+        if h.kl > 0 and self.policy.lora is None and self.policy.reference is None:
+            raise BatchError("hyper.kl", "a KL term needs a reference model: start the worker with --reference (full fine-tuning keeps a frozen copy)")
+        cfg = UpdateConfig(loss=loss, lr=h.lr, micro_batch_size=batch.micro_batch_size, max_grad_norm=batch.max_grad_norm, temperature=h.temperature if h.temperature > 0 else 1.0)
+        try:
+            stats = self._guard_oom("the update", lambda: update_step(self.policy, self.optimizer, seqs, cfg))
+        except FloatingPointError as err:
+            raise HttpError(422, str(err)) from None
+        self.step += 1
+        # JSON has no inf or NaN (tokens/s of an instant step, a metric over no tokens): those become null.
+        clean = {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in stats.items()}
+        return {"step": self.step, "batch_step": batch.step, "skipped": False, **clean}
+
+    def save(self, req: SaveRequest) -> dict[str, Any]:
+        state = {"step": self.step, "caller_step": req.step, "model": self.model_id, **self.identity()}
+        path = checkpoint.write_checkpoint(self.ckpt_dir, req.tag, self.policy, self.optimizer, state)
+        return {"path": str(path.resolve()), "step": self.step}
+
+    def load(self, req: LoadRequest) -> dict[str, Any]:
+        path = Path(req.path)
+        try:
+            state = checkpoint.read_state(path)
+        except (FileNotFoundError, ValueError) as err:
+            raise HttpError(404 if isinstance(err, FileNotFoundError) else 400, str(err)) from None
+        self.restore(path, state)
+        return {"path": str(path.resolve()), "step": self.step, **self.identity()}
+
+    def restore(self, path: Path, state: dict[str, Any] | None = None) -> None:
+        state = state or checkpoint.read_state(path)
+        old = self.policy
+        policy = load_policy(path, device=old.device, dtype=old.dtype)
+        # A full fine-tune's reference is the starting policy, not the checkpoint.
+        policy.reference = old.reference
+        lr = self.optimizer.param_groups[0]["lr"]
+        optimizer = make_optimizer(policy, lr)
+        checkpoint.load_optimizer_state(optimizer, path, policy.device)
+        self.policy, self.optimizer, self.step = policy, optimizer, int(state["step"])
+        self._identity = None
+        del old
+        gc.collect()
