@@ -1,0 +1,70 @@
+// A `provider: worker` model served for one node: the trainer worker starts
+// when the node needs the model and stops when the node ends (its output in
+// the node's log), and the node talks to it as to any OpenAI-compatible
+// endpoint, plus the trainer protocol (update, score, save). An `openai`
+// entry is used as it is.
+import { existsSync } from 'node:fs';
+import { isAbsolute, join, resolve } from 'node:path';
+import { UserError } from '../core/errors.js';
+import { workerWeights, type ModelSpec } from '../core/models.js';
+import { TrainerClient } from '../gpu/trainer/client.js';
+import { startLocalWorker, type LocalWorker } from '../gpu/trainer/local.js';
+import type { StageContext } from './contract.js';
+
+export interface ServedModel {
+  /** The entry as an OpenAI-compatible endpoint (base_url set). */
+  readonly spec: ModelSpec;
+  /** The trainer protocol on the same server, when it is a worker. */
+  readonly trainer?: TrainerClient;
+  /** The started worker, when this node started one. */
+  readonly worker?: LocalWorker;
+  stop(): Promise<void>;
+}
+
+/** Where an upstream stage keeps the checkpoint a worker can load. */
+export const CHECKPOINT_DIR = 'checkpoint';
+
+/** The folder a worker entry's weights are in, or the tiny model; checked against the node's inputs. */
+export function weightsFor(ctx: Pick<StageContext<unknown>, 'experimentDir' | 'inputs'>, name: string, spec: ModelSpec): { dir: string } | { tiny: true; seed: number } {
+  const w = workerWeights(spec);
+  if ('error' in w) throw new UserError(`model ${name}: ${w.error}`);
+  if ('tiny' in w) return { tiny: true, seed: w.tiny };
+  if ('path' in w) {
+    const dir = isAbsolute(w.path) ? w.path : resolve(ctx.experimentDir, w.path);
+    if (!existsSync(dir)) throw new UserError(`model ${name}: path ${w.path}: no such folder`);
+    return { dir };
+  }
+  const input = ctx.inputs.find((i) => i.name === w.checkpoint);
+  if (!input) throw new UserError(`model ${name}: checkpoint: ${w.checkpoint} must be a stage in this stage's needs:`);
+  const dir = join(input.dir, CHECKPOINT_DIR);
+  if (!existsSync(dir)) throw new UserError(`model ${name}: stage ${w.checkpoint} wrote no ${CHECKPOINT_DIR}/ (only sft, and grpo with trainer: worker, do)`);
+  return { dir };
+}
+
+/**
+ * Serves a `models:` entry for the node: starts a worker for a `worker` entry
+ * (CPU threads default to 1: the sandbox shares the machine), or returns an
+ * `openai` one as it is. Always call `stop()`.
+ */
+export async function serveModel(ctx: StageContext<unknown>, name: string, opts: { ckptDir?: string; resume?: string; threads?: number } = {}): Promise<ServedModel> {
+  const spec = ctx.models[name];
+  if (!spec) throw new UserError(`no model named ${name} in models:`);
+  if (spec.provider !== 'worker') return { spec, stop: async () => {} };
+  const weights = weightsFor(ctx, name, spec);
+  const worker = await startLocalWorker({
+    model: 'dir' in weights ? { dir: weights.dir } : { tiny: true, seed: weights.seed },
+    ckptDir: opts.ckptDir ?? join(ctx.outDir, '.worker-checkpoints'),
+    resume: opts.resume,
+    loraRank: spec.lora_rank,
+    threads: opts.threads ?? 1,
+    log: (line) => ctx.log(`worker: ${line}`),
+    signal: ctx.signal,
+  });
+  ctx.log(`trainer worker: ${worker.url}, serving ${worker.health.model ?? name}`);
+  return {
+    spec: { ...spec, provider: 'openai', base_url: `${worker.url}/v1`, model: String(worker.health.model ?? spec.model) },
+    trainer: worker.client,
+    worker,
+    stop: () => worker.stop(),
+  };
+}
