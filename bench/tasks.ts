@@ -5,6 +5,7 @@
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { choosePython } from '../core/python.js';
 import { createSandbox } from '../sandbox/index.js';
 import { selectSeeds } from '../seeds/index.js';
 import { draftSpec } from '../seeds/strategist.js';
@@ -32,7 +33,7 @@ pd.DataFrame({'id': test['id'], target: model.predict(Xte)}).to_csv('submission.
 const root = await mkdtemp(join(tmpdir(), 'mlepipe-bench-tasks-'));
 const empty = join(root, 'empty');
 await mkdir(join(empty, 'public'), { recursive: true });
-const sandbox = createSandbox({ backend: 'bwrap', warm: true, poolSize: 2 });
+const sandbox = createSandbox({ backend: 'bwrap', warm: true, poolSize: 2, python: choosePython().path });
 try {
   // 1. Factory throughput: N tasks over all modalities, two at a time.
   const seeds = selectSeeds('mlebench');
@@ -45,7 +46,7 @@ try {
         const i = queue.shift()!;
         const spec = draftSpec(seeds[i % seeds.length], { seed: 11, index: i });
         const s = await sandbox.open({ task: empty });
-        const r = await buildTask(spec, join(root, 'gen', spec.task_id), { session: s, python: '/usr/bin/python3' });
+        const r = await buildTask(spec, join(root, 'gen', spec.task_id), { session: s, python: choosePython().path });
         await s.close();
         if (r.ok) ok++;
       }
@@ -64,7 +65,7 @@ try {
       const spec = draftSpec(dna, { seed: 11, index: j, scale });
       const s = await sandbox.open({ task: empty });
       const dir = join(root, scale, spec.task_id);
-      const r = await buildTask(spec, dir, { session: s, python: '/usr/bin/python3', timeoutMs: 600_000 });
+      const r = await buildTask(spec, dir, { session: s, python: choosePython().path, timeoutMs: 600_000 });
       await s.close();
       if (!r.ok) throw new Error(`${scale} ${spec.task_id}: ${r.error}`);
       const run = await sandbox.open({ task: dir });

@@ -1,8 +1,7 @@
 // Runs a task's own evaluator on the host (it is trusted code the factory
 // wrote; agent submissions go through sandbox/evaluate.ts instead).
-import { execa } from 'execa';
 import { join } from 'node:path';
-import { reapedUntilDone } from '../core/reaper.js';
+import { runTrusted } from '../sandbox/grader.js';
 
 export type EvalOutput =
   | { ok: true; score: number; gold_threshold: number; silver_threshold: number; bronze_threshold: number; median_threshold: number; is_lower_better: boolean }
@@ -10,8 +9,7 @@ export type EvalOutput =
 
 /** Grades `submission` (default: the task's own sample submission, named explicitly for evaluators without a default). */
 export async function runEvaluator(taskDir: string, python: string, submission?: string): Promise<EvalOutput> {
-  const args = [join(taskDir, 'private', 'evaluator.py'), '--submission_path', submission ?? join(taskDir, 'public', 'sample_submission.csv')];
-  const r = await reapedUntilDone(execa(python, args, { cwd: taskDir, reject: false, timeout: 120_000, env: { PYTHONDONTWRITEBYTECODE: '1' } }));
+  const r = await runTrusted(python, join(taskDir, 'private', 'evaluator.py'), ['--submission_path', submission ?? join(taskDir, 'public', 'sample_submission.csv')], { cwd: taskDir, timeoutMs: 120_000 });
   const lines = String(r.stdout).trim().split('\n');
   if (lines.length !== 1 || r.exitCode !== 0) {
     return { ok: false, error: `evaluator must print one JSON line and exit 0 (exit ${r.exitCode}, ${lines.length} lines): ${String(r.stderr).trim().split('\n').pop() ?? ''}` };

@@ -11,6 +11,7 @@ import resource
 import runpy
 import select
 import signal
+import stat
 import sys
 import time
 import traceback
@@ -27,6 +28,9 @@ for _mod in CFG.get("modules", []):
     except Exception as _err:  # a broken module must not stop the executor
         print(f"mlepipe warm executor: cannot import {_mod}: {_err}", file=sys.stderr)
 IMPORT_S = time.time() - t0
+# `python -c` puts the working folder (/workspace) first on the path: the server must never import what a
+# step wrote there. Steps get /workspace back in front, as `python FILE` gives them.
+sys.path = [p for p in sys.path if p not in ("", ".", "/workspace")]
 
 # Steps run as the same user; without this they could ptrace the server or
 # read its memory through /proc and change what later steps see.
@@ -189,7 +193,7 @@ def child(req, out_w, err_w):
         sys.stdout = open(1, "w", buffering=1, closefd=False)
         sys.stderr = open(2, "w", buffering=1, closefd=False)
         sys.argv = [req["file"], *req.get("args", [])]
-        sys.path[0] = "/workspace"
+        sys.path.insert(0, "/workspace")
         # A fresh interpreter seeds its generators from the OS; forked children would all share the parent's state.
         random.seed()
         if "numpy" in sys.modules:
@@ -325,18 +329,74 @@ def run(req):
     return answer
 
 
-def wipe_tmp():
-    for root, dirs, files in os.walk("/tmp", topdown=False):
-        for name in files:
+def remove(path):
+    """Removes a file or a whole tree, whatever modes a step left on it (it ran as this same user)."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return
+    if stat.S_ISDIR(st.st_mode):
+        os.chmod(path, 0o700)
+        for name in os.listdir(path):
+            remove(os.path.join(path, name))
+        os.rmdir(path)
+    else:
+        os.unlink(path)
+
+
+def wipe(root, keep=()):
+    for name in os.listdir(root):
+        if name not in keep:
             try:
-                os.unlink(os.path.join(root, name))
+                remove(os.path.join(root, name))
             except OSError:
-                pass
-        for name in dirs:
-            try:
-                os.rmdir(os.path.join(root, name))
-            except OSError:
-                pass
+                pass  # reported by the check below
+
+
+IPC_RMID = 0
+
+
+def drop_ipc():
+    """System V shared memory, queues and semaphores live in the jail's IPC namespace, not in a process."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    for kind in ("shm", "msg", "sem"):
+        for ident in ipc_ids(kind):
+            if kind == "shm":
+                libc.shmctl(ident, IPC_RMID, None)
+            elif kind == "msg":
+                libc.msgctl(ident, IPC_RMID, None)
+            else:
+                libc.semctl(ident, 0, IPC_RMID)
+
+
+def ipc_ids(kind):
+    try:
+        with open(f"/proc/sysvipc/{kind}") as f:
+            return [int(line.split()[1]) for line in f.readlines()[1:] if line.strip()]
+    except OSError:
+        return []
+
+
+SCRATCH = ["/tmp", "/dev/shm"]
+
+
+def reset():
+    """Readies the jail for another session: no process of the last one, nothing it wrote, no IPC object it
+    made. Answers what is left, if anything; the host reuses the jail only when nothing is."""
+    sweep()
+    for d in SCRATCH:
+        if os.path.isdir(d):
+            wipe(d)
+    # public/ is the task's read-only view (the host refills it).
+    wipe("/workspace", keep=("public",))
+    drop_ipc()
+    left = [f"process {p}" for p in others()]
+    left += [os.path.join(d, n) for d in SCRATCH if os.path.isdir(d) for n in os.listdir(d)]
+    left += [os.path.join("/workspace", n) for n in os.listdir("/workspace") if n != "public"]
+    left += [f"{kind} {i}" for kind in ("shm", "msg", "sem") for i in ipc_ids(kind)]
+    return {"reset": True, "left": left}
 
 
 send({"ready": True, "pid": os.getpid(), "import_s": round(IMPORT_S, 3), "vm_mb": vm_bytes() // MB})
@@ -355,9 +415,7 @@ while True:
         elif op == "kill":
             pass  # for a step that had already ended: nothing to stop, nothing to answer
         elif op == "reset":
-            sweep()
-            wipe_tmp()
-            send({"ok": True})
+            send(reset())
         elif op == "exit":
             break
         else:

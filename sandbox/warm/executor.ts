@@ -34,6 +34,7 @@ export const DEFAULT_WARM_MODULES = [
 ];
 
 const START_TIMEOUT_MS = 60_000;
+const RESET_TIMEOUT_MS = 30_000;
 /** The server enforces each step's timeout itself; past it by this much, the host gives up on the server. */
 const ANSWER_GRACE_MS = 15_000;
 /** How long a server may take to answer once told to kill its step, before its jail is killed instead. */
@@ -135,6 +136,24 @@ export class WarmExecutor {
     // The step's own time, from its fork to its end, as the server measured it.
     const raw = { exitCode: answer.exitCode, stdout: answer.stdout, stderr: answer.stderr, truncated: answer.truncated, durationMs: answer.durationMs, backend: this.kind };
     return { ...finishStep(raw, limits, end), ...(await workspaceCheck(this.slot.ws, limits)) };
+  }
+
+  /**
+   * Readies the jail for another session (sandbox/py/warm.py `reset`): the
+   * server kills every process but itself, wipes /workspace, /tmp and
+   * /dev/shm and drops IPC objects, then says what is left; the host empties
+   * the public view. True only when nothing at all is left, checked on both
+   * sides; otherwise the caller closes the jail.
+   */
+  async reset(): Promise<boolean> {
+    if (this.dead) return false;
+    this.send({ op: 'reset' });
+    const answer = await this.answers.next(RESET_TIMEOUT_MS);
+    if (!answer?.reset || !Array.isArray(answer.left) || answer.left.length) return false;
+    const seen = await readdir(this.slot.ws).catch(() => null);
+    if (!seen || seen.length !== 1 || seen[0] !== 'public') return false;
+    for (const name of await readdir(this.slot.pub)) await rm(join(this.slot.pub, name), { recursive: true, force: true });
+    return this.alive;
   }
 
   async close(): Promise<void> {

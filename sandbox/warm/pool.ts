@@ -18,6 +18,12 @@ export interface WarmPoolOptions {
   warn: (message: string) => void;
   /** Aborting it shuts the pool down at once: its spare jails go while the sessions are still closing. */
   signal?: AbortSignal;
+  /**
+   * Hand a closed session's jail, once reset and found clean, to the next
+   * session instead of starting another (default true): a jail start costs
+   * the interpreter and its imports. False gives every session a jail nobody used before.
+   */
+  reuse?: boolean;
 }
 
 /** A Backend whose sessions run in warm jails, started ahead of need. */
@@ -33,6 +39,8 @@ export class WarmPool implements Backend {
   private inflight = new Set<Promise<unknown>>();
   private readonly limits: Limits;
   private shut?: Promise<void>;
+  /** Jails held by open sessions. */
+  private inUse = 0;
 
   constructor(private readonly opts: WarmPoolOptions) {
     this.name = opts.fallback.name;
@@ -40,10 +48,15 @@ export class WarmPool implements Backend {
     if (opts.signal) onceAborted(opts.signal, () => void this.shutdown());
   }
 
-  /** Starts jails until `size` are ready or starting (and one for each session waiting). */
+  /**
+   * Starts jails until `size` are ready or starting, and one for each session waiting. Reused jails come
+   * back: then jails in use count too, so a stage never has more jails than `size` or its sessions at once.
+   */
   fill(): void {
-    const size = Math.max(this.opts.size ?? 2, this.waiters.length);
-    while (!this.broken && !this.closed && this.idle.length + this.starting < size) {
+    const reuse = this.opts.reuse !== false;
+    const have = () => this.idle.length + this.starting + (reuse ? this.inUse : 0);
+    const want = Math.max(this.opts.size ?? 2, this.waiters.length + (reuse ? this.inUse : 0));
+    while (!this.broken && !this.closed && have() < want) {
       this.starting++;
       const started = WarmExecutor.start(this.opts.launcher, this.opts.python, this.opts.modules ?? DEFAULT_WARM_MODULES, this.limits, this.stopping.signal)
         .then(
@@ -96,22 +109,44 @@ export class WarmPool implements Backend {
       void ex.close();
       ex = await this.take(opts.signal);
     }
+    if (ex) this.inUse++;
     this.fill();
     if (!ex) return this.opts.fallback.open(opts);
     try {
       await ex.assign(opts.task);
     } catch (err) {
+      this.inUse--;
       await ex.close();
       throw err;
     }
     const { limits, signal } = opts;
+    let closed: Promise<void> | undefined;
     return {
       backend: ex.kind,
       workspace: ex.slot.ws,
       run: (step, over) => ex.run(step, { ...limits, ...over }, signal),
-      close: () => ex.close(),
+      close: () => (closed ??= this.release(ex)),
     };
   }
+
+  /** A session's jail after the session: reset and kept for the next one, or closed. */
+  private async release(ex: WarmExecutor): Promise<void> {
+    const keep = this.opts.reuse !== false && !this.closed && (await ex.reset()) && !this.closed;
+    this.inUse--;
+    if (!keep) {
+      await ex.close();
+      // A jail that could not be reused leaves room for a fresh one for whoever waits.
+      this.fill();
+      return;
+    }
+    this.reused++;
+    const w = this.waiters.shift();
+    if (w) w(ex);
+    else this.idle.push(ex);
+  }
+
+  /** Sessions served by a jail an earlier session used (after its reset). */
+  reused = 0;
 
   /** Closes the spare jails and kills those still starting; once, however often it is called. */
   shutdown(): Promise<void> {

@@ -118,8 +118,9 @@ export const evalStage: Stage<EvalParams> = {
       makePolicy(name, ref, ctx.models, { cacheDir: join(ctx.cacheRoot, 'llm'), sampling, log: ctx.log, inputDirs: ctx.inputs.map((i) => i.dir), experimentDir: ctx.experimentDir, maxTurns: p.max_turns }),
     );
     const reward = p.reward ? rewardFormula(p.reward, ctx.rewards) : undefined;
-    const sandbox = stageSandbox(ctx, p.concurrency);
     const jobs = tasks.flatMap((task) => policies.flatMap((policy, pi) => Array.from({ length: p.repeats }, (_, repeat) => ({ task, policy, pi, repeat }))));
+    // Jails are reused from rollout to rollout: never more of them than rollouts.
+    const sandbox = stageSandbox(ctx, Math.min(p.concurrency, jobs.length));
     const done: Array<{ order: number; trajectory: Trajectory }> = [];
     let finished = 0;
     let next = 0;

@@ -16,6 +16,7 @@ export interface FilterParams {
   val: number;
   seed: number;
   dedupe: boolean;
+  concurrency: number;
 }
 
 interface Drop {
@@ -29,6 +30,8 @@ export const filter: Stage<FilterParams> = {
   version: 1,
   description: 'Sanity-check generated tasks, drop duplicates, split train/val.',
   schema,
+  // How many evaluators run at once does not change the outcome.
+  keyIgnore: ['concurrency'],
   flow: { gives: ['tasks', 'split'], takes: () => ['tasks'] },
   // Every evaluator is run again in Python.
   keyExtras: async (_p, ctx) => ({ python: await ctx.python() }),
@@ -45,10 +48,20 @@ export const filter: Stage<FilterParams> = {
     const evaluated: { id: string; dir: string; digest: string }[] = [];
     let sane = 0;
     let done = 0;
-    for (const t of tasks) {
+    // Evaluators run side by side; their results are read in task order, so the outputs do not depend on timing.
+    const results: Promise<Awaited<ReturnType<typeof runEvaluator>>>[] = new Array(tasks.length);
+    let next = 0;
+    const worker = async () => {
+      while (next < tasks.length && !ctx.signal.aborted) {
+        const i = next++;
+        results[i] = runEvaluator(tasks[i].dir, python).finally(() => ctx.progress(++done, tasks.length));
+        await results[i];
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(p.concurrency, tasks.length) }, worker));
+    for (const [i, t] of tasks.entries()) {
       if (ctx.signal.aborted) throw new Error('interrupted');
-      const r = await runEvaluator(t.dir, python);
-      ctx.progress(++done, tasks.length);
+      const r = await results[i];
       if (!r.ok) {
         drops.push({ task: t.id, step: 'evaluator', reason: r.error });
         continue;

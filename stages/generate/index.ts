@@ -91,7 +91,7 @@ export const generate: Stage<GenerateParams> = {
     const client = p.backend === 'llm' ? new LlmClient({ name: p.model!, spec: ctx.models[p.model!], cacheDir: join(ctx.cacheRoot, 'llm'), log: ctx.log }) : undefined;
     const empty = await mkdtemp(join(tmpdir(), 'mlepipe-gen-'));
     await mkdir(join(empty, 'public'));
-    const sandbox = stageSandbox(ctx, p.concurrency);
+    const sandbox = stageSandbox(ctx, Math.min(p.concurrency, count));
     const results: ItemResult[] = [];
     let done = 0;
     const queue = Array.from({ length: count }, (_, i) => i);

@@ -150,7 +150,8 @@ export const grpo: Stage<GrpoParams> = {
       p.trainer === 'template'
         ? templatePolicy('template', ck, { temperature: p.temperature, seed: `${p.seed}:${k}`, maxTurns: p.max_turns })
         : openaiPolicy(p.policy, ctx.models[p.policy], { sampling: { temperature: p.temperature, seed: p.seed * 100_003 + k, logprobs: true }, log: ctx.log });
-    const sandbox = stageSandbox(ctx, p.concurrency);
+    // Jails are reused from rollout to rollout: never more of them than a step's rollouts.
+    const sandbox = stageSandbox(ctx, Math.min(p.concurrency, p.batch_size * p.group_size));
     const plan = (tasks: TaskRef[], group: number, k: number, policy: Policy): RolloutPlan => ({
       sandbox,
       policy,
