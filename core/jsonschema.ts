@@ -1,26 +1,45 @@
 // JSON-Schema validation (ajv) whose errors come out as positioned diagnostics.
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+// The shipped schemas come compiled by the build (./validators.ts); ajv itself
+// is loaded only for a schema the build did not compile (from the sources, or
+// one made at run time), since loading and compiling costs more than most
+// commands spend on anything else.
+import { createRequire } from 'node:module';
+import type { Ajv as AjvType, ErrorObject, ValidateFunction } from 'ajv';
 import type { Diagnostic } from './errors.js';
+import { addKeywords, AJV_OPTIONS } from './schema-setup.mjs';
 import { dotted, keyPos, valuePos, type Origins, type Path } from './source.js';
 import { suggestion } from './suggest.js';
+import { PRECOMPILED } from './validators.js';
 
 export type { JsonSchema } from './schema.js';
 import type { JsonSchema } from './schema.js';
 
-const ajv = new Ajv({ allErrors: true, useDefaults: true, verbose: true, strict: true, allowUnionTypes: true });
-// Marks a string parameter as naming a `models:` or `rewards:` entry, so the
-// reference rules can check it without knowing the stage.
-ajv.addKeyword({ keyword: 'x-ref', schemaType: 'string' });
+let ajv: AjvType | undefined;
+function runtimeAjv(): AjvType {
+  if (ajv) return ajv;
+  // Synchronous on purpose: validation is synchronous everywhere it is called.
+  const { Ajv } = createRequire(import.meta.url)('ajv') as typeof import('ajv');
+  return (ajv = addKeywords(new Ajv({ ...AJV_OPTIONS })));
+}
 
 const compiled = new WeakMap<object, ValidateFunction>();
 
 function compile(schema: JsonSchema): ValidateFunction {
   let fn = compiled.get(schema);
   if (!fn) {
-    fn = ajv.compile(schema);
+    const id = schema.$id;
+    fn = (typeof id === 'string' && Object.hasOwn(PRECOMPILED, id) ? PRECOMPILED[id] : undefined) ?? compileNow(schema);
     compiled.set(schema, fn);
   }
   return fn;
+}
+
+function compileNow(schema: JsonSchema): ValidateFunction {
+  const a = runtimeAjv();
+  // A schema with an $id is registered under it once; a second object with the same $id (a copy) reuses it.
+  const id = schema.$id;
+  if (typeof id === 'string') return a.getSchema(id) ?? a.compile(schema);
+  return a.compile(schema);
 }
 
 /**
