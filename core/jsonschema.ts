@@ -47,11 +47,28 @@ function compileNow(schema: JsonSchema): ValidateFunction {
  * diagnostics located through `origins`; `base` is where `data` sits in the document.
  */
 export function validateWithSchema(schema: JsonSchema, data: unknown, origins: Origins, base: Path): Diagnostic[] {
+  return checkWithSchema(schema, data, origins, base).diagnostics;
+}
+
+export interface SchemaCheck {
+  diagnostics: Diagnostic[];
+  /**
+   * Where in `data` each error ajv found lies (keys from `data`'s root), those
+   * not reported as diagnostics too: a value with no error at or under its
+   * path passed its part of the schema.
+   */
+  failed: string[][];
+}
+
+/** validateWithSchema, plus where the errors lie. */
+export function checkWithSchema(schema: JsonSchema, data: unknown, origins: Origins, base: Path): SchemaCheck {
   const fn = compile(schema);
-  if (fn(data)) return [];
+  if (fn(data)) return { diagnostics: [], failed: [] };
   const seen = new Set<string>();
   const out: Diagnostic[] = [];
+  const failed: string[][] = [];
   for (const e of fn.errors ?? []) {
+    failed.push(instancePath(e));
     const d = toDiagnostic(e, origins, base);
     if (!d) continue;
     const k = `${d.path}\u0000${d.message}`;
@@ -59,7 +76,7 @@ export function validateWithSchema(schema: JsonSchema, data: unknown, origins: O
     seen.add(k);
     out.push(d);
   }
-  return out;
+  return { diagnostics: out, failed };
 }
 
 function instancePath(e: ErrorObject): string[] {

@@ -1,6 +1,5 @@
-// Compiles every JSON Schema under schemas/ (and the per-field schemas that
-// validation derives from the experiment schema) into plain validator
-// functions with ajv's standalone code generator, so the CLI checks input
+// Compiles every JSON Schema under schemas/ into plain validator functions
+// with ajv's standalone code generator, so that the CLI checks its input
 // without loading ajv or compiling schemas each time it starts.
 //
 // Returns an ES module whose `PRECOMPILED` maps each schema's `$id` to its
@@ -9,7 +8,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { Ajv } from 'ajv';
 import standaloneCode from 'ajv/dist/standalone/index.js';
-import { addKeywords, AJV_OPTIONS, ENTRY_SECTIONS, fieldSchema } from '../core/schema-setup.mjs';
+import { addKeywords, AJV_OPTIONS } from '../core/schema-setup.mjs';
 
 function schemaFiles(dir) {
   return readdirSync(dir)
@@ -28,15 +27,6 @@ function collect(root) {
     const schema = JSON.parse(readFileSync(file, 'utf8'));
     if (typeof schema.$id !== 'string') throw new Error(`${relative(root, file)}: no $id, so it cannot be found once compiled`);
     out.push([schema.$id, schema]);
-    if (schema.$id === 'mlepipe/experiment') {
-      for (const section of ENTRY_SECTIONS) {
-        const entry = schema.properties[section].additionalProperties;
-        for (const [field, s] of Object.entries(entry.properties)) {
-          const f = fieldSchema(schema.$id, section, field, s);
-          out.push([f.$id, f]);
-        }
-      }
-    }
   }
   return out;
 }
