@@ -13,12 +13,6 @@ export interface FilterParams {
   dedupe: boolean;
 }
 
-export interface Drop {
-  task: string;
-  step: 'evaluator' | 'sanity' | 'duplicate';
-  reason: string;
-}
-
 export const filter: Stage<FilterParams> = {
   kind: 'filter',
   version: 1,

@@ -7,7 +7,13 @@ import { Rng } from '../../core/random.js';
 import { runEvaluator } from '../../tasks/evaluate.js';
 import { sanityProblem } from '../../tasks/sanity.js';
 import type { StageContext, StageResult } from '../contract.js';
-import type { Drop, FilterParams } from './index.js';
+import type { FilterParams } from './index.js';
+
+interface Drop {
+  task: string;
+  step: 'evaluator' | 'sanity' | 'duplicate';
+  reason: string;
+}
 
 export async function run(ctx: StageContext<FilterParams>): Promise<StageResult | void> {
   const p = ctx.params;

@@ -27,18 +27,6 @@ export interface GenerateParams {
   mlebench_dir?: string;
 }
 
-export interface ItemResult {
-  index: number;
-  seed_id: string;
-  generator: string;
-  task_id?: string;
-  ok: boolean;
-  stage?: string;
-  error?: string;
-  attempts: number;
-  sample_score?: number;
-}
-
 const LLM_NEEDS_MODEL = 'backend: llm needs model: (the name of a models: entry)';
 
 export const generate: Stage<GenerateParams> = {

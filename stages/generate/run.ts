@@ -11,7 +11,19 @@ import { draftSpec } from '../../seeds/strategist.js';
 import { buildTask, type BuildResult } from '../../tasks/factory.js';
 import type { Metrics, StageContext, StageResult } from '../contract.js';
 import { stageSandbox } from '../sandbox.js';
-import type { GenerateParams, ItemResult } from './index.js';
+import type { GenerateParams } from './index.js';
+
+interface ItemResult {
+  index: number;
+  seed_id: string;
+  generator: string;
+  task_id?: string;
+  ok: boolean;
+  stage?: string;
+  error?: string;
+  attempts: number;
+  sample_score?: number;
+}
 
 export async function run(ctx: StageContext<GenerateParams>): Promise<StageResult | void> {
   const p = ctx.params;
