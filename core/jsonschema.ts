@@ -6,6 +6,7 @@
 import { createRequire } from 'node:module';
 import type { Ajv as AjvType, ErrorObject, ValidateFunction } from 'ajv';
 import type { Diagnostic } from './errors.js';
+import { sha256 } from './hash.js';
 import { addKeywords, AJV_OPTIONS } from './schema-setup.mjs';
 import { dotted, keyPos, valuePos, type Origins, type Path } from './source.js';
 import { suggestion } from './suggest.js';
@@ -27,19 +28,18 @@ const compiled = new WeakMap<object, ValidateFunction>();
 function compile(schema: JsonSchema): ValidateFunction {
   let fn = compiled.get(schema);
   if (!fn) {
-    const id = schema.$id;
-    fn = (typeof id === 'string' && Object.hasOwn(PRECOMPILED, id) ? PRECOMPILED[id] : undefined) ?? compileNow(schema);
+    fn = precompiled(schema) ?? runtimeAjv().compile(schema);
     compiled.set(schema, fn);
   }
   return fn;
 }
 
-function compileNow(schema: JsonSchema): ValidateFunction {
-  const a = runtimeAjv();
-  // A schema with an $id is registered under it once; a second object with the same $id (a copy) reuses it.
+/** The build's validator of this schema: same `$id`, and the same text (not a variant made at run time). */
+function precompiled(schema: JsonSchema): ValidateFunction | undefined {
   const id = schema.$id;
-  if (typeof id === 'string') return a.getSchema(id) ?? a.compile(schema);
-  return a.compile(schema);
+  if (typeof id !== 'string' || !Object.hasOwn(PRECOMPILED, id)) return undefined;
+  const found = PRECOMPILED[id];
+  return found.digest === sha256(JSON.stringify(schema)) ? found.validate : undefined;
 }
 
 /**

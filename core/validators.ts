@@ -3,4 +3,5 @@
 // that scripts/compile-schemas.mjs generates in place of this module.
 import type { ValidateFunction } from 'ajv';
 
-export const PRECOMPILED: Readonly<Record<string, ValidateFunction>> = {};
+/** `digest`: sha256 of the JSON text of the schema the validator was made from. */
+export const PRECOMPILED: Readonly<Record<string, { readonly digest: string; readonly validate: ValidateFunction }>> = {};
