@@ -1,35 +1,42 @@
-// Engine benchmark, all figures measured side by side in this one run:
-//  - plan time for a generated 1,000-node experiment (target < 1 s), through
-//    the built CLI and in-process;
-//  - cold run vs all-cached rerun of a 50-node shell experiment (ratio);
-//  - status time on that experiment.
-// The last line is one JSON object with the figures.
-import { execa } from 'execa';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+// Engine benchmark, all figures measured side by side in this one run, in
+// interleaved rounds so that a change in the machine's load touches them alike:
+//  - `node -e 0` (Node's own start) against `mlepipe --version`;
+//  - `mlepipe plan` of a generated experiment of 1,000 shell nodes (100 chains
+//    of 10) with nothing cached (not even the parse: no cache folder yet), with
+//    no node cached but the parse stored, and with every node cached (target < 1 s);
+//  - the same through the one-file bundle, to compare with the split one;
+//  - plan in-process, and a 50-node experiment's cold run, cached rerun and status.
+// The load average is printed before and after; the last line is one JSON object.
+import { spawnSync } from 'node:child_process';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadExperiment } from '../pipelines/config/load.js';
 import { makePlan } from '../pipelines/plan.js';
-import { CLI } from '../test/helpers.js';
+import { bundle } from '../scripts/bundle.mjs';
+import { CLI, ROOT } from '../test/helpers.js';
 
+const ROUNDS = Number(process.env.MLEPIPE_BENCH_ROUNDS ?? 7);
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const load = () => loadavg().map((x) => Number(x.toFixed(2)));
 
-async function timeCli(args: string[], cwd: string, okCodes = [0]): Promise<number> {
+function timed(args: string[], cwd: string): number {
   const t0 = performance.now();
-  const r = await execa(process.execPath, [CLI, ...args], { cwd, reject: false, env: { ...process.env, CI: 'true' } });
+  const r = spawnSync(process.execPath, args, { cwd, env: { ...process.env, CI: 'true' }, stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8' });
   const ms = performance.now() - t0;
-  if (!okCodes.includes(r.exitCode ?? -1)) throw new Error(`${args.join(' ')} exited ${r.exitCode}: ${r.stderr}`);
+  if (r.status !== 0) throw new Error(`node ${args.join(' ')} exited ${r.status}: ${r.stderr}`);
   return ms;
 }
 
-/** 200 stages in a layered DAG; an ablation over the first multiplies them into 1,000 nodes. */
-function bigExperiment(): string {
-  const lines = ['name: big', 'stages:'];
-  for (let i = 0; i < 200; i++) {
-    const needs = i === 0 ? [] : [`s${i - 1}`, ...(i > 5 ? [`s${i - 5}`] : [])];
-    lines.push(`  s${i}: { uses: shell, ${needs.length ? `needs: [${needs.join(', ')}], ` : ''}with: { run: "echo ${i}", params: { i: ${i} } } }`);
+/** 100 independent chains of 10 shell nodes each. */
+function chains(): string {
+  const lines = ['name: chains', 'stages:'];
+  for (let c = 0; c < 100; c++) {
+    for (let i = 0; i < 10; i++) {
+      const needs = i ? `needs: [c${c}n${i - 1}], ` : '';
+      lines.push(`  c${c}n${i}: { uses: shell, ${needs}with: { run: "echo ${c} ${i}", params: { chain: ${c}, step: ${i} } } }`);
+    }
   }
-  lines.push('  sweep: { uses: ablate, target: s0, matrix: { params.seed: [1, 2, 3, 4, 5] } }');
   return lines.join('\n') + '\n';
 }
 
@@ -42,44 +49,89 @@ function fiftyNodes(): string {
   return lines.join('\n') + '\n';
 }
 
-const dir = await mkdtemp(join(tmpdir(), 'mlepipe-bench-'));
-try {
+async function project(files: Record<string, string>): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'mlepipe-bench-'));
   await writeFile(join(dir, 'mlepipe.config.yaml'), 'cache: .mlepipe\n');
-  await writeFile(join(dir, 'big.yaml'), bigExperiment());
-  await writeFile(join(dir, 'fifty.yaml'), fiftyNodes());
+  for (const [name, text] of Object.entries(files)) await writeFile(join(dir, name), text);
+  return dir;
+}
+
+const loadBefore = load();
+// The one-file layout, built beside the sources so that it finds the package's files as dist/ does.
+const single = await bundle({ outdir: join(ROOT, 'scratch', 'bench-one-file'), splitting: false });
+const cold = await project({ 'chains.yaml': chains() });
+const parsed = await project({ 'chains.yaml': chains() });
+const warm = await project({ 'chains.yaml': chains() });
+const small = await project({ 'fifty.yaml': fiftyNodes() });
+try {
+  await mkdir(join(parsed, '.mlepipe'));
+  timed([CLI, 'plan', 'chains.yaml'], parsed);
+  const fill = performance.now();
+  timed([CLI, 'run', 'chains.yaml', '-j', '4'], warm);
+  console.log(`(filled the cache: 1,000 nodes run in ${((performance.now() - fill) / 1000).toFixed(1)} s)`);
+
+  const t: Record<string, number[]> = {};
+  const add = (k: string, ms: number) => (t[k] ??= []).push(ms);
+  for (let r = 0; r < ROUNDS; r++) {
+    add('node', timed(['-e', '0'], cold));
+    add('version', timed([CLI, '--version'], cold));
+    add('version_one_file', timed([single, '--version'], cold));
+    add('plan_uncached', timed([CLI, 'plan', 'chains.yaml'], cold));
+    add('plan_uncached_parse_stored', timed([CLI, 'plan', 'chains.yaml'], parsed));
+    add('plan_cached', timed([CLI, 'plan', 'chains.yaml'], warm));
+    add('plan_uncached_one_file', timed([single, 'plan', 'chains.yaml'], cold));
+  }
+  const m = Object.fromEntries(Object.entries(t).map(([k, v]) => [k, Math.round(median(v))]));
 
   const inproc: number[] = [];
-  let nodes = 0;
   for (let i = 0; i < 5; i++) {
     const t0 = performance.now();
-    const plan = await makePlan(await loadExperiment(join(dir, 'big.yaml'), { env: {} }));
+    await makePlan(await loadExperiment(join(cold, 'chains.yaml'), { env: {} }));
     inproc.push(performance.now() - t0);
-    nodes = plan.nodes.length;
   }
-  const cliPlan: number[] = [];
-  for (let i = 0; i < 5; i++) cliPlan.push(await timeCli(['plan', 'big.yaml', '--json'], dir));
-  console.log(`plan, ${nodes}-node experiment: ${median(cliPlan).toFixed(0)} ms through the CLI, ${median(inproc).toFixed(0)} ms in-process (median of 5)`);
-
-  const cold = await timeCli(['run', 'fifty.yaml'], dir);
-  const cached: number[] = [];
-  for (let i = 0; i < 5; i++) cached.push(await timeCli(['run', 'fifty.yaml'], dir));
+  const runCold = timed([CLI, 'run', 'fifty.yaml'], small);
+  const runCached: number[] = [];
   const status: number[] = [];
-  for (let i = 0; i < 5; i++) status.push(await timeCli(['status', 'fifty.yaml'], dir));
-  const ratio = cold / median(cached);
-  console.log(`50-node shell experiment: cold ${cold.toFixed(0)} ms, cached rerun ${median(cached).toFixed(0)} ms (${ratio.toFixed(1)}× faster), status ${median(status).toFixed(0)} ms`);
+  for (let i = 0; i < 5; i++) {
+    runCached.push(timed([CLI, 'run', 'fifty.yaml'], small));
+    status.push(timed([CLI, 'status', 'fifty.yaml'], small));
+  }
+  const loadAfter = load();
+
+  const ratio = (a: number, b: number) => Number((a / b).toFixed(2));
+  console.log(`medians of ${ROUNDS} interleaved rounds; load average (1, 5, 15 min) ${loadBefore.join(' ')} before, ${loadAfter.join(' ')} after`);
+  console.log(`node -e 0                         ${m.node} ms`);
+  console.log(`mlepipe --version                 ${m.version} ms   (${ratio(m.version, m.node)}× node -e 0; target ≤ 2×)`);
+  console.log(`  one-file bundle                 ${m.version_one_file} ms   (${ratio(m.version_one_file, m.node)}× node -e 0)`);
+  console.log(`plan, 1,000 nodes, nothing cached ${m.plan_uncached} ms   (target < 1000 ms)`);
+  console.log(`  no node cached, parse stored    ${m.plan_uncached_parse_stored} ms   (${ratio(m.plan_uncached_parse_stored, m.plan_uncached)}× nothing cached)`);
+  console.log(`plan, 1,000 nodes, all cached     ${m.plan_cached} ms   (${ratio(m.plan_cached, m.plan_uncached)}× nothing cached)`);
+  console.log(`  one-file bundle, nothing cached ${m.plan_uncached_one_file} ms   (${ratio(m.plan_uncached_one_file, m.plan_uncached)}× split)`);
+  console.log(`plan in-process (from the sources) ${Math.round(median(inproc))} ms`);
+  console.log(`50-node shell experiment: cold run ${Math.round(runCold)} ms, cached rerun ${Math.round(median(runCached))} ms, status ${Math.round(median(status))} ms`);
   console.log(
     JSON.stringify({
       bench: 'engine',
-      plan_nodes: nodes,
-      plan_cli_ms: Math.round(median(cliPlan)),
-      plan_inprocess_ms: Math.round(median(inproc)),
+      rounds: ROUNDS,
+      load_before: loadBefore,
+      load_after: loadAfter,
+      node_ms: m.node,
+      version_ms: m.version,
+      version_over_node: ratio(m.version, m.node),
+      version_one_file_ms: m.version_one_file,
+      plan_nodes: 1000,
+      plan_uncached_ms: m.plan_uncached,
+      plan_uncached_parse_stored_ms: m.plan_uncached_parse_stored,
+      plan_cached_ms: m.plan_cached,
+      plan_cached_over_uncached: ratio(m.plan_cached, m.plan_uncached),
+      plan_uncached_one_file_ms: m.plan_uncached_one_file,
       plan_target_ms: 1000,
-      cold_run_50_ms: Math.round(cold),
-      cached_run_50_ms: Math.round(median(cached)),
-      cold_over_cached: Number(ratio.toFixed(2)),
+      plan_inprocess_ms: Math.round(median(inproc)),
+      cold_run_50_ms: Math.round(runCold),
+      cached_run_50_ms: Math.round(median(runCached)),
       status_50_ms: Math.round(median(status)),
     }),
   );
 } finally {
-  await rm(dir, { recursive: true, force: true });
+  for (const d of [cold, parsed, warm, small]) await rm(d, { recursive: true, force: true });
 }

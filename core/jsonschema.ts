@@ -1,26 +1,45 @@
 // JSON-Schema validation (ajv) whose errors come out as positioned diagnostics.
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+// The shipped schemas come compiled by the build (./validators.ts); ajv itself
+// is loaded only for a schema the build did not compile (from the sources, or
+// one made at run time), since loading and compiling costs more than most
+// commands spend on anything else.
+import { createRequire } from 'node:module';
+import type { Ajv as AjvType, ErrorObject, ValidateFunction } from 'ajv';
 import type { Diagnostic } from './errors.js';
+import { sha256 } from './hash.js';
+import { addKeywords, AJV_OPTIONS } from './schema-setup.mjs';
 import { dotted, keyPos, valuePos, type Origins, type Path } from './source.js';
 import { suggestion } from './suggest.js';
+import { PRECOMPILED } from './validators.js';
 
 export type { JsonSchema } from './schema.js';
 import type { JsonSchema } from './schema.js';
 
-const ajv = new Ajv({ allErrors: true, useDefaults: true, verbose: true, strict: true, allowUnionTypes: true });
-// Marks a string parameter as naming a `models:` or `rewards:` entry, so the
-// reference rules can check it without knowing the stage.
-ajv.addKeyword({ keyword: 'x-ref', schemaType: 'string' });
+let ajv: AjvType | undefined;
+function runtimeAjv(): AjvType {
+  if (ajv) return ajv;
+  // Synchronous on purpose: validation is synchronous everywhere it is called.
+  const { Ajv } = createRequire(import.meta.url)('ajv') as typeof import('ajv');
+  return (ajv = addKeywords(new Ajv({ ...AJV_OPTIONS })));
+}
 
 const compiled = new WeakMap<object, ValidateFunction>();
 
 function compile(schema: JsonSchema): ValidateFunction {
   let fn = compiled.get(schema);
   if (!fn) {
-    fn = ajv.compile(schema);
+    fn = precompiled(schema) ?? runtimeAjv().compile(schema);
     compiled.set(schema, fn);
   }
   return fn;
+}
+
+/** The build's validator of this schema: same `$id`, and the same text (not a variant made at run time). */
+function precompiled(schema: JsonSchema): ValidateFunction | undefined {
+  const id = schema.$id;
+  if (typeof id !== 'string' || !Object.hasOwn(PRECOMPILED, id)) return undefined;
+  const found = PRECOMPILED[id];
+  return found.digest === sha256(JSON.stringify(schema)) ? found.validate : undefined;
 }
 
 /**
@@ -28,11 +47,28 @@ function compile(schema: JsonSchema): ValidateFunction {
  * diagnostics located through `origins`; `base` is where `data` sits in the document.
  */
 export function validateWithSchema(schema: JsonSchema, data: unknown, origins: Origins, base: Path): Diagnostic[] {
+  return checkWithSchema(schema, data, origins, base).diagnostics;
+}
+
+export interface SchemaCheck {
+  diagnostics: Diagnostic[];
+  /**
+   * Where in `data` each error ajv found lies (keys from `data`'s root), those
+   * not reported as diagnostics too: a value with no error at or under its
+   * path passed its part of the schema.
+   */
+  failed: string[][];
+}
+
+/** validateWithSchema, plus where the errors lie. */
+export function checkWithSchema(schema: JsonSchema, data: unknown, origins: Origins, base: Path): SchemaCheck {
   const fn = compile(schema);
-  if (fn(data)) return [];
+  if (fn(data)) return { diagnostics: [], failed: [] };
   const seen = new Set<string>();
   const out: Diagnostic[] = [];
+  const failed: string[][] = [];
   for (const e of fn.errors ?? []) {
+    failed.push(instancePath(e));
     const d = toDiagnostic(e, origins, base);
     if (!d) continue;
     const k = `${d.path}\u0000${d.message}`;
@@ -40,7 +76,7 @@ export function validateWithSchema(schema: JsonSchema, data: unknown, origins: O
     seen.add(k);
     out.push(d);
   }
-  return out;
+  return { diagnostics: out, failed };
 }
 
 function instancePath(e: ErrorObject): string[] {

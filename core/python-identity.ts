@@ -2,7 +2,7 @@
 // environment's lock (its bytes decide every package's version and wheel), or,
 // for any other interpreter, that interpreter's path, version and installed
 // distributions. Task bytes, grades and agents' results depend on them.
-import { execa } from 'execa';
+// execa is loaded only when an interpreter is actually probed, not by every command that imports this.
 import { readFile, stat } from 'node:fs/promises';
 import { packageRoot } from './assets.js';
 import { sha256 } from './hash.js';
@@ -48,6 +48,7 @@ export async function interpreterIdentity(path: string): Promise<PythonIdentity>
 }
 
 async function probe(path: string): Promise<PythonIdentity> {
+  const { execa } = await import('execa');
   const r = await execa(path, ['-c', PROBE], { reject: false, timeout: 60_000, env: { PYTHONDONTWRITEBYTECODE: '1' } });
   if (r.exitCode !== 0) {
     const why = r.failed && (r as { code?: string }).code === 'ENOENT' ? 'not found' : String(r.stderr).trim().split('\n').pop() || `exit ${r.exitCode}`;

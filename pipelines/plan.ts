@@ -4,7 +4,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { UserError } from '../core/errors.js';
 import { CacheStore } from './cache/store.js';
-import { damageReason } from './cache/verify.js';
+import { damageReason, type EntryCheck } from './cache/verify.js';
 import { lockfilePath, readLockfile, type LockEntry, type LockFile } from './cache/lockfile.js';
 import { compileGraph } from './compile/graph.js';
 import { computeKeys, type KeyedGraph, type KeyedNode } from './compile/keys.js';
@@ -45,7 +45,9 @@ export async function makePlan(exp: Experiment, opts: PlanOptions = {}): Promise
 
   // Entries are checked all at once (stats; hashes only where those disagree), not one after another.
   const toCheck = graph.order.filter((id) => !(wanted && !wanted.has(id)) && !(opts.force === true || forced.has(id)));
-  const checks = new Map(await Promise.all(toCheck.map(async (id) => [id, await store.check(graph.nodes.get(id)!.key)] as const)));
+  const listed = await store.listed();
+  const check = (key: string): Promise<EntryCheck> => (listed && !listed.has(key) ? Promise.resolve({ state: 'absent' }) : store.check(key));
+  const checks = new Map(await Promise.all(toCheck.map(async (id) => [id, await check(graph.nodes.get(id)!.key)] as const)));
 
   const nodes: PlannedNode[] = [];
   for (const id of graph.order) {

@@ -1,6 +1,6 @@
 // Shared by fixture and end-to-end tests: temp projects and the built CLI.
 import { execa, type ResultPromise } from 'execa';
-import { copyFile, cp, mkdir, mkdtemp, readdir, symlink, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readdir, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -59,7 +59,7 @@ export function cliStart(args: string[], opts: { cwd: string; env?: Record<strin
 
 /**
  * A copy of the built mlepipe in a fresh package root, for tests of its Python
- * environments: its own dist/cli.js (copied: a link would resolve back here),
+ * environments: its own dist/ (the entry and its chunks, copied: a link would resolve back here),
  * python/ and an empty .venv/; everything else linked to this checkout.
  */
 export async function packageCopy(): Promise<string> {
@@ -68,8 +68,7 @@ export async function packageCopy(): Promise<string> {
     if (['dist', 'python', '.venv', '.git'].includes(name)) continue;
     await symlink(join(ROOT, name), join(root, name));
   }
-  await mkdir(join(root, 'dist'));
-  await copyFile(CLI, join(root, 'dist', 'cli.js'));
+  await cp(join(ROOT, 'dist'), join(root, 'dist'), { recursive: true });
   await cp(join(ROOT, 'python'), join(root, 'python'), { recursive: true });
   await mkdir(join(root, '.venv'));
   return root;

@@ -36,10 +36,12 @@ export async function planCommand(file: string, args: PlanArgs, io: IO): Promise
     return 0;
   }
   const run = plan.nodes.filter((p) => p.action === 'run').length;
-  io.out(`${plan.experiment.name}: ${plan.nodes.length} nodes, ${run} to run, ${plan.nodes.filter((p) => p.action === 'cached').length} cached`);
+  const lines = [`${plan.experiment.name}: ${plan.nodes.length} nodes, ${run} to run, ${plan.nodes.filter((p) => p.action === 'cached').length} cached`];
   const w = Math.min(40, Math.max(...plan.nodes.map((p) => p.node.id.length)));
   for (const p of plan.nodes) {
-    io.out(`  ${p.action.padEnd(6)}  ${p.node.id.padEnd(w)}  ${p.action === 'cached' ? p.node.key.slice(0, 12) : p.reason}`);
+    lines.push(`  ${p.action.padEnd(6)}  ${p.node.id.padEnd(w)}  ${p.action === 'cached' ? p.node.key.slice(0, 12) : p.reason}`);
   }
+  // One write: a line at a time is a system call per node.
+  io.out(lines.join('\n'));
   return 0;
 }

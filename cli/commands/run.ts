@@ -1,6 +1,5 @@
 import { UserError } from '../../core/errors.js';
 import { PlainReporter } from '../../pipelines/run/reporter.js';
-import { ListrReporter } from '../../pipelines/run/listr.js';
 import { runPlan } from '../../pipelines/run/scheduler.js';
 import type { IO } from '../io.js';
 import { planFor, type PlanArgs } from './plan.js';
@@ -18,7 +17,8 @@ export async function runCommand(file: string, args: RunArgs, io: IO): Promise<n
   if (jobs !== undefined && (!Number.isInteger(jobs) || jobs < 1 || jobs > 256)) throw new UserError(`-j ${args.jobs}: must be an integer from 1 to 256`);
   const plan = await planFor(file, args, io);
   const title = `mlepipe run ${plan.experiment.name}`;
-  const reporter = io.interactive ? new ListrReporter(title) : new PlainReporter((l) => io.err(l), title);
+  // listr2 is loaded only for a terminal that shows its display.
+  const reporter = io.interactive ? new (await import('../../pipelines/run/listr.js')).ListrReporter(title) : new PlainReporter((l) => io.err(l), title);
   const result = await runPlan(plan, { concurrency: jobs, keepGoing: args.keepGoing, signal: io.signal, reporter });
   for (const f of result.failures) {
     io.err(`\n✖ ${f.id}: ${f.message}`);

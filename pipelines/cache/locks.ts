@@ -1,9 +1,12 @@
 // Cross-process locks (proper-lockfile: a mkdir lock whose mtime is kept
 // fresh while held, so it works on shared filesystems and a lock left by a
 // killed process goes stale after STALE_MS).
-import lockfile from 'proper-lockfile';
 import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
+
+// Loaded on first use: planning and reporting never lock.
+let loaded: Promise<typeof import('proper-lockfile')> | undefined;
+const lockfile = () => (loaded ??= import('proper-lockfile').then((m) => m.default));
 
 export const STALE_MS = 5000;
 
@@ -18,7 +21,7 @@ export async function tryLock(path: string): Promise<Held | null> {
   await mkdir(dirname(path), { recursive: true });
   const lost = new AbortController();
   try {
-    const release = await lockfile.lock(path, {
+    const release = await (await lockfile()).lock(path, {
       realpath: false,
       stale: STALE_MS,
       update: 1000,
@@ -53,5 +56,5 @@ export async function waitLock(path: string, signal?: AbortSignal, onWait?: () =
 }
 
 export async function isLocked(path: string): Promise<boolean> {
-  return lockfile.check(path, { realpath: false, stale: STALE_MS }).catch(() => false);
+  return (await lockfile()).check(path, { realpath: false, stale: STALE_MS }).catch(() => false);
 }

@@ -33,6 +33,17 @@ test('an entry appears only when committed, and the first commit of a key stands
   assert.is((await store.manifest(KEY))?.node, 'third');
 });
 
+test('listed: every folder under nodes/ (a damaged one too), none before the cache exists', async () => {
+  const store = new CacheStore(join(await mkdtemp(join(tmpdir(), 'mlepipe-store-')), 'cache'));
+  assert.equal(await store.listed(), new Set());
+  const s = await store.staging(KEY);
+  await store.commit(s, manifest());
+  const other = 'b'.repeat(64);
+  await mkdir(store.entryDir(other), { recursive: true });
+  assert.equal(await store.listed(), new Set([KEY, other]));
+  assert.equal((await store.check(other)).state, 'damaged');
+});
+
 test('items are whole or absent, listed by id', async () => {
   const store = new CacheStore(await mkdtemp(join(tmpdir(), 'mlepipe-items-')));
   const items = store.items(KEY);

@@ -30,6 +30,19 @@ export class CacheStore {
     return checkEntry(this.entryDir(key), key, full);
   }
 
+  /**
+   * The keys with a folder under nodes/ (whole, damaged or not yet published),
+   * from one listing: a key not in it is absent without looking. Undefined
+   * when the folder cannot be read (each key is then checked on its own).
+   */
+  async listed(): Promise<Set<string> | undefined> {
+    try {
+      return new Set(await readdir(join(this.root, 'nodes')));
+    } catch (err) {
+      return (err as NodeJS.ErrnoException).code === 'ENOENT' ? new Set() : undefined;
+    }
+  }
+
   async manifest(key: string): Promise<Manifest | undefined> {
     try {
       return JSON.parse(await readFile(join(this.entryDir(key), 'manifest.json'), 'utf8')) as Manifest;

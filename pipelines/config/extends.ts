@@ -5,11 +5,12 @@ import { displayPath } from '../../core/paths.js';
 import { UserError } from '../../core/errors.js';
 import { isPlainObject, mergeSourced } from './merge.js';
 import { dropOrigins, valuePos, type Sourced } from '../../core/source.js';
-import { readYamlFile } from './yaml.js';
+import { readYamlFileCached } from './parsed.js';
 
-export async function loadWithExtends(file: string, chain: string[] = []): Promise<Sourced> {
+/** `cacheRoot`: where parsed files are kept between runs (pipelines/config/parsed.ts), if anywhere. */
+export async function loadWithExtends(file: string, chain: string[] = [], cacheRoot?: string): Promise<Sourced> {
   const real = await realpath(file).catch(() => resolve(file));
-  const own = await readYamlFile(file);
+  const own = await readYamlFileCached(file, cacheRoot);
   if (!isPlainObject(own.value)) {
     throw new UserError([{ pos: { file, line: 1, col: 1 }, message: 'an experiment file must be a YAML mapping' }]);
   }
@@ -32,7 +33,7 @@ export async function loadWithExtends(file: string, chain: string[] = []): Promi
       const cycle = [...seen.slice(seen.indexOf(targetReal)), targetReal].map((p) => displayPath(p));
       throw new UserError([{ pos: at, path: 'extends', message: `cycle: ${cycle.join(' → ')}` }]);
     }
-    const base = await loadWithExtends(displayPath(target), seen);
+    const base = await loadWithExtends(displayPath(target), seen, cacheRoot);
     merged = merged ? mergeSourced(merged, base) : base;
   }
   const ownWithout: Sourced = { value: { ...own.value }, origins: new Map(own.origins) };

@@ -56,11 +56,19 @@ export function interpolateAll(src: Sourced, env: NodeJS.ProcessEnv = process.en
     return { ok: true, value: v };
   }
 
-  function walk(v: unknown, path: Path, allowVars: boolean): unknown {
-    if (typeof v === 'string') return expand(v, path, allowVars);
-    if (Array.isArray(v)) return v.map((x, i) => walk(x, [...path, i], allowVars));
+  // The path of a value is spelled out only for a string with a reference in
+  // it: building one per value costs more than the rest of the walk.
+  type At = { readonly up: At | undefined; readonly key: string | number };
+  const pathOf = (at: At | undefined): Path => {
+    const out: Array<string | number> = [];
+    for (let a = at; a; a = a.up) out.push(a.key);
+    return out.reverse();
+  };
+  function walk(v: unknown, at: At, allowVars: boolean): unknown {
+    if (typeof v === 'string') return v.includes('${') ? expand(v, pathOf(at), allowVars) : v;
+    if (Array.isArray(v)) return v.map((x, i) => walk(x, { up: at, key: i }, allowVars));
     if (isPlainObject(v)) {
-      for (const k of Object.keys(v)) v[k] = walk(v[k], [...path, k], allowVars);
+      for (const k of Object.keys(v)) v[k] = walk(v[k], { up: at, key: k }, allowVars);
       return v;
     }
     return v;
@@ -82,7 +90,7 @@ export function interpolateAll(src: Sourced, env: NodeJS.ProcessEnv = process.en
   }
 
   // vars first (they may use env), then everything else may use vars.
-  if (root.vars !== undefined) root.vars = walk(root.vars, ['vars'], false);
-  for (const k of Object.keys(root)) if (k !== 'vars') root[k] = walk(root[k], [k], true);
+  if (root.vars !== undefined) root.vars = walk(root.vars, { up: undefined, key: 'vars' }, false);
+  for (const k of Object.keys(root)) if (k !== 'vars') root[k] = walk(root[k], { up: undefined, key: k }, true);
   return { src: { value: root, origins: src.origins as Origins }, diagnostics: diags };
 }

@@ -32,7 +32,7 @@ export async function loadExperiment(file: string, opts: LoadOptions = {}): Prom
     settingsErrors = err.diagnostics;
     return undefined;
   });
-  let src = await loadWithExtends(shown);
+  let src = await loadWithExtends(shown, [], settings?.cacheDir);
   src = applyOverrides(src, parseOverrides(opts.overrides ?? []));
   const expanded = interpolateAll(src, env);
   src = expanded.src;

@@ -43,6 +43,8 @@ export function parseOverrides(args: readonly string[]): Override[] {
 }
 
 export function applyOverrides(src: Sourced, overrides: readonly Override[]): Sourced {
+  // Nothing to set: the copy below would only cost time on a large experiment.
+  if (!overrides.length) return src;
   const value = structuredClone(src.value) as Record<string, unknown>;
   const origins = new Map(src.origins);
   for (const o of overrides) {

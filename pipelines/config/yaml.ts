@@ -37,7 +37,8 @@ export function parseYamlValue(text: string, file: string): Sourced {
   }
   const origins: Origins = new Map();
   const duplicates: Diagnostic[] = [];
-  const anchors = aliasTargets(doc);
+  // An alias is written with `*`: a text without one needs no pass to find their targets.
+  const anchors = text.includes('*') ? aliasTargets(doc) : new Map<Alias, Node>();
   const refuse = (node: Node, message: string) => new UserError([{ pos: at(node.range?.[0] ?? 0), message }]);
   // Values on the path from the root: an alias to one of them would make a value contain itself.
   const open = new Set<Node>();

@@ -1,9 +1,11 @@
 // The experiment's `figures:` drawn as SVG with Vega-Lite (rendered
 // headless, no browser or canvas), into reports/<experiment>/ beside the
 // experiment file. Rows come from the same sources as tables.
-import { mkdir } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { writeFileAtomic } from '../../core/fs.js';
+import { canonicalJson, sha256 } from '../../core/hash.js';
+import { VERSION } from '../../core/version.js';
 import type { ResolvedFigure } from '../config/types.js';
 import type { Plan } from '../plan.js';
 import { currentMetrics, type NodeMetrics } from './metrics.js';
@@ -106,11 +108,34 @@ export async function buildFigures(plan: Plan, metrics?: Map<string, NodeMetrics
       out[name] = { skipped: `no finished nodes of "${def.from}" to draw from` };
       continue;
     }
-    const svg = await renderSvg(figureSpec(def, rows));
+    const spec = figureSpec(def, rows);
     const path = join(dir, `${name}.svg`);
-    await mkdir(dir, { recursive: true });
-    await writeFileAtomic(path, svg);
+    // The spec holds the rows, so its hash covers spec and data alike.
+    const inputs = sha256(canonicalJson({ spec, drawn_by: VERSION }));
+    if (!(await upToDate(path, inputs))) {
+      const svg = await renderSvg(spec);
+      await mkdir(dir, { recursive: true });
+      await writeFileAtomic(path, svg);
+      await writeFileAtomic(stampPath(path), JSON.stringify({ inputs, svg: sha256(svg) }) + '\n');
+    }
     out[name] = { path };
   }
   return out;
+}
+
+/**
+ * Beside each figure, what it was drawn from and what was written: drawing
+ * (loading vega, laying out, rendering) costs far more than the run of an
+ * all-cached experiment, so an unchanged figure is left as it is.
+ */
+const stampPath = (svgPath: string) => `${svgPath}.inputs.json`;
+
+/** Whether the SVG at `path` was drawn from `inputs` and has not been changed or removed since. */
+async function upToDate(path: string, inputs: string): Promise<boolean> {
+  try {
+    const stamp = JSON.parse(await readFile(stampPath(path), 'utf8')) as { inputs?: unknown; svg?: unknown };
+    return stamp.inputs === inputs && stamp.svg === sha256(await readFile(path, 'utf8'));
+  } catch {
+    return false;
+  }
 }

@@ -13,7 +13,7 @@ import { rewardFormulas } from './rules/rewards.js';
 import { inputKinds, stageChecks } from './rules/stages.js';
 import type { Rule } from './rules/types.js';
 import { validParts } from './valid-parts.js';
-import { validateWithSchema, type JsonSchema } from '../../core/jsonschema.js';
+import { checkWithSchema, validateWithSchema, type JsonSchema } from '../../core/jsonschema.js';
 import { isPlainObject } from '../config/merge.js';
 
 export const RULES: readonly Rule[] = [knownKinds, needsExist, noCycles, ablateShape, definedRefs, rewardFormulas, tableSources, stageChecks, inputKinds];
@@ -27,7 +27,7 @@ export interface Validated {
 /** `experimentDir`: the experiment file's folder, against which stages check the paths in their params. */
 export function validateExperiment(document: unknown, origins: Origins, experimentDir: string): Validated {
   const doc = structuredClone(document) as WrittenExperiment;
-  const diagnostics = validateWithSchema(experimentSchema, doc, origins, []);
+  const { diagnostics, failed } = checkWithSchema(experimentSchema, doc, origins, []);
   const params = new Map<string, Record<string, unknown>>();
   const refused = new Map<string, string[]>();
   if (typeof doc.stages !== 'object' || doc.stages === null || Array.isArray(doc.stages)) {
@@ -49,7 +49,7 @@ export function validateExperiment(document: unknown, origins: Origins, experime
   }
   // Rules read only what passed the schema: a bad `with:` key is left out of
   // the params they read, a bad entry out of every rule.
-  const parts = validParts(doc);
+  const parts = validParts(doc, failed);
   if (parts) for (const rule of RULES) diagnostics.push(...rule({ ...parts, params, refused, origins, experimentDir }));
   return { doc, params, diagnostics: sortDiagnostics(diagnostics) };
 }

@@ -4,7 +4,6 @@
 // a required field is left out whole, but its name stays known.
 import experimentSchema from '../../schemas/experiment.schema.json';
 import type { JsonSchema } from '../../core/jsonschema.js';
-import { validateWithSchema } from '../../core/jsonschema.js';
 import { isPlainObject } from '../config/merge.js';
 import type { WrittenExperiment } from '../config/types.js';
 import type { WrittenNames } from './rules/types.js';
@@ -12,35 +11,34 @@ import type { WrittenNames } from './rules/types.js';
 const SECTIONS = experimentSchema.properties as Record<string, JsonSchema>;
 const ENTRY_SECTIONS = ['stages', 'models', 'tables', 'figures'] as const;
 
-/** Undefined when there is nothing the rules could safely read (no stages mapping). */
-export function validParts(doc: unknown): { doc: WrittenExperiment; names: WrittenNames } | undefined {
+/**
+ * Undefined when there is nothing the rules could safely read (no stages
+ * mapping). `failed`: where the experiment schema found errors in `doc` (as
+ * checkWithSchema gives them); a field passed its own schema when none lies
+ * at or under it, since the whole document was checked with that same schema.
+ */
+export function validParts(doc: unknown, failed: readonly (readonly string[])[]): { doc: WrittenExperiment; names: WrittenNames } | undefined {
   if (!isPlainObject(doc) || !isPlainObject(doc.stages)) return undefined;
   const keys = (v: unknown) => (isPlainObject(v) ? Object.keys(v) : []);
   const names: WrittenNames = { stages: keys(doc.stages), models: keys(doc.models), rewards: keys(doc.rewards) };
+  const bad = new Set(failed.filter((p) => p.length >= 3).map((p) => p.slice(0, 3).join('\u0000')));
   const out: Record<string, unknown> = { ...doc };
   for (const section of ENTRY_SECTIONS) {
-    out[section] = isPlainObject(doc[section]) ? validEntries(doc[section], SECTIONS[section].additionalProperties as JsonSchema) : undefined;
+    const fieldOk = (entry: string, field: string) => !bad.has([section, entry, field].join('\u0000'));
+    out[section] = isPlainObject(doc[section]) ? validEntries(doc[section], SECTIONS[section].additionalProperties as JsonSchema, fieldOk) : undefined;
   }
   out.rewards = isPlainObject(doc.rewards) ? Object.fromEntries(Object.entries(doc.rewards).filter(([, f]) => typeof f === 'string')) : undefined;
   return { doc: out as unknown as WrittenExperiment, names };
 }
 
-function validEntries(section: Record<string, unknown>, entry: JsonSchema): Record<string, unknown> {
+function validEntries(section: Record<string, unknown>, entry: JsonSchema, fieldOk: (entry: string, field: string) => boolean): Record<string, unknown> {
   const props = entry.properties as Record<string, JsonSchema>;
   const required = (entry.required as string[] | undefined) ?? [];
   const out: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(section)) {
     if (!isPlainObject(value)) continue;
-    const kept = Object.fromEntries(Object.entries(value).filter(([k, v]) => props[k] && fieldOk(props[k], structuredClone(v))));
+    const kept = Object.fromEntries(Object.entries(value).filter(([k]) => props[k] && fieldOk(name, k)));
     if (required.every((k) => k in kept)) out[name] = kept;
   }
   return out;
-}
-
-// A field's schema, wrapped so that ajv takes it as a property (a default at a schema's root is refused).
-const wrapped = new WeakMap<JsonSchema, JsonSchema>();
-function fieldOk(schema: JsonSchema, value: unknown): boolean {
-  let w = wrapped.get(schema);
-  if (!w) wrapped.set(schema, (w = { type: 'object', properties: { v: schema } }));
-  return validateWithSchema(w, { v: value }, new Map(), []).length === 0;
 }

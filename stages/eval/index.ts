@@ -5,23 +5,15 @@
 // grading_report.json (MLE-bench's), rows.json (the tables by policy, task,
 // win rate and latency) and journals/ for AIDE's search trees.
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
-import { makePolicy, parsePolicy, policyIdentity, type Policy, type PolicyRef } from '../../agents/policies/index.js';
-import { aide } from '../../agents/scaffolds/aide/index.js';
-import { react } from '../../agents/scaffolds/react/index.js';
-import type { Scaffold } from '../../agents/scaffolds/types.js';
-import type { Trajectory } from '../../agents/trajectory.js';
+import { resolve } from 'node:path';
+import { parsePolicy, policyIdentity, type PolicyRef } from '../../agents/policies/index.js';
 import { assetsDigest } from '../../core/assets.js';
 import { ParamError } from '../../core/errors.js';
 import { rewardFormula } from '../../core/rewards/presets.js';
 import schema from '../../schemas/stages/eval.schema.json';
-import { medalReport } from '../../tasks/medals.js';
-import type { Metrics, ParamIssue, Stage } from '../contract.js';
-import { stageSandbox } from '../sandbox.js';
-import { gradingReport, latencyRows, policyRows, taskRows, winRateRows, type RunRecord } from './aggregate.js';
-import { rollout } from './rollout.js';
-import { listTasks, tasksFolderIssues } from './tasks.js';
+import type { ParamIssue, Stage } from '../contract.js';
+import { lazyRun } from '../lazy.js';
+import { tasksFolderIssues } from './tasks.js';
 
 export interface EvalParams {
   tasks?: string;
@@ -47,8 +39,6 @@ export interface EvalParams {
   concurrency: number;
 }
 
-const SCAFFOLDS: Record<EvalParams['scaffold'], Scaffold> = { react, aide };
-
 /** How policy:/policies: are given wrong (each name itself is checked where it is written). */
 function policyListIssues(p: { policy?: string; policies?: string[] }): ParamIssue[] {
   if (p.policy && p.policies) return [{ param: ['policy'], message: 'give policy: or policies:, not both', also: ['policies'] }];
@@ -69,7 +59,7 @@ export function policyNames(p: { policy?: string; policies?: string[] }, models:
   });
 }
 
-const slug = (s: string) => s.replace(/[^A-Za-z0-9._-]+/g, '-');
+export const slug = (s: string) => s.replace(/[^A-Za-z0-9._-]+/g, '-');
 
 export const evalStage: Stage<EvalParams> = {
   kind: 'eval',
@@ -107,127 +97,5 @@ export const evalStage: Stage<EvalParams> = {
     return { policies, prompts: await assetsDigest([`agents/prompts/${p.scaffold}`]), reward: p.reward ? rewardFormula(p.reward, ctx.rewards) : null, python: await ctx.python() };
   },
 
-  async run(ctx) {
-    const p = ctx.params;
-    const python = ctx.python ?? '/usr/bin/python3';
-    const names = policyNames(p, ctx.models);
-    const tasks = await listTasks({ tasks: p.tasks, split: p.split, limit: p.limit, inputs: ctx.inputs, experimentDir: ctx.experimentDir });
-    if (!tasks.length) throw new Error('no tasks to evaluate (are the upstream stages empty, or the split?)');
-    const sampling = { temperature: p.temperature, max_tokens: p.max_tokens, seed: p.seed, stop: p.stop, logprobs: p.logprobs };
-    const policies: Policy[] = names.map(({ name, ref }) =>
-      makePolicy(name, ref, ctx.models, { cacheDir: join(ctx.cacheRoot, 'llm'), sampling, log: ctx.log, inputDirs: ctx.inputs.map((i) => i.dir), experimentDir: ctx.experimentDir, maxTurns: p.max_turns }),
-    );
-    const reward = p.reward ? rewardFormula(p.reward, ctx.rewards) : undefined;
-    const jobs = tasks.flatMap((task) => policies.flatMap((policy, pi) => Array.from({ length: p.repeats }, (_, repeat) => ({ task, policy, pi, repeat }))));
-    // Jails are reused from rollout to rollout: never more of them than rollouts.
-    const sandbox = stageSandbox(ctx, Math.min(p.concurrency, jobs.length));
-    const done: Array<{ order: number; trajectory: Trajectory }> = [];
-    let finished = 0;
-    let next = 0;
-    const worker = async () => {
-      while (next < jobs.length && !ctx.signal.aborted) {
-        const order = next++;
-        const { task, policy, pi, repeat } = jobs[order];
-        const itemId = `${pi}-${slug(policy.name)}__${task.id}__r${repeat}`;
-        let dir = await ctx.items.get(itemId);
-        if (!dir) {
-          dir = await ctx.items.put(itemId, async (d) => {
-            const t = await rollout({
-              sandbox,
-              scaffold: SCAFFOLDS[p.scaffold],
-              policy,
-              task,
-              sample: repeat,
-              groupId: `${task.id}/${policy.name}`,
-              limits: { maxTurns: p.max_turns, stepTimeoutMs: p.step_timeout * 1000, timeBudgetMs: p.time_budget * 1000, contextTokens: p.context_tokens, observationChars: p.observation_chars },
-              memoryMb: p.memory_mb,
-              aide: { numDrafts: p.aide.num_drafts, debugProb: p.aide.debug_prob, maxDebugDepth: p.aide.max_debug_depth },
-              python,
-              seed: p.seed,
-              reward,
-              signal: ctx.signal,
-            });
-            if (t.ended === 'interrupted') throw new Error('interrupted');
-            await writeFile(join(d, 'trajectory.json'), JSON.stringify(t) + '\n');
-          });
-        }
-        const trajectory = JSON.parse(await readFile(join(dir, 'trajectory.json'), 'utf8')) as Trajectory;
-        if (trajectory.ended === 'policy_error') ctx.log(`${policy.name} on ${task.id}: the policy failed: ${trajectory.error}`);
-        done.push({ order, trajectory });
-        ctx.progress(++finished, jobs.length);
-      }
-    };
-    try {
-      await Promise.all(Array.from({ length: Math.min(p.concurrency, jobs.length) }, worker));
-    } finally {
-      await sandbox.shutdown();
-    }
-    if (ctx.signal.aborted) throw new Error('interrupted');
-    done.sort((a, b) => a.order - b.order);
-    return { metrics: await writeOutputs(ctx.outDir, done.map((d) => d.trajectory), names.map((n) => n.name), p, policies) };
-  },
+  run: lazyRun(() => import('./run.js')),
 };
-
-/** The report fields of one run. */
-export function runRecord(t: Trajectory, repeat: number): RunRecord {
-  const m = medalReport(t.evaluation);
-  const e = t.evaluation;
-  return {
-    task_id: t.task_id,
-    policy: t.policy,
-    repeat,
-    ...m,
-    gold_threshold: e?.gold_threshold ?? null,
-    silver_threshold: e?.silver_threshold ?? null,
-    bronze_threshold: e?.bronze_threshold ?? null,
-    median_threshold: e?.median_threshold ?? null,
-    success: t.starter_score === null ? null : t.variables.success === 1,
-    turns: t.turns.length,
-    duration_s: Number((t.duration_ms / 1000).toFixed(3)),
-    ended: t.ended,
-    format: t.variables.format,
-    reward: t.reward,
-    submission: t.submission,
-    grade_error: t.grade_error,
-    step_seconds: t.turns.filter((x) => x.action === 'code' && x.exit_code !== null).map((x) => Number((x.duration_ms / 1000).toFixed(4))),
-  };
-}
-
-async function writeOutputs(out: string, trajectories: Trajectory[], names: string[], p: EvalParams, policies: Policy[]): Promise<Metrics> {
-  const runs = trajectories.map((t) => runRecord(t, t.sample));
-  await writeFile(join(out, 'trajectories.jsonl'), trajectories.map((t) => JSON.stringify(t)).join('\n') + '\n');
-  await writeFile(join(out, 'results.jsonl'), runs.map((r) => JSON.stringify(r)).join('\n') + '\n');
-  await writeFile(join(out, 'grading_report.json'), JSON.stringify(gradingReport(runs, names), null, 2) + '\n');
-  const journals = trajectories.filter((t) => t.journal);
-  if (journals.length) {
-    await mkdir(join(out, 'journals'), { recursive: true });
-    for (const t of journals) await writeFile(join(out, 'journals', `${slug(t.policy)}__${t.task_id}__r${t.sample}.json`), JSON.stringify(t.journal, null, 2) + '\n');
-  }
-  const byPolicy = policyRows(runs, names, p.seed);
-  const rows = {
-    policy: byPolicy,
-    task: taskRows(runs),
-    win_rate: winRateRows(runs, names),
-    latency: latencyRows(runs, names),
-    steps: runs.flatMap((r) => r.step_seconds.map((seconds) => ({ policy: r.policy, task: r.task_id, seconds }))),
-  };
-  await writeFile(join(out, 'rows.json'), JSON.stringify(rows, null, 2) + '\n');
-  const usage = policies.flatMap((x) => (x.usage ? [x.usage()] : []));
-  const metrics: Metrics = { tasks: new Set(runs.map((r) => r.task_id)).size, runs: runs.length };
-  // One policy: its rates are the node's metrics (tables over ablation variants read them).
-  if (names.length === 1) {
-    for (const [k, v] of Object.entries(byPolicy[0])) if (k !== 'policy') metrics[k] = v;
-  } else {
-    for (const row of byPolicy) metrics[`any_medal:${row.policy}`] = row.any_medal;
-  }
-  const lat = rows.latency[rows.latency.length - 1];
-  metrics.step_p50_s = lat.p50_s;
-  metrics.steps = lat.steps;
-  if (usage.length) {
-    metrics.llm_requests = usage.reduce((n, u) => n + (u.requests ?? 0), 0);
-    metrics.llm_cached = usage.reduce((n, u) => n + (u.cached ?? 0), 0);
-    metrics.prompt_tokens = usage.reduce((n, u) => n + (u.prompt_tokens ?? 0), 0);
-    metrics.completion_tokens = usage.reduce((n, u) => n + (u.completion_tokens ?? 0), 0);
-  }
-  return metrics;
-}

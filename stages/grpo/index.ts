@@ -6,28 +6,15 @@
 // at all (verl-export writes a run directory). Every step is an item
 // checkpoint holding its trajectories, metrics and the policy after it, so a
 // killed run resumes after its last finished step.
-import { cp, mkdir, readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import type { StdKind, TimeoutRule } from '../../agents/grpo/advantages.js';
-import { templateUpdate } from '../../agents/grpo/template-trainer.js';
 import { parsePolicy, policyIdentity } from '../../agents/policies/index.js';
-import { openaiPolicy } from '../../agents/policies/openai.js';
-import { freshCheckpoint, templatePolicy } from '../../agents/policies/template/index.js';
-import type { TemplateCheckpoint } from '../../agents/policies/template/model.js';
-import type { Policy } from '../../agents/policies/types.js';
+import { freshCheckpoint } from '../../agents/policies/template/index.js';
 import { assetsDigest } from '../../core/assets.js';
-import { ParamError } from '../../core/errors.js';
-import { mean } from '../../core/stats.js';
 import { rewardFormula } from '../../core/rewards/presets.js';
-import { TrainerClient } from '../../gpu/trainer/client.js';
-import { writeVerlExport } from '../../gpu/verl/export.js';
 import schema from '../../schemas/stages/grpo.schema.json';
-import type { Metrics, ParamIssue, Stage } from '../contract.js';
-import { listTasks, tasksFolderIssues, type TaskRef } from '../eval/tasks.js';
-import { stageSandbox } from '../sandbox.js';
-import { buildBatch, templateSamples, type Rollout } from './batch.js';
-import { stepMetrics } from './metrics.js';
-import { pickBatch, runRollouts, type RolloutPlan } from './rollouts.js';
+import type { ParamIssue, Stage } from '../contract.js';
+import { lazyRun } from '../lazy.js';
+import { tasksFolderIssues } from '../eval/tasks.js';
 
 export interface GrpoParams {
   policy: string;
@@ -59,8 +46,6 @@ export interface GrpoParams {
   concurrency: number;
 }
 
-const pad = (k: number) => String(k).padStart(5, '0');
-
 function policyIssues(p: GrpoParams, models: Parameters<typeof parsePolicy>[1]): ParamIssue[] {
   if (p.trainer === 'template') {
     return p.policy === 'template' ? [] : [{ param: ['policy'], message: `trainer: template trains the template policy; policy: ${p.policy} needs trainer: worker`, also: ['trainer'] }];
@@ -73,7 +58,7 @@ function policyIssues(p: GrpoParams, models: Parameters<typeof parsePolicy>[1]):
 }
 
 // Validation is only needed when eval_every asks for it, or for the verl export.
-const validates = (p: GrpoParams) => p.eval_every > 0 || p.trainer === 'verl-export';
+export const validates = (p: GrpoParams) => p.eval_every > 0 || p.trainer === 'verl-export';
 
 export const grpo: Stage<GrpoParams> = {
   kind: 'grpo',
@@ -104,139 +89,5 @@ export const grpo: Stage<GrpoParams> = {
     return { formula, policy, kit: policyIdentity({ kind: 'scripted', agent: 'random' }, ctx.models), prompts, ...python };
   },
 
-  async run(ctx) {
-    const p = ctx.params;
-    const python = ctx.python ?? '/usr/bin/python3';
-    const formula = rewardFormula(p.reward, ctx.rewards)!;
-    const lr = p.lr ?? (p.trainer === 'template' ? 0.05 : 1e-6);
-    const train = await listTasks({ tasks: p.tasks, split: p.split, inputs: ctx.inputs, experimentDir: ctx.experimentDir });
-    if (!train.length) throw new Error(`no ${p.split} tasks to train on (are the upstream stages empty?)`);
-    const val =
-      validates(p)
-        ? await listTasks({ tasks: p.tasks, split: p.val_split, inputs: ctx.inputs, experimentDir: ctx.experimentDir }).catch((err: Error) => {
-            throw new ParamError(['val_split'], err.message);
-          })
-        : [];
-    const hyper = { lr, clip_low: p.clip.low, clip_high: p.clip.high, kl: p.kl, temperature: p.temperature };
-
-    if (p.trainer === 'verl-export') {
-      const files = await writeVerlExport(join(ctx.outDir, 'verl'), train, val, {
-        model: ctx.models[p.policy].model,
-        reward: formula,
-        groupSize: p.group_size,
-        batchSize: p.batch_size,
-        steps: p.steps,
-        maxTurns: p.max_turns,
-        stepTimeoutS: p.step_timeout,
-        lr,
-        clipLow: p.clip.low,
-        clipHigh: p.clip.high,
-        kl: p.kl,
-        temperature: p.temperature,
-        advantage: p.advantage,
-      });
-      ctx.log(`verl run directory written (not launched): ${files.join(', ')}`);
-      return { metrics: { train_tasks: train.length, val_tasks: val.length, exported: true } };
-    }
-
-    const worker = p.trainer === 'worker' ? new TrainerClient(p.worker_url ?? (ctx.models[p.policy].base_url ?? '').replace(/\/v1\/?$/, '')) : undefined;
-    if (worker) {
-      const h = await worker.health(ctx.signal);
-      ctx.log(`trainer worker: ${h.status}, step ${h.step}${h.model ? `, ${h.model}` : ''}`);
-    }
-    let ck: TemplateCheckpoint = freshCheckpoint();
-    const reference = freshCheckpoint().weights;
-    const makePolicy = (k: number): Policy =>
-      p.trainer === 'template'
-        ? templatePolicy('template', ck, { temperature: p.temperature, seed: `${p.seed}:${k}`, maxTurns: p.max_turns })
-        : openaiPolicy(p.policy, ctx.models[p.policy], { sampling: { temperature: p.temperature, seed: p.seed * 100_003 + k, logprobs: true }, log: ctx.log });
-    // Jails are reused from rollout to rollout: never more of them than a step's rollouts.
-    const sandbox = stageSandbox(ctx, Math.min(p.concurrency, p.batch_size * p.group_size));
-    const plan = (tasks: TaskRef[], group: number, k: number, policy: Policy): RolloutPlan => ({
-      sandbox,
-      policy,
-      tasks,
-      group,
-      groupPrefix: `step${k}`,
-      limits: { maxTurns: p.max_turns, stepTimeoutMs: p.step_timeout * 1000, timeBudgetMs: p.time_budget * 1000, contextTokens: 32_768, observationChars: 4000 },
-      memoryMb: p.memory_mb,
-      python,
-      seed: p.seed,
-      reward: formula,
-      concurrency: p.concurrency,
-      signal: ctx.signal,
-    });
-    const curve: Array<Record<string, number | null>> = [];
-    try {
-      for (let k = 1; k <= p.steps; k++) {
-        if (ctx.signal.aborted) throw new Error('interrupted');
-        const itemId = `step-${pad(k)}`;
-        let dir = await ctx.items.get(itemId);
-        if (!dir) {
-          dir = await ctx.items.put(itemId, async (d) => {
-            const started = Date.now();
-            const policy = makePolicy(k);
-            const rollouts: Rollout[] = await runRollouts(plan(pickBatch(train, p.batch_size, k, p.seed), p.group_size, k, policy), ctx.log);
-            if (ctx.signal.aborted) throw new Error('interrupted');
-            const batch = buildBatch(k, rollouts, { advantage: p.advantage, maskTimeouts: p.mask_timeouts, timeoutRule: p.timeout_rule, std: p.std, groupSize: p.group_size, hyper });
-            let update: Record<string, unknown>;
-            if (worker) {
-              update = await worker.update(batch, ctx.signal);
-              if (k % p.checkpoint_every === 0 || k === p.steps) update.saved = (await worker.save(k, `step-${pad(k)}`, ctx.signal)).path;
-            } else {
-              const next: TemplateCheckpoint = structuredClone(ck);
-              update = { ...templateUpdate(next, templateSamples(batch, rollouts), { lr, clipLow: p.clip.low, clipHigh: p.clip.high, kl: p.kl, epochs: p.epochs, reference }) };
-              ck = next;
-            }
-            const metrics: Record<string, unknown> = { ...stepMetrics(k, rollouts, batch), ...Object.fromEntries(Object.entries(update).filter(([, v]) => typeof v === 'number')) };
-            if (p.eval_every > 0 && (k % p.eval_every === 0 || k === p.steps) && val.length) {
-              const vr = await runRollouts(plan(val, 1, k, makePolicy(k)), ctx.log);
-              const ok = vr.filter((r) => !('crashed' in r)) as Extract<Rollout, { variables: unknown }>[];
-              metrics.val_reward = Number(mean(ok.map((t) => t.reward ?? 0)).toFixed(4));
-              metrics.val_valid = Number(mean(ok.map((t) => t.variables.execute)).toFixed(4));
-              metrics.val_any_medal = Number(mean(ok.map((t) => t.variables.bronze)).toFixed(4));
-              await writeFile(join(d, 'val.jsonl'), vr.map((r) => JSON.stringify(r)).join('\n') + '\n');
-            }
-            metrics.seconds = Number(((Date.now() - started) / 1000).toFixed(1));
-            await writeFile(join(d, 'trajectories.jsonl'), rollouts.map((r) => JSON.stringify(r)).join('\n') + '\n');
-            await writeFile(join(d, 'advantages.json'), JSON.stringify({ groups: batch.groups, trajectories: batch.trajectories.map(({ messages: _m, ...t }) => t) }, null, 1) + '\n');
-            await writeFile(join(d, 'step.json'), JSON.stringify(metrics) + '\n');
-            if (!worker) await writeFile(join(d, 'checkpoint.json'), JSON.stringify(ck) + '\n');
-          });
-        } else {
-          ctx.log(`step ${k}: finished by an earlier attempt; its checkpoint is reused`);
-        }
-        // The policy after this step, as it was saved (on resume, the last finished step's).
-        if (!worker) ck = JSON.parse(await readFile(join(dir, 'checkpoint.json'), 'utf8')) as TemplateCheckpoint;
-        curve.push(JSON.parse(await readFile(join(dir, 'step.json'), 'utf8')));
-        const last = curve[curve.length - 1];
-        ctx.log(`step ${k}/${p.steps}: reward ${last.reward_mean} ± ${last.reward_std}, valid ${last.valid_rate}${last.val_reward !== undefined ? `, val reward ${last.val_reward}` : ''}`);
-        ctx.progress(k, p.steps);
-        await mkdir(join(ctx.outDir, 'steps'), { recursive: true });
-        await cp(join(dir, 'trajectories.jsonl'), join(ctx.outDir, 'steps', `step_${pad(k)}.jsonl`));
-        if (!worker && (k % p.checkpoint_every === 0 || k === p.steps)) {
-          await mkdir(join(ctx.outDir, 'checkpoints'), { recursive: true });
-          await cp(join(dir, 'checkpoint.json'), join(ctx.outDir, 'checkpoints', `step_${pad(k)}.json`));
-        }
-      }
-    } finally {
-      await sandbox.shutdown();
-    }
-    await writeFile(join(ctx.outDir, 'metrics.jsonl'), curve.map((m) => JSON.stringify(m)).join('\n') + '\n');
-    await writeFile(join(ctx.outDir, 'rows.json'), JSON.stringify({ curve }, null, 1) + '\n');
-    if (!worker) await writeFile(join(ctx.outDir, 'checkpoint.json'), JSON.stringify(ck) + '\n');
-    const quarter = Math.max(1, Math.floor(curve.length / 4));
-    const r = (xs: Array<Record<string, number | null>>, key: string) => Number(mean(xs.map((m) => m[key] ?? 0)).toFixed(4));
-    const metrics: Metrics = {
-      steps: curve.length,
-      reward_first: r(curve.slice(0, quarter), 'reward_mean'),
-      reward_last: r(curve.slice(-quarter), 'reward_mean'),
-      valid_first: r(curve.slice(0, quarter), 'valid_rate'),
-      valid_last: r(curve.slice(-quarter), 'valid_rate'),
-      entropy_last: curve[curve.length - 1].entropy ?? null,
-    };
-    const lastVal = [...curve].reverse().find((m) => m.val_reward !== undefined);
-    if (lastVal) Object.assign(metrics, { val_reward: lastVal.val_reward, val_valid: lastVal.val_valid, val_any_medal: lastVal.val_any_medal });
-    return { metrics };
-  },
+  run: lazyRun(() => import('./run.js')),
 };

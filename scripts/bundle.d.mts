@@ -1,0 +1,1 @@
+export function bundle(opts?: { outdir?: string; splitting?: boolean }): Promise<string>;

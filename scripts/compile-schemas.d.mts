@@ -1,0 +1,2 @@
+export function compileSchemas(root: string): string;
+export function schemaDigest(schema: unknown): string;
