@@ -33,6 +33,8 @@ export interface SandboxConfig {
 
 export interface Sandbox extends Backend {
   shutdown(): Promise<void>;
+  /** Warm jails started so far, and sessions served by a reused one (zeros without warm executors). */
+  jails(): { started: number; reused: number };
 }
 
 export function createSandbox(cfg: SandboxConfig): Sandbox {
@@ -50,7 +52,7 @@ export function createSandbox(cfg: SandboxConfig): Sandbox {
   }
   if (!cfg.warm || cfg.backend === 'process') {
     if (cfg.warm) warn('warm executors need bwrap or docker; the process backend starts every step cold');
-    return { name: cold.name, open: (o) => cold.open(o), shutdown: async () => {} };
+    return { name: cold.name, open: (o) => cold.open(o), shutdown: async () => {}, jails: () => ({ started: 0, reused: 0 }) };
   }
   // Warm servers are started with the interpreter's path inside the jail.
   let launcher: JailLauncher;
@@ -65,7 +67,7 @@ export function createSandbox(cfg: SandboxConfig): Sandbox {
   }
   const pool = new WarmPool({ launcher, python: inJail, modules: cfg.modules, size: cfg.poolSize, limits: cfg.limits, fallback: cold, warn, signal: cfg.signal });
   pool.fill();
-  return { name: pool.name, open: (o) => pool.open(o), shutdown: () => pool.shutdown() };
+  return { name: pool.name, open: (o) => pool.open(o), shutdown: () => pool.shutdown(), jails: () => ({ started: pool.started, reused: pool.reused }) };
 }
 
 export type { Backend, BackendName, Limits, Session, Step, StepResult } from './types.js';

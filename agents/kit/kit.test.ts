@@ -3,7 +3,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { execa } from 'execa';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { assetText } from '../../core/assets.js';
@@ -31,7 +31,8 @@ async function task(): Promise<string> {
   return dir;
 }
 
-const solve = (dir: string, strategy: string) => execa(agent.python, ['-c', `${assetText('agents/kit/mlekit.py')}\nsolve(${JSON.stringify(strategy)})`], { cwd: dir, reject: false });
+const solve = (dir: string, strategy: string, size = 'default') =>
+  execa(agent.python, ['-c', `${assetText('agents/kit/mlekit.py')}\nsolve(${JSON.stringify(strategy)}, size=${JSON.stringify(size)})`], { cwd: dir, reject: false });
 
 test('lgbm fits LightGBM, validates it in the task metric and writes the same submission every time', async () => {
   assert.ok(existsSync(agent.python), `${agent.python} is missing: run ${agent.fix}`);
@@ -64,6 +65,28 @@ test('lgbm without LightGBM stops at once with a clear error, writing nothing', 
     assert.not.ok(existsSync(join(dir, 'submission.csv')));
   } finally {
     await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test("the ladder's later turns reuse earlier turns' cross-validation and fits, and submit the same bytes", async () => {
+  const [laddered, fresh] = [await task(), await task()];
+  try {
+    // The small capacity keeps this quick; the memo works the same at every capacity.
+    for (const strategy of ['linear', 'forest']) assert.is((await solve(laddered, strategy, 'small')).exitCode, 0);
+    const memo = join(laddered, '.mlekit_memo');
+    const before = (await readdir(memo)).sort();
+    // Out-of-fold predictions and the final fit of each base model so far.
+    assert.equal(before.filter((f) => f.startsWith('oof-')).map((f) => f.split('-')[1]), ['forest', 'linear']);
+    const r = await solve(laddered, 'boosted', 'small');
+    assert.is(r.exitCode, 0, String(r.stderr));
+    // Only gbm was cross-validated anew: forest and linear came from the memo.
+    const added = (await readdir(memo)).filter((f) => !before.includes(f) && f.startsWith('oof-'));
+    assert.equal(added.map((f) => f.split('-')[1]), ['gbm']);
+    assert.is((await solve(fresh, 'boosted', 'small')).exitCode, 0);
+    assert.is(await readFile(join(laddered, 'submission.csv'), 'utf8'), await readFile(join(fresh, 'submission.csv'), 'utf8'));
+  } finally {
+    await rm(laddered, { recursive: true, force: true });
+    await rm(fresh, { recursive: true, force: true });
   }
 });
 

@@ -267,6 +267,40 @@ def fit_predict(make, x_tr, y_tr, x_te, classes, prior):
     return 0.85 * proba + 0.15 * prior  # never certain: log-loss punishes it
 
 
+# Predictions already computed in this workspace, by model, capacity and a fingerprint of the data they
+# were computed from: a later turn's ladder reuses the earlier turns' cross-validation and fits instead of
+# recomputing them. Every model is seeded, so a reused prediction is the one a refit would give.
+MEMO = ".mlekit_memo"
+
+
+def fingerprint(*parts):
+    import hashlib
+
+    h = hashlib.sha256()
+    for p in parts:
+        a = np.asarray(p)
+        h.update((a.dtype.str if a.dtype != object else "object").encode() + str(a.shape).encode())
+        h.update(a.tobytes() if a.dtype != object else "\0".join(map(str, a.ravel())).encode())
+    return h.hexdigest()[:24]
+
+
+def memo(kind, name, size, fp, compute):
+    path = os.path.join(MEMO, f"{kind}-{name}-{size}-{fp}.npy")
+    try:
+        return np.load(path, allow_pickle=False)
+    except (OSError, ValueError):
+        pass
+    value = np.asarray(compute())
+    try:
+        os.makedirs(MEMO, exist_ok=True)
+        tmp = f"{path}.{os.getpid()}.tmp.npy"
+        np.save(tmp, value, allow_pickle=False)
+        os.replace(tmp, path)
+    except (OSError, ValueError):
+        pass  # a full workspace only costs the reuse
+    return value
+
+
 def out_of_fold(names, x, y, classes, prior, regression, series, folds=5, size="default"):
     """Out-of-fold predictions of each base model on the same folds (the last quarter as the one fold
     for a time series), so that blends are scored without refitting."""
@@ -278,10 +312,11 @@ def out_of_fold(names, x, y, classes, prior, regression, series, folds=5, size="
     else:
         splits = list(KFold(min(folds, len(y)), shuffle=True, random_state=0).split(x))
     truth = np.concatenate([y[va] for _, va in splits])
+    fp = fingerprint(x, y, np.asarray(classes, dtype=object), np.asarray([] if prior is None else prior), [folds, int(series), int(regression)])
     preds = {}
     for name in names:
         make = lambda: base_model(name, regression, series, size)
-        preds[name] = np.concatenate([fit_predict(make, x[tr], y[tr], x[va], classes, prior) for tr, va in splits])
+        preds[name] = memo("oof", name, size, fp, lambda: np.concatenate([fit_predict(make, x[tr], y[tr], x[va], classes, prior) for tr, va in splits]))
     return truth, preds
 
 
@@ -328,7 +363,9 @@ def solve(strategy, out="submission.csv", keep_best=False, size="default"):
             if better(scored[c], scored[best], metric):
                 best = c
         valid = scored[best]
-        pred = np.mean([fit_predict(lambda: base_model(n, not classes, series, size), x_tr, y, x_te, classes, prior) for n in best], axis=0)
+        fp = fingerprint(x_tr, y, x_te, np.asarray(classes, dtype=object), np.asarray([] if prior is None else prior), [int(series)])
+        fits = [memo("fit", n, size, fp, lambda n=n: fit_predict(lambda: base_model(n, not classes, series, size), x_tr, y, x_te, classes, prior)) for n in best]
+        pred = np.mean(fits, axis=0)
         print(f"validation score ({metric}): {valid:.6f}")
     if keep_best:
         path = ".mlekit_best.json"

@@ -58,6 +58,7 @@ export class WarmPool implements Backend {
     const want = Math.max(this.opts.size ?? 2, this.waiters.length + (reuse ? this.inUse : 0));
     while (!this.broken && !this.closed && have() < want) {
       this.starting++;
+      this.started++;
       const started = WarmExecutor.start(this.opts.launcher, this.opts.python, this.opts.modules ?? DEFAULT_WARM_MODULES, this.limits, this.stopping.signal)
         .then(
           async (ex) => {
@@ -147,6 +148,8 @@ export class WarmPool implements Backend {
 
   /** Sessions served by a jail an earlier session used (after its reset). */
   reused = 0;
+  /** Jails started (warm servers launched), successful or not. */
+  started = 0;
 
   /** Closes the spare jails and kills those still starting; once, however often it is called. */
   shutdown(): Promise<void> {

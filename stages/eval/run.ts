@@ -74,6 +74,8 @@ export async function run(ctx: StageContext<EvalParams>): Promise<StageResult | 
     await sandbox.shutdown();
   }
   if (ctx.signal.aborted) throw new Error('interrupted');
+  const jails = sandbox.jails();
+  if (jails.started) ctx.log(`sandbox: ${jails.started} warm jails started for ${jobs.length} rollouts (${jails.reused} sessions in a reused jail)`);
   done.sort((a, b) => a.order - b.order);
   return { metrics: await writeOutputs(ctx.outDir, done.map((d) => d.trajectory), names.map((n) => n.name), p, policies) };
 }
