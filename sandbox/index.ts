@@ -65,7 +65,8 @@ export function createSandbox(cfg: SandboxConfig): Sandbox {
     launcher = bwrapJails(jp);
     inJail = jp.path;
   }
-  const pool = new WarmPool({ launcher, python: inJail, modules: cfg.modules, size: cfg.poolSize, limits: cfg.limits, fallback: cold, warn, signal: cfg.signal });
+  // MLEPIPE_JAIL_REUSE=0 gives every session a fresh jail (to measure what reuse saves).
+  const pool = new WarmPool({ launcher, python: inJail, reuse: process.env.MLEPIPE_JAIL_REUSE !== '0', modules: cfg.modules, size: cfg.poolSize, limits: cfg.limits, fallback: cold, warn, signal: cfg.signal });
   pool.fill();
   return { name: pool.name, open: (o) => pool.open(o), shutdown: () => pool.shutdown(), jails: () => ({ started: pool.started, reused: pool.reused }) };
 }

@@ -41,8 +41,12 @@ test('the strategist is deterministic and follows the DNA', () => {
   assert.is(a.domain.candidates.length, 5);
   assert.is(a.metric, dna.generate_metric);
   assert.is(new Set(a.ids).size, a.ids.length);
+  // Full scale: the seed competition's own sample count, capped by memory, never below the micro task's.
   const full = draftSpec(dna, { seed: 1, index: 3, scale: 'full' });
-  assert.is(full.n_train, a.n_train * 100);
+  assert.is(full.n_train, Math.min(dna.dataset_stats.sample_count, 1024 * 1024));
+  assert.is(draftSpec(dna, { seed: 1, index: 3, scale: 'full', fullMemoryMb: 1 }).n_train, Math.max(a.n_train, 1024));
+  // The same task otherwise.
+  for (const k of ['generator', 'metric', 'target', 'mutations', 'domain', 'noise'] as const) assert.equal(full[k], a[k], k);
   const narrow = draftSpec(dna, { seed: 1, index: 3, samples: [60, 60] });
   assert.is(narrow.n_train, 60);
 });

@@ -39,6 +39,21 @@ export interface StrategyOptions {
   attempt?: number;
   samples?: [number, number];
   scale?: 'micro' | 'full';
+  /** Full scale: memory the training rows of one task may take (default 1024 MB); it caps the seed's sample count. */
+  fullMemoryMb?: number;
+}
+
+/** Rough bytes one training row takes once loaded, by family: what caps a full-scale task. */
+const ROW_BYTES: Record<string, number> = { tabular: 1024, 'time-series': 512, graph: 1024, text: 2048, image: 16_384, audio: 32_768 };
+
+/**
+ * Full scale means the seed competition's own training sample count (the
+ * paper's "full" is the real dataset), capped only by memory; never fewer rows
+ * than the micro task has.
+ */
+export function fullRows(dna: SeedDna, family: string, nMicro: number, memoryMb = 1024): number {
+  const cap = Math.floor((memoryMb * 1024 * 1024) / (ROW_BYTES[family] ?? 1024));
+  return Math.max(nMicro, Math.min(dna.dataset_stats.sample_count, cap));
 }
 
 const FAMILY: Record<string, string> = {
@@ -97,10 +112,10 @@ export function draftSpec(dna: SeedDna, opts: StrategyOptions): TaskSpec {
     return { name, params };
   });
 
-  // Micro-scale dimensions (full scale: the same task with 100x the rows).
+  // Micro-scale dimensions (full scale: the same task with the seed competition's rows).
   const [lo, hi] = opts.samples ?? [50, 200];
   const nMicro = rng.int(lo, hi);
-  const n = opts.scale === 'full' ? nMicro * 100 : nMicro;
+  const n = opts.scale === 'full' ? fullRows(dna, family, nMicro, opts.fullMemoryMb) : nMicro;
   // Big enough that a guess does not reach the baselines by luck (20 rows give 5% steps of accuracy).
   const nTest = Math.max(100, Math.round(n * 0.5));
 

@@ -18,6 +18,7 @@ export interface GenerateParams {
   modalities?: string[];
   samples: [number, number];
   scale: 'micro' | 'full';
+  full_memory_mb: number;
   seed: number;
   attempts: number;
   concurrency: number;

@@ -66,7 +66,7 @@ export async function run(ctx: StageContext<GenerateParams>): Promise<StageResul
     let taskId = '';
     let attempt = 0;
     for (; attempt < p.attempts; attempt++) {
-      const spec = draftSpec(dna, { seed: p.seed, index, attempt, samples: p.samples, scale: p.scale });
+      const spec = draftSpec(dna, { seed: p.seed, index, attempt, samples: p.samples, scale: p.scale, fullMemoryMb: p.full_memory_mb });
       taskId = spec.task_id;
       const session = await sandbox.open({ task: empty, signal: ctx.signal });
       try {
