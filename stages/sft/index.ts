@@ -42,6 +42,7 @@ export interface SftParams {
   micro_batch_size: number;
   max_grad_norm: number;
   threads: number;
+  gradient_checkpointing: boolean;
 }
 
 function modelIssues(p: SftParams, models: StageContext<SftParams>['models']): ParamIssue[] {
@@ -108,7 +109,8 @@ export const sft: Stage<SftParams> = {
   keyIgnore: ['threads'],
   breakdowns: ['curve'],
   flow: {
-    gives: ['policy'],
+    // Its checkpoint/ is served through a models: entry, not read as a template policy (the `policy` artifact).
+    gives: ['files'],
     takes: (p) => (p.data ? [] : ['trajectories']),
   },
 
@@ -147,7 +149,7 @@ export const sft: Stage<SftParams> = {
     const total = stepsPerEpoch * p.epochs;
     const warm = warmupSteps(p.warmup, total);
     // The worker saves the final weights straight into the node's checkpoint/ (written aside and renamed into place).
-    const served = await serveModel(ctx, p.model, { ckptDir: ctx.outDir, threads: p.threads });
+    const served = await serveModel(ctx, p.model, { ckptDir: ctx.outDir, threads: p.threads, args: p.gradient_checkpointing ? ['--gradient-checkpointing'] : [] });
     try {
       const trainer = served.trainer!;
       const h = served.worker?.health ?? (await trainer.health(ctx.signal));
