@@ -8,7 +8,9 @@ order, and its span extended over the end-of-turn token that the template
 writes right after it (so the model learns to stop). A token carries loss
 when its characters overlap an assistant span. Searching the content,
 rather than rendering prefixes of the conversation, also works for templates
-that render earlier turns differently from the last one.
+that render earlier turns differently from the last one: where a template
+trims a reply or drops the reasoning block of earlier turns (Qwen3's does),
+the part it renders is what carries loss.
 
 The loss is the mean negative log-likelihood over every loss token of the
 whole batch (token-mean); micro-batches are normalised by the batch's token
@@ -45,20 +47,35 @@ class Example:
     truncated: int
 
 
-def assistant_spans(text: str, messages: Seq[dict[str, Any]], eos: str | None) -> list[tuple[int, int]]:
-    """Character spans of the assistant replies in the rendered conversation (with the end-of-turn token after each)."""
+def _find_content(text: str, content: str, cursor: int) -> tuple[int, int] | None:
+    """Where `content` is rendered from `cursor` on: as it is, stripped of surrounding whitespace (templates that
+    trim), or only its part after a reasoning block (templates that drop the reasoning of earlier turns, as
+    Qwen3's does); None for empty content, (-1, -1) when it is nowhere."""
+    tries = [content, content.strip()]
+    if "</think>" in content:
+        tries.append(content.rsplit("</think>", 1)[1].strip())
+    for piece in tries:
+        if not piece:
+            return None
+        at = text.find(piece, cursor)
+        if at >= 0:
+            return at, at + len(piece)
+    return -1, -1
+
+
+def assistant_spans(text: str, messages: Seq[dict[str, Any]], ends: Seq[str]) -> list[tuple[int, int]]:
+    """Character spans of the assistant replies in the rendered conversation, each with the end-of-turn token
+    (one of `ends`, the tokenizer's special tokens) that the template writes right after it."""
     spans, cursor = [], 0
     for i, m in enumerate(messages):
-        content = m["content"]
-        if not content:
+        found = _find_content(text, m["content"], cursor)
+        if found is None:
             continue
-        at = text.find(content, cursor)
-        if at < 0:
+        if found[0] < 0:
             raise ValueError(f"messages.{i}: its content does not appear in the chat template's rendering (the template changes it)")
-        end = at + len(content)
+        at, end = found
         if m["role"] == "assistant":
-            if eos and text.startswith(eos, end):
-                end += len(eos)
+            end += next((len(t) for t in ends if text.startswith(t, end)), 0)
             spans.append((at, end))
         cursor = end
     return spans
@@ -71,7 +88,9 @@ def tokenize_conversation(tokenizer, messages: Seq[dict[str, Any]], max_length: 
     text = tokenizer.apply_chat_template(list(messages), tokenize=False, add_generation_prompt=False)
     enc = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
     ids = list(enc["input_ids"])
-    spans = assistant_spans(text, messages, tokenizer.eos_token)
+    # The eos token first; a base model's template may close a turn with another special token (<|im_end|>).
+    ends = [t for t in [tokenizer.eos_token, *tokenizer.all_special_tokens] if t]
+    spans = assistant_spans(text, messages, ends)
     mask = [int(any(s < hi and e > lo for lo, hi in spans)) for s, e in enc["offset_mapping"]]
     if mask:
         # The first token has no context to be predicted from.

@@ -1,6 +1,7 @@
 """Supervised fine-tuning: assistant-only loss masks from the chat template, truncation, a loss that falls on a
 tiny set, and the /sft and /eval_loss endpoints in this process."""
 
+import copy
 import socket
 import threading
 
@@ -50,6 +51,39 @@ def test_long_conversations_are_cut_and_counted(tokenizer):
     cut = tokenize_conversation(tokenizer, CONVO, max_length=20)
     assert len(cut.input_ids) == 20 and cut.truncated == len(full.input_ids) - 20
     assert cut.loss_mask == full.loss_mask[:20]
+
+
+def test_a_template_that_drops_earlier_reasoning_trains_on_what_it_renders(tokenizer):
+    tok = copy.deepcopy(tokenizer)
+    # Like Qwen3's: an assistant turn before the last keeps only what follows its reasoning block.
+    tok.chat_template = (
+        "{% for m in messages %}<|im_start|>{{ m['role'] }}\n"
+        "{% if m['role'] == 'assistant' and not loop.last %}{{ m['content'].split('</think>')[-1].strip() }}{% else %}{{ m['content'] }}{% endif %}"
+        "<|im_end|>\n{% endfor %}"
+    )
+    convo = [dict(m) for m in CONVO]
+    convo[2]["content"] = "<think>the csv first</think>\nthe model reads the public csv."
+    convo[4]["content"] = "<think>done</think>submission.csv"
+    ex = tokenize_conversation(tok, convo, 4096)
+    assert decoded_loss_text(tok, ex) == ["the model reads the public csv.<|im_end|>", "<think>done</think>submission.csv<|im_end|>"]
+    with pytest.raises(ValueError, match=r"messages\.2: its content does not appear"):
+        tokenize_conversation(_Rewriting(tok), convo, 4096)
+
+
+class _Rewriting:
+    """A tokenizer whose template rewrites every reply (the content cannot be found)."""
+
+    def __init__(self, tok):
+        self._tok = tok
+
+    def apply_chat_template(self, messages, **kw):
+        return self._tok.apply_chat_template([{**m, "content": m["content"].upper()} if m["role"] == "assistant" else m for m in messages], **kw)
+
+    def __getattr__(self, name):
+        return getattr(self._tok, name)
+
+    def __call__(self, *a, **kw):
+        return self._tok(*a, **kw)
 
 
 def test_a_conversation_without_a_reply_is_refused_by_index(tokenizer):
