@@ -40,7 +40,14 @@ export async function serveCommand(checkpoint: string, o: ServeOptions, io: IO):
   // Checkpoints asked for over /save go to a scratch folder that goes with the worker.
   const scratch = await mkdtemp(join(tmpdir(), 'mlepipe-serve-'));
   try {
-    const worker = await startLocalWorker({ model: { dir }, ckptDir: scratch, host: o.host ?? '127.0.0.1', port: port ?? 8000, threads, log: (line) => io.err(line), signal: io.signal });
+    let worker: Awaited<ReturnType<typeof startLocalWorker>>;
+    try {
+      worker = await startLocalWorker({ model: { dir }, ckptDir: scratch, host: o.host ?? '127.0.0.1', port: port ?? 8000, threads, log: (line) => io.err(line), signal: io.signal });
+    } catch (err) {
+      // Ctrl-C while the model loads: the worker is already stopped.
+      if (io.signal?.aborted) return 130;
+      throw err;
+    }
     io.out(`serving ${dir}`);
     io.out(`OpenAI base URL: ${worker.url}/v1 (model ${worker.health.model ?? 'any name'})`);
     await new Promise<void>((done) => {
