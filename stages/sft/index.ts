@@ -17,7 +17,7 @@ import { listFiles } from '../../core/fs.js';
 import { canonicalJson, hashFile, sha256 } from '../../core/hash.js';
 import { modelIdentity } from '../../core/models.js';
 import { Rng } from '../../core/random.js';
-import type { LossCounts, SftExample, TokenizerIdentity, TrainerClient } from '../../gpu/trainer/client.js';
+import type { SftExample, TokenizerIdentity, TrainerClient } from '../../gpu/trainer/client.js';
 import schema from '../../schemas/stages/sft.schema.json';
 import type { Metrics, ParamIssue, Stage, StageContext } from '../contract.js';
 import { CHECKPOINT_DIR, serveModel } from '../worker.js';
@@ -86,17 +86,15 @@ const jsonl = (xs: readonly Example[]) => xs.map((e) => JSON.stringify({ message
 const asRequest = (xs: readonly Example[]): SftExample[] => xs.map((e) => ({ messages: e.messages }));
 
 /** The mean NLL per assistant token over `xs`, asked batch_size conversations at a time (long requests time out). */
-async function validationLoss(trainer: TrainerClient, xs: readonly Example[], p: SftParams, tokenizer: TokenizerIdentity | undefined, signal: AbortSignal): Promise<LossCounts | undefined> {
-  if (!xs.length) return undefined;
+async function validationLoss(trainer: TrainerClient, xs: readonly Example[], p: SftParams, tokenizer: TokenizerIdentity | undefined, signal: AbortSignal): Promise<number | null> {
   let nll = 0;
   let tokens = 0;
-  let last: LossCounts | undefined;
   for (let i = 0; i < xs.length; i += p.batch_size) {
-    last = await trainer.evalLoss(asRequest(xs.slice(i, i + p.batch_size)), { max_length: p.max_length, micro_batch_size: p.micro_batch_size, tokenizer }, signal);
-    if (last.loss !== null) nll += last.loss * last.loss_tokens;
-    tokens += last.loss_tokens;
+    const r = await trainer.evalLoss(asRequest(xs.slice(i, i + p.batch_size)), { max_length: p.max_length, micro_batch_size: p.micro_batch_size, tokenizer }, signal);
+    if (r.loss !== null) nll += r.loss * r.loss_tokens;
+    tokens += r.loss_tokens;
   }
-  return { ...last!, loss: tokens ? nll / tokens : null, loss_tokens: tokens };
+  return tokens ? nll / tokens : null;
 }
 
 const round = (x: number | null | undefined, d = 5) => (x === null || x === undefined ? null : Number(x.toFixed(d)));
@@ -156,7 +154,7 @@ export const sft: Stage<SftParams> = {
       const tokenizer = h.tokenizer_sha256 && h.chat_template_sha256 ? { tokenizer_sha256: h.tokenizer_sha256, chat_template_sha256: h.chat_template_sha256 } : undefined;
       const opts = { max_length: p.max_length, micro_batch_size: p.micro_batch_size, tokenizer };
       const before = await validationLoss(trainer, val, p, tokenizer, ctx.signal);
-      const curve: Array<Record<string, number | null>> = [{ epoch: 0, step: 0, train_loss: null, val_loss: round(before?.loss), tokens: 0, lr: null }];
+      const curve: Array<Record<string, number | null>> = [{ epoch: 0, step: 0, train_loss: null, val_loss: round(before), tokens: 0, lr: null }];
       ctx.log(`epoch 0: val loss ${curve[0].val_loss ?? '-'}`);
       const rng = new Rng('sft-order', p.seed);
       let step = 0;
@@ -184,7 +182,7 @@ export const sft: Stage<SftParams> = {
         }
         tokens += epochTokens;
         const after = await validationLoss(trainer, val, p, tokenizer, ctx.signal);
-        curve.push({ epoch, step, train_loss: round(lossTokens ? nll / lossTokens : null), val_loss: round(after?.loss), tokens: epochTokens, loss_tokens: lossTokens, lr });
+        curve.push({ epoch, step, train_loss: round(lossTokens ? nll / lossTokens : null), val_loss: round(after), tokens: epochTokens, loss_tokens: lossTokens, lr });
         ctx.log(`epoch ${epoch}/${p.epochs}: train loss ${curve[epoch].train_loss}, val loss ${curve[epoch].val_loss ?? '-'}, ${epochTokens} tokens`);
       }
       if (truncated) ctx.log(`${truncated} training conversations were longer than max_length ${p.max_length}: ${truncatedTokens} tokens cut off their ends`);
