@@ -64,6 +64,8 @@ test('sft on 20 trajectories lowers the validation loss, and its checkpoint serv
   assert.is(r.exitCode, 0, r.stderr + r.stdout);
   assert.match(r.stdout, /curve\nepoch\s+train_loss\s+val_loss\n0\s/);
   const out = (await cli(['outputs', 'e.yaml', 'tune'], { cwd: dir })).stdout.trim();
+  // The node's key is stable: planning again finds everything cached.
+  assert.match((await cli(['plan', 'e.yaml'], { cwd: dir })).stdout, /2 nodes, 0 to run, 2 cached/);
 
   const funnel = JSON.parse(await readFile(join(out, 'dataset', 'funnel.json'), 'utf8'));
   assert.equal(funnel.filtered_out, { success: 4, min_reward: 0, valid_submission: 0 });
