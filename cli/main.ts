@@ -158,6 +158,15 @@ export function buildProgram(io: IO, done: (code: number) => void): Command {
     .action(act(async (f: string | undefined, o: { vars?: string; list?: boolean }) => (await import('./commands/reward.js')).rewardCommand(f, o, io)));
 
   program
+    .command('serve')
+    .description('serve a checkpoint (an sft node\'s checkpoint/ or outputs, or a model folder) on a trainer worker: an OpenAI-compatible endpoint, until Ctrl-C')
+    .argument('<checkpoint>')
+    .option('--port <n>', 'port to listen on (0: a free one)', '8000')
+    .option('--host <h>', 'address to listen on', '127.0.0.1')
+    .option('--threads <n>', 'torch CPU threads')
+    .action(act(async (ck: string, o: { port?: string; host?: string; threads?: string }) => (await import('./commands/serve.js')).serveCommand(ck, o, io)));
+
+  program
     .command('doctor')
     .description('check node, python (numpy/pandas/sklearn), the Python environments (agent, trainer), bubblewrap, docker, GPU hosts')
     .option('--json', 'JSON output')

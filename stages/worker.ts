@@ -46,7 +46,7 @@ export function weightsFor(ctx: Pick<StageContext<unknown>, 'experimentDir' | 'i
  * (CPU threads default to 1: the sandbox shares the machine), or returns an
  * `openai` one as it is. Always call `stop()`.
  */
-export async function serveModel(ctx: StageContext<unknown>, name: string, opts: { ckptDir?: string; resume?: string; threads?: number } = {}): Promise<ServedModel> {
+export async function serveModel(ctx: StageContext<unknown>, name: string, opts: { ckptDir?: string; resume?: string; threads?: number; args?: readonly string[] } = {}): Promise<ServedModel> {
   const spec = ctx.models[name];
   if (!spec) throw new UserError(`no model named ${name} in models:`);
   if (spec.provider !== 'worker') return { spec, stop: async () => {} };
@@ -57,6 +57,7 @@ export async function serveModel(ctx: StageContext<unknown>, name: string, opts:
     resume: opts.resume,
     loraRank: spec.lora_rank,
     threads: opts.threads ?? 1,
+    args: opts.args,
     log: (line) => ctx.log(`worker: ${line}`),
     signal: ctx.signal,
   });

@@ -5,6 +5,8 @@
 //   GET  /health        → Health: step, model, tokenizer and template hashes
 //   POST /update  Batch → UpdateResult   one optimiser step on exact tokens
 //   POST /score         → per-token log-probabilities under current weights
+//   POST /sft           → one optimiser step of supervised fine-tuning on chat conversations
+//   POST /eval_loss     → the mean NLL per assistant token under current weights
 //   POST /save    { tag, step? } → { path, step }   a complete checkpoint on the worker's disk
 //   POST /load    { path }       → { path, step }   restores one
 import { EnvError } from '../../core/errors.js';
@@ -53,6 +55,37 @@ export interface ScoreResult {
   token_ids: number[];
   logprobs: number[];
   sum: number;
+}
+
+/** A conversation for supervised fine-tuning; the worker renders it with its chat template. */
+export interface SftExample {
+  messages: Array<{ role: 'system' | 'user' | 'assistant'; content: string }>;
+}
+
+export interface SftOptions {
+  /** Tokens kept of each conversation (the rest is cut off the end and counted). */
+  max_length?: number;
+  micro_batch_size?: number;
+  tokenizer?: TokenizerIdentity;
+}
+
+export interface LossCounts {
+  step: number;
+  /** Mean NLL per assistant token; null when no conversation had one. */
+  loss: number | null;
+  sequences: number;
+  tokens: number;
+  loss_tokens: number;
+  truncated: number;
+  truncated_tokens: number;
+  without_loss: number;
+}
+
+export interface SftResult extends LossCounts {
+  skipped: boolean;
+  grad_norm: number | null;
+  lr?: number;
+  tokens_per_s?: number | null;
 }
 
 export class TrainerClient {
@@ -107,6 +140,16 @@ export class TrainerClient {
   async score(items: ScoreItem[], o: { temperature?: number; tokenizer?: TokenizerIdentity } = {}, signal?: AbortSignal): Promise<ScoreResult[]> {
     const res = await this.call<{ step: number; results: ScoreResult[] }>('POST', '/score', { items, ...o }, signal);
     return res.results;
+  }
+
+  /** One optimiser step on the assistant-token NLL of `examples` (the effective batch). */
+  sft(examples: SftExample[], o: SftOptions & { lr: number; max_grad_norm?: number | null }, signal?: AbortSignal): Promise<SftResult> {
+    return this.call('POST', '/sft', { examples, ...o }, signal);
+  }
+
+  /** The mean NLL per assistant token of `examples`, without changing anything. */
+  evalLoss(examples: SftExample[], o: SftOptions = {}, signal?: AbortSignal): Promise<LossCounts> {
+    return this.call('POST', '/eval_loss', { examples, ...o }, signal);
   }
 
   save(step: number, tag: string, signal?: AbortSignal): Promise<{ path: string; step: number }> {

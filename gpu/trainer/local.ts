@@ -24,6 +24,9 @@ export interface LocalWorkerOptions {
   resume?: string;
   /** LoRA rank (0: full fine-tuning); the worker's default when absent. */
   loraRank?: number;
+  /** Where to listen: loopback and a free port unless given (`mlepipe serve --host/--port`). */
+  host?: string;
+  port?: number;
   /** torch CPU threads (CPU runs share the machine with the sandbox). */
   threads?: number;
   /** Extra `serve` arguments, passed as they are. */
@@ -54,7 +57,7 @@ export function trainerPython(root = packageRoot()): string {
   return env.python;
 }
 
-export function serveArgs(o: Pick<LocalWorkerOptions, 'model' | 'ckptDir' | 'resume' | 'loraRank' | 'threads' | 'args'>, port = 0): string[] {
+export function serveArgs(o: Pick<LocalWorkerOptions, 'model' | 'ckptDir' | 'resume' | 'loraRank' | 'threads' | 'args' | 'host' | 'port'>): string[] {
   const model = 'dir' in o.model ? ['--model', o.model.dir] : ['--tiny', ...(o.model.seed !== undefined ? ['--seed', String(o.model.seed)] : [])];
   return [
     '-m',
@@ -62,9 +65,9 @@ export function serveArgs(o: Pick<LocalWorkerOptions, 'model' | 'ckptDir' | 'res
     'serve',
     ...model,
     '--host',
-    '127.0.0.1',
+    o.host ?? '127.0.0.1',
     '--port',
-    String(port),
+    String(o.port ?? 0),
     '--ckpt-dir',
     o.ckptDir,
     ...(o.resume ? ['--resume', o.resume] : []),

@@ -2,8 +2,9 @@
 // `plan` or `run` would refuse later, and reports every problem in one pass.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { readdir } from 'node:fs/promises';
-import { cli, tmpProject } from '../helpers.js';
+import { cp, readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { cli, ROOT, tmpProject } from '../helpers.js';
 
 interface Case {
   name: string;
@@ -103,6 +104,21 @@ test('run -j past the settings bound is refused before anything runs', async () 
   assert.is(r.exitCode, 2);
   assert.is(r.stderr.trim(), '-j 100000: must be an integer from 1 to 256');
   assert.not.ok((await readdir(dir)).includes('ran'));
+});
+
+test('every shipped experiment validates and plans (weights and endpoints named by variables need not exist)', async () => {
+  const dir = await tmpProject({});
+  await cp(join(ROOT, 'experiments'), join(dir, 'experiments'), { recursive: true, filter: (src) => !src.includes('/reports') && !src.endsWith('.lock.json') });
+  const files = (await readdir(join(dir, 'experiments'), { recursive: true })).filter((f) => f.endsWith('.yaml')).map((f) => join('experiments', f)).sort();
+  assert.ok(files.includes(join('experiments', 'sandmle', 'table4.yaml')) && files.includes(join('experiments', 'sandmle', 'table1-seed-sft.yaml')), files.join(', '));
+  const v = await cli(['validate', ...files], { cwd: dir });
+  assert.is(v.exitCode, 0, v.stderr);
+  assert.is(v.stdout.trim().split('\n').filter((l) => / ok \(/.test(l)).length, files.length, v.stdout);
+  for (const f of files) {
+    const p = await cli(['plan', f], { cwd: dir });
+    assert.is(p.exitCode, 0, `${f}: ${p.stderr}`);
+    assert.match(p.stdout, / nodes, \d+ to run, 0 cached/);
+  }
 });
 
 test.run();

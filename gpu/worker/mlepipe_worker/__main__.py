@@ -66,14 +66,15 @@ def build(args: argparse.Namespace):
     tok = AutoTokenizer.from_pretrained(args.tokenizer) if args.tokenizer else None
     if args.tiny:
         tok = tok or train_tokenizer(tiny_corpus(), vocab_size=384)
-        policy = build_policy({**QWEN3_TINY, "vocab_size": len(tok)}, tokenizer=tok, lora=lora, device=args.device or "cpu", seed=args.seed, reference=args.reference and lora is None)
+        policy = build_policy({**QWEN3_TINY, "vocab_size": len(tok)}, tokenizer=tok, lora=lora, device=args.device or "cpu", seed=args.seed,
+                              gradient_checkpointing=args.gradient_checkpointing, reference=args.reference and lora is None)  # fmt: skip
         model_id = f"tiny-qwen3-seed{args.seed}"
     else:
         path = Path(args.model)
         if not path.is_dir():
             raise SystemExit(f"mlepipe-worker: --model {path}: no such directory")
         if (path / MANIFEST).is_file():
-            policy = load_policy(path, device=args.device, reference=args.reference)
+            policy = load_policy(path, device=args.device, gradient_checkpointing=args.gradient_checkpointing, reference=args.reference)
         else:
             policy = build_policy(str(path), tokenizer=tok or AutoTokenizer.from_pretrained(path), lora=lora, device=args.device,
                                   gradient_checkpointing=args.gradient_checkpointing, reference=args.reference and lora is None)  # fmt: skip

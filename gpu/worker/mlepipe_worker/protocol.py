@@ -129,6 +129,34 @@ class LoadRequest(Strict):
     path: str
 
 
+# ── supervised fine-tuning (POST /sft, POST /eval_loss) ──────────────────────
+
+
+class SftMessage(Strict):
+    role: Literal["system", "user", "assistant"]
+    content: str
+
+
+class SftExample(Strict):
+    """One conversation; the worker renders it with its chat template and trains on the assistant's tokens."""
+
+    messages: list[SftMessage] = Field(min_length=1)
+
+
+class EvalLossRequest(Strict):
+    examples: list[SftExample] = Field(min_length=1)
+    max_length: int = Field(default=10240, ge=2)
+    micro_batch_size: int = Field(default=1, ge=1)
+    tokenizer: Optional[TokenizerIdentity] = None
+
+
+class SftRequest(EvalLossRequest):
+    """One optimiser step over `examples` (the effective batch; micro-batches accumulate gradients)."""
+
+    lr: float = Field(gt=0)
+    max_grad_norm: Optional[float] = Field(default=1.0, gt=0)
+
+
 # ── OpenAI-compatible chat completions ───────────────────────────────────────
 
 

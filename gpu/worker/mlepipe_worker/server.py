@@ -1,6 +1,6 @@
 """The worker's HTTP service (FastAPI): the current policy behind an
-OpenAI-compatible chat endpoint for rollouts, plus /update, /score, /save,
-/load and /health for the trainer (schemas/trainer/endpoints.schema.json).
+OpenAI-compatible chat endpoint for rollouts, plus /update, /score, /sft,
+/eval_loss, /save, /load and /health for the trainer (schemas/trainer/endpoints.schema.json).
 
 Everything that touches the weights runs on one thread (a single-worker
 executor), one request at a time, in arrival order; /health reads the step
@@ -21,7 +21,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
 from .batch import BatchError
-from .protocol import Batch, ChatRequest, LoadRequest, SaveRequest, ScoreRequest
+from .protocol import Batch, ChatRequest, EvalLossRequest, LoadRequest, SaveRequest, ScoreRequest, SftRequest
 from .state import HttpError, Worker
 
 
@@ -89,6 +89,14 @@ def create_app(worker: Worker, *, on_ready: Callable[[], None] | None = None) ->
     @app.post("/update")
     async def update(batch: Batch) -> dict[str, Any]:
         return await on_weights(worker.update, batch)
+
+    @app.post("/sft")
+    async def sft(req: SftRequest) -> dict[str, Any]:
+        return await on_weights(worker.sft, req)
+
+    @app.post("/eval_loss")
+    async def eval_loss(req: EvalLossRequest) -> dict[str, Any]:
+        return await on_weights(worker.eval_loss, req)
 
     @app.post("/save")
     async def save(req: SaveRequest) -> dict[str, Any]:

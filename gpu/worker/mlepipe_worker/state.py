@@ -21,7 +21,8 @@ from .chat import complete
 from .generate import chat_prompt_ids
 from .loss import LossConfig
 from .model import Policy, load_policy
-from .protocol import Batch, ChatRequest, LoadRequest, SaveRequest, ScoreRequest, TokenizerIdentity
+from .protocol import Batch, ChatRequest, EvalLossRequest, LoadRequest, SaveRequest, ScoreRequest, SftRequest, TokenizerIdentity
+from .sft import ConversationError, eval_loss, sft_step, tokenize_examples
 from .update import Sequence, UpdateConfig, make_optimizer, score, update_step
 
 OOM = (torch.OutOfMemoryError, MemoryError)
@@ -155,6 +156,27 @@ class Worker:
         # JSON has no inf or NaN (tokens/s of an instant step, a metric over no tokens): those become null.
         clean = {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in stats.items()}
         return {"step": self.step, "batch_step": batch.step, "skipped": False, **clean}
+
+    def _examples(self, req: EvalLossRequest):
+        self.check_identity(req.tokenizer)
+        try:
+            return tokenize_examples(self.policy.tokenizer, [[m.model_dump() for m in e.messages] for e in req.examples], req.max_length)
+        except ConversationError as err:
+            raise BatchError(f"examples.{err.index}", err.message) from None
+
+    def sft(self, req: SftRequest) -> dict[str, Any]:
+        examples = self._examples(req)
+        try:
+            stats = self._guard_oom("the SFT step", lambda: sft_step(self.policy, self.optimizer, examples, lr=req.lr, micro_batch_size=req.micro_batch_size, max_grad_norm=req.max_grad_norm))
+        except FloatingPointError as err:
+            raise HttpError(422, str(err)) from None
+        if not stats["skipped"]:
+            self.step += 1
+        return {"step": self.step, **stats}
+
+    def eval_loss(self, req: EvalLossRequest) -> dict[str, Any]:
+        examples = self._examples(req)
+        return {"step": self.step, **self._guard_oom("the loss evaluation", lambda: eval_loss(self.policy, examples, micro_batch_size=req.micro_batch_size))}
 
     def save(self, req: SaveRequest) -> dict[str, Any]:
         state = {"step": self.step, "caller_step": req.step, "model": self.model_id, **self.identity()}

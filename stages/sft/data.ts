@@ -1,0 +1,175 @@
+// The sft stage's examples: conversations read from upstream trajectories
+// (trajectories.jsonl of an eval node, steps/step_K.jsonl of a grpo node) or
+// from a chat JSONL file, with what the filters read (success, reward, a valid
+// submission), then filtered and split into train and validation.
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { Rng } from '../../core/random.js';
+
+export type Role = 'system' | 'user' | 'assistant';
+export interface Message {
+  role: Role;
+  content: string;
+}
+
+export interface Example {
+  messages: Message[];
+  /** Where it came from, for messages and logs: `FILE:LINE`. */
+  source: string;
+  /** Trajectories of one task stay on the same side of the split. */
+  group: string;
+  success?: boolean;
+  reward?: number | null;
+  valid?: boolean;
+  /** Which example of a near-duplicate cluster is kept: the highest (improvement, else reward). */
+  rank: number;
+}
+
+export interface Filters {
+  success: boolean;
+  min_reward?: number;
+  valid_submission: boolean;
+}
+
+const ROLES: readonly string[] = ['system', 'user', 'assistant'];
+
+/** Why a parsed JSON line is not a conversation, or undefined when it is one. */
+export function conversationProblem(v: unknown): string | undefined {
+  if (!v || typeof v !== 'object' || Array.isArray(v)) return 'not a JSON object';
+  const messages = (v as { messages?: unknown }).messages;
+  if (!Array.isArray(messages)) return 'has no "messages" array';
+  if (!messages.length) return '"messages" is empty';
+  for (const [i, m] of messages.entries()) {
+    if (!m || typeof m !== 'object') return `messages[${i}] is not an object`;
+    const { role, content } = m as { role?: unknown; content?: unknown };
+    if (typeof role !== 'string' || !ROLES.includes(role)) return `messages[${i}].role must be one of ${ROLES.join(', ')}${typeof role === 'string' ? `, not "${role}"` : ''}`;
+    if (typeof content !== 'string') return `messages[${i}].content must be a string`;
+  }
+  if (!messages.some((m) => (m as Message).role === 'assistant')) return 'has no assistant message (nothing to learn from)';
+  return undefined;
+}
+
+const onlyMessages = (ms: readonly Message[]): Message[] => ms.map((m) => ({ role: m.role, content: m.content }));
+
+/**
+ * The conversations of a chat JSONL file (`{"messages": [...]}` per line, as
+ * TRL reads them; optional `success`, `reward`, `valid_submission`, `group`).
+ * Every bad line is reported as `FILE:LINE: why`, up to `limit` of them.
+ */
+export function readChatJsonl(file: string, shown = file, limit = 5): { examples: Example[]; problems: string[] } {
+  const examples: Example[] = [];
+  const problems: string[] = [];
+  readFileSync(file, 'utf8')
+    .split('\n')
+    .forEach((text, i) => {
+      if (!text.trim() || problems.length >= limit) return;
+      const at = `${shown}:${i + 1}`;
+      let v: unknown;
+      try {
+        v = JSON.parse(text);
+      } catch (err) {
+        problems.push(`${at}: not JSON (${(err as Error).message})`);
+        return;
+      }
+      const why = conversationProblem(v);
+      if (why) {
+        problems.push(`${at}: not a conversation: ${why}`);
+        return;
+      }
+      const o = v as { messages: Message[]; success?: unknown; reward?: unknown; valid_submission?: unknown; group?: unknown };
+      const reward = typeof o.reward === 'number' ? o.reward : undefined;
+      examples.push({
+        messages: onlyMessages(o.messages),
+        source: at,
+        group: typeof o.group === 'string' ? o.group : at,
+        success: typeof o.success === 'boolean' ? o.success : undefined,
+        reward,
+        valid: typeof o.valid_submission === 'boolean' ? o.valid_submission : undefined,
+        rank: reward ?? 0,
+      });
+    });
+  return { examples, problems };
+}
+
+interface TrajectoryLike {
+  task_id?: string;
+  messages?: Message[];
+  reward?: number | null;
+  variables?: Record<string, number>;
+  crashed?: unknown;
+}
+
+/** The trajectory files of an upstream node: an eval's trajectories.jsonl, a grpo's steps/step_K.jsonl. */
+export function trajectoryFiles(dir: string): string[] {
+  const files = existsSync(join(dir, 'trajectories.jsonl')) ? [join(dir, 'trajectories.jsonl')] : [];
+  const steps = join(dir, 'steps');
+  if (existsSync(steps)) files.push(...readdirSync(steps).filter((f) => f.endsWith('.jsonl')).sort().map((f) => join(steps, f)));
+  return files;
+}
+
+/** Conversations of recorded trajectories; crashed rollouts and runs without a reply are left out and counted. */
+export function readTrajectories(file: string, shown: string): { examples: Example[]; skipped: number } {
+  const examples: Example[] = [];
+  let skipped = 0;
+  readFileSync(file, 'utf8')
+    .split('\n')
+    .forEach((text, i) => {
+      if (!text.trim()) return;
+      const t = JSON.parse(text) as TrajectoryLike;
+      if (t.crashed || conversationProblem(t)) {
+        skipped++;
+        return;
+      }
+      const v = t.variables ?? {};
+      examples.push({
+        messages: onlyMessages(t.messages!),
+        source: `${shown}:${i + 1}`,
+        group: t.task_id ?? `${shown}:${i + 1}`,
+        success: v.success === undefined ? undefined : v.success === 1,
+        reward: t.reward ?? null,
+        valid: v.valid === undefined ? undefined : v.valid === 1,
+        rank: v.improvement ?? t.reward ?? 0,
+      });
+    });
+  return { examples, skipped };
+}
+
+/** Keeps what passes every filter; an example without the field a filter reads does not pass it. */
+export function applyFilters(examples: readonly Example[], f: Filters): { kept: Example[]; dropped: Record<string, number> } {
+  const dropped = { success: 0, min_reward: 0, valid_submission: 0 };
+  const failed = (e: Example): keyof typeof dropped | undefined => {
+    if (f.success && e.success !== true) return 'success';
+    if (f.min_reward !== undefined && !(typeof e.reward === 'number' && e.reward >= f.min_reward)) return 'min_reward';
+    if (f.valid_submission && e.valid !== true) return 'valid_submission';
+    return undefined;
+  };
+  const kept = examples.filter((e) => {
+    const why = failed(e);
+    if (why) dropped[why]++;
+    return !why;
+  });
+  return { kept, dropped };
+}
+
+/**
+ * A seeded split by group (a task's trajectories stay together): groups are
+ * shuffled and moved to validation until it holds `fraction` of the examples
+ * (at least one group when there are two or more and fraction > 0).
+ */
+export function splitExamples(examples: readonly Example[], fraction: number, seed: number): { train: Example[]; val: Example[] } {
+  const groups = new Map<string, Example[]>();
+  for (const e of examples) groups.set(e.group, [...(groups.get(e.group) ?? []), e]);
+  const order = new Rng('sft-split', seed).shuffle([...groups.keys()].sort());
+  const want = Math.round(examples.length * fraction);
+  const val = new Set<string>();
+  let n = 0;
+  if (fraction > 0 && order.length >= 2) {
+    for (const g of order) {
+      // Training keeps at least one group; validation gets at least one.
+      if (val.size === order.length - 1 || (val.size > 0 && n >= want)) break;
+      val.add(g);
+      n += groups.get(g)!.length;
+    }
+  }
+  return { train: examples.filter((e) => !val.has(e.group)), val: examples.filter((e) => val.has(e.group)) };
+}

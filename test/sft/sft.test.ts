@@ -1,0 +1,134 @@
+// The sft stage through the built CLI on a tiny random-weight model: 26
+// recorded trajectories (4 unsuccessful, 2 near-copies) are filtered,
+// deduplicated and split; training lowers the validation loss; the dataset is
+// conversational JSONL; the checkpoint serves completions through a
+// `checkpoint:` model; a chat JSONL line that is not a conversation is
+// refused at FILE:LINE before anything runs.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import OpenAI from 'openai';
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { InputNode, StageContext } from '../../stages/contract.js';
+import { serveModel } from '../../stages/worker.js';
+import { cli, tmpProject } from '../helpers.js';
+
+// Words the tiny worker's tokenizer was trained on (gpu/worker/mlepipe_worker/__main__.py).
+const S = ['the model', 'the agent', 'a baseline', 'the grader', 'our solution'];
+const V = ['trains on', 'reads', 'predicts', 'scores', 'submits'];
+const O = ['the csv', 'twelve features', 'the labels', 'the validation split', 'submission.csv'];
+
+function trajectory(i: number, o: { success?: number; improvement?: number; reply?: string } = {}): string {
+  const reply = o.reply ?? `${S[i % 5]} ${V[Math.floor(i / 5) % 5]} ${O[(i * 2) % 5]}. ${S[(i + 2) % 5]} ${V[(i + 1) % 5]} ${O[Math.floor(i / 5) % 5]}.`;
+  return JSON.stringify({
+    task_id: `task${i}`,
+    messages: [
+      { role: 'system', content: 'Hello! How can I help?' },
+      { role: 'user', content: `the grader reads the csv. task ${i}` },
+      { role: 'assistant', content: reply },
+      { role: 'user', content: 'accuracy: 0.81 rmse: 1.25' },
+      { role: 'assistant', content: `${S[(i + 3) % 5]} submits submission.csv.` },
+    ],
+    reward: o.success === 0 ? 0 : 1,
+    variables: { success: o.success ?? 1, valid: 1, improvement: o.improvement ?? 1 },
+  });
+}
+
+const lines = [
+  ...Array.from({ length: 20 }, (_, i) => trajectory(i)),
+  // Unsuccessful runs, dropped by the filter.
+  ...[20, 21, 22, 23].map((i) => trajectory(i, { success: 0 })),
+  // Copies of two runs with less improvement: the originals are kept.
+  trajectory(3, { improvement: 0.5 }).replace('task3', 'task3b'),
+  trajectory(7, { improvement: 0.2 }).replace('task7', 'task7b'),
+];
+
+const EXPERIMENT = `name: tune
+models:
+  base: { provider: worker, tiny: 0, model: tiny, lora_rank: 0 }
+stages:
+  runs: { uses: shell, with: { run: "cp recorded.jsonl trajectories.jsonl", deps: [recorded.jsonl], outs: [trajectories.jsonl] } }
+  tune:
+    uses: sft
+    needs: [runs]
+    with: { model: base, filter: { success: true }, val_fraction: 0.2, seed: 3, epochs: 4, lr: 0.003, batch_size: 4, warmup: 0.1, max_length: 256 }
+tables:
+  curve: { from: tune, rows: curve, columns: [epoch, train_loss, val_loss] }
+`;
+
+const jsonl = async (file: string) => (await readFile(file, 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
+
+test('sft on 20 trajectories lowers the validation loss, and its checkpoint serves completions', async () => {
+  const dir = await tmpProject({ 'e.yaml': EXPERIMENT, 'recorded.jsonl': lines.join('\n') + '\n' });
+  const r = await cli(['run', 'e.yaml'], { cwd: dir });
+  assert.is(r.exitCode, 0, r.stderr + r.stdout);
+  assert.match(r.stdout, /curve\nepoch\s+train_loss\s+val_loss\n0\s/);
+  const out = (await cli(['outputs', 'e.yaml', 'tune'], { cwd: dir })).stdout.trim();
+  // The node's key is stable: planning again finds everything cached.
+  assert.match((await cli(['plan', 'e.yaml'], { cwd: dir })).stdout, /2 nodes, 0 to run, 2 cached/);
+
+  const funnel = JSON.parse(await readFile(join(out, 'dataset', 'funnel.json'), 'utf8'));
+  assert.equal(funnel.filtered_out, { success: 4, min_reward: 0, valid_submission: 0 });
+  assert.is(funnel.duplicates, 2);
+  const train = await jsonl(join(out, 'dataset', 'train.jsonl'));
+  const val = await jsonl(join(out, 'dataset', 'val.jsonl'));
+  assert.is(train.length + val.length, 20);
+  assert.is(val.length, 4);
+  // Conversational JSONL as TRL reads it: messages and nothing else.
+  for (const row of [...train, ...val]) assert.equal(Object.keys(row), ['messages']);
+  const users = [...train, ...val].map((row) => row.messages[1].content as string);
+  assert.not.ok(users.some((u) => u.endsWith('task3b') || u.endsWith('task7b')), 'the better copy is kept');
+
+  const curve = await jsonl(join(out, 'metrics.jsonl'));
+  assert.is(curve.length, 5);
+  const before = curve[0].val_loss as number;
+  const after = curve[4].val_loss as number;
+  console.log(`val loss ${before} → ${after}; train loss ${curve.slice(1).map((c) => c.train_loss).join(', ')}`);
+  assert.ok(after < 0.8 * before, `val loss ${before} → ${after}`);
+  assert.ok(curve[4].train_loss < curve[1].train_loss, 'train loss falls across epochs');
+  assert.is(curve[4].step, 16);
+  assert.ok(curve.slice(1).every((c) => c.tokens > 0));
+
+  // The checkpoint holds the weights (no optimiser state) and serves.
+  const files = await readdir(join(out, 'checkpoint'));
+  assert.ok(files.includes('mlepipe-worker.json') && files.includes('model'), files.join(', '));
+  assert.not.ok(files.includes('optimizer.pt'));
+  assert.not.ok((await readdir(out)).some((f) => f.startsWith('.tmp')), 'nothing half-written is left');
+  const input = { name: 'tune', id: 'tune', key: 'k', dir: out, metrics: {}, variant: {} } as InputNode;
+  const logs: string[] = [];
+  const ctx = {
+    experimentDir: dir,
+    inputs: [input],
+    outDir: join(dir, 'scratch'),
+    models: { mine: { provider: 'worker', checkpoint: 'tune', model: 'mine' } },
+    log: (l: string) => logs.push(l),
+    signal: new AbortController().signal,
+  } as unknown as StageContext<unknown>;
+  const served = await serveModel(ctx, 'mine');
+  try {
+    const client = new OpenAI({ baseURL: served.spec.base_url, apiKey: 'none' });
+    const c = await client.chat.completions.create({ model: served.spec.model, messages: [{ role: 'user', content: 'the grader reads the csv. task 1' }], max_tokens: 12, temperature: 0 });
+    assert.ok(c.choices[0].message.content, 'a reply');
+    // The fine-tuned weights, not the random start: the reply is in the training replies' words.
+    const words = new Set([...S, ...V, ...O].join(' ').split(' ').concat(['.', 'submission.csv.']));
+    const reply = c.choices[0].message.content!.split(/\s+/).filter(Boolean);
+    assert.ok(reply.filter((w) => words.has(w.replace(/\.$/, '')) || words.has(w)).length >= reply.length / 2, `reply: ${c.choices[0].message.content}`);
+  } finally {
+    await served.stop();
+  }
+});
+
+test('a chat JSONL line that is not a conversation is refused at FILE:LINE by validate', async () => {
+  const good = JSON.stringify({ messages: [{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'hello' }] });
+  const dir = await tmpProject({
+    'e.yaml': 'name: e\nmodels:\n  base: { provider: worker, tiny: 0, model: tiny }\n  api: { provider: openai, model: x, base_url: "http://127.0.0.1:1/v1" }\nstages:\n  t: { uses: sft, with: { model: base, data: chat.jsonl } }\n  u: { uses: sft, with: { model: api, data: chat.jsonl } }\n',
+    'chat.jsonl': `${good}\n{"prompt": "hi", "completion": "hello"}\n`,
+  });
+  const r = await cli(['validate', 'e.yaml'], { cwd: dir });
+  assert.is(r.exitCode, 2, r.stderr);
+  assert.match(r.stderr, /e\.yaml:6:46: stages\.t\.with\.data: chat\.jsonl:2: not a conversation: has no "messages" array/);
+  assert.match(r.stderr, /e\.yaml:7:34: stages\.u\.with\.model: sft trains the weights a trainer worker holds: api must be a models: entry with provider: worker/);
+  assert.not.match(r.stderr, /\n\s+at /, 'no stack trace');
+});
+
+test.run();
