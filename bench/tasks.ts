@@ -1,7 +1,8 @@
 // Task factory benchmark, in one run: tasks per minute of the procedural
 // factory with warm executors (target ≥ 30), and the per-step latency of one
-// solution script on micro vs full (100x rows) versions of the same tabular
-// tasks (the paper's ratio is 13.7x). The last line is one JSON object.
+// solution script on micro and full versions of the same tabular tasks (full:
+// the seed competition's own sample count; the paper's ratio is 13.7x). The
+// last line is one JSON object.
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,6 +13,10 @@ import { draftSpec } from '../seeds/strategist.js';
 import { buildTask } from '../tasks/factory.js';
 
 const N = Number(process.env.BENCH_TASKS ?? 30);
+// Full scale is the seed competition's sample count, capped by this much memory per task (the generate
+// stage's full_memory_mb); the solution step is timed BENCH_STEP_REPS times on each task.
+const FULL_MB = Number(process.env.BENCH_FULL_MEMORY_MB ?? 256);
+const REPS = Number(process.env.BENCH_STEP_REPS ?? 3);
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 const SOLUTION = `
@@ -62,7 +67,7 @@ try {
   const full: number[] = [];
   for (const [j, dna] of tabular.entries()) {
     for (const scale of ['micro', 'full'] as const) {
-      const spec = draftSpec(dna, { seed: 11, index: j, scale });
+      const spec = draftSpec(dna, { seed: 11, index: j, scale, fullMemoryMb: FULL_MB });
       const s = await sandbox.open({ task: empty });
       const dir = join(root, scale, spec.task_id);
       const r = await buildTask(spec, dir, { session: s, python: choosePython().path, timeoutMs: 600_000 });
@@ -71,7 +76,7 @@ try {
       const run = await sandbox.open({ task: dir });
       await writeFile(join(run.workspace, 'solution.py'), SOLUTION);
       const times: number[] = [];
-      for (let k = 0; k < 3; k++) {
+      for (let k = 0; k < REPS; k++) {
         const t = performance.now();
         const res = await run.run({ file: 'solution.py' }, { timeoutMs: 600_000 });
         if (res.exitCode !== 0) throw new Error(res.stderr);
@@ -93,6 +98,7 @@ try {
       micro_step_ms: Math.round(median(micro)),
       full_step_ms: Math.round(median(full)),
       full_over_micro: Number(ratio.toFixed(2)),
+      full_memory_mb: FULL_MB,
     }),
   );
 } finally {
