@@ -65,3 +65,28 @@ def conversation(tokenizer, reply1: str = "the model reads the public csv.", obs
         ids += part
         mask += [m] * len(part)
     return ids, mask
+
+
+@pytest.fixture
+def served(make_policy, tmp_path):
+    """A worker on a tiny policy served in this process (uvicorn on a thread), with an HTTP client to it."""
+    import socket
+    import threading
+
+    import httpx
+    import uvicorn
+
+    from mlepipe_worker.server import create_app
+    from mlepipe_worker.state import Worker
+
+    worker = Worker(make_policy(), model_id="tiny", ckpt_dir=tmp_path)
+    sock = socket.create_server(("127.0.0.1", 0))
+    ready = threading.Event()
+    server = uvicorn.Server(uvicorn.Config(create_app(worker, on_ready=ready.set), log_level="warning"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    assert ready.wait(120), "the in-process server did not start"
+    with httpx.Client(base_url=f"http://127.0.0.1:{sock.getsockname()[1]}", timeout=None) as http:
+        yield worker, http
+    server.should_exit = True
+    thread.join()

@@ -1,11 +1,9 @@
 """The service in this process (uvicorn on a thread), where a test can reach inside: running out of memory in a
 step, and requests that touch the weights never overlapping."""
 
-import socket
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
-import httpx
 import pytest
 import torch
 import uvicorn
@@ -13,25 +11,9 @@ from serving import batch, identity, trajectory
 
 import mlepipe_worker.chat as chat_mod
 import mlepipe_worker.state as state_mod
-from mlepipe_worker.server import create_app
-from mlepipe_worker.state import Worker
 
 MESSAGES = [{"role": "user", "content": "the agent reads the csv"}]
 
-
-@pytest.fixture
-def served(make_policy, tmp_path):
-    worker = Worker(make_policy(), model_id="tiny", ckpt_dir=tmp_path)
-    sock = socket.create_server(("127.0.0.1", 0))
-    ready = threading.Event()
-    server = uvicorn.Server(uvicorn.Config(create_app(worker, on_ready=ready.set), log_level="warning"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    assert ready.wait(120), "the in-process server did not start"
-    with httpx.Client(base_url=f"http://127.0.0.1:{sock.getsockname()[1]}", timeout=None) as http:
-        yield worker, http
-    server.should_exit = True
-    thread.join()
 
 
 def one_turn_batch(http, tokenizer) -> dict:

@@ -2,17 +2,11 @@
 tiny set, and the /sft and /eval_loss endpoints in this process."""
 
 import copy
-import socket
-import threading
 
-import httpx
 import pytest
 import torch
-import uvicorn
 
-from mlepipe_worker.server import create_app
 from mlepipe_worker.sft import _nll_sum, _sequences, eval_loss, sft_step, tokenize_conversation, tokenize_examples
-from mlepipe_worker.state import Worker
 from mlepipe_worker.update import make_optimizer
 
 CONVO = [
@@ -150,20 +144,6 @@ def test_loss_falls_on_a_tiny_set_and_micro_batching_gives_the_same_step(make_po
     for (n, a), (_, b) in zip(p1.model.named_parameters(), p2.model.named_parameters()):
         assert torch.allclose(a, b, atol=1e-6), n
 
-
-@pytest.fixture
-def served(make_policy, tmp_path):
-    worker = Worker(make_policy(), model_id="tiny", ckpt_dir=tmp_path)
-    sock = socket.create_server(("127.0.0.1", 0))
-    ready = threading.Event()
-    server = uvicorn.Server(uvicorn.Config(create_app(worker, on_ready=ready.set), log_level="warning"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    assert ready.wait(120), "the in-process server did not start"
-    with httpx.Client(base_url=f"http://127.0.0.1:{sock.getsockname()[1]}", timeout=None) as http:
-        yield worker, http
-    server.should_exit = True
-    thread.join()
 
 
 def test_sft_and_eval_loss_over_http(served):
