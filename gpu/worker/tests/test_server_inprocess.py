@@ -6,7 +6,6 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 import torch
-import uvicorn
 from serving import batch, identity, trajectory
 
 import mlepipe_worker.chat as chat_mod
