@@ -19,15 +19,15 @@ import { assetsDigest } from '../../core/assets.js';
 import { ParamError } from '../../core/errors.js';
 import { mean } from '../../core/stats.js';
 import { rewardFormula } from '../../core/rewards/presets.js';
-import { TrainerClient } from '../../gpu/trainer/client.js';
 import { writeVerlExport } from '../../gpu/verl/export.js';
 import schema from '../../schemas/stages/grpo.schema.json';
 import type { Metrics, ParamIssue, Stage } from '../contract.js';
 import { listTasks, tasksFolderIssues, type TaskRef } from '../eval/tasks.js';
 import { stageSandbox } from '../sandbox.js';
-import { buildBatch, templateSamples, type Rollout } from './batch.js';
+import { buildBatch, templateSamples, type LossAggMode, type Rollout } from './batch.js';
 import { stepMetrics } from './metrics.js';
 import { pickBatch, runRollouts, type RolloutPlan } from './rollouts.js';
+import { openWorkerTrainer, publishCheckpoint, type WorkerTrainer, type WorkerTrainerOptions } from './worker-trainer.js';
 
 export interface GrpoParams {
   policy: string;
@@ -52,6 +52,7 @@ export interface GrpoParams {
   mask_timeouts: 'drop' | 'drop-after' | 'keep';
   timeout_rule: TimeoutRule;
   std: StdKind;
+  loss_agg_mode: LossAggMode;
   epochs: number;
   eval_every: number;
   checkpoint_every: number;
@@ -68,7 +69,8 @@ function policyIssues(p: GrpoParams, models: Parameters<typeof parsePolicy>[1]):
   const ref = parsePolicy(p.policy, models);
   const also = ['trainer'];
   if ('error' in ref || ref.kind !== 'openai') return [{ param: ['policy'], message: `trainer: ${p.trainer} needs policy: a models: entry (the model the worker serves)${'error' in ref ? `: ${ref.error}` : ''}`, also }];
-  if (p.trainer === 'worker' && !p.worker_url && !models[p.policy].base_url) return [{ param: ['worker_url'], message: 'trainer: worker needs worker_url: (or a base_url on the policy\'s models: entry)', also: ['trainer', 'policy'] }];
+  // A provider: worker entry is started by the node itself.
+  if (p.trainer === 'worker' && !p.worker_url && models[p.policy].provider !== 'worker' && !models[p.policy].base_url) return [{ param: ['worker_url'], message: 'trainer: worker needs worker_url: (or a base_url on the policy\'s models: entry)', also: ['trainer', 'policy'] }];
   return [];
 }
 
@@ -139,17 +141,16 @@ export const grpo: Stage<GrpoParams> = {
       return { metrics: { train_tasks: train.length, val_tasks: val.length, exported: true } };
     }
 
-    const worker = p.trainer === 'worker' ? new TrainerClient(p.worker_url ?? (ctx.models[p.policy].base_url ?? '').replace(/\/v1\/?$/, '')) : undefined;
-    if (worker) {
-      const h = await worker.health(ctx.signal);
-      ctx.log(`trainer worker: ${h.status}, step ${h.step}${h.model ? `, ${h.model}` : ''}`);
-    }
+    const isWorker = p.trainer === 'worker';
+    const wo: WorkerTrainerOptions = { policy: p.policy, workerUrl: p.worker_url, checkpointEvery: p.checkpoint_every, steps: p.steps };
+    // Connected (or started) on the first step that has to run: a rerun whose steps are all finished starts nothing.
+    let worker: WorkerTrainer | undefined;
     let ck: TemplateCheckpoint = freshCheckpoint();
     const reference = freshCheckpoint().weights;
     const makePolicy = (k: number): Policy =>
       p.trainer === 'template'
         ? templatePolicy('template', ck, { temperature: p.temperature, seed: `${p.seed}:${k}`, maxTurns: p.max_turns })
-        : openaiPolicy(p.policy, ctx.models[p.policy], { sampling: { temperature: p.temperature, seed: p.seed * 100_003 + k, logprobs: true }, log: ctx.log });
+        : openaiPolicy(p.policy, worker!.spec, { sampling: { temperature: p.temperature, seed: p.seed * 100_003 + k, logprobs: true }, log: ctx.log });
     const sandbox = stageSandbox(ctx, p.concurrency);
     const plan = (tasks: TaskRef[], group: number, k: number, policy: Policy): RolloutPlan => ({
       sandbox,
@@ -172,16 +173,18 @@ export const grpo: Stage<GrpoParams> = {
         const itemId = `step-${pad(k)}`;
         let dir = await ctx.items.get(itemId);
         if (!dir) {
+          if (isWorker) worker ??= await openWorkerTrainer(ctx, wo, k - 1);
           dir = await ctx.items.put(itemId, async (d) => {
             const started = Date.now();
             const policy = makePolicy(k);
             const rollouts: Rollout[] = await runRollouts(plan(pickBatch(train, p.batch_size, k, p.seed), p.group_size, k, policy), ctx.log);
             if (ctx.signal.aborted) throw new Error('interrupted');
-            const batch = buildBatch(k, rollouts, { advantage: p.advantage, maskTimeouts: p.mask_timeouts, timeoutRule: p.timeout_rule, std: p.std, groupSize: p.group_size, hyper });
+            const exact = worker ? { tokenizer: worker.tokenizer, lossAggMode: p.loss_agg_mode } : undefined;
+            const batch = buildBatch(k, rollouts, { advantage: p.advantage, maskTimeouts: p.mask_timeouts, timeoutRule: p.timeout_rule, std: p.std, groupSize: p.group_size, hyper, exact });
             let update: Record<string, unknown>;
             if (worker) {
-              update = await worker.update(batch, ctx.signal);
-              if (k % p.checkpoint_every === 0 || k === p.steps) update.saved = (await worker.save(k, `step-${pad(k)}`, ctx.signal)).path;
+              update = await worker.step(batch, k, ctx.signal);
+              await writeFile(join(d, 'update.json'), JSON.stringify(update) + '\n');
             } else {
               const next: TemplateCheckpoint = structuredClone(ck);
               update = { ...templateUpdate(next, templateSamples(batch, rollouts), { lr, clipLow: p.clip.low, clipHigh: p.clip.high, kl: p.kl, epochs: p.epochs, reference }) };
@@ -200,30 +203,36 @@ export const grpo: Stage<GrpoParams> = {
             await writeFile(join(d, 'trajectories.jsonl'), rollouts.map((r) => JSON.stringify(r)).join('\n') + '\n');
             await writeFile(join(d, 'advantages.json'), JSON.stringify({ groups: batch.groups, trajectories: batch.trajectories.map(({ messages: _m, ...t }) => t) }, null, 1) + '\n');
             await writeFile(join(d, 'step.json'), JSON.stringify(metrics) + '\n');
-            if (!worker) await writeFile(join(d, 'checkpoint.json'), JSON.stringify(ck) + '\n');
+            if (!isWorker) await writeFile(join(d, 'checkpoint.json'), JSON.stringify(ck) + '\n');
           });
+          await worker?.recorded(k);
         } else {
           ctx.log(`step ${k}: finished by an earlier attempt; its checkpoint is reused`);
         }
         // The policy after this step, as it was saved (on resume, the last finished step's).
-        if (!worker) ck = JSON.parse(await readFile(join(dir, 'checkpoint.json'), 'utf8')) as TemplateCheckpoint;
+        if (!isWorker) ck = JSON.parse(await readFile(join(dir, 'checkpoint.json'), 'utf8')) as TemplateCheckpoint;
         curve.push(JSON.parse(await readFile(join(dir, 'step.json'), 'utf8')));
         const last = curve[curve.length - 1];
         ctx.log(`step ${k}/${p.steps}: reward ${last.reward_mean} ± ${last.reward_std}, valid ${last.valid_rate}${last.val_reward !== undefined ? `, val reward ${last.val_reward}` : ''}`);
         ctx.progress(k, p.steps);
         await mkdir(join(ctx.outDir, 'steps'), { recursive: true });
         await cp(join(dir, 'trajectories.jsonl'), join(ctx.outDir, 'steps', `step_${pad(k)}.jsonl`));
-        if (!worker && (k % p.checkpoint_every === 0 || k === p.steps)) {
+        if (!isWorker && (k % p.checkpoint_every === 0 || k === p.steps)) {
           await mkdir(join(ctx.outDir, 'checkpoints'), { recursive: true });
           await cp(join(dir, 'checkpoint.json'), join(ctx.outDir, 'checkpoints', `step_${pad(k)}.json`));
         }
       }
+      if (isWorker) {
+        const last = await ctx.items.get(`step-${pad(p.steps)}`);
+        const update = JSON.parse(await readFile(join(last!, 'update.json'), 'utf8')) as { saved?: string };
+        await publishCheckpoint(ctx, wo, { k: p.steps, saved: update.saved });
+      }
     } finally {
-      await sandbox.shutdown();
+      await Promise.all([sandbox.shutdown(), worker?.stop()]);
     }
     await writeFile(join(ctx.outDir, 'metrics.jsonl'), curve.map((m) => JSON.stringify(m)).join('\n') + '\n');
     await writeFile(join(ctx.outDir, 'rows.json'), JSON.stringify({ curve }, null, 1) + '\n');
-    if (!worker) await writeFile(join(ctx.outDir, 'checkpoint.json'), JSON.stringify(ck) + '\n');
+    if (!isWorker) await writeFile(join(ctx.outDir, 'checkpoint.json'), JSON.stringify(ck) + '\n');
     const quarter = Math.max(1, Math.floor(curve.length / 4));
     const r = (xs: Array<Record<string, number | null>>, key: string) => Number(mean(xs.map((m) => m[key] ?? 0)).toFixed(4));
     const metrics: Metrics = {
