@@ -174,6 +174,7 @@ export const grpo: Stage<GrpoParams> = {
         let dir = await ctx.items.get(itemId);
         if (!dir) {
           if (isWorker) worker ??= await openWorkerTrainer(ctx, wo, k - 1);
+          const w = worker;
           dir = await ctx.items.put(itemId, async (d) => {
             const started = Date.now();
             const policy = makePolicy(k);
@@ -204,6 +205,8 @@ export const grpo: Stage<GrpoParams> = {
             await writeFile(join(d, 'advantages.json'), JSON.stringify({ groups: batch.groups, trajectories: batch.trajectories.map(({ messages: _m, ...t }) => t) }, null, 1) + '\n');
             await writeFile(join(d, 'step.json'), JSON.stringify(metrics) + '\n');
             if (!isWorker) await writeFile(join(d, 'checkpoint.json'), JSON.stringify(ck) + '\n');
+          }).catch((err: unknown) => {
+            throw w ? w.failure(k, err) : err;
           });
           await worker?.recorded(k);
         } else {

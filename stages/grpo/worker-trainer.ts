@@ -27,6 +27,8 @@ export interface WorkerTrainer {
   step(batch: Batch, k: number, signal: AbortSignal): Promise<Record<string, unknown>>;
   /** After step k is recorded: drops step k−1's checkpoint unless checkpoint_every keeps it. */
   recorded(k: number): Promise<void>;
+  /** Step k failed: when the worker this node started has died, that is the reason to give. */
+  failure(k: number, err: unknown): unknown;
   stop(): Promise<void>;
 }
 
@@ -78,12 +80,14 @@ export async function openWorkerTrainer(ctx: StageContext<unknown>, o: WorkerTra
       throw new EnvError(`the trainer worker at ${client.url} reports no tokenizer identity (tokenizer_sha256, chat_template_sha256) on /health; exact-token batches need it`);
     }
     const tokenizer = { tokenizer_sha256: h.tokenizer_sha256, chat_template_sha256: h.chat_template_sha256 };
-    // A dead worker shows up as a refused connection; say so, with the step it died in.
+    // A dead worker shows up as refused connections; say so, with the step it died in.
+    const failure = (k: number, err: unknown, what = 'the step') =>
+      exited ? new EnvError(`step ${k}: the trainer worker exited during ${what} (its last lines are in this node's log)`) : err;
     const guard = async <T>(k: number, what: string, call: () => Promise<T>): Promise<T> => {
       try {
         return await call();
       } catch (err) {
-        if (exited) throw new EnvError(`step ${k}: the trainer worker exited during ${what} (its last lines are in this node's log)`);
+        if (exited) throw failure(k, err, what);
         throw err instanceof Error ? Object.assign(err, { message: `step ${k}: ${err.message}` }) : err;
       }
     };
@@ -100,6 +104,7 @@ export async function openWorkerTrainer(ctx: StageContext<unknown>, o: WorkerTra
       async recorded(k) {
         if (local && k > 1 && !keep(k - 1)) await rm(join(ckptDir, stepTag(k - 1)), { recursive: true, force: true });
       },
+      failure: (k, err) => failure(k, err),
       async stop() {
         await served?.stop();
       },

@@ -96,6 +96,30 @@ test('a tiny worker model trained through the CLI: killed and resumed, its repli
   }
 });
 
+/** The pid of the trainer worker serving this project's node (its checkpoints are in the project's cache). */
+async function workerPid(dir: string): Promise<number | undefined> {
+  for (const pid of await readdir('/proc').catch(() => [] as string[])) {
+    if (!/^\d+$/.test(pid)) continue;
+    const cmd = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
+    if (cmd.includes('mlepipe_worker\0serve') && cmd.includes(join(dir, '.mlepipe', 'items'))) return Number(pid);
+  }
+  return undefined;
+}
+
+test('a started worker that dies in the middle of a run fails the node with the step, and nothing is cached', async () => {
+  const dir = await tmpProject({ ...TASKS, 'e.yaml': REAL.replace('steps: 3', 'steps: 2') });
+  const run = cliStart(['run', 'e.yaml'], { cwd: dir });
+  await waitFor(async () => (await finishedSteps(dir)) >= 1, 300_000, 'the first step');
+  const pid = await workerPid(dir);
+  assert.ok(pid, 'the worker process');
+  process.kill(pid!, 'SIGKILL');
+  const r = await run;
+  assert.is(r.exitCode, 1, String(r.stderr));
+  assert.match(String(r.stderr), /step 2: the trainer worker exited during the (step|update|save)/);
+  assert.is(await finishedSteps(dir), 1);
+  assert.equal(await readdir(join(dir, '.mlepipe', 'nodes')).catch(() => []), []);
+});
+
 const FAKE = (url: string) => `name: fake
 models:
   served: { provider: openai, base_url: "${url}/v1", model: test-policy }
