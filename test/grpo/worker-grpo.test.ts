@@ -3,7 +3,8 @@
 // itself, trained on the exact tokens it sampled. The reward favours longer
 // replies (in characters), so the replies of a group differ; afterwards the
 // final checkpoint scores the recorded replies, and the ones the step pushed
-// up (positive advantage) have become more likely, the others less. The run
+// up (positive advantage) have become more likely, the others less, and an
+// eval serves the checkpoint the node left (`checkpoint: rl`). The run
 // is killed after its first step and run again: it resumes from that step's
 // worker checkpoint. Fake workers check the failures: one that dies in the
 // middle of an update, one with another tokenizer, an endpoint without ids.
@@ -49,10 +50,12 @@ async function finishedSteps(dir: string): Promise<number> {
 const REAL = `name: real
 models:
   tiny: { provider: worker, tiny: 0, model: tiny-qwen3, lora_rank: 8, max_tokens: 10 }
+  tuned: { provider: worker, checkpoint: rl, model: tuned, max_tokens: 10 }
 rewards:
   verbose: reply_chars / 40
 stages:
   rl: { uses: grpo, with: { policy: tiny, trainer: worker, tasks: t, split: all, reward: verbose, steps: 3, batch_size: 2, group_size: 6, max_turns: 1, lr: 0.01, seed: 3 } }
+  test: { uses: eval, needs: [rl], with: { policy: tuned, tasks: t, split: all, max_turns: 1 } }
 `;
 
 test('a tiny worker model trained through the CLI: killed and resumed, its replies move with their advantages', async () => {
@@ -74,6 +77,10 @@ test('a tiny worker model trained through the CLI: killed and resumed, its repli
   const curve = await jsonl(join(rl, 'metrics.jsonl'));
   assert.equal(curve.map((m) => m.step), [1, 2, 3]);
   assert.ok(await exists(join(rl, 'checkpoint', 'state.json')), 'the node holds the last checkpoint');
+  // A later stage serves that checkpoint on a worker of its own.
+  const results = await jsonl(join(await out(dir, 'test'), 'results.jsonl'));
+  assert.equal(results.map((x) => [x.policy, x.task_id]), [['tuned', 'alpha'], ['tuned', 'beta']]);
+  assert.match(log, /trainer worker: http:\S+, serving checkpoint\n/);
 
   // The last step's replies, scored under the final checkpoint on the tokens they were sampled as: one
   // update lies between their old log-probabilities (from the batch) and these.
