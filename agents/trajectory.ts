@@ -20,7 +20,7 @@ export interface Trajectory extends EpisodeResult {
   duration_ms: number;
 }
 
-export type RewardVariables = Record<'format' | 'execute' | 'valid' | 'median' | 'bronze' | 'silver' | 'gold' | 'score' | 'improvement' | 'success' | 'turns' | 'timed_out', number>;
+export type RewardVariables = Record<'format' | 'execute' | 'valid' | 'median' | 'bronze' | 'silver' | 'gold' | 'score' | 'improvement' | 'success' | 'turns' | 'reply_chars' | 'timed_out', number>;
 
 /**
  * MLToolBench Eq. 5: a run succeeds when its submission is valid, its score
@@ -52,6 +52,8 @@ export function rewardVariables(ep: EpisodeResult, evaluation: EvaluatorResult |
     improvement: score !== null && starter !== null ? (lower ? starter - score : score - starter) : 0,
     success: Number(success(score, starter, lower) ?? false),
     turns: replies,
+    // Verbosity, for length shaping: the mean characters of the policy's replies.
+    reply_chars: replies ? ep.messages.filter((m) => m.role === 'assistant').reduce((n, m) => n + m.content.length, 0) / replies : 0,
     // The episode ran out of time, or its last execution was killed at τ_max.
     timed_out: Number(ep.ended === 'time_budget' || (last?.action === 'code' && last.timed_out)),
   };

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { EnvError } from '../../core/errors.js';
 import { closedPort } from '../../test/helpers.js';
 import { startReplayServer } from '../../test/llm/replay-server.js';
-import { LlmClient, retryAfterMs } from './client.js';
+import { LlmClient, replyTokens, retryAfterMs } from './client.js';
 
 const msgs = [{ role: 'user' as const, content: 'hello' }];
 const client = (url: string, extra: Record<string, unknown> = {}, cacheDir?: string) =>
@@ -207,6 +207,17 @@ test('at most `concurrency` requests in flight per model', async () => {
 
 test('a missing API key variable is an environment error', () => {
   assert.throws(() => new LlmClient({ name: 'hosted', spec: { provider: 'openai', model: 'm', api_key_env: 'MLEPIPE_NO_SUCH_KEY' }, env: {} }), /MLEPIPE_NO_SUCH_KEY/);
+});
+
+test('replyTokens: the prompt and reply ids with one logprob each, or nothing when any part is missing', () => {
+  const r = { prompt_token_ids: [5, 6], choices: [{ token_ids: [7, 8] }] };
+  assert.equal(replyTokens(r, [-0.1, -0.2]), { prompt_ids: [5, 6], token_ids: [7, 8], logprobs: [-0.1, -0.2] });
+  // vLLM may put the prompt's ids on the choice.
+  assert.equal(replyTokens({ choices: [{ token_ids: [7], prompt_token_ids: [1] }] }, [-1]), { prompt_ids: [1], token_ids: [7], logprobs: [-1] });
+  assert.is(replyTokens(r, [-0.1]), undefined);
+  assert.is(replyTokens({ choices: [{ token_ids: [7, 8] }] }, [-0.1, -0.2]), undefined);
+  assert.is(replyTokens({ prompt_token_ids: [5], choices: [{}] }, []), undefined);
+  assert.is(replyTokens({ prompt_token_ids: [5, -1], choices: [{ token_ids: [7] }] }, [-0.1]), undefined);
 });
 
 test.run();

@@ -30,12 +30,25 @@ export interface ChatRequest {
   sample?: number;
 }
 
+/**
+ * A reply's exact tokens as the endpoint saw and sampled them: the rendered
+ * context's ids, the sampled ids and their log-probabilities (one per id). A
+ * trainer worker trains on these; text is never tokenised again.
+ */
+export interface ReplyTokens {
+  prompt_ids: number[];
+  token_ids: number[];
+  logprobs: number[];
+}
+
 export interface ChatResult {
   content: string;
   usage: { prompt_tokens: number; completion_tokens: number };
   /** True when the answer came from the response cache (no request was made). */
   cached: boolean;
   logprobs?: number[];
+  /** When logprobs were asked for and the endpoint returned token ids (a trainer worker; vLLM with return_token_ids). */
+  tokens?: ReplyTokens;
 }
 
 export interface Usage {
@@ -116,6 +129,22 @@ export function backoffMs(attempt: number, base: number): number {
   return step + Math.random() * step;
 }
 
+const isIds = (x: unknown): x is number[] => Array.isArray(x) && x.every((v) => Number.isInteger(v) && v >= 0);
+
+/**
+ * The exact tokens of the first choice, when the endpoint gave them: the
+ * response's `prompt_token_ids` and the choice's `token_ids`, one logprob per
+ * id. Anything partial counts as none: a trainer must not guess.
+ */
+export function replyTokens(r: unknown, logprobs: number[]): ReplyTokens | undefined {
+  const res = r as { prompt_token_ids?: unknown; choices?: Array<{ token_ids?: unknown; prompt_token_ids?: unknown }> };
+  const choice = res.choices?.[0];
+  const prompt = res.prompt_token_ids ?? choice?.prompt_token_ids;
+  const ids = choice?.token_ids;
+  if (!isIds(prompt) || !isIds(ids) || !prompt.length || !ids.length || ids.length !== logprobs.length) return undefined;
+  return { prompt_ids: prompt, token_ids: ids, logprobs };
+}
+
 export class LlmClient {
   private openai?: OpenAI;
   private readonly endpoint: string;
@@ -155,16 +184,16 @@ export class LlmClient {
     const key = this.cacheKey(req);
     const file = this.opts.cacheDir ? join(this.opts.cacheDir, `${key}.json`) : undefined;
     if (file) {
-      const hit = await readFile(file, 'utf8').then((t) => JSON.parse(t) as { content: string; usage: ChatResult['usage']; logprobs?: number[] }, () => undefined);
+      const hit = await readFile(file, 'utf8').then((t) => JSON.parse(t) as { content: string; usage: ChatResult['usage']; logprobs?: number[]; tokens?: ReplyTokens }, () => undefined);
       if (hit) {
         this.usage.cached++;
-        return { content: hit.content, usage: hit.usage, cached: true, logprobs: hit.logprobs };
+        return { content: hit.content, usage: hit.usage, cached: true, logprobs: hit.logprobs, ...(hit.tokens ? { tokens: hit.tokens } : {}) };
       }
     }
     const result = await semaphoreFor(this.opts.name, this.opts.spec).run(() => this.request(req, signal));
     if (file) {
       await mkdir(this.opts.cacheDir!, { recursive: true });
-      await writeFileAtomic(file, JSON.stringify({ model: this.opts.spec.model, request: req, content: result.content, usage: result.usage, logprobs: result.logprobs }) + '\n');
+      await writeFileAtomic(file, JSON.stringify({ model: this.opts.spec.model, request: req, content: result.content, usage: result.usage, logprobs: result.logprobs, tokens: result.tokens }) + '\n');
     }
     return result;
   }
@@ -187,8 +216,9 @@ export class LlmClient {
             max_tokens: req.max_tokens ?? s.max_tokens,
             stop: req.stop,
             seed: req.seed,
-            ...(req.logprobs ? { logprobs: true } : {}),
-          },
+            // vLLM returns the ids only when asked (return_token_ids); a trainer worker always does.
+            ...(req.logprobs ? { logprobs: true, return_token_ids: true } : {}),
+          } as OpenAI.Chat.ChatCompletionCreateParamsNonStreaming,
           { signal },
         );
         this.usage.requests++;
@@ -197,7 +227,8 @@ export class LlmClient {
         this.usage.completion_tokens += usage.completion_tokens;
         this.usage.cost_usd += (usage.prompt_tokens * (s.price_in_per_1m ?? 0) + usage.completion_tokens * (s.price_out_per_1m ?? 0)) / 1e6;
         const logprobs = r.choices[0]?.logprobs?.content?.map((t) => t.logprob);
-        return { content: r.choices[0]?.message?.content ?? '', usage, cached: false, ...(logprobs ? { logprobs } : {}) };
+        const tokens = logprobs ? replyTokens(r, logprobs) : undefined;
+        return { content: r.choices[0]?.message?.content ?? '', usage, cached: false, ...(logprobs ? { logprobs } : {}), ...(tokens ? { tokens } : {}) };
       } catch (err) {
         if (signal?.aborted) throw err;
         const why = this.classify(Sdk, err);

@@ -34,7 +34,7 @@ export function openaiPolicy(name: string, spec: ModelSpec, opts: { cacheDir?: s
         },
         signal,
       );
-      return { text: r.content, usage: r.usage, cached: r.cached, logprobs: r.logprobs };
+      return { text: r.content, usage: r.usage, cached: r.cached, logprobs: r.logprobs, ...(r.tokens ? { tokens: r.tokens } : {}) };
     },
   };
 }

@@ -2,7 +2,7 @@
 // Scripted reference agents read the structured context (turn, history,
 // parent node) instead of the messages; model-backed policies read only the
 // messages, as a model would.
-import type { ChatMessage } from '../llm/client.js';
+import type { ChatMessage, ReplyTokens } from '../llm/client.js';
 
 export type ScaffoldName = 'react' | 'aide';
 
@@ -57,6 +57,8 @@ export interface PolicyReply {
   cached?: boolean;
   /** Per-token log-probabilities of the reply, when asked for and the endpoint gives them. */
   logprobs?: number[];
+  /** The exact context and reply tokens, when the endpoint returned them. */
+  tokens?: ReplyTokens;
   choice?: PolicyChoice;
 }
 

@@ -2,6 +2,7 @@
 // out of time, count tokens, and tell an agent's failure (recorded, the
 // episode ends) from an unreachable endpoint (the node stops).
 import { EnvError } from '../../core/errors.js';
+import type { ReplyTokens } from '../llm/client.js';
 import type { PolicyChoice, PolicyRequest } from '../policies/types.js';
 import type { EpisodeContext, EpisodeResult } from './types.js';
 
@@ -14,14 +15,14 @@ export function budget(ctx: EpisodeContext, started: number, minStepMs = 1000): 
   return left < minStepMs ? { stop: 'time_budget' } : { left };
 }
 
-export async function ask(ctx: EpisodeContext, req: PolicyRequest, usage: EpisodeResult['usage']): Promise<{ text: string; choice?: PolicyChoice; logprobs?: number[] } | { stop: EpisodeResult['ended']; error: string }> {
+export async function ask(ctx: EpisodeContext, req: PolicyRequest, usage: EpisodeResult['usage']): Promise<{ text: string; choice?: PolicyChoice; logprobs?: number[]; tokens?: ReplyTokens } | { stop: EpisodeResult['ended']; error: string }> {
   try {
     const reply = await ctx.policy.act({ ...req, task: ctx.task.meta }, ctx.signal);
     usage.prompt_tokens += reply.usage.prompt_tokens;
     usage.completion_tokens += reply.usage.completion_tokens;
     usage.requests++;
     if (reply.cached) usage.cached++;
-    return { text: reply.text, choice: reply.choice, logprobs: reply.logprobs };
+    return { text: reply.text, choice: reply.choice, logprobs: reply.logprobs, tokens: reply.tokens };
   } catch (err) {
     // An endpoint that cannot be reached is the environment's problem, not the agent's.
     if (err instanceof EnvError) throw err;

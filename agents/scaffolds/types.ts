@@ -2,7 +2,7 @@
 // what it gives back (the turns, the messages, where the submission is).
 // The eval and grpo stages grade the submission and add reward variables.
 import type { Session } from '../../sandbox/index.js';
-import type { ChatMessage } from '../llm/client.js';
+import type { ChatMessage, ReplyTokens } from '../llm/client.js';
 import type { Policy, PolicyChoice, ScaffoldName, TaskMeta } from '../policies/types.js';
 
 export interface EpisodeLimits {
@@ -66,6 +66,8 @@ export interface TurnRecord {
   choice?: PolicyChoice;
   /** Per-token log-probabilities of the reply, when the endpoint gave them. */
   logprobs?: number[];
+  /** The context and reply as token ids, when the endpoint gave them (what a trainer worker trains on). */
+  tokens?: ReplyTokens;
 }
 
 export interface EpisodeResult {

@@ -26,6 +26,7 @@ export const REWARD_VARIABLES = [
   'improvement',
   'success',
   'turns',
+  'reply_chars',
   'timed_out',
 ] as const;
 

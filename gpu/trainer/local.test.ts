@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pidAlive } from '../../core/proc.js';
 import { envInstalled, pythonEnv } from '../../core/python.js';
-import { startLocalWorker } from './local.js';
+import { startLocalWorker, trainerPython } from './local.js';
 
 const trainer = pythonEnv('trainer');
 
@@ -65,5 +65,10 @@ async function findWorkerPid(url: string): Promise<number | undefined> {
   const m = /pid=(\d+)/.exec(String(r.stdout));
   return m ? Number(m[1]) : undefined;
 }
+
+test('MLEPIPE_TRAINER_PYTHON names the interpreter instead of the trainer environment (a GPU host\'s own)', () => {
+  assert.is(trainerPython(undefined, { MLEPIPE_TRAINER_PYTHON: trainer.python }), trainer.python);
+  assert.throws(() => trainerPython(undefined, { MLEPIPE_TRAINER_PYTHON: '/nowhere/python' }), /MLEPIPE_TRAINER_PYTHON=\/nowhere\/python: no such interpreter/);
+});
 
 test.run();

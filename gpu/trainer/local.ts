@@ -50,11 +50,21 @@ export interface LocalWorker {
 
 const LISTENING = /^mlepipe-worker listening on (\S+)/;
 
-/** The trainer environment's interpreter, or a clear error with the command that installs it. */
-export function trainerPython(root = packageRoot()): string {
-  const env = pythonEnv('trainer', root);
-  if (!envInstalled(env)) throw new EnvError(`the trainer worker needs the trainer environment ${env.dir}, which is not installed; ${env.fix} installs it`);
-  return env.python;
+/**
+ * The trainer environment's interpreter, or a clear error with the command
+ * that installs it. `MLEPIPE_TRAINER_PYTHON` names another one instead: on a
+ * GPU host, an interpreter with that host's CUDA build of torch (the lock
+ * holds the CPU build) and the worker's other packages.
+ */
+export function trainerPython(root = packageRoot(), env = process.env): string {
+  const own = env.MLEPIPE_TRAINER_PYTHON;
+  if (own) {
+    if (!existsSync(own)) throw new EnvError(`MLEPIPE_TRAINER_PYTHON=${own}: no such interpreter`);
+    return own;
+  }
+  const venv = pythonEnv('trainer', root);
+  if (!envInstalled(venv)) throw new EnvError(`the trainer worker needs the trainer environment ${venv.dir}, which is not installed; ${venv.fix} installs it`);
+  return venv.python;
 }
 
 export function serveArgs(o: Pick<LocalWorkerOptions, 'model' | 'ckptDir' | 'resume' | 'loraRank' | 'threads' | 'args' | 'host' | 'port'>): string[] {

@@ -123,6 +123,27 @@ stages:
   ]);
 });
 
+test('worker models: exactly one of path, checkpoint, tiny; a checkpoint comes from a stage in needs:', async () => {
+  const e = await errors(`name: e
+models:
+  none: { provider: worker, model: m }
+  two: { provider: worker, model: m, tiny: 1, path: w }
+  tuned: { provider: worker, model: m, checkpoint: rl }
+  base: { provider: worker, model: m, tiny: 0 }
+stages:
+  rl: { uses: grpo, with: { tasks: t, split: all, policy: base, trainer: worker } }
+  again: { uses: grpo, with: { tasks: t, split: all, policy: tuned, trainer: worker } }
+  ok: { uses: grpo, needs: [rl], with: { tasks: t, split: all, policy: tuned, trainer: worker } }
+  ev: { uses: eval, with: { tasks: t, policies: [scripted:forest, tuned] } }
+`, { 't/.keep': '' });
+  assert.equal(e, [
+    '3:3 models.none: a worker model names exactly one of path: (a model folder), checkpoint: (a stage in needs:) or tiny: (a seed); this one names 0',
+    '4:3 models.two: a worker model names exactly one of path: (a model folder), checkpoint: (a stage in needs:) or tiny: (a seed); this one names 2',
+    '9:62 stages.again.with.policy: model tuned serves the checkpoint of stage "rl", which must be in this stage\'s needs:',
+    '11:67 stages.ev.with.policies[1]: model tuned serves the checkpoint of stage "rl", which must be in this stage\'s needs:',
+  ]);
+});
+
 test('unbounded sizes get limits, positioned', async () => {
   const e = await errors(`name: e
 stages:

@@ -11,6 +11,7 @@ import { rewardFormula } from '../../core/rewards/presets.js';
 import { medalReport } from '../../tasks/medals.js';
 import type { Metrics, StageContext, StageResult } from '../contract.js';
 import { stageSandbox } from '../sandbox.js';
+import { serveModel, type ServedModel } from '../worker.js';
 import { gradingReport, latencyRows, policyRows, taskRows, winRateRows, type RunRecord } from './aggregate.js';
 import { rollout } from './rollout.js';
 import { listTasks } from './tasks.js';
@@ -25,9 +26,26 @@ export async function run(ctx: StageContext<EvalParams>): Promise<StageResult | 
   const tasks = await listTasks({ tasks: p.tasks, split: p.split, limit: p.limit, inputs: ctx.inputs, experimentDir: ctx.experimentDir });
   if (!tasks.length) throw new Error('no tasks to evaluate (are the upstream stages empty, or the split?)');
   const sampling = { temperature: p.temperature, max_tokens: p.max_tokens, seed: p.seed, stop: p.stop, logprobs: p.logprobs };
-  const policies: Policy[] = names.map(({ name, ref }) =>
-    makePolicy(name, ref, ctx.models, { cacheDir: join(ctx.cacheRoot, 'llm'), sampling, log: ctx.log, inputDirs: ctx.inputs.map((i) => i.dir), experimentDir: ctx.experimentDir, maxTurns: p.max_turns }),
-  );
+  // `provider: worker` policies are served for this node; the response cache is left out for them, since
+  // its key names the model, not the weights a worker loaded (the node's own key covers them).
+  const served: ServedModel[] = [];
+  const models = { ...ctx.models };
+  try {
+    for (const { ref } of names) {
+      if (ref.kind !== 'openai' || ctx.models[ref.model].provider !== 'worker' || models[ref.model] !== ctx.models[ref.model]) continue;
+      const s = await serveModel(ctx, ref.model);
+      served.push(s);
+      models[ref.model] = s.spec;
+    }
+  } catch (err) {
+    await Promise.all(served.map((s) => s.stop()));
+    throw err;
+  }
+  const policies: Policy[] = names.map(({ name, ref }) => {
+    const onWorker = ref.kind === 'openai' && ctx.models[ref.model].provider === 'worker';
+    const cacheDir = onWorker ? undefined : join(ctx.cacheRoot, 'llm');
+    return makePolicy(name, ref, models, { cacheDir, sampling, log: ctx.log, inputDirs: ctx.inputs.map((i) => i.dir), experimentDir: ctx.experimentDir, maxTurns: p.max_turns });
+  });
   const reward = p.reward ? rewardFormula(p.reward, ctx.rewards) : undefined;
   const jobs = tasks.flatMap((task) => policies.flatMap((policy, pi) => Array.from({ length: p.repeats }, (_, repeat) => ({ task, policy, pi, repeat }))));
   // Jails are reused from rollout to rollout: never more of them than rollouts.
@@ -71,7 +89,7 @@ export async function run(ctx: StageContext<EvalParams>): Promise<StageResult | 
   try {
     await Promise.all(Array.from({ length: Math.min(p.concurrency, jobs.length) }, worker));
   } finally {
-    await sandbox.shutdown();
+    await Promise.all([sandbox.shutdown(), ...served.map((s) => s.stop())]);
   }
   if (ctx.signal.aborted) throw new Error('interrupted');
   const jails = sandbox.jails();

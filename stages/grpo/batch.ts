@@ -5,6 +5,7 @@
 import { groupAdvantages, timedOutUnder, turnAdvantages, type MaskTimeouts, type StdKind, type TimeoutRule } from '../../agents/grpo/advantages.js';
 import type { TrainSample } from '../../agents/grpo/template-trainer.js';
 import type { Trajectory } from '../../agents/trajectory.js';
+import { EnvError } from '../../core/errors.js';
 
 /** A rollout that failed to run at all: recorded, never trained on. */
 export interface Crashed {
@@ -68,6 +69,12 @@ export interface BatchOptions {
   std: StdKind;
   groupSize: number;
   hyper: Batch['hyper'];
+  /**
+   * For a trainer worker: every unmasked trajectory's turns as exact tokens,
+   * the tokenizer they came from (the worker's /health) and the loss's
+   * aggregation. A reply without token ids is refused, never tokenised again.
+   */
+  exact?: { tokenizer: NonNullable<Batch['tokenizer']>; lossAggMode: LossAggMode };
 }
 
 export function buildBatch(step: number, rollouts: readonly Rollout[], o: BatchOptions): Batch {
@@ -77,7 +84,8 @@ export function buildBatch(step: number, rollouts: readonly Rollout[], o: BatchO
   const stats: Batch['groups'] = [];
   for (const [groupId, members] of groups) {
     const g = groupAdvantages(
-      members.map((m) => (isCrashed(m) ? { reward: 0, timedOut: false, crashed: true } : { reward: m.reward ?? 0, timedOut: timedOutUnder(o.timeoutRule, m), turns: policyTurns(m) })),
+      // A rollout whose policy never replied (its first request failed) has nothing to learn from: as crashed.
+      members.map((m) => (isCrashed(m) || !m.turns.length ? { reward: 0, timedOut: false, crashed: true } : { reward: m.reward ?? 0, timedOut: timedOutUnder(o.timeoutRule, m), turns: policyTurns(m) })),
       { estimator: o.advantage, maskTimeouts: o.maskTimeouts, std: o.std },
     );
     const turns = turnAdvantages(
@@ -100,10 +108,25 @@ export function buildBatch(step: number, rollouts: readonly Rollout[], o: BatchO
         mask_reason: a.reason ?? null,
         variables: isCrashed(m) ? null : m.variables,
         messages: isCrashed(m) ? [] : batchMessages(m),
+        ...(o.exact && !isCrashed(m) && !a.masked ? { turns: exactTurns(m, `${groupId}#${m.sample}`) } : {}),
       });
     });
   }
-  return { format: 'mlepipe-grpo-batch/1', step, advantage: o.advantage, group_size: o.groupSize, hyper: o.hyper, trajectories, groups: stats };
+  const exact = o.exact ? { loss_agg_mode: o.exact.lossAggMode, tokenizer: o.exact.tokenizer } : {};
+  return { format: 'mlepipe-grpo-batch/1', step, advantage: o.advantage, group_size: o.groupSize, hyper: o.hyper, trajectories, groups: stats, ...exact };
+}
+
+/** Each reply's recorded tokens; a reply without them stops the step (a worker never re-tokenises). */
+function exactTurns(t: Trajectory, id: string): BatchTurn[] {
+  return t.turns.map((turn, i) => {
+    if (!turn.tokens) {
+      throw new EnvError(
+        `trajectory ${id}, reply ${i + 1}: the policy's endpoint returned no token ids (prompt_token_ids and per-choice token_ids with logprobs); ` +
+          'trainer: worker trains on the exact tokens the policy sampled and never tokenises text again: serve the policy on the trainer worker (or vLLM with return_token_ids)',
+      );
+    }
+    return { prompt_ids: turn.tokens.prompt_ids, token_ids: turn.tokens.token_ids, logprobs: turn.tokens.logprobs };
+  });
 }
 
 const policyTurns = (t: Trajectory) => Math.max(1, t.turns.length);

@@ -15,6 +15,7 @@ import schema from '../../schemas/stages/grpo.schema.json';
 import type { ParamIssue, Stage } from '../contract.js';
 import { lazyRun } from '../lazy.js';
 import { tasksFolderIssues } from '../eval/tasks.js';
+import type { LossAggMode } from './batch.js';
 
 export interface GrpoParams {
   policy: string;
@@ -39,6 +40,7 @@ export interface GrpoParams {
   mask_timeouts: 'drop' | 'drop-after' | 'keep';
   timeout_rule: TimeoutRule;
   std: StdKind;
+  loss_agg_mode: LossAggMode;
   epochs: number;
   eval_every: number;
   checkpoint_every: number;
@@ -53,7 +55,8 @@ function policyIssues(p: GrpoParams, models: Parameters<typeof parsePolicy>[1]):
   const ref = parsePolicy(p.policy, models);
   const also = ['trainer'];
   if ('error' in ref || ref.kind !== 'openai') return [{ param: ['policy'], message: `trainer: ${p.trainer} needs policy: a models: entry (the model the worker serves)${'error' in ref ? `: ${ref.error}` : ''}`, also }];
-  if (p.trainer === 'worker' && !p.worker_url && !models[p.policy].base_url) return [{ param: ['worker_url'], message: 'trainer: worker needs worker_url: (or a base_url on the policy\'s models: entry)', also: ['trainer', 'policy'] }];
+  // A provider: worker entry is started by the node itself.
+  if (p.trainer === 'worker' && !p.worker_url && models[p.policy].provider !== 'worker' && !models[p.policy].base_url) return [{ param: ['worker_url'], message: 'trainer: worker needs worker_url: (or a base_url on the policy\'s models: entry)', also: ['trainer', 'policy'] }];
   return [];
 }
 

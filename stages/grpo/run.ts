@@ -10,7 +10,6 @@ import type { Policy } from '../../agents/policies/types.js';
 import { ParamError } from '../../core/errors.js';
 import { mean } from '../../core/stats.js';
 import { rewardFormula } from '../../core/rewards/presets.js';
-import { TrainerClient } from '../../gpu/trainer/client.js';
 import { writeVerlExport } from '../../gpu/verl/export.js';
 import type { Metrics, StageContext, StageResult } from '../contract.js';
 import { listTasks, type TaskRef } from '../eval/tasks.js';
@@ -18,6 +17,7 @@ import { stageSandbox } from '../sandbox.js';
 import { buildBatch, templateSamples, type Rollout } from './batch.js';
 import { stepMetrics } from './metrics.js';
 import { pickBatch, runRollouts, type RolloutPlan } from './rollouts.js';
+import { openWorkerTrainer, publishCheckpoint, type WorkerTrainer, type WorkerTrainerOptions } from './worker-trainer.js';
 import { type GrpoParams, validates } from './index.js';
 
 const pad = (k: number) => String(k).padStart(5, '0');
@@ -57,17 +57,16 @@ export async function run(ctx: StageContext<GrpoParams>): Promise<StageResult | 
     return { metrics: { train_tasks: train.length, val_tasks: val.length, exported: true } };
   }
 
-  const worker = p.trainer === 'worker' ? new TrainerClient(p.worker_url ?? (ctx.models[p.policy].base_url ?? '').replace(/\/v1\/?$/, '')) : undefined;
-  if (worker) {
-    const h = await worker.health(ctx.signal);
-    ctx.log(`trainer worker: ${h.status}, step ${h.step}${h.model ? `, ${h.model}` : ''}`);
-  }
+  const isWorker = p.trainer === 'worker';
+  const wo: WorkerTrainerOptions = { policy: p.policy, workerUrl: p.worker_url, checkpointEvery: p.checkpoint_every, steps: p.steps };
+  // Connected (or started) on the first step that has to run: a rerun whose steps are all finished starts nothing.
+  let worker: WorkerTrainer | undefined;
   let ck: TemplateCheckpoint = freshCheckpoint();
   const reference = freshCheckpoint().weights;
   const makePolicy = (k: number): Policy =>
     p.trainer === 'template'
       ? templatePolicy('template', ck, { temperature: p.temperature, seed: `${p.seed}:${k}`, maxTurns: p.max_turns })
-      : openaiPolicy(p.policy, ctx.models[p.policy], { sampling: { temperature: p.temperature, seed: p.seed * 100_003 + k, logprobs: true }, log: ctx.log });
+      : openaiPolicy(p.policy, worker!.spec, { sampling: { temperature: p.temperature, seed: p.seed * 100_003 + k, logprobs: true }, log: ctx.log });
   // Jails are reused from rollout to rollout: never more of them than a step's rollouts.
   const sandbox = stageSandbox(ctx, Math.min(p.concurrency, p.batch_size * p.group_size));
   const plan = (tasks: TaskRef[], group: number, k: number, policy: Policy): RolloutPlan => ({
@@ -91,16 +90,19 @@ export async function run(ctx: StageContext<GrpoParams>): Promise<StageResult | 
       const itemId = `step-${pad(k)}`;
       let dir = await ctx.items.get(itemId);
       if (!dir) {
+        if (isWorker) worker ??= await openWorkerTrainer(ctx, wo, k - 1);
+        const w = worker;
         dir = await ctx.items.put(itemId, async (d) => {
           const started = Date.now();
           const policy = makePolicy(k);
           const rollouts: Rollout[] = await runRollouts(plan(pickBatch(train, p.batch_size, k, p.seed), p.group_size, k, policy), ctx.log);
           if (ctx.signal.aborted) throw new Error('interrupted');
-          const batch = buildBatch(k, rollouts, { advantage: p.advantage, maskTimeouts: p.mask_timeouts, timeoutRule: p.timeout_rule, std: p.std, groupSize: p.group_size, hyper });
+          const exact = worker ? { tokenizer: worker.tokenizer, lossAggMode: p.loss_agg_mode } : undefined;
+          const batch = buildBatch(k, rollouts, { advantage: p.advantage, maskTimeouts: p.mask_timeouts, timeoutRule: p.timeout_rule, std: p.std, groupSize: p.group_size, hyper, exact });
           let update: Record<string, unknown>;
           if (worker) {
-            update = await worker.update(batch, ctx.signal);
-            if (k % p.checkpoint_every === 0 || k === p.steps) update.saved = (await worker.save(k, `step-${pad(k)}`, ctx.signal)).path;
+            update = await worker.step(batch, k, ctx.signal);
+            await writeFile(join(d, 'update.json'), JSON.stringify(update) + '\n');
           } else {
             const next: TemplateCheckpoint = structuredClone(ck);
             update = { ...templateUpdate(next, templateSamples(batch, rollouts), { lr, clipLow: p.clip.low, clipHigh: p.clip.high, kl: p.kl, epochs: p.epochs, reference }) };
@@ -119,30 +121,38 @@ export async function run(ctx: StageContext<GrpoParams>): Promise<StageResult | 
           await writeFile(join(d, 'trajectories.jsonl'), rollouts.map((r) => JSON.stringify(r)).join('\n') + '\n');
           await writeFile(join(d, 'advantages.json'), JSON.stringify({ groups: batch.groups, trajectories: batch.trajectories.map(({ messages: _m, ...t }) => t) }, null, 1) + '\n');
           await writeFile(join(d, 'step.json'), JSON.stringify(metrics) + '\n');
-          if (!worker) await writeFile(join(d, 'checkpoint.json'), JSON.stringify(ck) + '\n');
+          if (!isWorker) await writeFile(join(d, 'checkpoint.json'), JSON.stringify(ck) + '\n');
+        }).catch((err: unknown) => {
+          throw w ? w.failure(k, err) : err;
         });
+        await worker?.recorded(k);
       } else {
         ctx.log(`step ${k}: finished by an earlier attempt; its checkpoint is reused`);
       }
       // The policy after this step, as it was saved (on resume, the last finished step's).
-      if (!worker) ck = JSON.parse(await readFile(join(dir, 'checkpoint.json'), 'utf8')) as TemplateCheckpoint;
+      if (!isWorker) ck = JSON.parse(await readFile(join(dir, 'checkpoint.json'), 'utf8')) as TemplateCheckpoint;
       curve.push(JSON.parse(await readFile(join(dir, 'step.json'), 'utf8')));
       const last = curve[curve.length - 1];
       ctx.log(`step ${k}/${p.steps}: reward ${last.reward_mean} ± ${last.reward_std}, valid ${last.valid_rate}${last.val_reward !== undefined ? `, val reward ${last.val_reward}` : ''}`);
       ctx.progress(k, p.steps);
       await mkdir(join(ctx.outDir, 'steps'), { recursive: true });
       await cp(join(dir, 'trajectories.jsonl'), join(ctx.outDir, 'steps', `step_${pad(k)}.jsonl`));
-      if (!worker && (k % p.checkpoint_every === 0 || k === p.steps)) {
+      if (!isWorker && (k % p.checkpoint_every === 0 || k === p.steps)) {
         await mkdir(join(ctx.outDir, 'checkpoints'), { recursive: true });
         await cp(join(dir, 'checkpoint.json'), join(ctx.outDir, 'checkpoints', `step_${pad(k)}.json`));
       }
     }
+    if (isWorker) {
+      const last = await ctx.items.get(`step-${pad(p.steps)}`);
+      const update = JSON.parse(await readFile(join(last!, 'update.json'), 'utf8')) as { saved?: string };
+      await publishCheckpoint(ctx, wo, { k: p.steps, saved: update.saved });
+    }
   } finally {
-    await sandbox.shutdown();
+    await Promise.all([sandbox.shutdown(), worker?.stop()]);
   }
   await writeFile(join(ctx.outDir, 'metrics.jsonl'), curve.map((m) => JSON.stringify(m)).join('\n') + '\n');
   await writeFile(join(ctx.outDir, 'rows.json'), JSON.stringify({ curve }, null, 1) + '\n');
-  if (!worker) await writeFile(join(ctx.outDir, 'checkpoint.json'), JSON.stringify(ck) + '\n');
+  if (!isWorker) await writeFile(join(ctx.outDir, 'checkpoint.json'), JSON.stringify(ck) + '\n');
   const quarter = Math.max(1, Math.floor(curve.length / 4));
   const r = (xs: Array<Record<string, number | null>>, key: string) => Number(mean(xs.map((m) => m[key] ?? 0)).toFixed(4));
   const metrics: Metrics = {

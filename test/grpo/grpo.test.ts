@@ -115,6 +115,11 @@ ${TASKS}  rl: { uses: grpo, needs: [verified], with: { policy: served, trainer: 
     const t = b.trajectories[0];
     assert.equal(t.messages.map((m: { role: string; loss_mask: number }) => [m.role, m.loss_mask]), [['system', 0], ['user', 0], ['assistant', 1], ['user', 0], ['assistant', 1]]);
     assert.equal(t.messages[2].logprobs, [-0.5, -0.5, -0.5]);
+    // The exact tokens of each reply, the worker's tokenizer and the loss's aggregation.
+    assert.equal(t.turns.map((x: { prompt_ids: number[]; token_ids: number[] }) => [x.prompt_ids, x.token_ids]), [[[1, 2, 3], [7, 8, 9]], [[1, 2, 4], [7]]]);
+    assert.equal(t.turns[0].logprobs, [-0.5, -0.5, -0.5]);
+    assert.is(b.tokenizer.tokenizer_sha256, 'a'.repeat(64));
+    assert.is(b.loss_agg_mode, 'token-mean');
     // Both rollouts did the same thing: equal rewards, so the group carries no signal.
     assert.ok(b.groups[0].zero_signal);
     assert.equal(b.trajectories.map((x: { advantage: number }) => x.advantage), [0, 0]);

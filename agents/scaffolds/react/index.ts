@@ -43,7 +43,7 @@ export const react: Scaffold = {
       const choice = reply.choice;
       messages.push({ role: 'assistant', content: text });
       const { action, formatOk } = parseReply(text);
-      const base = { turn: t, format_ok: formatOk, exit_code: null, timed_out: false, duration_ms: 0, ...(choice ? { choice } : {}), ...(reply.logprobs ? { logprobs: reply.logprobs } : {}) };
+      const base = { turn: t, format_ok: formatOk, exit_code: null, timed_out: false, duration_ms: 0, ...(choice ? { choice } : {}), ...(reply.logprobs ? { logprobs: reply.logprobs } : {}), ...(reply.tokens ? { tokens: reply.tokens } : {}) };
       if (action.kind === 'answer') {
         submission = action.path;
         turns.push({ ...base, action: 'answer', observation: `submitted ${action.path}` });

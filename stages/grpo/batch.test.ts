@@ -1,0 +1,53 @@
+// A step's batch for a trainer worker: exact tokens per reply, the tokenizer
+// and the loss's aggregation; what cannot be trained on is masked or refused.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import type { Trajectory } from '../../agents/trajectory.js';
+import { EnvError } from '../../core/errors.js';
+import { buildBatch, type BatchOptions, type Rollout } from './batch.js';
+
+const tokenizer = { tokenizer_sha256: 'a'.repeat(64), chat_template_sha256: 'b'.repeat(64) };
+const opts: BatchOptions = {
+  advantage: 'grpo',
+  maskTimeouts: 'drop',
+  timeoutRule: 'any-step',
+  std: 'unbiased',
+  groupSize: 3,
+  hyper: { lr: 1e-6, clip_low: 0.2, clip_high: 0.28, kl: 0, temperature: 1 },
+  exact: { tokenizer, lossAggMode: 'seq-mean-token-mean' },
+};
+
+/** A rollout with one reply per entry of `replies` (its tokens, or none), and a reward. */
+function rollout(sample: number, reward: number, replies: Array<{ prompt_ids: number[]; token_ids: number[]; logprobs: number[] } | null>): Rollout {
+  const messages = [{ role: 'system', content: 's' }, { role: 'user', content: 'task' }, ...replies.flatMap((_, i) => [{ role: 'assistant', content: `r${i}` }, { role: 'user', content: 'obs' }])];
+  const turns = replies.map((t, i) => ({ turn: i, action: 'invalid', observation: 'obs', exit_code: null, timed_out: false, duration_ms: 0, format_ok: false, ...(t ? { tokens: t, logprobs: t.logprobs } : {}) }));
+  return { task_id: 'x', group_id: 'g', sample, reward, ended: 'max_turns', turns, messages, variables: {} } as unknown as Trajectory;
+}
+
+test('every unmasked trajectory carries its replies as exact tokens, with the tokenizer and loss_agg_mode', () => {
+  const a = { prompt_ids: [1, 2], token_ids: [3, 4], logprobs: [-0.1, -0.2] };
+  const b = { prompt_ids: [1, 2, 3, 4, 9], token_ids: [5], logprobs: [-0.3] };
+  const batch = buildBatch(1, [rollout(0, 1, [a, b]), rollout(1, 0, [a]), rollout(2, 0, [])], opts);
+  assert.equal(batch.tokenizer, tokenizer);
+  assert.is(batch.loss_agg_mode, 'seq-mean-token-mean');
+  const [t0, t1, t2] = batch.trajectories;
+  assert.equal(t0.turns, [a, b]);
+  assert.equal(t1.turns, [a]);
+  // The policy never replied: nothing to train on, so it is masked as crashed and sends no turns.
+  assert.equal([t2.masked, t2.mask_reason, t2.turns], [true, 'crashed', undefined]);
+  assert.ok(t0.advantage > 0 && t1.advantage < 0);
+  // Without `exact` (the template trainer) no tokens are sent.
+  const plain = buildBatch(1, [rollout(0, 1, [a]), rollout(1, 0, [a])], { ...opts, exact: undefined });
+  assert.is(plain.tokenizer, undefined);
+  assert.is(plain.trajectories[0].turns, undefined);
+});
+
+test('a reply without token ids is refused, naming the trajectory and the reply', () => {
+  const a = { prompt_ids: [1], token_ids: [3], logprobs: [-0.1] };
+  assert.throws(
+    () => buildBatch(1, [rollout(0, 1, [a, null]), rollout(1, 0, [a])], opts),
+    (err: Error) => err instanceof EnvError && /trajectory g#0, reply 2: the policy's endpoint returned no token ids/.test(err.message),
+  );
+});
+
+test.run();

@@ -1,0 +1,132 @@
+// `trainer: worker`: where the policy is served and trained. A `provider:
+// worker` policy gets a worker started for the node (stages/worker.ts) whose
+// checkpoints live in the node's item store, so that they outlive a crash:
+// every finished step has its checkpoint there, and a rerun loads the one of
+// the last finished step before going on. With `worker_url:` or an `openai`
+// entry the running worker is used as it is. The tokenizer identity comes
+// from /health and goes with every batch; the worker refuses (409) a batch
+// made with another.
+import { cp, mkdir, rm, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { EnvError } from '../../core/errors.js';
+import type { ModelSpec } from '../../core/models.js';
+import { TrainerClient, type TokenizerIdentity, type UpdateResult } from '../../gpu/trainer/client.js';
+import type { StageContext } from '../contract.js';
+import { CHECKPOINT_DIR, serveModel, type ServedModel } from '../worker.js';
+import type { Batch } from './batch.js';
+
+export const stepTag = (k: number) => `step-${String(k).padStart(5, '0')}`;
+
+export interface WorkerTrainer {
+  /** The policy as an OpenAI-compatible endpoint (the started worker's, or the entry's). */
+  readonly spec: ModelSpec;
+  readonly client: TrainerClient;
+  readonly tokenizer: TokenizerIdentity;
+  /** One optimiser step on the batch, then a checkpoint when one is due (always, for a worker started here). */
+  step(batch: Batch, k: number, signal: AbortSignal): Promise<Record<string, unknown>>;
+  /** After step k is recorded: drops step k−1's checkpoint unless checkpoint_every keeps it. */
+  recorded(k: number): Promise<void>;
+  /** Step k failed: when the worker this node started has died, that is the reason to give. */
+  failure(k: number, err: unknown): unknown;
+  stop(): Promise<void>;
+}
+
+export interface WorkerTrainerOptions {
+  policy: string;
+  workerUrl?: string;
+  checkpointEvery: number;
+  steps: number;
+}
+
+/** Where a started worker's checkpoints go: the node's item store, which survives a crash of the node. */
+export const workerCkptDir = (ctx: Pick<StageContext<unknown>, 'items'>) => join(ctx.items.root, 'worker-checkpoints');
+
+/** Whether this node starts the policy's worker itself (a `provider: worker` entry and no worker_url). */
+export const startsWorker = (ctx: Pick<StageContext<unknown>, 'models'>, o: Pick<WorkerTrainerOptions, 'policy' | 'workerUrl'>) =>
+  ctx.models[o.policy]?.provider === 'worker' && !o.workerUrl;
+
+/**
+ * Connects to (or starts) the policy's worker. `resumeAfter`: the last step
+ * an earlier attempt finished, whose checkpoint a started worker loads.
+ */
+export async function openWorkerTrainer(ctx: StageContext<unknown>, o: WorkerTrainerOptions, resumeAfter: number): Promise<WorkerTrainer> {
+  const local = startsWorker(ctx, o);
+  const ckptDir = workerCkptDir(ctx);
+  let served: ServedModel | undefined;
+  let exited = false;
+  let client: TrainerClient;
+  let spec: ModelSpec;
+  if (local) {
+    await mkdir(ckptDir, { recursive: true });
+    served = await serveModel(ctx, o.policy, { ckptDir });
+    void served.worker?.exited.then(() => (exited = true));
+    client = served.trainer!;
+    spec = served.spec;
+  } else {
+    spec = ctx.models[o.policy];
+    client = new TrainerClient(o.workerUrl ?? (spec.base_url ?? '').replace(/\/v1\/?$/, ''));
+  }
+  try {
+    if (local && resumeAfter > 0) {
+      const dir = join(ckptDir, stepTag(resumeAfter));
+      if (!existsSync(dir)) throw new EnvError(`cannot resume after step ${resumeAfter}: its worker checkpoint ${dir} is missing`);
+      const r = await client.load(dir, ctx.signal);
+      ctx.log(`trainer worker: resumed from ${dir} (worker step ${r.step})`);
+    }
+    const h = await client.health(ctx.signal);
+    ctx.log(`trainer worker: ${h.status}, step ${h.step}${h.model ? `, ${h.model}` : ''}`);
+    if (!h.tokenizer_sha256 || !h.chat_template_sha256) {
+      throw new EnvError(`the trainer worker at ${client.url} reports no tokenizer identity (tokenizer_sha256, chat_template_sha256) on /health; exact-token batches need it`);
+    }
+    const tokenizer = { tokenizer_sha256: h.tokenizer_sha256, chat_template_sha256: h.chat_template_sha256 };
+    // A dead worker shows up as refused connections; say so, with the step it died in.
+    const failure = (k: number, err: unknown, what = 'the step') =>
+      exited ? new EnvError(`step ${k}: the trainer worker exited during ${what} (its last lines are in this node's log)`) : err;
+    const guard = async <T>(k: number, what: string, call: () => Promise<T>): Promise<T> => {
+      try {
+        return await call();
+      } catch (err) {
+        if (exited) throw failure(k, err, what);
+        throw err instanceof Error ? Object.assign(err, { message: `step ${k}: ${err.message}` }) : err;
+      }
+    };
+    const keep = (k: number) => k % o.checkpointEvery === 0 || k === o.steps;
+    return {
+      spec,
+      client,
+      tokenizer,
+      async step(batch, k, signal) {
+        const update: UpdateResult & Record<string, unknown> = await guard(k, 'the update', () => client.update(batch, signal));
+        if (local || keep(k)) update.saved = (await guard(k, 'the save', () => client.save(k, stepTag(k), signal))).path;
+        return update;
+      },
+      async recorded(k) {
+        if (local && k > 1 && !keep(k - 1)) await rm(join(ckptDir, stepTag(k - 1)), { recursive: true, force: true });
+      },
+      failure: (k, err) => failure(k, err),
+      async stop() {
+        await served?.stop();
+      },
+    };
+  } catch (err) {
+    await served?.stop();
+    throw err;
+  }
+}
+
+/**
+ * The node's `checkpoint/`: the last step's worker checkpoint, which a later
+ * stage serves with `checkpoint: <this stage>`. A remote worker's checkpoint
+ * is on its own disk; the node then records where.
+ */
+export async function publishCheckpoint(ctx: StageContext<unknown>, o: WorkerTrainerOptions, last: { k: number; saved?: string }): Promise<void> {
+  const from = startsWorker(ctx, o) ? join(workerCkptDir(ctx), stepTag(last.k)) : last.saved;
+  if (from && existsSync(join(from, 'state.json'))) {
+    await cp(from, join(ctx.outDir, CHECKPOINT_DIR), { recursive: true });
+    return;
+  }
+  if (startsWorker(ctx, o)) throw new EnvError(`the worker checkpoint of step ${last.k} (${from}) is missing`);
+  await writeFile(join(ctx.outDir, 'worker-checkpoint.json'), JSON.stringify({ path: last.saved ?? null, step: last.k }) + '\n');
+  ctx.log(`the last checkpoint is on the worker's disk${last.saved ? ` at ${last.saved}` : ''}; this node holds no checkpoint/`);
+}
