@@ -36,6 +36,9 @@ test('every unmasked trajectory carries its replies as exact tokens, with the to
   // The policy never replied: nothing to train on, so it is masked as crashed and sends no turns.
   assert.equal([t2.masked, t2.mask_reason, t2.turns], [true, 'crashed', undefined]);
   assert.ok(t0.advantage > 0 && t1.advantage < 0);
+  // Trajectory-level credit unless turn-level is asked for.
+  assert.is(batch.advantage_level, undefined);
+  assert.is(buildBatch(1, [rollout(0, 1, [a]), rollout(1, 0, [a])], { ...opts, exact: { ...opts.exact!, advantageLevel: 'turn' } }).advantage_level, 'turn');
   // Without `exact` (the template trainer) no tokens are sent.
   const plain = buildBatch(1, [rollout(0, 1, [a]), rollout(1, 0, [a])], { ...opts, exact: undefined });
   assert.is(plain.tokenizer, undefined);

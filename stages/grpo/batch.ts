@@ -56,6 +56,8 @@ export interface Batch {
   trajectories: BatchTrajectory[];
   groups: Array<{ group_id: string; mean: number; std: number; zero_signal: boolean }>;
   loss_agg_mode?: LossAggMode;
+  /** Which advantage the worker puts on each sampled token: the trajectory's, or its turn's (turn-level credit). */
+  advantage_level?: 'trajectory' | 'turn';
   /** The tokenizer and chat template the token ids came from, as the worker's /health names them. */
   tokenizer?: { tokenizer_sha256: string; chat_template_sha256: string };
   micro_batch_size?: number;
@@ -74,7 +76,7 @@ export interface BatchOptions {
    * the tokenizer they came from (the worker's /health) and the loss's
    * aggregation. A reply without token ids is refused, never tokenised again.
    */
-  exact?: { tokenizer: NonNullable<Batch['tokenizer']>; lossAggMode: LossAggMode };
+  exact?: { tokenizer: NonNullable<Batch['tokenizer']>; lossAggMode: LossAggMode; advantageLevel?: 'trajectory' | 'turn' };
 }
 
 export function buildBatch(step: number, rollouts: readonly Rollout[], o: BatchOptions): Batch {
@@ -112,7 +114,7 @@ export function buildBatch(step: number, rollouts: readonly Rollout[], o: BatchO
       });
     });
   }
-  const exact = o.exact ? { loss_agg_mode: o.exact.lossAggMode, tokenizer: o.exact.tokenizer } : {};
+  const exact = o.exact ? { loss_agg_mode: o.exact.lossAggMode, tokenizer: o.exact.tokenizer, ...(o.exact.advantageLevel === 'turn' ? { advantage_level: 'turn' as const } : {}) } : {};
   return { format: 'mlepipe-grpo-batch/1', step, advantage: o.advantage, group_size: o.groupSize, hyper: o.hyper, trajectories, groups: stats, ...exact };
 }
 

@@ -41,6 +41,7 @@ export interface GrpoParams {
   timeout_rule: TimeoutRule;
   std: StdKind;
   loss_agg_mode: LossAggMode;
+  advantage_level: 'trajectory' | 'turn';
   epochs: number;
   eval_every: number;
   checkpoint_every: number;

@@ -97,7 +97,7 @@ export async function run(ctx: StageContext<GrpoParams>): Promise<StageResult | 
           const policy = makePolicy(k);
           const rollouts: Rollout[] = await runRollouts(plan(pickBatch(train, p.batch_size, k, p.seed), p.group_size, k, policy), ctx.log);
           if (ctx.signal.aborted) throw new Error('interrupted');
-          const exact = worker ? { tokenizer: worker.tokenizer, lossAggMode: p.loss_agg_mode } : undefined;
+          const exact = worker ? { tokenizer: worker.tokenizer, lossAggMode: p.loss_agg_mode, advantageLevel: p.advantage_level } : undefined;
           const batch = buildBatch(k, rollouts, { advantage: p.advantage, maskTimeouts: p.mask_timeouts, timeoutRule: p.timeout_rule, std: p.std, groupSize: p.group_size, hyper, exact });
           let update: Record<string, unknown>;
           if (worker) {

@@ -6,8 +6,9 @@ and their log-probabilities. Turns whose context extends the previous turn's
 context and reply (the usual multi-turn conversation: the tokens in between
 are the observation) are joined into one sequence with loss mask 0 on the
 observation; a turn whose context does not (a scaffold that rewrote or
-truncated the history) starts a sequence of its own. Each token of a
-trajectory gets the trajectory's advantage.
+truncated the history) starts a sequence of its own. Each sampled token gets
+the trajectory's advantage, or with advantage_level "turn" its own turn's
+entry of turn_advantages (turn-level credit); context tokens carry no loss.
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ def _check_turn(turn: Turn, vocab: int, loc: str) -> list[int]:
     return mask
 
 
-def trajectory_sequences(t: Trajectory, index: int, vocab: int) -> list[Sequence]:
+def trajectory_sequences(t: Trajectory, index: int, vocab: int, per_turn: bool = False) -> list[Sequence]:
     loc = f"trajectories.{index}"
     if t.turns is None:
         raise BatchError(f"{loc}.turns", "is missing: an unmasked trajectory must carry its exact token ids (the worker never re-tokenises text)")
@@ -65,14 +66,17 @@ def trajectory_sequences(t: Trajectory, index: int, vocab: int) -> list[Sequence
     if t.messages and replies != len(t.turns):
         raise BatchError(f"{loc}.turns", f"has {len(t.turns)} turns but the conversation has {replies} assistant replies")
 
+    if per_turn and len(t.turn_advantages) != len(t.turns):
+        raise BatchError(f"{loc}.turn_advantages", f"has {len(t.turn_advantages)} entries for {len(t.turns)} turns (advantage_level: turn needs one per turn)")
     out: list[Sequence] = []
     ids: list[int] = []
     mask: list[int] = []
     old: list[float] = []
+    adv: list[float] = []
 
     def flush() -> None:
         if ids:
-            out.append(Sequence(input_ids=list(ids), loss_mask=list(mask), advantages=float(t.advantage), old_logprobs=list(old)))
+            out.append(Sequence(input_ids=list(ids), loss_mask=list(mask), advantages=list(adv) if per_turn else float(t.advantage), old_logprobs=list(old)))
 
     for k, turn in enumerate(t.turns):
         turn_mask = _check_turn(turn, vocab, f"{loc}.turns.{k}")
@@ -80,14 +84,16 @@ def trajectory_sequences(t: Trajectory, index: int, vocab: int) -> list[Sequence
             context = turn.prompt_ids[len(ids) :]
         else:
             flush()
-            ids, mask, old = [], [], []
+            ids, mask, old, adv = [], [], [], []
             context = turn.prompt_ids
         ids += context
         mask += [0] * len(context)
         old += [0.0] * len(context)
+        adv += [0.0] * len(context)
         ids += turn.token_ids
         mask += turn_mask
         old += turn.logprobs
+        adv += [float(t.turn_advantages[k]) if per_turn else 0.0] * len(turn.token_ids)
     flush()
     return out
 
@@ -97,5 +103,5 @@ def batch_sequences(batch: Batch, vocab: int) -> list[Sequence]:
     seqs: list[Sequence] = []
     for i, t in enumerate(batch.trajectories):
         if not t.masked:
-            seqs += trajectory_sequences(t, i, vocab)
+            seqs += trajectory_sequences(t, i, vocab, per_turn=batch.advantage_level == "turn")
     return seqs

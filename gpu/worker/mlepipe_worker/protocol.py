@@ -85,6 +85,8 @@ class Batch(Strict):
     trajectories: list[Trajectory]
     groups: list[Group]
     loss_agg_mode: AggMode = "token-mean"
+    # trajectory: every sampled token gets its trajectory's advantage; turn: turn k's tokens get turn_advantages[k].
+    advantage_level: Literal["trajectory", "turn"] = "trajectory"
     tokenizer: Optional[TokenizerIdentity] = None
     micro_batch_size: int = Field(default=1, ge=1)
     max_grad_norm: Optional[float] = Field(default=1.0, gt=0)

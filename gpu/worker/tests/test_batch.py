@@ -31,6 +31,22 @@ def test_a_turn_that_extends_the_last_context_joins_its_sequence_with_the_observ
     assert seq.advantages == 0.5
 
 
+def test_turn_level_credit_puts_each_turns_advantage_on_its_own_tokens():
+    first = turn([1, 2, 3], [10, 11])
+    second = turn([1, 2, 3, 10, 11, 20], [12, 13])
+    t = trajectory(0, 0.0, [first, second])
+    t["turn_advantages"] = [0.7, -0.2]
+    (seq,) = batch_sequences(Batch.model_validate(batch([t], IDENT, advantage_level="turn")), 100)
+    assert seq.advantages == [0, 0, 0, 0.7, 0.7, 0, -0.2, -0.2]
+    # The default stays trajectory-level: one number for every token.
+    (plain,) = sequences(t)
+    assert plain.advantages == 0.0
+    t["turn_advantages"] = [0.7]
+    with pytest.raises(BatchError) as e:
+        batch_sequences(Batch.model_validate(batch([t], IDENT, advantage_level="turn")), 100)
+    assert e.value.loc == "trajectories.0.turn_advantages"
+
+
 def test_a_turn_whose_context_was_rewritten_starts_a_sequence_of_its_own():
     first = turn([1, 2, 3], [10, 11])
     second = turn([1, 2, 4, 10, 11], [12])  # token 3 became 4: the history was not kept verbatim
