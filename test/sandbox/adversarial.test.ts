@@ -162,7 +162,7 @@ for (const [name, backend, warm] of [
   });
 
   t('2,000 child processes are capped, and none survive', async () => {
-    const r = await step(A.forkbomb, { timeoutMs: 5000 });
+    const r = await step(A.forkbomb, { timeoutMs: scaled(5000) });
     const spawned = Number(/SPAWNED (\d+)/.exec(r.stdout)?.[1] ?? 0);
     assert.ok(spawned < 2000 && spawned > 0, `spawned ${spawned}\n${r.stdout}\n${r.stderr}`);
     const file = lastFile;
