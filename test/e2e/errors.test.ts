@@ -48,7 +48,7 @@ const CASES: Case[] = [
     name: 'reward formula with an unknown variable: position inside the formula',
     files: { 'e.yaml': 'name: e\nrewards:\n  dense: "0.1*format + 0.3*exec"\nstages:\n' + OK_STAGE },
     expect: [
-      'e.yaml:3:28: rewards.dense: unknown variable "exec" (did you mean "execute"?) (known: format, execute, valid, median, bronze, silver, gold, score, improvement, success, turns, timed_out)',
+      'e.yaml:3:28: rewards.dense: unknown variable "exec" (did you mean "execute"?) (known: format, execute, valid, median, bronze, silver, gold, score, improvement, success, turns, reply_chars, timed_out)',
     ],
   },
   {
