@@ -11,7 +11,8 @@ function coerce(name: string, text: string, s: ArgSchema): unknown {
       return text;
     case 'number':
     case 'integer':
-      return text.trim() === '' ? text : Number(text);
+      // Left as text when it is not a number, so the error shows what was typed.
+      return text.trim() === '' || Number.isNaN(Number(text)) ? text : Number(text);
     case 'boolean':
       return text === 'true' ? true : text === 'false' ? false : text;
     case 'array': {

@@ -104,15 +104,14 @@ def verify_hyperparam_effective(path, params=None):
 
 @tool("estimate_peak_memory")
 def estimate_peak_memory(script, seconds=20, args=None):
-    """Runs the script briefly (it may write files as it would in a real run) and measures its peak memory."""
+    """Runs the script briefly (it may write files as it would in a real run) and measures its peak memory.
+    GPU memory is read only when the script itself used torch: importing it just to ask would cost seconds."""
     full = workspace_path(script)
     cmd = [sys.executable, full, *([args] if isinstance(args, str) else list(args or []))]
     probe = "import runpy,sys,atexit\n" \
             "def _gpu():\n" \
-            "    try:\n" \
-            "        import torch\n" \
-            "        if torch.cuda.is_available(): print('__MLEPIPE_GPU_PEAK__', torch.cuda.max_memory_allocated(), file=sys.stderr)\n" \
-            "    except Exception: pass\n" \
+            "    t = sys.modules.get('torch')\n" \
+            "    if t is not None and t.cuda.is_available(): print('__MLEPIPE_GPU_PEAK__', t.cuda.max_memory_allocated(), file=sys.stderr)\n" \
             "atexit.register(_gpu)\nsys.argv=sys.argv[1:]\nrunpy.run_path(sys.argv[0], run_name='__main__')\n"
     start = time.monotonic()
     try:
