@@ -89,8 +89,8 @@ export const SCRIPTS = {
   'hog.py': 'import numpy as np\nx = np.ones(2_000_000_000)\n',
 };
 
-/** A task folder: the data under public/, an answer under private/ that no tool may read. */
-export async function toolTask(): Promise<string> {
+/** A task folder: the data under public/, an answer under private/ that no tool may read; `media` adds text, image and graph files. */
+export async function toolTask(media = false): Promise<string> {
   const r = new Rng('tools-test');
   const dir = await mkdtemp(join(tmpdir(), 'mlepipe-tools-'));
   const t = tabular(r);
@@ -117,18 +117,19 @@ export async function toolTask(): Promise<string> {
     await mkdir(dirname(join(dir, name)), { recursive: true });
     await writeFile(join(dir, name), text);
   }
+  if (media) await (await import('./tools-media.js')).writeMedia(dir);
   return dir;
 }
 
 /** A warm bwrap session on the agent environment over a fresh tool task, as agents get one. */
-export async function toolSession() {
+export async function toolSession(media = false) {
   const { createSandbox } = await import('../sandbox/index.js');
   const { envInstalled, pythonEnv } = await import('../core/python.js');
   const { runTool } = await import('../tools/index.js');
   const { rm } = await import('node:fs/promises');
   const agent = pythonEnv('agent');
   if (!envInstalled(agent)) throw new Error(`the agent environment is not installed: ${agent.fix}`);
-  const task = await toolTask();
+  const task = await toolTask(media);
   const sandbox = createSandbox({ backend: 'bwrap', warm: true, python: agent.python, poolSize: 0 });
   const session = await sandbox.open({ task });
   return {

@@ -14,10 +14,10 @@ const message = (fn: () => unknown) => {
   throw new Error('expected a UserError');
 };
 
-test('the registry: 7 shared, 12 tabular, 15 time-series tools, unique names, required arguments declared', () => {
+test('the registry: 7 shared, 12 tabular, 15 time-series, 17 NLP, 8 vision, 8 graph tools; unique names; required arguments declared', () => {
   const counts: Record<string, number> = {};
   for (const t of listTools()) counts[t.domain] = (counts[t.domain] ?? 0) + 1;
-  assert.equal(counts, { shared: 7, tabular: 12, 'time-series': 15 });
+  assert.equal(counts, { shared: 7, tabular: 12, 'time-series': 15, nlp: 17, vision: 8, graph: 8 });
   const names = listTools().map((t) => t.name);
   assert.is(new Set(names).size, names.length);
   for (const t of listTools()) for (const r of t.args.required) assert.ok(t.args.properties[r], `${t.name}: ${r}`);

@@ -1,34 +1,15 @@
-// The registered tools (shared, tabular and time-series modules). Names are the
-// snake_case forms of the tools' titles; files are paths relative to the
-// workspace, where the task's files sit under public/.
+// The registered tools of the shared, tabular and time-series modules (NLP, vision and
+// graph are in catalog-more.ts). Names are the snake_case forms of the tools' titles;
+// files are paths relative to the workspace, where the task's files sit under public/.
+import { def, file, int, list, num, optTarget, seriesArgs, str, table, target } from './define.js';
+import { MORE_TOOLS } from './catalog-more.js';
 import type { ArgSchema, Domain, ToolSpec } from './types.js';
-
-const str = (description: string): ArgSchema => ({ type: 'string', description });
-const num = (description: string, dflt?: number): ArgSchema => ({ type: 'number', description, ...(dflt === undefined ? {} : { default: dflt }) });
-const int = (description: string, dflt?: number): ArgSchema => ({ type: 'integer', description, minimum: 1, ...(dflt === undefined ? {} : { default: dflt }) });
-const list = (description: string): ArgSchema => ({ type: 'array', items: { type: 'string' }, description });
-
-const file = str('file to read, relative to the workspace (task files are under public/)');
-const table = str('CSV, TSV, JSONL or Parquet file relative to the workspace (e.g. public/train.csv)');
-const target = str('the label column');
-const optTarget = str('the label column, left out of the features');
-
-// A time series is a table's column or one metric of a training log.
-const seriesArgs = {
-  path: str('CSV/Parquet file, or a training log'),
-  column: str("the table's column (default: its last numeric one)"),
-  metric: str('for a log: the metric to read (e.g. val_loss)'),
-};
-
-function def(domain: Domain, name: string, returns: string, properties: Record<string, ArgSchema>, required: string[]): ToolSpec {
-  return { name, domain, returns, args: { type: 'object', properties, required, additionalProperties: false } };
-}
 
 const shared = (n: string, r: string, p: Record<string, ArgSchema>, req: string[]) => def('shared', n, r, p, req);
 const tab = (n: string, r: string, p: Record<string, ArgSchema>, req: string[] = ['path']) => def('tabular', n, r, p, req);
 const ts = (n: string, r: string, p: Record<string, ArgSchema> = {}, req: string[] = ['path']) => def('time-series', n, r, { ...seriesArgs, ...p }, req);
 
-export const TOOLS: readonly ToolSpec[] = [
+const CORE_TOOLS: readonly ToolSpec[] = [
   shared('discover_log_metrics', 'metric names, sample values and occurrence counts in a log or captured output', { path: file }, ['path']),
   shared('extract_training_metric_series', 'value-step series of the requested logged metrics', { path: file, metrics: list('metric names (default: all but step counters)') }, ['path']),
   shared('verify_hyperparam_effective', 'where each parameter is set in a script, conflicting values and environment reads (static analysis)', { path: str('Python file'), params: list('names to check (default: those set more than once)') }, ['path']),
@@ -66,6 +47,8 @@ export const TOOLS: readonly ToolSpec[] = [
   ts('stationarity_test_adf', 'augmented Dickey-Fuller statistic, p-value, and whether to difference', { alpha: num('significance level', 0.05) }),
   def('time-series', 'granger_causality_test', 'whether one column helps predict another (F tests per lag)', { path: table, cause: str('column that may cause'), effect: str('column that may be caused'), maxlag: int('largest lag tested', 4) }, ['path', 'cause', 'effect']),
 ];
+
+export const TOOLS: readonly ToolSpec[] = [...CORE_TOOLS, ...MORE_TOOLS];
 
 /** Python module of each domain, under tools/py/mlepipe_tools. */
 export const MODULES: Record<Domain, string> = { shared: 'shared', tabular: 'tabular', 'time-series': 'timeseries', nlp: 'nlp', vision: 'vision', graph: 'graph' };

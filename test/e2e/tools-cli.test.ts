@@ -14,7 +14,7 @@ test('tools list: every tool with its domain; --domain filters; --json carries t
   const dir = await tmpProject(FILES);
   const all = await cli(['tools', 'list'], { cwd: dir });
   assert.is(all.exitCode, 0, all.stderr);
-  assert.is(all.stdout.trim().split('\n').length, 34);
+  assert.is(all.stdout.trim().split('\n').length, 67);
   assert.match(all.stdout, /detect_missing_values\s+tabular\s+per-column missing/);
   const ts = JSON.parse((await cli(['tools', 'list', '--domain', 'time-series', '--json'], { cwd: dir })).stdout);
   assert.is(ts.length, 15);

@@ -86,7 +86,8 @@ def verify_hyperparam_effective(path, params=None):
             elif fn in ("os.environ.get", "os.getenv") and node.args:
                 env.append({"line": node.lineno, "variable": literal(node.args[0])})
             for k in node.keywords:
-                if k.arg:
+                # add_argument's own keywords (type=, help=) are not hyperparameters.
+                if k.arg and not fn.endswith("add_argument"):
                     add(k.arg, literal(k.value), node.lineno, f"keyword of {fn}")
         elif isinstance(node, ast.Subscript) and ast.unparse(node.value) == "os.environ":
             env.append({"line": node.lineno, "variable": literal(node.slice)})
