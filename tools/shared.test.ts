@@ -89,6 +89,27 @@ test("no tool reads the task's private/ files: not by a relative path, not by th
   assert.match(String(peek.evidence.stderr_tail), 'seen [False, False, False] True', String(peek.evidence.stderr_tail));
 });
 
+test('without a jail (the process backend) public/ is a link: tools follow it, and still not into private/', async () => {
+  const { createSandbox } = await import('../sandbox/index.js');
+  const { runTool } = await import('./index.js');
+  const { pythonEnv } = await import('../core/python.js');
+  const sandbox = createSandbox({ backend: 'process', explicit: true, python: pythonEnv('agent').python, warn: () => {} });
+  const session = await sandbox.open({ task: box.task });
+  try {
+    const ok = await runTool(session, 'detect_missing_values', { path: 'public/train.csv' });
+    assert.is(ok.ok, true, ok.text);
+    for (const path of ['public/../private/answer.csv', '../private/answer.csv', join(box.task, 'private', 'answer.csv')]) {
+      const a = await runTool(session, 'detect_missing_values', { path });
+      assert.is(a.ok, false, path);
+      assert.match(a.text, 'outside the workspace');
+      assert.not.match(JSON.stringify(a), 'SECRET');
+    }
+  } finally {
+    await session.close();
+    await sandbox.shutdown();
+  }
+});
+
 test('a call that runs past its time limit says so', async () => {
   const { runTool } = await import('./index.js');
   const { writeFile } = await import('node:fs/promises');

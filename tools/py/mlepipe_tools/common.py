@@ -26,10 +26,12 @@ def answer(text, **evidence):
 
 
 def workspace_path(path):
-    """The file a call names, refused when it lies outside the workspace (public/ is inside it)."""
-    root = os.path.realpath(os.getcwd())
-    full = os.path.realpath(os.path.join(root, path))
-    if full != root and not full.startswith(root + os.sep):
+    """The file a call names, refused when it lies outside the workspace and public/ (which is a link
+    to the task's public files where there is no jail, so it is a root of its own)."""
+    cwd = os.getcwd()
+    roots = {os.path.realpath(cwd), os.path.realpath(os.path.join(cwd, "public"))}
+    full = os.path.realpath(os.path.join(cwd, path))
+    if not any(full == r or full.startswith(r + os.sep) for r in roots):
         raise ToolError(f"{path}: outside the workspace; tools read only the workspace and public/")
     if not os.path.exists(full):
         raise ToolError(f"{path}: no such file")
