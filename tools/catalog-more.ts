@@ -1,5 +1,5 @@
 // The NLP, vision and graph modules' tools.
-import { def, int, list, num, str } from './define.js';
+import { def, int, list, num, seed, str } from './define.js';
 import type { ArgSchema, ToolSpec } from './types.js';
 
 const bool = (description: string, dflt: boolean): ArgSchema => ({ type: 'boolean', description, default: dflt });
@@ -27,7 +27,7 @@ export const MORE_TOOLS: readonly ToolSpec[] = [
   nlp('vocabulary_coverage_checker', 'share of words not in a vocabulary file or a tokenizer JSON, with the most frequent missing ones', { vocab: str('vocabulary file (one entry a line) or tokenizer JSON'), field, lowercase: bool('compare lower-cased', true) }, ['path', 'vocab']),
   nlp('prompt_template_validator', 'per-marker presence and the share of records with every marker in order', { markers: list('markers expected in every record, in order'), field }, ['path', 'markers']),
   nlp('response_quality_scorer', 'heuristic per-response score from length, n-gram repetition, repeated lines and cut-off endings', { field, min_words: int('fewest words', 3), max_words: int('most words', 1000) }),
-  nlp('topic_distribution_analyzer', 'TF-IDF k-means clusters: sizes, top terms, and how concentrated the topics are', { field, k: int('clusters', 5), limit: int('texts used', 5000) }),
+  nlp('topic_distribution_analyzer', 'TF-IDF k-means clusters: sizes, top terms, and how concentrated the topics are', { field, k: int('clusters', 5), limit: int('texts used', 5000), seed }),
   nlp('difficulty_distribution_estimator', 'length, word length, digits and reading ease per text, with easy/medium/hard tertiles of a combined proxy', { field }),
   nlp('data_source_mixing_analyzer', 'count and share of each source and whether one dominates', { source_field: str('the field naming each record\'s source') }, ['path', 'source_field']),
   nlp('perplexity_outlier_detector', 'perplexity statistics and high/low outliers (a reference LM needs transformers; otherwise a unigram model of the corpus)', { field, model: str('reference model folder'), threshold: num('|z| of log-perplexity for an outlier', 3) }),

@@ -1,7 +1,7 @@
 // The registered tools of the shared, tabular and time-series modules (NLP, vision and
 // graph are in catalog-more.ts). Names are the snake_case forms of the tools' titles;
 // files are paths relative to the workspace, where the task's files sit under public/.
-import { def, file, int, list, num, optTarget, seriesArgs, str, table, target } from './define.js';
+import { def, file, int, list, num, optTarget, seed, seriesArgs, str, table, target } from './define.js';
 import { MORE_TOOLS } from './catalog-more.js';
 import type { ArgSchema, Domain, ToolSpec } from './types.js';
 
@@ -29,7 +29,7 @@ const CORE_TOOLS: readonly ToolSpec[] = [
   tab('duplicate_row_detector', 'exact duplicate rows: count, fraction and the first positions', { path: table, ignore: list('columns to leave out of the comparison, e.g. an id') }),
   tab('detect_train_test_overlap', 'rows of the second file that also appear in the first, on the chosen columns', { train: table, test: table, columns: list('columns to compare (default: all shared)'), ignore: list('columns to leave out, e.g. an id') }, ['train', 'test']),
   tab('encoding_strategy_advisor', 'an encoding for every column from its type, cardinality and the sample size', { path: table, target: optTarget }),
-  tab('feature_interaction_detector', 'numeric feature pairs whose product adds most mutual information with the label', { path: table, target, top_k: int('pairs to list', 5), max_rows: int('rows sampled', 3000) }, ['path', 'target']),
+  tab('feature_interaction_detector', 'numeric feature pairs whose product adds most mutual information with the label', { path: table, target, top_k: int('pairs to list', 5), max_rows: int('rows sampled', 3000), seed }, ['path', 'target']),
 
   ts('zscore_anomaly_detector', 'positions and z-scores of points far from the global mean', { threshold: num('|z| that counts as an anomaly', 3) }),
   ts('iqr_anomaly_detector', 'positions of points outside the IQR bounds, and the bounds', { k: num('IQR multiplier', 1.5) }),
@@ -45,7 +45,7 @@ const CORE_TOOLS: readonly ToolSpec[] = [
   ts('acf', 'autocorrelation by lag and the significant lags', { nlags: int('lags', 20) }),
   ts('pacf', 'partial autocorrelation by lag and a suggested autoregressive order', { nlags: int('lags', 20) }),
   ts('stationarity_test_adf', 'augmented Dickey-Fuller statistic, p-value, and whether to difference', { alpha: num('significance level', 0.05) }),
-  def('time-series', 'granger_causality_test', 'whether one column helps predict another (F tests per lag)', { path: table, cause: str('column that may cause'), effect: str('column that may be caused'), maxlag: int('largest lag tested', 4) }, ['path', 'cause', 'effect']),
+  def('time-series', 'granger_causality_test', 'whether one column helps predict another (F tests per lag)', { path: table, cause: str('column that may cause'), effect: str('column that may be caused'), maxlag: int('largest lag tested', 4), alpha: num('significance level', 0.05) }, ['path', 'cause', 'effect']),
 ];
 
 export const TOOLS: readonly ToolSpec[] = [...CORE_TOOLS, ...MORE_TOOLS];
