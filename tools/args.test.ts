@@ -2,7 +2,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { UserError } from '../core/errors.js';
-import { checkArgs, getTool, listTools, parseArgPairs } from './index.js';
+import { checkArgs, functionDeclarations, getTool, listTools, parseArgPairs } from './index.js';
 
 const message = (fn: () => unknown) => {
   try {
@@ -48,6 +48,13 @@ test('bad arguments: each named, with a suggestion for a typo', () => {
 test('an unknown tool gets the nearest name', () => {
   assert.match(message(() => getTool('detect_outlier')), 'unknown tool "detect_outlier" (did you mean "detect_outliers"?)');
   assert.match(message(() => getTool('stationarity_test')), 'did you mean "stationarity_test_adf"');
+});
+
+test('function declarations carry each tool\'s schema for a chat policy', () => {
+  const decl = functionDeclarations(listTools('graph'));
+  assert.is(decl.length, 8);
+  assert.equal(decl[0].function.parameters.required, ['edges']);
+  assert.match(decl[0].function.description, /^graph diagnostic; returns node and edge counts/);
 });
 
 test.run();

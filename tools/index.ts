@@ -32,6 +32,17 @@ export function getTool(name: string): ToolSpec {
   throw new UserError(`unknown tool "${name}"${suggestion(name, TOOLS.map((t) => t.name))} (mlepipe tools list shows them)`);
 }
 
+/** Longest answer text handed to the agent; the evidence keeps everything. */
+const MAX_TEXT = 2000;
+
+/**
+ * The tools as function declarations in the OpenAI chat format, for a policy's `tools:` list: the
+ * schema is the one calls are checked against, the description says what the answer holds.
+ */
+export function functionDeclarations(tools: readonly ToolSpec[] = TOOLS) {
+  return tools.map((t) => ({ type: 'function' as const, function: { name: t.name, description: `${t.domain} diagnostic; returns ${t.returns}`, parameters: t.args } }));
+}
+
 /** Runs one tool in an open session; the arguments are checked here whatever their source. */
 export async function runTool(session: Session, name: string, args: Record<string, unknown>, limits: Partial<Limits> = {}): Promise<ToolAnswer> {
   const spec = getTool(name);
@@ -53,7 +64,9 @@ export async function runTool(session: Session, name: string, args: Record<strin
     }
     const a = JSON.parse(text) as { ok: boolean; text?: string; evidence?: Record<string, unknown>; error?: string };
     if (!a.ok) return { ...base, ok: false, text: `${spec.name}: ${a.error}`, evidence: {}, error: a.error };
-    return { ...base, ok: true, text: a.text ?? '', evidence: a.evidence ?? {} };
+    const full = a.text ?? '';
+    const shown = full.length > MAX_TEXT ? `${full.slice(0, MAX_TEXT)} … (${full.length - MAX_TEXT} more characters; the evidence has everything)` : full;
+    return { ...base, ok: true, text: shown, evidence: a.evidence ?? {} };
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

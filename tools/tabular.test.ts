@@ -96,6 +96,18 @@ test('feature_interaction_detector: x1*x2 decides the label and ranks first', as
   assert.ok((pairs[0].gain as number) > 0.3 && (pairs[1].gain as number) < 0.1, JSON.stringify(pairs));
 });
 
+test('a long answer is cut for the agent, the evidence keeps every column', async () => {
+  const { writeFile } = await import('node:fs/promises');
+  const { join } = await import('node:path');
+  const cols = Array.from({ length: 100 }, (_, j) => `feature_${j}`);
+  const rows = Array.from({ length: 30 }, (_, i) => cols.map((_, j) => (i === 0 ? 1000 + j : (i * 7 + j) % 10)).join(','));
+  await writeFile(join(box.session.workspace, 'wide.csv'), `${cols.join(',')}\n${rows.join('\n')}\n`);
+  const a = await box.call('detect_outliers', { path: 'wide.csv' });
+  assert.match(a.text, /… \(\d+ more characters; the evidence has everything\)$/);
+  assert.ok(a.text.length < 2100);
+  assert.is((a.evidence.columns as Row[]).filter((c) => (c.outliers as number) > 0).length, 100);
+});
+
 test('a missing column is an answer naming it, not a crash', async () => {
   const a = await box.run('detect_label_imbalance', { path: 'public/train.csv', target: 'labl' });
   assert.is(a.ok, false);
