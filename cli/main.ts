@@ -135,6 +135,28 @@ export function buildProgram(io: IO, done: (code: number) => void): Command {
       ),
     );
 
+  const tools = program.command('tools').description('diagnostic tools agents call (docs/tools.md)');
+  tools
+    .command('list')
+    .description('the registered tools: name, domain, what each returns and its required arguments')
+    .option('--domain <d>', 'shared | tabular | time-series | nlp | vision | graph')
+    .option('--json', 'JSON output, with each tool\'s argument schema')
+    .action(act(async (o: { domain?: string; json?: boolean }) => (await import('./commands/tools.js')).toolsListCommand(o, io)));
+  tools
+    .command('run')
+    .description("run one tool in a fresh sandbox workspace next to a task's public/ files; prints what the agent would read")
+    .argument('<name>')
+    .requiredOption('--task <dir>', 'task folder (only its public/ is visible)')
+    .option('--arg <name=value>', 'a tool argument (lists comma-separated); repeatable', collect, [])
+    .option('--file <path>', 'copy a file (a script, a log) into the workspace first; repeatable', collect, [])
+    .option('--timeout <seconds>', 'wall clock limit of the call (default 60)')
+    .option('--json', 'the whole answer: text, evidence, ok')
+    .action(
+      act(async (name: string, o: { task: string; arg: string[]; file: string[]; timeout?: string; json?: boolean }) =>
+        (await import('./commands/tools.js')).toolsRunCommand(name, o, io),
+      ),
+    );
+
   const task = program.command('task').description('inspect and import task folders');
   task
     .command('show')

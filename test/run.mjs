@@ -14,7 +14,7 @@ import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { timeScale } from './time-scale.mjs';
 
-const ROOTS = ['core', 'pipelines', 'stages', 'cli', 'sandbox', 'tasks', 'agents', 'seeds', 'gpu', 'test'].filter((d) => existsSync(d));
+const ROOTS = ['core', 'pipelines', 'stages', 'cli', 'sandbox', 'tasks', 'agents', 'tools', 'seeds', 'gpu', 'test'].filter((d) => existsSync(d));
 // Arguments: substrings of test file paths, or paths of files to run as they are.
 const filters = process.argv.slice(2);
 const jobs = Number(process.env.MLEPIPE_TEST_JOBS ?? Math.min(2, cpus().length));

@@ -1,0 +1,1 @@
+"""Diagnostic tools that run inside the agent's sandbox (see docs/tools.md)."""
