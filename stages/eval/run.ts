@@ -14,7 +14,7 @@ import { stageSandbox } from '../sandbox.js';
 import { gradingReport, latencyRows, policyRows, taskRows, winRateRows, type RunRecord } from './aggregate.js';
 import { rollout } from './rollout.js';
 import { listTasks } from './tasks.js';
-import { type EvalParams, policyNames, slug } from './index.js';
+import { episodeLimits, type EvalParams, policyNames, slug } from './index.js';
 
 const SCAFFOLDS: Record<EvalParams['scaffold'], Scaffold> = { react, aide };
 
@@ -22,11 +22,12 @@ export async function run(ctx: StageContext<EvalParams>): Promise<StageResult | 
   const p = ctx.params;
   const python = ctx.python ?? '/usr/bin/python3';
   const names = policyNames(p, ctx.models);
+  const lim = episodeLimits(p);
   const tasks = await listTasks({ tasks: p.tasks, split: p.split, limit: p.limit, inputs: ctx.inputs, experimentDir: ctx.experimentDir });
   if (!tasks.length) throw new Error('no tasks to evaluate (are the upstream stages empty, or the split?)');
   const sampling = { temperature: p.temperature, max_tokens: p.max_tokens, seed: p.seed, stop: p.stop, logprobs: p.logprobs };
   const policies: Policy[] = names.map(({ name, ref }) =>
-    makePolicy(name, ref, ctx.models, { cacheDir: join(ctx.cacheRoot, 'llm'), sampling, log: ctx.log, inputDirs: ctx.inputs.map((i) => i.dir), experimentDir: ctx.experimentDir, maxTurns: p.max_turns }),
+    makePolicy(name, ref, ctx.models, { cacheDir: join(ctx.cacheRoot, 'llm'), sampling, log: ctx.log, inputDirs: ctx.inputs.map((i) => i.dir), experimentDir: ctx.experimentDir, maxTurns: lim.max_turns }),
   );
   const reward = p.reward ? rewardFormula(p.reward, ctx.rewards) : undefined;
   const jobs = tasks.flatMap((task) => policies.flatMap((policy, pi) => Array.from({ length: p.repeats }, (_, repeat) => ({ task, policy, pi, repeat }))));
@@ -50,12 +51,13 @@ export async function run(ctx: StageContext<EvalParams>): Promise<StageResult | 
             task,
             sample: repeat,
             groupId: `${task.id}/${policy.name}`,
-            limits: { maxTurns: p.max_turns, stepTimeoutMs: p.step_timeout * 1000, timeBudgetMs: p.time_budget * 1000, contextTokens: p.context_tokens, observationChars: p.observation_chars },
+            limits: { maxTurns: lim.max_turns, stepTimeoutMs: lim.step_timeout * 1000, timeBudgetMs: lim.time_budget * 1000, contextTokens: p.context_tokens, observationChars: p.observation_chars },
             memoryMb: p.memory_mb,
             aide: { numDrafts: p.aide.num_drafts, debugProb: p.aide.debug_prob, maxDebugDepth: p.aide.max_debug_depth },
             python,
             seed: p.seed,
             reward,
+            feedback: p.feedback,
             signal: ctx.signal,
           });
           if (t.ended === 'interrupted') throw new Error('interrupted');
