@@ -9,6 +9,10 @@ test('logs before an indented JSON object; the last object wins', () => {
   const out = `loading answer.csv\n{"note": "an earlier object"}\nscoring\n${JSON.stringify(answer, null, 4)}\n`;
   assert.equal(parseEvaluatorOutput(out, '', 0), { ok: true, result: answer });
   assert.equal(parseEvaluatorOutput(JSON.stringify(answer), '', 0), { ok: true, result: answer });
+  // Log lines after the object, and an object whose lines inside end in braces.
+  const nested = { ...answer, extra: { a: 1 } };
+  const g = parseEvaluatorOutput(`${JSON.stringify(nested, null, 2)}\ndone in 0.3 s {ok}\n`, '', 0);
+  assert.ok(g.ok && g.result.score === 0.7);
 });
 
 test('is_lower_better as a string or an integer; null thresholds kept', () => {

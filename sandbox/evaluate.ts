@@ -109,20 +109,26 @@ export const evaluatorCwd = (task: string) => join(task, 'private');
 
 const THRESHOLDS = ['gold_threshold', 'silver_threshold', 'bronze_threshold', 'median_threshold'] as const;
 
-/** The last JSON object printed: one whose opening brace starts a line, so indented output and logs before it parse. */
+/**
+ * The last JSON object printed: one that starts on a line beginning with "{"
+ * and ends on a line ending with "}", so indented output and log lines
+ * before or after it are fine.
+ */
 function lastJsonObject(stdout: string): Record<string, unknown> | undefined {
-  const text = stdout.trimEnd();
-  let at = text.length;
+  const lines = stdout.split('\n');
+  const starts = lines.flatMap((l, i) => (l.startsWith('{') ? [i] : []));
+  const ends = lines.flatMap((l, i) => (l.trimEnd().endsWith('}') ? [i] : []));
   // Bounded: a chatty evaluator must not make this quadratic.
-  for (let tries = 0; tries < 200; tries++) {
-    at = text.lastIndexOf('{', at - 1);
-    if (at < 0) return undefined;
-    if (at > 0 && text[at - 1] !== '\n') continue;
-    try {
-      const v = JSON.parse(text.slice(at)) as unknown;
-      if (v && typeof v === 'object' && !Array.isArray(v)) return v as Record<string, unknown>;
-    } catch {
-      // Not the start of the final object; look further up.
+  let tries = 400;
+  for (let a = starts.length - 1; a >= 0; a--) {
+    for (let b = ends.length - 1; b >= 0 && ends[b] >= starts[a]; b--) {
+      if (--tries < 0) return undefined;
+      try {
+        const v = JSON.parse(lines.slice(starts[a], ends[b] + 1).join('\n')) as unknown;
+        if (v && typeof v === 'object' && !Array.isArray(v)) return v as Record<string, unknown>;
+      } catch {
+        // Not this span; try a shorter or an earlier one.
+      }
     }
   }
   return undefined;
