@@ -1,7 +1,7 @@
 // MLE-bench's leaderboard rule against hand-computed leaderboards.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { leaderboardScores, leaderboardThresholds, medalPositions, rankScore } from './leaderboard.js';
+import { humanRank, leaderboardScores, leaderboardThresholds, medalPositions, rankScore } from './leaderboard.js';
 
 /** n teams scoring top - 1, top - 2, …: the score at position p is top - p. */
 const descending = (n: number, top: number) => Array.from({ length: n }, (_, i) => top - (i + 1));
@@ -68,6 +68,19 @@ test('leaderboard.csv: the score column in file order; clear errors', () => {
   assert.ok(Number.isNaN(scores[2]));
   assert.throws(() => leaderboardScores('team,points\n1,2\n', 'lb.csv'), /lb\.csv: the leaderboard has no score column/);
   assert.throws(() => leaderboardScores('score\n', 'lb.csv'), /no teams/);
+});
+
+test('HumanRank: 1 - (teams strictly better) / teams, in either direction', () => {
+  const lb = [0.9, 0.8, 0.8, 0.7, NaN, 0.5]; // five scored teams
+  assert.is(humanRank(0.95, lb, false), 1);
+  assert.is(humanRank(0.9, lb, false), 1, 'a tie with the leader');
+  assert.is(humanRank(0.8, lb, false), 1 - 1 / 5);
+  assert.is(humanRank(0.75, lb, false), 1 - 3 / 5);
+  assert.is(humanRank(0.1, lb, false), 0);
+  assert.is(humanRank(null, lb, false), 0);
+  // Errors 10, 20, 30, 40: 25 is beaten by two teams.
+  assert.is(humanRank(25, [10, 20, 30, 40], true), 0.5);
+  assert.ok(Number.isNaN(humanRank(1, [], false)));
 });
 
 test.run();

@@ -74,3 +74,19 @@ export function rankScore(score: number | null, th: LeaderboardThresholds): { go
   const bronze = !gold && !silver && reaches(th.bronze_threshold);
   return { gold_medal: gold, silver_medal: silver, bronze_medal: bronze, above_median: lower ? s < th.median_threshold : s > th.median_threshold };
 }
+
+/**
+ * MLE-Dojo's HumanRank of a score against a leaderboard of N human teams:
+ * 1 - p / N, with p the number of teams whose score is strictly better (at 5
+ * decimals). Beating everyone gives 1, a tie with the leader too; trailing
+ * everyone gives 0, as does no valid submission. Teams without a score are
+ * not counted.
+ */
+export function humanRank(score: number | null, scores: readonly number[], lowerIsBetter: boolean): number {
+  const known = scores.filter((x) => Number.isFinite(x));
+  if (!known.length) return NaN;
+  if (score === null || !Number.isFinite(score)) return 0;
+  const s = roundScore(score);
+  const better = known.filter((x) => (lowerIsBetter ? x < s : x > s)).length;
+  return 1 - better / known.length;
+}

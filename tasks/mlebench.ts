@@ -61,7 +61,8 @@ export async function buildMlebenchTask(c: Competition, dest: string): Promise<{
   const lbText = await readFile(lbFile, 'utf8');
   // The checkout keeps leaderboards in Git LFS: a pointer is not a leaderboard.
   if (lbText.startsWith('version https://git-lfs')) throw new Error(`${lbFile} is a Git LFS pointer (run git lfs pull in the MLE-bench checkout)`);
-  const th = leaderboardThresholds(leaderboardScores(lbText, lbFile));
+  const scores = leaderboardScores(lbText, lbFile);
+  const th = leaderboardThresholds(scores);
   const cfgFile = join(c.code, 'config.yaml');
   const cfg = (existsSync(cfgFile) ? parseYaml(await readFile(cfgFile, 'utf8')) : {}) as CompetitionConfig;
   // config.yaml names the answers relative to the data folder: <id>/prepared/private/<file>.
@@ -73,6 +74,8 @@ export async function buildMlebenchTask(c: Competition, dest: string): Promise<{
   if (!existsSync(join(dest, 'public', 'description.md')) && existsSync(join(c.code, 'description.md'))) await cp(join(c.code, 'description.md'), join(dest, 'public', 'description.md'));
   const thresholds = { gold_threshold: th.gold_threshold, silver_threshold: th.silver_threshold, bronze_threshold: th.bronze_threshold, median_threshold: th.median_threshold };
   await writeFile(join(dest, 'private', 'threshold.json'), JSON.stringify(thresholds, null, 2) + '\n');
+  // The human scores, in rank order, for HumanRank (a missing score is null).
+  await writeFile(join(dest, 'private', 'leaderboard.json'), JSON.stringify({ is_lower_better: th.is_lower_better, scores }) + '\n');
   const grader = { mlebench_root: c.root, grade_fn: cfg.grader?.grade_fn ?? `mlebench.competitions.${c.id}.grade:grade`, answers: join('answers', answers), is_lower_better: th.is_lower_better };
   await writeFile(join(dest, 'private', 'mlebench.json'), JSON.stringify(grader, null, 2) + '\n');
   await writeFile(join(dest, 'private', 'evaluator.py'), assetText('tasks/py/mlebench_grade.py'));

@@ -29,6 +29,7 @@ function run(policy: string, task: string, repeat: number, over: Partial<RunReco
     submission: 'submission.csv',
     grade_error: null,
     created_at: '2026-01-01T00:00:00.000Z',
+    human_rank: null,
     step_seconds: [],
     ...over,
   };
@@ -49,6 +50,14 @@ test('rates are per-task means in percent; SEM is over repeats; bootstrap interv
   assert.is(row.runs, 4);
   // success is unknown (no starter baseline): no rate rather than 0.
   assert.is(row.success, null);
+});
+
+test('HumanRank in percent where tasks have a leaderboard, averaged per task then over tasks', () => {
+  const runs = [run('p', 't1', 0, { human_rank: 0.5 }), run('p', 't1', 1, { human_rank: 1 }), run('p', 't2', 0, { human_rank: 0 }), run('p', 't3', 0)];
+  const [row] = policyRows(runs, ['p'], 0);
+  // t1: 75, t2: 0 (t3 has no leaderboard).
+  assert.is(row.human_rank, 37.5);
+  assert.not.ok('human_rank' in policyRows([run('q', 't1', 0)], ['q'], 0)[0]);
 });
 
 test('the bootstrap interval spans the per-task spread', () => {

@@ -25,6 +25,8 @@ export interface RunRecord extends MedalReport {
   grade_error: string | null;
   /** When the run was graded (its end). */
   created_at: string;
+  /** MLE-Dojo's HumanRank (0–1) against the task's human leaderboard; null when it has none. */
+  human_rank: number | null;
   /** Seconds of each code execution. */
   step_seconds: number[];
 }
@@ -58,6 +60,17 @@ export function policyRows(runs: readonly RunRecord[], policies: readonly string
       row[`${rate}_sem`] = round(sem(perRepeat), 2);
       row[`${rate}_lo`] = round(lo, 2);
       row[`${rate}_hi`] = round(hi, 2);
+    }
+    // HumanRank in percent, averaged like the rates: per task over repeats, then over tasks.
+    const ranked = mine.filter((r) => r.human_rank !== null && Number.isFinite(r.human_rank));
+    if (ranked.length) {
+      const perTask = tasks.map((t) => ranked.filter((r) => r.task_id === t)).filter((rs) => rs.length).map((rs) => mean(rs.map((r) => 100 * r.human_rank!)));
+      const perRepeat = repeats.map((k) => ranked.filter((r) => r.repeat === k)).filter((rs) => rs.length).map((rs) => mean(rs.map((r) => 100 * r.human_rank!)));
+      const [lo, hi] = bootstrapCi(perTask, { seed: `${seed}:${policy}:human_rank` });
+      row.human_rank = round(mean(perTask), 2);
+      row.human_rank_sem = round(sem(perRepeat), 2);
+      row.human_rank_lo = round(lo, 2);
+      row.human_rank_hi = round(hi, 2);
     }
     row.turns = round(mean(mine.map((r) => r.turns)), 2);
     row.format = round(mean(mine.map((r) => r.format)), 3);

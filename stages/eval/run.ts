@@ -8,6 +8,7 @@ import { react } from '../../agents/scaffolds/react/index.js';
 import type { Scaffold } from '../../agents/scaffolds/types.js';
 import type { Trajectory } from '../../agents/trajectory.js';
 import { rewardFormula } from '../../core/rewards/presets.js';
+import { humanRank } from '../../tasks/leaderboard.js';
 import { medalReport } from '../../tasks/medals.js';
 import type { Metrics, StageContext, StageResult } from '../contract.js';
 import { stageSandbox } from '../sandbox.js';
@@ -90,15 +91,18 @@ export interface TaskFacts {
   bronze_threshold: number | null;
   median_threshold: number | null;
   is_lower_better: boolean | null;
+  /** The human leaderboard's scores in rank order (MLE-bench tasks), for HumanRank. */
+  leaderboard: { scores: number[]; is_lower_better: boolean } | null;
 }
 
-const NO_FACTS: TaskFacts = { gold_threshold: null, silver_threshold: null, bronze_threshold: null, median_threshold: null, is_lower_better: null };
+const NO_FACTS: TaskFacts = { gold_threshold: null, silver_threshold: null, bronze_threshold: null, median_threshold: null, is_lower_better: null, leaderboard: null };
 
 /** A task's threshold.json and task.json direction (MLE-bench reports thresholds even for a run without a valid submission). */
 export async function taskFacts(dir: string): Promise<TaskFacts> {
   const read = async (p: string) => JSON.parse(await readFile(p, 'utf8').catch(() => '{}')) as Record<string, unknown>;
   const th = await read(join(dir, 'private', 'threshold.json')).catch(() => ({}) as Record<string, unknown>);
   const task = await read(join(dir, 'task.json')).catch(() => ({}) as Record<string, unknown>);
+  const lb = await read(join(dir, 'private', 'leaderboard.json')).catch(() => ({}) as Record<string, unknown>);
   const num = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : null);
   return {
     gold_threshold: num(th.gold_threshold),
@@ -106,6 +110,7 @@ export async function taskFacts(dir: string): Promise<TaskFacts> {
     bronze_threshold: num(th.bronze_threshold),
     median_threshold: num(th.median_threshold),
     is_lower_better: typeof task.is_lower_better === 'boolean' ? task.is_lower_better : null,
+    leaderboard: Array.isArray(lb.scores) ? { scores: lb.scores.map((x) => (typeof x === 'number' ? x : NaN)), is_lower_better: lb.is_lower_better === true } : null,
   };
 }
 
@@ -124,6 +129,7 @@ export function runRecord(t: Trajectory, repeat: number, facts: TaskFacts = NO_F
     bronze_threshold: e ? e.bronze_threshold : facts.bronze_threshold,
     median_threshold: e ? e.median_threshold : facts.median_threshold,
     created_at: new Date(Date.parse(t.started) + t.duration_ms).toISOString(),
+    human_rank: facts.leaderboard ? humanRank(m.score, facts.leaderboard.scores, facts.leaderboard.is_lower_better) : null,
     success: t.starter_score === null ? null : t.variables.success === 1,
     turns: t.turns.length,
     duration_s: Number((t.duration_ms / 1000).toFixed(3)),

@@ -123,6 +123,9 @@ test('MLE-bench competitions become tasks; scripted agents are graded by the com
     assert.is(run.is_lower_better, t.lower);
     // Scores come rounded to 5 decimals, as MLE-bench ranks them.
     assert.is(Number(run.score.toFixed(5)), run.score);
+    // HumanRank: 1 - (teams strictly better) / teams.
+    const lb = run.task_id === 'toy-spam' ? SPAM_LB : RENT_LB;
+    assert.ok(close(run.human_rank, 1 - lb.filter((x) => (t.lower ? x < run.score : x > run.score)).length / lb.length), `human_rank ${run.human_rank}`);
     const { gold_medal, silver_medal, bronze_medal, above_median } = run;
     assert.equal({ gold_medal, silver_medal, bronze_medal, above_median }, expected(run.score, t), `${run.policy} on ${run.task_id} scored ${run.score}`);
   }
