@@ -4,7 +4,8 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { runEvaluator } from '../../tasks/evaluate.js';
-import { buildMlebenchTask, competitionIds, findCompetition } from '../../tasks/mlebench.js';
+import { buildMlebenchTask } from '../../tasks/mlebench-build.js';
+import { competitionIds, findCompetition } from '../../tasks/mlebench.js';
 import type { StageContext, StageResult } from '../contract.js';
 import type { MlebenchParams } from './index.js';
 
