@@ -16,7 +16,7 @@ test('logs before an indented JSON object; the last object wins', () => {
 });
 
 test('is_lower_better as a string or an integer; null thresholds kept', () => {
-  for (const [v, want] of [['True', true], ['false', false], [1, true], [0, false], ['1', true]] as const) {
+  for (const [v, want] of [['True', true], ['false', false], [1, true], [0, false], ['1', true], ['yes', true], ['No', false]] as const) {
     const g = parseEvaluatorOutput(JSON.stringify({ ...answer, is_lower_better: v }), '', 0);
     assert.ok(g.ok && g.result.is_lower_better === want, `${v}`);
   }

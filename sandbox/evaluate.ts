@@ -134,11 +134,11 @@ function lastJsonObject(stdout: string): Record<string, unknown> | undefined {
   return undefined;
 }
 
-/** true/false, "true"/"False", 1/0 and "1"/"0" as the release's evaluators print them. */
+/** true/false, "true"/"False", "yes"/"no", 1/0 and "1"/"0", as the release's evaluators print them and its Score tool reads them. */
 function flag(v: unknown): boolean | undefined {
   if (typeof v === 'boolean') return v;
   if (v === 1 || v === 0) return v === 1;
-  if (typeof v === 'string' && /^(true|false|1|0)$/i.test(v.trim())) return /^(true|1)$/i.test(v.trim());
+  if (typeof v === 'string' && /^(true|false|yes|no|1|0)$/i.test(v.trim())) return /^(true|yes|1)$/i.test(v.trim());
   return undefined;
 }
 
