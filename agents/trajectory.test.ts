@@ -4,6 +4,7 @@ import * as assert from 'uvu/assert';
 import { evaluate, parseFormula } from '../core/rewards/parse.js';
 import { REWARD_PRESETS } from '../core/rewards/presets.js';
 import type { EpisodeResult, TurnRecord } from './scaffolds/types.js';
+import { medalReport } from '../tasks/medals.js';
 import { rewardVariables, success } from './trajectory.js';
 
 const turn = (over: Partial<TurnRecord>): TurnRecord => ({ turn: 0, action: 'code', observation: '', exit_code: 0, timed_out: false, duration_ms: 10, format_ok: true, ...over });
@@ -23,6 +24,16 @@ test('valid, above median, below bronze, format 1.0: the paper reward is 0.5', (
   const v = rewardVariables(episode([turn({}), turn({ action: 'answer' })]), graded(0.6), null);
   assert.equal([v.format, v.execute, v.median, v.bronze, v.silver, v.gold], [1, 1, 1, 0, 0, 0]);
   assert.ok(Math.abs(reward('sandmle-paper', v) - 0.5) < 1e-12);
+});
+
+test('a score equal to the median meets the milestone: the paper reward is 0.5; above_median stays false', () => {
+  const v = rewardVariables(episode([turn({}), turn({ action: 'answer' })]), graded(0.5), null);
+  assert.equal([v.format, v.execute, v.median, v.bronze], [1, 1, 1, 0]);
+  assert.ok(Math.abs(reward('sandmle-paper', v) - 0.5) < 1e-12);
+  // Lower is better: meeting the median from below counts the same way.
+  const lower = rewardVariables(episode([turn({})]), { ...graded(4), median_threshold: 4, bronze_threshold: 3, silver_threshold: 2, gold_threshold: 1, is_lower_better: true }, null);
+  assert.is(lower.median, 1);
+  assert.is(medalReport(graded(0.5)).above_median, false);
 });
 
 test('milestones are cumulative: a silver also counts as bronze and median', () => {

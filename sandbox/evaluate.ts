@@ -10,13 +10,13 @@ import { parse } from 'csv-parse/sync';
 import { sha256 } from '../core/hash.js';
 import { runTrusted } from './grader.js';
 
-/** The evaluator's answer (docs/tasks.md). */
+/** The evaluator's answer (docs/tasks.md). A null threshold is a milestone the task does not have: never reached. */
 export interface EvaluatorResult {
   score: number;
-  gold_threshold: number;
-  silver_threshold: number;
-  bronze_threshold: number;
-  median_threshold: number;
+  gold_threshold: number | null;
+  silver_threshold: number | null;
+  bronze_threshold: number | null;
+  median_threshold: number | null;
   is_lower_better: boolean;
 }
 
@@ -95,19 +95,68 @@ export async function gradeSubmission(task: string, workspace: string, opts: Gra
   return grade;
 }
 
-async function runGrade(task: string, submission: string, opts: GradeOptions): Promise<Grade> {
-  const r = await runTrusted(opts.python, join(task, 'private', 'evaluator.py'), ['--submission_path', submission], { cwd: task, timeoutMs: opts.timeoutMs ?? 300_000, signal: opts.signal });
-  const last = r.stdout.trim().split('\n').pop() ?? '';
-  let out: Record<string, unknown>;
-  try {
-    out = JSON.parse(last) as Record<string, unknown>;
-  } catch {
-    return { ok: false, error: `evaluator printed no JSON (exit ${r.exitCode}): ${r.stderr.trim().split('\n').pop() ?? ''}` };
+async function runGrade(taskDir: string, submission: string, opts: GradeOptions): Promise<Grade> {
+  const task = resolve(taskDir);
+  const r = await runTrusted(opts.python, join(task, 'private', 'evaluator.py'), ['--submission_path', submission], { cwd: evaluatorCwd(task), timeoutMs: opts.timeoutMs ?? 300_000, signal: opts.signal });
+  return parseEvaluatorOutput(r.stdout, r.stderr, r.exitCode);
+}
+
+/**
+ * Where evaluators run: beside evaluator.py. Released SandMLE evaluators
+ * sit next to answer.csv and threshold.json and open them by relative path.
+ */
+export const evaluatorCwd = (task: string) => join(task, 'private');
+
+const THRESHOLDS = ['gold_threshold', 'silver_threshold', 'bronze_threshold', 'median_threshold'] as const;
+
+/**
+ * The last JSON object printed: one that starts on a line beginning with "{"
+ * and ends on a line ending with "}", so indented output and log lines
+ * before or after it are fine.
+ */
+function lastJsonObject(stdout: string): Record<string, unknown> | undefined {
+  const lines = stdout.split('\n');
+  const starts = lines.flatMap((l, i) => (l.startsWith('{') ? [i] : []));
+  const ends = lines.flatMap((l, i) => (l.trimEnd().endsWith('}') ? [i] : []));
+  // Bounded: a chatty evaluator must not make this quadratic.
+  let tries = 400;
+  for (let a = starts.length - 1; a >= 0; a--) {
+    for (let b = ends.length - 1; b >= 0 && ends[b] >= starts[a]; b--) {
+      if (--tries < 0) return undefined;
+      try {
+        const v = JSON.parse(lines.slice(starts[a], ends[b] + 1).join('\n')) as unknown;
+        if (v && typeof v === 'object' && !Array.isArray(v)) return v as Record<string, unknown>;
+      } catch {
+        // Not this span; try a shorter or an earlier one.
+      }
+    }
   }
+  return undefined;
+}
+
+/** true/false, "true"/"False", "yes"/"no", 1/0 and "1"/"0", as the release's evaluators print them and its Score tool reads them. */
+function flag(v: unknown): boolean | undefined {
+  if (typeof v === 'boolean') return v;
+  if (v === 1 || v === 0) return v === 1;
+  if (typeof v === 'string' && /^(true|false|yes|no|1|0)$/i.test(v.trim())) return /^(true|yes|1)$/i.test(v.trim());
+  return undefined;
+}
+
+/** An evaluator's stdout and exit status as a grade; a non-zero exit is never a valid grade. */
+export function parseEvaluatorOutput(stdout: string, stderr: string, exitCode: number): Grade {
+  const out = lastJsonObject(stdout);
+  const why = stderr.trim().split('\n').pop() ?? '';
+  if (exitCode !== 0) {
+    const said = typeof out?.error === 'string' ? out.error : why;
+    return { ok: false, error: `evaluator exited with status ${exitCode}${said ? `: ${said}` : ''}` };
+  }
+  if (!out) return { ok: false, error: `evaluator printed no JSON object${why ? `: ${why}` : ''}` };
   if (typeof out.error === 'string') return { ok: false, error: out.error };
-  const keys = ['score', 'gold_threshold', 'silver_threshold', 'bronze_threshold', 'median_threshold'];
-  if (!keys.every((k) => typeof out[k] === 'number') || typeof out.is_lower_better !== 'boolean') {
-    return { ok: false, error: `evaluator output lacks ${keys.join(', ')} or is_lower_better` };
+  const lower = flag(out.is_lower_better);
+  const bad = THRESHOLDS.filter((k) => !(out[k] === null || (typeof out[k] === 'number' && Number.isFinite(out[k]))));
+  if (typeof out.score !== 'number' || lower === undefined || bad.length) {
+    return { ok: false, error: `evaluator output lacks a numeric score, ${THRESHOLDS.join(', ')} (numbers or null) or is_lower_better` };
   }
-  return { ok: true, result: out as unknown as EvaluatorResult };
+  const th = Object.fromEntries(THRESHOLDS.map((k) => [k, out[k] as number | null])) as Pick<EvaluatorResult, (typeof THRESHOLDS)[number]>;
+  return { ok: true, result: { score: out.score, ...th, is_lower_better: lower } };
 }

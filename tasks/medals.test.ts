@@ -21,11 +21,16 @@ test('MLE-bench medals: inclusive thresholds, mutually exclusive, above-median s
   assert.equal(medalReport(null).valid_submission, false);
 });
 
-test('reward milestones are cumulative', () => {
+test('reward milestones are cumulative and inclusive; a null threshold is never reached', () => {
   assert.equal(milestones(at(0.95)), { execute: 1, median: 1, bronze: 1, silver: 1, gold: 1 });
   assert.equal(milestones(at(0.75)), { execute: 1, median: 1, bronze: 1, silver: 0, gold: 0 });
   assert.equal(milestones(at(0.6)), { execute: 1, median: 1, bronze: 0, silver: 0, gold: 0 });
-  assert.equal(milestones(at(0.5)), { execute: 1, median: 0, bronze: 0, silver: 0, gold: 0 });
+  assert.equal(milestones(at(0.5)), { execute: 1, median: 1, bronze: 0, silver: 0, gold: 0 }, 'meets the median');
+  assert.equal(milestones(at(0.49)), { execute: 1, median: 0, bronze: 0, silver: 0, gold: 0 });
+  assert.equal(milestones(at(5, true)), { execute: 1, median: 1, bronze: 0, silver: 0, gold: 0 }, 'lower is better: meets the median');
+  assert.equal(milestones(at(5.01, true)).median, 0);
+  assert.equal(milestones({ ...at(0.95), gold_threshold: null }), { execute: 1, median: 1, bronze: 1, silver: 1, gold: 0 });
+  assert.equal(medalReport({ ...at(0.95), gold_threshold: null, median_threshold: null }), { valid_submission: true, score: 0.95, above_median: false, gold_medal: false, silver_medal: true, bronze_medal: false, any_medal: true, is_lower_better: false });
   assert.equal(milestones(null), { execute: 0, median: 0, bronze: 0, silver: 0, gold: 0 });
 });
 

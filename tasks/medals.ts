@@ -1,7 +1,8 @@
 // Medals the MLE-bench way, and the milestone indicators rewards use (docs/tasks.md).
 // Reports: medals inclusive (>= / <= the threshold), mutually exclusive (the
 // best one reached), above-median strictly better than the median threshold.
-// Rewards: cumulative indicators (gold implies silver implies bronze implies median).
+// Rewards: cumulative indicators (gold implies silver implies bronze implies median),
+// every one inclusive, the median too.
 import type { EvaluatorResult } from '../sandbox/evaluate.js';
 
 export interface MedalReport {
@@ -15,7 +16,9 @@ export interface MedalReport {
   is_lower_better: boolean | null;
 }
 
-const reaches = (score: number, threshold: number, lower: boolean) => (lower ? score <= threshold : score >= threshold);
+// A null threshold is a milestone the task lacks: never reached.
+const reaches = (score: number, threshold: number | null, lower: boolean) => threshold !== null && (lower ? score <= threshold : score >= threshold);
+const beats = (score: number, threshold: number | null, lower: boolean) => threshold !== null && (lower ? score < threshold : score > threshold);
 
 /** The MLE-bench report fields for one graded submission (null when nothing valid was submitted). */
 export function medalReport(r: EvaluatorResult | null): MedalReport {
@@ -26,7 +29,7 @@ export function medalReport(r: EvaluatorResult | null): MedalReport {
   const gold = reaches(r.score, r.gold_threshold, lower);
   const silver = !gold && reaches(r.score, r.silver_threshold, lower);
   const bronze = !gold && !silver && reaches(r.score, r.bronze_threshold, lower);
-  const aboveMedian = lower ? r.score < r.median_threshold : r.score > r.median_threshold;
+  const aboveMedian = beats(r.score, r.median_threshold, lower);
   return { valid_submission: true, score: r.score, above_median: aboveMedian, gold_medal: gold, silver_medal: silver, bronze_medal: bronze, any_medal: gold || silver || bronze, is_lower_better: lower };
 }
 
@@ -37,6 +40,8 @@ export function milestones(r: EvaluatorResult | null): { execute: number; median
   const gold = reaches(r.score, r.gold_threshold, lower);
   const silver = gold || reaches(r.score, r.silver_threshold, lower);
   const bronze = silver || reaches(r.score, r.bronze_threshold, lower);
-  const median = bronze || (lower ? r.score < r.median_threshold : r.score > r.median_threshold);
+  // The paper's and the release's milestone fires when the score meets or beats the median;
+  // the report's above_median stays strict, as MLE-bench's is.
+  const median = bronze || reaches(r.score, r.median_threshold, lower);
   return { execute: 1, median: Number(median), bronze: Number(bronze), silver: Number(silver), gold: Number(gold) };
 }

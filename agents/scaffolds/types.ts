@@ -33,6 +33,8 @@ export interface TaskView {
   meta: TaskMeta;
 }
 
+export type Validation = { ok: false; problem: string } | { ok: true; feedback?: string };
+
 export interface EpisodeContext {
   task: TaskView;
   session: Session;
@@ -40,8 +42,11 @@ export interface EpisodeContext {
   sample: number;
   limits: EpisodeLimits;
   aide: AideOptions;
-  /** Checks a submission's format against the task without scoring it (MLE-bench's validate endpoint). */
-  validate(path: string): Promise<string | null>;
+  /**
+   * Checks a submission's format against the task (MLE-bench's validate endpoint): the problem, or
+   * for a valid file what the agent is told beyond that (the score, when the run shows it).
+   */
+  validate(path: string): Promise<Validation>;
   signal: AbortSignal;
   /** Seeded per rollout: AIDE's choice between debugging and improving. */
   random(): number;

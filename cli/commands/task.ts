@@ -45,8 +45,9 @@ export async function taskShowCommand(dir: string, args: { json?: boolean }, io:
 /** `mlepipe task import-sandmle SRC DEST`. */
 export async function taskImportCommand(src: string, dest: string, io: IO): Promise<number> {
   let failures = 0;
+  const python = defaultPython((await loadSettings(process.cwd(), io.env)).python);
   for (const dir of await findReleaseTasks(src)) {
-    const r = await importSandmleTask(dir, dest);
+    const r = await importSandmleTask(dir, dest, python);
     io.out(`${r.id}: moved ${r.moved.join(', ') || 'nothing'} to private/${r.problems.length ? `; ${r.problems.join('; ')}` : ''}`);
     if (r.problems.length) failures++;
   }

@@ -8,7 +8,7 @@ export type WrittenModel = ModelSpec;
 
 /** A `stages:` entry as written. */
 export interface WrittenStage {
-  /** Stage kind: shell, ablate, generate, filter, eval, grpo or sft. */
+  /** Stage kind: shell, ablate, generate, mlebench, filter, eval, grpo or sft. */
   uses: string;
   /** Stages whose outputs this one reads. */
   needs?: string[];

@@ -1,7 +1,7 @@
 // Evaluation aggregates on runs with known answers.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { gradingReport, latencyRows, policyRows, winRateRows, type RunRecord } from './aggregate.js';
+import { gradingReport, latencyRows, mlebenchReport, policyRows, winRateRows, type RunRecord } from './aggregate.js';
 
 function run(policy: string, task: string, repeat: number, over: Partial<RunRecord> = {}): RunRecord {
   return {
@@ -28,6 +28,8 @@ function run(policy: string, task: string, repeat: number, over: Partial<RunReco
     reward: null,
     submission: 'submission.csv',
     grade_error: null,
+    created_at: '2026-01-01T00:00:00.000Z',
+    human_rank: null,
     step_seconds: [],
     ...over,
   };
@@ -48,6 +50,14 @@ test('rates are per-task means in percent; SEM is over repeats; bootstrap interv
   assert.is(row.runs, 4);
   // success is unknown (no starter baseline): no rate rather than 0.
   assert.is(row.success, null);
+});
+
+test('HumanRank in percent where tasks have a leaderboard, averaged per task then over tasks', () => {
+  const runs = [run('p', 't1', 0, { human_rank: 0.5 }), run('p', 't1', 1, { human_rank: 1 }), run('p', 't2', 0, { human_rank: 0 }), run('p', 't3', 0)];
+  const [row] = policyRows(runs, ['p'], 0);
+  // t1: 75, t2: 0 (t3 has no leaderboard).
+  assert.is(row.human_rank, 37.5);
+  assert.not.ok('human_rank' in policyRows([run('q', 't1', 0)], ['q'], 0)[0]);
 });
 
 test('the bootstrap interval spans the per-task spread', () => {
@@ -88,6 +98,23 @@ test('the grading report counts medals once per run (mutually exclusive)', () =>
   const r = gradingReport(runs, ['p']).p as Record<string, unknown>;
   assert.equal([r.total_runs, r.total_runs_with_submissions, r.total_valid_submissions, r.total_medals, r.total_gold_medals, r.total_silver_medals, r.total_above_median], [2, 1, 1, 1, 1, 0, 1]);
   assert.is((r.competition_reports as unknown[]).length, 2);
+});
+
+test("MLE-bench's own report: exactly its fields, floats and booleans never null", () => {
+  const runs = [
+    run('p', 't1', 0, { score: 0.95, gold_medal: true, any_medal: true, above_median: true }),
+    run('p', 't2', 0, { valid_submission: false, score: null, submission: null, grade_error: 'no submission', is_lower_better: null, median_threshold: null }),
+  ];
+  const r = mlebenchReport(runs) as { competition_reports: Array<Record<string, unknown>> } & Record<string, unknown>;
+  assert.equal(Object.keys(r), ['total_runs', 'total_runs_with_submissions', 'total_valid_submissions', 'total_medals', 'total_gold_medals', 'total_silver_medals', 'total_bronze_medals', 'total_above_median', 'competition_reports']);
+  assert.equal([r.total_runs, r.total_runs_with_submissions, r.total_valid_submissions, r.total_medals, r.total_gold_medals, r.total_above_median], [2, 1, 1, 1, 1, 1]);
+  const fields = ['competition_id', 'score', 'gold_threshold', 'silver_threshold', 'bronze_threshold', 'median_threshold', 'any_medal', 'gold_medal', 'silver_medal', 'bronze_medal', 'above_median', 'submission_exists', 'valid_submission', 'is_lower_better', 'created_at', 'submission_path'];
+  for (const c of r.competition_reports) {
+    assert.equal(Object.keys(c), fields);
+    for (const k of fields.filter((f) => f !== 'score')) assert.ok(c[k] !== null, `${k} is null`);
+  }
+  const missing = r.competition_reports[1];
+  assert.equal([missing.score, missing.median_threshold, missing.is_lower_better, missing.submission_exists, missing.submission_path], [null, 'NaN', false, false, '']);
 });
 
 test.run();

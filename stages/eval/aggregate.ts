@@ -23,6 +23,10 @@ export interface RunRecord extends MedalReport {
   reward: number | null;
   submission: string | null;
   grade_error: string | null;
+  /** When the run was graded (its end). */
+  created_at: string;
+  /** MLE-Dojo's HumanRank (0–1) against the task's human leaderboard; null when it has none. */
+  human_rank: number | null;
   /** Seconds of each code execution. */
   step_seconds: number[];
 }
@@ -56,6 +60,17 @@ export function policyRows(runs: readonly RunRecord[], policies: readonly string
       row[`${rate}_sem`] = round(sem(perRepeat), 2);
       row[`${rate}_lo`] = round(lo, 2);
       row[`${rate}_hi`] = round(hi, 2);
+    }
+    // HumanRank in percent, averaged like the rates: per task over repeats, then over tasks.
+    const ranked = mine.filter((r) => r.human_rank !== null && Number.isFinite(r.human_rank));
+    if (ranked.length) {
+      const perTask = tasks.map((t) => ranked.filter((r) => r.task_id === t)).filter((rs) => rs.length).map((rs) => mean(rs.map((r) => 100 * r.human_rank!)));
+      const perRepeat = repeats.map((k) => ranked.filter((r) => r.repeat === k)).filter((rs) => rs.length).map((rs) => mean(rs.map((r) => 100 * r.human_rank!)));
+      const [lo, hi] = bootstrapCi(perTask, { seed: `${seed}:${policy}:human_rank` });
+      row.human_rank = round(mean(perTask), 2);
+      row.human_rank_sem = round(sem(perRepeat), 2);
+      row.human_rank_lo = round(lo, 2);
+      row.human_rank_hi = round(hi, 2);
     }
     row.turns = round(mean(mine.map((r) => r.turns)), 2);
     row.format = round(mean(mine.map((r) => r.format)), 3);
@@ -140,7 +155,49 @@ function latencyRow(policy: string, xs: number[]): Row {
   return { policy, steps: s.length, mean_s: round(mean(s), 3), p50_s: round(quantile(s, 0.5), 3), p90_s: round(quantile(s, 0.9), 3), max_s: round(s[s.length - 1] ?? NaN, 3) };
 }
 
-/** MLE-bench's grading report: totals and one competition report per run, per policy. */
+const submitted = (r: RunRecord) => r.submission !== null && r.grade_error !== `no ${r.submission} in the workspace`;
+
+/**
+ * One policy's runs as MLE-bench writes its grading report: the same fields,
+ * floats and booleans never null, the score null when nothing valid was
+ * graded (as MLE-bench's is). A threshold the task lacks is NaN there; JSON
+ * has no NaN, so it is the string "NaN", which MLE-bench's reader (float())
+ * still reads as NaN.
+ */
+export function mlebenchReport(runs: readonly RunRecord[]): Record<string, unknown> {
+  const float = (x: number | null) => (x === null || !Number.isFinite(x) ? 'NaN' : x);
+  const count = (f: (r: RunRecord) => boolean) => runs.filter(f).length;
+  return {
+    total_runs: runs.length,
+    total_runs_with_submissions: count(submitted),
+    total_valid_submissions: count((r) => r.valid_submission),
+    total_medals: count((r) => r.gold_medal || r.silver_medal || r.bronze_medal),
+    total_gold_medals: count((r) => r.gold_medal),
+    total_silver_medals: count((r) => r.silver_medal),
+    total_bronze_medals: count((r) => r.bronze_medal),
+    total_above_median: count((r) => r.above_median),
+    competition_reports: runs.map((r) => ({
+      competition_id: r.task_id,
+      score: r.score,
+      gold_threshold: float(r.gold_threshold),
+      silver_threshold: float(r.silver_threshold),
+      bronze_threshold: float(r.bronze_threshold),
+      median_threshold: float(r.median_threshold),
+      any_medal: r.any_medal,
+      gold_medal: r.gold_medal,
+      silver_medal: r.silver_medal,
+      bronze_medal: r.bronze_medal,
+      above_median: r.above_median,
+      submission_exists: submitted(r),
+      valid_submission: r.valid_submission,
+      is_lower_better: r.is_lower_better ?? false,
+      created_at: r.created_at,
+      submission_path: r.submission ?? '',
+    })),
+  };
+}
+
+/** Our grading report: MLE-bench's totals and one competition report per run (with its repeat and error), per policy. */
 export function gradingReport(runs: readonly RunRecord[], policies: readonly string[]): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const p of policies) {
@@ -148,7 +205,7 @@ export function gradingReport(runs: readonly RunRecord[], policies: readonly str
     const count = (f: (r: RunRecord) => boolean) => rs.filter(f).length;
     out[p] = {
       total_runs: rs.length,
-      total_runs_with_submissions: count((r) => r.submission !== null && r.grade_error !== `no ${r.submission} in the workspace`),
+      total_runs_with_submissions: count(submitted),
       total_valid_submissions: count((r) => r.valid_submission),
       total_medals: count((r) => r.any_medal),
       total_gold_medals: count((r) => r.gold_medal),
@@ -168,7 +225,7 @@ export function gradingReport(runs: readonly RunRecord[], policies: readonly str
         silver_medal: r.silver_medal,
         bronze_medal: r.bronze_medal,
         above_median: r.above_median,
-        submission_exists: r.submission !== null && r.grade_error !== `no ${r.submission} in the workspace`,
+        submission_exists: submitted(r),
         valid_submission: r.valid_submission,
         is_lower_better: r.is_lower_better,
         submission_path: r.submission,

@@ -23,9 +23,11 @@ export interface EvalParams {
   policy?: string;
   policies?: string[];
   repeats: number;
-  max_turns: number;
-  step_timeout: number;
-  time_budget: number;
+  limits: keyof typeof LIMIT_PRESETS;
+  max_turns?: number;
+  step_timeout?: number;
+  time_budget?: number;
+  feedback: 'none' | 'score';
   memory_mb: number;
   context_tokens: number;
   observation_chars: number;
@@ -37,6 +39,21 @@ export interface EvalParams {
   aide: { num_drafts: number; debug_prob: number; max_debug_depth: number };
   reward?: string;
   concurrency: number;
+}
+
+/**
+ * Episode limits by preset. paper: SandMLE's T_max and τ_max (the episode
+ * budget is ours); release: what the released code runs with.
+ */
+export const LIMIT_PRESETS = {
+  paper: { max_turns: 20, step_timeout: 90, time_budget: 1800 },
+  release: { max_turns: 15, step_timeout: 300, time_budget: 1200 },
+} as const;
+
+/** The limits a node runs with: each written value, else its preset's. */
+export function episodeLimits(p: Pick<EvalParams, 'limits' | 'max_turns' | 'step_timeout' | 'time_budget'>): { max_turns: number; step_timeout: number; time_budget: number } {
+  const preset = LIMIT_PRESETS[p.limits ?? 'paper'];
+  return { max_turns: p.max_turns ?? preset.max_turns, step_timeout: p.step_timeout ?? preset.step_timeout, time_budget: p.time_budget ?? preset.time_budget };
 }
 
 /** How policy:/policies: are given wrong (each name itself is checked where it is written). */
@@ -63,7 +80,8 @@ export const slug = (s: string) => s.replace(/[^A-Za-z0-9._-]+/g, '-');
 
 export const evalStage: Stage<EvalParams> = {
   kind: 'eval',
-  version: 1,
+  // 2: limits: presets, validate feedback, the median milestone inclusive, evaluators run in private/.
+  version: 2,
   description: 'Agents (scaffold + policy) solve tasks in the sandbox; MLE-bench medals with confidence intervals.',
   schema,
   keyIgnore: ['concurrency'],

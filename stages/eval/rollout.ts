@@ -8,7 +8,7 @@ import type { Policy } from '../../agents/policies/index.js';
 import type { AideOptions, EpisodeLimits, EpisodeResult, Scaffold } from '../../agents/scaffolds/types.js';
 import { rewardVariables, type Trajectory } from '../../agents/trajectory.js';
 import { evaluate, parseFormula } from '../../core/rewards/parse.js';
-import { gradeSubmission } from '../../sandbox/evaluate.js';
+import { gradeSubmission, type EvaluatorResult } from '../../sandbox/evaluate.js';
 import type { Sandbox } from '../../sandbox/index.js';
 import { starterScore, type TaskRef } from './tasks.js';
 
@@ -26,7 +26,16 @@ export interface RolloutOptions {
   seed: number;
   /** Reward formula (already expanded), or undefined. */
   reward?: string;
+  /** What a valid validate shows: nothing more (default), or the score and thresholds. */
+  feedback?: 'none' | 'score';
   signal: AbortSignal;
+}
+
+const fmt = (x: number | null) => (x === null ? 'none' : String(Number(x.toPrecision(6))));
+
+/** The released Score tool's answer: the score, its direction and the four thresholds. */
+export function scoreFeedback(r: EvaluatorResult): string {
+  return `scores ${fmt(r.score)} (${r.is_lower_better ? 'lower' : 'higher'} is better); thresholds: gold ${fmt(r.gold_threshold)}, silver ${fmt(r.silver_threshold)}, bronze ${fmt(r.bronze_threshold)}, median ${fmt(r.median_threshold)}`;
 }
 
 export async function rollout(o: RolloutOptions): Promise<Trajectory> {
@@ -54,9 +63,10 @@ export async function rollout(o: RolloutOptions): Promise<Trajectory> {
       signal: o.signal,
       random: () => rng.next(),
       validate: async (path) => {
-        // Format only: the evaluator runs, but its score never reaches the agent.
+        // By default format only: the evaluator runs, but its score never reaches the agent.
         const g = await gradeSubmission(o.task.dir, session.workspace, { python: o.python, signal: o.signal }, path);
-        return g.ok ? null : g.error;
+        if (!g.ok) return { ok: false, problem: g.error };
+        return o.feedback === 'score' ? { ok: true, feedback: scoreFeedback(g.result) } : { ok: true };
       },
     });
     // An interrupted episode is thrown away, not graded.

@@ -8,14 +8,15 @@ import { react } from '../../agents/scaffolds/react/index.js';
 import type { Scaffold } from '../../agents/scaffolds/types.js';
 import type { Trajectory } from '../../agents/trajectory.js';
 import { rewardFormula } from '../../core/rewards/presets.js';
+import { humanRank } from '../../tasks/leaderboard.js';
 import { medalReport } from '../../tasks/medals.js';
 import type { Metrics, StageContext, StageResult } from '../contract.js';
 import { stageSandbox } from '../sandbox.js';
 import { serveModel, type ServedModel } from '../worker.js';
-import { gradingReport, latencyRows, policyRows, taskRows, winRateRows, type RunRecord } from './aggregate.js';
+import { gradingReport, latencyRows, mlebenchReport, policyRows, taskRows, winRateRows, type RunRecord } from './aggregate.js';
 import { rollout } from './rollout.js';
 import { listTasks } from './tasks.js';
-import { type EvalParams, policyNames, slug } from './index.js';
+import { episodeLimits, type EvalParams, policyNames, slug } from './index.js';
 
 const SCAFFOLDS: Record<EvalParams['scaffold'], Scaffold> = { react, aide };
 
@@ -23,6 +24,7 @@ export async function run(ctx: StageContext<EvalParams>): Promise<StageResult | 
   const p = ctx.params;
   const python = ctx.python ?? '/usr/bin/python3';
   const names = policyNames(p, ctx.models);
+  const lim = episodeLimits(p);
   const tasks = await listTasks({ tasks: p.tasks, split: p.split, limit: p.limit, inputs: ctx.inputs, experimentDir: ctx.experimentDir });
   if (!tasks.length) throw new Error('no tasks to evaluate (are the upstream stages empty, or the split?)');
   const sampling = { temperature: p.temperature, max_tokens: p.max_tokens, seed: p.seed, stop: p.stop, logprobs: p.logprobs };
@@ -44,7 +46,7 @@ export async function run(ctx: StageContext<EvalParams>): Promise<StageResult | 
   const policies: Policy[] = names.map(({ name, ref }) => {
     const onWorker = ref.kind === 'openai' && ctx.models[ref.model].provider === 'worker';
     const cacheDir = onWorker ? undefined : join(ctx.cacheRoot, 'llm');
-    return makePolicy(name, ref, models, { cacheDir, sampling, log: ctx.log, inputDirs: ctx.inputs.map((i) => i.dir), experimentDir: ctx.experimentDir, maxTurns: p.max_turns });
+    return makePolicy(name, ref, models, { cacheDir, sampling, log: ctx.log, inputDirs: ctx.inputs.map((i) => i.dir), experimentDir: ctx.experimentDir, maxTurns: lim.max_turns });
   });
   const reward = p.reward ? rewardFormula(p.reward, ctx.rewards) : undefined;
   const jobs = tasks.flatMap((task) => policies.flatMap((policy, pi) => Array.from({ length: p.repeats }, (_, repeat) => ({ task, policy, pi, repeat }))));
@@ -68,12 +70,13 @@ export async function run(ctx: StageContext<EvalParams>): Promise<StageResult | 
             task,
             sample: repeat,
             groupId: `${task.id}/${policy.name}`,
-            limits: { maxTurns: p.max_turns, stepTimeoutMs: p.step_timeout * 1000, timeBudgetMs: p.time_budget * 1000, contextTokens: p.context_tokens, observationChars: p.observation_chars },
+            limits: { maxTurns: lim.max_turns, stepTimeoutMs: lim.step_timeout * 1000, timeBudgetMs: lim.time_budget * 1000, contextTokens: p.context_tokens, observationChars: p.observation_chars },
             memoryMb: p.memory_mb,
             aide: { numDrafts: p.aide.num_drafts, debugProb: p.aide.debug_prob, maxDebugDepth: p.aide.max_debug_depth },
             python,
             seed: p.seed,
             reward,
+            feedback: p.feedback,
             signal: ctx.signal,
           });
           if (t.ended === 'interrupted') throw new Error('interrupted');
@@ -95,11 +98,42 @@ export async function run(ctx: StageContext<EvalParams>): Promise<StageResult | 
   const jails = sandbox.jails();
   if (jails.started) ctx.log(`sandbox: ${jails.started} warm jails started for ${jobs.length} rollouts (${jails.reused} sessions in a reused jail)`);
   done.sort((a, b) => a.order - b.order);
-  return { metrics: await writeOutputs(ctx.outDir, done.map((d) => d.trajectory), names.map((n) => n.name), p, policies) };
+  const facts = new Map(await Promise.all(tasks.map(async (t) => [t.id, await taskFacts(t.dir)] as const)));
+  return { metrics: await writeOutputs(ctx.outDir, done.map((d) => d.trajectory), names.map((n) => n.name), p, policies, facts) };
 }
 
-/** The report fields of one run. */
-export function runRecord(t: Trajectory, repeat: number): RunRecord {
+/** What a task states about its thresholds and direction, for runs its evaluator never graded. */
+export interface TaskFacts {
+  gold_threshold: number | null;
+  silver_threshold: number | null;
+  bronze_threshold: number | null;
+  median_threshold: number | null;
+  is_lower_better: boolean | null;
+  /** The human leaderboard's scores in rank order (MLE-bench tasks), for HumanRank. */
+  leaderboard: { scores: number[]; is_lower_better: boolean } | null;
+}
+
+const NO_FACTS: TaskFacts = { gold_threshold: null, silver_threshold: null, bronze_threshold: null, median_threshold: null, is_lower_better: null, leaderboard: null };
+
+/** A task's threshold.json and task.json direction (MLE-bench reports thresholds even for a run without a valid submission). */
+export async function taskFacts(dir: string): Promise<TaskFacts> {
+  const read = async (p: string) => JSON.parse(await readFile(p, 'utf8').catch(() => '{}')) as Record<string, unknown>;
+  const th = await read(join(dir, 'private', 'threshold.json')).catch(() => ({}) as Record<string, unknown>);
+  const task = await read(join(dir, 'task.json')).catch(() => ({}) as Record<string, unknown>);
+  const lb = await read(join(dir, 'private', 'leaderboard.json')).catch(() => ({}) as Record<string, unknown>);
+  const num = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : null);
+  return {
+    gold_threshold: num(th.gold_threshold),
+    silver_threshold: num(th.silver_threshold),
+    bronze_threshold: num(th.bronze_threshold),
+    median_threshold: num(th.median_threshold),
+    is_lower_better: typeof task.is_lower_better === 'boolean' ? task.is_lower_better : null,
+    leaderboard: Array.isArray(lb.scores) ? { scores: lb.scores.map((x) => (typeof x === 'number' ? x : NaN)), is_lower_better: lb.is_lower_better === true } : null,
+  };
+}
+
+/** The report fields of one run; what no grade says comes from the task's own files. */
+export function runRecord(t: Trajectory, repeat: number, facts: TaskFacts = NO_FACTS): RunRecord {
   const m = medalReport(t.evaluation);
   const e = t.evaluation;
   return {
@@ -107,10 +141,13 @@ export function runRecord(t: Trajectory, repeat: number): RunRecord {
     policy: t.policy,
     repeat,
     ...m,
-    gold_threshold: e?.gold_threshold ?? null,
-    silver_threshold: e?.silver_threshold ?? null,
-    bronze_threshold: e?.bronze_threshold ?? null,
-    median_threshold: e?.median_threshold ?? null,
+    is_lower_better: m.is_lower_better ?? facts.is_lower_better,
+    gold_threshold: e ? e.gold_threshold : facts.gold_threshold,
+    silver_threshold: e ? e.silver_threshold : facts.silver_threshold,
+    bronze_threshold: e ? e.bronze_threshold : facts.bronze_threshold,
+    median_threshold: e ? e.median_threshold : facts.median_threshold,
+    created_at: new Date(Date.parse(t.started) + t.duration_ms).toISOString(),
+    human_rank: facts.leaderboard ? humanRank(m.score, facts.leaderboard.scores, facts.leaderboard.is_lower_better) : null,
     success: t.starter_score === null ? null : t.variables.success === 1,
     turns: t.turns.length,
     duration_s: Number((t.duration_ms / 1000).toFixed(3)),
@@ -123,11 +160,14 @@ export function runRecord(t: Trajectory, repeat: number): RunRecord {
   };
 }
 
-async function writeOutputs(out: string, trajectories: Trajectory[], names: string[], p: EvalParams, policies: Policy[]): Promise<Metrics> {
-  const runs = trajectories.map((t) => runRecord(t, t.sample));
+async function writeOutputs(out: string, trajectories: Trajectory[], names: string[], p: EvalParams, policies: Policy[], facts: Map<string, TaskFacts>): Promise<Metrics> {
+  const runs = trajectories.map((t) => runRecord(t, t.sample, facts.get(t.task_id)));
   await writeFile(join(out, 'trajectories.jsonl'), trajectories.map((t) => JSON.stringify(t)).join('\n') + '\n');
   await writeFile(join(out, 'results.jsonl'), runs.map((r) => JSON.stringify(r)).join('\n') + '\n');
   await writeFile(join(out, 'grading_report.json'), JSON.stringify(gradingReport(runs, names), null, 2) + '\n');
+  // MLE-bench's own report, one per policy, field for field.
+  await mkdir(join(out, 'mlebench'), { recursive: true });
+  for (const name of names) await writeFile(join(out, 'mlebench', `${slug(name)}_grading_report.json`), JSON.stringify(mlebenchReport(runs.filter((r) => r.policy === name)), null, 2) + '\n');
   const journals = trajectories.filter((t) => t.journal);
   if (journals.length) {
     await mkdir(join(out, 'journals'), { recursive: true });

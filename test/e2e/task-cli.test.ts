@@ -40,6 +40,40 @@ test('import-sandmle moves the evaluator and answers out of public/; task show g
   assert.match(none.stderr, 'no SandMLE task found');
 });
 
+// The release's layout: the evaluator opens answer.csv and threshold.json by
+// relative path (it ran beside them) and prints indented JSON.
+const RELEASE_EVALUATOR = `import argparse, json, math
+p = argparse.ArgumentParser(); p.add_argument("--submission_path", default="sample_submission.csv"); a = p.parse_args()
+ans = [float(l.split(",")[1]) for l in open("answer.csv").read().split()[1:]]
+sub = [float(l.split(",")[1]) for l in open(a.submission_path).read().split()[1:]]
+rmse = math.sqrt(sum((x - y) ** 2 for x, y in zip(ans, sub)) / len(ans))
+th = json.load(open("threshold.json"))
+print("computing RMSE")
+print(json.dumps({"score": rmse, **th, "is_lower_better": "True"}, indent=2))
+`;
+
+test('a released task whose evaluator reads answer.csv relatively and prints indented JSON imports and grades', async () => {
+  const base = 'release/house-rent/prepared/public';
+  const dir = await tmpProject({
+    [`${base}/description.md`]: '# Rent\n',
+    [`${base}/train.csv`]: 'id,x,y\n1,0.1,3\n',
+    [`${base}/test.csv`]: 'id,x\n2,0.2\n3,0.3\n',
+    [`${base}/sample_submission.csv`]: 'id,y\n2,0\n3,0\n',
+    [`${base}/answer.csv`]: 'id,y\n2,3\n3,4\n',
+    [`${base}/threshold.json`]: '{"gold_threshold": 0.5, "silver_threshold": 1, "bronze_threshold": 2, "median_threshold": 3}',
+    [`${base}/evaluator.py`]: RELEASE_EVALUATOR,
+  });
+  const r = await cli(['task', 'import-sandmle', 'release', 'tasks'], { cwd: dir });
+  assert.is(r.exitCode, 0, r.stderr + r.stdout);
+  const show = JSON.parse((await cli(['task', 'show', 'tasks/house-rent', '--json'], { cwd: dir })).stdout);
+  assert.is(show.task.metric, 'rmse');
+  assert.is(show.task.is_lower_better, true);
+  // sqrt((9 + 16) / 2)
+  assert.ok(Math.abs(show.sample.score - Math.sqrt(12.5)) < 1e-12, String(show.sample.score));
+  assert.is(show.sample.is_lower_better, true);
+  assert.is(show.sanity, 'ok');
+});
+
 test('generate through the CLI: an llm backend without a model, and bad seed sets, point at the YAML', async () => {
   const dir = await tmpProject({
     'a.yaml': 'name: a\nstages:\n  envs: { uses: generate, with: { backend: llm, count: 2 } }\n',

@@ -56,8 +56,8 @@ export const react: Scaffold = {
         turns.push({ ...base, action: 'invalid', observation: obs });
       } else if (action.kind === 'validate') {
         const t0 = Date.now();
-        const problem = await ctx.validate(action.path);
-        obs = problem ? `invalid submission: ${problem}` : `valid: ${action.path} has the submission's format (it was not scored)`;
+        const v = await ctx.validate(action.path);
+        obs = !v.ok ? `invalid submission: ${v.problem}` : v.feedback ? `valid: ${action.path} ${v.feedback}` : `valid: ${action.path} has the submission's format (it was not scored)`;
         turns.push({ ...base, action: 'validate', observation: obs, duration_ms: Date.now() - t0 });
       } else {
         const timeout = Math.min(limits.stepTimeoutMs, b.left);

@@ -3,6 +3,9 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { approxTokens, fitContext } from './context.js';
 import { parseReply } from './parse.js';
+import { react } from './index.js';
+import type { EpisodeContext, Validation } from '../types.js';
+import type { Policy } from '../../policies/types.js';
 
 test('one python block after the reasoning is an execution in format', () => {
   const r = parseReply('<think>look at the data</think>\n```python\nprint(1)\n```');
@@ -55,6 +58,32 @@ test('over budget, failed turns go first (oldest first), then the oldest others;
 test('under budget nothing is dropped', () => {
   const all = [msg('system', 10, 's'), msg('user', 10, 't'), msg('assistant', 10, 'a'), msg('user', 10, 'o')];
   assert.equal(fitContext(all, 2, [true], 10_000), { messages: all, dropped: 0 });
+});
+
+/** A ReAct episode that only validates, then answers: no code runs, so no sandbox is needed. */
+async function validateOnce(answer: Validation): Promise<string> {
+  const texts = ['<think>check</think><validate>submission.csv</validate>', '<think>done</think><answer>submission.csv</answer>'];
+  const policy: Policy = { name: 'written', kind: 'scripted', act: async (req) => ({ text: texts[req.turn], usage: { prompt_tokens: 1, completion_tokens: 1 } }) };
+  const ctx = {
+    task: { id: 't', description: 'd', lowerIsBetter: false, meta: { id: 't' } },
+    session: {},
+    policy,
+    sample: 0,
+    limits: { maxTurns: 4, stepTimeoutMs: 1000, timeBudgetMs: 600_000, contextTokens: 32_768, observationChars: 2000 },
+    aide: { numDrafts: 1, debugProb: 0, maxDebugDepth: 0 },
+    validate: async () => answer,
+    signal: new AbortController().signal,
+    random: () => 0,
+  } as unknown as EpisodeContext;
+  const ep = await react.run(ctx);
+  assert.equal(ep.turns.map((t) => t.action), ['validate', 'answer']);
+  return ep.turns[0].observation;
+}
+
+test('validate: the format only by default; the score and thresholds when the run shows them', async () => {
+  assert.is(await validateOnce({ ok: true }), "valid: submission.csv has the submission's format (it was not scored)");
+  assert.is(await validateOnce({ ok: true, feedback: 'scores 0.7' }), 'valid: submission.csv scores 0.7');
+  assert.is(await validateOnce({ ok: false, problem: 'missing ids' }), 'invalid submission: missing ids');
 });
 
 test.run();

@@ -1,0 +1,60 @@
+// `uses: mlebench`: MLE-bench competitions, prepared by MLE-bench, as task
+// folders of our contract (tasks/mlebench.ts), for eval and grpo stages to
+// take through needs:. A competition without prepared data is reported and
+// skipped; the others still become tasks.
+import { existsSync } from 'node:fs';
+import { readdir, readFile, stat } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { sha256 } from '../../core/hash.js';
+import { competitionIds, findCompetition, type MlebenchSet } from '../../tasks/mlebench.js';
+import schema from '../../schemas/stages/mlebench.schema.json';
+import type { Stage } from '../contract.js';
+import { lazyRun } from '../lazy.js';
+
+export interface MlebenchParams {
+  data: string;
+  mlebench: string;
+  set: MlebenchSet | string[];
+}
+
+/**
+ * What identifies a competition's inputs without reading its data: the
+ * grader's files by content, the prepared folders' entries by name, size and
+ * time (prepared data runs to gigabytes; MLE-bench writes it once).
+ */
+async function competitionIdentity(data: string, mlebench: string, id: string): Promise<unknown> {
+  const c = findCompetition(data, mlebench, id);
+  if ('missing' in c) return { id, missing: true };
+  const files: Record<string, string | null> = {};
+  for (const f of ['grade.py', 'leaderboard.csv', 'config.yaml']) {
+    const p = join(c.code, f);
+    files[f] = existsSync(p) ? sha256(await readFile(p)) : null;
+  }
+  const entries = async (dir: string) =>
+    Promise.all((await readdir(dir)).sort().map(async (name) => {
+      const st = await stat(join(dir, name));
+      return [name, st.size, Math.round(st.mtimeMs)];
+    }));
+  return { id, files, public: await entries(c.public), private: await entries(c.private) };
+}
+
+export const mlebench: Stage<MlebenchParams> = {
+  kind: 'mlebench',
+  version: 1,
+  description: "MLE-bench competitions (prepared data, the competition's grader, leaderboard thresholds) as tasks.",
+  schema,
+  flow: { gives: ['tasks'] },
+
+  // No check of the folders: they may be absent when an experiment is only
+  // validated or planned (the data lives elsewhere), and a checkout may hold
+  // competitions outside the splits. A competition without data is reported
+  // when the node runs.
+
+  async keyExtras(p, ctx) {
+    const data = resolve(ctx.experimentDir, p.data);
+    const code = resolve(ctx.experimentDir, p.mlebench);
+    return { competitions: await Promise.all(competitionIds(p.set).map((id) => competitionIdentity(data, code, id))), python: await ctx.python() };
+  },
+
+  run: lazyRun(() => import('./run.js')),
+};

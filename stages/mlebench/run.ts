@@ -1,0 +1,53 @@
+// The mlebench stage's run(): one task folder per competition under tasks/,
+// built in order; competitions that cannot be built are listed in
+// mlebench.json with the reason and logged, and the rest still run.
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { runEvaluator } from '../../tasks/evaluate.js';
+import { buildMlebenchTask } from '../../tasks/mlebench-build.js';
+import { competitionIds, findCompetition } from '../../tasks/mlebench.js';
+import type { StageContext, StageResult } from '../contract.js';
+import type { MlebenchParams } from './index.js';
+
+interface Built {
+  id: string;
+  teams?: number;
+  is_lower_better?: boolean;
+  sample_score?: number | null;
+  error?: string;
+}
+
+export async function run(ctx: StageContext<MlebenchParams>): Promise<StageResult | void> {
+  const p = ctx.params;
+  const data = resolve(ctx.experimentDir, p.data);
+  const code = resolve(ctx.experimentDir, p.mlebench);
+  const python = ctx.python ?? '/usr/bin/python3';
+  const ids = competitionIds(p.set);
+  await mkdir(join(ctx.outDir, 'tasks'));
+  const built: Built[] = [];
+  for (const [i, id] of ids.entries()) {
+    if (ctx.signal.aborted) throw new Error('interrupted');
+    const c = findCompetition(data, code, id);
+    if ('missing' in c) {
+      ctx.log(`${id}: ${c.missing}`);
+      built.push({ id, error: c.missing });
+    } else {
+      try {
+        const dest = join(ctx.outDir, 'tasks', id);
+        const r = await buildMlebenchTask(c, dest);
+        // The sample submission shows that the grader runs here (its packages, the answers' format).
+        const sample = await runEvaluator(dest, python);
+        if (!sample.ok) ctx.log(`${id}: the sample submission does not grade: ${sample.error}`);
+        built.push({ id, ...r, sample_score: sample.ok ? sample.score : null });
+      } catch (err) {
+        ctx.log(`${id}: ${(err as Error).message}`);
+        built.push({ id, error: (err as Error).message });
+      }
+    }
+    ctx.progress(i + 1, ids.length);
+  }
+  await writeFile(join(ctx.outDir, 'mlebench.json'), JSON.stringify({ data, mlebench: code, competitions: built }, null, 2) + '\n');
+  const ok = built.filter((b) => !b.error).length;
+  if (!ok) throw new Error(`no MLE-bench competition could be made a task: ${built.map((b) => `${b.id}: ${b.error}`).join('; ')}`);
+  return { metrics: { competitions: ids.length, tasks: ok, missing: ids.length - ok } };
+}

@@ -1,0 +1,159 @@
+// MLE-bench through the CLI: a small MLE-bench-shaped data folder and checkout
+// (two fake competitions with their own grade.py, config.yaml and
+// leaderboard.csv, a third without prepared data), turned into tasks by an
+// mlebench stage and solved by scripted agents; every run's medals must match
+// the thresholds computed here by hand from the leaderboards.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { cli, tmpProject } from '../helpers.js';
+
+/** A seeded stream in [0, 1) (a small LCG: the data need only be fixed, not good). */
+function stream(seed: number): () => number {
+  let s = seed;
+  return () => ((s = (s * 1103515245 + 12345) % 2147483648) / 2147483648);
+}
+
+function rows(n: number, seed: number, label: (x1: number, x2: number) => string, start = 0): { features: string[]; labels: string[] } {
+  const r = stream(seed);
+  const features: string[] = [];
+  const labels: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const x1 = r();
+    const x2 = r();
+    features.push(`${start + i},${x1.toFixed(4)},${x2.toFixed(4)}`);
+    labels.push(label(x1, x2));
+  }
+  return { features, labels };
+}
+
+function competition(id: string, target: string, label: (x1: number, x2: number) => string, sample: string, metric: string, leaderboard: number[]): Record<string, string> {
+  const train = rows(120, 7, label);
+  const test = rows(60, 11, label, 1000);
+  const ids = test.features.map((f) => f.split(',')[0]);
+  const pub = `data/${id}/prepared/public`;
+  const code = `mle/mlebench/competitions/${id}`;
+  return {
+    [`${pub}/train.csv`]: `id,x1,x2,${target}\n` + train.features.map((f, i) => `${f},${train.labels[i]}`).join('\n') + '\n',
+    [`${pub}/test.csv`]: 'id,x1,x2\n' + test.features.join('\n') + '\n',
+    [`${pub}/sample_submission.csv`]: `id,${target}\n` + ids.map((i) => `${i},${sample}`).join('\n') + '\n',
+    [`${pub}/description.md`]: `# ${id}\n\nPredict \`${target}\` for each row of test.csv.\n\n## Evaluation\n\nSubmissions are scored by ${metric}.\n`,
+    [`data/${id}/prepared/private/test.csv`]: `id,${target}\n` + ids.map((i, k) => `${i},${test.labels[k]}`).join('\n') + '\n',
+    [`${code}/config.yaml`]: `id: ${id}\ndataset:\n  answers: ${id}/prepared/private/test.csv\n  sample_submission: ${id}/prepared/public/sample_submission.csv\ngrader:\n  name: ${metric}\n  grade_fn: mlebench.competitions.${id}.grade:grade\n`,
+    [`${code}/leaderboard.csv`]: 'scoreNullable,teamId,hasTeamName,submissionDate,score,hasScore\n' + leaderboard.map((s, i) => `${s},${i + 1},True,2020-01-01 00:00:00,${s},True`).join('\n') + '\n',
+  };
+}
+
+const GRADE_HEADER = `import numpy as np
+import pandas as pd
+from mlebench.grade_helpers import InvalidSubmissionError
+
+
+def aligned(submission, answers, column):
+    if list(submission.columns) != ["id", column]:
+        raise InvalidSubmissionError(f"columns must be id, {column}")
+    merged = answers.merge(submission, on="id", suffixes=("", "_pred"))
+    if len(merged) != len(answers) or len(submission) != len(answers):
+        raise InvalidSubmissionError("the ids do not match the test set")
+    return merged[column], merged[column + "_pred"]
+`;
+
+// toy-spam: 50 teams with accuracies 1.00, 0.99, …, 0.51 (position p scores 1.01 - 0.01 p).
+// Gold at position 5 (0.96), silver at 10 (0.91), bronze at 20 (0.81), median (0.76 + 0.75) / 2.
+const SPAM_LB = Array.from({ length: 50 }, (_, i) => Number((1 - 0.01 * i).toFixed(2)));
+const SPAM = { gold: 0.96, silver: 0.91, bronze: 0.81, median: 0.755, lower: false };
+// toy-rent: 150 teams with errors 10, 20, …, 1500 (position p scores 10 p): lower is better.
+// Gold at position 10 (100), silver at 30 (300), bronze at 60 (600), median (750 + 760) / 2.
+const RENT_LB = Array.from({ length: 150 }, (_, i) => 10 * (i + 1));
+const RENT = { gold: 100, silver: 300, bronze: 600, median: 755, lower: true };
+
+const FILES = {
+  'mle/mlebench/__init__.py': '',
+  'mle/mlebench/grade_helpers.py': 'class InvalidSubmissionError(Exception):\n    pass\n',
+  ...competition('toy-spam', 'label', (x1, x2) => (x1 + 0.3 * x2 > 0.6 ? 'spam' : 'ham'), 'ham', 'accuracy', SPAM_LB),
+  'mle/mlebench/competitions/toy-spam/grade.py': GRADE_HEADER + '\n\ndef grade(submission, answers):\n    y, p = aligned(submission, answers, "label")\n    return float((y.astype(str) == p.astype(str)).mean())\n',
+  ...competition('toy-rent', 'rent', (x1, x2) => (1000 + 5000 * x1 + 300 * x2).toFixed(1), '0', 'root mean squared error', RENT_LB),
+  'mle/mlebench/competitions/toy-rent/grade.py': GRADE_HEADER + '\n\ndef grade(submission, answers):\n    y, p = aligned(submission, answers, "rent")\n    return float(np.sqrt(np.mean((y.astype(float) - p.astype(float)) ** 2)))\n',
+  // Its code is in the checkout, but its data was never prepared.
+  'mle/mlebench/competitions/toy-unprepared/grade.py': 'def grade(submission, answers):\n    return 0.0\n',
+  'mle/mlebench/competitions/toy-unprepared/leaderboard.csv': 'score\n1\n0\n',
+  'e.yaml': `name: mle
+stages:
+  comps: { uses: mlebench, with: { data: data, mlebench: mle, set: [toy-spam, toy-rent, toy-unprepared] } }
+  agents:
+    uses: eval
+    needs: [comps]
+    with: { policies: [scripted:majority, scripted:forest], max_turns: 5, step_timeout: 120, seed: 1 }
+`,
+};
+
+type Th = typeof SPAM;
+function expected(score: number | null, t: Th) {
+  if (score === null) return { gold_medal: false, silver_medal: false, bronze_medal: false, above_median: false };
+  const reach = (x: number) => (t.lower ? score <= x : score >= x);
+  const gold = reach(t.gold);
+  const silver = !gold && reach(t.silver);
+  const bronze = !gold && !silver && reach(t.bronze);
+  return { gold_medal: gold, silver_medal: silver, bronze_medal: bronze, above_median: t.lower ? score < t.median : score > t.median };
+}
+
+test('MLE-bench competitions become tasks; scripted agents are graded by the competitions’ graders and leaderboards', async () => {
+  const dir = await tmpProject(FILES);
+  const r = await cli(['run', 'e.yaml'], { cwd: dir });
+  assert.is(r.exitCode, 0, r.stderr);
+
+  const comps = (await cli(['outputs', 'e.yaml', 'comps'], { cwd: dir })).stdout.trim();
+  const made = JSON.parse(await readFile(join(comps, 'mlebench.json'), 'utf8'));
+  const missing = made.competitions.find((c: { id: string }) => c.id === 'toy-unprepared');
+  assert.match(missing.error, `mlebench prepare -c toy-unprepared --data-dir ${join(dir, 'data')}`);
+  const spamTask = JSON.parse(await readFile(join(comps, 'tasks', 'toy-spam', 'task.json'), 'utf8'));
+  assert.equal([spamTask.generator, spamTask.metric, spamTask.is_lower_better, spamTask.leaderboard_teams], ['mlebench', 'accuracy', false, 50]);
+  // The agent's side holds no answers.
+  assert.ok(!Object.keys(spamTask.files).some((f: string) => f.startsWith('public/') && f.includes('private')));
+
+  const out = (await cli(['outputs', 'e.yaml', 'agents'], { cwd: dir })).stdout.trim();
+  const results = (await readFile(join(out, 'results.jsonl'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
+  assert.is(results.length, 4);
+  const close = (a: number, b: number) => Math.abs(a - b) < 1e-9;
+  for (const run of results) {
+    const t = run.task_id === 'toy-spam' ? SPAM : RENT;
+    assert.ok(run.valid_submission, `${run.policy} on ${run.task_id}: ${run.grade_error}`);
+    assert.ok(close(run.gold_threshold, t.gold) && close(run.silver_threshold, t.silver) && close(run.bronze_threshold, t.bronze) && close(run.median_threshold, t.median), JSON.stringify(run));
+    assert.is(run.is_lower_better, t.lower);
+    // Scores come rounded to 5 decimals, as MLE-bench ranks them.
+    assert.is(Number(run.score.toFixed(5)), run.score);
+    // HumanRank: 1 - (teams strictly better) / teams.
+    const lb = run.task_id === 'toy-spam' ? SPAM_LB : RENT_LB;
+    assert.ok(close(run.human_rank, 1 - lb.filter((x) => (t.lower ? x < run.score : x > run.score)).length / lb.length), `human_rank ${run.human_rank}`);
+    const { gold_medal, silver_medal, bronze_medal, above_median } = run;
+    assert.equal({ gold_medal, silver_medal, bronze_medal, above_median }, expected(run.score, t), `${run.policy} on ${run.task_id} scored ${run.score}`);
+  }
+  // The ladder is visible: the majority guess earns nothing, the forest medals on the classification.
+  const of = (policy: string, task: string) => results.find((x) => x.policy === policy && x.task_id === task);
+  assert.is(of('scripted:majority', 'toy-spam').any_medal, false);
+  assert.is(of('scripted:forest', 'toy-spam').any_medal, true);
+  assert.is(of('scripted:majority', 'toy-rent').above_median, false);
+
+  // MLE-bench's grading report beside ours: its totals and fields, floats and booleans never null.
+  const ours = JSON.parse(await readFile(join(out, 'grading_report.json'), 'utf8'));
+  assert.is(ours['scripted:forest'].total_runs, 2);
+  const report = JSON.parse(await readFile(join(out, 'mlebench', 'scripted-forest_grading_report.json'), 'utf8'));
+  assert.equal([report.total_runs, report.total_valid_submissions, report.total_medals], [2, 2, 2]);
+  for (const c of report.competition_reports) {
+    for (const k of ['gold_threshold', 'silver_threshold', 'bronze_threshold', 'median_threshold', 'score']) assert.type(c[k], 'number');
+    for (const k of ['any_medal', 'gold_medal', 'silver_medal', 'bronze_medal', 'above_median', 'submission_exists', 'valid_submission', 'is_lower_better']) assert.type(c[k], 'boolean');
+    assert.ok(!Number.isNaN(Date.parse(c.created_at)));
+  }
+});
+
+test('validate and plan pass without the data; the run says what to prepare', async () => {
+  const dir = await tmpProject({ 'e.yaml': 'name: m\nstages:\n  comps: { uses: mlebench, with: { data: nowhere, mlebench: nothing } }\n  agents: { uses: eval, needs: [comps], with: { policy: scripted:random } }\n' });
+  assert.is((await cli(['validate', 'e.yaml'], { cwd: dir })).exitCode, 0);
+  assert.is((await cli(['plan', 'e.yaml'], { cwd: dir })).exitCode, 0);
+  const r = await cli(['run', 'e.yaml'], { cwd: dir });
+  assert.is(r.exitCode, 1);
+  assert.match(r.stderr, 'mlebench prepare -c aerial-cactus-identification');
+});
+
+test.run();
