@@ -1,6 +1,6 @@
 // Shared by fixture and end-to-end tests: temp projects and the built CLI.
 import { execa, type ResultPromise } from 'execa';
-import { cp, mkdir, mkdtemp, readdir, symlink, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -115,3 +115,17 @@ export function fakeManifest(over: Partial<Manifest> & { key: string }): Manifes
     ...over,
   };
 }
+
+/** Every node log of a project (stage messages go there, not to the terminal), joined. */
+export async function nodeLogs(dir: string): Promise<string> {
+  const root = join(dir, '.mlepipe', 'logs');
+  const parts: string[] = [];
+  for (const f of await readdir(root, { recursive: true }).catch(() => [] as string[])) parts.push(await readFile(join(root, f), 'utf8').catch(() => ''));
+  return parts.join('\n');
+}
+
+/** A node's output folder, as `mlepipe outputs FILE NODE` prints it. */
+export const outputsOf = async (dir: string, node: string, file = 'e.yaml') => (await cli(['outputs', file, node], { cwd: dir })).stdout.trim();
+
+/** A JSON Lines file's records. */
+export const readJsonl = async (file: string) => (await readFile(file, 'utf8')).trim().split('\n').map((l) => JSON.parse(l));

@@ -8,23 +8,17 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { exists } from '../../core/fs.js';
 import { mean, sem } from '../../core/stats.js';
-import { cli, cliStart, tmpProject, waitFor } from '../helpers.js';
+import { cli, cliStart, tmpProject, waitFor, nodeLogs, outputsOf, readJsonl } from '../helpers.js';
 import { startTestWorker } from './test-worker.js';
 
 const TASKS = `  tasks: { uses: generate, with: { seeds: mlebench-tabular, count: 3, samples: [60, 100], seed: 4 } }
   verified: { uses: filter, needs: [tasks], with: { val: 0 } }
 `;
 
-/** Every node log of the project (stage messages go there, not to the terminal). */
-async function logs(dir: string): Promise<string> {
-  const root = join(dir, '.mlepipe', 'logs');
-  const parts: string[] = [];
-  for (const f of await readdir(root, { recursive: true }).catch(() => [] as string[])) parts.push(await readFile(join(root, f), 'utf8').catch(() => ''));
-  return parts.join('\n');
-}
+const logs = nodeLogs;
 
-const out = async (dir: string, node: string) => (await cli(['outputs', 'e.yaml', node], { cwd: dir })).stdout.trim();
-const jsonl = async (file: string) => (await readFile(file, 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
+const out = (dir: string, node: string) => outputsOf(dir, node);
+const jsonl = readJsonl;
 
 test('the template policy learns on a fixed task set (seeded), and its checkpoint is an eval policy', async () => {
   const dir = await tmpProject({

@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { exists } from '../../core/fs.js';
 import { mean } from '../../core/stats.js';
 import { startLocalWorker } from '../../gpu/trainer/local.js';
-import { cli, cliStart, tmpProject, waitFor } from '../helpers.js';
+import { cli, cliStart, tmpProject, waitFor, nodeLogs, outputsOf, readJsonl } from '../helpers.js';
 import { startTestWorker } from './test-worker.js';
 
 // Tasks with one-line descriptions: the tiny model's context is 1,024 tokens, and the ReAct prompt takes most of it.
@@ -26,14 +26,9 @@ const task = (id: string, what: string): Record<string, string> => ({
 });
 const TASKS = { ...task('alpha', 'Predict the label of each row.'), ...task('beta', 'Predict the price of each house.') };
 
-async function logs(dir: string): Promise<string> {
-  const root = join(dir, '.mlepipe', 'logs');
-  const parts: string[] = [];
-  for (const f of await readdir(root, { recursive: true }).catch(() => [] as string[])) parts.push(await readFile(join(root, f), 'utf8').catch(() => ''));
-  return parts.join('\n');
-}
-const out = async (dir: string, node: string) => (await cli(['outputs', 'e.yaml', node], { cwd: dir })).stdout.trim();
-const jsonl = async (file: string) => (await readFile(file, 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
+const logs = nodeLogs;
+const out = (dir: string, node: string) => outputsOf(dir, node);
+const jsonl = readJsonl;
 
 /** Published steps (an item being written lies in a .tmp- folder, and counts only once renamed). */
 async function finishedSteps(dir: string): Promise<number> {

@@ -11,7 +11,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { InputNode, StageContext } from '../../stages/contract.js';
 import { serveModel } from '../../stages/worker.js';
-import { cli, tmpProject } from '../helpers.js';
+import { cli, tmpProject, readJsonl } from '../helpers.js';
 
 // Words the tiny worker's tokenizer was trained on (gpu/worker/mlepipe_worker/__main__.py).
 const S = ['the model', 'the agent', 'a baseline', 'the grader', 'our solution'];
@@ -56,7 +56,7 @@ tables:
   curve: { from: tune, rows: curve, columns: [epoch, train_loss, val_loss] }
 `;
 
-const jsonl = async (file: string) => (await readFile(file, 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
+const jsonl = readJsonl;
 
 test('sft on 20 trajectories lowers the validation loss, and its checkpoint serves completions', async () => {
   const dir = await tmpProject({ 'e.yaml': EXPERIMENT, 'recorded.jsonl': lines.join('\n') + '\n' });
