@@ -51,7 +51,7 @@ export interface GcResult {
   removed: EntryInfo[];
   kept: number;
   bytes: number;
-  /** Leftovers removed besides entries: orphan checkpoints, logs, staging folders. */
+  /** Leftovers removed besides entries: orphan checkpoints, logs, staging folders, stored parses. */
   other: string[];
 }
 
@@ -83,5 +83,12 @@ export async function collectGarbage(store: CacheStore, dryRun: boolean): Promis
     await drop(dir);
   }
   for (const ref of staleRefs) await drop(ref);
+  // Stored parses of experiment files (pipelines/config/parsed.ts) are only a speed-up, and nothing says
+  // which files still exist: they all go, and the next command parses each file it reads once more.
+  const parses = await readdir(join(store.root, 'parsed')).catch(() => [] as string[]);
+  if (parses.length) {
+    other.push(`parsed/ (${parses.length} stored parse${parses.length === 1 ? '' : 's'})`);
+    await drop(join(store.root, 'parsed'));
+  }
   return { removed, kept: entries.length - removed.length, bytes: removed.reduce((s, e) => s + e.bytes, 0), other };
 }

@@ -2,7 +2,8 @@
 // rerun exactly what they touch, plan/status/diff/report/outputs.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { readFile, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { cli, tmpProject } from '../helpers.js';
 
@@ -177,8 +178,11 @@ test('cache ls and gc keep what a lock file references', async () => {
   const dry = await cli(['cache', 'gc', '--dry-run'], { cwd: dir });
   assert.match(dry.stdout, 'would remove 5 entries');
   assert.is(JSON.parse((await cli(['cache', 'ls', '--json'], { cwd: dir })).stdout).entries.length, 10);
+  assert.ok((await readdir(join(dir, '.mlepipe', 'parsed'))).length > 0, 'runs stored the parse of e.yaml');
   const gc = await cli(['cache', 'gc'], { cwd: dir });
   assert.match(gc.stdout, 'removed 5 entries');
+  // Stored parses are a speed-up only: gc drops them, and the next command parses again.
+  assert.not.ok(existsSync(join(dir, '.mlepipe', 'parsed')));
   assert.is((await cli(['status', 'e.yaml', '-S', 'vars.n=9'], { cwd: dir })).exitCode, 0);
   assert.is((await cli(['status', 'e.yaml'], { cwd: dir })).exitCode, 1);
 });
