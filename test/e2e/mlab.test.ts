@@ -27,11 +27,14 @@ const COPY = 'import pandas as pd\npd.read_csv("public/sample_submission.csv").t
 const step = (action: string, input: unknown) => `Reflection: go on.\nResearch Plan and Status: copy the sample, check the data, submit.\nFact Check: nothing yet.\nThought: next step.\nAction: ${action}\nAction Input: ${JSON.stringify(input)}`;
 
 /** The model's turn is read from the conversation it is sent. */
-const MODEL = (body: { messages: { role: string }[] }) => {
+const MODEL = (body: { messages: { role: string; content: string }[] }) => {
+  // Edit Script (AI) asks the same model in a request of its own.
+  if (body.messages[0].content.startsWith('Edit this Python script')) return { content: '```python\n' + COPY + 'print("edited")\n```', usage: { prompt_tokens: 50, completion_tokens: 10 } };
   const replies = [
     step('Write File', { file_name: 'solve.py', content: COPY }),
     step('Execute Script', { script_name: 'solve.py' }),
     step('detect_missing_values', { path: 'public/train.csv' }),
+    step('Edit Script (AI)', { script_name: 'solve.py', edit_instruction: 'print "edited" at the end', save_name: 'solve2.py' }),
     'I am not sure what to do next.',
     step('Final Answer', { final_answer: 'copied the sample submission' }),
   ];
@@ -47,15 +50,18 @@ test('scaffold: mlab through the CLI: valid submissions, each action and tool ca
     const r = await cli(['run', 'e.yaml'], { cwd: dir, env });
     assert.is(r.exitCode, 0, r.stderr);
     assert.match(r.stdout, /scripted:diagnose\s+100 \[100, 100\]/);
-    assert.match(r.stdout, /tiny\s+100 \[100, 100\]\s+5/);
-    assert.is(server.requests.length, 10);
+    assert.match(r.stdout, /tiny\s+100 \[100, 100\]\s+6/);
+    // Six replies and one edit request on each of two tasks; the second edit request is the first's
+    // word for word, so the response cache answers it.
+    assert.is(server.requests.length, 13);
+    assert.is(server.requests.filter((q) => q.messages[0].content.startsWith('Edit this Python script')).length, 1);
     // The system prompt lists the actions and the offered tools, and nothing of other domains.
-    const system = server.requests[0].messages[0].content;
+    const system = server.requests.find((q) => q.messages[0].role === 'system')!.messages[0].content;
     assert.match(system, /- Edit Script \(AI\):/);
     assert.match(system, /- detect_missing_values \(tabular diagnostic\)/);
     assert.not.match(system, /zscore_anomaly_detector/);
-    const last = server.requests[4].messages;
-    assert.match(last[last.length - 1].content, /^Observation: invalid action: the reply has no "Action:" line/);
+    // The two rollouts of the model may run at once: find the request after the invalid reply.
+    assert.ok(server.requests.some((q) => /^Observation: invalid action: the reply has no "Action:" line/.test(q.messages[q.messages.length - 1].content)));
 
     const out = (await cli(['outputs', 'e.yaml', 'agents'], { cwd: dir, env })).stdout.trim();
     const trajectories = (await readFile(join(out, 'trajectories.jsonl'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
@@ -66,7 +72,9 @@ test('scaffold: mlab through the CLI: valid submissions, each action and tool ca
       assert.ok(t.evaluation, `${t.policy} on ${t.task_id}: ${t.grade_error}`);
     }
     const model = trajectories.find((t) => t.policy === 'tiny');
-    assert.equal(model.turns.map((t: { action: string; name?: string }) => [t.action, t.name ?? null]), [['action', 'Write File'], ['code', 'Execute Script'], ['tool', 'detect_missing_values'], ['invalid', null], ['answer', 'Final Answer']]);
+    assert.equal(model.turns.map((t: { action: string; name?: string }) => [t.action, t.name ?? null]), [['action', 'Write File'], ['code', 'Execute Script'], ['tool', 'detect_missing_values'], ['action', 'Edit Script (AI)'], ['invalid', null], ['answer', 'Final Answer']]);
+    assert.match(model.turns[3].observation, /^the edited script is saved to solve2\.py \(5 lines; was 4\)/);
+    assert.is(model.usage.requests, 7);
     assert.equal(model.turns[0].args, { file_name: 'solve.py', content: COPY });
     assert.is(model.turns[1].exit_code, 0);
     assert.is(model.turns[1].code, COPY);

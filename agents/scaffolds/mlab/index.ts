@@ -5,7 +5,7 @@
 // rollout exposes. Ends on Final Answer, after max_turns actions, or when
 // the episode's time budget is spent.
 import { EnvError } from '../../../core/errors.js';
-import { runTool } from '../../../tools/index.js';
+import { runTool, TOOL_TIMEOUT_MS } from '../../../tools/index.js';
 import { renderPrompt } from '../../factory/answers.js';
 import type { ChatMessage } from '../../llm/client.js';
 import { clip } from '../execute.js';
@@ -104,7 +104,8 @@ async function runMlab(ctx: EpisodeContext, opts: MlabOptions): Promise<EpisodeR
         const problem = argProblem(fileAction, args);
         out = problem ? { observation: `error: ${problem}` } : await runAction(name, args, env);
       } else {
-        const a = await runTool(ctx.session, name, args, { timeoutMs: env.timeoutMs() });
+        // A tool keeps its own wall clock (scripts' step_timeout is not its), cut only by the episode's end.
+        const a = await runTool(ctx.session, name, args, left < TOOL_TIMEOUT_MS ? { timeoutMs: Math.max(1, left) } : {});
         out = { observation: a.ok ? a.text : `error: ${a.text}`, timed_out: a.timedOut ?? false };
       }
     } catch (err) {
