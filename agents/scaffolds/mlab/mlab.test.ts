@@ -201,6 +201,22 @@ test('every call is a turn with its action, arguments and observation; Final Ans
   assert.is(ep.usage.requests, 6);
 });
 
+test('a tool call with bad arguments is an error observation, checked before anything runs', async () => {
+  const { ep } = await episode([reply('detect_missing_values', '{"colum": "a"}'), reply('Final Answer', '{"final_answer": "x"}')], { tools: 'tabular', toolDropout: 0, seed: 0 });
+  assert.is(ep.turns[0].action, 'tool');
+  assert.equal(ep.turns[0].args, { colum: 'a' });
+  assert.match(ep.turns[0].observation, /^error: .*path/);
+});
+
+test('tool_dropout: the rollout is offered the seeded share of the tools, fixed for all its turns', async () => {
+  const all = chooseTools('all');
+  const { seen } = await episode([reply('List Files', '{}'), reply('Final Answer', '{"final_answer": "x"}')], { tools: 'all', toolDropout: 0.2, seed: 7 });
+  const expected = dropTools(all, 0.2, 7, 't', 'written', 0).map((t) => t.name);
+  assert.is(expected.length, all.length - Math.round(0.2 * all.length));
+  assert.equal(seen[0].actions!.slice(11), expected);
+  assert.equal(seen[1].actions, seen[0].actions);
+});
+
 test('tools: none offers only MLAgentBench actions', async () => {
   const { seen } = await episode([reply('detect_missing_values', '{"path": "public/train.csv"}'), reply('Final Answer', '{"final_answer": "x"}')], { tools: 'none', toolDropout: 0, seed: 0 });
   assert.is(seen[0].actions?.length, 11);
