@@ -20,6 +20,9 @@ export const TOOL_TIMEOUT_MS = 60_000;
 /** The workspace folder a call uses; removed after each call so the agent's files stay its own. */
 const DIR = '.mlepipe-tools';
 
+/** The registered tools by name. */
+export const TOOLS_BY_NAME: ReadonlyMap<string, ToolSpec> = new Map(TOOLS.map((t) => [t.name, t]));
+
 export function listTools(domain?: string): readonly ToolSpec[] {
   if (domain === undefined) return TOOLS;
   if (!(DOMAINS as readonly string[]).includes(domain)) throw new UserError(`--domain ${domain}: must be one of ${DOMAINS.join(', ')}${suggestion(domain, DOMAINS)}`);

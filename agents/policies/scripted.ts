@@ -1,4 +1,5 @@
-// The scripted reference agents: random, majority, linear, forest, boosted.
+// The scripted reference agents: random, majority, linear, forest, boosted, and
+// diagnose (forest after a look at the data with the diagnostic tools, mlab only).
 // They answer in the scaffold's format with real code from the solution kit
 // (agents/kit/mlekit.py), climbing a ladder of strategies and keeping the
 // submission that validates best, so that a larger turn budget can help.
@@ -6,9 +7,10 @@
 // ladder the task factory is checked against.
 import { assetText } from '../../core/assets.js';
 import { fence, INSPECT, kitSaved, solveCode } from './kitcode.js';
+import { mlabReply } from './mlabscript.js';
 import type { Policy, PolicyReply, PolicyRequest } from './types.js';
 
-export const SCRIPTED = ['random', 'majority', 'linear', 'forest', 'boosted'] as const;
+export const SCRIPTED = ['random', 'majority', 'linear', 'forest', 'boosted', 'diagnose'] as const;
 export type ScriptedName = (typeof SCRIPTED)[number];
 
 /** The strategies each agent tries in order, weakest first. */
@@ -18,6 +20,7 @@ const LADDER: Record<ScriptedName, string[]> = {
   linear: ['linear'],
   forest: ['linear', 'forest'],
   boosted: ['linear', 'forest', 'boosted'],
+  diagnose: ['forest'],
 };
 
 const NO_USAGE = { prompt_tokens: 0, completion_tokens: 0 };
@@ -28,7 +31,7 @@ export function scriptedPolicy(name: ScriptedName): Policy {
     name: `scripted:${name}`,
     kind: 'scripted',
     async act(req: PolicyRequest): Promise<PolicyReply> {
-      const text = req.scaffold === 'aide' ? aideReply(ladder, req) : reactReply(ladder, req);
+      const text = req.scaffold === 'mlab' ? mlabReply(ladder, req, name === 'diagnose') : req.scaffold === 'aide' ? aideReply(ladder, req) : reactReply(ladder, req);
       return { text, usage: NO_USAGE };
     },
   };

@@ -4,7 +4,7 @@
 // messages, as a model would.
 import type { ChatMessage, ReplyTokens } from '../llm/client.js';
 
-export type ScaffoldName = 'react' | 'aide';
+export type ScaffoldName = 'react' | 'aide' | 'mlab';
 
 /** A learnable policy's decision at one turn: what the trainer needs to compute its gradient. */
 export interface PolicyChoice {
@@ -17,9 +17,14 @@ export interface PolicyChoice {
   entropy: number;
 }
 
+/** code/answer/validate/invalid: every scaffold; action (a file action) and tool (a diagnostic): mlab. */
+export type TurnAction = 'code' | 'answer' | 'validate' | 'invalid' | 'action' | 'tool';
+
 /** What happened at an earlier turn, as the scaffold recorded it. */
 export interface TurnView {
-  action: 'code' | 'answer' | 'validate' | 'invalid';
+  action: TurnAction;
+  /** mlab: the action or tool called. */
+  name?: string;
   exit_code: number | null;
   timed_out: boolean;
   observation: string;
@@ -38,8 +43,8 @@ export interface TaskMeta {
 
 export interface PolicyRequest {
   scaffold: ScaffoldName;
-  /** react: every turn is a `step`; aide: which operator the search applies. */
-  purpose: 'step' | 'draft' | 'improve' | 'debug';
+  /** react, mlab: every turn is a `step`; aide: which operator the search applies; mlab's model-backed actions: edit, understand. */
+  purpose: 'step' | 'draft' | 'improve' | 'debug' | 'edit' | 'understand';
   messages: ChatMessage[];
   /** 0-based turn (react) or node index (aide). */
   turn: number;
@@ -49,6 +54,10 @@ export interface PolicyRequest {
   task?: TaskMeta;
   /** aide: the node being improved or debugged. */
   parent?: { code: string; metric: number | null; buggy: boolean };
+  /** mlab: the actions offered this rollout (file actions and the exposed tools). */
+  actions?: readonly string[];
+  /** mlab edit/understand: the file the action works on. */
+  file?: { name: string; content: string; instruction: string };
 }
 
 export interface PolicyReply {

@@ -3,10 +3,10 @@
 // The eval and grpo stages grade the submission and add reward variables.
 import type { Session } from '../../sandbox/index.js';
 import type { ChatMessage, ReplyTokens } from '../llm/client.js';
-import type { Policy, PolicyChoice, ScaffoldName, TaskMeta } from '../policies/types.js';
+import type { Policy, PolicyChoice, ScaffoldName, TaskMeta, TurnAction } from '../policies/types.js';
 
 export interface EpisodeLimits {
-  /** T_max: assistant turns (react) or search nodes (aide). */
+  /** T_max: assistant turns (react, mlab) or search nodes (aide). */
   maxTurns: number;
   /** τ_max: wall clock of one code execution. */
   stepTimeoutMs: number;
@@ -38,6 +38,8 @@ export type Validation = { ok: false; problem: string } | { ok: true; feedback?:
 export interface EpisodeContext {
   task: TaskView;
   session: Session;
+  /** Host path of the task's public/ (read-only to the agent; inside the jail it sits at workspace/public). */
+  publicDir?: string;
   policy: Policy;
   sample: number;
   limits: EpisodeLimits;
@@ -54,7 +56,10 @@ export interface EpisodeContext {
 
 export interface TurnRecord {
   turn: number;
-  action: 'code' | 'answer' | 'validate' | 'invalid';
+  action: TurnAction;
+  /** mlab: the action or tool called (MLAgentBench's name, or the tool's) and its arguments. */
+  name?: string;
+  args?: Record<string, unknown>;
   /** aide: the operator that made the node. */
   operator?: 'draft' | 'improve' | 'debug';
   parent?: number | null;

@@ -14,12 +14,17 @@ import schema from '../../schemas/stages/eval.schema.json';
 import type { ParamIssue, Stage } from '../contract.js';
 import { lazyRun } from '../lazy.js';
 import { tasksFolderIssues } from './tasks.js';
+import type { ToolChoice } from '../../agents/scaffolds/mlab/tools.js';
+import { TOOLS_BY_NAME } from '../../tools/index.js';
 
 export interface EvalParams {
   tasks?: string;
   split: 'all' | 'train' | 'val';
   limit?: number;
-  scaffold: 'react' | 'aide';
+  scaffold: 'react' | 'aide' | 'mlab';
+  /** mlab: the diagnostic tools offered (default all) and the fraction dropped per rollout (default 0). */
+  tools?: ToolChoice;
+  tool_dropout?: number;
   policy?: string;
   policies?: string[];
   repeats: number;
@@ -50,9 +55,15 @@ export const LIMIT_PRESETS = {
   release: { max_turns: 15, step_timeout: 300, time_budget: 1200 },
 } as const;
 
+/**
+ * mlab's `paper` limits are MLToolBench's (Table 2): 50 actions or one hour a rollout. The paper sets no
+ * limit on one script, so a script may use what is left of the hour.
+ */
+export const MLAB_PAPER = { max_turns: 50, step_timeout: 3600, time_budget: 3600 } as const;
+
 /** The limits a node runs with: each written value, else its preset's. */
-export function episodeLimits(p: Pick<EvalParams, 'limits' | 'max_turns' | 'step_timeout' | 'time_budget'>): { max_turns: number; step_timeout: number; time_budget: number } {
-  const preset = LIMIT_PRESETS[p.limits ?? 'paper'];
+export function episodeLimits(p: Pick<EvalParams, 'limits' | 'max_turns' | 'step_timeout' | 'time_budget'> & { scaffold?: EvalParams['scaffold'] }): { max_turns: number; step_timeout: number; time_budget: number } {
+  const preset = p.scaffold === 'mlab' && (p.limits ?? 'paper') === 'paper' ? MLAB_PAPER : LIMIT_PRESETS[p.limits ?? 'paper'];
   return { max_turns: p.max_turns ?? preset.max_turns, step_timeout: p.step_timeout ?? preset.step_timeout, time_budget: p.time_budget ?? preset.time_budget };
 }
 
@@ -76,6 +87,14 @@ export function policyNames(p: { policy?: string; policies?: string[] }, models:
   });
 }
 
+/** tools: and tool_dropout only mean something to mlab; named tools must exist. */
+function toolIssues(p: Pick<EvalParams, 'scaffold' | 'tools' | 'tool_dropout'>): ParamIssue[] {
+  const issues: ParamIssue[] = [];
+  for (const k of ['tools', 'tool_dropout'] as const) if (p[k] !== undefined && p.scaffold !== 'mlab') issues.push({ param: [k], message: `${k}: only the mlab scaffold offers tools (scaffold: ${p.scaffold})` });
+  if (Array.isArray(p.tools)) p.tools.forEach((n, i) => TOOLS_BY_NAME.has(n) || issues.push({ param: ['tools', i], message: `unknown tool "${n}" (mlepipe tools list shows them)` }));
+  return issues;
+}
+
 export const slug = (s: string) => s.replace(/[^A-Za-z0-9._-]+/g, '-');
 
 export const evalStage: Stage<EvalParams> = {
@@ -93,7 +112,7 @@ export const evalStage: Stage<EvalParams> = {
   },
 
   check(p, ctx) {
-    const issues = [...policyListIssues(p), ...tasksFolderIssues(p.tasks, { split: p.split }, ctx.experimentDir)];
+    const issues = [...policyListIssues(p), ...tasksFolderIssues(p.tasks, { split: p.split }, ctx.experimentDir), ...toolIssues(p)];
     (p.policies ?? (p.policy ? [p.policy] : [])).forEach((name, i) => {
       const ref = parsePolicy(name, ctx.models);
       if ('kind' in ref && ref.kind === 'template' && ref.path && !existsSync(resolve(ctx.experimentDir, ref.path))) {
@@ -112,7 +131,7 @@ export const evalStage: Stage<EvalParams> = {
       }
     });
     // Agents' code and the graders run in Python.
-    return { policies, prompts: await assetsDigest([`agents/prompts/${p.scaffold}`]), reward: p.reward ? rewardFormula(p.reward, ctx.rewards) : null, python: await ctx.python() };
+    return { policies, prompts: await assetsDigest([`agents/prompts/${p.scaffold}`, ...(p.scaffold === 'mlab' ? ['tools/py'] : [])]), reward: p.reward ? rewardFormula(p.reward, ctx.rewards) : null, python: await ctx.python() };
   },
 
   run: lazyRun(() => import('./run.js')),

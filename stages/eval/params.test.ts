@@ -1,13 +1,26 @@
 // The eval stage's limit presets and the score feedback of validate.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { episodeLimits } from './index.js';
+import { episodeLimits, evalStage, type EvalParams } from './index.js';
 import { scoreFeedback } from './rollout.js';
 
 test('limits: paper by default, release as the released code; a written value wins', () => {
   assert.equal(episodeLimits({ limits: 'paper' }), { max_turns: 20, step_timeout: 90, time_budget: 1800 });
   assert.equal(episodeLimits({ limits: 'release' }), { max_turns: 15, step_timeout: 300, time_budget: 1200 });
   assert.equal(episodeLimits({ limits: 'release', max_turns: 30 }), { max_turns: 30, step_timeout: 300, time_budget: 1200 });
+});
+
+test('mlab: paper limits are MLToolBench\'s 50 actions and one hour; other presets and written values as for the rest', () => {
+  assert.equal(episodeLimits({ limits: 'paper', scaffold: 'mlab' }), { max_turns: 50, step_timeout: 3600, time_budget: 3600 });
+  assert.equal(episodeLimits({ limits: 'paper', scaffold: 'mlab', max_turns: 8, time_budget: 600 }), { max_turns: 8, step_timeout: 3600, time_budget: 600 });
+  assert.equal(episodeLimits({ limits: 'release', scaffold: 'mlab' }), { max_turns: 15, step_timeout: 300, time_budget: 1200 });
+});
+
+test('tools: and tool_dropout belong to mlab; named tools must exist', () => {
+  const check = (p: Partial<EvalParams>) => evalStage.check!({ split: 'all', repeats: 1, policy: 'scripted:forest', ...p } as EvalParams, { experimentDir: '.', models: {} } as never).map((i) => [i.param, i.message]);
+  assert.equal(check({ scaffold: 'mlab', tools: 'tabular', tool_dropout: 0.2 }), []);
+  assert.equal(check({ scaffold: 'react', tool_dropout: 0.2 }), [[['tool_dropout'], 'tool_dropout: only the mlab scaffold offers tools (scaffold: react)']]);
+  assert.equal(check({ scaffold: 'mlab', tools: ['acf', 'no_such_tool'] }), [[['tools', 1], 'unknown tool "no_such_tool" (mlepipe tools list shows them)']]);
 });
 
 test('score feedback names the score, the direction and the four thresholds', () => {

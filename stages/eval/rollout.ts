@@ -56,6 +56,7 @@ export async function rollout(o: RolloutOptions): Promise<Trajectory> {
         meta: { id: o.task.id, modality: meta.modality, task_type: meta.task_type, metric: meta.metric, n_train: meta.n_train, is_lower_better: meta.is_lower_better },
       },
       session,
+      publicDir: join(o.task.dir, 'public'),
       policy: o.policy,
       sample: o.sample,
       limits: o.limits,

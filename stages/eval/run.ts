@@ -4,6 +4,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { makePolicy, type Policy } from '../../agents/policies/index.js';
 import { aide } from '../../agents/scaffolds/aide/index.js';
+import { mlabScaffold } from '../../agents/scaffolds/mlab/index.js';
 import { react } from '../../agents/scaffolds/react/index.js';
 import type { Scaffold } from '../../agents/scaffolds/types.js';
 import type { Trajectory } from '../../agents/trajectory.js';
@@ -18,7 +19,11 @@ import { rollout } from './rollout.js';
 import { listTasks } from './tasks.js';
 import { episodeLimits, type EvalParams, policyNames, slug } from './index.js';
 
-const SCAFFOLDS: Record<EvalParams['scaffold'], Scaffold> = { react, aide };
+const SCAFFOLDS: Record<EvalParams['scaffold'], (p: EvalParams) => Scaffold> = {
+  react: () => react,
+  aide: () => aide,
+  mlab: (p) => mlabScaffold({ tools: p.tools ?? 'all', toolDropout: p.tool_dropout ?? 0, seed: p.seed }),
+};
 
 export async function run(ctx: StageContext<EvalParams>): Promise<StageResult | void> {
   const p = ctx.params;
@@ -48,6 +53,7 @@ export async function run(ctx: StageContext<EvalParams>): Promise<StageResult | 
     const cacheDir = onWorker ? undefined : join(ctx.cacheRoot, 'llm');
     return makePolicy(name, ref, models, { cacheDir, sampling, log: ctx.log, inputDirs: ctx.inputs.map((i) => i.dir), experimentDir: ctx.experimentDir, maxTurns: lim.max_turns });
   });
+  const scaffold = SCAFFOLDS[p.scaffold](p);
   const reward = p.reward ? rewardFormula(p.reward, ctx.rewards) : undefined;
   const jobs = tasks.flatMap((task) => policies.flatMap((policy, pi) => Array.from({ length: p.repeats }, (_, repeat) => ({ task, policy, pi, repeat }))));
   // Jails are reused from rollout to rollout: never more of them than rollouts.
@@ -65,7 +71,7 @@ export async function run(ctx: StageContext<EvalParams>): Promise<StageResult | 
         dir = await ctx.items.put(itemId, async (d) => {
           const t = await rollout({
             sandbox,
-            scaffold: SCAFFOLDS[p.scaffold],
+            scaffold,
             policy,
             task,
             sample: repeat,

@@ -1,0 +1,39 @@
+// Scripted replies in MLAgentBench's format (the mlab scaffold): list the task
+// files, call a diagnostic tool or two on train.csv when they are offered, write
+// a kit-based solution with Write File, run it with Execute Script for each
+// rung of the ladder, then Final Answer. Edit and Understand requests (the
+// scaffold's model-backed actions) get plain answers that change nothing.
+import { solveCode } from './kitcode.js';
+import type { PolicyRequest } from './types.js';
+
+/** The diagnostics the `diagnose` agent calls, when exposed: both need only the table. */
+const DIAGNOSTICS = ['identify_feature_types', 'detect_missing_values'];
+
+function reply(thought: string, action: string, input: Record<string, unknown>, plan: string): string {
+  return [
+    `Reflection: ${thought}`,
+    `Research Plan and Status: ${plan}`,
+    'Fact Check: only what the observations so far show.',
+    `Thought: ${thought}`,
+    `Action: ${action}`,
+    `Action Input: ${JSON.stringify(input, null, 1)}`,
+  ].join('\n');
+}
+
+export function mlabReply(ladder: readonly string[], req: PolicyRequest, diagnose: boolean): string {
+  if (req.purpose === 'edit') return '```python\n' + (req.file?.content ?? '') + '\n```';
+  if (req.purpose === 'understand') return `${req.file?.name ?? 'the file'} has ${(req.file?.content ?? '').split('\n').length} lines.`;
+  const offered = req.actions ?? [];
+  const plan = `1. look at the files${diagnose ? ', 2. check the data with diagnostics' : ''}, then solve with ${ladder.join(' then ')} and submit.`;
+  const steps: Array<[string, string, Record<string, unknown>]> = [['List the task files first.', 'List Files', { dir_path: 'public' }]];
+  if (diagnose) for (const tool of DIAGNOSTICS.filter((d) => offered.includes(d))) steps.push([`Check the training table with ${tool}.`, tool, { path: 'public/train.csv' }]);
+  ladder.forEach((rung, i) => {
+    const file = `train_${rung}.py`;
+    // Only the first script carries the kit; it saves it as mlekit.py for the later ones.
+    steps.push([`Write a ${rung} solution that keeps the best validated submission.`, 'Write File', { file_name: file, content: solveCode(rung, i > 0) }]);
+    steps.push([`Run the ${rung} solution.`, 'Execute Script', { script_name: file }]);
+  });
+  steps.push(['The submission is written.', 'Final Answer', { final_answer: `solved with ${ladder.join(', ')}`, submission: 'submission.csv' }]);
+  const [thought, action, input] = steps[Math.min(req.turn, steps.length - 1)];
+  return reply(thought, action, input, plan);
+}

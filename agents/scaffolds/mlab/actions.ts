@@ -1,0 +1,159 @@
+// MLAgentBench's action interface, with the argument names its agents are
+// prompted with. File actions run on the host inside the workspace (files.ts);
+// Execute Script runs in the sandbox; Edit Script (AI) and Understand File ask
+// the policy's own model. Each write keeps the file's previous text so that
+// Undo Edit Script can put it back.
+import { appendFile, copyFile, readFile, rm, writeFile } from 'node:fs/promises';
+import type { Session } from '../../../sandbox/index.js';
+import { clip, observation } from '../execute.js';
+import { ActionError, listFiles, readPath, readText, writePath, type Roots } from './files.js';
+
+export interface ActionSpec {
+  name: string;
+  description: string;
+  /** Argument names and what each holds (all strings but the line numbers). */
+  input: Record<string, string>;
+  required: readonly string[];
+}
+
+const spec = (name: string, description: string, input: Record<string, string>, required = Object.keys(input)): ActionSpec => ({ name, description, input, required });
+
+export const FILE_ACTIONS: readonly ActionSpec[] = [
+  spec('List Files', 'List the files in a folder of the workspace (public/ holds the task files).', { dir_path: 'a folder relative to the workspace, e.g. "." or "public"' }),
+  spec('Read File', 'Read a whole text file.', { file_name: 'a file relative to the workspace' }),
+  spec('Write File', 'Write a file, replacing it if it exists (Undo Edit Script restores it).', { file_name: 'a file relative to the workspace', content: 'the whole text of the file' }),
+  spec('Append File', 'Append text to the end of a file.', { file_name: 'a file relative to the workspace', content: 'the text to append' }),
+  spec('Copy File', 'Copy a file to a new name in the workspace.', { source: 'the file to copy', destination: 'the new file name' }),
+  spec('Inspect Script Lines', 'Show lines of a script, at most 100 at a time.', { script_name: 'a file relative to the workspace', start_line_number: 'first line (1-based)', end_line_number: 'last line' }),
+  spec('Execute Script', 'Run a Python script in the workspace and see its output.', { script_name: 'a .py file relative to the workspace' }),
+  spec('Undo Edit Script', 'Put back the text a file had before its last write, append, copy or edit.', { script_name: 'the file' }),
+  spec('Edit Script (AI)', 'Have the model edit a script by an instruction; the result is saved under save_name.', { script_name: 'the script to edit (empty or missing: a new one)', edit_instruction: 'what to change, step by step', save_name: 'where to save the edited script' }),
+  spec('Understand File', 'Have the model read a file and report what you ask for.', { file_name: 'the file', things_to_look_for: 'what to look for and report' }),
+  spec('Final Answer', 'End the episode; the submission file is graded.', { final_answer: 'a short summary of what was done', submission: 'the submission file (default submission.csv)' }, ['final_answer']),
+];
+
+const INSPECT_MAX = 100;
+
+export interface ActionEnv {
+  roots: Roots;
+  session: Session;
+  /** Milliseconds an execution may run now (the step limit cut to what is left of the episode). */
+  timeoutMs(): number;
+  observationChars: number;
+  /** Asks the policy's model (Edit Script, Understand File); gives its reply text. */
+  ask(purpose: 'edit' | 'understand', prompt: string, file: { name: string; content: string; instruction: string }): Promise<string>;
+  /** Each file's earlier texts, newest last; null: the file did not exist. */
+  backups: Map<string, Array<string | null>>;
+}
+
+export interface ActionOutcome {
+  observation: string;
+  exit_code?: number | null;
+  timed_out?: boolean;
+  /** Execute Script: the script's text, recorded as the turn's code. */
+  code?: string;
+}
+
+const str = (args: Record<string, unknown>, k: string): string => (typeof args[k] === 'string' ? (args[k] as string) : args[k] === undefined ? '' : String(args[k]));
+
+/** The argument problems of a call, or null. */
+export function argProblem(s: ActionSpec, args: Record<string, unknown>): string | null {
+  const missing = s.required.filter((k) => args[k] === undefined || args[k] === null || (s.name !== 'Edit Script (AI)' && k !== 'content' && str(args, k).trim() === ''));
+  if (missing.length) return `${s.name} needs ${missing.map((k) => `"${k}"`).join(', ')} in its Action Input (it takes ${Object.keys(s.input).join(', ')})`;
+  const unknown = Object.keys(args).filter((k) => !(k in s.input));
+  if (unknown.length) return `${s.name} takes no ${unknown.map((k) => `"${k}"`).join(', ')} (it takes ${Object.keys(s.input).join(', ')})`;
+  return null;
+}
+
+async function previous(path: string): Promise<string | null> {
+  return readFile(path, 'utf8').catch(() => null);
+}
+
+function keep(env: ActionEnv, shown: string, before: string | null): void {
+  const stack = env.backups.get(shown) ?? [];
+  stack.push(before);
+  env.backups.set(shown, stack);
+}
+
+/** Runs one file action; refusals come back as ActionError (the observation says why). */
+export async function runAction(name: string, args: Record<string, unknown>, env: ActionEnv): Promise<ActionOutcome> {
+  const { roots } = env;
+  switch (name) {
+    case 'List Files':
+      return { observation: await listFiles(roots, str(args, 'dir_path') || '.') };
+    case 'Read File': {
+      const { text } = await readText(roots, args.file_name);
+      return { observation: clip(text, env.observationChars) };
+    }
+    case 'Write File':
+    case 'Append File': {
+      const { path, shown } = await writePath(roots, args.file_name);
+      const before = await previous(path);
+      const content = str(args, 'content');
+      keep(env, shown, before);
+      if (name === 'Write File') await writeFile(path, content);
+      else await appendFile(path, content);
+      return { observation: `${name === 'Write File' ? 'wrote' : 'appended'} ${content.length} characters to ${shown}` };
+    }
+    case 'Copy File': {
+      const src = await readPath(roots, args.source);
+      const dst = await writePath(roots, args.destination);
+      keep(env, dst.shown, await previous(dst.path));
+      await copyFile(src.path, dst.path);
+      return { observation: `copied ${src.shown} to ${dst.shown}` };
+    }
+    case 'Inspect Script Lines': {
+      const { text, shown } = await readText(roots, args.script_name);
+      const lines = text.split('\n');
+      const start = Math.max(1, Math.floor(Number(args.start_line_number) || 1));
+      const end = Math.min(lines.length, Math.floor(Number(args.end_line_number) || start + INSPECT_MAX - 1));
+      if (end < start) throw new ActionError(`${shown} has ${lines.length} lines; lines ${start}-${end} are empty`);
+      if (end - start + 1 > INSPECT_MAX) throw new ActionError(`at most ${INSPECT_MAX} lines at a time`);
+      const body = lines.slice(start - 1, end).map((l, i) => `${start + i}: ${l}`).join('\n');
+      return { observation: clip(`${shown}: lines ${start}-${end} of ${lines.length}\n${body}`, env.observationChars) };
+    }
+    case 'Execute Script': {
+      const { text, shown } = await readText(roots, args.script_name);
+      // public/ is mounted at workspace/public inside the jail, so the checked relative name is the same there.
+      const rel = shown;
+      if (!rel.endsWith('.py')) throw new ActionError(`${shown}: Execute Script runs Python files (.py)`);
+      const timeout = env.timeoutMs();
+      const r = await env.session.run({ file: rel }, { timeoutMs: timeout });
+      return { observation: observation(r, env.observationChars, timeout), exit_code: r.timedOut ? null : r.exitCode, timed_out: r.timedOut, code: text };
+    }
+    case 'Undo Edit Script': {
+      const { path, shown } = await writePath(roots, args.script_name);
+      const stack = env.backups.get(shown);
+      if (!stack?.length) throw new ActionError(`${shown}: nothing to undo`);
+      const before = stack.pop()!;
+      if (before === null) {
+        await rm(path, { force: true });
+        return { observation: `${shown} did not exist before its last change; it is removed` };
+      }
+      await writeFile(path, before);
+      return { observation: `${shown} restored; its text now:\n${clip(before, env.observationChars)}` };
+    }
+    case 'Edit Script (AI)': {
+      const script = str(args, 'script_name').trim();
+      const content = script ? (await readText(roots, script).catch(() => ({ text: '' }))).text : '';
+      const instruction = str(args, 'edit_instruction');
+      const dst = await writePath(roots, args.save_name);
+      const prompt = `Edit this Python script as instructed and reply with the whole edited script in one \`\`\`python block.\n\nScript ${script || '(new)'}:\n\`\`\`python\n${content}\n\`\`\`\n\nInstruction: ${instruction}`;
+      const reply = await env.ask('edit', prompt, { name: script, content, instruction });
+      const code = /```(?:python|py)?[ \t]*\n([\s\S]*?)```/.exec(reply)?.[1] ?? reply;
+      keep(env, dst.shown, await previous(dst.path));
+      await writeFile(dst.path, code);
+      return { observation: `the edited script is saved to ${dst.shown} (${code.split('\n').length} lines; was ${content ? content.split('\n').length : 0}). Check it, and undo with Undo Edit Script if it is wrong:\n${clip(code, env.observationChars)}` };
+    }
+    case 'Understand File': {
+      const { text, shown } = await readText(roots, args.file_name);
+      const look = str(args, 'things_to_look_for');
+      // The model reads at most what an observation could hold many times over; the head and tail stay.
+      const body = clip(text, env.observationChars * 8);
+      const reply = await env.ask('understand', `Read the file ${shown} and report: ${look}\nAnswer only from what the file shows.\n\n${body}`, { name: shown, content: text, instruction: look });
+      return { observation: clip(reply.trim() || '(the model gave no answer)', env.observationChars) };
+    }
+    default:
+      throw new ActionError(`unknown action "${name}"`);
+  }
+}

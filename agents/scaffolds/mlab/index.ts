@@ -1,0 +1,126 @@
+// The MLAgentBench scaffold MLToolBench builds on: each step the policy writes
+// its reflection, plan, fact check and thought, then one action with a JSON
+// input; the action's observation is the next user message. Actions are
+// MLAgentBench's file and script actions, plus the diagnostic tools this
+// rollout exposes. Ends on Final Answer, after max_turns actions, or when
+// the episode's time budget is spent.
+import { EnvError } from '../../../core/errors.js';
+import { runTool, TOOL_TIMEOUT_MS } from '../../../tools/index.js';
+import { renderPrompt } from '../../factory/answers.js';
+import type { ChatMessage } from '../../llm/client.js';
+import { clip } from '../execute.js';
+import { fitContext } from '../react/context.js';
+import type { EpisodeContext, EpisodeResult, Scaffold, TurnRecord } from '../types.js';
+import { ask, budget, newUsage } from '../turns.js';
+import { argProblem, FILE_ACTIONS, runAction, type ActionEnv, type ActionOutcome } from './actions.js';
+import { parseMlab } from './parse.js';
+import { chooseTools, describeTool, dropTools, type ToolChoice } from './tools.js';
+
+export interface MlabOptions {
+  tools: ToolChoice;
+  /** Fraction of the chosen tools removed at the start of each rollout. */
+  toolDropout: number;
+  /** Seeds the dropout with the task, policy and sample. */
+  seed: number;
+}
+
+export const MLAB_DEFAULTS: MlabOptions = { tools: 'all', toolDropout: 0, seed: 0 };
+
+export function mlabScaffold(opts: MlabOptions = MLAB_DEFAULTS): Scaffold {
+  return { name: 'mlab', run: (ctx) => runMlab(ctx, opts) };
+}
+
+export const mlab = mlabScaffold();
+
+async function runMlab(ctx: EpisodeContext, opts: MlabOptions): Promise<EpisodeResult> {
+  const { limits } = ctx;
+  const started = Date.now();
+  const tools = dropTools(chooseTools(opts.tools), opts.toolDropout, opts.seed, ctx.task.id, ctx.policy.name, ctx.sample);
+  const names = [...FILE_ACTIONS.map((a) => a.name), ...tools.map((t) => t.name)];
+  const actions = FILE_ACTIONS.map((a) => `- ${a.name}: ${a.description}\n  Action Input: {${Object.entries(a.input).map(([k, v]) => `"${k}": ${v}`).join('; ')}}`).join('\n');
+  const toolText = tools.length ? `\nDiagnostic tools (also actions; file arguments are relative to the workspace):\n${tools.map(describeTool).join('\n')}\n` : '';
+  const messages: ChatMessage[] = [
+    { role: 'system', content: renderPrompt('mlab/system', { description: ctx.task.description.trim(), actions, tools: toolText, max_steps: limits.maxTurns, step_timeout: Math.round(limits.stepTimeoutMs / 1000) }) },
+    { role: 'user', content: 'Begin.' },
+  ];
+  const turns: TurnRecord[] = [];
+  const usage = newUsage();
+  let dropped = 0;
+  let submission: string | null = null;
+  let ended: EpisodeResult['ended'] = 'max_turns';
+  let error: string | undefined;
+  let left = limits.timeBudgetMs;
+  const env: ActionEnv = {
+    roots: { workspace: ctx.session.workspace, publicDir: ctx.publicDir },
+    session: ctx.session,
+    timeoutMs: () => Math.max(1, Math.min(limits.stepTimeoutMs, left)),
+    observationChars: limits.observationChars,
+    backups: new Map(),
+    async ask(purpose, prompt, file) {
+      const r = await ask(ctx, { scaffold: 'mlab', purpose, messages: [{ role: 'user', content: prompt }], turn: turns.length, sample: ctx.sample, history: turns, file }, usage);
+      // The model failing inside an action fails the action, not the episode.
+      if ('stop' in r) throw new Error(`the model call failed: ${r.error}`);
+      return r.text;
+    },
+  };
+  for (let t = 0; t < limits.maxTurns; t++) {
+    const b = budget(ctx, started);
+    if ('stop' in b) {
+      ended = b.stop;
+      break;
+    }
+    left = b.left;
+    const shown = fitContext(messages, 2, turns.map(failed), limits.contextTokens);
+    dropped = Math.max(dropped, shown.dropped);
+    const reply = await ask(ctx, { scaffold: 'mlab', purpose: 'step', messages: shown.messages, turn: t, sample: ctx.sample, history: turns, actions: names }, usage);
+    if ('stop' in reply) {
+      ended = reply.stop;
+      error = reply.error;
+      break;
+    }
+    messages.push({ role: 'assistant', content: reply.text });
+    const parsed = parseMlab(reply.text, names);
+    const base = { turn: t, exit_code: null, timed_out: false, duration_ms: 0, ...(reply.choice ? { choice: reply.choice } : {}), ...(reply.logprobs ? { logprobs: reply.logprobs } : {}), ...(reply.tokens ? { tokens: reply.tokens } : {}) };
+    if (!parsed.ok) {
+      const obs = `invalid action: ${parsed.reason}`;
+      turns.push({ ...base, action: 'invalid', format_ok: false, observation: obs });
+      messages.push({ role: 'user', content: `Observation: ${obs}` });
+      continue;
+    }
+    const { action: name, args } = parsed;
+    const call = { ...base, name, args, format_ok: parsed.formatOk };
+    if (name === 'Final Answer') {
+      const file = typeof args.submission === 'string' && args.submission.trim() ? args.submission.trim() : 'submission.csv';
+      submission = file;
+      turns.push({ ...call, action: 'answer', observation: `submitted ${file}` });
+      ended = 'answer';
+      break;
+    }
+    const t0 = Date.now();
+    const fileAction = FILE_ACTIONS.find((a) => a.name === name);
+    let out: ActionOutcome;
+    try {
+      if (fileAction) {
+        const problem = argProblem(fileAction, args);
+        out = problem ? { observation: `error: ${problem}` } : await runAction(name, args, env);
+      } else {
+        // A tool keeps its own wall clock (scripts' step_timeout is not its), cut only by the episode's end.
+        const a = await runTool(ctx.session, name, args, left < TOOL_TIMEOUT_MS ? { timeoutMs: Math.max(1, left) } : {});
+        out = { observation: a.ok ? a.text : `error: ${a.text}`, timed_out: a.timedOut ?? false };
+      }
+    } catch (err) {
+      if (err instanceof EnvError || ctx.signal.aborted) throw err;
+      out = { observation: `error: ${(err as Error).message}` };
+    }
+    const obs = clip(out.observation, limits.observationChars);
+    const kind = fileAction ? (name === 'Execute Script' && out.code !== undefined ? 'code' : 'action') : 'tool';
+    turns.push({ ...call, action: kind, observation: obs, exit_code: out.exit_code ?? null, timed_out: out.timed_out ?? false, duration_ms: Date.now() - t0, ...(out.code !== undefined ? { code: out.code } : {}) });
+    messages.push({ role: 'user', content: `Observation: ${obs}` });
+  }
+  // Out of actions or time without an answer: the last submission written is graded, as for ReAct.
+  return { scaffold: 'mlab', messages, turns, submission: submission ?? 'submission.csv', ended, error, dropped_turns: dropped, usage };
+}
+
+function failed(t: TurnRecord): boolean {
+  return t.action === 'invalid' || t.observation.startsWith('error:') || (t.action === 'code' && (t.timed_out || t.exit_code !== 0));
+}

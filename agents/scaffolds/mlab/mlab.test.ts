@@ -1,0 +1,226 @@
+// The mlab scaffold without a jail: the reply format, the workspace fence of
+// the file actions, undo, the model-backed edit, tool choice and dropout, and
+// what the trajectory records. Scripts and tools run in test/agents/mlab.test.ts.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { listTools } from '../../../tools/index.js';
+import type { Policy, PolicyRequest } from '../../policies/types.js';
+import type { EpisodeContext } from '../types.js';
+import { runAction, type ActionEnv } from './actions.js';
+import { mlabScaffold } from './index.js';
+import { parseMlab } from './parse.js';
+import { chooseTools, dropTools } from './tools.js';
+
+const NAMES = ['List Files', 'Write File', 'Final Answer', 'detect_missing_values'];
+const reply = (action: string, input: string) => `Reflection: r\nResearch Plan and Status: p\nFact Check: f\nThought: t\nAction: ${action}\nAction Input: ${input}`;
+
+test('a reply in format gives its action and JSON input', () => {
+  const r = parseMlab(reply('Write File', '{"file_name": "a.py", "content": "print(1)"}'), NAMES);
+  assert.equal(r, { ok: true, action: 'Write File', args: { file_name: 'a.py', content: 'print(1)' }, formatOk: true });
+});
+
+test('lenient: fenced JSON, raw newlines in strings, trailing commas, any case; missing sections are out of format', () => {
+  const r = parseMlab('Thought: go\nAction: write file\nAction Input: ```json\n{"file_name": "a.py", "content": "x = 1\nprint(x)",}\n```', NAMES);
+  assert.ok(r.ok);
+  if (!r.ok) return;
+  assert.is(r.action, 'Write File');
+  assert.is(r.args.content, 'x = 1\nprint(x)');
+  assert.not.ok(r.formatOk);
+  const single = parseMlab(reply('List Files', "{'dir_path': 'public'}"), NAMES);
+  assert.equal(single.ok && single.args, { dir_path: 'public' });
+});
+
+test('unparsable replies say what is wrong', () => {
+  const none = parseMlab('I think I should look at the data.', NAMES);
+  assert.equal(none, { ok: false, reason: 'the reply has no "Action:" line; end every reply with Action: <name> and Action Input: <JSON object>' });
+  const unknown = parseMlab(reply('Run Shell', '{}'), NAMES);
+  assert.ok(!unknown.ok && unknown.reason.startsWith('"Run Shell" is not an available action'));
+  const bad = parseMlab(reply('Write File', '{"file_name": '), NAMES);
+  assert.ok(!bad.ok && /not a JSON object/.test(bad.reason), JSON.stringify(bad));
+  // A dropped tool is not on offer.
+  assert.not.ok(parseMlab(reply('detect_outliers', '{"path": "public/train.csv"}'), NAMES).ok);
+});
+
+let root = '';
+let env: ActionEnv;
+
+test.before.each(async () => {
+  root = await mkdtemp(join(tmpdir(), 'mlepipe-mlab-'));
+  await mkdir(join(root, 'ws', 'public'), { recursive: true });
+  await mkdir(join(root, 'pub'), { recursive: true });
+  await writeFile(join(root, 'pub', 'train.csv'), 'a,b\n1,2\n');
+  await writeFile(join(root, 'secret.txt'), 'host secret');
+  env = {
+    roots: { workspace: join(root, 'ws'), publicDir: join(root, 'pub') },
+    session: { workspace: join(root, 'ws') } as ActionEnv['session'],
+    timeoutMs: () => 1000,
+    observationChars: 2000,
+    ask: async (_purpose, _prompt, file) => '```python\n' + file.content + 'print("edited")\n```',
+    backups: new Map(),
+  };
+});
+
+test.after.each(async () => {
+  await rm(root, { recursive: true, force: true });
+});
+
+const refused = async (name: string, args: Record<string, unknown>, pattern: RegExp) => {
+  try {
+    await runAction(name, args, env);
+  } catch (err) {
+    assert.match((err as Error).message, pattern);
+    return;
+  }
+  assert.unreachable(`${name} ${JSON.stringify(args)} was not refused`);
+};
+
+test('file actions stay in the workspace: ../, absolute paths and links out are refused', async () => {
+  await refused('Read File', { file_name: '../secret.txt' }, /outside the workspace/);
+  await refused('Read File', { file_name: join(root, 'secret.txt') }, /absolute paths are refused/);
+  await refused('Write File', { file_name: 'sub/../../x.txt', content: 'x' }, /outside the workspace/);
+  await refused('Copy File', { source: '/etc/hostname', destination: 'h.txt' }, /absolute/);
+  await refused('List Files', { dir_path: '..' }, /outside the workspace/);
+  // A link the agent made with a script cannot carry a read or a write out of the workspace.
+  await symlink(join(root, 'secret.txt'), join(root, 'ws', 'link.txt'));
+  await symlink(root, join(root, 'ws', 'up'));
+  await refused('Read File', { file_name: 'link.txt' }, /outside the workspace/);
+  await refused('Write File', { file_name: 'link.txt', content: 'x' }, /outside the workspace/);
+  await refused('Write File', { file_name: 'up/secret.txt', content: 'x' }, /outside the workspace/);
+  await refused('Write File', { file_name: 'up/made/x.txt', content: 'x' }, /outside the workspace/);
+  assert.not.ok(existsSync(join(root, 'made')));
+  assert.is(await readFile(join(root, 'secret.txt'), 'utf8'), 'host secret');
+});
+
+test('public/ is readable and listed, never writable', async () => {
+  assert.is((await runAction('Read File', { file_name: 'public/train.csv' }, env)).observation, 'a,b\n1,2\n');
+  assert.is((await runAction('List Files', { dir_path: 'public' }, env)).observation, 'train.csv');
+  await refused('Write File', { file_name: 'public/train.csv', content: 'x' }, /public\/ is read-only/);
+  await refused('Append File', { file_name: 'public/new.csv', content: 'x' }, /public\/ is read-only/);
+  await refused('Copy File', { source: 'public/train.csv', destination: 'public/copy.csv' }, /read-only/);
+  await runAction('Copy File', { source: 'public/train.csv', destination: 'data/train.csv' }, env);
+  assert.is(await readFile(join(root, 'ws', 'data', 'train.csv'), 'utf8'), 'a,b\n1,2\n');
+  assert.is((await runAction('List Files', { dir_path: '.' }, env)).observation, 'data/\npublic/');
+});
+
+test('Undo Edit Script restores each earlier text in turn, and removes a file it had made', async () => {
+  await runAction('Write File', { file_name: 'train.py', content: 'v1\n' }, env);
+  await runAction('Append File', { file_name: 'train.py', content: 'v2\n' }, env);
+  await runAction('Edit Script (AI)', { script_name: 'train.py', edit_instruction: 'add a print', save_name: 'train.py' }, env);
+  assert.is(await readFile(join(root, 'ws', 'train.py'), 'utf8'), 'v1\nv2\nprint("edited")\n');
+  await runAction('Undo Edit Script', { script_name: 'train.py' }, env);
+  assert.is(await readFile(join(root, 'ws', 'train.py'), 'utf8'), 'v1\nv2\n');
+  await runAction('Undo Edit Script', { script_name: 'train.py' }, env);
+  assert.is(await readFile(join(root, 'ws', 'train.py'), 'utf8'), 'v1\n');
+  await runAction('Undo Edit Script', { script_name: 'train.py' }, env);
+  assert.not.ok(existsSync(join(root, 'ws', 'train.py')));
+  await refused('Undo Edit Script', { script_name: 'train.py' }, /nothing to undo/);
+});
+
+test('Inspect Script Lines numbers lines and caps the window at 100', async () => {
+  await runAction('Write File', { file_name: 's.py', content: Array.from({ length: 150 }, (_, i) => `x${i + 1}`).join('\n') }, env);
+  const o = (await runAction('Inspect Script Lines', { script_name: 's.py', start_line_number: 3, end_line_number: 4 }, env)).observation;
+  assert.is(o, 's.py: lines 3-4 of 150\n3: x3\n4: x4');
+  await refused('Inspect Script Lines', { script_name: 's.py', start_line_number: 1, end_line_number: 150 }, /at most 100 lines/);
+});
+
+test('tools: a domain keeps only its tools; dropout removes the seeded fraction, the same for the same seed', () => {
+  const tab = chooseTools('tabular');
+  assert.ok(tab.length > 5);
+  assert.ok(tab.every((t) => t.domain === 'tabular'));
+  assert.is(tab.length, listTools('tabular').length);
+  assert.equal(chooseTools('none'), []);
+  assert.equal(chooseTools(['acf', 'detect_outliers']).map((t) => t.name), ['acf', 'detect_outliers']);
+  const all = chooseTools('all');
+  const kept = dropTools(all, 0.2, 0, 'task', 'p', 0);
+  assert.is(kept.length, all.length - Math.round(0.2 * all.length));
+  assert.equal(dropTools(all, 0.2, 0, 'task', 'p', 0), kept);
+  // Another repeat draws another set.
+  assert.not.equal(dropTools(all, 0.2, 0, 'task', 'p', 1).map((t) => t.name), kept.map((t) => t.name));
+  assert.is(dropTools(all, 0, 0).length, all.length);
+});
+
+/** An episode with written replies and no jail (no script or tool runs). */
+async function episode(texts: string[], opts: Parameters<typeof mlabScaffold>[0]) {
+  const seen: PolicyRequest[] = [];
+  const policy: Policy = {
+    name: 'written',
+    kind: 'scripted',
+    act: async (req) => {
+      seen.push(req);
+      const text = req.purpose === 'understand' ? 'It has columns a and b.' : texts[Math.min(req.turn, texts.length - 1)];
+      return { text, usage: { prompt_tokens: 1, completion_tokens: 1 } };
+    },
+  };
+  const ctx = {
+    task: { id: 't', description: 'Predict b.', lowerIsBetter: false, meta: { id: 't' } },
+    session: env.session,
+    publicDir: env.roots.publicDir,
+    policy,
+    sample: 0,
+    limits: { maxTurns: 10, stepTimeoutMs: 1000, timeBudgetMs: 600_000, contextTokens: 32_768, observationChars: 2000 },
+    aide: { numDrafts: 1, debugProb: 0, maxDebugDepth: 0 },
+    validate: async () => ({ ok: true as const }),
+    signal: new AbortController().signal,
+    random: () => 0,
+  } as unknown as EpisodeContext;
+  return { ep: await mlabScaffold(opts).run(ctx), seen };
+}
+
+test('every call is a turn with its action, arguments and observation; Final Answer ends the episode', async () => {
+  const { ep, seen } = await episode(
+    [
+      reply('List Files', '{"dir_path": "public"}'),
+      'no action here',
+      reply('Write File', '{"file_name": "../x.py", "content": "1"}'),
+      reply('Understand File', '{"file_name": "public/train.csv", "things_to_look_for": "the columns"}'),
+      reply('Final Answer', '{"final_answer": "done", "submission": "sub.csv"}'),
+      reply('List Files', '{}'),
+    ],
+    { tools: 'tabular', toolDropout: 0, seed: 0 },
+  );
+  assert.equal(ep.turns.map((t) => [t.action, t.name ?? null]), [['action', 'List Files'], ['invalid', null], ['action', 'Write File'], ['action', 'Understand File'], ['answer', 'Final Answer']]);
+  assert.equal(ep.turns[0].args, { dir_path: 'public' });
+  assert.is(ep.turns[0].observation, 'train.csv');
+  assert.match(ep.turns[1].observation, /^invalid action: the reply has no "Action:" line/);
+  assert.match(ep.turns[2].observation, /^error: \.\.\/x\.py: outside the workspace/);
+  assert.is(ep.turns[3].observation, 'It has columns a and b.');
+  assert.is(ep.submission, 'sub.csv');
+  assert.is(ep.ended, 'answer');
+  // The understand request went to the policy's model with the file's text.
+  const u = seen.find((r) => r.purpose === 'understand');
+  assert.is(u?.file?.content, 'a,b\n1,2\n');
+  // The offered actions: MLAgentBench's and the tabular tools, no others; the observation went back to the model.
+  const offered = seen[0].actions ?? [];
+  assert.ok(offered.includes('Edit Script (AI)') && offered.includes('detect_label_imbalance') && !offered.includes('acf'));
+  assert.match(seen[0].messages[0].content, /detect_label_imbalance \(tabular diagnostic\)/);
+  assert.is(seen[1].messages[seen[1].messages.length - 1].content, 'Observation: train.csv');
+  assert.is(ep.usage.requests, 6);
+});
+
+test('a tool call with bad arguments is an error observation, checked before anything runs', async () => {
+  const { ep } = await episode([reply('detect_missing_values', '{"colum": "a"}'), reply('Final Answer', '{"final_answer": "x"}')], { tools: 'tabular', toolDropout: 0, seed: 0 });
+  assert.is(ep.turns[0].action, 'tool');
+  assert.equal(ep.turns[0].args, { colum: 'a' });
+  assert.match(ep.turns[0].observation, /^error: .*path/);
+});
+
+test('tool_dropout: the rollout is offered the seeded share of the tools, fixed for all its turns', async () => {
+  const all = chooseTools('all');
+  const { seen } = await episode([reply('List Files', '{}'), reply('Final Answer', '{"final_answer": "x"}')], { tools: 'all', toolDropout: 0.2, seed: 7 });
+  const expected = dropTools(all, 0.2, 7, 't', 'written', 0).map((t) => t.name);
+  assert.is(expected.length, all.length - Math.round(0.2 * all.length));
+  assert.equal(seen[0].actions!.slice(11), expected);
+  assert.equal(seen[1].actions, seen[0].actions);
+});
+
+test('tools: none offers only MLAgentBench actions', async () => {
+  const { seen } = await episode([reply('detect_missing_values', '{"path": "public/train.csv"}'), reply('Final Answer', '{"final_answer": "x"}')], { tools: 'none', toolDropout: 0, seed: 0 });
+  assert.is(seen[0].actions?.length, 11);
+  assert.not.match(seen[0].messages[0].content, /Diagnostic tools/);
+});
+
+test.run();

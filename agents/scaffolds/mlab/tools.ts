@@ -1,0 +1,41 @@
+// Which diagnostic tools a rollout offers: `tools:` picks none, all, one
+// domain's or named ones; `tool_dropout` then removes that fraction of them,
+// drawn once at the start of the rollout from its seed and fixed after (the
+// paper's training-time ablation), so repeats of a task see different sets.
+import { Rng } from '../../../core/random.js';
+import { DOMAINS, listTools, type ToolSpec } from '../../../tools/index.js';
+
+export type ToolChoice = 'none' | 'all' | (typeof DOMAINS)[number] | readonly string[];
+
+export function chooseTools(choice: ToolChoice): ToolSpec[] {
+  if (choice === 'none') return [];
+  if (choice === 'all') return [...listTools()];
+  if (typeof choice === 'string') return [...listTools(choice)];
+  const all = listTools();
+  return choice.map((n) => {
+    const t = all.find((x) => x.name === n);
+    if (!t) throw new Error(`unknown tool "${n}"`);
+    return t;
+  });
+}
+
+/** Removes round(fraction × n) tools, the same ones for the same seed parts. */
+export function dropTools(tools: readonly ToolSpec[], fraction: number, ...seed: (string | number)[]): ToolSpec[] {
+  const drop = Math.round(fraction * tools.length);
+  if (drop <= 0) return [...tools];
+  const rng = new Rng('tool-dropout', ...seed);
+  // A seeded Fisher–Yates shuffle of the indices; the first `drop` go.
+  const idx = tools.map((_, i) => i);
+  for (let i = idx.length - 1; i > 0; i--) {
+    const j = Math.floor(rng.next() * (i + 1));
+    [idx[i], idx[j]] = [idx[j], idx[i]];
+  }
+  const gone = new Set(idx.slice(0, drop));
+  return tools.filter((_, i) => !gone.has(i));
+}
+
+/** How a tool is described to the model, with its argument names. */
+export function describeTool(t: ToolSpec): string {
+  const args = Object.entries(t.args.properties).map(([k, a]) => `"${k}"${t.args.required.includes(k) ? '' : '?'}: ${a.type}, ${a.description}`);
+  return `- ${t.name} (${t.domain} diagnostic): returns ${t.returns}.\n  Action Input: {${args.join('; ')}}`;
+}
