@@ -1,6 +1,7 @@
 // Runs one node: take its key's lock, build the entry in a staging folder,
 // publish it atomically, record it in the lock file. Whatever happens, the
 // staging folder goes and the lock is released.
+import { setMaxListeners } from 'node:events';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
@@ -80,6 +81,8 @@ export async function executeNode(a: ExecuteArgs): Promise<NodeOutcome> {
     // Nodes that run Python carry its identity in their extras; say so when it is the fallback.
     if (python.note && hasPython(node.extras)) writeLog(`mlepipe: ${python.note}`);
     const signal = AbortSignal.any([a.signal, held.lost]);
+    // Every rollout, sandbox step and model request of the node listens on it; dozens at once are expected.
+    setMaxListeners(0, signal);
     const stage = getStage(node.kind)!;
     const started = new Date();
     let result;
