@@ -122,9 +122,11 @@ function runFile(file, index) {
   return new Promise((resolve) => {
     const startedAt = Date.now();
     const trace = join(traceDir, `${index}.jsonl`);
+    // The load when this file starts counts too: a suite that started on a quiet machine may not end on one.
+    const fileScale = process.env.MLEPIPE_TEST_TIME_SCALE ? scale : Math.max(scale, timeScale());
     // Its own process group, so that a kill reaches the CLI runs and jails a test started too.
     const child = spawn(process.execPath, ['--import', 'tsx', '--import', REGISTER, file], {
-      env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0', MLEPIPE_TEST_TIME_SCALE: String(scale), MLEPIPE_TEST_TRACE: trace },
+      env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0', MLEPIPE_TEST_TIME_SCALE: String(fileScale), MLEPIPE_TEST_TRACE: trace },
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true,
     });
