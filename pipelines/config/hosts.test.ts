@@ -20,19 +20,19 @@ async function load(settings: string, experiment: string) {
   }
 }
 
-test('on: a host name or a label; gpus default to 1 there and to 0 locally', async () => {
-  const { exp, errors } = await load(HOSTS, 'name: e\nstages:\n  a: { uses: shell, with: { run: x }, on: h200 }\n  b: { uses: shell, with: { run: x }, on: cpu, gpus: 0 }\n  c: { uses: shell, with: { run: x } }\n');
+test('on: a host name or a label; gpus default to 1 on GPU hosts and to 0 on CPU hosts and locally', async () => {
+  const { exp, errors } = await load(HOSTS, 'name: e\nstages:\n  a: { uses: shell, with: { run: x }, on: h200 }\n  b: { uses: shell, with: { run: x }, on: cpu }\n  c: { uses: shell, with: { run: x } }\n');
   assert.equal(errors, []);
   assert.equal(exp!.stages.map((s) => [s.id, s.on, s.gpus]), [['a', 'h200', 1], ['b', 'cpu', 0], ['c', undefined, 0]]);
   assert.is(exp!.settings.hosts.big.gpus, 2);
 });
 
 test('an unknown host or label, and more GPUs than any matching host lends, are positioned errors', async () => {
-  const { errors } = await load(HOSTS, 'name: e\nstages:\n  a: { uses: shell, with: { run: x }, on: h100 }\n  b: { uses: shell, with: { run: x }, on: h200, gpus: 3 }\n  c: { uses: shell, with: { run: x }, on: cpu }\n  d: { uses: shell, with: { run: x }, gpus: 1 }\n');
+  const { errors } = await load(HOSTS, 'name: e\nstages:\n  a: { uses: shell, with: { run: x }, on: h100 }\n  b: { uses: shell, with: { run: x }, on: h200, gpus: 3 }\n  c: { uses: shell, with: { run: x }, on: cpu, gpus: 1 }\n  d: { uses: shell, with: { run: x }, gpus: 1 }\n');
   assert.equal(errors, [
     'e.yaml:3:43 stages.a.on: no host named or labelled "h100" in ' + errors[0].split(' in ')[1].split(' ')[0] + ' (did you mean "h200"?) (hosts: big, cpu)',
     'e.yaml:4:55 stages.b.gpus: asks for 3 GPU(s), but big lends 2',
-    'e.yaml:5:43 stages.c.on: asks for 1 GPU(s) (the default with on:), but cpu lends 0; set gpus: 0 for a CPU node',
+    'e.yaml:5:54 stages.c.gpus: asks for 1 GPU(s), but cpu lends 0',
     'e.yaml:6:45 stages.d.gpus: gpus: is taken on a host: set on: as well (local nodes use this machine as it is)',
   ]);
 });

@@ -19,6 +19,11 @@ export function gpuCapacity(h: HostSettings): number {
   return h.gpus ?? 0;
 }
 
+/** GPUs a node placed with `on:` takes unless it says: one where the matching hosts lend GPUs, none on CPU hosts. */
+export function defaultGpus(on: string, hosts: Readonly<Record<string, HostSettings>>): number {
+  return hostsFor(on, hosts).some((n) => gpuCapacity(hosts[n]) > 0) ? 1 : 0;
+}
+
 export function placementDiagnostics(doc: WrittenExperiment, settings: Settings, origins: Origins): Diagnostic[] {
   const out: Diagnostic[] = [];
   const where = settings.file ?? 'mlepipe.config.yaml';
@@ -31,6 +36,10 @@ export function placementDiagnostics(doc: WrittenExperiment, settings: Settings,
       continue;
     }
     const path = ['stages', id, 'on'];
+    if (st.uses !== 'shell') {
+      out.push({ pos: valuePos(origins, path), path: dotted(path), message: `on: runs shell nodes only in this version of mlepipe; ${st.uses} nodes run on this machine (remove on:)` });
+      continue;
+    }
     const names = hostsFor(st.on, settings.hosts);
     if (!names.length) {
       const known = [...Object.keys(settings.hosts), ...Object.values(settings.hosts).flatMap((h) => h.labels ?? [])];
@@ -43,14 +52,14 @@ export function placementDiagnostics(doc: WrittenExperiment, settings: Settings,
       });
       continue;
     }
-    const want = st.gpus ?? 1;
+    const want = st.gpus ?? defaultGpus(st.on, settings.hosts);
     const most = Math.max(...names.map((n) => gpuCapacity(settings.hosts[n])));
     if (want > most) {
-      const gp = st.gpus === undefined ? path : ['stages', id, 'gpus'];
+      const gp = ['stages', id, 'gpus'];
       out.push({
-        pos: valuePos(origins, gp) ?? keyPos(origins, path),
+        pos: valuePos(origins, gp),
         path: dotted(gp),
-        message: `asks for ${want} GPU(s)${st.gpus === undefined ? ' (the default with on:)' : ''}, but ${names.map((n) => `${n} lends ${gpuCapacity(settings.hosts[n])}`).join(', ')}${st.gpus === undefined ? '; set gpus: 0 for a CPU node' : ''}`,
+        message: `asks for ${want} GPU(s), but ${names.map((n) => `${n} lends ${gpuCapacity(settings.hosts[n])}`).join(', ')}`,
       });
     }
   }

@@ -8,7 +8,7 @@ import { loadWithExtends } from './extends.js';
 import { applyOverrides, parseOverrides } from './overrides.js';
 import { interpolateAll } from './interpolate.js';
 import { loadSettings } from './settings.js';
-import { placementDiagnostics } from './hosts.js';
+import { defaultGpus, placementDiagnostics } from './hosts.js';
 import { REFERENCES } from '../../core/references.js';
 import type { Experiment, ResolvedFigure, ResolvedStage, ResolvedTable } from './types.js';
 
@@ -55,7 +55,7 @@ export async function loadExperiment(file: string, opts: LoadOptions = {}): Prom
     target: st.target,
     matrix: st.matrix,
     on: st.on,
-    gpus: st.on ? (st.gpus ?? 1) : 0,
+    gpus: st.on ? (st.gpus ?? defaultGpus(st.on, settings.hosts)) : 0,
     description: st.description,
   }));
   const tables: Record<string, ResolvedTable> = {};

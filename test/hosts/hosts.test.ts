@@ -1,0 +1,186 @@
+// Nodes on hosts, with this machine's Docker engine standing in for remote
+// ones: reached over TCP on loopback through a small proxy to its socket
+// (the proxy also keeps the container specs it forwards, so that GPU
+// requests can be checked on a machine without GPUs).
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import Docker from 'dockerode';
+import { execa } from 'execa';
+import { readdir, readFile } from 'node:fs/promises';
+import { connect, createServer, type Server } from 'node:net';
+import { join } from 'node:path';
+import { memoryIO } from '../../cli/io.js';
+import { planCommand } from '../../cli/commands/plan.js';
+import { runCommand } from '../../cli/commands/run.js';
+import { closedPort, ROOT, tmpProject, waitFor } from '../helpers.js';
+
+const IMAGE = `mlepipe-hosts-test:${process.pid}`;
+const docker = new Docker();
+let proxy: Server;
+let port = 0;
+const created: Array<Record<string, unknown>> = [];
+
+test.before(async () => {
+  await execa('bash', [join(ROOT, 'test/hosts/image.sh'), IMAGE]);
+  proxy = createServer((client) => {
+    const engine = connect('/var/run/docker.sock');
+    let buf = Buffer.alloc(0);
+    // Requests are read as they pass (keep-alive connections carry several); bodies sent chunked are not read.
+    client.on('data', (chunk: Buffer) => {
+      buf = Buffer.concat([buf, chunk]);
+      for (;;) {
+        const end = buf.indexOf('\r\n\r\n');
+        if (end < 0) return;
+        const headers = buf.subarray(0, end).toString('latin1');
+        if (/transfer-encoding: *chunked/i.test(headers)) {
+          buf = Buffer.alloc(0);
+          return;
+        }
+        const len = Number(/content-length: *(\d+)/i.exec(headers)?.[1] ?? 0);
+        if (buf.length < end + 4 + len) return;
+        if (/^POST \S*\/containers\/create/.test(headers)) created.push(JSON.parse(buf.subarray(end + 4, end + 4 + len).toString('utf8')));
+        buf = buf.subarray(end + 4 + len);
+      }
+    });
+    client.pipe(engine).pipe(client);
+    const close = () => {
+      client.destroy();
+      engine.destroy();
+    };
+    client.on('error', close);
+    engine.on('error', close);
+  });
+  await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', () => r()));
+  port = (proxy.address() as { port: number }).port;
+});
+
+test.after(async () => {
+  proxy.close();
+  await docker.getImage(IMAGE).remove({ force: true }).catch(() => {});
+});
+
+const settings = (extra = '') =>
+  `cache: .mlepipe\nhosts:\n  remote: { docker: "tcp://127.0.0.1:${port}", image: "${IMAGE}", labels: [box], gpus: 0, env: { FROM_HOST: yes } }\n${extra}`;
+
+const CHAIN = (on: string) => `name: chain
+stages:
+  a: { uses: shell, with: { run: 'printf "1\\n2\\n3\\n" > $MLEPIPE_OUT/nums.txt' } }
+  b:
+    uses: shell
+    needs: [a]
+    ${on}
+    with:
+      deps: [scale.txt]
+      outs: [res/doubled.txt]
+      run: |
+        mkdir -p res
+        k=$(cat scale.txt)
+        for n in $(cat $MLEPIPE_IN_A/nums.txt); do echo $((n * k)); done > res/doubled.txt
+        echo "{\\"k\\": $k, \\"lines\\": $(wc -l < res/doubled.txt)}" > $MLEPIPE_OUT/metrics.json
+        echo "on $MLEPIPE_HOST $FROM_HOST"
+  c: { uses: shell, needs: [b], with: { run: 'cat $MLEPIPE_IN_B/res/doubled.txt | tr "\\n" + > $MLEPIPE_OUT/sum.txt' } }
+`;
+
+async function run(dir: string, args: Record<string, unknown> = {}) {
+  const io = memoryIO();
+  const code = await runCommand(join(dir, 'e.yaml'), args, io);
+  return { code, err: io.stderr.join('\n') };
+}
+
+async function entryFiles(dir: string, node: string): Promise<Record<string, string>> {
+  const io = memoryIO();
+  await planCommand(join(dir, 'e.yaml'), { json: true }, io);
+  const key = (JSON.parse(io.stdout.join('')) as { nodes: Array<{ id: string; key: string }> }).nodes.find((n) => n.id === node)!.key;
+  const out: Record<string, string> = {};
+  const root = join(dir, '.mlepipe');
+  const walk = async (d: string, rel: string) => {
+    for (const e of await readdir(d, { withFileTypes: true })) {
+      if (e.isDirectory()) await walk(join(d, e.name), `${rel}${e.name}/`);
+      else if (e.name !== 'manifest.json') out[rel + e.name] = await readFile(join(d, e.name), 'utf8');
+    }
+  };
+  const entries = (await readdir(root, { recursive: true, withFileTypes: true })).filter((e) => e.isDirectory() && e.name === key);
+  assert.is(entries.length, 1, `one entry for ${node}`);
+  await walk(join(entries[0].parentPath, entries[0].name), '');
+  return out;
+}
+
+async function leftContainers(): Promise<number> {
+  return (await docker.listContainers({ all: true, filters: { label: ['mlepipe.node'], ancestor: [IMAGE] } })).length;
+}
+
+test('a chain with one node on a host and two here: outputs as a local run, cached on rerun, placement not in the key', async () => {
+  const here = await tmpProject({ 'e.yaml': CHAIN(''), 'scale.txt': '2\n' });
+  const there = await tmpProject({ 'e.yaml': CHAIN('on: remote'), 'scale.txt': '2\n' }, settings());
+  assert.is((await run(here)).code, 0);
+  const first = await run(there);
+  assert.is(first.code, 0, first.err);
+  const plan = memoryIO();
+  await planCommand(join(there, 'e.yaml'), {}, plan);
+  assert.match(plan.stdout.join('\n'), /cached +b +\w+ +on remote/);
+  for (const node of ['a', 'b', 'c']) assert.equal(await entryFiles(there, node), await entryFiles(here, node), node);
+  assert.equal(await entryFiles(there, 'c'), { 'sum.txt': '2+4+6+' });
+  const again = await run(there);
+  assert.is(again.code, 0);
+  assert.match(again.err, /3 cached, 0 to run/);
+  assert.is(await leftContainers(), 0);
+});
+
+test('GPUs: the container asks for the ids the host lends; two nodes wanting more than it has run one after the other', async () => {
+  const dir = await tmpProject(
+    {
+      'e.yaml': `name: gpus
+stages:
+  x: { uses: shell, on: h200, gpus: 2, with: { run: 'echo x > $MLEPIPE_OUT/x' } }
+  y: { uses: shell, on: h200, gpus: 1, with: { run: 'echo y > $MLEPIPE_OUT/y' } }
+`,
+    },
+    settings(`  gpu: { docker: "tcp://127.0.0.1:${port}", image: "${IMAGE}", labels: [h200], gpus: ["2", "5"] }\n`),
+  );
+  created.length = 0;
+  const r = await run(dir, { keepGoing: true, jobs: 2 });
+  // No GPU on this machine: the engine refuses to start them, naming no device; the error names the host.
+  assert.is(r.code, 1);
+  assert.match(r.err, /x +failed: host gpu: could not start the node's container/);
+  const asked = created.map((c) => (c.HostConfig as { DeviceRequests?: unknown[] }).DeviceRequests);
+  assert.equal(asked, [
+    [{ Driver: '', Count: 0, DeviceIDs: ['2', '5'], Capabilities: [['gpu']], Options: {} }],
+    [{ Driver: '', Count: 0, DeviceIDs: ['2'], Capabilities: [['gpu']], Options: {} }],
+  ]);
+  // y needed a GPU that x held: it started only once x had given them back.
+  const order = r.err.split('\n').filter((l) => /[▶✖] +[xy] /.test(l)).map((l) => l.trim().slice(0, 3));
+  assert.equal(order, ['▶ x', '✖ x', '▶ y', '✖ y']);
+  assert.is(await leftContainers(), 0);
+});
+
+test('faults name the host and leave nothing in the cache: unreachable, image missing, container killed', async () => {
+  const dead = await closedPort();
+  const dir = await tmpProject(
+    {
+      'e.yaml': `name: faults
+stages:
+  gone: { uses: shell, on: nowhere, with: { run: 'echo > $MLEPIPE_OUT/x' } }
+  noimage: { uses: shell, on: bare, with: { run: 'echo > $MLEPIPE_OUT/x' } }
+  killed: { uses: shell, on: remote, with: { run: 'echo started; sleep 600; echo > $MLEPIPE_OUT/x' } }
+`,
+    },
+    settings(
+      `  nowhere: { docker: "tcp://127.0.0.1:${dead}", gpus: 0 }\n  bare: { docker: "tcp://127.0.0.1:${port}", image: "mlepipe-no-such-image:${process.pid}", gpus: 0 }\n`,
+    ),
+  );
+  const running = run(dir, { keepGoing: true, jobs: 3 });
+  await waitFor(async () => (await docker.listContainers({ filters: { label: ['mlepipe.node=killed'], ancestor: [IMAGE] } })).length === 1, 120_000, 'the node container');
+  const [c] = await docker.listContainers({ filters: { label: ['mlepipe.node=killed'], ancestor: [IMAGE] } });
+  await docker.getContainer(c.Id).kill();
+  const r = await running;
+  assert.is(r.code, 1);
+  assert.match(r.err, new RegExp(`gone +failed: host nowhere \\(tcp://127.0.0.1:${dead}\\) is unreachable`));
+  assert.match(r.err, /noimage +failed: host bare: image mlepipe-no-such-image:\d+ not found there/);
+  assert.match(r.err, /killed +failed: host remote: the node's container was killed \(exit 137\)/);
+  const plan = memoryIO();
+  await planCommand(join(dir, 'e.yaml'), {}, plan);
+  assert.is(plan.stdout.join('\n').match(/^ +run /gm)?.length, 3);
+  assert.is(await leftContainers(), 0);
+});
+
+test.run();
