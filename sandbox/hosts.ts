@@ -26,10 +26,12 @@ export interface Probe {
   version?: string;
   /** Why it did not, in one line. */
   error?: string;
+  /** Whether the image nodes run in is there (when asked about one and the engine answered). */
+  imagePresent?: boolean;
 }
 
 /** Pings the engine; an engine that does not answer within `waitMs` counts as unreachable. */
-export async function probeEngine(address: string, waitMs = 10_000): Promise<Probe> {
+export async function probeEngine(address: string, waitMs = 10_000, image?: string): Promise<Probe> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(`no answer within ${waitMs / 1000} s`)), waitMs);
@@ -37,7 +39,9 @@ export async function probeEngine(address: string, waitMs = 10_000): Promise<Pro
   try {
     const docker = await engineAt(address);
     const v = await Promise.race([docker.version(), late]);
-    return { ok: true, version: v.Version };
+    if (image === undefined) return { ok: true, version: v.Version };
+    const present = await Promise.race([docker.getImage(image).inspect().then(() => true, (err: { statusCode?: number }) => (err.statusCode === 404 ? false : Promise.reject(err))), late]);
+    return { ok: true, version: v.Version, imagePresent: present };
   } catch (err) {
     return { ok: false, error: (err as Error).message.split('\n')[0] };
   } finally {

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { memoryIO } from '../../cli/io.js';
 import { planCommand } from '../../cli/commands/plan.js';
 import { runCommand } from '../../cli/commands/run.js';
+import { hostsCommand } from '../../cli/commands/hosts.js';
 import { closedPort, ROOT, tmpProject, waitFor } from '../helpers.js';
 
 const IMAGE = `mlepipe-hosts-test:${process.pid}`;
@@ -81,8 +82,8 @@ stages:
   c: { uses: shell, needs: [b], with: { run: 'cat $MLEPIPE_IN_B/res/doubled.txt | tr "\\n" + > $MLEPIPE_OUT/sum.txt' } }
 `;
 
-async function run(dir: string, args: Record<string, unknown> = {}) {
-  const io = memoryIO();
+async function run(dir: string, args: Record<string, unknown> = {}, signal?: AbortSignal) {
+  const io = { ...memoryIO(), signal };
   const code = await runCommand(join(dir, 'e.yaml'), args, io);
   return { code, err: io.stderr.join('\n') };
 }
@@ -181,6 +182,39 @@ stages:
   await planCommand(join(dir, 'e.yaml'), {}, plan);
   assert.is(plan.stdout.join('\n').match(/^ +run /gm)?.length, 3);
   assert.is(await leftContainers(), 0);
+});
+
+test('Ctrl-C stops a node on a host: its container goes, nothing is cached, a rerun runs it', async () => {
+  const dir = await tmpProject({ 'e.yaml': "name: stop\nstages:\n  long: { uses: shell, on: box, with: { run: 'sleep 600; echo > $MLEPIPE_OUT/x' } }\n" }, settings());
+  const ctl = new AbortController();
+  const running = run(dir, {}, ctl.signal);
+  await waitFor(async () => (await docker.listContainers({ filters: { label: ['mlepipe.node=long'], ancestor: [IMAGE] } })).length === 1, 120_000, 'the node container');
+  ctl.abort();
+  const r = await running;
+  assert.is.not(r.code, 0);
+  assert.match(r.err, /long +skipped: interrupted/);
+  assert.is(await leftContainers(), 0);
+  const plan = memoryIO();
+  await planCommand(join(dir, 'e.yaml'), {}, plan);
+  assert.match(plan.stdout.join('\n'), /run +long .* on box \(remote\)/);
+});
+
+test('mlepipe hosts: reachability, Docker version, GPUs and image for each host', async () => {
+  const dead = await closedPort();
+  const dir = await tmpProject({}, settings(`  nowhere: { docker: "tcp://127.0.0.1:${dead}", gpus: ["0", "1"], labels: [h200] }\n`));
+  const cwd = process.cwd();
+  process.chdir(dir);
+  try {
+    const io = memoryIO();
+    assert.is(await hostsCommand({}, io), 3);
+    const version = (await docker.version()).Version;
+    assert.equal(io.stdout, [
+      `remote   tcp://127.0.0.1:${port}  0 GPUs  [box]  ✔ Docker ${version}, image ${IMAGE} present`,
+      `nowhere  tcp://127.0.0.1:${dead}  GPUs 0, 1  [h200]  ✖ unreachable: connect ECONNREFUSED 127.0.0.1:${dead}`,
+    ]);
+  } finally {
+    process.chdir(cwd);
+  }
 });
 
 test.run();
