@@ -29,6 +29,8 @@ export class HostPool {
       f.count -= gpus;
       const ids = f.ids?.splice(0, gpus);
       const h = this.hosts[name];
+      const all = Array.isArray(h.gpus) ? h.gpus : [];
+      const order = (id: string) => (Array.isArray(h.gpus) ? all.indexOf(id) : Number(id));
       const placement: HostPlacement = {
         name,
         docker: h.docker,
@@ -43,7 +45,8 @@ export class HostPool {
           if (given) return;
           given = true;
           f.count += gpus;
-          if (ids) f.ids!.push(...ids);
+          // Back in the host's order, so that the lowest free ids go first.
+          if (ids) f.ids!.splice(0, Infinity, ...[...f.ids!, ...ids].sort((x, y) => order(x) - order(y)));
         },
       };
     }

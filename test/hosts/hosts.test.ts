@@ -13,7 +13,7 @@ import { memoryIO } from '../../cli/io.js';
 import { planCommand } from '../../cli/commands/plan.js';
 import { runCommand } from '../../cli/commands/run.js';
 import { hostsCommand } from '../../cli/commands/hosts.js';
-import { closedPort, ROOT, tmpProject, waitFor } from '../helpers.js';
+import { closedPort, nodeLogs, ROOT, tmpProject, waitFor } from '../helpers.js';
 
 const IMAGE = `mlepipe-hosts-test:${process.pid}`;
 const docker = new Docker();
@@ -119,6 +119,13 @@ test('a chain with one node on a host and two here: outputs as a local run, cach
   const plan = memoryIO();
   await planCommand(join(there, 'e.yaml'), {}, plan);
   assert.match(plan.stdout.join('\n'), /cached +b +\w+ +on remote/);
+  const keys = async (dir: string) => {
+    const io = memoryIO();
+    await planCommand(join(dir, 'e.yaml'), { json: true }, io);
+    return (JSON.parse(io.stdout.join('')) as { nodes: Array<{ id: string; key: string }> }).nodes.map((n) => [n.id, n.key]);
+  };
+  assert.equal(await keys(there), await keys(here));
+  assert.match(await nodeLogs(there), 'on remote yes');
   for (const node of ['a', 'b', 'c']) assert.equal(await entryFiles(there, node), await entryFiles(here, node), node);
   assert.equal(await entryFiles(there, 'c'), { 'sum.txt': '2+4+6+' });
   const again = await run(there);
