@@ -98,15 +98,22 @@ export async function runOnHost(ctx: StageContext<ShellParams>, host: HostPlacem
       await c.start().catch((err: Error) => {
         throw new Error(`${at}: could not start the node's container: ${oneLine(err)}`);
       });
-      const waited = (await c.wait().catch((err: Error) => {
-        throw new Error(`${at}: lost the node's container: ${oneLine(err)}`);
-      })) as { StatusCode: number };
-      status = waited.StatusCode;
+      // A connection cut while the engine holds a wait open can leave it pending forever: the engine is pinged meanwhile.
+      const lost = engineLost(docker);
+      try {
+        const waited = (await Promise.race([c.wait(), lost.promise]).catch((err: Error) => {
+          throw new Error(`${at}: lost the node's container: ${oneLine(err)}`);
+        })) as { StatusCode: number };
+        status = waited.StatusCode;
+      } finally {
+        lost.stop();
+      }
     } finally {
       clearTimeout(timer);
       stopAbort();
     }
-    await ended;
+    // The output stream of a lost connection may never end either.
+    await Promise.race([ended, new Promise((r) => setTimeout(r, 5000))]);
     lines.end();
     await logged;
 
@@ -171,6 +178,41 @@ async function logLines(stream: Readable, log: (line: string) => void): Promise<
     for (const line of parts) log(line);
   }
   if (rest) log(rest);
+}
+
+/** Rejects once the engine has failed two pings in a row (checked every few seconds); `stop` ends the checks. */
+function engineLost(docker: Docker, everyMs = 3000): { promise: Promise<never>; stop(): void } {
+  let timer: NodeJS.Timeout | undefined;
+  let stopped = false;
+  const promise = new Promise<never>((_, reject) => {
+    let misses = 0;
+    const check = () => {
+      if (stopped) return;
+      let settled = false;
+      const settle = (err?: Error) => {
+        if (settled || stopped) return;
+        settled = true;
+        clearTimeout(late);
+        if (!err) misses = 0;
+        else if (++misses >= 2) return reject(err);
+        timer = setTimeout(check, everyMs).unref();
+      };
+      const late = setTimeout(() => settle(new Error('the engine stopped answering')), 2 * everyMs).unref();
+      docker.ping().then(
+        () => settle(),
+        (err: Error) => settle(err),
+      );
+    };
+    timer = setTimeout(check, everyMs).unref();
+  });
+  promise.catch(() => {});
+  return {
+    promise,
+    stop: () => {
+      stopped = true;
+      clearTimeout(timer);
+    },
+  };
 }
 
 const oneLine = (err: Error) => err.message.split('\n')[0];

@@ -17,46 +17,72 @@ import { closedPort, nodeLogs, ROOT, tmpProject, waitFor } from '../helpers.js';
 
 const IMAGE = `mlepipe-hosts-test:${process.pid}`;
 const docker = new Docker();
-let proxy: Server;
+let proxy: Awaited<ReturnType<typeof engineProxy>>;
 let port = 0;
 const created: Array<Record<string, unknown>> = [];
 
-test.before(async () => {
-  await execa('bash', [join(ROOT, 'test/hosts/image.sh'), IMAGE]);
-  proxy = createServer((client) => {
+/** Length of an HTTP/1.1 chunked body at the start of `b` (with its end marker), or -1 while incomplete. */
+function chunkedLength(b: Buffer): number {
+  let at = 0;
+  for (;;) {
+    const eol = b.indexOf('\r\n', at);
+    if (eol < 0) return -1;
+    const size = parseInt(b.subarray(at, eol).toString('latin1'), 16);
+    at = eol + 2 + size + 2;
+    if (at > b.length) return -1;
+    if (size === 0) return at;
+  }
+}
+
+/** A TCP listener on loopback piping to the local engine's socket; keeps container specs; `cut` drops every connection. */
+async function engineProxy() {
+  const open = new Set<() => void>();
+  const server: Server = createServer((client) => {
     const engine = connect('/var/run/docker.sock');
     let buf = Buffer.alloc(0);
-    // Requests are read as they pass (keep-alive connections carry several); bodies sent chunked are not read.
+    // Requests are read as they pass: keep-alive connections carry several, archives go chunked.
     client.on('data', (chunk: Buffer) => {
       buf = Buffer.concat([buf, chunk]);
       for (;;) {
         const end = buf.indexOf('\r\n\r\n');
         if (end < 0) return;
         const headers = buf.subarray(0, end).toString('latin1');
-        if (/transfer-encoding: *chunked/i.test(headers)) {
-          buf = Buffer.alloc(0);
-          return;
-        }
-        const len = Number(/content-length: *(\d+)/i.exec(headers)?.[1] ?? 0);
-        if (buf.length < end + 4 + len) return;
-        if (/^POST \S*\/containers\/create/.test(headers)) created.push(JSON.parse(buf.subarray(end + 4, end + 4 + len).toString('utf8')));
-        buf = buf.subarray(end + 4 + len);
+        const rest = buf.subarray(end + 4);
+        const len = /transfer-encoding: *chunked/i.test(headers) ? chunkedLength(rest) : Number(/content-length: *(\d+)/i.exec(headers)?.[1] ?? 0);
+        if (len < 0 || rest.length < len) return;
+        if (/^POST \S*\/containers\/create/.test(headers)) created.push(JSON.parse(rest.subarray(0, len).toString('utf8')));
+        buf = rest.subarray(len);
       }
     });
     client.pipe(engine).pipe(client);
     const close = () => {
       client.destroy();
       engine.destroy();
+      open.delete(close);
     };
+    open.add(close);
     client.on('error', close);
     engine.on('error', close);
+    client.on('close', close);
   });
-  await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', () => r()));
-  port = (proxy.address() as { port: number }).port;
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  return {
+    port: (server.address() as { port: number }).port,
+    cut() {
+      server.close();
+      for (const close of [...open]) close();
+    },
+  };
+}
+
+test.before(async () => {
+  await execa('bash', [join(ROOT, 'test/hosts/image.sh'), IMAGE]);
+  proxy = await engineProxy();
+  port = proxy.port;
 });
 
 test.after(async () => {
-  proxy.close();
+  proxy.cut();
   await docker.getImage(IMAGE).remove({ force: true }).catch(() => {});
 });
 
@@ -189,6 +215,25 @@ stages:
   await planCommand(join(dir, 'e.yaml'), {}, plan);
   assert.is(plan.stdout.join('\n').match(/^ +run /gm)?.length, 3);
   assert.is(await leftContainers(), 0);
+});
+
+test('an engine lost mid-node fails the node naming the host; nothing is cached', async () => {
+  const flaky = await engineProxy();
+  const dir = await tmpProject(
+    { 'e.yaml': "name: lost\nstages:\n  far: { uses: shell, on: flaky, with: { run: 'echo started; sleep 600; echo > $MLEPIPE_OUT/x' } }\n" },
+    settings(`  flaky: { docker: "tcp://127.0.0.1:${flaky.port}", image: "${IMAGE}" }\n`),
+  );
+  const running = run(dir);
+  await waitFor(async () => (await docker.listContainers({ filters: { label: ['mlepipe.node=far'], ancestor: [IMAGE] } })).length === 1, 120_000, 'the node container');
+  flaky.cut();
+  const r = await running;
+  assert.is(r.code, 1);
+  assert.match(r.err, /far +failed: host flaky: lost the node's container/);
+  const plan = memoryIO();
+  await planCommand(join(dir, 'e.yaml'), {}, plan);
+  assert.match(plan.stdout.join('\n'), /run +far /);
+  // The engine itself never went away here: what the lost connection left running is removed by hand.
+  for (const c of await docker.listContainers({ all: true, filters: { label: ['mlepipe.node=far'], ancestor: [IMAGE] } })) await docker.getContainer(c.Id).remove({ force: true });
 });
 
 test('Ctrl-C stops a node on a host: its container goes, nothing is cached, a rerun runs it', async () => {
