@@ -1,5 +1,6 @@
 // Runs a plan: nodes start as soon as their inputs are ready, at most
-// `concurrency` at a time. A failure stops new work (or, with keepGoing, only
+// `concurrency` at a time; a node placed on a host (`on:`) also waits for
+// enough free GPUs on a matching host (run/hosts.ts). A failure stops new work (or, with keepGoing, only
 // its dependents); an abort lets running nodes clean up and leaves the cache
 // as it was plus whatever finished.
 import { VERSION } from '../../core/version.js';
