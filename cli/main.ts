@@ -189,6 +189,12 @@ export function buildProgram(io: IO, done: (code: number) => void): Command {
     .action(act(async (ck: string, o: { port?: string; host?: string; threads?: string }) => (await import('./commands/serve.js')).serveCommand(ck, o, io)));
 
   program
+    .command('hosts')
+    .description('list the hosts in mlepipe.config.yaml: reachability, Docker version, GPUs, image')
+    .option('--json', 'JSON output')
+    .action(act(async (o: { json?: boolean }) => (await import('./commands/hosts.js')).hostsCommand(o, io)));
+
+  program
     .command('doctor')
     .description('check node, python (numpy/pandas/sklearn), the Python environments (agent, trainer), bubblewrap, docker, GPU hosts')
     .option('--json', 'JSON output')

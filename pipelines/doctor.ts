@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { cgroupSupport } from '../sandbox/cgroup.js';
 import { createSandbox } from '../sandbox/index.js';
+import { probeEngine } from '../sandbox/hosts.js';
 import { choosePython, pythonEnv, type PythonChoice } from '../core/python.js';
 import type { Settings } from './config/types.js';
 import { envDetail, inspectEnvs, type EnvReport } from './pyenvs.js';
@@ -104,13 +105,13 @@ export async function runChecks(settings: Settings, env: NodeJS.ProcessEnv = pro
   const hosts = Object.entries(settings.hosts);
   if (!hosts.length) checks.push({ name: 'gpu hosts', ok: true, required: false, detail: 'none configured (optional: hosts: in mlepipe.config.yaml)' });
   for (const [name, h] of hosts) {
-    const r = await execa('ssh', ['-o', 'BatchMode=yes', '-o', 'ConnectTimeout=5', h.ssh, 'nvidia-smi -L'], { reject: false, timeout: 20_000 });
+    const r = await probeEngine(h.docker);
     checks.push({
       name: `host ${name}`,
-      ok: r.exitCode === 0,
+      ok: r.ok,
       required: false,
-      detail: r.exitCode === 0 ? `${String(r.stdout).split('\n').filter(Boolean).length} GPU(s) via ${h.ssh}` : `${h.ssh}: ${lastLine(String(r.stderr)) || 'unreachable'}`,
-      fix: `check that \`ssh ${h.ssh} nvidia-smi\` works without a password prompt`,
+      detail: r.ok ? `Docker ${r.version} at ${h.docker}` : `${h.docker}: ${r.error ?? 'unreachable'}`,
+      fix: `check that \`docker -H ${h.docker} version\` answers from this machine`,
     });
   }
   return { python: choice, environments, checks };

@@ -60,6 +60,19 @@ export interface StageContext<P> {
   log(message: string): void;
   /** Reports item counts; shown on the node's progress line. */
   progress(done: number, total?: number): void;
+  /** Set when the node was placed on a host (`on:`): it runs in a container there. */
+  readonly host?: HostPlacement;
+}
+
+/** The host a node runs on, and the GPUs it holds there for the node's lifetime. */
+export interface HostPlacement {
+  readonly name: string;
+  /** The engine's address: unix://, tcp:// or ssh://. */
+  readonly docker: string;
+  readonly image?: string;
+  readonly env: Readonly<Record<string, string>>;
+  /** Device ids held, or a count where the host does not list them; undefined: no GPUs. */
+  readonly gpus?: { readonly ids: readonly string[] } | { readonly count: number };
 }
 
 export interface StageResult {

@@ -8,6 +8,7 @@ import { loadWithExtends } from './extends.js';
 import { applyOverrides, parseOverrides } from './overrides.js';
 import { interpolateAll } from './interpolate.js';
 import { loadSettings } from './settings.js';
+import { defaultGpus, placementDiagnostics } from './hosts.js';
 import { REFERENCES } from '../../core/references.js';
 import type { Experiment, ResolvedFigure, ResolvedStage, ResolvedTable } from './types.js';
 
@@ -43,6 +44,7 @@ export async function loadExperiment(file: string, opts: LoadOptions = {}): Prom
   const { doc, params } = validated;
   // Anything else said about a value whose reference did not resolve follows from that.
   const diagnostics = [...settingsErrors, ...expanded.diagnostics, ...validated.diagnostics.filter((d) => !unresolved.some((p) => under(d.path ?? '', p)))];
+  if (settings && !validated.diagnostics.length) diagnostics.push(...placementDiagnostics(doc, settings, src.origins));
   if (diagnostics.length || !settings) throw new UserError(sortDiagnostics(diagnostics));
 
   const stages: ResolvedStage[] = Object.entries(doc.stages).map(([id, st]) => ({
@@ -53,6 +55,7 @@ export async function loadExperiment(file: string, opts: LoadOptions = {}): Prom
     target: st.target,
     matrix: st.matrix,
     on: st.on,
+    gpus: st.on ? (st.gpus ?? defaultGpus(st.on, settings.hosts)) : 0,
     description: st.description,
   }));
   const tables: Record<string, ResolvedTable> = {};

@@ -6,6 +6,7 @@ import { dirname, isAbsolute, join, resolve } from 'node:path';
 import settingsSchema from '../../schemas/settings.schema.json';
 import { validateWithSchema } from '../../core/jsonschema.js';
 import type { Settings, WrittenSettings } from './types.js';
+import { oldHostShape } from './hosts.js';
 import { parseYaml } from './yaml.js';
 import type { Origins } from '../../core/source.js';
 import { UserError } from '../../core/errors.js';
@@ -50,7 +51,8 @@ export async function loadSettings(startDir: string, env: NodeJS.ProcessEnv = pr
   const written = (found?.config ?? {}) as WrittenSettings;
   if (found) {
     const origins = positions.get(found.filepath) ?? new Map([['', { value: { file: found.filepath, line: 1, col: 1 } }]]);
-    const diags = validateWithSchema(settingsSchema, written, origins, []);
+    const old = oldHostShape(written, origins);
+    const diags = old.length ? old : validateWithSchema(settingsSchema, written, origins, []);
     if (diags.length) throw new UserError(diags);
   }
   const projectRoot = found ? dirname(found.filepath) : findGitRoot(startDir) ?? startDir;

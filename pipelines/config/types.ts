@@ -18,8 +18,10 @@ export interface WrittenStage {
   target?: string;
   /** ablate only: paths inside the target's `with:` → values to try. */
   matrix?: Record<string, unknown[]>;
-  /** Placement on hosts carrying this label (mlepipe.config hosts). */
+  /** Placement: a host name or label (mlepipe.config hosts). */
   on?: string;
+  /** GPUs taken on the host (default 1 with `on:`). */
+  gpus?: number;
   description?: string;
 }
 
@@ -67,11 +69,15 @@ export interface WrittenExperiment {
   figures?: Record<string, WrittenFigure>;
 }
 
+/** A `hosts:` entry: a Docker engine nodes can be placed on. */
 export interface HostSettings {
-  ssh: string;
-  docker_host?: string;
+  /** unix:///PATH.sock, tcp://HOST:PORT or ssh://USER@HOST[:PORT]. */
+  docker: string;
+  /** A count, device ids, or 'all' (no accounting). Absent: the host lends no GPUs. */
+  gpus?: number | string[] | 'all';
   labels?: string[];
-  gpus?: number;
+  image?: string;
+  env?: Record<string, string | number | boolean>;
 }
 
 export interface SandboxSettings {
@@ -110,6 +116,8 @@ export interface ResolvedStage {
   readonly target?: string;
   readonly matrix?: Readonly<Record<string, readonly unknown[]>>;
   readonly on?: string;
+  /** GPUs taken on the host: 0 without `on:`. */
+  readonly gpus: number;
   readonly description?: string;
 }
 

@@ -8,7 +8,7 @@ import { dirname } from 'node:path';
 import { listFiles } from '../../core/fs.js';
 import { choosePython } from '../../core/python.js';
 import { VERSION } from '../../core/version.js';
-import type { InputNode, Metrics } from '../../stages/contract.js';
+import type { HostPlacement, InputNode, Metrics } from '../../stages/contract.js';
 import { getStage } from '../../stages/registry.js';
 import type { Manifest } from '../cache/manifest.js';
 import type { CacheStore } from '../cache/store.js';
@@ -48,6 +48,8 @@ export interface ExecuteArgs {
   forced: boolean;
   signal: AbortSignal;
   reporter: Reporter;
+  /** The host the scheduler placed the node on (`on:`), with the GPUs it holds there. */
+  host?: HostPlacement;
   /** Records a new entry in the lock file; called while the key is still locked, so gc never sees it unreferenced. */
   record(manifest: Manifest): Promise<void>;
 }
@@ -76,6 +78,7 @@ export async function executeNode(a: ExecuteArgs): Promise<NodeOutcome> {
       if (tail.length > 20) tail.shift();
       reporter.log(node.id, line);
     };
+    if (a.host) writeLog(`mlepipe: on host ${a.host.name}${gpuNote(a.host)}`);
     staged = await store.staging(node.key);
     const python = choosePython(a.exp.settings.python);
     // Nodes that run Python carry its identity in their extras; say so when it is the fallback.
@@ -103,6 +106,7 @@ export async function executeNode(a: ExecuteArgs): Promise<NodeOutcome> {
         signal,
         log: writeLog,
         progress: (done, total) => reporter.progress(node.id, done, total),
+        host: a.host,
       });
     } catch (err) {
       if (a.signal.aborted) throw new Interrupted();
@@ -144,4 +148,10 @@ export async function executeNode(a: ExecuteArgs): Promise<NodeOutcome> {
 
 function hasPython(extras: unknown): boolean {
   return typeof extras === 'object' && extras !== null && 'python' in extras;
+}
+
+function gpuNote(h: HostPlacement): string {
+  const g = h.gpus;
+  if (!g) return '';
+  return 'ids' in g ? ` (GPUs ${g.ids.join(', ')})` : ` (${g.count} GPU${g.count === 1 ? '' : 's'})`;
 }

@@ -1,8 +1,8 @@
 // Runs a plan: nodes start as soon as their inputs are ready, at most
-// `concurrency` at a time. A failure stops new work (or, with keepGoing, only
+// `concurrency` at a time; a node placed on a host (`on:`) also waits for
+// enough free GPUs on a matching host (run/hosts.ts). A failure stops new work (or, with keepGoing, only
 // its dependents); an abort lets running nodes clean up and leaves the cache
 // as it was plus whatever finished.
-import { EnvError } from '../../core/errors.js';
 import { VERSION } from '../../core/version.js';
 import type { InputNode } from '../../stages/contract.js';
 import { updateLockfile, type LockEntry } from '../cache/lockfile.js';
@@ -10,6 +10,7 @@ import type { Manifest } from '../cache/manifest.js';
 import { sha256 } from '../../core/hash.js';
 import type { Plan } from '../plan.js';
 import { executeNode, Interrupted, NodeFailure } from './execute.js';
+import { HostPool, type Held } from './hosts.js';
 import type { Reporter, RunSummary } from './reporter.js';
 
 export interface RunOptions {
@@ -40,7 +41,7 @@ export async function runPlan(plan: Plan, opts: RunOptions): Promise<RunResult> 
   const reporter = opts.reporter;
   const concurrency = Math.max(1, opts.concurrency ?? exp.settings.concurrency);
   const signal = opts.signal ?? new AbortController().signal;
-  refuseRemotePlacement(plan);
+  const pool = new HostPool(exp.settings.hosts);
 
   await store.registerLockfile(plan.lockfile);
   await store.sweepStaging();
@@ -84,7 +85,7 @@ export async function runPlan(plan: Plan, opts: RunOptions): Promise<RunResult> 
       return { name: n.stage.id, id: n.id, key: n.key, dir: store.entryDir(n.key), metrics: m.metrics, variant: n.variant };
     });
 
-  const launch = (id: string) => {
+  const launch = (id: string, held?: Held) => {
     const p = byId.get(id)!;
     state.set(id, 'running');
     const job = executeNode({
@@ -95,6 +96,7 @@ export async function runPlan(plan: Plan, opts: RunOptions): Promise<RunResult> 
       forced: p.reason === 'forced',
       signal,
       reporter,
+      host: held?.placement,
       record: (m) => record({ [id]: lockEntry(m) }),
     })
       .then(async (outcome) => {
@@ -122,7 +124,10 @@ export async function runPlan(plan: Plan, opts: RunOptions): Promise<RunResult> 
         reporter.failed(id, f.message);
         if (!opts.keepGoing) stopping = true;
       })
-      .finally(() => running.delete(id));
+      .finally(() => {
+        held?.give();
+        running.delete(id);
+      });
     running.set(id, job);
   };
 
@@ -142,7 +147,15 @@ export async function runPlan(plan: Plan, opts: RunOptions): Promise<RunResult> 
           reporter.skipped(id, `needs ${bad}, which ${state.get(bad) === 'failed' ? 'failed' : 'did not run'}`);
           continue;
         }
-        if (ins.every((s) => s === 'done')) launch(id);
+        if (!ins.every((s) => s === 'done')) continue;
+        const on = p.node.stage.on;
+        if (on === undefined) {
+          launch(id);
+          continue;
+        }
+        // Waits for a matching host with enough free GPUs; later nodes may start meanwhile.
+        const held = pool.take(on, p.node.stage.gpus);
+        if (held) launch(id, held);
       }
     }
     if (!running.size) break;
@@ -191,18 +204,3 @@ function abortPromise(signal: AbortSignal): Promise<void> {
     else signal.addEventListener('abort', () => resolve(), { once: true });
   });
 }
-
-/** Placement on GPU hosts is declared in the language but not executed yet: say so before starting anything. */
-function refuseRemotePlacement(plan: Plan): void {
-  const placed = plan.nodes.filter((p) => p.action === 'run' && p.node.stage.on);
-  if (!placed.length) return;
-  const p = placed[0];
-  const label = p.node.stage.on!;
-  const hosts = Object.entries(plan.experiment.settings.hosts).filter(([, h]) => h.labels?.includes(label));
-  throw new EnvError(
-    `${p.node.id} asks for a host labelled "${label}" (on: ${label}); ` +
-      (hosts.length ? `hosts ${hosts.map(([n]) => n).join(', ')} carry it, but ` : `no host in ${plan.experiment.settings.file ?? 'mlepipe.config.yaml'} carries it, and `) +
-      `running nodes on GPU hosts is not available in this version of mlepipe. Remove on: to run it here.`,
-  );
-}
-

@@ -14,6 +14,7 @@ import type { Metrics, StageContext, StageResult } from '../contract.js';
 import { inputEnvName, placeProblem, type ShellParams } from './index.js';
 
 export async function run(ctx: StageContext<ShellParams>): Promise<StageResult> {
+  if (ctx.host) return (await import('./remote.js')).runOnHost(ctx, ctx.host);
   const p = ctx.params;
   const env: Record<string, string> = {
     MLEPIPE_NODE: ctx.node.id,
@@ -78,13 +79,18 @@ export async function run(ctx: StageContext<ShellParams>): Promise<StageResult> 
     });
     await cp(from, to, { recursive: true });
   }
+  return finish(ctx);
+}
+
+/** Metrics the command wrote into its output folder, with the reward when one is asked for. */
+export async function finish(ctx: StageContext<ShellParams>): Promise<StageResult> {
   const metrics = (await readMetrics(join(ctx.outDir, 'metrics.json'))) ?? {};
-  if (p.reward) metrics.reward = rewardOf(rewardFormula(p.reward, ctx.rewards)!, metrics);
+  if (ctx.params.reward) metrics.reward = rewardOf(rewardFormula(ctx.params.reward, ctx.rewards)!, metrics);
   return { metrics };
 }
 
 /** The endpoint as the openai SDKs read it, plus the whole entry for anything else. */
-function modelEnv(m: ModelSpec, outer: NodeJS.ProcessEnv): Record<string, string> {
+export function modelEnv(m: ModelSpec, outer: NodeJS.ProcessEnv): Record<string, string> {
   const env: Record<string, string> = { MLEPIPE_MODEL: JSON.stringify(m) };
   if (m.base_url) env.OPENAI_BASE_URL = m.base_url;
   const key = m.api_key_env ? outer[m.api_key_env] : undefined;

@@ -1,0 +1,53 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { UserError } from '../../core/errors.js';
+import { loadExperiment } from './load.js';
+
+const HOSTS = 'hosts:\n  big: { docker: "tcp://127.0.0.1:2375", gpus: 2, labels: [h200] }\n  cpu: { docker: "unix:///var/run/docker.sock" }\n';
+
+async function load(settings: string, experiment: string) {
+  const dir = await mkdtemp(join(tmpdir(), 'mlepipe-hosts-'));
+  await writeFile(join(dir, 'mlepipe.config.yaml'), settings);
+  await writeFile(join(dir, 'e.yaml'), experiment);
+  try {
+    return { exp: await loadExperiment(join(dir, 'e.yaml'), { env: {} }), errors: [] as string[] };
+  } catch (err) {
+    assert.instance(err, UserError);
+    return { exp: undefined, errors: (err as UserError).diagnostics.map((d) => `${d.pos?.file?.split('/').pop()}:${d.pos?.line}:${d.pos?.col} ${d.path}: ${d.message}`) };
+  }
+}
+
+test('on: a host name or a label; gpus default to 1 on GPU hosts and to 0 on CPU hosts and locally', async () => {
+  const { exp, errors } = await load(HOSTS, 'name: e\nstages:\n  a: { uses: shell, with: { run: x }, on: h200 }\n  b: { uses: shell, with: { run: x }, on: cpu }\n  c: { uses: shell, with: { run: x } }\n');
+  assert.equal(errors, []);
+  assert.equal(exp!.stages.map((s) => [s.id, s.on, s.gpus]), [['a', 'h200', 1], ['b', 'cpu', 0], ['c', undefined, 0]]);
+  assert.is(exp!.settings.hosts.big.gpus, 2);
+});
+
+test('an unknown host or label, and more GPUs than any matching host lends, are positioned errors', async () => {
+  const { errors } = await load(HOSTS, 'name: e\nstages:\n  a: { uses: shell, with: { run: x }, on: h100 }\n  b: { uses: shell, with: { run: x }, on: h200, gpus: 3 }\n  c: { uses: shell, with: { run: x }, on: cpu, gpus: 1 }\n  d: { uses: shell, with: { run: x }, gpus: 1 }\n');
+  assert.equal(errors, [
+    'e.yaml:3:43 stages.a.on: no host named or labelled "h100" in ' + errors[0].split(' in ')[1].split(' ')[0] + ' (did you mean "h200"?) (hosts: big, cpu)',
+    'e.yaml:4:55 stages.b.gpus: asks for 3 GPU(s), but big lends 2',
+    'e.yaml:5:54 stages.c.gpus: asks for 1 GPU(s), but cpu lends 0',
+    'e.yaml:6:45 stages.d.gpus: gpus: is taken on a host: set on: as well (local nodes use this machine as it is)',
+  ]);
+});
+
+test('settings: the new host shape is schema-checked, the old one named with the new shape', async () => {
+  const exp = 'name: e\nstages:\n  a: { uses: shell, with: { run: x } }\n';
+  let r = await load('hosts:\n  g: { ssh: me@gpu, gpus: 8 }\n', exp);
+  assert.equal(r.errors.length, 1);
+  assert.match(r.errors[0], /^mlepipe\.config\.yaml:2:8 hosts\.g: ssh is the old shape of a host; write docker: ssh:\/\/USER@HOST\[:PORT\]/);
+  r = await load('hosts:\n  g: { docker: "http://gpu:2375", gpus: -1 }\n', exp);
+  assert.equal(r.errors.length, 2, r.errors.join('\n'));
+  assert.match(r.errors[0], /^mlepipe\.config\.yaml:2:16 hosts\.g\.docker: /);
+  assert.match(r.errors[1], /^mlepipe\.config\.yaml:2:41 hosts\.g\.gpus: must be >= 0/);
+  r = await load('hosts:\n  g: { docker: "ssh://me@gpu:2222", gpus: ["0", "3"], image: "x:1", env: { A: 1 } }\n', exp);
+  assert.equal(r.errors, []);
+});
+
+test.run();

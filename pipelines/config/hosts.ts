@@ -1,0 +1,87 @@
+// Where a node may run: `on:` names a host or a label of hosts in the
+// settings, and `gpus:` must fit at least one of them, or the node could
+// never start. Checked when the experiment loads, with positions.
+import type { Diagnostic } from '../../core/errors.js';
+import { dotted, keyPos, valuePos, type Origins } from '../../core/source.js';
+import { suggestion } from '../../core/suggest.js';
+import type { HostSettings, Settings, WrittenExperiment } from './types.js';
+
+/** Host names `on:` matches: the host of that name, else every host carrying that label. */
+export function hostsFor(on: string, hosts: Readonly<Record<string, HostSettings>>): string[] {
+  if (hosts[on]) return [on];
+  return Object.keys(hosts).filter((n) => hosts[n].labels?.includes(on));
+}
+
+/** GPUs a host lends: Infinity for `all` (not counted) , 0 when it declares none. */
+export function gpuCapacity(h: HostSettings): number {
+  if (h.gpus === 'all') return Infinity;
+  if (Array.isArray(h.gpus)) return h.gpus.length;
+  return h.gpus ?? 0;
+}
+
+/** GPUs a node placed with `on:` takes unless it says: one where the matching hosts lend GPUs, none on CPU hosts. */
+export function defaultGpus(on: string, hosts: Readonly<Record<string, HostSettings>>): number {
+  return hostsFor(on, hosts).some((n) => gpuCapacity(hosts[n]) > 0) ? 1 : 0;
+}
+
+export function placementDiagnostics(doc: WrittenExperiment, settings: Settings, origins: Origins): Diagnostic[] {
+  const out: Diagnostic[] = [];
+  const where = settings.file ?? 'mlepipe.config.yaml';
+  for (const [id, st] of Object.entries(doc.stages ?? {})) {
+    if (st.on === undefined) {
+      if (st.gpus !== undefined) {
+        const path = ['stages', id, 'gpus'];
+        out.push({ pos: valuePos(origins, path), path: dotted(path), message: 'gpus: is taken on a host: set on: as well (local nodes use this machine as it is)' });
+      }
+      continue;
+    }
+    const path = ['stages', id, 'on'];
+    if (st.uses !== 'shell') {
+      out.push({ pos: valuePos(origins, path), path: dotted(path), message: `on: runs shell nodes only in this version of mlepipe; ${st.uses} nodes run on this machine (remove on:)` });
+      continue;
+    }
+    const names = hostsFor(st.on, settings.hosts);
+    if (!names.length) {
+      const known = [...Object.keys(settings.hosts), ...Object.values(settings.hosts).flatMap((h) => h.labels ?? [])];
+      out.push({
+        pos: valuePos(origins, path),
+        path: dotted(path),
+        message: known.length
+          ? `no host named or labelled "${st.on}" in ${where}${suggestion(st.on, known)} (hosts: ${Object.keys(settings.hosts).join(', ')})`
+          : `no host named or labelled "${st.on}": ${where === 'mlepipe.config.yaml' ? 'no settings file defines hosts:' : `${where} defines no hosts:`}`,
+      });
+      continue;
+    }
+    const want = st.gpus ?? defaultGpus(st.on, settings.hosts);
+    const most = Math.max(...names.map((n) => gpuCapacity(settings.hosts[n])));
+    if (want > most) {
+      const gp = ['stages', id, 'gpus'];
+      out.push({
+        pos: valuePos(origins, gp),
+        path: dotted(gp),
+        message: `asks for ${want} GPU(s), but ${names.map((n) => `${n} lends ${gpuCapacity(settings.hosts[n])}`).join(', ')}`,
+      });
+    }
+  }
+  return out;
+}
+
+/** Hosts written in the shape of earlier versions (ssh:, docker_host:): one clear error each, naming the new shape. */
+export function oldHostShape(written: unknown, origins: Origins): Diagnostic[] {
+  if (typeof written !== 'object' || written === null) return [];
+  const hosts = (written as { hosts?: unknown }).hosts;
+  if (typeof hosts !== 'object' || hosts === null) return [];
+  const out: Diagnostic[] = [];
+  for (const [name, h] of Object.entries(hosts)) {
+    if (typeof h !== 'object' || h === null || 'docker' in h) continue;
+    const old = ['ssh', 'docker_host'].filter((k) => k in h);
+    if (!old.length) continue;
+    const path = ['hosts', name, old[0]];
+    out.push({
+      pos: keyPos(origins, path) ?? valuePos(origins, path),
+      path: dotted(['hosts', name]),
+      message: `${old.join(' and ')} ${old.length > 1 ? 'are' : 'is'} the old shape of a host; write docker: ssh://USER@HOST[:PORT] (or tcp://HOST:PORT, unix:///PATH.sock) with gpus:, labels:, image:, env:`,
+    });
+  }
+  return out;
+}

@@ -1,0 +1,44 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { HostPool } from './hosts.js';
+
+const HOSTS = {
+  a: { docker: 'tcp://a:2375', gpus: 2, labels: ['h200'] },
+  b: { docker: 'tcp://b:2375', gpus: ['4', '7'], labels: ['h200'], env: { X: 1 } },
+  any: { docker: 'tcp://c:2375', gpus: 'all' as const },
+  cpu: { docker: 'tcp://d:2375' },
+};
+
+test('one-GPU nodes share a host, spill over to the next with the label, and wait when all are taken', () => {
+  const pool = new HostPool(HOSTS);
+  const held = [1, 2, 3, 4].map(() => pool.take('h200', 1)!);
+  assert.equal(
+    held.map((h) => [h.placement.name, h.placement.gpus]),
+    [
+      ['a', { ids: ['0'] }],
+      ['a', { ids: ['1'] }],
+      ['b', { ids: ['4'] }],
+      ['b', { ids: ['7'] }],
+    ],
+  );
+  assert.is(pool.take('h200', 1), undefined);
+  held[2].give();
+  held[2].give(); // giving twice gives once
+  assert.equal(pool.take('h200', 1)!.placement.gpus, { ids: ['4'] });
+  assert.is(pool.take('b', 1), undefined);
+  assert.equal(held[3].placement.env, { X: '1' });
+});
+
+test('a node asking for more than is free waits even if some is free; all and CPU hosts', () => {
+  const pool = new HostPool(HOSTS);
+  const first = pool.take('a', 1)!;
+  assert.is(pool.take('a', 2), undefined);
+  first.give();
+  assert.equal(pool.take('a', 2)!.placement.gpus, { ids: ['0', '1'] });
+  assert.equal(pool.take('any', 3)!.placement.gpus, { count: 3 });
+  assert.equal(pool.take('any', 5)!.placement.gpus, { count: 5 });
+  assert.is(pool.take('cpu', 0)!.placement.gpus, undefined);
+  assert.is(pool.take('cpu', 1), undefined);
+});
+
+test.run();

@@ -1,0 +1,218 @@
+// A shell node on a host: the command runs in a container on that host's
+// Docker engine. Its dependencies and input folders go up as one tar
+// archive, its output folder and declared outputs come back as archives
+// into the staging folder (which the engine then publishes as for a local
+// node), and its output streams into the node's log. Whatever happens, the
+// container goes.
+import type Docker from 'dockerode';
+import { cp, mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join, normalize, resolve } from 'node:path';
+import { PassThrough, type Readable } from 'node:stream';
+import { onceAborted } from '../../core/proc.js';
+import { reapContainer } from '../../core/reaper.js';
+import { DEFAULT_IMAGE, OWNER_LABEL } from '../../sandbox/backends/docker.js';
+import { engineAt } from '../../sandbox/hosts.js';
+import type { HostPlacement, StageContext, StageResult } from '../contract.js';
+import { inputEnvName, placeProblem, type ShellParams } from './index.js';
+import { finish, modelEnv } from './run.js';
+
+const ROOT = '/mlepipe';
+const tarFs = async () => (await import('tar-fs')).default;
+
+export async function runOnHost(ctx: StageContext<ShellParams>, host: HostPlacement): Promise<StageResult> {
+  const p = ctx.params;
+  const at = `host ${host.name}`;
+  const image = host.image ?? DEFAULT_IMAGE;
+  const docker = await engineAt(host.docker);
+  await docker.ping().catch((err: Error) => {
+    throw new Error(`${at} (${host.docker}) is unreachable: ${oneLine(err)}`);
+  });
+
+  const env: Record<string, string> = {
+    ...host.env,
+    MLEPIPE_NODE: ctx.node.id,
+    MLEPIPE_OUT: `${ROOT}/out`,
+    MLEPIPE_ITEMS: `${ROOT}/items`,
+    MLEPIPE_PARAMS: JSON.stringify(p.params),
+    // The image's own interpreter: the host's paths mean nothing there.
+    MLEPIPE_PYTHON: 'python3',
+    MLEPIPE_HOST: host.name,
+  };
+  const inputDir = (i: number) => `${ROOT}/in/${i}`;
+  env.MLEPIPE_INPUTS = JSON.stringify(Object.fromEntries(ctx.inputs.map((inp, i) => [inp.name, inputDir(i)])));
+  ctx.inputs.forEach((inp, i) => (env[inputEnvName(inp.name)] = inputDir(i)));
+  if (p.model) Object.assign(env, modelEnv(ctx.models[p.model], process.env));
+  for (const [k, v] of Object.entries(p.env)) env[k] = String(v);
+
+  const upload = await mkdtemp(join(tmpdir(), 'mlepipe-host-'));
+  let c: Docker.Container | undefined;
+  let unreap = () => {};
+  try {
+    const root = join(upload, ROOT.slice(1));
+    for (const d of ['exp', 'out', 'items', 'in']) await mkdir(join(root, d), { recursive: true });
+    for (const dep of p.deps) await cp(resolve(ctx.experimentDir, dep), join(root, 'exp', dep), { recursive: true });
+    for (const [i, inp] of ctx.inputs.entries()) await cp(inp.dir, join(root, 'in', String(i)), { recursive: true });
+
+    c = await docker
+      .createContainer({
+        Image: image,
+        Cmd: ['bash', '-c', p.run],
+        WorkingDir: `${ROOT}/exp`,
+        Env: Object.entries(env).map(([k, v]) => `${k}=${v}`),
+        Labels: { [OWNER_LABEL]: String(process.pid), 'mlepipe.node': ctx.node.id },
+        AttachStdout: true,
+        AttachStderr: true,
+        Tty: false,
+        HostConfig: { Init: true, ...deviceRequests(host) },
+      })
+      .catch((err: { statusCode?: number } & Error) => {
+        if (err.statusCode === 404) throw new Error(`${at}: image ${image} not found there (build or pull it on ${host.name}, or set hosts.${host.name}.image)`);
+        throw new Error(`${at}: could not create the node's container: ${oneLine(err)}`);
+      });
+    // The watchdog reaches only this machine's engine; other engines' containers go in the finally below.
+    if (host.docker.startsWith('unix://')) unreap = reapContainer(c.id);
+    const tar = await tarFs();
+    await c.putArchive(tar.pack(upload) as unknown as NodeJS.ReadableStream, { path: '/' });
+
+    const stream = (await c.attach({ stream: true, stdout: true, stderr: true })) as unknown as Readable;
+    const lines = new PassThrough();
+    docker.modem.demuxStream(stream, lines, lines);
+    const logged = logLines(lines, ctx.log);
+    const ended = new Promise<void>((r) => {
+      stream.once('end', r);
+      stream.once('close', r);
+      stream.once('error', () => r());
+    });
+    let timedOut = false;
+    const kill = () => void c!.kill().catch(() => {});
+    const timer = p.timeout_s
+      ? setTimeout(() => {
+          timedOut = true;
+          kill();
+        }, p.timeout_s * 1000)
+      : undefined;
+    const stopAbort = onceAborted(ctx.signal, kill);
+    let status: number;
+    try {
+      await c.start().catch((err: Error) => {
+        throw new Error(`${at}: could not start the node's container: ${oneLine(err)}`);
+      });
+      // A connection cut while the engine holds a wait open can leave it pending forever: the engine is pinged meanwhile.
+      const lost = engineLost(docker);
+      try {
+        const waited = (await Promise.race([c.wait(), lost.promise]).catch((err: Error) => {
+          throw new Error(`${at}: lost the node's container: ${oneLine(err)}`);
+        })) as { StatusCode: number };
+        status = waited.StatusCode;
+      } finally {
+        lost.stop();
+      }
+    } finally {
+      clearTimeout(timer);
+      stopAbort();
+    }
+    // The output stream of a lost connection may never end either.
+    await Promise.race([ended, new Promise((r) => setTimeout(r, 5000))]);
+    lines.end();
+    await logged;
+
+    if (ctx.signal.aborted) throw new Error('interrupted');
+    if (timedOut) throw new Error(`command timed out after ${p.timeout_s}s on ${at}`);
+    if (status !== 0) {
+      const state = (await c.inspect().catch(() => undefined))?.State;
+      if (state?.OOMKilled) throw new Error(`${at}: the container ran out of memory`);
+      // 137 without our kill: someone (or something) on the host killed the container.
+      if (status === 137) throw new Error(`${at}: the node's container was killed (exit 137)`);
+      throw new Error(`command exited with code ${status} on ${at}`);
+    }
+
+    await fetchInto(c, `${ROOT}/out/.`, ctx.outDir);
+    for (const out of p.outs) {
+      const problem = placeProblem('outs', out);
+      if (problem) throw new Error(`outs: ${problem}`);
+      const rel = normalize(out).replace(/\/+$/, '');
+      const parent = join(ctx.outDir, dirname(rel));
+      await mkdir(parent, { recursive: true });
+      const found = await fetchInto(c, `${ROOT}/exp/${rel}`, parent).catch((err: { statusCode?: number } & Error) => {
+        if (err.statusCode === 404) return false;
+        throw new Error(`${at}: could not fetch ${out}: ${oneLine(err)}`);
+      });
+      if (found === false) throw new Error(`declared output ${out} was not written`);
+    }
+    return await finish(ctx);
+  } finally {
+    await c?.remove({ force: true, v: true }).catch(() => {});
+    unreap();
+    await rm(upload, { recursive: true, force: true });
+  }
+}
+
+/** Device requests for the GPUs the scheduler handed this node: by id where the host lists them. */
+export function deviceRequests(host: HostPlacement): { DeviceRequests?: Docker.DeviceRequest[] } {
+  const g = host.gpus;
+  if (!g) return {};
+  if ('ids' in g) return g.ids.length ? { DeviceRequests: [{ Driver: '', Count: 0, DeviceIDs: [...g.ids], Capabilities: [['gpu']], Options: {} }] } : {};
+  return g.count ? { DeviceRequests: [{ Driver: '', Count: g.count, Capabilities: [['gpu']], Options: {} }] } : {};
+}
+
+/** Extracts a path of the container into `dir`; links and devices stay behind (the entry holds plain files). */
+async function fetchInto(c: Docker.Container, path: string, dir: string): Promise<true> {
+  const archive = (await c.getArchive({ path })) as unknown as Readable;
+  const tar = await tarFs();
+  await new Promise<void>((ok, fail) => {
+    archive
+      .pipe(tar.extract(dir, { ignore: (_name: string, header?: { type?: string }) => !!header && header.type !== 'file' && header.type !== 'directory', dmode: 0o755, fmode: 0o644 } as never))
+      .on('finish', () => ok())
+      .on('error', fail);
+    archive.on('error', fail);
+  });
+  return true;
+}
+
+async function logLines(stream: Readable, log: (line: string) => void): Promise<void> {
+  let rest = '';
+  for await (const chunk of stream) {
+    const parts = (rest + String(chunk)).split('\n');
+    rest = parts.pop()!;
+    for (const line of parts) log(line);
+  }
+  if (rest) log(rest);
+}
+
+/** Rejects once the engine has failed two pings in a row (checked every few seconds); `stop` ends the checks. */
+function engineLost(docker: Docker, everyMs = 3000): { promise: Promise<never>; stop(): void } {
+  let timer: NodeJS.Timeout | undefined;
+  let stopped = false;
+  const promise = new Promise<never>((_, reject) => {
+    let misses = 0;
+    const check = () => {
+      if (stopped) return;
+      let settled = false;
+      const settle = (err?: Error) => {
+        if (settled || stopped) return;
+        settled = true;
+        clearTimeout(late);
+        if (!err) misses = 0;
+        else if (++misses >= 2) return reject(err);
+        timer = setTimeout(check, everyMs).unref();
+      };
+      const late = setTimeout(() => settle(new Error('the engine stopped answering')), 2 * everyMs).unref();
+      docker.ping().then(
+        () => settle(),
+        (err: Error) => settle(err),
+      );
+    };
+    timer = setTimeout(check, everyMs).unref();
+  });
+  promise.catch(() => {});
+  return {
+    promise,
+    stop: () => {
+      stopped = true;
+      clearTimeout(timer);
+    },
+  };
+}
+
+const oneLine = (err: Error) => err.message.split('\n')[0];

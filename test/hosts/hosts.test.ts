@@ -1,0 +1,272 @@
+// Nodes on hosts, with this machine's Docker engine standing in for remote
+// ones: reached over TCP on loopback through a small proxy to its socket
+// (the proxy also keeps the container specs it forwards, so that GPU
+// requests can be checked on a machine without GPUs).
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import Docker from 'dockerode';
+import { execa } from 'execa';
+import { readdir, readFile } from 'node:fs/promises';
+import { connect, createServer, type Server } from 'node:net';
+import { join } from 'node:path';
+import { memoryIO } from '../../cli/io.js';
+import { planCommand } from '../../cli/commands/plan.js';
+import { runCommand } from '../../cli/commands/run.js';
+import { hostsCommand } from '../../cli/commands/hosts.js';
+import { closedPort, nodeLogs, ROOT, tmpProject, waitFor } from '../helpers.js';
+
+const IMAGE = `mlepipe-hosts-test:${process.pid}`;
+const docker = new Docker();
+let proxy: Awaited<ReturnType<typeof engineProxy>>;
+let port = 0;
+const created: Array<Record<string, unknown>> = [];
+
+/** Length of an HTTP/1.1 chunked body at the start of `b` (with its end marker), or -1 while incomplete. */
+function chunkedLength(b: Buffer): number {
+  let at = 0;
+  for (;;) {
+    const eol = b.indexOf('\r\n', at);
+    if (eol < 0) return -1;
+    const size = parseInt(b.subarray(at, eol).toString('latin1'), 16);
+    at = eol + 2 + size + 2;
+    if (at > b.length) return -1;
+    if (size === 0) return at;
+  }
+}
+
+/** A TCP listener on loopback piping to the local engine's socket; keeps container specs; `cut` drops every connection. */
+async function engineProxy() {
+  const open = new Set<() => void>();
+  const server: Server = createServer((client) => {
+    const engine = connect('/var/run/docker.sock');
+    let buf = Buffer.alloc(0);
+    // Requests are read as they pass: keep-alive connections carry several, archives go chunked.
+    client.on('data', (chunk: Buffer) => {
+      buf = Buffer.concat([buf, chunk]);
+      for (;;) {
+        const end = buf.indexOf('\r\n\r\n');
+        if (end < 0) return;
+        const headers = buf.subarray(0, end).toString('latin1');
+        const rest = buf.subarray(end + 4);
+        const len = /transfer-encoding: *chunked/i.test(headers) ? chunkedLength(rest) : Number(/content-length: *(\d+)/i.exec(headers)?.[1] ?? 0);
+        if (len < 0 || rest.length < len) return;
+        if (/^POST \S*\/containers\/create/.test(headers)) created.push(JSON.parse(rest.subarray(0, len).toString('utf8')));
+        buf = rest.subarray(len);
+      }
+    });
+    client.pipe(engine).pipe(client);
+    const close = () => {
+      client.destroy();
+      engine.destroy();
+      open.delete(close);
+    };
+    open.add(close);
+    client.on('error', close);
+    engine.on('error', close);
+    client.on('close', close);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  return {
+    port: (server.address() as { port: number }).port,
+    cut() {
+      server.close();
+      for (const close of [...open]) close();
+    },
+  };
+}
+
+test.before(async () => {
+  await execa('bash', [join(ROOT, 'test/hosts/image.sh'), IMAGE]);
+  proxy = await engineProxy();
+  port = proxy.port;
+});
+
+test.after(async () => {
+  proxy.cut();
+  await docker.getImage(IMAGE).remove({ force: true }).catch(() => {});
+});
+
+const settings = (extra = '') =>
+  `cache: .mlepipe\nhosts:\n  remote: { docker: "tcp://127.0.0.1:${port}", image: "${IMAGE}", labels: [box], gpus: 0, env: { FROM_HOST: yes } }\n${extra}`;
+
+const CHAIN = (on: string) => `name: chain
+stages:
+  a: { uses: shell, with: { run: 'printf "1\\n2\\n3\\n" > $MLEPIPE_OUT/nums.txt' } }
+  b:
+    uses: shell
+    needs: [a]
+    ${on}
+    with:
+      deps: [scale.txt]
+      outs: [res/doubled.txt]
+      run: |
+        mkdir -p res
+        k=$(cat scale.txt)
+        for n in $(cat $MLEPIPE_IN_A/nums.txt); do echo $((n * k)); done > res/doubled.txt
+        echo "{\\"k\\": $k, \\"lines\\": $(wc -l < res/doubled.txt)}" > $MLEPIPE_OUT/metrics.json
+        echo "on $MLEPIPE_HOST $FROM_HOST"
+  c: { uses: shell, needs: [b], with: { run: 'cat $MLEPIPE_IN_B/res/doubled.txt | tr "\\n" + > $MLEPIPE_OUT/sum.txt' } }
+`;
+
+async function run(dir: string, args: Record<string, unknown> = {}, signal?: AbortSignal) {
+  const io = { ...memoryIO(), signal };
+  const code = await runCommand(join(dir, 'e.yaml'), args, io);
+  return { code, err: io.stderr.join('\n') };
+}
+
+async function entryFiles(dir: string, node: string): Promise<Record<string, string>> {
+  const io = memoryIO();
+  await planCommand(join(dir, 'e.yaml'), { json: true }, io);
+  const key = (JSON.parse(io.stdout.join('')) as { nodes: Array<{ id: string; key: string }> }).nodes.find((n) => n.id === node)!.key;
+  const out: Record<string, string> = {};
+  const root = join(dir, '.mlepipe');
+  const walk = async (d: string, rel: string) => {
+    for (const e of await readdir(d, { withFileTypes: true })) {
+      if (e.isDirectory()) await walk(join(d, e.name), `${rel}${e.name}/`);
+      else if (e.name !== 'manifest.json') out[rel + e.name] = await readFile(join(d, e.name), 'utf8');
+    }
+  };
+  const entries = (await readdir(root, { recursive: true, withFileTypes: true })).filter((e) => e.isDirectory() && e.name === key);
+  assert.is(entries.length, 1, `one entry for ${node}`);
+  await walk(join(entries[0].parentPath, entries[0].name), '');
+  return out;
+}
+
+async function leftContainers(): Promise<number> {
+  return (await docker.listContainers({ all: true, filters: { label: ['mlepipe.node'], ancestor: [IMAGE] } })).length;
+}
+
+test('a chain with one node on a host and two here: outputs as a local run, cached on rerun, placement not in the key', async () => {
+  const here = await tmpProject({ 'e.yaml': CHAIN(''), 'scale.txt': '2\n' });
+  const there = await tmpProject({ 'e.yaml': CHAIN('on: remote'), 'scale.txt': '2\n' }, settings());
+  assert.is((await run(here)).code, 0);
+  const first = await run(there);
+  assert.is(first.code, 0, first.err);
+  const plan = memoryIO();
+  await planCommand(join(there, 'e.yaml'), {}, plan);
+  assert.match(plan.stdout.join('\n'), /cached +b +\w+ +on remote/);
+  const keys = async (dir: string) => {
+    const io = memoryIO();
+    await planCommand(join(dir, 'e.yaml'), { json: true }, io);
+    return (JSON.parse(io.stdout.join('')) as { nodes: Array<{ id: string; key: string }> }).nodes.map((n) => [n.id, n.key]);
+  };
+  assert.equal(await keys(there), await keys(here));
+  assert.match(await nodeLogs(there), 'on remote yes');
+  for (const node of ['a', 'b', 'c']) assert.equal(await entryFiles(there, node), await entryFiles(here, node), node);
+  assert.equal(await entryFiles(there, 'c'), { 'sum.txt': '2+4+6+' });
+  const again = await run(there);
+  assert.is(again.code, 0);
+  assert.match(again.err, /3 cached, 0 to run/);
+  assert.is(await leftContainers(), 0);
+});
+
+test('GPUs: the container asks for the ids the host lends; two nodes wanting more than it has run one after the other', async () => {
+  const dir = await tmpProject(
+    {
+      'e.yaml': `name: gpus
+stages:
+  x: { uses: shell, on: h200, gpus: 2, with: { run: 'echo x > $MLEPIPE_OUT/x' } }
+  y: { uses: shell, on: h200, gpus: 1, with: { run: 'echo y > $MLEPIPE_OUT/y' } }
+`,
+    },
+    settings(`  gpu: { docker: "tcp://127.0.0.1:${port}", image: "${IMAGE}", labels: [h200], gpus: ["2", "5"] }\n`),
+  );
+  created.length = 0;
+  const r = await run(dir, { keepGoing: true, jobs: 2 });
+  // No GPU on this machine: the engine refuses to start them, naming no device; the error names the host.
+  assert.is(r.code, 1);
+  assert.match(r.err, /x +failed: host gpu: could not start the node's container/);
+  const asked = created.map((c) => (c.HostConfig as { DeviceRequests?: unknown[] }).DeviceRequests);
+  assert.equal(asked, [
+    [{ Driver: '', Count: 0, DeviceIDs: ['2', '5'], Capabilities: [['gpu']], Options: {} }],
+    [{ Driver: '', Count: 0, DeviceIDs: ['2'], Capabilities: [['gpu']], Options: {} }],
+  ]);
+  // y needed a GPU that x held: it started only once x had given them back.
+  const order = r.err.split('\n').filter((l) => /[▶✖] +[xy] /.test(l)).map((l) => l.trim().slice(0, 3));
+  assert.equal(order, ['▶ x', '✖ x', '▶ y', '✖ y']);
+  assert.is(await leftContainers(), 0);
+});
+
+test('faults name the host and leave nothing in the cache: unreachable, image missing, container killed', async () => {
+  const dead = await closedPort();
+  const dir = await tmpProject(
+    {
+      'e.yaml': `name: faults
+stages:
+  gone: { uses: shell, on: nowhere, with: { run: 'echo > $MLEPIPE_OUT/x' } }
+  noimage: { uses: shell, on: bare, with: { run: 'echo > $MLEPIPE_OUT/x' } }
+  killed: { uses: shell, on: remote, with: { run: 'echo started; sleep 600; echo > $MLEPIPE_OUT/x' } }
+`,
+    },
+    settings(
+      `  nowhere: { docker: "tcp://127.0.0.1:${dead}", gpus: 0 }\n  bare: { docker: "tcp://127.0.0.1:${port}", image: "mlepipe-no-such-image:${process.pid}", gpus: 0 }\n`,
+    ),
+  );
+  const running = run(dir, { keepGoing: true, jobs: 3 });
+  await waitFor(async () => (await docker.listContainers({ filters: { label: ['mlepipe.node=killed'], ancestor: [IMAGE] } })).length === 1, 120_000, 'the node container');
+  const [c] = await docker.listContainers({ filters: { label: ['mlepipe.node=killed'], ancestor: [IMAGE] } });
+  await docker.getContainer(c.Id).kill();
+  const r = await running;
+  assert.is(r.code, 1);
+  assert.match(r.err, new RegExp(`gone +failed: host nowhere \\(tcp://127.0.0.1:${dead}\\) is unreachable`));
+  assert.match(r.err, /noimage +failed: host bare: image mlepipe-no-such-image:\d+ not found there/);
+  assert.match(r.err, /killed +failed: host remote: the node's container was killed \(exit 137\)/);
+  const plan = memoryIO();
+  await planCommand(join(dir, 'e.yaml'), {}, plan);
+  assert.is(plan.stdout.join('\n').match(/^ +run /gm)?.length, 3);
+  assert.is(await leftContainers(), 0);
+});
+
+test('an engine lost mid-node fails the node naming the host; nothing is cached', async () => {
+  const flaky = await engineProxy();
+  const dir = await tmpProject(
+    { 'e.yaml': "name: lost\nstages:\n  far: { uses: shell, on: flaky, with: { run: 'echo started; sleep 600; echo > $MLEPIPE_OUT/x' } }\n" },
+    settings(`  flaky: { docker: "tcp://127.0.0.1:${flaky.port}", image: "${IMAGE}" }\n`),
+  );
+  const running = run(dir);
+  await waitFor(async () => (await docker.listContainers({ filters: { label: ['mlepipe.node=far'], ancestor: [IMAGE] } })).length === 1, 120_000, 'the node container');
+  flaky.cut();
+  const r = await running;
+  assert.is(r.code, 1);
+  assert.match(r.err, /far +failed: host flaky: lost the node's container/);
+  const plan = memoryIO();
+  await planCommand(join(dir, 'e.yaml'), {}, plan);
+  assert.match(plan.stdout.join('\n'), /run +far /);
+  // The engine itself never went away here: what the lost connection left running is removed by hand.
+  for (const c of await docker.listContainers({ all: true, filters: { label: ['mlepipe.node=far'], ancestor: [IMAGE] } })) await docker.getContainer(c.Id).remove({ force: true });
+});
+
+test('Ctrl-C stops a node on a host: its container goes, nothing is cached, a rerun runs it', async () => {
+  const dir = await tmpProject({ 'e.yaml': "name: stop\nstages:\n  long: { uses: shell, on: box, with: { run: 'sleep 600; echo > $MLEPIPE_OUT/x' } }\n" }, settings());
+  const ctl = new AbortController();
+  const running = run(dir, {}, ctl.signal);
+  await waitFor(async () => (await docker.listContainers({ filters: { label: ['mlepipe.node=long'], ancestor: [IMAGE] } })).length === 1, 120_000, 'the node container');
+  ctl.abort();
+  const r = await running;
+  assert.is.not(r.code, 0);
+  assert.match(r.err, /long +skipped: interrupted/);
+  assert.is(await leftContainers(), 0);
+  const plan = memoryIO();
+  await planCommand(join(dir, 'e.yaml'), {}, plan);
+  assert.match(plan.stdout.join('\n'), /run +long .* on box \(remote\)/);
+});
+
+test('mlepipe hosts: reachability, Docker version, GPUs and image for each host', async () => {
+  const dead = await closedPort();
+  const dir = await tmpProject({}, settings(`  nowhere: { docker: "tcp://127.0.0.1:${dead}", gpus: ["0", "1"], labels: [h200] }\n`));
+  const cwd = process.cwd();
+  process.chdir(dir);
+  try {
+    const io = memoryIO();
+    assert.is(await hostsCommand({}, io), 3);
+    const version = (await docker.version()).Version;
+    assert.equal(io.stdout, [
+      `remote   tcp://127.0.0.1:${port}  0 GPUs  [box]  ✔ Docker ${version}, image ${IMAGE} present`,
+      `nowhere  tcp://127.0.0.1:${dead}  GPUs 0, 1  [h200]  ✖ unreachable: connect ECONNREFUSED 127.0.0.1:${dead}`,
+    ]);
+  } finally {
+    process.chdir(cwd);
+  }
+});
+
+test.run();
