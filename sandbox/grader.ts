@@ -8,10 +8,10 @@
 // announced to the watchdog, so none outlives mlepipe.
 import { execa } from 'execa';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createInterface } from 'node:readline';
 import { assetText } from '../core/assets.js';
 import { gated, reapedUntilDone, reapGroup } from '../core/reaper.js';
 import { threadEnv } from './output.js';
+import { Answers } from './warm/protocol.js';
 
 export interface PyRun {
   exitCode: number;
@@ -25,22 +25,17 @@ const MODULES = ['numpy', 'pandas', 'scipy.stats', 'sklearn.metrics'];
 const START_TIMEOUT_MS = 120_000;
 
 class Server {
-  private waiting: ((line: string) => void) | undefined;
+  private readonly answers: Answers;
   private dead = false;
   private constructor(
     private readonly proc: ChildProcess,
-    private readonly release: () => void,
+    release: () => void,
   ) {
-    createInterface({ input: proc.stdout! }).on('line', (line) => {
-      const w = this.waiting;
-      this.waiting = undefined;
-      w?.(line);
-    });
+    this.answers = new Answers(proc.stdout!);
     proc.stderr!.on('data', () => {});
     proc.once('exit', () => {
       this.dead = true;
-      this.release();
-      this.waiting?.('');
+      release();
     });
     this.idle();
   }
@@ -51,9 +46,9 @@ class Server {
     const release = await reapGroup(proc, { keepStdin: true });
     const server = new Server(proc, release);
     server.busy();
-    const hello = await server.next(START_TIMEOUT_MS);
+    const hello = await server.answers.next(START_TIMEOUT_MS);
     server.idle();
-    if (!hello.startsWith('{"ready"')) {
+    if (!hello?.ready) {
       server.kill();
       throw new Error(`the grade server did not start (${python})`);
     }
@@ -62,19 +57,6 @@ class Server {
 
   get alive(): boolean {
     return !this.dead;
-  }
-
-  private next(timeoutMs: number): Promise<string> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => {
-        this.waiting = undefined;
-        resolve('');
-      }, timeoutMs);
-      this.waiting = (line) => {
-        clearTimeout(timer);
-        resolve(line);
-      };
-    });
   }
 
   /** A server without work must not keep the event loop (and so mlepipe) alive. */
@@ -92,17 +74,14 @@ class Server {
   async run(script: string, args: readonly string[], cwd: string, timeoutMs: number, signal?: AbortSignal): Promise<PyRun | undefined> {
     this.busy();
     try {
-      const onAbort = () => this.kill();
-      signal?.addEventListener('abort', onAbort, { once: true });
       this.proc.stdin!.write(JSON.stringify({ id: 1, script, args, cwd, timeout_s: timeoutMs / 1000 }) + '\n');
-      // The server enforces the timeout itself; the margin covers its answer.
-      const line = await this.next(timeoutMs + 30_000);
-      signal?.removeEventListener('abort', onAbort);
-      if (!line) {
+      // The server enforces the timeout itself; the margin covers its answer. No answer (it died, hung, or
+      // `signal` aborted): the server goes, and its fork with it.
+      const a = (await this.answers.next(timeoutMs + 30_000, signal)) as { exit: number; stdout: string; stderr: string; timed_out: boolean } | null;
+      if (!a) {
         this.kill();
         return undefined;
       }
-      const a = JSON.parse(line) as { exit: number; stdout: string; stderr: string; timed_out: boolean };
       return { exitCode: a.exit, stdout: a.stdout, stderr: a.stderr, timedOut: a.timed_out };
     } finally {
       this.idle();

@@ -129,3 +129,15 @@ export const outputsOf = async (dir: string, node: string, file = 'e.yaml') => (
 
 /** A JSON Lines file's records. */
 export const readJsonl = async (file: string) => (await readFile(file, 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
+
+/**
+ * The head of a tiny eval experiment: a model served at `url` (the replay server), two generated tabular
+ * tasks and their filter. The caller adds its `agents:` stage and tables.
+ */
+export const tinyEvalHead = (name: string, url: string) => `name: ${name}
+models:
+  tiny: { provider: openai, base_url: "${url}", model: tiny-coder, api_key_env: TINY_KEY, timeout_s: 10 }
+stages:
+  tasks: { uses: generate, with: { seeds: mlebench-tabular, count: 2, samples: [50, 80], seed: 1 } }
+  verified: { uses: filter, needs: [tasks], with: { val: 0 } }
+`;

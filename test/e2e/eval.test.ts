@@ -7,15 +7,9 @@ import * as assert from 'uvu/assert';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { startReplayServer } from '../llm/replay-server.js';
-import { cli, closedPort, tmpProject } from '../helpers.js';
+import { cli, closedPort, tmpProject, tinyEvalHead } from '../helpers.js';
 
-const EXP = (url: string) => `name: tiny-eval
-models:
-  tiny: { provider: openai, base_url: "${url}", model: tiny-coder, api_key_env: TINY_KEY, timeout_s: 10 }
-stages:
-  tasks: { uses: generate, with: { seeds: mlebench-tabular, count: 2, samples: [50, 80], seed: 1 } }
-  verified: { uses: filter, needs: [tasks], with: { val: 0 } }
-  agents:
+const EXP = (url: string) => `${tinyEvalHead('tiny-eval', url)}  agents:
     uses: eval
     needs: [verified]
     with: { policies: [scripted:linear, tiny], max_turns: 4, step_timeout: 60, temperature: 0.7, seed: 5 }
