@@ -1,5 +1,6 @@
 // The eval stage's run(): every policy on every task (repeats times) through
 // the scaffold in the sandbox, then the trajectories, results and tables.
+import { mapLimit } from '../../core/pool.js';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { makePolicy, type Policy } from '../../agents/policies/index.js';
@@ -58,54 +59,48 @@ export async function run(ctx: StageContext<EvalParams>): Promise<StageResult | 
   const jobs = tasks.flatMap((task) => policies.flatMap((policy, pi) => Array.from({ length: p.repeats }, (_, repeat) => ({ task, policy, pi, repeat }))));
   // Jails are reused from rollout to rollout: never more of them than rollouts.
   const sandbox = stageSandbox(ctx, Math.min(p.concurrency, jobs.length));
-  const done: Array<{ order: number; trajectory: Trajectory }> = [];
   let finished = 0;
-  let next = 0;
-  const worker = async () => {
-    while (next < jobs.length && !ctx.signal.aborted) {
-      const order = next++;
-      const { task, policy, pi, repeat } = jobs[order];
-      const itemId = `${pi}-${slug(policy.name)}__${task.id}__r${repeat}`;
-      let dir = await ctx.items.get(itemId);
-      if (!dir) {
-        dir = await ctx.items.put(itemId, async (d) => {
-          const t = await rollout({
-            sandbox,
-            scaffold,
-            policy,
-            task,
-            sample: repeat,
-            groupId: `${task.id}/${policy.name}`,
-            limits: { maxTurns: lim.max_turns, stepTimeoutMs: lim.step_timeout * 1000, timeBudgetMs: lim.time_budget * 1000, contextTokens: p.context_tokens, observationChars: p.observation_chars },
-            memoryMb: p.memory_mb,
-            aide: { numDrafts: p.aide.num_drafts, debugProb: p.aide.debug_prob, maxDebugDepth: p.aide.max_debug_depth },
-            python,
-            seed: p.seed,
-            reward,
-            feedback: p.feedback,
-            signal: ctx.signal,
-          });
-          if (t.ended === 'interrupted') throw new Error('interrupted');
-          await writeFile(join(d, 'trajectory.json'), JSON.stringify(t) + '\n');
+  const one = async ({ task, policy, pi, repeat }: (typeof jobs)[number]): Promise<Trajectory> => {
+    const itemId = `${pi}-${slug(policy.name)}__${task.id}__r${repeat}`;
+    let dir = await ctx.items.get(itemId);
+    if (!dir) {
+      dir = await ctx.items.put(itemId, async (d) => {
+        const t = await rollout({
+          sandbox,
+          scaffold,
+          policy,
+          task,
+          sample: repeat,
+          groupId: `${task.id}/${policy.name}`,
+          limits: { maxTurns: lim.max_turns, stepTimeoutMs: lim.step_timeout * 1000, timeBudgetMs: lim.time_budget * 1000, contextTokens: p.context_tokens, observationChars: p.observation_chars },
+          memoryMb: p.memory_mb,
+          aide: { numDrafts: p.aide.num_drafts, debugProb: p.aide.debug_prob, maxDebugDepth: p.aide.max_debug_depth },
+          python,
+          seed: p.seed,
+          reward,
+          feedback: p.feedback,
+          signal: ctx.signal,
         });
-      }
-      const trajectory = JSON.parse(await readFile(join(dir, 'trajectory.json'), 'utf8')) as Trajectory;
-      if (trajectory.ended === 'policy_error') ctx.log(`${policy.name} on ${task.id}: the policy failed: ${trajectory.error}`);
-      done.push({ order, trajectory });
-      ctx.progress(++finished, jobs.length);
+        if (t.ended === 'interrupted') throw new Error('interrupted');
+        await writeFile(join(d, 'trajectory.json'), JSON.stringify(t) + '\n');
+      });
     }
+    const trajectory = JSON.parse(await readFile(join(dir, 'trajectory.json'), 'utf8')) as Trajectory;
+    if (trajectory.ended === 'policy_error') ctx.log(`${policy.name} on ${task.id}: the policy failed: ${trajectory.error}`);
+    ctx.progress(++finished, jobs.length);
+    return trajectory;
   };
+  let done: (Trajectory | undefined)[];
   try {
-    await Promise.all(Array.from({ length: Math.min(p.concurrency, jobs.length) }, worker));
+    done = await mapLimit(jobs, p.concurrency, one, ctx.signal);
   } finally {
     await Promise.all([sandbox.shutdown(), ...served.map((s) => s.stop())]);
   }
   if (ctx.signal.aborted) throw new Error('interrupted');
   const jails = sandbox.jails();
   if (jails.started) ctx.log(`sandbox: ${jails.started} warm jails started for ${jobs.length} rollouts (${jails.reused} sessions in a reused jail)`);
-  done.sort((a, b) => a.order - b.order);
   const facts = new Map(await Promise.all(tasks.map(async (t) => [t.id, await taskFacts(t.dir)] as const)));
-  return { metrics: await writeOutputs(ctx.outDir, done.map((d) => d.trajectory), names.map((n) => n.name), p, policies, facts) };
+  return { metrics: await writeOutputs(ctx.outDir, done as Trajectory[], names.map((n) => n.name), p, policies, facts) };
 }
 
 /** What a task states about its thresholds and direction, for runs its evaluator never graded. */

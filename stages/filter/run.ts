@@ -4,6 +4,7 @@ import { cp, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { sha256 } from '../../core/hash.js';
 import { Rng } from '../../core/random.js';
+import { mapLimit } from '../../core/pool.js';
 import { runEvaluator } from '../../tasks/evaluate.js';
 import { sanityProblem } from '../../tasks/sanity.js';
 import type { StageContext, StageResult } from '../contract.js';
@@ -28,19 +29,10 @@ export async function run(ctx: StageContext<FilterParams>): Promise<StageResult 
   let sane = 0;
   let done = 0;
   // Evaluators run side by side; their results are read in task order, so the outputs do not depend on timing.
-  const results: Promise<Awaited<ReturnType<typeof runEvaluator>>>[] = new Array(tasks.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < tasks.length && !ctx.signal.aborted) {
-      const i = next++;
-      results[i] = runEvaluator(tasks[i].dir, python).finally(() => ctx.progress(++done, tasks.length));
-      await results[i];
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(p.concurrency, tasks.length) }, worker));
+  const results = await mapLimit(tasks, p.concurrency, (t) => runEvaluator(t.dir, python).finally(() => ctx.progress(++done, tasks.length)), ctx.signal);
   for (const [i, t] of tasks.entries()) {
     if (ctx.signal.aborted) throw new Error('interrupted');
-    const r = await results[i];
+    const r = results[i]!;
     if (!r.ok) {
       drops.push({ task: t.id, step: 'evaluator', reason: r.error });
       continue;

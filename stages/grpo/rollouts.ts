@@ -1,6 +1,7 @@
 // A step's rollouts: group_size trajectories per task, each in its own
 // sandbox workspace, at most `concurrency` at once. A rollout that throws is
 // recorded as crashed, never fatal to the run; an unreachable endpoint is.
+import { mapLimit } from '../../core/pool.js';
 import type { Policy } from '../../agents/policies/types.js';
 import type { EpisodeLimits } from '../../agents/scaffolds/types.js';
 import { react } from '../../agents/scaffolds/react/index.js';
@@ -40,21 +41,20 @@ export function pickBatch(tasks: readonly TaskRef[], size: number, k: number, se
 
 export async function runRollouts(plan: RolloutPlan, log: (m: string) => void): Promise<Rollout[]> {
   const jobs = plan.tasks.flatMap((task, t) => Array.from({ length: plan.group }, (_, sample) => ({ task, sample, groupId: `${plan.groupPrefix}/${t}/${task.id}` })));
-  const out: Rollout[] = new Array(jobs.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < jobs.length && !plan.signal.aborted) {
-      const i = next++;
-      const { task, sample, groupId } = jobs[i];
+  const out = await mapLimit(
+    jobs,
+    plan.concurrency,
+    async ({ task, sample, groupId }): Promise<Rollout> => {
       try {
-        out[i] = await rollout({ ...plan, scaffold: react, task, sample, groupId, aide: { numDrafts: 1, debugProb: 0, maxDebugDepth: 0 } });
+        return await rollout({ ...plan, scaffold: react, task, sample, groupId, aide: { numDrafts: 1, debugProb: 0, maxDebugDepth: 0 } });
       } catch (err) {
         if (err instanceof EnvError || plan.signal.aborted) throw err;
         log(`rollout ${groupId}#${sample} crashed: ${(err as Error).message}`);
-        out[i] = { crashed: true, task_id: task.id, group_id: groupId, sample, error: (err as Error).message };
+        return { crashed: true, task_id: task.id, group_id: groupId, sample, error: (err as Error).message };
       }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(plan.concurrency, jobs.length) }, worker));
-  return out;
+    },
+    plan.signal,
+  );
+  // Aborted: the caller checks the signal before it reads them.
+  return out as Rollout[];
 }
