@@ -2,19 +2,17 @@
 // (`python -m mlepipe_worker serve --tiny` in .venv/trainer, a random tiny
 // Qwen3) on a free port, sampled through the real `openai` client and trained
 // and saved through TrainerClient.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import OpenAI from 'openai';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { Batch, BatchTrajectory } from '../../stages/grpo/batch.js';
-import { scaled } from '../../test/helpers.js';
 import { TrainerClient, type Health } from '../trainer/client.js';
+import { startLocalWorker, type LocalWorker } from '../trainer/local.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const python = join(root, '.venv', 'trainer', 'bin', 'python');
@@ -23,48 +21,20 @@ const messages = [
   { role: 'user' as const, content: 'the agent reads the csv' },
 ];
 
-let child: ChildProcess | undefined;
+let worker: LocalWorker | undefined;
 let url = '';
 let ckptDir = '';
-const stderr: string[] = [];
-
-/** Starts the worker and resolves with its URL once it prints that it listens. */
-function startWorker(): Promise<string> {
-  const proc = spawn(python, ['-m', 'mlepipe_worker', 'serve', '--tiny', '--port', '0', '--threads', '1', '--ckpt-dir', ckptDir], {
-    cwd: join(root, 'gpu', 'worker'),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  child = proc;
-  proc.stderr!.on('data', (d: Buffer) => stderr.push(d.toString()));
-  return new Promise((resolve, reject) => {
-    // Only a guard against a hang: starting takes seconds.
-    const guard = setTimeout(() => reject(new Error(`the worker did not start listening:\n${stderr.join('')}`)), scaled(180_000));
-    createInterface({ input: proc.stdout! }).on('line', (line) => {
-      const m = /^mlepipe-worker listening on (\S+)/.exec(line);
-      if (m) {
-        clearTimeout(guard);
-        resolve(m[1]);
-      }
-    });
-    proc.on('exit', (code) => {
-      clearTimeout(guard);
-      reject(new Error(`the worker exited (${code}) before listening:\n${stderr.join('')}`));
-    });
-  });
-}
 
 test.before(async () => {
   assert.ok(existsSync(python), `${python} is missing: run 'bash scripts/setup-python.sh trainer' to create the trainer environment`);
   ckptDir = await mkdtemp(join(tmpdir(), 'mlepipe-worker-ckpt-'));
-  url = await startWorker();
+  // Started as stages start theirs: a free port, ready once it listens and answers /health.
+  worker = await startLocalWorker({ model: { tiny: true }, ckptDir, threads: 1, log: () => {} });
+  url = worker.url;
 });
 
 test.after(async () => {
-  if (child && child.exitCode === null) {
-    const exited = new Promise((r) => child!.once('exit', r));
-    child.kill('SIGTERM');
-    await exited;
-  }
+  await worker?.stop();
   if (ckptDir) await rm(ckptDir, { recursive: true, force: true });
 });
 
