@@ -158,10 +158,34 @@ function makeCgroup(dirs: string[], kind: 'v1' | 'v2'): Cgroup {
 }
 
 /**
+ * The OOM-kill counter of the memory cgroup that process `pid` is in (a
+ * container's, read through its main process), or null where that file cannot
+ * be read. A counter, unlike the engine's OOM events, can be read before a
+ * step starts: kills that happened earlier are never taken for this step's.
+ */
+export async function oomCounterOf(pid: number): Promise<Pick<Cgroup, 'oomKills'> | null> {
+  const own = await readFile(`/proc/${pid}/cgroup`, 'utf8').catch(() => '');
+  const paths = new Map<string, string>();
+  for (const line of own.trim().split('\n')) {
+    const [, controllers = '', path = ''] = line.split(':');
+    for (const c of controllers.split(',')) paths.set(c, path);
+  }
+  const v1 = paths.get('memory');
+  const file = v1 !== undefined ? join(ROOT, 'memory', v1, 'memory.oom_control') : paths.has('') ? join(ROOT, paths.get('')!, 'memory.events') : '';
+  const read = async (): Promise<number | null> => {
+    const text = file ? await readFile(file, 'utf8').catch(() => '') : '';
+    const m = /^oom_kill (\d+)$/m.exec(text);
+    return m ? Number(m[1]) : null;
+  };
+  if ((await read()) === null) return null;
+  return { oomKills: async () => (await read()) ?? 0 };
+}
+
+/**
  * Calls `onOom` once when the OOM killer has struck inside `cg` more than `before` times (polled: cgroup
  * files offer no change notification a Node process can wait on). Returns the function that stops watching.
  */
-export function watchOom(cg: Cgroup, onOom: () => void, before = 0, everyMs = 100): () => void {
+export function watchOom(cg: Pick<Cgroup, 'oomKills'>, onOom: () => void, before = 0, everyMs = 100): () => void {
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   const poll = async () => {

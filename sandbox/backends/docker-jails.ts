@@ -3,6 +3,7 @@
 // mounts).
 import { PassThrough, type Readable, type Writable } from 'node:stream';
 import { reapContainer } from '../../core/reaper.js';
+import { oomCounterOf, watchOom } from '../cgroup.js';
 import { imagePython } from '../interpreter.js';
 import type { Limits } from '../types.js';
 import { SERVER_MB, type JailHandle, type JailLauncher, type Slot } from '../warm/jail.js';
@@ -36,8 +37,12 @@ export function dockerJails(opts: DockerOptions = {}): JailLauncher {
           stdout.end();
           stderr.end();
         });
-        const oom = await oomEvents(docker, c.id);
         await c.start();
+        // The container's own OOM-kill counter where this machine lets us read it: the engine's events
+        // arrive late under load, and one from an earlier step's kills would end the next step. No step
+        // runs before the first watch, so the events, where they are the fallback, start early enough here.
+        const counter = await oomCounterOf((await c.inspect()).State.Pid);
+        const oom = counter ? undefined : await oomEvents(docker, c.id);
         return {
           stdin: stream as unknown as Writable,
           stdout,
@@ -47,9 +52,9 @@ export function dockerJails(opts: DockerOptions = {}): JailLauncher {
             () => undefined,
           ),
           countsProcesses: true,
-          watchOom: async (onOom) => oom.on(onOom),
+          watchOom: async (onOom) => (counter ? watchOom(counter, onOom, await counter.oomKills()) : oom!.on(onOom)),
           async stop() {
-            oom.close();
+            oom?.close();
             await remove();
           },
         };
