@@ -1,0 +1,33 @@
+// What turn-level shaping asks of a scoring model, and what it records per turn.
+import type { ChatMessage } from '../llm/client.js';
+import type { CallCategory } from './calls.js';
+
+export type ShapingKind = 'spice' | 'tips' | 'none';
+
+/** One teacher-forced reply: the context (rendered by the scorer), assistant text already written, the scored text. */
+export interface ScoreItem {
+  messages: ChatMessage[];
+  prefix?: string;
+  reply: string;
+}
+
+/**
+ * A frozen scoring model q: per item, the log-probability of each of the reply's tokens, or null when
+ * the item did not fit its context.
+ */
+export interface Scorer {
+  score(items: readonly ScoreItem[], signal?: AbortSignal): Promise<Array<number[] | null>>;
+}
+
+/** Why a tool-call turn has no score (it then gets zero shaping). */
+export type Unscored = 'no-reference' | 'overflow';
+
+export interface TurnScore {
+  turn: number;
+  category: CallCategory;
+  /** The raw signal d (SPICE: Eq. 1; TIPS: the potential's change), or null with the reason. */
+  d: number | null;
+  reason?: Unscored;
+}
+
+export const mean = (xs: readonly number[]) => xs.reduce((a, x) => a + x, 0) / xs.length;
