@@ -16,6 +16,7 @@ import type { ParamIssue, Stage } from '../contract.js';
 import { lazyRun } from '../lazy.js';
 import { tasksFolderIssues } from '../eval/tasks.js';
 import type { LossAggMode } from './batch.js';
+import type { Schedule } from '../sft/schedule.js';
 import type { ToolChoice } from '../../agents/scaffolds/mlab/tools.js';
 import type { ShapingKind } from '../../agents/shaping/types.js';
 
@@ -71,6 +72,7 @@ export interface GrpoParams {
   memory_mb: number;
   temperature: number;
   lr?: number;
+  schedule: Schedule;
   clip: { low: number; high: number };
   kl: number;
   advantage: 'grpo' | 'drgrpo';

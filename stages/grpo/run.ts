@@ -17,6 +17,7 @@ import { stageSandbox } from '../sandbox.js';
 import { buildBatch, isCrashed, templateSamples, type Rollout } from './batch.js';
 import type { Trajectory } from '../../agents/trajectory.js';
 import { stepMetrics } from './metrics.js';
+import { learningRate } from '../sft/schedule.js';
 import { pickBatch, runRollouts, type RolloutPlan } from './rollouts.js';
 import { SolutionBank } from '../../agents/shaping/bank.js';
 import { mlabScaffold } from '../../agents/scaffolds/mlab/index.js';
@@ -131,17 +132,18 @@ export async function run(ctx: StageContext<GrpoParams>): Promise<StageResult | 
           let shaped: StepShaping | undefined;
           if (shaping) shaped = shapeStep(rollouts, await scoreRollouts(rollouts, bank!, shaping, score!, `${p.seed}:${k}`, ctx.signal), shaping, beta!, `${p.seed}:${k}`);
           const turnRewards = shaped && new Map([...shaped.trajectories].map(([id, v]) => [id, v.rewards]));
-          const batch = buildBatch(k, rollouts, { advantage: p.advantage, maskTimeouts: p.mask_timeouts, timeoutRule: p.timeout_rule, std: p.std, groupSize: p.group_size, hyper, exact, shaped: turnRewards });
+          const lrK = learningRate(k - 1, p.steps, lr, p.schedule, 0);
+          const batch = buildBatch(k, rollouts, { advantage: p.advantage, maskTimeouts: p.mask_timeouts, timeoutRule: p.timeout_rule, std: p.std, groupSize: p.group_size, hyper: { ...hyper, lr: lrK }, exact, shaped: turnRewards });
           let update: Record<string, unknown>;
           if (worker) {
             update = await worker.step(batch, k, ctx.signal);
             await writeFile(join(d, 'update.json'), JSON.stringify(update) + '\n');
           } else {
             const next: TemplateCheckpoint = structuredClone(ck);
-            update = { ...templateUpdate(next, templateSamples(batch, rollouts), { lr, clipLow: p.clip.low, clipHigh: p.clip.high, kl: p.kl, epochs: p.epochs, reference }) };
+            update = { ...templateUpdate(next, templateSamples(batch, rollouts), { lr: lrK, clipLow: p.clip.low, clipHigh: p.clip.high, kl: p.kl, epochs: p.epochs, reference }) };
             ck = next;
           }
-          const metrics: Record<string, unknown> = { ...stepMetrics(k, rollouts, batch), ...Object.fromEntries(Object.entries(update).filter(([, v]) => typeof v === 'number')) };
+          const metrics: Record<string, unknown> = { ...stepMetrics(k, rollouts, batch), lr: lrK, ...Object.fromEntries(Object.entries(update).filter(([, v]) => typeof v === 'number')) };
           if (p.eval_every > 0 && (k % p.eval_every === 0 || k === p.steps) && val.length) {
             const vr = await runRollouts(plan(val, 1, k, makePolicy(k), `step${k}`, scaffolds.val), ctx.log);
             const ok = vr.filter((r) => !('crashed' in r)) as Extract<Rollout, { variables: unknown }>[];

@@ -107,8 +107,9 @@ export function shapeStep(rollouts: readonly Rollout[], scored: Awaited<ReturnTy
     shaping_scored: scoredTurns.length,
     shaping_mean_abs: scoredTurns.length ? r4(scoredTurns.reduce((a, t) => a + Math.abs(beta * (t.d as number)), 0) / scoredTurns.length) : 0,
     shaping_mean_d: scoredTurns.length ? r4(scoredTurns.reduce((a, t) => a + (t.d as number), 0) / scoredTurns.length) : 0,
-    shaping_mean_abs_diagnostic: meanAbs(scoredTurns.filter((t) => t.category === 'diagnostic'), beta),
-    shaping_mean_abs_execution: meanAbs(scoredTurns.filter((t) => t.category === 'execution'), beta),
+    // Unscaled |d| by action type: the feedback magnitudes MLToolBench's Fig. 4 compares.
+    score_abs_diagnostic: meanAbs(scoredTurns.filter((t) => t.category === 'diagnostic'), 1),
+    score_abs_execution: meanAbs(scoredTurns.filter((t) => t.category === 'execution'), 1),
     beta: r4(beta),
   };
   return { trajectories, references: scored.references, metrics };
