@@ -22,7 +22,7 @@ import { pickBatch, runRollouts, type RolloutPlan } from './rollouts.js';
 import { SolutionBank } from '../../agents/shaping/bank.js';
 import { mlabScaffold } from '../../agents/scaffolds/mlab/index.js';
 import { react } from '../../agents/scaffolds/react/index.js';
-import { openScorer, pilotBeta, scoreRollouts, seedBank, shapeStep, type OpenScorer, type StepShaping } from './shaping.js';
+import { openScorer, pilotBeta, shapingSummary, scoreRollouts, seedBank, shapeStep, type OpenScorer, type StepShaping } from './shaping.js';
 import { openWorkerTrainer, publishCheckpoint, type WorkerTrainer, type WorkerTrainerOptions } from './worker-trainer.js';
 import { type GrpoParams, validates } from './index.js';
 
@@ -216,7 +216,7 @@ export async function run(ctx: StageContext<GrpoParams>): Promise<StageResult | 
     valid_last: r(curve.slice(-quarter), 'valid_rate'),
     entropy_last: curve[curve.length - 1].entropy ?? null,
     ...pilot,
-    ...(shaping ? { beta: beta ?? null, shaping_mean_abs_last: r(curve.slice(-quarter), 'shaping_mean_abs'), bank_size: bank!.size() } : {}),
+    ...(shaping ? shapingSummary(curve, beta, bank!, quarter) : {}),
   };
   const lastVal = [...curve].reverse().find((m) => m.val_reward !== undefined);
   if (lastVal) Object.assign(metrics, { val_reward: lastVal.val_reward, val_valid: lastVal.val_valid, val_any_medal: lastVal.val_any_medal });

@@ -73,7 +73,7 @@ export interface StepShaping {
   trajectories: Map<string, { turns: TurnShaping[]; rewards: number[] }>;
   /** The references each task was scored against (frozen for the step). */
   references: Record<string, BankEntry[]>;
-  metrics: Record<string, number>;
+  metrics: Record<string, number | null>;
 }
 
 /** Raw d of every rollout's tool calls against the bank's draw for its task; crashed rollouts get none. */
@@ -115,7 +115,8 @@ export function shapeStep(rollouts: readonly Rollout[], scored: Awaited<ReturnTy
   return { trajectories, references: scored.references, metrics };
 }
 
-const meanAbs = (xs: readonly TurnScore[], beta: number) => (xs.length ? Number((xs.reduce((a, t) => a + Math.abs(beta * (t.d as number)), 0) / xs.length).toFixed(6)) : 0);
+/** Mean |β·d|, or null when no call of that kind was scored (no calls is not a zero score). */
+const meanAbs = (xs: readonly TurnScore[], beta: number) => (xs.length ? Number((xs.reduce((a, t) => a + Math.abs(beta * (t.d as number)), 0) / xs.length).toFixed(6)) : null);
 
 const taskOf = (rollouts: readonly Rollout[], id: string) => rollouts.find((r) => `${r.group_id}#${r.sample}` === id)?.task_id ?? '';
 
@@ -154,4 +155,22 @@ export async function pilotBeta(
   await writeFile(join(ctx.outDir, 'calibration.json'), JSON.stringify(cal, null, 1) + '\n');
   ctx.log(`shaping pilot: ${cal.turns} scored calls, mean |d| ${cal.m_hat.toPrecision(4)}, beta ${cal.beta.toPrecision(4)}: mean |beta·d| ${cal.mean_abs_shaping.toFixed(4)} in [${cal.range.join(', ')}]`);
   return cal;
+}
+
+/** The node's shaping metrics: β, the last quarter's mean |β·d|, the bank's size, unscaled |d| by action type over all steps. */
+export function shapingSummary(curve: ReadonlyArray<Record<string, number | null>>, beta: number | undefined, bank: SolutionBank, quarter: number): Record<string, number | null> {
+  const avg = (xs: ReadonlyArray<Record<string, number | null>>, key: string) => {
+    const v = xs.map((m) => m[key]).filter((x): x is number => typeof x === 'number');
+    return v.length ? Number((v.reduce((a, x) => a + x, 0) / v.length).toFixed(6)) : null;
+  };
+  const diag = avg(curve, 'score_abs_diagnostic');
+  const exec = avg(curve, 'score_abs_execution');
+  return {
+    beta: beta ?? null,
+    shaping_mean_abs_last: avg(curve.slice(-quarter), 'shaping_mean_abs'),
+    bank_size: bank.size(),
+    score_abs_diagnostic: diag,
+    score_abs_execution: exec,
+    diagnostic_over_execution: diag !== null && exec ? Number((diag / exec).toFixed(4)) : null,
+  };
 }
