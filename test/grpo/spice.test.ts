@@ -91,6 +91,39 @@ test('a short SPICE run: pilot β inside κ, shaping on every tool-call turn, me
   assert.match(r.stdout, /shaping\nstep\s+reward_mean\s+shaping_scored\s+shaping_mean_abs\s+beta\n1\s/);
 });
 
+// Tasks with one-line descriptions: the tiny model's context is 1,024 tokens, and the ReAct prompt takes most of it.
+const tinyTask = (id: string, what: string): Record<string, string> => ({
+  [`t/${id}/task.json`]: JSON.stringify({ id, modality: 'tabular', task_type: 'classification', metric: 'accuracy', is_lower_better: false }),
+  [`t/${id}/public/description.md`]: `${what}\n`,
+  [`t/${id}/private/evaluator.py`]: 'import json\nprint(json.dumps({"error": "not graded here"}))\n',
+});
+
+test('scorer: worker on a policy served by the trainer worker: turn-level batches are accepted and every step is shaped', async () => {
+  const dir = await tmpProject({
+    ...tinyTask('alpha', 'Predict the label of each row.'),
+    ...tinyTask('beta', 'Predict the price of each house.'),
+    'e.yaml': `name: worker-spice
+models:
+  tiny: { provider: worker, tiny: 0, model: tiny-qwen3, lora_rank: 8, max_tokens: 10 }
+rewards:
+  verbose: reply_chars / 40
+stages:
+  rl: { uses: grpo, with: { policy: tiny, trainer: worker, tasks: t, split: all, reward: verbose, steps: 2, batch_size: 2, group_size: 3, max_turns: 2, lr: 0.01, seed: 3, shaping: { kind: spice, beta: 1, max_length: 4096 } } }
+`,
+  });
+  const r = await cli(['run', 'e.yaml'], { cwd: dir });
+  assert.is(r.exitCode, 0, r.stderr);
+  const rl = await outputsOf(dir, 'rl');
+  const curve = await readJsonl(join(rl, 'metrics.jsonl'));
+  // The worker took both updates (it refuses turn-level batches whose advantages do not match the turns).
+  assert.equal(curve.map((m) => [m.step, m.beta, typeof m.loss]), [[1, 1, 'number'], [2, 1, 'number']]);
+  for (const t of await readJsonl(join(rl, 'steps', 'step_00001.jsonl'))) {
+    // The random model's replies call nothing: no shaping, the outcome at the last turn.
+    assert.equal(t.shaping.turns, []);
+    assert.equal(t.shaping.rewards, [...new Array(t.turns.length - 1).fill(0), t.reward]);
+  }
+});
+
 test('shaping settings that cannot work are refused at their position', async () => {
   const dir = await tmpProject({
     't/.keep': '',
