@@ -116,6 +116,8 @@ test('TIPS: the reference answers\' mean token log-likelihood after the turn min
   close(s[1].d!, 0.5); // −1.5 − (−2)
   // Summaries are scored as replies to the training-only request; the call itself is never a target.
   assert.ok(scorer.seen.every((it) => it.reply === 'a' || it.reply === 'b b'));
+  // Three distinct histories (before the first call, after it, after the second), each scored once per summary.
+  assert.is(scorer.seen.length, 3 * 2);
 });
 
 test('Eq. 2–3 on a hand-worked three-turn, two-rollout group', () => {

@@ -23,16 +23,20 @@ export function tipsPotential(perSummary: readonly (readonly number[])[]): numbe
 export async function tipsTurns(ep: Parameters<typeof toolCalls>[0], summaries: readonly string[], scorer: Scorer, signal?: AbortSignal): Promise<TurnScore[]> {
   const calls = toolCalls(ep);
   if (!summaries.length) return calls.map((c) => ({ turn: c.turn, category: c.category, d: null, reason: 'no-reference' }));
-  const K = summaries.length;
-  const histories = calls.flatMap((c) => [c.history, c.after]);
-  const rows = histories.length ? await scorer.score(histories.flatMap((h) => summaries.map((s) => ({ messages: [...h, TIPS_REQUEST], reply: s }))), signal) : [];
-  const potential = (j: number): number | null => {
-    const r = rows.slice(j * K, (j + 1) * K);
-    return r.some((x) => x === null) ? null : tipsPotential(r as number[][]);
-  };
-  return calls.map((c, i) => {
-    const before = potential(2 * i);
-    const after = potential(2 * i + 1);
+  // Every history is a prefix of the same conversation: one potential per length, shared by consecutive calls.
+  const histories = new Map<number, ChatMessage[]>();
+  for (const c of calls) for (const h of [c.history, c.after]) histories.set(h.length, h);
+  const lengths = [...histories.keys()];
+  const items = lengths.flatMap((n) => summaries.map((s) => ({ messages: [...histories.get(n)!, TIPS_REQUEST], reply: s })));
+  const rows = items.length ? await scorer.score(items, signal) : [];
+  const potential = new Map<number, number | null>();
+  lengths.forEach((n, j) => {
+    const r = rows.slice(j * summaries.length, (j + 1) * summaries.length);
+    potential.set(n, r.some((x) => x === null) ? null : tipsPotential(r as number[][]));
+  });
+  return calls.map((c) => {
+    const before = potential.get(c.history.length) ?? null;
+    const after = potential.get(c.after.length) ?? null;
     return before === null || after === null ? { turn: c.turn, category: c.category, d: null, reason: 'overflow' } : { turn: c.turn, category: c.category, d: after - before };
   });
 }
