@@ -19,6 +19,8 @@ export interface ToolCall {
   call: string;
   /** The conversation after the turn's observation: h_s (TIPS's post-interaction history). */
   after: ChatMessage[];
+  /** The reply's token ids as sampled, when the policy's endpoint gave them. */
+  sampled?: number[];
 }
 
 /** Turns that reached the environment with an action; answers end the episode and invalid replies called nothing. */
@@ -57,6 +59,7 @@ export function toolCalls(ep: { scaffold: string; messages: readonly ChatMessage
       prefix: reply.slice(0, span.start),
       call: reply.slice(span.start, span.end),
       after: ep.messages.slice(0, obsEnd),
+      ...(t.tokens ? { sampled: t.tokens.token_ids } : {}),
     });
   });
   return out;

@@ -11,7 +11,7 @@ import { toolCalls } from './calls.js';
 import { calibrateBeta, shapedAdvantages, shapedRewards, shuffleScores } from './returns.js';
 import { spiceScore, spiceTurns } from './spice.js';
 import { tipsTurns } from './tips.js';
-import type { ScoreItem, Scorer } from './types.js';
+import { spanTokens, type ScoreItem, type Scorer } from './types.js';
 
 const close = (a: number, b: number, tol = 1e-9) => assert.ok(Math.abs(a - b) < tol, `${a} vs ${b}`);
 const turn = (action: TurnRecord['action'], extra: Partial<TurnRecord> = {}): TurnRecord => ({ turn: 0, action, observation: '', exit_code: 0, timed_out: false, duration_ms: 0, format_ok: true, ...extra });
@@ -101,6 +101,23 @@ test('SPICE: no reference means zero-shaping calls; an overflowing reference is 
   assert.equal(none2.map((x) => x.reason), ['overflow', 'overflow']);
   // Zero shaping for them in Eq. 2.
   assert.equal(shapedRewards(1, 4, none2, 5), [0, 0, 0, 1]);
+});
+
+test('exact scoring: the sampled ids go to a scorer with the policy\'s tokenizer, and the call\'s tokens are found by offset', async () => {
+  // Reply "ab cd" sampled as [a][b ][cd][<end>]: offsets 0, 1, 3, 5 (the end token decodes to nothing).
+  assert.equal(spanTokens([0, 1, 3, 5], 3, 5), [2, 3]);
+  assert.equal(spanTokens([0, 1, 3, 5], 2, 5), [1, 3]); // a token straddling the call's start counts
+  assert.equal(spanTokens([0, 1, 3, 5], 0, 5), [0, 3]);
+  assert.equal(spanTokens([0, 5], 5, 5), [0, 0]);
+  const ids = [7, 8, 9];
+  const ep = { ...EP, turns: EP.turns.map((t, i) => (i === 0 ? { ...t, tokens: { prompt_ids: [1], token_ids: ids, logprobs: [0, 0, 0] } } : t)) };
+  const scorer = stubScorer((it) => words(it.reply).map(() => -1));
+  await spiceTurns(ep, ['alpha'], scorer, undefined, true);
+  assert.equal(scorer.seen.filter((it) => it.sampled).map((it) => it.sampled), [ids, ids]);
+  // Another scorer's tokenizer: text only.
+  const other = stubScorer((it) => words(it.reply).map(() => -1));
+  await spiceTurns(ep, ['alpha'], other);
+  assert.ok(other.seen.every((it) => !it.sampled));
 });
 
 test('TIPS: the reference answers\' mean token log-likelihood after the turn minus before it', async () => {

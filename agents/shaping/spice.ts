@@ -28,18 +28,24 @@ export function spiceScore(conditioned: readonly (readonly number[])[], plain: r
   return mean(conditioned.map((lp) => mean(lp.map((x, u) => x - plain[u]))));
 }
 
-const item = (c: ToolCall, extra: ChatMessage[]): ScoreItem => ({ messages: [...c.history, ...extra], prefix: c.prefix, reply: c.call });
+const item = (c: ToolCall, extra: ChatMessage[], exact: boolean): ScoreItem => ({
+  messages: [...c.history, ...extra],
+  prefix: c.prefix,
+  reply: c.call,
+  ...(exact && c.sampled ? { sampled: c.sampled } : {}),
+});
 
 /**
  * Eq. 1 on every tool-call turn of one trajectory. No reference: every call scores null (zero shaping).
  * A conditioned branch that does not fit the scorer's context is left out of the mean; when the plain
- * branch or every conditioned one overflows, the call is unscored.
+ * branch or every conditioned one overflows, the call is unscored. `exact`: the scorer shares the
+ * policy's tokenizer, so calls are scored as the token ids that were sampled, where the turn has them.
  */
-export async function spiceTurns(ep: Parameters<typeof toolCalls>[0], summaries: readonly string[], scorer: Scorer, signal?: AbortSignal): Promise<TurnScore[]> {
+export async function spiceTurns(ep: Parameters<typeof toolCalls>[0], summaries: readonly string[], scorer: Scorer, signal?: AbortSignal, exact = false): Promise<TurnScore[]> {
   const calls = toolCalls(ep);
   if (!summaries.length) return calls.map((c) => ({ turn: c.turn, category: c.category, d: null, reason: 'no-reference' }));
   const per = summaries.length + 1;
-  const items = calls.flatMap((c) => [item(c, []), ...summaries.map((s) => item(c, [referenceMessage(s)]))]);
+  const items = calls.flatMap((c) => [item(c, [], exact), ...summaries.map((s) => item(c, [referenceMessage(s)], exact))]);
   const rows = items.length ? await scorer.score(items, signal) : [];
   return calls.map((c, i) => {
     const [plain, ...withRef] = rows.slice(i * per, (i + 1) * per);

@@ -9,6 +9,28 @@ export interface ScoreItem {
   messages: ChatMessage[];
   prefix?: string;
   reply: string;
+  /**
+   * The reply's token ids as the policy sampled them (prefix and reply together), for a scorer with the
+   * policy's tokenizer: it then teacher-forces these ids and scores the tokens of the reply's span.
+   */
+  sampled?: number[];
+}
+
+/**
+ * The tokens of a sampled reply that cover the characters [from, to): token i spans [offsets[i],
+ * offsets[i + 1]); a token that straddles `from` counts, one that starts at or after `to` does not.
+ */
+export function spanTokens(offsets: readonly number[], from: number, to: number): [number, number] {
+  let first = offsets.length;
+  let last = 0;
+  offsets.forEach((start, i) => {
+    const end = offsets[i + 1] ?? Infinity;
+    if (start < to && end > from) {
+      first = Math.min(first, i);
+      last = i + 1;
+    }
+  });
+  return first < last ? [first, last] : [0, 0];
 }
 
 /**

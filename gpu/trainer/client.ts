@@ -58,6 +58,8 @@ export interface ScoreResult {
   sum: number;
   /** Longer than the request's max_length: not scored. */
   overflow?: boolean;
+  /** With `offsets: true`: where each reply token starts in the reply's decoded text. */
+  offsets?: number[];
 }
 
 /** A conversation for supervised fine-tuning; the worker renders it with its chat template. */
@@ -140,7 +142,7 @@ export class TrainerClient {
   }
 
   /** Per-token log-probabilities of each reply under the worker's current weights. */
-  async score(items: ScoreItem[], o: { temperature?: number; tokenizer?: TokenizerIdentity; max_length?: number } = {}, signal?: AbortSignal): Promise<ScoreResult[]> {
+  async score(items: ScoreItem[], o: { temperature?: number; tokenizer?: TokenizerIdentity; max_length?: number; offsets?: boolean } = {}, signal?: AbortSignal): Promise<ScoreResult[]> {
     const res = await this.call<{ step: number; results: ScoreResult[] }>('POST', '/score', { items, ...o }, signal);
     return res.results;
   }

@@ -8,7 +8,7 @@ import { reduceSummary, SolutionBank, type BankEntry } from '../../agents/shapin
 import { calibrateBeta, shapedRewards, shuffleScores, type Calibration } from '../../agents/shaping/returns.js';
 import { spiceTurns } from '../../agents/shaping/spice.js';
 import { tipsTurns } from '../../agents/shaping/tips.js';
-import type { Scorer, TurnScore } from '../../agents/shaping/types.js';
+import { spanTokens, type Scorer, type TurnScore } from '../../agents/shaping/types.js';
 import type { Trajectory } from '../../agents/trajectory.js';
 import { TrainerClient } from '../../gpu/trainer/client.js';
 import type { StageContext } from '../contract.js';
@@ -20,15 +20,28 @@ import type { ShapingParams } from './index.js';
 /** Items per /score request: large enough to amortise the round trip, small enough to keep memory flat. */
 const SCORE_CHUNK = 32;
 
-/** A trainer worker's /score as a Scorer: replies as text, an overflowing item as null. */
+/**
+ * A trainer worker's /score as a Scorer, an overflowing item as null. A reply as text is tokenised by the
+ * worker after its prefix; sampled ids are teacher-forced whole and the call's tokens picked by offset.
+ */
 export function workerScorer(client: TrainerClient, maxLength: number): Scorer {
   return {
     async score(items, signal) {
       const out: Array<number[] | null> = [];
       for (let i = 0; i < items.length; i += SCORE_CHUNK) {
-        const part = items.slice(i, i + SCORE_CHUNK).map((it) => ({ messages: it.messages, reply: it.reply, ...(it.prefix ? { prefix: it.prefix } : {}) }));
-        const res = await client.score(part, { max_length: maxLength }, signal);
-        out.push(...res.map((r) => (r.overflow ? null : r.logprobs)));
+        const chunk = items.slice(i, i + SCORE_CHUNK);
+        const part = chunk.map((it) =>
+          it.sampled ? { messages: it.messages, token_ids: it.sampled } : { messages: it.messages, reply: it.reply, ...(it.prefix ? { prefix: it.prefix } : {}) },
+        );
+        const res = await client.score(part, { max_length: maxLength, offsets: chunk.some((it) => it.sampled) }, signal);
+        res.forEach((r, j) => {
+          const it = chunk[j];
+          if (r.overflow) return void out.push(null);
+          if (!it.sampled || !r.offsets) return void out.push(r.logprobs);
+          const from = (it.prefix ?? '').length;
+          const [a, b] = spanTokens(r.offsets, from, from + it.reply.length);
+          out.push(b > a ? r.logprobs.slice(a, b) : null);
+        });
       }
       return out;
     },
@@ -84,7 +97,9 @@ export async function scoreRollouts(rollouts: readonly Rollout[], bank: Solution
     if (isCrashed(r)) continue;
     references[r.task_id] ??= bank.draw(r.task_id, s.references, seed);
     const texts = references[r.task_id].map((e) => (s.summaries === 'reduced' ? reduceSummary(e.text) : e.text));
-    scores.set(`${r.group_id}#${r.sample}`, await (s.kind === 'tips' ? tipsTurns : spiceTurns)(r, texts, scorer, signal));
+    // The policy's own worker shares its tokenizer: SPICE then teacher-forces the sampled ids themselves.
+    const turns = s.kind === 'tips' ? await tipsTurns(r, texts, scorer, signal) : await spiceTurns(r, texts, scorer, signal, s.scorer === 'worker');
+    scores.set(`${r.group_id}#${r.sample}`, turns);
   }
   return { references, scores };
 }

@@ -130,6 +130,9 @@ class ScoreRequest(Strict):
     tokenizer: Optional[TokenizerIdentity] = None
     # Items longer than this (context and reply, in tokens) are not scored: their result says `overflow`.
     max_length: Optional[int] = Field(default=None, ge=2)
+    # Each result also gives where each reply token starts in the reply's decoded text, so a caller can score
+    # a span of a reply that was sampled as exact ids (a tool call after its reasoning).
+    offsets: bool = False
 
 
 class SaveRequest(Strict):

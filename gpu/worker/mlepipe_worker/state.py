@@ -140,8 +140,16 @@ class Worker:
                 results.append({"prompt_ids": prompt, "token_ids": reply, "logprobs": [], "sum": 0.0, "overflow": True})
                 continue
             lp = next(rows)[len(prompt) :]
-            results.append({"prompt_ids": prompt, "token_ids": reply, "logprobs": lp, "sum": float(sum(lp))})
+            result = {"prompt_ids": prompt, "token_ids": reply, "logprobs": lp, "sum": float(sum(lp))}
+            if req.offsets:
+                result["offsets"] = self.reply_offsets(reply)
+            results.append(result)
         return {"step": self.step, "results": results}
+
+    def reply_offsets(self, reply: list[int]) -> list[int]:
+        """Where each token starts in the reply's text (special tokens decode to nothing), in characters."""
+        tok = self.policy.tokenizer
+        return [len(tok.decode(reply[:i], skip_special_tokens=True)) for i in range(len(reply))]
 
     def update(self, batch: Batch) -> dict[str, Any]:
         live = [t for t in batch.trajectories if not t.masked]

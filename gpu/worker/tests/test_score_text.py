@@ -44,3 +44,19 @@ def test_exactly_one_reply_form():
         ScoreRequest(items=[{"messages": MESSAGES}])
     with pytest.raises(ValueError, match="exactly one of token_ids and reply"):
         ScoreRequest(items=[{"messages": MESSAGES, "reply": "x", "token_ids": [1]}])
+
+
+def test_offsets_say_where_each_sampled_token_starts_in_the_reply(worker):
+    tok = worker.policy.tokenizer
+    text = "the model reads twelve features. Action: submits"
+    ids = encode(tok, text) + [tok.convert_tokens_to_ids("<|im_end|>")]
+    out = worker.score(ScoreRequest(items=[{"messages": MESSAGES, "token_ids": ids}], offsets=True))["results"][0]
+    offsets = out["offsets"]
+    assert len(offsets) == len(ids) and offsets[0] == 0 and offsets == sorted(offsets)
+    # Token i's text is the reply between its offset and the next one; the end-of-turn token adds none.
+    ends = offsets[1:] + [len(text)]
+    assert "".join(text[a:b] for a, b in zip(offsets, ends)) == text
+    assert offsets[-1] == len(text)
+    start = text.index("Action:")
+    first = max(i for i, o in enumerate(offsets) if o <= start)
+    assert tok.decode(ids[first:-1]).endswith("Action: submits")
