@@ -59,4 +59,51 @@ export const REFERENCES: Readonly<Record<string, ReferenceTable>> = {
       { model: 'Qwen3.5-35B-A3B', base_id: 35.6, base_ood: 31.0, sft_rl_id: 69.2, sft_rl_ood: 48.0 },
     ],
   },
+  'mltoolbench-fig7': {
+    source: 'MLToolBench Fig. 7 / App. B.1: RL stage and reward, success % with MLToolBench (ID / OOD)',
+    columns: ['model', 'condition', 'id', 'ood'],
+    rows: [
+      { model: 'Qwen3-8B', condition: 'full SFT', id: 38.4, ood: 32.0 },
+      { model: 'Qwen3-8B', condition: 'outcome-only RL', id: 39.2, ood: 33.0 },
+      { model: 'Qwen3-8B', condition: 'RL + TIPS', id: 44.4, ood: 35.0 },
+      { model: 'Qwen3-8B', condition: 'RL + SPICE', id: 52.4, ood: 36.0 },
+      { model: 'Qwen3.5-35B-A3B', condition: 'full SFT', id: 44.4, ood: 41.0 },
+      { model: 'Qwen3.5-35B-A3B', condition: 'outcome-only RL', id: 48.0, ood: 44.0 },
+      { model: 'Qwen3.5-35B-A3B', condition: 'RL + TIPS', id: 55.2, ood: 45.0 },
+      { model: 'Qwen3.5-35B-A3B', condition: 'RL + SPICE', id: 69.2, ood: 48.0 },
+    ],
+  },
+  'mltoolbench-table4': {
+    source: 'MLToolBench Table 4 and App. B.1: controls, success % (ID / OOD)',
+    columns: ['model', 'condition', 'id', 'ood'],
+    rows: [
+      { model: 'Qwen3.5-35B-A3B', condition: 'outcome-only RL', id: 48.0, ood: 44.0 },
+      { model: 'Qwen3.5-35B-A3B', condition: 'SPICE, full summaries', id: 69.2, ood: 48.0 },
+      { model: 'Qwen3.5-35B-A3B', condition: 'SPICE, reduced summaries', id: 67.2, ood: 41.0 },
+      { model: 'Qwen3.5-35B-A3B', condition: 'SPICE, shuffled scores', id: 59.2, ood: 45.0 },
+      { model: 'Qwen3-8B', condition: 'SPICE, tool dropout 20%', id: 50.0, ood: 31.0 },
+      { model: 'Qwen3.5-35B-A3B', condition: 'SPICE, tool dropout 20%', id: 58.0, ood: 36.0 },
+    ],
+  },
+  'mltoolbench-fig4': {
+    source: 'MLToolBench Fig. 4: mean |score| of diagnostic calls over editing/execution actions, three scorers',
+    columns: ['shaping', 'diagnostic_over_execution'],
+    rows: [
+      { shaping: 'tips', diagnostic_over_execution: '0.37–0.54' },
+      { shaping: 'spice', diagnostic_over_execution: '0.80–0.93' },
+    ],
+  },
+  'mltoolbench-table3': {
+    source: 'MLToolBench Table 3: RL settings',
+    columns: ['setting', 'value'],
+    rows: [
+      { setting: 'updates', value: 100 },
+      { setting: 'rollouts', value: '8 tasks × 8' },
+      { setting: 'lr', value: '1e-6 cosine' },
+      { setting: 'clip / KL', value: '0.2 / 0' },
+      { setting: 'kappa', value: '[0.05, 0.3]' },
+      { setting: 'references', value: 'up to 8 a task' },
+      { setting: 'temperature / top-p / tokens', value: '1.0 / 1.0 / 1024' },
+    ],
+  },
 };

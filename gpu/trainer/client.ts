@@ -48,13 +48,18 @@ export interface UpdateResult {
 }
 
 /** A context (token ids, or messages the worker renders with its chat template) and the reply's token ids. */
-export type ScoreItem = ({ prompt_ids: number[] } | { messages: Array<{ role: string; content: string }> }) & { token_ids: number[] };
+export type ScoreItem = ({ prompt_ids: number[] } | { messages: Array<{ role: string; content: string }> }) &
+  ({ token_ids: number[] } | { reply: string }) & { prefix?: string };
 
 export interface ScoreResult {
   prompt_ids: number[];
   token_ids: number[];
   logprobs: number[];
   sum: number;
+  /** Longer than the request's max_length: not scored. */
+  overflow?: boolean;
+  /** With `offsets: true`: where each reply token starts in the reply's decoded text. */
+  offsets?: number[];
 }
 
 /** A conversation for supervised fine-tuning; the worker renders it with its chat template. */
@@ -137,7 +142,7 @@ export class TrainerClient {
   }
 
   /** Per-token log-probabilities of each reply under the worker's current weights. */
-  async score(items: ScoreItem[], o: { temperature?: number; tokenizer?: TokenizerIdentity } = {}, signal?: AbortSignal): Promise<ScoreResult[]> {
+  async score(items: ScoreItem[], o: { temperature?: number; tokenizer?: TokenizerIdentity; max_length?: number; offsets?: boolean } = {}, signal?: AbortSignal): Promise<ScoreResult[]> {
     const res = await this.call<{ step: number; results: ScoreResult[] }>('POST', '/score', { items, ...o }, signal);
     return res.results;
   }

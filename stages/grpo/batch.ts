@@ -3,6 +3,7 @@
 // prompts and observations). This is the batch `POST /update` receives
 // (schemas/trainer/batch.schema.json) and what the template trainer reads.
 import { groupAdvantages, timedOutUnder, turnAdvantages, type MaskTimeouts, type StdKind, type TimeoutRule } from '../../agents/grpo/advantages.js';
+import { shapedAdvantages } from '../../agents/shaping/returns.js';
 import type { TrainSample } from '../../agents/grpo/template-trainer.js';
 import type { Trajectory } from '../../agents/trajectory.js';
 import { EnvError } from '../../core/errors.js';
@@ -77,6 +78,11 @@ export interface BatchOptions {
    * aggregation. A reply without token ids is refused, never tokenised again.
    */
   exact?: { tokenizer: NonNullable<Batch['tokenizer']>; lossAggMode: LossAggMode; advantageLevel?: 'trajectory' | 'turn' };
+  /**
+   * Turn-level shaping: each trajectory's per-turn rewards r_{i,s} by id. Its advantages are then
+   * G_{i,s} − mean G_{i,1} (no std), every reply gets its turn's, and the trajectory's own is its first turn's.
+   */
+  shaped?: ReadonlyMap<string, readonly number[]>;
 }
 
 export function buildBatch(step: number, rollouts: readonly Rollout[], o: BatchOptions): Batch {
@@ -90,13 +96,18 @@ export function buildBatch(step: number, rollouts: readonly Rollout[], o: BatchO
       members.map((m) => (isCrashed(m) || !m.turns.length ? { reward: 0, timedOut: false, crashed: true } : { reward: m.reward ?? 0, timedOut: timedOutUnder(o.timeoutRule, m), turns: policyTurns(m) })),
       { estimator: o.advantage, maskTimeouts: o.maskTimeouts, std: o.std },
     );
-    const turns = turnAdvantages(
-      members.map((m) => ({ reward: isCrashed(m) ? 0 : (m.reward ?? 0), timedOut: false, turns: isCrashed(m) ? 1 : policyTurns(m) })),
-      g.members.map((a) => a.masked),
-    );
-    stats.push({ group_id: groupId, mean: g.mean, std: g.std, zero_signal: g.zeroSignal });
+    const masks = g.members.map((a) => a.masked);
+    const shaped = o.shaped && shapedAdvantages(members.map((m, i) => ({ rewards: (!isCrashed(m) && o.shaped!.get(`${groupId}#${m.sample}`)) || [0], masked: masks[i] })));
+    const turns = shaped
+      ? shaped.advantages
+      : turnAdvantages(
+          members.map((m) => ({ reward: isCrashed(m) ? 0 : (m.reward ?? 0), timedOut: false, turns: isCrashed(m) ? 1 : policyTurns(m) })),
+          masks,
+        );
+    const zero = shaped ? turns.every((t) => t.every((x) => x === 0)) : g.zeroSignal;
+    stats.push({ group_id: groupId, mean: shaped ? shaped.baseline : g.mean, std: shaped ? 0 : g.std, zero_signal: zero });
     members.forEach((m, i) => {
-      const a = g.members[i];
+      const a = shaped ? { ...g.members[i], advantage: g.members[i].masked ? 0 : (turns[i][0] ?? 0) } : g.members[i];
       trajectories.push({
         id: `${groupId}#${m.sample}`,
         group_id: groupId,
@@ -114,8 +125,9 @@ export function buildBatch(step: number, rollouts: readonly Rollout[], o: BatchO
       });
     });
   }
-  const exact = o.exact ? { loss_agg_mode: o.exact.lossAggMode, tokenizer: o.exact.tokenizer, ...(o.exact.advantageLevel === 'turn' ? { advantage_level: 'turn' as const } : {}) } : {};
-  return { format: 'mlepipe-grpo-batch/1', step, advantage: o.advantage, group_size: o.groupSize, hyper: o.hyper, trajectories, groups: stats, ...exact };
+  const turnLevel = o.shaped || o.exact?.advantageLevel === 'turn' ? { advantage_level: 'turn' as const } : {};
+  const exact = o.exact ? { loss_agg_mode: o.exact.lossAggMode, tokenizer: o.exact.tokenizer } : {};
+  return { format: 'mlepipe-grpo-batch/1', step, advantage: o.advantage, group_size: o.groupSize, hyper: o.hyper, trajectories, groups: stats, ...exact, ...turnLevel };
 }
 
 /** Each reply's recorded tokens; a reply without them stops the step (a worker never re-tokenises). */
@@ -147,11 +159,14 @@ function batchMessages(t: Trajectory): BatchTrajectory['messages'] {
 export function templateSamples(batch: Batch, rollouts: readonly Rollout[]): TrainSample[] {
   const byId = new Map(rollouts.filter((r): r is Trajectory => !isCrashed(r)).map((r) => [`${r.group_id}#${r.sample}`, r]));
   const out: TrainSample[] = [];
+  const turnLevel = batch.advantage_level === 'turn';
   for (const t of batch.trajectories) {
-    if (t.masked || t.advantage === 0) continue;
-    for (const turn of byId.get(t.id)?.turns ?? []) {
-      if (turn.choice) out.push({ features: turn.choice.features, action: turn.choice.index, logprob: turn.choice.logprob, advantage: t.advantage });
-    }
+    if (t.masked) continue;
+    (byId.get(t.id)?.turns ?? []).forEach((turn, s) => {
+      // Turn-level credit: each decision carries its own turn's advantage.
+      const advantage = turnLevel ? (t.turn_advantages[s] ?? 0) : t.advantage;
+      if (turn.choice && advantage !== 0) out.push({ features: turn.choice.features, action: turn.choice.index, logprob: turn.choice.logprob, advantage });
+    });
   }
   return out;
 }

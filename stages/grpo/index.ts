@@ -16,6 +16,41 @@ import type { ParamIssue, Stage } from '../contract.js';
 import { lazyRun } from '../lazy.js';
 import { tasksFolderIssues } from '../eval/tasks.js';
 import type { LossAggMode } from './batch.js';
+import type { Schedule } from '../sft/schedule.js';
+import type { ToolChoice } from '../../agents/scaffolds/mlab/tools.js';
+import type { ShapingKind } from '../../agents/shaping/types.js';
+
+export interface ShapingParams {
+  kind: ShapingKind;
+  scorer: string;
+  beta?: number;
+  kappa?: number | [number, number];
+  pilot_steps: number;
+  references: number;
+  summaries: 'full' | 'reduced';
+  shuffle: boolean;
+  max_length: number;
+}
+
+/** Shaping's problems that show before running: a scorer that cannot be reached, beta against kappa, what shaping cannot go with. */
+function shapingIssues(p: GrpoParams, models: Parameters<typeof parsePolicy>[1]): ParamIssue[] {
+  const s = p.shaping;
+  const out: ParamIssue[] = [];
+  if (p.scaffold === 'react' && p.tool_dropout > 0) out.push({ param: ['tool_dropout'], message: 'tool_dropout removes mlab\'s diagnostic tools; it needs scaffold: mlab', also: ['scaffold'] });
+  if (p.scaffold === 'mlab' && p.trainer === 'template') out.push({ param: ['scaffold'], message: 'the template policy writes ReAct replies; scaffold: mlab needs a models: policy (trainer: worker)', also: ['trainer'] });
+  if (s.kind === 'none') return out;
+  if (p.trainer === 'verl-export') out.push({ param: ['shaping', 'kind'], message: 'turn-level shaping needs rollouts in this node; trainer: verl-export writes files only', also: ['trainer'] });
+  if (s.beta !== undefined && s.kappa !== undefined) out.push({ param: ['shaping', 'beta'], message: 'give beta (as written) or kappa (a pilot calibrates beta to it), not both' });
+  if (Array.isArray(s.kappa) && s.kappa[0] > s.kappa[1]) out.push({ param: ['shaping', 'kappa'], message: `the range [${s.kappa.join(', ')}] is empty: write [low, high]` });
+  if (s.scorer === 'worker') {
+    if (p.trainer !== 'worker') out.push({ param: ['shaping', 'scorer'], message: 'scorer: worker scores with the policy\'s own trainer worker, so it needs trainer: worker; name a models: entry to score a template policy\'s turns', also: ['trainer'] });
+  } else if (!models[s.scorer]) {
+    out.push({ param: ['shaping', 'scorer'], message: `no model named ${s.scorer} in models: (or write worker)` });
+  } else if (models[s.scorer].provider !== 'worker' && !models[s.scorer].base_url) {
+    out.push({ param: ['shaping', 'scorer'], message: `model ${s.scorer} has no base_url: a scorer is a provider: worker entry or a running trainer worker's endpoint` });
+  }
+  return out;
+}
 
 export interface GrpoParams {
   policy: string;
@@ -29,11 +64,15 @@ export interface GrpoParams {
   batch_size: number;
   steps: number;
   max_turns: number;
+  scaffold: 'react' | 'mlab';
+  tools?: ToolChoice;
+  tool_dropout: number;
   step_timeout: number;
   time_budget: number;
   memory_mb: number;
   temperature: number;
   lr?: number;
+  schedule: Schedule;
   clip: { low: number; high: number };
   kl: number;
   advantage: 'grpo' | 'drgrpo';
@@ -42,6 +81,7 @@ export interface GrpoParams {
   std: StdKind;
   loss_agg_mode: LossAggMode;
   advantage_level: 'trajectory' | 'turn';
+  shaping: ShapingParams;
   epochs: number;
   eval_every: number;
   checkpoint_every: number;
@@ -80,17 +120,19 @@ export const grpo: Stage<GrpoParams> = {
     const splits = { split: p.split, ...(validates(p) ? { val_split: p.val_split } : {}) };
     // Whether val_split matters follows from eval_every and trainer.
     const folder = tasksFolderIssues(p.tasks, splits, ctx.experimentDir).map((i) => (i.param[0] === 'val_split' ? { ...i, also: [...(i.also ?? []), 'eval_every', 'trainer'] } : i));
-    return [...policyIssues(p, ctx.models), ...folder];
+    return [...policyIssues(p, ctx.models), ...shapingIssues(p, ctx.models), ...folder];
   },
 
   async keyExtras(p, ctx) {
     const formula = rewardFormula(p.reward, ctx.rewards);
     const policy = p.trainer === 'template' ? { template: freshCheckpoint().features } : policyIdentity(parsePolicy(p.policy, ctx.models) as never, ctx.models);
     // The kit's code is what the template policy runs; the ReAct prompts are what a model reads.
-    const prompts = await assetsDigest(['agents/prompts/react']);
+    const prompts = await assetsDigest([`agents/prompts/${p.scaffold}`]);
     // Rollouts run agents' code and graders in Python; a verl export only writes files.
     const python = p.trainer === 'verl-export' ? {} : { python: await ctx.python() };
-    return { formula, policy, kit: policyIdentity({ kind: 'scripted', agent: 'random' }, ctx.models), prompts, ...python };
+    // A scorer that is a models: entry scores every step: its identity is part of the result.
+    const scorer = p.shaping.kind !== 'none' && p.shaping.scorer !== 'worker' ? { scorer: policyIdentity({ kind: 'openai', model: p.shaping.scorer }, ctx.models) } : {};
+    return { formula, policy, kit: policyIdentity({ kind: 'scripted', agent: 'random' }, ctx.models), prompts, ...python, ...scorer };
   },
 
   run: lazyRun(() => import('./run.js')),

@@ -3,7 +3,7 @@
 // recorded as crashed, never fatal to the run; an unreachable endpoint is.
 import { mapLimit } from '../../core/pool.js';
 import type { Policy } from '../../agents/policies/types.js';
-import type { EpisodeLimits } from '../../agents/scaffolds/types.js';
+import type { EpisodeLimits, Scaffold } from '../../agents/scaffolds/types.js';
 import { react } from '../../agents/scaffolds/react/index.js';
 import { EnvError } from '../../core/errors.js';
 import { Rng } from '../../core/random.js';
@@ -15,6 +15,7 @@ import type { Rollout } from './batch.js';
 export interface RolloutPlan {
   sandbox: Sandbox;
   policy: Policy;
+  scaffold?: Scaffold;
   tasks: TaskRef[];
   group: number;
   groupPrefix: string;
@@ -46,7 +47,7 @@ export async function runRollouts(plan: RolloutPlan, log: (m: string) => void): 
     plan.concurrency,
     async ({ task, sample, groupId }): Promise<Rollout> => {
       try {
-        return await rollout({ ...plan, scaffold: react, task, sample, groupId, aide: { numDrafts: 1, debugProb: 0, maxDebugDepth: 0 } });
+        return await rollout({ ...plan, scaffold: plan.scaffold ?? react, task, sample, groupId, aide: { numDrafts: 1, debugProb: 0, maxDebugDepth: 0 } });
       } catch (err) {
         if (err instanceof EnvError || plan.signal.aborted) throw err;
         log(`rollout ${groupId}#${sample} crashed: ${(err as Error).message}`);

@@ -14,9 +14,15 @@ import { writeVerlExport } from '../../gpu/verl/export.js';
 import type { Metrics, StageContext, StageResult } from '../contract.js';
 import { listTasks, type TaskRef } from '../eval/tasks.js';
 import { stageSandbox } from '../sandbox.js';
-import { buildBatch, templateSamples, type Rollout } from './batch.js';
+import { buildBatch, isCrashed, templateSamples, type Rollout } from './batch.js';
+import type { Trajectory } from '../../agents/trajectory.js';
 import { stepMetrics } from './metrics.js';
+import { learningRate } from '../sft/schedule.js';
 import { pickBatch, runRollouts, type RolloutPlan } from './rollouts.js';
+import { SolutionBank } from '../../agents/shaping/bank.js';
+import { mlabScaffold } from '../../agents/scaffolds/mlab/index.js';
+import { react } from '../../agents/scaffolds/react/index.js';
+import { openScorer, pilotBeta, shapingSummary, scoreRollouts, seedBank, shapeStep, type OpenScorer, type StepShaping } from './shaping.js';
 import { openWorkerTrainer, publishCheckpoint, type WorkerTrainer, type WorkerTrainerOptions } from './worker-trainer.js';
 import { type GrpoParams, validates } from './index.js';
 
@@ -69,12 +75,18 @@ export async function run(ctx: StageContext<GrpoParams>): Promise<StageResult | 
       : openaiPolicy(p.policy, worker!.spec, { sampling: { temperature: p.temperature, seed: p.seed * 100_003 + k, logprobs: true }, log: ctx.log });
   // Jails are reused from rollout to rollout: never more of them than a step's rollouts.
   const sandbox = stageSandbox(ctx, Math.min(p.concurrency, p.batch_size * p.group_size));
-  const plan = (tasks: TaskRef[], group: number, k: number, policy: Policy): RolloutPlan => ({
+  const scaffolds = {
+    train: p.scaffold === 'mlab' ? mlabScaffold({ tools: p.tools ?? 'all', toolDropout: p.tool_dropout, seed: p.seed }) : react,
+    // Validation offers every tool: dropout is a training-time control.
+    val: p.scaffold === 'mlab' ? mlabScaffold({ tools: p.tools ?? 'all', toolDropout: 0, seed: p.seed }) : react,
+  };
+  const plan = (tasks: TaskRef[], group: number, k: number, policy: Policy, prefix = `step${k}`, scaffold = scaffolds.train): RolloutPlan => ({
     sandbox,
     policy,
+    scaffold,
     tasks,
     group,
-    groupPrefix: `step${k}`,
+    groupPrefix: prefix,
     limits: { maxTurns: p.max_turns, stepTimeoutMs: p.step_timeout * 1000, timeBudgetMs: p.time_budget * 1000, contextTokens: 32_768, observationChars: 4000 },
     memoryMb: p.memory_mb,
     python,
@@ -84,13 +96,31 @@ export async function run(ctx: StageContext<GrpoParams>): Promise<StageResult | 
     signal: ctx.signal,
   });
   const curve: Array<Record<string, number | null>> = [];
+  // Turn-level shaping: the bank as it stands before each step's rollouts, the scorer opened on first use.
+  const shaping = p.shaping.kind !== 'none' ? p.shaping : undefined;
+  let bank = shaping ? await seedBank(ctx, new Set(train.map((t) => t.id))) : undefined;
+  if (bank) ctx.log(`solution bank: ${bank.size()} verified demonstration summaries for ${train.length} training tasks`);
+  let scorer: OpenScorer | undefined;
+  const openShapingScorer = async () => {
+    if (isWorker) worker ??= await openWorkerTrainer(ctx, wo, 0);
+    scorer ??= await openScorer(ctx, shaping!, worker?.client);
+    return scorer.scorer;
+  };
+  let beta = shaping?.beta;
+  const pilot: Record<string, number> = {};
   try {
+    if (shaping && beta === undefined) {
+      const cal = await pilotBeta(ctx, shaping, { bank: bank!, scorer: openShapingScorer, rollouts: (j) => runRollouts(plan(pickBatch(train, p.batch_size, j, p.seed), p.group_size, -j, makePolicy(-j), `pilot${j}`), ctx.log) });
+      beta = cal.beta;
+      Object.assign(pilot, { beta: cal.beta, pilot_mean_abs_shaping: Number(cal.mean_abs_shaping.toFixed(6)), pilot_scored_calls: cal.turns, pilot_in_range: Number(cal.in_range) });
+    }
     for (let k = 1; k <= p.steps; k++) {
       if (ctx.signal.aborted) throw new Error('interrupted');
       const itemId = `step-${pad(k)}`;
       let dir = await ctx.items.get(itemId);
       if (!dir) {
         if (isWorker) worker ??= await openWorkerTrainer(ctx, wo, k - 1);
+        const score = shaping ? await openShapingScorer() : undefined;
         const w = worker;
         dir = await ctx.items.put(itemId, async (d) => {
           const started = Date.now();
@@ -98,27 +128,44 @@ export async function run(ctx: StageContext<GrpoParams>): Promise<StageResult | 
           const rollouts: Rollout[] = await runRollouts(plan(pickBatch(train, p.batch_size, k, p.seed), p.group_size, k, policy), ctx.log);
           if (ctx.signal.aborted) throw new Error('interrupted');
           const exact = worker ? { tokenizer: worker.tokenizer, lossAggMode: p.loss_agg_mode, advantageLevel: p.advantage_level } : undefined;
-          const batch = buildBatch(k, rollouts, { advantage: p.advantage, maskTimeouts: p.mask_timeouts, timeoutRule: p.timeout_rule, std: p.std, groupSize: p.group_size, hyper, exact });
+          // Scored before the update: on the policy's worker, the weights that sampled them (π_old).
+          let shaped: StepShaping | undefined;
+          if (shaping) shaped = shapeStep(rollouts, await scoreRollouts(rollouts, bank!, shaping, score!, `${p.seed}:${k}`, ctx.signal), shaping, beta!, `${p.seed}:${k}`);
+          const turnRewards = shaped && new Map([...shaped.trajectories].map(([id, v]) => [id, v.rewards]));
+          const lrK = learningRate(k - 1, p.steps, lr, p.schedule, 0);
+          const batch = buildBatch(k, rollouts, { advantage: p.advantage, maskTimeouts: p.mask_timeouts, timeoutRule: p.timeout_rule, std: p.std, groupSize: p.group_size, hyper: { ...hyper, lr: lrK }, exact, shaped: turnRewards });
           let update: Record<string, unknown>;
           if (worker) {
             update = await worker.step(batch, k, ctx.signal);
             await writeFile(join(d, 'update.json'), JSON.stringify(update) + '\n');
           } else {
             const next: TemplateCheckpoint = structuredClone(ck);
-            update = { ...templateUpdate(next, templateSamples(batch, rollouts), { lr, clipLow: p.clip.low, clipHigh: p.clip.high, kl: p.kl, epochs: p.epochs, reference }) };
+            update = { ...templateUpdate(next, templateSamples(batch, rollouts), { lr: lrK, clipLow: p.clip.low, clipHigh: p.clip.high, kl: p.kl, epochs: p.epochs, reference }) };
             ck = next;
           }
-          const metrics: Record<string, unknown> = { ...stepMetrics(k, rollouts, batch), ...Object.fromEntries(Object.entries(update).filter(([, v]) => typeof v === 'number')) };
+          const metrics: Record<string, unknown> = { ...stepMetrics(k, rollouts, batch), lr: lrK, ...Object.fromEntries(Object.entries(update).filter(([, v]) => typeof v === 'number')) };
           if (p.eval_every > 0 && (k % p.eval_every === 0 || k === p.steps) && val.length) {
-            const vr = await runRollouts(plan(val, 1, k, makePolicy(k)), ctx.log);
+            const vr = await runRollouts(plan(val, 1, k, makePolicy(k), `step${k}`, scaffolds.val), ctx.log);
             const ok = vr.filter((r) => !('crashed' in r)) as Extract<Rollout, { variables: unknown }>[];
             metrics.val_reward = Number(mean(ok.map((t) => t.reward ?? 0)).toFixed(4));
             metrics.val_valid = Number(mean(ok.map((t) => t.variables.execute)).toFixed(4));
             metrics.val_any_medal = Number(mean(ok.map((t) => t.variables.bronze)).toFixed(4));
             await writeFile(join(d, 'val.jsonl'), vr.map((r) => JSON.stringify(r)).join('\n') + '\n');
           }
+          if (shaped) {
+            // Solutions verified in this step join the bank for the next one.
+            const added = bank!.addVerified(rollouts.filter((r): r is Trajectory => !isCrashed(r)), 'rl', k);
+            Object.assign(metrics, shaped.metrics, { bank_size: bank!.size(), bank_added: added });
+            const records = Object.fromEntries([...shaped.trajectories].map(([id, v]) => [id, v]));
+            await writeFile(join(d, 'shaping.json'), JSON.stringify({ step: k, kind: shaping!.kind, beta, references: shaped.references, trajectories: records }, null, 1) + '\n');
+            await writeFile(join(d, 'bank.json'), JSON.stringify(bank!.entries()) + '\n');
+          }
           metrics.seconds = Number(((Date.now() - started) / 1000).toFixed(1));
-          await writeFile(join(d, 'trajectories.jsonl'), rollouts.map((r) => JSON.stringify(r)).join('\n') + '\n');
+          const withShaping = (r: Rollout) => {
+            const s = shaped?.trajectories.get(`${r.group_id}#${r.sample}`);
+            return s ? { ...r, shaping: { kind: shaping!.kind, beta, turns: s.turns, rewards: s.rewards } } : r;
+          };
+          await writeFile(join(d, 'trajectories.jsonl'), rollouts.map((r) => JSON.stringify(withShaping(r))).join('\n') + '\n');
           await writeFile(join(d, 'advantages.json'), JSON.stringify({ groups: batch.groups, trajectories: batch.trajectories.map(({ messages: _m, ...t }) => t) }, null, 1) + '\n');
           await writeFile(join(d, 'step.json'), JSON.stringify(metrics) + '\n');
           if (!isWorker) await writeFile(join(d, 'checkpoint.json'), JSON.stringify(ck) + '\n');
@@ -131,6 +178,11 @@ export async function run(ctx: StageContext<GrpoParams>): Promise<StageResult | 
       }
       // The policy after this step, as it was saved (on resume, the last finished step's).
       if (!isWorker) ck = JSON.parse(await readFile(join(dir, 'checkpoint.json'), 'utf8')) as TemplateCheckpoint;
+      if (shaping) {
+        bank = new SolutionBank(JSON.parse(await readFile(join(dir, 'bank.json'), 'utf8')));
+        await mkdir(join(ctx.outDir, 'shaping'), { recursive: true });
+        await cp(join(dir, 'shaping.json'), join(ctx.outDir, 'shaping', `step_${pad(k)}.json`));
+      }
       curve.push(JSON.parse(await readFile(join(dir, 'step.json'), 'utf8')));
       const last = curve[curve.length - 1];
       ctx.log(`step ${k}/${p.steps}: reward ${last.reward_mean} ± ${last.reward_std}, valid ${last.valid_rate}${last.val_reward !== undefined ? `, val reward ${last.val_reward}` : ''}`);
@@ -148,8 +200,9 @@ export async function run(ctx: StageContext<GrpoParams>): Promise<StageResult | 
       await publishCheckpoint(ctx, wo, { k: p.steps, saved: update.saved });
     }
   } finally {
-    await Promise.all([sandbox.shutdown(), worker?.stop()]);
+    await Promise.all([sandbox.shutdown(), worker?.stop(), scorer?.stop()]);
   }
+  if (bank) await writeFile(join(ctx.outDir, 'bank.json'), JSON.stringify(bank.entries(), null, 1) + '\n');
   await writeFile(join(ctx.outDir, 'metrics.jsonl'), curve.map((m) => JSON.stringify(m)).join('\n') + '\n');
   await writeFile(join(ctx.outDir, 'rows.json'), JSON.stringify({ curve }, null, 1) + '\n');
   if (!isWorker) await writeFile(join(ctx.outDir, 'checkpoint.json'), JSON.stringify(ck) + '\n');
@@ -162,6 +215,8 @@ export async function run(ctx: StageContext<GrpoParams>): Promise<StageResult | 
     valid_first: r(curve.slice(0, quarter), 'valid_rate'),
     valid_last: r(curve.slice(-quarter), 'valid_rate'),
     entropy_last: curve[curve.length - 1].entropy ?? null,
+    ...pilot,
+    ...(shaping ? shapingSummary(curve, beta, bank!, quarter) : {}),
   };
   const lastVal = [...curve].reverse().find((m) => m.val_reward !== undefined);
   if (lastVal) Object.assign(metrics, { val_reward: lastVal.val_reward, val_valid: lastVal.val_valid, val_any_medal: lastVal.val_any_medal });

@@ -102,16 +102,25 @@ class ChatMessage(BaseModel):
 
 
 class ScoreItem(Strict):
-    """A context (token ids, or messages rendered with the chat template ready for the reply) and the reply's tokens."""
+    """A context (token ids, or messages rendered with the chat template ready for the reply) and the reply's tokens.
+
+    A reply may instead come as text (`reply`), which the worker tokenises; `prefix` is assistant text already
+    written before it (tokenised onto the context, not scored). Turn-level credit scores a tool call this way
+    under contexts that hold extra messages, which only the worker can render.
+    """
 
     prompt_ids: Optional[list[int]] = None
     messages: Optional[list[ChatMessage]] = None
-    token_ids: list[int]
+    token_ids: Optional[list[int]] = None
+    reply: Optional[str] = None
+    prefix: Optional[str] = None
 
     @model_validator(mode="after")
     def one_context(self) -> "ScoreItem":
         if (self.prompt_ids is None) == (self.messages is None):
             raise ValueError("give exactly one of prompt_ids and messages")
+        if (self.token_ids is None) == (self.reply is None):
+            raise ValueError("give exactly one of token_ids and reply")
         return self
 
 
@@ -119,6 +128,11 @@ class ScoreRequest(Strict):
     items: list[ScoreItem] = Field(min_length=1)
     temperature: float = Field(default=1.0, gt=0)
     tokenizer: Optional[TokenizerIdentity] = None
+    # Items longer than this (context and reply, in tokens) are not scored: their result says `overflow`.
+    max_length: Optional[int] = Field(default=None, ge=2)
+    # Each result also gives where each reply token starts in the reply's decoded text, so a caller can score
+    # a span of a reply that was sampled as exact ids (a tool call after its reasoning).
+    offsets: bool = False
 
 
 class SaveRequest(Strict):

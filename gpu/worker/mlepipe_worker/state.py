@@ -115,22 +115,41 @@ class Worker:
     def score(self, req: ScoreRequest) -> dict[str, Any]:
         self.check_identity(req.tokenizer)
         vocab = self.vocab_size()
+        encode = lambda text: list(self.policy.tokenizer.encode(text, add_special_tokens=False))  # noqa: E731
         seqs, spans = [], []
         for i, item in enumerate(req.items):
             prompt = list(item.prompt_ids) if item.prompt_ids is not None else chat_prompt_ids(self.policy, [m.model_dump() for m in item.messages])
+            if item.prefix:
+                prompt += encode(item.prefix)
             if not prompt:
                 raise BatchError(f"items.{i}.prompt_ids", "is empty: the first token needs a context")
+            reply = list(item.token_ids) if item.token_ids is not None else encode(item.reply or "")
+            if not reply:
+                raise BatchError(f"items.{i}.reply", "has no tokens to score")
             check_ids(prompt, vocab, f"items.{i}.prompt_ids")
-            check_ids(item.token_ids, vocab, f"items.{i}.token_ids")
-            ids = prompt + list(item.token_ids)
-            seqs.append(Sequence(input_ids=ids, loss_mask=[0] * len(ids), advantages=0.0))
-            spans.append((prompt, list(item.token_ids)))
-        rows = self._guard_oom("scoring", lambda: score(self.policy, seqs, temperature=req.temperature))
+            check_ids(reply, vocab, f"items.{i}.token_ids")
+            overflow = req.max_length is not None and len(prompt) + len(reply) > req.max_length
+            spans.append((prompt, reply, overflow))
+            if not overflow:
+                ids = prompt + reply
+                seqs.append(Sequence(input_ids=ids, loss_mask=[0] * len(ids), advantages=0.0))
+        rows = iter(self._guard_oom("scoring", lambda: score(self.policy, seqs, temperature=req.temperature)) if seqs else [])
         results = []
-        for (prompt, reply), row in zip(spans, rows):
-            lp = row[len(prompt) :]
-            results.append({"prompt_ids": prompt, "token_ids": reply, "logprobs": lp, "sum": float(sum(lp))})
+        for prompt, reply, overflow in spans:
+            if overflow:
+                results.append({"prompt_ids": prompt, "token_ids": reply, "logprobs": [], "sum": 0.0, "overflow": True})
+                continue
+            lp = next(rows)[len(prompt) :]
+            result = {"prompt_ids": prompt, "token_ids": reply, "logprobs": lp, "sum": float(sum(lp))}
+            if req.offsets:
+                result["offsets"] = self.reply_offsets(reply)
+            results.append(result)
         return {"step": self.step, "results": results}
+
+    def reply_offsets(self, reply: list[int]) -> list[int]:
+        """Where each token starts in the reply's text (special tokens decode to nothing), in characters."""
+        tok = self.policy.tokenizer
+        return [len(tok.decode(reply[:i], skip_special_tokens=True)) for i in range(len(reply))]
 
     def update(self, batch: Batch) -> dict[str, Any]:
         live = [t for t in batch.trajectories if not t.masked]

@@ -1,0 +1,191 @@
+// Turn-level shaping inside the grpo stage: the scorer (the policy's own
+// worker, or a models: entry), the solution bank (seeded from verified
+// demonstrations upstream, grown from the steps' verified rollouts), the
+// per-step scores with the shuffle control, and the records the node keeps.
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { reduceSummary, SolutionBank, type BankEntry } from '../../agents/shaping/bank.js';
+import { calibrateBeta, shapedRewards, shuffleScores, type Calibration } from '../../agents/shaping/returns.js';
+import { spiceTurns } from '../../agents/shaping/spice.js';
+import { tipsTurns } from '../../agents/shaping/tips.js';
+import { spanTokens, type Scorer, type TurnScore } from '../../agents/shaping/types.js';
+import type { Trajectory } from '../../agents/trajectory.js';
+import { TrainerClient } from '../../gpu/trainer/client.js';
+import type { StageContext } from '../contract.js';
+import { trajectoryFiles } from '../sft/data.js';
+import { serveModel, type ServedModel } from '../worker.js';
+import { isCrashed, type Rollout } from './batch.js';
+import type { ShapingParams } from './index.js';
+
+/** Items per /score request: large enough to amortise the round trip, small enough to keep memory flat. */
+const SCORE_CHUNK = 32;
+
+/**
+ * A trainer worker's /score as a Scorer, an overflowing item as null. A reply as text is tokenised by the
+ * worker after its prefix; sampled ids are teacher-forced whole and the call's tokens picked by offset.
+ */
+export function workerScorer(client: TrainerClient, maxLength: number): Scorer {
+  return {
+    async score(items, signal) {
+      const out: Array<number[] | null> = [];
+      for (let i = 0; i < items.length; i += SCORE_CHUNK) {
+        const chunk = items.slice(i, i + SCORE_CHUNK);
+        const part = chunk.map((it) =>
+          it.sampled ? { messages: it.messages, token_ids: it.sampled } : { messages: it.messages, reply: it.reply, ...(it.prefix ? { prefix: it.prefix } : {}) },
+        );
+        const res = await client.score(part, { max_length: maxLength, offsets: chunk.some((it) => it.sampled) }, signal);
+        res.forEach((r, j) => {
+          const it = chunk[j];
+          if (r.overflow) return void out.push(null);
+          if (!it.sampled || !r.offsets) return void out.push(r.logprobs);
+          const from = (it.prefix ?? '').length;
+          const [a, b] = spanTokens(r.offsets, from, from + it.reply.length);
+          out.push(b > a ? r.logprobs.slice(a, b) : null);
+        });
+      }
+      return out;
+    },
+  };
+}
+
+export interface OpenScorer {
+  scorer: Scorer;
+  stop(): Promise<void>;
+}
+
+/** `scorer: worker` scores on the policy's worker (its weights before the step's update: π_old); a models: entry gets its own. */
+export async function openScorer(ctx: StageContext<unknown>, s: ShapingParams, policyWorker?: TrainerClient): Promise<OpenScorer> {
+  if (s.scorer === 'worker') {
+    if (!policyWorker) throw new Error('scorer: worker needs the policy on a trainer worker');
+    return { scorer: workerScorer(policyWorker, s.max_length), stop: async () => {} };
+  }
+  const served: ServedModel = await serveModel(ctx, s.scorer, { ckptDir: join(ctx.items.root, 'scorer-checkpoints') });
+  const client = served.trainer ?? new TrainerClient((served.spec.base_url ?? '').replace(/\/v1\/?$/, ''));
+  return { scorer: workerScorer(client, s.max_length), stop: () => served.stop() };
+}
+
+/** The bank at the start: verified trajectories of upstream nodes (demonstrations) on the tasks trained on. */
+export async function seedBank(ctx: StageContext<unknown>, trainIds: ReadonlySet<string>): Promise<SolutionBank> {
+  const bank = new SolutionBank();
+  for (const input of ctx.inputs) {
+    for (const file of trajectoryFiles(input.dir)) {
+      const rows = (await readFile(file, 'utf8')).split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l) as Rollout);
+      bank.addVerified(rows.filter((r): r is Trajectory => !isCrashed(r) && trainIds.has(r.task_id)), 'demonstration', 0);
+    }
+  }
+  return bank;
+}
+
+export interface TurnShaping extends TurnScore {
+  /** β·d after the shuffle control (0 when unscored). */
+  shaping: number;
+}
+
+export interface StepShaping {
+  /** Per trajectory id: its scored calls, and r_{i,s} (the shaping plus the outcome at the end). */
+  trajectories: Map<string, { turns: TurnShaping[]; rewards: number[] }>;
+  /** The references each task was scored against (frozen for the step). */
+  references: Record<string, BankEntry[]>;
+  metrics: Record<string, number | null>;
+}
+
+/** Raw d of every rollout's tool calls against the bank's draw for its task; crashed rollouts get none. */
+export async function scoreRollouts(rollouts: readonly Rollout[], bank: SolutionBank, s: ShapingParams, scorer: Scorer, seed: string, signal: AbortSignal) {
+  const references: Record<string, BankEntry[]> = {};
+  const scores = new Map<string, TurnScore[]>();
+  for (const r of rollouts) {
+    if (isCrashed(r)) continue;
+    references[r.task_id] ??= bank.draw(r.task_id, s.references, seed);
+    const texts = references[r.task_id].map((e) => (s.summaries === 'reduced' ? reduceSummary(e.text) : e.text));
+    // The policy's own worker shares its tokenizer: SPICE then teacher-forces the sampled ids themselves.
+    const turns = s.kind === 'tips' ? await tipsTurns(r, texts, scorer, signal) : await spiceTurns(r, texts, scorer, signal, s.scorer === 'worker');
+    scores.set(`${r.group_id}#${r.sample}`, turns);
+  }
+  return { references, scores };
+}
+
+/** The step's shaping: scores (shuffled under the control), scaled by β, and each trajectory's turn rewards. */
+export function shapeStep(rollouts: readonly Rollout[], scored: Awaited<ReturnType<typeof scoreRollouts>>, s: ShapingParams, beta: number, seed: string): StepShaping {
+  const flat = [...scored.scores].flatMap(([id, list]) => list.map((t) => ({ ...t, id, task_id: taskOf(rollouts, id) })));
+  const used = s.shuffle ? shuffleScores(flat, seed) : flat;
+  const trajectories: StepShaping['trajectories'] = new Map();
+  for (const r of rollouts) {
+    if (isCrashed(r)) continue;
+    const id = `${r.group_id}#${r.sample}`;
+    const turns = used.filter((t) => t.id === id).map(({ id: _i, task_id: _t, ...t }) => ({ ...t, shaping: t.d === null ? 0 : beta * t.d }));
+    trajectories.set(id, { turns, rewards: shapedRewards(r.reward ?? 0, Math.max(1, r.turns.length), turns, beta) });
+  }
+  const scoredTurns = used.filter((t) => t.d !== null);
+  const r4 = (x: number) => Number(x.toFixed(6));
+  const metrics = {
+    shaping_calls: flat.length,
+    shaping_scored: scoredTurns.length,
+    shaping_mean_abs: scoredTurns.length ? r4(scoredTurns.reduce((a, t) => a + Math.abs(beta * (t.d as number)), 0) / scoredTurns.length) : 0,
+    shaping_mean_d: scoredTurns.length ? r4(scoredTurns.reduce((a, t) => a + (t.d as number), 0) / scoredTurns.length) : 0,
+    // Unscaled |d| by action type: the feedback magnitudes MLToolBench's Fig. 4 compares.
+    score_abs_diagnostic: meanAbs(scoredTurns.filter((t) => t.category === 'diagnostic'), 1),
+    score_abs_execution: meanAbs(scoredTurns.filter((t) => t.category === 'execution'), 1),
+    beta: r4(beta),
+  };
+  return { trajectories, references: scored.references, metrics };
+}
+
+/** Mean |β·d|, or null when no call of that kind was scored (no calls is not a zero score). */
+const meanAbs = (xs: readonly TurnScore[], beta: number) => (xs.length ? Number((xs.reduce((a, t) => a + Math.abs(beta * (t.d as number)), 0) / xs.length).toFixed(6)) : null);
+
+const taskOf = (rollouts: readonly Rollout[], id: string) => rollouts.find((r) => `${r.group_id}#${r.sample}` === id)?.task_id ?? '';
+
+export const DEFAULT_KAPPA: [number, number] = [0.05, 0.3];
+
+/**
+ * The pilot (App. D.2): `pilot_steps` batches of rollouts with the initial policy on training tasks,
+ * scored against the starting bank by the initial snapshot; β = κ / (m̂ + ε). Not trained on. Its
+ * rollouts and calibration are an item of their own, so a rerun reuses them.
+ */
+export async function pilotBeta(
+  ctx: StageContext<unknown>,
+  s: ShapingParams,
+  o: { bank: SolutionBank; scorer: () => Promise<Scorer>; rollouts: (j: number) => Promise<Rollout[]> },
+): Promise<Calibration> {
+  let dir = await ctx.items.get('pilot');
+  if (!dir) {
+    const scorer = await o.scorer();
+    dir = await ctx.items.put('pilot', async (d) => {
+      const rollouts: Rollout[] = [];
+      for (let j = 1; j <= s.pilot_steps; j++) rollouts.push(...(await o.rollouts(j)));
+      const scored = await scoreRollouts(rollouts, o.bank, s, scorer, 'pilot', ctx.signal);
+      const ds = [...scored.scores.values()].flat().flatMap((t) => (t.d === null ? [] : [t.d]));
+      const cal = calibrateBeta(ds, s.kappa ?? DEFAULT_KAPPA);
+      if (!cal) {
+        throw new Error(
+          `the pilot's ${rollouts.length} rollouts had no scored tool call (${o.bank.size()} summaries in the solution bank): ` +
+            'nothing to calibrate beta on; give shaping.beta, or demonstrations with verified solutions in needs:',
+        );
+      }
+      await writeFile(join(d, 'pilot.jsonl'), rollouts.map((r) => JSON.stringify(r)).join('\n') + '\n');
+      await writeFile(join(d, 'calibration.json'), JSON.stringify(cal, null, 1) + '\n');
+    });
+  }
+  const cal = JSON.parse(await readFile(join(dir, 'calibration.json'), 'utf8')) as Calibration;
+  await writeFile(join(ctx.outDir, 'calibration.json'), JSON.stringify(cal, null, 1) + '\n');
+  ctx.log(`shaping pilot: ${cal.turns} scored calls, mean |d| ${cal.m_hat.toPrecision(4)}, beta ${cal.beta.toPrecision(4)}: mean |beta·d| ${cal.mean_abs_shaping.toFixed(4)} in [${cal.range.join(', ')}]`);
+  return cal;
+}
+
+/** The node's shaping metrics: β, the last quarter's mean |β·d|, the bank's size, unscaled |d| by action type over all steps. */
+export function shapingSummary(curve: ReadonlyArray<Record<string, number | null>>, beta: number | undefined, bank: SolutionBank, quarter: number): Record<string, number | null> {
+  const avg = (xs: ReadonlyArray<Record<string, number | null>>, key: string) => {
+    const v = xs.map((m) => m[key]).filter((x): x is number => typeof x === 'number');
+    return v.length ? Number((v.reduce((a, x) => a + x, 0) / v.length).toFixed(6)) : null;
+  };
+  const diag = avg(curve, 'score_abs_diagnostic');
+  const exec = avg(curve, 'score_abs_execution');
+  return {
+    beta: beta ?? null,
+    shaping_mean_abs_last: avg(curve.slice(-quarter), 'shaping_mean_abs'),
+    bank_size: bank.size(),
+    score_abs_diagnostic: diag,
+    score_abs_execution: exec,
+    diagnostic_over_execution: diag !== null && exec ? Number((diag / exec).toFixed(4)) : null,
+  };
+}
