@@ -53,6 +53,10 @@ def score(metric, ans, sub, cfg):
         y = ans[cols[0]].astype(str).to_numpy()
         idx = np.array([classes.index(v) for v in y])
         return float(-np.mean(np.log(P[np.arange(len(y)), idx])))
+    if metric == 'logloss_binary':
+        p = np.clip(sub[cols[0]].to_numpy(float), 1e-15, 1 - 1e-15)
+        y = ans[cols[0]].to_numpy(float)
+        return float(-np.mean(y * np.log(p) + (1 - y) * np.log(1 - p)))
     if metric == 'auc':
         from sklearn.metrics import roc_auc_score
         return float(roc_auc_score(ans[cols[0]].to_numpy(int), sub[cols[0]].to_numpy(float)))
@@ -82,6 +86,9 @@ def score(metric, ans, sub, cfg):
         cov = np.average((y - my) * (p - mp), weights=w)
         sd = math.sqrt(np.average((y - my) ** 2, weights=w) * np.average((p - mp) ** 2, weights=w))
         return 0.0 if sd == 0 else float(cov / sd)
+    if 'row_scale' in cfg:
+        r = ans[cfg['row_scale_by']].map(cfg['row_scale']).to_numpy(float)[:, None]
+        Y, P = Y / r, P / r
     if 'scale' in cfg:
         # errors in units of each column's training spread, so every channel counts alike
         Y, P = Y / np.array(cfg['scale']), P / np.array(cfg['scale'])
