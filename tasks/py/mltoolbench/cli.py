@@ -8,7 +8,7 @@ import tempfile
 import numpy as np
 
 from . import graph, nlp, tabular, timeseries, vision  # noqa: F401  (they register their templates)
-from .core import TEMPLATES, _grade_fn, apply_fix, build, run_starter
+from .core import DELTA, TEMPLATES, _grade_fn, apply_fix, build, run_starter, starter
 from .manifest import instances
 
 
@@ -37,8 +37,13 @@ def check(inst, runs):
         fixed = apply_fix(code, fault['fix'])
         grade = _grade_fn()
         f = [run_starter(os.path.join(d, 't'), fixed, s, grade) for s in range(runs)]
+    b, m = task['baseline']['mean'], float(np.mean(f))
+    sign = -1 if task['is_lower_better'] else 1
     return {'id': inst['id'], 'template': inst['template'], 'config': inst['config'], 'lower': task['is_lower_better'],
-            'starter': task['baseline']['mean'], 'fixed': float(np.mean(f)), 'starter_std': task['baseline']['std'], 'fixed_std': float(np.std(f))}
+            'starter': b, 'fixed': m, 'starter_std': task['baseline']['std'], 'fixed_std': float(np.std(f)),
+            # the fix is the healthy starter, and it succeeds by Eq. 5 against the faulty one's baseline
+            'fix_is_healthy': fixed == starter(TEMPLATES[inst['template']], 'healthy')[0],
+            'fix_succeeds': sign * (m - b) > max(0.1 * abs(b), DELTA)}
 
 
 def main():

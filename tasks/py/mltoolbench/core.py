@@ -202,6 +202,9 @@ def build(inst, dest, runs=10):
                              'silver_threshold': None, 'gold_threshold': None}
     with open(os.path.join(priv, 'grading.json'), 'w') as fh:
         json.dump(grading, fh, indent=1, sort_keys=True)
+    with open(os.path.join(priv, 'spec.json'), 'w') as fh:
+        # the starter's baseline b, which eval reads for Eq. 5's success
+        json.dump({'starter_score': round(b, 6), 'starter_std': round(sd, 6), 'template': t.name, 'config': inst['config']}, fh, indent=1)
     task = {
         'id': inst['id'], 'generator': 'mltoolbench', 'split': inst['split'], 'domain': t.domain, 'template': t.name,
         'modality': t.domain, 'metric': data['grading']['metric'], 'is_lower_better': t.lower, 'seed': inst['seed'],

@@ -185,10 +185,10 @@ def _textnorm(rng):
                 toks.append((rng.choice(vocab[:60]).upper(), 'LETTERS'))
             elif r < 0.82:
                 toks.append((rng.choice(['.', ',', ';']), 'PUNCT'))
-            elif r < 0.92:
-                toks.append((str(rng.integers(2, 999)), 'CARDINAL'))
-            elif r < 0.96:
-                toks += [(rng.choice(months), 'PLAIN'), (str(rng.integers(1, 29)), 'DATE')]
+            elif r < 0.87:
+                toks.append((str(rng.integers(2, 99)), 'CARDINAL'))
+            elif r < 0.94:
+                toks += [(rng.choice(months), 'PLAIN'), (str(rng.integers(2, 29)), 'DATE')]
             else:
                 toks += [(str(rng.integers(2, 99)), 'MEASURE'), (rng.choice(units), 'PLAIN')]
         rows += [(f'{s}_{t}', s, tok, c) for t, (tok, c) in enumerate(toks)]

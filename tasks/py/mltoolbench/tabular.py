@@ -66,8 +66,8 @@ def _spaceship(rng):
     cryo = rng.random(n) < 0.35
     age = rng.uniform(1, 70, n)
     spend = np.where(cryo, 0, rng.lognormal(5, 1.2, n))
-    miss_planet = rng.random(n) < 0.15
-    logit = 1.0 * cryo - 0.008 * spend + np.where(planet == 'Europa', 0.9, np.where(planet == 'Mars', -0.4, 0)) + 2.0 * miss_planet - 0.3
+    miss_planet = rng.random(n) < 0.3
+    logit = 0.5 * cryo - 0.03 * (spend - 150) + np.where(planet == 'Europa', 0.9, np.where(planet == 'Mars', -0.4, -3.0)) + 7.0 * miss_planet
     y = (rng.random(n) < 1 / (1 + np.exp(-2 * logit))).astype(int)
     df = pd.DataFrame({'id': np.arange(n), 'age': age.round(0), 'home_planet': np.where(miss_planet, None, planet), 'cryo_sleep': cryo.astype(int),
                        'room_service': np.where(rng.random(n) < 0.25, np.nan, spend.round(0)), 'vip': (rng.random(n) < 0.05).astype(int), 'transported': y})
@@ -114,7 +114,7 @@ def _titanic(rng):
     sex = rng.integers(0, 2, n)
     pclass = rng.integers(1, 4, n)
     age = rng.uniform(1, 75, n)
-    logit = 2.0 * sex - 0.9 * (pclass - 2) - 0.05 * (age - 30) + 2.0 * (age < 12)
+    logit = 1.5 * sex - 0.6 * (pclass - 2) - 0.12 * (age - 35)
     y = (rng.random(n) < 1 / (1 + np.exp(-logit))).astype(int)
     df = pd.DataFrame({'id': np.arange(n), 'pclass': pclass, 'sex': sex, 'age': np.where(rng.random(n) < 0.3, np.nan, age.round(0)),
                        'fare': (rng.lognormal(3, 0.8, n) / pclass).round(2), 'ticket_number': rng.integers(100000, 999999, n), 'survived': y})
