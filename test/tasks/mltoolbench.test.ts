@@ -76,10 +76,10 @@ test('the agent side holds no fault metadata and no hidden answers', async () =>
     const pub = await listFiles(join(task, 'public'));
     const names = pub.map((f) => f.path);
     for (const hidden of ['fault.json', 'answer.csv', 'grading.json', 'spec.json', 'evaluator.py']) assert.not.ok(names.some((n) => n.endsWith(hidden)), `${id}: ${hidden}`);
-    const words = [fault.config, fault.config.replace(/ /g, '_'), fault.config.replace(/ /g, '-'), 'healthy', 'fault', 'inject'];
+    const words = [fault.config, fault.config.replace(/ /g, '_'), fault.config.replace(/ /g, '-'), 'healthy', 'fault', 'faulty', 'inject'];
     for (const f of pub.filter((x) => !x.path.endsWith('.png'))) {
       const text = (await readFile(join(task, 'public', f.path), 'utf8')).toLowerCase();
-      for (const w of words) assert.not.ok(text.includes(w), `${id}: public/${f.path} names "${w}"`);
+      for (const w of words) assert.not.ok(new RegExp(`\\b${w}\\b`).test(text), `${id}: public/${f.path} names "${w}"`);
     }
     // task.json sits beside public/ but holds neither the configuration nor the fix.
     const taskJson = await readFile(join(task, 'task.json'), 'utf8');

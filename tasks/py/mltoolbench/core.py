@@ -171,6 +171,7 @@ def file_digests(root):
 def build(inst, dest, runs=10):
     """Writes one instance (a manifest entry) to dest: public/, private/, task.json."""
     t = TEMPLATES[inst['template']]
+    dest = os.path.abspath(dest)
     rng = np.random.default_rng(inst['seed'])
     data = t.make(rng)
     if os.path.exists(dest):

@@ -162,8 +162,12 @@ register(Template('graph-clrs', 'graph', 'CLRS BFS (procedural)', 'breadth-first
 def _molecules(rng, bond_rule):
     rows, erows, labels = [], [], []
     for m in range(700):
-        n = int(rng.integers(5, 16))
+        n = int(rng.integers(5, 16) if bond_rule else rng.integers(4, 41))
         atoms = rng.choice(['C', 'N', 'O', 'S'], n, p=[0.6, 0.15, 0.15, 0.1])
+        if not bond_rule:
+            # a few nitrogens whatever the size: their share, not their count, sets the property
+            atoms = rng.choice(['C', 'O', 'S'], n, p=[0.7, 0.2, 0.1])
+            atoms[rng.choice(n, int(rng.integers(1, 5)), replace=False)] = 'N'
         bonds = [(i, int(rng.integers(0, i)), rng.choice([1, 2, 3], p=[0.7, 0.22, 0.08])) for i in range(1, n)]
         rows += [(m, i, a) for i, a in enumerate(atoms)]
         erows += [(m, a, b, t) for a, b, t in bonds]
@@ -171,8 +175,8 @@ def _molecules(rng, bond_rule):
             score = sum(t >= 2 for _, _, t in bonds) - 0.6 * np.sum(atoms == 'O') + rng.normal(0, 0.6)
             labels.append(int(score > 1.5))
         else:
-            score = 3 * np.mean(atoms == 'N') - 2 * np.mean(atoms == 'S') + rng.normal(0, 0.25)
-            labels.append(int(score > 0.3))
+            score = np.mean(atoms == 'N') - 0.5 * np.mean(atoms == 'S') + rng.normal(0, 0.02)
+            labels.append(int(score > 0.1))
     ids = np.arange(700)
     y = np.array(labels)
     tr = 500
@@ -190,7 +194,7 @@ bonds = pd.read_csv(f'{D}/bonds.csv')
 train = pd.read_csv(f'{D}/train.csv')
 test = pd.read_csv(f'{D}/test.csv')
 ELEMENTS = ['C', 'N', 'O', 'S']
-NMAX = 16
+NMAX = 64
 onehot = pd.get_dummies(atoms['element']).reindex(columns=ELEMENTS, fill_value=0).astype(float)
 node = {m: g.to_numpy() for m, g in onehot.groupby(atoms['mol'])}
 bond_counts = pd.crosstab(bonds['mol'], bonds['bond_order']).reindex(columns=[1, 2, 3], fill_value=0)
@@ -214,6 +218,9 @@ register(Template('graph-bbbp', 'graph', 'MoleculeNet BBBP (procedural)', 'graph
                   {'missing bond features': [("    b = bond_counts.loc[m].to_numpy(float) if m in bond_counts.index else np.zeros(3)", "    b = np.zeros(3)")]},
                   'Molecules are graphs: `atoms.csv` (element per atom) and `bonds.csv` (bond order); predict the probability of `label` 1 per test molecule (ROC AUC).'))
 register(Template('graph-bace', 'graph', 'MoleculeNet BACE (procedural)', 'graph-level property of molecules', 'auc', False,
-                  lambda rng: _molecules(rng, False), STARTER_HEAD + MOL,
-                  {'padding in pooling': [("    pooled = h[:len(node[m])].mean(0)", "    pooled = h.mean(0)"), ("    return np.r_[pooled, len(node[m]) / NMAX, b]", "    return np.r_[pooled, b]")]},
+                  lambda rng: _molecules(rng, False),
+                  # this property does not depend on bonds, so its starter reads only the atoms
+                  STARTER_HEAD + MOL.replace("    b = bond_counts.loc[m].to_numpy(float) if m in bond_counts.index else np.zeros(3)", "    b = np.zeros(0)"),
+                  {'padding in pooling': [("    h = np.zeros((NMAX, len(ELEMENTS)))", "    h = np.eye(len(ELEMENTS))[np.zeros(NMAX, int)]  # padded slots hold index 0"),
+                                          ("    pooled = h[:len(node[m])].mean(0)", "    pooled = h.mean(0)"), ("    return np.r_[pooled, len(node[m]) / NMAX, b]", "    return np.r_[pooled, b]")]},
                   'Molecules are graphs: `atoms.csv` (element per atom) and `bonds.csv` (bond order); predict the probability of `label` 1 per test molecule (ROC AUC).'))
