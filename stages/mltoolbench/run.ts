@@ -83,7 +83,7 @@ export async function run(ctx: StageContext<MltoolbenchParams>): Promise<StageRe
   if (ctx.signal.aborted) throw new Error('interrupted');
   // The whole suite's index, like the paper's: every instance with its template and split, built or not.
   const all = suiteInstances().map(({ id, template, split, domain, seed }) => ({ id, template, split, domain, seed, built: built.some((b) => b.id === id && b.ok) }));
-  await writeFile(join(ctx.outDir, 'manifest.json'), JSON.stringify({ version: 'mltb-v1', selection: { split: p.split, templates: p.templates ?? null, domains: p.domains ?? null, limit: p.limit ?? null }, instances: all, built }, null, 2) + '\n');
+  await writeFile(join(ctx.outDir, 'task_manifest.json'), JSON.stringify({ version: 'mltb-v1', selection: { split: p.split, templates: p.templates ?? null, domains: p.domains ?? null, limit: p.limit ?? null }, instances: all, built }, null, 2) + '\n');
   const ok = built.filter((b) => b.ok).length;
   if (!ok) throw new Error(`no instance could be built: ${built.map((b) => `${b.id}: ${b.error}`).join('; ')}`);
   return { metrics: { instances: picked.length, tasks: ok, failed: picked.length - ok } };
@@ -105,6 +105,6 @@ async function importRun(ctx: StageContext<MltoolbenchParams>): Promise<StageRes
     await importInstance(e, join(data, e.id), join(ctx.outDir, 'tasks', e.id));
     ctx.progress(i + 1, chosen.length);
   }
-  await writeFile(join(ctx.outDir, 'manifest.json'), JSON.stringify({ imported_from: p.manifest, instances: entries.map((e) => ({ id: e.id, template: e.template, split: e.split, built: chosen.includes(e) })) }, null, 2) + '\n');
+  await writeFile(join(ctx.outDir, 'task_manifest.json'), JSON.stringify({ imported_from: p.manifest, instances: entries.map((e) => ({ id: e.id, template: e.template, split: e.split, built: chosen.includes(e) })) }, null, 2) + '\n');
   return { metrics: { instances: entries.length, tasks: chosen.length, failed: 0 } };
 }

@@ -22,7 +22,7 @@ test('two ID instances built as tasks, solved through mlab, then all cached', as
   const tasks = (await readdir(join(out, 'tasks'))).sort();
   // The first two ID instances of those templates, in manifest order.
   assert.equal(tasks, ['mltb-v1-tabular-id-03', 'mltb-v1-tabular-id-05']);
-  const manifest = JSON.parse(await readFile(join(out, 'manifest.json'), 'utf8')) as { instances: Array<{ id: string; built: boolean }> };
+  const manifest = JSON.parse(await readFile(join(out, 'task_manifest.json'), 'utf8')) as { instances: Array<{ id: string; built: boolean }> };
   assert.is(manifest.instances.length, 115);
   assert.is(manifest.instances.filter((i) => i.built).length, 2);
   for (const t of tasks) {
