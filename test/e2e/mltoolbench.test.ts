@@ -4,7 +4,7 @@
 // and one whose data is missing fails naming the instances.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { cli, tmpProject } from '../helpers.js';
 
@@ -12,6 +12,25 @@ const EXP = `name: suite
 stages:
   suite: { uses: mltoolbench, with: { split: id, templates: [tab-titanic, graph-cora], limit: 2, runs: 2 } }
   solve: { uses: eval, needs: [suite], with: { scaffold: mlab, tools: tabular, policy: scripted:diagnose, max_turns: 8, step_timeout: 120 } }
+`;
+
+const PROBE = `import json, os
+hidden = ('fault.json', 'answer.csv', 'grading.json', 'spec.json')
+found = []
+for base in ('.', '..', '../..', os.path.realpath('public') + '/..'):
+    top = os.path.abspath(base).count(os.sep)
+    for dirpath, dirs, files in os.walk(base):
+        if os.path.abspath(dirpath).count(os.sep) - top >= 2 or dirpath.startswith(('/proc', '/sys', '/usr', '/dev')):
+            dirs[:] = []
+        found += [os.path.join(dirpath, f) for f in files if f in hidden]
+opened = []
+for p in ('../private/fault.json', 'public/../private/fault.json', os.path.realpath('public') + '/../private/answer.csv'):
+    try:
+        open(p).read()
+        opened.append(p)
+    except OSError:
+        pass
+print(json.dumps({'found': found, 'opened': opened, 'public': sorted(os.listdir('public'))}))
 `;
 
 test('two ID instances built as tasks, solved through mlab, then all cached', async () => {
@@ -30,6 +49,16 @@ test('two ID instances built as tasks, solved through mlab, then all cached', as
     assert.is(meta.generator, 'mltoolbench');
     assert.is(meta.baseline.runs, 2);
   }
+  // From inside the jail, neither the fault's record nor the hidden answers can be found or opened.
+  await writeFile(join(dir, 'probe.py'), PROBE);
+  const probe = await cli(['sandbox', 'run', '--task', join(out, 'tasks', tasks[0]), 'probe.py'], { cwd: dir });
+  assert.is(probe.exitCode, 0, probe.stderr);
+  const step = JSON.parse(probe.stdout) as { exitCode: number; stdout: string };
+  assert.is(step.exitCode, 0, probe.stdout);
+  const seen = JSON.parse(step.stdout) as { found: string[]; opened: string[]; public: string[] };
+  assert.equal(seen.found, []);
+  assert.equal(seen.opened, []);
+  assert.ok(seen.public.includes('train.py'));
   const solve = (await cli(['outputs', 'e.yaml', 'solve'], { cwd: dir })).stdout.trim();
   const runs = (await readFile(join(solve, 'results.jsonl'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as { task_id: string; success: boolean | null });
   assert.is(runs.length, 2);
@@ -37,8 +66,7 @@ test('two ID instances built as tasks, solved through mlab, then all cached', as
   assert.ok(runs.every((x) => typeof x.success === 'boolean'), JSON.stringify(runs));
   const again = await cli(['run', 'e.yaml'], { cwd: dir });
   assert.is(again.exitCode, 0, again.stderr);
-  assert.match(again.stdout + again.stderr, /cached/);
-  assert.not.match(again.stdout + again.stderr, /\brun\b.*suite/);
+  assert.match(again.stdout + again.stderr, /2 nodes, 2 cached, 0 to run/);
 });
 
 test('an unknown template is refused where it is written', async () => {
