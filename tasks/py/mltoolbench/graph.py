@@ -119,7 +119,7 @@ NMAX = 16  # graphs are padded to NMAX nodes
 by_graph = {g: e for g, e in edges.groupby('graph')}
 
 
-def hints(g, n):
+def hints(g):
     A = np.zeros((NMAX, NMAX))
     e = by_graph.get(g)
     if e is not None:
@@ -136,7 +136,7 @@ def batch(df, labels):
     X, y, real = [], [], []
     for g, nodes in df.groupby('graph', sort=False):
         n = len(nodes)
-        X.append(hints(g, n))
+        X.append(hints(g))
         lab = np.zeros(NMAX, int)
         if labels:
             lab[:n] = nodes['distance']

@@ -18,10 +18,6 @@ def _frame(ids, **cols):
     return pd.DataFrame({'id': ids, **cols})
 
 
-def _classes(k, names=None):
-    return names or [str(i) for i in range(k)]
-
-
 def _imdb(rng):
     vocab = words(rng, 420)
     filler, pos, neg = vocab[:360], vocab[360:390], vocab[390:420]
@@ -314,7 +310,6 @@ for s in batch:
     for a, b in zip(s, s[1:]):
         if b != PAD:
             counts[a][b] += 1
-order = rng.permutation(len(test))
 pred = [counts[c.split()[-1]].most_common(1)[0][0] if counts[c.split()[-1]] else '.' for c in test['context']]
 pd.DataFrame({'id': test['id'], 'next': pred}).to_csv(args.out, index=False)
 '''

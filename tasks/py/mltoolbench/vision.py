@@ -26,14 +26,14 @@ def _draw(rng, protos, y, noise):
     return X[..., 0] if X.shape[-1] == 1 else X
 
 
-def _classification(rng, k, ch, n, noise, weights=None, labels=None):
+def _classification(rng, k, ch, n, noise, weights=None):
     protos = _protos(rng, k, ch)
     y = rng.choice(k, size=n, p=weights)
     X = _draw(rng, protos, y, noise)
     return X, y
 
 
-def _frames(X, y, n_train, names=None, prob=None):
+def _frames(X, y, n_train, names=None):
     ids = [f'img{i:05d}' for i in range(len(y))]
     lab = [names[v] for v in y] if names else y
     files = {f'images/{ids[i]}.png': X[i] for i in range(len(y))}
