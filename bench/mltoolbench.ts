@@ -21,7 +21,7 @@ const root = await mkdtemp(join(tmpdir(), 'mlepipe-bench-mltb-'));
 const load0 = loadavg()[0];
 try {
   const picked = selectInstances({ split });
-  const b = await execa(python, ['-m', 'mltoolbench', 'build', ...picked.map((i) => i.id), '--out', root, '--runs', '1'], { cwd: join(process.cwd(), 'tasks', 'py') });
+  const b = await execa(python, ['-m', 'mltoolbench', 'build', ...picked.map((i) => i.id), '--out', root, '--runs', '1'], { cwd: join(process.cwd(), 'tasks', 'py'), env: { PYTHONDONTWRITEBYTECODE: '1' } });
   if (b.exitCode !== 0) throw new Error(b.stderr);
   const starter: Array<{ id: string; template: string; seconds: number }> = [];
   for (const inst of picked) {

@@ -14,7 +14,8 @@ import { selectInstances, suiteInstances } from '../../tasks/mltoolbench.js';
 import { ROOT } from '../helpers.js';
 
 const PY = pythonEnv('agent').python;
-const suite = (args: string[], cwd = join(ROOT, 'tasks', 'py')) => execa(PY, ['-m', 'mltoolbench', ...args], { cwd, reject: false });
+// No bytecode beside the sources: tasks/py is part of node keys.
+const suite = (args: string[], cwd = join(ROOT, 'tasks', 'py')) => execa(PY, ['-m', 'mltoolbench', ...args], { cwd, reject: false, env: { PYTHONDONTWRITEBYTECODE: '1' } });
 
 test('the manifest: 115 instances, 16/5/2 per domain, 20 templates with 4 configurations each, OOD templates unseen', async () => {
   const all = suiteInstances();
