@@ -27,7 +27,7 @@ test('ID split: diagnose beats blind with non-overlapping 95% intervals; diagnos
   assert.is(d.valid_submission, 100);
   assert.is(b.valid_submission, 100);
   assert.ok((d.success_lo as number) > (b.success_hi as number), `diagnose ${d.success} [${d.success_lo}, ${d.success_hi}] vs blind ${b.success} [${b.success_lo}, ${b.success_hi}]`);
-  assert.ok((d.tool_calls as number) >= 2);
+  assert.ok((d.tool_calls as number) > 1);
   assert.ok((d.coverage_tabular as number) > 0 && (d.coverage_vision as number) > 0 && (d.coverage_graph as number) > 0);
   assert.is(b.tool_calls, 0);
   // Healthy instances leave diagnose nothing to fix, so it cannot succeed on them.
