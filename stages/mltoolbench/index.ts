@@ -4,7 +4,7 @@
 // sandbox. With manifest:, a released task_manifest.json and its instance
 // folders are imported instead.
 import { existsSync } from 'node:fs';
-import { readFile, stat } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { assetPath } from '../../core/assets.js';
 import { listFiles } from '../../core/fs.js';
@@ -41,10 +41,13 @@ export const mltoolbench: Stage<MltoolbenchParams> = {
 
   check(p, ctx) {
     const issues: ParamIssue[] = [];
+    // A released manifest may name templates of its own; only the built-in suite's are known here.
     const known = suiteTemplates();
-    (p.templates ?? []).forEach((t, i) => {
-      if (!known.includes(t)) issues.push({ param: ['templates', i], message: `unknown template ${t} (known: ${known.join(', ')})` });
-    });
+    if (!p.manifest) {
+      (p.templates ?? []).forEach((t, i) => {
+        if (!known.includes(t)) issues.push({ param: ['templates', i], message: `unknown template ${t} (known: ${known.join(', ')})` });
+      });
+    }
     if (p.manifest) {
       if (!p.data) issues.push({ param: ['manifest'], message: 'manifest: needs data: (the folder of the instances it lists)', also: ['data'] });
       if (!existsSync(resolve(ctx.experimentDir, p.manifest))) issues.push({ param: ['manifest'], message: `manifest: ${p.manifest} does not exist` });
@@ -61,9 +64,9 @@ export const mltoolbench: Stage<MltoolbenchParams> = {
     if (p.manifest) {
       const file = resolve(ctx.experimentDir, p.manifest);
       const data = resolve(ctx.experimentDir, p.data ?? '.');
-      // Instance folders by name, size and time: released data may be large, and it is written once.
-      const st = existsSync(data) ? await stat(data) : null;
-      return { manifest: sha256(await readFile(file)), data: st ? [data, Math.round(st.mtimeMs)] : null, files: existsSync(data) ? (await listFiles(data, () => false, { mtimes: true })).map((f) => [f.path, f.size, Math.round(f.mtimeMs ?? 0)]) : [] };
+      // Instance files by name, size and time: released data may be large, and it is written once.
+      const files = existsSync(data) ? await listFiles(data, () => false, { mtimes: true }) : [];
+      return { manifest: sha256(await readFile(file)), files: files.map((f) => [f.path, f.size, Math.round(f.mtimeMs ?? 0)]) };
     }
     return { generator: await generatorDigest(), instances: selectInstances(p).map((i) => i.id), python: await ctx.python() };
   },
