@@ -4,6 +4,8 @@
 // rung of the ladder, then Final Answer. Edit and Understand requests (the
 // scaffold's model-backed actions) get plain answers that change nothing.
 import { solveCode } from './kitcode.js';
+import { hasStarter, suiteSteps } from './mlabsuite.js';
+import { applyIssues, parseIssues } from './starterfix.js';
 import type { PolicyRequest } from './types.js';
 
 /** The diagnostics the `diagnose` agent calls, when exposed: both need only the table. */
@@ -21,8 +23,15 @@ function reply(thought: string, action: string, input: Record<string, unknown>, 
 }
 
 export function mlabReply(ladder: readonly string[], req: PolicyRequest, diagnose: boolean): string {
-  if (req.purpose === 'edit') return '```python\n' + (req.file?.content ?? '') + '\n```';
+  // Edits: the issues named in the instruction, applied to the script (none named: unchanged).
+  if (req.purpose === 'edit') return '```python\n' + applyIssues(req.file?.content ?? '', parseIssues(req.file?.instruction ?? '')) + '\n```';
   if (req.purpose === 'understand') return `${req.file?.name ?? 'the file'} has ${(req.file?.content ?? '').split('\n').length} lines.`;
+  // A task with a starter script: work on the starter instead of writing a solution from scratch.
+  if (req.turn > 0 && hasStarter(req.history)) {
+    const steps = suiteSteps(req, diagnose);
+    const [thought, action, input] = steps[Math.min(req.turn, steps.length - 1)];
+    return reply(thought, action, input, diagnose ? '1. read the starter, 2. run the diagnostics that fit its files, 3. fix what they reveal, 4. run it and submit.' : '1. copy the starter, 2. train it longer, 3. run it and submit.');
+  }
   const offered = req.actions ?? [];
   const plan = `1. look at the files${diagnose ? ', 2. check the data with diagnostics' : ''}, then solve with ${ladder.join(' then ')} and submit.`;
   const steps: Array<[string, string, Record<string, unknown>]> = [['List the task files first.', 'List Files', { dir_path: 'public' }]];

@@ -1,5 +1,7 @@
-// The scripted reference agents: random, majority, linear, forest, boosted, and
-// diagnose (forest after a look at the data with the diagnostic tools, mlab only).
+// The scripted reference agents: random, majority, linear, forest, boosted,
+// diagnose (forest after a look at the data with the diagnostic tools, mlab only;
+// on a task with a starter script it fixes what the tools reveal) and blind
+// (forest; on a task with a starter, one fixed edit without diagnosing).
 // They answer in the scaffold's format with real code from the solution kit
 // (agents/kit/mlekit.py), climbing a ladder of strategies and keeping the
 // submission that validates best, so that a larger turn budget can help.
@@ -10,7 +12,7 @@ import { fence, INSPECT, kitSaved, solveCode } from './kitcode.js';
 import { mlabReply } from './mlabscript.js';
 import type { Policy, PolicyReply, PolicyRequest } from './types.js';
 
-export const SCRIPTED = ['random', 'majority', 'linear', 'forest', 'boosted', 'diagnose'] as const;
+export const SCRIPTED = ['random', 'majority', 'linear', 'forest', 'boosted', 'diagnose', 'blind'] as const;
 export type ScriptedName = (typeof SCRIPTED)[number];
 
 /** The strategies each agent tries in order, weakest first. */
@@ -21,6 +23,7 @@ const LADDER: Record<ScriptedName, string[]> = {
   forest: ['linear', 'forest'],
   boosted: ['linear', 'forest', 'boosted'],
   diagnose: ['forest'],
+  blind: ['forest'],
 };
 
 const NO_USAGE = { prompt_tokens: 0, completion_tokens: 0 };

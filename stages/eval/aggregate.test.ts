@@ -1,7 +1,7 @@
 // Evaluation aggregates on runs with known answers.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { gradingReport, latencyRows, mlebenchReport, policyRows, winRateRows, type RunRecord } from './aggregate.js';
+import { gradingReport, latencyRows, mlebenchReport, policyRows, toolUseFields, winRateRows, type RunRecord } from './aggregate.js';
 
 function run(policy: string, task: string, repeat: number, over: Partial<RunRecord> = {}): RunRecord {
   return {
@@ -115,6 +115,32 @@ test("MLE-bench's own report: exactly its fields, floats and booleans never null
   }
   const missing = r.competition_reports[1];
   assert.equal([missing.score, missing.median_threshold, missing.is_lower_better, missing.submission_exists, missing.submission_path], [null, 'NaN', false, false, '']);
+});
+
+test('tool use: calls and distinct tools per rollout, coverage as rollouts out of the first five per task', () => {
+  const called = (tools: string[]) => ({ tools_called: tools });
+  const runs = [
+    // t1: six repeats; only the first five count for coverage, so the sixth's graph call does not.
+    run('p', 't1', 0, called(['detect_missing_values', 'detect_missing_values', 'acf'])),
+    run('p', 't1', 1, called(['detect_missing_values'])),
+    run('p', 't1', 2, called([])),
+    run('p', 't1', 3, called([])),
+    run('p', 't1', 4, called(['acf'])),
+    run('p', 't1', 5, called(['homophily_estimator'])),
+    // t2: one repeat with a shared tool.
+    run('p', 't2', 0, called(['verify_hyperparam_effective'])),
+  ];
+  const groups: Record<string, string> = { detect_missing_values: 'tabular', acf: 'time-series', homophily_estimator: 'graph', verify_hyperparam_effective: 'shared' };
+  const row = toolUseFields(runs, (t) => groups[t], ['shared', 'tabular', 'time-series', 'graph']);
+  // Calls 3+1+0+0+1+1+1 = 7 over 7 rollouts; distinct 2+1+0+0+1+1+1 = 6.
+  assert.is(row.tool_calls, 1);
+  assert.is(row.distinct_tools, Number((6 / 7).toFixed(2)));
+  // Per task, then averaged: tabular t1 2, t2 0 -> 1; time series t1 2 -> 1; graph 0 (sixth repeat); shared t2 1 -> 0.5.
+  assert.equal([row.coverage_tabular, row.coverage_time_series, row.coverage_graph, row.coverage_shared], [1, 1, 0, 0.5]);
+  // Runs without a tool record (other scaffolds) add no tool fields.
+  assert.equal(toolUseFields([run('q', 't1', 0)], (t) => groups[t], ['shared']), {});
+  assert.not.ok('tool_calls' in policyRows([run('q', 't1', 0)], ['q'], 0)[0]);
+  assert.is(policyRows(runs, ['p'], 0)[0].coverage_tabular, 1);
 });
 
 test.run();

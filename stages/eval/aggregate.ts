@@ -4,6 +4,8 @@
 // and MLE-bench's grading report.
 import { bootstrapCi, mean, sem, winRate } from '../../core/stats.js';
 import type { MedalReport } from '../../tasks/medals.js';
+import { TOOLS_BY_NAME } from '../../tools/index.js';
+import { DOMAINS } from '../../tools/types.js';
 import type { MetricValue } from '../contract.js';
 
 /** One run's report fields (MLE-bench's, plus MLToolBench's success and trajectory facts). */
@@ -29,6 +31,33 @@ export interface RunRecord extends MedalReport {
   human_rank: number | null;
   /** Seconds of each code execution. */
   step_seconds: number[];
+  /** mlab: the diagnostic tools called, in order (file and script actions left out). */
+  tools_called?: string[];
+}
+
+/**
+ * MLToolBench's tool-use measures (its Table 5 and Eq. 7): diagnostic calls and
+ * distinct tools per rollout, and per tool group the number of rollouts, out of
+ * the first five repeats of a task, that call one at least once, averaged over
+ * tasks. Groups are the registry's modules (shared, tabular, ...), passed in by
+ * the caller; rollouts that offered no tools count as calling none.
+ */
+export function toolUseFields(mine: readonly RunRecord[], groupOf: (tool: string) => string | undefined, groups: readonly string[]): Row {
+  if (!mine.some((r) => r.tools_called)) return {};
+  const calls = mine.map((r) => r.tools_called ?? []);
+  const row: Row = {
+    tool_calls: round(mean(calls.map((c) => c.length)), 2),
+    distinct_tools: round(mean(calls.map((c) => new Set(c).size)), 2),
+  };
+  const tasks = [...new Set(mine.map((r) => r.task_id))].sort();
+  for (const g of groups) {
+    const perTask = tasks.map((t) => {
+      const five = mine.filter((r) => r.task_id === t).sort((a, b) => a.repeat - b.repeat).slice(0, 5);
+      return five.filter((r) => (r.tools_called ?? []).some((x) => groupOf(x) === g)).length;
+    });
+    row[`coverage_${g.replace(/-/g, '_')}`] = round(mean(perTask), 2);
+  }
+  return row;
 }
 
 export type Row = Record<string, MetricValue>;
@@ -77,6 +106,7 @@ export function policyRows(runs: readonly RunRecord[], policies: readonly string
     row.duration_s = round(mean(mine.map((r) => r.duration_s)), 2);
     const rewards = mine.map((r) => r.reward).filter((x): x is number => x !== null);
     row.reward = rewards.length ? round(mean(rewards)) : null;
+    Object.assign(row, toolUseFields(mine, (t) => TOOLS_BY_NAME.get(t)?.domain, DOMAINS));
     return row;
   });
 }

@@ -158,6 +158,7 @@ export function runRecord(t: Trajectory, repeat: number, facts: TaskFacts = NO_F
     submission: t.submission,
     grade_error: t.grade_error,
     step_seconds: t.turns.filter((x) => x.action === 'code' && x.exit_code !== null).map((x) => Number((x.duration_ms / 1000).toFixed(4))),
+    ...(t.scaffold === 'mlab' ? { tools_called: t.turns.filter((x) => x.action === 'tool' && x.name).map((x) => x.name!) } : {}),
   };
 }
 

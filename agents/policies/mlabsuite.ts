@@ -1,0 +1,75 @@
+// The scripted mlab agents on a task that ships a starter script (public/train.py,
+// the MLToolBench-style suite): `diagnose` reads the script, calls the
+// diagnostic tools that fit the task's files, asks Edit Script (AI) to fix what
+// their answers reveal, runs the result and submits; `blind` copies the starter,
+// applies one fixed change without looking, runs it and submits. Steps are
+// worked out again at every turn from the observations so far.
+import { formatIssues, suspiciousSettings, type Issue } from './starterfix.js';
+import type { PolicyRequest, TurnView } from './types.js';
+
+type Step = [thought: string, action: string, input: Record<string, unknown>];
+
+/** Whether the first observation (List Files public) shows a starter script. */
+export function hasStarter(history: readonly TurnView[]): boolean {
+  return /(^|\s|\/)train\.py\b/m.test(history[0]?.observation ?? '');
+}
+
+/** The tool calls that fit the task's files, among those offered. */
+function toolCalls(listing: string, code: string, offered: readonly string[]): Step[] {
+  const calls: Step[] = [];
+  const add = (tool: string, input: Record<string, unknown>, why: string) => {
+    if (offered.includes(tool)) calls.push([why, tool, input]);
+  };
+  if (/\bimages\b/.test(listing)) {
+    add('image_normalization_stats', { path: 'public/images' }, 'Check the pixel range and channel statistics the script should normalize with.');
+    add('detect_label_imbalance', { path: 'public/train.csv', target: 'label' }, 'Check whether the classes are balanced.');
+  } else if (/\bnodes\.csv\b/.test(listing)) {
+    add('node_feature_health', { features: 'public/nodes.csv' }, 'Check the node features: scales, constant columns, non-finite values.');
+  } else if (/\btrain\.csv\b/.test(listing)) {
+    add('detect_missing_values', { path: 'public/train.csv' }, 'Check which columns have missing values and how the script fills them.');
+    add('check_feature_normalization', { path: 'public/train.csv' }, 'Check whether the columns are on comparable scales.');
+    if (/LOOKBACK|window/.test(code)) add('stationarity_test_adf', { path: 'public/train.csv' }, 'Check whether the series keeps a stable level.');
+    const label = /\bytr = train\['(\w+)'\]/.exec(code)?.[1];
+    if (label) add('detect_label_imbalance', { path: 'public/train.csv', target: label }, 'Check whether the classes are balanced.');
+  }
+  return calls;
+}
+
+/** What the tools' answers and the script reveal, as issues for the edit. */
+export function issuesFrom(code: string, answers: ReadonlyMap<string, string>): Issue[] {
+  const issues: Issue[] = [];
+  const said = (tool: string, re: RegExp) => re.test(answers.get(tool) ?? '');
+  if (said('image_normalization_stats', /pixels are 0-255/) && !/\/ 255/.test(code)) issues.push({ kind: 'pixel-range', detail: 'images are 0-255 and the script does not rescale them' });
+  if (said('image_normalization_stats', /normalize with mean \[0\./) && /^MEAN, STD = np\.array\(\[\d{2,}/m.test(code)) issues.push({ kind: 'normalization-constants', detail: 'the constants are on the 0-255 scale, the data on 0-1' });
+  if (said('node_feature_health', /standardize columns/) || said('check_feature_normalization', /standardize/)) issues.push({ kind: 'standardize', detail: 'feature scales differ by orders of magnitude' });
+  if (said('stationarity_test_adf', /difference once|not stationary/)) issues.push({ kind: 'level-drift', detail: 'the series level drifts' });
+  const missing = [...(answers.get('detect_missing_values') ?? '').matchAll(/(\w+): [\d.]+%/g)].map((m) => m[1]);
+  if (missing.length) issues.push({ kind: 'missing-values', detail: missing.join(', ') });
+  if (said('detect_label_imbalance', /balanced enough/) && /keep = .*np\.where\(/.test(code)) issues.push({ kind: 'class-sampling', detail: 'labels are balanced but the script subsamples by class' });
+  const settings = suspiciousSettings(code);
+  if (settings.length) issues.push({ kind: 'settings', detail: settings.join(', ') });
+  if ((/np\.log1p\(/.test(code) && !/np\.expm1\(/.test(code)) || (/\(y - mu\) \/ sd/.test(code) && !/\* sd \+ mu/.test(code))) issues.push({ kind: 'target-transform', detail: 'predictions are never transformed back' });
+  if (/enumerate\(sorted\(\w+\)\)/.test(code)) issues.push({ kind: 'output-order', detail: 'columns written in sorted order' });
+  return issues;
+}
+
+export function suiteSteps(req: PolicyRequest, diagnose: boolean): Step[] {
+  const listing = req.history[0]?.observation ?? '';
+  const offered = req.actions ?? [];
+  const steps: Step[] = [['List the task files first.', 'List Files', { dir_path: 'public' }]];
+  if (!diagnose) {
+    steps.push(['Copy the starter and train it longer.', 'Edit Script (AI)', { script_name: 'public/train.py', edit_instruction: formatIssues([{ kind: 'train-longer', detail: 'triple max_iter' }]), save_name: 'train.py' }]);
+  } else {
+    steps.push(['Read the starter script.', 'Read File', { file_name: 'public/train.py' }]);
+    const code = req.history[1]?.observation ?? '';
+    const calls = toolCalls(listing, code, offered);
+    steps.push(...calls);
+    const answers = new Map(req.history.slice(2, 2 + calls.length).map((h, i) => [calls[i][1], h.observation] as const));
+    const issues = issuesFrom(code, answers);
+    const instruction = issues.length ? formatIssues(issues) : 'ISSUE none: nothing to change';
+    steps.push([`Fix what the checks found: ${issues.map((i) => i.kind).join(', ') || 'nothing'}.`, 'Edit Script (AI)', { script_name: 'public/train.py', edit_instruction: instruction, save_name: 'train.py' }]);
+  }
+  steps.push(['Run the edited script; it writes submission.csv.', 'Execute Script', { script_name: 'train.py' }]);
+  steps.push(['The submission is written.', 'Final Answer', { final_answer: diagnose ? 'fixed the starter where the diagnostics pointed' : 'trained the starter longer', submission: 'submission.csv' }]);
+  return steps;
+}

@@ -1,0 +1,254 @@
+"""Tabular templates: tables with missing values, categories and skewed scales."""
+import numpy as np
+import pandas as pd
+
+from .core import STARTER_HEAD, Template, register
+
+
+def _split(df, target, tr, sample_value, metric, **grading):
+    test = df.iloc[tr:].reset_index(drop=True)
+    cols = target if isinstance(target, list) else [target]
+    return {'files': {'train.csv': df.iloc[:tr].reset_index(drop=True), 'test.csv': test.drop(columns=cols)},
+            'answer': test[['id'] + cols], 'sample': test[['id']].assign(**{c: sample_value for c in cols}),
+            'grading': {'metric': metric, 'id': 'id', 'columns': cols, **grading}}
+
+
+def _house(rng):
+    n = 900
+    hood = rng.choice(list('ABCDEFGH'), n)
+    effect = dict(zip('ABCDEFGH', rng.normal(0, 0.25, 8)))
+    frontage = rng.normal(70, 15, n)
+    quality = rng.integers(1, 11, n)
+    area = rng.lognormal(9, 0.3, n)
+    logp = 10.5 + 0.012 * frontage + 0.09 * quality + 0.3 * np.log(area) + np.array([effect[h] for h in hood]) + rng.normal(0, 0.08, n)
+    front = np.where(rng.random(n) < 0.3, np.nan, frontage.round(1))
+    df = pd.DataFrame({'id': np.arange(n), 'lot_frontage': front, 'lot_area': area.round(0), 'overall_quality': quality,
+                       'neighborhood': hood, 'year_built': rng.integers(1900, 2010, n), 'sale_price': np.exp(logp).round(0)})
+    return _split(df, 'sale_price', 650, 180000, 'rmsle')
+
+
+HOUSE = '''from sklearn.linear_model import Ridge
+
+train = pd.read_csv(f'{D}/train.csv')
+test = pd.read_csv(f'{D}/test.csv')
+NUMERIC = ['lot_frontage', 'lot_area', 'overall_quality', 'year_built']
+
+
+def prepare(df, ref):
+    X = df[NUMERIC].copy()
+    X['lot_frontage'] = X['lot_frontage'].fillna(ref['lot_frontage'].median())
+    X['lot_area'] = np.log(X['lot_area'])
+    X = (X - ref_stats[0]) / ref_stats[1]
+    hood = pd.get_dummies(df['neighborhood'].astype(pd.CategoricalDtype(sorted(ref['neighborhood'].unique()))), dtype=float)
+    return np.c_[X.to_numpy(float), hood.to_numpy()]
+
+
+base = train[NUMERIC].assign(lot_frontage=train['lot_frontage'].fillna(train['lot_frontage'].median()), lot_area=np.log(train['lot_area']))
+ref_stats = (base.mean(), base.std())
+y = np.log1p(train['sale_price'].to_numpy(float))
+model = Ridge(alpha=1.0 + 0.1 * args.seed).fit(prepare(train, train), y)
+pred = model.predict(prepare(test, train))
+pred = np.expm1(pred)
+pd.DataFrame({'id': test['id'], 'sale_price': pred}).to_csv(args.out, index=False)
+'''
+register(Template(
+    'tab-house', 'tabular', 'House Prices (procedural)', 'sale price regression', 'rmsle', True, _house, STARTER_HEAD + HOUSE,
+    {'zero imputation': [("X['lot_frontage'] = X['lot_frontage'].fillna(ref['lot_frontage'].median())", "X['lot_frontage'] = X['lot_frontage'].fillna(0)")],
+     'integer category encoding': [("    hood = pd.get_dummies(df['neighborhood'].astype(pd.CategoricalDtype(sorted(ref['neighborhood'].unique()))), dtype=float)\n    return np.c_[X.to_numpy(float), hood.to_numpy()]",
+                                    "    hood = df['neighborhood'].astype(pd.CategoricalDtype(sorted(ref['neighborhood'].unique()))).cat.codes\n    return np.c_[X.to_numpy(float), hood.to_numpy(float)]")],
+     'missing target inverse': [('pred = np.expm1(pred)\n', 'pred = pred\n')]},
+    'Predict `sale_price` of every house in `test.csv` (root mean squared log error).'))
+
+
+def _spaceship(rng):
+    n = 1000
+    planet = rng.choice(['Earth', 'Europa', 'Mars'], n, p=[0.5, 0.25, 0.25])
+    cryo = rng.random(n) < 0.35
+    age = rng.uniform(1, 70, n)
+    spend = np.where(cryo, 0, rng.lognormal(5, 1.2, n))
+    miss_planet = rng.random(n) < 0.3
+    logit = 0.5 * cryo - 0.03 * (spend - 150) + np.where(planet == 'Europa', 0.9, np.where(planet == 'Mars', -0.4, -3.0)) + 7.0 * miss_planet
+    y = (rng.random(n) < 1 / (1 + np.exp(-2 * logit))).astype(int)
+    df = pd.DataFrame({'id': np.arange(n), 'age': age.round(0), 'home_planet': np.where(miss_planet, None, planet), 'cryo_sleep': cryo.astype(int),
+                       'room_service': np.where(rng.random(n) < 0.25, np.nan, spend.round(0)), 'vip': (rng.random(n) < 0.05).astype(int), 'transported': y})
+    d = _split(df, 'transported', 700, 1, 'accuracy')
+    # the test table lists its columns in another order than the training table
+    d['files']['test.csv'] = d['files']['test.csv'][['id', 'vip', 'room_service', 'cryo_sleep', 'home_planet', 'age']]
+    return d
+
+
+SPACESHIP = '''from sklearn.linear_model import LogisticRegression
+from sklearn.preprocessing import StandardScaler
+
+train = pd.read_csv(f'{D}/train.csv')
+test = pd.read_csv(f'{D}/test.csv')
+FEATURES = ['age', 'cryo_sleep', 'room_service', 'vip']
+
+
+def prepare(df):
+    X = df[FEATURES].copy()
+    X['room_service'] = X['room_service'].fillna(train['room_service'].median())
+    planet = df['home_planet'].fillna('Unknown')
+    for p in ['Earth', 'Europa', 'Mars', 'Unknown']:
+        X['planet_' + p] = (planet == p).astype(float)
+    return X.to_numpy(float)
+
+
+Xtr = prepare(train)
+Xte = prepare(test)
+scaler = StandardScaler().fit(Xtr)
+model = LogisticRegression(C=1.0 + 0.1 * args.seed, max_iter=500).fit(scaler.transform(Xtr), train['transported'])
+pd.DataFrame({'id': test['id'], 'transported': model.predict(scaler.transform(Xte))}).to_csv(args.out, index=False)
+'''
+register(Template(
+    'tab-spaceship', 'tabular', 'Spaceship Titanic (procedural)', 'binary: was the passenger transported', 'accuracy', False, _spaceship,
+    STARTER_HEAD + SPACESHIP,
+    {'numeric missing sentinel': [("X['room_service'] = X['room_service'].fillna(train['room_service'].median())", "X['room_service'] = X['room_service'].fillna(-99999)")],
+     'categorical missing collision': [("planet = df['home_planet'].fillna('Unknown')", "planet = df['home_planet'].fillna('Earth')")],
+     'column order mismatch': [("    X = df[FEATURES].copy()\n", "    X = df[[c for c in df.columns if c in FEATURES]].copy()\n")]},
+    'Predict `transported` (1 or 0) for every passenger in `test.csv` (accuracy).'))
+
+
+def _titanic(rng):
+    n = 900
+    sex = rng.integers(0, 2, n)
+    pclass = rng.integers(1, 4, n)
+    age = rng.uniform(1, 75, n)
+    logit = 1.5 * sex - 0.6 * (pclass - 2) - 0.12 * (age - 35)
+    y = (rng.random(n) < 1 / (1 + np.exp(-logit))).astype(int)
+    df = pd.DataFrame({'id': np.arange(n), 'pclass': pclass, 'sex': sex, 'age': np.where(rng.random(n) < 0.3, np.nan, age.round(0)),
+                       'fare': (rng.lognormal(3, 0.8, n) / pclass).round(2), 'ticket_number': rng.integers(100000, 999999, n), 'survived': y})
+    return _split(df, 'survived', 600, 0, 'accuracy')
+
+
+TITANIC = '''from sklearn.preprocessing import StandardScaler
+from sklearn.svm import SVC
+
+train = pd.read_csv(f'{D}/train.csv')
+test = pd.read_csv(f'{D}/test.csv')
+FEATURES = ['pclass', 'sex', 'age', 'fare', 'ticket_number', 'age_missing']
+
+
+def prepare(df):
+    df = df.assign(age_missing=df['age'].isna().astype(float))
+    df['age'] = df['age'].fillna(train['age'].median())
+    return df[FEATURES].to_numpy(float)
+
+
+Xtr, Xte = prepare(train), prepare(test)
+scaler = StandardScaler().fit(Xtr)
+Xtr, Xte = scaler.transform(Xtr), scaler.transform(Xte)
+model = SVC(C=1.0, gamma='scale', random_state=args.seed).fit(Xtr, train['survived'])
+pd.DataFrame({'id': test['id'], 'survived': model.predict(Xte)}).to_csv(args.out, index=False)
+'''
+register(Template(
+    'tab-titanic', 'tabular', 'Titanic (procedural)', 'binary survival', 'accuracy', False, _titanic, STARTER_HEAD + TITANIC,
+    {'unscaled features': [('Xtr, Xte = scaler.transform(Xtr), scaler.transform(Xte)', 'Xtr, Xte = Xtr, Xte')],
+     'missingness sentinel': [("df['age'] = df['age'].fillna(train['age'].median())", "df['age'] = df['age'].fillna(-9999)")],
+     'excessive regularization': [('SVC(C=1.0,', 'SVC(C=0.001,')]},
+    'Predict `survived` (1 or 0) for every passenger in `test.csv` (accuracy).'))
+
+
+def _nomad(rng):
+    n = 800
+    x = rng.dirichlet([1, 1, 1], n)
+    a, b, c = (rng.uniform(5, 12, n) for _ in range(3))
+    sg = rng.choice([12, 33, 167, 194, 206, 227], n)
+    vol = a * b * c
+    fe = np.exp(-1.5 + 1.2 * x[:, 0] - 0.8 * x[:, 2] + 0.002 * (vol - 500) / 10 + rng.normal(0, 0.05, n)) * 0.2
+    bg = np.exp(0.4 + 1.1 * x[:, 0] - 1.3 * x[:, 2] - 0.0008 * (vol - 500) + rng.normal(0, 0.05, n))
+    df = pd.DataFrame({'id': np.arange(n), 'spacegroup': sg, 'percent_atom_al': x[:, 0].round(4), 'percent_atom_ga': x[:, 1].round(4),
+                       'percent_atom_in': x[:, 2].round(4), 'lattice_vector_1_ang': a.round(3), 'lattice_vector_2_ang': b.round(3),
+                       'lattice_vector_3_ang': c.round(3), 'formation_energy_ev_natom': fe.round(5), 'bandgap_energy_ev': bg.round(5)})
+    return _split(df, ['formation_energy_ev_natom', 'bandgap_energy_ev'], 550, 0.5, 'rmsle')
+
+
+NOMAD = '''from sklearn.neighbors import KNeighborsRegressor
+
+train = pd.read_csv(f'{D}/train.csv')
+test = pd.read_csv(f'{D}/test.csv')
+TARGETS = ['formation_energy_ev_natom', 'bandgap_energy_ev']
+FEATURES = ['percent_atom_al', 'percent_atom_ga', 'percent_atom_in', 'lattice_vector_1_ang', 'lattice_vector_2_ang', 'lattice_vector_3_ang']
+SCALED = FEATURES
+mu, sd = train[SCALED].mean(), train[SCALED].std()
+
+
+def prepare(df):
+    X = df[FEATURES].copy()
+    X[SCALED] = (X[SCALED] - mu) / sd
+    return X.to_numpy(float)
+
+
+Y = np.log1p(train[TARGETS].to_numpy(float))
+model = KNeighborsRegressor(n_neighbors=8 + args.seed % 3, weights='distance').fit(prepare(train), Y)
+pred = model.predict(prepare(test))
+pred = np.expm1(pred)
+sub = pd.DataFrame(pred, columns=TARGETS)
+sub.insert(0, 'id', test['id'])
+sub.to_csv(args.out, index=False)
+'''
+register(Template(
+    'tab-nomad', 'tabular', 'NOMAD2018 (procedural)', 'formation energy and band gap of crystals', 'rmsle', True, _nomad, STARTER_HEAD + NOMAD,
+    {'missing target inverse': [('pred = np.expm1(pred)\n', 'pred = pred\n')],
+     'descriptor scaling': [('SCALED = FEATURES\n', "SCALED = FEATURES[:3]\n")],
+     'overstrong regularization': [("n_neighbors=8 + args.seed % 3, weights='distance'", "n_neighbors=300 + args.seed % 3, weights='uniform'")]},
+    'Predict `formation_energy_ev_natom` and `bandgap_energy_ev` of every crystal in `test.csv` (mean RMSLE over the two).'))
+
+
+def _california(rng):
+    n = 900
+    inc = rng.lognormal(1.2, 0.4, n)
+    rooms = 3 + 0.8 * inc + rng.normal(0, 0.4, n)
+    age = rng.uniform(1, 52, n)
+    value = 0.5 + 0.4 * inc + 0.05 * rooms + rng.normal(0, 0.2, n)
+    df = pd.DataFrame({'id': np.arange(n), 'median_income': inc.round(4), 'avg_rooms': rooms.round(4), 'house_age': age.round(0), 'median_value': value.round(4)})
+    tr = 600
+    test = df.iloc[tr:].reset_index(drop=True)
+    hidden = test['avg_rooms'].copy()
+    test['avg_rooms'] = np.nan
+    return {'files': {'train.csv': df.iloc[:tr].reset_index(drop=True), 'test.csv': test},
+            'answer': pd.DataFrame({'id': test['id'], 'avg_rooms': hidden}), 'sample': pd.DataFrame({'id': test['id'], 'avg_rooms': 5.0}),
+            'grading': {'metric': 'rmse', 'id': 'id', 'columns': ['avg_rooms']}}
+
+
+CALIFORNIA = '''from sklearn.linear_model import Ridge
+
+train = pd.read_csv(f'{D}/train.csv')
+test = pd.read_csv(f'{D}/test.csv')
+OTHERS = ['median_income', 'house_age', 'median_value']
+model = Ridge(alpha=1.0 + 0.1 * args.seed).fit(train[OTHERS], train['avg_rooms'])
+fill = model.predict(test[OTHERS])
+pd.DataFrame({'id': test['id'], 'avg_rooms': fill}).to_csv(args.out, index=False)
+'''
+register(Template(
+    'tab-california', 'tabular', 'California Housing (procedural)', 'reconstruct a withheld column', 'rmse', True, _california,
+    STARTER_HEAD + CALIFORNIA, {'global mean imputation': [("fill = model.predict(test[OTHERS])", "fill = np.full(len(test), train['avg_rooms'].mean())")]},
+    '`avg_rooms` is missing from every row of `test.csv`; reconstruct it from the other columns (RMSE).'))
+
+
+def _breast(rng):
+    n = 800
+    X = rng.normal(0, 1, (n, 6))
+    logit = X[:, 0] * 1.0 - 0.8 * X[:, 1] + 0.5 * X[:, 2]
+    y = (rng.random(n) < 1 / (1 + np.exp(-logit))).astype(int)
+    df = pd.DataFrame(X.round(4), columns=['radius', 'texture', 'smoothness', 'symmetry', 'concavity', 'fractal'])
+    df.insert(0, 'id', np.arange(n))
+    df['malignant'] = y
+    return _split(df, 'malignant', 550, 0.5, 'logloss_binary')
+
+
+BREAST = '''from sklearn.linear_model import LogisticRegression
+
+train = pd.read_csv(f'{D}/train.csv')
+test = pd.read_csv(f'{D}/test.csv')
+FEATURES = [c for c in train.columns if c not in ('id', 'malignant')]
+model = LogisticRegression(C=1.0 + 0.1 * args.seed).fit(train[FEATURES], train['malignant'])
+logit = model.decision_function(test[FEATURES])
+TEMPERATURE = 1.0
+p = 1 / (1 + np.exp(-logit / TEMPERATURE))
+pd.DataFrame({'id': test['id'], 'malignant': p}).to_csv(args.out, index=False)
+'''
+register(Template(
+    'tab-breast-calibration', 'tabular', 'Breast Cancer Wisconsin (procedural)', 'calibrated probability of malignancy', 'logloss_binary', True, _breast,
+    STARTER_HEAD + BREAST, {'overconfident probabilities': [('TEMPERATURE = 1.0', 'TEMPERATURE = 0.1')]},
+    'Submit the probability that each tumour in `test.csv` is malignant (log loss).'))

@@ -1,0 +1,117 @@
+// The MLToolBench-style suite's generator: the manifest's shape (80/25/10 after
+// the paper's index), determinism of a built instance's bytes, what the agent
+// can see (no fault metadata, no hidden answers), and the task's own evaluator
+// on the starter's submission, on a sample and on broken submissions.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { execa } from 'execa';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { listFiles } from '../../core/fs.js';
+import { pythonEnv } from '../../core/python.js';
+import { selectInstances, suiteInstances } from '../../tasks/mltoolbench.js';
+import { ROOT } from '../helpers.js';
+
+const PY = pythonEnv('agent').python;
+// No bytecode beside the sources: tasks/py is part of node keys.
+const suite = (args: string[], cwd = join(ROOT, 'tasks', 'py')) => execa(PY, ['-m', 'mltoolbench', ...args], { cwd, reject: false, env: { PYTHONDONTWRITEBYTECODE: '1' } });
+
+test('the manifest: 115 instances, 16/5/2 per domain, 20 templates with 4 configurations each, OOD templates unseen', async () => {
+  const all = suiteInstances();
+  assert.is(all.length, 115);
+  assert.is(new Set(all.map((i) => i.id)).size, 115);
+  const count = (split: string) => all.filter((i) => i.split === split).length;
+  assert.equal([count('train'), count('id'), count('ood')], [80, 25, 10]);
+  for (const d of ['cv', 'nlp', 'tabular', 'time_series', 'graph']) {
+    const of = all.filter((i) => i.domain === d);
+    assert.equal([of.filter((i) => i.split === 'train').length, of.filter((i) => i.split === 'id').length, of.filter((i) => i.split === 'ood').length], [16, 5, 2], d);
+  }
+  const train = all.filter((i) => i.split === 'train');
+  const templates = [...new Set(train.map((i) => i.template))];
+  assert.is(templates.length, 20);
+  for (const t of templates) {
+    const configs = train.filter((i) => i.template === t).map((i) => i.config);
+    assert.is(configs.length, 4, t);
+    assert.ok(configs.includes('healthy'), t);
+    assert.is(new Set(configs).size, 4, t);
+  }
+  for (const i of all.filter((x) => x.split === 'id')) assert.ok(templates.includes(i.template), i.id);
+  for (const i of all.filter((x) => x.split === 'ood')) assert.not.ok(templates.includes(i.template), i.id);
+  // The Python side reads the same list and knows every template it names.
+  const r = await suite(['manifest']);
+  assert.is(r.exitCode, 0, r.stderr);
+  const py = JSON.parse(r.stdout) as { instances: Array<{ id: string; metric: string }> };
+  assert.equal(py.instances.map((i) => i.id), all.map((i) => i.id));
+  assert.equal(selectInstances({ split: 'ood', domains: ['graph'] }).map((i) => i.template), ['graph-bbbp', 'graph-bace']);
+});
+
+let out = '';
+const IDS = ['cv-id-01', 'tabular-train-02', 'time_series-id-03'];
+
+test('same seed, same bytes: two builds of an instance are identical file for file', async () => {
+  out = await mkdtemp(join(tmpdir(), 'mltb-'));
+  for (const dir of ['a', 'b']) {
+    const r = await suite(['build', ...IDS, '--out', join(out, dir), '--runs', '2']);
+    assert.is(r.exitCode, 0, r.stderr);
+  }
+  for (const id of IDS) {
+    const a = await listFiles(join(out, 'a', `mltb-v1-${id}`));
+    const b = await listFiles(join(out, 'b', `mltb-v1-${id}`));
+    assert.ok(a.length > 5, id);
+    assert.equal(a.map((f) => [f.path, f.sha256]), b.map((f) => [f.path, f.sha256]), id);
+  }
+  // Another generation seed gives other data.
+  const r = await suite(['build', 'tabular-train-02', '--seed', '7', '--out', join(out, 'c'), '--runs', '1']);
+  assert.is(r.exitCode, 0, r.stderr);
+  const train = (d: string) => readFile(join(out, d, 'mltb-v1-tabular-train-02', 'public', 'train.csv'), 'utf8');
+  assert.is.not(await train('c'), await train('a'));
+});
+
+test('the agent side holds no fault metadata and no hidden answers', async () => {
+  for (const id of IDS) {
+    const task = join(out, 'a', `mltb-v1-${id}`);
+    const fault = JSON.parse(await readFile(join(task, 'private', 'fault.json'), 'utf8')) as { config: string; fix: unknown[] };
+    assert.is.not(fault.config, 'healthy');
+    assert.ok(fault.fix.length > 0);
+    const pub = await listFiles(join(task, 'public'));
+    const names = pub.map((f) => f.path);
+    for (const hidden of ['fault.json', 'answer.csv', 'grading.json', 'spec.json', 'evaluator.py']) assert.not.ok(names.some((n) => n.endsWith(hidden)), `${id}: ${hidden}`);
+    const words = [fault.config, fault.config.replace(/ /g, '_'), fault.config.replace(/ /g, '-'), 'healthy', 'fault', 'faulty', 'inject'];
+    for (const f of pub.filter((x) => !x.path.endsWith('.png'))) {
+      const text = (await readFile(join(task, 'public', f.path), 'utf8')).toLowerCase();
+      for (const w of words) assert.not.ok(new RegExp(`\\b${w}\\b`).test(text), `${id}: public/${f.path} names "${w}"`);
+    }
+    // task.json sits beside public/ but holds neither the configuration nor the fix.
+    const taskJson = await readFile(join(task, 'task.json'), 'utf8');
+    assert.not.ok(taskJson.includes(fault.config), id);
+  }
+});
+
+test("the task's evaluator grades the starter's own submission to the recorded seed-0 score, and refuses broken ones", async () => {
+  const task = join(out, 'a', 'mltb-v1-tabular-train-02');
+  const meta = JSON.parse(await readFile(join(task, 'task.json'), 'utf8')) as { baseline: { mean: number; std: number; runs: number; scores: number[] }; is_lower_better: boolean };
+  assert.is(meta.baseline.runs, 2);
+  assert.is(meta.baseline.scores.length, 2);
+  const ran = await execa(PY, ['public/train.py', '--seed', '0', '--out', join(out, 'sub.csv')], { cwd: task, reject: false });
+  assert.is(ran.exitCode, 0, ran.stderr);
+  const grade = async (sub: string) => JSON.parse((await execa(PY, [join(task, 'private', 'evaluator.py'), '--submission_path', sub], { cwd: join(task, 'private') })).stdout) as Record<string, unknown>;
+  const g = await grade(join(out, 'sub.csv'));
+  assert.is(g.score, meta.baseline.scores[0]);
+  assert.is(g.is_lower_better, true);
+  assert.is(g.median_threshold, meta.baseline.mean);
+  assert.ok((g.bronze_threshold as number) < meta.baseline.mean);
+  assert.type((await grade(join(task, 'public', 'sample_submission.csv'))).score, 'number');
+  const lines = (await readFile(join(out, 'sub.csv'), 'utf8')).trim().split('\n');
+  await writeFile(join(out, 'short.csv'), lines.slice(0, -3).join('\n') + '\n');
+  assert.match(String((await grade(join(out, 'short.csv'))).error), /ids differ/);
+  await writeFile(join(out, 'nan.csv'), [lines[0], ...lines.slice(1).map((l, i) => (i === 0 ? l.replace(/,[^,]*$/, ',nan') : l))].join('\n') + '\n');
+  assert.match(String((await grade(join(out, 'nan.csv'))).error), /missing, non-numeric or infinite/);
+  assert.match(String((await grade(join(out, 'absent.csv'))).error), /missing or empty/);
+});
+
+test.after(async () => {
+  if (out) await rm(out, { recursive: true, force: true });
+});
+
+test.run();
