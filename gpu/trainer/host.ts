@@ -172,7 +172,8 @@ export async function startHostWorker(o: HostWorkerOptions): Promise<HostWorker>
       exitNote,
       stop: async () => {
         await remove();
-        await exited;
+        // An engine that went away may never answer the wait: the node does not hang on it.
+        await Promise.race([exited, new Promise((r) => setTimeout(r, 30_000).unref())]);
       },
       pull: async (containerPath, localDir) => {
         const aside = join(dirname(localDir), `.${basename(localDir)}.pull-${process.pid}`);

@@ -87,9 +87,11 @@ export async function openWorkerTrainer(ctx: StageContext<unknown>, o: WorkerTra
     }
     const tokenizer = { tokenizer_sha256: h.tokenizer_sha256, chat_template_sha256: h.chat_template_sha256 };
     // A dead worker shows up as refused connections; say so, with the step it died in.
+    const onHost = served?.onHost;
     const failure = (k: number, err: unknown, what = 'the step') => {
-      if (!exited) return err;
-      const note = served?.onHost?.exitNote();
+      // The container may still run while its host no longer answers: the error names the host all the same.
+      if (!exited) return onHost && err instanceof Error && !err.message.includes(`host ${onHost.hostName}`) ? Object.assign(err, { message: `host ${onHost.hostName}: ${err.message}` }) : err;
+      const note = onHost?.exitNote();
       return new EnvError(note ? `step ${k}: ${note} during ${what} (the worker's last lines are in this node's log)` : `step ${k}: the trainer worker exited during ${what} (its last lines are in this node's log)`);
     };
     // A container's end is reported by its engine, which may come a moment after the refused request.
@@ -101,8 +103,9 @@ export async function openWorkerTrainer(ctx: StageContext<unknown>, o: WorkerTra
         return await call();
       } catch (err) {
         await settled();
-        if (exited) throw failure(k, err, what);
-        throw err instanceof Error ? Object.assign(err, { message: `step ${k}: ${err.message}` }) : err;
+        const e = failure(k, err, what);
+        if (exited) throw e;
+        throw e instanceof Error ? Object.assign(e, { message: `step ${k}: ${e.message}` }) : e;
       }
     };
     const keep = (k: number) => k % o.checkpointEvery === 0 || k === o.steps;
