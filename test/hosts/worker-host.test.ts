@@ -16,24 +16,44 @@ import { cli, cliStart, nodeLogs, outputsOf, readJsonl, ROOT, tmpProject, waitFo
 
 const docker = new Docker();
 let image = '';
-let server: Server;
+let proxy: Awaited<ReturnType<typeof engineProxy>>;
 let port = 0;
+
+/** A TCP listener on loopback piping to the local engine's socket; `cut` drops it and every connection. */
+async function engineProxy() {
+  const open = new Set<() => void>();
+  const server: Server = createServer((client) => {
+    const engine = connect('/var/run/docker.sock');
+    client.pipe(engine).pipe(client);
+    const close = () => {
+      client.destroy();
+      engine.destroy();
+      open.delete(close);
+    };
+    open.add(close);
+    client.on('error', close);
+    engine.on('error', close);
+    client.on('close', close);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  return {
+    port: (server.address() as { port: number }).port,
+    cut() {
+      server.close();
+      for (const close of [...open]) close();
+    },
+  };
+}
 
 test.before(async () => {
   // Built once and kept (labelled with the trainer lock's hash): later runs reuse it.
   image = (await execa('bash', [join(ROOT, 'gpu/image/build-test.sh')])).stdout.trim().split('\n').pop()!;
-  server = createServer((client) => {
-    const engine = connect('/var/run/docker.sock');
-    client.pipe(engine).pipe(client);
-    client.on('error', () => engine.destroy());
-    engine.on('error', () => client.destroy());
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  port = (server.address() as { port: number }).port;
+  proxy = await engineProxy();
+  port = proxy.port;
 });
 
 test.after(async () => {
-  server.close();
+  proxy.cut();
   for (const c of await workerContainers()) await docker.getContainer(c.Id).remove({ force: true }).catch(() => {});
 });
 
@@ -108,7 +128,7 @@ test('the worker container killed mid-training fails the node naming the host; n
   const dir = await tmpProject({ ...TASKS, 'e.yaml': GRPO('on: box', 3) }, settings());
   const running = cliStart(['run', 'e.yaml'], { cwd: dir });
   await waitFor(async () => (await finishedSteps(dir)) >= 1, 600_000, 'the first step');
-  const [c] = await docker.listContainers({ filters: { label: ['mlepipe.node=rl', 'mlepipe.role=trainer-worker'], ancestor: [image] } });
+  const [c] = await docker.listContainers({ filters: { label: ['mlepipe.role=trainer-worker', `mlepipe.pid=${running.pid}`] } });
   assert.ok(c, 'the worker container');
   await docker.getContainer(c.Id).kill();
   const r = await running.catch((e: { exitCode?: number; stderr?: string }) => e);
@@ -130,10 +150,25 @@ test('the worker container killed mid-training fails the node naming the host; n
   assert.is((await workerContainers()).length, 0);
 });
 
+test('an engine lost while the worker trains fails the node naming the host; nothing is cached', async () => {
+  const flaky = await engineProxy();
+  const dir = await tmpProject({ ...TASKS, 'e.yaml': GRPO('on: flaky', 3) }, settings() + `  flaky: { docker: "tcp://127.0.0.1:${flaky.port}", image: "${image}", gpus: 0 }\n`);
+  const running = cliStart(['run', 'e.yaml'], { cwd: dir });
+  await waitFor(async () => (await finishedSteps(dir)) >= 1, 600_000, 'the first step');
+  flaky.cut();
+  const r = await running;
+  assert.is(r.exitCode, 1, String(r.stderr));
+  // The worker still answers (it is on the host's network), so training goes on until a checkpoint cannot be fetched.
+  assert.match(String(r.stderr), /rl +failed: step [23]: host flaky: (lost the trainer worker's container: .* during fetching the checkpoint|could not fetch \/mlepipe\/ckpt\/step-0000[23])/);
+  assert.equal(await readdir(join(dir, '.mlepipe', 'nodes')).catch(() => []), []);
+  // The engine itself never went away here: what the lost connection left running is removed by hand.
+  for (const c of await docker.listContainers({ all: true, filters: { label: ['mlepipe.role=trainer-worker', `mlepipe.pid=${running.pid}`] } })) await docker.getContainer(c.Id).remove({ force: true });
+});
+
 test('Ctrl-C while the worker trains on the host: the container goes, nothing is cached', async () => {
   const dir = await tmpProject({ ...TASKS, 'e.yaml': GRPO('on: box', 3) }, settings());
   const running = cliStart(['run', 'e.yaml'], { cwd: dir });
-  await waitFor(async () => (await docker.listContainers({ filters: { label: ['mlepipe.node=rl', 'mlepipe.role=trainer-worker'], ancestor: [image] } })).length === 1, 600_000, 'the worker container');
+  await waitFor(async () => (await docker.listContainers({ filters: { label: ['mlepipe.role=trainer-worker', `mlepipe.pid=${running.pid}`] } })).length === 1, 600_000, 'the worker container');
   running.kill('SIGINT');
   const r = await running;
   assert.is(r.exitCode, 130, String(r.stderr));
