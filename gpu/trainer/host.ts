@@ -173,7 +173,7 @@ export async function startHostWorker(o: HostWorkerOptions): Promise<HostWorker>
       stop: async () => {
         await remove();
         // An engine that went away may never answer the wait: the node does not hang on it.
-        await Promise.race([exited, new Promise((r) => setTimeout(r, 30_000).unref())]);
+        await Promise.race([exited, new Promise((r) => setTimeout(r, 10_000))]);
       },
       pull: async (containerPath, localDir) => {
         const aside = join(dirname(localDir), `.${basename(localDir)}.pull-${process.pid}`);

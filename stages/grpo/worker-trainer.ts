@@ -96,7 +96,7 @@ export async function openWorkerTrainer(ctx: StageContext<unknown>, o: WorkerTra
     };
     // A container's end is reported by its engine, which may come a moment after the refused request.
     const settled = async () => {
-      if (served?.onHost && !exited) await Promise.race([served.worker!.exited, new Promise((r) => setTimeout(r, 5000).unref())]);
+      if (served?.onHost && !exited) await Promise.race([served.worker!.exited, new Promise((r) => setTimeout(r, 5000))]);
     };
     const guard = async <T>(k: number, what: string, call: () => Promise<T>): Promise<T> => {
       try {
