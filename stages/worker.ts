@@ -1,13 +1,15 @@
 // A `provider: worker` model served for one node: the trainer worker starts
 // when the node needs the model and stops when the node ends (its output in
 // the node's log), and the node talks to it as to any OpenAI-compatible
-// endpoint, plus the trainer protocol (update, score, save). An `openai`
-// entry is used as it is.
+// endpoint, plus the trainer protocol (update, score, save). A node placed
+// on a host (`on:`) gets its worker in a container there
+// (gpu/trainer/host.ts). An `openai` entry is used as it is.
 import { existsSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import { UserError } from '../core/errors.js';
 import { workerWeights, type ModelSpec } from '../core/models.js';
 import { TrainerClient } from '../gpu/trainer/client.js';
+import type { HostWorker } from '../gpu/trainer/host.js';
 import { startLocalWorker, type LocalWorker } from '../gpu/trainer/local.js';
 import type { StageContext } from './contract.js';
 
@@ -18,6 +20,16 @@ export interface ServedModel {
   readonly trainer?: TrainerClient;
   /** The started worker, when this node started one. */
   readonly worker?: LocalWorker;
+  /** The same worker when it runs in a container on the node's host. */
+  readonly onHost?: HostWorker;
+  /** Where the worker writes checkpoints, as the worker sees the path. */
+  readonly ckptDir?: string;
+  /**
+   * Brings a checkpoint the worker saved (`path` as /save answered) into
+   * `localDir`: a copy out of the host's container, or nothing to do when the
+   * worker already wrote it there.
+   */
+  collect(path: string, localDir: string): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -49,11 +61,13 @@ export function weightsFor(ctx: Pick<StageContext<unknown>, 'experimentDir' | 'i
 export async function serveModel(ctx: StageContext<unknown>, name: string, opts: { ckptDir?: string; resume?: string; threads?: number; args?: readonly string[] } = {}): Promise<ServedModel> {
   const spec = ctx.models[name];
   if (!spec) throw new UserError(`no model named ${name} in models:`);
-  if (spec.provider !== 'worker') return { spec, stop: async () => {} };
+  if (spec.provider !== 'worker') return { spec, collect: async () => {}, stop: async () => {} };
   const weights = weightsFor(ctx, name, spec);
+  if (ctx.host) return serveOnHost(ctx, name, spec, weights, opts);
+  const ckptDir = opts.ckptDir ?? join(ctx.outDir, '.worker-checkpoints');
   const worker = await startLocalWorker({
     model: 'dir' in weights ? { dir: weights.dir } : { tiny: true, seed: weights.seed },
-    ckptDir: opts.ckptDir ?? join(ctx.outDir, '.worker-checkpoints'),
+    ckptDir,
     resume: opts.resume,
     loraRank: spec.lora_rank,
     threads: opts.threads ?? 1,
@@ -66,6 +80,35 @@ export async function serveModel(ctx: StageContext<unknown>, name: string, opts:
     spec: { ...spec, provider: 'openai', base_url: `${worker.url}/v1`, model: String(worker.health.model ?? spec.model) },
     trainer: worker.client,
     worker,
+    ckptDir,
+    collect: async () => {},
+    stop: () => worker.stop(),
+  };
+}
+
+/** The worker in a container on the node's host, with the GPUs the scheduler handed the node. */
+async function serveOnHost(ctx: StageContext<unknown>, name: string, spec: ModelSpec, weights: ReturnType<typeof weightsFor>, opts: { threads?: number; args?: readonly string[] }): Promise<ServedModel> {
+  const host = ctx.host!;
+  const [{ startHostWorker, DEFAULT_TRAINER_IMAGE }, { deviceRequests }] = await Promise.all([import('../gpu/trainer/host.js'), import('./shell/remote.js')]);
+  const worker = await startHostWorker({
+    host: { name: host.name, docker: host.docker, image: host.image ?? DEFAULT_TRAINER_IMAGE, env: host.env, deviceRequests: deviceRequests(host).DeviceRequests },
+    node: ctx.node.id,
+    model: 'dir' in weights ? { dir: weights.dir } : { tiny: true, seed: weights.seed },
+    loraRank: spec.lora_rank,
+    // On a GPU host the worker takes the GPU; threads matter only where it runs on the host's CPUs.
+    threads: opts.threads ?? (host.gpus ? undefined : 1),
+    args: opts.args,
+    log: (line) => ctx.log(`worker: ${line}`),
+    signal: ctx.signal,
+  });
+  ctx.log(`trainer worker on host ${host.name}: ${worker.url}, serving ${worker.health.model ?? name}`);
+  return {
+    spec: { ...spec, provider: 'openai', base_url: `${worker.url}/v1`, model: String(worker.health.model ?? spec.model) },
+    trainer: worker.client,
+    worker,
+    onHost: worker,
+    ckptDir: worker.ckptDir,
+    collect: (path, localDir) => worker.pull(path, localDir),
     stop: () => worker.stop(),
   };
 }

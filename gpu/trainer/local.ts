@@ -3,8 +3,8 @@
 // environment, in a process group of its own that the watchdog kills should
 // mlepipe die (core/reaper.ts), its output forwarded line by line to the
 // node's log, ready once it says where it listens and answers /health.
-// Remote GPU hosts start theirs elsewhere; this is the one place a worker is
-// started here.
+// A node placed on a host starts its worker in a container there instead
+// (host.ts); stages/worker.ts chooses, and is the one place stages start one.
 import { execa, type ResultPromise } from 'execa';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';

@@ -36,8 +36,9 @@ export function placementDiagnostics(doc: WrittenExperiment, settings: Settings,
       continue;
     }
     const path = ['stages', id, 'on'];
-    if (st.uses !== 'shell') {
-      out.push({ pos: valuePos(origins, path), path: dotted(path), message: `on: runs shell nodes only in this version of mlepipe; ${st.uses} nodes run on this machine (remove on:)` });
+    const refused = placeRefusal(st, doc);
+    if (refused) {
+      out.push({ pos: valuePos(origins, path), path: dotted(path), message: refused });
       continue;
     }
     const names = hostsFor(st.on, settings.hosts);
@@ -64,6 +65,20 @@ export function placementDiagnostics(doc: WrittenExperiment, settings: Settings,
     }
   }
   return out;
+}
+
+/** Stage kinds that run on a host: shell nodes whole; grpo and sft nodes put the trainer worker they start there. */
+const PLACEABLE = ['shell', 'grpo', 'sft'];
+
+/** Why a stage cannot take `on:`, or undefined when it can. */
+function placeRefusal(st: NonNullable<WrittenExperiment['stages']>[string], doc: WrittenExperiment): string | undefined {
+  if (!PLACEABLE.includes(String(st.uses))) return `on: runs ${PLACEABLE.join(', ')} nodes in this version of mlepipe; ${st.uses} nodes run on this machine (remove on:)`;
+  if (st.uses !== 'grpo') return undefined;
+  // A grpo node on a host moves only the worker it starts; the rollouts and their sandboxes stay here.
+  const w = (st.with ?? {}) as { trainer?: unknown; policy?: unknown; worker_url?: unknown };
+  const models = (doc.models ?? {}) as Record<string, { provider?: unknown } | undefined>;
+  const starts = w.trainer === 'worker' && w.worker_url === undefined && typeof w.policy === 'string' && models[w.policy]?.provider === 'worker';
+  return starts ? undefined : 'on: places the trainer worker a grpo node starts: it needs trainer: worker, a provider: worker policy and no worker_url (remove on: to run here)';
 }
 
 /** Hosts written in the shape of earlier versions (ssh:, docker_host:): one clear error each, naming the new shape. */

@@ -169,8 +169,8 @@ export async function run(ctx: StageContext<GrpoParams>): Promise<StageResult | 
           await writeFile(join(d, 'advantages.json'), JSON.stringify({ groups: batch.groups, trajectories: batch.trajectories.map(({ messages: _m, ...t }) => t) }, null, 1) + '\n');
           await writeFile(join(d, 'step.json'), JSON.stringify(metrics) + '\n');
           if (!isWorker) await writeFile(join(d, 'checkpoint.json'), JSON.stringify(ck) + '\n');
-        }).catch((err: unknown) => {
-          throw w ? w.failure(k, err) : err;
+        }).catch(async (err: unknown) => {
+          throw w ? await w.failure(k, err) : err;
         });
         await worker?.recorded(k);
       } else {

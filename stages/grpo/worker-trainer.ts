@@ -5,7 +5,10 @@
 // the last finished step before going on. With `worker_url:` or an `openai`
 // entry the running worker is used as it is. The tokenizer identity comes
 // from /health and goes with every batch; the worker refuses (409) a batch
-// made with another.
+// made with another. On a host (`on:`) the started worker runs in a
+// container there: each step's checkpoint is fetched back into the item
+// store (and deleted in the container), and a resumed run sends the last one
+// up before loading it.
 import { cp, mkdir, rm, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -28,7 +31,7 @@ export interface WorkerTrainer {
   /** After step k is recorded: drops step k−1's checkpoint unless checkpoint_every keeps it. */
   recorded(k: number): Promise<void>;
   /** Step k failed: when the worker this node started has died, that is the reason to give. */
-  failure(k: number, err: unknown): unknown;
+  failure(k: number, err: unknown): Promise<unknown>;
   stop(): Promise<void>;
 }
 
@@ -57,6 +60,9 @@ export async function openWorkerTrainer(ctx: StageContext<unknown>, o: WorkerTra
   let exited = false;
   let client: TrainerClient;
   let spec: ModelSpec;
+  if (!local && ctx.host) {
+    throw new EnvError(`on: ${ctx.host.name} places the trainer worker this node starts, and this node starts none: give it a provider: worker policy and no worker_url, or remove on:`);
+  }
   if (local) {
     await mkdir(ckptDir, { recursive: true });
     served = await serveModel(ctx, o.policy, { ckptDir });
@@ -71,7 +77,7 @@ export async function openWorkerTrainer(ctx: StageContext<unknown>, o: WorkerTra
     if (local && resumeAfter > 0) {
       const dir = join(ckptDir, stepTag(resumeAfter));
       if (!existsSync(dir)) throw new EnvError(`cannot resume after step ${resumeAfter}: its worker checkpoint ${dir} is missing`);
-      const r = await client.load(dir, ctx.signal);
+      const r = await client.load(served?.onHost ? await served.onHost.push(dir) : dir, ctx.signal);
       ctx.log(`trainer worker: resumed from ${dir} (worker step ${r.step})`);
     }
     const h = await client.health(ctx.signal);
@@ -81,14 +87,25 @@ export async function openWorkerTrainer(ctx: StageContext<unknown>, o: WorkerTra
     }
     const tokenizer = { tokenizer_sha256: h.tokenizer_sha256, chat_template_sha256: h.chat_template_sha256 };
     // A dead worker shows up as refused connections; say so, with the step it died in.
-    const failure = (k: number, err: unknown, what = 'the step') =>
-      exited ? new EnvError(`step ${k}: the trainer worker exited during ${what} (its last lines are in this node's log)`) : err;
+    const onHost = served?.onHost;
+    const failure = (k: number, err: unknown, what = 'the step') => {
+      // The container may still run while its host no longer answers: the error names the host all the same.
+      if (!exited) return onHost && err instanceof Error && !err.message.includes(`host ${onHost.hostName}`) ? Object.assign(err, { message: `host ${onHost.hostName}: ${err.message}` }) : err;
+      const note = onHost?.exitNote();
+      return new EnvError(note ? `step ${k}: ${note} during ${what} (the worker's last lines are in this node's log)` : `step ${k}: the trainer worker exited during ${what} (its last lines are in this node's log)`);
+    };
+    // A container's end is reported by its engine, which may come a moment after the refused request.
+    const settled = async () => {
+      if (served?.onHost && !exited) await Promise.race([served.worker!.exited, new Promise((r) => setTimeout(r, 5000))]);
+    };
     const guard = async <T>(k: number, what: string, call: () => Promise<T>): Promise<T> => {
       try {
         return await call();
       } catch (err) {
-        if (exited) throw failure(k, err, what);
-        throw err instanceof Error ? Object.assign(err, { message: `step ${k}: ${err.message}` }) : err;
+        await settled();
+        const e = failure(k, err, what);
+        if (exited) throw e;
+        throw e instanceof Error ? Object.assign(e, { message: `step ${k}: ${e.message}` }) : e;
       }
     };
     const keep = (k: number) => k % o.checkpointEvery === 0 || k === o.steps;
@@ -99,12 +116,23 @@ export async function openWorkerTrainer(ctx: StageContext<unknown>, o: WorkerTra
       async step(batch, k, signal) {
         const update: UpdateResult & Record<string, unknown> = await guard(k, 'the update', () => client.update(batch, signal));
         if (local || keep(k)) update.saved = (await guard(k, 'the save', () => client.save(k, stepTag(k), signal))).path;
+        const host = served?.onHost;
+        if (host && typeof update.saved === 'string') {
+          const saved = update.saved;
+          const here = join(ckptDir, stepTag(k));
+          await guard(k, 'fetching the checkpoint', () => host.pull(saved, here));
+          await host.drop(saved);
+          update.saved = here;
+        }
         return update;
       },
       async recorded(k) {
         if (local && k > 1 && !keep(k - 1)) await rm(join(ckptDir, stepTag(k - 1)), { recursive: true, force: true });
       },
-      failure: (k, err) => failure(k, err),
+      failure: async (k, err) => {
+        await settled();
+        return failure(k, err);
+      },
       async stop() {
         await served?.stop();
       },

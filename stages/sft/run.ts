@@ -110,6 +110,8 @@ export async function run(ctx: StageContext<SftParams>) {
     }
     if (truncated) ctx.log(`${truncated} training conversations were longer than max_length ${p.max_length}: ${truncatedTokens} tokens cut off their ends`);
     const saved = await trainer.save(step, CHECKPOINT_DIR, ctx.signal);
+    // A worker on a host saved it in its container: it comes back into the node's output before the node is done.
+    await served.collect(saved.path, join(ctx.outDir, CHECKPOINT_DIR));
     // Serving needs only the weights; the optimiser's state would double the entry (a fine-tune starting here begins a fresh one).
     await rm(join(ctx.outDir, CHECKPOINT_DIR, 'optimizer.pt'), { force: true });
     ctx.log(`final weights: ${saved.path}`);

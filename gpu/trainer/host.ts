@@ -1,0 +1,238 @@
+// A trainer worker in a container on a host's Docker engine, for a `grpo` or
+// `sft` node placed with `on:`. The container runs the image's `python3`
+// (which must have the worker's packages); the worker's code and the
+// model's folder go up as archives before it starts, so the worker always
+// matches this mlepipe. The container shares the host's network: the worker
+// takes a free port there, says which in its "listening" line, and is reached
+// at the engine's address (loopback for a unix:// engine). Engines started
+// without a bridge network cannot publish ports at all, and a training
+// worker gains nothing from a second network layer. Checkpoints stay on the
+// container's disk until they are fetched back with `pull`; whatever
+// happens, `stop` removes the container.
+import type Docker from 'dockerode';
+import { mkdir, rename, rm } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import { PassThrough, type Readable } from 'node:stream';
+import { packageRoot } from '../../core/assets.js';
+import { EnvError } from '../../core/errors.js';
+import { onceAborted } from '../../core/proc.js';
+import { reapContainer } from '../../core/reaper.js';
+import { OWNER_LABEL } from '../../sandbox/backends/docker.js';
+import { engineAt } from '../../sandbox/hosts.js';
+import { TrainerClient } from './client.js';
+import { serveArgs, type LocalWorker, type LocalWorkerOptions } from './local.js';
+
+/** Where things live in the worker's container. */
+export const IN_CONTAINER = { worker: '/mlepipe/worker', model: '/mlepipe/model', ckpt: '/mlepipe/ckpt', uploads: '/mlepipe/up' } as const;
+/** The image a worker runs in where the host names none. */
+export const DEFAULT_TRAINER_IMAGE = 'mlepipe-trainer:latest';
+const LISTENING = /^mlepipe-worker listening on http:\/\/[^\s:]+:(\d+)/;
+
+export interface HostWorkerOptions extends Pick<LocalWorkerOptions, 'model' | 'loraRank' | 'threads' | 'args' | 'log' | 'signal' | 'startTimeoutMs'> {
+  host: {
+    name: string;
+    /** The engine's address: unix://, tcp:// or ssh://. */
+    docker: string;
+    image: string;
+    env: Readonly<Record<string, string>>;
+    deviceRequests?: Docker.DeviceRequest[];
+  };
+  /** The node the worker serves (a label on the container, to find it by on the host). */
+  node: string;
+}
+
+export interface HostWorker extends LocalWorker {
+  readonly hostName: string;
+  /** The worker's checkpoint folder in the container. */
+  readonly ckptDir: string;
+  /** Why the container ended, once it has (host named, exit code, out of memory). */
+  exitNote(): string | undefined;
+  /** Copies a folder of the container into `localDir` (replacing it whole; written aside, then renamed). */
+  pull(containerPath: string, localDir: string): Promise<void>;
+  /** Sends a local folder up; returns its path in the container. */
+  push(localDir: string): Promise<string>;
+  /** Deletes a path in the container (checkpoints already fetched). */
+  drop(containerPath: string): Promise<void>;
+}
+
+const tarFs = async () => (await import('tar-fs')).default;
+const oneLine = (err: Error) => err.message.split('\n')[0];
+
+/** The address this machine reaches the host's ports at. */
+export function hostAddress(docker: string): string {
+  const url = new URL(docker);
+  return url.protocol === 'unix:' ? '127.0.0.1' : url.hostname;
+}
+
+export async function startHostWorker(o: HostWorkerOptions): Promise<HostWorker> {
+  const { host } = o;
+  const at = `host ${host.name}`;
+  const docker = await engineAt(host.docker);
+  await docker.ping().catch((err: Error) => {
+    throw new EnvError(`${at} (${host.docker}) is unreachable: ${oneLine(err)}`);
+  });
+  const args = serveArgs({ ...o, model: 'dir' in o.model ? { dir: IN_CONTAINER.model } : o.model, host: '0.0.0.0', port: 0, ckptDir: IN_CONTAINER.ckpt });
+  const c = await docker
+    .createContainer({
+      Image: host.image,
+      Cmd: ['python3', ...args],
+      WorkingDir: IN_CONTAINER.worker,
+      Env: Object.entries({ ...host.env, PYTHONUNBUFFERED: '1', TOKENIZERS_PARALLELISM: 'false', MLEPIPE_HOST: host.name }).map(([k, v]) => `${k}=${v}`),
+      Labels: { [OWNER_LABEL]: String(process.pid), 'mlepipe.node': o.node, 'mlepipe.role': 'trainer-worker' },
+      AttachStdout: true,
+      AttachStderr: true,
+      Tty: false,
+      HostConfig: { Init: true, NetworkMode: 'host', ...(host.deviceRequests?.length ? { DeviceRequests: host.deviceRequests } : {}) },
+    })
+    .catch((err: { statusCode?: number } & Error) => {
+      if (err.statusCode === 404) throw new EnvError(`${at}: image ${host.image} not found there (build or pull it on ${host.name}, or set hosts.${host.name}.image)`);
+      throw new EnvError(`${at}: could not create the trainer worker's container: ${oneLine(err)}`);
+    });
+  // The watchdog reaches only this machine's engine; other engines' containers go in stop().
+  const unreap = host.docker.startsWith('unix://') ? reapContainer(c.id) : () => {};
+  let status: number | undefined;
+  let lost: string | undefined;
+  let exited: Promise<void> = Promise.resolve();
+  const tail: string[] = [];
+  const remove = async () => {
+    await c.remove({ force: true, v: true }).catch(() => {});
+    unreap();
+  };
+  const exitNote = () => {
+    if (lost) return `${at}: lost the trainer worker's container: ${lost}`;
+    if (status === undefined) return undefined;
+    return `${at}: the trainer worker's container ${status === 137 ? 'was killed (exit 137)' : `exited with code ${status}`}`;
+  };
+
+  try {
+    await putDir(c, join(packageRoot(), 'gpu', 'worker', 'mlepipe_worker'), `${IN_CONTAINER.worker}/mlepipe_worker`);
+    if ('dir' in o.model) await putDir(c, o.model.dir, IN_CONTAINER.model);
+
+    const stream = (await c.attach({ stream: true, stdout: true, stderr: true })) as unknown as Readable;
+    const lines = new PassThrough();
+    docker.modem.demuxStream(stream, lines, lines);
+    stream.once('end', () => lines.end());
+    stream.once('close', () => lines.end());
+    let listening!: (port: string) => void;
+    const ready = new Promise<string>((r) => (listening = r));
+    void (async () => {
+      let rest = '';
+      const line = (l: string) => {
+        o.log(l);
+        tail.push(l);
+        if (tail.length > 20) tail.shift();
+        const m = LISTENING.exec(l);
+        if (m) listening(m[1]);
+      };
+      for await (const chunk of lines) {
+        const parts = (rest + String(chunk)).split('\n');
+        rest = parts.pop()!;
+        parts.forEach(line);
+      }
+      if (rest) line(rest);
+    })().catch(() => {});
+
+    await c.start().catch((err: Error) => {
+      throw new EnvError(`${at}: could not start the trainer worker's container: ${oneLine(err)}`);
+    });
+    exited = c.wait().then(
+      (w: { StatusCode: number }) => void (status = w.StatusCode),
+      (err: Error) => void (lost = oneLine(err)),
+    );
+    const wait = o.startTimeoutMs ?? 600_000;
+    const port = await new Promise<string>((resolve, reject) => {
+      const guard = setTimeout(() => reject(new EnvError(`${at}: the trainer worker did not start listening within ${Math.round(wait / 1000)} s`)), wait);
+      const unabort = o.signal ? onceAborted(o.signal, () => reject(new Error('interrupted'))) : () => {};
+      const settle = () => {
+        clearTimeout(guard);
+        unabort();
+      };
+      void ready.then((p) => {
+        settle();
+        resolve(p);
+      });
+      void exited.then(() => {
+        settle();
+        reject(new EnvError(`${exitNote() ?? at} before the worker was ready:\n${tail.slice(-8).join('\n')}`));
+      });
+    });
+    const url = `http://${hostAddress(host.docker)}:${port}`;
+    o.log(`trainer worker on ${at}: container ${c.id.slice(0, 12)}, reached at ${url}`);
+    const client = new TrainerClient(url);
+    const health = await client.health(o.signal).catch((err: Error) => {
+      throw new EnvError(`${at}: the trainer worker listens on port ${port} there, but ${url} does not answer from this machine (${oneLine(err)}); the host must let this machine reach its ports`);
+    });
+    return {
+      url,
+      client,
+      health,
+      exited,
+      hostName: host.name,
+      ckptDir: IN_CONTAINER.ckpt,
+      exitNote,
+      stop: async () => {
+        await remove();
+        // An engine that went away may never answer the wait: the node does not hang on it.
+        await Promise.race([exited, new Promise((r) => setTimeout(r, 10_000))]);
+      },
+      pull: async (containerPath, localDir) => {
+        const aside = join(dirname(localDir), `.${basename(localDir)}.pull-${process.pid}`);
+        await rm(aside, { recursive: true, force: true });
+        await mkdir(aside, { recursive: true });
+        await fetchInto(c, `${containerPath.replace(/\/+$/, '')}/.`, aside).catch(async (err: Error) => {
+          await rm(aside, { recursive: true, force: true });
+          throw new EnvError(`${at}: could not fetch ${containerPath} from the trainer worker's container: ${oneLine(err)}`);
+        });
+        await rm(localDir, { recursive: true, force: true });
+        await rename(aside, localDir);
+      },
+      push: async (localDir) => {
+        const to = `${IN_CONTAINER.uploads}/${basename(localDir)}`;
+        await putDir(c, localDir, to);
+        return to;
+      },
+      // Only frees the container's disk: a failure here costs space, never a result.
+      drop: async (containerPath) => {
+        try {
+          const e = await c.exec({ Cmd: ['python3', '-c', 'import shutil, sys; shutil.rmtree(sys.argv[1], ignore_errors=True)', containerPath] });
+          const s = (await e.start({ hijack: true, stdin: false })) as unknown as Readable;
+          s.resume();
+          await new Promise<void>((r) => {
+            s.once('end', r);
+            s.once('close', r);
+            s.once('error', () => r());
+          });
+        } catch (err) {
+          o.log(`could not delete ${containerPath} in the trainer worker's container: ${oneLine(err as Error)}`);
+        }
+      },
+    };
+  } catch (err) {
+    await remove();
+    throw err;
+  }
+}
+
+/** A local folder into the container at `to` (parents made by the engine); caches of compiled Python stay here. */
+async function putDir(c: Docker.Container, from: string, to: string): Promise<void> {
+  const tar = await tarFs();
+  const prefix = to.replace(/^\/+/, '');
+  const pack = tar.pack(from, {
+    ignore: (name: string) => name.includes('__pycache__'),
+    map: (h: { name: string }) => ({ ...h, name: h.name === '.' ? prefix : `${prefix}/${h.name}` }),
+  } as never);
+  await c.putArchive(pack as unknown as NodeJS.ReadableStream, { path: '/' });
+}
+
+/** Extracts a path of the container into `dir`; only plain files and folders are taken. */
+async function fetchInto(c: Docker.Container, path: string, dir: string): Promise<void> {
+  const archive = (await c.getArchive({ path })) as unknown as Readable;
+  const tar = await tarFs();
+  await new Promise<void>((ok, fail) => {
+    archive
+      .pipe(tar.extract(dir, { ignore: (_name: string, header?: { type?: string }) => !!header && header.type !== 'file' && header.type !== 'directory', dmode: 0o755, fmode: 0o644 } as never))
+      .on('finish', () => ok())
+      .on('error', fail);
+    archive.on('error', fail);
+  });
+}
