@@ -21,13 +21,16 @@ export const isVerified = (t: Pick<Trajectory, 'variables'>): boolean => t.varia
 
 const clipLine = (s: string, n: number) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
 
-/** The code lines that say what was done: calls, without imports, prints and comments. */
+/**
+ * The code lines that say what was done: the last calls of the script (where a script acts on what it
+ * defined above), without definitions, imports, prints and comments.
+ */
 function codeGist(code: string): string {
   const lines = code
     .split('\n')
     .map((l) => l.trim())
-    .filter((l) => l.includes('(') && !/^(import|from|#|print\()/.test(l));
-  return lines.slice(0, 2).map((l) => clipLine(l, 90)).join('; ');
+    .filter((l) => l.includes('(') && !/^(import|from|#|print\(|def |class |return\b|if __name__)/.test(l));
+  return lines.slice(-2).map((l) => clipLine(l, 90)).join('; ');
 }
 
 /**

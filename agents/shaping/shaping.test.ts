@@ -213,7 +213,7 @@ test('solution bank: verified trajectories only, no duplicates, K drawn without 
   const added = bank.addVerified([traj('t', 0, 1, 'm = Forest()\nm.fit(X, y)'), traj('t', 1, 0, 'x()'), traj('t', 2, 1, 'm = Forest()\nm.fit(X, y)'), traj('u', 0, 1, 'lr.fit(X)')], 'rl', 3);
   assert.is(added, 2);
   assert.is(bank.size('t'), 2);
-  const s = summarise(traj('t', 0, 1, 'import x\nm = Forest()\nm.fit(X, y)'));
+  const s = summarise(traj('t', 0, 1, 'import x\ndef read(p):\n    return load(p)\nX, y = read("a")\nm = Forest()\nm.fit(X, y)\nprint(m)'));
   assert.match(s, /ran code \(m = Forest\(\); m\.fit\(X, y\)\)/);
   assert.match(s, /validated the submission format/);
   for (let i = 0; i < 8; i++) bank.add({ task_id: 'v', text: `s${i}`, source: 'rl', step: 1, from: '' });

@@ -19,6 +19,7 @@ import type { LossAggMode } from './batch.js';
 import type { Schedule } from '../sft/schedule.js';
 import type { ToolChoice } from '../../agents/scaffolds/mlab/tools.js';
 import type { ShapingKind } from '../../agents/shaping/types.js';
+import { TOOLS_BY_NAME } from '../../tools/index.js';
 
 export interface ShapingParams {
   kind: ShapingKind;
@@ -32,11 +33,13 @@ export interface ShapingParams {
   max_length: number;
 }
 
-/** Shaping's problems that show before running: a scorer that cannot be reached, beta against kappa, what shaping cannot go with. */
+/** The scaffold's and shaping's problems that show before running: tools without mlab, a scorer that cannot be reached, beta against kappa, what shaping cannot go with. */
 function shapingIssues(p: GrpoParams, models: Parameters<typeof parsePolicy>[1]): ParamIssue[] {
   const s = p.shaping;
   const out: ParamIssue[] = [];
   if (p.scaffold === 'react' && p.tool_dropout > 0) out.push({ param: ['tool_dropout'], message: 'tool_dropout removes mlab\'s diagnostic tools; it needs scaffold: mlab', also: ['scaffold'] });
+  if (p.scaffold === 'react' && p.tools !== undefined) out.push({ param: ['tools'], message: 'only the mlab scaffold offers tools (scaffold: react)', also: ['scaffold'] });
+  if (Array.isArray(p.tools)) p.tools.forEach((n, i) => TOOLS_BY_NAME.has(n) || out.push({ param: ['tools', i], message: `unknown tool "${n}" (mlepipe tools list shows them)` }));
   if (p.scaffold === 'mlab' && p.trainer === 'template') out.push({ param: ['scaffold'], message: 'the template policy writes ReAct replies; scaffold: mlab needs a models: policy (trainer: worker)', also: ['trainer'] });
   if (s.kind === 'none') return out;
   if (p.trainer === 'verl-export') out.push({ param: ['shaping', 'kind'], message: 'turn-level shaping needs rollouts in this node; trainer: verl-export writes files only', also: ['trainer'] });
@@ -127,7 +130,7 @@ export const grpo: Stage<GrpoParams> = {
     const formula = rewardFormula(p.reward, ctx.rewards);
     const policy = p.trainer === 'template' ? { template: freshCheckpoint().features } : policyIdentity(parsePolicy(p.policy, ctx.models) as never, ctx.models);
     // The kit's code is what the template policy runs; the ReAct prompts are what a model reads.
-    const prompts = await assetsDigest([`agents/prompts/${p.scaffold}`]);
+    const prompts = await assetsDigest([`agents/prompts/${p.scaffold}`, ...(p.scaffold === 'mlab' ? ['tools/py'] : [])]);
     // Rollouts run agents' code and graders in Python; a verl export only writes files.
     const python = p.trainer === 'verl-export' ? {} : { python: await ctx.python() };
     // A scorer that is a models: entry scores every step: its identity is part of the result.

@@ -9,6 +9,7 @@ import * as assert from 'uvu/assert';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { callSpan } from '../../agents/shaping/calls.js';
+import { exists } from '../../core/fs.js';
 import { cli, outputsOf, readJsonl, tmpProject } from '../helpers.js';
 
 const EXPERIMENT = `name: spice
@@ -31,6 +32,7 @@ stages:
       seed: 0
       # The template policy's solver turns carry the whole solution kit: past 8,192 tokens they go unscored.
       shaping: { kind: spice, scorer: scorer, pilot_steps: 2, references: 2, max_length: 8192 }
+  tips: { uses: grpo, needs: [verified, demos], with: { split: all, reward: mltoolbench, steps: 1, batch_size: 2, group_size: 2, max_turns: 3, seed: 0, shaping: { kind: tips, scorer: scorer, beta: 2, references: 2, max_length: 8192 } } }
 tables:
   shaping: { from: rl, rows: curve, columns: [step, reward_mean, shaping_scored, shaping_mean_abs, beta] }
 `;
@@ -89,6 +91,14 @@ test('a short SPICE run: pilot β inside κ, shaping on every tool-call turn, me
   assert.ok(scored > 0, 'some calls were scored in training');
   assert.is(scored, curve.reduce((a, m) => a + m.shaping_scored, 0));
   assert.match(r.stdout, /shaping\nstep\s+reward_mean\s+shaping_scored\s+shaping_mean_abs\s+beta\n1\s/);
+  // TIPS with beta as written: no pilot, the same records.
+  const tips = await outputsOf(dir, 'tips');
+  assert.not.ok(await exists(join(tips, 'calibration.json')));
+  const turns = (await readJsonl(join(tips, 'steps', 'step_00001.jsonl'))).flatMap((t) => (t.shaping?.turns ?? []) as TurnShaping[]);
+  const tipsScored = turns.filter((x) => x.d !== null);
+  assert.ok(tipsScored.length > 0, 'TIPS scored some calls');
+  for (const x of tipsScored) assert.ok(Math.abs(x.shaping - 2 * x.d!) < 1e-12);
+  assert.is(JSON.parse(await readFile(join(tips, 'shaping', 'step_00001.json'), 'utf8')).kind, 'tips');
 });
 
 // Tasks with one-line descriptions: the tiny model's context is 1,024 tokens, and the ReAct prompt takes most of it.
