@@ -107,9 +107,9 @@ def _write_public(files, pub):
 
 
 def describe(t, data, sample_head):
-    files = sorted(k for k in data['files'] if not k.startswith('images/'))
-    if any(k.startswith('images/') for k in data['files']):
-        files.append('images/ (one PNG per id)')
+    files = sorted(k for k in data['files'] if '/' not in k)
+    for folder in sorted({k.split('/')[0] for k in data['files'] if '/' in k}):
+        files.append(f'{folder}/ (PNG files named by id)')
     lines = [
         f'# {t.source}: {t.objective}', '', t.about, '',
         '## Files', '',
