@@ -1,6 +1,11 @@
 // The papers' published numbers (docs/experiments.md), printed beside our tables when
 // an experiment names them with `reference:`. Rates are in percent.
-import type { ReferenceTable } from '../pipelines/config/types.js';
+/** Published numbers to print beside a table. */
+export interface ReferenceTable {
+  source: string;
+  columns?: string[];
+  rows: Array<Record<string, string | number | null>>;
+}
 
 export const REFERENCES: Readonly<Record<string, ReferenceTable>> = {
   'sandmle-table1': {

@@ -9,17 +9,10 @@ import { readJsonFileSync } from '../core/text.js';
 import dnaSchema from '../schemas/seed-dna.schema.json';
 import { validateWithSchema } from '../core/jsonschema.js';
 import { suggestion } from '../core/suggest.js';
+import type { Generator, TaskMetric } from '../tasks/spec.js';
 
-export type Generator =
-  | 'tabular-classification'
-  | 'tabular-regression'
-  | 'image-classification'
-  | 'text-classification'
-  | 'audio-classification'
-  | 'graph-node-classification'
-  | 'time-series-forecasting';
-
-export type TaskMetric = 'accuracy' | 'macro_f1' | 'roc_auc' | 'log_loss' | 'rmse' | 'mae' | 'r2' | 'quadratic_weighted_kappa';
+// The generators and metrics are the task contract's (tasks/spec.ts); seeds choose among them.
+export type { Generator, TaskMetric };
 
 export const LOWER_IS_BETTER: Record<TaskMetric, boolean> = {
   accuracy: false,

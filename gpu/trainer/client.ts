@@ -12,7 +12,7 @@
 import { EnvError } from '../../core/errors.js';
 import { validateWithSchema } from '../../core/jsonschema.js';
 import batchSchema from '../../schemas/trainer/batch.schema.json';
-import type { Batch } from '../../stages/grpo/batch.js';
+import type { Batch } from './batch.js';
 
 export interface TokenizerIdentity {
   tokenizer_sha256: string;

@@ -8,7 +8,12 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { renderPrompt } from '../../agents/factory/answers.js';
-import type { TaskRef } from '../../stages/eval/tasks.js';
+
+/** A task folder and its id, as the stage lists them. */
+export interface TaskRef {
+  id: string;
+  dir: string;
+}
 
 /** The verl release the overrides are written for. */
 export const VERL_VERSION = '0.5.0';

@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import OpenAI from 'openai';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import type { Batch, BatchTrajectory } from '../../stages/grpo/batch.js';
+import type { Batch, BatchTrajectory } from '../trainer/batch.js';
 import { TrainerClient, type Health } from '../trainer/client.js';
 import { startLocalWorker, type LocalWorker } from '../trainer/local.js';
 

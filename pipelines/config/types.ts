@@ -2,6 +2,7 @@
 // everywhere) and the resolved, read-only form the compiler works from.
 import type { ModelSpec } from '../../core/models.js';
 import type { Origins } from '../../core/source.js';
+import type { ReferenceTable } from '../../core/references.js';
 
 /** A `models:` entry as written. */
 export type WrittenModel = ModelSpec;
@@ -25,12 +26,7 @@ export interface WrittenStage {
   description?: string;
 }
 
-/** Published numbers to print beside a table. */
-export interface ReferenceTable {
-  source: string;
-  columns?: string[];
-  rows: Array<Record<string, string | number | null>>;
-}
+export type { ReferenceTable };
 
 /** A `tables:` entry: rows from the nodes of one stage (or a breakdown they publish), columns from their metrics. */
 export interface WrittenTable {
