@@ -3,7 +3,7 @@
 // recorded as crashed, never fatal to the run; an unreachable endpoint is.
 import { mapLimit } from '../../core/pool.js';
 import type { Policy } from '../../agents/policies/types.js';
-import type { EpisodeLimits } from '../../agents/scaffolds/types.js';
+import type { EpisodeLimits, PromptFormat } from '../../agents/scaffolds/types.js';
 import { react } from '../../agents/scaffolds/react/index.js';
 import { EnvError } from '../../core/errors.js';
 import { Rng } from '../../core/random.js';
@@ -19,6 +19,8 @@ export interface RolloutPlan {
   group: number;
   groupPrefix: string;
   limits: EpisodeLimits;
+  /** The ReAct reply format (default mlepipe's). */
+  promptFormat?: PromptFormat;
   memoryMb: number;
   python: string;
   seed: number;
