@@ -57,22 +57,35 @@ def roster(regression):
     return teams
 
 
+# Full-scale tasks run to hundreds of thousands of rows: the teams train on a seeded sample of this many, so
+# that building the leaderboard stays minutes at most (micro-scale tasks are far below it).
+MAX_TEAM_ROWS = 5000
+# Nearest neighbours predict in time test rows x training rows: on a full-scale task they keep fewer.
+MAX_KNN_ROWS = 1000
+
+
 def team_predictions(spec, x_train, y_train, x_test):
     """Every team's predictions: labels, values or probabilities, as the metric needs."""
     from sklearn.preprocessing import StandardScaler
 
     regression = spec["target"]["kind"] == "regression"
     ok = ~np.isnan(y_train) if regression else np.ones(len(y_train), bool)
+    if ok.sum() > MAX_TEAM_ROWS:
+        keep = np.sort(rng_for(spec, 8).choice(np.flatnonzero(ok), MAX_TEAM_ROWS, replace=False))
+        ok = np.zeros(len(y_train), bool)
+        ok[keep] = True
     sc = StandardScaler().fit(x_train)
     a, b = sc.transform(x_train)[ok], sc.transform(x_test)
     y = y_train[ok]
     sets = feature_sets(spec, a.shape[1])
+    knn_rows = np.sort(rng_for(spec, 9).choice(len(y), MAX_KNN_ROWS, replace=False)) if len(y) > MAX_KNN_ROWS else slice(None)
     if regression:
         out = {"prior": np.full(len(b), float(np.mean(y)))}
         for name, fs, make in roster(True):
             if name.startswith("knn") and len(y) <= int(name.split("-")[1][1:]):
                 continue
-            out[name] = make().fit(a[:, sets[fs]], y).predict(b[:, sets[fs]])
+            rows = knn_rows if name.startswith("knn") else slice(None)
+            out[name] = make().fit(a[rows][:, sets[fs]], y[rows]).predict(b[:, sets[fs]])
         return out
     k = len(spec["target"]["classes"])
     counts = np.bincount(y, minlength=k)
@@ -82,7 +95,8 @@ def team_predictions(spec, x_train, y_train, x_test):
     for name, fs, make in roster(False):
         if name.startswith("knn") and len(y) <= int(name.split("-")[1][1:]):
             continue
-        m = make().fit(a[:, sets[fs]], y)
+        rows = knn_rows if name.startswith("knn") else slice(None)
+        m = make().fit(a[rows][:, sets[fs]], y[rows])
         if prob:
             p = np.zeros((len(b), k))
             p[:, m.classes_] = m.predict_proba(b[:, sets[fs]])
