@@ -17,6 +17,16 @@ export const REFERENCES: Readonly<Record<string, ReferenceTable>> = {
       { model: 'Qwen3-30B-A3B', base: 13.6, seed_sft: 22.7, sandmle: 27.3 },
     ],
   },
+  'sandmle-table3': {
+    source: 'SandMLE Table 3: MLE-Dojo, valid submission % and HumanRank (0–100); - where the paper names no number',
+    columns: ['model', 'scaffold', 'base_valid', 'base_human_rank', 'seed_sft_valid', 'seed_sft_human_rank', 'sandmle_valid', 'sandmle_human_rank'],
+    rows: [
+      { model: 'Qwen3-14B', scaffold: 'MLE-Agent', base_valid: 27.4, base_human_rank: 9.62, seed_sft_valid: 3.2, seed_sft_human_rank: 0.65, sandmle_valid: 40.3, sandmle_human_rank: 12.55 },
+      { model: 'Qwen3-14B', scaffold: 'AIDE', base_valid: 74.2, base_human_rank: null, seed_sft_valid: 62.9, seed_sft_human_rank: null, sandmle_valid: null, sandmle_human_rank: null },
+      { model: 'Qwen3-30B-A3B', scaffold: 'MLE-Agent', base_valid: 71.0, base_human_rank: 29.12, seed_sft_valid: 17.7, seed_sft_human_rank: 7.34, sandmle_valid: 83.9, sandmle_human_rank: 38.56 },
+      { model: 'Qwen3-30B-A3B', scaffold: 'AIDE', base_valid: 59.7, base_human_rank: 25.99, seed_sft_valid: 66.1, seed_sft_human_rank: 28.14, sandmle_valid: 77.4, sandmle_human_rank: 28.72 },
+    ],
+  },
   'sandmle-table4': {
     source: 'SandMLE Table 4: sparse reward baseline, Qwen3-30B-A3B',
     columns: ['reward', 'valid_submission', 'any_medal'],

@@ -1,13 +1,15 @@
 // One task, end to end: the ML Developer's script runs in the sandbox, its
 // files become the task folder, the MLOps Engineer's evaluator and the
 // Technical Writer's description are added, and the result is verified by
-// execution (the evaluator must grade the sample submission) and checked for
-// leakage. Any failure says at which role it happened.
+// execution (the evaluator must grade the sample submission and the reference
+// teams, whose leaderboard sets the thresholds) and checked for leakage. Any
+// failure says at which role it happened.
 import { cp, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { relativeFiles } from '../core/fs.js';
 import type { Session } from '../sandbox/types.js';
 import { runEvaluator } from './evaluate.js';
+import { freezeLeaderboard } from './synthetic-leaderboard.js';
 import { descriptionMd, evaluatorScript, generateTaskEnvScript, leakageProblems } from './roles.js';
 import type { TaskSpec } from './spec.js';
 import { writeTaskJson } from './taskjson.js';
@@ -48,6 +50,10 @@ export async function buildTask(spec: TaskSpec, dest: string, opts: BuildOptions
   const leaks = leakageProblems(spec.target.name, description, testHeader, await relativeFiles(join(dest, 'public')), JSON.stringify(JSON.parse(ruleText).hidden_rule ?? {}));
   if (leaks.length) return { ok: false, stage: 'leakage', error: leaks.join('; ') };
 
+  // Thresholds from the reference teams' leaderboard, graded by the evaluator just written.
+  const board = await freezeLeaderboard(dest, join(ws, out, 'teams'), opts.python, spec.is_lower_better);
+  if (!board.ok) return { ok: false, stage: 'evaluator', error: board.error };
+
   const graded = await runEvaluator(dest, opts.python);
   if (!graded.ok) return { ok: false, stage: 'evaluator', error: `evaluator on the sample submission: ${graded.error}` };
 
@@ -67,6 +73,7 @@ export async function buildTask(spec: TaskSpec, dest: string, opts: BuildOptions
     domain: { sector: spec.domain.sector, scenario: spec.domain.scenario },
     generator: 'procedural',
     sample_score: graded.score,
+    leaderboard_teams: board.teams,
   });
   return { ok: true, sampleScore: graded.score, thresholds };
 }

@@ -4,7 +4,7 @@ import { assetText } from '../core/assets.js';
 import { submissionColumns, submissionKind, type TaskSpec } from './spec.js';
 
 /** The generator's parts, in the order they are joined into one script. */
-export const TASKGEN_PARTS = ['metrics.py', 'taskgen_core.py', 'taskgen_tabular_text.py', 'taskgen_media.py', 'taskgen_graph_series.py', 'taskgen_output.py'];
+export const TASKGEN_PARTS = ['metrics.py', 'taskgen_core.py', 'taskgen_tabular_text.py', 'taskgen_media.py', 'taskgen_graph_series.py', 'taskgen_teams.py', 'taskgen_output.py'];
 
 /** ML Developer: a self-contained, seeded generate_task_env.py (metrics + generator + this spec). */
 export function generateTaskEnvScript(spec: TaskSpec): string {

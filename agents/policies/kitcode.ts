@@ -2,6 +2,8 @@
 // solving step carries the whole kit and saves it as a module; later steps
 // import it.
 import { assetText } from '../../core/assets.js';
+import { releaseReply } from '../scaffolds/react/release.js';
+import type { PolicyRequest } from './types.js';
 
 export const INSPECT = `import pandas as pd
 train = pd.read_csv("public/train.csv")
@@ -30,3 +32,12 @@ export function kitSaved(history: readonly { action: string; timed_out: boolean;
 }
 
 export const fence = (code: string) => '```python\n' + code + '\n```';
+
+export type ReactAct = { kind: 'code'; code: string } | { kind: 'validate'; path: string } | { kind: 'answer'; path: string };
+
+/** One ReAct reply in the format the scaffold parses: mlepipe's tags (default), or the released code's tool calls. */
+export function reactText(format: PolicyRequest['promptFormat'], think: string, act: ReactAct): string {
+  if (format === 'sandmle-release') return releaseReply(think, act);
+  const body = act.kind === 'code' ? fence(act.code) : `<${act.kind}>${act.path}</${act.kind}>`;
+  return `<think>${think}</think>\n${body}`;
+}

@@ -8,7 +8,7 @@
 // Graded in strength, they are the offline default and the calibration
 // ladder the task factory is checked against.
 import { assetText } from '../../core/assets.js';
-import { fence, INSPECT, kitSaved, solveCode } from './kitcode.js';
+import { fence, INSPECT, kitSaved, reactText, solveCode } from './kitcode.js';
 import { mlabReply } from './mlabscript.js';
 import type { Policy, PolicyReply, PolicyRequest } from './types.js';
 
@@ -43,21 +43,21 @@ export function scriptedPolicy(name: ScriptedName): Policy {
 /** ReAct: inspect the data, solve with each rung of the ladder, validate, answer. */
 function reactReply(ladder: string[], req: PolicyRequest): string {
   const t = req.turn;
-  if (t === 0) return `<think>First look at the data and the submission format.</think>\n${fence(INSPECT)}`;
+  if (t === 0) return reactText(req.promptFormat, 'First look at the data and the submission format.', { kind: 'code', code: INSPECT });
   const rung = t - 1;
   if (rung < ladder.length) {
     const saved = kitSaved(req.history, (i) => i > 0);
     const why = rung === 0 ? `Start with the ${ladder[0]} strategy.` : `Try ${ladder[rung]} and keep it only if it validates better.`;
-    return `<think>${why}</think>\n${fence(solveCode(ladder[rung], saved))}`;
+    return reactText(req.promptFormat, why, { kind: 'code', code: solveCode(ladder[rung], saved) });
   }
   const last = req.history[req.history.length - 1];
-  if (last?.action !== 'validate') return '<think>Check the submission format before finishing.</think>\n<validate>submission.csv</validate>';
+  if (last?.action !== 'validate') return reactText(req.promptFormat, 'Check the submission format before finishing.', { kind: 'validate', path: 'submission.csv' });
   if (!/^valid/i.test(last.observation)) {
     // The format check failed: fall back to the class prior / mean, which always has the right shape.
     if (req.history.filter((h) => h.action === 'validate').length < 2)
-      return `<think>The submission is malformed; write the simplest valid one.</think>\n${fence(solveCode('majority', false, { keepBest: false }))}`;
+      return reactText(req.promptFormat, 'The submission is malformed; write the simplest valid one.', { kind: 'code', code: solveCode('majority', false, { keepBest: false }) });
   }
-  return '<think>The submission is in place.</think>\n<answer>submission.csv</answer>';
+  return reactText(req.promptFormat, 'The submission is in place.', { kind: 'answer', path: 'submission.csv' });
 }
 
 /** AIDE: drafts walk up the ladder; improving moves a node one rung up; debugging falls back to the prior. */

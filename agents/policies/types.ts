@@ -56,6 +56,8 @@ export interface PolicyRequest {
   parent?: { code: string; metric: number | null; buggy: boolean };
   /** mlab: the actions offered this rollout (file actions and the exposed tools). */
   actions?: readonly string[];
+  /** react: the reply format the scaffold parses (default mlepipe's tags). */
+  promptFormat?: 'mlepipe' | 'sandmle-release';
   /** mlab edit/understand: the file the action works on. */
   file?: { name: string; content: string; instruction: string };
 }

@@ -35,6 +35,9 @@ export interface TaskView {
 
 export type Validation = { ok: false; problem: string } | { ok: true; feedback?: string };
 
+/** How react replies and observations are written: mlepipe's own tags, or the released SandMLE code's tool calls. */
+export type PromptFormat = 'mlepipe' | 'sandmle-release';
+
 export interface EpisodeContext {
   task: TaskView;
   session: Session;
@@ -44,6 +47,8 @@ export interface EpisodeContext {
   sample: number;
   limits: EpisodeLimits;
   aide: AideOptions;
+  /** react: the reply format (default mlepipe). */
+  promptFormat?: PromptFormat;
   /**
    * Checks a submission's format against the task (MLE-bench's validate endpoint): the problem, or
    * for a valid file what the agent is told beyond that (the score, when the run shows it).

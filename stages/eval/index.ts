@@ -15,6 +15,7 @@ import type { ParamIssue, Stage } from '../contract.js';
 import { lazyRun } from '../lazy.js';
 import { tasksFolderIssues } from './tasks.js';
 import type { ToolChoice } from '../../agents/scaffolds/mlab/tools.js';
+import type { PromptFormat } from '../../agents/scaffolds/types.js';
 import { TOOLS_BY_NAME } from '../../tools/index.js';
 
 export interface EvalParams {
@@ -33,6 +34,8 @@ export interface EvalParams {
   step_timeout?: number;
   time_budget?: number;
   feedback: 'none' | 'score';
+  /** react: mlepipe's reply tags (absent) or the released SandMLE code's tool calls. */
+  prompt_format?: PromptFormat;
   memory_mb: number;
   context_tokens: number;
   observation_chars: number;
@@ -113,6 +116,7 @@ export const evalStage: Stage<EvalParams> = {
 
   check(p, ctx) {
     const issues = [...policyListIssues(p), ...tasksFolderIssues(p.tasks, { split: p.split }, ctx.experimentDir), ...toolIssues(p)];
+    if (p.prompt_format && p.scaffold !== 'react') issues.push({ param: ['prompt_format'], message: `prompt_format: only the react scaffold has reply formats (scaffold: ${p.scaffold})`, also: ['scaffold'] });
     (p.policies ?? (p.policy ? [p.policy] : [])).forEach((name, i) => {
       const ref = parsePolicy(name, ctx.models);
       if ('kind' in ref && ref.kind === 'template' && ref.path && !existsSync(resolve(ctx.experimentDir, ref.path))) {

@@ -23,6 +23,12 @@ test('tools: and tool_dropout belong to mlab; named tools must exist', () => {
   assert.equal(check({ scaffold: 'mlab', tools: ['acf', 'no_such_tool'] }), [[['tools', 1], 'unknown tool "no_such_tool" (mlepipe tools list shows them)']]);
 });
 
+test('prompt_format belongs to react', () => {
+  const check = (p: Partial<EvalParams>) => evalStage.check!({ split: 'all', repeats: 1, policy: 'scripted:forest', ...p } as EvalParams, { experimentDir: '.', models: {} } as never).map((i) => [i.param, i.message]);
+  assert.equal(check({ scaffold: 'react', prompt_format: 'sandmle-release' }), []);
+  assert.equal(check({ scaffold: 'aide', prompt_format: 'sandmle-release' }), [[['prompt_format'], 'prompt_format: only the react scaffold has reply formats (scaffold: aide)']]);
+});
+
 test('score feedback names the score, the direction and the four thresholds', () => {
   const r = { score: 0.123456789, gold_threshold: 0.9, silver_threshold: 0.8, bronze_threshold: 0.7, median_threshold: null, is_lower_better: false };
   assert.is(scoreFeedback(r), 'scores 0.123457 (higher is better); thresholds: gold 0.9, silver 0.8, bronze 0.7, median none');

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { Rng } from '../../core/random.js';
 import { readJsonFile } from '../../core/text.js';
 import type { Policy } from '../../agents/policies/index.js';
-import type { AideOptions, EpisodeLimits, EpisodeResult, Scaffold } from '../../agents/scaffolds/types.js';
+import type { AideOptions, EpisodeLimits, EpisodeResult, PromptFormat, Scaffold } from '../../agents/scaffolds/types.js';
 import { rewardVariables, type Trajectory } from '../../agents/trajectory.js';
 import { evaluate, parseFormula } from '../../core/rewards/parse.js';
 import { gradeSubmission, type EvaluatorResult } from '../../sandbox/evaluate.js';
@@ -28,6 +28,8 @@ export interface RolloutOptions {
   reward?: string;
   /** What a valid validate shows: nothing more (default), or the score and thresholds. */
   feedback?: 'none' | 'score';
+  /** react: the reply format (default mlepipe's). */
+  promptFormat?: PromptFormat;
   signal: AbortSignal;
 }
 
@@ -61,6 +63,7 @@ export async function rollout(o: RolloutOptions): Promise<Trajectory> {
       sample: o.sample,
       limits: o.limits,
       aide: o.aide,
+      ...(o.promptFormat ? { promptFormat: o.promptFormat } : {}),
       signal: o.signal,
       random: () => rng.next(),
       validate: async (path) => {

@@ -79,6 +79,7 @@ export async function run(ctx: StageContext<EvalParams>): Promise<StageResult | 
           seed: p.seed,
           reward,
           feedback: p.feedback,
+          promptFormat: p.prompt_format,
           signal: ctx.signal,
         });
         if (t.ended === 'interrupted') throw new Error('interrupted');

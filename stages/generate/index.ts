@@ -32,7 +32,7 @@ const LLM_NEEDS_MODEL = 'backend: llm needs model: (the name of a models: entry)
 
 export const generate: Stage<GenerateParams> = {
   kind: 'generate',
-  version: 1,
+  version: 2,
   description: 'Synthetic micro-scale ML tasks from seed DNA (the four SandMLE roles, as code or on an LLM).',
   schema,
   flow: { gives: ['tasks'] },

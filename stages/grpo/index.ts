@@ -73,6 +73,8 @@ export interface GrpoParams {
   step_timeout: number;
   time_budget: number;
   memory_mb: number;
+  /** The ReAct reply format: mlepipe's tags (absent) or the released SandMLE code's tool calls. */
+  prompt_format?: 'mlepipe' | 'sandmle-release';
   temperature: number;
   lr?: number;
   schedule: Schedule;

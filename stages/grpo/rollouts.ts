@@ -3,7 +3,7 @@
 // recorded as crashed, never fatal to the run; an unreachable endpoint is.
 import { mapLimit } from '../../core/pool.js';
 import type { Policy } from '../../agents/policies/types.js';
-import type { EpisodeLimits, Scaffold } from '../../agents/scaffolds/types.js';
+import type { EpisodeLimits, PromptFormat, Scaffold } from '../../agents/scaffolds/types.js';
 import { react } from '../../agents/scaffolds/react/index.js';
 import { EnvError } from '../../core/errors.js';
 import { Rng } from '../../core/random.js';
@@ -20,6 +20,8 @@ export interface RolloutPlan {
   group: number;
   groupPrefix: string;
   limits: EpisodeLimits;
+  /** The ReAct reply format (default mlepipe's). */
+  promptFormat?: PromptFormat;
   memoryMb: number;
   python: string;
   seed: number;

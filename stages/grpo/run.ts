@@ -89,6 +89,7 @@ export async function run(ctx: StageContext<GrpoParams>): Promise<StageResult | 
     groupPrefix: prefix,
     limits: { maxTurns: p.max_turns, stepTimeoutMs: p.step_timeout * 1000, timeBudgetMs: p.time_budget * 1000, contextTokens: 32_768, observationChars: 4000 },
     memoryMb: p.memory_mb,
+    promptFormat: p.prompt_format,
     python,
     seed: p.seed,
     reward: formula,

@@ -88,12 +88,12 @@ def values(df, columns):
     return out[0] if len(out) == 1 else np.stack(out, axis=1)
 
 
-def evaluate(path):
+def score_submission(path):
+    """The submission's score, or Invalid; the synthetic leaderboard grades its reference teams with this
+    before threshold.json exists."""
     import pandas as pd
 
     ans = pd.read_csv(os.path.join(HERE, "answer.csv"), dtype={CONFIG["id_column"]: str})
-    with open(os.path.join(HERE, "threshold.json")) as f:
-        th = json.load(f)
     sub = load(path)
     check_columns(sub)
     sub = align(sub, ans)
@@ -103,8 +103,15 @@ def evaluate(path):
     score = METRICS[CONFIG["metric"]](y, p)
     if not math.isfinite(score):
         raise Invalid("the metric is not finite for this submission")
+    return round(float(score), 6)
+
+
+def evaluate(path):
+    score = score_submission(path)
+    with open(os.path.join(HERE, "threshold.json")) as f:
+        th = json.load(f)
     return {
-        "score": round(float(score), 6),
+        "score": score,
         "gold_threshold": th["gold_threshold"],
         "silver_threshold": th["silver_threshold"],
         "bronze_threshold": th["bronze_threshold"],

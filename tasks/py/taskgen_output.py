@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 
 
-# --- baselines and thresholds (Operation 3) ----------------------------------
+# --- reference teams (Operation 3; thresholds from their leaderboard) ----------
 
 
 def design_matrix(df_train, df_test):
@@ -23,11 +23,21 @@ def design_matrix(df_train, df_test):
 
 
 def text_matrix(train_text, test_text):
-    from sklearn.feature_extraction.text import TfidfVectorizer
+    """TF-IDF of words and word pairs and of character n-grams (which survive typos), raw word counts and the
+    length: a field of teams reads texts several ways, and counts keep how often a cue occurs, which
+    TF-IDF's normalization blurs."""
+    from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer
 
-    vec = TfidfVectorizer(ngram_range=(1, 2), min_df=1)
-    a = vec.fit_transform(train_text)
-    return a.toarray(), vec.transform(test_text).toarray()
+    tfidf = TfidfVectorizer(ngram_range=(1, 2), min_df=1).fit(train_text)
+    chars = TfidfVectorizer(analyzer="char_wb", ngram_range=(3, 4), min_df=2).fit(train_text)
+    counts = CountVectorizer().fit(train_text)
+
+    def rows(texts):
+        n_words = np.array([[len(str(t).split())] for t in texts], float)
+        parts = [tfidf.transform(texts), chars.transform(texts), counts.transform(texts).astype(float)]
+        return np.hstack([p.toarray() for p in parts] + [n_words])
+
+    return rows(train_text), rows(test_text)
 
 
 def score(spec, y_true, pred):
@@ -50,93 +60,6 @@ def prepare(spec, y_true, pred):
             return onehot[:, 1], prob[:, 1]
         return onehot, prob
     return np.asarray(y_true), np.asarray(pred)
-
-
-def baselines(spec, x_train, y_train, x_test):
-    """Predictions of the majority/mean, linear and random-forest baselines (labels, values or probabilities)."""
-    from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
-    from sklearn.linear_model import LogisticRegression, Ridge
-    from sklearn.preprocessing import StandardScaler
-
-    sc = StandardScaler().fit(x_train)
-    a, b = sc.transform(x_train), sc.transform(x_test)
-    if spec["target"]["kind"] == "regression":
-        mean = np.full(len(b), float(np.nanmean(y_train)))
-        ok = ~np.isnan(y_train)
-        lin = Ridge(alpha=1.0).fit(a[ok], y_train[ok]).predict(b)
-        rf = RandomForestRegressor(n_estimators=100, random_state=0).fit(a[ok], y_train[ok]).predict(b)
-        return {"median": mean, "bronze": lin, "silver": rf}
-    k = len(spec["target"]["classes"])
-    prob = spec["metric"] in ("roc_auc", "log_loss")
-    counts = np.bincount(y_train, minlength=k)
-
-    def full_proba(model, xs):
-        p = np.zeros((len(xs), k))
-        p[:, model.classes_] = model.predict_proba(xs)
-        return p
-
-    lr = LogisticRegression(max_iter=2000, C=1.0).fit(a, y_train)
-    rf = RandomForestClassifier(n_estimators=100, random_state=0).fit(a, y_train)
-    if prob:
-        prior = np.tile(counts / counts.sum(), (len(b), 1))
-        # Shrunk toward the prior, as anyone submitting probabilities would: raw forest votes are 0 or 1 too often.
-        shrink = lambda q: 0.65 * q + 0.35 * prior
-        return {"median": prior, "bronze": shrink(full_proba(lr, b)), "silver": shrink(full_proba(rf, b))}
-    return {"median": np.full(len(b), int(np.argmax(counts))), "bronze": lr.predict(b), "silver": rf.predict(b)}
-
-
-def timeseries_baselines(df_train, y_train, df_test):
-    from sklearn.ensemble import RandomForestRegressor
-    from sklearn.linear_model import LinearRegression
-
-    ok = ~np.isnan(y_train)
-    t_tr, t_te = df_train["step"].to_numpy(float), df_test["step"].to_numpy(float)
-    x_tr, x_te = df_train["driver"].to_numpy(float), df_test["driver"].to_numpy(float)
-    mean = np.full(len(df_test), float(np.nanmean(y_train)))
-    lin = LinearRegression().fit(np.c_[t_tr, x_tr][ok], y_train[ok])
-    lin_pred = lin.predict(np.c_[t_te, x_te])
-    # A forest on the residuals of the trend, with the step's phase for several candidate periods.
-    def phase(t):
-        return np.stack([np.sin(2 * np.pi * t / p) for p in range(5, 30)] + [np.cos(2 * np.pi * t / p) for p in range(5, 30)], axis=1)
-
-    resid = y_train[ok] - lin.predict(np.c_[t_tr, x_tr][ok])
-    rf = RandomForestRegressor(n_estimators=200, random_state=0).fit(np.c_[phase(t_tr[ok]), x_tr[ok]], resid)
-    rf_pred = lin_pred + rf.predict(np.c_[phase(t_te), x_te])
-    return {"median": mean, "bronze": lin_pred, "silver": rf_pred}
-
-
-PERFECT = {"rmse": 0.0, "mae": 0.0, "log_loss": 0.0}
-
-
-def thresholds(spec, scores, oracle_score):
-    """The threshold logic: median from the majority/mean baseline; silver from the stronger of the linear
-    and forest baselines; bronze halfway between the weaker and the stronger one, so that reproducing the
-    weaker model does not earn a medal and reproducing the stronger one is not a coin flip at its threshold;
-    gold from the noise ceiling of the hidden rule, else the best baseline plus a margin. Returns the
-    thresholds and the logic that set each one."""
-    lower = spec["is_lower_better"]
-    better = (lambda a, b: a < b) if lower else (lambda a, b: a > b)
-    perfect = PERFECT.get(spec["metric"], 1.0)
-    med = scores["median"]
-    lin, rf = scores["bronze"], scores["silver"]
-    weak, strong, names = (rf, lin, ("random forest", "linear model")) if better(lin, rf) else (lin, rf, ("linear model", "random forest"))
-    silver = strong
-    logic = {"median": "majority class / mean / class prior", "silver": f"{names[1]} (the stronger of the two models)"}
-    if better(weak, med):
-        bronze = weak + (strong - weak) / 2
-        logic["bronze"] = f"halfway between the {names[0]} and the {names[1]}"
-    else:
-        # The weaker model did not beat the median: bronze sits midway between median and silver.
-        bronze = med + (silver - med) / 2
-        logic["bronze"] = "midway between median and silver (the weaker model did not beat the median)"
-    best = silver if better(silver, med) else med
-    if better(oracle_score, best):
-        gold, logic["gold"] = oracle_score, "noise ceiling of the hidden rule"
-    else:
-        gold, logic["gold"] = best + 0.1 * (perfect - best), "best baseline plus 10% of the gap to a perfect score"
-    r = lambda v: float(round(v, 6))
-    th = {"gold_threshold": r(gold), "silver_threshold": r(silver), "bronze_threshold": r(bronze), "median_threshold": r(med)}
-    return th, logic
 
 
 # --- files ---------------------------------------------------------------------
@@ -206,9 +129,11 @@ def main(spec, out):
     write_csv(answer, os.path.join(priv, "answer.csv"))
     write_csv(sample, os.path.join(pub, "sample_submission.csv"))
 
-    # Baselines see only what an agent sees (public features, public labels).
+    # Reference teams see only what an agent sees (public features, public labels). Their submissions go to
+    # teams/ beside public/ and private/; the factory grades them with the task's evaluator, ranks them into
+    # private/leaderboard.csv and freezes threshold.json from it by MLE-bench's rule.
     if kind == "time-series-forecasting":
-        preds = timeseries_baselines(train, y_train_public.astype(float), test)
+        preds = series_team_predictions(train, y_train_public.astype(float), test)
     else:
         if kind == "text-classification":
             x_tr, x_te = text_matrix(train["text"], test["text"])
@@ -217,8 +142,8 @@ def main(spec, out):
         else:
             x_tr, x_te = design_matrix(train, test)
         yt = y_train_public.astype(float) if spec["target"]["kind"] == "regression" else y_train_public.astype(int)
-        preds = baselines(spec, x_tr, yt, x_te)
-    scores = {k: score(spec, y_test, v) for k, v in preds.items()}
+        preds = team_predictions(spec, x_tr, yt, x_te)
+    teams = write_teams(spec, os.path.join(out, "teams"), ids[ntr:], preds)
     if spec["metric"] in ("roc_auc", "log_loss"):
         k = len(names)
         oracle_pred = np.full((len(oracle_test), k), 0.1 / max(1, k - 1))
@@ -226,16 +151,14 @@ def main(spec, out):
     else:
         oracle_pred = oracle_test
     oracle_score = score(spec, y_test, oracle_pred)
-    th, logic = thresholds(spec, scores, oracle_score)
-    with open(os.path.join(priv, "threshold.json"), "w") as f:
-        json.dump(th, f, indent=2, sort_keys=True)
-        f.write("\n")
     resolved = dict(spec)
     resolved["hidden_rule"] = rule
-    resolved["baseline_scores"] = {k: round(float(v), 6) for k, v in scores.items()}
+    resolved["reference_teams"] = teams
     resolved["noise_ceiling"] = round(float(oracle_score), 6)
-    resolved["threshold_logic"] = logic
+    # The prior team is the starter baseline MLToolBench's success measure compares against.
+    resolved["starter_score"] = round(float(score(spec, y_test, preds["prior"])), 6)
+    resolved["threshold_logic"] = "MLE-bench's rule on the leaderboard of the reference teams (private/leaderboard.csv)"
     with open(os.path.join(priv, "spec.json"), "w") as f:
         json.dump(resolved, f, indent=2, sort_keys=True, default=float)
         f.write("\n")
-    print(json.dumps({"ok": True, "thresholds": th, "baselines": resolved["baseline_scores"], "noise_ceiling": resolved["noise_ceiling"]}))
+    print(json.dumps({"ok": True, "teams": len(teams), "noise_ceiling": resolved["noise_ceiling"]}))

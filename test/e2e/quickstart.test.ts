@@ -7,7 +7,7 @@ import { copyFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { cli, ROOT, tmpProject } from '../helpers.js';
 
-test('quickstart: every agent submits validly on every task; random medals least, boosted ≥ forest ≥ linear', async () => {
+test('quickstart: every agent submits validly on every task; random medals least and passes the median on under 15% of tasks, forest and boosted medal at least as often as linear; head to head boosted > forest > linear > random', async () => {
   const dir = await tmpProject({});
   await copyFile(join(ROOT, 'experiments', 'quickstart.yaml'), join(dir, 'quickstart.yaml'));
   const r = await cli(['run', 'quickstart.yaml'], { cwd: dir });
@@ -23,12 +23,16 @@ test('quickstart: every agent submits validly on every task; random medals least
   for (const row of rows) assert.is(row.valid_submission, 100, `${row.policy} submitted invalidly`);
   for (const other of ['majority', 'linear', 'forest', 'boosted']) assert.ok(medal.random <= medal[other], `random ${medal.random} vs ${other} ${medal[other]}`);
   assert.ok(medal.random < medal.linear);
-  assert.ok(medal.boosted >= medal.forest && medal.forest >= medal.linear, JSON.stringify(medal));
+  // Thresholds come from the reference teams' leaderboard, forests and boosting among them: the two strongest agents
+  // land either side of a medal line on a few tasks, so their medal counts are not ordered; their scores are (below).
+  assert.ok(medal.boosted >= medal.linear && medal.forest >= medal.linear, JSON.stringify(medal));
+  const median = Object.fromEntries(rows.map((x) => [String(x.policy).replace('scripted:', ''), x.above_median as number]));
+  assert.ok(median.random < 15, `random above the median on ${median.random}% of tasks`);
   // Intervals are there and bracket the rate.
   for (const row of rows) assert.ok((row.any_medal_lo as number) <= (row.any_medal as number) && (row.any_medal as number) <= (row.any_medal_hi as number));
   const win = report.tables.win_rate.rows as Array<Record<string, number | string>>;
   const overall = Object.fromEntries(win.map((x) => [String(x.policy).replace('scripted:', ''), x.overall as number]));
-  assert.ok(overall.boosted > overall.linear && overall.linear > overall.random, JSON.stringify(overall));
+  assert.ok(overall.boosted > overall.forest && overall.forest > overall.linear && overall.linear > overall.random, JSON.stringify(overall));
 
   const again = await cli(['run', 'quickstart.yaml'], { cwd: dir });
   assert.is(again.exitCode, 0, again.stderr);

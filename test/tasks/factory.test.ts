@@ -10,6 +10,7 @@ import { outputsCommand } from '../../cli/commands/outputs.js';
 import { runCommand } from '../../cli/commands/run.js';
 import { memoryIO } from '../../cli/io.js';
 import { listFiles } from '../../core/fs.js';
+import { leaderboardScores, leaderboardThresholds } from '../../tasks/leaderboard.js';
 import { ROOT, tmpProject } from '../helpers.js';
 
 const EXP = (count: number, seed: number) => `name: factory
@@ -28,7 +29,11 @@ let project = '';
 let envs = '';
 let tasks: string[] = [];
 
-test('21 tasks over all seven task kinds; at least 90% pass sanity', async () => {
+let kept = new Set<string>();
+
+// Thresholds come from the reference teams' leaderboard, so a task on which no generic pipeline gets clear of
+// the prior has tied lines and is dropped, as a real competition nobody could solve would be.
+test('21 tasks over all seven task kinds; at least 85% pass sanity', async () => {
   project = await tmpProject({ 'e.yaml': EXP(21, 0) });
   const io = memoryIO();
   assert.is(await runCommand(join(project, 'e.yaml'), {}, io), 0, io.stderr.join('\n'));
@@ -48,11 +53,13 @@ test('21 tasks over all seven task kinds; at least 90% pass sanity', async () =>
   tasks = (await readdir(join(envs, 'tasks'))).sort();
   assert.is(tasks.length, 21);
   const report = JSON.parse(await readFile(join(await outputs(project, 'verified'), 'filter.json'), 'utf8'));
-  assert.ok(report.counts.sane / report.counts.input >= 0.9, JSON.stringify(report.counts));
+  assert.ok(report.counts.sane / report.counts.input >= 0.85, JSON.stringify(report.counts));
+  const dropped = new Set((report.dropped as { task: string }[]).map((d) => d.task));
+  kept = new Set(tasks.filter((t) => !dropped.has(t)));
   assert.is(report.counts.train + report.counts.val, report.counts.unique);
 });
 
-test('every task: answers reach gold, the sample is below gold, malformed submissions get errors', async () => {
+test('every task: answers reach gold, the sample is below gold (tasks the filter keeps), malformed submissions get errors; thresholds from the leaderboard', async () => {
   const queue = [...tasks];
   const problems: string[] = [];
   const check = async () => {
@@ -72,7 +79,7 @@ test('every task: answers reach gold, the sample is below gold, malformed submis
         if (!reach) problems.push(`${id}: answers score ${answer.score}, gold ${answer.gold_threshold}`);
       }
       if (sample.error) problems.push(`${id}: sample rejected: ${sample.error}`);
-      else {
+      else if (kept.has(id)) {
         const below = sample.is_lower_better ? sample.score > sample.gold_threshold : sample.score < sample.gold_threshold;
         if (!below) problems.push(`${id}: sample ${sample.score} not worse than gold ${sample.gold_threshold}`);
       }
@@ -87,6 +94,16 @@ test('every task: answers reach gold, the sample is below gold, malformed submis
       if (taskJson.id !== id) problems.push(`${id}: task.json id ${taskJson.id}`);
       const th = JSON.parse(await readFile(join(dir, 'private', 'threshold.json'), 'utf8'));
       if (Object.keys(th).sort().join() !== 'bronze_threshold,gold_threshold,median_threshold,silver_threshold') problems.push(`${id}: threshold keys ${Object.keys(th)}`);
+      // One threshold code path: the frozen thresholds are MLE-bench's rule applied to the task's leaderboard.
+      const lbFile = join(dir, 'private', 'leaderboard.csv');
+      const scores = leaderboardScores(await readFile(lbFile, 'utf8'), lbFile);
+      if (scores.length < 25 || scores.length !== taskJson.leaderboard_teams) problems.push(`${id}: ${scores.length} teams, task.json says ${taskJson.leaderboard_teams}`);
+      const want = leaderboardThresholds(scores);
+      for (const k of ['gold_threshold', 'silver_threshold', 'bronze_threshold', 'median_threshold'] as const) {
+        if (Math.abs(th[k] - want[k]) > 1e-6) problems.push(`${id}: ${k} ${th[k]} vs the leaderboard's ${want[k]}`);
+      }
+      const ordered = scores.every((x, i) => i === 0 || (taskJson.is_lower_better ? x >= scores[i - 1] : x <= scores[i - 1]));
+      if (!ordered) problems.push(`${id}: leaderboard not in rank order`);
     }
   };
   await Promise.all([check(), check()]);

@@ -1,7 +1,7 @@
 // The template policy's action space: the solution kit's code actions, from
 // diagnostics to model families at two capacities, then validate and submit.
-import { DESCRIBE, fence, INSPECT, kitSaved, solveCode } from '../kitcode.js';
-import type { TurnView } from '../types.js';
+import { DESCRIBE, INSPECT, kitSaved, reactText, solveCode } from '../kitcode.js';
+import type { PolicyRequest, TurnView } from '../types.js';
 
 export interface TemplateAction {
   id: string;
@@ -26,10 +26,10 @@ export const ACTIONS: readonly TemplateAction[] = [
 ];
 
 /** The reply in ReAct's format for an action (the kit is saved by the first solving step). */
-export function renderAction(a: TemplateAction, history: readonly TurnView[], solveTurns: ReadonlySet<number>): string {
-  const think = `<think>template action: ${a.id}</think>\n`;
-  if (a.kind === 'submit') return `${think}<answer>submission.csv</answer>`;
-  if (a.kind === 'validate') return `${think}<validate>submission.csv</validate>`;
-  if (a.kind === 'diagnose') return think + fence(a.id === 'inspect' ? INSPECT : DESCRIBE);
-  return think + fence(solveCode(a.strategy!, kitSaved(history, (i) => solveTurns.has(i)), { keepBest: true, size: a.size }));
+export function renderAction(a: TemplateAction, history: readonly TurnView[], solveTurns: ReadonlySet<number>, format?: PolicyRequest['promptFormat']): string {
+  const think = `template action: ${a.id}`;
+  if (a.kind === 'submit') return reactText(format, think, { kind: 'answer', path: 'submission.csv' });
+  if (a.kind === 'validate') return reactText(format, think, { kind: 'validate', path: 'submission.csv' });
+  if (a.kind === 'diagnose') return reactText(format, think, { kind: 'code', code: a.id === 'inspect' ? INSPECT : DESCRIBE });
+  return reactText(format, think, { kind: 'code', code: solveCode(a.strategy!, kitSaved(history, (i) => solveTurns.has(i)), { keepBest: true, size: a.size }) });
 }
