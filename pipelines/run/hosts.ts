@@ -34,7 +34,12 @@ export class HostPool {
       const placement: HostPlacement = {
         name,
         docker: h.docker,
+        identity: h.identity,
+        known_hosts: h.known_hosts,
+        tls: h.tls,
         image: h.image,
+        shmSize: h.shm_size === undefined ? undefined : sizeBytes(h.shm_size),
+        cacheDir: h.cache_dir,
         env: Object.fromEntries(Object.entries(h.env ?? {}).map(([k, v]) => [k, String(v)])),
         gpus: gpus === 0 ? undefined : ids ? { ids } : { count: gpus },
       };
@@ -52,4 +57,13 @@ export class HostPool {
     }
     return undefined;
   }
+}
+
+const UNITS: Record<string, number> = { '': 1, b: 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3, t: 1024 ** 4 };
+
+/** Bytes of a size as Docker writes them (16g, 512m, 1.5GiB): binary units; the schema has checked the form. */
+export function sizeBytes(size: number | string): number {
+  if (typeof size === 'number') return size;
+  const m = /^([0-9.]+)\s*([kmgt]?)/i.exec(size.trim())!;
+  return Math.round(Number(m[1]) * UNITS[m[2].toLowerCase()]);
 }

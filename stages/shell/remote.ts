@@ -12,7 +12,7 @@ import { PassThrough, type Readable } from 'node:stream';
 import { onceAborted } from '../../core/proc.js';
 import { reapContainer } from '../../core/reaper.js';
 import { DEFAULT_IMAGE, OWNER_LABEL } from '../../sandbox/backends/docker.js';
-import { engineAt } from '../../sandbox/hosts.js';
+import { engineAt, engineProblem } from '../../sandbox/hosts.js';
 import type { HostPlacement, StageContext, StageResult } from '../contract.js';
 import { inputEnvName, placeProblem, type ShellParams } from './index.js';
 import { finish, modelEnv } from './run.js';
@@ -24,9 +24,11 @@ export async function runOnHost(ctx: StageContext<ShellParams>, host: HostPlacem
   const p = ctx.params;
   const at = `host ${host.name}`;
   const image = host.image ?? DEFAULT_IMAGE;
-  const docker = await engineAt(host.docker);
+  const docker = await engineAt(host).catch((err: Error) => {
+    throw new Error(`${at}: ${oneLine(err)}`);
+  });
   await docker.ping().catch((err: Error) => {
-    throw new Error(`${at} (${host.docker}) is unreachable: ${oneLine(err)}`);
+    throw new Error(`${at} (${host.docker}) is unreachable: ${engineProblem(err, host)}`);
   });
 
   const env: Record<string, string> = {
@@ -64,7 +66,7 @@ export async function runOnHost(ctx: StageContext<ShellParams>, host: HostPlacem
         AttachStdout: true,
         AttachStderr: true,
         Tty: false,
-        HostConfig: { Init: true, ...deviceRequests(host) },
+        HostConfig: { Init: true, ...(host.shmSize !== undefined && { ShmSize: host.shmSize }), ...deviceRequests(host) },
       })
       .catch((err: { statusCode?: number } & Error) => {
         if (err.statusCode === 404) throw new Error(`${at}: image ${image} not found there (build or pull it on ${host.name}, or set hosts.${host.name}.image)`);

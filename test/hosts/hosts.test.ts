@@ -1,19 +1,19 @@
 // Nodes on hosts, with this machine's Docker engine standing in for remote
 // ones: reached over TCP on loopback through a small proxy to its socket
-// (the proxy also keeps the container specs it forwards, so that GPU
-// requests can be checked on a machine without GPUs).
+// (test/hosts/engines.ts; it also keeps the container specs it forwards, so
+// that GPU requests can be checked on a machine without GPUs).
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import Docker from 'dockerode';
 import { execa } from 'execa';
 import { readdir, readFile } from 'node:fs/promises';
-import { connect, createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { memoryIO } from '../../cli/io.js';
 import { planCommand } from '../../cli/commands/plan.js';
 import { runCommand } from '../../cli/commands/run.js';
 import { hostsCommand } from '../../cli/commands/hosts.js';
 import { closedPort, nodeLogs, ROOT, tmpProject, waitFor } from '../helpers.js';
+import { engineProxy } from './engines.js';
 
 const IMAGE = `mlepipe-hosts-test:${process.pid}`;
 const docker = new Docker();
@@ -21,63 +21,9 @@ let proxy: Awaited<ReturnType<typeof engineProxy>>;
 let port = 0;
 const created: Array<Record<string, unknown>> = [];
 
-/** Length of an HTTP/1.1 chunked body at the start of `b` (with its end marker), or -1 while incomplete. */
-function chunkedLength(b: Buffer): number {
-  let at = 0;
-  for (;;) {
-    const eol = b.indexOf('\r\n', at);
-    if (eol < 0) return -1;
-    const size = parseInt(b.subarray(at, eol).toString('latin1'), 16);
-    at = eol + 2 + size + 2;
-    if (at > b.length) return -1;
-    if (size === 0) return at;
-  }
-}
-
-/** A TCP listener on loopback piping to the local engine's socket; keeps container specs; `cut` drops every connection. */
-async function engineProxy() {
-  const open = new Set<() => void>();
-  const server: Server = createServer((client) => {
-    const engine = connect('/var/run/docker.sock');
-    let buf = Buffer.alloc(0);
-    // Requests are read as they pass: keep-alive connections carry several, archives go chunked.
-    client.on('data', (chunk: Buffer) => {
-      buf = Buffer.concat([buf, chunk]);
-      for (;;) {
-        const end = buf.indexOf('\r\n\r\n');
-        if (end < 0) return;
-        const headers = buf.subarray(0, end).toString('latin1');
-        const rest = buf.subarray(end + 4);
-        const len = /transfer-encoding: *chunked/i.test(headers) ? chunkedLength(rest) : Number(/content-length: *(\d+)/i.exec(headers)?.[1] ?? 0);
-        if (len < 0 || rest.length < len) return;
-        if (/^POST \S*\/containers\/create/.test(headers)) created.push(JSON.parse(rest.subarray(0, len).toString('utf8')));
-        buf = rest.subarray(len);
-      }
-    });
-    client.pipe(engine).pipe(client);
-    const close = () => {
-      client.destroy();
-      engine.destroy();
-      open.delete(close);
-    };
-    open.add(close);
-    client.on('error', close);
-    engine.on('error', close);
-    client.on('close', close);
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  return {
-    port: (server.address() as { port: number }).port,
-    cut() {
-      server.close();
-      for (const close of [...open]) close();
-    },
-  };
-}
-
 test.before(async () => {
   await execa('bash', [join(ROOT, 'test/hosts/image.sh'), IMAGE]);
-  proxy = await engineProxy();
+  proxy = await engineProxy(created);
   port = proxy.port;
 });
 
@@ -218,7 +164,7 @@ stages:
 });
 
 test('an engine lost mid-node fails the node naming the host; nothing is cached', async () => {
-  const flaky = await engineProxy();
+  const flaky = await engineProxy(created);
   const dir = await tmpProject(
     { 'e.yaml': "name: lost\nstages:\n  far: { uses: shell, on: flaky, with: { run: 'echo started; sleep 600; echo > $MLEPIPE_OUT/x' } }\n" },
     settings(`  flaky: { docker: "tcp://127.0.0.1:${flaky.port}", image: "${IMAGE}" }\n`),
