@@ -59,6 +59,7 @@ export async function loadExperiment(file: string, opts: LoadOptions = {}): Prom
     matrix: st.matrix,
     on: st.on,
     gpus: st.on ? (st.gpus ?? defaultGpus(st.on, settings.hosts)) : 0,
+    retries: st.on ? (st.retries ?? 0) : 0,
     description: st.description,
   }));
   const tables: Record<string, ResolvedTable> = {};

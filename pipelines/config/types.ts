@@ -22,6 +22,8 @@ export interface WrittenStage {
   on?: string;
   /** GPUs taken on the host (default 1 with `on:`). */
   gpus?: number;
+  /** With `on:`: tries again after a host fault. */
+  retries?: number;
   description?: string;
 }
 
@@ -128,6 +130,8 @@ export interface ResolvedStage {
   readonly on?: string;
   /** GPUs taken on the host: 0 without `on:`. */
   readonly gpus: number;
+  /** Further tries after a host fault (0 without `on:`). */
+  readonly retries: number;
   readonly description?: string;
 }
 

@@ -21,9 +21,15 @@ export class HostPool {
     }
   }
 
-  /** GPUs on the first matching host with enough free, or undefined when none has them now. */
-  take(on: string, gpus: number): Held | undefined {
-    for (const name of hostsFor(on, this.hosts)) {
+  /**
+   * GPUs on the first matching host with enough free, or undefined when none has them now.
+   * Hosts in `avoid` (they failed the node) are passed over while another matching host is left.
+   */
+  take(on: string, gpus: number, avoid?: ReadonlySet<string>): Held | undefined {
+    const all = hostsFor(on, this.hosts);
+    // A host that could never hold the node is no alternative: waiting for it would be forever.
+    const fresh = all.filter((n) => !avoid?.has(n) && gpuCapacity(this.hosts[n]) >= gpus);
+    for (const name of fresh.length ? fresh : all) {
       const f = this.free.get(name)!;
       if (f.count < gpus) continue;
       f.count -= gpus;

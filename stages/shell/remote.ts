@@ -9,6 +9,7 @@ import { cp, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, normalize, resolve } from 'node:path';
 import { PassThrough, type Readable } from 'node:stream';
+import { HostFault } from '../../core/errors.js';
 import { onceAborted } from '../../core/proc.js';
 import { reapContainer } from '../../core/reaper.js';
 import { DEFAULT_IMAGE, OWNER_LABEL } from '../../sandbox/backends/docker.js';
@@ -28,7 +29,7 @@ export async function runOnHost(ctx: StageContext<ShellParams>, host: HostPlacem
     throw new Error(`${at}: ${oneLine(err)}`);
   });
   await docker.ping().catch((err: Error) => {
-    throw new Error(`${at} (${host.docker}) is unreachable: ${engineProblem(err, host)}`);
+    throw new HostFault(host.name, `${at} (${host.docker}) is unreachable: ${engineProblem(err, host)}`);
   });
 
   const env: Record<string, string> = {
@@ -69,8 +70,8 @@ export async function runOnHost(ctx: StageContext<ShellParams>, host: HostPlacem
         HostConfig: { Init: true, ...(host.shmSize !== undefined && { ShmSize: host.shmSize }), ...deviceRequests(host) },
       })
       .catch((err: { statusCode?: number } & Error) => {
-        if (err.statusCode === 404) throw new Error(`${at}: image ${image} not found there (build or pull it on ${host.name}, or set hosts.${host.name}.image)`);
-        throw new Error(`${at}: could not create the node's container: ${oneLine(err)}`);
+        if (err.statusCode === 404) throw new HostFault(host.name, `${at}: image ${image} not found there (build or pull it on ${host.name}, or set hosts.${host.name}.image)`);
+        throw new HostFault(host.name, `${at}: could not create the node's container: ${oneLine(err)}`);
       });
     // The watchdog reaches only this machine's engine; other engines' containers go in the finally below.
     if (host.docker.startsWith('unix://')) unreap = reapContainer(c.id);
@@ -98,13 +99,13 @@ export async function runOnHost(ctx: StageContext<ShellParams>, host: HostPlacem
     let status: number;
     try {
       await c.start().catch((err: Error) => {
-        throw new Error(`${at}: could not start the node's container: ${oneLine(err)}`);
+        throw new HostFault(host.name, `${at}: could not start the node's container: ${oneLine(err)}`);
       });
       // A connection cut while the engine holds a wait open can leave it pending forever: the engine is pinged meanwhile.
       const lost = engineLost(docker);
       try {
         const waited = (await Promise.race([c.wait(), lost.promise]).catch((err: Error) => {
-          throw new Error(`${at}: lost the node's container: ${oneLine(err)}`);
+          throw new HostFault(host.name, `${at}: lost the node's container: ${oneLine(err)}`);
         })) as { StatusCode: number };
         status = waited.StatusCode;
       } finally {
@@ -125,7 +126,7 @@ export async function runOnHost(ctx: StageContext<ShellParams>, host: HostPlacem
       const state = (await c.inspect().catch(() => undefined))?.State;
       if (state?.OOMKilled) throw new Error(`${at}: the container ran out of memory`);
       // 137 without our kill: someone (or something) on the host killed the container.
-      if (status === 137) throw new Error(`${at}: the node's container was killed (exit 137)`);
+      if (status === 137) throw new HostFault(host.name, `${at}: the node's container was killed (exit 137)`);
       throw new Error(`command exited with code ${status} on ${at}`);
     }
 

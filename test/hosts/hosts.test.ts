@@ -197,6 +197,36 @@ test('Ctrl-C stops a node on a host: its container goes, nothing is cached, a re
   assert.match(plan.stdout.join('\n'), /run +long .* on box \(remote\)/);
 });
 
+test('retries: a node whose host is unreachable runs on another host of its label, the log says so; a failing command is not retried', async () => {
+  const dead = await closedPort();
+  const dir = await tmpProject(
+    {
+      'e.yaml': `name: retry
+stages:
+  moved: { uses: shell, on: pool, retries: 1, with: { run: 'echo "ran on $MLEPIPE_HOST" > $MLEPIPE_OUT/where.txt' } }
+  broken: { uses: shell, on: pool, retries: 2, with: { run: 'exit 3' } }
+  once: { uses: shell, on: deadonly, with: { run: 'echo > $MLEPIPE_OUT/x' } }
+`,
+    },
+    settings(
+      `  dead: { docker: "tcp://127.0.0.1:${dead}", image: "${IMAGE}", labels: [pool, deadonly] }\n  live: { docker: "tcp://127.0.0.1:${port}", image: "${IMAGE}", labels: [pool] }\n`,
+    ),
+  );
+  const r = await run(dir, { keepGoing: true, jobs: 1 });
+  assert.is(r.code, 1, r.err);
+  // Each pool node first lands on dead (the first host of the label); moved and broken move to live.
+  assert.match(r.err, /… +moved +host dead failed; trying again \(1 of 1 retries\) on another matching host/);
+  assert.match(r.err, /✔ +moved/);
+  assert.equal(await entryFiles(dir, 'moved'), { 'where.txt': 'ran on live\n' });
+  assert.match(await nodeLogs(dir), new RegExp(`mlepipe: try 2 of 2: host dead failed \\(host dead \\(tcp://127.0.0.1:${dead}\\) is unreachable`));
+  // broken reached live after its host fault; its command failing there is its own, not retried.
+  assert.is(r.err.match(/… +broken +host dead failed; trying again/g)?.length, 1);
+  assert.match(r.err, /broken +failed: command exited with code 3 on host live/);
+  // No retries asked: the host fault ends the node.
+  assert.match(r.err, new RegExp(`once +failed: host dead \\(tcp://127.0.0.1:${dead}\\) is unreachable`));
+  assert.is(await leftContainers(), 0);
+});
+
 test('mlepipe hosts: reachability, Docker version, GPUs and image for each host', async () => {
   const dead = await closedPort();
   const dir = await tmpProject({}, settings(`  nowhere: { docker: "tcp://127.0.0.1:${dead}", gpus: ["0", "1"], labels: [h200] }\n`));
