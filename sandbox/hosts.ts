@@ -128,3 +128,69 @@ export async function probeEngine(spec: EngineSpec | string, waitMs = 10_000, im
     clearTimeout(timer);
   }
 }
+
+export interface GpuReport {
+  /** GPUs nvidia-smi lists in a container on the host, with whether any process computes on them now. */
+  gpus?: Array<{ index: string; name: string; memoryMiB: number; busy: boolean }>;
+  /** Why none could be listed, in one line. */
+  error?: string;
+}
+
+/**
+ * Runs nvidia-smi in a container from `image` on the engine, asking for every
+ * GPU the way nodes ask for theirs (a device request with the gpu
+ * capability), so what it sees is what a node would get.
+ */
+export async function gpusOn(spec: EngineSpec, image: string, waitMs = 60_000): Promise<GpuReport> {
+  const docker = await engineAt(spec);
+  const query = 'nvidia-smi --query-gpu=index,uuid,name,memory.total --format=csv,noheader,nounits && echo --- && nvidia-smi --query-compute-apps=gpu_uuid --format=csv,noheader';
+  let c: Docker.Container | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    c = await docker.createContainer({
+      Image: image,
+      Cmd: ['bash', '-c', query],
+      // The toolkit puts nvidia-smi in the container only with the utility capability.
+      Env: ['NVIDIA_DRIVER_CAPABILITIES=utility'],
+      Labels: { 'mlepipe.probe': 'gpus' },
+      HostConfig: { DeviceRequests: [{ Driver: '', Count: -1, Capabilities: [['gpu']], Options: {} }] },
+    });
+    const started = await c.start().then(
+      () => undefined,
+      (err: Error) => err,
+    );
+    if (started) {
+      const m = started.message.split('\n')[0];
+      return { error: /device driver|nvidia|capabilit/i.test(m) ? `no GPUs: the engine has no NVIDIA runtime for GPU requests (${m.replace(/^\(HTTP code \d+\)[^-]*- /, '').trim()})` : m };
+    }
+    const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`nvidia-smi gave no answer within ${waitMs / 1000} s`)), waitMs)));
+    const { StatusCode } = (await Promise.race([c.wait(), late])) as { StatusCode: number };
+    const out = frames(await c.logs({ stdout: true, stderr: true, follow: false }));
+    if (StatusCode !== 0) return { error: StatusCode === 127 ? `no GPUs: nvidia-smi is not in ${image} there, and the engine did not provide it` : `nvidia-smi failed (exit ${StatusCode}): ${out.trim().split('\n')[0] ?? ''}` };
+    const [list, apps = ''] = out.split('---');
+    const busy = new Set(apps.split('\n').map((l) => l.trim()).filter(Boolean));
+    const gpus = list
+      .split('\n')
+      .map((l) => l.split(',').map((f) => f.trim()))
+      .filter((f) => f.length >= 4)
+      .map(([index, uuid, name, mem]) => ({ index, name, memoryMiB: Number(mem), busy: busy.has(uuid) }));
+    return gpus.length ? { gpus } : { error: 'no GPUs: nvidia-smi lists none' };
+  } catch (err) {
+    const e = err as Error & { statusCode?: number };
+    return { error: e.statusCode === 404 ? `image ${image} is not there, so nvidia-smi could not run` : engineProblem(e, spec) };
+  } finally {
+    clearTimeout(timer);
+    await c?.remove({ force: true }).catch(() => {});
+  }
+}
+
+/** The payload of a non-TTY container's log: frames of an 8-byte header (stream, 3 zero bytes, length) and that many bytes. */
+function frames(buf: Buffer): string {
+  const parts: Buffer[] = [];
+  for (let at = 0; at + 8 <= buf.length; ) {
+    const len = buf.readUInt32BE(at + 4);
+    parts.push(buf.subarray(at + 8, at + 8 + len));
+    at += 8 + len;
+  }
+  return Buffer.concat(parts).toString('utf8');
+}

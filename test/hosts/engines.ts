@@ -24,8 +24,8 @@ function chunkedLength(b: Buffer): number {
   }
 }
 
-/** Pipes a client connection to the local engine's socket; `created` receives the bodies of container creations. */
-function toEngine(client: Socket, open: Set<() => void>, created?: Array<Record<string, unknown>>): void {
+/** Pipes a client connection to the local engine's socket; `created` receives the bodies of container creations, `requests` each request line. */
+function toEngine(client: Socket, open: Set<() => void>, created?: Array<Record<string, unknown>>, requests?: string[]): void {
   const engine = connect('/var/run/docker.sock');
   let buf = Buffer.alloc(0);
   // Requests are read as they pass: keep-alive connections carry several, archives go chunked.
@@ -39,6 +39,7 @@ function toEngine(client: Socket, open: Set<() => void>, created?: Array<Record<
         const rest = buf.subarray(end + 4);
         const len = /transfer-encoding: *chunked/i.test(headers) ? chunkedLength(rest) : Number(/content-length: *(\d+)/i.exec(headers)?.[1] ?? 0);
         if (len < 0 || rest.length < len) return;
+        requests?.push(headers.split('\r\n')[0]);
         if (/^POST \S*\/containers\/create/.test(headers)) created.push(JSON.parse(rest.subarray(0, len).toString('utf8')));
         buf = rest.subarray(len);
       }
@@ -68,10 +69,10 @@ async function listening(server: Server, open: Set<() => void>) {
 }
 
 /** A TCP listener on loopback piping to the local engine's socket. */
-export async function engineProxy(created?: Array<Record<string, unknown>>) {
+export async function engineProxy(created?: Array<Record<string, unknown>>, requests?: string[]) {
   const open = new Set<() => void>();
   return listening(
-    createServer((client) => toEngine(client, open, created)),
+    createServer((client) => toEngine(client, open, created, requests)),
     open,
   );
 }

@@ -6,12 +6,13 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import Docker from 'dockerode';
 import { execa } from 'execa';
-import { readdir, readFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { memoryIO } from '../../cli/io.js';
 import { planCommand } from '../../cli/commands/plan.js';
 import { runCommand } from '../../cli/commands/run.js';
-import { hostsCommand } from '../../cli/commands/hosts.js';
+import { hostsBuildCommand, hostsCommand } from '../../cli/commands/hosts.js';
 import { closedPort, nodeLogs, ROOT, tmpProject, waitFor } from '../helpers.js';
 import { engineProxy } from './engines.js';
 
@@ -227,21 +228,99 @@ stages:
   assert.is(await leftContainers(), 0);
 });
 
-test('mlepipe hosts: reachability, Docker version, GPUs and image for each host', async () => {
+test('cache_dir: input and output folders are mounts of the cache the host shares, not archives; shm_size reaches the container; a cache_dir that is not the cache is refused', async () => {
+  const made: Array<Record<string, unknown>> = [];
+  const requests: string[] = [];
+  const mounting = await engineProxy(made, requests);
+  const host = (cacheDir: string) => settings(`  mounted: { docker: "tcp://127.0.0.1:${mounting.port}", image: "${IMAGE}", shm_size: 64m, cache_dir: "${cacheDir}" }\n`);
+  try {
+    const here = await tmpProject({ 'e.yaml': CHAIN(''), 'scale.txt': '3\n' });
+    const dir = await tmpProject({ 'e.yaml': CHAIN('on: mounted'), 'scale.txt': '3\n' });
+    const cache = join(dir, '.mlepipe');
+    await writeFile(join(dir, 'mlepipe.config.yaml'), host(cache));
+    assert.is((await run(here)).code, 0);
+    const r = await run(dir);
+    assert.is(r.code, 0, r.err);
+    for (const node of ['a', 'b', 'c']) assert.equal(await entryFiles(dir, node), await entryFiles(here, node), node);
+    const hc = made[0].HostConfig as { Binds: string[]; ShmSize: number };
+    assert.is(hc.ShmSize, 64 * 1024 * 1024);
+    assert.is(hc.Binds.length, 2);
+    assert.match(hc.Binds[0], new RegExp(`^${cache}/nodes/[0-9a-f]+:/mlepipe/in/0:ro$`));
+    assert.match(hc.Binds[1], new RegExp(`^${cache}/tmp/[^/]+:/mlepipe/out$`));
+    // Read back from the container: the marker that proves the mount, and the declared output (it lives in the experiment folder there).
+    const fetched = requests.filter((l) => l.startsWith('GET') && l.includes('/archive?')).map((l) => decodeURIComponent(/path=([^& ]+)/.exec(l)![1]));
+    assert.equal(fetched, ['/mlepipe/out/.mlepipe-shared', '/mlepipe/exp/res/doubled.txt']);
+
+    const elsewhere = await tmpProject({ 'e.yaml': CHAIN('on: mounted'), 'scale.txt': '3\n' });
+    await writeFile(join(elsewhere, 'mlepipe.config.yaml'), host(await mkdtemp(join(tmpdir(), 'mlepipe-not-the-cache-'))));
+    const wrong = await run(elsewhere);
+    assert.is(wrong.code, 1);
+    assert.match(wrong.err, /b +failed: host mounted: cache_dir \/\S+ there does not hold this machine's cache/);
+    const plan = memoryIO();
+    await planCommand(join(elsewhere, 'e.yaml'), {}, plan);
+    assert.match(plan.stdout.join('\n'), /run +b /);
+    assert.is(await leftContainers(), 0);
+  } finally {
+    mounting.cut();
+  }
+});
+
+test('mlepipe hosts: reachability, Docker version, GPUs (nvidia-smi there) and image for each host; -S sets a host', async () => {
   const dead = await closedPort();
   const dir = await tmpProject({}, settings(`  nowhere: { docker: "tcp://127.0.0.1:${dead}", gpus: ["0", "1"], labels: [h200] }\n`));
   const cwd = process.cwd();
   process.chdir(dir);
   try {
-    const io = memoryIO();
+    let io = memoryIO();
     assert.is(await hostsCommand({}, io), 3);
     const version = (await docker.version()).Version;
     assert.equal(io.stdout, [
       `remote   tcp://127.0.0.1:${port}  0 GPUs  [box]  ✔ Docker ${version}, image ${IMAGE} present`,
       `nowhere  tcp://127.0.0.1:${dead}  GPUs 0, 1  [h200]  ✖ unreachable: connect ECONNREFUSED 127.0.0.1:${dead}`,
     ]);
+    // The same engine said to lend 2 GPUs: nvidia-smi is run there with a GPU request, which this machine cannot serve.
+    io = memoryIO();
+    assert.is(await hostsCommand({ set: ['hosts.remote.gpus=2', `hosts.nowhere.docker=tcp://127.0.0.1:${port}`, `hosts.nowhere.image=${IMAGE}`] }, io), 3);
+    assert.equal(io.stdout.length, 4, io.stdout.join('\n'));
+    assert.is(io.stdout[0], `remote   tcp://127.0.0.1:${port}  2 GPUs  [box]  ✔ Docker ${version}, image ${IMAGE} present`);
+    assert.match(io.stdout[1], /^ {7}  ✖ no GPUs: the engine has no NVIDIA runtime for GPU requests \(.*\)$/);
+    assert.match(io.stdout[3], /^ {7}  ✖ no GPUs: the engine has no NVIDIA runtime/);
+    assert.is((await docker.listContainers({ all: true, filters: { label: ['mlepipe.probe'] } })).length, 0);
   } finally {
     process.chdir(cwd);
+  }
+});
+
+test("mlepipe hosts build: a Dockerfile built on the host's engine, then nodes run in its image; a failing build names the host", async () => {
+  const tag = `mlepipe-hosts-built:${process.pid}`;
+  // FROM the test's own image: local, with bash (the sandbox image has no shell).
+  const ctx = await tmpProject({ Dockerfile: `FROM ${IMAGE}\nCOPY hello.txt /hello.txt\n`, 'hello.txt': 'built here\n', 'bad/Dockerfile': `FROM ${IMAGE}\nCOPY missing.txt /\n` });
+  const dir = await tmpProject(
+    { 'e.yaml': "name: built\nstages:\n  read: { uses: shell, on: remote, with: { run: 'cat /hello.txt > $MLEPIPE_OUT/h' } }\n" },
+    settings().replace(`image: "${IMAGE}"`, `image: "${tag}"`),
+  );
+  const cwd = process.cwd();
+  process.chdir(dir);
+  try {
+    let io = memoryIO();
+    assert.is(await hostsBuildCommand('remote', { file: join(ctx, 'Dockerfile') }, io), 0, io.stderr.join('\n'));
+    assert.match(io.stderr.join('\n'), `✔ built ${tag} on host remote`);
+    await docker.getImage(tag).inspect();
+    const r = await run(dir);
+    assert.is(r.code, 0, r.err);
+    assert.equal(await entryFiles(dir, 'read'), { h: 'built here\n' });
+    io = memoryIO();
+    assert.is(await hostsBuildCommand('remote', { file: join(ctx, 'bad/Dockerfile'), tag: `${tag}-bad` }, io), 1);
+    assert.match(io.stderr.join('\n'), /✖ host remote: the build failed: .*missing\.txt/);
+    try {
+      await hostsBuildCommand('elsewhere', {}, memoryIO());
+      assert.unreachable();
+    } catch (err) {
+      assert.match((err as Error).message, 'no host named "elsewhere"');
+    }
+  } finally {
+    process.chdir(cwd);
+    await docker.getImage(tag).remove({ force: true }).catch(() => {});
   }
 });
 
