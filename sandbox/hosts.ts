@@ -5,6 +5,7 @@ import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { SshEngineAgent } from './ssh-engine.js';
 
 /** How to reach an engine. Paths are absolute (the settings loader resolves them). */
 export interface EngineSpec {
@@ -34,18 +35,16 @@ export async function engineAt(spec: EngineSpec | string): Promise<Docker> {
     const known = s.known_hosts ?? join(homedir(), '.ssh', 'known_hosts');
     const keys = knownKeys(known, url.hostname, port);
     if (!s.identity && !process.env.SSH_AUTH_SOCK) throw new Error(`no SSH key: set identity: (a private key file) on the host, or start an SSH agent (SSH_AUTH_SOCK)`);
-    return new Dockerode({
-      protocol: 'ssh',
+    const agent = new SshEngineAgent({
       host: url.hostname,
       port,
       username: decodeURIComponent(url.username),
-      sshOptions: {
-        ...(s.identity ? { privateKey: read(s.identity, 'identity') } : { agent: process.env.SSH_AUTH_SOCK }),
-        // Without a check, anyone answering on that address would be handed the node's inputs and environment.
-        hostVerifier: (key: Buffer) => keys.some((k) => k.equals(key)),
-        readyTimeout: 20_000,
-      },
-    } as Docker.DockerOptions);
+      ...(s.identity ? { privateKey: read(s.identity, 'identity') } : { agent: process.env.SSH_AUTH_SOCK }),
+      // Without a check, anyone answering on that address would be handed the node's inputs and environment.
+      hostVerifier: (key: Buffer) => keys.some((k) => k.equals(key)),
+      readyTimeout: 20_000,
+    });
+    return new Dockerode({ protocol: 'http', host: url.hostname, port, agent } as Docker.DockerOptions);
   }
   throw new Error(`${s.docker}: not a unix://, tcp:// or ssh:// address`);
 }

@@ -105,6 +105,9 @@ test('a chain across a TCP host, an SSH host and this machine: outputs as a loca
   const first = await run(there);
   assert.is(first.code, 0, `${first.err}\n${sshd.log()}`);
   assert.match(await nodeLogs(there), 'c ran on sshbox');
+  // The node made a dozen requests to the engine over one SSH login (a new one only after a quiet second).
+  const logins = sshd.log().match(/Accepted publickey/g)?.length ?? 0;
+  assert.ok(logins >= 1 && logins < 5, `${logins} SSH logins`);
   assert.equal(await entries(there), await entries(here));
   assert.equal((await entries(there)).d, { 'total.txt': '30\n' });
   const again = await run(there);
