@@ -166,13 +166,7 @@ export async function gpusOn(spec: EngineSpec, image: string, waitMs = 60_000): 
     const { StatusCode } = (await Promise.race([c.wait(), late])) as { StatusCode: number };
     const out = frames(await c.logs({ stdout: true, stderr: true, follow: false }));
     if (StatusCode !== 0) return { error: StatusCode === 127 ? `no GPUs: nvidia-smi is not in ${image} there, and the engine did not provide it` : `nvidia-smi failed (exit ${StatusCode}): ${out.trim().split('\n')[0] ?? ''}` };
-    const [list, apps = ''] = out.split('---');
-    const busy = new Set(apps.split('\n').map((l) => l.trim()).filter(Boolean));
-    const gpus = list
-      .split('\n')
-      .map((l) => l.split(',').map((f) => f.trim()))
-      .filter((f) => f.length >= 4)
-      .map(([index, uuid, name, mem]) => ({ index, name, memoryMiB: Number(mem), busy: busy.has(uuid) }));
+    const gpus = parseGpus(out);
     return gpus.length ? { gpus } : { error: 'no GPUs: nvidia-smi lists none' };
   } catch (err) {
     const e = err as Error & { statusCode?: number };
@@ -181,6 +175,17 @@ export async function gpusOn(spec: EngineSpec, image: string, waitMs = 60_000): 
     clearTimeout(timer);
     await c?.remove({ force: true }).catch(() => {});
   }
+}
+
+/** GPUs from the two CSV queries (GPUs, then `---`, then the GPU ids of compute processes). */
+export function parseGpus(out: string): NonNullable<GpuReport['gpus']> {
+  const [list, apps = ''] = out.split('---');
+  const busy = new Set(apps.split('\n').map((l) => l.trim()).filter(Boolean));
+  return list
+    .split('\n')
+    .map((l) => l.split(',').map((f) => f.trim()))
+    .filter((f) => f.length >= 4)
+    .map(([index, uuid, name, mem]) => ({ index, name, memoryMiB: Number(mem), busy: busy.has(uuid) }));
 }
 
 /** The payload of a non-TTY container's log: frames of an 8-byte header (stream, 3 zero bytes, length) and that many bytes. */

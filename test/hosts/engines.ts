@@ -171,6 +171,8 @@ export async function startSshd(port: number) {
   return {
     address: `ssh://${userInfo().username}@127.0.0.1:${port}`,
     identity: f('user_key'),
+    /** A private key this sshd does not let in. */
+    strangerKey: f('host_key'),
     knownHosts: f('known_hosts'),
     emptyKnownHosts: f('empty_known_hosts'),
     start,

@@ -116,14 +116,21 @@ test('a chain across a TCP host, an SSH host and this machine: outputs as a loca
   assert.is((await ours('mlepipe.node')).length, 0);
 });
 
-test('an SSH host whose key is not in known_hosts is refused, naming the file', async () => {
+test('an SSH host whose key is not in known_hosts is refused, naming the file; a key the host does not take, naming the user', async () => {
   const dir = await tmpProject(
-    { 'e.yaml': "name: k\nstages:\n  x: { uses: shell, on: stranger, with: { run: 'echo > $MLEPIPE_OUT/x' } }\n" },
-    settings(`  stranger: { docker: "${sshd.address}", identity: "${sshd.identity}", known_hosts: "${sshd.emptyKnownHosts}", image: "${IMAGE}" }\n`),
+    {
+      'e.yaml':
+        "name: k\nstages:\n  x: { uses: shell, on: stranger, with: { run: 'echo > $MLEPIPE_OUT/x' } }\n  y: { uses: shell, on: nokey, with: { run: 'echo y > $MLEPIPE_OUT/y' } }\n",
+    },
+    settings(
+      `  stranger: { docker: "${sshd.address}", identity: "${sshd.identity}", known_hosts: "${sshd.emptyKnownHosts}", image: "${IMAGE}" }\n` +
+        `  nokey: { docker: "${sshd.address}", identity: "${sshd.strangerKey}", known_hosts: "${sshd.knownHosts}", image: "${IMAGE}" }\n`,
+    ),
   );
-  const r = await run(dir);
+  const r = await run(dir, { keepGoing: true });
   assert.is(r.code, 1, r.err);
   assert.match(r.err, new RegExp(`x +failed: host stranger \\(${sshd.address}\\) is unreachable: the SSH host key of 127\\.0\\.0\\.1:\\d+ is not in ${sshd.emptyKnownHosts}`), r.err);
+  assert.match(r.err, new RegExp(`y +failed: host nokey \\(${sshd.address}\\) is unreachable: SSH login as \\w+ was refused`), r.err);
 });
 
 test('the SSH line cut mid-node fails it naming the host, caches nothing, and a rerun with sshd back completes', async () => {
