@@ -49,7 +49,8 @@ export class SshEngineAgent extends Agent {
     this.connect().then(
       (c) =>
         c.exec('docker system dial-stdio', (err, channel) => {
-          if (err) return callback!(err, undefined as never);
+          // ssh2 says only "Unable to exec" when the connection went away under it.
+          if (err) return callback!(new Error(`the SSH connection to ${this.config.host} dropped (${err.message})`), undefined as never);
           this.channels++;
           channel.once('close', () => this.closed());
           // http asks these of its sockets; a channel has no TCP options to set.

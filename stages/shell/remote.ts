@@ -81,9 +81,9 @@ export async function runOnHost(ctx: StageContext<ShellParams>, host: HostPlacem
     if (host.docker.startsWith('unix://')) unreap = reapContainer(c.id);
     if (shared) await checkShared(c, ctx.outDir, host);
     const tar = await tarFs();
-    await c.putArchive(tar.pack(upload) as unknown as NodeJS.ReadableStream, { path: '/' });
+    await c.putArchive(tar.pack(upload) as unknown as NodeJS.ReadableStream, { path: '/' }).catch(lostWhile(host, 'sending the inputs'));
 
-    const stream = (await c.attach({ stream: true, stdout: true, stderr: true })) as unknown as Readable;
+    const stream = (await c.attach({ stream: true, stdout: true, stderr: true }).catch(lostWhile(host, "attaching to the node's output"))) as unknown as Readable;
     const lines = new PassThrough();
     docker.modem.demuxStream(stream, lines, lines);
     const logged = logLines(lines, ctx.log);
@@ -135,7 +135,7 @@ export async function runOnHost(ctx: StageContext<ShellParams>, host: HostPlacem
       throw new Error(`command exited with code ${status} on ${at}`);
     }
 
-    if (!shared) await fetchInto(c, `${ROOT}/out/.`, ctx.outDir);
+    if (!shared) await fetchInto(c, `${ROOT}/out/.`, ctx.outDir).catch(lostWhile(host, "fetching the node's output folder"));
     for (const out of p.outs) {
       const problem = placeProblem('outs', out);
       if (problem) throw new Error(`outs: ${problem}`);
@@ -261,3 +261,10 @@ function engineLost(docker: Docker, everyMs = 3000): { promise: Promise<never>; 
 }
 
 const oneLine = (err: Error) => err.message.split('\n')[0];
+
+/** Any other request the engine drops mid-way fails the node naming the host and the step. */
+const lostWhile =
+  (host: HostPlacement, what: string) =>
+  (err: Error): never => {
+    throw new HostFault(host.name, `host ${host.name}: lost the engine while ${what}: ${oneLine(err)}`);
+  };

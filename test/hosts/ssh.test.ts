@@ -143,7 +143,8 @@ test('the SSH line cut mid-node fails it naming the host, caches nothing, and a 
   await sshd.stop();
   const r = await running;
   assert.is(r.code, 1, r.err);
-  assert.match(r.err, /long +failed: host far: lost the node's container/);
+  // Which request the cut catches (the wait, or one still under way as the container starts) varies; each names the host.
+  assert.match(r.err, /long +failed: host far: lost the (node's container|engine while [a-z' ]+): /, r.err);
   assert.match(await planText(dir), /run +long /);
   // The engine itself is still here: what the cut left running there goes by hand.
   for (const c of await ours('mlepipe.node=long')) await docker.getContainer(c.Id).remove({ force: true });
