@@ -37,7 +37,8 @@ export class HostPool {
       const h = this.hosts[name];
       const all = Array.isArray(h.gpus) ? h.gpus : [];
       const order = (id: string) => (Array.isArray(h.gpus) ? all.indexOf(id) : Number(id));
-      const placement: HostPlacement = {
+      // Settings a host leaves out stay out of its placement (rather than present as undefined).
+      const placement = defined({
         name,
         docker: h.docker,
         identity: h.identity,
@@ -48,7 +49,7 @@ export class HostPool {
         cacheDir: h.cache_dir,
         env: Object.fromEntries(Object.entries(h.env ?? {}).map(([k, v]) => [k, String(v)])),
         gpus: gpus === 0 ? undefined : ids ? { ids } : { count: gpus },
-      };
+      }) as HostPlacement;
       let given = false;
       return {
         placement,
@@ -64,6 +65,8 @@ export class HostPool {
     return undefined;
   }
 }
+
+const defined = <T extends object>(o: T): T => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
 
 const UNITS: Record<string, number> = { '': 1, b: 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3, t: 1024 ** 4 };
 
