@@ -228,6 +228,27 @@ stages:
   assert.is(await leftContainers(), 0);
 });
 
+test('retries: a host that dies mid-node hands the node to another host of its label', async () => {
+  const flaky = await engineProxy();
+  const dir = await tmpProject(
+    { 'e.yaml': `name: dies\nstages:\n  far: { uses: shell, on: pair, retries: 1, with: { run: 'if [ "$MLEPIPE_HOST" = flaky ]; then echo started; sleep 600; fi; echo "on $MLEPIPE_HOST" > $MLEPIPE_OUT/x' } }\n` },
+    settings(`  flaky: { docker: "tcp://127.0.0.1:${flaky.port}", image: "${IMAGE}", labels: [pair] }\n  steady: { docker: "tcp://127.0.0.1:${port}", image: "${IMAGE}", labels: [pair] }\n`),
+  );
+  try {
+    const running = run(dir);
+    await waitFor(async () => (await docker.listContainers({ filters: { label: ['mlepipe.node=far'], ancestor: [IMAGE] } })).length === 1, 120_000, 'the node container');
+    flaky.cut();
+    const r = await running;
+    assert.is(r.code, 0, r.err);
+    assert.match(r.err, /… +far +host flaky failed; trying again \(1 of 1 retries\)/);
+    assert.equal(await entryFiles(dir, 'far'), { x: 'on steady\n' });
+    assert.match(await nodeLogs(dir), /mlepipe: try 2 of 2: host flaky failed \(host flaky: lost the node's container/);
+  } finally {
+    // The engine itself never went away: what the cut left running on "flaky" is removed by hand.
+    for (const c of await docker.listContainers({ all: true, filters: { label: ['mlepipe.node=far'], ancestor: [IMAGE] } })) await docker.getContainer(c.Id).remove({ force: true });
+  }
+});
+
 test('cache_dir: input and output folders are mounts of the cache the host shares, not archives; shm_size reaches the container; a cache_dir that is not the cache is refused', async () => {
   const made: Array<Record<string, unknown>> = [];
   const requests: string[] = [];
