@@ -4,7 +4,7 @@
 // through a terminating proxy, and over SSH through an sshd of the test's own.
 import { execa } from 'execa';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
@@ -177,6 +177,11 @@ export async function startSshd(port: number) {
     emptyKnownHosts: f('empty_known_hosts'),
     start,
     stop,
+    /** Stops it and removes its keys and settings. */
+    dispose: async () => {
+      await stop();
+      await rm(dir, { recursive: true, force: true });
+    },
     log: () => log,
   };
 }

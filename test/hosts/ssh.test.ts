@@ -6,9 +6,9 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import Docker from 'dockerode';
 import { execa } from 'execa';
-import { mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { memoryIO } from '../../cli/io.js';
 import { planCommand } from '../../cli/commands/plan.js';
 import { runCommand } from '../../cli/commands/run.js';
@@ -33,7 +33,8 @@ test.before(async () => {
 test.after(async () => {
   tcp.cut();
   tls.cut();
-  await sshd.stop();
+  await sshd.dispose();
+  await rm(dirname(certs.ca), { recursive: true, force: true });
   for (const c of await docker.listContainers({ all: true, filters: { ancestor: [IMAGE] } })) await docker.getContainer(c.Id).remove({ force: true });
   await docker.getImage(IMAGE).remove({ force: true }).catch(() => {});
 });
@@ -139,16 +140,19 @@ test('the SSH line cut mid-node fails it naming the host, caches nothing, and a 
   // The host's env is not part of the node's key: the rerun below is the same node, with a short nap.
   const dir = await tmpProject({ 'e.yaml': "name: cut\nstages:\n  long: { uses: shell, on: far, with: { run: 'echo started; sleep $NAP; echo done > $MLEPIPE_OUT/x' } }\n" }, project(600));
   const running = run(dir);
-  await waitFor(async () => (await ours('mlepipe.node=long')).some((c) => c.State === 'running'), 120_000, 'the node container');
-  await sshd.stop();
-  const r = await running;
-  assert.is(r.code, 1, r.err);
-  // Which request the cut catches (the wait, or one still under way as the container starts) varies; each names the host.
-  assert.match(r.err, /long +failed: host far: lost the (node's container|engine while [a-z' ]+): /, r.err);
-  assert.match(await planText(dir), /run +long /);
-  // The engine itself is still here: what the cut left running there goes by hand.
-  for (const c of await ours('mlepipe.node=long')) await docker.getContainer(c.Id).remove({ force: true });
-  await sshd.start();
+  try {
+    await waitFor(async () => (await ours('mlepipe.node=long')).some((c) => c.State === 'running'), 120_000, 'the node container');
+    await sshd.stop();
+    const r = await running;
+    assert.is(r.code, 1, r.err);
+    // Which request the cut catches (the wait, or one still under way as the container starts) varies; each names the host.
+    assert.match(r.err, /long +failed: host far: lost the (node's container|engine while [a-z' ]+): /, r.err);
+    assert.match(await planText(dir), /run +long /);
+  } finally {
+    // The engine itself is still here: what the cut left running there goes by hand.
+    for (const c of await ours('mlepipe.node=long')) await docker.getContainer(c.Id).remove({ force: true });
+    await sshd.start();
+  }
   await writeFile(join(dir, 'mlepipe.config.yaml'), project(0));
   const again = await run(dir);
   assert.is(again.code, 0, again.err);
