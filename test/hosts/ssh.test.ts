@@ -12,6 +12,7 @@ import { dirname, join } from 'node:path';
 import { memoryIO } from '../../cli/io.js';
 import { planCommand } from '../../cli/commands/plan.js';
 import { runCommand } from '../../cli/commands/run.js';
+import { hostsCommand } from '../../cli/commands/hosts.js';
 import { closedPort, nodeLogs, ROOT, tmpProject, waitFor } from '../helpers.js';
 import { engineProxy, makeCerts, startSshd, tlsEngineProxy } from './engines.js';
 
@@ -172,6 +173,20 @@ test('TLS: with the CA, certificate and key the engine answers; with another CA 
   assert.match(r.err, /good +done|✔ +good/);
   assert.match(r.err, /bad +failed: host wrong \(tcp:\/\/127\.0\.0\.1:\d+\) is unreachable: TLS failed \((SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_VERIFY_LEAF_SIGNATURE)\)/);
   assert.equal((await entries(dir, ['good'])).good, { x: 'ok\n' });
+  // mlepipe hosts reaches each host with its own settings: key and known_hosts for SSH, certificates for TLS.
+  const cwd = process.cwd();
+  process.chdir(dir);
+  try {
+    const io = memoryIO();
+    assert.is(await hostsCommand({}, io), 3);
+    const state = Object.fromEntries(io.stdout.map((l) => [l.split(' ')[0], l.includes('✔') ? 'ok' : l.replace(/^.*✖ /, '')]));
+    assert.is(state.tcpbox, 'ok');
+    assert.is(state.sshbox, 'ok');
+    assert.is(state.safe, 'ok');
+    assert.match(state.wrong, /^unreachable: TLS failed/);
+  } finally {
+    process.chdir(cwd);
+  }
 });
 
 test.run();
