@@ -6,7 +6,7 @@ import { VERSION } from '../core/version.js';
 import { processIO, type IO } from './io.js';
 
 const collect = (v: string, acc: string[]) => [...acc, v];
-const setOption = () => new Option('-S, --set <key=value>', 'override any key of the experiment (value parsed as YAML); repeatable').argParser(collect).default([]);
+const setOption = (what = 'any key of the experiment, or hosts.NAME.KEY of the settings') => new Option('-S, --set <key=value>', `override ${what} (value parsed as YAML); repeatable`).argParser(collect).default([]);
 
 export function buildProgram(io: IO, done: (code: number) => void): Command {
   const program = new Command('mlepipe')
@@ -188,11 +188,20 @@ export function buildProgram(io: IO, done: (code: number) => void): Command {
     .option('--threads <n>', 'torch CPU threads')
     .action(act(async (ck: string, o: { port?: string; host?: string; threads?: string }) => (await import('./commands/serve.js')).serveCommand(ck, o, io)));
 
-  program
+  const hosts = program
     .command('hosts')
-    .description('list the hosts in mlepipe.config.yaml: reachability, Docker version, GPUs, image')
+    .description('list the hosts in mlepipe.config.yaml: reachability, Docker version, GPUs (nvidia-smi there), image')
     .option('--json', 'JSON output')
-    .action(act(async (o: { json?: boolean }) => (await import('./commands/hosts.js')).hostsCommand(o, io)));
+    .addOption(setOption('a host setting: hosts.NAME.KEY'))
+    .action(act(async (o: { json?: boolean; set?: string[] }) => (await import('./commands/hosts.js')).hostsCommand(o, io)));
+  hosts
+    .command('build')
+    .description("build the image nodes run in (gpu/Dockerfile) on a host's engine")
+    .argument('<name>', 'a host in mlepipe.config.yaml')
+    .option('--file <dockerfile>', 'another Dockerfile (its folder is the context)')
+    .option('--tag <image>', "the image's name (default: the host's image:, else mlepipe-host:latest)")
+    .addOption(setOption('a host setting: hosts.NAME.KEY'))
+    .action(act(async (name: string, o: { file?: string; tag?: string; set?: string[] }) => (await import('./commands/hosts.js')).hostsBuildCommand(name, o, io)));
 
   program
     .command('doctor')

@@ -53,6 +53,17 @@ export class EnvError extends ExitError {
   }
 }
 
+/** A node's host failed under it (unreachable, connection lost, container killed there): the node may run elsewhere. */
+export class HostFault extends Error {
+  constructor(
+    readonly host: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'HostFault';
+  }
+}
+
 /** A broken invariant inside mlepipe itself; printed with its stack. */
 export class InternalError extends Error {
   constructor(message: string) {

@@ -105,7 +105,7 @@ export async function runChecks(settings: Settings, env: NodeJS.ProcessEnv = pro
   const hosts = Object.entries(settings.hosts);
   if (!hosts.length) checks.push({ name: 'gpu hosts', ok: true, required: false, detail: 'none configured (optional: hosts: in mlepipe.config.yaml)' });
   for (const [name, h] of hosts) {
-    const r = await probeEngine(h.docker);
+    const r = await probeEngine(h);
     checks.push({
       name: `host ${name}`,
       ok: r.ok,

@@ -44,3 +44,12 @@ fi
 if [ -z "${MLEPIPE_NO_DOCKER:-}" ]; then
   bash scripts/docker-up.sh
 fi
+
+# The SSH server the host tests start on a loopback port (test/hosts/engines.ts),
+# standing in for a GPU machine reached over ssh://. Not started here.
+if [ -z "${MLEPIPE_NO_DOCKER:-}" ] && [ ! -x /usr/sbin/sshd ] && command -v apt-get >/dev/null; then
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq openssh-server >/dev/null
+fi

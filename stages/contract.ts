@@ -3,6 +3,7 @@
 import type { ModelSpec } from '../core/models.js';
 import type { PythonIdentity } from '../core/python-identity.js';
 import type { JsonSchema } from '../core/schema.js';
+import type { EngineSpec } from '../sandbox/hosts.js';
 
 export type MetricValue = number | string | boolean | null;
 export type Metrics = Record<string, MetricValue>;
@@ -65,11 +66,13 @@ export interface StageContext<P> {
 }
 
 /** The host a node runs on, and the GPUs it holds there for the node's lifetime. */
-export interface HostPlacement {
+export interface HostPlacement extends EngineSpec {
   readonly name: string;
-  /** The engine's address: unix://, tcp:// or ssh://. */
-  readonly docker: string;
   readonly image?: string;
+  /** Bytes of /dev/shm in the node's container. */
+  readonly shmSize?: number;
+  /** Where this machine's cache is mounted on the host (inputs and outputs go through it). */
+  readonly cacheDir?: string;
   readonly env: Readonly<Record<string, string>>;
   /** Device ids held, or a count where the host does not list them; undefined: no GPUs. */
   readonly gpus?: { readonly ids: readonly string[] } | { readonly count: number };

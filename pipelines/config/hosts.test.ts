@@ -1,22 +1,22 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { UserError } from '../../core/errors.js';
 import { loadExperiment } from './load.js';
 
 const HOSTS = 'hosts:\n  big: { docker: "tcp://127.0.0.1:2375", gpus: 2, labels: [h200] }\n  cpu: { docker: "unix:///var/run/docker.sock" }\n';
 
-async function load(settings: string, experiment: string) {
+async function load(settings: string, experiment: string, overrides: string[] = []) {
   const dir = await mkdtemp(join(tmpdir(), 'mlepipe-hosts-'));
   await writeFile(join(dir, 'mlepipe.config.yaml'), settings);
   await writeFile(join(dir, 'e.yaml'), experiment);
   try {
-    return { exp: await loadExperiment(join(dir, 'e.yaml'), { env: {} }), errors: [] as string[] };
+    return { exp: await loadExperiment(join(dir, 'e.yaml'), { env: {}, overrides }), errors: [] as string[], dir };
   } catch (err) {
     assert.instance(err, UserError);
-    return { exp: undefined, errors: (err as UserError).diagnostics.map((d) => `${d.pos?.file?.split('/').pop()}:${d.pos?.line}:${d.pos?.col} ${d.path}: ${d.message}`) };
+    return { exp: undefined, dir, errors: (err as UserError).diagnostics.map((d) => `${d.pos?.file?.split('/').pop()}:${d.pos?.line}:${d.pos?.col} ${d.path}: ${d.message}`) };
   }
 }
 
@@ -48,6 +48,38 @@ test('settings: the new host shape is schema-checked, the old one named with the
   assert.match(r.errors[1], /^mlepipe\.config\.yaml:2:41 hosts\.g\.gpus: must be >= 0/);
   r = await load('hosts:\n  g: { docker: "ssh://me@gpu:2222", gpus: ["0", "3"], image: "x:1", env: { A: 1 } }\n', exp);
   assert.equal(r.errors, []);
+});
+
+test('retries: with on: only; defaults to 0', async () => {
+  const { exp } = await load(HOSTS, 'name: e\nstages:\n  a: { uses: shell, with: { run: x }, on: h200, retries: 2 }\n  b: { uses: shell, with: { run: x }, on: h200 }\n');
+  assert.equal(exp!.stages.map((s) => s.retries), [2, 0]);
+  const { errors } = await load(HOSTS, 'name: e\nstages:\n  a: { uses: shell, with: { run: x }, retries: 1 }\n');
+  assert.equal(errors, ['e.yaml:3:48 stages.a.retries: retries: tries a node again after its host fails: set on: as well']);
+});
+
+test('key and certificate paths: ~/ is the home folder, relative ones start at the settings file; shm_size takes sizes', async () => {
+  const { exp, dir, errors } = await load(
+    'hosts:\n  s: { docker: "ssh://me@gpu", identity: keys/id, known_hosts: "~/kh", shm_size: 16g }\n  t: { docker: "tcp://gpu:2376", tls: { ca: "~/c/ca.pem", cert: /abs/cert.pem, key: k.pem }, shm_size: 1024 }\n',
+    'name: e\nstages:\n  a: { uses: shell, with: { run: x } }\n',
+  );
+  assert.equal(errors, []);
+  const { s, t } = exp!.settings.hosts;
+  assert.equal([s.identity, s.known_hosts], [join(dir, 'keys/id'), join(homedir(), 'kh')]);
+  assert.equal(t.tls, { ca: join(homedir(), 'c/ca.pem'), cert: '/abs/cert.pem', key: join(dir, 'k.pem') });
+  const bad = await load('hosts:\n  s: { docker: "tcp://gpu:2376", shm_size: lots, tls: { ca: a } }\n', 'name: e\nstages:\n  a: { uses: shell, with: { run: x } }\n');
+  assert.equal(bad.errors.length, 3, bad.errors.join('\n'));
+  assert.match(bad.errors.join('\n'), /hosts\.s\.shm_size: /);
+  assert.match(bad.errors.join('\n'), /hosts\.s\.tls: .*cert/);
+});
+
+test('-S hosts.NAME.KEY=VALUE sets the project settings, checked with the argument as the place', async () => {
+  const exp = 'name: e\nstages:\n  a: { uses: shell, with: { run: x }, on: h200 }\n';
+  let r = await load(HOSTS, exp, ['hosts.big.gpus=4', 'hosts.new.docker=tcp://10.0.0.9:2375', 'hosts.new.labels=[h200]']);
+  assert.equal(r.errors, []);
+  assert.is(r.exp!.settings.hosts.big.gpus, 4);
+  assert.equal(r.exp!.settings.hosts.new, { docker: 'tcp://10.0.0.9:2375', labels: ['h200'] });
+  r = await load(HOSTS, exp, ['hosts.big.gpus=-2']);
+  assert.equal(r.errors, ['-S hosts.big.gpus=-2:1:19 hosts.big.gpus: must be >= 0']);
 });
 
 test.run();

@@ -33,6 +33,10 @@ export function placementDiagnostics(doc: WrittenExperiment, settings: Settings,
         const path = ['stages', id, 'gpus'];
         out.push({ pos: valuePos(origins, path), path: dotted(path), message: 'gpus: is taken on a host: set on: as well (local nodes use this machine as it is)' });
       }
+      if (st.retries !== undefined) {
+        const path = ['stages', id, 'retries'];
+        out.push({ pos: valuePos(origins, path), path: dotted(path), message: 'retries: tries a node again after its host fails: set on: as well' });
+      }
       continue;
     }
     const path = ['stages', id, 'on'];

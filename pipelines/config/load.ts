@@ -28,13 +28,16 @@ export async function loadExperiment(file: string, opts: LoadOptions = {}): Prom
   const shown = displayPath(file);
   // A broken settings file is reported with the experiment's own errors.
   let settingsErrors: Diagnostic[] = [];
-  const settings = await loadSettings(dirname(resolve(file)), env).catch((err: unknown) => {
+  // `-S hosts.NAME.…` sets a host of the project settings; the rest is the experiment's.
+  const overrides = parseOverrides(opts.overrides ?? []);
+  const forSettings = overrides.filter((o) => o.path[0] === 'hosts');
+  const settings = await loadSettings(dirname(resolve(file)), env, forSettings).catch((err: unknown) => {
     if (!(err instanceof UserError)) throw err;
     settingsErrors = err.diagnostics;
     return undefined;
   });
   let src = await loadWithExtends(shown, [], settings?.cacheDir);
-  src = applyOverrides(src, parseOverrides(opts.overrides ?? []));
+  src = applyOverrides(src, overrides.filter((o) => o.path[0] !== 'hosts'));
   const expanded = interpolateAll(src, env);
   src = expanded.src;
   // A `vars:` entry left unresolved would spread wherever it is used: stop there.
@@ -56,6 +59,7 @@ export async function loadExperiment(file: string, opts: LoadOptions = {}): Prom
     matrix: st.matrix,
     on: st.on,
     gpus: st.on ? (st.gpus ?? defaultGpus(st.on, settings.hosts)) : 0,
+    retries: st.on ? (st.retries ?? 0) : 0,
     description: st.description,
   }));
   const tables: Record<string, ResolvedTable> = {};

@@ -2,13 +2,15 @@
 // or .mlepiperc*, searched from the experiment's folder upwards.
 import { cosmiconfig, type Loader } from 'cosmiconfig';
 import { existsSync } from 'node:fs';
+import { homedir } from 'node:os';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import settingsSchema from '../../schemas/settings.schema.json';
 import { validateWithSchema } from '../../core/jsonschema.js';
-import type { Settings, WrittenSettings } from './types.js';
+import type { HostSettings, Settings, WrittenSettings } from './types.js';
 import { oldHostShape } from './hosts.js';
 import { parseYaml } from './yaml.js';
 import type { Origins } from '../../core/source.js';
+import { applyOverrides, type Override } from './overrides.js';
 import { UserError } from '../../core/errors.js';
 import { readTextFile } from '../../core/text.js';
 
@@ -40,7 +42,8 @@ const explorer = cosmiconfig('mlepipe', {
   cache: false,
 });
 
-export async function loadSettings(startDir: string, env: NodeJS.ProcessEnv = process.env): Promise<Settings> {
+/** `overrides`: the `-S hosts.…` arguments, applied to the file's settings before they are checked. */
+export async function loadSettings(startDir: string, env: NodeJS.ProcessEnv = process.env, overrides: readonly Override[] = []): Promise<Settings> {
   let found: { filepath: string; config: unknown } | null;
   try {
     found = await explorer.search(startDir);
@@ -48,9 +51,10 @@ export async function loadSettings(startDir: string, env: NodeJS.ProcessEnv = pr
     if (err instanceof UserError) throw err;
     throw new UserError(`cannot read project settings: ${(err as Error).message.split('\n')[0]}`);
   }
-  const written = (found?.config ?? {}) as WrittenSettings;
-  if (found) {
-    const origins = positions.get(found.filepath) ?? new Map([['', { value: { file: found.filepath, line: 1, col: 1 } }]]);
+  let written = (found?.config ?? {}) as WrittenSettings;
+  if (found || overrides.length) {
+    let origins: Origins = found ? (positions.get(found.filepath) ?? new Map([['', { value: { file: found.filepath, line: 1, col: 1 } }]])) : new Map();
+    if (overrides.length) ({ value: written, origins } = applyOverrides({ value: written, origins }, overrides) as { value: WrittenSettings; origins: Origins });
     const old = oldHostShape(written, origins);
     const diags = old.length ? old : validateWithSchema(settingsSchema, written, origins, []);
     if (diags.length) throw new UserError(diags);
@@ -71,7 +75,18 @@ export async function loadSettings(startDir: string, env: NodeJS.ProcessEnv = pr
     python: written.python,
     sandbox: { backend: written.sandbox?.backend ?? 'bwrap', image: written.sandbox?.image, preload: written.sandbox?.preload },
     concurrency: written.concurrency ?? 2,
-    hosts: written.hosts ?? {},
+    hosts: Object.fromEntries(Object.entries(written.hosts ?? {}).map(([name, h]) => [name, withPaths(h, found ? dirname(found.filepath) : projectRoot)])),
+  };
+}
+
+/** Key and certificate paths made absolute: `~/` is the home folder, relative paths start at the settings file. */
+function withPaths(h: HostSettings, base: string): HostSettings {
+  const abs = (p: string) => (p === '~' || p.startsWith('~/') ? join(homedir(), p.slice(1)) : resolve(base, p));
+  return {
+    ...h,
+    ...(h.identity && { identity: abs(h.identity) }),
+    ...(h.known_hosts && { known_hosts: abs(h.known_hosts) }),
+    ...(h.tls && { tls: { ca: abs(h.tls.ca), cert: abs(h.tls.cert), key: abs(h.tls.key) } }),
   };
 }
 

@@ -23,6 +23,8 @@ export interface WrittenStage {
   on?: string;
   /** GPUs taken on the host (default 1 with `on:`). */
   gpus?: number;
+  /** With `on:`: tries again after a host fault. */
+  retries?: number;
   description?: string;
 }
 
@@ -74,6 +76,16 @@ export interface HostSettings {
   labels?: string[];
   image?: string;
   env?: Record<string, string | number | boolean>;
+  /** ssh: the private key file; without it the agent's keys. */
+  identity?: string;
+  /** ssh: the known_hosts file (default ~/.ssh/known_hosts). */
+  known_hosts?: string;
+  /** tcp: TLS files. */
+  tls?: { ca: string; cert: string; key: string };
+  /** /dev/shm of the host's containers: bytes or a size like 16g. */
+  shm_size?: number | string;
+  /** Where this machine's cache is mounted on the host, when it is. */
+  cache_dir?: string;
 }
 
 export interface SandboxSettings {
@@ -114,6 +126,8 @@ export interface ResolvedStage {
   readonly on?: string;
   /** GPUs taken on the host: 0 without `on:`. */
   readonly gpus: number;
+  /** Further tries after a host fault (0 without `on:`). */
+  readonly retries: number;
   readonly description?: string;
 }
 

@@ -5,6 +5,7 @@ import { setMaxListeners } from 'node:events';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { HostFault } from '../../core/errors.js';
 import { listFiles } from '../../core/fs.js';
 import { choosePython } from '../../core/python.js';
 import { VERSION } from '../../core/version.js';
@@ -27,6 +28,8 @@ export class NodeFailure extends Error {
     message: string,
     readonly logPath: string,
     readonly tail: string[],
+    /** The host that failed under the node, when that is why it failed. */
+    readonly hostFault?: string,
   ) {
     super(message);
     this.name = 'NodeFailure';
@@ -50,6 +53,8 @@ export interface ExecuteArgs {
   reporter: Reporter;
   /** The host the scheduler placed the node on (`on:`), with the GPUs it holds there. */
   host?: HostPlacement;
+  /** Lines the node's log starts with (why this is another try). */
+  notes?: readonly string[];
   /** Records a new entry in the lock file; called while the key is still locked, so gc never sees it unreferenced. */
   record(manifest: Manifest): Promise<void>;
 }
@@ -78,6 +83,7 @@ export async function executeNode(a: ExecuteArgs): Promise<NodeOutcome> {
       if (tail.length > 20) tail.shift();
       reporter.log(node.id, line);
     };
+    for (const note of a.notes ?? []) writeLog(`mlepipe: ${note}`);
     if (a.host) writeLog(`mlepipe: on host ${a.host.name}${gpuNote(a.host)}`);
     staged = await store.staging(node.key);
     const python = choosePython(a.exp.settings.python);
@@ -113,7 +119,7 @@ export async function executeNode(a: ExecuteArgs): Promise<NodeOutcome> {
       if (held.lost.aborted) throw new NodeFailure('lost its cache lock to another run (was the event loop blocked?)', logPath, tail);
       const message = err instanceof Error ? err.message : String(err);
       writeLog(`mlepipe: ${message}`);
-      throw new NodeFailure(message, logPath, tail);
+      throw new NodeFailure(message, logPath, tail, err instanceof HostFault ? err.host : undefined);
     }
     if (a.signal.aborted) throw new Interrupted();
     const finished = new Date();

@@ -21,9 +21,15 @@ export class HostPool {
     }
   }
 
-  /** GPUs on the first matching host with enough free, or undefined when none has them now. */
-  take(on: string, gpus: number): Held | undefined {
-    for (const name of hostsFor(on, this.hosts)) {
+  /**
+   * GPUs on the first matching host with enough free, or undefined when none has them now.
+   * Hosts in `avoid` (they failed the node) are passed over while another matching host is left.
+   */
+  take(on: string, gpus: number, avoid?: ReadonlySet<string>): Held | undefined {
+    const all = hostsFor(on, this.hosts);
+    // A host that could never hold the node is no alternative: waiting for it would be forever.
+    const fresh = all.filter((n) => !avoid?.has(n) && gpuCapacity(this.hosts[n]) >= gpus);
+    for (const name of fresh.length ? fresh : all) {
       const f = this.free.get(name)!;
       if (f.count < gpus) continue;
       f.count -= gpus;
@@ -31,13 +37,19 @@ export class HostPool {
       const h = this.hosts[name];
       const all = Array.isArray(h.gpus) ? h.gpus : [];
       const order = (id: string) => (Array.isArray(h.gpus) ? all.indexOf(id) : Number(id));
-      const placement: HostPlacement = {
+      // Settings a host leaves out stay out of its placement (rather than present as undefined).
+      const placement = defined({
         name,
         docker: h.docker,
+        identity: h.identity,
+        known_hosts: h.known_hosts,
+        tls: h.tls,
         image: h.image,
+        shmSize: h.shm_size === undefined ? undefined : sizeBytes(h.shm_size),
+        cacheDir: h.cache_dir,
         env: Object.fromEntries(Object.entries(h.env ?? {}).map(([k, v]) => [k, String(v)])),
         gpus: gpus === 0 ? undefined : ids ? { ids } : { count: gpus },
-      };
+      }) as HostPlacement;
       let given = false;
       return {
         placement,
@@ -52,4 +64,15 @@ export class HostPool {
     }
     return undefined;
   }
+}
+
+const defined = <T extends object>(o: T): T => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
+
+const UNITS: Record<string, number> = { '': 1, b: 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3, t: 1024 ** 4 };
+
+/** Bytes of a size as Docker writes them (16g, 512m, 1.5GiB): binary units; the schema has checked the form. */
+export function sizeBytes(size: number | string): number {
+  if (typeof size === 'number') return size;
+  const m = /^([0-9.]+)\s*([kmgt]?)/i.exec(size.trim())!;
+  return Math.round(Number(m[1]) * UNITS[m[2].toLowerCase()]);
 }

@@ -85,6 +85,9 @@ export async function runPlan(plan: Plan, opts: RunOptions): Promise<RunResult> 
       return { name: n.stage.id, id: n.id, key: n.key, dir: store.entryDir(n.key), metrics: m.metrics, variant: n.variant };
     });
 
+  // Host faults so far, per node: their hosts are passed over while another matching host is left.
+  const faults = new Map<string, { hosts: Set<string>; notes: string[] }>();
+
   const launch = (id: string, held?: Held) => {
     const p = byId.get(id)!;
     state.set(id, 'running');
@@ -97,6 +100,7 @@ export async function runPlan(plan: Plan, opts: RunOptions): Promise<RunResult> 
       signal,
       reporter,
       host: held?.placement,
+      notes: faults.get(id)?.notes,
       record: (m) => record({ [id]: lockEntry(m) }),
     })
       .then(async (outcome) => {
@@ -115,6 +119,15 @@ export async function runPlan(plan: Plan, opts: RunOptions): Promise<RunResult> 
           state.set(id, 'skipped');
           summary.skipped++;
           reporter.skipped(id, 'interrupted');
+          return;
+        }
+        const tries = faults.get(id) ?? { hosts: new Set<string>(), notes: [] };
+        if (err instanceof NodeFailure && err.hostFault && tries.notes.length < p.node.stage.retries && !stopping && !signal.aborted) {
+          tries.hosts.add(err.hostFault);
+          tries.notes.push(`try ${tries.notes.length + 2} of ${p.node.stage.retries + 1}: host ${err.hostFault} failed (${err.message})`);
+          faults.set(id, tries);
+          state.set(id, 'pending');
+          reporter.waiting(id, `host ${err.hostFault} failed; trying again (${tries.notes.length} of ${p.node.stage.retries} retries) on another matching host where there is one`);
           return;
         }
         state.set(id, 'failed');
@@ -154,7 +167,7 @@ export async function runPlan(plan: Plan, opts: RunOptions): Promise<RunResult> 
           continue;
         }
         // Waits for a matching host with enough free GPUs; later nodes may start meanwhile.
-        const held = pool.take(on, p.node.stage.gpus);
+        const held = pool.take(on, p.node.stage.gpus, faults.get(id)?.hosts);
         if (held) launch(id, held);
       }
     }

@@ -2,17 +2,20 @@
 // Docker engine. Its dependencies and input folders go up as one tar
 // archive, its output folder and declared outputs come back as archives
 // into the staging folder (which the engine then publishes as for a local
-// node), and its output streams into the node's log. Whatever happens, the
-// container goes.
+// node), and its output streams into the node's log. A host that mounts this
+// machine's cache (cache_dir) gets the input entries and the staging folder
+// as bind mounts instead. Whatever happens, the container goes.
 import type Docker from 'dockerode';
-import { cp, mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join, normalize, resolve } from 'node:path';
+import { dirname, isAbsolute, join, normalize, posix, relative, resolve, sep } from 'node:path';
 import { PassThrough, type Readable } from 'node:stream';
+import { HostFault } from '../../core/errors.js';
 import { onceAborted } from '../../core/proc.js';
 import { reapContainer } from '../../core/reaper.js';
 import { DEFAULT_IMAGE, OWNER_LABEL } from '../../sandbox/backends/docker.js';
-import { engineAt } from '../../sandbox/hosts.js';
+import { engineAt, engineProblem } from '../../sandbox/hosts.js';
 import type { HostPlacement, StageContext, StageResult } from '../contract.js';
 import { inputEnvName, placeProblem, type ShellParams } from './index.js';
 import { finish, modelEnv } from './run.js';
@@ -24,9 +27,11 @@ export async function runOnHost(ctx: StageContext<ShellParams>, host: HostPlacem
   const p = ctx.params;
   const at = `host ${host.name}`;
   const image = host.image ?? DEFAULT_IMAGE;
-  const docker = await engineAt(host.docker);
+  const docker = await engineAt(host).catch((err: Error) => {
+    throw new Error(`${at}: ${oneLine(err)}`);
+  });
   await docker.ping().catch((err: Error) => {
-    throw new Error(`${at} (${host.docker}) is unreachable: ${oneLine(err)}`);
+    throw new HostFault(host.name, `${at} (${host.docker}) is unreachable: ${engineProblem(err, host)}`);
   });
 
   const env: Record<string, string> = {
@@ -50,9 +55,11 @@ export async function runOnHost(ctx: StageContext<ShellParams>, host: HostPlacem
   let unreap = () => {};
   try {
     const root = join(upload, ROOT.slice(1));
-    for (const d of ['exp', 'out', 'items', 'in']) await mkdir(join(root, d), { recursive: true });
+    // With a shared cache the input and output folders are mounts: only the dependencies travel.
+    const shared = host.cacheDir === undefined ? undefined : sharedMounts(ctx, host.cacheDir);
+    for (const d of shared ? ['exp', 'items'] : ['exp', 'out', 'items', 'in']) await mkdir(join(root, d), { recursive: true });
     for (const dep of p.deps) await cp(resolve(ctx.experimentDir, dep), join(root, 'exp', dep), { recursive: true });
-    for (const [i, inp] of ctx.inputs.entries()) await cp(inp.dir, join(root, 'in', String(i)), { recursive: true });
+    if (!shared) for (const [i, inp] of ctx.inputs.entries()) await cp(inp.dir, join(root, 'in', String(i)), { recursive: true });
 
     c = await docker
       .createContainer({
@@ -64,18 +71,19 @@ export async function runOnHost(ctx: StageContext<ShellParams>, host: HostPlacem
         AttachStdout: true,
         AttachStderr: true,
         Tty: false,
-        HostConfig: { Init: true, ...deviceRequests(host) },
+        HostConfig: { Init: true, ...(host.shmSize !== undefined && { ShmSize: host.shmSize }), ...(shared && { Binds: shared }), ...deviceRequests(host) },
       })
       .catch((err: { statusCode?: number } & Error) => {
-        if (err.statusCode === 404) throw new Error(`${at}: image ${image} not found there (build or pull it on ${host.name}, or set hosts.${host.name}.image)`);
-        throw new Error(`${at}: could not create the node's container: ${oneLine(err)}`);
+        if (err.statusCode === 404) throw new HostFault(host.name, `${at}: image ${image} not found there (build or pull it on ${host.name}, or set hosts.${host.name}.image)`);
+        throw new HostFault(host.name, `${at}: could not create the node's container: ${oneLine(err)}`);
       });
     // The watchdog reaches only this machine's engine; other engines' containers go in the finally below.
     if (host.docker.startsWith('unix://')) unreap = reapContainer(c.id);
+    if (shared) await checkShared(c, ctx.outDir, host);
     const tar = await tarFs();
-    await c.putArchive(tar.pack(upload) as unknown as NodeJS.ReadableStream, { path: '/' });
+    await c.putArchive(tar.pack(upload) as unknown as NodeJS.ReadableStream, { path: '/' }).catch(lostWhile(host, 'sending the inputs'));
 
-    const stream = (await c.attach({ stream: true, stdout: true, stderr: true })) as unknown as Readable;
+    const stream = (await c.attach({ stream: true, stdout: true, stderr: true }).catch(lostWhile(host, "attaching to the node's output"))) as unknown as Readable;
     const lines = new PassThrough();
     docker.modem.demuxStream(stream, lines, lines);
     const logged = logLines(lines, ctx.log);
@@ -96,13 +104,13 @@ export async function runOnHost(ctx: StageContext<ShellParams>, host: HostPlacem
     let status: number;
     try {
       await c.start().catch((err: Error) => {
-        throw new Error(`${at}: could not start the node's container: ${oneLine(err)}`);
+        throw new HostFault(host.name, `${at}: could not start the node's container: ${oneLine(err)}`);
       });
       // A connection cut while the engine holds a wait open can leave it pending forever: the engine is pinged meanwhile.
       const lost = engineLost(docker);
       try {
         const waited = (await Promise.race([c.wait(), lost.promise]).catch((err: Error) => {
-          throw new Error(`${at}: lost the node's container: ${oneLine(err)}`);
+          throw new HostFault(host.name, `${at}: lost the node's container: ${oneLine(err)}`);
         })) as { StatusCode: number };
         status = waited.StatusCode;
       } finally {
@@ -123,11 +131,11 @@ export async function runOnHost(ctx: StageContext<ShellParams>, host: HostPlacem
       const state = (await c.inspect().catch(() => undefined))?.State;
       if (state?.OOMKilled) throw new Error(`${at}: the container ran out of memory`);
       // 137 without our kill: someone (or something) on the host killed the container.
-      if (status === 137) throw new Error(`${at}: the node's container was killed (exit 137)`);
+      if (status === 137) throw new HostFault(host.name, `${at}: the node's container was killed (exit 137)`);
       throw new Error(`command exited with code ${status} on ${at}`);
     }
 
-    await fetchInto(c, `${ROOT}/out/.`, ctx.outDir);
+    if (!shared) await fetchInto(c, `${ROOT}/out/.`, ctx.outDir).catch(lostWhile(host, "fetching the node's output folder"));
     for (const out of p.outs) {
       const problem = placeProblem('outs', out);
       if (problem) throw new Error(`outs: ${problem}`);
@@ -145,6 +153,43 @@ export async function runOnHost(ctx: StageContext<ShellParams>, host: HostPlacem
     await c?.remove({ force: true, v: true }).catch(() => {});
     unreap();
     await rm(upload, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Binds for a host that mounts this machine's cache at `cacheDir`: each input
+ * entry read-only, the node's staging folder as its output folder.
+ */
+function sharedMounts(ctx: StageContext<ShellParams>, cacheDir: string): string[] {
+  const there = (local: string) => {
+    const rel = relative(ctx.cacheRoot, local);
+    if (rel.startsWith('..') || isAbsolute(rel)) throw new Error(`${local} is not in the cache ${ctx.cacheRoot}, which cache_dir mirrors`);
+    return posix.join(cacheDir, ...rel.split(sep));
+  };
+  return [...ctx.inputs.map((inp, i) => `${there(inp.dir)}:${ROOT}/in/${i}:ro`), `${there(ctx.outDir)}:${ROOT}/out`];
+}
+
+/**
+ * A cache_dir that is not this machine's cache would hand the node empty
+ * folders (the engine makes missing bind sources): a marker written into the
+ * staging folder here must be seen in the created container before it starts.
+ */
+async function checkShared(c: Docker.Container, outDir: string, host: HostPlacement): Promise<void> {
+  const token = randomBytes(12).toString('hex');
+  const marker = join(outDir, '.mlepipe-shared');
+  await writeFile(marker, token);
+  try {
+    const seen = await c.getArchive({ path: `${ROOT}/out/.mlepipe-shared` }).then(
+      async (archive) => {
+        const chunks: Buffer[] = [];
+        for await (const chunk of archive as unknown as Readable) chunks.push(chunk as Buffer);
+        return Buffer.concat(chunks).includes(token);
+      },
+      () => false,
+    );
+    if (!seen) throw new HostFault(host.name, `host ${host.name}: cache_dir ${host.cacheDir} there does not hold this machine's cache (a file written to ${outDir} did not appear in the node's output folder)`);
+  } finally {
+    await rm(marker, { force: true });
   }
 }
 
@@ -216,3 +261,10 @@ function engineLost(docker: Docker, everyMs = 3000): { promise: Promise<never>; 
 }
 
 const oneLine = (err: Error) => err.message.split('\n')[0];
+
+/** Any other request the engine drops mid-way fails the node naming the host and the step. */
+const lostWhile =
+  (host: HostPlacement, what: string) =>
+  (err: Error): never => {
+    throw new HostFault(host.name, `host ${host.name}: lost the engine while ${what}: ${oneLine(err)}`);
+  };

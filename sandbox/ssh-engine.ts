@@ -1,0 +1,78 @@
+// HTTP to a Docker engine over SSH: one SSH connection per client, and each
+// HTTP connection a `docker system dial-stdio` channel on it (what the docker
+// CLI does for ssh:// hosts). docker-modem's own ssh mode opens a new SSH
+// connection for every request, which the liveness pings of a running node
+// would turn into a login every few seconds.
+import { Agent, type ClientRequestArgs } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { Client, ConnectConfig } from 'ssh2';
+
+/** Idle time after the last channel closes before the SSH connection is ended (a new request reconnects). */
+const IDLE_MS = 1000;
+
+export class SshEngineAgent extends Agent {
+  private conn?: Promise<Client>;
+  private channels = 0;
+  private idle?: NodeJS.Timeout;
+
+  constructor(private readonly config: ConnectConfig) {
+    super({ keepAlive: false });
+  }
+
+  private connect(): Promise<Client> {
+    if (this.conn) return this.conn;
+    const conn = (async () => {
+      const { Client } = await import('ssh2');
+      const c = new Client();
+      await new Promise<void>((ok, fail) => {
+        c.once('ready', () => ok());
+        c.once('error', fail);
+        c.connect(this.config);
+      });
+      // A dropped connection is forgotten, so that the next request tries a new one.
+      const forget = () => {
+        if (this.conn === conn) this.conn = undefined;
+      };
+      c.on('error', forget);
+      c.on('close', forget);
+      return c;
+    })();
+    this.conn = conn;
+    conn.catch(() => {
+      if (this.conn === conn) this.conn = undefined;
+    });
+    return conn;
+  }
+
+  override createConnection(_options: ClientRequestArgs, callback?: (err: Error | null, stream: Duplex) => void): Duplex | undefined {
+    clearTimeout(this.idle);
+    this.connect().then(
+      (c) =>
+        c.exec('docker system dial-stdio', (err, channel) => {
+          // ssh2 says only "Unable to exec" when the connection went away under it.
+          if (err) return callback!(new Error(`the SSH connection to ${this.config.host} dropped (${err.message})`), undefined as never);
+          this.channels++;
+          channel.once('close', () => this.closed());
+          // http asks these of its sockets; a channel has no TCP options to set.
+          const s = channel as unknown as Record<string, unknown>;
+          for (const m of ['setNoDelay', 'setKeepAlive', 'setTimeout', 'ref', 'unref']) if (typeof s[m] !== 'function') s[m] = () => channel;
+          // What the engine's side prints on stderr (docker CLI errors) would otherwise be lost.
+          channel.stderr.on('data', () => {});
+          callback!(null, channel);
+        }),
+      (err: Error) => callback!(err, undefined as never),
+    );
+    return undefined;
+  }
+
+  private closed(): void {
+    if (--this.channels > 0) return;
+    clearTimeout(this.idle);
+    this.idle = setTimeout(() => {
+      const conn = this.conn;
+      this.conn = undefined;
+      void conn?.then((c) => c.end(), () => {});
+    }, IDLE_MS);
+    this.idle.unref();
+  }
+}
