@@ -21,6 +21,7 @@ export interface GrpoParams {
   policy: string;
   trainer: 'template' | 'worker' | 'verl-export';
   worker_url?: string;
+  verl: { nodes: number; gpus_per_node: number; rollout: 'vllm' | 'sglang' };
   reward: string;
   tasks?: string;
   split: 'all' | 'train' | 'val';

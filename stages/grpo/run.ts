@@ -21,6 +21,8 @@ import { openWorkerTrainer, publishCheckpoint, type WorkerTrainer, type WorkerTr
 import { type GrpoParams, validates } from './index.js';
 
 const pad = (k: number) => String(k).padStart(5, '0');
+/** The policy's context budget in tokens (the ReAct scaffold prunes turns past it). */
+const CONTEXT_TOKENS = 32_768;
 
 export async function run(ctx: StageContext<GrpoParams>): Promise<StageResult | void> {
   const p = ctx.params;
@@ -46,12 +48,23 @@ export async function run(ctx: StageContext<GrpoParams>): Promise<StageResult | 
       steps: p.steps,
       maxTurns: p.max_turns,
       stepTimeoutS: p.step_timeout,
+      timeBudgetS: p.time_budget,
+      memoryMb: p.memory_mb,
+      contextTokens: CONTEXT_TOKENS,
+      maskTimeouts: p.mask_timeouts,
+      timeoutRule: p.timeout_rule,
       lr,
       clipLow: p.clip.low,
       clipHigh: p.clip.high,
       kl: p.kl,
       temperature: p.temperature,
       advantage: p.advantage,
+      lossAggMode: p.loss_agg_mode,
+      nodes: p.verl.nodes,
+      gpusPerNode: p.verl.gpus_per_node,
+      rollout: p.verl.rollout,
+      checkpointEvery: p.checkpoint_every,
+      evalEvery: p.eval_every,
     });
     ctx.log(`verl run directory written (not launched): ${files.join(', ')}`);
     return { metrics: { train_tasks: train.length, val_tasks: val.length, exported: true } };
@@ -75,7 +88,7 @@ export async function run(ctx: StageContext<GrpoParams>): Promise<StageResult | 
     tasks,
     group,
     groupPrefix: `step${k}`,
-    limits: { maxTurns: p.max_turns, stepTimeoutMs: p.step_timeout * 1000, timeBudgetMs: p.time_budget * 1000, contextTokens: 32_768, observationChars: 4000 },
+    limits: { maxTurns: p.max_turns, stepTimeoutMs: p.step_timeout * 1000, timeBudgetMs: p.time_budget * 1000, contextTokens: CONTEXT_TOKENS, observationChars: 4000 },
     memoryMb: p.memory_mb,
     python,
     seed: p.seed,
