@@ -10,7 +10,7 @@ import type { Policy } from '../../agents/policies/types.js';
 import { ParamError } from '../../core/errors.js';
 import { mean } from '../../core/stats.js';
 import { rewardFormula } from '../../core/rewards/presets.js';
-import { writeVerlExport } from '../../gpu/verl/export.js';
+import { type ExportOptions, writeVerlExport } from '../../gpu/verl/export.js';
 import type { Metrics, StageContext, StageResult } from '../contract.js';
 import { listTasks, type TaskRef } from '../eval/tasks.js';
 import { stageSandbox } from '../sandbox.js';
@@ -39,8 +39,8 @@ export async function run(ctx: StageContext<GrpoParams>): Promise<StageResult | 
       : [];
   const hyper = { lr, clip_low: p.clip.low, clip_high: p.clip.high, kl: p.kl, temperature: p.temperature };
 
-  if (p.trainer === 'verl-export') {
-    const files = await writeVerlExport(join(ctx.outDir, 'verl'), train, val, {
+  if (p.trainer === 'verl-export' || p.trainer === 'verl') {
+    const options: ExportOptions = {
       model: ctx.models[p.policy].model,
       reward: formula,
       groupSize: p.group_size,
@@ -65,7 +65,9 @@ export async function run(ctx: StageContext<GrpoParams>): Promise<StageResult | 
       rollout: p.verl.rollout,
       checkpointEvery: p.checkpoint_every,
       evalEvery: p.eval_every,
-    });
+    };
+    if (p.trainer === 'verl') return (await import('./verl-run.js')).runVerl(ctx, train, val, options);
+    const files = await writeVerlExport(join(ctx.outDir, 'verl'), train, val, options);
     ctx.log(`verl run directory written (not launched): ${files.join(', ')}`);
     return { metrics: { train_tasks: train.length, val_tasks: val.length, exported: true } };
   }
