@@ -20,29 +20,34 @@ export async function runVerl(ctx: StageContext<GrpoParams>, train: readonly Exp
   const p = ctx.params;
   const exportDir = (await ctx.items.get('verl-export')) ?? (await ctx.items.put('verl-export', async (d) => void (await writeVerlExport(d, train, val, o))));
   const resultsDir = (await ctx.items.get('verl-results')) ?? (await ctx.items.put('verl-results', async () => {}));
-  const jobItem = await ctx.items.get('ray-job');
-  const recorded = jobItem ? ((await readJsonFile(join(jobItem, 'job.json'))) as JobRecord) : undefined;
   const overrides = ((await import('yaml')).parse(await readFile(join(exportDir, 'trainer_overrides.yaml'), 'utf8')) as { overrides: string[] }).overrides;
-  const head = p.verl.ray_address || recorded ? undefined : await startLocalHead({ cpus: 2, log: ctx.log });
+  // A head started for the run goes with it: a rerun starts another, and submits to it afresh.
+  const head = p.verl.ray_address ? undefined : await startLocalHead({ cpus: 2, log: ctx.log });
   const sandbox = stageSandbox(ctx, Math.min(p.concurrency, p.batch_size * p.group_size));
-  const service = await startSandboxService({ sandbox, tasksDir: join(exportDir, 'tasks'), reward: o.reward, python: ctx.python ?? '/usr/bin/python3', memoryMb: p.memory_mb, starter: starterScore, host: p.verl.sandbox_host, log: ctx.log });
+  let service: Awaited<ReturnType<typeof startSandboxService>> | undefined;
   let job: { id: string };
   try {
+    const address = p.verl.ray_address ?? head!.address;
+    // The job is recorded per cluster: the item store keeps the first record of an id.
+    const jobId = `ray-job ${address}`;
+    const jobItem = await ctx.items.get(jobId);
+    const recorded = jobItem ? ((await readJsonFile(join(jobItem, 'job.json'))) as JobRecord) : undefined;
+    service = await startSandboxService({ sandbox, tasksDir: join(exportDir, 'tasks'), reward: o.reward, python: ctx.python ?? '/usr/bin/python3', memoryMb: p.memory_mb, starter: starterScore, host: p.verl.sandbox_host, log: ctx.log });
     ctx.log(`sandbox service for the job at ${service.url}`);
     job = await runJob({
       exportDir,
       resultsDir,
-      address: p.verl.ray_address ?? recorded?.address ?? head!.address,
+      address,
       overrides,
       python: p.verl.python,
       sandboxUrl: service.url,
       recorded,
-      record: async (j) => void (await ctx.items.put('ray-job', (d) => writeFile(join(d, 'job.json'), JSON.stringify(j) + '\n'))),
+      record: async (j) => void (await ctx.items.put(jobId, (d) => writeFile(join(d, 'job.json'), JSON.stringify(j) + '\n'))),
       log: ctx.log,
       signal: ctx.signal,
     });
   } finally {
-    await service.close();
+    await service?.close();
     await sandbox.shutdown();
     await head?.stop();
   }

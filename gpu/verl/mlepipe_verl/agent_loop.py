@@ -29,7 +29,7 @@ class MlepipeReactAgentLoop(AgentLoopBase):
         if self.chat_url:
             model = ChatModel(self.tokenizer, messages, self.apply_chat_template_kwargs, self.chat_url, temperature=sampling_params.get("temperature", 1.0))
         else:
-            model = RolloutModel(self.tokenizer, messages, self.apply_chat_template_kwargs, self.server_manager, sampling_params)
+            model = RolloutModel(self.tokenizer, messages, self.apply_chat_template_kwargs, self.server_manager, sampling_params, self.rollout_config.prompt_length + self.rollout_config.response_length)
         episode = await run_episode(model, self.service, extra["task_id"], messages, self.limits)
         n = self.rollout_config.response_length
         timed_out = timed_out_under(self.timeout_rule, episode)

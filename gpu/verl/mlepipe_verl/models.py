@@ -46,16 +46,20 @@ class TokenRecord:
 
 
 class RolloutModel(TokenRecord):
-    def __init__(self, tokenizer, messages, template_kwargs, server_manager, sampling_params):
+    def __init__(self, tokenizer, messages, template_kwargs, server_manager, sampling_params, max_len):
         super().__init__(tokenizer, messages, template_kwargs)
-        self.server, self.sampling = server_manager, sampling_params
+        self.server, self.sampling, self.max_len = server_manager, sampling_params, max_len
+        # One id for the episode: verl's server manager keeps an episode on one server (its prefix cache).
+        self.request_id = uuid4().hex
 
     async def __call__(self, shown, turn):
+        if len(self.prompt_ids) + len(self.response_ids) >= self.max_len:
+            raise RuntimeError(f"the context is full ({self.max_len} tokens: prompt_length + response_length)")
         # While nothing is hidden, the model continues its own token sequence; once
         # context pruning hides turns, it sees the pruned conversation re-rendered.
         pruned = len(shown) < self.count
         ids = render(self.tokenizer, shown, True, self.kw) if pruned else self.prompt_ids + self.response_ids
-        out = await self.server.generate(request_id=uuid4().hex, prompt_ids=ids, sampling_params=self.sampling)
+        out = await self.server.generate(self.request_id, prompt_ids=ids, sampling_params=self.sampling)
         self.add(list(out.token_ids), 1, out.log_probs)
         self.count += 1
         return self.tokenizer.decode(out.token_ids, skip_special_tokens=True)
