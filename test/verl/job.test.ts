@@ -53,4 +53,21 @@ test('a killed run reattaches to its Ray job instead of submitting a second one'
   }
 });
 
+test('without a ray_address the node starts a Ray head for the run and stops it afterwards', async () => {
+  const server = await startReplayServer([{ content: '<think>x</think>\n<answer>submission.csv</answer>' }]);
+  try {
+    const dir = await tmpProject({ 'e.yaml': EXP(server.url, '').replace('ray_address: "", ', '') });
+    const r = await cli(['run', 'e.yaml'], { cwd: dir, env: { TINY_KEY: 'sk-test' } });
+    const logs = await nodeLogs(dir);
+    const m = /submitted ray job (\S+) to (\S+)/.exec(logs);
+    assert.ok(m, logs.slice(-3000));
+    assert.is(r.exitCode, 1);
+    assert.match(logs, `ray job ${m![1]} ended FAILED`);
+    // The head is gone with the node.
+    assert.is(await fetch(`${m![2]}/api/version`).then(() => 'up', () => 'down'), 'down');
+  } finally {
+    await server.close();
+  }
+});
+
 test.run();

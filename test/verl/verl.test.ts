@@ -114,7 +114,10 @@ test('(b) the agent loop runs two tasks through the sandbox service within its l
     // Timed out: its reply tokens leave the loss; the solved episode keeps them.
     assert.is(stalled.mask_ones, 0);
     assert.ok(solved.mask_ones > 0 && solved.response_ids > solved.mask_ones);
-    assert.is(svc && (await fetch(`${svc.url}/health`).then((x) => x.json())).sessions, 0);
+    assert.is((await fetch(`${svc.url}/health`).then((x) => x.json())).sessions, 0);
+    // Tasks are named by id only: a path never opens a session.
+    const bad = await fetch(`${svc.url}/open`, { method: 'POST', body: JSON.stringify({ task: `../${tasks[0]}` }) });
+    assert.is(bad.status, 400);
     // mlepipe's own eval of the same replies on the same tasks.
     const e = await cli(['run', 'e.yaml', '--only', 'own'], { cwd: dir, env: { TINY_KEY: 'sk-test' } });
     assert.is(e.exitCode, 0, e.stderr);
