@@ -135,6 +135,19 @@ export function buildProgram(io: IO, done: (code: number) => void): Command {
       ),
     );
 
+  sandbox
+    .command('serve')
+    .description("serve sandbox sessions and grading over HTTP to a verl export's agent loop and reward function")
+    .option('--export <dir>', "a verl export (a grpo node's verl/ folder): its tasks/ and sandbox.json")
+    .option('--tasks <dir>', 'a folder of tasks (instead of --export)')
+    .option('--reward <formula>', 'a reward formula or preset (with --tasks)')
+    .option('--host <host>', 'address to listen on (default 127.0.0.1; 0.0.0.0 for Ray workers on other hosts)')
+    .option('--port <port>', 'port (default: a free one)')
+    .option('--backend <name>', 'bwrap | docker | process (default: settings, else bwrap)')
+    .option('--memory-mb <mb>', "memory cap of a step (default: the export's)")
+    .option('--warm', 'use warm executors')
+    .action(act(async (o: { export?: string; tasks?: string; reward?: string; host?: string; port?: string; backend?: string; memoryMb?: string; warm?: boolean }) => (await import('./commands/sandbox-serve.js')).sandboxServeCommand(o, io)));
+
   const tools = program.command('tools').description('diagnostic tools agents call (docs/tools.md)');
   tools
     .command('list')

@@ -3,6 +3,8 @@
 #   agent    .venv/agent    python/agent.lock             agents' code, task generators, graders
 #   trainer  .venv/trainer  gpu/worker/requirements.lock  the trainer worker (CPU torch; GPU hosts
 #                                                         run it with their image's CUDA torch)
+#   verl     .venv/verl     python/verl.lock              verl 0.9.1, Ray and Hydra on CPU torch: checks
+#                                                         and runs the verl export's pieces (not by default)
 # Usage: scripts/setup-python.sh [ENV...]   (default: agent trainer)
 #
 # Safe to run again: an environment whose stamp (a copy of the lock it was
@@ -27,7 +29,8 @@ setup_env() {
   case "$name" in
     agent) venv=.venv/agent lock=python/agent.lock base=/usr/bin/python3 ;;
     trainer) venv=.venv/trainer lock=gpu/worker/requirements.lock base=python3 ;;
-    *) echo "setup-python: unknown environment '$name' (agent, trainer)" >&2; return 2 ;;
+    verl) venv=.venv/verl lock=python/verl.lock base=python3 ;;
+    *) echo "setup-python: unknown environment '$name' (agent, trainer, verl)" >&2; return 2 ;;
   esac
   [ -x "$base" ] || command -v "$base" >/dev/null || base=python3
   base=${PYTHON:-$base}

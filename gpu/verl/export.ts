@@ -1,52 +1,56 @@
-// `trainer: verl-export`: a run directory for verl's multi-turn GRPO, written
-// and not launched. data/{train,val}.parquet hold one row per task in verl's
-// RL dataset layout (data_source, prompt as chat messages, ability,
-// reward_model, extra_info); agent_loop.yaml describes the ReAct loop and
-// the sandbox command that executes code; trainer_overrides.yaml holds the
-// Hydra overrides for verl.trainer.main_ppo; launch.sh puts them together.
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+// A verl run directory for multi-turn GRPO, written inside the node's output
+// and self-contained (nothing in it points at the cache's staging folders):
+//   data/{train,val}.parquet   one row per task in verl's RL-dataset layout, with agent_name
+//   tasks/                      the tasks, for `mlepipe sandbox serve` (never uploaded to Ray)
+//   mlepipe_verl/               the agent loop (the ReAct scaffold), the sandbox client, the reward
+//   reward_fn.py                verl's custom_reward_function file
+//   agent_loop.yaml             verl's agent-loop registry entry with the scaffold's limits
+//   sandbox.json                what the sandbox service grades with (reward formula, memory)
+//   trainer_overrides.yaml      the Hydra overrides of verl.trainer.main_ppo
+//   launch.sh                   the Ray job: working directory (tasks/ left out), environment, command
+import { cp, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { renderPrompt } from '../../agents/factory/answers.js';
+import { approxTokens } from '../../agents/scaffolds/react/context.js';
+import { assetPath } from '../../core/assets.js';
+import { type OverrideOptions, VERL_VERSION, verlOverrides } from './overrides.js';
 
-/** A task folder and its id, as the stage lists them. */
-export interface TaskRef {
+export { VERL_VERSION } from './overrides.js';
+
+export interface ExportTask {
   id: string;
   dir: string;
 }
 
-/** The verl release the overrides are written for. */
-export const VERL_VERSION = '0.5.0';
-
-export interface ExportOptions {
-  model: string;
+export interface ExportOptions extends Omit<OverrideOptions, 'promptLength' | 'responseLength'> {
   reward: string;
-  groupSize: number;
-  batchSize: number;
-  steps: number;
-  maxTurns: number;
   stepTimeoutS: number;
-  lr: number;
-  clipLow: number;
-  clipHigh: number;
-  kl: number;
-  temperature: number;
-  advantage: 'grpo' | 'drgrpo';
+  timeBudgetS: number;
+  memoryMb: number;
+  contextTokens: number;
+  maskTimeouts: 'drop' | 'drop-after' | 'keep';
+  timeoutRule: string;
 }
 
-async function rows(tasks: readonly TaskRef[], split: string, maxTurns: number, stepTimeoutS: number) {
+export const AGENT_NAME = 'mlepipe_react';
+
+type Row = Awaited<ReturnType<typeof rows>>[number];
+
+async function rows(tasks: readonly ExportTask[], split: string, o: ExportOptions) {
   const out = [];
   for (const [index, t] of tasks.entries()) {
-    const description = await readFile(join(t.dir, 'public', 'description.md'), 'utf8').catch(() => '');
+    const description = await readFile(join(t.dir, 'public', 'description.md'), 'utf8').catch(() => '(no description.md)');
     out.push({
       data_source: 'mlepipe',
+      agent_name: AGENT_NAME,
       prompt: [
-        { role: 'system', content: renderPrompt('react/system', { max_turns: maxTurns, step_timeout: stepTimeoutS }) },
-        { role: 'user', content: renderPrompt('react/task', { description: description.trim() }) },
+        { role: 'system' as const, content: renderPrompt('react/system', { max_turns: o.maxTurns, step_timeout: o.stepTimeoutS }) },
+        { role: 'user' as const, content: renderPrompt('react/task', { description: description.trim() }) },
       ],
       ability: 'mle',
       reward_model: { style: 'rule', ground_truth: t.id },
-      extra_info: { split, index, task_id: t.id, task_dir: t.dir },
+      extra_info: { split, index, task_id: t.id },
     });
   }
   return out;
@@ -54,11 +58,12 @@ async function rows(tasks: readonly TaskRef[], split: string, maxTurns: number, 
 
 const str = (name: string) => ({ name, type: 'BYTE_ARRAY' as const, converted_type: 'UTF8' as const, repetition_type: 'OPTIONAL' as const });
 
-async function writeParquet(file: string, data: Awaited<ReturnType<typeof rows>>): Promise<void> {
+async function writeParquet(file: string, data: Row[]): Promise<void> {
   const { parquetWriteBuffer } = await import('hyparquet-writer');
   const schema = [
-    { name: 'root', num_children: 5 },
+    { name: 'root', num_children: 6 },
     str('data_source'),
+    str('agent_name'),
     { name: 'prompt', repetition_type: 'OPTIONAL', converted_type: 'LIST', num_children: 1 },
     { name: 'list', repetition_type: 'REPEATED', num_children: 1 },
     { name: 'element', repetition_type: 'OPTIONAL', num_children: 2 },
@@ -68,59 +73,87 @@ async function writeParquet(file: string, data: Awaited<ReturnType<typeof rows>>
     { name: 'reward_model', repetition_type: 'OPTIONAL', num_children: 2 },
     str('style'),
     str('ground_truth'),
-    { name: 'extra_info', repetition_type: 'OPTIONAL', num_children: 4 },
+    { name: 'extra_info', repetition_type: 'OPTIONAL', num_children: 3 },
     str('split'),
     { name: 'index', type: 'INT32', repetition_type: 'OPTIONAL' },
     str('task_id'),
-    str('task_dir'),
   ];
-  const columnData = ['data_source', 'prompt', 'ability', 'reward_model', 'extra_info'].map((name) => ({ name, data: data.map((r) => r[name as keyof (typeof data)[number]]) }));
+  const names = ['data_source', 'agent_name', 'prompt', 'ability', 'reward_model', 'extra_info'] as const;
+  const columnData = names.map((name) => ({ name, data: data.map((r) => r[name]) }));
   const buf = parquetWriteBuffer({ schema: schema as never, columnData: columnData as never });
   await writeFile(file, Buffer.from(buf));
 }
 
-export async function writeVerlExport(dir: string, train: readonly TaskRef[], val: readonly TaskRef[], o: ExportOptions): Promise<string[]> {
+/** Prompt and response lengths in tokens: the longest prompt with room to spare, the rest of the context for the turns. */
+function lengths(all: Row[], contextTokens: number): { promptLength: number; responseLength: number } {
+  const longest = Math.max(1, ...all.map((r) => approxTokens(r.prompt)));
+  const promptLength = Math.max(1024, Math.ceil((longest * 1.5) / 1024) * 1024);
+  return { promptLength, responseLength: Math.max(1024, contextTokens - promptLength) };
+}
+
+export async function writeVerlExport(dir: string, train: readonly ExportTask[], val: readonly ExportTask[], o: ExportOptions): Promise<string[]> {
   await mkdir(join(dir, 'data'), { recursive: true });
-  await writeParquet(join(dir, 'data', 'train.parquet'), await rows(train, 'train', o.maxTurns, o.stepTimeoutS));
-  await writeParquet(join(dir, 'data', 'val.parquet'), await rows(val, 'val', o.maxTurns, o.stepTimeoutS));
-  const agentLoop = {
-    verl_version: VERL_VERSION,
-    agent: 'react',
-    format: '<think>…</think> then one ```python block, <validate>FILE</validate> or <answer>FILE</answer>',
-    max_turns: o.maxTurns,
-    step_timeout_s: o.stepTimeoutS,
-    // Each code block runs in a fresh jail beside the task's public/ files.
-    execute: 'mlepipe sandbox run --task {extra_info.task_dir} --warm --timeout {step_timeout_s} STEP.py',
-    grade: 'python {extra_info.task_dir}/private/evaluator.py --submission_path submission.csv',
-    reward: { formula: o.reward, variables: 'format, execute, median, bronze, silver, gold (docs/experiments.md#reward-formulas)' },
-    loss_mask: 'assistant turns only; observations are masked out',
-  };
-  const overrides = [
-    `algorithm.adv_estimator=grpo`,
-    `algorithm.norm_adv_by_std_in_grpo=${o.advantage === 'grpo'}`,
-    `algorithm.use_kl_in_reward=false`,
-    `data.train_files=${join(dir, 'data', 'train.parquet')}`,
-    `data.val_files=${join(dir, 'data', 'val.parquet')}`,
-    `data.train_batch_size=${o.batchSize}`,
-    `data.return_raw_chat=true`,
-    `actor_rollout_ref.model.path=${o.model}`,
-    `actor_rollout_ref.actor.optim.lr=${o.lr}`,
-    `actor_rollout_ref.actor.clip_ratio_low=${o.clipLow}`,
-    `actor_rollout_ref.actor.clip_ratio_high=${o.clipHigh}`,
-    `actor_rollout_ref.actor.use_kl_loss=${o.kl > 0}`,
-    `actor_rollout_ref.actor.kl_loss_coef=${o.kl}`,
-    `actor_rollout_ref.rollout.n=${o.groupSize}`,
-    `actor_rollout_ref.rollout.temperature=${o.temperature}`,
-    `actor_rollout_ref.rollout.multi_turn.enable=true`,
-    `actor_rollout_ref.rollout.multi_turn.max_assistant_turns=${o.maxTurns}`,
-    `trainer.total_training_steps=${o.steps}`,
+  const trainRows = await rows(train, 'train', o);
+  const valRows = await rows(val.length ? val : train, 'val', o);
+  await writeParquet(join(dir, 'data', 'train.parquet'), trainRows);
+  await writeParquet(join(dir, 'data', 'val.parquet'), valRows);
+  const seen = new Set<string>();
+  for (const t of [...train, ...val]) {
+    if (seen.has(t.id)) continue;
+    seen.add(t.id);
+    await cp(t.dir, join(dir, 'tasks', t.id), { recursive: true });
+  }
+  await cp(assetPath('gpu/verl/mlepipe_verl'), join(dir, 'mlepipe_verl'), { recursive: true, filter: (src) => !src.includes('__pycache__') });
+  const overrides = verlOverrides({ ...o, ...lengths([...trainRows, ...valRows], o.contextTokens) });
+  const agentLoop = [
+    {
+      name: AGENT_NAME,
+      _target_: 'mlepipe_verl.agent_loop.MlepipeReactAgentLoop',
+      max_turns: o.maxTurns,
+      step_timeout_s: o.stepTimeoutS,
+      time_budget_s: o.timeBudgetS,
+      context_tokens: o.contextTokens,
+      mask_timeouts: o.maskTimeouts,
+      timeout_rule: o.timeoutRule,
+    },
   ];
-  await writeFile(join(dir, 'agent_loop.yaml'), stringify(agentLoop));
+  await writeFile(join(dir, 'agent_loop.yaml'), `# verl ${VERL_VERSION} agent-loop registry (actor_rollout_ref.rollout.agent.agent_loop_config_path)\n${stringify(agentLoop)}`);
+  await writeFile(join(dir, 'reward_fn.py'), REWARD_FN);
+  await writeFile(join(dir, 'sandbox.json'), JSON.stringify({ reward: o.reward, memory_mb: o.memoryMb }, null, 1) + '\n');
   await writeFile(join(dir, 'trainer_overrides.yaml'), stringify({ verl_version: VERL_VERSION, overrides }));
-  await writeFile(
-    join(dir, 'launch.sh'),
-    `#!/usr/bin/env bash\n# Written by mlepipe for verl ${VERL_VERSION}; not run by mlepipe. Review, then run on the training cluster.\nset -euo pipefail\ncd "$(dirname "$0")"\npython3 -m verl.trainer.main_ppo \\\n${overrides.map((x) => `  '${x}'`).join(' \\\n')}\n`,
-    { mode: 0o755 },
-  );
-  return ['data/train.parquet', 'data/val.parquet', 'agent_loop.yaml', 'trainer_overrides.yaml', 'launch.sh'];
+  await writeFile(join(dir, 'launch.sh'), launchScript(overrides), { mode: 0o755 });
+  return ['data/train.parquet', 'data/val.parquet', 'tasks/', 'mlepipe_verl/', 'reward_fn.py', 'agent_loop.yaml', 'sandbox.json', 'trainer_overrides.yaml', 'launch.sh'];
+}
+
+const REWARD_FN = `"""verl's custom reward function for this export: mlepipe's sandbox service grades
+each episode with the task's evaluator and the experiment's reward formula."""
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from mlepipe_verl.reward import compute_score  # noqa: E402,F401
+`;
+
+function launchScript(overrides: string[]): string {
+  return `#!/usr/bin/env bash
+# Written by mlepipe for verl ${VERL_VERSION}. Submits the training job to a Ray cluster:
+#   RAY_ADDRESS           the cluster's dashboard address (default http://127.0.0.1:8265)
+#   MLEPIPE_SANDBOX_URL   a running \`mlepipe sandbox serve --export .\` reachable from the Ray workers;
+#                         when unset, this script starts one here (needs mlepipe on PATH).
+set -euo pipefail
+cd "$(dirname "$0")"
+if [ -z "\${MLEPIPE_SANDBOX_URL:-}" ]; then
+  mlepipe sandbox serve --export . --host 0.0.0.0 --port "\${MLEPIPE_SANDBOX_PORT:-8765}" > sandbox-serve.log 2>&1 &
+  trap 'kill $! 2>/dev/null || true' EXIT
+  for _ in $(seq 60); do grep -q 'listening on' sandbox-serve.log && break; sleep 1; done
+  MLEPIPE_SANDBOX_URL=$(sed -n 's/.*listening on \\(http[^ ]*\\).*/\\1/p' sandbox-serve.log | head -1)
+  MLEPIPE_SANDBOX_URL=\${MLEPIPE_SANDBOX_URL/0.0.0.0/$(hostname -I | awk '{print $1}')}
+fi
+# tasks/ holds the answers: the service reads them here; the job's upload leaves them out.
+ray job submit --address "\${RAY_ADDRESS:-http://127.0.0.1:8265}" --working-dir . \\
+  --runtime-env-json "{\\"excludes\\": [\\"tasks/\\", \\"checkpoints/\\"], \\"env_vars\\": {\\"MLEPIPE_SANDBOX_URL\\": \\"$MLEPIPE_SANDBOX_URL\\"}}" \\
+  -- python3 -m verl.trainer.main_ppo \\
+${overrides.map((x) => `  "${x}"`).join(' \\\n')}
+`;
 }

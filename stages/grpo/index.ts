@@ -58,8 +58,9 @@ function shapingIssues(p: GrpoParams, models: Parameters<typeof parsePolicy>[1])
 
 export interface GrpoParams {
   policy: string;
-  trainer: 'template' | 'worker' | 'verl-export';
+  trainer: 'template' | 'worker' | 'verl-export' | 'verl';
   worker_url?: string;
+  verl: { nodes: number; gpus_per_node: number; rollout: 'vllm' | 'sglang'; ray_address?: string; sandbox_host: string; python: string };
   reward: string;
   tasks?: string;
   split: 'all' | 'train' | 'val';
@@ -108,7 +109,7 @@ function policyIssues(p: GrpoParams, models: Parameters<typeof parsePolicy>[1]):
 }
 
 // Validation is only needed when eval_every asks for it, or for the verl export.
-export const validates = (p: GrpoParams) => p.eval_every > 0 || p.trainer === 'verl-export';
+export const validates = (p: GrpoParams) => p.eval_every > 0 || p.trainer === 'verl-export' || p.trainer === 'verl';
 
 export const grpo: Stage<GrpoParams> = {
   kind: 'grpo',

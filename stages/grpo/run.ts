@@ -10,7 +10,7 @@ import type { Policy } from '../../agents/policies/types.js';
 import { ParamError } from '../../core/errors.js';
 import { mean } from '../../core/stats.js';
 import { rewardFormula } from '../../core/rewards/presets.js';
-import { writeVerlExport } from '../../gpu/verl/export.js';
+import { type ExportOptions, writeVerlExport } from '../../gpu/verl/export.js';
 import type { Metrics, StageContext, StageResult } from '../contract.js';
 import { listTasks, type TaskRef } from '../eval/tasks.js';
 import { stageSandbox } from '../sandbox.js';
@@ -27,6 +27,8 @@ import { openWorkerTrainer, publishCheckpoint, type WorkerTrainer, type WorkerTr
 import { type GrpoParams, validates } from './index.js';
 
 const pad = (k: number) => String(k).padStart(5, '0');
+/** The policy's context budget in tokens (the ReAct scaffold prunes turns past it). */
+const CONTEXT_TOKENS = 32_768;
 
 export async function run(ctx: StageContext<GrpoParams>): Promise<StageResult | void> {
   const p = ctx.params;
@@ -43,8 +45,8 @@ export async function run(ctx: StageContext<GrpoParams>): Promise<StageResult | 
       : [];
   const hyper = { lr, clip_low: p.clip.low, clip_high: p.clip.high, kl: p.kl, temperature: p.temperature };
 
-  if (p.trainer === 'verl-export') {
-    const files = await writeVerlExport(join(ctx.outDir, 'verl'), train, val, {
+  if (p.trainer === 'verl-export' || p.trainer === 'verl') {
+    const options: ExportOptions = {
       model: ctx.models[p.policy].model,
       reward: formula,
       groupSize: p.group_size,
@@ -52,13 +54,26 @@ export async function run(ctx: StageContext<GrpoParams>): Promise<StageResult | 
       steps: p.steps,
       maxTurns: p.max_turns,
       stepTimeoutS: p.step_timeout,
+      timeBudgetS: p.time_budget,
+      memoryMb: p.memory_mb,
+      contextTokens: CONTEXT_TOKENS,
+      maskTimeouts: p.mask_timeouts,
+      timeoutRule: p.timeout_rule,
       lr,
       clipLow: p.clip.low,
       clipHigh: p.clip.high,
       kl: p.kl,
       temperature: p.temperature,
       advantage: p.advantage,
-    });
+      lossAggMode: p.loss_agg_mode,
+      nodes: p.verl.nodes,
+      gpusPerNode: p.verl.gpus_per_node,
+      rollout: p.verl.rollout,
+      checkpointEvery: p.checkpoint_every,
+      evalEvery: p.eval_every,
+    };
+    if (p.trainer === 'verl') return (await import('./verl-run.js')).runVerl(ctx, train, val, options);
+    const files = await writeVerlExport(join(ctx.outDir, 'verl'), train, val, options);
     ctx.log(`verl run directory written (not launched): ${files.join(', ')}`);
     return { metrics: { train_tasks: train.length, val_tasks: val.length, exported: true } };
   }
@@ -87,7 +102,7 @@ export async function run(ctx: StageContext<GrpoParams>): Promise<StageResult | 
     tasks,
     group,
     groupPrefix: prefix,
-    limits: { maxTurns: p.max_turns, stepTimeoutMs: p.step_timeout * 1000, timeBudgetMs: p.time_budget * 1000, contextTokens: 32_768, observationChars: 4000 },
+    limits: { maxTurns: p.max_turns, stepTimeoutMs: p.step_timeout * 1000, timeBudgetMs: p.time_budget * 1000, contextTokens: CONTEXT_TOKENS, observationChars: 4000 },
     memoryMb: p.memory_mb,
     promptFormat: p.prompt_format,
     python,

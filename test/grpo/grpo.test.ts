@@ -143,9 +143,14 @@ stages:
   assert.is(rows.length, 2);
   assert.equal(rows[0].prompt.map((m: { role: string }) => m.role), ['system', 'user']);
   assert.match(rows[0].prompt[0].content, '<think>');
-  assert.equal([rows[0].data_source, rows[0].ability, rows[0].reward_model.style, rows[0].extra_info.split], ['mlepipe', 'mle', 'rule', 'train']);
+  assert.equal([rows[0].data_source, rows[0].agent_name, rows[0].ability, rows[0].reward_model.style, rows[0].extra_info.split], ['mlepipe', 'mlepipe_react', 'mle', 'rule', 'train']);
+  // Nothing points into the cache's staging folder: the tasks travel inside the export.
+  assert.not.ok('task_dir' in rows[0].extra_info);
+  assert.ok(await exists(join(verl, 'tasks', rows[0].extra_info.task_id, 'private', 'evaluator.py')));
+  for (const f of ['reward_fn.py', 'mlepipe_verl/agent_loop.py', 'sandbox.json']) assert.ok(await exists(join(verl, f)), f);
   const overrides = await readFile(join(verl, 'trainer_overrides.yaml'), 'utf8');
-  for (const o of ['actor_rollout_ref.rollout.n=4', 'actor_rollout_ref.actor.clip_ratio_high=0.28', 'data.train_batch_size=16', 'actor_rollout_ref.model.path=Qwen/Qwen3-8B', 'trainer.total_training_steps=100']) assert.match(overrides, o);
+  assert.not.match(overrides, '.mlepipe/tmp');
+  for (const o of ['actor_rollout_ref.rollout.name=vllm', 'actor_rollout_ref.rollout.mode=async', 'actor_rollout_ref.rollout.agent.agent_loop_config_path=agent_loop.yaml', 'reward.custom_reward_function.path=reward_fn.py', 'actor_rollout_ref.rollout.n=4', 'actor_rollout_ref.actor.clip_ratio_high=0.28', 'data.train_batch_size=16', 'actor_rollout_ref.model.path=Qwen/Qwen3-8B', 'trainer.total_training_steps=100']) assert.match(overrides, o);
   assert.match(await readFile(join(verl, 'launch.sh'), 'utf8'), 'verl.trainer.main_ppo');
   assert.match(await readFile(join(verl, 'agent_loop.yaml'), 'utf8'), 'max_turns: 20');
 });

@@ -1,0 +1,83 @@
+// `mlepipe sandbox serve --export DIR`: the sandbox service a verl export's
+// agent loop and reward function call (gpu/verl/service.ts), in the
+// foreground until Ctrl-C or SIGTERM. It prints one line,
+// `mlepipe sandbox service listening on URL`, once it accepts requests.
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { UserError } from '../../core/errors.js';
+import { onceAborted } from '../../core/proc.js';
+import { defaultPython } from '../../core/python.js';
+import { parseFormula } from '../../core/rewards/parse.js';
+import { REWARD_PRESETS } from '../../core/rewards/presets.js';
+import { readJsonFile } from '../../core/text.js';
+import { startSandboxService } from '../../gpu/verl/service.js';
+import { loadSettings } from '../../pipelines/config/settings.js';
+import { createSandbox, type BackendName } from '../../sandbox/index.js';
+import { starterScore } from '../../stages/eval/tasks.js';
+import type { IO } from '../io.js';
+
+export interface SandboxServeArgs {
+  export?: string;
+  tasks?: string;
+  reward?: string;
+  host?: string;
+  port?: string;
+  backend?: string;
+  memoryMb?: string;
+  warm?: boolean;
+}
+
+const BACKENDS: BackendName[] = ['bwrap', 'docker', 'process'];
+
+/** Where the tasks are and what grades them: an export's tasks/ and sandbox.json, or --tasks and --reward. */
+async function source(a: SandboxServeArgs): Promise<{ tasksDir: string; reward: string; memoryMb: number }> {
+  if (a.export) {
+    const dir = resolve(a.export);
+    if (!existsSync(join(dir, 'sandbox.json'))) throw new UserError(`${a.export}: not a verl export (no sandbox.json)`);
+    const spec = (await readJsonFile(join(dir, 'sandbox.json'))) as { reward: string; memory_mb: number };
+    return { tasksDir: join(dir, 'tasks'), reward: spec.reward, memoryMb: spec.memory_mb };
+  }
+  if (!a.tasks || !a.reward) throw new UserError('sandbox serve: give --export DIR, or --tasks DIR and --reward FORMULA');
+  if (!existsSync(a.tasks)) throw new UserError(`--tasks ${a.tasks}: no such folder`);
+  return { tasksDir: resolve(a.tasks), reward: REWARD_PRESETS[a.reward] ?? a.reward, memoryMb: 2048 };
+}
+
+function number(flag: string, v: string | undefined, lo: number, hi: number): number | undefined {
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < lo || n > hi) throw new UserError(`${flag} ${v}: must be an integer from ${lo} to ${hi}`);
+  return n;
+}
+
+export async function sandboxServeCommand(a: SandboxServeArgs, io: IO): Promise<number> {
+  const src = await source(a);
+  try {
+    parseFormula(src.reward);
+  } catch (err) {
+    throw new UserError(`reward formula ${JSON.stringify(src.reward)}: ${(err as Error).message}`);
+  }
+  if (a.backend && !BACKENDS.includes(a.backend as BackendName)) throw new UserError(`--backend ${a.backend}: must be one of ${BACKENDS.join(', ')}`);
+  const port = number('--port', a.port, 0, 65535);
+  const memoryMb = number('--memory-mb', a.memoryMb, 64, 1 << 20) ?? src.memoryMb;
+  const settings = await loadSettings(process.cwd(), io.env);
+  const backend = (a.backend as BackendName | undefined) ?? settings.sandbox.backend;
+  const python = defaultPython(settings.python);
+  const sandbox = createSandbox({
+    backend,
+    python,
+    modules: settings.sandbox.preload,
+    image: settings.sandbox.image,
+    warm: a.warm,
+    explicit: backend === 'process' && (a.backend === 'process' || settings.sandbox.backend === 'process'),
+    warn: (m) => io.err(`mlepipe: warning: ${m}`),
+  });
+  const service = await startSandboxService({ sandbox, tasksDir: src.tasksDir, reward: src.reward, python, memoryMb, starter: starterScore, host: a.host, port, log: (l) => io.err(l) });
+  try {
+    io.out(`mlepipe sandbox service listening on ${service.url}`);
+    await new Promise<void>((done) => (io.signal ? onceAborted(io.signal, done) : undefined));
+    return 0;
+  } finally {
+    await service.close();
+    await sandbox.shutdown();
+  }
+}

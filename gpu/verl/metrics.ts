@@ -1,0 +1,42 @@
+// verl's metrics file (its `file` logger: one JSON line per step,
+// {"step": N, "data": {NAME: value}}) in the shape of the local trainer's
+// metrics.jsonl, so tables and figures read a verl run like any other. verl
+// 0.9.1 reports the training reward (critic/score/*), the policy's entropy and
+// the turns per step; the reward function's variables (mlepipe_NAME) only on
+// validation steps (val-aux/SOURCE/mlepipe_NAME/mean@N). What it does not
+// report is null.
+const pick = (d: Record<string, unknown>, ...names: string[]): number | null => {
+  for (const n of names) if (typeof d[n] === 'number' && Number.isFinite(d[n])) return Number((d[n] as number).toFixed(4));
+  return null;
+};
+
+const VAL = 'val-aux/mlepipe/mlepipe_';
+
+export function verlCurve(raw: string): Array<Record<string, number | null>> {
+  const out = [];
+  for (const line of raw.split('\n')) {
+    if (!line.trim()) continue;
+    const { step, data } = JSON.parse(line) as { step: number; data: Record<string, unknown> };
+    const row: Record<string, number | null> = {
+      step,
+      reward_mean: pick(data, 'critic/score/mean'),
+      reward_std: null,
+      valid_rate: null,
+      median_rate: null,
+      bronze_rate: null,
+      silver_rate: null,
+      gold_rate: null,
+      format: null,
+      turns: pick(data, 'num_turns/mean'),
+      timeouts: null,
+      crashes: null,
+      masked: null,
+      zero_signal_groups: null,
+      entropy: pick(data, 'actor/entropy'),
+    };
+    const valReward = pick(data, 'val-core/mlepipe/reward/mean@1');
+    if (valReward !== null) Object.assign(row, { val_reward: valReward, val_valid: pick(data, `${VAL}execute/mean@1`), val_any_medal: pick(data, `${VAL}bronze/mean@1`) });
+    out.push(row);
+  }
+  return out;
+}

@@ -1,0 +1,50 @@
+"""Checks an export against the installed verl, the way verl.trainer.main_ppo
+starts: Hydra composes verl's own ppo_trainer config with the exported
+overrides, then verl's config validation runs, the rollout and actor configs
+are built as the workers build them, the agent loop YAML is loaded as the
+agent loop workers load it, and the reward function is imported as verl
+imports it. Run from the export's folder:
+
+    python -m mlepipe_verl.check [trainer_overrides.yaml]
+
+Prints one JSON line; exits 1 with verl's own message when a check fails."""
+import json
+import os
+import sys
+
+
+def main(argv):
+    import yaml
+    from hydra import compose, initialize_config_dir
+    from hydra.utils import get_class
+    from omegaconf import OmegaConf
+
+    import verl.trainer.main_ppo as main_ppo
+    from verl.trainer.ppo.utils import need_critic, need_reference_policy
+    from verl.utils.config import omega_conf_to_dataclass, validate_config
+    from verl.utils.device import auto_set_device
+    from verl.utils.import_utils import load_extern_object
+
+    path = argv[0] if argv else "trainer_overrides.yaml"
+    with open(path, encoding="utf-8") as f:
+        overrides = yaml.safe_load(f)["overrides"]
+    config_dir = os.path.join(os.path.dirname(main_ppo.__file__), "config")
+    with initialize_config_dir(config_dir=config_dir, version_base=None):
+        config = compose(config_name="ppo_trainer", overrides=overrides)
+    auto_set_device(config)
+    validate_config(config=config, use_reference_policy=need_reference_policy(config), use_critic=need_critic(config))
+    rollout = omega_conf_to_dataclass(config.actor_rollout_ref.rollout)
+    omega_conf_to_dataclass(config.actor_rollout_ref.actor)
+    agents = OmegaConf.load(rollout.agent.agent_loop_config_path)
+    names = []
+    for entry in agents:
+        get_class(entry._target_)
+        names.append(entry.name)
+    fn = config.reward.custom_reward_function
+    load_extern_object(module_path=fn.path, object_name=fn.name)
+    print(json.dumps({"ok": True, "rollout": rollout.name, "mode": rollout.mode, "agent_loops": names, "train_batch_size": config.data.train_batch_size, "n": rollout.n, "ppo_mini_batch_size": config.actor_rollout_ref.actor.ppo_mini_batch_size, "loss_agg_mode": config.actor_rollout_ref.actor.loss_agg_mode, "prompt_length": rollout.prompt_length, "response_length": rollout.response_length}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,46 @@
+"""A client of `mlepipe sandbox serve`: the sandbox service that runs the
+agent's code in mlepipe's jails and grades submissions outside them. The
+service holds the tasks (their private answers included); the agent loop only
+ever sends code and reads observations."""
+import json
+import os
+import urllib.error
+import urllib.request
+
+
+class ServiceError(RuntimeError):
+    pass
+
+
+class SandboxService:
+    def __init__(self, url=None, timeout_s=600.0):
+        url = url or os.environ.get("MLEPIPE_SANDBOX_URL")
+        if not url:
+            raise ServiceError("no sandbox service: set MLEPIPE_SANDBOX_URL (printed by `mlepipe sandbox serve`)")
+        self.url = url.rstrip("/")
+        self.timeout_s = timeout_s
+
+    def call(self, path, body):
+        req = urllib.request.Request(self.url + path, data=json.dumps(body).encode(), headers={"content-type": "application/json"}, method="POST")
+        try:
+            with urllib.request.urlopen(req, timeout=self.timeout_s) as res:
+                return json.loads(res.read())
+        except urllib.error.HTTPError as err:
+            raise ServiceError(f"sandbox service {path}: {err.code} {err.read().decode(errors='replace')[:500]}") from None
+        except urllib.error.URLError as err:
+            raise ServiceError(f"sandbox service at {self.url} unreachable: {err.reason}") from None
+
+    def open(self, task_id):
+        return self.call("/open", {"task": task_id})["session"]
+
+    def run(self, session, code, turn, timeout_ms):
+        return self.call("/run", {"session": session, "code": code, "turn": turn, "timeout_ms": timeout_ms})
+
+    def validate(self, session, path):
+        return self.call("/validate", {"session": session, "path": path})["observation"]
+
+    def grade(self, session, episode):
+        return self.call("/grade", {"session": session, "episode": episode})
+
+    def close(self, session):
+        return self.call("/close", {"session": session})

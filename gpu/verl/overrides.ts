@@ -1,0 +1,84 @@
+// The Hydra overrides of verl.trainer.main_ppo for an exported run. Batch sizes are derived so that
+// verl's config checks pass: one optimiser step per batch (the mini-batch is
+// the whole batch, in prompts; verl multiplies it by rollout.n), micro-batches
+// of one sequence per GPU (multi-turn trajectories are long), and a batch of
+// batch_size × group_size sequences that the GPUs divide evenly. Keys that moved
+// between releases: docs/training.md.
+import { ParamError } from '../../core/errors.js';
+
+/** The verl release the export is written for and checked against (python/verl.lock). */
+export const VERL_VERSION = '0.9.1';
+
+export interface OverrideOptions {
+  model: string;
+  groupSize: number;
+  batchSize: number;
+  steps: number;
+  maxTurns: number;
+  lr: number;
+  clipLow: number;
+  clipHigh: number;
+  kl: number;
+  temperature: number;
+  advantage: 'grpo' | 'drgrpo';
+  lossAggMode: string;
+  nodes: number;
+  gpusPerNode: number;
+  rollout: 'vllm' | 'sglang';
+  promptLength: number;
+  responseLength: number;
+  checkpointEvery: number;
+  evalEvery: number;
+}
+
+export function verlOverrides(o: OverrideOptions): string[] {
+  const gpus = o.nodes * o.gpusPerNode;
+  if ((o.batchSize * o.groupSize) % gpus !== 0) {
+    throw new ParamError(['batch_size'], `verl needs batch_size × group_size (${o.batchSize} × ${o.groupSize}) to be a multiple of the GPUs (${o.nodes} × ${o.gpusPerNode} = ${gpus})`);
+  }
+  return [
+    'algorithm.adv_estimator=grpo',
+    `algorithm.norm_adv_by_std_in_grpo=${o.advantage === 'grpo'}`,
+    'algorithm.use_kl_in_reward=false',
+    // Relative paths: the job runs in the export's folder (the Ray job's working directory).
+    'data.train_files=data/train.parquet',
+    'data.val_files=data/val.parquet',
+    `data.train_batch_size=${o.batchSize}`,
+    `data.max_prompt_length=${o.promptLength}`,
+    `data.max_response_length=${o.responseLength}`,
+    'data.filter_overlong_prompts=true',
+    'data.truncation=error',
+    'data.return_raw_chat=true',
+    `actor_rollout_ref.model.path=${o.model}`,
+    `actor_rollout_ref.actor.optim.lr=${o.lr}`,
+    `actor_rollout_ref.actor.ppo_mini_batch_size=${o.batchSize}`,
+    'actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1',
+    'actor_rollout_ref.actor.ppo_epochs=1',
+    `actor_rollout_ref.actor.loss_agg_mode=${o.lossAggMode}`,
+    `actor_rollout_ref.actor.clip_ratio_low=${o.clipLow}`,
+    `actor_rollout_ref.actor.clip_ratio_high=${o.clipHigh}`,
+    `actor_rollout_ref.actor.use_kl_loss=${o.kl > 0}`,
+    `actor_rollout_ref.actor.kl_loss_coef=${o.kl}`,
+    'actor_rollout_ref.actor.entropy_coeff=0',
+    'actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu=1',
+    `actor_rollout_ref.rollout.name=${o.rollout}`,
+    'actor_rollout_ref.rollout.mode=async',
+    `actor_rollout_ref.rollout.n=${o.groupSize}`,
+    `actor_rollout_ref.rollout.temperature=${o.temperature}`,
+    'actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=1',
+    `actor_rollout_ref.rollout.multi_turn.max_assistant_turns=${o.maxTurns}`,
+    'actor_rollout_ref.rollout.agent.agent_loop_config_path=agent_loop.yaml',
+    'actor_rollout_ref.rollout.agent.default_agent_loop=mlepipe_react',
+    'reward.custom_reward_function.path=reward_fn.py',
+    'reward.custom_reward_function.name=compute_score',
+    `trainer.nnodes=${o.nodes}`,
+    `trainer.n_gpus_per_node=${o.gpusPerNode}`,
+    `trainer.total_training_steps=${o.steps}`,
+    `trainer.save_freq=${o.checkpointEvery}`,
+    `trainer.test_freq=${o.evalEvery > 0 ? o.evalEvery : -1}`,
+    'trainer.default_local_dir=checkpoints',
+    "trainer.logger=['console','file']",
+    'trainer.project_name=mlepipe',
+    'trainer.experiment_name=grpo',
+  ];
+}

@@ -1,0 +1,145 @@
+// The sandbox service behind `mlepipe sandbox serve`: verl's agent loop,
+// running on Ray workers, executes the agent's code through it in mlepipe's
+// own jails and has its submissions graded. The tasks (their private answers
+// too) stay with the service: a client sends code and a task's id, and reads
+// observations; grading runs the task's evaluator outside the jail and scores
+// the episode with mlepipe's reward variables and the experiment's formula,
+// the same functions mlepipe's own rollouts use.
+import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { join } from 'node:path';
+import { execute, observation } from '../../agents/scaffolds/execute.js';
+import type { EpisodeResult } from '../../agents/scaffolds/types.js';
+import { rewardVariables } from '../../agents/trajectory.js';
+import { evaluate, parseFormula } from '../../core/rewards/parse.js';
+import { gradeSubmission } from '../../sandbox/evaluate.js';
+import type { Sandbox, Session } from '../../sandbox/index.js';
+
+export interface ServiceOptions {
+  sandbox: Sandbox;
+  /** A folder of task folders; a client names a task by its folder's name. */
+  tasksDir: string;
+  /** The reward formula, already expanded. */
+  reward: string;
+  python: string;
+  memoryMb: number;
+  /** Characters kept of stdout and of stderr in an observation (as the grpo stage's rollouts). */
+  observationChars?: number;
+  /** The starter baseline's score of a task folder (MLToolBench's success variable). */
+  starter: (taskDir: string) => Promise<number | null>;
+  host?: string;
+  port?: number;
+  log?: (line: string) => void;
+}
+
+export interface SandboxService {
+  url: string;
+  /** Sessions open now. */
+  open(): number;
+  close(): Promise<void>;
+}
+
+class BadRequest extends Error {}
+
+interface Open {
+  session: Session;
+  taskDir: string;
+}
+
+const TASK_ID = /^[A-Za-z0-9][\w.-]*$/;
+
+export async function startSandboxService(o: ServiceOptions): Promise<SandboxService> {
+  const formula = parseFormula(o.reward);
+  const sessions = new Map<string, Open>();
+  const stop = new AbortController();
+  const log = o.log ?? (() => {});
+  const get = (body: Record<string, unknown>): Open => {
+    const s = sessions.get(String(body.session));
+    if (!s) throw new BadRequest(`no open session ${String(body.session)}`);
+    return s;
+  };
+  const closeOne = async (id: string) => {
+    const s = sessions.get(id);
+    sessions.delete(id);
+    await s?.session.close();
+  };
+  const routes: Record<string, (body: Record<string, unknown>) => Promise<unknown>> = {
+    '/open': async (body) => {
+      const task = String(body.task ?? '');
+      const taskDir = join(o.tasksDir, task);
+      if (!TASK_ID.test(task) || !existsSync(join(taskDir, 'private', 'evaluator.py'))) throw new BadRequest(`no task ${task}`);
+      const session = await o.sandbox.open({ task: taskDir, limits: { memoryMb: o.memoryMb }, signal: stop.signal });
+      const id = randomUUID();
+      sessions.set(id, { session, taskDir });
+      return { session: id };
+    },
+    '/run': async (body) => {
+      const s = get(body);
+      const timeoutMs = Number(body.timeout_ms);
+      if (typeof body.code !== 'string' || !Number.isFinite(timeoutMs) || timeoutMs <= 0) throw new BadRequest('run needs code and a positive timeout_ms');
+      const r = await execute(s.session, body.code, Number(body.turn ?? 0), timeoutMs);
+      return { observation: observation(r, o.observationChars ?? 4000, timeoutMs), exit_code: r.exitCode, timed_out: r.timedOut, duration_ms: r.durationMs };
+    },
+    '/validate': async (body) => {
+      const s = get(body);
+      const path = String(body.path ?? '');
+      // Format only: the evaluator runs, but its score never reaches the agent.
+      const g = await gradeSubmission(s.taskDir, s.session.workspace, { python: o.python, signal: stop.signal }, path);
+      return { ok: g.ok, observation: g.ok ? `valid: ${path} has the submission's format (it was not scored)` : `invalid submission: ${g.error}` };
+    },
+    '/grade': async (body) => {
+      const s = get(body);
+      const ep = body.episode as EpisodeResult | undefined;
+      if (!ep || !Array.isArray(ep.turns) || !Array.isArray(ep.messages)) throw new BadRequest('grade needs the episode (turns, messages, ended, submission)');
+      try {
+        const grade = ep.submission ? await gradeSubmission(s.taskDir, s.session.workspace, { python: o.python, signal: stop.signal }, ep.submission) : undefined;
+        const evaluation = grade?.ok ? grade.result : null;
+        const variables = rewardVariables(ep, evaluation, await o.starter(s.taskDir));
+        return { reward: evaluate(formula, variables), variables, evaluation, grade_error: grade && !grade.ok ? grade.error : null };
+      } finally {
+        await closeOne(String(body.session));
+      }
+    },
+    '/close': async (body) => {
+      await closeOne(String(body.session));
+      return { closed: true };
+    },
+  };
+  const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    const send = (status: number, value: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(value));
+    try {
+      if (req.method === 'GET' && req.url === '/health') return send(200, { status: 'ok', sessions: sessions.size });
+      const route = req.method === 'POST' ? routes[req.url ?? ''] : undefined;
+      if (!route) return send(404, { error: `no route ${req.method} ${req.url}` });
+      let raw = '';
+      for await (const chunk of req) raw += chunk;
+      let body: Record<string, unknown>;
+      try {
+        body = JSON.parse(raw || '{}');
+      } catch {
+        throw new BadRequest('the body is not JSON');
+      }
+      send(200, await route(body));
+    } catch (err) {
+      if (!(err instanceof BadRequest)) log(`sandbox service: ${req.url}: ${(err as Error).message}`);
+      send(err instanceof BadRequest ? 400 : 500, { error: (err as Error).message });
+    }
+  };
+  const server: Server = createServer((req, res) => void handle(req, res));
+  await new Promise<void>((ok, fail) => {
+    server.once('error', fail);
+    server.listen(o.port ?? 0, o.host ?? '127.0.0.1', () => ok());
+  });
+  const port = (server.address() as { port: number }).port;
+  return {
+    url: `http://${o.host ?? '127.0.0.1'}:${port}`,
+    open: () => sessions.size,
+    close: async () => {
+      stop.abort();
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+      await Promise.all([...sessions.keys()].map(closeOne));
+    },
+  };
+}

@@ -1,0 +1,119 @@
+"""Runs an export's agent loop and reward function on some of its tasks, the
+way verl's agent-loop workers and reward loop call them, against an
+OpenAI-compatible chat server (the tests' replay server), and prints one JSON
+line per trajectory. With --ray ADDRESS, each episode and each grading is a Ray
+task on that cluster, with the export as the job's working directory.
+
+    python drive.py EXPORT_DIR TOKENIZER_DIR TASK_ID... [--ray ADDRESS]
+
+The tokenizer is a tiny BPE trained here (no download): verl's agent loop
+tokenises the conversation with it to build the token record."""
+import asyncio
+import json
+import os
+import sys
+
+
+def train_tokenizer(path):
+    from tokenizers import Tokenizer, models, pre_tokenizers, decoders, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    tok = Tokenizer(models.BPE(unk_token=None))
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    special = ["<|im_start|>", "<|im_end|>", "<|endoftext|>"]
+    corpus = ["import pandas as pd\ns = pd.read_csv('sample_submission.csv')\n", "<think>plan</think> ```python\nprint(1)\n```", "exit code 0 timed out submission.csv"] * 20
+    tok.train_from_iterator(corpus, trainers.BpeTrainer(vocab_size=400, special_tokens=special, initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+    fast = PreTrainedTokenizerFast(tokenizer_object=tok, eos_token="<|im_end|>", pad_token="<|endoftext|>")
+    fast.chat_template = "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+    fast.save_pretrained(path)
+
+
+def compose(export_dir):
+    import yaml
+    from hydra import compose as hydra_compose, initialize_config_dir
+    import verl.trainer.main_ppo as main_ppo
+
+    with open(os.path.join(export_dir, "trainer_overrides.yaml"), encoding="utf-8") as f:
+        overrides = yaml.safe_load(f)["overrides"]
+    with initialize_config_dir(config_dir=os.path.join(os.path.dirname(main_ppo.__file__), "config"), version_base=None):
+        return hydra_compose(config_name="ppo_trainer", overrides=overrides)
+
+
+def rows(export_dir):
+    import pandas as pd
+
+    out = {}
+    for split in ("train", "val"):
+        for r in pd.read_parquet(os.path.join(export_dir, "data", f"{split}.parquet")).to_dict("records"):
+            r["prompt"] = [dict(m) for m in r["prompt"]]
+            out[r["extra_info"]["task_id"]] = r
+    return out
+
+
+def episode(export_dir, tokenizer_dir, row):
+    """One rollout, as verl's AgentLoopWorker instantiates and runs an agent loop."""
+    from hydra.utils import instantiate
+    from omegaconf import OmegaConf
+    from transformers import AutoTokenizer
+    from verl.experimental.agent_loop.agent_loop import DictConfigWrap, ToolListWrap
+
+    os.chdir(export_dir)
+    sys.path.insert(0, export_dir)
+    config = compose(export_dir)
+    entry = {e.name: e for e in OmegaConf.load(config.actor_rollout_ref.rollout.agent.agent_loop_config_path)}[row["agent_name"]]
+    loop = instantiate(entry, trainer_config=DictConfigWrap(config=config), server_manager=None, tokenizer=AutoTokenizer.from_pretrained(tokenizer_dir), processor=None, hf_model_type=None, dataset_cls=None, data_config=DictConfigWrap(config.data), tools=ToolListWrap([]))
+    out = asyncio.run(loop.run({"temperature": 1.0, "top_p": 1.0}, raw_prompt=row["prompt"], extra_info=row["extra_info"], data_source=row["data_source"]))
+    return {"prompt_ids": len(out.prompt_ids), "response_ids": len(out.response_ids), "mask_ones": sum(out.response_mask), "extra_fields": out.extra_fields}
+
+
+def grade(export_dir, row, extra_fields):
+    """The reward, as verl's naive reward manager calls the custom reward function."""
+    from verl.utils.import_utils import load_extern_object
+
+    os.chdir(export_dir)
+    fn = load_extern_object(module_path="reward_fn.py", object_name="compute_score")
+    extra_info = dict(row["extra_info"])
+    extra_info.update(extra_fields.items())
+    return fn(data_source=row["data_source"], solution_str="", ground_truth=row["reward_model"]["ground_truth"], extra_info=extra_info)
+
+
+def report(task_id, ep, scored):
+    e = ep["extra_fields"]["mlepipe_episode"]
+    turns = [{k: t[k] for k in ("action", "timed_out", "exit_code", "format_ok")} for t in e["turns"]]
+    return {"task_id": task_id, "reward": scored["score"], "variables": {k[len("mlepipe_"):]: v for k, v in scored.items() if k.startswith("mlepipe_")}, "ended": e["ended"], "turns": turns, "timed_out": ep["extra_fields"]["mlepipe_timed_out"], "prompt_ids": ep["prompt_ids"], "response_ids": ep["response_ids"], "mask_ones": ep["mask_ones"], "pid": ep.get("pid")}
+
+
+def main(argv):
+    ray_address = None
+    if "--ray" in argv:
+        i = argv.index("--ray")
+        ray_address = argv[i + 1]
+        argv = argv[:i] + argv[i + 2:]
+    export_dir, tokenizer_dir, task_ids = os.path.abspath(argv[0]), os.path.abspath(argv[1]), argv[2:]
+    train_tokenizer(tokenizer_dir)
+    all_rows = rows(export_dir)
+    if ray_address is None:
+        for t in task_ids:
+            ep = episode(export_dir, tokenizer_dir, all_rows[t])
+            print(json.dumps(report(t, ep, grade(export_dir, all_rows[t], ep["extra_fields"]))), flush=True)
+        return 0
+    import ray
+
+    env = {k: os.environ[k] for k in ("MLEPIPE_SANDBOX_URL", "MLEPIPE_CHAT_URL")}
+    ray.init(address=ray_address, runtime_env={"working_dir": export_dir, "excludes": ["tasks/"], "env_vars": env}, log_to_driver=False)
+    try:
+        # In the job's working directory: the export as Ray uploaded it, without tasks/.
+        run_episode = ray.remote(num_cpus=1)(lambda row: {**episode(os.getcwd(), tokenizer_dir, row), "pid": os.getpid(), "has_tasks": os.path.exists("tasks")})
+        run_grade = ray.remote(num_cpus=1)(lambda row, extra: grade(os.getcwd(), row, extra))
+        eps = ray.get([run_episode.remote(all_rows[t]) for t in task_ids])
+        scores = ray.get([run_grade.remote(all_rows[t], ep["extra_fields"]) for t, ep in zip(task_ids, eps)])
+        for t, ep, s in zip(task_ids, eps, scores):
+            print(json.dumps({**report(t, ep, s), "driver_pid": os.getpid(), "worker_saw_tasks": ep["has_tasks"]}), flush=True)
+    finally:
+        ray.shutdown()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,73 @@
+// `trainer: verl` through the built CLI against a local Ray head: the node
+// submits its export as a Ray job and streams the job's log; killed, then run
+// again, it reattaches to the same job instead of submitting another. The
+// training itself needs GPUs: on this CPU-only machine the job ends FAILED, and
+// the node fails with the job's log in its own.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { join } from 'node:path';
+import { execa } from 'execa';
+import { rayCli, startLocalHead } from '../../gpu/verl/job.js';
+import { startReplayServer } from '../llm/replay-server.js';
+import { ROOT, cli, cliStart, nodeLogs, tmpProject, waitFor } from '../helpers.js';
+
+const EXP = (url: string, address: string) => `name: verl-job
+models:
+  tiny: { provider: openai, base_url: "${url}", model: tiny-coder, api_key_env: TINY_KEY, timeout_s: 30 }
+stages:
+  tasks: { uses: generate, with: { seeds: mlebench-tabular, count: 2, samples: [50, 80], seed: 1 } }
+  verified: { uses: filter, needs: [tasks], with: { val: 0 } }
+  rl: { uses: grpo, needs: [verified], with: { policy: tiny, trainer: verl, split: all, steps: 1, batch_size: 2, group_size: 4, max_turns: 2, verl: { ray_address: "${address}", gpus_per_node: 1, python: "${join(ROOT, '.venv', 'verl', 'bin', 'python')}" } } }
+`;
+
+test('a killed run reattaches to its Ray job instead of submitting a second one', async () => {
+  const server = await startReplayServer([{ content: '<think>x</think>\n<answer>submission.csv</answer>' }]);
+  const head = await startLocalHead({ cpus: 2, log: () => {} });
+  try {
+    const dir = await tmpProject({ 'e.yaml': EXP(server.url, head.address) });
+    const env = { TINY_KEY: 'sk-test' };
+    const first = cliStart(['run', 'e.yaml'], { cwd: dir, env });
+    let id = '';
+    await waitFor(async () => {
+      id = /submitted ray job (\S+)/.exec(await nodeLogs(dir))?.[1] ?? '';
+      return id !== '';
+    }, 300_000, 'the job to be submitted');
+    first.kill('SIGTERM');
+    await first;
+    const second = await cli(['run', 'e.yaml'], { cwd: dir, env });
+    const logs = await nodeLogs(dir);
+    assert.match(logs, `reattached to ray job ${id}`);
+    // The rerun's log (a node's log holds its last attempt) submits nothing.
+    assert.not.match(logs, 'submitted ray job');
+    // The job's own output reached the node's log.
+    assert.match(logs, /\[ray\] /);
+    const jobs = await execa(rayCli(), ['job', 'list', '--address', head.address]);
+    assert.is((jobs.stdout + jobs.stderr).match(/submission_id[^,\n]*mlepipe-[0-9a-f]+/g)?.length, 1, jobs.stdout + jobs.stderr);
+    // No GPU here: the job cannot train, and the node says how it ended.
+    assert.is(second.exitCode, 1);
+    const said = second.stdout + second.stderr + logs;
+    assert.ok(new RegExp(`ray job ${id} ended (FAILED|STOPPED)`).test(said), said.slice(-3000));
+  } finally {
+    await head.stop();
+    await server.close();
+  }
+});
+
+test('without a ray_address the node starts a Ray head for the run and stops it afterwards', async () => {
+  const server = await startReplayServer([{ content: '<think>x</think>\n<answer>submission.csv</answer>' }]);
+  try {
+    const dir = await tmpProject({ 'e.yaml': EXP(server.url, '').replace('ray_address: "", ', '') });
+    const r = await cli(['run', 'e.yaml'], { cwd: dir, env: { TINY_KEY: 'sk-test' } });
+    const logs = await nodeLogs(dir);
+    const m = /submitted ray job (\S+) to (\S+)/.exec(logs);
+    assert.ok(m, logs.slice(-3000));
+    assert.is(r.exitCode, 1);
+    assert.match(logs, `ray job ${m![1]} ended FAILED`);
+    // The head is gone with the node.
+    assert.is(await fetch(`${m![2]}/api/version`).then(() => 'up', () => 'down'), 'down');
+  } finally {
+    await server.close();
+  }
+});
+
+test.run();
