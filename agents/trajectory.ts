@@ -10,6 +10,8 @@ export interface Trajectory extends EpisodeResult {
   /** Rollouts of the same task and policy share a group (GRPO's baseline). */
   group_id: string;
   sample: number;
+  /** Guided collection: who wrote the guidance the teacher saw, and its hash (never its text). */
+  guidance?: { source: string; sha256: string };
   evaluation: EvaluatorResult | null;
   grade_error: string | null;
   /** The starter baseline's score (MLToolBench's b), when the task records one. */

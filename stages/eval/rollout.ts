@@ -4,7 +4,9 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Rng } from '../../core/random.js';
 import { readJsonFile } from '../../core/text.js';
+import type { GuidanceRecord } from '../../agents/guidance/index.js';
 import type { Policy } from '../../agents/policies/index.js';
+import { canonicalJson, sha256 } from '../../core/hash.js';
 import type { AideOptions, EpisodeLimits, EpisodeResult, Scaffold } from '../../agents/scaffolds/types.js';
 import { rewardVariables, type Trajectory } from '../../agents/trajectory.js';
 import { evaluate, parseFormula } from '../../core/rewards/parse.js';
@@ -28,6 +30,8 @@ export interface RolloutOptions {
   reward?: string;
   /** What a valid validate shows: nothing more (default), or the score and thresholds. */
   feedback?: 'none' | 'score';
+  /** Guided collection: shown to the teacher policy only (mlab). */
+  guidance?: GuidanceRecord;
   signal: AbortSignal;
 }
 
@@ -58,6 +62,7 @@ export async function rollout(o: RolloutOptions): Promise<Trajectory> {
       session,
       publicDir: join(o.task.dir, 'public'),
       policy: o.policy,
+      guidance: o.guidance,
       sample: o.sample,
       limits: o.limits,
       aide: o.aide,
@@ -84,6 +89,8 @@ export async function rollout(o: RolloutOptions): Promise<Trajectory> {
     policy: o.policy.name,
     group_id: o.groupId,
     sample: o.sample,
+    // Which guidance the teacher saw (its text stays in the guide stage's node, out of the messages).
+    ...(o.guidance ? { guidance: { source: o.guidance.source, sha256: sha256(canonicalJson(o.guidance)) } } : {}),
     evaluation,
     grade_error: grade && !grade.ok ? grade.error : ep.submission ? null : 'no submission',
     starter_score: starter,
