@@ -16,6 +16,8 @@ export interface Trajectory extends EpisodeResult {
   grade_error: string | null;
   /** The starter baseline's score (MLToolBench's b), when the task records one. */
   starter_score: number | null;
+  /** The starter's standard deviation over its seeds, when the task records it (the SFT filter's margin). */
+  starter_std?: number | null;
   variables: RewardVariables;
   reward: number | null;
   started: string;

@@ -59,7 +59,8 @@ export type SuiteMode = 'diagnose' | 'blind' | 'guided';
 
 /** The guidance's inspection list, in its order, as far as the rollout offers those tools. */
 function guidedCalls(req: PolicyRequest, offered: readonly string[]): Step[] {
-  return (req.guidance?.inspect ?? []).filter((c) => offered.includes(c.tool)).map((c) => [c.why, c.tool, c.args]);
+  // The thought is its own words, not the guidance's: what it writes is what a student learns from.
+  return (req.guidance?.inspect ?? []).filter((c) => offered.includes(c.tool)).map((c) => [`Check the evidence ${c.tool} gives before editing.`, c.tool, c.args]);
 }
 
 export function suiteSteps(req: PolicyRequest, mode: SuiteMode): Step[] {

@@ -12,7 +12,7 @@ import { rewardVariables, type Trajectory } from '../../agents/trajectory.js';
 import { evaluate, parseFormula } from '../../core/rewards/parse.js';
 import { gradeSubmission, type EvaluatorResult } from '../../sandbox/evaluate.js';
 import type { Sandbox } from '../../sandbox/index.js';
-import { starterScore, type TaskRef } from './tasks.js';
+import { starterScore, starterStd, type TaskRef } from './tasks.js';
 
 export interface RolloutOptions {
   sandbox: Sandbox;
@@ -94,6 +94,7 @@ export async function rollout(o: RolloutOptions): Promise<Trajectory> {
     evaluation,
     grade_error: grade && !grade.ok ? grade.error : ep.submission ? null : 'no submission',
     starter_score: starter,
+    starter_std: await starterStd(o.task.dir),
     variables,
     reward: o.reward ? evaluate(parseFormula(o.reward), variables) : null,
     started: started.toISOString(),
