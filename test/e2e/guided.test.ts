@@ -133,12 +133,16 @@ stages:
   }
 });
 
-test('guidance: without a guide stage in needs: is refused before anything runs', async () => {
+test('guidance: without a guide stage in needs:, or outside mlab, is refused before anything runs', async () => {
   const dir = await tmpProject({ 'e.yaml': `name: bad\nstages:\n  ${SUITE}\n  teach: { uses: eval, needs: [suite], with: { scaffold: mlab, policy: scripted:guided, guidance: true } }\n` });
   const r = await cli(['validate', 'e.yaml'], { cwd: dir });
   assert.is(r.exitCode, 2);
   assert.match(r.stderr, /e\.yaml:4:\d+: .*eval reads task guidance from its inputs, but no stage in needs: gives any.*guidance comes from guide/);
   assert.not.match(r.stderr, /\n\s+at /);
+  const react = await tmpProject({ 'e.yaml': `name: bad\nstages:\n  ${SUITE}\n  hints: { uses: guide, needs: [suite] }\n  teach: { uses: eval, needs: [suite, hints], with: { scaffold: react, policy: scripted:guided, guidance: hints } }\n` });
+  const v = await cli(['validate', 'e.yaml'], { cwd: react });
+  assert.is(v.exitCode, 2);
+  assert.match(v.stderr, /e\.yaml:5:\d+: stages\.teach\.with\.guidance: guidance: only the mlab scaffold puts guidance in a teacher's prompt \(scaffold: react\)/);
 });
 
 test.run();
