@@ -11,7 +11,8 @@ import { startReplayServer } from '../../test/llm/replay-server.js';
 import { LlmClient } from '../llm/client.js';
 import { guidanceProblems, readTaskFacts, renderGuidance } from './index.js';
 import { askGuidance } from './llm.js';
-import { proceduralGuidance } from './procedural.js';
+import { assetText } from '../../core/assets.js';
+import { proceduralGuidance, RULES } from './procedural.js';
 
 const STARTER = "train = pd.read_csv('public/train.csv')\nytr = train['survived']\nXtr, Xte = Xtr, Xte\nmodel = SVC(C=1.0, probability=True)\n";
 
@@ -68,6 +69,13 @@ test('procedural guidance: a regularization fault adds the static settings check
     await rm(reg, { recursive: true, force: true });
     await rm(healthy, { recursive: true, force: true });
   }
+});
+
+test("every condition of the suite's index falls in exactly one family of rules", () => {
+  const rows = assetText('tasks/py/mltoolbench/instances.tsv').trim().split('\n').slice(1).map((l) => l.split('\t'));
+  const conditions = [...new Set(rows.map((r) => r[2]).filter((c) => c && c !== 'healthy' && c !== 'configuration'))];
+  assert.ok(conditions.length >= 40, String(conditions.length));
+  for (const c of conditions) assert.is(RULES.filter((r) => r.when.test(c)).length, 1, c);
 });
 
 test('the checker refuses unknown tools, arguments a tool does not take, and a missing part', () => {
