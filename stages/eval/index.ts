@@ -103,7 +103,8 @@ export const slug = (s: string) => s.replace(/[^A-Za-z0-9._-]+/g, '-');
 export const evalStage: Stage<EvalParams> = {
   kind: 'eval',
   // 2: limits: presets, validate feedback, the median milestone inclusive, evaluators run in private/.
-  version: 2,
+  // 3: trajectories record the starter's std (curate's margin) and which guidance a teacher saw.
+  version: 3,
   description: 'Agents (scaffold + policy) solve tasks in the sandbox; MLE-bench medals with confidence intervals.',
   schema,
   keyIgnore: ['concurrency'],
