@@ -10,10 +10,14 @@ export interface Trajectory extends EpisodeResult {
   /** Rollouts of the same task and policy share a group (GRPO's baseline). */
   group_id: string;
   sample: number;
+  /** Guided collection: who wrote the guidance the teacher saw, and its hash (never its text). */
+  guidance?: { source: string; sha256: string };
   evaluation: EvaluatorResult | null;
   grade_error: string | null;
   /** The starter baseline's score (MLToolBench's b), when the task records one. */
   starter_score: number | null;
+  /** The starter's standard deviation over its seeds, when the task records it (the SFT filter's margin). */
+  starter_std?: number | null;
   variables: RewardVariables;
   reward: number | null;
   started: string;

@@ -88,6 +88,16 @@ export const REFERENCES: Readonly<Record<string, ReferenceTable>> = {
       { model: 'Qwen3.5-35B-A3B', condition: 'RL + SPICE', id: 69.2, ood: 48.0 },
     ],
   },
+  'mltoolbench-fig6': {
+    source: 'MLToolBench Fig. 6 / App. B.1 with Table 1: full SFT with vs without MLToolBench demonstrations, success % by evaluation interface',
+    columns: ['model', 'demonstrations', 'original_id', 'mltoolbench_id', 'original_ood', 'mltoolbench_ood'],
+    rows: [
+      { model: 'Qwen3-8B', demonstrations: 'with MLToolBench', original_id: 36.8, mltoolbench_id: 38.4, original_ood: 28.0, mltoolbench_ood: 32.0 },
+      { model: 'Qwen3-8B', demonstrations: 'without MLToolBench', original_id: null, mltoolbench_id: 25.2, original_ood: null, mltoolbench_ood: 20.0 },
+      { model: 'Qwen3.5-35B-A3B', demonstrations: 'with MLToolBench', original_id: 39.6, mltoolbench_id: 44.4, original_ood: 34.0, mltoolbench_ood: 41.0 },
+      { model: 'Qwen3.5-35B-A3B', demonstrations: 'without MLToolBench', original_id: null, mltoolbench_id: 39.2, original_ood: null, mltoolbench_ood: 32.0 },
+    ],
+  },
   'mltoolbench-table4': {
     source: 'MLToolBench Table 4 and App. B.1: controls, success % (ID / OOD)',
     columns: ['model', 'condition', 'id', 'ood'],

@@ -102,9 +102,9 @@ export interface ExtrasContext extends KeyContext {
 /**
  * What a node's entry holds for the stages that need it: task folders under
  * tasks/ (tasks), split.json (split), trajectories.jsonl (trajectories), a
- * trained checkpoint (policy), table.json (table), or anything else (files).
+ * trained checkpoint (policy), table.json (table), guidance/ (guidance), or anything else (files).
  */
-export type Artifact = 'files' | 'tasks' | 'split' | 'trajectories' | 'policy' | 'table';
+export type Artifact = 'files' | 'tasks' | 'split' | 'trajectories' | 'policy' | 'table' | 'guidance';
 
 /** What flows along `needs:` edges, checked before anything runs. */
 export interface StageFlow<P> {

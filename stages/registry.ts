@@ -3,18 +3,20 @@
 import { ablate } from './ablate/index.js';
 import type { Stage } from './contract.js';
 import { evalStage } from './eval/index.js';
+import { curate } from './curate/index.js';
 import { filter } from './filter/index.js';
 import { generate } from './generate/index.js';
 import { grpo } from './grpo/index.js';
+import { guide } from './guide/index.js';
 import { mlebench } from './mlebench/index.js';
 import { mltoolbench } from './mltoolbench/index.js';
 import { sft } from './sft/index.js';
 import { shell } from './shell/index.js';
 
-export type StageKind = 'shell' | 'ablate' | 'generate' | 'mlebench' | 'mltoolbench' | 'filter' | 'eval' | 'grpo' | 'sft';
+export type StageKind = 'shell' | 'ablate' | 'generate' | 'mlebench' | 'mltoolbench' | 'filter' | 'guide' | 'eval' | 'curate' | 'grpo' | 'sft';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-export const STAGES = { shell, ablate, generate, mlebench, mltoolbench, filter, eval: evalStage, grpo, sft } as const satisfies { readonly [K in StageKind]: Stage<any> };
+export const STAGES = { shell, ablate, generate, mlebench, mltoolbench, filter, guide, eval: evalStage, curate, grpo, sft } as const satisfies { readonly [K in StageKind]: Stage<any> };
 
 /** Kinds described in the design that later work adds; named so errors can say so. */
 export const PLANNED_KINDS: readonly string[] = [];

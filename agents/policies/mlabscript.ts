@@ -4,7 +4,7 @@
 // rung of the ladder, then Final Answer. Edit and Understand requests (the
 // scaffold's model-backed actions) get plain answers that change nothing.
 import { solveCode } from './kitcode.js';
-import { hasStarter, suiteSteps } from './mlabsuite.js';
+import { hasStarter, suiteSteps, type SuiteMode } from './mlabsuite.js';
 import { applyIssues, parseIssues } from './starterfix.js';
 import type { PolicyRequest } from './types.js';
 
@@ -22,20 +22,21 @@ function reply(thought: string, action: string, input: Record<string, unknown>, 
   ].join('\n');
 }
 
-export function mlabReply(ladder: readonly string[], req: PolicyRequest, diagnose: boolean): string {
+export function mlabReply(ladder: readonly string[], req: PolicyRequest, mode: SuiteMode): string {
+  const diagnose = mode !== 'blind';
   // Edits: the issues named in the instruction, applied to the script (none named: unchanged).
   if (req.purpose === 'edit') return '```python\n' + applyIssues(req.file?.content ?? '', parseIssues(req.file?.instruction ?? '')) + '\n```';
   if (req.purpose === 'understand') return `${req.file?.name ?? 'the file'} has ${(req.file?.content ?? '').split('\n').length} lines.`;
   // A task with a starter script: work on the starter instead of writing a solution from scratch.
   if (req.turn > 0 && hasStarter(req.history)) {
-    const steps = suiteSteps(req, diagnose);
+    const steps = suiteSteps(req, mode);
     const [thought, action, input] = steps[Math.min(req.turn, steps.length - 1)];
     return reply(thought, action, input, diagnose ? '1. read the starter, 2. run the diagnostics that fit its files, 3. fix what they reveal, 4. run it and submit.' : '1. copy the starter, 2. train it longer, 3. run it and submit.');
   }
   const offered = req.actions ?? [];
   const plan = `1. look at the files${diagnose ? ', 2. check the data with diagnostics' : ''}, then solve with ${ladder.join(' then ')} and submit.`;
   const steps: Array<[string, string, Record<string, unknown>]> = [['List the task files first.', 'List Files', { dir_path: 'public' }]];
-  if (diagnose) for (const tool of DIAGNOSTICS.filter((d) => offered.includes(d))) steps.push([`Check the training table with ${tool}.`, tool, { path: 'public/train.csv' }]);
+  if (mode === 'diagnose') for (const tool of DIAGNOSTICS.filter((d) => offered.includes(d))) steps.push([`Check the training table with ${tool}.`, tool, { path: 'public/train.csv' }]);
   ladder.forEach((rung, i) => {
     const file = `train_${rung}.py`;
     // Only the first script carries the kit; it saves it as mlekit.py for the later ones.

@@ -2,8 +2,10 @@
 // the MLToolBench-style suite): `diagnose` reads the script, calls the
 // diagnostic tools that fit the task's files, asks Edit Script (AI) to fix what
 // their answers reveal, runs the result and submits; `blind` copies the starter,
-// applies one fixed change without looking, runs it and submits. Steps are
-// worked out again at every turn from the observations so far.
+// applies one fixed change without looking, runs it and submits; `guided`
+// calls exactly the tools its guidance lists to inspect (none without
+// guidance), then fixes what their answers reveal. Steps are worked out again
+// at every turn from the observations so far.
 import { formatIssues, suspiciousSettings, type Issue } from './starterfix.js';
 import type { PolicyRequest, TurnView } from './types.js';
 
@@ -15,7 +17,7 @@ export function hasStarter(history: readonly TurnView[]): boolean {
 }
 
 /** The tool calls that fit the task's files, among those offered. */
-function toolCalls(listing: string, code: string, offered: readonly string[]): Step[] {
+export function toolCalls(listing: string, code: string, offered: readonly string[]): Step[] {
   const calls: Step[] = [];
   const add = (tool: string, input: Record<string, unknown>, why: string) => {
     if (offered.includes(tool)) calls.push([why, tool, input]);
@@ -53,16 +55,24 @@ export function issuesFrom(code: string, answers: ReadonlyMap<string, string>): 
   return issues;
 }
 
-export function suiteSteps(req: PolicyRequest, diagnose: boolean): Step[] {
+export type SuiteMode = 'diagnose' | 'blind' | 'guided';
+
+/** The guidance's inspection list, in its order, as far as the rollout offers those tools. */
+function guidedCalls(req: PolicyRequest, offered: readonly string[]): Step[] {
+  // The thought is its own words, not the guidance's: what it writes is what a student learns from.
+  return (req.guidance?.inspect ?? []).filter((c) => offered.includes(c.tool)).map((c) => [`Check the evidence ${c.tool} gives before editing.`, c.tool, c.args]);
+}
+
+export function suiteSteps(req: PolicyRequest, mode: SuiteMode): Step[] {
   const listing = req.history[0]?.observation ?? '';
   const offered = req.actions ?? [];
   const steps: Step[] = [['List the task files first.', 'List Files', { dir_path: 'public' }]];
-  if (!diagnose) {
+  if (mode === 'blind') {
     steps.push(['Copy the starter and train it longer.', 'Edit Script (AI)', { script_name: 'public/train.py', edit_instruction: formatIssues([{ kind: 'train-longer', detail: 'triple max_iter' }]), save_name: 'train.py' }]);
   } else {
     steps.push(['Read the starter script.', 'Read File', { file_name: 'public/train.py' }]);
     const code = req.history[1]?.observation ?? '';
-    const calls = toolCalls(listing, code, offered);
+    const calls = mode === 'guided' ? guidedCalls(req, offered) : toolCalls(listing, code, offered);
     steps.push(...calls);
     const answers = new Map(req.history.slice(2, 2 + calls.length).map((h, i) => [calls[i][1], h.observation] as const));
     const issues = issuesFrom(code, answers);
@@ -70,6 +80,6 @@ export function suiteSteps(req: PolicyRequest, diagnose: boolean): Step[] {
     steps.push([`Fix what the checks found: ${issues.map((i) => i.kind).join(', ') || 'nothing'}.`, 'Edit Script (AI)', { script_name: 'public/train.py', edit_instruction: instruction, save_name: 'train.py' }]);
   }
   steps.push(['Run the edited script; it writes submission.csv.', 'Execute Script', { script_name: 'train.py' }]);
-  steps.push(['The submission is written.', 'Final Answer', { final_answer: diagnose ? 'fixed the starter where the diagnostics pointed' : 'trained the starter longer', submission: 'submission.csv' }]);
+  steps.push(['The submission is written.', 'Final Answer', { final_answer: mode === 'blind' ? 'trained the starter longer' : 'fixed the starter where the diagnostics pointed', submission: 'submission.csv' }]);
   return steps;
 }

@@ -1,7 +1,9 @@
 // The scripted reference agents: random, majority, linear, forest, boosted,
 // diagnose (forest after a look at the data with the diagnostic tools, mlab only;
 // on a task with a starter script it fixes what the tools reveal) and blind
-// (forest; on a task with a starter, one fixed edit without diagnosing).
+// (forest; on a task with a starter, one fixed edit without diagnosing) and
+// guided (diagnose, calling the tools its task guidance lists: a teacher for
+// guided collection that needs no model).
 // They answer in the scaffold's format with real code from the solution kit
 // (agents/kit/mlekit.py), climbing a ladder of strategies and keeping the
 // submission that validates best, so that a larger turn budget can help.
@@ -12,7 +14,7 @@ import { fence, INSPECT, kitSaved, reactText, solveCode } from './kitcode.js';
 import { mlabReply } from './mlabscript.js';
 import type { Policy, PolicyReply, PolicyRequest } from './types.js';
 
-export const SCRIPTED = ['random', 'majority', 'linear', 'forest', 'boosted', 'diagnose', 'blind'] as const;
+export const SCRIPTED = ['random', 'majority', 'linear', 'forest', 'boosted', 'diagnose', 'blind', 'guided'] as const;
 export type ScriptedName = (typeof SCRIPTED)[number];
 
 /** The strategies each agent tries in order, weakest first. */
@@ -24,6 +26,7 @@ const LADDER: Record<ScriptedName, string[]> = {
   boosted: ['linear', 'forest', 'boosted'],
   diagnose: ['forest'],
   blind: ['forest'],
+  guided: ['forest'],
 };
 
 const NO_USAGE = { prompt_tokens: 0, completion_tokens: 0 };
@@ -34,7 +37,7 @@ export function scriptedPolicy(name: ScriptedName): Policy {
     name: `scripted:${name}`,
     kind: 'scripted',
     async act(req: PolicyRequest): Promise<PolicyReply> {
-      const text = req.scaffold === 'mlab' ? mlabReply(ladder, req, name === 'diagnose') : req.scaffold === 'aide' ? aideReply(ladder, req) : reactReply(ladder, req);
+      const text = req.scaffold === 'mlab' ? mlabReply(ladder, req, name === 'diagnose' || name === 'guided' ? name : 'blind') : req.scaffold === 'aide' ? aideReply(ladder, req) : reactReply(ladder, req);
       return { text, usage: NO_USAGE };
     },
   };

@@ -2,6 +2,7 @@
 // Scripted reference agents read the structured context (turn, history,
 // parent node) instead of the messages; model-backed policies read only the
 // messages, as a model would.
+import type { Guidance } from '../guidance/index.js';
 import type { ChatMessage, ReplyTokens } from '../llm/client.js';
 
 export type ScaffoldName = 'react' | 'aide' | 'mlab';
@@ -58,6 +59,8 @@ export interface PolicyRequest {
   actions?: readonly string[];
   /** react: the reply format the scaffold parses (default mlepipe's tags). */
   promptFormat?: 'mlepipe' | 'sandmle-release';
+  /** mlab, guided collection: the task's guidance (already in `messages` for a model; scripted teachers read it here). */
+  guidance?: Guidance;
   /** mlab edit/understand: the file the action works on. */
   file?: { name: string; content: string; instruction: string };
 }

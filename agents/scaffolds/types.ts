@@ -3,6 +3,7 @@
 // The eval and grpo stages grade the submission and add reward variables.
 import type { Session } from '../../sandbox/index.js';
 import type { ChatMessage, ReplyTokens } from '../llm/client.js';
+import type { Guidance } from '../guidance/index.js';
 import type { Policy, PolicyChoice, ScaffoldName, TaskMeta, TurnAction } from '../policies/types.js';
 
 export interface EpisodeLimits {
@@ -44,6 +45,8 @@ export interface EpisodeContext {
   /** Host path of the task's public/ (read-only to the agent; inside the jail it sits at workspace/public). */
   publicDir?: string;
   policy: Policy;
+  /** mlab: task-specific guidance for a teacher, added to the prompt it is sent but not to the recorded messages. */
+  guidance?: Guidance;
   sample: number;
   limits: EpisodeLimits;
   aide: AideOptions;

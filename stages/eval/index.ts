@@ -26,6 +26,8 @@ export interface EvalParams {
   /** mlab: the diagnostic tools offered (default all) and the fraction dropped per rollout (default 0). */
   tools?: ToolChoice;
   tool_dropout?: number;
+  /** mlab: guidance from a guide stage in needs: (true: any; a name: that stage's) in the teacher's prompt. */
+  guidance?: boolean | string;
   policy?: string;
   policies?: string[];
   repeats: number;
@@ -91,9 +93,10 @@ export function policyNames(p: { policy?: string; policies?: string[] }, models:
 }
 
 /** tools: and tool_dropout only mean something to mlab; named tools must exist. */
-function toolIssues(p: Pick<EvalParams, 'scaffold' | 'tools' | 'tool_dropout'>): ParamIssue[] {
+function toolIssues(p: Pick<EvalParams, 'scaffold' | 'tools' | 'tool_dropout' | 'guidance'>): ParamIssue[] {
   const issues: ParamIssue[] = [];
   for (const k of ['tools', 'tool_dropout'] as const) if (p[k] !== undefined && p.scaffold !== 'mlab') issues.push({ param: [k], message: `${k}: only the mlab scaffold offers tools (scaffold: ${p.scaffold})` });
+  if (p.guidance && p.scaffold !== 'mlab') issues.push({ param: ['guidance'], message: `guidance: only the mlab scaffold puts guidance in a teacher's prompt (scaffold: ${p.scaffold})` });
   if (Array.isArray(p.tools)) p.tools.forEach((n, i) => TOOLS_BY_NAME.has(n) || issues.push({ param: ['tools', i], message: `unknown tool "${n}" (mlepipe tools list shows them)` }));
   return issues;
 }
@@ -103,7 +106,8 @@ export const slug = (s: string) => s.replace(/[^A-Za-z0-9._-]+/g, '-');
 export const evalStage: Stage<EvalParams> = {
   kind: 'eval',
   // 2: limits: presets, validate feedback, the median milestone inclusive, evaluators run in private/.
-  version: 2,
+  // 3: trajectories record the starter's std (curate's margin) and which guidance a teacher saw.
+  version: 3,
   description: 'Agents (scaffold + policy) solve tasks in the sandbox; MLE-bench medals with confidence intervals.',
   schema,
   keyIgnore: ['concurrency'],
@@ -111,7 +115,11 @@ export const evalStage: Stage<EvalParams> = {
   flow: {
     gives: ['trajectories'],
     // Tasks (and their split) come from needs: unless tasks: names a folder; a bare `template` policy is a grpo stage's checkpoint.
-    takes: (p) => [...(p.tasks ? [] : ['tasks' as const, ...(p.split === 'all' ? [] : ['split' as const])]), ...((p.policies ?? [p.policy]).includes('template') ? ['policy' as const] : [])],
+    takes: (p) => [
+      ...(p.tasks ? [] : ['tasks' as const, ...(p.split === 'all' ? [] : ['split' as const])]),
+      ...((p.policies ?? [p.policy]).includes('template') ? ['policy' as const] : []),
+      ...(p.guidance ? ['guidance' as const] : []),
+    ],
   },
 
   check(p, ctx) {

@@ -4,13 +4,15 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Rng } from '../../core/random.js';
 import { readJsonFile } from '../../core/text.js';
+import type { GuidanceRecord } from '../../agents/guidance/index.js';
 import type { Policy } from '../../agents/policies/index.js';
+import { canonicalJson, sha256 } from '../../core/hash.js';
 import type { AideOptions, EpisodeLimits, EpisodeResult, PromptFormat, Scaffold } from '../../agents/scaffolds/types.js';
 import { rewardVariables, type Trajectory } from '../../agents/trajectory.js';
 import { evaluate, parseFormula } from '../../core/rewards/parse.js';
 import { gradeSubmission, type EvaluatorResult } from '../../sandbox/evaluate.js';
 import type { Sandbox } from '../../sandbox/index.js';
-import { starterScore, type TaskRef } from './tasks.js';
+import { starterScore, starterStd, type TaskRef } from './tasks.js';
 
 export interface RolloutOptions {
   sandbox: Sandbox;
@@ -30,6 +32,8 @@ export interface RolloutOptions {
   feedback?: 'none' | 'score';
   /** react: the reply format (default mlepipe's). */
   promptFormat?: PromptFormat;
+  /** Guided collection: shown to the teacher policy only (mlab). */
+  guidance?: GuidanceRecord;
   signal: AbortSignal;
 }
 
@@ -60,6 +64,7 @@ export async function rollout(o: RolloutOptions): Promise<Trajectory> {
       session,
       publicDir: join(o.task.dir, 'public'),
       policy: o.policy,
+      guidance: o.guidance,
       sample: o.sample,
       limits: o.limits,
       aide: o.aide,
@@ -87,9 +92,12 @@ export async function rollout(o: RolloutOptions): Promise<Trajectory> {
     policy: o.policy.name,
     group_id: o.groupId,
     sample: o.sample,
+    // Which guidance the teacher saw (its text stays in the guide stage's node, out of the messages).
+    ...(o.guidance ? { guidance: { source: o.guidance.source, sha256: sha256(canonicalJson(o.guidance)) } } : {}),
     evaluation,
     grade_error: grade && !grade.ok ? grade.error : ep.submission ? null : 'no submission',
     starter_score: starter,
+    starter_std: await starterStd(o.task.dir),
     variables,
     reward: o.reward ? evaluate(parseFormula(o.reward), variables) : null,
     started: started.toISOString(),

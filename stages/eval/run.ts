@@ -18,6 +18,7 @@ import { serveModel, type ServedModel } from '../worker.js';
 import { gradingReport, latencyRows, mlebenchReport, policyRows, taskRows, winRateRows, type RunRecord } from './aggregate.js';
 import { rollout } from './rollout.js';
 import { listTasks } from './tasks.js';
+import { loadGuidance } from './guidance.js';
 import { episodeLimits, type EvalParams, policyNames, slug } from './index.js';
 
 const SCAFFOLDS: Record<EvalParams['scaffold'], (p: EvalParams) => Scaffold> = {
@@ -33,6 +34,7 @@ export async function run(ctx: StageContext<EvalParams>): Promise<StageResult | 
   const lim = episodeLimits(p);
   const tasks = await listTasks({ tasks: p.tasks, split: p.split, limit: p.limit, inputs: ctx.inputs, experimentDir: ctx.experimentDir });
   if (!tasks.length) throw new Error('no tasks to evaluate (are the upstream stages empty, or the split?)');
+  const guidance = p.guidance ? loadGuidance(ctx.inputs, p.guidance, tasks) : undefined;
   const sampling = { temperature: p.temperature, max_tokens: p.max_tokens, seed: p.seed, stop: p.stop, logprobs: p.logprobs };
   // `provider: worker` policies are served for this node; the response cache is left out for them, since
   // its key names the model, not the weights a worker loaded (the node's own key covers them).
@@ -80,6 +82,7 @@ export async function run(ctx: StageContext<EvalParams>): Promise<StageResult | 
           reward,
           feedback: p.feedback,
           promptFormat: p.prompt_format,
+          guidance: guidance?.get(task.id),
           signal: ctx.signal,
         });
         if (t.ended === 'interrupted') throw new Error('interrupted');

@@ -57,6 +57,16 @@ export function tasksFolderIssues(tasks: string | undefined, splits: Readonly<Re
     .map(([param, split]) => ({ param: [param], message: noSplit(param, split, dir), also: ['tasks'] }));
 }
 
+/** The spread of the starter's scores over its seeds (the SFT filter's margin), when the task records it. */
+export async function starterStd(task: string): Promise<number | null> {
+  try {
+    const spec = JSON.parse(await readFile(join(task, 'private', 'spec.json'), 'utf8')) as { starter_std?: number };
+    return typeof spec.starter_std === 'number' && Number.isFinite(spec.starter_std) ? spec.starter_std : null;
+  } catch {
+    return null;
+  }
+}
+
 /** The starter baseline's score for MLToolBench's success (Eq. 5), when the task records one. */
 export async function starterScore(task: string): Promise<number | null> {
   try {

@@ -42,7 +42,7 @@ const CASES: Case[] = [
   {
     name: 'unknown stage kind',
     files: { 'e.yaml': 'name: e\nstages:\n  a: { uses: shel, with: { run: x } }\n' },
-    expect: ['e.yaml:3:14: stages.a.uses: unknown stage kind "shel" (did you mean "shell"?) (available: shell, ablate, generate, mlebench, filter, eval, grpo, sft)'],
+    expect: ['e.yaml:3:14: stages.a.uses: unknown stage kind "shel" (did you mean "shell"?) (available: shell, ablate, generate, mlebench, mltoolbench, filter, guide, eval, curate, grpo, sft)'],
   },
   {
     name: 'reward formula with an unknown variable: position inside the formula',

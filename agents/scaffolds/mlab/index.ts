@@ -7,6 +7,7 @@
 import { EnvError } from '../../../core/errors.js';
 import { runTool, TOOL_TIMEOUT_MS } from '../../../tools/index.js';
 import { renderPrompt } from '../../factory/answers.js';
+import { renderGuidance } from '../../guidance/index.js';
 import type { ChatMessage } from '../../llm/client.js';
 import { clip } from '../execute.js';
 import { fitContext } from '../react/context.js';
@@ -43,6 +44,10 @@ async function runMlab(ctx: EpisodeContext, opts: MlabOptions): Promise<EpisodeR
     { role: 'system', content: renderPrompt('mlab/system', { description: ctx.task.description.trim(), actions, tools: toolText, max_steps: limits.maxTurns, step_timeout: Math.round(limits.stepTimeoutMs / 1000) }) },
     { role: 'user', content: 'Begin.' },
   ];
+  // Guided collection: the teacher's system prompt gets the guidance; `messages`, the record a student
+  // learns from, never does.
+  const guidance = ctx.guidance ? `\n\n${renderGuidance(ctx.guidance)}` : '';
+  const teacherView = (ms: ChatMessage[]) => (guidance ? ms.map((m, i) => (i === 0 && m.role === 'system' ? { ...m, content: m.content + guidance } : m)) : ms);
   const turns: TurnRecord[] = [];
   const usage = newUsage();
   let dropped = 0;
@@ -72,7 +77,7 @@ async function runMlab(ctx: EpisodeContext, opts: MlabOptions): Promise<EpisodeR
     left = b.left;
     const shown = fitContext(messages, 2, turns.map(failed), limits.contextTokens);
     dropped = Math.max(dropped, shown.dropped);
-    const reply = await ask(ctx, { scaffold: 'mlab', purpose: 'step', messages: shown.messages, turn: t, sample: ctx.sample, history: turns, actions: names }, usage);
+    const reply = await ask(ctx, { scaffold: 'mlab', purpose: 'step', messages: teacherView(shown.messages), turn: t, sample: ctx.sample, history: turns, actions: names, ...(ctx.guidance ? { guidance: ctx.guidance } : {}) }, usage);
     if ('stop' in reply) {
       ended = reply.stop;
       error = reply.error;
@@ -80,7 +85,8 @@ async function runMlab(ctx: EpisodeContext, opts: MlabOptions): Promise<EpisodeR
     }
     messages.push({ role: 'assistant', content: reply.text });
     const parsed = parseMlab(reply.text, names);
-    const base = { turn: t, exit_code: null, timed_out: false, duration_ms: 0, ...(reply.choice ? { choice: reply.choice } : {}), ...(reply.logprobs ? { logprobs: reply.logprobs } : {}), ...(reply.tokens ? { tokens: reply.tokens } : {}) };
+    // A guided reply's token record would carry the guidance in its context ids: only the text is kept.
+    const base = { turn: t, exit_code: null, timed_out: false, duration_ms: 0, ...(reply.choice ? { choice: reply.choice } : {}), ...(reply.logprobs ? { logprobs: reply.logprobs } : {}), ...(reply.tokens && !guidance ? { tokens: reply.tokens } : {}) };
     if (!parsed.ok) {
       const obs = `invalid action: ${parsed.reason}`;
       turns.push({ ...base, action: 'invalid', format_ok: false, observation: obs });

@@ -68,6 +68,7 @@ const ARTIFACTS: Record<Artifact, { what: string; pronoun: string; source: strin
   trajectories: { what: 'trajectories', pronoun: 'them', source: 'trajectories come' },
   table: { what: 'a comparison table', pronoun: 'one', source: 'a table comes' },
   files: { what: 'files', pronoun: 'them', source: 'files come' },
+  guidance: { what: 'task guidance', pronoun: 'any', source: 'guidance comes' },
 };
 
 /** What a stage gives, or undefined when its params are unknown (its `with:` failed). */
