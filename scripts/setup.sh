@@ -30,11 +30,14 @@ npm run build
 
 # The pinned Python environments (scripts/setup-python.sh): .venv/agent for
 # agents' code, task generators and graders (MLEPIPE_NO_AGENT_ENV=1 skips it;
-# stages then fall back to /usr/bin/python3), and .venv/trainer, CPU torch, for
-# the trainer worker's tests and CPU runs (MLEPIPE_NO_TRAINER=1 skips it).
+# stages then fall back to /usr/bin/python3), .venv/trainer, CPU torch, for
+# the trainer worker's tests and CPU runs (MLEPIPE_NO_TRAINER=1 skips it), and
+# .venv/verl, verl and Ray on CPU torch, for the verl export's checks and
+# local Ray runs (MLEPIPE_NO_VERL=1 skips it).
 envs=()
 [ -z "${MLEPIPE_NO_AGENT_ENV:-}" ] && envs+=(agent)
 [ -z "${MLEPIPE_NO_TRAINER:-}" ] && envs+=(trainer)
+[ -z "${MLEPIPE_NO_VERL:-}" ] && envs+=(verl)
 if ((${#envs[@]})); then
   bash scripts/setup-python.sh "${envs[@]}"
 fi
