@@ -22,11 +22,14 @@ export function leaderboardCsv(teams: readonly TeamScore[], lowerIsBetter: boole
 }
 
 /** Thresholds as threshold.json holds them (rounded as the evaluator rounds scores). */
-export function thresholdJson(th: LeaderboardThresholds): string {
+export function thresholdJson(th: Pick<LeaderboardThresholds, 'gold_threshold' | 'silver_threshold' | 'bronze_threshold' | 'median_threshold'>): string {
   const r = (x: number) => Math.round(x * 1e6) / 1e6;
   const out = { bronze_threshold: r(th.bronze_threshold), gold_threshold: r(th.gold_threshold), median_threshold: r(th.median_threshold), silver_threshold: r(th.silver_threshold) };
   return JSON.stringify(out, null, 2) + '\n';
 }
+
+/** What threshold.json holds while a task's evaluator is written and checked, before its leaderboard exists. */
+export const PROVISIONAL_THRESHOLDS = thresholdJson({ gold_threshold: 0, silver_threshold: 0, bronze_threshold: 0, median_threshold: 0 });
 
 export type LeaderboardResult = { ok: true; teams: number; thresholds: LeaderboardThresholds } | { ok: false; error: string };
 

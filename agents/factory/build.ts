@@ -4,13 +4,14 @@
 // evaluator must grade the sample submission with the contract's JSON (up to
 // 3 attempts); the Technical Writer's description must pass the leakage
 // check. The task folder follows docs/tasks.md, like a procedural one.
-import { cp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { relativeFiles } from '../../core/fs.js';
+import { exists, relativeFiles } from '../../core/fs.js';
 import type { Session } from '../../sandbox/types.js';
 import { LOWER_IS_BETTER, type SeedDna, type TaskMetric } from '../../seeds/index.js';
 import { runEvaluator } from '../../tasks/evaluate.js';
 import { leakageProblems } from '../../tasks/roles.js';
+import { freezeLeaderboard, PROVISIONAL_THRESHOLDS } from '../../tasks/synthetic-leaderboard.js';
 import { writeTaskJson } from '../../tasks/taskjson.js';
 import type { ChatMessage, LlmClient } from '../llm/client.js';
 import { extractBlock, renderPrompt } from './answers.js';
@@ -40,13 +41,25 @@ async function csvHeader(path: string): Promise<string[] | null> {
   return text === null ? null : text.split('\n')[0].trim().split(',');
 }
 
-/** What is wrong with the files a generator script produced, if anything. */
+/** The reference teams' submissions a script wrote (OUT/teams/*.csv), which then set the thresholds. */
+async function teamFiles(out: string): Promise<string[]> {
+  return (await readdir(join(out, 'teams')).catch(() => [] as string[])).filter((f) => f.endsWith('.csv'));
+}
+
+/**
+ * What is wrong with the files a generator script produced, if anything. The
+ * thresholds come either from the script's own baselines (threshold.json, as
+ * the released factory's developer writes them) or from reference teams'
+ * submissions in teams/, ranked into a leaderboard once the evaluator exists.
+ */
 export async function generatedProblems(out: string, target: string): Promise<string[]> {
   const problems: string[] = [];
-  for (const f of ['public/train.csv', 'public/test.csv', 'public/sample_submission.csv', 'private/answer.csv', 'private/threshold.json']) {
+  const teams = (await teamFiles(out)).length > 0;
+  for (const f of ['public/train.csv', 'public/test.csv', 'public/sample_submission.csv', 'private/answer.csv', ...(teams ? [] : ['private/threshold.json'])]) {
     if ((await csvHeader(join(out, f))) === null) problems.push(`${f} was not written`);
   }
   if (problems.length) return problems;
+  if (teams && !(await exists(join(out, 'private', 'threshold.json')))) return problems;
   const sample = await csvHeader(join(out, 'public', 'sample_submission.csv'));
   const answer = await csvHeader(join(out, 'private', 'answer.csv'));
   if (sample?.join() !== answer?.join()) problems.push(`answer.csv columns (${answer?.join(', ')}) differ from sample_submission.csv (${sample?.join(', ')})`);
@@ -120,6 +133,9 @@ export async function buildLlmTask(seed: SeedDna, dest: string, o: LlmBuildOptio
   await cp(join(ws, 'out', 'private'), join(dest, 'private'), { recursive: true });
   await writeFile(join(dest, 'private', 'generate_task_env.py'), script);
   await writeFile(join(dest, 'private', 'spec.json'), JSON.stringify({ seed: seed.id, ...plan }, null, 2) + '\n');
+  const teams = (await teamFiles(join(ws, 'out'))).length > 0;
+  // Evaluators print the thresholds with the score: until the leaderboard sets them, placeholders.
+  if (teams) await writeFile(join(dest, 'private', 'threshold.json'), PROVISIONAL_THRESHOLDS);
 
   // MLOps Engineer: the evaluator must grade the sample submission.
   const metric = spec.metric as TaskMetric;
@@ -143,6 +159,10 @@ export async function buildLlmTask(seed: SeedDna, dest: string, o: LlmBuildOptio
   );
   attempts.mlops = ops.attempts;
   if (!ops.ok) return { ok: false, stage: 'evaluator', error: ops.last, attempts };
+  if (teams) {
+    const board = await freezeLeaderboard(dest, join(ws, 'out', 'teams'), o.python, LOWER_IS_BETTER[metric]);
+    if (!board.ok) return { ok: false, stage: 'evaluator', error: board.error, attempts };
+  }
 
   // Technical Writer: the description must not leak.
   const publicFiles = await relativeFiles(join(dest, 'public'));

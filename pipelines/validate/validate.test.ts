@@ -77,9 +77,9 @@ stages:
   lone: { uses: eval, with: { policy: scripted:forest } }
 `);
   assert.equal(e, [
-    '4:29 stages.f.needs: filter reads tasks from its inputs, but no stage in needs: gives them (prep: shell gives files); tasks come from generate, mlebench, filter',
-    '5:28 stages.ev.needs: eval reads tasks from its inputs, but no stage in needs: gives them (prep: shell gives files); tasks come from generate, mlebench, filter',
-    '6:3 stages.lone: eval reads tasks from its inputs, but it has no needs:; tasks come from generate, mlebench, filter',
+    '4:29 stages.f.needs: filter reads tasks from its inputs, but no stage in needs: gives them (prep: shell gives files); tasks come from generate, mlebench, mltoolbench, filter',
+    '5:28 stages.ev.needs: eval reads tasks from its inputs, but no stage in needs: gives them (prep: shell gives files); tasks come from generate, mlebench, mltoolbench, filter',
+    '6:3 stages.lone: eval reads tasks from its inputs, but it has no needs:; tasks come from generate, mlebench, mltoolbench, filter',
   ]);
 });
 

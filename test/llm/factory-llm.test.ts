@@ -15,7 +15,9 @@ import { closedPort, ROOT, tmpProject } from '../helpers.js';
 import { startReplayServer, type ReplayServer } from './replay-server.js';
 
 const dna = allSeeds().find((s) => s.id === 'spaceship-titanic')!;
-const proc = draftSpec(dna, { seed: 0, index: 0 });
+// A spec whose reference teams' leaderboard has four distinct medal lines (on a few hundred test rows,
+// teams can tie, and the filter's sanity rule then drops the task, which is not what this test is about).
+const proc = draftSpec(dna, { seed: 1, index: 0 });
 
 /** What a good model would answer for this spec, role by role. */
 const strategistAnswer = {
