@@ -8,6 +8,7 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parsePolicy, policyIdentity, type PolicyRef } from '../../agents/policies/index.js';
 import { assetsDigest } from '../../core/assets.js';
+import { modelIdentity } from '../../core/models.js';
 import { ParamError } from '../../core/errors.js';
 import { rewardFormula } from '../../core/rewards/presets.js';
 import schema from '../../schemas/stages/eval.schema.json';
@@ -25,6 +26,8 @@ export interface EvalParams {
   /** mlab: the diagnostic tools offered (default all) and the fraction dropped per rollout (default 0). */
   tools?: ToolChoice;
   tool_dropout?: number;
+  /** mlab: mask or paraphrase the named tools' answers (Table 6). */
+  intervention?: { mode: 'mask' | 'paraphrase'; tools: Exclude<ToolChoice, 'none'>; paraphrase_model?: string };
   policy?: string;
   policies?: string[];
   repeats: number;
@@ -87,11 +90,15 @@ export function policyNames(p: { policy?: string; policies?: string[] }, models:
   });
 }
 
-/** tools: and tool_dropout only mean something to mlab; named tools must exist. */
-function toolIssues(p: Pick<EvalParams, 'scaffold' | 'tools' | 'tool_dropout'>): ParamIssue[] {
+/** tools:, tool_dropout and intervention only mean something to mlab; named tools must exist. */
+function toolIssues(p: Pick<EvalParams, 'scaffold' | 'tools' | 'tool_dropout' | 'intervention'>): ParamIssue[] {
   const issues: ParamIssue[] = [];
-  for (const k of ['tools', 'tool_dropout'] as const) if (p[k] !== undefined && p.scaffold !== 'mlab') issues.push({ param: [k], message: `${k}: only the mlab scaffold offers tools (scaffold: ${p.scaffold})` });
+  for (const k of ['tools', 'tool_dropout', 'intervention'] as const) if (p[k] !== undefined && p.scaffold !== 'mlab') issues.push({ param: [k], message: `${k}: only the mlab scaffold offers tools (scaffold: ${p.scaffold})` });
   if (Array.isArray(p.tools)) p.tools.forEach((n, i) => TOOLS_BY_NAME.has(n) || issues.push({ param: ['tools', i], message: `unknown tool "${n}" (mlepipe tools list shows them)` }));
+  const iv = p.intervention;
+  if (iv && Array.isArray(iv.tools)) iv.tools.forEach((n, i) => TOOLS_BY_NAME.has(n) || issues.push({ param: ['intervention', 'tools', i], message: `unknown tool "${n}" (mlepipe tools list shows them)` }));
+  if (iv?.paraphrase_model !== undefined && iv.mode !== 'paraphrase') issues.push({ param: ['intervention', 'paraphrase_model'], message: 'paraphrase_model rewords answers; it needs mode: paraphrase' });
+  if (iv && p.tools === 'none') issues.push({ param: ['intervention'], message: 'tools: none offers no diagnostic tool whose answer could be changed', also: ['tools'] });
   return issues;
 }
 
@@ -131,7 +138,10 @@ export const evalStage: Stage<EvalParams> = {
       }
     });
     // Agents' code and the graders run in Python.
-    return { policies, prompts: await assetsDigest([`agents/prompts/${p.scaffold}`, ...(p.scaffold === 'mlab' ? ['tools/py'] : [])]), reward: p.reward ? rewardFormula(p.reward, ctx.rewards) : null, python: await ctx.python() };
+    // The paraphrasing model decides what the agent reads, so its identity is part of the key.
+    const pm = p.intervention?.paraphrase_model;
+    const paraphraser = pm ? { openai: modelIdentity(ctx.models[pm]) } : null;
+    return { policies, ...(paraphraser ? { paraphraser } : {}), prompts: await assetsDigest([`agents/prompts/${p.scaffold}`, ...(p.scaffold === 'mlab' ? ['tools/py'] : [])]), reward: p.reward ? rewardFormula(p.reward, ctx.rewards) : null, python: await ctx.python() };
   },
 
   run: lazyRun(() => import('./run.js')),
