@@ -27,7 +27,7 @@ export interface EvalParams {
   tools?: ToolChoice;
   tool_dropout?: number;
   /** mlab: mask or paraphrase the named tools' answers (Table 6). */
-  intervention?: { mode: 'mask' | 'paraphrase'; tools: Exclude<ToolChoice, 'none'>; paraphrase_model?: string };
+  intervention?: { mode: 'none' | 'mask' | 'paraphrase'; tools: Exclude<ToolChoice, 'none'>; paraphrase_model?: string };
   policy?: string;
   policies?: string[];
   repeats: number;
@@ -97,8 +97,7 @@ function toolIssues(p: Pick<EvalParams, 'scaffold' | 'tools' | 'tool_dropout' | 
   if (Array.isArray(p.tools)) p.tools.forEach((n, i) => TOOLS_BY_NAME.has(n) || issues.push({ param: ['tools', i], message: `unknown tool "${n}" (mlepipe tools list shows them)` }));
   const iv = p.intervention;
   if (iv && Array.isArray(iv.tools)) iv.tools.forEach((n, i) => TOOLS_BY_NAME.has(n) || issues.push({ param: ['intervention', 'tools', i], message: `unknown tool "${n}" (mlepipe tools list shows them)` }));
-  if (iv?.paraphrase_model !== undefined && iv.mode !== 'paraphrase') issues.push({ param: ['intervention', 'paraphrase_model'], message: 'paraphrase_model rewords answers; it needs mode: paraphrase' });
-  if (iv && p.tools === 'none') issues.push({ param: ['intervention'], message: 'tools: none offers no diagnostic tool whose answer could be changed', also: ['tools'] });
+  if (iv && iv.mode !== 'none' && p.tools === 'none') issues.push({ param: ['intervention'], message: 'tools: none offers no diagnostic tool whose answer could be changed', also: ['tools'] });
   return issues;
 }
 
@@ -138,8 +137,9 @@ export const evalStage: Stage<EvalParams> = {
       }
     });
     // Agents' code and the graders run in Python.
-    // The paraphrasing model decides what the agent reads, so its identity is part of the key.
-    const pm = p.intervention?.paraphrase_model;
+    // The paraphrasing model decides what the agent reads, so its identity is part of the key; other
+    // modes never ask it (an ablate over the mode may leave it written in every arm).
+    const pm = p.intervention?.mode === 'paraphrase' ? p.intervention.paraphrase_model : undefined;
     const paraphraser = pm ? { openai: modelIdentity(ctx.models[pm]) } : null;
     return { policies, ...(paraphraser ? { paraphraser } : {}), prompts: await assetsDigest([`agents/prompts/${p.scaffold}`, ...(p.scaffold === 'mlab' ? ['tools/py'] : [])]), reward: p.reward ? rewardFormula(p.reward, ctx.rewards) : null, python: await ctx.python() };
   },

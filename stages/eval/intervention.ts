@@ -10,7 +10,7 @@ import type { EvalParams } from './index.js';
 
 export function interventionOf(p: EvalParams, models: Readonly<Record<string, ModelSpec>>, opts: PolicyOptions, signal: AbortSignal): Intervention | undefined {
   const iv = p.intervention;
-  if (!iv) return undefined;
+  if (!iv || iv.mode === 'none') return undefined;
   const name = iv.paraphrase_model;
   if (iv.mode !== 'paraphrase' || !name) return { mode: iv.mode, tools: iv.tools ?? 'all' };
   // Rewording should not wander from call to call: the lowest temperature, the node's seed.

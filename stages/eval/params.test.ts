@@ -23,12 +23,12 @@ test('tools: and tool_dropout belong to mlab; named tools must exist', () => {
   assert.equal(check({ scaffold: 'mlab', tools: ['acf', 'no_such_tool'] }), [[['tools', 1], 'unknown tool "no_such_tool" (mlepipe tools list shows them)']]);
 });
 
-test('intervention: mlab only, its tools must exist, paraphrase_model only with paraphrase, not with tools: none', () => {
+test('intervention: mlab only, its tools must exist, none of it with tools: none', () => {
   const check = (p: Partial<EvalParams>) => evalStage.check!({ split: 'all', repeats: 1, policy: 'scripted:forest', ...p } as EvalParams, { experimentDir: '.', models: {} } as never).map((i) => [i.param, i.message]);
   assert.equal(check({ scaffold: 'mlab', intervention: { mode: 'mask', tools: ['detect_missing_values'] } }), []);
   assert.equal(check({ scaffold: 'react', intervention: { mode: 'mask', tools: 'all' } }), [[['intervention'], 'intervention: only the mlab scaffold offers tools (scaffold: react)']]);
   assert.equal(check({ scaffold: 'mlab', intervention: { mode: 'mask', tools: ['acf', 'nope'] } }), [[['intervention', 'tools', 1], 'unknown tool "nope" (mlepipe tools list shows them)']]);
-  assert.equal(check({ scaffold: 'mlab', intervention: { mode: 'mask', tools: 'all', paraphrase_model: 'm' } }), [[['intervention', 'paraphrase_model'], 'paraphrase_model rewords answers; it needs mode: paraphrase']]);
+  assert.equal(check({ scaffold: 'mlab', tools: 'none', intervention: { mode: 'none', tools: 'all' } }), []);
   assert.equal(check({ scaffold: 'mlab', tools: 'none', intervention: { mode: 'paraphrase', tools: 'all' } }).map((x) => x[0]), [['intervention']]);
 });
 
