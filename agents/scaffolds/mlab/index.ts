@@ -123,7 +123,12 @@ async function runMlab(ctx: EpisodeContext, opts: MlabOptions): Promise<EpisodeR
     }
     const obs = clip(out.observation, limits.observationChars);
     const kind = fileAction ? (name === 'Execute Script' && out.code !== undefined ? 'code' : 'action') : 'tool';
-    turns.push({ ...call, action: kind, observation: obs, exit_code: out.exit_code ?? null, timed_out: out.timed_out ?? false, duration_ms: Date.now() - t0, ...(out.code !== undefined ? { code: out.code } : {}), ...(out.evidence ? { evidence: out.evidence } : {}), ...(out.original ? { intervention: { mode: opts.intervention!.mode, original: { text: clip(out.original.text, limits.observationChars), evidence: out.original.evidence } } } : {}) });
+    // A tool turn keeps the structured answer as shown and, when it was changed, the answer as given.
+    const answer: Partial<TurnRecord> = {
+      ...(out.evidence ? { evidence: out.evidence } : {}),
+      ...(out.original && opts.intervention ? { intervention: { mode: opts.intervention.mode, original: { text: clip(out.original.text, limits.observationChars), evidence: out.original.evidence } } } : {}),
+    };
+    turns.push({ ...call, action: kind, observation: obs, exit_code: out.exit_code ?? null, timed_out: out.timed_out ?? false, duration_ms: Date.now() - t0, ...(out.code !== undefined ? { code: out.code } : {}), ...answer });
     messages.push({ role: 'user', content: `Observation: ${obs}` });
   }
   // Out of actions or time without an answer: the last submission written is graded, as for ReAct.
