@@ -14,6 +14,7 @@ import { DOMAINS, type Domain, type ToolAnswer, type ToolSpec } from './types.js
 
 export { parseArgPairs, checkArgs } from './args.js';
 export { DOMAINS, type Domain, type ToolAnswer, type ToolSpec } from './types.js';
+export { CATEGORIES, CATEGORY_OF, type Category } from './categories.js';
 
 /** A tool's default wall clock; diagnostics are meant to be quick, the memory probe sets its own window. */
 export const TOOL_TIMEOUT_MS = 60_000;

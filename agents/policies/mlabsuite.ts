@@ -37,17 +37,36 @@ export function toolCalls(listing: string, code: string, offered: readonly strin
   return calls;
 }
 
-/** What the tools' answers and the script reveal, as issues for the edit. */
-export function issuesFrom(code: string, answers: ReadonlyMap<string, string>): Issue[] {
+type Evidence = Record<string, unknown>;
+const nums = (v: unknown): number[] | null => (Array.isArray(v) && v.length && v.every((x) => typeof x === 'number') ? (v as number[]) : null);
+const num = (v: unknown): number | null => (typeof v === 'number' ? v : null);
+
+/**
+ * What the tools' answers and the script reveal, as issues for the edit. Only the structured part of
+ * each answer is read (its numbers and flags), never the prose, so the same facts in other words
+ * lead to the same edit, and withheld values (an observation mask) lead to none.
+ */
+export function issuesFrom(code: string, answers: ReadonlyMap<string, Evidence>): Issue[] {
   const issues: Issue[] = [];
-  const said = (tool: string, re: RegExp) => re.test(answers.get(tool) ?? '');
-  if (said('image_normalization_stats', /pixels are 0-255/) && !/\/ 255/.test(code)) issues.push({ kind: 'pixel-range', detail: 'images are 0-255 and the script does not rescale them' });
-  if (said('image_normalization_stats', /normalize with mean \[0\./) && /^MEAN, STD = np\.array\(\[\d{2,}/m.test(code)) issues.push({ kind: 'normalization-constants', detail: 'the constants are on the 0-255 scale, the data on 0-1' });
-  if (said('node_feature_health', /standardize columns/) || said('check_feature_normalization', /standardize/)) issues.push({ kind: 'standardize', detail: 'feature scales differ by orders of magnitude' });
-  if (said('stationarity_test_adf', /difference once|not stationary/)) issues.push({ kind: 'level-drift', detail: 'the series level drifts' });
-  const missing = [...(answers.get('detect_missing_values') ?? '').matchAll(/(\w+): [\d.]+%/g)].map((m) => m[1]);
+  const ev = (tool: string): Evidence => answers.get(tool) ?? {};
+  const img = ev('image_normalization_stats');
+  const pixelMax = nums(img.max);
+  if (pixelMax && Math.max(...pixelMax) > 1.5 && !/\/ 255/.test(code)) issues.push({ kind: 'pixel-range', detail: 'images are 0-255 and the script does not rescale them' });
+  // The tool's advised constants are on the 0-1 scale; the script's on 0-255 do not fit the data.
+  const advised = nums(img.mean_01) ?? nums(img.mean);
+  if (advised && advised.every((m) => m < 1) && /^MEAN, STD = np\.array\(\[\d{2,}/m.test(code)) issues.push({ kind: 'normalization-constants', detail: 'the constants are on the 0-255 scale, the data on 0-1' });
+  const nodeRatio = num(ev('node_feature_health').std_ratio);
+  const norm = ev('check_feature_normalization');
+  const tabRatio = num(norm.std_ratio);
+  const cols = Array.isArray(norm.columns) ? (norm.columns as Array<Record<string, unknown>>) : null;
+  const standardized = !!cols?.length && cols.every((c) => Math.abs(num(c.mean) ?? 0) < 0.1 && Math.abs((num(c.std) ?? 0) - 1) < 0.1);
+  if ((nodeRatio !== null && nodeRatio > 100) || (tabRatio !== null && (tabRatio > 100 || standardized))) issues.push({ kind: 'standardize', detail: 'feature scales differ by orders of magnitude' });
+  if (ev('stationarity_test_adf').stationary === false) issues.push({ kind: 'level-drift', detail: 'the series level drifts' });
+  const gaps = ev('detect_missing_values').columns;
+  const missing = Array.isArray(gaps) ? gaps.map((c) => (c as Evidence).column).filter((c): c is string => typeof c === 'string' && /^\w+$/.test(c)) : [];
   if (missing.length) issues.push({ kind: 'missing-values', detail: missing.join(', ') });
-  if (said('detect_label_imbalance', /balanced enough/) && /keep = .*np\.where\(/.test(code)) issues.push({ kind: 'class-sampling', detail: 'labels are balanced but the script subsamples by class' });
+  const ratio = num(ev('detect_label_imbalance').imbalance_ratio);
+  if (ratio !== null && ratio < 2 && /keep = .*np\.where\(/.test(code)) issues.push({ kind: 'class-sampling', detail: 'labels are balanced but the script subsamples by class' });
   const settings = suspiciousSettings(code);
   if (settings.length) issues.push({ kind: 'settings', detail: settings.join(', ') });
   if ((/np\.log1p\(/.test(code) && !/np\.expm1\(/.test(code)) || (/\(y - mu\) \/ sd/.test(code) && !/\* sd \+ mu/.test(code))) issues.push({ kind: 'target-transform', detail: 'predictions are never transformed back' });
@@ -74,7 +93,7 @@ export function suiteSteps(req: PolicyRequest, mode: SuiteMode): Step[] {
     const code = req.history[1]?.observation ?? '';
     const calls = mode === 'guided' ? guidedCalls(req, offered) : toolCalls(listing, code, offered);
     steps.push(...calls);
-    const answers = new Map(req.history.slice(2, 2 + calls.length).map((h, i) => [calls[i][1], h.observation] as const));
+    const answers = new Map(req.history.slice(2, 2 + calls.length).map((h, i) => [calls[i][1], h.evidence ?? {}] as const));
     const issues = issuesFrom(code, answers);
     const instruction = issues.length ? formatIssues(issues) : 'ISSUE none: nothing to change';
     steps.push([`Fix what the checks found: ${issues.map((i) => i.kind).join(', ') || 'nothing'}.`, 'Edit Script (AI)', { script_name: 'public/train.py', edit_instruction: instruction, save_name: 'train.py' }]);

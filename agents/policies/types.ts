@@ -29,6 +29,8 @@ export interface TurnView {
   exit_code: number | null;
   timed_out: boolean;
   observation: string;
+  /** mlab tool calls: the structured answer, as shown (what a function-calling client receives). */
+  evidence?: Record<string, unknown>;
   choice?: PolicyChoice;
 }
 

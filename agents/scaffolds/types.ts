@@ -73,6 +73,10 @@ export interface TurnRecord {
   parent?: number | null;
   code?: string;
   observation: string;
+  /** mlab tool calls: the structured answer as the agent was given it. */
+  evidence?: Record<string, unknown>;
+  /** mlab: an observation intervention changed this tool's answer; the answer as the tool gave it. */
+  intervention?: { mode: 'mask' | 'paraphrase'; original: { text: string; evidence: Record<string, unknown> } };
   exit_code: number | null;
   timed_out: boolean;
   duration_ms: number;

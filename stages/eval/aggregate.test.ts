@@ -1,6 +1,7 @@
 // Evaluation aggregates on runs with known answers.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { CATEGORY_OF } from '../../tools/index.js';
 import { gradingReport, latencyRows, mlebenchReport, policyRows, toolUseFields, winRateRows, type RunRecord } from './aggregate.js';
 
 function run(policy: string, task: string, repeat: number, over: Partial<RunRecord> = {}): RunRecord {
@@ -141,6 +142,18 @@ test('tool use: calls and distinct tools per rollout, coverage as rollouts out o
   assert.equal(toolUseFields([run('q', 't1', 0)], (t) => groups[t], ['shared']), {});
   assert.not.ok('tool_calls' in policyRows([run('q', 't1', 0)], ['q'], 0)[0]);
   assert.is(policyRows(runs, ['p'], 0)[0].coverage_tabular, 1);
+  // The paper's categories: data inspection (missing values, ACF) manages data; the shared hyperparameter check verifies.
+  const cat = policyRows(runs, ['p'], 0)[0];
+  assert.equal([cat.coverage_data_management, cat.coverage_verification], [(3 + 0) / 2, (0 + 1) / 2]);
+});
+
+test('every registered tool is in one of the two categories; the shared ones verify, data inspection manages data', () => {
+  assert.is(CATEGORY_OF.size, 67);
+  assert.ok([...CATEGORY_OF.values()].every((c) => c === 'data-management' || c === 'verification'));
+  assert.is(CATEGORY_OF.get('validate_output_format'), 'verification');
+  assert.is(CATEGORY_OF.get('plateau_detector'), 'verification');
+  assert.is(CATEGORY_OF.get('detect_missing_values'), 'data-management');
+  assert.is(CATEGORY_OF.get('homophily_estimator'), 'data-management');
 });
 
 test.run();

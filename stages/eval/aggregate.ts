@@ -4,7 +4,7 @@
 // and MLE-bench's grading report.
 import { bootstrapCi, mean, sem, winRate } from '../../core/stats.js';
 import type { MedalReport } from '../../tasks/medals.js';
-import { TOOLS_BY_NAME } from '../../tools/index.js';
+import { CATEGORIES, CATEGORY_OF, TOOLS_BY_NAME } from '../../tools/index.js';
 import { DOMAINS } from '../../tools/types.js';
 import type { MetricValue } from '../contract.js';
 
@@ -107,6 +107,8 @@ export function policyRows(runs: readonly RunRecord[], policies: readonly string
     const rewards = mine.map((r) => r.reward).filter((x): x is number => x !== null);
     row.reward = rewards.length ? round(mean(rewards)) : null;
     Object.assign(row, toolUseFields(mine, (t) => TOOLS_BY_NAME.get(t)?.domain, DOMAINS));
+    // The paper's two categories (Table 5) beside the modules; calls and distinct tools are the same counts.
+    Object.assign(row, toolUseFields(mine, (t) => CATEGORY_OF.get(t), CATEGORIES));
     return row;
   });
 }

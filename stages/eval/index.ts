@@ -8,6 +8,7 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parsePolicy, policyIdentity, type PolicyRef } from '../../agents/policies/index.js';
 import { assetsDigest } from '../../core/assets.js';
+import { modelIdentity } from '../../core/models.js';
 import { ParamError } from '../../core/errors.js';
 import { rewardFormula } from '../../core/rewards/presets.js';
 import schema from '../../schemas/stages/eval.schema.json';
@@ -28,6 +29,8 @@ export interface EvalParams {
   tool_dropout?: number;
   /** mlab: guidance from a guide stage in needs: (true: any; a name: that stage's) in the teacher's prompt. */
   guidance?: boolean | string;
+  /** mlab: mask or paraphrase the named tools' answers (Table 6). */
+  intervention?: { mode: 'none' | 'mask' | 'paraphrase'; tools: Exclude<ToolChoice, 'none'>; paraphrase_model?: string };
   policy?: string;
   policies?: string[];
   repeats: number;
@@ -92,12 +95,15 @@ export function policyNames(p: { policy?: string; policies?: string[] }, models:
   });
 }
 
-/** tools: and tool_dropout only mean something to mlab; named tools must exist. */
-function toolIssues(p: Pick<EvalParams, 'scaffold' | 'tools' | 'tool_dropout' | 'guidance'>): ParamIssue[] {
+/** tools:, tool_dropout and intervention only mean something to mlab; named tools must exist. */
+function toolIssues(p: Pick<EvalParams, 'scaffold' | 'tools' | 'tool_dropout' | 'intervention' | 'guidance'>): ParamIssue[] {
   const issues: ParamIssue[] = [];
-  for (const k of ['tools', 'tool_dropout'] as const) if (p[k] !== undefined && p.scaffold !== 'mlab') issues.push({ param: [k], message: `${k}: only the mlab scaffold offers tools (scaffold: ${p.scaffold})` });
+  for (const k of ['tools', 'tool_dropout', 'intervention'] as const) if (p[k] !== undefined && p.scaffold !== 'mlab') issues.push({ param: [k], message: `${k}: only the mlab scaffold offers tools (scaffold: ${p.scaffold})` });
   if (p.guidance && p.scaffold !== 'mlab') issues.push({ param: ['guidance'], message: `guidance: only the mlab scaffold puts guidance in a teacher's prompt (scaffold: ${p.scaffold})` });
   if (Array.isArray(p.tools)) p.tools.forEach((n, i) => TOOLS_BY_NAME.has(n) || issues.push({ param: ['tools', i], message: `unknown tool "${n}" (mlepipe tools list shows them)` }));
+  const iv = p.intervention;
+  if (iv && Array.isArray(iv.tools)) iv.tools.forEach((n, i) => TOOLS_BY_NAME.has(n) || issues.push({ param: ['intervention', 'tools', i], message: `unknown tool "${n}" (mlepipe tools list shows them)` }));
+  if (iv && iv.mode !== 'none' && p.tools === 'none') issues.push({ param: ['intervention'], message: 'tools: none offers no diagnostic tool whose answer could be changed', also: ['tools'] });
   return issues;
 }
 
@@ -143,7 +149,11 @@ export const evalStage: Stage<EvalParams> = {
       }
     });
     // Agents' code and the graders run in Python.
-    return { policies, prompts: await assetsDigest([`agents/prompts/${p.scaffold}`, ...(p.scaffold === 'mlab' ? ['tools/py'] : [])]), reward: p.reward ? rewardFormula(p.reward, ctx.rewards) : null, python: await ctx.python() };
+    // The paraphrasing model decides what the agent reads, so its identity is part of the key; other
+    // modes never ask it (an ablate over the mode may leave it written in every arm).
+    const pm = p.intervention?.mode === 'paraphrase' ? p.intervention.paraphrase_model : undefined;
+    const paraphraser = pm ? { openai: modelIdentity(ctx.models[pm]) } : null;
+    return { policies, ...(paraphraser ? { paraphraser } : {}), prompts: await assetsDigest([`agents/prompts/${p.scaffold}`, ...(p.scaffold === 'mlab' ? ['tools/py'] : [])]), reward: p.reward ? rewardFormula(p.reward, ctx.rewards) : null, python: await ctx.python() };
   },
 
   run: lazyRun(() => import('./run.js')),

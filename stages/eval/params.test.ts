@@ -29,6 +29,15 @@ test('prompt_format belongs to react', () => {
   assert.equal(check({ scaffold: 'aide', prompt_format: 'sandmle-release' }), [[['prompt_format'], 'prompt_format: only the react scaffold has reply formats (scaffold: aide)']]);
 });
 
+test('intervention: mlab only, its tools must exist, none of it with tools: none', () => {
+  const check = (p: Partial<EvalParams>) => evalStage.check!({ split: 'all', repeats: 1, policy: 'scripted:forest', ...p } as EvalParams, { experimentDir: '.', models: {} } as never).map((i) => [i.param, i.message]);
+  assert.equal(check({ scaffold: 'mlab', intervention: { mode: 'mask', tools: ['detect_missing_values'] } }), []);
+  assert.equal(check({ scaffold: 'react', intervention: { mode: 'mask', tools: 'all' } }), [[['intervention'], 'intervention: only the mlab scaffold offers tools (scaffold: react)']]);
+  assert.equal(check({ scaffold: 'mlab', intervention: { mode: 'mask', tools: ['acf', 'nope'] } }), [[['intervention', 'tools', 1], 'unknown tool "nope" (mlepipe tools list shows them)']]);
+  assert.equal(check({ scaffold: 'mlab', tools: 'none', intervention: { mode: 'none', tools: 'all' } }), []);
+  assert.equal(check({ scaffold: 'mlab', tools: 'none', intervention: { mode: 'paraphrase', tools: 'all' } }).map((x) => x[0]), [['intervention']]);
+});
+
 test('score feedback names the score, the direction and the four thresholds', () => {
   const r = { score: 0.123456789, gold_threshold: 0.9, silver_threshold: 0.8, bronze_threshold: 0.7, median_threshold: null, is_lower_better: false };
   assert.is(scoreFeedback(r), 'scores 0.123457 (higher is better); thresholds: gold 0.9, silver 0.8, bronze 0.7, median none');

@@ -7,6 +7,7 @@ import { makePolicy, type Policy } from '../../agents/policies/index.js';
 import { aide } from '../../agents/scaffolds/aide/index.js';
 import { mlabScaffold } from '../../agents/scaffolds/mlab/index.js';
 import { react } from '../../agents/scaffolds/react/index.js';
+import type { Intervention } from '../../agents/scaffolds/mlab/intervene.js';
 import type { Scaffold } from '../../agents/scaffolds/types.js';
 import type { Trajectory } from '../../agents/trajectory.js';
 import { rewardFormula } from '../../core/rewards/presets.js';
@@ -16,15 +17,16 @@ import type { Metrics, StageContext, StageResult } from '../contract.js';
 import { stageSandbox } from '../sandbox.js';
 import { serveModel, type ServedModel } from '../worker.js';
 import { gradingReport, latencyRows, mlebenchReport, policyRows, taskRows, winRateRows, type RunRecord } from './aggregate.js';
+import { interventionOf } from './intervention.js';
 import { rollout } from './rollout.js';
 import { listTasks } from './tasks.js';
 import { loadGuidance } from './guidance.js';
 import { episodeLimits, type EvalParams, policyNames, slug } from './index.js';
 
-const SCAFFOLDS: Record<EvalParams['scaffold'], (p: EvalParams) => Scaffold> = {
+const SCAFFOLDS: Record<EvalParams['scaffold'], (p: EvalParams, iv?: Intervention) => Scaffold> = {
   react: () => react,
   aide: () => aide,
-  mlab: (p) => mlabScaffold({ tools: p.tools ?? 'all', toolDropout: p.tool_dropout ?? 0, seed: p.seed }),
+  mlab: (p, iv) => mlabScaffold({ tools: p.tools ?? 'all', toolDropout: p.tool_dropout ?? 0, seed: p.seed, ...(iv ? { intervention: iv } : {}) }),
 };
 
 export async function run(ctx: StageContext<EvalParams>): Promise<StageResult | void> {
@@ -56,7 +58,8 @@ export async function run(ctx: StageContext<EvalParams>): Promise<StageResult | 
     const cacheDir = onWorker ? undefined : join(ctx.cacheRoot, 'llm');
     return makePolicy(name, ref, models, { cacheDir, sampling, log: ctx.log, inputDirs: ctx.inputs.map((i) => i.dir), experimentDir: ctx.experimentDir, maxTurns: lim.max_turns });
   });
-  const scaffold = SCAFFOLDS[p.scaffold](p);
+  const iv = interventionOf(p, models, { cacheDir: join(ctx.cacheRoot, 'llm'), sampling, log: ctx.log }, ctx.signal);
+  const scaffold = SCAFFOLDS[p.scaffold](p, iv);
   const reward = p.reward ? rewardFormula(p.reward, ctx.rewards) : undefined;
   const jobs = tasks.flatMap((task) => policies.flatMap((policy, pi) => Array.from({ length: p.repeats }, (_, repeat) => ({ task, policy, pi, repeat }))));
   // Jails are reused from rollout to rollout: never more of them than rollouts.

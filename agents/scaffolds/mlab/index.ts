@@ -14,6 +14,7 @@ import { fitContext } from '../react/context.js';
 import type { EpisodeContext, EpisodeResult, Scaffold, TurnRecord } from '../types.js';
 import { ask, budget, newUsage } from '../turns.js';
 import { argProblem, FILE_ACTIONS, runAction, type ActionEnv, type ActionOutcome } from './actions.js';
+import { intervene, targets, type Intervention, type Shown } from './intervene.js';
 import { parseMlab } from './parse.js';
 import { chooseTools, describeTool, dropTools, type ToolChoice } from './tools.js';
 
@@ -23,6 +24,8 @@ export interface MlabOptions {
   toolDropout: number;
   /** Seeds the dropout with the task, policy and sample. */
   seed: number;
+  /** Changes what the agent is shown of some tools' answers (Table 6); the trajectory keeps both. */
+  intervention?: Intervention;
 }
 
 export const MLAB_DEFAULTS: MlabOptions = { tools: 'all', toolDropout: 0, seed: 0 };
@@ -104,7 +107,7 @@ async function runMlab(ctx: EpisodeContext, opts: MlabOptions): Promise<EpisodeR
     }
     const t0 = Date.now();
     const fileAction = FILE_ACTIONS.find((a) => a.name === name);
-    let out: ActionOutcome;
+    let out: ActionOutcome & { evidence?: Record<string, unknown>; original?: Shown };
     try {
       if (fileAction) {
         const problem = argProblem(fileAction, args);
@@ -112,7 +115,13 @@ async function runMlab(ctx: EpisodeContext, opts: MlabOptions): Promise<EpisodeR
       } else {
         // A tool keeps its own wall clock (scripts' step_timeout is not its), cut only by the episode's end.
         const a = await runTool(ctx.session, name, args, left < TOOL_TIMEOUT_MS ? { timeoutMs: Math.max(1, left) } : {});
-        out = { observation: a.ok ? a.text : `error: ${a.text}`, timed_out: a.timedOut ?? false };
+        out = { observation: a.ok ? a.text : `error: ${a.text}`, timed_out: a.timedOut ?? false, ...(a.ok ? { evidence: a.evidence } : {}) };
+        // Only a return that carries evidence is changed; a failed call is shown as it failed.
+        if (a.ok && opts.intervention && targets(opts.intervention, name)) {
+          const original = { text: a.text, evidence: a.evidence };
+          const seen = await intervene(opts.intervention, name, original);
+          out = { ...out, observation: seen.text, evidence: seen.evidence, original };
+        }
       }
     } catch (err) {
       if (err instanceof EnvError || ctx.signal.aborted) throw err;
@@ -120,7 +129,12 @@ async function runMlab(ctx: EpisodeContext, opts: MlabOptions): Promise<EpisodeR
     }
     const obs = clip(out.observation, limits.observationChars);
     const kind = fileAction ? (name === 'Execute Script' && out.code !== undefined ? 'code' : 'action') : 'tool';
-    turns.push({ ...call, action: kind, observation: obs, exit_code: out.exit_code ?? null, timed_out: out.timed_out ?? false, duration_ms: Date.now() - t0, ...(out.code !== undefined ? { code: out.code } : {}) });
+    // A tool turn keeps the structured answer as shown and, when it was changed, the answer as given.
+    const answer: Partial<TurnRecord> = {
+      ...(out.evidence ? { evidence: out.evidence } : {}),
+      ...(out.original && opts.intervention ? { intervention: { mode: opts.intervention.mode, original: { text: clip(out.original.text, limits.observationChars), evidence: out.original.evidence } } } : {}),
+    };
+    turns.push({ ...call, action: kind, observation: obs, exit_code: out.exit_code ?? null, timed_out: out.timed_out ?? false, duration_ms: Date.now() - t0, ...(out.code !== undefined ? { code: out.code } : {}), ...answer });
     messages.push({ role: 'user', content: `Observation: ${obs}` });
   }
   // Out of actions or time without an answer: the last submission written is graded, as for ReAct.

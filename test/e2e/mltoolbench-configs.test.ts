@@ -1,0 +1,54 @@
+// The MLToolBench table configs validate and plan without any user data, as
+// written (scripted agents) and extended to a model behind an OpenAI-compatible
+// endpoint (as policy, and as the paraphrasing model of Table 6), and their
+// ablations make the arms the paper's tables compare.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { cp, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { cli, tmpProject } from '../helpers.js';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+const FILES = ['table1.yaml', 'table5-coverage.yaml', 'table6-intervention.yaml'];
+
+async function project(): Promise<string> {
+  const dir = await tmpProject({});
+  for (const f of FILES) await cp(join(ROOT, 'experiments', 'mltoolbench', f), join(dir, f));
+  return dir;
+}
+
+test('table1, table5-coverage, table6-intervention: validate and plan the arms of each table', async () => {
+  const dir = await project();
+  const v = await cli(['validate', ...FILES], { cwd: dir });
+  assert.is(v.exitCode, 0, v.stderr + v.stdout);
+  const plan = async (f: string) => {
+    const p = await cli(['plan', f], { cwd: dir });
+    assert.is(p.exitCode, 0, `${f}: ${p.stderr}`);
+    return p.stdout;
+  };
+  const t1 = await plan('table1.yaml');
+  for (const n of ['id@tools=none', 'id@tools=all', 'ood@tools=none', 'ood@tools=all']) assert.match(t1, new RegExp(`run\\s+${n.replace(/[.@=]/g, '\\$&')}\\s`));
+  assert.match(await plan('table5-coverage.yaml'), /2 nodes, 2 to run/);
+  const t6 = await plan('table6-intervention.yaml');
+  for (const m of ['none', 'mask', 'paraphrase']) assert.match(t6, new RegExp(`id@intervention\\.mode=${m}\\s`));
+});
+
+test('extended to a model: as a policy in table1 and as the paraphrasing model in table6', async () => {
+  const dir = await project();
+  await writeFile(join(dir, 'model1.yaml'), 'extends: table1.yaml\nname: t1-model\nvars: { policies: [llm, scripted:diagnose] }\n');
+  await writeFile(
+    join(dir, 'model6.yaml'),
+    'extends: table6-intervention.yaml\nname: t6-model\nvars: { policies: [llm] }\nstages:\n  id: { with: { intervention: { mode: none, tools: all, paraphrase_model: llm } } }\n',
+  );
+  const env = { MLTB_BASE_URL: 'http://127.0.0.1:9/v1', MLTB_MODEL: 'some-model' };
+  const v = await cli(['validate', 'model1.yaml', 'model6.yaml'], { cwd: dir, env });
+  assert.is(v.exitCode, 0, v.stderr + v.stdout);
+  for (const f of ['model1.yaml', 'model6.yaml']) assert.is((await cli(['plan', f], { cwd: dir, env })).exitCode, 0, f);
+  // A paraphrasing model that is not a models: entry is refused at its place in the file.
+  await writeFile(join(dir, 'bad.yaml'), 'extends: table6-intervention.yaml\nname: t6-bad\nstages:\n  id: { with: { intervention: { mode: paraphrase, tools: all, paraphrase_model: nobody } } }\n');
+  const bad = await cli(['validate', 'bad.yaml'], { cwd: dir });
+  assert.is.not(bad.exitCode, 0);
+  assert.match(bad.stderr + bad.stdout, /paraphrase_model.*undefined model "nobody"|undefined model "nobody"/);
+});
+
+test.run();

@@ -1,0 +1,93 @@
+// Observation interventions on the suite's ID split through the CLI, with
+// scripted diagnose (which reads the structured part of tool answers): masking
+// every diagnostic answer lowers its success, a paraphrase (procedural, or
+// through a model on the local OpenAI-compatible replay server) leaves each
+// run's outcome as it was. Trajectories keep the original answer beside what
+// the agent was shown, and each arm is its own node.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { startReplayServer } from '../llm/replay-server.js';
+import { cli, tmpProject } from '../helpers.js';
+
+const EXP = (url: string) => `name: intervene
+models:
+  tiny: { provider: openai, base_url: "${url}", model: tiny-coder, api_key_env: TINY_KEY, timeout_s: 10 }
+stages:
+  suite: { uses: mltoolbench, with: { split: id, runs: 2 } }
+  original: { uses: eval, needs: [suite], with: { scaffold: mlab, tools: all, policy: scripted:diagnose, max_turns: 12, step_timeout: 300 } }
+  masked: { uses: eval, needs: [suite], with: { scaffold: mlab, tools: all, policy: scripted:diagnose, max_turns: 12, step_timeout: 300, intervention: { mode: mask } } }
+  paraphrased: { uses: eval, needs: [suite], with: { scaffold: mlab, tools: all, policy: scripted:diagnose, max_turns: 12, step_timeout: 300, intervention: { mode: paraphrase } } }
+  reworded: { uses: eval, needs: [suite], with: { scaffold: mlab, tools: all, policy: scripted:diagnose, limit: 3, max_turns: 12, step_timeout: 300, intervention: { mode: paraphrase, tools: vision, paraphrase_model: tiny } } }
+`;
+
+type Turn = { action: string; name?: string; observation: string; evidence?: Record<string, unknown>; intervention?: { mode: string; original: { text: string; evidence: Record<string, unknown> } } };
+type Traj = { task_id: string; turns: Turn[] };
+
+const PREFIX = 'In other words: ';
+
+test('ID split: masking lowers diagnose\'s success, paraphrasing keeps every outcome; the trajectory keeps both answers', async () => {
+  // The model rewords by prefixing the report it is sent (everything after the prompt's blank line).
+  const server = await startReplayServer([(body) => ({ content: PREFIX + body.messages[0].content.split('\n\n').slice(1).join('\n\n'), usage: { prompt_tokens: 30, completion_tokens: 30 } })]);
+  try {
+    const dir = await tmpProject({ 'e.yaml': EXP(server.url) });
+    const env = { TINY_KEY: 'sk-test' };
+    const r = await cli(['run', 'e.yaml'], { cwd: dir, env });
+    assert.is(r.exitCode, 0, r.stderr + r.stdout);
+    const outs = Object.fromEntries(await Promise.all(['original', 'masked', 'paraphrased', 'reworded'].map(async (s) => [s, (await cli(['outputs', 'e.yaml', s], { cwd: dir, env })).stdout.trim()] as const)));
+    // Each arm is a node of its own: the intervention is part of the key.
+    assert.is(new Set(Object.values(outs)).size, 4);
+    const row = async (s: string) => (JSON.parse(await readFile(join(outs[s], 'rows.json'), 'utf8')) as { policy: Array<Record<string, number>> }).policy[0];
+    const runs = async (s: string) => new Map((await readFile(join(outs[s], 'results.jsonl'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as { task_id: string; success: boolean }).map((x) => [x.task_id, x.success]));
+    const trajs = async (s: string) => (await readFile(join(outs[s], 'trajectories.jsonl'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as Traj);
+    const [o, m, p] = [await row('original'), await row('masked'), await row('paraphrased')];
+    const [ro, rm, rp] = [await runs('original'), await runs('masked'), await runs('paraphrased')];
+    const report = `original ${o.success} [${o.success_lo}, ${o.success_hi}], masked ${m.success} [${m.success_lo}, ${m.success_hi}], paraphrased ${p.success} [${p.success_lo}, ${p.success_hi}]`;
+    console.log(report);
+    assert.is(o.tasks, 25);
+    // The same calls are made in every arm (the agent's plan does not depend on the answers).
+    assert.is(m.tool_calls, o.tool_calls, report);
+    assert.ok(m.success < o.success, report);
+    // Without the answers only what the script itself shows is fixed: no run succeeds that did not before.
+    for (const [id, ok] of rm) assert.ok(!ok || ro.get(id), `${id} succeeds only when masked`);
+    assert.equal([...rp], [...ro], report);
+
+    // What the agent saw and what the tool said, on every tool turn.
+    const tools = (ts: Traj[]) => ts.flatMap((t) => t.turns.filter((x) => x.action === 'tool'));
+    // A call that failed is shown as it failed; every answer that came back is changed.
+    const answered = (ts: Turn[]) => ts.filter((t) => !t.observation.startsWith('error:'));
+    const masked = answered(tools(await trajs('masked')));
+    assert.ok(masked.length > 0);
+    for (const t of masked) {
+      assert.is(t.intervention?.mode, 'mask');
+      assert.match(t.observation, /measurements, conclusions and suggestions are unavailable/);
+      assert.ok(Object.values(t.evidence ?? {}).every((v) => v === 'unavailable' || (typeof v === 'object' && v !== null)), JSON.stringify(t.evidence));
+      assert.equal(Object.keys(t.evidence ?? {}), Object.keys(t.intervention!.original.evidence));
+      assert.ok(Object.values(t.intervention!.original.evidence).some((v) => v !== 'unavailable'));
+    }
+    const plain = answered(tools(await trajs('original')));
+    assert.ok(plain.length === masked.length && plain.every((t) => t.intervention === undefined && t.evidence !== undefined));
+    const para = answered(tools(await trajs('paraphrased')));
+    assert.is(para.length, masked.length);
+    for (const t of para) {
+      assert.match(t.observation, new RegExp(`^Findings of ${t.name}:\\n\\* `));
+      assert.equal(t.evidence, t.intervention!.original.evidence);
+    }
+
+    // The model-worded arm: only vision tools' answers went to the model, and the agent read its words.
+    const worded = tools(await trajs('reworded'));
+    const vision = worded.filter((t) => t.name === 'image_normalization_stats');
+    assert.ok(vision.length > 0);
+    for (const t of vision) assert.is(t.observation, PREFIX + t.intervention!.original.text);
+    assert.ok(worded.filter((t) => t.name !== 'image_normalization_stats').every((t) => t.intervention === undefined));
+    assert.is(server.requests.length, vision.length);
+    assert.match(server.requests[0].messages[0].content, /^Rewrite this diagnostic report from the tool image_normalization_stats/);
+    const rw = await runs('reworded');
+    for (const [id, ok] of rw) assert.is(ok, ro.get(id), id);
+  } finally {
+    await server.close();
+  }
+});
+
+test.run();
