@@ -120,6 +120,16 @@ export const REFERENCES: Readonly<Record<string, ReferenceTable>> = {
       { model: 'Qwen3.5-35B-A3B', condition: 'RL + SPICE', id: 69.2, ood: 48.0 },
     ],
   },
+  'mltoolbench-fig5': {
+    source: 'MLToolBench Fig. 5: Gemini with and without task-specific guidance and diagnostic tools, success %',
+    columns: ['guidance', 'diagnostics', 'id', 'ood'],
+    rows: [
+      { guidance: 'no', diagnostics: 'no', id: 65.2, ood: 52.0 },
+      { guidance: 'no', diagnostics: 'yes', id: 61.2, ood: 46.0 },
+      { guidance: 'yes', diagnostics: 'no', id: 68.4, ood: 56.0 },
+      { guidance: 'yes', diagnostics: 'yes', id: 74.4, ood: 65.0 },
+    ],
+  },
   'mltoolbench-fig6': {
     source: 'MLToolBench Fig. 6 / App. B.1 with Table 1: full SFT with vs without MLToolBench demonstrations, success % by evaluation interface',
     columns: ['model', 'demonstrations', 'original_id', 'mltoolbench_id', 'original_ood', 'mltoolbench_ood'],

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { cli, tmpProject } from '../helpers.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
-const FILES = ['table1.yaml', 'table5-coverage.yaml', 'table6-intervention.yaml'];
+const FILES = ['table1.yaml', 'table5-coverage.yaml', 'table6-intervention.yaml', 'fig5-guidance.yaml'];
 
 async function project(): Promise<string> {
   const dir = await tmpProject({});
@@ -17,7 +17,7 @@ async function project(): Promise<string> {
   return dir;
 }
 
-test('table1, table5-coverage, table6-intervention: validate and plan the arms of each table', async () => {
+test('table1, table5-coverage, table6-intervention, fig5-guidance: validate and plan the arms of each table', async () => {
   const dir = await project();
   const v = await cli(['validate', ...FILES], { cwd: dir });
   assert.is(v.exitCode, 0, v.stderr + v.stdout);
@@ -31,6 +31,12 @@ test('table1, table5-coverage, table6-intervention: validate and plan the arms o
   assert.match(await plan('table5-coverage.yaml'), /2 nodes, 2 to run/);
   const t6 = await plan('table6-intervention.yaml');
   for (const m of ['none', 'mask', 'paraphrase']) assert.match(t6, new RegExp(`id@intervention\\.mode=${m}\\s`));
+  // Fig. 5: guidance × diagnostic access, each split with its own guide node.
+  const f5 = await plan('fig5-guidance.yaml');
+  for (const split of ['id', 'ood']) {
+    assert.match(f5, new RegExp(`run\\s+${split}_hints\\s`));
+    for (const tools of ['none', 'all']) for (const g of ['false', 'true']) assert.match(f5, new RegExp(`run\\s+${split}@tools=${tools},guidance=${g}\\s`));
+  }
 });
 
 test('extended to a model: as a policy in table1 and as the paraphrasing model in table6', async () => {
