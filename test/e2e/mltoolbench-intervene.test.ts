@@ -1,5 +1,9 @@
-// Observation interventions on the suite's ID split through the CLI, with
-// scripted diagnose (which reads the structured part of tool answers): masking
+// The reference agents and observation interventions on the suite's ID split,
+// through the CLI (one run of one experiment: the suite is built once).
+// `diagnose`, which fixes the starter where its tool answers point, succeeds
+// (Eq. 5) on clearly more tasks than `blind`, which edits every starter the
+// same way: the 95% intervals over tasks do not overlap. With scripted
+// diagnose (which reads the structured part of tool answers), masking
 // every diagnostic answer lowers its success, a paraphrase (procedural, or
 // through a model on the local OpenAI-compatible replay server) leaves each
 // run's outcome as it was. Trajectories keep the original answer beside what
@@ -17,6 +21,7 @@ models:
 stages:
   suite: { uses: mltoolbench, with: { split: id, runs: 2 } }
   original: { uses: eval, needs: [suite], with: { scaffold: mlab, tools: all, policy: scripted:diagnose, max_turns: 12, step_timeout: 300 } }
+  blind: { uses: eval, needs: [suite], with: { scaffold: mlab, tools: all, policy: scripted:blind, max_turns: 12, step_timeout: 300 } }
   masked: { uses: eval, needs: [suite], with: { scaffold: mlab, tools: all, policy: scripted:diagnose, max_turns: 12, step_timeout: 300, intervention: { mode: mask } } }
   paraphrased: { uses: eval, needs: [suite], with: { scaffold: mlab, tools: all, policy: scripted:diagnose, max_turns: 12, step_timeout: 300, intervention: { mode: paraphrase } } }
   reworded: { uses: eval, needs: [suite], with: { scaffold: mlab, tools: all, policy: scripted:diagnose, limit: 3, max_turns: 12, step_timeout: 300, intervention: { mode: paraphrase, tools: vision, paraphrase_model: tiny } } }
@@ -27,7 +32,7 @@ type Traj = { task_id: string; turns: Turn[] };
 
 const PREFIX = 'In other words: ';
 
-test('ID split: masking lowers diagnose\'s success, paraphrasing keeps every outcome; the trajectory keeps both answers', async () => {
+test('ID split: diagnose beats blind; masking lowers diagnose\'s success, paraphrasing keeps every outcome; the trajectory keeps both answers', async () => {
   // The model rewords by prefixing the report it is sent (everything after the prompt's blank line).
   const server = await startReplayServer([(body) => ({ content: PREFIX + body.messages[0].content.split('\n\n').slice(1).join('\n\n'), usage: { prompt_tokens: 30, completion_tokens: 30 } })]);
   try {
@@ -35,9 +40,9 @@ test('ID split: masking lowers diagnose\'s success, paraphrasing keeps every out
     const env = { TINY_KEY: 'sk-test' };
     const r = await cli(['run', 'e.yaml'], { cwd: dir, env });
     assert.is(r.exitCode, 0, r.stderr + r.stdout);
-    const outs = Object.fromEntries(await Promise.all(['original', 'masked', 'paraphrased', 'reworded'].map(async (s) => [s, (await cli(['outputs', 'e.yaml', s], { cwd: dir, env })).stdout.trim()] as const)));
+    const outs = Object.fromEntries(await Promise.all(['original', 'masked', 'paraphrased', 'reworded', 'blind'].map(async (s) => [s, (await cli(['outputs', 'e.yaml', s], { cwd: dir, env })).stdout.trim()] as const)));
     // Each arm is a node of its own: the intervention is part of the key.
-    assert.is(new Set(Object.values(outs)).size, 4);
+    assert.is(new Set(Object.values(outs)).size, 5);
     const row = async (s: string) => (JSON.parse(await readFile(join(outs[s], 'rows.json'), 'utf8')) as { policy: Array<Record<string, number>> }).policy[0];
     const runs = async (s: string) => new Map((await readFile(join(outs[s], 'results.jsonl'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as { task_id: string; success: boolean }).map((x) => [x.task_id, x.success]));
     const trajs = async (s: string) => (await readFile(join(outs[s], 'trajectories.jsonl'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as Traj);
@@ -85,6 +90,18 @@ test('ID split: masking lowers diagnose\'s success, paraphrasing keeps every out
     assert.match(server.requests[0].messages[0].content, /^Rewrite this diagnostic report from the tool image_normalization_stats/);
     const rw = await runs('reworded');
     for (const [id, ok] of rw) assert.is(ok, ro.get(id), id);
+
+    // The reference agents: diagnose against blind, both always with a valid submission.
+    const b = await row('blind');
+    assert.is(o.valid_submission, 100);
+    assert.is(b.valid_submission, 100);
+    assert.ok(o.success_lo > b.success_hi, `diagnose ${o.success} [${o.success_lo}, ${o.success_hi}] vs blind ${b.success} [${b.success_lo}, ${b.success_hi}]`);
+    assert.ok(o.tool_calls > 1);
+    assert.ok(o.coverage_tabular > 0 && o.coverage_vision > 0 && o.coverage_graph > 0);
+    assert.is(b.tool_calls, 0);
+    // Healthy instances leave diagnose nothing to fix, so it cannot succeed on them.
+    const healthy = ['cv-id-05', 'nlp-id-05', 'tabular-id-05', 'time_series-id-05', 'graph-id-05'].map((x) => `mltb-v1-${x}`);
+    assert.ok(healthy.every((id) => ro.get(id) === false), JSON.stringify(healthy.map((id) => ro.get(id))));
   } finally {
     await server.close();
   }
