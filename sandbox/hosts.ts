@@ -5,6 +5,7 @@ import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import type { Readable } from 'node:stream';
 import { SshEngineAgent } from './ssh-engine.js';
 
 /** How to reach an engine. Paths are absolute (the settings loader resolves them). */
@@ -197,4 +198,24 @@ function frames(buf: Buffer): string {
     at += 8 + len;
   }
   return Buffer.concat(parts).toString('utf8');
+}
+
+const tarFs = async () => (await import('tar-fs')).default;
+
+/**
+ * Extracts a path of a container on a host into `dir`. Only plain files and
+ * folders are taken, with plain modes: links and devices stay behind, since a
+ * cache entry holds plain files.
+ */
+export async function fetchInto(c: Docker.Container, path: string, dir: string): Promise<true> {
+  const archive = (await c.getArchive({ path })) as unknown as Readable;
+  const tar = await tarFs();
+  await new Promise<void>((ok, fail) => {
+    archive
+      .pipe(tar.extract(dir, { ignore: (_name: string, header?: { type?: string }) => !!header && header.type !== 'file' && header.type !== 'directory', dmode: 0o755, fmode: 0o644 } as never))
+      .on('finish', () => ok())
+      .on('error', fail);
+    archive.on('error', fail);
+  });
+  return true;
 }

@@ -18,7 +18,7 @@ import { EnvError } from '../../core/errors.js';
 import { onceAborted } from '../../core/proc.js';
 import { reapContainer } from '../../core/reaper.js';
 import { OWNER_LABEL } from '../../sandbox/backends/docker.js';
-import { engineAt } from '../../sandbox/hosts.js';
+import { engineAt, fetchInto } from '../../sandbox/hosts.js';
 import { TrainerClient } from './client.js';
 import { serveArgs, type LocalWorker, type LocalWorkerOptions } from './local.js';
 
@@ -224,15 +224,3 @@ async function putDir(c: Docker.Container, from: string, to: string): Promise<vo
   await c.putArchive(pack as unknown as NodeJS.ReadableStream, { path: '/' });
 }
 
-/** Extracts a path of the container into `dir`; only plain files and folders are taken. */
-async function fetchInto(c: Docker.Container, path: string, dir: string): Promise<void> {
-  const archive = (await c.getArchive({ path })) as unknown as Readable;
-  const tar = await tarFs();
-  await new Promise<void>((ok, fail) => {
-    archive
-      .pipe(tar.extract(dir, { ignore: (_name: string, header?: { type?: string }) => !!header && header.type !== 'file' && header.type !== 'directory', dmode: 0o755, fmode: 0o644 } as never))
-      .on('finish', () => ok())
-      .on('error', fail);
-    archive.on('error', fail);
-  });
-}

@@ -15,7 +15,7 @@ import { HostFault } from '../../core/errors.js';
 import { onceAborted } from '../../core/proc.js';
 import { reapContainer } from '../../core/reaper.js';
 import { DEFAULT_IMAGE, OWNER_LABEL } from '../../sandbox/backends/docker.js';
-import { engineAt, engineProblem } from '../../sandbox/hosts.js';
+import { engineAt, engineProblem, fetchInto } from '../../sandbox/hosts.js';
 import type { HostPlacement, StageContext, StageResult } from '../contract.js';
 import { inputEnvName, placeProblem, type ShellParams } from './index.js';
 import { finish, modelEnv } from './run.js';
@@ -201,19 +201,6 @@ export function deviceRequests(host: HostPlacement): { DeviceRequests?: Docker.D
   return g.count ? { DeviceRequests: [{ Driver: '', Count: g.count, Capabilities: [['gpu']], Options: {} }] } : {};
 }
 
-/** Extracts a path of the container into `dir`; links and devices stay behind (the entry holds plain files). */
-async function fetchInto(c: Docker.Container, path: string, dir: string): Promise<true> {
-  const archive = (await c.getArchive({ path })) as unknown as Readable;
-  const tar = await tarFs();
-  await new Promise<void>((ok, fail) => {
-    archive
-      .pipe(tar.extract(dir, { ignore: (_name: string, header?: { type?: string }) => !!header && header.type !== 'file' && header.type !== 'directory', dmode: 0o755, fmode: 0o644 } as never))
-      .on('finish', () => ok())
-      .on('error', fail);
-    archive.on('error', fail);
-  });
-  return true;
-}
 
 async function logLines(stream: Readable, log: (line: string) => void): Promise<void> {
   let rest = '';

@@ -9,41 +9,15 @@ import * as assert from 'uvu/assert';
 import Docker from 'dockerode';
 import { execa } from 'execa';
 import { readdir, readFile } from 'node:fs/promises';
-import { connect, createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { exists } from '../../core/fs.js';
 import { cli, cliStart, nodeLogs, outputsOf, readJsonl, ROOT, tmpProject, waitFor } from '../helpers.js';
+import { engineProxy } from './engines.js';
 
 const docker = new Docker();
 let image = '';
 let proxy: Awaited<ReturnType<typeof engineProxy>>;
 let port = 0;
-
-/** A TCP listener on loopback piping to the local engine's socket; `cut` drops it and every connection. */
-async function engineProxy() {
-  const open = new Set<() => void>();
-  const server: Server = createServer((client) => {
-    const engine = connect('/var/run/docker.sock');
-    client.pipe(engine).pipe(client);
-    const close = () => {
-      client.destroy();
-      engine.destroy();
-      open.delete(close);
-    };
-    open.add(close);
-    client.on('error', close);
-    engine.on('error', close);
-    client.on('close', close);
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  return {
-    port: (server.address() as { port: number }).port,
-    cut() {
-      server.close();
-      for (const close of [...open]) close();
-    },
-  };
-}
 
 test.before(async () => {
   // Built once and kept (labelled with the trainer lock's hash): later runs reuse it.
