@@ -102,6 +102,15 @@ export async function tlsEngineProxy(certs: Awaited<ReturnType<typeof makeCerts>
   return listening(server as unknown as Server, open);
 }
 
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /**
  * An sshd of the test's own on a loopback port: a generated host key, a
  * generated user key allowed for the current user, and a known_hosts file
@@ -157,13 +166,20 @@ export async function startSshd(port: number) {
     const pids = await descendants(child.pid);
     const c = child;
     c.kill('SIGKILL');
-    for (const pid of pids) {
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch {
-        // Already gone.
+    // As a cut line does, the sessions get a hangup first: a login shell's startup files may hold a lock
+    // (pyenv's rehash does) that only an orderly exit removes, and a killed one would hang every later login.
+    const signal = (sig: NodeJS.Signals) => {
+      for (const pid of pids) {
+        try {
+          process.kill(pid, sig);
+        } catch {
+          // Already gone.
+        }
       }
-    }
+    };
+    signal('SIGHUP');
+    await waitFor(async () => pids.every((pid) => !isAlive(pid)), 5_000, 'the SSH sessions to hang up').catch(() => {});
+    signal('SIGKILL');
     if (c.exitCode === null && c.signalCode === null) await new Promise((r) => c.once('exit', r));
     child = undefined;
   };
