@@ -2,6 +2,8 @@
 
   serve (--model DIR | --tiny) [--tokenizer DIR] [--lora-rank R] [--host H] [--port N]
         [--ckpt-dir DIR] [--resume DIR] ...
+  tiny OUT [--corpus FILE ...] [--vocab N] [--context N] [--seed S]
+        writes a tiny random-weight Qwen3 model folder (see tiny.py)
 
 --port 0 takes a free port. Once it accepts requests the worker prints one
 line, `mlepipe-worker listening on http://HOST:PORT`, on stdout; a caller that
@@ -49,6 +51,12 @@ def parse(argv: list[str]) -> argparse.Namespace:
     s.add_argument("--port", type=int, default=8000, help="0: a free port")
     s.add_argument("--ckpt-dir", default="checkpoints", help="where /save writes (default ./checkpoints)")
     s.add_argument("--resume", default=None, help="start from the newest complete checkpoint in this directory, if any")
+    t = sub.add_parser("tiny", help="write a tiny Qwen3 with random weights and a trained tokenizer as a model folder")
+    t.add_argument("out", help="the folder to write")
+    t.add_argument("--corpus", nargs="+", default=[], help="text files, or JSONL files of records with messages, to train the tokenizer on (default: a fixed corpus)")
+    t.add_argument("--vocab", type=int, default=1024, help="the tokenizer's vocabulary size (default 1024)")
+    t.add_argument("--context", type=int, default=8192, help="the model's context length in tokens (default 8192)")
+    t.add_argument("--seed", type=int, default=0, help="seed of the random weights")
     return ap.parse_args(argv)
 
 
@@ -110,6 +118,13 @@ def serve(args: argparse.Namespace) -> None:
 def main(argv: list[str] | None = None) -> None:
     args = parse(sys.argv[1:] if argv is None else argv)
     try:
+        if args.command == "tiny":
+            from .tiny import corpus_texts, write_tiny
+
+            corpus = corpus_texts(args.corpus) if args.corpus else tiny_corpus()
+            out, vocab = write_tiny(args.out, corpus, vocab_size=args.vocab, context=args.context, seed=args.seed)
+            print(f"mlepipe-worker: a tiny Qwen3 (context {args.context} tokens, vocabulary {vocab}) in {out}")
+            return
         serve(args)
     except (OSError, ValueError) as err:
         raise SystemExit(f"mlepipe-worker: {err}") from None

@@ -1,0 +1,132 @@
+// The MLToolBench training chain on a CPU with a model that really acts:
+// guided demonstrations from a scripted teacher, curated; a tiny random-weight
+// Qwen3 (its tokenizer trained here on those demonstrations, its context long
+// enough for the mlab prompt) fine-tuned on them until it writes the
+// teacher's opening action; then GRPO from that checkpoint on the same worker
+// with SPICE shaping scored by the policy's own weights. The policy's tool
+// calls are scored turn by turn, the pilot calibrates β into κ, and the
+// shaping reaches the node's metrics, a table and a figure.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { execa } from 'execa';
+import { toolCalls } from '../../agents/shaping/calls.js';
+import { trainerPython } from '../../gpu/trainer/local.js';
+import { cli, outputsOf, readJsonl, ROOT, tmpProject } from '../helpers.js';
+
+const TOOLS = '[detect_missing_values, check_feature_normalization]';
+
+const COLLECT = `
+  suite: { uses: mltoolbench, with: { split: train, templates: [tab-titanic], limit: 2, runs: 2 } }
+  hints: { uses: guide, needs: [suite] }
+  teach: { uses: eval, needs: [suite, hints], with: { scaffold: mlab, tools: ${TOOLS}, policy: scripted:guided, guidance: hints, max_turns: 8, step_timeout: 300 } }
+  demos: { uses: curate, needs: [teach] }
+`;
+
+// The SFT keeps each demonstration's prompt and first replies (1,500 tokens) and trains long enough at a
+// high rate for the tiny model to learn them; GRPO samples at a lower temperature so that it writes them.
+const TRAIN = `
+  tune: { uses: sft, needs: [demos], with: { model: base, dedup: false, val_fraction: 0, epochs: 80, batch_size: 1, lr: 0.01, schedule: constant, max_length: 1500, gradient_checkpointing: false } }
+  rl:
+    uses: grpo
+    needs: [suite, demos, tune]
+    with:
+      policy: tuned
+      trainer: worker
+      scaffold: mlab
+      tools: ${TOOLS}
+      split: all
+      reward: mltoolbench
+      steps: 2
+      batch_size: 2
+      group_size: 2
+      max_turns: 2
+      temperature: 0.2
+      lr: 0.00001
+      seed: 0
+      shaping: { kind: spice, scorer: worker, pilot_steps: 1, references: 2, max_length: 8192 }
+tables:
+  shaping: { from: rl, rows: curve, columns: [step, valid_rate, shaping_scored, shaping_mean_abs, beta] }
+figures:
+  shaping: { from: rl, rows: curve, kind: line, x: step, y: shaping_mean_abs, title: Mean shaping per step }
+`;
+
+const MODELS = `models:
+  base: { provider: worker, path: tiny-mlab, model: tiny-mlab, lora_rank: 0 }
+  tuned: { provider: worker, checkpoint: tune, model: tiny-mlab-sft, lora_rank: 0, max_tokens: 160 }
+`;
+
+interface TurnShaping {
+  turn: number;
+  category: string;
+  d: number | null;
+  reason?: string;
+  shaping: number;
+}
+
+test('collection → SFT → GRPO with SPICE on a tiny model: its calls are scored per turn, the metrics reach a table and a figure', async () => {
+  const dir = await tmpProject({ 'collect.yaml': `name: chain\nstages:${COLLECT}` });
+  const c = await cli(['run', 'collect.yaml'], { cwd: dir });
+  assert.is(c.exitCode, 0, c.stderr);
+  const demos = join(await outputsOf(dir, 'demos', 'collect.yaml'), 'trajectories.jsonl');
+  const kept = await readJsonl(demos);
+  assert.ok(kept.length >= 1 && kept.every((t) => t.variables.success === 1), 'verified demonstrations to learn from');
+
+  // The model: random weights of Qwen3's architecture, a tokenizer trained on the demonstrations.
+  const made = await execa(trainerPython(ROOT), ['-m', 'mlepipe_worker', 'tiny', join(dir, 'tiny-mlab'), '--corpus', demos, '--vocab', '1024', '--context', '8192'], { cwd: join(ROOT, 'gpu', 'worker'), reject: false });
+  assert.is(made.exitCode, 0, made.stderr);
+
+  await writeFile(join(dir, 'e.yaml'), `name: chain\n${MODELS}stages:${COLLECT}${TRAIN}`);
+  const r = await cli(['run', 'e.yaml'], { cwd: dir });
+  assert.is(r.exitCode, 0, r.stderr);
+  // The collection is the one already run.
+  assert.match(r.stderr, /done: 2 ran, 4 cached, 0 failed/);
+
+  const epochs = await readJsonl(join(await outputsOf(dir, 'tune'), 'metrics.jsonl'));
+  const [first, last] = [epochs[1].train_loss, epochs[epochs.length - 1].train_loss];
+  assert.ok(last < first / 10, `SFT loss ${first} → ${last}`);
+
+  const rl = await outputsOf(dir, 'rl');
+  const cal = JSON.parse(await readFile(join(rl, 'calibration.json'), 'utf8'));
+  assert.ok(cal.turns > 0 && cal.in_range, JSON.stringify(cal));
+  assert.ok(cal.mean_abs_shaping >= 0.05 && cal.mean_abs_shaping <= 0.3);
+  const curve = await readJsonl(join(rl, 'metrics.jsonl'));
+  assert.equal(curve.map((m) => m.step), [1, 2]);
+  let calls = 0;
+  let scored = 0;
+  for (const k of [1, 2]) {
+    for (const t of await readJsonl(join(rl, 'steps', `step_0000${k}.jsonl`))) {
+      assert.not.ok(t.crashed, JSON.stringify(t).slice(0, 300));
+      // The fine-tuned policy acts: its replies are parsed into mlab actions, and each is a scored turn.
+      const found = toolCalls(t);
+      const turns = t.shaping.turns as TurnShaping[];
+      assert.equal(turns.map((x) => x.turn), found.map((x) => x.turn), 'one score per tool-call turn');
+      calls += found.length;
+      for (const x of turns) {
+        if (x.d === null) assert.is(x.shaping, 0);
+        else {
+          scored++;
+          assert.ok(Math.abs(x.shaping - cal.beta * x.d) < 1e-9);
+        }
+      }
+      // Every sampled turn carries the worker's token ids: the calls were scored on exactly those.
+      assert.ok(t.turns.every((x: { tokens?: { token_ids: number[] } }) => x.tokens && x.tokens.token_ids.length > 0));
+      const expect = t.shaping.rewards.map((_: number, s: number) => turns.filter((x) => x.turn === s).reduce((a, x) => a + x.shaping, 0));
+      expect[expect.length - 1] += t.reward;
+      t.shaping.rewards.forEach((x: number, s: number) => assert.ok(Math.abs(x - expect[s]) < 1e-9, `reward of turn ${s}`));
+    }
+  }
+  // A tiny model imitates its demonstrations only in part: some rollouts act, others write no action.
+  assert.ok(calls > 0, 'the fine-tuned policy made tool calls');
+  assert.ok(scored > 0);
+  assert.is(scored, curve.reduce((a, m) => a + m.shaping_scored, 0));
+  // The worker took both updates with turn-level advantages, and the checkpoint after them is the node's.
+  for (const m of curve) assert.type(m.loss, 'number');
+  assert.ok(await readFile(join(rl, 'checkpoint', 'mlepipe-worker.json'), 'utf8'));
+  assert.match(r.stdout, /shaping\nstep\s+valid_rate\s+shaping_scored\s+shaping_mean_abs\s+beta\n1\s/);
+  assert.match(r.stderr, /figure shaping: reports\/chain\/shaping\.svg/);
+  assert.match(await readFile(join(dir, 'reports', 'chain', 'shaping.svg'), 'utf8'), /<svg/);
+});
+
+test.run();
