@@ -6,15 +6,13 @@ import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { UserError } from '../../core/errors.js';
 import { onceAborted } from '../../core/proc.js';
-import { defaultPython } from '../../core/python.js';
 import { parseFormula } from '../../core/rewards/parse.js';
 import { REWARD_PRESETS } from '../../core/rewards/presets.js';
 import { readJsonFile } from '../../core/text.js';
 import { startSandboxService } from '../../gpu/verl/service.js';
-import { loadSettings } from '../../pipelines/config/settings.js';
-import { createSandbox, type BackendName } from '../../sandbox/index.js';
 import { starterScore } from '../../stages/eval/tasks.js';
 import type { IO } from '../io.js';
+import { sandboxFromSettings } from './sandbox.js';
 
 export interface SandboxServeArgs {
   export?: string;
@@ -26,8 +24,6 @@ export interface SandboxServeArgs {
   memoryMb?: string;
   warm?: boolean;
 }
-
-const BACKENDS: BackendName[] = ['bwrap', 'docker', 'process'];
 
 /** Where the tasks are and what grades them: an export's tasks/ and sandbox.json, or --tasks and --reward. */
 async function source(a: SandboxServeArgs): Promise<{ tasksDir: string; reward: string; memoryMb: number }> {
@@ -56,21 +52,9 @@ export async function sandboxServeCommand(a: SandboxServeArgs, io: IO): Promise<
   } catch (err) {
     throw new UserError(`reward formula ${JSON.stringify(src.reward)}: ${(err as Error).message}`);
   }
-  if (a.backend && !BACKENDS.includes(a.backend as BackendName)) throw new UserError(`--backend ${a.backend}: must be one of ${BACKENDS.join(', ')}`);
   const port = number('--port', a.port, 0, 65535);
   const memoryMb = number('--memory-mb', a.memoryMb, 64, 1 << 20) ?? src.memoryMb;
-  const settings = await loadSettings(process.cwd(), io.env);
-  const backend = (a.backend as BackendName | undefined) ?? settings.sandbox.backend;
-  const python = defaultPython(settings.python);
-  const sandbox = createSandbox({
-    backend,
-    python,
-    modules: settings.sandbox.preload,
-    image: settings.sandbox.image,
-    warm: a.warm,
-    explicit: backend === 'process' && (a.backend === 'process' || settings.sandbox.backend === 'process'),
-    warn: (m) => io.err(`mlepipe: warning: ${m}`),
-  });
+  const { sandbox, python } = await sandboxFromSettings(a, io);
   const service = await startSandboxService({ sandbox, tasksDir: src.tasksDir, reward: src.reward, python, memoryMb, starter: starterScore, host: a.host, port, log: (l) => io.err(l) });
   try {
     io.out(`mlepipe sandbox service listening on ${service.url}`);

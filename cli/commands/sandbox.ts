@@ -27,6 +27,30 @@ function positive(flag: string, v: string | undefined): number | undefined {
 }
 
 /**
+ * The sandbox the settings (mlepipe.config.yaml and the environment) describe, with --backend and --warm
+ * over them, and the interpreter it maps into the jail (as stages do). The process backend, which
+ * isolates nothing, runs only when asked for by name.
+ */
+export async function sandboxFromSettings(args: { backend?: string; warm?: boolean }, io: IO, extra: { poolSize?: number } = {}) {
+  if (args.backend && !BACKENDS.includes(args.backend as BackendName)) {
+    throw new UserError(`--backend ${args.backend}: must be one of ${BACKENDS.join(', ')}`);
+  }
+  const settings = await loadSettings(process.cwd(), io.env);
+  const python = defaultPython(settings.python);
+  const sandbox = createSandbox({
+    backend: (args.backend as BackendName | undefined) ?? settings.sandbox.backend,
+    python,
+    modules: settings.sandbox.preload,
+    image: settings.sandbox.image,
+    warm: args.warm,
+    ...extra,
+    explicit: args.backend === 'process' || (!args.backend && settings.sandbox.backend === 'process'),
+    warn: (m) => io.err(`mlepipe: warning: ${m}`),
+  });
+  return { sandbox, python };
+}
+
+/**
  * `mlepipe sandbox run --task DIR [--backend B] [--timeout S] [--memory-mb M] FILE.py [ARGS…]`:
  * runs the script in a fresh workspace and prints one JSON object.
  */
@@ -36,26 +60,10 @@ export async function sandboxRunCommand(argv: string[], args: SandboxRunArgs, io
   const file = rest[0];
   if (!file) throw new UserError('sandbox run: name the Python file to run');
   if (!(await stat(file).catch(() => null))?.isFile()) throw new UserError(`${file}: no such file`);
-  if (args.backend && !BACKENDS.includes(args.backend as BackendName)) {
-    throw new UserError(`--backend ${args.backend}: must be one of ${BACKENDS.join(', ')}`);
-  }
   const timeout = positive('--timeout', args.timeout);
   const memoryMb = positive('--memory-mb', args.memoryMb);
-  const settings = await loadSettings(process.cwd(), io.env);
-  const backend = (args.backend as BackendName | undefined) ?? settings.sandbox.backend;
-  const python = defaultPython(settings.python);
-  const sandbox = createSandbox({
-    backend,
-    // As in stages: the chosen interpreter, mapped into the jail.
-    python,
-    modules: settings.sandbox.preload,
-    image: settings.sandbox.image,
-    warm: args.warm,
-    // One session: its jail starts on demand, no spare.
-    poolSize: 0,
-    explicit: args.backend === 'process' || (!args.backend && settings.sandbox.backend === 'process'),
-    warn: (m) => io.err(`mlepipe: warning: ${m}`),
-  });
+  // One session: its jail starts on demand, no spare.
+  const { sandbox, python } = await sandboxFromSettings(args, io, { poolSize: 0 });
   const limits = { ...DEFAULT_LIMITS, ...(timeout ? { timeoutMs: timeout * 1000 } : {}), ...(memoryMb ? { memoryMb } : {}) };
   const session = await sandbox.open({ task: resolve(args.task), limits, signal: io.signal });
   try {

@@ -114,6 +114,12 @@ const freePort = () =>
     });
   });
 
+/**
+ * Ports Ray otherwise takes at fixed numbers (its client server 10001, the dashboard agent 52365): a second
+ * head on the same machine, another node's or another user's, would fail to start on them.
+ */
+export const ownPorts = async () => ['--ray-client-server-port', String(await freePort()), '--dashboard-agent-listen-port', String(await freePort())];
+
 export interface LocalHead {
   /** The dashboard's address, where jobs are submitted. */
   address: string;
@@ -127,7 +133,7 @@ export interface LocalHead {
 export async function startLocalHead(o: { cpus: number; log: (line: string) => void; env?: Record<string, string> }): Promise<LocalHead> {
   const temp = await mkdtemp(join(tmpdir(), 'ray-'));
   const [gcs, dash] = [await freePort(), await freePort()];
-  const args = ['start', '--head', '--block', '--num-cpus', String(o.cpus), '--node-ip-address', '127.0.0.1', '--port', String(gcs), '--dashboard-host', '127.0.0.1', '--dashboard-port', String(dash), '--include-dashboard', 'true', '--temp-dir', temp, '--disable-usage-stats'];
+  const args = ['start', '--head', '--block', '--num-cpus', String(o.cpus), '--node-ip-address', '127.0.0.1', '--port', String(gcs), '--dashboard-host', '127.0.0.1', '--dashboard-port', String(dash), '--include-dashboard', 'true', ...(await ownPorts()), '--temp-dir', temp, '--disable-usage-stats'];
   const head = execa(rayCli(), args, { reject: false, all: true, buffer: false, env: { RAY_USAGE_STATS_ENABLED: '0', ...o.env } });
   head.all?.on('data', (c: Buffer) => c.toString().split('\n').filter(Boolean).forEach((l) => o.log(`[ray head] ${l}`)));
   const address = `http://127.0.0.1:${dash}`;

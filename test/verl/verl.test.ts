@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { stringify, parse } from 'yaml';
 import { startReplayServer, type ReplayServer } from '../llm/replay-server.js';
+import { ownPorts } from '../../gpu/verl/job.js';
 import { ROOT, cli, cliStart, closedPort, outputsOf, readJsonl, tmpProject, waitFor } from '../helpers.js';
 
 const PY = join(ROOT, '.venv', 'verl', 'bin', 'python');
@@ -140,13 +141,21 @@ test('(c) a local Ray head runs the agent loop and the reward function as Ray ta
   const temp = await mkdtemp(join('/tmp', 'ray-'));
   const ray = join(ROOT, '.venv', 'verl', 'bin', 'ray');
   // --block keeps the head in this process group's child; stopping it stops what it started.
-  const head = execa(ray, ['start', '--head', '--block', '--num-cpus', '2', '--node-ip-address', '127.0.0.1', '--port', String(await closedPort()), '--temp-dir', temp, '--include-dashboard', 'false', '--disable-usage-stats'], { reject: false, env: { RAY_USAGE_STATS_ENABLED: '0' } });
+  const head = execa(ray, ['start', '--head', '--block', '--num-cpus', '2', '--node-ip-address', '127.0.0.1', '--port', String(await closedPort()), '--temp-dir', temp, '--include-dashboard', 'false', ...(await ownPorts()), '--disable-usage-stats'], { reject: false, env: { RAY_USAGE_STATS_ENABLED: '0' } });
   let log = '';
   head.stdout?.on('data', (c) => (log += c));
   head.stderr?.on('data', (c) => (log += c));
   const svc = await serve(verl, dir);
   try {
-    await waitFor(() => /ray\.init\(address='?([^'\s)]+)/.test(log) || /--address='?([\d.:]+)/.test(log), 120_000, 'the Ray head');
+    await waitFor(
+      () => {
+        // A head that gave up says why at once, instead of a wait that runs out.
+        if (head.exitCode !== null) throw new Error(`ray start exited (${head.exitCode}):\n${log.slice(-3000)}`);
+        return /ray\.init\(address='?([^'\s)]+)/.test(log) || /--address='?([\d.:]+)/.test(log);
+      },
+      120_000,
+      'the Ray head',
+    );
     const address = (/--address='?([\d.:]+)/.exec(log) ?? /ray\.init\(address='?([^'\s)]+)/.exec(log))![1];
     const tok = await mkdtemp(join(tmpdir(), 'verl-tok-'));
     const r = await execa(PY, [DRIVE, verl, tok, ...tasks, '--ray', address], { env: { MLEPIPE_SANDBOX_URL: svc.url, MLEPIPE_CHAT_URL: server.url }, reject: false });
