@@ -1,7 +1,8 @@
 // The prompt-log-probability scorer against a local OpenAI-compatible server
 // whose echoed log-probabilities are a fixed table: the prompt is the ChatML
 // text, the reply's tokens are picked by offset (a token straddling the
-// reasoning counts, the generated one never does), SPICE's d equals the
+// reasoning counts, the generated one never does, a begin-of-text token the
+// server counts in the offsets is allowed for), SPICE's d equals the
 // difference worked out from the table, a prompt past the server's context
 // scores null (zero shaping), and other failures name the model and URL.
 import { test } from 'uvu';
@@ -55,6 +56,16 @@ test('ChatML and Llama 3 text; the reply\'s tokens by offset, a straddling token
     assert.is(short, null);
   } finally {
     await server.close();
+  }
+  // A server that adds a begin-of-text token and counts it in the offsets: the same characters are picked.
+  const bos = await startReplayServer([echoReply(Infinity, '<|begin_of_text|>')]);
+  try {
+    const [lp] = await promptScorer(client(bos.url), { template: 'llama3', maxLength: 1000 }).score([{ messages: [{ role: 'user', content: 'go' }], prefix: 'ab', reply: 'cd x' }]);
+    const head = renderChat([{ role: 'user', content: 'go' }], 'llama3');
+    const n = echoTokens(head).length + 1;
+    assert.equal(lp, [echoLogprob('abcd', n), echoLogprob(' ', n + 1), echoLogprob('x', n + 2)]);
+  } finally {
+    await bos.close();
   }
 });
 

@@ -44,13 +44,24 @@ function codeUnitIndex(text: string): (cp: number) => number {
 }
 
 /**
+ * Code points the offsets count before the text itself: a server that puts a begin-of-text token in front
+ * of the text may count that token's characters too (its offsets then start past them).
+ */
+function leadingExtra(echo: EchoLogprobs, text: string): number {
+  const first = echo.tokens[0] ?? '';
+  const n = [...first].length;
+  return n && !text.startsWith(first) && echo.offsets[1] === n && echo.tokens.join('').startsWith(first + text) ? n : 0;
+}
+
+/**
  * The reply's token log-probabilities from an echoed prompt: tokens that begin past the prompt were
  * generated and are dropped, then the tokens overlapping [from, to) are kept. Null when the prompt took
  * more than `maxLength` tokens, or when a kept token has no log-probability (the first of the text).
  */
 export function replyLogprobs(echo: EchoLogprobs, p: { text: string; from: number; to: number }, maxLength: number): number[] | null {
   const toUnits = codeUnitIndex(p.text);
-  const offsets = echo.offsets.map(toUnits);
+  const extra = leadingExtra(echo, p.text);
+  const offsets = echo.offsets.map((o) => (o < extra ? -1 : toUnits(o - extra)));
   const n = offsets.findIndex((o) => o >= p.text.length);
   const prompt = n < 0 ? offsets.length : n;
   if (prompt > maxLength) return null;

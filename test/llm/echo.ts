@@ -28,11 +28,13 @@ export function echoLogprob(token: string, position: number): number {
 /** The one token generated after every prompt (max_tokens 1): it starts where the prompt ends. */
 export const GENERATED = '¶';
 
-function choice(prompt: string, index: number) {
-  const toks = [...echoTokens(prompt), { token: GENERATED, offset: [...prompt].length }];
+function choice(prompt: string, index: number, bos: string) {
+  // A begin-of-text token the server adds is counted in the offsets, as some servers do.
+  const lead = [...bos].length;
+  const toks = [...(bos ? [{ token: bos, offset: 0 }] : []), ...echoTokens(prompt).map((t) => ({ ...t, offset: t.offset + lead })), { token: GENERATED, offset: lead + [...prompt].length }];
   return {
     index,
-    text: prompt + GENERATED,
+    text: bos + prompt + GENERATED,
     logprobs: {
       tokens: toks.map((t) => t.token),
       token_logprobs: toks.map((t, i) => (i === 0 ? null : echoLogprob(t.token, i))),
@@ -46,8 +48,9 @@ function choice(prompt: string, index: number) {
 /**
  * A script step answering a legacy completion with echoed log-probabilities; a request with a prompt of
  * more than `context` tokens is refused the way vLLM refuses it (HTTP 400 naming the maximum context length).
+ * `bos`: a begin-of-text token put before every prompt.
  */
-export function echoReply(context = Infinity): (body: ReplayServer['requests'][number]) => Reply {
+export function echoReply(context = Infinity, bos = ''): (body: ReplayServer['requests'][number]) => Reply {
   return (body) => {
     const prompts = typeof body.prompt === 'string' ? [body.prompt] : (body.prompt ?? []);
     const longest = Math.max(0, ...prompts.map((p) => echoTokens(p).length));
@@ -61,7 +64,7 @@ export function echoReply(context = Infinity): (body: ReplayServer['requests'][n
         object: 'text_completion',
         created: 0,
         model: body.model,
-        choices: prompts.map(choice),
+        choices: prompts.map((p, i) => choice(p, i, bos)),
         usage: { prompt_tokens: n, completion_tokens: prompts.length, total_tokens: n + prompts.length },
       },
     };
