@@ -1,7 +1,9 @@
 // Turn-level shaping inside the grpo stage: the scorer (the policy's own
-// worker, or a models: entry), the solution bank (seeded from verified
-// demonstrations upstream, grown from the steps' verified rollouts), the
-// per-step scores with the shuffle control, and the records the node keeps.
+// worker, a worker entry, or an OpenAI-compatible server's prompt
+// log-probabilities), the solution bank (seeded from verified demonstrations
+// upstream, grown from the steps' verified rollouts; its summaries written
+// procedurally or by a model), the per-step scores with the shuffle control,
+// and the records the node keeps.
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isVerified, reduceSummary, SolutionBank, type BankEntry, type WrittenSummary } from '../../agents/shaping/bank.js';
