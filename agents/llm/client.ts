@@ -145,6 +145,20 @@ export function replyTokens(r: unknown, logprobs: number[]): ReplyTokens | undef
   return { prompt_ids: prompt, token_ids: ids, logprobs };
 }
 
+/** What an echoed completion gives per prompt token (and the one generated after it): the first token's log-probability is null. */
+export interface EchoLogprobs {
+  tokens: string[];
+  logprobs: Array<number | null>;
+  /** Each token's first character in the echoed text. */
+  offsets: number[];
+}
+
+/** How OpenAI-compatible servers (vLLM among them) word a prompt longer than the model's context. */
+const CONTEXT_OVERFLOW = /maximum context length|context length|too long/i;
+
+/** A request whose prompt does not fit the model's context: a result for a scorer (no score), not a failure. */
+export class ContextOverflow extends Error {}
+
 export class LlmClient {
   private openai?: OpenAI;
   private readonly endpoint: string;
@@ -200,6 +214,65 @@ export class LlmClient {
 
   private async request(req: ChatRequest, signal?: AbortSignal): Promise<ChatResult> {
     const s = this.opts.spec;
+    return this.retrying(async (openai) => {
+      const r = await openai.chat.completions.create(
+        {
+          model: s.model,
+          messages: req.messages,
+          temperature: req.temperature ?? s.temperature,
+          max_tokens: req.max_tokens ?? s.max_tokens,
+          stop: req.stop,
+          seed: req.seed,
+          // vLLM returns the ids only when asked (return_token_ids); a trainer worker always does.
+          ...(req.logprobs ? { logprobs: true, return_token_ids: true } : {}),
+        } as OpenAI.Chat.ChatCompletionCreateParamsNonStreaming,
+        { signal },
+      );
+      const usage = this.count(r.usage);
+      const logprobs = r.choices[0]?.logprobs?.content?.map((t) => t.logprob);
+      const tokens = logprobs ? replyTokens(r, logprobs) : undefined;
+      return { content: r.choices[0]?.message?.content ?? '', usage, cached: false, ...(logprobs ? { logprobs } : {}), ...(tokens ? { tokens } : {}) };
+    }, signal);
+  }
+
+  /**
+   * The legacy completions endpoint with the prompts echoed: one token list with log-probabilities and
+   * character offsets per prompt, in order (one generated token follows each prompt; servers refuse
+   * max_tokens 0). A prompt past the model's context fails the whole request with ContextOverflow.
+   */
+  async promptLogprobs(prompts: readonly string[], signal?: AbortSignal): Promise<EchoLogprobs[]> {
+    if (!prompts.length) return [];
+    return semaphoreFor(this.opts.name, this.opts.spec).run(() =>
+      this.retrying(async (openai) => {
+        const r = await openai.completions.create({ model: this.opts.spec.model, prompt: [...prompts], echo: true, logprobs: 1, max_tokens: 1, temperature: 0 }, { signal });
+        this.count(r.usage);
+        const out: EchoLogprobs[] = new Array(prompts.length);
+        for (const c of r.choices) {
+          const lp = c.logprobs;
+          if (!lp?.tokens || !lp.token_logprobs || !lp.text_offset || lp.tokens.length !== lp.token_logprobs.length || lp.tokens.length !== lp.text_offset.length) {
+            throw new Error(`${this.who()}: a completion with echo returned no token log-probabilities and offsets (does the server support echo with logprobs?)`);
+          }
+          out[c.index] = { tokens: lp.tokens, logprobs: lp.token_logprobs as Array<number | null>, offsets: lp.text_offset };
+        }
+        if (out.some((x) => x === undefined) || out.length !== prompts.length) throw new Error(`${this.who()}: ${r.choices.length} choices for ${prompts.length} prompts`);
+        return out;
+      }, signal),
+    );
+  }
+
+  private count(u: { prompt_tokens?: number; completion_tokens?: number } | undefined): ChatResult['usage'] {
+    const s = this.opts.spec;
+    this.usage.requests++;
+    const usage = { prompt_tokens: u?.prompt_tokens ?? 0, completion_tokens: u?.completion_tokens ?? 0 };
+    this.usage.prompt_tokens += usage.prompt_tokens;
+    this.usage.completion_tokens += usage.completion_tokens;
+    this.usage.cost_usd += (usage.prompt_tokens * (s.price_in_per_1m ?? 0) + usage.completion_tokens * (s.price_out_per_1m ?? 0)) / 1e6;
+    return usage;
+  }
+
+  /** One call with the retry policy: backoff on 429, 5xx, timeouts and connection errors; a failure names the endpoint. */
+  private async retrying<T>(call: (openai: OpenAI) => Promise<T>, signal?: AbortSignal): Promise<T> {
+    const s = this.opts.spec;
     const Sdk = await loadSdk();
     this.openai ??= new Sdk({ baseURL: this.endpoint, apiKey: this.apiKey, maxRetries: 0, timeout: (s.timeout_s ?? 120) * 1000 });
     const maxRetries = this.opts.maxRetries ?? 4;
@@ -208,29 +281,10 @@ export class LlmClient {
       // The SDK would throw too, but only after building the request.
       if (signal?.aborted) throw new Error('aborted');
       try {
-        const r = await this.openai.chat.completions.create(
-          {
-            model: s.model,
-            messages: req.messages,
-            temperature: req.temperature ?? s.temperature,
-            max_tokens: req.max_tokens ?? s.max_tokens,
-            stop: req.stop,
-            seed: req.seed,
-            // vLLM returns the ids only when asked (return_token_ids); a trainer worker always does.
-            ...(req.logprobs ? { logprobs: true, return_token_ids: true } : {}),
-          } as OpenAI.Chat.ChatCompletionCreateParamsNonStreaming,
-          { signal },
-        );
-        this.usage.requests++;
-        const usage = { prompt_tokens: r.usage?.prompt_tokens ?? 0, completion_tokens: r.usage?.completion_tokens ?? 0 };
-        this.usage.prompt_tokens += usage.prompt_tokens;
-        this.usage.completion_tokens += usage.completion_tokens;
-        this.usage.cost_usd += (usage.prompt_tokens * (s.price_in_per_1m ?? 0) + usage.completion_tokens * (s.price_out_per_1m ?? 0)) / 1e6;
-        const logprobs = r.choices[0]?.logprobs?.content?.map((t) => t.logprob);
-        const tokens = logprobs ? replyTokens(r, logprobs) : undefined;
-        return { content: r.choices[0]?.message?.content ?? '', usage, cached: false, ...(logprobs ? { logprobs } : {}), ...(tokens ? { tokens } : {}) };
+        return await call(this.openai);
       } catch (err) {
         if (signal?.aborted) throw err;
+        if (err instanceof Sdk.APIError && err.status === 400 && CONTEXT_OVERFLOW.test(err.message)) throw new ContextOverflow(`${this.who()}: ${err.message}`);
         const why = this.classify(Sdk, err);
         if (!why.retry || attempt >= maxRetries) throw this.failure(Sdk, err, why.text, attempt + 1, why.retry);
         const delay = why.retryAfterMs ?? backoffMs(attempt, base);
@@ -239,6 +293,10 @@ export class LlmClient {
         await sleep(delay, signal);
       }
     }
+  }
+
+  private who(): string {
+    return `model "${this.opts.name}" (${this.opts.spec.model}) at ${this.endpoint}`;
   }
 
   private classify(OpenAI: typeof import('openai').default, err: unknown): { retry: boolean; text: string; retryAfterMs?: number } {
@@ -254,7 +312,7 @@ export class LlmClient {
   }
 
   private failure(OpenAI: typeof import('openai').default, err: unknown, text: string, tries: number, retryable: boolean): Error {
-    const who = `model "${this.opts.name}" (${this.opts.spec.model}) at ${this.endpoint}`;
+    const who = this.who();
     if (err instanceof OpenAI.APIConnectionError && !(err instanceof OpenAI.APIConnectionTimeoutError)) {
       return new EnvError(`cannot reach ${who}: ${text} after ${tries} tries; is the server running?`);
     }

@@ -14,6 +14,17 @@ export interface BankEntry {
   step: number;
   /** Where it came from: the trajectory's group and sample. */
   from: string;
+  /** Who wrote the text: a models: entry's name, or `procedural` (from the trajectory's record). */
+  writer: string;
+  /** Why a model asked for the summary did not write it (the procedural text stands in). */
+  fallback?: string;
+}
+
+/** A summary and who wrote it: a models: entry's name, or `procedural` (with why, when a model was asked). */
+export interface WrittenSummary {
+  text: string;
+  writer: string;
+  fallback?: string;
 }
 
 /** A solution counts as verified when it meets Eq. 5 (a valid submission beating the starter baseline). */
@@ -58,8 +69,9 @@ export function reduceSummary(text: string): string {
 export class SolutionBank {
   private readonly byTask = new Map<string, BankEntry[]>();
 
-  constructor(entries: readonly BankEntry[] = []) {
-    for (const e of entries) this.add(e);
+  constructor(entries: ReadonlyArray<Omit<BankEntry, 'writer'> & { writer?: string }> = []) {
+    // Banks saved before summaries recorded their writer were all written procedurally.
+    for (const e of entries) this.add({ ...e, writer: e.writer ?? 'procedural' });
   }
 
   /** Adds a summary unless the task already holds the same text; true when it was new. */
@@ -70,10 +82,17 @@ export class SolutionBank {
     return true;
   }
 
-  /** Every verified trajectory's summary; returns how many were new. */
-  addVerified(trajectories: readonly Trajectory[], source: BankEntry['source'], step: number): number {
+  /**
+   * Every verified trajectory's summary: the one `written` has for it (a model's), else the procedural
+   * one. Returns how many were new.
+   */
+  addVerified(trajectories: readonly Trajectory[], source: BankEntry['source'], step: number, written?: (t: Trajectory) => WrittenSummary | undefined): number {
     let n = 0;
-    for (const t of trajectories) if (isVerified(t) && this.add({ task_id: t.task_id, text: summarise(t), source, step, from: `${t.group_id}#${t.sample}` })) n++;
+    for (const t of trajectories) {
+      if (!isVerified(t)) continue;
+      const w = written?.(t) ?? { text: summarise(t), writer: 'procedural' };
+      if (this.add({ task_id: t.task_id, text: w.text, source, step, from: `${t.group_id}#${t.sample}`, writer: w.writer, ...(w.fallback ? { fallback: w.fallback } : {}) })) n++;
+    }
     return n;
   }
 

@@ -19,11 +19,18 @@ import type { LossAggMode } from './batch.js';
 import type { Schedule } from '../sft/schedule.js';
 import type { ToolChoice } from '../../agents/scaffolds/mlab/tools.js';
 import type { ShapingKind } from '../../agents/shaping/types.js';
+import type { ChatTemplate } from '../../agents/shaping/prompt-scorer.js';
 import { TOOLS_BY_NAME } from '../../tools/index.js';
 
 export interface ShapingParams {
   kind: ShapingKind;
   scorer: string;
+  /** How an openai scorer entry is asked: prompt log-probabilities on /completions, or a trainer worker's /score. */
+  scorer_api?: 'completions' | 'score';
+  /** The chat template a completions scorer's prompts are rendered with. */
+  template?: ChatTemplate;
+  /** A models: entry that writes the bank's summaries (procedural without one). */
+  summarizer?: string;
   beta?: number;
   kappa?: number | [number, number];
   pilot_steps: number;
@@ -51,8 +58,17 @@ function shapingIssues(p: GrpoParams, models: Parameters<typeof parsePolicy>[1])
   } else if (!models[s.scorer]) {
     out.push({ param: ['shaping', 'scorer'], message: `no model named ${s.scorer} in models: (or write worker)` });
   } else if (models[s.scorer].provider !== 'worker' && !models[s.scorer].base_url) {
-    out.push({ param: ['shaping', 'scorer'], message: `model ${s.scorer} has no base_url: a scorer is a provider: worker entry or a running trainer worker's endpoint` });
+    // OpenAI's own API echoes no prompt log-probabilities and has no /score.
+    out.push({
+      param: ['shaping', 'scorer'],
+      message: `model ${s.scorer} has no base_url: a scorer is a provider: worker entry, an OpenAI-compatible server that echoes prompt log-probabilities (vLLM), or a running trainer worker (scorer_api: score)`,
+    });
   }
+  // Only a completions scorer renders a chat template; a worker applies the model's own.
+  const completions = s.scorer !== 'worker' && models[s.scorer]?.provider === 'openai' && (s.scorer_api ?? 'completions') === 'completions';
+  if (s.template !== undefined && !completions) out.push({ param: ['shaping', 'template'], message: 'template renders the prompts of an openai scorer asked through /completions; this scorer applies its own chat template' });
+  if (s.summarizer !== undefined && !models[s.summarizer]) out.push({ param: ['shaping', 'summarizer'], message: `no model named ${s.summarizer} in models:` });
+  if (s.scorer_api !== undefined && (s.scorer === 'worker' || models[s.scorer]?.provider !== 'openai')) out.push({ param: ['shaping', 'scorer_api'], message: 'scorer_api chooses how an openai scorer entry is asked; this scorer is a trainer worker' });
   return out;
 }
 
@@ -139,7 +155,12 @@ export const grpo: Stage<GrpoParams> = {
     const python = p.trainer === 'verl-export' ? {} : { python: await ctx.python() };
     // A scorer that is a models: entry scores every step: its identity is part of the result.
     const scorer = p.shaping.kind !== 'none' && p.shaping.scorer !== 'worker' ? { scorer: policyIdentity({ kind: 'openai', model: p.shaping.scorer }, ctx.models) } : {};
-    return { formula, policy, kit: policyIdentity({ kind: 'scripted', agent: 'random' }, ctx.models), prompts, ...python, ...scorer };
+    // A model that writes the bank's summaries decides the references: it and its prompt are part of the result.
+    const summarizer =
+      p.shaping.kind !== 'none' && p.shaping.summarizer && ctx.models[p.shaping.summarizer]
+        ? { summarizer: policyIdentity({ kind: 'openai', model: p.shaping.summarizer }, ctx.models), summarizer_prompt: await assetsDigest(['agents/prompts/shaping']) }
+        : {};
+    return { formula, policy, kit: policyIdentity({ kind: 'scripted', agent: 'random' }, ctx.models), prompts, ...python, ...scorer, ...summarizer };
   },
 
   run: lazyRun(() => import('./run.js')),

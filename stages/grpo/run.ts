@@ -22,7 +22,7 @@ import { pickBatch, runRollouts, type RolloutPlan } from './rollouts.js';
 import { SolutionBank } from '../../agents/shaping/bank.js';
 import { mlabScaffold } from '../../agents/scaffolds/mlab/index.js';
 import { react } from '../../agents/scaffolds/react/index.js';
-import { openScorer, pilotBeta, shapingSummary, scoreRollouts, seedBank, shapeStep, type OpenScorer, type StepShaping } from './shaping.js';
+import { openScorer, openSummaries, pilotBeta, shapingSummary, scoreRollouts, seedBank, shapeStep, type OpenScorer, type StepShaping } from './shaping.js';
 import { openWorkerTrainer, publishCheckpoint, type WorkerTrainer, type WorkerTrainerOptions } from './worker-trainer.js';
 import { type GrpoParams, validates } from './index.js';
 
@@ -114,7 +114,11 @@ export async function run(ctx: StageContext<GrpoParams>): Promise<StageResult | 
   const curve: Array<Record<string, number | null>> = [];
   // Turn-level shaping: the bank as it stands before each step's rollouts, the scorer opened on first use.
   const shaping = p.shaping.kind !== 'none' ? p.shaping : undefined;
-  let bank = shaping ? await seedBank(ctx, new Set(train.map((t) => t.id))) : undefined;
+  const summaries = shaping ? openSummaries(ctx, shaping, train) : undefined;
+  let bank = shaping ? await seedBank(ctx, train, summaries!).catch(async (err: unknown) => {
+    await summaries!.stop();
+    throw err;
+  }) : undefined;
   if (bank) ctx.log(`solution bank: ${bank.size()} verified demonstration summaries for ${train.length} training tasks`);
   let scorer: OpenScorer | undefined;
   const openShapingScorer = async () => {
@@ -170,7 +174,8 @@ export async function run(ctx: StageContext<GrpoParams>): Promise<StageResult | 
           }
           if (shaped) {
             // Solutions verified in this step join the bank for the next one.
-            const added = bank!.addVerified(rollouts.filter((r): r is Trajectory => !isCrashed(r)), 'rl', k);
+            const done = rollouts.filter((r): r is Trajectory => !isCrashed(r));
+            const added = bank!.addVerified(done, 'rl', k, await summaries!.write(done));
             Object.assign(metrics, shaped.metrics, { bank_size: bank!.size(), bank_added: added });
             const records = Object.fromEntries([...shaped.trajectories].map(([id, v]) => [id, v]));
             await writeFile(join(d, 'shaping.json'), JSON.stringify({ step: k, kind: shaping!.kind, beta, references: shaped.references, trajectories: records }, null, 1) + '\n');
@@ -216,7 +221,7 @@ export async function run(ctx: StageContext<GrpoParams>): Promise<StageResult | 
       await publishCheckpoint(ctx, wo, { k: p.steps, saved: update.saved });
     }
   } finally {
-    await Promise.all([sandbox.shutdown(), worker?.stop(), scorer?.stop()]);
+    await Promise.all([sandbox.shutdown(), worker?.stop(), scorer?.stop(), summaries?.stop()]);
   }
   if (bank) await writeFile(join(ctx.outDir, 'bank.json'), JSON.stringify(bank.entries(), null, 1) + '\n');
   await writeFile(join(ctx.outDir, 'metrics.jsonl'), curve.map((m) => JSON.stringify(m)).join('\n') + '\n');

@@ -1,17 +1,24 @@
 // Turn-level shaping inside the grpo stage: the scorer (the policy's own
-// worker, or a models: entry), the solution bank (seeded from verified
-// demonstrations upstream, grown from the steps' verified rollouts), the
-// per-step scores with the shuffle control, and the records the node keeps.
+// worker, a worker entry, or an OpenAI-compatible server's prompt
+// log-probabilities), the solution bank (seeded from verified demonstrations
+// upstream, grown from the steps' verified rollouts; its summaries written
+// procedurally or by a model), the per-step scores with the shuffle control,
+// and the records the node keeps.
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { reduceSummary, SolutionBank, type BankEntry } from '../../agents/shaping/bank.js';
+import { isVerified, reduceSummary, SolutionBank, type BankEntry, type WrittenSummary } from '../../agents/shaping/bank.js';
+import { modelSummary } from '../../agents/shaping/summarizer.js';
 import { calibrateBeta, shapedRewards, shuffleScores, type Calibration } from '../../agents/shaping/returns.js';
+import { promptScorer } from '../../agents/shaping/prompt-scorer.js';
 import { spiceTurns } from '../../agents/shaping/spice.js';
 import { tipsTurns } from '../../agents/shaping/tips.js';
 import { spanTokens, type Scorer, type TurnScore } from '../../agents/shaping/types.js';
 import type { Trajectory } from '../../agents/trajectory.js';
+import { LlmClient } from '../../agents/llm/client.js';
 import { TrainerClient } from '../../gpu/trainer/client.js';
 import type { StageContext } from '../contract.js';
+import type { TaskRef } from '../eval/tasks.js';
+import { canonicalJson, sha256 } from '../../core/hash.js';
 import { trajectoryFiles } from '../sft/data.js';
 import { serveModel, type ServedModel } from '../worker.js';
 import { isCrashed, type Rollout } from './batch.js';
@@ -53,24 +60,86 @@ export interface OpenScorer {
   stop(): Promise<void>;
 }
 
-/** `scorer: worker` scores on the policy's worker (its weights before the step's update: π_old); a models: entry gets its own. */
+/**
+ * `scorer: worker` scores on the policy's worker (its weights before the step's update: π_old); a
+ * provider: worker entry gets its own worker; an openai entry is asked for prompt log-probabilities on its
+ * completions endpoint (or, with `scorer_api: score`, is a running trainer worker reached through /score).
+ */
 export async function openScorer(ctx: StageContext<unknown>, s: ShapingParams, policyWorker?: TrainerClient): Promise<OpenScorer> {
   if (s.scorer === 'worker') {
     if (!policyWorker) throw new Error('scorer: worker needs the policy on a trainer worker');
     return { scorer: workerScorer(policyWorker, s.max_length), stop: async () => {} };
+  }
+  const spec = ctx.models[s.scorer];
+  if (spec.provider === 'openai' && (s.scorer_api ?? 'completions') === 'completions') {
+    const client = new LlmClient({ name: s.scorer, spec, log: ctx.log });
+    return { scorer: promptScorer(client, { template: s.template ?? 'chatml', maxLength: s.max_length }), stop: async () => {} };
   }
   const served: ServedModel = await serveModel(ctx, s.scorer, { ckptDir: join(ctx.items.root, 'scorer-checkpoints') });
   const client = served.trainer ?? new TrainerClient((served.spec.base_url ?? '').replace(/\/v1\/?$/, ''));
   return { scorer: workerScorer(client, s.max_length), stop: () => served.stop() };
 }
 
+/**
+ * Summaries for the bank: procedural, or written by `shaping.summarizer`. A model's summary of a trajectory
+ * is an item of the node (keyed by the trajectory's content), so a resumed node does not ask again; the
+ * model is opened on the first trajectory that has none.
+ */
+export interface Summaries {
+  /** Writes (or reads back) the summaries of the verified trajectories; the bank looks them up. */
+  write(trajectories: readonly Trajectory[]): Promise<(t: Trajectory) => WrittenSummary | undefined>;
+  stop(): Promise<void>;
+}
+
+export function openSummaries(ctx: StageContext<unknown>, s: ShapingParams, tasks: readonly TaskRef[]): Summaries {
+  const name = s.summarizer;
+  if (!name) return { write: async () => () => undefined, stop: async () => {} };
+  let served: Promise<ServedModel> | undefined;
+  let client: Promise<LlmClient> | undefined;
+  const open = () => {
+    served ??= serveModel(ctx, name, { ckptDir: join(ctx.items.root, 'summarizer-checkpoints') });
+    return (client ??= served.then((m) => new LlmClient({ name, spec: m.spec, cacheDir: join(ctx.cacheRoot, 'llm'), log: ctx.log })));
+  };
+  const descriptions = new Map<string, Promise<string>>();
+  const description = (id: string) => {
+    const dir = tasks.find((t) => t.id === id)?.dir;
+    if (!descriptions.has(id)) descriptions.set(id, dir ? readFile(join(dir, 'public', 'description.md'), 'utf8').catch(() => '') : Promise.resolve(''));
+    return descriptions.get(id)!;
+  };
+  return {
+    async write(trajectories) {
+      // As many requests at once as the model's concurrency allows (the client queues the rest).
+      const written = await Promise.all(
+        trajectories.filter(isVerified).map(async (t) => {
+          const id = `summary-${sha256(canonicalJson({ task_id: t.task_id, messages: t.messages, turns: t.turns })).slice(0, 24)}`;
+          let dir = await ctx.items.get(id);
+          if (!dir) {
+            const w = await modelSummary(await open(), name, t, await description(t.task_id), ctx.signal);
+            if (w.fallback) ctx.log(`summary of ${t.group_id}#${t.sample} (${t.task_id}) written procedurally: ${w.fallback}`);
+            dir = await ctx.items.put(id, (d) => writeFile(join(d, 'summary.json'), JSON.stringify(w) + '\n'));
+          }
+          return [t, JSON.parse(await readFile(join(dir, 'summary.json'), 'utf8')) as WrittenSummary] as const;
+        }),
+      );
+      const byTrajectory = new Map<Trajectory, WrittenSummary>(written);
+      return (t) => byTrajectory.get(t);
+    },
+    stop: async () => {
+      // A worker that failed to start has nothing to stop.
+      if (served) await (await served.catch(() => undefined))?.stop();
+    },
+  };
+}
+
 /** The bank at the start: verified trajectories of upstream nodes (demonstrations) on the tasks trained on. */
-export async function seedBank(ctx: StageContext<unknown>, trainIds: ReadonlySet<string>): Promise<SolutionBank> {
+export async function seedBank(ctx: StageContext<unknown>, train: readonly TaskRef[], summaries: Summaries): Promise<SolutionBank> {
   const bank = new SolutionBank();
+  const ids = new Set(train.map((t) => t.id));
   for (const input of ctx.inputs) {
     for (const file of trajectoryFiles(input.dir)) {
       const rows = (await readFile(file, 'utf8')).split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l) as Rollout);
-      bank.addVerified(rows.filter((r): r is Trajectory => !isCrashed(r) && trainIds.has(r.task_id)), 'demonstration', 0);
+      const demos = rows.filter((r): r is Trajectory => !isCrashed(r) && ids.has(r.task_id));
+      bank.addVerified(demos, 'demonstration', 0, await summaries.write(demos));
     }
   }
   return bank;

@@ -3,7 +3,9 @@
 // template policy trained with SPICE shaping scored by a tiny random-weight
 // worker model. The pilot calibrates β into κ, every tool-call turn of every
 // trajectory carries its score, and the shaping reaches the metrics and the
-// tables. Bad shaping settings are refused at their position in the file.
+// tables. The same scored by an OpenAI-compatible server's echoed prompt
+// log-probabilities (a local server with a fixed table). Bad shaping settings
+// are refused at their position in the file.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { readFile } from 'node:fs/promises';
@@ -11,6 +13,8 @@ import { join } from 'node:path';
 import { callSpan } from '../../agents/shaping/calls.js';
 import { exists } from '../../core/fs.js';
 import { cli, outputsOf, readJsonl, tmpProject } from '../helpers.js';
+import { echoReply } from '../llm/echo.js';
+import { startReplayServer } from '../llm/replay-server.js';
 
 const EXPERIMENT = `name: spice
 models:
@@ -101,6 +105,49 @@ test('a short SPICE run: pilot β inside κ, shaping on every tool-call turn, me
   assert.is(JSON.parse(await readFile(join(tips, 'shaping', 'step_00001.json'), 'utf8')).kind, 'tips');
 });
 
+test('scorer: an openai entry: every tool-call turn scored from the server\'s echoed prompt log-probabilities', async () => {
+  const server = await startReplayServer([echoReply()]);
+  try {
+    const dir = await tmpProject({
+      'e.yaml': `name: echo-spice
+models:
+  judge: { provider: openai, base_url: "${server.url}", model: judge-7b, timeout_s: 30 }
+stages:
+  tasks: { uses: generate, with: { seeds: mlebench-tabular, count: 1, samples: [50, 80], seed: 4 } }
+  verified: { uses: filter, needs: [tasks], with: { val: 0 } }
+  demos: { uses: eval, needs: [verified], with: { policy: scripted:boosted, max_turns: 6 } }
+  rl: { uses: grpo, needs: [verified, demos], with: { split: all, reward: mltoolbench, steps: 1, batch_size: 1, group_size: 2, max_turns: 3, seed: 0, shaping: { kind: spice, scorer: judge, beta: 0.5, references: 1 } } }
+`,
+    });
+    const r = await cli(['run', 'e.yaml'], { cwd: dir });
+    assert.is(r.exitCode, 0, r.stderr);
+    const rl = await outputsOf(dir, 'rl');
+    const [refs] = Object.values(JSON.parse(await readFile(join(rl, 'shaping', 'step_00001.json'), 'utf8')).references) as Array<Array<{ text: string }>>;
+    assert.is(refs.length, 1);
+    let calls = 0;
+    for (const t of await readJsonl(join(rl, 'steps', 'step_00001.jsonl'))) {
+      assert.not.ok(t.crashed, 'no rollout crashed');
+      const turns = t.shaping.turns as TurnShaping[];
+      calls += turns.length;
+      // Every call fits the server's context: each has d and 0.5·d at its turn.
+      for (const x of turns) {
+        assert.ok(typeof x.d === 'number' && x.d !== 0, `turn ${x.turn}: d ${x.d}`);
+        assert.ok(Math.abs(x.shaping - 0.5 * x.d!) < 1e-12);
+        assert.ok(Math.abs(t.shaping.rewards[x.turn] - x.shaping - (x.turn === t.turns.length - 1 ? t.reward : 0)) < 1e-9);
+      }
+    }
+    assert.ok(calls > 0, 'the template policy made tool calls');
+    // Two prompts per call (plain and one reference), each the ChatML text of the history and the reply.
+    const prompts = server.requests.flatMap((q) => q.prompt as string[]);
+    assert.is(prompts.length, 2 * calls);
+    assert.ok(server.requests.every((q) => q.echo === true && q.model === 'judge-7b'));
+    assert.ok(prompts.every((p) => p.startsWith('<|im_start|>system\n') && p.includes('<|im_start|>assistant\n')));
+    assert.is(prompts.filter((p) => p.includes(`SPICE_REFERENCE:\n${refs[0].text}`)).length, calls);
+  } finally {
+    await server.close();
+  }
+});
+
 // Tasks with one-line descriptions: the tiny model's context is 1,024 tokens, and the ReAct prompt takes most of it.
 const tinyTask = (id: string, what: string): Record<string, string> => ({
   [`t/${id}/task.json`]: JSON.stringify({ id, modality: 'tabular', task_type: 'classification', metric: 'accuracy', is_lower_better: false }),
@@ -147,6 +194,11 @@ stages:
       tool_dropout: 0.2
       shaping: { kind: spice, beta: 1, kappa: [0.3, 0.05] }
   rl2: { uses: grpo, with: { tasks: t, split: all, trainer: worker, policy: nope, shaping: { kind: tips, scorer: nowhere } } }
+  rl3: { uses: grpo, with: { tasks: t, split: all, shaping: { kind: spice, beta: 1, scorer: gpt } } }
+  rl4: { uses: grpo, with: { tasks: t, split: all, shaping: { kind: spice, beta: 1, scorer: local, template: llama3 } } }
+models:
+  gpt: { provider: openai, model: gpt-4o }
+  local: { provider: worker, tiny: 0, model: tiny }
 `,
   });
   const r = await cli(['validate', 'e.yaml'], { cwd: dir });
@@ -157,6 +209,8 @@ stages:
   assert.match(r.stderr, /e\.yaml:9:\d+: stages\.rl\.with\.shaping\.beta: give beta \(as written\) or kappa/);
   assert.match(r.stderr, /e\.yaml:9:\d+: stages\.rl\.with\.shaping\.kappa: the range \[0\.3, 0\.05\] is empty/);
   assert.match(r.stderr, /e\.yaml:10:\d+: stages\.rl2\.with\.shaping\.scorer: no model named nowhere in models:/);
+  assert.match(r.stderr, /e\.yaml:11:\d+: stages\.rl3\.with\.shaping\.scorer: model gpt has no base_url: a scorer is a provider: worker entry, an OpenAI-compatible server/);
+  assert.match(r.stderr, /e\.yaml:12:\d+: stages\.rl4\.with\.shaping\.template: template renders the prompts of an openai scorer/);
 });
 
 test.run();

@@ -1,5 +1,7 @@
 // The one accepted test double: a local OpenAI-compatible HTTP server that
-// replays scripted chat completions, counting requests and concurrency.
+// replays scripted chat completions (and legacy completions, whose replies a
+// script builds from the prompt: see echo.ts), counting requests and
+// concurrency.
 import { createServer, type Server } from 'node:http';
 
 export interface Reply {
@@ -8,12 +10,16 @@ export interface Reply {
   content?: string;
   headers?: Record<string, string>;
   usage?: { prompt_tokens: number; completion_tokens: number };
+  /** The error's message when status is not 200. */
+  message?: string;
+  /** The whole response body, sent as it is (a legacy completion). */
+  json?: unknown;
 }
 
 export interface ReplayServer {
   url: string;
   port: number;
-  requests: Array<{ model: string; messages: { role: string; content: string }[]; temperature?: number }>;
+  requests: Array<{ model: string; messages: { role: string; content: string }[]; temperature?: number; prompt?: string | string[]; echo?: boolean; logprobs?: number; max_tokens?: number }>;
   /** When each request arrived (performance.now(), ms), in the order of `requests`. */
   arrivals: number[];
   maxInFlight: number;
@@ -32,7 +38,7 @@ export async function startReplayServer(script: Array<Reply | ((body: ReplayServ
       inFlight++;
       state.maxInFlight = Math.max(state.maxInFlight, inFlight);
       try {
-        if (req.method !== 'POST' || !req.url?.endsWith('/chat/completions')) {
+        if (req.method !== 'POST' || !req.url?.endsWith('/completions')) {
           res.writeHead(404).end();
           return;
         }
@@ -56,7 +62,11 @@ export async function startReplayServer(script: Array<Reply | ((body: ReplayServ
         const status = reply.status ?? 200;
         res.writeHead(status, { 'content-type': 'application/json', ...reply.headers });
         if (status !== 200) {
-          res.end(JSON.stringify({ error: { message: `scripted ${status}`, type: 'scripted' } }));
+          res.end(JSON.stringify({ error: { message: reply.message ?? `scripted ${status}`, type: 'scripted' } }));
+          return;
+        }
+        if (reply.json !== undefined) {
+          res.end(JSON.stringify(reply.json));
           return;
         }
         const usage = reply.usage ?? { prompt_tokens: 10, completion_tokens: 5 };
