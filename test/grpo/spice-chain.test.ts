@@ -3,7 +3,8 @@
 // Qwen3 (its tokenizer trained here on those demonstrations, its context long
 // enough for the mlab prompt) fine-tuned on them until it writes the
 // teacher's opening action; then GRPO from that checkpoint on the same worker
-// with SPICE shaping scored by the policy's own weights. The policy's tool
+// with SPICE shaping scored by the policy's own weights, the solution
+// summaries written by the base model. The policy's tool
 // calls are scored turn by turn, the pilot calibrates β into κ, and the
 // shaping reaches the node's metrics, a table and a figure.
 import { test } from 'uvu';
@@ -11,6 +12,7 @@ import * as assert from 'uvu/assert';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { execa } from 'execa';
+import { summarise } from '../../agents/shaping/bank.js';
 import { toolCalls } from '../../agents/shaping/calls.js';
 import { trainerPython } from '../../gpu/trainer/local.js';
 import { cli, outputsOf, readJsonl, ROOT, tmpProject } from '../helpers.js';
@@ -45,7 +47,8 @@ const TRAIN = `
       temperature: 0.2
       lr: 0.00001
       seed: 0
-      shaping: { kind: spice, scorer: worker, pilot_steps: 1, references: 2, max_length: 8192 }
+      # The base model writes the solution summaries: any worker entry can, a random one writes noise.
+      shaping: { kind: spice, scorer: worker, summarizer: base, pilot_steps: 1, references: 2, max_length: 8192 }
 tables:
   shaping: { from: rl, rows: curve, columns: [step, valid_rate, shaping_scored, shaping_mean_abs, beta] }
 figures:
@@ -53,7 +56,7 @@ figures:
 `;
 
 const MODELS = `models:
-  base: { provider: worker, path: tiny-mlab, model: tiny-mlab, lora_rank: 0 }
+  base: { provider: worker, path: tiny-mlab, model: tiny-mlab, lora_rank: 0, max_tokens: 48 }
   tuned: { provider: worker, checkpoint: tune, model: tiny-mlab-sft, lora_rank: 0, max_tokens: 160 }
 `;
 
@@ -91,6 +94,14 @@ test('collection → SFT → GRPO with SPICE on a tiny model: its calls are scor
   const cal = JSON.parse(await readFile(join(rl, 'calibration.json'), 'utf8'));
   assert.ok(cal.turns > 0 && cal.in_range, JSON.stringify(cal));
   assert.ok(cal.mean_abs_shaping >= 0.05 && cal.mean_abs_shaping <= 0.3);
+  // The demonstrations' summaries are the base model's text, not the procedural ones.
+  const bank = JSON.parse(await readFile(join(rl, 'bank.json'), 'utf8')) as Array<{ task_id: string; source: string; text: string; writer: string }>;
+  const seeded = bank.filter((e) => e.source === 'demonstration');
+  assert.is(seeded.length, kept.length);
+  for (const e of seeded) {
+    assert.is(e.writer, 'base', JSON.stringify(e));
+    assert.is.not(e.text, summarise(kept.find((t) => t.task_id === e.task_id)));
+  }
   const curve = await readJsonl(join(rl, 'metrics.jsonl'));
   assert.equal(curve.map((m) => m.step), [1, 2]);
   let calls = 0;
