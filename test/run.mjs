@@ -113,6 +113,15 @@ for (const sig of ['SIGINT', 'SIGTERM']) {
   });
 }
 
+/** A passed file's temp folder; what cannot be removed (another user's files) is left and said. */
+function removeTemp(dir) {
+  try {
+    rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
+  } catch (err) {
+    process.stdout.write(`[test runner] could not remove ${dir}: ${err.message}\n`);
+  }
+}
+
 let passed = 0;
 let failed = 0;
 const times = {};
@@ -125,8 +134,10 @@ function runFile(file, index) {
     // The load when this file starts counts too: a suite that started on a quiet machine may not end on one.
     const fileScale = process.env.MLEPIPE_TEST_TIME_SCALE ? scale : Math.max(scale, timeScale());
     // Its own process group, so that a kill reaches the CLI runs and jails a test started too.
+    // Its own temp folder (projects, workspaces, keys), removed when the file passes and kept for a look when it fails.
+    const temp = mkdtempSync(join(tmpdir(), 'mlt-'));
     const child = spawn(process.execPath, ['--import', 'tsx', '--import', REGISTER, file], {
-      env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0', MLEPIPE_TEST_TIME_SCALE: String(fileScale), MLEPIPE_TEST_TRACE: trace },
+      env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0', MLEPIPE_TEST_TIME_SCALE: String(fileScale), MLEPIPE_TEST_TRACE: trace, TMPDIR: temp },
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true,
     });
@@ -161,6 +172,8 @@ function runFile(file, index) {
         note = `\n[test runner] ${file} ${c.passed ? `exited with ${signal ?? `code ${code}`} after its tests passed` : 'ran no tests'}\n`;
         c.failed += 1;
       }
+      if (c.failed) note += `[test runner] ${file}: its temp files are kept in ${temp}\n`;
+      else removeTemp(temp);
       passed += c.passed;
       failed += c.failed;
       const secs = (Date.now() - startedAt) / 1000;
