@@ -12,6 +12,8 @@ export interface Trajectory extends EpisodeResult {
   sample: number;
   /** Guided collection: who wrote the guidance the teacher saw, and its hash (never its text). */
   guidance?: { source: string; sha256: string };
+  /** A branch of a saved run (paired observation intervention): where it branched, and how faithful the replay was. */
+  branch?: { from: string; turn: number | null; tool?: string; replay_mismatches?: number };
   evaluation: EvaluatorResult | null;
   grade_error: string | null;
   /** The starter baseline's score (MLToolBench's b), when the task records one. */

@@ -49,6 +49,8 @@ export interface StageContext<P> {
   readonly cacheRoot: string;
   /** Where untrusted or generated code runs (project settings). */
   readonly sandbox: { readonly backend: 'bwrap' | 'docker' | 'process'; readonly image?: string; readonly preload?: readonly string[] };
+  /** The Ray cluster from project settings (trainer: verl), when one is set. */
+  readonly ray?: { readonly address?: string };
   readonly inputs: readonly InputNode[];
   /** The experiment's `models:` (stages take a model by name). */
   readonly models: Readonly<Record<string, ModelSpec>>;

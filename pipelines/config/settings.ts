@@ -75,6 +75,8 @@ export async function loadSettings(startDir: string, env: NodeJS.ProcessEnv = pr
     python: written.python,
     sandbox: { backend: written.sandbox?.backend ?? 'bwrap', image: written.sandbox?.image, preload: written.sandbox?.preload },
     concurrency: written.concurrency ?? 2,
+    // A cluster is where this machine's jobs go, not part of an experiment: MLEPIPE_RAY_ADDRESS over the file.
+    ray: { address: env.MLEPIPE_RAY_ADDRESS || written.ray?.address },
     hosts: Object.fromEntries(Object.entries(written.hosts ?? {}).map(([name, h]) => [name, withPaths(h, found ? dirname(found.filepath) : projectRoot)])),
   };
 }

@@ -102,6 +102,7 @@ export interface WrittenSettings {
   sandbox?: { backend?: 'bwrap' | 'docker' | 'process'; image?: string; preload?: string[] };
   concurrency?: number;
   hosts?: Record<string, HostSettings>;
+  ray?: { address?: string };
 }
 
 export interface Settings {
@@ -113,6 +114,8 @@ export interface Settings {
   readonly sandbox: SandboxSettings;
   readonly concurrency: number;
   readonly hosts: Readonly<Record<string, HostSettings>>;
+  /** The Ray cluster `trainer: verl` nodes submit to when their stage names none. */
+  readonly ray: { readonly address?: string };
 }
 
 export interface ResolvedStage {

@@ -103,6 +103,7 @@ export async function executeNode(a: ExecuteArgs): Promise<NodeOutcome> {
         projectRoot: a.exp.settings.projectRoot,
         python: python.path,
         sandbox: a.exp.settings.sandbox,
+        ray: a.exp.settings.ray,
         cacheRoot: store.root,
         inputs: a.inputs,
         models: a.exp.models,

@@ -30,7 +30,7 @@ export interface EvalParams {
   /** mlab: guidance from a guide stage in needs: (true: any; a name: that stage's) in the teacher's prompt. */
   guidance?: boolean | string;
   /** mlab: mask or paraphrase the named tools' answers (Table 6). */
-  intervention?: { mode: 'none' | 'mask' | 'paraphrase'; tools: Exclude<ToolChoice, 'none'>; paraphrase_model?: string };
+  intervention?: { mode: 'none' | 'mask' | 'paraphrase'; tools: Exclude<ToolChoice, 'none'>; paraphrase_model?: string; branch?: string };
   policy?: string;
   policies?: string[];
   repeats: number;
@@ -104,6 +104,7 @@ function toolIssues(p: Pick<EvalParams, 'scaffold' | 'tools' | 'tool_dropout' | 
   const iv = p.intervention;
   if (iv && Array.isArray(iv.tools)) iv.tools.forEach((n, i) => TOOLS_BY_NAME.has(n) || issues.push({ param: ['intervention', 'tools', i], message: `unknown tool "${n}" (mlepipe tools list shows them)` }));
   if (iv && iv.mode !== 'none' && p.tools === 'none') issues.push({ param: ['intervention'], message: 'tools: none offers no diagnostic tool whose answer could be changed', also: ['tools'] });
+  if (iv?.branch && p.scaffold === 'mlab' && p.tools === 'none') issues.push({ param: ['intervention', 'branch'], message: 'tools: none offers no diagnostic tool to branch at', also: ['tools'] });
   return issues;
 }
 
@@ -125,6 +126,7 @@ export const evalStage: Stage<EvalParams> = {
       ...(p.tasks ? [] : ['tasks' as const, ...(p.split === 'all' ? [] : ['split' as const])]),
       ...((p.policies ?? [p.policy]).includes('template') ? ['policy' as const] : []),
       ...(p.guidance ? ['guidance' as const] : []),
+      ...(p.intervention?.branch ? ['trajectories' as const] : []),
     ],
   },
 

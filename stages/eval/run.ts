@@ -4,6 +4,7 @@ import { mapLimit } from '../../core/pool.js';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { makePolicy, type Policy } from '../../agents/policies/index.js';
+import { replaying } from '../../agents/policies/replay.js';
 import { aide } from '../../agents/scaffolds/aide/index.js';
 import { mlabScaffold } from '../../agents/scaffolds/mlab/index.js';
 import { react } from '../../agents/scaffolds/react/index.js';
@@ -17,6 +18,7 @@ import type { Metrics, StageContext, StageResult } from '../contract.js';
 import { stageSandbox } from '../sandbox.js';
 import { serveModel, type ServedModel } from '../worker.js';
 import { gradingReport, latencyRows, mlebenchReport, policyRows, taskRows, winRateRows, type RunRecord } from './aggregate.js';
+import { branchTurn, loadSaved, replayMismatches, savedReplies, savedRun, type BranchRecord } from './branch.js';
 import { interventionOf } from './intervention.js';
 import { rollout } from './rollout.js';
 import { listTasks } from './tasks.js';
@@ -60,6 +62,8 @@ export async function run(ctx: StageContext<EvalParams>): Promise<StageResult | 
   });
   const iv = interventionOf(p, models, { cacheDir: join(ctx.cacheRoot, 'llm'), sampling, log: ctx.log }, ctx.signal);
   const scaffold = SCAFFOLDS[p.scaffold](p, iv);
+  const branchFrom = p.intervention?.branch;
+  const saved = branchFrom ? loadSaved(ctx.inputs, branchFrom) : undefined;
   const reward = p.reward ? rewardFormula(p.reward, ctx.rewards) : undefined;
   const jobs = tasks.flatMap((task) => policies.flatMap((policy, pi) => Array.from({ length: p.repeats }, (_, repeat) => ({ task, policy, pi, repeat }))));
   // Jails are reused from rollout to rollout: never more of them than rollouts.
@@ -69,11 +73,18 @@ export async function run(ctx: StageContext<EvalParams>): Promise<StageResult | 
     const itemId = `${pi}-${slug(policy.name)}__${task.id}__r${repeat}`;
     let dir = await ctx.items.get(itemId);
     if (!dir) {
+      // A branch of a saved run: its replies up to the drawn return, only that return changed.
+      const base = saved && savedRun(saved, branchFrom!, policy.name, task.id, repeat);
+      const at = base ? branchTurn(base, p.intervention!.tools ?? 'all', p.seed) : null;
       dir = await ctx.items.put(itemId, async (d) => {
+        if (base && at === null) {
+          await writeFile(join(d, 'trajectory.json'), JSON.stringify({ ...base, branch: { from: branchFrom!, turn: null } }) + '\n');
+          return;
+        }
         const t = await rollout({
           sandbox,
-          scaffold,
-          policy,
+          scaffold: base ? SCAFFOLDS[p.scaffold](p, iv && { ...iv, at: at! }) : scaffold,
+          policy: base ? replaying(policy, savedReplies(base), at!) : policy,
           task,
           sample: repeat,
           groupId: `${task.id}/${policy.name}`,
@@ -89,7 +100,8 @@ export async function run(ctx: StageContext<EvalParams>): Promise<StageResult | 
           signal: ctx.signal,
         });
         if (t.ended === 'interrupted') throw new Error('interrupted');
-        await writeFile(join(d, 'trajectory.json'), JSON.stringify(t) + '\n');
+        const branch: BranchRecord | undefined = base ? { from: branchFrom!, turn: at, tool: base.turns[at!].name, replay_mismatches: replayMismatches(base, t, iv ? at! : at! + 1) } : undefined;
+        await writeFile(join(d, 'trajectory.json'), JSON.stringify(branch ? { ...t, branch } : t) + '\n');
       });
     }
     const trajectory = JSON.parse(await readFile(join(dir, 'trajectory.json'), 'utf8')) as Trajectory;
@@ -107,7 +119,13 @@ export async function run(ctx: StageContext<EvalParams>): Promise<StageResult | 
   const jails = sandbox.jails();
   if (jails.started) ctx.log(`sandbox: ${jails.started} warm jails started for ${jobs.length} rollouts (${jails.reused} sessions in a reused jail)`);
   const facts = new Map(await Promise.all(tasks.map(async (t) => [t.id, await taskFacts(t.dir)] as const)));
-  return { metrics: await writeOutputs(ctx.outDir, done as Trajectory[], names.map((n) => n.name), p, policies, facts) };
+  const metrics = await writeOutputs(ctx.outDir, done as Trajectory[], names.map((n) => n.name), p, policies, facts);
+  if (saved) {
+    const branched = (done as Trajectory[]).filter((t) => t.branch?.turn !== null && t.branch?.turn !== undefined);
+    Object.assign(metrics, { branched: branched.length, replay_mismatches: branched.reduce((a, t) => a + (t.branch?.replay_mismatches ?? 0), 0) });
+    ctx.log(`branched ${branched.length} of ${done.length} saved runs of ${branchFrom}; the rest had no diagnostic return and are kept as they were`);
+  }
+  return { metrics };
 }
 
 /** What a task states about its thresholds and direction, for runs its evaluator never graded. */

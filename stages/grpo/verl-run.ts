@@ -22,12 +22,13 @@ export async function runVerl(ctx: StageContext<GrpoParams>, train: readonly Exp
   const resultsDir = (await ctx.items.get('verl-results')) ?? (await ctx.items.put('verl-results', async () => {}));
   const overrides = ((await import('yaml')).parse(await readFile(join(exportDir, 'trainer_overrides.yaml'), 'utf8')) as { overrides: string[] }).overrides;
   // A head started for the run goes with it: a rerun starts another, and submits to it afresh.
-  const head = p.verl.ray_address ? undefined : await startLocalHead({ cpus: 2, log: ctx.log });
+  const cluster = p.verl.ray_address ?? ctx.ray?.address;
+  const head = cluster ? undefined : await startLocalHead({ cpus: 2, log: ctx.log });
   const sandbox = stageSandbox(ctx, Math.min(p.concurrency, p.batch_size * p.group_size));
   let service: Awaited<ReturnType<typeof startSandboxService>> | undefined;
   let job: { id: string };
   try {
-    const address = p.verl.ray_address ?? head!.address;
+    const address = cluster ?? head!.address;
     // The job is recorded per cluster: the item store keeps the first record of an id.
     const jobId = `ray-job ${address}`;
     const jobItem = await ctx.items.get(jobId);

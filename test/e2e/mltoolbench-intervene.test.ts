@@ -7,10 +7,11 @@
 // every diagnostic answer lowers its success, a paraphrase (procedural, or
 // through a model on the local OpenAI-compatible replay server) leaves each
 // run's outcome as it was. Trajectories keep the original answer beside what
-// the agent was shown, and each arm is its own node.
+// the agent was shown, and each arm is its own node. Paired arms branch the
+// saved runs at one drawn return, replayed up to it, only that return changed.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { startReplayServer } from '../llm/replay-server.js';
 import { cli, tmpProject } from '../helpers.js';
@@ -31,12 +32,14 @@ type Turn = { action: string; name?: string; observation: string; evidence?: Rec
 type Traj = { task_id: string; turns: Turn[] };
 
 const PREFIX = 'In other words: ';
+// The project of the first test: the paired arms branch its saved diagnose runs.
+let project = '';
 
 test('ID split: diagnose beats blind; masking lowers diagnose\'s success, paraphrasing keeps every outcome; the trajectory keeps both answers', async () => {
   // The model rewords by prefixing the report it is sent (everything after the prompt's blank line).
   const server = await startReplayServer([(body) => ({ content: PREFIX + body.messages[0].content.split('\n\n').slice(1).join('\n\n'), usage: { prompt_tokens: 30, completion_tokens: 30 } })]);
   try {
-    const dir = await tmpProject({ 'e.yaml': EXP(server.url) });
+    const dir = (project = await tmpProject({ 'e.yaml': EXP(server.url) }));
     const env = { TINY_KEY: 'sk-test' };
     const r = await cli(['run', 'e.yaml'], { cwd: dir, env });
     assert.is(r.exitCode, 0, r.stderr + r.stdout);
@@ -105,6 +108,70 @@ test('ID split: diagnose beats blind; masking lowers diagnose\'s success, paraph
   } finally {
     await server.close();
   }
+});
+
+const PAIRED = `name: paired
+stages:
+  suite: { uses: mltoolbench, with: { split: id, runs: 2 } }
+  original: { uses: eval, needs: [suite], with: { scaffold: mlab, tools: all, policy: scripted:diagnose, max_turns: 12, step_timeout: 300 } }
+  'true': { uses: eval, needs: [suite, original], with: { scaffold: mlab, tools: all, policy: scripted:diagnose, max_turns: 12, step_timeout: 300, intervention: { mode: none, branch: original } } }
+  mask1: { uses: eval, needs: [suite, original], with: { scaffold: mlab, tools: all, policy: scripted:diagnose, max_turns: 12, step_timeout: 300, intervention: { mode: mask, branch: original } } }
+  wrong: { uses: eval, needs: [suite], with: { scaffold: mlab, policy: scripted:diagnose, intervention: { mode: mask, branch: original } } }
+`;
+
+type Branched = Traj & { sample: number; branch: { from: string; turn: number | null; tool?: string; replay_mismatches?: number }; variables: { success: number } };
+
+test('paired arms branch each saved run at one drawn return: the same turn in every arm, the replay rebuilds the run, only that return changes', async () => {
+  assert.ok(project, 'the first test made the project');
+  await writeFile(join(project, 'paired.yaml'), PAIRED);
+  // A branch names a stage in its needs:.
+  const bad = await cli(['validate', 'paired.yaml'], { cwd: project });
+  assert.is(bad.exitCode, 2);
+  assert.match(bad.stderr, /paired\.yaml:7:\d+: stages\.wrong\.with\.intervention\.branch: "original" is not in this stage's needs: \(suite\)/);
+  await writeFile(join(project, 'paired.yaml'), PAIRED.split('\n').filter((l) => !l.includes('wrong:')).join('\n'));
+  const r = await cli(['run', 'paired.yaml'], { cwd: project });
+  assert.is(r.exitCode, 0, r.stderr);
+  // The suite and the saved runs are the first test's.
+  assert.match(r.stderr, /done: 2 ran, 2 cached, 0 failed/);
+  const read = async (s: string) => (await readFile(join((await cli(['outputs', 'paired.yaml', s], { cwd: project })).stdout.trim(), 'trajectories.jsonl'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as Branched);
+  const [orig, same, mask] = [await read('original'), await read('true'), await read('mask1')];
+  const key = (t: Branched) => `${t.task_id}#${t.sample}`;
+  const by = (ts: Branched[]) => new Map(ts.map((t) => [key(t), t]));
+  const [O, T, M] = [by(orig), by(same), by(mask)];
+  assert.is(T.size, O.size);
+  let branched = 0;
+  let flipped = 0;
+  for (const [k, o] of O) {
+    const [t, m] = [T.get(k)!, M.get(k)!];
+    // One drawn return per saved run, the same in every arm.
+    assert.is(m.branch.turn, t.branch.turn, k);
+    const diagnostic = o.turns.some((x) => x.action === 'tool' && x.evidence);
+    if (t.branch.turn === null) {
+      // No diagnostic return: the saved run, with its outcome, in every arm.
+      assert.not.ok(diagnostic, k);
+      for (const x of [t, m]) assert.equal(x.turns, o.turns);
+      continue;
+    }
+    branched++;
+    const at = t.branch.turn;
+    assert.is(o.turns[at].action, 'tool', k);
+    assert.is(t.branch.tool, o.turns[at].name);
+    // The replay rebuilt the saved run up to the branch (the same observations, run times aside).
+    for (const x of [t, m]) assert.is(x.branch.replay_mismatches, 0, `${k}: ${JSON.stringify(x.branch)}`);
+    // As given, the scripted agent goes on exactly as it did.
+    assert.equal(t.turns.map((x) => x.name ?? x.action), o.turns.map((x) => x.name ?? x.action), k);
+    assert.is(t.variables.success, o.variables.success, k);
+    // Only the drawn return is changed; the answers before and after it are shown as given.
+    m.turns.forEach((x, i) => assert.is(x.intervention?.mode, i === at ? 'mask' : undefined, `${k} turn ${i}`));
+    assert.match(m.turns[at].observation, /unavailable for this call/);
+    assert.equal(m.turns[at].intervention!.original.evidence, o.turns[at].evidence);
+    // Without that answer only what the rest shows is fixed: a mask can lose a success, never add one.
+    assert.ok(m.variables.success <= o.variables.success, k);
+    if (m.variables.success < o.variables.success) flipped++;
+  }
+  console.log(`paired: ${branched} of ${O.size} runs branched, ${flipped} successes lost under one masked return`);
+  assert.ok(branched > O.size / 2, `${branched} branched`);
+  assert.ok(flipped > 0, 'masking one return changes some outcome');
 });
 
 test.run();

@@ -117,7 +117,7 @@ async function runMlab(ctx: EpisodeContext, opts: MlabOptions): Promise<EpisodeR
         const a = await runTool(ctx.session, name, args, left < TOOL_TIMEOUT_MS ? { timeoutMs: Math.max(1, left) } : {});
         out = { observation: a.ok ? a.text : `error: ${a.text}`, timed_out: a.timedOut ?? false, ...(a.ok ? { evidence: a.evidence } : {}) };
         // Only a return that carries evidence is changed; a failed call is shown as it failed.
-        if (a.ok && opts.intervention && targets(opts.intervention, name)) {
+        if (a.ok && opts.intervention && targets(opts.intervention, name, t)) {
           const original = { text: a.text, evidence: a.evidence };
           const seen = await intervene(opts.intervention, name, original);
           out = { ...out, observation: seen.text, evidence: seen.evidence, original };

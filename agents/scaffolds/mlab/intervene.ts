@@ -18,6 +18,8 @@ export interface Intervention {
   tools: ToolChoice;
   /** Rewords a text (a model); without it the procedural paraphrase below is used. */
   paraphrase?: (tool: string, text: string) => Promise<string>;
+  /** Only the return at this turn is changed (a branch of a saved trajectory); unset: every targeted return. */
+  at?: number;
 }
 
 export interface Shown {
@@ -27,9 +29,9 @@ export interface Shown {
 
 export const WITHHELD = 'unavailable';
 
-/** Whether the intervention applies to this tool's returns. */
-export function targets(iv: Intervention, tool: string): boolean {
-  return chooseTools(iv.tools).some((t) => t.name === tool);
+/** Whether the intervention applies to this tool's returns (at this turn). */
+export function targets(iv: Intervention, tool: string, turn?: number): boolean {
+  return (iv.at === undefined || turn === undefined || iv.at === turn) && chooseTools(iv.tools).some((t) => t.name === tool);
 }
 
 /**

@@ -26,7 +26,7 @@ export const knownKinds: Rule = ({ doc, origins }) => {
   return out;
 };
 
-/** Parameters marked `x-ref: model|reward` in a stage schema must name a defined entry. */
+/** Parameters marked `x-ref: model|reward` in a stage schema must name a defined entry, `x-ref: need` a stage in its needs:. */
 export const definedRefs: Rule = ({ doc, names, origins, params }) => {
   const out: Diagnostic[] = [];
   const models = names.models;
@@ -40,6 +40,11 @@ export const definedRefs: Rule = ({ doc, names, origins, params }) => {
         const r = parsePolicy(ref.name, doc.models ?? {});
         // A models: entry the schema refused is reported there.
         if ('error' in r && !models.includes(ref.name)) out.push({ pos: valuePos(origins, ref.path), path: dotted(ref.path), message: r.error });
+        continue;
+      }
+      if (ref.kind === 'need') {
+        const needs = st.needs ?? [];
+        if (!needs.includes(ref.name)) out.push({ pos: valuePos(origins, ref.path), path: dotted(ref.path), message: `"${ref.name}" is not in this stage's needs: (${needs.length ? needs.join(', ') : 'none'})${suggestion(ref.name, needs)}` });
         continue;
       }
       const known = ref.kind === 'model' ? models : rewards;
