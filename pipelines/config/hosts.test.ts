@@ -50,6 +50,21 @@ test('settings: the new host shape is schema-checked, the old one named with the
   assert.equal(r.errors, []);
 });
 
+test('ray.address names the cluster verl nodes submit to; MLEPIPE_RAY_ADDRESS overrides it; a bad one is refused at its place', async () => {
+  const exp = 'name: e\nstages:\n  a: { uses: shell, with: { run: x } }\n';
+  const r = await load('ray: { address: "http://head:8265" }\n', exp);
+  assert.is(r.exp!.settings.ray.address, 'http://head:8265');
+  assert.is((await load('', exp)).exp!.settings.ray.address, undefined);
+  const dir = await mkdtemp(join(tmpdir(), 'mlepipe-ray-'));
+  await writeFile(join(dir, 'mlepipe.config.yaml'), 'ray: { address: "http://head:8265" }\n');
+  await writeFile(join(dir, 'e.yaml'), exp);
+  const env = await loadExperiment(join(dir, 'e.yaml'), { env: { MLEPIPE_RAY_ADDRESS: 'http://other:8265' } });
+  assert.is(env.settings.ray.address, 'http://other:8265');
+  const bad = await load('ray: { address: "head:6379" }\n', exp);
+  assert.equal(bad.errors.length, 1);
+  assert.match(bad.errors[0], /^mlepipe\.config\.yaml:1:17 ray\.address: /);
+});
+
 test('retries: with on: only; defaults to 0', async () => {
   const { exp } = await load(HOSTS, 'name: e\nstages:\n  a: { uses: shell, with: { run: x }, on: h200, retries: 2 }\n  b: { uses: shell, with: { run: x }, on: h200 }\n');
   assert.equal(exp!.stages.map((s) => s.retries), [2, 0]);
