@@ -71,16 +71,23 @@ export function placementDiagnostics(doc: WrittenExperiment, settings: Settings,
   return out;
 }
 
-/** Stage kinds that run on a host: shell nodes whole; grpo and sft nodes put the trainer worker they start there. */
-const PLACEABLE = ['shell', 'grpo', 'sft'];
+/** Stage kinds that run on a host: shell nodes whole; grpo, sft and eval nodes put the trainer workers they start there. */
+const PLACEABLE = ['shell', 'grpo', 'sft', 'eval'];
 
 /** Why a stage cannot take `on:`, or undefined when it can. */
 function placeRefusal(st: NonNullable<WrittenExperiment['stages']>[string], doc: WrittenExperiment): string | undefined {
   if (!PLACEABLE.includes(String(st.uses))) return `on: runs ${PLACEABLE.join(', ')} nodes in this version of mlepipe; ${st.uses} nodes run on this machine (remove on:)`;
+  const w = (st.with ?? {}) as { trainer?: unknown; policy?: unknown; policies?: unknown; worker_url?: unknown };
+  const models = (doc.models ?? {}) as Record<string, { provider?: unknown } | undefined>;
+  if (st.uses === 'eval') {
+    // An eval node on a host moves only the workers it starts for its provider: worker policies.
+    const names = Array.isArray(w.policies) ? w.policies : [w.policy];
+    return names.some((n) => typeof n === 'string' && models[n]?.provider === 'worker')
+      ? undefined
+      : 'on: places the trainer workers an eval node starts for its provider: worker policies, and this one has none (remove on: to run here)';
+  }
   if (st.uses !== 'grpo') return undefined;
   // A grpo node on a host moves only the worker it starts; the rollouts and their sandboxes stay here.
-  const w = (st.with ?? {}) as { trainer?: unknown; policy?: unknown; worker_url?: unknown };
-  const models = (doc.models ?? {}) as Record<string, { provider?: unknown } | undefined>;
   const starts = w.trainer === 'worker' && w.worker_url === undefined && typeof w.policy === 'string' && models[w.policy]?.provider === 'worker';
   return starts ? undefined : 'on: places the trainer worker a grpo node starts: it needs trainer: worker, a provider: worker policy and no worker_url (remove on: to run here)';
 }

@@ -1,4 +1,4 @@
-// grpo and sft nodes placed on a host: the trainer worker runs in a
+// grpo, sft and eval nodes placed on a host: the trainer worker runs in a
 // container on the host's engine, from an image that carries the trainer
 // environment (gpu/image/build-test.sh), while rollouts and their sandboxes
 // stay here. This machine's engine stands in for the remote one, reached over
@@ -184,9 +184,14 @@ stages:
     needs: [tune]
     on: box
     with: { model: tuned, data: chat.jsonl, dedup: false, val_fraction: 0.25, seed: 1, epochs: 1, lr: 0.003, batch_size: 4, max_length: 128 }
+  check:
+    uses: eval
+    needs: [tune]
+    on: box
+    with: { policy: tuned, tasks: t, split: all, max_turns: 1, seed: 2 }
 `;
-  const doc = yaml('on: cpu').replace('stages:', '  tuned: { provider: worker, checkpoint: tune, model: tuned }\nstages:') + second;
-  const dir = await tmpProject({ ...files, 'e.yaml': doc }, settings());
+  const doc = yaml('on: cpu').replace('stages:', '  tuned: { provider: worker, checkpoint: tune, model: tuned, max_tokens: 8 }\nstages:') + second;
+  const dir = await tmpProject({ ...files, ...TASKS, 'e.yaml': doc }, settings());
   const r = await cli(['run', 'e.yaml'], { cwd: dir });
   assert.is(r.exitCode, 0, r.stderr);
   const out = await outputsOf(dir, 'tune');
@@ -200,14 +205,21 @@ stages:
   // It started where the first ended: on the same validation split, its loss before training is the first one's after.
   assert.ok(Math.abs(next.val_loss_before - m.val_loss) < 1e-3, `${next.val_loss_before} against ${m.val_loss}`);
   assert.ok(next.val_loss_before < m.val_loss_before);
+  // An eval node on the host serves the checkpoint there and runs its rollouts here.
+  const checked = await readJsonl(join(await outputsOf(dir, 'check'), 'trajectories.jsonl'));
+  assert.equal(checked.map((t) => t.task_id).sort(), ['alpha', 'beta']);
+  for (const t of checked) assert.ok(t.messages.some((x: { role: string; content: string }) => x.role === 'assistant' && x.content.length > 0), JSON.stringify(t).slice(0, 300));
+  assert.match(await nodeLogs(dir), /on host box[\s\S]*trainer worker on host box: http/);
   assert.is((await workerContainers()).length, 0);
 });
 
-test('on: is refused for a grpo node that starts no worker, at its position', async () => {
-  const dir = await tmpProject({ ...TASKS, 'e.yaml': GRPO('on: box').replace('trainer: worker', 'trainer: template').replace('policy: tiny', 'policy: template') }, settings());
+test('on: is refused for a grpo node that starts no worker, and an eval node with no worker policy, at its position', async () => {
+  const doc = GRPO('on: box').replace('trainer: worker', 'trainer: template').replace('policy: tiny', 'policy: template') + '  ev: { uses: eval, on: box, with: { policy: scripted:random, tasks: t, split: all } }\n';
+  const dir = await tmpProject({ ...TASKS, 'e.yaml': doc }, settings());
   const r = await cli(['validate', 'e.yaml'], { cwd: dir });
   assert.is(r.exitCode, 2, r.stderr);
   assert.match(r.stderr, /e\.yaml:9:\d+: stages\.rl\.on: on: places the trainer worker a grpo node starts/);
+  assert.match(r.stderr, /e\.yaml:11:\d+: stages\.ev\.on: on: places the trainer workers an eval node starts for its provider: worker policies, and this one has none/);
 });
 
 test.run();
