@@ -50,6 +50,12 @@ export async function engineAt(spec: EngineSpec | string): Promise<Docker> {
   throw new Error(`${s.docker}: not a unix://, tcp:// or ssh:// address`);
 }
 
+/** The SSH connection under an ssh:// engine's client (undefined for other engines). */
+export function sshAgentOf(docker: Docker): SshEngineAgent | undefined {
+  const agent = (docker as unknown as { modem?: { agent?: unknown } }).modem?.agent;
+  return agent instanceof SshEngineAgent ? agent : undefined;
+}
+
 function read(path: string, what: string): Buffer {
   try {
     return readFileSync(path);

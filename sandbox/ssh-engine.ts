@@ -4,6 +4,7 @@
 // connection for every request, which the liveness pings of a running node
 // would turn into a login every few seconds.
 import { Agent, type ClientRequestArgs } from 'node:http';
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Client, ConnectConfig } from 'ssh2';
 
@@ -63,6 +64,49 @@ export class SshEngineAgent extends Agent {
       (err: Error) => callback!(err, undefined as never),
     );
     return undefined;
+  }
+
+  /**
+   * A port on this machine's loopback that reaches PORT on the host's loopback over SSH (each TCP
+   * connection a direct-tcpip channel), so a server on the host needs no port open to the network. The
+   * tunnel has an SSH connection of its own, ended with it: the engine's requests come and go on theirs.
+   */
+  async forward(port: number): Promise<{ url: string; close(): Promise<void> }> {
+    const { Client } = await import('ssh2');
+    const ssh = new Client();
+    await new Promise<void>((ok, fail) => {
+      ssh.once('ready', () => ok());
+      ssh.once('error', fail);
+      ssh.connect(this.config);
+    });
+    ssh.on('error', () => {});
+    const sockets = new Set<Socket>();
+    const server = createServer((socket) => {
+      sockets.add(socket);
+      socket.once('close', () => sockets.delete(socket));
+      socket.on('error', () => {});
+      ssh.forwardOut('127.0.0.1', 0, '127.0.0.1', port, (err, channel) => {
+        if (err) return void socket.destroy();
+        channel.on('error', () => socket.destroy());
+        channel.once('close', () => socket.destroy());
+        socket.once('close', () => channel.destroy());
+        socket.pipe(channel).pipe(socket);
+      });
+    });
+    await new Promise<void>((ok, fail) => {
+      server.once('error', fail);
+      server.listen(0, '127.0.0.1', () => ok());
+    });
+    return {
+      url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      // Kept-alive client connections would hold the server open: they go with it, and so does the login.
+      close: () =>
+        new Promise<void>((ok) => {
+          server.close(() => ok());
+          for (const s of sockets) s.destroy();
+          ssh.end();
+        }),
+    };
   }
 
   private closed(): void {

@@ -91,7 +91,8 @@ async function serveOnHost(ctx: StageContext<unknown>, name: string, spec: Model
   const host = ctx.host!;
   const [{ startHostWorker, DEFAULT_TRAINER_IMAGE }, { deviceRequests }] = await Promise.all([import('../gpu/trainer/host.js'), import('./shell/remote.js')]);
   const worker = await startHostWorker({
-    host: { name: host.name, docker: host.docker, image: host.image ?? DEFAULT_TRAINER_IMAGE, env: host.env, deviceRequests: deviceRequests(host).DeviceRequests },
+    // The engine's address with what reaches it: an ssh:// host's key and known_hosts, a tcp:// host's TLS files.
+    host: { docker: host.docker, identity: host.identity, known_hosts: host.known_hosts, tls: host.tls, name: host.name, image: host.image ?? DEFAULT_TRAINER_IMAGE, env: host.env, deviceRequests: deviceRequests(host).DeviceRequests },
     node: ctx.node.id,
     model: 'dir' in weights ? { dir: weights.dir } : { tiny: true, seed: weights.seed },
     loraRank: spec.lora_rank,

@@ -4,7 +4,9 @@
 // model's folder go up as archives before it starts, so the worker always
 // matches this mlepipe. The container shares the host's network: the worker
 // takes a free port there, says which in its "listening" line, and is reached
-// at the engine's address (loopback for a unix:// engine). Engines started
+// at the engine's address (loopback for a unix:// engine), or, on an ssh://
+// host, listens on the host's loopback only and is reached through the SSH
+// connection the engine already uses (no port open to the network). Engines started
 // without a bridge network cannot publish ports at all, and a training
 // worker gains nothing from a second network layer. Checkpoints stay on the
 // container's disk until they are fetched back with `pull`; whatever
@@ -18,7 +20,7 @@ import { EnvError } from '../../core/errors.js';
 import { onceAborted } from '../../core/proc.js';
 import { reapContainer } from '../../core/reaper.js';
 import { OWNER_LABEL } from '../../sandbox/backends/docker.js';
-import { engineAt, fetchInto } from '../../sandbox/hosts.js';
+import { engineAt, fetchInto, sshAgentOf, type EngineSpec } from '../../sandbox/hosts.js';
 import { TrainerClient } from './client.js';
 import { serveArgs, type LocalWorker, type LocalWorkerOptions } from './local.js';
 
@@ -29,10 +31,9 @@ export const DEFAULT_TRAINER_IMAGE = 'mlepipe-trainer:latest';
 const LISTENING = /^mlepipe-worker listening on http:\/\/[^\s:]+:(\d+)/;
 
 export interface HostWorkerOptions extends Pick<LocalWorkerOptions, 'model' | 'loraRank' | 'threads' | 'args' | 'log' | 'signal' | 'startTimeoutMs'> {
-  host: {
+  /** The engine (its address, and the SSH key, known_hosts or TLS files that reach it). */
+  host: EngineSpec & {
     name: string;
-    /** The engine's address: unix://, tcp:// or ssh://. */
-    docker: string;
     image: string;
     env: Readonly<Record<string, string>>;
     deviceRequests?: Docker.DeviceRequest[];
@@ -67,11 +68,12 @@ export function hostAddress(docker: string): string {
 export async function startHostWorker(o: HostWorkerOptions): Promise<HostWorker> {
   const { host } = o;
   const at = `host ${host.name}`;
-  const docker = await engineAt(host.docker);
+  const docker = await engineAt(host);
   await docker.ping().catch((err: Error) => {
     throw new EnvError(`${at} (${host.docker}) is unreachable: ${oneLine(err)}`);
   });
-  const args = serveArgs({ ...o, model: 'dir' in o.model ? { dir: IN_CONTAINER.model } : o.model, host: '0.0.0.0', port: 0, ckptDir: IN_CONTAINER.ckpt });
+  const ssh = sshAgentOf(docker);
+  const args = serveArgs({ ...o, model: 'dir' in o.model ? { dir: IN_CONTAINER.model } : o.model, host: ssh ? '127.0.0.1' : '0.0.0.0', port: 0, ckptDir: IN_CONTAINER.ckpt });
   const c = await docker
     .createContainer({
       Image: host.image,
@@ -94,7 +96,9 @@ export async function startHostWorker(o: HostWorkerOptions): Promise<HostWorker>
   let lost: string | undefined;
   let exited: Promise<void> = Promise.resolve();
   const tail: string[] = [];
+  let tunnel: { url: string; close(): Promise<void> } | undefined;
   const remove = async () => {
+    await tunnel?.close();
     await c.remove({ force: true, v: true }).catch(() => {});
     unreap();
   };
@@ -156,11 +160,20 @@ export async function startHostWorker(o: HostWorkerOptions): Promise<HostWorker>
         reject(new EnvError(`${exitNote() ?? at} before the worker was ready:\n${tail.slice(-8).join('\n')}`));
       });
     });
-    const url = `http://${hostAddress(host.docker)}:${port}`;
-    o.log(`trainer worker on ${at}: container ${c.id.slice(0, 12)}, reached at ${url}`);
+    tunnel = ssh
+      ? await ssh.forward(Number(port)).catch((err: Error) => {
+          throw new EnvError(`${at}: could not open an SSH tunnel to the trainer worker's port ${port}: ${oneLine(err)}`);
+        })
+      : undefined;
+    const url = tunnel?.url ?? `http://${hostAddress(host.docker)}:${port}`;
+    o.log(`trainer worker on ${at}: container ${c.id.slice(0, 12)}, ${tunnel ? `listening on port ${port} of the host's loopback, reached through the SSH connection at ${url}` : `reached at ${url}`}`);
     const client = new TrainerClient(url);
     const health = await client.health(o.signal).catch((err: Error) => {
-      throw new EnvError(`${at}: the trainer worker listens on port ${port} there, but ${url} does not answer from this machine (${oneLine(err)}); the host must let this machine reach its ports`);
+      throw new EnvError(
+        tunnel
+          ? `${at}: the trainer worker listens on port ${port} there, but does not answer through the SSH connection (${oneLine(err)}); the host's sshd must allow TCP forwarding`
+          : `${at}: the trainer worker listens on port ${port} there, but ${url} does not answer from this machine (${oneLine(err)}); the host must let this machine reach its ports`,
+      );
     });
     return {
       url,

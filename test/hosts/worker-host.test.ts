@@ -11,8 +11,8 @@ import { execa } from 'execa';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { exists } from '../../core/fs.js';
-import { cli, cliStart, nodeLogs, outputsOf, readJsonl, ROOT, tmpProject, waitFor } from '../helpers.js';
-import { engineProxy } from './engines.js';
+import { cli, cliStart, closedPort, nodeLogs, outputsOf, readJsonl, ROOT, tmpProject, waitFor } from '../helpers.js';
+import { engineProxy, startSshd } from './engines.js';
 
 const docker = new Docker();
 let image = '';
@@ -211,6 +211,32 @@ stages:
   for (const t of checked) assert.ok(t.messages.some((x: { role: string; content: string }) => x.role === 'assistant' && x.content.length > 0), JSON.stringify(t).slice(0, 300));
   assert.match(await nodeLogs(dir), /on host box[\s\S]*trainer worker on host box: http/);
   assert.is((await workerContainers()).length, 0);
+});
+
+test('on an ssh:// host the worker listens on the host\'s loopback only and is reached through the SSH connection', async () => {
+  const sshd = await startSshd(await closedPort());
+  try {
+    const hosts = `  far: { docker: "${sshd.address}", identity: "${sshd.identity}", known_hosts: "${sshd.knownHosts}", image: "${image}", gpus: 0 }\n`;
+    const doc = `name: far
+models:
+  tiny: { provider: worker, tiny: 0, model: tiny-qwen3, lora_rank: 8, max_tokens: 8 }
+stages:
+  check: { uses: eval, on: far, with: { policy: tiny, tasks: t, split: all, max_turns: 1, seed: 2 } }
+`;
+    const dir = await tmpProject({ ...TASKS, 'e.yaml': doc }, settings() + hosts);
+    const r = await cli(['run', 'e.yaml'], { cwd: dir });
+    assert.is(r.exitCode, 0, `${r.stderr}\n${sshd.log()}`);
+    const log = await nodeLogs(dir);
+    const m = /listening on port (\d+) of the host's loopback, reached through the SSH connection at http:\/\/127\.0\.0\.1:(\d+)/.exec(log);
+    assert.ok(m, log.slice(-2000));
+    // The port here is the tunnel's own, not the worker's.
+    assert.is.not(m![1], m![2]);
+    const runs = await readJsonl(join(await outputsOf(dir, 'check'), 'trajectories.jsonl'));
+    assert.equal(runs.map((t) => t.task_id).sort(), ['alpha', 'beta']);
+    assert.is((await workerContainers()).length, 0);
+  } finally {
+    await sshd.dispose();
+  }
 });
 
 test('on: is refused for a grpo node that starts no worker, and an eval node with no worker policy, at its position', async () => {
