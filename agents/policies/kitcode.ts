@@ -5,6 +5,27 @@ import { assetText } from '../../core/assets.js';
 import { releaseReply } from '../scaffolds/react/release.js';
 import type { PolicyRequest } from './types.js';
 
+/**
+ * What the code of the kit's agents (the scripted agents, the template policy) imports: the kit's stack
+ * (scikit-learn, LightGBM for its lgbm strategy, Pillow for images) and never torch or XGBoost. A stage whose
+ * every policy writes such code preloads only these in its warm jails.
+ */
+export const KIT_MODULES = [
+  'numpy',
+  'pandas',
+  'scipy',
+  'sklearn',
+  'sklearn.ensemble',
+  'sklearn.linear_model',
+  'sklearn.model_selection',
+  'sklearn.metrics',
+  'sklearn.pipeline',
+  'sklearn.preprocessing',
+  'sklearn.feature_extraction.text',
+  'lightgbm',
+  'PIL.Image',
+];
+
 export const INSPECT = `import pandas as pd
 train = pd.read_csv("public/train.csv")
 test = pd.read_csv("public/test.csv")
