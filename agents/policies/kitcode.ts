@@ -2,6 +2,7 @@
 // solving step carries the whole kit and saves it as a module; later steps
 // import it.
 import { assetText } from '../../core/assets.js';
+import { sklearnStackWith } from '../../sandbox/warm/modules.js';
 import { releaseReply } from '../scaffolds/react/release.js';
 import type { PolicyRequest } from './types.js';
 
@@ -10,21 +11,7 @@ import type { PolicyRequest } from './types.js';
  * (scikit-learn, LightGBM for its lgbm strategy, Pillow for images) and never torch or XGBoost. A stage whose
  * every policy writes such code preloads only these in its warm jails.
  */
-export const KIT_MODULES = [
-  'numpy',
-  'pandas',
-  'scipy',
-  'sklearn',
-  'sklearn.ensemble',
-  'sklearn.linear_model',
-  'sklearn.model_selection',
-  'sklearn.metrics',
-  'sklearn.pipeline',
-  'sklearn.preprocessing',
-  'sklearn.feature_extraction.text',
-  'lightgbm',
-  'PIL.Image',
-];
+export const KIT_MODULES = sklearnStackWith('sklearn.pipeline', 'sklearn.feature_extraction.text', 'lightgbm', 'PIL.Image');
 
 export const INSPECT = `import pandas as pd
 train = pd.read_csv("public/train.csv")
