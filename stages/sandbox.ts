@@ -4,9 +4,10 @@ import { createSandbox, type Sandbox } from '../sandbox/index.js';
 import type { StageContext } from './contract.js';
 
 /**
- * `modules` is what the stage's own steps import, when it knows (the procedural task generator does): a
- * jail then skips the rest of the agent environment's stack (torch, LightGBM, XGBoost: about half of a
- * jail's start-up). The project's `sandbox.preload` still wins; without either, the agent environment's.
+ * `modules` is what the stage's own steps import, when it knows (procedural task generation, the solution
+ * kit's agents): a jail then skips the rest of the agent environment's stack (torch and XGBoost are about
+ * half of a jail's start-up). The project's `sandbox.preload` still wins; without either, the agent
+ * environment's.
  */
 export function stageSandbox(ctx: StageContext<unknown>, poolSize: number, modules?: readonly string[]): Sandbox {
   return createSandbox({
