@@ -42,3 +42,16 @@ export function pidAlive(pid: number): boolean {
     return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
+
+/**
+ * Waits for `p`, at most `ms`. The timer is cleared once `p` settles: a bare race leaves it pending,
+ * and a command whose work is done would then stay alive until it fires.
+ */
+export async function waitAtMost(p: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([p, new Promise((r) => (timer = setTimeout(r, ms)))]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -6,7 +6,7 @@ import { createCgroup, watchOom } from './cgroup.js';
 import { finishStep, MB, stopper, workspaceCheck } from './limits.js';
 import { CappedOutput } from './output.js';
 import { assetText } from '../core/assets.js';
-import { onceAborted } from '../core/proc.js';
+import { onceAborted, waitAtMost } from '../core/proc.js';
 import { gated, reapGroup } from '../core/reaper.js';
 import type { Limits, Step, StepResult } from './types.js';
 
@@ -120,7 +120,7 @@ export async function spawnJailed(a: SpawnArgs, command: (cgroup: boolean) => Co
   unreap();
   await cg?.killAll();
   // Drained once every writer is dead; a bounded wait covers writers we could not see.
-  await Promise.race([streamsClosed, new Promise((r) => setTimeout(r, 1000))]);
+  await waitAtMost(streamsClosed, 1000);
   child.stdout!.destroy();
   child.stderr!.destroy();
   const durationMs = Math.round(performance.now() - t0);

@@ -33,7 +33,7 @@ test('the process backend runs steps with the interpreter the stage was given', 
   }
 });
 
-test("jails run the stage's interpreter (the agent environment) and preload what the settings list", async () => {
+test("jails run the stage's interpreter (the agent environment) and preload what the settings list, else what the stage names", async () => {
   const agent = pythonEnv('agent');
   assert.ok(envInstalled(agent), `the agent environment is not installed: ${agent.fix}`);
   const dir = await mkdtemp(join(tmpdir(), 'mlepipe-stagebox-'));
@@ -42,9 +42,10 @@ test("jails run the stage's interpreter (the agent environment) and preload what
     await mkdir(join(task, 'public'), { recursive: true });
     const probe = 'import sys\nprint(sys.prefix, "sklearn" in sys.modules, "lightgbm" in sys.modules)\n';
     const seen: string[] = [];
-    for (const preload of [['sklearn'], undefined]) {
+    // The settings' list over the stage's; the stage's (the task generator's) over the agent environment's.
+    for (const [preload, modules] of [[['sklearn'], ['numpy']], [undefined, ['sklearn']], [undefined, undefined]]) {
       const ctx = { sandbox: { backend: 'bwrap', preload }, python: agent.python, log: () => {} } as unknown as StageContext<unknown>;
-      const sandbox = stageSandbox(ctx, 1);
+      const sandbox = stageSandbox(ctx, 1, modules);
       const session = await sandbox.open({ task });
       try {
         assert.is(session.backend, 'warm-bwrap');
@@ -57,7 +58,7 @@ test("jails run the stage's interpreter (the agent environment) and preload what
         await sandbox.shutdown();
       }
     }
-    assert.equal(seen, ['/opt/mlepipe/agent True False', '/opt/mlepipe/agent True True']);
+    assert.equal(seen, ['/opt/mlepipe/agent True False', '/opt/mlepipe/agent True False', '/opt/mlepipe/agent True True']);
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

@@ -3,7 +3,13 @@
 import { createSandbox, type Sandbox } from '../sandbox/index.js';
 import type { StageContext } from './contract.js';
 
-export function stageSandbox(ctx: StageContext<unknown>, poolSize: number): Sandbox {
+/**
+ * `modules` is what the stage's own steps import, when it knows (procedural task generation, the solution
+ * kit's agents): a jail then skips the rest of the agent environment's stack (torch and XGBoost are about
+ * half of a jail's start-up). The project's `sandbox.preload` still wins; without either, the agent
+ * environment's.
+ */
+export function stageSandbox(ctx: StageContext<unknown>, poolSize: number, modules?: readonly string[]): Sandbox {
   return createSandbox({
     backend: ctx.sandbox.backend,
     image: ctx.sandbox.image,
@@ -12,7 +18,7 @@ export function stageSandbox(ctx: StageContext<unknown>, poolSize: number): Sand
     // The interpreter the node key records: run on the host by the process backend, mounted
     // into bwrap jails, its baked copy in the docker image (sandbox/interpreter.ts).
     python: ctx.python,
-    modules: ctx.sandbox.preload,
+    modules: ctx.sandbox.preload ?? modules,
     // The project chose the process backend by name in its settings.
     explicit: ctx.sandbox.backend === 'process',
     warn: (m) => ctx.log(`warning: ${m}`),

@@ -1,10 +1,17 @@
 // The ML Developer, MLOps Engineer and Technical Writer as code: each turns a
 // concrete spec into one artifact of the task folder (docs/tasks.md).
 import { assetText } from '../core/assets.js';
+import { sklearnStackWith } from '../sandbox/warm/modules.js';
 import { submissionColumns, submissionKind, type TaskSpec } from './spec.js';
 
 /** The generator's parts, in the order they are joined into one script. */
 export const TASKGEN_PARTS = ['metrics.py', 'taskgen_core.py', 'taskgen_tabular_text.py', 'taskgen_media.py', 'taskgen_graph_series.py', 'taskgen_teams.py', 'taskgen_output.py'];
+
+/**
+ * What generate_task_env.py imports (numpy, pandas, SciPy through them, scikit-learn's reference teams,
+ * Pillow for images): what a warm jail that builds tasks preloads, and nothing of the agents' stack.
+ */
+export const TASKGEN_MODULES = sklearnStackWith('sklearn.naive_bayes', 'sklearn.neighbors', 'sklearn.tree', 'sklearn.feature_extraction.text', 'PIL.Image');
 
 /** ML Developer: a self-contained, seeded generate_task_env.py (metrics + generator + this spec). */
 export function generateTaskEnvScript(spec: TaskSpec): string {

@@ -124,6 +124,27 @@ export async function nodeLogs(dir: string): Promise<string> {
   return parts.join('\n');
 }
 
+/**
+ * Settings whose cache lies outside the project, for the tests of one file to share: a node that is the
+ * same in several tests (their generated tasks) is built by the first and found cached by the others.
+ * What a test reads from such a cache it finds by its own node's key (nodeKey), never by listing.
+ */
+export async function sharedCacheSettings(): Promise<{ cache: string; settings: string }> {
+  const cache = await mkdtemp(join(tmpdir(), 'mlepipe-test-cache-'));
+  return { cache, settings: `cache: ${cache}\n` };
+}
+
+/** A node's key, as `mlepipe plan --json FILE` computes it. */
+export async function nodeKey(dir: string, node: string, file = 'e.yaml'): Promise<string> {
+  const plan = JSON.parse((await cli(['plan', file, '--json'], { cwd: dir })).stdout) as { nodes: { id: string; key: string }[] };
+  const key = plan.nodes.find((n) => n.id === node)?.key;
+  if (!key) throw new Error(`no node ${node} in ${file}`);
+  return key;
+}
+
+/** One node's log (its last attempt) in the cache at `cache`. */
+export const nodeLog = (cache: string, key: string) => readFile(join(cache, 'logs', `${key}.log`), 'utf8').catch(() => '');
+
 /** A node's output folder, as `mlepipe outputs FILE NODE` prints it. */
 export const outputsOf = async (dir: string, node: string, file = 'e.yaml') => (await cli(['outputs', file, node], { cwd: dir })).stdout.trim();
 

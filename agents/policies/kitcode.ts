@@ -2,8 +2,16 @@
 // solving step carries the whole kit and saves it as a module; later steps
 // import it.
 import { assetText } from '../../core/assets.js';
+import { sklearnStackWith } from '../../sandbox/warm/modules.js';
 import { releaseReply } from '../scaffolds/react/release.js';
 import type { PolicyRequest } from './types.js';
+
+/**
+ * What the code of the kit's agents (the scripted agents, the template policy) imports: the kit's stack
+ * (scikit-learn, LightGBM for its lgbm strategy, Pillow for images) and never torch or XGBoost. A stage whose
+ * every policy writes such code preloads only these in its warm jails.
+ */
+export const KIT_MODULES = sklearnStackWith('sklearn.pipeline', 'sklearn.feature_extraction.text', 'lightgbm', 'PIL.Image');
 
 export const INSPECT = `import pandas as pd
 train = pd.read_csv("public/train.csv")

@@ -17,7 +17,7 @@ import { basename, dirname, join } from 'node:path';
 import { PassThrough, type Readable } from 'node:stream';
 import { packageRoot } from '../../core/assets.js';
 import { EnvError } from '../../core/errors.js';
-import { onceAborted } from '../../core/proc.js';
+import { onceAborted, waitAtMost } from '../../core/proc.js';
 import { reapContainer } from '../../core/reaper.js';
 import { OWNER_LABEL } from '../../sandbox/backends/docker.js';
 import { engineAt, fetchInto, sshAgentOf, type EngineSpec } from '../../sandbox/hosts.js';
@@ -186,7 +186,7 @@ export async function startHostWorker(o: HostWorkerOptions): Promise<HostWorker>
       stop: async () => {
         await remove();
         // An engine that went away may never answer the wait: the node does not hang on it.
-        await Promise.race([exited, new Promise((r) => setTimeout(r, 10_000))]);
+        await waitAtMost(exited, 10_000);
       },
       pull: async (containerPath, localDir) => {
         const aside = join(dirname(localDir), `.${basename(localDir)}.pull-${process.pid}`);

@@ -9,7 +9,7 @@ import { chmod, chown } from 'node:fs/promises';
 import { PassThrough, type Readable } from 'node:stream';
 import type { ExtractOptions } from 'tar-fs';
 import { EnvError } from '../../core/errors.js';
-import { onceAborted } from '../../core/proc.js';
+import { onceAborted, waitAtMost } from '../../core/proc.js';
 import { reapContainer } from '../../core/reaper.js';
 import { finishStep, MB, stopper, workspaceCheck } from '../limits.js';
 import { AGENT_LOCK_LABEL, imagePython } from '../interpreter.js';
@@ -209,7 +209,7 @@ export function dockerBackend(opts: DockerOptions = {}): Backend {
       clearTimeout(timer);
       unwatch();
       unabort();
-      await Promise.race([io.ended, new Promise((r) => setTimeout(r, 1000))]);
+      await waitAtMost(io.ended, 1000);
       const durationMs = Math.round(performance.now() - t0);
       const state = (await c.inspect()).State;
       if (!local) await fetchWorkspace(c, workspace);

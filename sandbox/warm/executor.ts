@@ -12,26 +12,7 @@ import { publicDir } from '../workspace.js';
 import { newSlot, type JailHandle, type JailLauncher, type Slot } from './jail.js';
 import { Answers, isRunAnswer, killRequest, runRequest, type KillReason } from './protocol.js';
 
-/**
- * What the agent environment offers (python/agent.in), imported once per jail
- * so that a step pays a fork, not an import. An interpreter without some of
- * them (Debian's has no LightGBM, XGBoost or torch) skips those; `sandbox.preload`
- * in the settings replaces the list.
- */
-export const DEFAULT_WARM_MODULES = [
-  'numpy',
-  'pandas',
-  'scipy',
-  'sklearn',
-  'sklearn.ensemble',
-  'sklearn.linear_model',
-  'sklearn.model_selection',
-  'sklearn.metrics',
-  'sklearn.preprocessing',
-  'lightgbm',
-  'xgboost',
-  'torch',
-];
+export { DEFAULT_WARM_MODULES } from './modules.js';
 
 const START_TIMEOUT_MS = 60_000;
 const RESET_TIMEOUT_MS = 30_000;

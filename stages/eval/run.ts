@@ -4,6 +4,7 @@ import { mapLimit } from '../../core/pool.js';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { makePolicy, type Policy } from '../../agents/policies/index.js';
+import { KIT_MODULES } from '../../agents/policies/kitcode.js';
 import { replaying } from '../../agents/policies/replay.js';
 import { aide } from '../../agents/scaffolds/aide/index.js';
 import { mlabScaffold } from '../../agents/scaffolds/mlab/index.js';
@@ -67,7 +68,9 @@ export async function run(ctx: StageContext<EvalParams>): Promise<StageResult | 
   const reward = p.reward ? rewardFormula(p.reward, ctx.rewards) : undefined;
   const jobs = tasks.flatMap((task) => policies.flatMap((policy, pi) => Array.from({ length: p.repeats }, (_, repeat) => ({ task, policy, pi, repeat }))));
   // Jails are reused from rollout to rollout: never more of them than rollouts.
-  const sandbox = stageSandbox(ctx, Math.min(p.concurrency, jobs.length));
+  // The kit's agents import the kit's stack only; a model's code, or mlab's tools, may import anything.
+  const kitOnly = p.scaffold !== 'mlab' && names.every(({ ref }) => ref.kind !== 'openai');
+  const sandbox = stageSandbox(ctx, Math.min(p.concurrency, jobs.length), kitOnly ? KIT_MODULES : undefined);
   let finished = 0;
   const one = async ({ task, policy, pi, repeat }: (typeof jobs)[number]): Promise<Trajectory> => {
     const itemId = `${pi}-${slug(policy.name)}__${task.id}__r${repeat}`;

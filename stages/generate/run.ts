@@ -9,6 +9,7 @@ import { seedDescription } from '../../seeds/describe.js';
 import { selectSeeds, type SeedDna } from '../../seeds/index.js';
 import { draftSpec } from '../../seeds/strategist.js';
 import { buildTask, type BuildResult } from '../../tasks/factory.js';
+import { TASKGEN_MODULES } from '../../tasks/roles.js';
 import type { Metrics, StageContext, StageResult } from '../contract.js';
 import { stageSandbox } from '../sandbox.js';
 import type { GenerateParams } from './index.js';
@@ -35,7 +36,8 @@ export async function run(ctx: StageContext<GenerateParams>): Promise<StageResul
   const client = p.backend === 'llm' ? new LlmClient({ name: p.model!, spec: ctx.models[p.model!], cacheDir: join(ctx.cacheRoot, 'llm'), log: ctx.log }) : undefined;
   const empty = await mkdtemp(join(tmpdir(), 'mlepipe-gen-'));
   await mkdir(join(empty, 'public'));
-  const sandbox = stageSandbox(ctx, Math.min(p.concurrency, count));
+  // Procedural tasks run only the generator; an LLM's script may import anything the agents have.
+  const sandbox = stageSandbox(ctx, Math.min(p.concurrency, count), client ? undefined : TASKGEN_MODULES);
   const results: ItemResult[] = [];
   let done = 0;
   const queue = Array.from({ length: count }, (_, i) => i);

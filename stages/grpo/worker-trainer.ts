@@ -14,6 +14,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { EnvError } from '../../core/errors.js';
 import type { ModelSpec } from '../../core/models.js';
+import { waitAtMost } from '../../core/proc.js';
 import { TrainerClient, type TokenizerIdentity, type UpdateResult } from '../../gpu/trainer/client.js';
 import type { StageContext } from '../contract.js';
 import { CHECKPOINT_DIR, serveModel, type ServedModel } from '../worker.js';
@@ -96,7 +97,7 @@ export async function openWorkerTrainer(ctx: StageContext<unknown>, o: WorkerTra
     };
     // A container's end is reported by its engine, which may come a moment after the refused request.
     const settled = async () => {
-      if (served?.onHost && !exited) await Promise.race([served.worker!.exited, new Promise((r) => setTimeout(r, 5000))]);
+      if (served?.onHost && !exited) await waitAtMost(served.worker!.exited, 5000);
     };
     const guard = async <T>(k: number, what: string, call: () => Promise<T>): Promise<T> => {
       try {

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { dirname, isAbsolute, join, normalize, posix, relative, resolve, sep } from 'node:path';
 import { PassThrough, type Readable } from 'node:stream';
 import { HostFault } from '../../core/errors.js';
-import { onceAborted } from '../../core/proc.js';
+import { onceAborted, waitAtMost } from '../../core/proc.js';
 import { reapContainer } from '../../core/reaper.js';
 import { DEFAULT_IMAGE, OWNER_LABEL } from '../../sandbox/backends/docker.js';
 import { engineAt, engineProblem, fetchInto } from '../../sandbox/hosts.js';
@@ -121,7 +121,7 @@ export async function runOnHost(ctx: StageContext<ShellParams>, host: HostPlacem
       stopAbort();
     }
     // The output stream of a lost connection may never end either.
-    await Promise.race([ended, new Promise((r) => setTimeout(r, 5000))]);
+    await waitAtMost(ended, 5000);
     lines.end();
     await logged;
 

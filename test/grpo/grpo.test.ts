@@ -1,28 +1,30 @@
 // The grpo stage through the built CLI: the template policy learns on a tiny
 // fixed task set and its checkpoint serves an eval; a run killed mid-way
 // resumes after its last finished step; a trainer worker receives the
-// protocol's batches; verl-export writes its run directory.
+// protocol's batches; verl-export writes its run directory. The tests share
+// one cache, so the tasks they all start from are generated once.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { exists } from '../../core/fs.js';
 import { mean, sem } from '../../core/stats.js';
-import { cli, cliStart, tmpProject, waitFor, nodeLogs, outputsOf, readJsonl } from '../helpers.js';
+import { cli, cliStart, tmpProject, waitFor, nodeKey, nodeLog, outputsOf, readJsonl, sharedCacheSettings } from '../helpers.js';
 import { startTestWorker } from './test-worker.js';
 
 const TASKS = `  tasks: { uses: generate, with: { seeds: mlebench-tabular, count: 3, samples: [60, 100], seed: 4 } }
   verified: { uses: filter, needs: [tasks], with: { val: 0 } }
 `;
 
-const logs = nodeLogs;
+const { cache, settings } = await sharedCacheSettings();
+const project = (yaml: string) => tmpProject({ 'e.yaml': yaml }, settings);
+const logs = async (dir: string, node: string) => nodeLog(cache, await nodeKey(dir, node));
 
 const out = (dir: string, node: string) => outputsOf(dir, node);
 const jsonl = readJsonl;
 
 test('the template policy learns on a fixed task set (seeded), and its checkpoint is an eval policy', async () => {
-  const dir = await tmpProject({
-    'e.yaml': `name: learn
+  const dir = await project(`name: learn
 stages:
 ${TASKS}  rl: { uses: grpo, needs: [verified], with: { split: all, steps: 6, batch_size: 2, group_size: 4, max_turns: 3, lr: 0.2, seed: 0 } }
   test: { uses: eval, needs: [verified, rl], with: { policy: template, max_turns: 3 } }
@@ -30,8 +32,7 @@ tables:
   curve: { from: rl, rows: curve, columns: [step, reward_mean, valid_rate, entropy] }
 figures:
   curve: { from: rl, rows: curve, kind: line, x: step, y: reward_mean }
-`,
-  });
+`);
   const r = await cli(['run', 'e.yaml'], { cwd: dir });
   assert.is(r.exitCode, 0, r.stderr);
   assert.match(r.stdout, /curve\nstep\s+reward_mean\s+valid_rate\s+entropy\n1\s/);
@@ -57,19 +58,16 @@ figures:
 });
 
 test('kill -9 during training: the rerun resumes after the last finished step', async () => {
-  const dir = await tmpProject({
-    'e.yaml': `name: resume
+  const dir = await project(`name: resume
 stages:
 ${TASKS}  rl: { uses: grpo, needs: [verified], with: { split: all, steps: 3, batch_size: 1, group_size: 2, max_turns: 2 } }
-`,
-  });
+`);
+  // This node's checkpoints only: the cache holds the other tests' nodes too.
+  const items = join(cache, 'items', await nodeKey(dir, 'rl'));
   const first = cliStart(['run', 'e.yaml'], { cwd: dir });
   const finishedSteps = async () => {
-    const items = join(dir, '.mlepipe', 'items');
     let n = 0;
-    for (const key of await readdir(items).catch(() => [] as string[])) {
-      for (const item of await readdir(join(items, key)).catch(() => [] as string[])) if (await exists(join(items, key, item, 'step.json'))) n++;
-    }
+    for (const item of await readdir(items).catch(() => [] as string[])) if (await exists(join(items, item, 'step.json'))) n++;
     return n;
   };
   await waitFor(async () => (await finishedSteps()) >= 1, 120_000, 'the first step');
@@ -79,7 +77,7 @@ ${TASKS}  rl: { uses: grpo, needs: [verified], with: { split: all, steps: 3, bat
   assert.ok(done >= 1 && done < 3, `${done} steps finished before the kill`);
   const again = await cli(['run', 'e.yaml'], { cwd: dir });
   assert.is(again.exitCode, 0, again.stderr);
-  assert.match(await logs(dir), /step 1: finished by an earlier attempt/);
+  assert.match(await logs(dir, 'rl'), /step 1: finished by an earlier attempt/);
   const curve = await jsonl(join(await out(dir, 'rl'), 'metrics.jsonl'));
   assert.equal(curve.map((m) => m.step), [1, 2, 3]);
 });
@@ -87,17 +85,15 @@ ${TASKS}  rl: { uses: grpo, needs: [verified], with: { split: all, steps: 3, bat
 test('trainer: worker sends each step to the worker (schema-checked batches, masks, advantages, saves)', async () => {
   const worker = await startTestWorker();
   try {
-    const dir = await tmpProject({
-      'e.yaml': `name: worker
+    const dir = await project(`name: worker
 models:
   served: { provider: openai, base_url: "${worker.url}/v1", model: test-policy }
 stages:
 ${TASKS}  rl: { uses: grpo, needs: [verified], with: { policy: served, trainer: worker, split: all, steps: 2, batch_size: 1, group_size: 2, max_turns: 3 } }
-`,
-    });
+`);
     const r = await cli(['run', 'e.yaml'], { cwd: dir });
     assert.is(r.exitCode, 0, r.stderr);
-    assert.match(await logs(dir), /trainer worker: ok, step 0, test-policy/);
+    assert.match(await logs(dir, 'rl'), /trainer worker: ok, step 0, test-policy/);
     assert.is(worker.batches.length, 2);
     assert.equal(worker.saves, [{ step: 1, tag: 'step-00001' }, { step: 2, tag: 'step-00002' }]);
     // Two rollouts of one task per step, two replies each (copy the sample, answer).
@@ -124,16 +120,14 @@ ${TASKS}  rl: { uses: grpo, needs: [verified], with: { policy: served, trainer: 
 });
 
 test('trainer: verl-export writes parquet rows, the agent-loop config and trainer overrides, and launches nothing', async () => {
-  const dir = await tmpProject({
-    'e.yaml': `name: export
+  const dir = await project(`name: export
 models:
   big: { provider: openai, base_url: "http://127.0.0.1:1/v1", model: Qwen/Qwen3-8B }
 stages:
   tasks: { uses: generate, with: { seeds: mlebench-tabular, count: 3, samples: [60, 100], seed: 4 } }
   verified: { uses: filter, needs: [tasks], with: { val: 1 } }
   rl: { uses: grpo, needs: [verified], with: { policy: big, trainer: verl-export, steps: 100, batch_size: 16, group_size: 4, max_turns: 20 } }
-`,
-  });
+`);
   const r = await cli(['run', 'e.yaml'], { cwd: dir });
   assert.is(r.exitCode, 0, r.stderr);
   const verl = join(await out(dir, 'rl'), 'verl');
@@ -149,7 +143,7 @@ stages:
   assert.ok(await exists(join(verl, 'tasks', rows[0].extra_info.task_id, 'private', 'evaluator.py')));
   for (const f of ['reward_fn.py', 'mlepipe_verl/agent_loop.py', 'sandbox.json']) assert.ok(await exists(join(verl, f)), f);
   const overrides = await readFile(join(verl, 'trainer_overrides.yaml'), 'utf8');
-  assert.not.match(overrides, '.mlepipe/tmp');
+  assert.not.match(overrides, join(cache, 'tmp'));
   for (const o of ['actor_rollout_ref.rollout.name=vllm', 'actor_rollout_ref.rollout.mode=async', 'actor_rollout_ref.rollout.agent.agent_loop_config_path=agent_loop.yaml', 'reward.custom_reward_function.path=reward_fn.py', 'actor_rollout_ref.rollout.n=4', 'actor_rollout_ref.actor.clip_ratio_high=0.28', 'data.train_batch_size=16', 'actor_rollout_ref.model.path=Qwen/Qwen3-8B', 'trainer.total_training_steps=100']) assert.match(overrides, o);
   assert.match(await readFile(join(verl, 'launch.sh'), 'utf8'), 'verl.trainer.main_ppo');
   assert.match(await readFile(join(verl, 'agent_loop.yaml'), 'utf8'), 'max_turns: 20');

@@ -130,7 +130,7 @@ except Exception as e:
     print('stopped at', n, type(e).__name__)
 print('SPAWNED', n)
 sys.stdout.flush()
-time.sleep(60)
+# Ends here, its children still asleep: the step is over, and they must not outlive it.
 `,
   hostpaths: `
 import os

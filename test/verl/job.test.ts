@@ -2,14 +2,15 @@
 // submits its export as a Ray job and streams the job's log; killed, then run
 // again, it reattaches to the same job instead of submitting another. The
 // training itself needs GPUs: on this CPU-only machine the job ends FAILED, and
-// the node fails with the job's log in its own.
+// the node fails with the job's log in its own. The tests share one cache, so
+// their tasks are generated once.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { rayCli, startLocalHead } from '../../gpu/verl/job.js';
 import { startReplayServer } from '../llm/replay-server.js';
-import { ROOT, cli, cliStart, nodeLogs, tmpProject, waitFor } from '../helpers.js';
+import { ROOT, cli, cliStart, nodeKey, nodeLog, sharedCacheSettings, tmpProject, waitFor } from '../helpers.js';
 
 const EXP = (url: string, address: string) => `name: verl-job
 models:
@@ -20,22 +21,30 @@ stages:
   rl: { uses: grpo, needs: [verified], with: { policy: tiny, trainer: verl, split: all, steps: 1, batch_size: 2, group_size: 4, max_turns: 2, verl: { ray_address: "${address}", gpus_per_node: 1, python: "${join(ROOT, '.venv', 'verl', 'bin', 'python')}" } } }
 `;
 
+const { cache, settings } = await sharedCacheSettings();
+/** The rl node's log (its last attempt), found by its key: the cache holds the other test's nodes too. */
+const rlLog = async (dir: string) => {
+  const key = await nodeKey(dir, 'rl', 'e.yaml');
+  return () => nodeLog(cache, key);
+};
+
 test('a killed run reattaches to its Ray job instead of submitting a second one', async () => {
   const server = await startReplayServer([{ content: '<think>x</think>\n<answer>submission.csv</answer>' }]);
   const head = await startLocalHead({ cpus: 2, log: () => {} });
   try {
-    const dir = await tmpProject({ 'e.yaml': EXP(server.url, head.address) });
+    const dir = await tmpProject({ 'e.yaml': EXP(server.url, head.address) }, settings);
     const env = { TINY_KEY: 'sk-test' };
+    const log = await rlLog(dir);
     const first = cliStart(['run', 'e.yaml'], { cwd: dir, env });
     let id = '';
     await waitFor(async () => {
-      id = /submitted ray job (\S+)/.exec(await nodeLogs(dir))?.[1] ?? '';
+      id = /submitted ray job (\S+)/.exec(await log())?.[1] ?? '';
       return id !== '';
     }, 300_000, 'the job to be submitted');
     first.kill('SIGTERM');
     await first;
     const second = await cli(['run', 'e.yaml'], { cwd: dir, env });
-    const logs = await nodeLogs(dir);
+    const logs = await log();
     assert.match(logs, `reattached to ray job ${id}`);
     // The rerun's log (a node's log holds its last attempt) submits nothing.
     assert.not.match(logs, 'submitted ray job');
@@ -56,9 +65,9 @@ test('a killed run reattaches to its Ray job instead of submitting a second one'
 test('without a ray_address the node starts a Ray head for the run and stops it afterwards', async () => {
   const server = await startReplayServer([{ content: '<think>x</think>\n<answer>submission.csv</answer>' }]);
   try {
-    const dir = await tmpProject({ 'e.yaml': EXP(server.url, '').replace('ray_address: "", ', '') });
+    const dir = await tmpProject({ 'e.yaml': EXP(server.url, '').replace('ray_address: "", ', '') }, settings);
     const r = await cli(['run', 'e.yaml'], { cwd: dir, env: { TINY_KEY: 'sk-test' } });
-    const logs = await nodeLogs(dir);
+    const logs = await (await rlLog(dir))();
     const m = /submitted ray job (\S+) to (\S+)/.exec(logs);
     assert.ok(m, logs.slice(-3000));
     assert.is(r.exitCode, 1);
