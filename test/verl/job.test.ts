@@ -3,7 +3,8 @@
 // again, it reattaches to the same job instead of submitting another. The
 // training itself needs GPUs: on this CPU-only machine the job ends FAILED, and
 // the node fails with the job's log in its own. The tests share one cache, so
-// their tasks are generated once.
+// their tasks are generated once. The first names its cluster in the project
+// settings (ray.address), the second none: it starts a head for the run.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { join } from 'node:path';
@@ -32,7 +33,8 @@ test('a killed run reattaches to its Ray job instead of submitting a second one'
   const server = await startReplayServer([{ content: '<think>x</think>\n<answer>submission.csv</answer>' }]);
   const head = await startLocalHead({ cpus: 2, log: () => {} });
   try {
-    const dir = await tmpProject({ 'e.yaml': EXP(server.url, head.address) }, settings);
+    // The cluster is named by the project settings, not the stage.
+    const dir = await tmpProject({ 'e.yaml': EXP(server.url, '').replace('ray_address: "", ', '') }, `${settings}ray: { address: "${head.address}" }\n`);
     const env = { TINY_KEY: 'sk-test' };
     const log = await rlLog(dir);
     const first = cliStart(['run', 'e.yaml'], { cwd: dir, env });
