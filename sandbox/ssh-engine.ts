@@ -23,13 +23,7 @@ export class SshEngineAgent extends Agent {
   private connect(): Promise<Client> {
     if (this.conn) return this.conn;
     const conn = (async () => {
-      const { Client } = await import('ssh2');
-      const c = new Client();
-      await new Promise<void>((ok, fail) => {
-        c.once('ready', () => ok());
-        c.once('error', fail);
-        c.connect(this.config);
-      });
+      const c = await this.login();
       // A dropped connection is forgotten, so that the next request tries a new one.
       const forget = () => {
         if (this.conn === conn) this.conn = undefined;
@@ -72,13 +66,7 @@ export class SshEngineAgent extends Agent {
    * tunnel has an SSH connection of its own, ended with it: the engine's requests come and go on theirs.
    */
   async forward(port: number): Promise<{ url: string; close(): Promise<void> }> {
-    const { Client } = await import('ssh2');
-    const ssh = new Client();
-    await new Promise<void>((ok, fail) => {
-      ssh.once('ready', () => ok());
-      ssh.once('error', fail);
-      ssh.connect(this.config);
-    });
+    const ssh = await this.login();
     ssh.on('error', () => {});
     const sockets = new Set<Socket>();
     const server = createServer((socket) => {
@@ -107,6 +95,18 @@ export class SshEngineAgent extends Agent {
           ssh.end();
         }),
     };
+  }
+
+  /** A new SSH connection, once it is ready. */
+  private async login(): Promise<Client> {
+    const { Client } = await import('ssh2');
+    const c = new Client();
+    await new Promise<void>((ok, fail) => {
+      c.once('ready', () => ok());
+      c.once('error', fail);
+      c.connect(this.config);
+    });
+    return c;
   }
 
   private closed(): void {

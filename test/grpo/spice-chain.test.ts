@@ -15,6 +15,7 @@ import { execa } from 'execa';
 import { summarise } from '../../agents/shaping/bank.js';
 import { toolCalls } from '../../agents/shaping/calls.js';
 import { trainerPython } from '../../gpu/trainer/local.js';
+import type { TurnShaping } from '../../stages/grpo/shaping.js';
 import { cli, outputsOf, readJsonl, ROOT, tmpProject } from '../helpers.js';
 
 const TOOLS = '[detect_missing_values, check_feature_normalization]';
@@ -60,13 +61,6 @@ const MODELS = `models:
   tuned: { provider: worker, checkpoint: tune, model: tiny-mlab-sft, lora_rank: 0, max_tokens: 160 }
 `;
 
-interface TurnShaping {
-  turn: number;
-  category: string;
-  d: number | null;
-  reason?: string;
-  shaping: number;
-}
 
 test('collection → SFT → GRPO with SPICE on a tiny model: its calls are scored per turn, the metrics reach a table and a figure', async () => {
   const dir = await tmpProject({ 'collect.yaml': `name: chain\nstages:${COLLECT}` });

@@ -12,6 +12,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { callSpan } from '../../agents/shaping/calls.js';
 import { exists } from '../../core/fs.js';
+import type { TurnShaping } from '../../stages/grpo/shaping.js';
 import { cli, outputsOf, readJsonl, tmpProject } from '../helpers.js';
 import { echoReply } from '../llm/echo.js';
 import { startReplayServer } from '../llm/replay-server.js';
@@ -41,13 +42,6 @@ tables:
   shaping: { from: rl, rows: curve, columns: [step, reward_mean, shaping_scored, shaping_mean_abs, beta] }
 `;
 
-interface TurnShaping {
-  turn: number;
-  category: string;
-  d: number | null;
-  reason?: string;
-  shaping: number;
-}
 
 test('a short SPICE run: pilot β inside κ, shaping on every tool-call turn, metrics in the table', async () => {
   const dir = await tmpProject({ 'e.yaml': EXPERIMENT });
