@@ -115,7 +115,7 @@ stages:
   suite: { uses: mltoolbench, with: { split: id, runs: 2 } }
   original: { uses: eval, needs: [suite], with: { scaffold: mlab, tools: all, policy: scripted:diagnose, max_turns: 12, step_timeout: 300 } }
   'true': { uses: eval, needs: [suite, original], with: { scaffold: mlab, tools: all, policy: scripted:diagnose, limit: 6, max_turns: 12, step_timeout: 300, intervention: { mode: none, branch: original } } }
-  mask1: { uses: eval, needs: [suite, original], with: { scaffold: mlab, tools: all, policy: scripted:diagnose, max_turns: 12, step_timeout: 300, intervention: { mode: mask, branch: original } } }
+  mask1: { uses: eval, needs: [suite, original], with: { scaffold: mlab, tools: all, policy: scripted:diagnose, limit: 10, max_turns: 12, step_timeout: 300, intervention: { mode: mask, branch: original } } }
   wrong: { uses: eval, needs: [suite], with: { scaffold: mlab, policy: scripted:diagnose, intervention: { mode: mask, branch: original } } }
 `;
 
@@ -138,14 +138,14 @@ test('paired arms branch each saved run at one drawn return: the same turn in ev
   const key = (t: Branched) => `${t.task_id}#${t.sample}`;
   const by = (ts: Branched[]) => new Map(ts.map((t) => [key(t), t]));
   const [O, T, M] = [by(orig), by(same), by(mask)];
-  // The arm as given runs on the first six instances (a subset of the saved runs), the masked arm on all.
+  // The arms branch the first instances of the saved runs: six as given, ten masked.
   assert.is(T.size, 6);
-  assert.is(M.size, O.size);
+  assert.is(M.size, 10);
   let branched = 0;
   let flipped = 0;
   let replayed = 0;
-  for (const [k, o] of O) {
-    const [t, m] = [T.get(k), M.get(k)!];
+  for (const [k, m] of M) {
+    const [t, o] = [T.get(k), O.get(k)!];
     // One drawn return per saved run, the same in every arm.
     if (t) assert.is(t.branch.turn, m.branch.turn, k);
     const diagnostic = o.turns.some((x) => x.action === 'tool' && x.evidence);
@@ -153,6 +153,7 @@ test('paired arms branch each saved run at one drawn return: the same turn in ev
       // No diagnostic return: the saved run, with its outcome, in every arm.
       assert.not.ok(diagnostic, k);
       for (const x of t ? [t, m] : [m]) assert.equal(x.turns, o.turns);
+      if (t) assert.is(t.branch.turn, null);
       continue;
     }
     branched++;
@@ -176,8 +177,8 @@ test('paired arms branch each saved run at one drawn return: the same turn in ev
     if (m.variables.success < o.variables.success) flipped++;
   }
   assert.ok(replayed > 0, 'the arm as given branched some run');
-  console.log(`paired: ${branched} of ${O.size} runs branched, ${flipped} successes lost under one masked return`);
-  assert.ok(branched > O.size / 2, `${branched} branched`);
+  console.log(`paired: ${branched} of ${M.size} runs branched, ${flipped} successes lost under one masked return`);
+  assert.ok(branched > M.size / 2, `${branched} branched`);
   assert.ok(flipped > 0, 'masking one return changes some outcome');
 });
 
