@@ -12,8 +12,16 @@ export interface Trajectory extends EpisodeResult {
   sample: number;
   /** Guided collection: who wrote the guidance the teacher saw, and its hash (never its text). */
   guidance?: { source: string; sha256: string };
-  /** A branch of a saved run (paired observation intervention): where it branched, and how faithful the replay was. */
-  branch?: { from: string; turn: number | null; tool?: string; replay_mismatches?: number };
+  /** A branch of a saved run (paired observation intervention). */
+  branch?: {
+    /** The eval stage whose saved run was branched. */
+    from: string;
+    /** The turn whose return was intervened on; null: no diagnostic return, the saved run kept whole. */
+    turn: number | null;
+    tool?: string;
+    /** Replayed turns whose observation differed from the saved one (0 when the replay rebuilt the state). */
+    replay_mismatches?: number;
+  };
   evaluation: EvaluatorResult | null;
   grade_error: string | null;
   /** The starter baseline's score (MLToolBench's b), when the task records one. */

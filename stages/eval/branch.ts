@@ -15,14 +15,7 @@ import { Rng } from '../../core/random.js';
 import type { InputNode } from '../contract.js';
 
 /** What a branched (or kept) trajectory records about its branch. */
-export interface BranchRecord {
-  from: string;
-  /** The turn whose return was intervened on; null: no diagnostic return, the saved run kept whole. */
-  turn: number | null;
-  tool?: string;
-  /** Replayed turns whose observation differed from the saved one (0 when the replay rebuilt the state). */
-  replay_mismatches?: number;
-}
+export type BranchRecord = NonNullable<Trajectory['branch']>;
 
 const key = (policy: string, task: string, sample: number) => `${policy}\u0000${task}\u0000${sample}`;
 

@@ -103,6 +103,7 @@ export async function run(ctx: StageContext<EvalParams>): Promise<StageResult | 
           signal: ctx.signal,
         });
         if (t.ended === 'interrupted') throw new Error('interrupted');
+        // The arm as given (no intervention) must reproduce the drawn return too; a changed one is compared up to it.
         const branch: BranchRecord | undefined = base ? { from: branchFrom!, turn: at, tool: base.turns[at!].name, replay_mismatches: replayMismatches(base, t, iv ? at! : at! + 1) } : undefined;
         await writeFile(join(d, 'trajectory.json'), JSON.stringify(branch ? { ...t, branch } : t) + '\n');
       });

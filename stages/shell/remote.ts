@@ -201,7 +201,6 @@ export function deviceRequests(host: HostPlacement): { DeviceRequests?: Docker.D
   return g.count ? { DeviceRequests: [{ Driver: '', Count: g.count, Capabilities: [['gpu']], Options: {} }] } : {};
 }
 
-
 async function logLines(stream: Readable, log: (line: string) => void): Promise<void> {
   let rest = '';
   for await (const chunk of stream) {
