@@ -5,8 +5,8 @@
 // matches this mlepipe. The container shares the host's network: the worker
 // takes a free port there, says which in its "listening" line, and is reached
 // at the engine's address (loopback for a unix:// engine), or, on an ssh://
-// host, listens on the host's loopback only and is reached through the SSH
-// connection the engine already uses (no port open to the network). Engines started
+// host, listens on the host's loopback only and is reached through an SSH
+// tunnel with the host's key (no port open to the network). Engines started
 // without a bridge network cannot publish ports at all, and a training
 // worker gains nothing from a second network layer. Checkpoints stay on the
 // container's disk until they are fetched back with `pull`; whatever
@@ -236,4 +236,3 @@ async function putDir(c: Docker.Container, from: string, to: string): Promise<vo
   } as never);
   await c.putArchive(pack as unknown as NodeJS.ReadableStream, { path: '/' });
 }
-
