@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { pidAlive } from '../core/proc.js';
 import { choosePython } from '../core/python.js';
 import { gradeSubmission } from './evaluate.js';
-import { runTrusted } from './grader.js';
+import { GradePool, runTrusted } from './grader.js';
 
 const python = choosePython().path;
 let dir: string;
@@ -94,6 +94,30 @@ test('MLEPIPE_COLD_GRADES=1 runs cold interpreters instead', async () => {
     assert.is(Number(r.stdout.trim()), process.pid);
   } finally {
     delete process.env.MLEPIPE_COLD_GRADES;
+  }
+});
+
+test('warm and cold grades see the same environment, PYTHONPATH included', async () => {
+  await mkdir(join(dir, 'lib'), { recursive: true });
+  await writeFile(join(dir, 'lib', 'on_path.py'), 'VALUE = 42\n');
+  const f = await script('uses-path.py', 'import os, on_path\nprint(on_path.VALUE, os.environ.get("MLEPIPE_GRADE_PROBE"))\n');
+  const saved = { ...process.env };
+  Object.assign(process.env, { PYTHONPATH: join(dir, 'lib'), MLEPIPE_GRADE_PROBE: 'seen' });
+  const pool = new GradePool(python, 1);
+  try {
+    const warm = await pool.run(f, [], dir, 60_000);
+    process.env.MLEPIPE_COLD_GRADES = '1';
+    const cold = await run(f);
+    assert.ok(warm, 'a warm server ran it');
+    assert.is(cold.exitCode, 0, cold.stderr);
+    assert.equal([warm!.exitCode, warm!.stdout.trim(), warm!.stderr.trim()], [cold.exitCode, cold.stdout.trim(), cold.stderr.trim()]);
+    assert.is(warm!.stdout.trim(), '42 seen');
+  } finally {
+    pool.close();
+    for (const k of ['PYTHONPATH', 'MLEPIPE_GRADE_PROBE', 'MLEPIPE_COLD_GRADES']) {
+      if (saved[k] === undefined) delete process.env[k];
+      else process.env[k] = saved[k];
+    }
   }
 });
 

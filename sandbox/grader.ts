@@ -24,6 +24,15 @@ export interface PyRun {
 const MODULES = ['numpy', 'pandas', 'scipy.stats', 'sklearn.metrics'];
 const START_TIMEOUT_MS = 120_000;
 
+/**
+ * The environment of trusted Pythons, warm and cold alike: mlepipe's own
+ * (PYTHONPATH included: an MLE-bench checkout or its packages may be found
+ * through it), so that a grade never depends on which of the two ran it.
+ */
+function trustedEnv(): NodeJS.ProcessEnv {
+  return { ...process.env, PYTHONDONTWRITEBYTECODE: '1', ...threadEnv(1) };
+}
+
 class Server {
   private readonly answers: Answers;
   private dead = false;
@@ -42,7 +51,7 @@ class Server {
 
   static async start(python: string): Promise<Server> {
     const argv = gated([python, '-c', assetText('sandbox/py/grade_server.py'), JSON.stringify({ modules: MODULES })]);
-    const proc = spawn(argv[0], argv.slice(1), { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', PYTHONDONTWRITEBYTECODE: '1', ...threadEnv(1) }, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
+    const proc = spawn(argv[0], argv.slice(1), { env: trustedEnv(), detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
     const release = await reapGroup(proc, { keepStdin: true });
     const server = new Server(proc, release);
     server.busy();
@@ -175,7 +184,7 @@ export async function runTrusted(python: string, script: string, args: readonly 
   if (warm) return warm;
   o.signal?.throwIfAborted();
   const r = await reapedUntilDone(
-    execa(python, [script, ...args], { cwd: o.cwd, reject: false, timeout: o.timeoutMs, cancelSignal: o.signal, maxBuffer: 10 * 1024 * 1024, env: { PYTHONDONTWRITEBYTECODE: '1' } }),
+    execa(python, [script, ...args], { cwd: o.cwd, reject: false, timeout: o.timeoutMs, cancelSignal: o.signal, maxBuffer: 10 * 1024 * 1024, env: trustedEnv(), extendEnv: false }),
   );
   return { exitCode: r.exitCode ?? -1, stdout: String(r.stdout), stderr: String(r.stderr), timedOut: !!r.timedOut };
 }
