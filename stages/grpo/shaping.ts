@@ -226,8 +226,12 @@ export async function pilotBeta(
       const ds = [...scored.scores.values()].flat().flatMap((t) => (t.d === null ? [] : [t.d]));
       const cal = calibrateBeta(ds, s.kappa ?? DEFAULT_KAPPA);
       if (!cal) {
+        // Say why none was scored: no call parsed at all points at the policy, unscored calls at the bank or the length.
+        const calls = [...scored.scores.values()].flat();
+        const why = (r: string) => calls.filter((t) => t.reason === r).length;
         throw new Error(
-          `the pilot's ${rollouts.length} rollouts had no scored tool call (${o.bank.size()} summaries in the solution bank): ` +
+          `the pilot's ${rollouts.length} rollouts had no scored tool call (${calls.length} calls parsed, ${why('no-reference')} on tasks without a reference, ` +
+            `${why('overflow')} over max_length; ${o.bank.size()} summaries in the solution bank): ` +
             'nothing to calibrate beta on; give shaping.beta, or demonstrations with verified solutions in needs:',
         );
       }

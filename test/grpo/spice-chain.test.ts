@@ -44,7 +44,9 @@ const TRAIN = `
       steps: 1
       batch_size: 2
       group_size: 2
-      max_turns: 2
+      # The teacher's limits: they are part of the prompt the policy was fine-tuned on.
+      max_turns: 8
+      step_timeout: 300
       temperature: 0.2
       lr: 0.00001
       seed: 0
@@ -103,6 +105,11 @@ test('collection → SFT → GRPO with SPICE on a tiny model: its calls are scor
   for (const k of [1]) {
     for (const t of await readJsonl(join(rl, 'steps', `step_0000${k}.jsonl`))) {
       assert.not.ok(t.crashed, JSON.stringify(t).slice(0, 300));
+      // The policy is prompted exactly as it was fine-tuned: a one-demonstration imitation is pushed off its
+      // track by any changed token (the limits line, say), and then whether it recovers depends on the
+      // processor's floating-point kernels.
+      const demo = kept.find((d) => d.task_id === t.task_id);
+      if (demo) assert.is(t.messages[0].content, demo.messages[0].content, 'the GRPO prompt is the SFT prompt');
       // The fine-tuned policy acts: its replies are parsed into mlab actions, and each is a scored turn.
       const found = toolCalls(t);
       const turns = t.shaping.turns as TurnShaping[];
