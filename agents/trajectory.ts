@@ -24,6 +24,8 @@ export interface Trajectory extends EpisodeResult {
   };
   evaluation: EvaluatorResult | null;
   grade_error: string | null;
+  /** The grader itself failed on the submission (not the submission's fault): what it raised. */
+  grader_fault?: string;
   /** The starter baseline's score (MLToolBench's b), when the task records one. */
   starter_score: number | null;
   /** The starter's standard deviation over its seeds, when the task records it (the SFT filter's margin). */

@@ -20,7 +20,13 @@ export interface EvaluatorResult {
   is_lower_better: boolean;
 }
 
-export type Grade = { ok: true; result: EvaluatorResult } | { ok: false; error: string };
+/**
+ * A grade. Not ok: `error` is what the agent may be shown; `fault` is set when
+ * the evaluator says the grader itself failed (it printed "fault": "grader"),
+ * with its detail, so that the run is a grading error rather than an invalid
+ * submission.
+ */
+export type Grade = { ok: true; result: EvaluatorResult } | { ok: false; error: string; fault?: string };
 
 export interface GradeOptions {
   /** Interpreter for the evaluator (host side). */
@@ -151,7 +157,10 @@ export function parseEvaluatorOutput(stdout: string, stderr: string, exitCode: n
     return { ok: false, error: `evaluator exited with status ${exitCode}${said ? `: ${said}` : ''}` };
   }
   if (!out) return { ok: false, error: `evaluator printed no JSON object${why ? `: ${why}` : ''}` };
-  if (typeof out.error === 'string') return { ok: false, error: out.error };
+  if (typeof out.error === 'string') {
+    if (out.fault !== 'grader') return { ok: false, error: out.error };
+    return { ok: false, error: out.error, fault: typeof out.detail === 'string' ? out.detail : out.error };
+  }
   const lower = flag(out.is_lower_better);
   const bad = THRESHOLDS.filter((k) => !(out[k] === null || (typeof out[k] === 'number' && Number.isFinite(out[k]))));
   if (typeof out.score !== 'number' || lower === undefined || bad.length) {

@@ -5,7 +5,7 @@ import { join, resolve } from 'node:path';
 import { evaluatorCwd, parseEvaluatorOutput, type EvaluatorResult } from '../sandbox/evaluate.js';
 import { runTrusted } from '../sandbox/grader.js';
 
-export type EvalOutput = ({ ok: true } & EvaluatorResult) | { ok: false; error: string };
+export type EvalOutput = ({ ok: true } & EvaluatorResult) | { ok: false; error: string; fault?: string };
 
 /** Grades `submission` (default: the task's own sample submission, named explicitly for evaluators without a default). */
 export async function runEvaluator(task: string, python: string, submission?: string): Promise<EvalOutput> {

@@ -13,11 +13,11 @@ import { writeTaskJson } from './taskjson.js';
 
 interface CompetitionConfig {
   grader?: { name?: string; grade_fn?: string };
-  dataset?: { answers?: string };
+  dataset?: { answers?: string; sample_submission?: string };
 }
 
 /** Builds the task folder; thresholds and direction come from the leaderboard. */
-export async function buildMlebenchTask(c: Competition, dest: string): Promise<{ teams: number; is_lower_better: boolean }> {
+export async function buildMlebenchTask(c: Competition, dest: string): Promise<{ teams: number; is_lower_better: boolean; sample_submission: string }> {
   const lbFile = join(c.code, 'leaderboard.csv');
   const lbText = await readFile(lbFile, 'utf8');
   // The checkout keeps leaderboards in Git LFS: a pointer is not a leaderboard.
@@ -28,6 +28,8 @@ export async function buildMlebenchTask(c: Competition, dest: string): Promise<{
   const cfg = (existsSync(cfgFile) ? parseYaml(await readFile(cfgFile, 'utf8')) : {}) as CompetitionConfig;
   // config.yaml names the answers relative to the data folder: <id>/prepared/private/<file>.
   const answers = cfg.dataset?.answers?.split('/prepared/private/')[1] ?? 'test.csv';
+  // The sample submission is named there too; not every competition calls it sample_submission.csv.
+  const sample = cfg.dataset?.sample_submission?.split('/prepared/public/')[1] ?? 'sample_submission.csv';
   await rm(dest, { recursive: true, force: true });
   await mkdir(join(dest, 'private'), { recursive: true });
   await cp(c.public, join(dest, 'public'), { recursive: true });
@@ -37,16 +39,24 @@ export async function buildMlebenchTask(c: Competition, dest: string): Promise<{
   await writeFile(join(dest, 'private', 'threshold.json'), JSON.stringify(thresholds, null, 2) + '\n');
   // The human scores, in rank order, for HumanRank (a missing score is null).
   await writeFile(join(dest, 'private', 'leaderboard.json'), JSON.stringify({ is_lower_better: th.is_lower_better, scores }) + '\n');
-  const grader = { mlebench_root: c.root, grade_fn: cfg.grader?.grade_fn ?? `mlebench.competitions.${c.id}.grade:grade`, answers: join('answers', answers), is_lower_better: th.is_lower_better };
+  const grader = {
+    mlebench_root: c.root,
+    grader_name: cfg.grader?.name ?? c.id,
+    grade_fn: cfg.grader?.grade_fn ?? `mlebench.competitions.${c.id}.grade:grade`,
+    answers: join('answers', answers),
+    sample_submission: sample,
+    is_lower_better: th.is_lower_better,
+  };
   await writeFile(join(dest, 'private', 'mlebench.json'), JSON.stringify(grader, null, 2) + '\n');
   await writeFile(join(dest, 'private', 'evaluator.py'), assetText('tasks/py/mlebench_grade.py'));
   await writeTaskJson(dest, {
     id: c.id,
     generator: 'mlebench',
     metric: cfg.grader?.name ?? null,
+    sample_submission: sample,
     is_lower_better: th.is_lower_better,
     leaderboard_teams: th.teams,
     source: { competition: c.id, data: dirname(dirname(c.public)), mlebench: c.root, leaderboard: basename(lbFile) },
   });
-  return { teams: th.teams, is_lower_better: th.is_lower_better };
+  return { teams: th.teams, is_lower_better: th.is_lower_better, sample_submission: sample };
 }

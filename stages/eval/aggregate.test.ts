@@ -29,6 +29,8 @@ function run(policy: string, task: string, repeat: number, over: Partial<RunReco
     reward: null,
     submission: 'submission.csv',
     grade_error: null,
+    grade_status: 'graded',
+    grader_fault: null,
     created_at: '2026-01-01T00:00:00.000Z',
     human_rank: null,
     step_seconds: [],

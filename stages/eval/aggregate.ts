@@ -25,6 +25,10 @@ export interface RunRecord extends MedalReport {
   reward: number | null;
   submission: string | null;
   grade_error: string | null;
+  /** graded, invalid (the submission's fault), grade_error (the grader's fault: the node fails) or no_submission. */
+  grade_status: 'graded' | 'invalid' | 'grade_error' | 'no_submission';
+  /** What the grader raised, for a grade_error. */
+  grader_fault: string | null;
   /** When the run was graded (its end). */
   created_at: string;
   /** MLE-Dojo's HumanRank (0–1) against the task's human leaderboard; null when it has none. */
@@ -255,7 +259,8 @@ export function gradingReport(runs: readonly RunRecord[], policies: readonly str
         repeat: r.repeat,
         is_lower_better: r.is_lower_better,
         submission_path: r.submission,
-        error: r.grade_error,
+        status: r.grade_status,
+        error: r.grader_fault ?? r.grade_error,
       })),
     };
   }

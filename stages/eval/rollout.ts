@@ -96,6 +96,7 @@ export async function rollout(o: RolloutOptions): Promise<Trajectory> {
     ...(o.guidance ? { guidance: { source: o.guidance.source, sha256: sha256(canonicalJson(o.guidance)) } } : {}),
     evaluation,
     grade_error: grade && !grade.ok ? grade.error : ep.submission ? null : 'no submission',
+    ...(grade && !grade.ok && grade.fault ? { grader_fault: grade.fault } : {}),
     starter_score: starter,
     starter_std: await starterStd(o.task.dir),
     variables,

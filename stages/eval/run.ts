@@ -1,7 +1,7 @@
 // The eval stage's run(): every policy on every task (repeats times) through
 // the scaffold in the sandbox, then the trajectories, results and tables.
 import { mapLimit } from '../../core/pool.js';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { makePolicy, type Policy } from '../../agents/policies/index.js';
 import { KIT_MODULES } from '../../agents/policies/kitcode.js';
@@ -75,6 +75,11 @@ export async function run(ctx: StageContext<EvalParams>): Promise<StageResult | 
   const one = async ({ task, policy, pi, repeat }: (typeof jobs)[number]): Promise<Trajectory> => {
     const itemId = `${pi}-${slug(policy.name)}__${task.id}__r${repeat}`;
     let dir = await ctx.items.get(itemId);
+    // A run the grader failed on says nothing of the agent: it is run again (the grader may be fixed by now).
+    if (dir && (JSON.parse(await readFile(join(dir, 'trajectory.json'), 'utf8')) as Trajectory).grader_fault) {
+      await rm(dir, { recursive: true, force: true });
+      dir = undefined;
+    }
     if (!dir) {
       // A branch of a saved run: its replies up to the drawn return, only that return changed.
       const base = saved && savedRun(saved, branchFrom!, policy.name, task.id, repeat);
@@ -124,6 +129,12 @@ export async function run(ctx: StageContext<EvalParams>): Promise<StageResult | 
   if (jails.started) ctx.log(`sandbox: ${jails.started} warm jails started for ${jobs.length} rollouts (${jails.reused} sessions in a reused jail)`);
   const facts = new Map(await Promise.all(tasks.map(async (t) => [t.id, await taskFacts(t.dir)] as const)));
   const metrics = await writeOutputs(ctx.outDir, done as Trajectory[], names.map((n) => n.name), p, policies, facts);
+  // Runs the grader failed on are recorded above, then fail the node: their scores are unknown, not bad.
+  const faulted = (done as Trajectory[]).filter((t) => t.grader_fault);
+  if (faulted.length) {
+    const byTask = [...new Set(faulted.map((t) => t.task_id))].map((id) => `${id}: ${faulted.filter((t) => t.task_id === id).length} (${faulted.find((t) => t.task_id === id)!.grader_fault})`);
+    throw new Error(`the grader failed on ${faulted.length} of ${done.length} runs (grade_error in results.jsonl): ${byTask.join('; ')}`);
+  }
   if (saved) {
     const branched = (done as Trajectory[]).filter((t) => t.branch?.turn !== null && t.branch?.turn !== undefined);
     Object.assign(metrics, { branched: branched.length, replay_mismatches: branched.reduce((a, t) => a + (t.branch?.replay_mismatches ?? 0), 0) });
@@ -186,6 +197,8 @@ export function runRecord(t: Trajectory, repeat: number, facts: TaskFacts = NO_F
     reward: t.reward,
     submission: t.submission,
     grade_error: t.grade_error,
+    grade_status: t.grader_fault ? 'grade_error' : t.evaluation ? 'graded' : t.submission ? 'invalid' : 'no_submission',
+    grader_fault: t.grader_fault ?? null,
     step_seconds: t.turns.filter((x) => x.action === 'code' && x.exit_code !== null).map((x) => Number((x.duration_ms / 1000).toFixed(4))),
     ...(t.scaffold === 'mlab' ? { tools_called: t.turns.filter((x) => x.action === 'tool' && x.name).map((x) => x.name!) } : {}),
   };

@@ -15,6 +15,7 @@ export interface MlebenchParams {
   data: string;
   mlebench: string;
   set: MlebenchSet | string[];
+  keep_going?: boolean;
 }
 
 /**
@@ -40,7 +41,7 @@ async function competitionIdentity(data: string, mlebench: string, id: string): 
 
 export const mlebench: Stage<MlebenchParams> = {
   kind: 'mlebench',
-  version: 1,
+  version: 2,
   description: "MLE-bench competitions (prepared data, the competition's grader, leaderboard thresholds) as tasks.",
   schema,
   flow: { gives: ['tasks'] },

@@ -1,7 +1,10 @@
 // The mlebench stage's run(): one task folder per competition under tasks/,
-// built in order; competitions that cannot be built are listed in
-// mlebench.json with the reason and logged, and the rest still run.
-import { mkdir, writeFile } from 'node:fs/promises';
+// built in order. A competition without prepared data is listed in
+// mlebench.json with the reason, and the rest still run. One whose grader does
+// not load, or whose sample submission does not grade, fails the node after
+// all were tried, naming each and why: a benchmark that silently grades
+// nothing is worse than none. keep_going leaves those out and counts them.
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { runEvaluator } from '../../tasks/evaluate.js';
 import { buildMlebenchTask } from '../../tasks/mlebench-build.js';
@@ -15,6 +18,8 @@ interface Built {
   is_lower_better?: boolean;
   sample_score?: number | null;
   error?: string;
+  /** Why the competition's grader cannot grade here (it is then no task). */
+  broken?: string;
 }
 
 export async function run(ctx: StageContext<MlebenchParams>): Promise<StageResult | void> {
@@ -36,9 +41,14 @@ export async function run(ctx: StageContext<MlebenchParams>): Promise<StageResul
         const dest = join(ctx.outDir, 'tasks', id);
         const r = await buildMlebenchTask(c, dest);
         // The sample submission shows that the grader runs here (its packages, the answers' format).
-        const sample = await runEvaluator(dest, python);
-        if (!sample.ok) ctx.log(`${id}: the sample submission does not grade: ${sample.error}`);
-        built.push({ id, ...r, sample_score: sample.ok ? sample.score : null });
+        const sample = await runEvaluator(dest, python, join(dest, 'public', r.sample_submission));
+        if (sample.ok) built.push({ id, ...r, sample_score: sample.score });
+        else {
+          const broken = `its sample submission ${r.sample_submission} does not grade with ${python}: ${sample.fault ?? sample.error}`;
+          ctx.log(`${id}: ${broken}`);
+          await rm(dest, { recursive: true, force: true });
+          built.push({ id, ...r, sample_score: null, broken });
+        }
       } catch (err) {
         ctx.log(`${id}: ${(err as Error).message}`);
         built.push({ id, error: (err as Error).message });
@@ -47,7 +57,11 @@ export async function run(ctx: StageContext<MlebenchParams>): Promise<StageResul
     ctx.progress(i + 1, ids.length);
   }
   await writeFile(join(ctx.outDir, 'mlebench.json'), JSON.stringify({ data, mlebench: code, competitions: built }, null, 2) + '\n');
-  const ok = built.filter((b) => !b.error).length;
-  if (!ok) throw new Error(`no MLE-bench competition could be made a task: ${built.map((b) => `${b.id}: ${b.error}`).join('; ')}`);
-  return { metrics: { competitions: ids.length, tasks: ok, missing: ids.length - ok } };
+  const broken = built.filter((b) => b.broken);
+  if (broken.length && !p.keep_going) {
+    throw new Error(`${broken.length} of ${ids.length} MLE-bench competitions cannot be graded here (keep_going: true leaves them out): ${broken.map((b) => `${b.id}: ${b.broken}`).join('; ')}`);
+  }
+  const ok = built.filter((b) => !b.error && !b.broken).length;
+  if (!ok) throw new Error(`no MLE-bench competition could be made a task: ${built.map((b) => `${b.id}: ${b.error ?? b.broken}`).join('; ')}`);
+  return { metrics: { competitions: ids.length, tasks: ok, missing: built.filter((b) => b.error).length, broken: broken.length } };
 }

@@ -1,19 +1,29 @@
 """An MLE-bench competition's evaluator in the task contract (docs/tasks.md).
 
-The competition's own grade function scores the submission against the
-private answers; the thresholds come from its leaderboard (threshold.json,
-computed by mlepipe with MLE-bench's rule). mlebench.json says where the
-MLE-bench checkout is and which grade function and answers to use. Scores are
-rounded to 5 decimals, as MLE-bench ranks them.
+The competition's grader is built and called the way MLE-bench's own
+grading does it: a `Grader` from config.yaml's name and grade_fn, the
+submission read with MLE-bench's `read_csv`, the answers with its
+`load_answers` (both take a `pathlib.Path`), the score rounded to 5
+decimals. The thresholds come from its leaderboard (threshold.json, computed
+by mlepipe with MLE-bench's rule). mlebench.json says where the checkout is
+and which grader, answers and sample submission to use.
+
+What the agent may see is the grader's own message about the submission,
+never a traceback (that goes to stderr, for the log). A grader that cannot
+be imported, or that raises on this submission something other than
+MLE-bench's InvalidSubmissionError while the sample submission grades badly
+too, is a fault of the grader rather than the submission: the answer then
+carries "fault": "grader" and a detail for the run's record.
 """
 import argparse
-import importlib
 import json
 import math
 import os
 import sys
+import traceback
+from pathlib import Path
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+HERE = Path(__file__).resolve().parent
 
 
 def answer(obj):
@@ -21,41 +31,66 @@ def answer(obj):
     sys.exit(0)
 
 
+def invalid(message):
+    answer({"error": f"Submission invalid: {message}"})
+
+
+def fault(message, detail):
+    answer({"error": f"Submission invalid: {message}", "fault": "grader", "detail": detail})
+
+
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--submission_path", default=os.path.join(HERE, "..", "public", "sample_submission.csv"))
-    args = parser.parse_args()
-    with open(os.path.join(HERE, "mlebench.json")) as f:
+    with open(HERE / "mlebench.json") as f:
         cfg = json.load(f)
-    with open(os.path.join(HERE, "threshold.json")) as f:
+    sample = HERE.parent / "public" / cfg.get("sample_submission", "sample_submission.csv")
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--submission_path", default=str(sample))
+    args = parser.parse_args()
+    with open(HERE / "threshold.json") as f:
         thresholds = json.load(f)
     sys.path.insert(0, cfg["mlebench_root"])
-    import pandas as pd
-
-    # MLE-bench's own readers when the checkout has them (they fix dtypes and float parsing).
     try:
+        from mlebench.grade_helpers import Grader, InvalidSubmissionError
         from mlebench.utils import load_answers, read_csv
-    except Exception:  # noqa: BLE001 - a checkout without its packages installed still grades with pandas
-        read_csv = pd.read_csv
 
-        def load_answers(path):
-            return pd.read_csv(path) if path.endswith(".csv") else pd.read_json(path, lines=path.endswith(".jsonl"))
+        grader = Grader(cfg.get("grader_name") or cfg["grade_fn"], cfg["grade_fn"])
+        answers = load_answers(HERE / cfg["answers"])
+    except Exception as e:  # noqa: BLE001 - whatever stops the grader loading is the grader's fault
+        traceback.print_exc()
+        fault("the competition's grader could not be loaded", f"{cfg['grade_fn']} does not load: {type(e).__name__}: {e}")
 
-    module, _, name = cfg["grade_fn"].partition(":")
-    # A broken grader is no verdict on the submission: let it fail loudly (non-zero exit).
-    grade = getattr(importlib.import_module(module), name)
-    answers = load_answers(os.path.join(HERE, cfg["answers"]))
+    path = Path(args.submission_path)
+    if not path.is_file() or path.suffix.lower() != ".csv":
+        invalid(f"{path.name} is not a CSV file")
     try:
-        submission = read_csv(args.submission_path)
-    except Exception as e:  # noqa: BLE001 - any unreadable file is an invalid submission
-        answer({"error": f"the submission is not a readable CSV: {e}"})
+        submission = read_csv(path)
+    except Exception as e:  # noqa: BLE001 - an unreadable file is an invalid submission
+        invalid(f"the submission is not a readable CSV: {e}")
     try:
-        score = grade(submission, answers)
-    except Exception as e:  # noqa: BLE001 - MLE-bench counts every grading failure as invalid
-        answer({"error": f"{type(e).__name__}: {e}"})
-    if score is None or not math.isfinite(float(score)):
-        answer({"error": f"the grader gave no finite score ({score})"})
-    answer({"score": round(float(score), 5), **thresholds, "is_lower_better": cfg["is_lower_better"]})
+        score = grader.grade_fn(submission, answers)
+    except InvalidSubmissionError as e:
+        invalid(e)
+    except Exception as e:  # noqa: BLE001 - sorted out below
+        traceback.print_exc()
+        # Graders also check submissions with assert and pandas errors. When the
+        # sample submission grades, the grader works and the fault is this file's.
+        if path.resolve() != sample.resolve() and sample_grades(grader, read_csv, sample, answers):
+            invalid(e)
+        fault(e, f"{cfg['grade_fn']} raised {type(e).__name__}: {e}")
+    if score is None:
+        invalid("the grader gave no score")
+    score = round(float(score), 5)
+    if not math.isfinite(score):
+        invalid(f"the grader gave no finite score ({score})")
+    answer({"score": score, **thresholds, "is_lower_better": cfg["is_lower_better"]})
+
+
+def sample_grades(grader, read_csv, sample, answers):
+    try:
+        grader.grade_fn(read_csv(sample), answers)
+        return True
+    except Exception:  # noqa: BLE001 - any failure means the grader is broken here
+        return False
 
 
 if __name__ == "__main__":

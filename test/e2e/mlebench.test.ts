@@ -5,9 +5,13 @@
 // the thresholds computed here by hand from the leaderboards.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { readFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { choosePython } from '../../core/python.js';
+import { runEvaluator } from '../../tasks/evaluate.js';
 import { cli, tmpProject } from '../helpers.js';
+import { mirrorAt } from './mlebench-checkout.js';
 
 /** A seeded stream in [0, 1) (a small LCG: the data need only be fixed, not good). */
 function stream(seed: number): () => number {
@@ -69,10 +73,12 @@ const RENT_LB = Array.from({ length: 150 }, (_, i) => 10 * (i + 1));
 const RENT = { gold: 100, silver: 300, bronze: 600, median: 755, lower: true };
 
 const FILES = {
-  'mle/mlebench/__init__.py': '',
-  'mle/mlebench/grade_helpers.py': 'class InvalidSubmissionError(Exception):\n    pass\n',
+  ...mirrorAt('mle'),
   ...competition('toy-spam', 'label', (x1, x2) => (x1 + 0.3 * x2 > 0.6 ? 'spam' : 'ham'), 'ham', 'accuracy', SPAM_LB),
-  'mle/mlebench/competitions/toy-spam/grade.py': GRADE_HEADER + '\n\ndef grade(submission, answers):\n    y, p = aligned(submission, answers, "label")\n    return float((y.astype(str) == p.astype(str)).mean())\n',
+  // A BROKEN file beside it stands for a grader that fails whatever it is given (a lost model file, say).
+  'mle/mlebench/competitions/toy-spam/grade.py':
+    GRADE_HEADER +
+    '\n\ndef grade(submission, answers):\n    import os\n    if os.path.exists(os.path.join(os.path.dirname(__file__), "BROKEN")):\n        raise RuntimeError("the grader lost its files")\n    y, p = aligned(submission, answers, "label")\n    return float((y.astype(str) == p.astype(str)).mean())\n',
   ...competition('toy-rent', 'rent', (x1, x2) => (1000 + 5000 * x1 + 300 * x2).toFixed(1), '0', 'root mean squared error', RENT_LB),
   'mle/mlebench/competitions/toy-rent/grade.py': GRADE_HEADER + '\n\ndef grade(submission, answers):\n    y, p = aligned(submission, answers, "rent")\n    return float(np.sqrt(np.mean((y.astype(float) - p.astype(float)) ** 2)))\n',
   // Its code is in the checkout, but its data was never prepared.
@@ -145,6 +151,62 @@ test('MLE-bench competitions become tasks; scripted agents are graded by the com
     for (const k of ['any_medal', 'gold_medal', 'silver_medal', 'bronze_medal', 'above_median', 'submission_exists', 'valid_submission', 'is_lower_better']) assert.type(c[k], 'boolean');
     assert.ok(!Number.isNaN(Date.parse(c.created_at)));
   }
+});
+
+test('agents are shown the grader’s message about their submission, never a traceback; a grader that fails on everything is a fault', async () => {
+  const dir = await tmpProject({ ...FILES, 'e.yaml': 'name: m\nstages:\n  comps: { uses: mlebench, with: { data: data, mlebench: mle, set: [toy-spam] } }\n' });
+  assert.is((await cli(['run', 'e.yaml'], { cwd: dir })).exitCode, 0);
+  const task = join((await cli(['outputs', 'e.yaml', 'comps'], { cwd: dir })).stdout.trim(), 'tasks', 'toy-spam');
+  const python = choosePython().path;
+  const grade = async (name: string, text: string) => {
+    await writeFile(join(dir, name), text);
+    return runEvaluator(task, python, join(dir, name));
+  };
+  // MLE-bench's InvalidSubmissionError: its message.
+  const columns = await grade('cols.csv', 'id,guess\n1000,ham\n');
+  assert.equal(columns, { ok: false, error: 'Submission invalid: columns must be id, label' });
+  // Another error inside the grader while the sample submission grades: the submission's fault, in the grader's words.
+  const ids = await grade('ids.csv', 'id,label\nabc,ham\n');
+  assert.ok(!ids.ok && !ids.fault && ids.error.startsWith('Submission invalid: '), JSON.stringify(ids));
+  assert.not.match(ids.ok ? '' : ids.error, 'Traceback');
+  // The grader fails on the sample submission too: the grader's fault.
+  await writeFile(join(dir, 'mle/mlebench/competitions/toy-spam/BROKEN'), '');
+  const broken = await grade('ok.csv', await readFile(join(task, 'public', 'sample_submission.csv'), 'utf8'));
+  assert.equal(broken, { ok: false, error: 'Submission invalid: the grader lost its files', fault: 'mlebench.competitions.toy-spam.grade:grade raised RuntimeError: the grader lost its files' });
+});
+
+test('a competition whose grader does not load fails the node, naming it and why; keep_going leaves it out and counts it', async () => {
+  const files = {
+    ...FILES,
+    ...competition('toy-broken', 'label', () => 'ham', 'ham', 'accuracy', SPAM_LB),
+    'mle/mlebench/competitions/toy-broken/grade.py': 'import a_package_nobody_installed\n\n\ndef grade(submission, answers):\n    return 1.0\n',
+    'e.yaml': 'name: m\nstages:\n  comps: { uses: mlebench, with: { data: data, mlebench: mle, set: [toy-spam, toy-broken] } }\n',
+  };
+  const dir = await tmpProject(files);
+  const r = await cli(['run', 'e.yaml'], { cwd: dir });
+  assert.is(r.exitCode, 1);
+  assert.match(r.stderr, "1 of 2 MLE-bench competitions cannot be graded here");
+  assert.match(r.stderr, "toy-broken: its sample submission sample_submission.csv does not grade");
+  assert.match(r.stderr, "ModuleNotFoundError: No module named 'a_package_nobody_installed'");
+  const lenient = await cli(['run', 'e.yaml', '-S', 'stages.comps.with.keep_going=true'], { cwd: dir });
+  assert.is(lenient.exitCode, 0, lenient.stderr);
+  const out = (await cli(['outputs', 'e.yaml', 'comps', '-S', 'stages.comps.with.keep_going=true'], { cwd: dir })).stdout.trim();
+  const made = JSON.parse(await readFile(join(out, 'mlebench.json'), 'utf8'));
+  assert.match(made.competitions.find((c: { id: string }) => c.id === 'toy-broken').broken, 'a_package_nobody_installed');
+  assert.not.ok(existsSync(join(out, 'tasks', 'toy-broken')), 'no task of a competition that cannot be graded');
+  assert.match(lenient.stderr, 'tasks=1, missing=0, broken=1');
+});
+
+test('an eval whose grader fails marks those runs grade_error and fails the node with the counts', async () => {
+  const dir = await tmpProject({ ...FILES, 'e.yaml': 'name: m\nstages:\n  comps: { uses: mlebench, with: { data: data, mlebench: mle, set: [toy-spam, toy-rent] } }\n  agents: { uses: eval, needs: [comps], with: { policy: scripted:majority, max_turns: 3, seed: 1 } }\n' });
+  assert.is((await cli(['run', 'e.yaml', '--only', 'comps'], { cwd: dir })).exitCode, 0);
+  await writeFile(join(dir, 'mle/mlebench/competitions/toy-spam/BROKEN'), '');
+  const r = await cli(['run', 'e.yaml'], { cwd: dir });
+  assert.is(r.exitCode, 1);
+  assert.match(r.stderr, 'the grader failed on 1 of 2 runs (grade_error in results.jsonl): toy-spam: 1 (mlebench.competitions.toy-spam.grade:grade raised RuntimeError: the grader lost its files)');
+  // Mended, the runs it failed on run again rather than stand as they were.
+  await rm(join(dir, 'mle/mlebench/competitions/toy-spam/BROKEN'));
+  assert.is((await cli(['run', 'e.yaml'], { cwd: dir })).exitCode, 0);
 });
 
 test('validate and plan pass without the data; the run says what to prepare', async () => {
