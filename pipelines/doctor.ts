@@ -63,6 +63,21 @@ async function pythonCheck(settings: Settings, choice: PythonChoice, agent: EnvR
   };
 }
 
+/** What MLE-bench's graders import beyond the numeric stack (its utils module needs py7zr, yaml and tqdm). */
+export const GRADING_MODULES = ['py7zr', 'yaml', 'tqdm', 'pandas', 'sklearn'];
+
+/** Whether the interpreter stages grade with can load MLE-bench's graders (the mlebench stage). */
+async function gradingCheck(choice: PythonChoice): Promise<Check> {
+  const r = await execa(choice.path, ['-c', `import ${GRADING_MODULES.join(', ')}`], { reject: false, timeout: 60_000 });
+  return {
+    name: 'mlebench grading',
+    ok: r.exitCode === 0,
+    required: false,
+    detail: r.exitCode === 0 ? `${choice.path} imports ${GRADING_MODULES.join(', ')} (what MLE-bench's graders need)` : `${choice.path}: ${lastLine(String(r.stderr)) || `exit ${r.exitCode}`}`,
+    fix: pythonEnv('agent').fix,
+  };
+}
+
 function envCheck(r: EnvReport, choice: PythonChoice): Check {
   const inUse = r.name === 'agent' && choice.source === 'agent' ? '; stages use it' : '';
   return { name: `env ${r.name}`, ok: !r.fix, required: false, detail: envDetail(r) + inUse, fix: r.fix };
@@ -82,6 +97,7 @@ export async function runChecks(settings: Settings, env: NodeJS.ProcessEnv = pro
   const choice = choosePython(settings.python);
   const environments = await inspectEnvs();
   checks.push(await pythonCheck(settings, choice, environments.find((e) => e.name === 'agent')!));
+  checks.push(await gradingCheck(choice));
   for (const r of environments) checks.push(envCheck(r, choice));
 
   const backend = settings.sandbox.backend;

@@ -16,6 +16,19 @@ test('doctor finds an interpreter with numpy, pandas and sklearn, and says where
   assert.is(r.exitCode, 0);
 });
 
+test('doctor says whether the interpreter stages grade with can load MLE-bench’s graders', async () => {
+  // The agent environment has MLE-bench's grading requirements; Debian's Python has the numeric stack only.
+  const good = JSON.parse((await cli(['doctor', '--json'], { cwd: await tmpProject({}, 'sandbox: { backend: process }\n') })).stdout);
+  const ok = good.checks.find((c: { name: string }) => c.name === 'mlebench grading');
+  assert.ok(ok.ok, ok.detail);
+  assert.match(ok.detail, 'py7zr, yaml, tqdm');
+  const bare = JSON.parse((await cli(['doctor', '--json'], { cwd: await tmpProject({}, 'sandbox: { backend: process }\npython: /usr/bin/python3\n') })).stdout);
+  const no = bare.checks.find((c: { name: string }) => c.name === 'mlebench grading');
+  assert.not.ok(no.ok);
+  assert.match(no.detail, "No module named 'py7zr'");
+  assert.match(no.fix, 'setup-python.sh agent');
+});
+
 test('doctor exits 3 and prints the fix when something required is missing', async () => {
   const dir = await tmpProject({}, 'sandbox: { backend: docker }\npython: /nonexistent/python3\n');
   const r = await cli(['doctor'], { cwd: dir, env: { DOCKER_HOST: 'tcp://127.0.0.1:9' } });
