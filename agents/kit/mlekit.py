@@ -17,22 +17,53 @@ import pandas as pd
 PUBLIC = "public"
 
 
-def read(name):
-    return pd.read_csv(os.path.join(PUBLIC, name), dtype={"id": str})
+def sample_file():
+    """The sample submission: sample_submission.csv, else the one CSV of public/ named as a sample
+    (MLE-bench keeps each competition's own name, e.g. sample_submission_null.csv)."""
+    names = sorted(f for f in os.listdir(PUBLIC) if f.lower().endswith(".csv") and "sample" in f.lower())
+    return "sample_submission.csv" if "sample_submission.csv" in names or not names else names[0]
+
+
+def train_file(test_cols, target):
+    """The training table: train.csv, else the CSV of public/ (neither test nor sample) that holds the
+    target, or failing that every test column (MLE-bench's taxi fares call it labels.csv)."""
+    if os.path.exists(os.path.join(PUBLIC, "train.csv")):
+        return "train.csv"
+    others = sorted(f for f in os.listdir(PUBLIC) if f.lower().endswith(".csv") and f not in ("test.csv", sample_file()))
+    headers = {f: list(pd.read_csv(os.path.join(PUBLIC, f), nrows=0).columns) for f in others}
+    for f, cols in headers.items():
+        if target is not None and target in cols:
+            return f
+    for f, cols in headers.items():
+        if set(test_cols) <= set(cols):
+            return f
+    raise FileNotFoundError(f"no training table in {PUBLIC}/ (looked for train.csv and {', '.join(others) or 'other CSVs'})")
 
 
 def load_task():
-    train, test, sample = read("train.csv"), read("test.csv"), read("sample_submission.csv")
-    cols = [c for c in sample.columns if c != "id"]
+    """train, test, sample, what is asked, and the key columns: the sample's columns that the test
+    table has too, copied into the submission as they are (id in most tasks; key, or Date and Comment)."""
+    sample_name = sample_file()
+    head = pd.read_csv(os.path.join(PUBLIC, sample_name), nrows=0)
+    test_cols = list(pd.read_csv(os.path.join(PUBLIC, "test.csv"), nrows=0).columns)
+    keys = [c for c in head.columns if c in test_cols] or ["id"]
+    as_str = {k: str for k in keys}
+    read = lambda name: pd.read_csv(os.path.join(PUBLIC, name), dtype=as_str)
+    sample, test = read(sample_name), read("test.csv")
+    cols = [c for c in sample.columns if c not in keys]
+    train = read(train_file(test_cols, cols[0] if len(cols) == 1 else None))
+    info = {"keys": keys, "columns": list(sample.columns)}
     if len(cols) > 1:
-        return train, test, sample, {"kind": "prob", "classes": cols, "target": None}
+        return train, test, sample, {**info, "kind": "prob", "classes": cols, "target": None}
     target = cols[0]
     y = train[target]
     labels = set(y.dropna().astype(str))
     shown = sample[target]
-    # The sample's column says what is asked: labels when it holds labels, else numbers.
-    if not pd.api.types.is_numeric_dtype(shown) or set(shown.astype(str)) <= labels:
-        return train, test, sample, {"kind": "label", "classes": sorted(labels), "target": target}
+    # The sample's column says what is asked: labels when it holds labels, else numbers; a ranking or
+    # log-loss metric on two classes asks for the probability even where the sample holds a label.
+    ranked = task_metric() in ("roc_auc", "log_loss") and pd.api.types.is_numeric_dtype(shown) and shown.between(0, 1).all()
+    if (not pd.api.types.is_numeric_dtype(shown) or set(shown.astype(str)) <= labels) and not (ranked and len(labels) == 2):
+        return train, test, sample, {**info, "kind": "label", "classes": sorted(labels), "target": target}
     if len(labels) == 2 and shown.between(0, 1).all():
         # Which class the probability is for, as the description states it.
         import re
@@ -40,8 +71,12 @@ def load_task():
         desc = open(os.path.join(PUBLIC, "description.md")).read() if os.path.exists(os.path.join(PUBLIC, "description.md")) else ""
         m = re.search(r"probability that \S+ is `([^`]+)`", desc)
         positive = m.group(1) if m and m.group(1) in labels else sorted(labels)[1]
-        return train, test, sample, {"kind": "prob", "classes": [c for c in sorted(labels) if c != positive] + [positive], "target": target}
-    return train, test, sample, {"kind": "value", "classes": [], "target": target}
+        return train, test, sample, {**info, "kind": "prob", "classes": [c for c in sorted(labels) if c != positive] + [positive], "target": target}
+    return train, test, sample, {**info, "kind": "value", "classes": [], "target": target}
+
+
+def read(name):
+    return pd.read_csv(os.path.join(PUBLIC, name), dtype={"id": str})
 
 
 def target_of(train, info):
@@ -49,7 +84,7 @@ def target_of(train, info):
         return info["target"]
     # Multi-class probabilities: the label column is the train column that holds the class names.
     for c in train.columns:
-        if c != "id" and set(train[c].dropna().astype(str)) <= set(info["classes"]):
+        if c not in info["keys"] and set(train[c].dropna().astype(str)) <= set(info["classes"]):
             return c
     raise ValueError("cannot find the label column")
 
@@ -97,8 +132,19 @@ def graph_features(train, test):
     return feats[: len(train)], feats[len(train):]
 
 
-def tabular_features(train, test, drop):
-    both = pd.concat([train.drop(columns=drop, errors="ignore"), test], ignore_index=True).drop(columns=["id"])
+def text_columns(test):
+    """Columns of free text: strings of several words, nearly all different (a comment, a review)."""
+    out = []
+    for c in test.columns:
+        s = test[c].dropna().astype(str)
+        if len(s) and not pd.api.types.is_numeric_dtype(test[c]) and s.str.split().str.len().mean() >= 4 and s.nunique() > 0.5 * len(s):
+            out.append(c)
+    return out
+
+
+def tabular_features(train, test, drop, keys=("id",)):
+    both = pd.concat([train.drop(columns=drop, errors="ignore"), test], ignore_index=True)
+    both = both.drop(columns=[c for c in keys if c in both.columns])
     for c in both.columns:
         if not pd.api.types.is_numeric_dtype(both[c]):
             top = both[c].value_counts().index[:20]
@@ -109,19 +155,21 @@ def tabular_features(train, test, drop):
     return x[: len(train)], x[len(train):]
 
 
-def features(train, test, target):
+def features(train, test, target, keys=("id",)):
     if "image" in test.columns:
         return image_features(train["image"]), image_features(test["image"])
     if "audio" in test.columns:
         return audio_features(train["audio"]), audio_features(test["audio"])
-    if "text" in test.columns:
+    texts = ["text"] if "text" in test.columns else text_columns(test)
+    if texts:
         from sklearn.feature_extraction.text import TfidfVectorizer
 
+        joined = lambda df: df[texts].fillna("").astype(str).agg(" ".join, axis=1)
         vec = TfidfVectorizer(ngram_range=(1, 2))
-        return vec.fit_transform(train["text"]).toarray(), vec.transform(test["text"]).toarray()
+        return vec.fit_transform(joined(train)).toarray(), vec.transform(joined(test)).toarray()
     if os.path.exists(os.path.join(PUBLIC, "graph", "edges.csv")):
         return graph_features(train.drop(columns=[target]), test)
-    return tabular_features(train, test, [target])
+    return tabular_features(train, test, [target], keys)
 
 
 def phases(t):
@@ -216,7 +264,7 @@ CANDIDATES = {
 }
 
 
-METRIC_PHRASES = [("accuracy", "accuracy"), ("macro-averaged F1", "macro_f1"), ("ROC-AUC", "roc_auc"), ("logarithmic loss", "log_loss"),
+METRIC_PHRASES = [("accuracy", "accuracy"), ("macro-averaged F1", "macro_f1"), ("ROC-AUC", "roc_auc"), ("(AUC)", "roc_auc"), ("logarithmic loss", "log_loss"),
                   ("root mean squared", "rmse"), ("mean absolute", "mae"), ("R²", "r2"), ("quadratic weighted kappa", "quadratic_weighted_kappa")]
 LOWER_IS_BETTER = {"log_loss", "rmse", "mae"}
 
@@ -332,7 +380,7 @@ def solve(strategy, out="submission.csv", keep_best=False, size="default"):
     train, test, sample, info = load_task()
     rng = np.random.default_rng(0)
     target = target_of(train, info)
-    ids = test["id"]
+    ids = test[info["keys"]]
     series = "step" in test.columns and "driver" in test.columns
     classes = [] if info["kind"] == "value" or series else info["classes"]
     metric = task_metric() or ("rmse" if not classes else "accuracy")
@@ -351,7 +399,7 @@ def solve(strategy, out="submission.csv", keep_best=False, size="default"):
             x_tr = np.c_[train["step"].to_numpy(float), train["driver"].to_numpy(float)]
             x_te = np.c_[test["step"].to_numpy(float), test["driver"].to_numpy(float)]
         else:
-            x_tr, x_te = features(train, test, target)
+            x_tr, x_te = features(train, test, target, info["keys"])
         if not classes:
             x_tr = x_tr[ok]  # rows whose target is missing cannot be fitted
         options = CANDIDATES[strategy]
@@ -382,12 +430,15 @@ def solve(strategy, out="submission.csv", keep_best=False, size="default"):
 
 
 def write_submission(out, ids, target, info, classes, pred):
+    """The key columns as the test table has them, the predictions, in the sample's column order."""
+    table = ids.reset_index(drop=True).copy()
     if not classes:
-        pd.DataFrame({"id": ids, target: pred}).to_csv(out, index=False)
+        table[target] = pred
     elif info["kind"] == "label":
-        chosen = np.asarray(classes, dtype=object)[pred.argmax(axis=1)]
-        pd.DataFrame({"id": ids, target: chosen}).to_csv(out, index=False)
+        table[target] = np.asarray(classes, dtype=object)[pred.argmax(axis=1)]
     elif info["target"] is not None:  # binary probability of the second class
-        pd.DataFrame({"id": ids, target: pred[:, 1]}).to_csv(out, index=False)
+        table[target] = pred[:, 1]
     else:
-        pd.DataFrame({"id": ids, **{c: pred[:, j] for j, c in enumerate(classes)}}).to_csv(out, index=False)
+        for j, c in enumerate(classes):
+            table[c] = pred[:, j]
+    table[info["columns"]].to_csv(out, index=False)

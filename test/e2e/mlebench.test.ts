@@ -32,19 +32,27 @@ function rows(n: number, seed: number, label: (x1: number, x2: number) => string
   return { features, labels };
 }
 
-function competition(id: string, target: string, label: (x1: number, x2: number) => string, sample: string, metric: string, leaderboard: number[]): Record<string, string> {
+/** Files as MLE-bench's prepare scripts lay them out; not every competition has train.csv, sample_submission.csv or an id column named id. */
+interface Layout {
+  key?: string;
+  train?: string;
+  sample?: string;
+}
+
+function competition(id: string, target: string, label: (x1: number, x2: number) => string, sample: string, metric: string, leaderboard: number[], at: Layout = {}): Record<string, string> {
+  const { key = 'id', train: trainFile = 'train.csv', sample: sampleFile = 'sample_submission.csv' } = at;
   const train = rows(120, 7, label);
   const test = rows(60, 11, label, 1000);
   const ids = test.features.map((f) => f.split(',')[0]);
   const pub = `data/${id}/prepared/public`;
   const code = `mle/mlebench/competitions/${id}`;
   return {
-    [`${pub}/train.csv`]: `id,x1,x2,${target}\n` + train.features.map((f, i) => `${f},${train.labels[i]}`).join('\n') + '\n',
-    [`${pub}/test.csv`]: 'id,x1,x2\n' + test.features.join('\n') + '\n',
-    [`${pub}/sample_submission.csv`]: `id,${target}\n` + ids.map((i) => `${i},${sample}`).join('\n') + '\n',
+    [`${pub}/${trainFile}`]: `${key},x1,x2,${target}\n` + train.features.map((f, i) => `${f},${train.labels[i]}`).join('\n') + '\n',
+    [`${pub}/test.csv`]: `${key},x1,x2\n` + test.features.join('\n') + '\n',
+    [`${pub}/${sampleFile}`]: `${key},${target}\n` + ids.map((i) => `${i},${sample}`).join('\n') + '\n',
     [`${pub}/description.md`]: `# ${id}\n\nPredict \`${target}\` for each row of test.csv.\n\n## Evaluation\n\nSubmissions are scored by ${metric}.\n`,
-    [`data/${id}/prepared/private/test.csv`]: `id,${target}\n` + ids.map((i, k) => `${i},${test.labels[k]}`).join('\n') + '\n',
-    [`${code}/config.yaml`]: `id: ${id}\ndataset:\n  answers: ${id}/prepared/private/test.csv\n  sample_submission: ${id}/prepared/public/sample_submission.csv\ngrader:\n  name: ${metric}\n  grade_fn: mlebench.competitions.${id}.grade:grade\n`,
+    [`data/${id}/prepared/private/test.csv`]: `${key},${target}\n` + ids.map((i, k) => `${i},${test.labels[k]}`).join('\n') + '\n',
+    [`${code}/config.yaml`]: `id: ${id}\ndataset:\n  answers: ${id}/prepared/private/test.csv\n  sample_submission: ${id}/prepared/public/${sampleFile}\ngrader:\n  name: ${metric}\n  grade_fn: mlebench.competitions.${id}.grade:grade\n`,
     [`${code}/leaderboard.csv`]: 'scoreNullable,teamId,hasTeamName,submissionDate,score,hasScore\n' + leaderboard.map((s, i) => `${s},${i + 1},True,2020-01-01 00:00:00,${s},True`).join('\n') + '\n',
   };
 }
@@ -54,10 +62,10 @@ import pandas as pd
 from mlebench.grade_helpers import InvalidSubmissionError
 
 
-def aligned(submission, answers, column):
-    if list(submission.columns) != ["id", column]:
-        raise InvalidSubmissionError(f"columns must be id, {column}")
-    merged = answers.merge(submission, on="id", suffixes=("", "_pred"))
+def aligned(submission, answers, column, key="id"):
+    if list(submission.columns) != [key, column]:
+        raise InvalidSubmissionError(f"columns must be {key}, {column}")
+    merged = answers.merge(submission, on=key, suffixes=("", "_pred"))
     if len(merged) != len(answers) or len(submission) != len(answers):
         raise InvalidSubmissionError("the ids do not match the test set")
     return merged[column], merged[column + "_pred"]
@@ -79,8 +87,9 @@ const FILES = {
   'mle/mlebench/competitions/toy-spam/grade.py':
     GRADE_HEADER +
     '\n\ndef grade(submission, answers):\n    import os\n    if os.path.exists(os.path.join(os.path.dirname(__file__), "BROKEN")):\n        raise RuntimeError("the grader lost its files")\n    y, p = aligned(submission, answers, "label")\n    return float((y.astype(str) == p.astype(str)).mean())\n',
-  ...competition('toy-rent', 'rent', (x1, x2) => (1000 + 5000 * x1 + 300 * x2).toFixed(1), '0', 'root mean squared error', RENT_LB),
-  'mle/mlebench/competitions/toy-rent/grade.py': GRADE_HEADER + '\n\ndef grade(submission, answers):\n    y, p = aligned(submission, answers, "rent")\n    return float(np.sqrt(np.mean((y.astype(float) - p.astype(float)) ** 2)))\n',
+  // Laid out like MLE-bench's taxi fares and insults: labels.csv, an id column named key, a sample file of its own name.
+  ...competition('toy-rent', 'rent', (x1, x2) => (1000 + 5000 * x1 + 300 * x2).toFixed(1), '0', 'root mean squared error', RENT_LB, { key: 'key', train: 'labels.csv', sample: 'sample_submission_null.csv' }),
+  'mle/mlebench/competitions/toy-rent/grade.py': GRADE_HEADER + '\n\ndef grade(submission, answers):\n    y, p = aligned(submission, answers, "rent", key="key")\n    return float(np.sqrt(np.mean((y.astype(float) - p.astype(float)) ** 2)))\n',
   // Its code is in the checkout, but its data was never prepared.
   'mle/mlebench/competitions/toy-unprepared/grade.py': 'def grade(submission, answers):\n    return 0.0\n',
   'mle/mlebench/competitions/toy-unprepared/leaderboard.csv': 'score\n1\n0\n',
