@@ -24,6 +24,8 @@ export interface RunRecord extends MedalReport {
   format: number;
   reward: number | null;
   submission: string | null;
+  /** The graded file as kept in the node's outputs (relative to them), when there was one. */
+  kept_submission?: string | null;
   grade_error: string | null;
   /** graded, invalid (the submission's fault), grade_error (the grader's fault: the node fails) or no_submission. */
   grade_status: 'graded' | 'invalid' | 'grade_error' | 'no_submission';
@@ -242,7 +244,8 @@ export function mlebenchReport(runs: readonly RunRecord[]): Record<string, unkno
       ...competition(r, float),
       is_lower_better: r.is_lower_better ?? false,
       created_at: r.created_at,
-      submission_path: r.submission ?? '',
+      // The kept copy, relative to the node's outputs: MLE-bench's grader can grade it again.
+      submission_path: r.kept_submission ?? r.submission ?? '',
     })),
   };
 }

@@ -1,7 +1,7 @@
 // One rollout: a fresh sandbox workspace on the task, the scaffold driving
 // the policy, then grading outside the jail and the trajectory record.
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { copyFile, lstat, readFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
 import { Rng } from '../../core/random.js';
 import { readJsonFile } from '../../core/text.js';
 import type { GuidanceRecord } from '../../agents/guidance/index.js';
@@ -35,6 +35,8 @@ export interface RolloutOptions {
   /** Guided collection: shown to the teacher policy only (mlab). */
   guidance?: GuidanceRecord;
   signal: AbortSignal;
+  /** Where to keep a copy of the graded submission (so that MLE-bench's own grader can grade it again). */
+  keepSubmission?: string;
 }
 
 const fmt = (x: number | null) => (x === null ? 'none' : String(Number(x.toPrecision(6))));
@@ -42,6 +44,14 @@ const fmt = (x: number | null) => (x === null ? 'none' : String(Number(x.toPreci
 /** The released Score tool's answer: the score, its direction and the four thresholds. */
 export function scoreFeedback(r: EvaluatorResult): string {
   return `scores ${fmt(r.score)} (${r.is_lower_better ? 'lower' : 'higher'} is better); thresholds: gold ${fmt(r.gold_threshold)}, silver ${fmt(r.silver_threshold)}, bronze ${fmt(r.bronze_threshold)}, median ${fmt(r.median_threshold)}`;
+}
+
+/** Copies the submission file itself (never what a link points at); a missing one leaves nothing. */
+async function keepCopy(workspace: string, name: string, dest: string): Promise<void> {
+  const src = resolve(workspace, name);
+  if (!src.startsWith(resolve(workspace) + '/')) return;
+  const st = await lstat(src).catch(() => null);
+  if (st?.isFile()) await copyFile(src, dest);
 }
 
 export async function rollout(o: RolloutOptions): Promise<Trajectory> {
@@ -79,7 +89,10 @@ export async function rollout(o: RolloutOptions): Promise<Trajectory> {
       },
     });
     // An interrupted episode is thrown away, not graded.
-    if (ep.submission && !o.signal.aborted) grade = await gradeSubmission(o.task.dir, session.workspace, { python: o.python, signal: o.signal }, ep.submission);
+    if (ep.submission && !o.signal.aborted) {
+      grade = await gradeSubmission(o.task.dir, session.workspace, { python: o.python, signal: o.signal }, ep.submission);
+      if (o.keepSubmission) await keepCopy(session.workspace, ep.submission, o.keepSubmission);
+    }
   } finally {
     await session.close();
   }

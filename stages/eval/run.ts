@@ -1,7 +1,8 @@
 // The eval stage's run(): every policy on every task (repeats times) through
 // the scaffold in the sandbox, then the trajectories, results and tables.
 import { mapLimit } from '../../core/pool.js';
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { copyFile, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { makePolicy, type Policy } from '../../agents/policies/index.js';
 import { KIT_MODULES } from '../../agents/policies/kitcode.js';
@@ -106,6 +107,7 @@ export async function run(ctx: StageContext<EvalParams>): Promise<StageResult | 
           promptFormat: p.prompt_format,
           guidance: guidance?.get(task.id),
           signal: ctx.signal,
+          keepSubmission: join(d, 'submission.csv'),
         });
         if (t.ended === 'interrupted') throw new Error('interrupted');
         // The arm as given (no intervention) must reproduce the drawn return too; a changed one is compared up to it.
@@ -114,6 +116,11 @@ export async function run(ctx: StageContext<EvalParams>): Promise<StageResult | 
       });
     }
     const trajectory = JSON.parse(await readFile(join(dir, 'trajectory.json'), 'utf8')) as Trajectory;
+    // The graded file is kept with the run's outputs, named by the run, for MLE-bench's own grader to grade again.
+    if (existsSync(join(dir, 'submission.csv'))) {
+      await mkdir(join(ctx.outDir, 'submissions'), { recursive: true });
+      await copyFile(join(dir, 'submission.csv'), join(ctx.outDir, keptName(trajectory)));
+    }
     if (trajectory.ended === 'policy_error') ctx.log(`${policy.name} on ${task.id}: the policy failed: ${trajectory.error}`);
     ctx.progress(++finished, jobs.length);
     return trajectory;
@@ -173,6 +180,9 @@ export async function taskFacts(dir: string): Promise<TaskFacts> {
   };
 }
 
+/** Where a run's graded submission is kept, relative to the node's outputs. */
+export const keptName = (t: Pick<Trajectory, 'policy' | 'task_id' | 'sample'>) => join('submissions', `${slug(t.policy)}__${t.task_id}__r${t.sample}.csv`);
+
 /** The report fields of one run; what no grade says comes from the task's own files. */
 export function runRecord(t: Trajectory, repeat: number, facts: TaskFacts = NO_FACTS): RunRecord {
   const m = medalReport(t.evaluation);
@@ -196,6 +206,7 @@ export function runRecord(t: Trajectory, repeat: number, facts: TaskFacts = NO_F
     format: t.variables.format,
     reward: t.reward,
     submission: t.submission,
+    kept_submission: t.submission ? keptName(t) : null,
     grade_error: t.grade_error,
     grade_status: t.grader_fault ? 'grade_error' : t.evaluation ? 'graded' : t.submission ? 'invalid' : 'no_submission',
     grader_fault: t.grader_fault ?? null,

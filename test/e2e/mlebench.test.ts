@@ -159,6 +159,8 @@ test('MLE-bench competitions become tasks; scripted agents are graded by the com
     for (const k of ['gold_threshold', 'silver_threshold', 'bronze_threshold', 'median_threshold', 'score']) assert.type(c[k], 'number');
     for (const k of ['any_medal', 'gold_medal', 'silver_medal', 'bronze_medal', 'above_median', 'submission_exists', 'valid_submission', 'is_lower_better']) assert.type(c[k], 'boolean');
     assert.ok(!Number.isNaN(Date.parse(c.created_at)));
+    // The graded file is kept with the outputs, so that MLE-bench's own grader can grade it again.
+    assert.match(await readFile(join(out, c.submission_path), 'utf8'), c.competition_id === 'toy-rent' ? /^key,rent\n/ : /^id,label\n/);
   }
 });
 
