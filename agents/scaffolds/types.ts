@@ -32,6 +32,10 @@ export interface TaskView {
   /** The metric's direction (AIDE ranks its nodes by it). */
   lowerIsBetter: boolean;
   meta: TaskMeta;
+  /** The entries of public/ (folders end in /), for the prompt. */
+  files?: string[];
+  /** The sample submission's name within public/ (MLE-bench competitions name their own). */
+  sample?: string;
 }
 
 export type Validation = { ok: false; problem: string } | { ok: true; feedback?: string };

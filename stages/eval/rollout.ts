@@ -1,6 +1,6 @@
 // One rollout: a fresh sandbox workspace on the task, the scaffold driving
 // the policy, then grading outside the jail and the trajectory record.
-import { copyFile, lstat, readFile } from 'node:fs/promises';
+import { copyFile, lstat, readdir, readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { Rng } from '../../core/random.js';
 import { readJsonFile } from '../../core/text.js';
@@ -56,7 +56,9 @@ async function keepCopy(workspace: string, name: string, dest: string): Promise<
 
 export async function rollout(o: RolloutOptions): Promise<Trajectory> {
   const started = new Date();
-  const meta = (await readJsonFile(join(o.task.dir, 'task.json'))) as { is_lower_better?: boolean; modality?: string; task_type?: string; metric?: string; n_train?: number };
+  const meta = (await readJsonFile(join(o.task.dir, 'task.json'))) as { is_lower_better?: boolean; modality?: string; task_type?: string; metric?: string; n_train?: number; sample_submission?: string };
+  // The prompt names the task's own files (MLE-bench competitions keep their own names).
+  const files = (await readdir(join(o.task.dir, 'public'), { withFileTypes: true }).catch(() => [])).map((e) => (e.isDirectory() ? `${e.name}/` : e.name)).sort();
   const description = await readFile(join(o.task.dir, 'public', 'description.md'), 'utf8').catch(() => '(no description.md)');
   // The signal reaches every step of the session: an interrupt kills the running one at once.
   const session = await o.sandbox.open({ task: o.task.dir, limits: { memoryMb: o.memoryMb }, signal: o.signal });
@@ -70,6 +72,8 @@ export async function rollout(o: RolloutOptions): Promise<Trajectory> {
         description,
         lowerIsBetter: meta.is_lower_better ?? false,
         meta: { id: o.task.id, modality: meta.modality, task_type: meta.task_type, metric: meta.metric, n_train: meta.n_train, is_lower_better: meta.is_lower_better },
+        files,
+        sample: meta.sample_submission ?? 'sample_submission.csv',
       },
       session,
       publicDir: join(o.task.dir, 'public'),

@@ -150,6 +150,13 @@ test('MLE-bench competitions become tasks; scripted agents are graded by the com
   assert.is(of('scripted:forest', 'toy-spam').any_medal, true);
   assert.is(of('scripted:majority', 'toy-rent').above_median, false);
 
+  // The system prompt names the competition's own files and sample submission.
+  const rent = (await readFile(join(out, 'trajectories.jsonl'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l)).find((t) => t.task_id === 'toy-rent');
+  const system = rent.messages.find((m: { role: string }) => m.role === 'system').content;
+  assert.match(system, '`labels.csv`');
+  assert.match(system, '`public/sample_submission_null.csv` shows the');
+  assert.not.match(system, 'train.csv');
+
   // MLE-bench's grading report beside ours: its totals and fields, floats and booleans never null.
   const ours = JSON.parse(await readFile(join(out, 'grading_report.json'), 'utf8'));
   assert.is(ours['scripted:forest'].total_runs, 2);

@@ -3,6 +3,7 @@
 // a failed leaf is debugged (at most max_debug_depth times in a row), else
 // the best working node is improved. Every node's submission is kept; the
 // one with the best validation score is graded. journal.json is the tree.
+import { publicFilesText, sampleName } from '../public.js';
 import { copyFile, mkdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { extractBlock, renderPrompt } from '../../factory/answers.js';
@@ -47,7 +48,7 @@ export const aide: Scaffold = {
   async run(ctx: EpisodeContext): Promise<EpisodeResult> {
     const { limits, aide: opts } = ctx;
     const started = Date.now();
-    const system: ChatMessage = { role: 'system', content: renderPrompt('aide/system', { step_timeout: Math.round(limits.stepTimeoutMs / 1000), description: ctx.task.description.trim() }) };
+    const system: ChatMessage = { role: 'system', content: renderPrompt('aide/system', { step_timeout: Math.round(limits.stepTimeoutMs / 1000), description: ctx.task.description.trim(), files: publicFilesText(ctx.task), sample: sampleName(ctx.task) }) };
     const nodes: JournalNode[] = [];
     const messages: ChatMessage[] = [system];
     const usage = newUsage();

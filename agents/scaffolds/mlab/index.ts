@@ -4,6 +4,7 @@
 // MLAgentBench's file and script actions, plus the diagnostic tools this
 // rollout exposes. Ends on Final Answer, after max_turns actions, or when
 // the episode's time budget is spent.
+import { publicFilesText, sampleName } from '../public.js';
 import { EnvError } from '../../../core/errors.js';
 import { runTool, TOOL_TIMEOUT_MS } from '../../../tools/index.js';
 import { renderPrompt } from '../../factory/answers.js';
@@ -44,7 +45,7 @@ async function runMlab(ctx: EpisodeContext, opts: MlabOptions): Promise<EpisodeR
   const actions = FILE_ACTIONS.map((a) => `- ${a.name}: ${a.description}\n  Action Input: {${Object.entries(a.input).map(([k, v]) => `"${k}": ${v}`).join('; ')}}`).join('\n');
   const toolText = tools.length ? `\nDiagnostic tools (also actions; file arguments are relative to the workspace):\n${tools.map(describeTool).join('\n')}\n` : '';
   const messages: ChatMessage[] = [
-    { role: 'system', content: renderPrompt('mlab/system', { description: ctx.task.description.trim(), actions, tools: toolText, max_steps: limits.maxTurns, step_timeout: Math.round(limits.stepTimeoutMs / 1000) }) },
+    { role: 'system', content: renderPrompt('mlab/system', { description: ctx.task.description.trim(), actions, tools: toolText, max_steps: limits.maxTurns, step_timeout: Math.round(limits.stepTimeoutMs / 1000), files: publicFilesText(ctx.task), sample: sampleName(ctx.task) }) },
     { role: 'user', content: 'Begin.' },
   ];
   // Guided collection: the teacher's system prompt gets the guidance; `messages`, the record a student

@@ -3,6 +3,7 @@
 // observation goes back as the next user message. Ends on an answer, after
 // T_max turns, or when the episode's time budget is spent. The reply format
 // is mlepipe's tags (parse.ts) or the released code's tool calls (release.ts).
+import { publicFilesText, sampleName } from '../public.js';
 import { renderPrompt } from '../../factory/answers.js';
 import type { ChatMessage } from '../../llm/client.js';
 import { execute, observation } from '../execute.js';
@@ -21,7 +22,7 @@ export const react: Scaffold = {
     const parse = release ? parseReleaseReply : parseReply;
     const wrap = release ? releaseObservation : (obs: string) => obs;
     const messages: ChatMessage[] = [
-      { role: 'system', content: renderPrompt(release ? 'react/system-release' : 'react/system', { max_turns: limits.maxTurns, step_timeout: Math.round(limits.stepTimeoutMs / 1000) }) },
+      { role: 'system', content: renderPrompt(release ? 'react/system-release' : 'react/system', { max_turns: limits.maxTurns, step_timeout: Math.round(limits.stepTimeoutMs / 1000), files: publicFilesText(ctx.task), sample: sampleName(ctx.task) }) },
       { role: 'user', content: renderPrompt('react/task', { description: ctx.task.description.trim() }) },
     ];
     const turns: TurnRecord[] = [];
