@@ -13,16 +13,25 @@ import type { PolicyRequest } from './types.js';
  */
 export const KIT_MODULES = sklearnStackWith('sklearn.pipeline', 'sklearn.feature_extraction.text', 'lightgbm', 'PIL.Image');
 
-export const INSPECT = `import pandas as pd
-train = pd.read_csv("public/train.csv")
-test = pd.read_csv("public/test.csv")
-sample = pd.read_csv("public/sample_submission.csv")
-print("train", train.shape, "test", test.shape)
-print(train.head())
-print("submission columns:", list(sample.columns))`;
+// Which files are the training table and the sample submission: the task's own names (MLE-bench
+// competitions keep theirs, e.g. labels.csv and sample_submission_null.csv), else the usual ones.
+const FIND_FILES = `import os
+import pandas as pd
+files = sorted(os.listdir("public"))
+csvs = [f for f in files if f.endswith(".csv")]
+sample_name = "sample_submission.csv" if "sample_submission.csv" in csvs else next((f for f in csvs if "sample" in f.lower()), "sample_submission.csv")
+train_name = "train.csv" if "train.csv" in csvs else next((f for f in csvs if f not in ("test.csv", sample_name)), "train.csv")
+train = pd.read_csv(os.path.join("public", train_name))`;
 
-export const DESCRIBE = `import pandas as pd
-train = pd.read_csv("public/train.csv")
+export const INSPECT = `${FIND_FILES}
+test = pd.read_csv("public/test.csv")
+sample = pd.read_csv(os.path.join("public", sample_name))
+print("public/:", files)
+print(train_name, train.shape, "test", test.shape)
+print(train.head())
+print(sample_name, "columns:", list(sample.columns))`;
+
+export const DESCRIBE = `${FIND_FILES}
 print(train.describe(include="all").T.head(30))
 print("missing per column:")
 print(train.isna().mean().sort_values(ascending=False).head(10))`;

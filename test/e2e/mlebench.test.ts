@@ -156,6 +156,8 @@ test('MLE-bench competitions become tasks; scripted agents are graded by the com
   assert.match(system, '`labels.csv`');
   assert.match(system, '`public/sample_submission_null.csv` shows the');
   assert.not.match(system, 'train.csv');
+  // The first look at the data finds the competition's own files.
+  assert.equal([rent.turns[0].exit_code, rent.turns[0].observation.includes('labels.csv (120, 4)')], [0, true], rent.turns[0].observation);
 
   // MLE-bench's grading report beside ours: its totals and fields, floats and booleans never null.
   const ours = JSON.parse(await readFile(join(out, 'grading_report.json'), 'utf8'));
