@@ -20,6 +20,7 @@ import torch
 
 from .loss import LossConfig, batch_counts, policy_loss
 from .model import Policy
+from .optim import MasterAdamW, needs_master
 
 # Entropy is a metric only: computed without a graph, this many positions at a time.
 ENTROPY_CHUNK = 1024
@@ -86,6 +87,9 @@ def make_optimizer(policy: Policy, lr: float = 1e-6, weight_decay: float = 0.0, 
         raise ValueError("the policy has no trainable parameters")
     # The fused kernel on CUDA; the CPU build's default elsewhere.
     fused = params[0].device.type == "cuda"
+    if needs_master(params):
+        # bf16 weights updated in place lose a step of lr 1e-6 to rounding (optim.py).
+        return MasterAdamW(params, lr=lr, weight_decay=weight_decay, betas=betas, fused=fused)
     return torch.optim.AdamW(params, lr=lr, weight_decay=weight_decay, betas=betas, fused=fused)
 
 
