@@ -19,7 +19,7 @@ base, or any model on a CPU) need none and are updated as they are.
 
 from __future__ import annotations
 
-from typing import Any, Sequence as Seq
+from typing import Any, Callable, Sequence as Seq
 
 import torch
 
@@ -74,3 +74,26 @@ class MasterAdamW(torch.optim.AdamW):
 def needs_master(params: Seq[torch.nn.Parameter]) -> bool:
     """Any trainable parameter narrower than fp32 (bf16, fp16) would lose small updates in place."""
     return any(p.dtype in (torch.bfloat16, torch.float16) for p in params)
+
+
+def realised_share(params: Seq[torch.nn.Parameter], make: Callable[[list], torch.optim.Optimizer], *, steps: int, lr: float, seed: int = 0) -> float:
+    """How much of AdamW's intended change `make(params)` realises on `params` over `steps` steps of fixed random
+    gradients: <realised, intended> / <intended, intended>, where intended is torch's AdamW run in fp32 from the
+    same start. 1 is every bit of it; in-place bf16 at lr 1e-6 gives about 0.02. Changes `params`."""
+    params = list(params)
+    start = [p.detach().float().clone() for p in params]
+    ref = [s.clone().requires_grad_(True) for s in start]
+    g = torch.Generator(device=params[0].device).manual_seed(seed)
+    grads = [torch.randn(p.shape, generator=g, device=p.device) for p in params]
+    opt, ref_opt = make(params), torch.optim.AdamW(ref, lr=lr, weight_decay=0.0)
+    for _ in range(steps):
+        for p, r, gr in zip(params, ref, grads):
+            p.grad = gr.to(p.dtype)
+            r.grad = gr.clone()
+        opt.step()
+        ref_opt.step()
+        opt.zero_grad(set_to_none=True)
+    with torch.no_grad():
+        num = sum(float(((p.float() - s) * (r - s)).sum()) for p, s, r in zip(params, start, ref))
+        den = sum(float(((r - s) ** 2).sum()) for s, r in zip(start, ref))
+    return num / den

@@ -5,39 +5,17 @@ import torch
 
 from conftest import conversation
 from mlepipe_worker import checkpoint
-from mlepipe_worker.optim import MasterAdamW
+from mlepipe_worker.optim import MasterAdamW, realised_share
 from mlepipe_worker.update import Sequence, UpdateConfig, make_optimizer, update_step
 
 STEPS = 100
 LR = 1e-6
 
 
-def realised_share(policy, steps: int = STEPS, lr: float = LR) -> float:
-    """Runs `steps` AdamW steps on fixed random gradients through make_optimizer, and the same steps in fp32 on
-    an fp32 copy of the starting weights; returns <realised, intended> / <intended, intended> over all weights."""
-    params = policy.trainable_parameters()
-    start = [p.detach().float().clone() for p in params]
-    ref = [s.clone().requires_grad_(True) for s in start]
-    g = torch.Generator().manual_seed(0)
-    grads = [torch.randn(p.shape, generator=g) for p in params]
-    opt = make_optimizer(policy, lr)
-    ref_opt = torch.optim.AdamW(ref, lr=lr, weight_decay=0.0)
-    for _ in range(steps):
-        for p, r, gr in zip(params, ref, grads):
-            p.grad = gr.to(p.dtype)
-            r.grad = gr.clone()
-        opt.step()
-        ref_opt.step()
-        opt.zero_grad(set_to_none=True)
-    num = sum(float(((p.detach().float() - s) * (r.detach() - s)).sum()) for p, s, r in zip(params, start, ref))
-    den = sum(float(((r.detach() - s) ** 2).sum()) for s, r in zip(start, ref))
-    return num / den
-
-
 def test_a_bf16_model_realises_the_intended_change_at_lr_1e_6(make_policy):
     policy = make_policy(lora=False, dtype=torch.bfloat16)
     assert {p.dtype for p in policy.trainable_parameters()} == {torch.bfloat16}
-    share = realised_share(policy)
+    share = realised_share(policy.trainable_parameters(), lambda ps: make_optimizer(policy, LR), steps=STEPS, lr=LR)
     # Rounding the fp32 masters to bf16 at the end is unbiased: the share is 1 up to that noise. In place, it is ~0.02.
     assert 0.9 < share < 1.1, share
     assert isinstance(make_optimizer(policy, LR), MasterAdamW)
