@@ -68,7 +68,7 @@ export async function openWorkerTrainer(ctx: StageContext<unknown>, o: WorkerTra
   }
   if (local) {
     await mkdir(ckptDir, { recursive: true });
-    served = await serveModel(ctx, o.policy, { ckptDir, args: o.gradientCheckpointing ? ['--gradient-checkpointing'] : [] });
+    served = await serveModel(ctx, o.policy, { ckptDir, args: [...(o.gradientCheckpointing ? ['--gradient-checkpointing'] : []), '--check-memory'] });
     ctx.log(`trainer worker: gradient checkpointing ${served.worker?.health.gradient_checkpointing ? 'on' : 'off'}`);
     void served.worker?.exited.then(() => (exited = true));
     client = served.trainer!;
