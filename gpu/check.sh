@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# The trainer worker's GPU benchmark: update and generation tokens/s and peak
-# memory of a Qwen3-8B-architecture model with LoRA (see gpu/check.py). Runs
-# with the Python that has torch (CUDA), transformers and peft installed:
-# PYTHON=/path/to/python to choose it. --tiny checks the script on a CPU.
-# The last line of output is one JSON object, also written to $OUT/check.json.
+# The trainer worker's GPU check: one JSON line per phase (versions, update
+# efficacy, update and sampling speed and memory, a MoE shape, the HTTP path;
+# see gpu/check.py), also appended to $OUT/check.jsonl. Runs with the Python
+# that has torch (CUDA), transformers and peft installed: PYTHON=/path/to/python
+# to choose it. --tiny checks the script on a CPU.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 export PYTHONPATH="$here/worker${PYTHONPATH:+:$PYTHONPATH}"

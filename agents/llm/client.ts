@@ -39,6 +39,8 @@ export interface ReplyTokens {
   prompt_ids: number[];
   token_ids: number[];
   logprobs: number[];
+  /** 'length' when the reply was cut at max_tokens or the context's end; 'stop' when it ended itself. */
+  finish_reason?: string;
 }
 
 export interface ChatResult {
@@ -137,12 +139,13 @@ const isIds = (x: unknown): x is number[] => Array.isArray(x) && x.every((v) => 
  * id. Anything partial counts as none: a trainer must not guess.
  */
 export function replyTokens(r: unknown, logprobs: number[]): ReplyTokens | undefined {
-  const res = r as { prompt_token_ids?: unknown; choices?: Array<{ token_ids?: unknown; prompt_token_ids?: unknown }> };
+  const res = r as { prompt_token_ids?: unknown; choices?: Array<{ token_ids?: unknown; prompt_token_ids?: unknown; finish_reason?: unknown }> };
   const choice = res.choices?.[0];
   const prompt = res.prompt_token_ids ?? choice?.prompt_token_ids;
   const ids = choice?.token_ids;
   if (!isIds(prompt) || !isIds(ids) || !prompt.length || !ids.length || ids.length !== logprobs.length) return undefined;
-  return { prompt_ids: prompt, token_ids: ids, logprobs };
+  const finish = choice?.finish_reason;
+  return { prompt_ids: prompt, token_ids: ids, logprobs, ...(typeof finish === 'string' ? { finish_reason: finish } : {}) };
 }
 
 /** What an echoed completion gives per prompt token (and the one generated after it): the first token's log-probability is null. */

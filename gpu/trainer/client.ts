@@ -26,6 +26,7 @@ export interface Health extends Partial<TokenizerIdentity> {
   device?: string;
   dtype?: string;
   lora?: boolean;
+  gradient_checkpointing?: boolean;
   vocab_size?: number;
   memory?: { kind: 'rss' | 'cuda_max_allocated'; bytes: number };
 }

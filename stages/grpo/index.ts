@@ -108,6 +108,7 @@ export interface GrpoParams {
   epochs: number;
   eval_every: number;
   checkpoint_every: number;
+  gradient_checkpointing: boolean;
   seed: number;
   concurrency: number;
 }

@@ -7,6 +7,8 @@ export function stepMetrics(step: number, rollouts: readonly Rollout[], batch: B
   const ok = rollouts.filter((r) => !isCrashed(r)) as Extract<Rollout, { variables: unknown }>[];
   const rewards = batch.trajectories.map((t) => t.reward);
   const m = (rate: (v: Record<string, number>) => number) => (ok.length ? mean(ok.map((t) => rate(t.variables))) : 0);
+  // Replies cut by the length limit carry no action and no signal: a rate that rises says max_tokens is too low.
+  const sampled = ok.flatMap((t) => t.turns.flatMap((x) => (x.tokens ? [x.tokens.finish_reason] : [])));
   const entropies = ok.flatMap((t) => t.turns.map((x) => x.choice?.entropy).filter((e): e is number => e !== undefined));
   const r = (x: number) => Number(x.toFixed(4));
   return {
@@ -25,5 +27,6 @@ export function stepMetrics(step: number, rollouts: readonly Rollout[], batch: B
     masked: batch.trajectories.filter((t) => t.masked).length,
     zero_signal_groups: batch.groups.filter((g) => g.zero_signal).length,
     entropy: entropies.length ? r(mean(entropies)) : null,
+    truncated_rate: sampled.length ? r(sampled.filter((f) => f === 'length').length / sampled.length) : null,
   };
 }

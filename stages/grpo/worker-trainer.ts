@@ -41,6 +41,8 @@ export interface WorkerTrainerOptions {
   workerUrl?: string;
   checkpointEvery: number;
   steps: number;
+  /** A started worker recomputes activations in the backward pass (as sft does by default). */
+  gradientCheckpointing: boolean;
 }
 
 /** Where a started worker's checkpoints go: the node's item store, which survives a crash of the node. */
@@ -66,7 +68,8 @@ export async function openWorkerTrainer(ctx: StageContext<unknown>, o: WorkerTra
   }
   if (local) {
     await mkdir(ckptDir, { recursive: true });
-    served = await serveModel(ctx, o.policy, { ckptDir });
+    served = await serveModel(ctx, o.policy, { ckptDir, args: [...(o.gradientCheckpointing ? ['--gradient-checkpointing'] : []), '--check-memory'] });
+    ctx.log(`trainer worker: gradient checkpointing ${served.worker?.health.gradient_checkpointing ? 'on' : 'off'}`);
     void served.worker?.exited.then(() => (exited = true));
     client = served.trainer!;
     spec = served.spec;

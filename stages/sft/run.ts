@@ -70,7 +70,7 @@ export async function run(ctx: StageContext<SftParams>) {
   const total = stepsPerEpoch * p.epochs;
   const warm = warmupSteps(p.warmup, total);
   // The worker saves the final weights straight into the node's checkpoint/ (written aside and renamed into place).
-  const served = await serveModel(ctx, p.model, { ckptDir: ctx.outDir, threads: p.threads, args: p.gradient_checkpointing ? ['--gradient-checkpointing'] : [] });
+  const served = await serveModel(ctx, p.model, { ckptDir: ctx.outDir, threads: p.threads, args: [...(p.gradient_checkpointing ? ['--gradient-checkpointing'] : []), '--check-memory'] });
   try {
     const trainer = served.trainer!;
     const h = served.worker?.health ?? (await trainer.health(ctx.signal));

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import json
 import socket
 import sys
 from pathlib import Path
@@ -51,6 +52,8 @@ def parse(argv: list[str]) -> argparse.Namespace:
     s.add_argument("--port", type=int, default=8000, help="0: a free port")
     s.add_argument("--ckpt-dir", default="checkpoints", help="where /save writes (default ./checkpoints)")
     s.add_argument("--resume", default=None, help="start from the newest complete checkpoint in this directory, if any")
+    s.add_argument("--check-memory", action="store_true", help="this worker will train: refuse, before loading weights, a model whose training state cannot fit the GPU")
+    s.add_argument("--device-memory-gib", type=float, default=None, help="the memory --check-memory plans against (default: the CUDA device's; none on a CPU)")
     t = sub.add_parser("tiny", help="write a tiny Qwen3 with random weights and a trained tokenizer as a model folder")
     t.add_argument("out", help="the folder to write")
     t.add_argument("--corpus", nargs="+", default=[], help="text files, or JSONL files of records with messages, to train the tokenizer on (default: a fixed corpus)")
@@ -58,6 +61,43 @@ def parse(argv: list[str]) -> argparse.Namespace:
     t.add_argument("--context", type=int, default=8192, help="the model's context length in tokens (default 8192)")
     t.add_argument("--seed", type=int, default=0, help="seed of the random weights")
     return ap.parse_args(argv)
+
+
+def check_memory(args: argparse.Namespace, model: dict | Path, lora) -> None:
+    """Refuses, before any weights are loaded, a model whose training state cannot fit the GPU (memory.py)."""
+    import torch
+
+    from .memory import count_parameters, refusal, static_bytes
+    from .model import MANIFEST, QWEN3_LORA_TARGETS, LoraSpec, qwen3_config
+
+    if not args.check_memory:
+        return  # a worker that only samples or scores holds the weights alone
+    cuda = (args.device or ("cuda" if torch.cuda.is_available() else "cpu")).startswith("cuda")
+    device_bytes = int(args.device_memory_gib * 2**30) if args.device_memory_gib else (torch.cuda.get_device_properties(0).total_memory if cuda else None)
+    if device_bytes is None:
+        return
+    if isinstance(model, dict):
+        config = qwen3_config(**model)
+    else:
+        from transformers import AutoConfig
+
+        source = model
+        if (model / MANIFEST).is_file():
+            manifest = json.loads((model / MANIFEST).read_text())
+            lora = LoraSpec(**{**manifest["lora"], "targets": tuple(manifest["lora"]["targets"])}) if manifest["lora"] else None
+            base = manifest["base"]
+            source = model / "model" if lora is None else base.get("path")
+            if source is None:
+                config = qwen3_config(**base["config"])
+        if source is not None:
+            config = AutoConfig.from_pretrained(source)
+    total, trainable = count_parameters(config, lora.targets if lora else QWEN3_LORA_TARGETS, lora.rank if lora else None)
+    weight_bytes = 2 if cuda else 4
+    parts = static_bytes(total, trainable, full=lora is None, weight_bytes=weight_bytes, reference=args.reference and lora is None)
+    why = refusal(parts, device_bytes, full=lora is None, params=total)
+    if why:
+        raise SystemExit(f"mlepipe-worker: {why}")
+    print(f"mlepipe-worker: training state {parts['total'] / 2**30:.1f} GiB before activations, of {device_bytes / 2**30:.1f} GiB", file=sys.stderr)
 
 
 def build(args: argparse.Namespace):
@@ -74,6 +114,7 @@ def build(args: argparse.Namespace):
     tok = AutoTokenizer.from_pretrained(args.tokenizer) if args.tokenizer else None
     if args.tiny:
         tok = tok or train_tokenizer(tiny_corpus(), vocab_size=384)
+        check_memory(args, {**QWEN3_TINY, "vocab_size": len(tok)}, lora)
         policy = build_policy({**QWEN3_TINY, "vocab_size": len(tok)}, tokenizer=tok, lora=lora, device=args.device or "cpu", seed=args.seed,
                               gradient_checkpointing=args.gradient_checkpointing, reference=args.reference and lora is None)  # fmt: skip
         model_id = f"tiny-qwen3-seed{args.seed}"
@@ -81,6 +122,7 @@ def build(args: argparse.Namespace):
         path = Path(args.model)
         if not path.is_dir():
             raise SystemExit(f"mlepipe-worker: --model {path}: no such directory")
+        check_memory(args, path, lora)
         if (path / MANIFEST).is_file():
             policy = load_policy(path, device=args.device, gradient_checkpointing=args.gradient_checkpointing, reference=args.reference)
         else:

@@ -18,7 +18,10 @@ from .generate import Sample, chat_prompt_ids, cut_at_stop, generate
 from .model import Policy
 from .protocol import ChatRequest
 
-DEFAULT_MAX_TOKENS = 256
+# With no max_tokens a reply may use the rest of the model's context, as vLLM and the OpenAI API do: a
+# fixed cap (it was 256) cut most Qwen3 replies that think before they act. This one applies only to a
+# model whose config names no context length.
+FALLBACK_MAX_TOKENS = 4096
 
 
 @lru_cache(maxsize=1)
@@ -44,9 +47,12 @@ def token_bytes(tokenizer, token_id: int) -> list[int]:
     return list(tokenizer.decode([token_id]).encode())
 
 
-def prompt_room(policy: Policy, prompt: list[int], want: int) -> int:
+def prompt_room(policy: Policy, prompt: list[int], want: int | None) -> int:
+    """How many tokens a reply may have: `want`, or the rest of the context when None, never past the context."""
     context = int(getattr(policy.model.config, "max_position_embeddings", 0) or 0)
-    return min(want, context - len(prompt)) if context else want
+    if not context:
+        return want or FALLBACK_MAX_TOKENS
+    return min(want, context - len(prompt)) if want else context - len(prompt)
 
 
 def _choice(tokenizer, index: int, s: Sample, stops: list[str], logprobs: bool) -> dict[str, Any]:
@@ -71,7 +77,7 @@ def complete(policy: Policy, req: ChatRequest, *, model_id: str, step: int) -> d
     """The chat.completion object for `req`; ValueError when the prompt leaves no room to answer."""
     tok = policy.tokenizer
     prompt = chat_prompt_ids(policy, [m.model_dump() for m in req.messages])
-    room = prompt_room(policy, prompt, req.max_completion_tokens or req.max_tokens or DEFAULT_MAX_TOKENS)
+    room = prompt_room(policy, prompt, req.max_completion_tokens or req.max_tokens)
     if room < 1:
         raise ValueError(f"the prompt has {len(prompt)} tokens and leaves no room to answer in the model's context")
     stops = req.stop_strings()

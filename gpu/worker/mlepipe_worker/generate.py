@@ -3,7 +3,7 @@ sampled: the token ids and each token's log-probability.
 
 A token's log-probability is log softmax(logits / temperature) at its
 position, before top-p truncation (greedy decoding: temperature 1). That is
-the distribution `update.token_logprobs` computes at the same temperature, so
+the distribution `logprobs.token_logprobs` computes at the same temperature, so
 on unchanged weights the PPO ratio of a sampled reply starts at 1.
 """
 

@@ -78,6 +78,7 @@ class Worker:
             "device": str(dev),
             "dtype": str(self.policy.dtype).removeprefix("torch."),
             "lora": self.policy.lora is not None,
+            "gradient_checkpointing": bool(getattr(self.policy.model, "is_gradient_checkpointing", False)),
             "vocab_size": self.vocab_size(),
             "memory": memory,
         }

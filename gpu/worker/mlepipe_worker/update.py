@@ -19,10 +19,10 @@ from typing import Sequence as Seq
 import torch
 
 from .loss import LossConfig, batch_counts, policy_loss
+from .logprobs import token_logprobs
 from .model import Policy
+from .optim import MasterAdamW, needs_master
 
-# Entropy is a metric only: computed without a graph, this many positions at a time.
-ENTROPY_CHUNK = 1024
 
 
 @dataclass
@@ -86,6 +86,9 @@ def make_optimizer(policy: Policy, lr: float = 1e-6, weight_decay: float = 0.0, 
         raise ValueError("the policy has no trainable parameters")
     # The fused kernel on CUDA; the CPU build's default elsewhere.
     fused = params[0].device.type == "cuda"
+    if needs_master(params):
+        # bf16 weights updated in place lose a step of lr 1e-6 to rounding (optim.py).
+        return MasterAdamW(params, lr=lr, weight_decay=weight_decay, betas=betas, fused=fused)
     return torch.optim.AdamW(params, lr=lr, weight_decay=weight_decay, betas=betas, fused=fused)
 
 
@@ -116,31 +119,6 @@ def collate(seqs: Seq[Sequence], pad_id: int, device: torch.device) -> dict[str,
             raise ValueError(f"{name} must be given for every sequence of a batch or for none")
         out[name] = _pad([per_token(s, name) for s in seqs], 0.0, length, f32, device) if all(present) else None
     return out
-
-
-def token_logprobs(model: torch.nn.Module, input_ids: torch.Tensor, attention_mask: torch.Tensor, temperature: float = 1.0, entropy: bool = False):
-    """[B, T] log-probabilities of each token given the ones before it (position 0 gets 0), and optionally the
-    entropy of each position's next-token distribution."""
-    logits = model(input_ids=input_ids, attention_mask=attention_mask, use_cache=False).logits
-    return logprobs_from_logits(logits, input_ids, temperature, entropy)
-
-
-def logprobs_from_logits(logits: torch.Tensor, input_ids: torch.Tensor, temperature: float = 1.0, entropy: bool = False):
-    """Position t's logits predict token t + 1; computed in fp32 at the given temperature."""
-    scaled = logits[:, :-1].float()
-    if temperature != 1.0:
-        scaled = scaled / temperature
-    targets = input_ids[:, 1:].unsqueeze(-1)
-    logp = scaled.gather(-1, targets).squeeze(-1) - torch.logsumexp(scaled, dim=-1)
-    logp = torch.nn.functional.pad(logp, (1, 0))
-    ent = None
-    if entropy:
-        with torch.no_grad():
-            ent = torch.zeros_like(logp)
-            for s in range(0, scaled.shape[1], ENTROPY_CHUNK):
-                chunk = scaled[:, s : s + ENTROPY_CHUNK].detach()
-                ent[:, s + 1 : s + 1 + chunk.shape[1]] = torch.logsumexp(chunk, -1) - (chunk.softmax(-1) * chunk).sum(-1)
-    return logp, ent
 
 
 def _pad_id(policy: Policy) -> int:

@@ -29,12 +29,13 @@ def test_observation_tokens_get_exactly_zero_gradient(make_policy, tokenizer):
         handle.remove()
     (g,) = grads
     for row, seq in enumerate(batch):
-        targets = torch.tensor(seq.loss_mask[1:] + [0], dtype=torch.bool)
-        per_position = g[row, : len(seq.input_ids)].abs().sum(-1)
+        # Position p predicts token p + 1: the head computes no logits for the last position.
+        targets = torch.tensor(seq.loss_mask[1:], dtype=torch.bool)
+        per_position = g[row, : len(seq.input_ids) - 1].abs().sum(-1)
         assert torch.all(per_position[~targets] == 0), "a prompt or observation token received gradient"
         assert torch.all(per_position[targets] > 0)
         # Padding (the shorter sequence's tail) gets none either.
-        assert torch.all(g[row, len(seq.input_ids) :] == 0)
+        assert torch.all(g[row, len(seq.input_ids) - 1 :] == 0)
 
 
 def test_a_ratio_beyond_one_plus_eps_high_with_positive_advantage_contributes_no_gradient(make_policy, tokenizer):
