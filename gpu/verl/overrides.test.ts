@@ -38,4 +38,9 @@ test('the weights path: a folder beside the experiment made absolute, a hub id a
   assert.is(value(verlOverrides({ ...BASE, model: verlModelPath({ provider: 'openai', model: 'qwen3-8b', path: 'weights' }, dir) }), 'actor_rollout_ref.model.path'), join(dir, 'weights'));
 });
 
+test('validation before training only when validation was asked for (eval_every)', () => {
+  assert.is(value(verlOverrides(BASE), 'trainer.val_before_train'), 'false');
+  assert.is(value(verlOverrides({ ...BASE, evalEvery: 5 }), 'trainer.val_before_train'), 'true');
+});
+
 test.run();

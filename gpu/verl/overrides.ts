@@ -122,6 +122,8 @@ export function verlOverrides(o: OverrideOptions): string[] {
     `trainer.total_training_steps=${o.steps}`,
     `trainer.save_freq=${o.checkpointEvery}`,
     `trainer.test_freq=${o.evalEvery > 0 ? o.evalEvery : -1}`,
+    // verl validates before the first step by default; without a val split the export's val rows are the training tasks.
+    `trainer.val_before_train=${o.evalEvery > 0}`,
     'trainer.default_local_dir=checkpoints',
     "trainer.logger=['console','file']",
     'trainer.project_name=mlepipe',
