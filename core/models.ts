@@ -35,7 +35,8 @@ export interface ModelSpec {
 /** What of a model decides its outputs, and so goes into node keys (not where it is served). */
 export function modelIdentity(m: ModelSpec): Record<string, unknown> {
   const sampling = { temperature: m.temperature ?? null, max_tokens: m.max_tokens ?? null };
-  if (m.provider !== 'worker') return { provider: m.provider, model: m.model, ...sampling };
+  // An endpoint's path: is the weights verl trains (grpo with trainer: verl): they decide its outputs there.
+  if (m.provider !== 'worker') return { provider: m.provider, model: m.model, ...sampling, ...(m.path !== undefined ? { path: m.path } : {}) };
   // A checkpoint from needs: is named by the upstream node's key, already part of the consumer's key.
   return { provider: 'worker', model: m.model, path: m.path ?? null, checkpoint: m.checkpoint ?? null, tiny: m.tiny ?? null, lora_rank: m.lora_rank ?? null, ...sampling };
 }

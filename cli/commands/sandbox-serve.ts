@@ -9,7 +9,7 @@ import { onceAborted } from '../../core/proc.js';
 import { parseFormula } from '../../core/rewards/parse.js';
 import { REWARD_PRESETS } from '../../core/rewards/presets.js';
 import { readJsonFile } from '../../core/text.js';
-import { startSandboxService } from '../../gpu/verl/service.js';
+import { loopback, startSandboxService } from '../../gpu/verl/service.js';
 import { starterScore } from '../../stages/eval/tasks.js';
 import type { IO } from '../io.js';
 import { sandboxFromSettings } from './sandbox.js';
@@ -54,8 +54,11 @@ export async function sandboxServeCommand(a: SandboxServeArgs, io: IO): Promise<
   }
   const port = number('--port', a.port, 0, 65535);
   const memoryMb = number('--memory-mb', a.memoryMb, 64, 1 << 20) ?? src.memoryMb;
+  // The service runs code on this machine and holds the tasks' answers: reachable from elsewhere, it needs a token.
+  const token = io.env.MLEPIPE_SANDBOX_TOKEN || undefined;
+  if (!loopback(a.host) && !token) throw new UserError(`--host ${a.host}: a sandbox service other machines can reach needs a token: set MLEPIPE_SANDBOX_TOKEN (its clients send the same variable)`);
   const { sandbox, python } = await sandboxFromSettings(a, io);
-  const service = await startSandboxService({ sandbox, tasksDir: src.tasksDir, reward: src.reward, python, memoryMb, starter: starterScore, host: a.host, port, log: (l) => io.err(l) });
+  const service = await startSandboxService({ sandbox, tasksDir: src.tasksDir, reward: src.reward, python, memoryMb, starter: starterScore, host: a.host, port, token, log: (l) => io.err(l) });
   try {
     io.out(`mlepipe sandbox service listening on ${service.url}`);
     await new Promise<void>((done) => (io.signal ? onceAborted(io.signal, done) : undefined));

@@ -135,25 +135,33 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from mlepipe_verl.reward import compute_score  # noqa: E402,F401
 `;
 
-function launchScript(overrides: string[]): string {
+export function launchScript(overrides: string[]): string {
+  // Checkpoints go under the output folder by absolute path: a relative one lands in each Ray worker's job folder.
+  const args = overrides.map((x) => (x.startsWith('trainer.default_local_dir=') ? '"trainer.default_local_dir=$OUT/checkpoints"' : `"${x}"`));
   return `#!/usr/bin/env bash
 # Written by mlepipe for verl ${VERL_VERSION}. Submits the training job to a Ray cluster:
-#   RAY_ADDRESS           the cluster's dashboard address (default http://127.0.0.1:8265)
-#   MLEPIPE_SANDBOX_URL   a running \`mlepipe sandbox serve --export .\` reachable from the Ray workers;
-#                         when unset, this script starts one here (needs mlepipe on PATH).
+#   RAY_ADDRESS            the cluster's dashboard address (default http://127.0.0.1:8265)
+#   MLEPIPE_SANDBOX_URL    a running \`mlepipe sandbox serve --export .\` reachable from the Ray workers;
+#                          when unset, this script starts one here (needs mlepipe on PATH), on this
+#                          machine's first address (MLEPIPE_SANDBOX_HOST overrides), behind a token
+#   MLEPIPE_SANDBOX_TOKEN  the service's token (made here when unset); the job's workers get it
+#   MLEPIPE_OUTPUT         where checkpoints/ and metrics.jsonl go (default: this folder); every Ray
+#                          node writes there, so it must be shared storage on a cluster
 set -euo pipefail
 cd "$(dirname "$0")"
+OUT=$(mkdir -p "\${MLEPIPE_OUTPUT:-.}" && cd "\${MLEPIPE_OUTPUT:-.}" && pwd)
+export MLEPIPE_SANDBOX_TOKEN=\${MLEPIPE_SANDBOX_TOKEN:-$(python3 -c 'import secrets; print(secrets.token_hex(24))')}
 if [ -z "\${MLEPIPE_SANDBOX_URL:-}" ]; then
-  mlepipe sandbox serve --export . --host 0.0.0.0 --port "\${MLEPIPE_SANDBOX_PORT:-8765}" > sandbox-serve.log 2>&1 &
+  host=\${MLEPIPE_SANDBOX_HOST:-$(hostname -I | awk '{print $1}')}
+  mlepipe sandbox serve --export . --host "$host" --port "\${MLEPIPE_SANDBOX_PORT:-8765}" > sandbox-serve.log 2>&1 &
   trap 'kill $! 2>/dev/null || true' EXIT
   for _ in $(seq 60); do grep -q 'listening on' sandbox-serve.log && break; sleep 1; done
   MLEPIPE_SANDBOX_URL=$(sed -n 's/.*listening on \\(http[^ ]*\\).*/\\1/p' sandbox-serve.log | head -1)
-  MLEPIPE_SANDBOX_URL=\${MLEPIPE_SANDBOX_URL/0.0.0.0/$(hostname -I | awk '{print $1}')}
 fi
 # tasks/ holds the answers: the service reads them here; the job's upload leaves them out.
 ray job submit --address "\${RAY_ADDRESS:-http://127.0.0.1:8265}" --working-dir . \\
-  --runtime-env-json "{\\"excludes\\": [\\"tasks/\\", \\"checkpoints/\\"], \\"env_vars\\": {\\"MLEPIPE_SANDBOX_URL\\": \\"$MLEPIPE_SANDBOX_URL\\"}}" \\
+  --runtime-env-json "{\\"excludes\\": [\\"tasks/\\", \\"checkpoints/\\"], \\"env_vars\\": {\\"MLEPIPE_SANDBOX_URL\\": \\"$MLEPIPE_SANDBOX_URL\\", \\"MLEPIPE_SANDBOX_TOKEN\\": \\"$MLEPIPE_SANDBOX_TOKEN\\", \\"VERL_FILE_LOGGER_PATH\\": \\"$OUT/metrics.jsonl\\"}}" \\
   -- python3 -m verl.trainer.main_ppo \\
-${overrides.map((x) => `  "${x}"`).join(' \\\n')}
+${args.map((x) => `  ${x}`).join(' \\\n')}
 `;
 }

@@ -28,6 +28,8 @@ export interface JobOptions {
   /** The interpreter the job runs main_ppo with, on the cluster. */
   python: string;
   sandboxUrl: string;
+  /** The sandbox service's token, handed to the job's workers in its runtime environment. */
+  sandboxToken: string;
   /** The job recorded by an earlier attempt, and how to record a new one before it is submitted. */
   recorded?: JobRecord;
   record(job: JobRecord): Promise<void>;
@@ -75,7 +77,7 @@ export async function runJob(o: JobOptions): Promise<{ id: string; reattached: b
     const overrides = withOverrides(o.overrides, {
       'trainer.default_local_dir': join(o.resultsDir, 'checkpoints'),
     });
-    const env = { MLEPIPE_SANDBOX_URL: o.sandboxUrl, VERL_FILE_LOGGER_PATH: join(o.resultsDir, 'metrics.jsonl') };
+    const env = { MLEPIPE_SANDBOX_URL: o.sandboxUrl, MLEPIPE_SANDBOX_TOKEN: o.sandboxToken, VERL_FILE_LOGGER_PATH: join(o.resultsDir, 'metrics.jsonl') };
     const args = ['job', 'submit', '--address', job.address, '--submission-id', job.id, '--no-wait', '--working-dir', o.exportDir, '--runtime-env-json', JSON.stringify({ excludes: ['tasks/'], env_vars: env }), '--', o.python, '-m', 'verl.trainer.main_ppo', ...overrides];
     const r = await execa(ray, args, { reject: false, all: true });
     if (r.exitCode !== 0) throw new EnvError(`ray job submit to ${job.address} failed: ${(r.all ?? '').trim().split('\n').slice(-5).join(' ')}`);

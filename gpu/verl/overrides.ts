@@ -4,12 +4,29 @@
 // of one sequence per GPU (multi-turn trajectories are long), and a batch of
 // batch_size × group_size sequences that the GPUs divide evenly. Keys that moved
 // between releases: docs/training.md.
-import { ParamError } from '../../core/errors.js';
+import { existsSync } from 'node:fs';
+import { isAbsolute, resolve } from 'node:path';
+import { InternalError, ParamError } from '../../core/errors.js';
+import type { ModelSpec } from '../../core/models.js';
 
 /** The verl release the export is written for and checked against (python/verl.lock). */
 export const VERL_VERSION = '0.9.1';
 
+/**
+ * What verl loads as actor_rollout_ref.model.path: the entry's path:, a model folder relative to
+ * the experiment file made absolute (the job runs in another folder), anything else as written (a
+ * hub id such as Qwen/Qwen3-8B, or a folder on the cluster's shared storage). The config check
+ * (pipelines/validate, verlWeights) refuses an entry without path: before any node runs.
+ */
+export function verlModelPath(m: ModelSpec, experimentDir: string): string {
+  if (m.path === undefined) throw new InternalError(`models entry ${m.model} reached the verl export without path:`);
+  if (isAbsolute(m.path)) return m.path;
+  const local = resolve(experimentDir, m.path);
+  return m.path.startsWith('.') || existsSync(local) ? local : m.path;
+}
+
 export interface OverrideOptions {
+  /** The weights' path or hub id (verlModelPath), never the entry's label. */
   model: string;
   groupSize: number;
   batchSize: number;
@@ -25,16 +42,42 @@ export interface OverrideOptions {
   nodes: number;
   gpusPerNode: number;
   rollout: 'vllm' | 'sglang';
+  /** Tensor parallelism of a rollout replica; default: rolloutTp(model, gpusPerNode). */
+  rolloutTp?: number;
   promptLength: number;
   responseLength: number;
   checkpointEvery: number;
   evalEvery: number;
 }
 
+/** The size in billions of parameters a model's name or path gives (Qwen3-8B, Qwen3-30B-A3B: the total), if any. */
+export function paramsBillions(model: string): number | undefined {
+  const m = /(?:^|[^a-z0-9.])(\d+(?:\.\d+)?)b(?![a-z])/i.exec(model.split('/').pop() ?? model);
+  return m ? Number(m[1]) : undefined;
+}
+
+/**
+ * Tensor parallelism for a rollout replica. verl's default is 2, and it makes
+ * nodes × gpus_per_node / (tp × dp × pp) replicas: 0 on one GPU, and half the
+ * replicas an 8B model needs on eight. The bf16 weights of up to 16B parameters
+ * leave room for the KV cache of 32k-token trajectories on one 80 GB or larger
+ * GPU; larger models split over 2, 4 or 8. Never more than a node's GPUs (a
+ * replica stays within its node).
+ */
+export function rolloutTp(model: string, gpusPerNode: number): number {
+  const b = paramsBillions(model) ?? 0;
+  const want = b <= 16 ? 1 : b <= 40 ? 2 : b <= 80 ? 4 : 8;
+  return Math.min(want, gpusPerNode);
+}
+
 export function verlOverrides(o: OverrideOptions): string[] {
   const gpus = o.nodes * o.gpusPerNode;
   if ((o.batchSize * o.groupSize) % gpus !== 0) {
     throw new ParamError(['batch_size'], `verl needs batch_size × group_size (${o.batchSize} × ${o.groupSize}) to be a multiple of the GPUs (${o.nodes} × ${o.gpusPerNode} = ${gpus})`);
+  }
+  const tp = o.rolloutTp ?? rolloutTp(o.model, o.gpusPerNode);
+  if (tp > o.gpusPerNode || o.gpusPerNode % tp !== 0) {
+    throw new ParamError(['verl', 'rollout_tp'], `a rollout replica of ${tp} GPUs must divide a node's ${o.gpusPerNode} GPUs (verl would make ${Math.floor(gpus / tp)} replicas)`);
   }
   return [
     'algorithm.adv_estimator=grpo',
@@ -63,6 +106,9 @@ export function verlOverrides(o: OverrideOptions): string[] {
     'actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu=1',
     `actor_rollout_ref.rollout.name=${o.rollout}`,
     'actor_rollout_ref.rollout.mode=async',
+    `actor_rollout_ref.rollout.tensor_model_parallel_size=${tp}`,
+    'actor_rollout_ref.rollout.data_parallel_size=1',
+    'actor_rollout_ref.rollout.pipeline_model_parallel_size=1',
     `actor_rollout_ref.rollout.n=${o.groupSize}`,
     `actor_rollout_ref.rollout.temperature=${o.temperature}`,
     'actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=1',
@@ -76,6 +122,8 @@ export function verlOverrides(o: OverrideOptions): string[] {
     `trainer.total_training_steps=${o.steps}`,
     `trainer.save_freq=${o.checkpointEvery}`,
     `trainer.test_freq=${o.evalEvery > 0 ? o.evalEvery : -1}`,
+    // verl validates before the first step by default; without a val split the export's val rows are the training tasks.
+    `trainer.val_before_train=${o.evalEvery > 0}`,
     'trainer.default_local_dir=checkpoints',
     "trainer.logger=['console','file']",
     'trainer.project_name=mlepipe',

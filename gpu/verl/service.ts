@@ -5,7 +5,7 @@
 // observations; grading runs the task's evaluator outside the jail and scores
 // the episode with mlepipe's reward variables and the experiment's formula,
 // the same functions mlepipe's own rollouts use.
-import { randomUUID } from 'node:crypto';
+import { randomUUID, timingSafeEqual } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { join } from 'node:path';
@@ -30,6 +30,8 @@ export interface ServiceOptions {
   starter: (taskDir: string) => Promise<number | null>;
   host?: string;
   port?: number;
+  /** When set, every POST must carry `authorization: Bearer TOKEN` (401 otherwise): the service runs code and reads answers. */
+  token?: string;
   log?: (line: string) => void;
 }
 
@@ -48,6 +50,16 @@ interface Open {
 }
 
 const TASK_ID = /^[A-Za-z0-9][\w.-]*$/;
+
+/** Whether an authorization header carries the token; compared in constant time. */
+function sameToken(header: string | undefined, token: string): boolean {
+  const given = Buffer.from(header?.startsWith('Bearer ') ? header.slice(7) : '');
+  const want = Buffer.from(token);
+  return given.length === want.length && timingSafeEqual(given, want);
+}
+
+/** Whether a listening address is this machine only. */
+export const loopback = (host: string | undefined) => host === undefined || host === 'localhost' || host === '::1' || host.startsWith('127.');
 
 export async function startSandboxService(o: ServiceOptions): Promise<SandboxService> {
   const formula = parseFormula(o.reward);
@@ -112,6 +124,7 @@ export async function startSandboxService(o: ServiceOptions): Promise<SandboxSer
       if (req.method === 'GET' && req.url === '/health') return send(200, { status: 'ok', sessions: sessions.size });
       const route = req.method === 'POST' ? routes[req.url ?? ''] : undefined;
       if (!route) return send(404, { error: `no route ${req.method} ${req.url}` });
+      if (o.token !== undefined && !sameToken(req.headers.authorization, o.token)) return send(401, { error: 'the sandbox service needs its token (MLEPIPE_SANDBOX_TOKEN)' });
       let raw = '';
       for await (const chunk of req) raw += chunk;
       let body: Record<string, unknown>;

@@ -123,6 +123,22 @@ stages:
   ]);
 });
 
+test('verl trains the weights of path:, so a policy entry without one is refused at the entry', async () => {
+  const e = await errors(`name: e
+models:
+  label: { provider: openai, base_url: "http://127.0.0.1:1/v1", model: qwen3-8b }
+  weights: { provider: openai, base_url: "http://127.0.0.1:1/v1", model: qwen3-8b, path: Qwen/Qwen3-8B }
+stages:
+  rl: { uses: grpo, with: { tasks: t, split: all, val_split: all, policy: label, trainer: verl-export } }
+  again: { uses: grpo, with: { tasks: t, split: all, val_split: all, policy: label, trainer: verl } }
+  ok: { uses: grpo, with: { tasks: t, split: all, val_split: all, policy: weights, trainer: verl-export } }
+  ev: { uses: eval, with: { tasks: t, policies: [label] } }
+`, { 't/.keep': '' });
+  assert.equal(e, [
+    '3:3 models.label: stage rl trains label with trainer: verl-export, which loads its weights from path: (a Hugging Face model folder, or a hub id such as Qwen/Qwen3-8B); this entry names none',
+  ]);
+});
+
 test('worker models: exactly one of path, checkpoint, tiny; a checkpoint comes from a stage in needs:', async () => {
   const e = await errors(`name: e
 models:

@@ -76,7 +76,7 @@ export interface GrpoParams {
   policy: string;
   trainer: 'template' | 'worker' | 'verl-export' | 'verl';
   worker_url?: string;
-  verl: { nodes: number; gpus_per_node: number; rollout: 'vllm' | 'sglang'; ray_address?: string; sandbox_host: string; python: string };
+  verl: { nodes: number; gpus_per_node: number; rollout: 'vllm' | 'sglang'; rollout_tp?: number; ray_address?: string; sandbox_host: string; python: string };
   reward: string;
   tasks?: string;
   split: 'all' | 'train' | 'val';

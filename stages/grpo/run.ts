@@ -12,6 +12,7 @@ import { ParamError } from '../../core/errors.js';
 import { mean } from '../../core/stats.js';
 import { rewardFormula } from '../../core/rewards/presets.js';
 import { type ExportOptions, writeVerlExport } from '../../gpu/verl/export.js';
+import { verlModelPath } from '../../gpu/verl/overrides.js';
 import type { Metrics, StageContext, StageResult } from '../contract.js';
 import { listTasks, type TaskRef } from '../eval/tasks.js';
 import { stageSandbox } from '../sandbox.js';
@@ -48,7 +49,7 @@ export async function run(ctx: StageContext<GrpoParams>): Promise<StageResult | 
 
   if (p.trainer === 'verl-export' || p.trainer === 'verl') {
     const options: ExportOptions = {
-      model: ctx.models[p.policy].model,
+      model: verlModelPath(ctx.models[p.policy], ctx.experimentDir),
       reward: formula,
       groupSize: p.group_size,
       batchSize: p.batch_size,
@@ -70,6 +71,7 @@ export async function run(ctx: StageContext<GrpoParams>): Promise<StageResult | 
       nodes: p.verl.nodes,
       gpusPerNode: p.verl.gpus_per_node,
       rollout: p.verl.rollout,
+      rolloutTp: p.verl.rollout_tp,
       checkpointEvery: p.checkpoint_every,
       evalEvery: p.eval_every,
     };

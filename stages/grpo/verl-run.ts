@@ -4,6 +4,7 @@
 // lifetime. The job's checkpoints and verl's metrics come back into the node's
 // output; the metrics in the local trainer's metrics.jsonl shape.
 import { cp, readFile, writeFile } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { readJsonFile } from '../../core/text.js';
@@ -27,13 +28,15 @@ export async function runVerl(ctx: StageContext<GrpoParams>, train: readonly Exp
   const sandbox = stageSandbox(ctx, Math.min(p.concurrency, p.batch_size * p.group_size));
   let service: Awaited<ReturnType<typeof startSandboxService>> | undefined;
   let job: { id: string };
+  const token = randomBytes(24).toString('hex');
   try {
     const address = cluster ?? head!.address;
     // The job is recorded per cluster: the item store keeps the first record of an id.
     const jobId = `ray-job ${address}`;
     const jobItem = await ctx.items.get(jobId);
     const recorded = jobItem ? ((await readJsonFile(join(jobItem, 'job.json'))) as JobRecord) : undefined;
-    service = await startSandboxService({ sandbox, tasksDir: join(exportDir, 'tasks'), reward: o.reward, python: ctx.python ?? '/usr/bin/python3', memoryMb: p.memory_mb, starter: starterScore, host: p.verl.sandbox_host, log: ctx.log });
+    // A token per run: sandbox_host may be an address the whole cluster reaches.
+    service = await startSandboxService({ sandbox, tasksDir: join(exportDir, 'tasks'), reward: o.reward, python: ctx.python ?? '/usr/bin/python3', memoryMb: p.memory_mb, starter: starterScore, host: p.verl.sandbox_host, token, log: ctx.log });
     ctx.log(`sandbox service for the job at ${service.url}`);
     job = await runJob({
       exportDir,
@@ -42,6 +45,7 @@ export async function runVerl(ctx: StageContext<GrpoParams>, train: readonly Exp
       overrides,
       python: p.verl.python,
       sandboxUrl: service.url,
+      sandboxToken: token,
       recorded,
       record: async (j) => void (await ctx.items.put(jobId, (d) => writeFile(join(d, 'job.json'), JSON.stringify(j) + '\n'))),
       log: ctx.log,

@@ -122,7 +122,7 @@ ${TASKS}  rl: { uses: grpo, needs: [verified], with: { policy: served, trainer: 
 test('trainer: verl-export writes parquet rows, the agent-loop config and trainer overrides, and launches nothing', async () => {
   const dir = await project(`name: export
 models:
-  big: { provider: openai, base_url: "http://127.0.0.1:1/v1", model: Qwen/Qwen3-8B }
+  big: { provider: openai, base_url: "http://127.0.0.1:1/v1", model: qwen3-8b, path: Qwen/Qwen3-8B }
 stages:
   tasks: { uses: generate, with: { seeds: mlebench-tabular, count: 3, samples: [60, 100], seed: 4 } }
   verified: { uses: filter, needs: [tasks], with: { val: 1 } }

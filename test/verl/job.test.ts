@@ -15,7 +15,7 @@ import { ROOT, cli, cliStart, nodeKey, nodeLog, sharedCacheSettings, tmpProject,
 
 const EXP = (url: string, address: string) => `name: verl-job
 models:
-  tiny: { provider: openai, base_url: "${url}", model: tiny-coder, api_key_env: TINY_KEY, timeout_s: 30 }
+  tiny: { provider: openai, base_url: "${url}", model: tiny-coder, path: Qwen/Qwen3-0.6B, api_key_env: TINY_KEY, timeout_s: 30 }
 stages:
   tasks: { uses: generate, with: { seeds: mlebench-tabular, count: 2, samples: [50, 80], seed: 1 } }
   verified: { uses: filter, needs: [tasks], with: { val: 0 } }

@@ -19,12 +19,13 @@ import { ownPorts } from '../../gpu/verl/job.js';
 import { ROOT, cli, cliStart, closedPort, outputsOf, readJsonl, tmpProject, waitFor } from '../helpers.js';
 
 const PY = join(ROOT, '.venv', 'verl', 'bin', 'python');
+const doc0 = (text: string) => (parse(text) as { overrides: string[] }).overrides;
 const DRIVE = join(ROOT, 'test', 'verl', 'drive.py');
 const REWARD = '0.1*format + 0.3*execute + 0.1*median + 0.2*bronze + 0.2*silver + 0.1*gold';
 
 const EXP = (url: string) => `name: verl
 models:
-  tiny: { provider: openai, base_url: "${url}", model: tiny-coder, api_key_env: TINY_KEY, timeout_s: 30 }
+  tiny: { provider: openai, base_url: "${url}", model: tiny-coder, path: Qwen/Qwen3-0.6B, api_key_env: TINY_KEY, timeout_s: 30 }
 rewards:
   dense: "${REWARD}"
 stages:
@@ -90,6 +91,14 @@ test('(a) verl composes its trainer config with the exported overrides and its o
   const got = JSON.parse(r.stdout.trim().split('\n').pop()!);
   assert.equal([got.rollout, got.mode, got.agent_loops, got.train_batch_size, got.n, got.ppo_mini_batch_size], ['vllm', 'async', ['mlepipe_react'], 2, 4, 2]);
   assert.ok(got.prompt_length + got.response_length <= 32_768);
+  // One rollout replica per GPU, counted as verl's server manager counts them.
+  assert.equal([got.rollout_tp, got.rollout_replicas], [1, 8]);
+  // Without the export's tensor parallelism, verl's default of 2 leaves one GPU no replica: the check fails as the launch would.
+  const oneGpu = join(await mkdtemp(join(tmpdir(), 'verl-1gpu-')), 'overrides.yaml');
+  await writeFile(oneGpu, stringify({ overrides: [...doc0(await readFile(join(verl, 'trainer_overrides.yaml'), 'utf8')).filter((o) => !/tensor_model_parallel_size|n_gpus_per_node|ppo_mini_batch|train_batch_size/.test(o)), 'trainer.n_gpus_per_node=1', 'data.train_batch_size=1', 'actor_rollout_ref.actor.ppo_mini_batch_size=1'] }));
+  const none = await execa(PY, ['-m', 'mlepipe_verl.check', oneGpu], { cwd: verl, reject: false });
+  assert.is(none.exitCode, 1, none.stderr.slice(-2000));
+  assert.match(none.stderr, 'no rollout replica');
   // The same check fails without what the old export lacked: verl's checks are really applied.
   const doc = parse(await readFile(join(verl, 'trainer_overrides.yaml'), 'utf8')) as { overrides: string[] };
   const old = join(await mkdtemp(join(tmpdir(), 'verl-old-')), 'overrides.yaml');

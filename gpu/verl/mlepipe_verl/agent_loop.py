@@ -27,9 +27,9 @@ class MlepipeReactAgentLoop(AgentLoopBase):
         messages = [dict(m) for m in kwargs["raw_prompt"]]
         extra = kwargs.get("extra_info") or {}
         if self.chat_url:
-            model = ChatModel(self.tokenizer, messages, self.apply_chat_template_kwargs, self.chat_url, temperature=sampling_params.get("temperature", 1.0))
+            model = ChatModel(self.continuous_token_builder, self.tokenizer, messages, self.chat_url, temperature=sampling_params.get("temperature", 1.0))
         else:
-            model = RolloutModel(self.tokenizer, messages, self.apply_chat_template_kwargs, self.server_manager, sampling_params, self.rollout_config.prompt_length + self.rollout_config.response_length)
+            model = RolloutModel(self.continuous_token_builder, self.tokenizer, messages, self.server_manager, sampling_params, self.rollout_config.prompt_length + self.rollout_config.response_length)
         episode = await run_episode(model, self.service, extra["task_id"], messages, self.limits)
         n = self.rollout_config.response_length
         timed_out = timed_out_under(self.timeout_rule, episode)
@@ -40,8 +40,9 @@ class MlepipeReactAgentLoop(AgentLoopBase):
             prompt_ids=model.prompt_ids,
             response_ids=model.response_ids[:n],
             response_mask=mask[:n],
-            response_logprobs=model.logprobs[:n] if self.chat_url is None else None,
+            response_logprobs=model.logprobs[:n] if model.exact_logprobs else None,
             num_turns=len(episode["messages"]),
             metrics={},
-            extra_fields={"mlepipe_episode": episode, "mlepipe_sandbox_url": self.service.url, "mlepipe_truncated": len(model.response_ids) > n, "mlepipe_timed_out": timed_out},
+            # verl's v1 trainer reads min/max_global_steps from every sample (the rollout server's, as ToolAgentLoop keeps them).
+            extra_fields={**model.extra_fields, "mlepipe_episode": episode, "mlepipe_sandbox_url": self.service.url, "mlepipe_truncated": len(model.response_ids) > n, "mlepipe_timed_out": timed_out, "mlepipe_record_closed_at": model.closed_at},
         )

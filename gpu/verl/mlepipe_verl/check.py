@@ -13,6 +13,14 @@ import os
 import sys
 
 
+def rollout_replicas(config, rollout):
+    """As verl's LLMServerManager counts them (workers/rollout/llm_server.py): the hybrid
+    worker group's GPUs over one replica's tensor x data x pipeline parallel size."""
+    per_replica = rollout.tensor_model_parallel_size * rollout.data_parallel_size * rollout.pipeline_model_parallel_size
+    world = config.trainer.nnodes * config.trainer.n_gpus_per_node
+    return world // per_replica, per_replica, world
+
+
 def main(argv):
     import yaml
     from hydra import compose, initialize_config_dir
@@ -42,7 +50,11 @@ def main(argv):
         names.append(entry.name)
     fn = config.reward.custom_reward_function
     load_extern_object(module_path=fn.path, object_name=fn.name)
-    print(json.dumps({"ok": True, "rollout": rollout.name, "mode": rollout.mode, "agent_loops": names, "train_batch_size": config.data.train_batch_size, "n": rollout.n, "ppo_mini_batch_size": config.actor_rollout_ref.actor.ppo_mini_batch_size, "loss_agg_mode": config.actor_rollout_ref.actor.loss_agg_mode, "prompt_length": rollout.prompt_length, "response_length": rollout.response_length}))
+    replicas, per_replica, world = rollout_replicas(config, rollout)
+    if replicas == 0:
+        print(f"verl would start no rollout replica: {world} GPUs (trainer.nnodes x trainer.n_gpus_per_node) hold no replica of {per_replica} (tensor x data x pipeline parallel)", file=sys.stderr)
+        return 1
+    print(json.dumps({"ok": True, "rollout_replicas": replicas, "rollout_tp": rollout.tensor_model_parallel_size, "rollout": rollout.name, "mode": rollout.mode, "agent_loops": names, "train_batch_size": config.data.train_batch_size, "n": rollout.n, "ppo_mini_batch_size": config.actor_rollout_ref.actor.ppo_mini_batch_size, "loss_agg_mode": config.actor_rollout_ref.actor.loss_agg_mode, "prompt_length": rollout.prompt_length, "response_length": rollout.response_length}))
     return 0
 
 

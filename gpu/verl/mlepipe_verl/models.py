@@ -4,70 +4,103 @@ observations' with mask 0):
 - RolloutModel: verl's rollout servers (vLLM, SGLang) through the agent loop's
   server manager, on exact token ids;
 - ChatModel: any OpenAI-compatible chat endpoint (a debugging run of the
-  exported loop, or a stub server in tests); its replies are re-tokenised."""
+  exported loop, or a stub server in tests); its replies are re-tokenised.
+
+The record is one growing token sequence, extended with verl's continuous-token
+builder (AgentLoopBase.continuous_token_builder): sampled tokens are appended as
+they came from the sampler, and each observation is tokenised on its own and
+appended. The conversation is never re-rendered as a whole, because chat
+templates rewrite earlier turns (Qwen3 drops the <think> block of every reply
+before the latest user message; Llama 3 trims each message), and a re-render
+would no longer be what the sampler was given."""
 import asyncio
 import json
 import urllib.request
 from uuid import uuid4
 
-
-def render(tokenizer, messages, generation_prompt, template_kwargs):
-    text = tokenizer.apply_chat_template(messages, add_generation_prompt=generation_prompt, tokenize=False, **template_kwargs)
-    return tokenizer.encode(text, add_special_tokens=False)
+# verl's rollout server adds these per call; ToolAgentLoop keeps the first call's
+# and the latest max_global_steps (its v1 trainer reads both from every sample).
+_STEP_KEYS = ("min_global_steps", "max_global_steps")
 
 
 class TokenRecord:
-    def __init__(self, tokenizer, messages, template_kwargs):
-        self.tokenizer = tokenizer
-        self.kw = template_kwargs
-        self.prompt_ids = render(tokenizer, messages, True, self.kw)
-        self.response_ids, self.mask, self.logprobs = [], [], []
-        self.count = len(messages)  # messages in the whole conversation so far
+    def __init__(self, builder, messages):
+        self.builder = builder
+        self.prompt_ids = list(builder.build_initial_tokens(messages))
+        self.ids = list(self.prompt_ids)  # what the sampler continues from: prompt + response
+        self.mask, self.logprobs = [], []
+        self.exact_logprobs = True  # false once a turn came without the sampler's log-probs
+        self.messages = [dict(m) for m in messages]  # the conversation the record holds
+        self.closed_at = None  # the turn from which pruning keeps turns out of the record
+        self.extra_fields = {}
 
-    def add(self, ids, mask, logprobs=None):
-        self.response_ids += ids
-        self.mask += [mask] * len(ids)
-        self.logprobs += list(logprobs) if logprobs else [0.0] * len(ids)
+    @property
+    def response_ids(self):
+        return self.ids[len(self.prompt_ids):]
 
-    def delta(self, before, after, generation_prompt):
-        """The tokens `after` adds to `before` once both are rendered (the chat template's
-        markers included)."""
-        a = render(self.tokenizer, before, not generation_prompt, self.kw)
-        b = render(self.tokenizer, after, generation_prompt, self.kw)
-        common = 0
-        while common < min(len(a), len(b)) and a[common] == b[common]:
-            common += 1
-        return b[common:]
+    def sampled(self, ids, logprobs, text):
+        """The sampler's tokens for the reply `text`: mask 1, their log-probs beside them."""
+        self.messages.append({"role": "assistant", "content": text})
+        if self.closed_at is not None:
+            return
+        if not logprobs:
+            self.exact_logprobs = False
+        lp = list(logprobs) if logprobs else [0.0] * len(ids)
+        merge = self.builder.merge_assistant_tokens(self.ids, list(ids))
+        self.mask, self.logprobs = self.builder.align_response_metadata(merge, self.mask, self.logprobs, assistant_logprobs=lp)
+        self.ids = merge.token_ids
 
     def observed(self, messages):
-        # messages ends with the assistant's reply and the observation just appended.
-        self.add(self.delta(messages[:-1], messages, True), 0)
-        self.count = len(messages)
+        """`messages` ends with the reply and the observation just appended: the
+        observation's tokens (and the next generation prompt) get mask 0."""
+        previous, self.messages = self.messages, [dict(m) for m in messages]
+        if self.closed_at is not None:
+            return
+        merge = self.builder.merge_context_tokens(previous, self.messages, self.ids)
+        self.mask, self.logprobs = self.builder.align_response_metadata(merge, self.mask, self.logprobs)
+        self.ids = merge.token_ids
+
+    def input_for(self, shown, turn):
+        """The tokens the sampler is given for `shown`. While nothing is hidden they are the
+        record itself; once context pruning hides turns, the pruned conversation is rendered
+        afresh, and the record ends at the turn before (verl trains one sequence per
+        trajectory: later turns were sampled from a context the record does not hold)."""
+        if self.closed_at is None and len(shown) == len(self.messages):
+            return self.ids
+        if self.closed_at is None:
+            self.closed_at = turn
+        return list(self.builder.build_initial_tokens(shown))
+
+    def took(self, extra_fields):
+        if not self.extra_fields:
+            self.extra_fields.update({k: extra_fields[k] for k in _STEP_KEYS if k in extra_fields})
+        elif extra_fields.get("max_global_steps") is not None:
+            self.extra_fields["max_global_steps"] = extra_fields["max_global_steps"]
 
 
 class RolloutModel(TokenRecord):
-    def __init__(self, tokenizer, messages, template_kwargs, server_manager, sampling_params, max_len):
-        super().__init__(tokenizer, messages, template_kwargs)
+    def __init__(self, builder, tokenizer, messages, server_manager, sampling_params, max_len):
+        super().__init__(builder, messages)
+        self.tokenizer = tokenizer
         self.server, self.sampling, self.max_len = server_manager, sampling_params, max_len
         # One id for the episode: verl's server manager keeps an episode on one server (its prefix cache).
         self.request_id = uuid4().hex
 
     async def __call__(self, shown, turn):
-        if len(self.prompt_ids) + len(self.response_ids) >= self.max_len:
+        ids = self.input_for(shown, turn)
+        if len(ids) >= self.max_len:
             raise RuntimeError(f"the context is full ({self.max_len} tokens: prompt_length + response_length)")
-        # While nothing is hidden, the model continues its own token sequence; once
-        # context pruning hides turns, it sees the pruned conversation re-rendered.
-        pruned = len(shown) < self.count
-        ids = render(self.tokenizer, shown, True, self.kw) if pruned else self.prompt_ids + self.response_ids
-        out = await self.server.generate(self.request_id, prompt_ids=ids, sampling_params=self.sampling)
-        self.add(list(out.token_ids), 1, out.log_probs)
-        self.count += 1
-        return self.tokenizer.decode(out.token_ids, skip_special_tokens=True)
+        out = await self.server.generate(request_id=self.request_id, prompt_ids=ids, sampling_params=self.sampling)
+        self.took(out.extra_fields or {})
+        text = self.tokenizer.decode(out.token_ids, skip_special_tokens=True)
+        self.sampled(out.token_ids, out.log_probs, text)
+        return text
 
 
 class ChatModel(TokenRecord):
-    def __init__(self, tokenizer, messages, template_kwargs, base_url, model="policy", temperature=1.0, max_tokens=None):
-        super().__init__(tokenizer, messages, template_kwargs)
+    def __init__(self, builder, tokenizer, messages, base_url, model="policy", temperature=1.0, max_tokens=None):
+        super().__init__(builder, messages)
+        self.tokenizer = tokenizer
         self.url = base_url.rstrip("/") + "/chat/completions"
         self.body = {"model": model, "temperature": temperature, **({"max_tokens": max_tokens} if max_tokens else {})}
 
@@ -77,7 +110,9 @@ class ChatModel(TokenRecord):
             return json.loads(res.read())["choices"][0]["message"]["content"] or ""
 
     async def __call__(self, shown, turn):
+        self.input_for(shown, turn)
         text = await asyncio.get_running_loop().run_in_executor(None, self._post, shown)
-        self.add(self.delta(shown, shown + [{"role": "assistant", "content": text}], False), 1)
-        self.count += 1
+        # The endpoint returns text, not tokens: the reply as a sampler would have ended it, at EOS.
+        ids = self.tokenizer.encode(text, add_special_tokens=False) + [self.tokenizer.eos_token_id]
+        self.sampled(ids, None, text)
         return text

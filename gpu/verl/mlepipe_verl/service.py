@@ -19,9 +19,12 @@ class SandboxService:
             raise ServiceError("no sandbox service: set MLEPIPE_SANDBOX_URL (printed by `mlepipe sandbox serve`)")
         self.url = url.rstrip("/")
         self.timeout_s = timeout_s
+        # The service's token, when it has one (launch.sh and trainer: verl pass it in the job's environment).
+        token = os.environ.get("MLEPIPE_SANDBOX_TOKEN")
+        self.headers = {"content-type": "application/json", **({"authorization": f"Bearer {token}"} if token else {})}
 
     def call(self, path, body):
-        req = urllib.request.Request(self.url + path, data=json.dumps(body).encode(), headers={"content-type": "application/json"}, method="POST")
+        req = urllib.request.Request(self.url + path, data=json.dumps(body).encode(), headers=self.headers, method="POST")
         try:
             with urllib.request.urlopen(req, timeout=self.timeout_s) as res:
                 return json.loads(res.read())

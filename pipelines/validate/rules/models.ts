@@ -35,3 +35,24 @@ export const workerModels: Rule = ({ doc, params, origins }) => {
   }
   return out;
 };
+
+/**
+ * verl loads the policy's weights itself (actor_rollout_ref.model.path): a grpo
+ * stage with trainer: verl or verl-export needs its policy entry to say where
+ * they are. The label in model: names what an endpoint serves, not weights.
+ */
+export const verlWeights: Rule = ({ doc, params, origins }) => {
+  const out: Diagnostic[] = [];
+  const models = (isPlainObject(doc.models) ? doc.models : {}) as Record<string, ModelSpec>;
+  const reported = new Set<string>();
+  for (const [id, st] of stageEntries(doc)) {
+    const p = params.get(id);
+    if (st.uses !== 'grpo' || !p || (p.trainer !== 'verl' && p.trainer !== 'verl-export') || typeof p.policy !== 'string') continue;
+    const m = models[p.policy];
+    // An undefined name is reported by the reference check.
+    if (!isPlainObject(m) || typeof m.path === 'string' || reported.has(p.policy)) continue;
+    reported.add(p.policy);
+    out.push({ pos: keyPos(origins, ['models', p.policy]), path: dotted(['models', p.policy]), message: `stage ${id} trains ${p.policy} with trainer: ${p.trainer}, which loads its weights from path: (a Hugging Face model folder, or a hub id such as Qwen/Qwen3-8B); this entry names none` });
+  }
+  return out;
+};
