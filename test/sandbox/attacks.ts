@@ -126,6 +126,9 @@ try:
             time.sleep(60)
             os._exit(0)
         n += 1
+        # Progress as it goes: on a loaded machine the step may reach its timeout before the cap.
+        if n % 25 == 0:
+            print('FORKED', n, flush=True)
 except Exception as e:
     print('stopped at', n, type(e).__name__)
 print('SPAWNED', n)
