@@ -2,7 +2,15 @@
 // competitions keep their own names (labels.csv, sample_submission_null.csv,
 // media folders), so a prompt that assumed train.csv would send the agent
 // after files that are not there.
+import { readdir } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { TaskView } from './types.js';
+
+/** The names under a task's public/ (folders with a trailing slash), sorted; none when it cannot be read. */
+export async function publicListing(taskDir: string): Promise<string[]> {
+  const entries = await readdir(join(taskDir, 'public'), { withFileTypes: true }).catch(() => []);
+  return entries.map((e) => (e.isDirectory() ? `${e.name}/` : e.name)).sort();
+}
 
 const SHOWN = 20;
 

@@ -12,6 +12,7 @@ import { cp, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { renderPrompt } from '../../agents/factory/answers.js';
+import { publicFilesText, publicListing, sampleName } from '../../agents/scaffolds/public.js';
 import { approxTokens } from '../../agents/scaffolds/react/context.js';
 import { assetPath } from '../../core/assets.js';
 import { type OverrideOptions, VERL_VERSION, verlOverrides } from './overrides.js';
@@ -41,11 +42,14 @@ async function rows(tasks: readonly ExportTask[], split: string, o: ExportOption
   const out = [];
   for (const [index, t] of tasks.entries()) {
     const description = await readFile(join(t.dir, 'public', 'description.md'), 'utf8').catch(() => '(no description.md)');
+    // The prompt names the task's own files, as the eval and grpo rollouts' prompts do.
+    const meta = JSON.parse(await readFile(join(t.dir, 'task.json'), 'utf8').catch(() => '{}')) as { sample_submission?: string };
+    const layout = { files: await publicListing(t.dir), sample: meta.sample_submission };
     out.push({
       data_source: 'mlepipe',
       agent_name: AGENT_NAME,
       prompt: [
-        { role: 'system' as const, content: renderPrompt('react/system', { max_turns: o.maxTurns, step_timeout: o.stepTimeoutS }) },
+        { role: 'system' as const, content: renderPrompt('react/system', { max_turns: o.maxTurns, step_timeout: o.stepTimeoutS, files: publicFilesText(layout), sample: sampleName(layout) }) },
         { role: 'user' as const, content: renderPrompt('react/task', { description: description.trim() }) },
       ],
       ability: 'mle',

@@ -1,6 +1,6 @@
 // One rollout: a fresh sandbox workspace on the task, the scaffold driving
 // the policy, then grading outside the jail and the trajectory record.
-import { copyFile, lstat, readdir, readFile } from 'node:fs/promises';
+import { copyFile, lstat, readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { Rng } from '../../core/random.js';
 import { readJsonFile } from '../../core/text.js';
@@ -8,6 +8,7 @@ import type { GuidanceRecord } from '../../agents/guidance/index.js';
 import type { Policy } from '../../agents/policies/index.js';
 import { canonicalJson, sha256 } from '../../core/hash.js';
 import type { AideOptions, EpisodeLimits, EpisodeResult, PromptFormat, Scaffold } from '../../agents/scaffolds/types.js';
+import { publicListing } from '../../agents/scaffolds/public.js';
 import { rewardVariables, type Trajectory } from '../../agents/trajectory.js';
 import { evaluate, parseFormula } from '../../core/rewards/parse.js';
 import { gradeSubmission, type EvaluatorResult } from '../../sandbox/evaluate.js';
@@ -58,7 +59,7 @@ export async function rollout(o: RolloutOptions): Promise<Trajectory> {
   const started = new Date();
   const meta = (await readJsonFile(join(o.task.dir, 'task.json'))) as { is_lower_better?: boolean; modality?: string; task_type?: string; metric?: string; n_train?: number; sample_submission?: string };
   // The prompt names the task's own files (MLE-bench competitions keep their own names).
-  const files = (await readdir(join(o.task.dir, 'public'), { withFileTypes: true }).catch(() => [])).map((e) => (e.isDirectory() ? `${e.name}/` : e.name)).sort();
+  const files = await publicListing(o.task.dir);
   const description = await readFile(join(o.task.dir, 'public', 'description.md'), 'utf8').catch(() => '(no description.md)');
   // The signal reaches every step of the session: an interrupt kills the running one at once.
   const session = await o.sandbox.open({ task: o.task.dir, limits: { memoryMb: o.memoryMb }, signal: o.signal });
