@@ -165,7 +165,7 @@ fi
 # tasks/ holds the answers: the service reads them here; the job's upload leaves them out.
 ray job submit --address "\${RAY_ADDRESS:-http://127.0.0.1:8265}" --working-dir . \\
   --runtime-env-json "{\\"excludes\\": [\\"tasks/\\", \\"checkpoints/\\"], \\"env_vars\\": {\\"MLEPIPE_SANDBOX_URL\\": \\"$MLEPIPE_SANDBOX_URL\\", \\"MLEPIPE_SANDBOX_TOKEN\\": \\"$MLEPIPE_SANDBOX_TOKEN\\", \\"VERL_FILE_LOGGER_PATH\\": \\"$OUT/metrics.jsonl\\"}}" \\
-  -- python3 -m verl.trainer.main_ppo \\
+  -- python3 -m mlepipe_verl.launch \\
 ${args.map((x) => `  ${x}`).join(' \\\n')}
 `;
 }

@@ -25,7 +25,7 @@ export interface JobOptions {
   resultsDir: string;
   address: string;
   overrides: readonly string[];
-  /** The interpreter the job runs main_ppo with, on the cluster. */
+  /** The interpreter the job runs with, on the cluster: its entrypoint checks the cluster's resources, then becomes main_ppo. */
   python: string;
   sandboxUrl: string;
   /** The sandbox service's token, handed to the job's workers in its runtime environment. */
@@ -78,7 +78,7 @@ export async function runJob(o: JobOptions): Promise<{ id: string; reattached: b
       'trainer.default_local_dir': join(o.resultsDir, 'checkpoints'),
     });
     const env = { MLEPIPE_SANDBOX_URL: o.sandboxUrl, MLEPIPE_SANDBOX_TOKEN: o.sandboxToken, VERL_FILE_LOGGER_PATH: join(o.resultsDir, 'metrics.jsonl') };
-    const args = ['job', 'submit', '--address', job.address, '--submission-id', job.id, '--no-wait', '--working-dir', o.exportDir, '--runtime-env-json', JSON.stringify({ excludes: ['tasks/'], env_vars: env }), '--', o.python, '-m', 'verl.trainer.main_ppo', ...overrides];
+    const args = ['job', 'submit', '--address', job.address, '--submission-id', job.id, '--no-wait', '--working-dir', o.exportDir, '--runtime-env-json', JSON.stringify({ excludes: ['tasks/'], env_vars: env }), '--', o.python, '-m', 'mlepipe_verl.launch', ...overrides];
     const r = await execa(ray, args, { reject: false, all: true });
     if (r.exitCode !== 0) throw new EnvError(`ray job submit to ${job.address} failed: ${(r.all ?? '').trim().split('\n').slice(-5).join(' ')}`);
     o.log(`submitted ray job ${job.id} to ${job.address}`);

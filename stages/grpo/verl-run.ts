@@ -6,6 +6,7 @@
 import { cp, readFile, writeFile } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { readJsonFile } from '../../core/text.js';
 import { writeVerlExport, type ExportOptions, type ExportTask } from '../../gpu/verl/export.js';
@@ -24,7 +25,8 @@ export async function runVerl(ctx: StageContext<GrpoParams>, train: readonly Exp
   const overrides = ((await import('yaml')).parse(await readFile(join(exportDir, 'trainer_overrides.yaml'), 'utf8')) as { overrides: string[] }).overrides;
   // A head started for the run goes with it: a rerun starts another, and submits to it afresh.
   const cluster = p.verl.ray_address ?? ctx.ray?.address;
-  const head = cluster ? undefined : await startLocalHead({ cpus: 2, log: ctx.log });
+  // Every core: verl's TransferQueue and GPU workers hold a dozen CPUs on one GPU, and wait forever without them.
+  const head = cluster ? undefined : await startLocalHead({ cpus: availableParallelism(), log: ctx.log });
   const sandbox = stageSandbox(ctx, Math.min(p.concurrency, p.batch_size * p.group_size));
   let service: Awaited<ReturnType<typeof startSandboxService>> | undefined;
   let job: { id: string };

@@ -145,7 +145,7 @@ stages:
   const overrides = await readFile(join(verl, 'trainer_overrides.yaml'), 'utf8');
   assert.not.match(overrides, join(cache, 'tmp'));
   for (const o of ['actor_rollout_ref.rollout.name=vllm', 'actor_rollout_ref.rollout.mode=async', 'actor_rollout_ref.rollout.agent.agent_loop_config_path=agent_loop.yaml', 'reward.custom_reward_function.path=reward_fn.py', 'actor_rollout_ref.rollout.n=4', 'actor_rollout_ref.actor.clip_ratio_high=0.28', 'data.train_batch_size=16', 'actor_rollout_ref.model.path=Qwen/Qwen3-8B', 'trainer.total_training_steps=100']) assert.match(overrides, o);
-  assert.match(await readFile(join(verl, 'launch.sh'), 'utf8'), 'verl.trainer.main_ppo');
+  assert.match(await readFile(join(verl, 'launch.sh'), 'utf8'), 'python3 -m mlepipe_verl.launch');
   assert.match(await readFile(join(verl, 'agent_loop.yaml'), 'utf8'), 'max_turns: 20');
 });
 

@@ -1,8 +1,9 @@
 // `trainer: verl` through the built CLI against a local Ray head: the node
 // submits its export as a Ray job and streams the job's log; killed, then run
 // again, it reattaches to the same job instead of submitting another. The
-// training itself needs GPUs: on this CPU-only machine the job ends FAILED, and
-// the node fails with the job's log in its own. The tests share one cache, so
+// training itself needs GPUs: on this CPU-only machine the job's entrypoint
+// refuses the cluster, the job ends FAILED, and the node fails with the job's
+// log in its own. The tests share one cache, so
 // their tasks are generated once. The first names its cluster in the project
 // settings (ray.address), the second none: it starts a head for the run.
 import { test } from 'uvu';
@@ -58,6 +59,8 @@ test('a killed run reattaches to its Ray job instead of submitting a second one'
     assert.is(second.exitCode, 1);
     const said = second.stdout + second.stderr + logs;
     assert.ok(new RegExp(`ray job ${id} ended (FAILED|STOPPED)`).test(said), said.slice(-3000));
+    // It ended at the entrypoint's check, which says what the cluster lacks, not in a placement that never comes.
+    assert.match(said, /mlepipe: the Ray cluster has 0 GPUs and 2 CPUs; this run needs 1 GPUs/);
   } finally {
     await head.stop();
     await server.close();
@@ -74,6 +77,7 @@ test('without a ray_address the node starts a Ray head for the run and stops it 
     assert.ok(m, logs.slice(-3000));
     assert.is(r.exitCode, 1);
     assert.match(logs, `ray job ${m![1]} ended FAILED`);
+    assert.match(logs, /mlepipe: the Ray cluster has 0 GPUs and \d+ CPUs/);
     // The head is gone with the node.
     assert.is(await fetch(`${m![2]}/api/version`).then(() => 'up', () => 'down'), 'down');
   } finally {

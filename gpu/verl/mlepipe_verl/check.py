@@ -9,7 +9,6 @@ imports it. Run from the export's folder:
 
 Prints one JSON line; exits 1 with verl's own message when a check fails."""
 import json
-import os
 import sys
 
 
@@ -23,22 +22,20 @@ def rollout_replicas(config, rollout):
 
 def main(argv):
     import yaml
-    from hydra import compose, initialize_config_dir
     from hydra.utils import get_class
     from omegaconf import OmegaConf
 
-    import verl.trainer.main_ppo as main_ppo
     from verl.trainer.ppo.utils import need_critic, need_reference_policy
     from verl.utils.config import omega_conf_to_dataclass, validate_config
     from verl.utils.device import auto_set_device
     from verl.utils.import_utils import load_extern_object
 
+    from mlepipe_verl.config import compose
+
     path = argv[0] if argv else "trainer_overrides.yaml"
     with open(path, encoding="utf-8") as f:
         overrides = yaml.safe_load(f)["overrides"]
-    config_dir = os.path.join(os.path.dirname(main_ppo.__file__), "config")
-    with initialize_config_dir(config_dir=config_dir, version_base=None):
-        config = compose(config_name="ppo_trainer", overrides=overrides)
+    config = compose(overrides)
     auto_set_device(config)
     validate_config(config=config, use_reference_policy=need_reference_policy(config), use_critic=need_critic(config))
     rollout = omega_conf_to_dataclass(config.actor_rollout_ref.rollout)

@@ -48,14 +48,11 @@ def train_tokenizer(family):
 
 def verl_config(prompt_length=4096, response_length=8192, template_kwargs=None):
     """verl's ppo_trainer config, composed by Hydra as main_ppo composes it."""
-    from hydra import compose, initialize_config_dir
     from omegaconf import OmegaConf
 
-    import verl.trainer.main_ppo as main_ppo
+    from mlepipe_verl.config import compose
 
-    overrides = [f"actor_rollout_ref.rollout.prompt_length={prompt_length}", f"actor_rollout_ref.rollout.response_length={response_length}"]
-    with initialize_config_dir(config_dir=os.path.join(os.path.dirname(main_ppo.__file__), "config"), version_base=None):
-        config = compose(config_name="ppo_trainer", overrides=overrides)
+    config = compose([f"actor_rollout_ref.rollout.prompt_length={prompt_length}", f"actor_rollout_ref.rollout.response_length={response_length}"])
     OmegaConf.set_struct(config, False)
     config.data.apply_chat_template_kwargs = template_kwargs or {}
     return config

@@ -1,0 +1,67 @@
+"""The Ray job's entrypoint: checks that the cluster can hold the run, then
+becomes verl.trainer.main_ppo with the same overrides.
+
+verl's trainer first starts TransferQueue, whose controller and storage units
+each hold a CPU, and only then checks its GPUs; each GPU's worker bundle holds
+more CPUs. On a cluster short of CPUs the placement waits forever, so a run
+that cannot fit would hang instead of failing. The counts below are read from
+the installed verl and TransferQueue, not restated here.
+
+    python -m mlepipe_verl.launch OVERRIDE...
+"""
+import os
+import sys
+
+
+def needs(config):
+    """The GPUs and CPUs the run holds once started, by part."""
+    from transfer_queue.controller import TransferQueueController
+    from transfer_queue.storage.simple_storage import SimpleStorageUnit
+    from verl.single_controller.ray.base import ResourcePoolManager
+
+    gpus = config.trainer.nnodes * config.trainer.n_gpus_per_node
+    per_bundle = ResourcePoolManager.__dataclass_fields__["max_colocate_count"].default
+    parts = {"the GPU workers' bundles": gpus * per_bundle}
+    # main_ppo's v1 task runner turns TransferQueue on whatever the config says.
+    parts["TransferQueue's controller"] = TransferQueueController._default_options.get("num_cpus", 1)
+    backend = config.transfer_queue.backend
+    if backend.storage_backend == "SimpleStorage":
+        units = int(backend.SimpleStorage.num_data_storage_units)
+        parts[f"its {units} storage units"] = units * SimpleStorageUnit._default_options.get("num_cpus", 1)
+    return gpus, parts
+
+
+def shortfall(config, resources):
+    """What the cluster lacks for the run, in words, or None when it fits."""
+    gpus, parts = needs(config)
+    cpus = sum(parts.values())
+    have_gpus, have_cpus = resources.get("GPU", 0), resources.get("CPU", 0)
+    if have_gpus >= gpus and have_cpus >= cpus:
+        return None
+    held = ", ".join(f"{n} {k}" for k, n in parts.items())
+    return (
+        f"the Ray cluster has {have_gpus:g} GPUs and {have_cpus:g} CPUs; this run needs {gpus} GPUs "
+        f"(trainer.nnodes x trainer.n_gpus_per_node) and {cpus:g} CPUs ({held}). "
+        "verl would wait for them without end; start the cluster's nodes with more, or train on fewer GPUs"
+    )
+
+
+def main(overrides):
+    import ray
+
+    from mlepipe_verl.config import compose
+
+    config = compose(overrides)
+    ray.init(address="auto", log_to_driver=False)
+    try:
+        lack = shortfall(config, ray.cluster_resources())
+    finally:
+        ray.shutdown()
+    if lack:
+        print(f"mlepipe: {lack}", file=sys.stderr, flush=True)
+        return 1
+    os.execv(sys.executable, [sys.executable, "-m", "verl.trainer.main_ppo", *overrides])
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

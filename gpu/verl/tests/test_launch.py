@@ -1,0 +1,37 @@
+"""The job's entrypoint refuses a cluster that cannot hold the run, with the
+counts read from the installed verl and TransferQueue, instead of letting
+verl's placement wait forever (TransferQueue's storage units hold a CPU each
+before verl ever checks its GPUs)."""
+import unittest
+
+import harness  # noqa: F401  (puts mlepipe_verl on the path)
+from mlepipe_verl.config import compose
+from mlepipe_verl.launch import needs, shortfall
+
+ONE_GPU = ["trainer.nnodes=1", "trainer.n_gpus_per_node=1"]
+
+
+class LaunchTest(unittest.TestCase):
+    def test_counts_come_from_verl_and_transfer_queue(self):
+        gpus, parts = needs(compose(ONE_GPU + ["transfer_queue.backend.SimpleStorage.num_data_storage_units=5"]))
+        self.assertEqual(gpus, 1)
+        # One CPU per storage unit and the controller; the GPU's bundle holds verl's colocation count.
+        self.assertEqual(parts["its 5 storage units"], 5)
+        self.assertEqual(parts["TransferQueue's controller"], 1)
+        self.assertEqual(parts["the GPU workers' bundles"], 3)
+
+    def test_a_cpu_only_two_core_cluster_is_refused_with_what_it_lacks(self):
+        said = shortfall(compose(ONE_GPU), {"CPU": 2.0})
+        self.assertIsNotNone(said)
+        self.assertIn("has 0 GPUs and 2 CPUs", said)
+        self.assertIn("needs 1 GPUs", said)
+
+    def test_enough_gpus_but_too_few_cpus_is_refused(self):
+        config = compose(["trainer.nnodes=1", "trainer.n_gpus_per_node=8"])
+        gpus, parts = needs(config)
+        self.assertIsNotNone(shortfall(config, {"GPU": 8.0, "CPU": sum(parts.values()) - 1}))
+        self.assertIsNone(shortfall(config, {"GPU": 8.0, "CPU": float(sum(parts.values()))}))
+
+
+if __name__ == "__main__":
+    unittest.main()
