@@ -1,5 +1,6 @@
 // MLE-bench competitions as tasks of our contract (docs/tasks.md#mle-bench):
-// the prepared public data for the agent; the private answers, the
+// the prepared public data for the agent, linked where MLE-bench put it; the
+// private answers (linked too), the
 // competition's config and a grader that calls its own grade function for
 // the evaluator; thresholds from its leaderboard by MLE-bench's rule.
 import { existsSync } from 'node:fs';
@@ -9,6 +10,7 @@ import { parse as parseYaml } from 'yaml';
 import { assetText } from '../core/assets.js';
 import { leaderboardScores, leaderboardThresholds } from './leaderboard.js';
 import type { Competition } from './mlebench.js';
+import { linkFolder, type Reference } from './references.js';
 import { writeTaskJson } from './taskjson.js';
 
 interface CompetitionConfig {
@@ -32,9 +34,15 @@ export async function buildMlebenchTask(c: Competition, dest: string): Promise<{
   const sample = cfg.dataset?.sample_submission?.split('/prepared/public/')[1] ?? 'sample_submission.csv';
   await rm(dest, { recursive: true, force: true });
   await mkdir(join(dest, 'private'), { recursive: true });
-  await cp(c.public, join(dest, 'public'), { recursive: true });
-  await cp(c.private, join(dest, 'private', 'answers'), { recursive: true });
-  if (!existsSync(join(dest, 'public', 'description.md')) && existsSync(join(c.code, 'description.md'))) await cp(join(c.code, 'description.md'), join(dest, 'public', 'description.md'));
+  // The prepared folders are linked, not copied (tasks/references.ts). MLE-bench's prepare writes
+  // description.md into public/; a folder prepared without one is copied so that it can be added.
+  const references: Record<string, Reference> = {};
+  if (existsSync(join(c.public, 'description.md')) || !existsSync(join(c.code, 'description.md'))) references.public = await linkFolder(c.public, dest, 'public');
+  else {
+    await cp(c.public, join(dest, 'public'), { recursive: true });
+    await cp(join(c.code, 'description.md'), join(dest, 'public', 'description.md'));
+  }
+  references['private/answers'] = await linkFolder(c.private, dest, 'private/answers');
   const thresholds = { gold_threshold: th.gold_threshold, silver_threshold: th.silver_threshold, bronze_threshold: th.bronze_threshold, median_threshold: th.median_threshold };
   await writeFile(join(dest, 'private', 'threshold.json'), JSON.stringify(thresholds, null, 2) + '\n');
   // The human scores, in rank order, for HumanRank (a missing score is null).
@@ -57,6 +65,7 @@ export async function buildMlebenchTask(c: Competition, dest: string): Promise<{
     is_lower_better: th.is_lower_better,
     leaderboard_teams: th.teams,
     source: { competition: c.id, data: dirname(dirname(c.public)), mlebench: c.root, leaderboard: basename(lbFile) },
+    references,
   });
   return { teams: th.teams, is_lower_better: th.is_lower_better, sample_submission: sample };
 }

@@ -3,8 +3,9 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { ParamError } from '../../core/errors.js';
+import { ParamError, UserError } from '../../core/errors.js';
 import { readJsonFile } from '../../core/text.js';
+import { referenceChange, type Reference } from '../../tasks/references.js';
 import type { InputNode, ParamIssue } from '../contract.js';
 
 export interface TaskRef {
@@ -23,6 +24,7 @@ export async function listTasks(opts: { tasks?: string; split: 'all' | 'train' |
     for (const id of (await readdir(folder, { withFileTypes: true })).filter((d) => d.isDirectory()).map((d) => d.name).sort()) {
       if (keep && !keep.has(id)) continue;
       if (!existsSync(join(folder, id, 'private', 'evaluator.py'))) continue;
+      await checkReferences(id, join(folder, id));
       out.push({ id, dir: join(folder, id) });
     }
   };
@@ -38,6 +40,15 @@ export async function listTasks(opts: { tasks?: string; split: 'all' | 'train' |
   const seen = new Set<string>();
   const unique = out.filter((t) => !seen.has(t.id) && seen.add(t.id));
   return opts.limit ? unique.slice(0, opts.limit) : unique;
+}
+
+/** A task whose linked data (an MLE-bench competition's prepared folders) changed since it was made is refused. */
+async function checkReferences(id: string, dir: string): Promise<void> {
+  const refs = ((await readJsonFile(join(dir, 'task.json')).catch(() => ({}))) as { references?: Record<string, Reference> }).references ?? {};
+  for (const [rel, ref] of Object.entries(refs)) {
+    const change = await referenceChange(ref);
+    if (change) throw new UserError(`task ${id}: its ${rel} links to ${ref.target}, which changed since the task was made (${change}); run the experiment again: the node that made the task sees the change and makes it afresh`);
+  }
 }
 
 const noFolder = (tasks: string) => `tasks: ${tasks} does not exist`;

@@ -3,10 +3,11 @@
 // take through needs:. A competition without prepared data is reported and
 // skipped; the others still become tasks.
 import { existsSync } from 'node:fs';
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { sha256 } from '../../core/hash.js';
 import { competitionIds, findCompetition, type MlebenchSet } from '../../tasks/mlebench.js';
+import { listing } from '../../tasks/references.js';
 import schema from '../../schemas/stages/mlebench.schema.json';
 import type { Stage } from '../contract.js';
 import { lazyRun } from '../lazy.js';
@@ -20,8 +21,9 @@ export interface MlebenchParams {
 
 /**
  * What identifies a competition's inputs without reading its data: the
- * grader's files by content, the prepared folders' entries by name, size and
- * time (prepared data runs to gigabytes; MLE-bench writes it once).
+ * grader's files by content, the prepared folders' files by name, size and
+ * time (prepared data runs to gigabytes; MLE-bench writes it once, and the
+ * tasks link to it rather than copy it).
  */
 async function competitionIdentity(data: string, mlebench: string, id: string): Promise<unknown> {
   const c = findCompetition(data, mlebench, id);
@@ -31,17 +33,13 @@ async function competitionIdentity(data: string, mlebench: string, id: string): 
     const p = join(c.code, f);
     files[f] = existsSync(p) ? sha256(await readFile(p)) : null;
   }
-  const entries = async (dir: string) =>
-    Promise.all((await readdir(dir)).sort().map(async (name) => {
-      const st = await stat(join(dir, name));
-      return [name, st.size, Math.round(st.mtimeMs)];
-    }));
-  return { id, files, public: await entries(c.public), private: await entries(c.private) };
+  // The same listing the task records and checks at every use (tasks/references.ts).
+  return { id, files, public: await listing(c.public), private: await listing(c.private) };
 }
 
 export const mlebench: Stage<MlebenchParams> = {
   kind: 'mlebench',
-  version: 2,
+  version: 3,
   description: "MLE-bench competitions (prepared data, the competition's grader, leaderboard thresholds) as tasks.",
   schema,
   flow: { gives: ['tasks'] },

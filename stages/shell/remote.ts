@@ -81,7 +81,7 @@ export async function runOnHost(ctx: StageContext<ShellParams>, host: HostPlacem
     if (host.docker.startsWith('unix://')) unreap = reapContainer(c.id);
     if (shared) await checkShared(c, ctx.outDir, host);
     const tar = await tarFs();
-    await c.putArchive(tar.pack(upload) as unknown as NodeJS.ReadableStream, { path: '/' }).catch(lostWhile(host, 'sending the inputs'));
+    await c.putArchive(tar.pack(upload, { dereference: true }) as unknown as NodeJS.ReadableStream, { path: '/' }).catch(lostWhile(host, 'sending the inputs'));
 
     const stream = (await c.attach({ stream: true, stdout: true, stderr: true }).catch(lostWhile(host, "attaching to the node's output"))) as unknown as Readable;
     const lines = new PassThrough();

@@ -6,7 +6,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { existsSync } from 'node:fs';
-import { readFile, rm, writeFile } from 'node:fs/promises';
+import { lstat, readFile, realpath, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { choosePython } from '../../core/python.js';
 import { runEvaluator } from '../../tasks/evaluate.js';
@@ -124,8 +124,15 @@ test('MLE-bench competitions become tasks; scripted agents are graded by the com
   assert.match(missing.error, `mlebench prepare -c toy-unprepared --data-dir ${join(dir, 'data')}`);
   const spamTask = JSON.parse(await readFile(join(comps, 'tasks', 'toy-spam', 'task.json'), 'utf8'));
   assert.equal([spamTask.generator, spamTask.metric, spamTask.is_lower_better, spamTask.leaderboard_teams], ['mlebench', 'accuracy', false, 50]);
+  // The prepared data is linked where MLE-bench put it, not copied into the cache; task.json records it by name, size and time.
+  for (const [rel, prepared] of [['public', 'public'], ['private/answers', 'private']]) {
+    assert.ok((await lstat(join(comps, 'tasks', 'toy-spam', rel))).isSymbolicLink(), rel);
+    assert.is(await realpath(join(comps, 'tasks', 'toy-spam', rel)), await realpath(join(dir, 'data', 'toy-spam', 'prepared', prepared)));
+  }
+  assert.ok(spamTask.references.public.files.some((f: [string, number, number]) => f[0] === 'train.csv'));
+  assert.not.ok(Object.keys(spamTask.files).some((f: string) => f.startsWith('public/')));
   // The agent's side holds no answers.
-  assert.ok(!Object.keys(spamTask.files).some((f: string) => f.startsWith('public/') && f.includes('private')));
+  assert.not.ok(spamTask.references.public.files.some((f: [string]) => f[0].includes('private')));
 
   const out = (await cli(['outputs', 'e.yaml', 'agents'], { cwd: dir })).stdout.trim();
   const results = (await readFile(join(out, 'results.jsonl'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l));

@@ -1,6 +1,8 @@
 // `mlepipe sandbox run` through the built CLI.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { symlink } from 'node:fs/promises';
+import { join } from 'node:path';
 import { cli, scaled, tmpProject } from '../helpers.js';
 
 const FILES = {
@@ -23,6 +25,17 @@ test('prints one JSON object with the result fields', async () => {
     assert.is(out.stdout, "args ['x', 'y'] ['train.csv']\n");
     assert.is(out.stderr.trim(), 'oops');
     assert.is(out.backend, extra[0] === '--warm' ? 'warm-bwrap' : extra[1] ?? 'bwrap');
+  }
+});
+
+test("a task whose public/ is a link to data elsewhere (an MLE-bench task's) is shown as the folder itself, read-only, in every backend", async () => {
+  const dir = await tmpProject({ ...FILES, 'prepared/public/train.csv': 'id,y\n1,0\n', 'linked/private/evaluator.py': FILES['task/private/evaluator.py'], 'look.py': 'import os\nprint(os.listdir("public"))\ntry:\n    open("public/x", "w")\nexcept OSError as e:\n    print("read-only", e.errno)\n' });
+  await symlink(join(dir, 'prepared', 'public'), join(dir, 'linked', 'public'));
+  for (const extra of [[], ['--warm'], ['--backend', 'docker']]) {
+    const r = await cli(['sandbox', 'run', '--task', 'linked', ...extra, 'look.py'], { cwd: dir });
+    assert.is(r.exitCode, 0, r.stderr);
+    const out = JSON.parse(r.stdout);
+    assert.is(out.stdout, "['train.csv']\nread-only 30\n", `${extra.join(' ') || 'bwrap'}: ${out.stdout}${out.stderr}`);
   }
 });
 
