@@ -145,5 +145,7 @@ export interface Stage<P = Record<string, unknown>> {
   check?(params: P, ctx: KeyContext): ParamIssue[];
   /** Anything besides params that changes the output (hashes of dependency files, image digests). */
   keyExtras?(params: P, ctx: ExtrasContext): Promise<unknown>;
+  /** Where a node runs when the stage sends it elsewhere itself (a Ray job), in a few words for the plan. */
+  placement?(params: P): string | undefined;
   run(ctx: StageContext<P>): Promise<StageResult | void>;
 }

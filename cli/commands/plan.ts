@@ -2,11 +2,14 @@ import { loadExperiment } from '../../pipelines/config/load.js';
 import { makePlan, type Plan } from '../../pipelines/plan.js';
 import type { IO } from '../io.js';
 import { hostsFor } from '../../pipelines/config/hosts.js';
-import type { ResolvedStage } from '../../pipelines/config/types.js';
+import type { KeyedNode } from '../../pipelines/compile/keys.js';
+import { getStage } from '../../stages/registry.js';
 
-/** Where a placed node will run: the host, or the hosts carrying its label, and the GPUs it takes. */
-function where(plan: Plan, st: ResolvedStage): string {
-  if (st.on === undefined) return '';
+/** Where a placed node will run: the host, or the hosts carrying its label, and the GPUs it takes; or where its stage sends it. */
+function where(plan: Plan, node: KeyedNode): string {
+  const st = node.stage;
+  const sent = withPlacement(node).placement;
+  if (st.on === undefined) return sent ? `  → ${sent}` : '';
   const hosts = hostsFor(st.on, plan.experiment.settings.hosts);
   const gpus = st.gpus ? `, ${st.gpus} GPU${st.gpus === 1 ? '' : 's'}` : '';
   return hosts.length === 1 && hosts[0] === st.on ? `  on ${st.on}${gpus}` : `  on ${st.on} (${hosts.join(' or ')}${gpus})`;
@@ -36,8 +39,14 @@ export function planJson(plan: Plan): unknown {
       action: p.action,
       reason: p.reason,
       ...(p.node.stage.on === undefined ? {} : { on: p.node.stage.on, hosts: hostsFor(p.node.stage.on, plan.experiment.settings.hosts), gpus: p.node.stage.gpus }),
+      ...withPlacement(p.node),
     })),
   };
+}
+
+function withPlacement(node: KeyedNode): { placement?: string } {
+  const sent = getStage(node.kind)?.placement?.(node.params as never);
+  return sent ? { placement: sent } : {};
 }
 
 export async function planCommand(file: string, args: PlanArgs, io: IO): Promise<number> {
@@ -50,7 +59,7 @@ export async function planCommand(file: string, args: PlanArgs, io: IO): Promise
   const lines = [`${plan.experiment.name}: ${plan.nodes.length} nodes, ${run} to run, ${plan.nodes.filter((p) => p.action === 'cached').length} cached`];
   const w = Math.min(40, Math.max(...plan.nodes.map((p) => p.node.id.length)));
   for (const p of plan.nodes) {
-    lines.push(`  ${p.action.padEnd(6)}  ${p.node.id.padEnd(w)}  ${p.action === 'cached' ? p.node.key.slice(0, 12) : p.reason}${where(plan, p.node.stage)}`);
+    lines.push(`  ${p.action.padEnd(6)}  ${p.node.id.padEnd(w)}  ${p.action === 'cached' ? p.node.key.slice(0, 12) : p.reason}${where(plan, p.node)}`);
   }
   // One write: a line at a time is a system call per node.
   io.out(lines.join('\n'));

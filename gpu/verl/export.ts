@@ -15,7 +15,9 @@ import { renderPrompt } from '../../agents/factory/answers.js';
 import { publicFilesText, publicListing, sampleName } from '../../agents/scaffolds/public.js';
 import { approxTokens } from '../../agents/scaffolds/react/context.js';
 import { assetPath } from '../../core/assets.js';
+import { ParamError } from '../../core/errors.js';
 import { type OverrideOptions, VERL_VERSION, verlOverrides } from './overrides.js';
+import { layoutFor } from './scale.js';
 
 export { VERL_VERSION } from './overrides.js';
 
@@ -32,6 +34,8 @@ export interface ExportOptions extends Omit<OverrideOptions, 'promptLength' | 'r
   contextTokens: number;
   maskTimeouts: 'drop' | 'drop-after' | 'keep';
   timeoutRule: string;
+  /** Memory of one of the cluster's GPUs, for the layout's estimate. */
+  gpuMemoryGib: number;
 }
 
 export const AGENT_NAME = 'mlepipe_react';
@@ -108,7 +112,10 @@ export async function writeVerlExport(dir: string, train: readonly ExportTask[],
     await cp(t.dir, join(dir, 'tasks', t.id), { recursive: true });
   }
   await cp(assetPath('gpu/verl/mlepipe_verl'), join(dir, 'mlepipe_verl'), { recursive: true, filter: (src) => !src.includes('__pycache__') });
-  const overrides = verlOverrides({ ...o, ...lengths([...trainRows, ...valRows], o.contextTokens) });
+  const layout = layoutFor(o.model, o, o.contextTokens);
+  if (layout && 'error' in layout) throw new ParamError(['verl'], layout.error);
+  const overrides = verlOverrides({ ...o, ...lengths([...trainRows, ...valRows], o.contextTokens), layout });
+  await writeFile(join(dir, 'layout.json'), JSON.stringify(layout ?? { unknown: `the shape of ${o.model} is unknown (no config.json there, not a known name): verl's own defaults for batch sizes, offload and memory apply` }, null, 1) + '\n');
   const agentLoop = [
     {
       name: AGENT_NAME,
@@ -126,7 +133,7 @@ export async function writeVerlExport(dir: string, train: readonly ExportTask[],
   await writeFile(join(dir, 'sandbox.json'), JSON.stringify({ reward: o.reward, memory_mb: o.memoryMb }, null, 1) + '\n');
   await writeFile(join(dir, 'trainer_overrides.yaml'), stringify({ verl_version: VERL_VERSION, overrides }));
   await writeFile(join(dir, 'launch.sh'), launchScript(overrides), { mode: 0o755 });
-  return ['data/train.parquet', 'data/val.parquet', 'tasks/', 'mlepipe_verl/', 'reward_fn.py', 'agent_loop.yaml', 'sandbox.json', 'trainer_overrides.yaml', 'launch.sh'];
+  return ['data/train.parquet', 'data/val.parquet', 'tasks/', 'mlepipe_verl/', 'reward_fn.py', 'agent_loop.yaml', 'sandbox.json', 'layout.json', 'trainer_overrides.yaml', 'launch.sh'];
 }
 
 const REWARD_FN = `"""verl's custom reward function for this export: mlepipe's sandbox service grades

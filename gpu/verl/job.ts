@@ -43,6 +43,12 @@ export function rayCli(): string {
   return existsSync(local) ? local : 'ray';
 }
 
+/** The interpreter beside rayCli(): the one a head started here runs its workers with. */
+export function localPython(): string {
+  const local = join(packageRoot(), '.venv', 'verl', 'bin', 'python');
+  return existsSync(local) ? local : 'python3';
+}
+
 type Status = 'PENDING' | 'RUNNING' | 'STOPPED' | 'SUCCEEDED' | 'FAILED' | 'UNKNOWN';
 
 /** The job's state from the job server's REST API (what `ray job status` reads), or undefined when Ray has no such job. */
@@ -137,20 +143,27 @@ export async function startLocalHead(o: { cpus: number; log: (line: string) => v
   const [gcs, dash] = [await freePort(), await freePort()];
   const args = ['start', '--head', '--block', '--num-cpus', String(o.cpus), '--node-ip-address', '127.0.0.1', '--port', String(gcs), '--dashboard-host', '127.0.0.1', '--dashboard-port', String(dash), '--include-dashboard', 'true', ...(await ownPorts()), '--temp-dir', temp, '--disable-usage-stats'];
   const head = execa(rayCli(), args, { reject: false, all: true, buffer: false, env: { RAY_USAGE_STATS_ENABLED: '0', ...o.env } });
-  head.all?.on('data', (c: Buffer) => c.toString().split('\n').filter(Boolean).forEach((l) => o.log(`[ray head] ${l}`)));
+  // The dashboard answers before the node itself is up; `ray start` says when it is, and a node that
+  // timed out starting (a loaded machine) leaves a dashboard with no node behind.
+  let said = '';
+  head.all?.on('data', (c: Buffer) => {
+    said = (said + c.toString()).slice(-4000);
+    c.toString().split('\n').filter(Boolean).forEach((l) => o.log(`[ray head] ${l}`));
+  });
   const address = `http://127.0.0.1:${dash}`;
   const stop = async () => {
     head.kill('SIGTERM');
     await head;
     await rm(temp, { recursive: true, force: true });
   };
-  // Ready once its job server answers.
+  // Ready once its node has started and its job server answers.
   for (let i = 0; ; i++) {
-    const up = await fetch(`${address}/api/version`).then((r) => r.ok, () => false);
+    const up = said.includes('Ray runtime started') && (await fetch(`${address}/api/version`).then((r) => r.ok, () => false));
     if (up) return { address, stop };
     if (head.exitCode !== null || i > 240) {
       await stop();
-      throw new EnvError(`the local Ray head did not start (ray start ${args.join(' ')})`);
+      const why = said.trim().split('\n').map((l) => l.trim()).filter(Boolean).slice(-2).join(' ');
+      throw new EnvError(`the local Ray head did not start${why ? `: ${why}` : ''} (ray start ${args.join(' ')})`);
     }
     await new Promise((r) => setTimeout(r, 500));
   }

@@ -8,7 +8,8 @@ import { mkdtemp, mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ParamError } from '../../core/errors.js';
-import { type OverrideOptions, paramsBillions, rolloutTp, verlModelPath, verlOverrides } from './overrides.js';
+import { type OverrideOptions, verlModelPath, verlOverrides } from './overrides.js';
+import { paramsBillions, rolloutTp } from './scale.js';
 
 const BASE: OverrideOptions = { model: 'Qwen/Qwen3-8B', groupSize: 4, batchSize: 16, steps: 1, maxTurns: 20, lr: 1e-6, clipLow: 0.2, clipHigh: 0.28, kl: 0, temperature: 1, advantage: 'grpo', lossAggMode: 'token-mean', nodes: 1, gpusPerNode: 8, rollout: 'vllm', promptLength: 4096, responseLength: 28672, checkpointEvery: 1, evalEvery: 0 };
 const value = (overrides: string[], key: string) => overrides.find((o) => o.startsWith(`${key}=`))?.slice(key.length + 1);

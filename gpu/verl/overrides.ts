@@ -8,6 +8,7 @@ import { existsSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { InternalError, ParamError } from '../../core/errors.js';
 import type { ModelSpec } from '../../core/models.js';
+import { layoutOverrides, rolloutTp, type Layout } from './scale.js';
 
 /** The verl release the export is written for and checked against (python/verl.lock). */
 export const VERL_VERSION = '0.9.1';
@@ -28,6 +29,8 @@ export function verlModelPath(m: ModelSpec, experimentDir: string): string {
 export interface OverrideOptions {
   /** The weights' path or hub id (verlModelPath), never the entry's label. */
   model: string;
+  /** The tokenizer's folder, where it is not the weights' (a worker checkpoint keeps it beside them). */
+  tokenizer?: string;
   groupSize: number;
   batchSize: number;
   steps: number;
@@ -48,26 +51,8 @@ export interface OverrideOptions {
   responseLength: number;
   checkpointEvery: number;
   evalEvery: number;
-}
-
-/** The size in billions of parameters a model's name or path gives (Qwen3-8B, Qwen3-30B-A3B: the total), if any. */
-export function paramsBillions(model: string): number | undefined {
-  const m = /(?:^|[^a-z0-9.])(\d+(?:\.\d+)?)b(?![a-z])/i.exec(model.split('/').pop() ?? model);
-  return m ? Number(m[1]) : undefined;
-}
-
-/**
- * Tensor parallelism for a rollout replica. verl's default is 2, and it makes
- * nodes × gpus_per_node / (tp × dp × pp) replicas: 0 on one GPU, and half the
- * replicas an 8B model needs on eight. The bf16 weights of up to 16B parameters
- * leave room for the KV cache of 32k-token trajectories on one 80 GB or larger
- * GPU; larger models split over 2, 4 or 8. Never more than a node's GPUs (a
- * replica stays within its node).
- */
-export function rolloutTp(model: string, gpusPerNode: number): number {
-  const b = paramsBillions(model) ?? 0;
-  const want = b <= 16 ? 1 : b <= 40 ? 2 : b <= 80 ? 4 : 8;
-  return Math.min(want, gpusPerNode);
+  /** The per-GPU layout (gpu/verl/scale.ts); without one (a model of unknown shape) verl's defaults apply. */
+  layout?: Layout;
 }
 
 export function verlOverrides(o: OverrideOptions): string[] {
@@ -93,6 +78,7 @@ export function verlOverrides(o: OverrideOptions): string[] {
     'data.truncation=error',
     'data.return_raw_chat=true',
     `actor_rollout_ref.model.path=${o.model}`,
+    ...(o.tokenizer ? [`actor_rollout_ref.model.tokenizer_path=${o.tokenizer}`] : []),
     `actor_rollout_ref.actor.optim.lr=${o.lr}`,
     `actor_rollout_ref.actor.ppo_mini_batch_size=${o.batchSize}`,
     'actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1',
@@ -128,5 +114,6 @@ export function verlOverrides(o: OverrideOptions): string[] {
     "trainer.logger=['console','file']",
     'trainer.project_name=mlepipe',
     'trainer.experiment_name=grpo',
+    ...(o.layout ? layoutOverrides(o.layout) : []),
   ];
 }

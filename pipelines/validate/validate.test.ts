@@ -135,8 +135,28 @@ stages:
   ev: { uses: eval, with: { tasks: t, policies: [label] } }
 `, { 't/.keep': '' });
   assert.equal(e, [
-    '3:3 models.label: stage rl trains label with trainer: verl-export, which loads its weights from path: (a Hugging Face model folder, or a hub id such as Qwen/Qwen3-8B); this entry names none',
+    '3:3 models.label: stage rl trains label with trainer: verl-export, which loads its weights from path: (a Hugging Face model folder, or a hub id such as Qwen/Qwen3-8B) or a full-weight checkpoint: of a stage in needs:; this entry names none',
   ]);
+});
+
+test("verl takes a full-weight checkpoint from needs:, not a LoRA adapter; a layout that cannot fit its GPUs is refused at verl:", async () => {
+  const e = await errors(`name: e
+models:
+  base: { provider: worker, model: qwen3-8b, tiny: 0 }
+  full: { provider: worker, model: qwen3-8b-sft, checkpoint: sft, lora_rank: 0 }
+  adapter: { provider: worker, model: qwen3-8b-sft, checkpoint: sft, lora_rank: 16 }
+  big: { provider: openai, base_url: "http://127.0.0.1:1/v1", model: qwen3-14b, path: Qwen/Qwen3-14B }
+stages:
+  sft: { uses: sft, with: { model: base, data: d.jsonl } }
+  rl: { uses: grpo, needs: [sft], with: { tasks: t, split: all, val_split: all, policy: full, trainer: verl } }
+  lora: { uses: grpo, needs: [sft], with: { tasks: t, split: all, val_split: all, policy: adapter, trainer: verl } }
+  small:
+    uses: grpo
+    with: { tasks: t, split: all, val_split: all, policy: big, trainer: verl-export, verl: { gpus_per_node: 1, gpu_memory_gib: 24 } }
+`, { 't/.keep': '', 'd.jsonl': JSON.stringify({ messages: [{ role: 'user', content: 'a' }, { role: 'assistant', content: 'b' }] }) + '\n' });
+  assert.is(e.length, 2, e.join('\n'));
+  assert.match(e[0], /^5:3 models\.adapter: stage lora trains adapter with trainer: verl, .* its checkpoint: sft is a LoRA adapter \(lora_rank: 16\)/);
+  assert.match(e[1], /^13:86 stages\.small\.with\.verl: stage small: no layout of 14\.8B parameters fits 1 × 1 GPUs of 24 GiB/);
 });
 
 test('worker models: exactly one of path, checkpoint, tiny; a checkpoint comes from a stage in needs:', async () => {

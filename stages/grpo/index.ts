@@ -76,7 +76,7 @@ export interface GrpoParams {
   policy: string;
   trainer: 'template' | 'worker' | 'verl-export' | 'verl';
   worker_url?: string;
-  verl: { nodes: number; gpus_per_node: number; rollout: 'vllm' | 'sglang'; rollout_tp?: number; ray_address?: string; sandbox_host: string; python: string };
+  verl: { nodes: number; gpus_per_node: number; rollout: 'vllm' | 'sglang'; rollout_tp?: number; gpu_memory_gib: number; ray_address?: string; sandbox_host: string; python?: string };
   reward: string;
   tasks?: string;
   split: 'all' | 'train' | 'val';
@@ -125,6 +125,9 @@ function policyIssues(p: GrpoParams, models: Parameters<typeof parsePolicy>[1]):
   return [];
 }
 
+/** The context of one trajectory in tokens: the prompt and every turn, as the rollouts and the verl export bound it. */
+export const CONTEXT_TOKENS = 32_768;
+
 // Validation is only needed when eval_every asks for it, or for the verl export.
 export const validates = (p: GrpoParams) => p.eval_every > 0 || p.trainer === 'verl-export' || p.trainer === 'verl';
 
@@ -145,6 +148,12 @@ export const grpo: Stage<GrpoParams> = {
     // Whether val_split matters follows from eval_every and trainer.
     const folder = tasksFolderIssues(p.tasks, splits, ctx.experimentDir).map((i) => (i.param[0] === 'val_split' ? { ...i, also: [...(i.also ?? []), 'eval_every', 'trainer'] } : i));
     return [...policyIssues(p, ctx.models), ...shapingIssues(p, ctx.models), ...folder];
+  },
+
+  placement(p) {
+    if (p.trainer === 'verl') return `a verl Ray job on ${p.verl.nodes} × ${p.verl.gpus_per_node} GPUs (ray.address, else a Ray head on this machine)`;
+    if (p.trainer === 'verl-export') return `a verl run directory for ${p.verl.nodes} × ${p.verl.gpus_per_node} GPUs (written, not launched)`;
+    return undefined;
   },
 
   async keyExtras(p, ctx) {

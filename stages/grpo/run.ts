@@ -1,6 +1,7 @@
 // The grpo stage's run(): rollouts in groups, milestone rewards and
 // advantages, an update step per batch on the chosen trainer.
 import { cp, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { templateUpdate } from '../../agents/grpo/template-trainer.js';
 import { KIT_MODULES } from '../../agents/policies/kitcode.js';
@@ -8,11 +9,12 @@ import { openaiPolicy } from '../../agents/policies/openai.js';
 import { freshCheckpoint, templatePolicy } from '../../agents/policies/template/index.js';
 import type { TemplateCheckpoint } from '../../agents/policies/template/model.js';
 import type { Policy } from '../../agents/policies/types.js';
-import { ParamError } from '../../core/errors.js';
+import { ParamError, UserError } from '../../core/errors.js';
 import { mean } from '../../core/stats.js';
 import { rewardFormula } from '../../core/rewards/presets.js';
 import { type ExportOptions, writeVerlExport } from '../../gpu/verl/export.js';
 import { verlModelPath } from '../../gpu/verl/overrides.js';
+import { CHECKPOINT_DIR, weightsFor } from '../worker.js';
 import type { Metrics, StageContext, StageResult } from '../contract.js';
 import { listTasks, type TaskRef } from '../eval/tasks.js';
 import { stageSandbox } from '../sandbox.js';
@@ -26,11 +28,10 @@ import { mlabScaffold } from '../../agents/scaffolds/mlab/index.js';
 import { react } from '../../agents/scaffolds/react/index.js';
 import { openScorer, openSummaries, pilotBeta, shapingSummary, scoreRollouts, seedBank, shapeStep, type OpenScorer, type StepShaping } from './shaping.js';
 import { openWorkerTrainer, publishCheckpoint, type WorkerTrainer, type WorkerTrainerOptions } from './worker-trainer.js';
-import { type GrpoParams, validates } from './index.js';
+import { CONTEXT_TOKENS, type GrpoParams, validates } from './index.js';
 
 const pad = (k: number) => String(k).padStart(5, '0');
 /** The policy's context budget in tokens (the ReAct scaffold prunes turns past it). */
-const CONTEXT_TOKENS = 32_768;
 
 export async function run(ctx: StageContext<GrpoParams>): Promise<StageResult | void> {
   const p = ctx.params;
@@ -49,7 +50,7 @@ export async function run(ctx: StageContext<GrpoParams>): Promise<StageResult | 
 
   if (p.trainer === 'verl-export' || p.trainer === 'verl') {
     const options: ExportOptions = {
-      model: verlModelPath(ctx.models[p.policy], ctx.experimentDir),
+      ...verlWeightsOf(ctx, p.policy),
       reward: formula,
       groupSize: p.group_size,
       batchSize: p.batch_size,
@@ -72,6 +73,7 @@ export async function run(ctx: StageContext<GrpoParams>): Promise<StageResult | 
       gpusPerNode: p.verl.gpus_per_node,
       rollout: p.verl.rollout,
       rolloutTp: p.verl.rollout_tp,
+      gpuMemoryGib: p.verl.gpu_memory_gib,
       checkpointEvery: p.checkpoint_every,
       evalEvery: p.eval_every,
     };
@@ -247,4 +249,16 @@ export async function run(ctx: StageContext<GrpoParams>): Promise<StageResult | 
   const lastVal = [...curve].reverse().find((m) => m.val_reward !== undefined);
   if (lastVal) Object.assign(metrics, { val_reward: lastVal.val_reward, val_valid: lastVal.val_valid, val_any_medal: lastVal.val_any_medal });
   return { metrics };
+}
+
+/**
+ * What verl loads as the policy: the entry's path:, or the full-weight checkpoint an upstream sft or grpo
+ * node saved (its model/ and tokenizer/ folders; the config check refuses a LoRA one).
+ */
+function verlWeightsOf(ctx: StageContext<GrpoParams>, name: string): { model: string; tokenizer?: string } {
+  const m = ctx.models[name];
+  if (m.provider !== 'worker' || m.checkpoint === undefined) return { model: verlModelPath(m, ctx.experimentDir) };
+  const w = weightsFor(ctx, name, m) as { dir: string };
+  if (!existsSync(join(w.dir, 'model', 'config.json'))) throw new UserError(`model ${name}: ${m.checkpoint}'s ${CHECKPOINT_DIR}/ holds no full weights (model/config.json): verl loads a model folder, not an adapter`);
+  return { model: join(w.dir, 'model'), tokenizer: join(w.dir, 'tokenizer') };
 }

@@ -10,7 +10,7 @@ import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { readJsonFile } from '../../core/text.js';
 import { writeVerlExport, type ExportOptions, type ExportTask } from '../../gpu/verl/export.js';
-import { runJob, startLocalHead, type JobRecord } from '../../gpu/verl/job.js';
+import { localPython, runJob, startLocalHead, type JobRecord } from '../../gpu/verl/job.js';
 import { verlCurve } from '../../gpu/verl/metrics.js';
 import { startSandboxService } from '../../gpu/verl/service.js';
 import type { StageContext, StageResult } from '../contract.js';
@@ -45,7 +45,8 @@ export async function runVerl(ctx: StageContext<GrpoParams>, train: readonly Exp
       resultsDir,
       address,
       overrides,
-      python: p.verl.python,
+      // A head started here runs Ray from .venv/verl; its workers' Python is that one, which has verl.
+      python: p.verl.python ?? (head ? localPython() : 'python3'),
       sandboxUrl: service.url,
       sandboxToken: token,
       recorded,

@@ -121,4 +121,19 @@ test('every shipped experiment validates and plans (weights and endpoints named 
   }
 });
 
+test("the paper's RL configs train on verl: the plan says so, the one-GPU variant is a -S away, and a cluster too small is refused before anything runs", async () => {
+  const dir = await tmpProject({});
+  await cp(join(ROOT, 'experiments'), join(dir, 'experiments'), { recursive: true, filter: (src) => !src.includes('/reports') && !src.endsWith('.lock.json') });
+  for (const f of ['table4.yaml', 'table1-seed-sft.yaml', 'fig8-dynamics.yaml']) {
+    const p = await cli(['plan', join('experiments', 'sandmle', f)], { cwd: dir });
+    assert.is(p.exitCode, 0, p.stderr);
+    assert.match(p.stdout, /run +rl\S* +no entry +→ a verl Ray job on 1 × 8 GPUs/, `${f}: ${p.stdout}`);
+  }
+  const one = await cli(['plan', 'experiments/sandmle/table4.yaml', '-S', 'stages.rl.with.verl.gpus_per_node=1', '--json'], { cwd: dir });
+  assert.equal(JSON.parse(one.stdout).nodes.filter((n: { stage: string }) => n.stage === 'rl').map((n: { placement: string }) => n.placement.slice(0, 26)), ['a verl Ray job on 1 × 1 GP', 'a verl Ray job on 1 × 1 GP']);
+  const small = await cli(['validate', 'experiments/sandmle/table4.yaml', '-S', 'stages.rl.with.verl.gpus_per_node=1', '-S', 'stages.rl.with.verl.gpu_memory_gib=40'], { cwd: dir });
+  assert.is(small.exitCode, 2, small.stdout + small.stderr);
+  assert.match(small.stderr, /table4\.yaml:\d+:\d+: stages\.rl\.with\.verl: stage rl: no layout of 8\.2B parameters fits 1 × 1 GPUs of 40 GiB/);
+});
+
 test.run();

@@ -70,7 +70,8 @@ test('a killed run reattaches to its Ray job instead of submitting a second one'
 test('without a ray_address the node starts a Ray head for the run and stops it afterwards', async () => {
   const server = await startReplayServer([{ content: '<think>x</think>\n<answer>submission.csv</answer>' }]);
   try {
-    const dir = await tmpProject({ 'e.yaml': EXP(server.url, '').replace('ray_address: "", ', '') }, settings);
+    // No verl.python either: a head started here runs the job with its own Ray's Python (.venv/verl).
+    const dir = await tmpProject({ 'e.yaml': EXP(server.url, '').replace('ray_address: "", ', '').replace(/, python: "[^"]*"/, '') }, settings);
     const r = await cli(['run', 'e.yaml'], { cwd: dir, env: { TINY_KEY: 'sk-test' } });
     const logs = await (await rlLog(dir))();
     const m = /submitted ray job (\S+) to (\S+)/.exec(logs);

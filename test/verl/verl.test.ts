@@ -91,6 +91,16 @@ test('(a) verl composes its trainer config with the exported overrides and its o
   const got = JSON.parse(r.stdout.trim().split('\n').pop()!);
   assert.equal([got.rollout, got.mode, got.agent_loops, got.train_batch_size, got.n, got.ppo_mini_batch_size], ['vllm', 'async', ['mlepipe_react'], 2, 4, 2]);
   assert.ok(got.prompt_length + got.response_length <= 32_768);
+  // The layout for the model's shape: dynamic batches whose token budget holds a whole trajectory, as verl composed it.
+  assert.equal([got.layout.sp, got.layout.offload, got.use_dynamic_bsz], [1, false, true]);
+  assert.ok(got.ppo_max_token_len_per_gpu * got.ulysses >= got.prompt_length + got.response_length, JSON.stringify(got));
+  assert.type(got.layout.estimate.training, 'number');
+  // A budget below one trajectory fails the check, as verl's micro-batching would fail at the first update.
+  const small = join(await mkdtemp(join(tmpdir(), 'verl-budget-')), 'overrides.yaml');
+  await writeFile(small, stringify({ overrides: [...doc0(await readFile(join(verl, 'trainer_overrides.yaml'), 'utf8')).filter((o) => !o.startsWith('actor_rollout_ref.actor.ppo_max_token_len_per_gpu')), 'actor_rollout_ref.actor.ppo_max_token_len_per_gpu=4096'] }));
+  const tight = await execa(PY, ['-m', 'mlepipe_verl.check', small], { cwd: verl, reject: false });
+  assert.is(tight.exitCode, 1, tight.stdout);
+  assert.match(tight.stderr, 'token budget');
   // One rollout replica per GPU, counted as verl's server manager counts them.
   assert.equal([got.rollout_tp, got.rollout_replicas], [1, 8]);
   // Without the export's tensor parallelism, verl's default of 2 leaves one GPU no replica: the check fails as the launch would.
@@ -102,7 +112,7 @@ test('(a) verl composes its trainer config with the exported overrides and its o
   // The same check fails without what the old export lacked: verl's checks are really applied.
   const doc = parse(await readFile(join(verl, 'trainer_overrides.yaml'), 'utf8')) as { overrides: string[] };
   const old = join(await mkdtemp(join(tmpdir(), 'verl-old-')), 'overrides.yaml');
-  await writeFile(old, stringify({ overrides: doc.overrides.filter((o) => !o.startsWith('actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu')) }));
+  await writeFile(old, stringify({ overrides: doc.overrides.filter((o) => !o.startsWith('actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu') && !o.startsWith('actor_rollout_ref.actor.use_dynamic_bsz')) }));
   const bad = await execa(PY, ['-m', 'mlepipe_verl.check', old], { cwd: verl, reject: false });
   assert.is.not(bad.exitCode, 0);
   assert.match(bad.stderr, 'ppo_micro_batch_size');

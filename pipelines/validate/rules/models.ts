@@ -2,6 +2,9 @@ import type { Diagnostic } from '../../../core/errors.js';
 import { workerWeights, type ModelSpec } from '../../../core/models.js';
 import { dotted, keyPos, valuePos, type Path } from '../../../core/source.js';
 import { getStage } from '../../../stages/registry.js';
+import { CONTEXT_TOKENS, type GrpoParams } from '../../../stages/grpo/index.js';
+import { verlModelPath } from '../../../gpu/verl/overrides.js';
+import { layoutFor } from '../../../gpu/verl/scale.js';
 import { isPlainObject } from '../../config/merge.js';
 import { collectRefs } from './references.js';
 import { stageEntries, type Rule } from './types.js';
@@ -51,8 +54,33 @@ export const verlWeights: Rule = ({ doc, params, origins }) => {
     const m = models[p.policy];
     // An undefined name is reported by the reference check.
     if (!isPlainObject(m) || typeof m.path === 'string' || reported.has(p.policy)) continue;
+    // A full-weight checkpoint of a stage in needs: is a model folder too; a LoRA checkpoint holds only an adapter.
+    if (m.provider === 'worker' && typeof m.checkpoint === 'string' && !m.lora_rank) continue;
     reported.add(p.policy);
-    out.push({ pos: keyPos(origins, ['models', p.policy]), path: dotted(['models', p.policy]), message: `stage ${id} trains ${p.policy} with trainer: ${p.trainer}, which loads its weights from path: (a Hugging Face model folder, or a hub id such as Qwen/Qwen3-8B); this entry names none` });
+    const why = m.provider === 'worker' && typeof m.checkpoint === 'string' ? `its checkpoint: ${m.checkpoint} is a LoRA adapter (lora_rank: ${m.lora_rank}), which verl cannot load as the policy's weights; train that stage with lora_rank: 0, or give path: to merged weights` : 'this entry names none';
+    out.push({ pos: keyPos(origins, ['models', p.policy]), path: dotted(['models', p.policy]), message: `stage ${id} trains ${p.policy} with trainer: ${p.trainer}, which loads its weights from path: (a Hugging Face model folder, or a hub id such as Qwen/Qwen3-8B) or a full-weight checkpoint: of a stage in needs:; ${why}` });
+  }
+  return out;
+};
+
+/**
+ * A verl run whose per-GPU memory estimate (gpu/verl/scale.ts) fits no layout on the stage's
+ * cluster is refused here, before anything is generated, rather than hours in at verl's first update.
+ */
+export const verlFits: Rule = ({ doc, params, origins, experimentDir }) => {
+  const out: Diagnostic[] = [];
+  const models = (isPlainObject(doc.models) ? doc.models : {}) as Record<string, ModelSpec>;
+  for (const [id, st] of stageEntries(doc)) {
+    const p = params.get(id) as (Partial<GrpoParams> & Record<string, unknown>) | undefined;
+    if (st.uses !== 'grpo' || !p?.verl || (p.trainer !== 'verl' && p.trainer !== 'verl-export') || typeof p.policy !== 'string') continue;
+    const m = models[p.policy];
+    if (!isPlainObject(m) || (typeof m.path !== 'string' && typeof m.checkpoint !== 'string')) continue;
+    const v = p.verl;
+    // A checkpoint is not written yet: its shape is the model's, found by the entry's name.
+    const layout = layoutFor(typeof m.path === 'string' ? verlModelPath(m, experimentDir) : m.model, { nodes: v.nodes, gpusPerNode: v.gpus_per_node, gpuMemoryGib: v.gpu_memory_gib, rolloutTp: v.rollout_tp }, CONTEXT_TOKENS);
+    if (!layout || !('error' in layout)) continue;
+    const at: Path = (st.with as Record<string, unknown> | undefined)?.verl !== undefined ? ['stages', id, 'with', 'verl'] : ['stages', id, 'with', 'policy'];
+    out.push({ pos: keyPos(origins, at), path: dotted(at), message: `stage ${id}: ${layout.error}` });
   }
   return out;
 };
