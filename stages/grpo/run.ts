@@ -10,7 +10,7 @@ import type { TemplateCheckpoint } from '../../agents/policies/template/model.js
 import type { Policy } from '../../agents/policies/types.js';
 import { ParamError } from '../../core/errors.js';
 import { mean } from '../../core/stats.js';
-import { rewardFormula } from '../../core/rewards/presets.js';
+import { rewardFormula, rewardInputs } from '../../core/rewards/presets.js';
 import { type ExportOptions, writeVerlExport } from '../../gpu/verl/export.js';
 import { verlModelPath } from '../../gpu/verl/overrides.js';
 import type { Metrics, StageContext, StageResult } from '../contract.js';
@@ -36,6 +36,7 @@ export async function run(ctx: StageContext<GrpoParams>): Promise<StageResult | 
   const p = ctx.params;
   const python = ctx.python ?? '/usr/bin/python3';
   const formula = rewardFormula(p.reward, ctx.rewards)!;
+  const inputs = rewardInputs(p.reward, ctx.rewards, p);
   const lr = p.lr ?? (p.trainer === 'template' ? 0.05 : 1e-6);
   const train = await listTasks({ tasks: p.tasks, split: p.split, inputs: ctx.inputs, experimentDir: ctx.experimentDir });
   if (!train.length) throw new Error(`no ${p.split} tasks to train on (are the upstream stages empty?)`);
@@ -51,6 +52,7 @@ export async function run(ctx: StageContext<GrpoParams>): Promise<StageResult | 
     const options: ExportOptions = {
       model: verlModelPath(ctx.models[p.policy], ctx.experimentDir),
       reward: formula,
+      inputs,
       groupSize: p.group_size,
       batchSize: p.batch_size,
       steps: p.steps,
@@ -113,6 +115,7 @@ export async function run(ctx: StageContext<GrpoParams>): Promise<StageResult | 
     python,
     seed: p.seed,
     reward: formula,
+    inputs,
     concurrency: p.concurrency,
     signal: ctx.signal,
   });
