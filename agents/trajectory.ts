@@ -1,7 +1,9 @@
 // A finished rollout as the trajectory record (docs/agents.md) and the reward
 // variables its formula reads (docs/experiments.md), computed from what was recorded.
 import type { EvaluatorResult } from '../sandbox/evaluate.js';
+import { DEFAULT_INPUTS, type RewardInputs } from '../core/rewards/presets.js';
 import { milestones } from '../tasks/medals.js';
+import { hasNullThreshold, releaseFormatRate } from './reward-inputs.js';
 import type { EpisodeResult } from './scaffolds/types.js';
 
 export interface Trajectory extends EpisodeResult {
@@ -31,6 +33,8 @@ export interface Trajectory extends EpisodeResult {
   /** The starter's standard deviation over its seeds, when the task records it (the SFT filter's margin). */
   starter_std?: number | null;
   variables: RewardVariables;
+  /** The variables are of a Score tool's grade at that turn (submission: last-scored), not of the final submission's `evaluation`. */
+  rewarded?: { submission: 'last-scored'; turn: number };
   reward: number | null;
   started: string;
   duration_ms: number;
@@ -50,14 +54,15 @@ export function success(score: number | null, baseline: number | null, lowerIsBe
   return gain > Math.max(0.1 * Math.abs(baseline), 0.01);
 }
 
-export function rewardVariables(ep: EpisodeResult, evaluation: EvaluatorResult | null, starter: number | null): RewardVariables {
+/** The reward variables of an episode; `evaluation` is the rewarded grade (the final submission's, or the last scored one's). */
+export function rewardVariables(ep: EpisodeResult, evaluation: EvaluatorResult | null, starter: number | null, inputs: RewardInputs = DEFAULT_INPUTS): RewardVariables {
   const replies = ep.turns.length;
-  const m = milestones(evaluation);
+  const m = inputs.thresholds === 'release' ? releaseMilestones(evaluation) : milestones(evaluation);
   const score = evaluation && Number.isFinite(evaluation.score) ? evaluation.score : null;
   const lower = evaluation?.is_lower_better ?? false;
   const last = ep.turns[ep.turns.length - 1];
   return {
-    format: replies ? ep.turns.filter((t) => t.format_ok).length / replies : 0,
+    format: inputs.format_rule === 'release' ? releaseFormatRate(ep.messages) : replies ? ep.turns.filter((t) => t.format_ok).length / replies : 0,
     execute: m.execute,
     valid: m.execute,
     median: m.median,
@@ -73,4 +78,15 @@ export function rewardVariables(ep: EpisodeResult, evaluation: EvaluatorResult |
     // The episode ran out of time, or its last execution was killed at τ_max.
     timed_out: Number(ep.ended === 'time_budget' || (last?.action === 'code' && last.timed_out)),
   };
+}
+
+/**
+ * The release's milestones (`_score_to_reward`): any score counts as executed, NaN included (it compares
+ * false with every threshold); a null threshold makes the reward fall back to its format part, so nothing
+ * else is reached.
+ */
+function releaseMilestones(r: EvaluatorResult | null): ReturnType<typeof milestones> {
+  if (!r) return milestones(null);
+  if (hasNullThreshold(r)) return { execute: 0, median: 0, bronze: 0, silver: 0, gold: 0 };
+  return { ...milestones(r), execute: 1 };
 }

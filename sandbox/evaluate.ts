@@ -3,12 +3,13 @@
 // validated copy of the submission, never the agent's file itself (which
 // could be a symlink to the answers, or change while being read).
 import { constants } from 'node:fs';
-import { lstat, mkdtemp, open, rm, stat, writeFile } from 'node:fs/promises';
+import { lstat, mkdtemp, open, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { sha256 } from '../core/hash.js';
 import { runTrusted } from './grader.js';
+import { parseReleaseOutput } from './release-output.js';
 
 /** The evaluator's answer (docs/tasks.md). A null threshold is a milestone the task does not have: never reached. */
 export interface EvaluatorResult {
@@ -103,15 +104,43 @@ export async function gradeSubmission(task: string, workspace: string, opts: Gra
 
 async function runGrade(taskDir: string, submission: string, opts: GradeOptions): Promise<Grade> {
   const task = resolve(taskDir);
-  const r = await runTrusted(opts.python, join(task, 'private', 'evaluator.py'), ['--submission_path', submission], { cwd: evaluatorCwd(task), timeoutMs: opts.timeoutMs ?? 300_000, signal: opts.signal });
-  return parseEvaluatorOutput(r.stdout, r.stderr, r.exitCode);
+  const mode = await outputMode(task);
+  const view = await evaluatorView(task);
+  try {
+    const r = await runTrusted(opts.python, join(task, 'private', 'evaluator.py'), ['--submission_path', submission], { cwd: view.dir, timeoutMs: opts.timeoutMs ?? 300_000, signal: opts.signal });
+    return parseEvaluatorOutput(r.stdout, r.stderr, r.exitCode, mode);
+  } finally {
+    await view.close();
+  }
+}
+
+/** How a task's evaluator output is read: mlepipe's way, or the release's (task.json `evaluator_output`). */
+export type OutputMode = 'mlepipe' | 'release';
+
+export async function outputMode(task: string): Promise<OutputMode> {
+  const meta = JSON.parse(await readFile(join(task, 'task.json'), 'utf8').catch(() => '{}')) as { evaluator_output?: string };
+  return meta.evaluator_output === 'release' ? 'release' : 'mlepipe';
 }
 
 /**
- * Where evaluators run: beside evaluator.py. Released SandMLE evaluators
- * sit next to answer.csv and threshold.json and open them by relative path.
+ * Where evaluators run: a fresh folder of links to the task's public and
+ * private files (a private file wins a name both hold). Released SandMLE
+ * evaluators ran in prepared/public/ among the data and the answers, and open
+ * test.csv, answer.csv or threshold.json by relative path. The agent never
+ * sees this folder: it is made outside the jail for one grade.
  */
-export const evaluatorCwd = (task: string) => join(task, 'private');
+export async function evaluatorView(task: string): Promise<{ dir: string; close: () => Promise<void> }> {
+  const dir = await mkdtemp(join(tmpdir(), 'mlepipe-evaluator-'));
+  const linked = new Set<string>();
+  for (const side of ['private', 'public']) {
+    for (const name of await readdir(join(task, side)).catch(() => [] as string[])) {
+      if (linked.has(name)) continue;
+      linked.add(name);
+      await symlink(join(task, side, name), join(dir, name));
+    }
+  }
+  return { dir, close: () => rm(dir, { recursive: true, force: true }) };
+}
 
 const THRESHOLDS = ['gold_threshold', 'silver_threshold', 'bronze_threshold', 'median_threshold'] as const;
 
@@ -149,7 +178,8 @@ function flag(v: unknown): boolean | undefined {
 }
 
 /** An evaluator's stdout and exit status as a grade; a non-zero exit is never a valid grade. */
-export function parseEvaluatorOutput(stdout: string, stderr: string, exitCode: number): Grade {
+export function parseEvaluatorOutput(stdout: string, stderr: string, exitCode: number, mode: OutputMode = 'mlepipe'): Grade {
+  if (mode === 'release') return parseReleaseOutput(stdout, stderr, exitCode);
   const out = lastJsonObject(stdout);
   const why = stderr.trim().split('\n').pop() ?? '';
   if (exitCode !== 0) {

@@ -133,6 +133,12 @@ export interface Stage<P = Record<string, unknown>> {
   readonly schema: JsonSchema;
   /** Tables the stage publishes in rows.json beyond its metrics (eval: policy, task, win_rate, latency). */
   readonly breakdowns?: readonly string[];
+  /**
+   * The params a node runs with, from those written (schema defaults filled): presets expanded into the
+   * values they stand for, before the key is computed. A node that names no preset keeps the params,
+   * and so the key, it had before the preset existed.
+   */
+  resolve?(params: Readonly<Record<string, unknown>>): Record<string, unknown>;
   /** Top-level params that do not change the output (concurrency): left out of the node key. */
   readonly keyIgnore?: readonly string[];
   /** What it gives to, and needs from, the stages joined to it by `needs:`. */

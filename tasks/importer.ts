@@ -80,12 +80,13 @@ export async function importSandmleTask(taskDir: string, destRoot: string, pytho
   // The direction is what the evaluator itself prints on the sample submission.
   let direction: boolean | null = null;
   if (!problems.length) {
-    const graded = await runEvaluator(dest, python);
+    const graded = await runEvaluator(dest, python, undefined, 'release');
     if (graded.ok) direction = graded.is_lower_better;
     else problems.push(`the evaluator does not grade sample_submission.csv: ${graded.error}`);
   }
   const text = async (p: string) => readFile(p, 'utf8').catch(() => '');
   const metric = metricName(await text(join(dest, 'private', 'evaluator.py')), await text(join(dest, 'public', 'description.md')));
-  await writeTaskJson(dest, { id, generator: 'sandmle-release', metric, is_lower_better: direction, source: { release: taskDir } });
+  // Its output is read as the release read it; a null threshold is kept (the release's reward then falls back to its format part).
+  await writeTaskJson(dest, { id, generator: 'sandmle-release', evaluator_output: 'release', metric, is_lower_better: direction, source: { release: taskDir } });
   return { id, moved, problems };
 }

@@ -6,7 +6,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { assetPath } from '../core/assets.js';
-import { evaluatorCwd } from '../sandbox/evaluate.js';
+import { evaluatorView } from '../sandbox/evaluate.js';
 import { runTrusted } from '../sandbox/grader.js';
 import { leaderboardScores, leaderboardThresholds, type LeaderboardThresholds } from './leaderboard.js';
 
@@ -41,7 +41,8 @@ export type LeaderboardResult = { ok: true; teams: number; thresholds: Leaderboa
  */
 export async function freezeLeaderboard(task: string, teamsDir: string, python: string, lowerIsBetter: boolean): Promise<LeaderboardResult> {
   const taskDir = resolve(task);
-  const r = await runTrusted(python, assetPath('tasks/py/leaderboard_score.py'), [join(taskDir, 'private', 'evaluator.py'), resolve(teamsDir)], { cwd: evaluatorCwd(taskDir), timeoutMs: 300_000 });
+  const view = await evaluatorView(taskDir);
+  const r = await runTrusted(python, assetPath('tasks/py/leaderboard_score.py'), [join(taskDir, 'private', 'evaluator.py'), resolve(teamsDir)], { cwd: view.dir, timeoutMs: 300_000 }).finally(view.close);
   const last = String(r.stdout).trim().split('\n').pop() ?? '';
   let graded: { teams: ({ team: string; score: number } | { team: string; error: string })[] };
   try {

@@ -21,12 +21,25 @@ export const EPSILON = 1e-6;
 /**
  * When a trajectory counts as timed out for masking: `any-step` (the paper: any execution hit τ_max),
  * `fraction:F` (at least that share of its executions did), `last-step` (its last one did). Running out of
- * the episode's time budget counts under every rule.
+ * the episode's time budget counts under every rule. `release`: the released SandMLE code's rule
+ * (deepresearch_workflow.py, `_convert_to_episode`): more than a fifth of all tool responses, not only
+ * executions, were execution timeouts; a failed model call ends the release's episode as a timeout too.
  */
-export type TimeoutRule = 'any-step' | 'last-step' | `fraction:${number}`;
+export type TimeoutRule = 'any-step' | 'last-step' | 'release' | `fraction:${number}`;
 
-export function timedOutUnder(rule: TimeoutRule, ep: { ended: string; turns: ReadonlyArray<{ action: string; timed_out: boolean }> }): boolean {
+type MaskedEpisode = { ended: string; turns: ReadonlyArray<{ action: string; timed_out: boolean; tool_response?: boolean }> };
+
+/** The release's denominator: replies a tool response answered (every turn but an answer, outside the release's format). */
+const toolResponses = (ep: MaskedEpisode) => ep.turns.filter((t) => t.tool_response ?? t.action !== 'answer').length;
+
+export function timedOutUnder(rule: TimeoutRule, ep: MaskedEpisode): boolean {
   if (ep.ended === 'time_budget') return true;
+  if (rule === 'release') {
+    if (ep.ended === 'policy_error') return true;
+    const responses = toolResponses(ep);
+    // Strictly more than 0.2, as the release compares.
+    return responses > 0 && ep.turns.filter((t) => t.action === 'code' && t.timed_out).length / responses > 0.2;
+  }
   const runs = ep.turns.filter((t) => t.action === 'code');
   if (!runs.length) return false;
   if (rule === 'any-step') return runs.some((t) => t.timed_out);
@@ -35,9 +48,19 @@ export function timedOutUnder(rule: TimeoutRule, ep: { ended: string; turns: Rea
   return runs.filter((t) => t.timed_out).length / runs.length >= share;
 }
 
+/**
+ * An ending the release cannot name (TerminationReason.UNKNOWN), which its training masks: a reply that
+ * both called a tool and answered ends with a tool response last, where the release looks for the answer.
+ */
+export function unknownEnding(rule: TimeoutRule, ep: MaskedEpisode): boolean {
+  return rule === 'release' && ep.ended === 'answer' && ep.turns[ep.turns.length - 1]?.action !== 'answer';
+}
+
 export interface GroupMember {
   reward: number;
   timedOut: boolean;
+  /** timeout_rule: release: an unknown ending, masked as timed-out ones are. */
+  unknown?: boolean;
   /** The rollout itself failed (sandbox or scaffold error): never trained on. */
   crashed?: boolean;
   /** Per-turn rewards (shaping); when absent, the whole reward arrives at the last turn. */
@@ -48,17 +71,17 @@ export interface GroupMember {
 export interface Advantage {
   advantage: number;
   masked: boolean;
-  /** Why it is masked: timed_out | crashed. */
-  reason?: 'timed_out' | 'crashed';
+  /** Why it is masked: timed_out | unknown | crashed. */
+  reason?: 'timed_out' | 'unknown' | 'crashed';
 }
 
 export function groupAdvantages(
   group: readonly GroupMember[],
   opts: { estimator: 'grpo' | 'drgrpo'; maskTimeouts: MaskTimeouts; std?: StdKind },
 ): { members: Advantage[]; mean: number; std: number; zeroSignal: boolean } {
-  const masked = group.map((m) => (m.crashed ? 'crashed' : m.timedOut && opts.maskTimeouts !== 'keep' ? 'timed_out' : undefined));
-  // The baseline's members: under drop-after, timed-out trajectories count here and are dropped below.
-  const inBaseline = group.filter((m, i) => !masked[i] || (masked[i] === 'timed_out' && opts.maskTimeouts === 'drop-after'));
+  const masked = group.map((m) => (m.crashed ? 'crashed' : opts.maskTimeouts === 'keep' ? undefined : m.timedOut ? 'timed_out' : m.unknown ? 'unknown' : undefined));
+  // The baseline's members: under drop-after, timed-out (and unknown) trajectories count here and are dropped below.
+  const inBaseline = group.filter((m, i) => !masked[i] || (masked[i] !== 'crashed' && opts.maskTimeouts === 'drop-after'));
   const kept = inBaseline.map((m) => m.reward);
   const mean = kept.length ? meanOf(kept) : 0;
   const std = opts.std === 'population' ? populationStd(kept) : sampleStd(kept);

@@ -53,8 +53,9 @@ export const fence = (code: string) => '```python\n' + code + '\n```';
 export type ReactAct = { kind: 'code'; code: string } | { kind: 'validate'; path: string } | { kind: 'answer'; path: string };
 
 /** One ReAct reply in the format the scaffold parses: mlepipe's tags (default), or the released code's tool calls. */
-export function reactText(format: PolicyRequest['promptFormat'], think: string, act: ReactAct): string {
-  if (format === 'sandmle-release') return releaseReply(think, act);
+export function reactText(format: PolicyRequest['promptFormat'], think: string, act: ReactAct, taskId = 'task'): string {
+  // The release's Score tool needs the competition's id.
+  if (format === 'sandmle-release') return releaseReply(think, act, taskId);
   const body = act.kind === 'code' ? fence(act.code) : `<${act.kind}>${act.path}</${act.kind}>`;
   return `<think>${think}</think>\n${body}`;
 }

@@ -1,6 +1,7 @@
 // What a scaffold gets (a sandbox session on one task, a policy, limits) and
 // what it gives back (the turns, the messages, where the submission is).
 // The eval and grpo stages grade the submission and add reward variables.
+import type { EvaluatorResult } from '../../sandbox/evaluate.js';
 import type { Session } from '../../sandbox/index.js';
 import type { ChatMessage, ReplyTokens } from '../llm/client.js';
 import type { Guidance } from '../guidance/index.js';
@@ -38,7 +39,8 @@ export interface TaskView {
   sample?: string;
 }
 
-export type Validation = { ok: false; problem: string } | { ok: true; feedback?: string };
+/** A checked submission: the problem, or its grade (kept on the turn; what the agent is shown besides depends on the run). */
+export type Validation = { ok: false; problem: string } | { ok: true; feedback?: string; result: EvaluatorResult };
 
 /** How react replies and observations are written: mlepipe's own tags, or the released SandMLE code's tool calls. */
 export type PromptFormat = 'mlepipe' | 'sandmle-release';
@@ -86,6 +88,10 @@ export interface TurnRecord {
   duration_ms: number;
   /** The reply used the required reasoning tags and held exactly one action. */
   format_ok: boolean;
+  /** sandmle-release: the reply made a tool call, so a tool response answered it (the release's timeout rule counts these). */
+  tool_response?: boolean;
+  /** A validate turn: the grade of the submission it checked (what `submission: last-scored` rewards). */
+  evaluation?: EvaluatorResult;
   metric?: number | null;
   buggy?: boolean;
   /** A learnable policy's decision (template policy). */

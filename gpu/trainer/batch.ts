@@ -12,7 +12,7 @@ export interface BatchTrajectory {
   /** Per policy turn: G_{i,s} − mean_i G_{i,1} (turn-level credit, equal to the outcome's with no shaping). */
   turn_advantages: number[];
   masked: boolean;
-  mask_reason: 'timed_out' | 'crashed' | null;
+  mask_reason: 'timed_out' | 'unknown' | 'crashed' | null;
   variables: Record<string, number> | null;
   messages: Array<{ role: 'system' | 'user' | 'assistant'; content: string; loss_mask: 0 | 1; logprobs?: number[] }>;
   /** Per assistant turn, the exact tokens (required by a trainer worker on every unmasked trajectory). */

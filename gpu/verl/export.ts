@@ -16,6 +16,7 @@ import { publicFilesText, publicListing, sampleName } from '../../agents/scaffol
 import { approxTokens } from '../../agents/scaffolds/react/context.js';
 import { assetPath } from '../../core/assets.js';
 import { ParamError } from '../../core/errors.js';
+import type { RewardInputs } from '../../core/rewards/presets.js';
 import { type OverrideOptions, VERL_VERSION, verlOverrides } from './overrides.js';
 import { layoutFor } from './scale.js';
 
@@ -28,6 +29,8 @@ export interface ExportTask {
 
 export interface ExportOptions extends Omit<OverrideOptions, 'promptLength' | 'responseLength'> {
   reward: string;
+  /** What the reward reads besides its formula; the sandbox service applies it when it grades. */
+  inputs: RewardInputs;
   stepTimeoutS: number;
   timeBudgetS: number;
   memoryMb: number;
@@ -130,7 +133,7 @@ export async function writeVerlExport(dir: string, train: readonly ExportTask[],
   ];
   await writeFile(join(dir, 'agent_loop.yaml'), `# verl ${VERL_VERSION} agent-loop registry (actor_rollout_ref.rollout.agent.agent_loop_config_path)\n${stringify(agentLoop)}`);
   await writeFile(join(dir, 'reward_fn.py'), REWARD_FN);
-  await writeFile(join(dir, 'sandbox.json'), JSON.stringify({ reward: o.reward, memory_mb: o.memoryMb }, null, 1) + '\n');
+  await writeFile(join(dir, 'sandbox.json'), JSON.stringify({ reward: o.reward, inputs: o.inputs, memory_mb: o.memoryMb }, null, 1) + '\n');
   await writeFile(join(dir, 'trainer_overrides.yaml'), stringify({ verl_version: VERL_VERSION, overrides }));
   await writeFile(join(dir, 'launch.sh'), launchScript(overrides), { mode: 0o755 });
   return ['data/train.parquet', 'data/val.parquet', 'tasks/', 'mlepipe_verl/', 'reward_fn.py', 'agent_loop.yaml', 'sandbox.json', 'layout.json', 'trainer_overrides.yaml', 'launch.sh'];

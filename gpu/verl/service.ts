@@ -13,6 +13,7 @@ import { execute, observation } from '../../agents/scaffolds/execute.js';
 import type { EpisodeResult } from '../../agents/scaffolds/types.js';
 import { rewardVariables } from '../../agents/trajectory.js';
 import { evaluate, parseFormula } from '../../core/rewards/parse.js';
+import type { RewardInputs } from '../../core/rewards/presets.js';
 import { gradeSubmission } from '../../sandbox/evaluate.js';
 import type { Sandbox, Session } from '../../sandbox/index.js';
 
@@ -22,6 +23,8 @@ export interface ServiceOptions {
   tasksDir: string;
   /** The reward formula, already expanded. */
   reward: string;
+  /** What the reward reads besides the formula (format rule, null thresholds); default mlepipe's. */
+  inputs?: RewardInputs;
   python: string;
   memoryMb: number;
   /** Characters kept of stdout and of stderr in an observation (as the grpo stage's rollouts). */
@@ -107,7 +110,7 @@ export async function startSandboxService(o: ServiceOptions): Promise<SandboxSer
       try {
         const grade = ep.submission ? await gradeSubmission(s.taskDir, s.session.workspace, { python: o.python, signal: stop.signal }, ep.submission) : undefined;
         const evaluation = grade?.ok ? grade.result : null;
-        const variables = rewardVariables(ep, evaluation, await o.starter(s.taskDir));
+        const variables = rewardVariables(ep, evaluation, await o.starter(s.taskDir), o.inputs);
         return { reward: evaluate(formula, variables), variables, evaluation, grade_error: grade && !grade.ok ? grade.error : null };
       } finally {
         await closeOne(String(body.session));

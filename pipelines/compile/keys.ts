@@ -41,10 +41,11 @@ export async function computeKeys(exp: Experiment, graph: CompiledGraph, opts: K
     const n = graph.nodes.get(id)!;
     const stage = getStage(n.stage.uses);
     if (!stage) throw new UserError(`unknown stage kind ${n.stage.uses}`);
+    const params = stage.resolve ? stage.resolve(n.params) : n.params;
     let extras: unknown = null;
     if (stage.keyExtras) {
-      const memo = `${n.stage.id}\u0000${canonicalJson(n.params)}`;
-      if (!extrasCache.has(memo)) extrasCache.set(memo, stage.keyExtras(n.params, { experimentDir, models: exp.models, rewards: exp.rewards, python }));
+      const memo = `${n.stage.id}\u0000${canonicalJson(params)}`;
+      if (!extrasCache.has(memo)) extrasCache.set(memo, stage.keyExtras(params, { experimentDir, models: exp.models, rewards: exp.rewards, python }));
       try {
         extras = await extrasCache.get(memo);
       } catch (err) {
@@ -58,9 +59,9 @@ export async function computeKeys(exp: Experiment, graph: CompiledGraph, opts: K
     const unique = new Set(names).size === names.length;
     const inputKeys: Record<string, string> = {};
     for (const i of inputs) inputKeys[unique ? i.stage.id : i.id] = i.key;
-    const hashedParams = Object.fromEntries(Object.entries(n.params).filter(([k]) => !stage.keyIgnore?.includes(k)));
+    const hashedParams = Object.fromEntries(Object.entries(params).filter(([k]) => !stage.keyIgnore?.includes(k)));
     const key = sha256(canonicalJson({ kind: stage.kind, version: stage.version, params: hashedParams, inputs: inputKeys, extras }));
-    keyed.set(id, { ...n, key, kind: stage.kind, version: stage.version, inputKeys, extras });
+    keyed.set(id, { ...n, params, key, kind: stage.kind, version: stage.version, inputKeys, extras });
   }
   return { nodes: keyed, order: graph.order };
 }

@@ -10,7 +10,8 @@ import { parsePolicy, policyIdentity, type PolicyRef } from '../../agents/polici
 import { assetsDigest } from '../../core/assets.js';
 import { modelIdentity } from '../../core/models.js';
 import { ParamError } from '../../core/errors.js';
-import { rewardFormula } from '../../core/rewards/presets.js';
+import { rewardFormula, type RewardInputs } from '../../core/rewards/presets.js';
+import { rewardInputIssues } from '../reward-inputs.js';
 import schema from '../../schemas/stages/eval.schema.json';
 import type { ParamIssue, Stage } from '../contract.js';
 import { lazyRun } from '../lazy.js';
@@ -51,6 +52,9 @@ export interface EvalParams {
   seed: number;
   aide: { num_drafts: number; debug_prob: number; max_debug_depth: number };
   reward?: string;
+  /** Which grade and which format rule the reward reads (default: the reward preset's). */
+  submission?: RewardInputs['submission'];
+  format_rule?: RewardInputs['format_rule'];
   concurrency: number;
 }
 
@@ -133,6 +137,7 @@ export const evalStage: Stage<EvalParams> = {
   check(p, ctx) {
     const issues = [...policyListIssues(p), ...tasksFolderIssues(p.tasks, { split: p.split }, ctx.experimentDir), ...toolIssues(p)];
     if (p.prompt_format && p.scaffold !== 'react') issues.push({ param: ['prompt_format'], message: `prompt_format: only the react scaffold has reply formats (scaffold: ${p.scaffold})`, also: ['scaffold'] });
+    issues.push(...rewardInputIssues(p, ctx.rewards));
     (p.policies ?? (p.policy ? [p.policy] : [])).forEach((name, i) => {
       const ref = parsePolicy(name, ctx.models);
       if ('kind' in ref && ref.kind === 'template' && ref.path && !existsSync(resolve(ctx.experimentDir, ref.path))) {

@@ -11,6 +11,8 @@ import type { AideOptions, EpisodeLimits, EpisodeResult, PromptFormat, Scaffold 
 import { publicListing } from '../../agents/scaffolds/public.js';
 import { rewardVariables, type Trajectory } from '../../agents/trajectory.js';
 import { evaluate, parseFormula } from '../../core/rewards/parse.js';
+import { DEFAULT_INPUTS, type RewardInputs } from '../../core/rewards/presets.js';
+import { lastScored } from '../../agents/reward-inputs.js';
 import { gradeSubmission, type EvaluatorResult } from '../../sandbox/evaluate.js';
 import type { Sandbox } from '../../sandbox/index.js';
 import { starterScore, starterStd, type TaskRef } from './tasks.js';
@@ -29,6 +31,8 @@ export interface RolloutOptions {
   seed: number;
   /** Reward formula (already expanded), or undefined. */
   reward?: string;
+  /** What the reward reads besides the formula (default mlepipe's: the final submission). */
+  inputs?: RewardInputs;
   /** What a valid validate shows: nothing more (default), or the score and thresholds. */
   feedback?: 'none' | 'score';
   /** react: the reply format (default mlepipe's). */
@@ -90,7 +94,7 @@ export async function rollout(o: RolloutOptions): Promise<Trajectory> {
         // By default format only: the evaluator runs, but its score never reaches the agent.
         const g = await gradeSubmission(o.task.dir, session.workspace, { python: o.python, signal: o.signal }, path);
         if (!g.ok) return { ok: false, problem: g.error };
-        return o.feedback === 'score' ? { ok: true, feedback: scoreFeedback(g.result) } : { ok: true };
+        return o.feedback === 'score' ? { ok: true, feedback: scoreFeedback(g.result), result: g.result } : { ok: true, result: g.result };
       },
     });
     // An interrupted episode is thrown away, not graded.
@@ -103,7 +107,10 @@ export async function rollout(o: RolloutOptions): Promise<Trajectory> {
   }
   const evaluation = grade?.ok ? grade.result : null;
   const starter = await starterScore(o.task.dir);
-  const variables = rewardVariables(ep, evaluation, starter);
+  const inputs = o.inputs ?? DEFAULT_INPUTS;
+  // last-scored: the last grade the Score tool gave in the episode; the final file only when it gave none.
+  const scored = inputs.submission === 'last-scored' ? lastScored(ep) : null;
+  const variables = rewardVariables(ep, scored ? scored.evaluation : evaluation, starter, inputs);
   return {
     ...ep,
     task_id: o.task.id,
@@ -118,6 +125,7 @@ export async function rollout(o: RolloutOptions): Promise<Trajectory> {
     starter_score: starter,
     starter_std: await starterStd(o.task.dir),
     variables,
+    ...(scored ? { rewarded: { submission: 'last-scored' as const, turn: scored.turn } } : {}),
     reward: o.reward ? evaluate(parseFormula(o.reward), variables) : null,
     started: started.toISOString(),
     duration_ms: Date.now() - started.getTime(),

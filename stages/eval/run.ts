@@ -13,7 +13,7 @@ import { react } from '../../agents/scaffolds/react/index.js';
 import type { Intervention } from '../../agents/scaffolds/mlab/intervene.js';
 import type { Scaffold } from '../../agents/scaffolds/types.js';
 import type { Trajectory } from '../../agents/trajectory.js';
-import { rewardFormula } from '../../core/rewards/presets.js';
+import { rewardFormula, rewardInputs } from '../../core/rewards/presets.js';
 import { humanRank } from '../../tasks/leaderboard.js';
 import { medalReport } from '../../tasks/medals.js';
 import type { Metrics, StageContext, StageResult } from '../contract.js';
@@ -67,6 +67,7 @@ export async function run(ctx: StageContext<EvalParams>): Promise<StageResult | 
   const branchFrom = p.intervention?.branch;
   const saved = branchFrom ? loadSaved(ctx.inputs, branchFrom) : undefined;
   const reward = p.reward ? rewardFormula(p.reward, ctx.rewards) : undefined;
+  const inputs = rewardInputs(p.reward, ctx.rewards, p);
   const jobs = tasks.flatMap((task) => policies.flatMap((policy, pi) => Array.from({ length: p.repeats }, (_, repeat) => ({ task, policy, pi, repeat }))));
   // Jails are reused from rollout to rollout: never more of them than rollouts.
   // The kit's agents import the kit's stack only; a model's code, or mlab's tools, may import anything.
@@ -103,6 +104,7 @@ export async function run(ctx: StageContext<EvalParams>): Promise<StageResult | 
           python,
           seed: p.seed,
           reward,
+          inputs,
           feedback: p.feedback,
           promptFormat: p.prompt_format,
           guidance: guidance?.get(task.id),

@@ -2,7 +2,7 @@
 // and the per-turn text with a loss mask (1 on what the policy wrote, 0 on
 // prompts and observations). This is the batch `POST /update` receives
 // (schemas/trainer/batch.schema.json) and what the template trainer reads.
-import { groupAdvantages, timedOutUnder, turnAdvantages, type MaskTimeouts, type StdKind, type TimeoutRule } from '../../agents/grpo/advantages.js';
+import { groupAdvantages, timedOutUnder, unknownEnding, turnAdvantages, type MaskTimeouts, type StdKind, type TimeoutRule } from '../../agents/grpo/advantages.js';
 import { shapedAdvantages } from '../../agents/shaping/returns.js';
 import type { TrainSample } from '../../agents/grpo/template-trainer.js';
 import type { Trajectory } from '../../agents/trajectory.js';
@@ -53,7 +53,7 @@ export function buildBatch(step: number, rollouts: readonly Rollout[], o: BatchO
   for (const [groupId, members] of groups) {
     const g = groupAdvantages(
       // A rollout whose policy never replied (its first request failed) has nothing to learn from: as crashed.
-      members.map((m) => (isCrashed(m) || !m.turns.length ? { reward: 0, timedOut: false, crashed: true } : { reward: m.reward ?? 0, timedOut: timedOutUnder(o.timeoutRule, m), turns: policyTurns(m) })),
+      members.map((m) => (isCrashed(m) || !m.turns.length ? { reward: 0, timedOut: false, crashed: true } : { reward: m.reward ?? 0, timedOut: timedOutUnder(o.timeoutRule, m), unknown: unknownEnding(o.timeoutRule, m), turns: policyTurns(m) })),
       { estimator: o.advantage, maskTimeouts: o.maskTimeouts, std: o.std },
     );
     const masks = g.members.map((a) => a.masked);

@@ -10,7 +10,9 @@ import type { StdKind, TimeoutRule } from '../../agents/grpo/advantages.js';
 import { parsePolicy, policyIdentity } from '../../agents/policies/index.js';
 import { freshCheckpoint } from '../../agents/policies/template/index.js';
 import { assetsDigest } from '../../core/assets.js';
-import { rewardFormula } from '../../core/rewards/presets.js';
+import { rewardFormula, type RewardInputs } from '../../core/rewards/presets.js';
+import { rewardInputIssues } from '../reward-inputs.js';
+import { LIMIT_PRESETS } from '../eval/index.js';
 import schema from '../../schemas/stages/grpo.schema.json';
 import type { ParamIssue, Stage } from '../contract.js';
 import { lazyRun } from '../lazy.js';
@@ -78,12 +80,17 @@ export interface GrpoParams {
   worker_url?: string;
   verl: { nodes: number; gpus_per_node: number; rollout: 'vllm' | 'sglang'; rollout_tp?: number; gpu_memory_gib: number; ray_address?: string; sandbox_host: string; python?: string };
   reward: string;
+  /** Which grade and which format rule the reward reads (default: the reward preset's). */
+  submission?: RewardInputs['submission'];
+  format_rule?: RewardInputs['format_rule'];
   tasks?: string;
   split: 'all' | 'train' | 'val';
   val_split: 'all' | 'train' | 'val';
   group_size: number;
   batch_size: number;
   steps: number;
+  /** Written only: resolve() has turned it into max_turns, step_timeout and time_budget. */
+  limits?: keyof typeof GRPO_LIMITS;
   max_turns: number;
   scaffold: 'react' | 'mlab';
   tools?: ToolChoice;
@@ -128,6 +135,42 @@ function policyIssues(p: GrpoParams, models: Parameters<typeof parsePolicy>[1]):
 /** The context of one trajectory in tokens: the prompt and every turn, as the rollouts and the verl export bound it. */
 export const CONTEXT_TOKENS = 32_768;
 
+/**
+ * Episode limits by preset. paper: mlepipe's grpo defaults (SandMLE's T_max and τ_max, a shorter episode
+ * budget than eval's); release: what the released training code runs with (custom_train.py:
+ * MAX_LLM_CALLS, PYTHON_TIMEOUT_S and MAX_TIME_S).
+ */
+export const GRPO_LIMITS = {
+  paper: { max_turns: 20, step_timeout: 90, time_budget: 900 },
+  release: LIMIT_PRESETS.release,
+} as const;
+
+/** The written params with limits: and mask_timeouts filled in; a node that names no preset keeps its former params. */
+export function resolveGrpo(written: Readonly<Record<string, unknown>>): Record<string, unknown> {
+  const p = written as Partial<GrpoParams>;
+  const preset = GRPO_LIMITS[p.limits ?? 'paper'];
+  return {
+    ...written,
+    max_turns: p.max_turns ?? preset.max_turns,
+    step_timeout: p.step_timeout ?? preset.step_timeout,
+    time_budget: p.time_budget ?? preset.time_budget,
+    // The release masks its timed-out episodes after the advantages are computed.
+    mask_timeouts: p.mask_timeouts ?? (p.timeout_rule === 'release' ? 'drop-after' : 'drop'),
+  };
+}
+
+/** Release rules a grpo node cannot honour, each at its own param. */
+function releaseIssues(p: GrpoParams, rewards: Readonly<Record<string, string>>): ParamIssue[] {
+  const out: ParamIssue[] = [];
+  const release = p.prompt_format === 'sandmle-release';
+  const verl = p.trainer === 'verl' || p.trainer === 'verl-export';
+  // The exported agent loop reads replies in mlepipe's format and validates without scores.
+  if (verl && release) out.push({ param: ['prompt_format'], message: `prompt_format: sandmle-release is not exported: the verl agent loop (mlepipe_verl) reads mlepipe's reply format; train it with trainer: worker or template`, also: ['trainer'] });
+  out.push(...rewardInputIssues(p, rewards));
+  if (p.timeout_rule === 'release' && p.scaffold !== 'react') out.push({ param: ['timeout_rule'], message: `timeout_rule: release counts ReAct tool responses (scaffold: ${p.scaffold})`, also: ['scaffold'] });
+  return out;
+}
+
 // Validation is only needed when eval_every asks for it, or for the verl export.
 export const validates = (p: GrpoParams) => p.eval_every > 0 || p.trainer === 'verl-export' || p.trainer === 'verl';
 
@@ -136,6 +179,7 @@ export const grpo: Stage<GrpoParams> = {
   version: 1,
   description: 'Trajectory-wise GRPO with milestone rewards (template policy on CPU, a trainer worker, or a verl export).',
   schema,
+  resolve: resolveGrpo,
   keyIgnore: ['concurrency'],
   breakdowns: ['curve'],
   flow: {
@@ -147,7 +191,7 @@ export const grpo: Stage<GrpoParams> = {
     const splits = { split: p.split, ...(validates(p) ? { val_split: p.val_split } : {}) };
     // Whether val_split matters follows from eval_every and trainer.
     const folder = tasksFolderIssues(p.tasks, splits, ctx.experimentDir).map((i) => (i.param[0] === 'val_split' ? { ...i, also: [...(i.also ?? []), 'eval_every', 'trainer'] } : i));
-    return [...policyIssues(p, ctx.models), ...shapingIssues(p, ctx.models), ...folder];
+    return [...policyIssues(p, ctx.models), ...shapingIssues(p, ctx.models), ...releaseIssues(p, ctx.rewards), ...folder];
   },
 
   placement(p) {

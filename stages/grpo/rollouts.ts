@@ -2,6 +2,7 @@
 // sandbox workspace, at most `concurrency` at once. A rollout that throws is
 // recorded as crashed, never fatal to the run; an unreachable endpoint is.
 import { mapLimit } from '../../core/pool.js';
+import type { RewardInputs } from '../../core/rewards/presets.js';
 import type { Policy } from '../../agents/policies/types.js';
 import type { EpisodeLimits, PromptFormat, Scaffold } from '../../agents/scaffolds/types.js';
 import { react } from '../../agents/scaffolds/react/index.js';
@@ -26,6 +27,8 @@ export interface RolloutPlan {
   python: string;
   seed: number;
   reward: string;
+  /** What the reward reads besides its formula (default mlepipe's). */
+  inputs?: RewardInputs;
   concurrency: number;
   signal: AbortSignal;
 }

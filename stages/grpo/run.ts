@@ -11,7 +11,7 @@ import type { TemplateCheckpoint } from '../../agents/policies/template/model.js
 import type { Policy } from '../../agents/policies/types.js';
 import { ParamError, UserError } from '../../core/errors.js';
 import { mean } from '../../core/stats.js';
-import { rewardFormula } from '../../core/rewards/presets.js';
+import { rewardFormula, rewardInputs } from '../../core/rewards/presets.js';
 import { type ExportOptions, writeVerlExport } from '../../gpu/verl/export.js';
 import { verlModelPath } from '../../gpu/verl/overrides.js';
 import { CHECKPOINT_DIR, weightsFor } from '../worker.js';
@@ -37,6 +37,7 @@ export async function run(ctx: StageContext<GrpoParams>): Promise<StageResult | 
   const p = ctx.params;
   const python = ctx.python ?? '/usr/bin/python3';
   const formula = rewardFormula(p.reward, ctx.rewards)!;
+  const inputs = rewardInputs(p.reward, ctx.rewards, p);
   const lr = p.lr ?? (p.trainer === 'template' ? 0.05 : 1e-6);
   const train = await listTasks({ tasks: p.tasks, split: p.split, inputs: ctx.inputs, experimentDir: ctx.experimentDir });
   if (!train.length) throw new Error(`no ${p.split} tasks to train on (are the upstream stages empty?)`);
@@ -52,6 +53,7 @@ export async function run(ctx: StageContext<GrpoParams>): Promise<StageResult | 
     const options: ExportOptions = {
       ...verlWeightsOf(ctx, p.policy),
       reward: formula,
+      inputs,
       groupSize: p.group_size,
       batchSize: p.batch_size,
       steps: p.steps,
@@ -115,6 +117,7 @@ export async function run(ctx: StageContext<GrpoParams>): Promise<StageResult | 
     python,
     seed: p.seed,
     reward: formula,
+    inputs,
     concurrency: p.concurrency,
     signal: ctx.signal,
   });

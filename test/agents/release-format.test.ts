@@ -53,15 +53,16 @@ test('scripted forest in the release format: tool calls run, Score answers in <t
   assert.ok(release.turns.slice(0, 3).every((x) => x.exit_code === 0), JSON.stringify(release.turns.map((x) => x.observation)));
   // The prompt describes the release's tools; replies are tool calls; observations come back wrapped.
   assert.match(release.messages[0].content, /<tool_call>\npython\n<code>/);
-  assert.match(release.messages[0].content, /"name": "Score"/);
+  assert.match(release.messages[0].content, /"name": "Score", "arguments": \{"competition_id": "task"\}/);
   const replies = release.messages.filter((m) => m.role === 'assistant').map((m) => m.content);
   assert.match(replies[1], /^<think>[^<]*<\/think>\n<tool_call>\npython\n<code>\n[\s\S]*solve\("linear"[\s\S]*<\/code>\n<\/tool_call>$/);
-  assert.is(replies[3], '<think>Check the submission format before finishing.</think>\n<tool_call>\n{"name":"Score","arguments":{}}\n</tool_call>');
+  assert.is(replies[3], '<think>Check the submission format before finishing.</think>\n<tool_call>\n{"name":"Score","arguments":{"competition_id":"task"}}\n</tool_call>');
   assert.is(replies[4], '<think>The submission is in place.</think>\n<answer>submission</answer>');
   const observations = release.messages.slice(2).filter((m) => m.role === 'user').map((m) => m.content);
   assert.is(observations.length, 4);
   for (const o of observations) assert.match(o, /^<tool_response>\n[\s\S]*\n<\/tool_response>$/);
-  assert.match(observations[3], /^<tool_response>\nvalid: submission\.csv scores [\d.]+ \((higher|lower) is better\); thresholds: gold /);
+  // The Score tool answers in the release's words, whatever feedback: says.
+  assert.match(observations[3], /^<tool_response>\nSubmission OK\. (But you do not reach the bronze threshold[^\n]* )?Details: \{"score_primary \(main competition metric for current code\)": [\d.]+, /);
   assert.is(release.variables.format, 1);
   assert.is(release.variables.execute, 1);
 

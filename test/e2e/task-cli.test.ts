@@ -41,14 +41,15 @@ test('import-sandmle moves the evaluator and answers out of public/; task show g
 });
 
 // The release's layout: the evaluator opens answer.csv and threshold.json by
-// relative path (it ran beside them) and prints indented JSON.
-const RELEASE_EVALUATOR = `import argparse, json, math
+// relative path (it ran beside them) and prints indented JSON. Its stdout is
+// read whole, as the release reads it, so progress goes to stderr.
+const RELEASE_EVALUATOR = `import argparse, json, math, sys
 p = argparse.ArgumentParser(); p.add_argument("--submission_path", default="sample_submission.csv"); a = p.parse_args()
 ans = [float(l.split(",")[1]) for l in open("answer.csv").read().split()[1:]]
 sub = [float(l.split(",")[1]) for l in open(a.submission_path).read().split()[1:]]
 rmse = math.sqrt(sum((x - y) ** 2 for x, y in zip(ans, sub)) / len(ans))
 th = json.load(open("threshold.json"))
-print("computing RMSE")
+print("computing RMSE", file=sys.stderr)
 print(json.dumps({"score": rmse, **th, "is_lower_better": "True"}, indent=2))
 `;
 

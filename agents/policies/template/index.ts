@@ -35,7 +35,7 @@ export function templatePolicy(name: string, ck: TemplateCheckpoint, opts: { tem
       const index = sample(p, rng);
       const solveTurns = new Set(kinds.map((k, i) => (k === 'solve' ? i : -1)).filter((i) => i >= 0));
       return {
-        text: renderAction(ACTIONS[index], req.history, solveTurns, req.promptFormat),
+        text: renderAction(ACTIONS[index], req.history, solveTurns, req.promptFormat, req.task?.id),
         usage: { prompt_tokens: 0, completion_tokens: 0 },
         choice: { action: ACTIONS[index].id, index, features: phi, logprob: Math.log(Math.max(p[index], 1e-300)), entropy: entropy(probabilities(ck.weights, phi, 1)) },
       };

@@ -10,8 +10,9 @@ import { execute, observation } from '../execute.js';
 import type { EpisodeContext, EpisodeResult, Scaffold, TurnRecord } from '../types.js';
 import { ask, budget, newUsage } from '../turns.js';
 import { fitContext } from './context.js';
-import { parseReply } from './parse.js';
-import { parseReleaseReply, releaseObservation } from './release.js';
+import { parseReply, type ParsedReply } from './parse.js';
+import { releaseObservation, releaseParser, type ReleaseReply } from './release.js';
+import { releaseTimeout, scoreAnswer, scoreRefusal } from './release-text.js';
 
 export const react: Scaffold = {
   name: 'react',
@@ -19,10 +20,10 @@ export const react: Scaffold = {
     const { limits } = ctx;
     const started = Date.now();
     const release = ctx.promptFormat === 'sandmle-release';
-    const parse = release ? parseReleaseReply : parseReply;
-    const wrap = release ? releaseObservation : (obs: string) => obs;
+    const parse: (text: string) => ParsedReply & Partial<ReleaseReply> = release ? releaseParser(ctx.task.id) : parseReply;
+    const stepSeconds = Math.round(limits.stepTimeoutMs / 1000);
     const messages: ChatMessage[] = [
-      { role: 'system', content: renderPrompt(release ? 'react/system-release' : 'react/system', { max_turns: limits.maxTurns, step_timeout: Math.round(limits.stepTimeoutMs / 1000), files: publicFilesText(ctx.task), sample: sampleName(ctx.task) }) },
+      { role: 'system', content: renderPrompt(release ? 'react/system-release' : 'react/system', { max_turns: limits.maxTurns, step_timeout: stepSeconds, files: publicFilesText(ctx.task), sample: sampleName(ctx.task), ...(release ? { competition_id: ctx.task.id } : {}) }) },
       { role: 'user', content: renderPrompt('react/task', { description: ctx.task.description.trim() }) },
     ];
     const turns: TurnRecord[] = [];
@@ -48,8 +49,9 @@ export const react: Scaffold = {
       const text = reply.text;
       const choice = reply.choice;
       messages.push({ role: 'assistant', content: text });
-      const { action, formatOk } = parse(text);
-      const base = { turn: t, format_ok: formatOk, exit_code: null, timed_out: false, duration_ms: 0, ...(choice ? { choice } : {}), ...(reply.logprobs ? { logprobs: reply.logprobs } : {}), ...(reply.tokens ? { tokens: reply.tokens } : {}) };
+      const { action, formatOk, toolCall, answers } = parse(text);
+      // The release answers every tool call with a tool response, and none to a reply without one.
+      const base = { turn: t, format_ok: formatOk, ...(release ? { tool_response: toolCall === true } : {}), exit_code: null, timed_out: false, duration_ms: 0, ...(choice ? { choice } : {}), ...(reply.logprobs ? { logprobs: reply.logprobs } : {}), ...(reply.tokens ? { tokens: reply.tokens } : {}) };
       if (action.kind === 'answer') {
         submission = action.path;
         turns.push({ ...base, action: 'answer', observation: `submitted ${action.path}` });
@@ -58,20 +60,28 @@ export const react: Scaffold = {
       }
       let obs: string;
       if (action.kind === 'invalid') {
-        obs = `format error: ${action.reason}`;
+        // A call the release cannot make is answered in its words; a reply without a call gets mlepipe's format error.
+        obs = toolCall ? action.reason : `format error: ${action.reason}`;
         turns.push({ ...base, action: 'invalid', observation: obs });
       } else if (action.kind === 'validate') {
         const t0 = Date.now();
         const v = await ctx.validate(action.path);
-        obs = !v.ok ? `invalid submission: ${v.problem}` : v.feedback ? `valid: ${action.path} ${v.feedback}` : `valid: ${action.path} has the submission's format (it was not scored)`;
-        turns.push({ ...base, action: 'validate', observation: obs, duration_ms: Date.now() - t0 });
+        // The release's Score tool always shows the score and thresholds.
+        if (release) obs = v.ok ? scoreAnswer(v.result, action.path) : scoreRefusal(v.problem, action.path);
+        else obs = !v.ok ? `invalid submission: ${v.problem}` : v.feedback ? `valid: ${action.path} ${v.feedback}` : `valid: ${action.path} has the submission's format (it was not scored)`;
+        turns.push({ ...base, action: 'validate', observation: obs, duration_ms: Date.now() - t0, ...(v.ok ? { evaluation: v.result } : {}) });
       } else {
         const timeout = Math.min(limits.stepTimeoutMs, b.left);
         const r = await execute(ctx.session, action.code, t, timeout);
-        obs = observation(r, limits.observationChars, timeout);
+        obs = release && r.timedOut ? releaseTimeout(stepSeconds) : observation(r, limits.observationChars, timeout);
         turns.push({ ...base, action: 'code', code: action.code, observation: obs, exit_code: r.timedOut ? null : r.exitCode, timed_out: r.timedOut, duration_ms: r.durationMs });
       }
-      messages.push({ role: 'user', content: wrap(obs) });
+      messages.push({ role: 'user', content: release && toolCall ? releaseObservation(obs) : obs });
+      if (answers) {
+        // The release acts on the call, then ends on the answer in the same reply.
+        ended = 'answer';
+        break;
+      }
     }
     // Out of turns or time without an answer: the last submission written is graded, as MLE-bench does.
     return { scaffold: 'react', messages, turns, submission: submission ?? 'submission.csv', ended, error, dropped_turns: dropped, usage };

@@ -67,9 +67,17 @@ async def run_episode(model, service, task_id, messages, limits):
 
 
 def timed_out_under(rule, episode):
-    """mlepipe's timeout rules (agents/grpo/advantages.ts): any-step, last-step or fraction:F."""
+    """mlepipe's timeout rules (agents/grpo/advantages.ts): any-step, last-step, fraction:F or release."""
     if episode["ended"] == "time_budget":
         return True
+    if rule == "release":
+        # The released SandMLE code: a failed model call ends as a timeout; otherwise strictly more than
+        # a fifth of the tool responses (every turn but an answer) were execution timeouts.
+        if episode["ended"] == "policy_error":
+            return True
+        responses = sum(1 for t in episode["turns"] if t.get("tool_response", t["action"] != "answer"))
+        timeouts = sum(1 for t in episode["turns"] if t["action"] == "code" and t["timed_out"])
+        return responses > 0 and timeouts / responses > 0.2
     runs = [t for t in episode["turns"] if t["action"] == "code"]
     if not runs:
         return False

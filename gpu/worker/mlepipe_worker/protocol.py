@@ -57,7 +57,7 @@ class Trajectory(Strict):
     advantage: float
     turn_advantages: list[float]
     masked: bool
-    mask_reason: Optional[Literal["timed_out", "crashed"]]
+    mask_reason: Optional[Literal["timed_out", "unknown", "crashed"]]
     variables: Optional[dict[str, float]]
     messages: list[Message]
     # The exact tokens; required on every trajectory that is not masked.
