@@ -177,6 +177,9 @@ function flag(v: unknown): boolean | undefined {
   return undefined;
 }
 
+/** Scores JSON cannot hold, as an evaluator writes them (mlebench_grade.py: MLE-bench counts them as valid). */
+const NON_FINITE: Record<string, number> = { inf: Infinity, '-inf': -Infinity, nan: NaN };
+
 /** An evaluator's stdout and exit status as a grade; a non-zero exit is never a valid grade. */
 export function parseEvaluatorOutput(stdout: string, stderr: string, exitCode: number, mode: OutputMode = 'mlepipe'): Grade {
   if (mode === 'release') return parseReleaseOutput(stdout, stderr, exitCode);
@@ -193,9 +196,10 @@ export function parseEvaluatorOutput(stdout: string, stderr: string, exitCode: n
   }
   const lower = flag(out.is_lower_better);
   const bad = THRESHOLDS.filter((k) => !(out[k] === null || (typeof out[k] === 'number' && Number.isFinite(out[k]))));
-  if (typeof out.score !== 'number' || lower === undefined || bad.length) {
+  const score = typeof out.score === 'string' ? NON_FINITE[out.score] : out.score;
+  if (typeof score !== 'number' || lower === undefined || bad.length) {
     return { ok: false, error: `evaluator output lacks a numeric score, ${THRESHOLDS.join(', ')} (numbers or null) or is_lower_better` };
   }
   const th = Object.fromEntries(THRESHOLDS.map((k) => [k, out[k] as number | null])) as Pick<EvaluatorResult, (typeof THRESHOLDS)[number]>;
-  return { ok: true, result: { score: out.score, ...th, is_lower_better: lower } };
+  return { ok: true, result: { score, ...th, is_lower_better: lower } };
 }

@@ -34,6 +34,15 @@ test('reward milestones are cumulative and inclusive; a null threshold is never 
   assert.equal(milestones(null), { execute: 0, median: 0, bronze: 0, silver: 0, gold: 0 });
 });
 
+test("a score that is not finite is a valid submission, as in MLE-bench; it earns no training reward", () => {
+  // Higher is better: infinity reaches every threshold; lower is better: it reaches none. NaN reaches nothing.
+  assert.equal([medalReport(at(Infinity)).valid_submission, medalReport(at(Infinity)).gold_medal, medalReport(at(Infinity)).above_median], [true, true, true]);
+  assert.equal([medalReport(at(Infinity, true)).valid_submission, medalReport(at(Infinity, true)).any_medal, medalReport(at(-Infinity, true)).gold_medal], [true, false, true]);
+  const nan = medalReport(at(NaN));
+  assert.equal([nan.valid_submission, nan.any_medal, nan.above_median], [true, false, false]);
+  assert.equal(milestones(at(Infinity)), { execute: 0, median: 0, bronze: 0, silver: 0, gold: 0 });
+});
+
 test('mean and SEM on known values', () => {
   assert.is(mean([1, 2, 3, 4]), 2.5);
   // sample sd of 1..4 = sqrt(5/3); SEM = sqrt(5/3)/2

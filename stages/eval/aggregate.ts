@@ -199,7 +199,8 @@ const submitted = (r: RunRecord) => r.submission !== null && r.grade_error !== `
 function competition(r: RunRecord, threshold: (x: number | null) => unknown = (x) => x): Record<string, unknown> {
   return {
     competition_id: r.task_id,
-    score: r.score,
+    // A grader's infinity or NaN is a valid score in MLE-bench; JSON has neither, so it is the text float() reads back.
+    score: typeof r.score === 'number' && !Number.isFinite(r.score) ? String(r.score) : r.score,
     gold_threshold: threshold(r.gold_threshold),
     silver_threshold: threshold(r.silver_threshold),
     bronze_threshold: threshold(r.bronze_threshold),

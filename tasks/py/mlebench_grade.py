@@ -80,8 +80,10 @@ def main():
     if score is None:
         invalid("the grader gave no score")
     score = round(float(score), 5)
+    # MLE-bench counts any score a grader returns as a valid submission, infinity and NaN too
+    # (grade_csv: valid_submission = score is not None). JSON has neither, so they travel as text.
     if not math.isfinite(score):
-        invalid(f"the grader gave no finite score ({score})")
+        score = "nan" if math.isnan(score) else ("inf" if score > 0 else "-inf")
     answer({"score": score, **thresholds, "is_lower_better": cfg["is_lower_better"]})
 
 

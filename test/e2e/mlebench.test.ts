@@ -86,7 +86,7 @@ const FILES = {
   // A BROKEN file beside it stands for a grader that fails whatever it is given (a lost model file, say).
   'mle/mlebench/competitions/toy-spam/grade.py':
     GRADE_HEADER +
-    '\n\ndef grade(submission, answers):\n    import os\n    if os.path.exists(os.path.join(os.path.dirname(__file__), "BROKEN")):\n        raise RuntimeError("the grader lost its files")\n    y, p = aligned(submission, answers, "label")\n    return float((y.astype(str) == p.astype(str)).mean())\n',
+    '\n\ndef grade(submission, answers):\n    import os\n    if os.path.exists(os.path.join(os.path.dirname(__file__), "BROKEN")):\n        raise RuntimeError("the grader lost its files")\n    if os.path.exists(os.path.join(os.path.dirname(__file__), "SCORE")):\n        return float(open(os.path.join(os.path.dirname(__file__), "SCORE")).read())\n    y, p = aligned(submission, answers, "label")\n    return float((y.astype(str) == p.astype(str)).mean())\n',
   // Laid out like MLE-bench's taxi fares and insults: labels.csv, an id column named key, a sample file of its own name.
   ...competition('toy-rent', 'rent', (x1, x2) => (1000 + 5000 * x1 + 300 * x2).toFixed(1), '0', 'root mean squared error', RENT_LB, { key: 'key', train: 'labels.csv', sample: 'sample_submission_null.csv' }),
   'mle/mlebench/competitions/toy-rent/grade.py': GRADE_HEADER + '\n\ndef grade(submission, answers):\n    y, p = aligned(submission, answers, "rent", key="key")\n    return float(np.sqrt(np.mean((y.astype(float) - p.astype(float)) ** 2)))\n',
@@ -196,6 +196,14 @@ test('agents are shown the grader’s message about their submission, never a tr
   const ids = await grade('ids.csv', 'id,label\nabc,ham\n');
   assert.ok(!ids.ok && !ids.fault && ids.error.startsWith('Submission invalid: '), JSON.stringify(ids));
   assert.not.match(ids.ok ? '' : ids.error, 'Traceback');
+  // A grader that returns infinity or NaN: a valid submission, as MLE-bench counts it (score is not None).
+  const sample = await readFile(join(task, 'public', 'sample_submission.csv'), 'utf8');
+  for (const [text, want] of [['inf', Infinity], ['-inf', -Infinity], ['nan', NaN]] as const) {
+    await writeFile(join(dir, 'mle/mlebench/competitions/toy-spam/SCORE'), text);
+    const g = await grade('any.csv', sample);
+    assert.ok(g.ok && Object.is(g.score, want), `${text}: ${JSON.stringify(g)}`);
+  }
+  await rm(join(dir, 'mle/mlebench/competitions/toy-spam/SCORE'));
   // The grader fails on the sample submission too: the grader's fault.
   await writeFile(join(dir, 'mle/mlebench/competitions/toy-spam/BROKEN'), '');
   const broken = await grade('ok.csv', await readFile(join(task, 'public', 'sample_submission.csv'), 'utf8'));
