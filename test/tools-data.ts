@@ -121,15 +121,15 @@ export async function toolTask(media = false): Promise<string> {
   return dir;
 }
 
-/** A warm bwrap session on the agent environment over a fresh tool task, as agents get one. */
-export async function toolSession(media = false) {
+/** A warm bwrap session on the agent environment over a fresh tool task (or the task folder given, left in place), as agents get one. */
+export async function toolSession(media = false, given?: string) {
   const { createSandbox } = await import('../sandbox/index.js');
   const { envInstalled, pythonEnv } = await import('../core/python.js');
   const { runTool } = await import('../tools/index.js');
   const { rm } = await import('node:fs/promises');
   const agent = pythonEnv('agent');
   if (!envInstalled(agent)) throw new Error(`the agent environment is not installed: ${agent.fix}`);
-  const task = await toolTask(media);
+  const task = given ?? (await toolTask(media));
   const sandbox = createSandbox({ backend: 'bwrap', warm: true, python: agent.python, poolSize: 0 });
   const session = await sandbox.open({ task });
   return {
@@ -145,7 +145,7 @@ export async function toolSession(media = false) {
     async close() {
       await session.close();
       await sandbox.shutdown();
-      await rm(task, { recursive: true, force: true });
+      if (!given) await rm(task, { recursive: true, force: true });
     },
   };
 }

@@ -73,7 +73,7 @@ test('difficulty, source mix, perplexity', async () => {
   assert.match(String(mix.evidence.suggestion), 'web dominates');
   const p = await box.call('perplexity_outlier_detector', T({ model: 'gpt2' }));
   assert.equal(p.evidence.high_outliers, [36, 38]);
-  assert.match(String(p.evidence.model), 'transformers is not installed');
+  assert.match(String(p.evidence.model), 'model argument (gpt2) is not used');
 });
 
 test('reward_distribution_analyzer, kl_reference_divergence_estimator: half the groups flat, KL from a 0.5 shift', async () => {

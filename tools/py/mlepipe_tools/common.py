@@ -71,6 +71,18 @@ def numeric_columns(df):
     return [c for c in df.columns if pd.api.types.is_numeric_dtype(df[c]) and not pd.api.types.is_bool_dtype(df[c])]
 
 
+def is_text(s):
+    """A column of strings under any pandas string dtype: `str`/StringDtype (pandas 3's default for text)
+    or object columns whose values are strings (older pandas, JSON records)."""
+    if pd.api.types.is_string_dtype(s):
+        return True
+    return pd.api.types.is_object_dtype(s) and pd.api.types.infer_dtype(s, skipna=True) == "string"
+
+
+def text_columns(df):
+    return [c for c in df.columns if is_text(df[c])]
+
+
 def categorical_columns(df):
     return [c for c in df.columns if c not in numeric_columns(df) and not pd.api.types.is_datetime64_any_dtype(df[c])]
 

@@ -8,10 +8,12 @@ from collections import Counter
 import numpy as np
 import pandas as pd
 
-from .common import ToolError, answer, need_columns, read_table, read_text, rnd, tool, workspace_path
+from .common import ToolError, answer, need_columns, read_table, read_text, rnd, text_columns, tool, workspace_path
 
 WORD = re.compile(r"\w+", re.UNICODE)
-NO_TOKENIZER = "no tokenizer library in this environment (transformers/tokenizers are not installed): counted words instead"
+NO_TOKENIZER = "no tokenizer library in this environment (tokenizers, tiktoken and transformers are not installed): counted words instead"
+# What a word count stands for when no tokenizer is at hand; subword tokenizers give more tokens than words.
+WORDS_FOR_TOKENS = "approximation: words (\\w+ runs), not tokens; subword tokenizers count more tokens than words"
 
 
 def frame(path):
@@ -26,7 +28,7 @@ def frame(path):
 def texts(path, field=None):
     df = frame(path)
     if field is None:
-        strings = [c for c in df.columns if df[c].dtype == object]
+        strings = text_columns(df)
         if not strings:
             raise ToolError(f"{path}: no text field")
         field = max(strings, key=lambda c: df[c].astype(str).str.len().mean())
@@ -162,10 +164,15 @@ def tokenizer_lengths(xs, tokenizer):
         try:
             from tokenizers import Tokenizer  # noqa: the agent environment may not have it
         except ImportError:
-            return [len(words(x)) for x in xs], NO_TOKENIZER + f"; {tokenizer} not used"
+            return [len(words(x)) for x in xs], f"{WORDS_FOR_TOKENS} ({NO_TOKENIZER}; {tokenizer} not used)"
         tok = Tokenizer.from_file(full)
         return [len(tok.encode(x).ids) for x in xs], f"tokens of {tokenizer}"
-    return [len(words(x)) for x in xs], "words (no tokenizer given)"
+    try:
+        import tiktoken  # noqa: absent from the agent environment today; used where it is installed
+    except ImportError:
+        return [len(words(x)) for x in xs], WORDS_FOR_TOKENS + " (no tokenizer file given, no tokenizer library installed)"
+    enc = tiktoken.get_encoding("cl100k_base")
+    return [len(enc.encode(x)) for x in xs], "tokens of tiktoken cl100k_base"
 
 
 @tool("token_length_distribution")
@@ -270,9 +277,9 @@ def data_source_mixing_analyzer(path, source_field):
 def perplexity_outlier_detector(path, field=None, model=None, threshold=3.0):
     """Without a reference LM here, perplexity comes from an add-one unigram model of the corpus itself."""
     xs, field = texts(path, field)
-    note = "corpus unigram model (add-one smoothing)"
+    note = "approximation: a unigram model of this corpus (add-one smoothing), not a language model"
     if model:
-        note = f"reference model {model} not usable: transformers is not installed in this environment; used a {note} instead"
+        note = f"the model argument ({model}) is not used: no language-model library (transformers) is installed here; {note}"
     counts = Counter(w for x in xs for w in words(x))
     total, vocab = sum(counts.values()), len(counts) + 1
     ppl = []

@@ -74,7 +74,11 @@ def kl_reference_divergence_estimator(path, logprob_field, ref_logprob_field, ta
     need_columns(df, [logprob_field, ref_logprob_field], path)
     diffs = []
     for a, b in zip(df[logprob_field], df[ref_logprob_field]):
-        a, b = np.atleast_1d(np.asarray(a, dtype=float)), np.atleast_1d(np.asarray(b, dtype=float))
+        try:
+            a, b = np.atleast_1d(np.asarray(a, dtype=float)), np.atleast_1d(np.asarray(b, dtype=float))
+        except (TypeError, ValueError):
+            raise ToolError(f"{path}: {logprob_field!r} and {ref_logprob_field!r} must hold log-probabilities (numbers or lists of numbers); "
+                            "this tool cannot score text, as no language model is installed here")
         if a.shape != b.shape:
             raise ToolError("policy and reference log-probabilities differ in length on some row")
         diffs.append(a - b)
@@ -83,7 +87,7 @@ def kl_reference_divergence_estimator(path, logprob_field, ref_logprob_field, ta
     # Non-negative, lower-variance estimator of KL(policy || reference) from samples of the policy.
     k3 = float(np.mean(np.exp(-d) - 1 + d))
     how = "KL above target: raise the KL coefficient or lower the learning rate" if k3 > target else "KL within target"
-    return answer(f"per-token KL estimates: k1 {k1:.4f}, k3 {k3:.4f} nats over {len(d)} tokens; {how}", k1=rnd(k1, 6), k3=rnd(k3, 6), tokens=int(len(d)),
+    return answer(f"per-token KL estimates from the file's log-probabilities (text is not scored): k1 {k1:.4f}, k3 {k3:.4f} nats over {len(d)} tokens; {how}", k1=rnd(k1, 6), k3=rnd(k3, 6), tokens=int(len(d)),
                   per_sample=[rnd(float(x.sum()), 4) for x in diffs[:100]], target=target, suggestion=how)
 
 

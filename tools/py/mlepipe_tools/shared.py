@@ -8,7 +8,7 @@ import subprocess
 import sys
 import time
 
-from .common import STEP_NAMES, ToolError, answer, metric_records, read_table, read_text, rnd, tool, workspace_path
+from .common import STEP_NAMES, ToolError, answer, metric_records, read_table, read_text, rnd, text_columns, tool, workspace_path
 
 
 @tool("discover_log_metrics")
@@ -172,11 +172,7 @@ def load_config(path):
         except ValueError as e:
             raise ToolError(f"{path}: not JSON: {e}")
     if path.endswith(".py"):
-        out = {}
-        for node in ast.walk(ast.parse(text)):
-            if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
-                out[node.targets[0].id] = literal(node.value)
-        return out
+        return script_constants(text, path)
     # key: value / key = value lines (YAML-like or INI-like flat files).
     out = {}
     for line in text.splitlines():
@@ -190,6 +186,55 @@ def load_config(path):
     return out
 
 
+ARITH = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b, ast.Div: lambda a, b: a / b, ast.Pow: lambda a, b: a ** b}
+
+
+def value(node, env):
+    """A constant expression's value: literals, arithmetic, names set earlier and `args.x` read as its
+    argparse default (`C=1.0 + 0.1 * args.seed` is 1.0 as the script runs by default); else its source."""
+    if isinstance(node, ast.Name) and node.id in env:
+        return env[node.id]
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and f"{node.value.id}.{node.attr}" in env:
+        return env[f"{node.value.id}.{node.attr}"]
+    if isinstance(node, ast.BinOp) and type(node.op) in ARITH:
+        a, b = value(node.left, env), value(node.right, env)
+        if all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (a, b)):
+            try:
+                return ARITH[type(node.op)](a, b)
+            except (ArithmeticError, ValueError):
+                pass
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        v = value(node.operand, env)
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            return -v
+    return literal(node)
+
+
+def script_constants(text, path):
+    """What a training script sets: module-level assignments (MAXLEN = 128), argparse defaults and the
+    keyword arguments of its calls (LogisticRegression(C=20.0)), in source order, the first setting winning."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError as e:
+        raise ToolError(f"{path}:{e.lineno}: does not parse: {e.msg}")
+    env, out = {}, {}
+    for node in sorted((n for n in ast.walk(tree) if hasattr(n, "lineno")), key=lambda n: (n.lineno, n.col_offset)):
+        if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
+            env[node.targets[0].id] = value(node.value, env)
+            out.setdefault(node.targets[0].id, env[node.targets[0].id])
+        elif isinstance(node, ast.Call):
+            kws = {k.arg: value(k.value, env) for k in node.keywords if k.arg}
+            flag = node.args[0].value if node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str) else ""
+            if isinstance(node.func, ast.Attribute) and node.func.attr == "add_argument" and flag.startswith("--") and "default" in kws:
+                name = flag[2:].replace("-", "_")
+                env[f"args.{name}"] = kws["default"]
+                out.setdefault(name, kws["default"])
+            else:
+                for k, v in kws.items():
+                    out.setdefault(k, v)
+    return out
+
+
 def flat(d, prefix=""):
     out = {}
     for k, v in (d.items() if isinstance(d, dict) else []):
@@ -200,9 +245,12 @@ def flat(d, prefix=""):
 
 
 def num(c, *keys):
+    """The first of these keys the config sets to a number, in any letter case (scripts write MAXLEN)."""
+    lower = {str(k).lower(): v for k, v in reversed(list(c.items()))}
     for k in keys:
-        if isinstance(c.get(k), (int, float)) and not isinstance(c.get(k), bool):
-            return c[k]
+        v = lower.get(k.lower())
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            return v
     return None
 
 
@@ -232,6 +280,23 @@ def check_config_consistency(path):
     rule("dropout in [0, 1)", None if drop is None else 0 <= drop < 1, f"dropout={drop}")
     fr = [num(c, k) for k in ("train_size", "val_size", "test_size", "validation_split") if num(c, k) is not None and num(c, k) <= 1]
     rule("split fractions sum to at most 1", None if len(fr) < 2 else sum(fr) <= 1 + 1e-9, f"fractions={fr}")
+    # Constants of small scikit-learn and numpy training scripts (the suite's starters among them).
+    inv = num(c, "C")
+    rule("inverse regularization C at least 0.01 (smaller shrinks the model to its intercept)", None if inv is None else inv >= 0.01, f"C={inv}")
+    alpha = num(c, "alpha", "weight_decay", "l2")
+    rule("L2 penalty alpha at most 100 (larger flattens the fit)", None if alpha is None else 0 <= alpha <= 100, f"alpha={alpha}")
+    it = num(c, "max_iter", "n_estimators", "iterations")
+    rule("iterations positive", None if it is None else it > 0, f"max_iter={it}")
+    ctx = num(c, "maxlen", "maxwords", "max_len", "max_tokens", "context_length")
+    rule("context of at least 16 tokens", None if ctx is None else ctx >= 16, f"max length={ctx}")
+    hops = num(c, "hops", "num_layers", "n_layers", "propagation_steps")
+    rule("at most 10 propagation hops or layers (deeper smooths node features together)", None if hops is None else 0 < hops <= 10, f"hops={hops}")
+    fan = num(c, "fanout", "num_neighbors")
+    rule("neighbour fanout at least 2 (or all neighbours)", None if fan is None else fan >= 2, f"fanout={fan}")
+    erase = num(c, "erase", "erase_ratio", "cutout")
+    rule("erased share of the image side below 0.5", None if erase is None else 0 <= erase < 0.5, f"erase={erase}")
+    temp = num(c, "temperature")
+    rule("temperature positive", None if temp is None else temp > 0, f"temperature={temp}")
     bad = [x for x in checks if not x["ok"]]
     text = f"{len(checks)} rules applied, {len(bad)} violated" + "".join(f"; {x['rule']}: {x['detail']}" for x in bad)
     return answer(text, checks=checks, violations=len(bad), keys=sorted(map(str, c))[:100])
@@ -261,7 +326,7 @@ def validate_output_format(path, required_fields=None, sample=None, max_length=N
     empty = {str(c): int(df[c].isna().sum()) for c in df.columns if df[c].isna().any()}
     if empty:
         problems.append(f"empty values: {empty}")
-    cols = [field] if field else [c for c in df.columns if df[c].dtype == object]
+    cols = [field] if field else text_columns(df)
     too_long = bad_pattern = 0
     for c in cols:
         if c not in df.columns:

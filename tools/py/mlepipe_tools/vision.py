@@ -159,6 +159,7 @@ def corrupt_image_detector(path, image_column=None):
 AUGMENTATIONS = ["RandomHorizontalFlip", "RandomVerticalFlip", "RandomCrop", "RandomResizedCrop", "RandomRotation", "ColorJitter", "RandomAffine",
                  "RandomErasing", "AutoAugment", "RandAugment", "TrivialAugmentWide", "GaussianBlur", "RandomGrayscale", "Mixup", "CutMix", "MixUp"]
 OTHER = ["Normalize", "ToTensor", "Resize", "CenterCrop"]
+STANDARDIZE = re.compile(r"-\s*[^/\n]*mean[^/\n]*\)\s*/\s*[^\n]*std|StandardScaler", re.IGNORECASE)
 
 
 @tool("augmentation_auditor")
@@ -169,9 +170,13 @@ def augmentation_auditor(path):
     names = {f["transform"] for f in found}
     aug = [t for t in names if t in AUGMENTATIONS]
     suggest = [t for t in ("RandomHorizontalFlip", "RandomCrop", "ColorJitter") if t not in names] if len(aug) < 2 else []
+    # Scripts without torchvision standardize by hand: `(X - MEAN) / STD`, `(X - X.mean(0)) / X.std(0)`, a StandardScaler.
+    by_hand = [i + 1 for i, l in enumerate(src.splitlines()) if STANDARDIZE.search(l)]
+    if by_hand:
+        found.append({"transform": "standardization (by hand)", "lines": by_hand})
     notes = []
-    if "Normalize" not in names:
-        notes.append("no Normalize: inputs are not standardized")
+    if "Normalize" not in names and not by_hand:
+        notes.append("no Normalize and no mean/std standardization: inputs are not standardized")
     text = f"augmentations: {', '.join(sorted(aug)) or 'none'}" + (f"; consider {', '.join(suggest)} (if they keep labels valid)" if suggest else "") + ("; " + "; ".join(notes) if notes else "")
     return answer(text, transforms=found, augmentations=sorted(aug), suggested=suggest, notes=notes)
 
