@@ -1,15 +1,25 @@
-// `mlepipe diff A B`: which parameters differ, which nodes that touches, and
-// the metrics of both side by side.
+// `mlepipe diff A B`: what was written differently (and where), which resolved
+// parameters differ, which nodes that touches, and the metrics of both side by side.
 import type { MetricValue } from '../stages/contract.js';
 import type { Experiment } from './config/types.js';
 import { changedPathList, type Plan } from './plan.js';
 import { currentMetrics } from './report/metrics.js';
 import { getPath } from './config/merge.js';
+import { originOf, type Origins, type Path } from '../core/source.js';
 
 export interface ParamChange {
   path: string;
   a: unknown;
   b: unknown;
+}
+
+/** A value written differently: in a file of the `extends` chain, or by `-S`. */
+export interface WrittenChange {
+  path: string;
+  a: unknown;
+  b: unknown;
+  /** Where each side's value was written (`FILE:LINE:COL`, or the `-S` argument); absent where it was not. */
+  at: { a?: string; b?: string };
 }
 
 export interface NodeChange {
@@ -28,6 +38,9 @@ export interface MetricRow {
 export interface DiffResult {
   a: string;
   b: string;
+  /** The source change, before `${vars.…}` and defaults resolve it. */
+  written: WrittenChange[];
+  /** What the compiler sees, defaults included: where the written change lands. */
   params: ParamChange[];
   nodes: NodeChange[];
   metrics: MetricRow[];
@@ -43,6 +56,21 @@ function normalized(exp: Experiment): Record<string, unknown> {
     ),
     tables: exp.tables,
   };
+}
+
+function writtenAt(origins: Origins, path: Path): string | undefined {
+  const pos = originOf(origins, path)?.value;
+  if (!pos) return undefined;
+  // An override has one line: its argument names it better than a column.
+  return pos.file.startsWith('-S ') ? pos.file : `${pos.file}:${pos.line}:${pos.col}`;
+}
+
+function writtenChanges(a: Plan['experiment'], b: Plan['experiment']): WrittenChange[] {
+  return changedPathList(a.written, b.written).map((path) => {
+    const [va, vb] = [getPath(a.written, path), getPath(b.written, path)];
+    const at = { ...(va === undefined ? {} : { a: writtenAt(a.origins, path) }), ...(vb === undefined ? {} : { b: writtenAt(b.origins, path) }) };
+    return { path: path.join('.'), a: va, b: vb, at };
+  });
 }
 
 export async function diffPlans(a: Plan, b: Plan): Promise<DiffResult> {
@@ -71,5 +99,5 @@ export async function diffPlans(a: Plan, b: Plan): Promise<DiffResult> {
       metrics.push({ node: id, metric: m, a: va, b: vb, delta });
     }
   }
-  return { a: a.experiment.file, b: b.experiment.file, params, nodes, metrics };
+  return { a: a.experiment.file, b: b.experiment.file, written: writtenChanges(a.experiment, b.experiment), params, nodes, metrics };
 }

@@ -43,8 +43,8 @@ export interface StageContext<P> {
   /** The experiment file's folder: relative paths in params are relative to it. */
   readonly experimentDir: string;
   readonly projectRoot: string;
-  /** Python interpreter chosen by settings (may be undefined: the stage decides whether it needs one). */
-  readonly python?: string;
+  /** The Python interpreter for host-side scripts: settings' `python:`, else what choosePython finds (core/python.ts). */
+  readonly python: string;
   /** The cache root, for content-addressed stores shared across nodes (the LLM response cache). */
   readonly cacheRoot: string;
   /** Where untrusted or generated code runs (project settings). */

@@ -3,6 +3,8 @@
 // `N passed, N failed` for humans and CI alike. Optional arguments filter
 // files by substring.
 //
+// A file with skipped tests fails: each test `.skip` or `.only` left out counts as one failure.
+//
 // A file that is killed at its time limit or crashes still counts the tests
 // it finished (uvu prints a mark per test: `•` passed, `✘` failed), the test
 // it was in counts as one failure, and the runner names that test (from the
@@ -59,8 +61,10 @@ const files = [...new Set([...named, ...ROOTS.flatMap((r) => find(r)).filter((f)
 function countTests(stdout) {
   const total = /^\s*Total:\s+(\d+)/m.exec(stdout);
   const passed = /^\s*Passed:\s+(\d+)/m.exec(stdout);
-  if (total && passed) return { complete: true, passed: Number(passed[1]), failed: Number(total[1]) - Number(passed[1]) };
-  const c = { complete: false, passed: 0, failed: 0 };
+  // uvu counts `.skip` tests and those `.only` left out as skipped; neither ran, so neither may pass quietly.
+  const skipped = /^\s*Skipped:\s+(\d+)/m.exec(stdout);
+  if (total && passed) return { complete: true, passed: Number(passed[1]), failed: Number(total[1]) - Number(passed[1]), skipped: Number(skipped?.[1] ?? 0) };
+  const c = { complete: false, passed: 0, failed: 0, skipped: 0 };
   const suites = [...stdout.matchAll(/\((\d+) \/ (\d+)\)\n/g)];
   for (const m of suites) {
     c.passed += Number(m[1]);
@@ -168,6 +172,9 @@ function runFile(file, index) {
         note = `\n[test runner] ${file} ${how}${at ? ` in test ${at}` : ''}, after ${c.passed} passed and ${c.failed} failed\n`;
         // The test it was in failed; a file that ended with nothing failed counts as one failure.
         if (at || c.failed === 0) c.failed += 1;
+      } else if (c.skipped) {
+        note = `\n[test runner] ${file} skipped ${c.skipped} test${c.skipped === 1 ? '' : 's'} (test.skip, or left out by a test.only): each counts as failed, a file passes only when every test in it runs\n`;
+        c.failed += c.skipped;
       } else if (c.failed === 0 && (code !== 0 || c.passed === 0)) {
         note = `\n[test runner] ${file} ${c.passed ? `exited with ${signal ?? `code ${code}`} after its tests passed` : 'ran no tests'}\n`;
         c.failed += 1;

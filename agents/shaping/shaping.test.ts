@@ -209,14 +209,14 @@ test('shuffle control: within task and category, each permutation group keeps it
 test('solution bank: verified trajectories only, no duplicates, K drawn without replacement, reduced summaries', () => {
   const traj = (task: string, sample: number, success: number, code: string) =>
     ({ task_id: task, group_id: 'g', sample, variables: { success }, turns: [turn('code', { code, exit_code: 0 }), turn('validate'), turn('answer')] }) as never;
-  const bank = new SolutionBank([{ task_id: 't', text: 'demo one', source: 'demonstration', step: 0, from: 'eval#0' } satisfies BankEntry]);
+  const bank = new SolutionBank([{ task_id: 't', text: 'demo one', source: 'demonstration', step: 0, from: 'eval#0', writer: 'procedural' } satisfies BankEntry]);
   const added = bank.addVerified([traj('t', 0, 1, 'm = Forest()\nm.fit(X, y)'), traj('t', 1, 0, 'x()'), traj('t', 2, 1, 'm = Forest()\nm.fit(X, y)'), traj('u', 0, 1, 'lr.fit(X)')], 'rl', 3);
   assert.is(added, 2);
   assert.is(bank.size('t'), 2);
   const s = summarise(traj('t', 0, 1, 'import x\ndef read(p):\n    return load(p)\nX, y = read("a")\nm = Forest()\nm.fit(X, y)\nprint(m)'));
   assert.match(s, /ran code \(m = Forest\(\); m\.fit\(X, y\)\)/);
   assert.match(s, /validated the submission format/);
-  for (let i = 0; i < 8; i++) bank.add({ task_id: 'v', text: `s${i}`, source: 'rl', step: 1, from: '' });
+  for (let i = 0; i < 8; i++) bank.add({ task_id: 'v', text: `s${i}`, source: 'rl', step: 1, from: '', writer: 'procedural' });
   const drawn = bank.draw('v', 3, 'step2');
   assert.is(drawn.length, 3);
   assert.is(new Set(drawn.map((e) => e.text)).size, 3);

@@ -10,6 +10,8 @@ export interface DiffArgs {
 }
 
 const show = (v: unknown) => (v === undefined ? '(absent)' : typeof v === 'string' ? v : JSON.stringify(v));
+// A written value on one line, its origin beside it: `3 → 5`, `e.yaml:2:12 → -S vars.n=5`.
+const arrow = (a: string | undefined, b: string | undefined) => `${a ?? '-'} → ${b ?? '-'}`;
 
 export async function diffCommand(a: string, b: string, args: DiffArgs, io: IO): Promise<number> {
   const [pa, pb] = [await planFor(a, {}, io), await planFor(b, { set: args.set }, io)];
@@ -27,7 +29,13 @@ export async function diffCommand(a: string, b: string, args: DiffArgs, io: IO):
 function render(d: DiffResult, table: (t: Table) => string, md: boolean): string {
   const h = (s: string) => (md ? `### ${s}` : s);
   const out: string[] = [md ? `## ${d.a} vs ${d.b}` : `${d.a} → ${d.b}`];
-  out.push('', h(`parameters (${d.params.length} differ)`));
+  out.push('', h(`written (${d.written.length} differ)`));
+  out.push(
+    d.written.length
+      ? table({ columns: ['path', 'change', 'written at'], rows: d.written.map((w) => ({ path: w.path, change: arrow(show(w.a), show(w.b)), 'written at': arrow(w.at.a, w.at.b) })) })
+      : '(none)',
+  );
+  out.push('', h(`resolved parameters (${d.params.length} differ)`));
   out.push(
     d.params.length
       ? table({ columns: ['path', 'a', 'b'], rows: d.params.map((p) => ({ path: p.path, a: show(p.a), b: show(p.b) })) })

@@ -4,7 +4,7 @@
 // the image nodes run in on that host's engine.
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { packageRoot } from '../../core/assets.js';
 import { UserError } from '../../core/errors.js';
 import { parseOverrides } from '../../pipelines/config/overrides.js';
 import { loadSettings } from '../../pipelines/config/settings.js';
@@ -45,17 +45,6 @@ export async function hostsCommand(args: { json?: boolean; set?: string[] }, io:
   return rows.every((r) => r.ok && r.imagePresent && !r.seen?.error) ? 0 : 3;
 }
 
-/** Where mlepipe is installed (the folder with package.json): the build context of the default image. */
-function installRoot(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  while (!existsSync(join(dir, 'package.json'))) {
-    const up = dirname(dir);
-    if (up === dir) throw new UserError('cannot find the mlepipe install folder (package.json) to build gpu/Dockerfile from');
-    dir = up;
-  }
-  return dir;
-}
-
 /**
  * Builds an image on a host's engine: by default gpu/Dockerfile, with what
  * the mlepipe package ships (and the worker) as the context; with `--file`,
@@ -76,7 +65,8 @@ export async function hostsBuildCommand(name: string, args: { file?: string; tag
     context = dirname(file);
     dockerfile = relative(context, file);
   } else {
-    context = installRoot();
+    // The build context of the default image: where mlepipe is installed.
+    context = packageRoot();
     dockerfile = 'gpu/Dockerfile';
     const pkg = JSON.parse(readFileSync(join(context, 'package.json'), 'utf8')) as { files?: string[] };
     // What an npm install of mlepipe holds, plus the worker and the lock files the image installs from.

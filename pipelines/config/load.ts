@@ -38,6 +38,8 @@ export async function loadExperiment(file: string, opts: LoadOptions = {}): Prom
   });
   let src = await loadWithExtends(shown, [], settings?.cacheDir);
   src = applyOverrides(src, overrides.filter((o) => o.path[0] !== 'hosts'));
+  // interpolateAll copies the value: this one stays as written.
+  const written = src.value as Record<string, unknown>;
   const expanded = interpolateAll(src, env);
   src = expanded.src;
   // A `vars:` entry left unresolved would spread wherever it is used: stop there.
@@ -86,7 +88,7 @@ export async function loadExperiment(file: string, opts: LoadOptions = {}): Prom
     stages,
     tables,
     figures,
-    document: src.value as Record<string, unknown>,
+    written,
     origins: src.origins,
   };
 }

@@ -169,7 +169,11 @@ export interface Experiment {
   readonly stages: readonly ResolvedStage[];
   readonly tables: Readonly<Record<string, ResolvedTable>>;
   readonly figures: Readonly<Record<string, ResolvedFigure>>;
-  /** The merged, interpolated document (before defaults), for `diff`. */
-  readonly document: Readonly<Record<string, unknown>>;
+  /**
+   * The document as written: `extends` merged and `-S` applied, before interpolation and defaults, so
+   * that `diff` can show the change a user made (`vars.n`) beside what it resolved to. `origins` says
+   * where each of its values was written.
+   */
+  readonly written: Readonly<Record<string, unknown>>;
   readonly origins: Origins;
 }

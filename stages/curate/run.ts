@@ -42,7 +42,7 @@ export async function run(ctx: StageContext<CurateParams>): Promise<StageResult>
   let kept = passed;
   let embedder: { name: string; fallback: string | null } | null = null;
   if (p.dedup && passed.length > 1) {
-    const python = ctx.python ?? '/usr/bin/python3';
+    const python = ctx.python;
     const input = JSON.stringify({ texts: passed.map((x) => replies(x.t)), ranks: passed.map((x) => x.t.variables.improvement), groups: passed.map((x) => (p.scope === 'task' ? x.t.task_id : '')), threshold: p.similarity, model: p.embedding_model ? resolve(ctx.experimentDir, p.embedding_model) : null });
     const r = await execa(python, [assetPath('python/embed_dedup.py')], { input, reject: false, cancelSignal: ctx.signal, env: { PYTHONDONTWRITEBYTECODE: '1', OMP_NUM_THREADS: '1' } });
     if (r.exitCode !== 0) throw new Error(`near-duplicate removal failed (exit ${r.exitCode}): ${String(r.stderr).trim().split('\n').slice(-3).join(' | ')}`);

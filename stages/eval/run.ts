@@ -35,7 +35,7 @@ const SCAFFOLDS: Record<EvalParams['scaffold'], (p: EvalParams, iv?: Interventio
 
 export async function run(ctx: StageContext<EvalParams>): Promise<StageResult | void> {
   const p = ctx.params;
-  const python = ctx.python ?? '/usr/bin/python3';
+  const python = ctx.python;
   const names = policyNames(p, ctx.models);
   const lim = episodeLimits(p);
   const tasks = await listTasks({ tasks: p.tasks, split: p.split, limit: p.limit, inputs: ctx.inputs, experimentDir: ctx.experimentDir });

@@ -18,7 +18,7 @@ interface Drop {
 
 export async function run(ctx: StageContext<FilterParams>): Promise<StageResult | void> {
   const p = ctx.params;
-  const python = ctx.python ?? '/usr/bin/python3';
+  const python = ctx.python;
   const tasks: { id: string; dir: string }[] = [];
   for (const input of ctx.inputs) {
     for (const id of (await readdir(join(input.dir, 'tasks')).catch(() => [] as string[])).sort()) tasks.push({ id, dir: join(input.dir, 'tasks', id) });

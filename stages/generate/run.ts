@@ -31,7 +31,7 @@ export async function run(ctx: StageContext<GenerateParams>): Promise<StageResul
   const seeds = selectSeeds(p.seeds, p.modalities);
   if (!seeds.length) throw new Error('no seed matches seeds and modalities');
   const count = p.count ?? (p.per_seed ? p.per_seed * seeds.length : 60);
-  const python = ctx.python ?? '/usr/bin/python3';
+  const python = ctx.python;
   // Made first: a missing API key fails before any jail is started.
   const client = p.backend === 'llm' ? new LlmClient({ name: p.model!, spec: ctx.models[p.model!], cacheDir: join(ctx.cacheRoot, 'llm'), log: ctx.log }) : undefined;
   const empty = await mkdtemp(join(tmpdir(), 'mlepipe-gen-'));

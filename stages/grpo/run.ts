@@ -35,7 +35,7 @@ const pad = (k: number) => String(k).padStart(5, '0');
 
 export async function run(ctx: StageContext<GrpoParams>): Promise<StageResult | void> {
   const p = ctx.params;
-  const python = ctx.python ?? '/usr/bin/python3';
+  const python = ctx.python;
   const formula = rewardFormula(p.reward, ctx.rewards)!;
   const inputs = rewardInputs(p.reward, ctx.rewards, p);
   const lr = p.lr ?? (p.trainer === 'template' ? 0.05 : 1e-6);

@@ -38,7 +38,7 @@ export async function runVerl(ctx: StageContext<GrpoParams>, train: readonly Exp
     const jobItem = await ctx.items.get(jobId);
     const recorded = jobItem ? ((await readJsonFile(join(jobItem, 'job.json'))) as JobRecord) : undefined;
     // A token per run: sandbox_host may be an address the whole cluster reaches.
-    service = await startSandboxService({ sandbox, tasksDir: join(exportDir, 'tasks'), reward: o.reward, inputs: o.inputs, python: ctx.python ?? '/usr/bin/python3', memoryMb: p.memory_mb, starter: starterScore, host: p.verl.sandbox_host, token, log: ctx.log });
+    service = await startSandboxService({ sandbox, tasksDir: join(exportDir, 'tasks'), reward: o.reward, inputs: o.inputs, python: ctx.python, memoryMb: p.memory_mb, starter: starterScore, host: p.verl.sandbox_host, token, log: ctx.log });
     ctx.log(`sandbox service for the job at ${service.url}`);
     job = await runJob({
       exportDir,

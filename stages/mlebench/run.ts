@@ -26,7 +26,7 @@ export async function run(ctx: StageContext<MlebenchParams>): Promise<StageResul
   const p = ctx.params;
   const data = resolve(ctx.experimentDir, p.data);
   const code = resolve(ctx.experimentDir, p.mlebench);
-  const python = ctx.python ?? '/usr/bin/python3';
+  const python = ctx.python;
   const ids = competitionIds(p.set);
   await mkdir(join(ctx.outDir, 'tasks'));
   const built: Built[] = [];

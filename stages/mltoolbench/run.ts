@@ -34,7 +34,7 @@ main()
 export async function run(ctx: StageContext<MltoolbenchParams>): Promise<StageResult | void> {
   if (ctx.params.manifest) return importRun(ctx);
   const p = ctx.params;
-  const python = ctx.python ?? '/usr/bin/python3';
+  const python = ctx.python;
   const picked = selectInstances(p);
   await mkdir(join(ctx.outDir, 'tasks'));
   const empty = await mkdtemp(join(tmpdir(), 'mlepipe-mltb-'));

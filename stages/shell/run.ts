@@ -23,7 +23,7 @@ export async function run(ctx: StageContext<ShellParams>): Promise<StageResult> 
     MLEPIPE_PARAMS: JSON.stringify(p.params),
     MLEPIPE_INPUTS: JSON.stringify(Object.fromEntries(ctx.inputs.map((i) => [i.name, i.dir]))),
   };
-  if (ctx.python) env.MLEPIPE_PYTHON = ctx.python;
+  env.MLEPIPE_PYTHON = ctx.python;
   for (const input of ctx.inputs) env[inputEnvName(input.name)] = input.dir;
   if (p.model) Object.assign(env, modelEnv(ctx.models[p.model], process.env));
   for (const [k, v] of Object.entries(p.env)) env[k] = String(v);

@@ -53,8 +53,9 @@ test('extended to a model: as a policy in table1 and as the paraphrasing model i
   // A paraphrasing model that is not a models: entry is refused at its place in the file.
   await writeFile(join(dir, 'bad.yaml'), 'extends: table6-intervention.yaml\nname: t6-bad\nstages:\n  arms: { with: { intervention: { mode: paraphrase, tools: all, branch: id, paraphrase_model: nobody } } }\n');
   const bad = await cli(['validate', 'bad.yaml'], { cwd: dir });
-  assert.is.not(bad.exitCode, 0);
-  assert.match(bad.stderr + bad.stdout, /paraphrase_model.*undefined model "nobody"|undefined model "nobody"/);
+  // Invalid input (exit 2), at the value's line and column.
+  assert.is(bad.exitCode, 2, bad.stderr + bad.stdout);
+  assert.match(bad.stderr, 'bad.yaml:4:95: stages.arms.with.intervention.paraphrase_model: undefined model "nobody"');
 });
 
 test.run();

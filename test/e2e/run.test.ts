@@ -119,6 +119,13 @@ test('diff: parameters, touched nodes, metrics side by side', async () => {
   assert.is((await cli(['run', 'f.yaml'], { cwd: dir })).exitCode, 0);
   const d = JSON.parse((await cli(['diff', 'e.yaml', 'f.yaml', '--json'], { cwd: dir })).stdout);
   assert.equal(
+    d.written.map((w: { path: string; a: unknown; b: unknown }) => [w.path, w.a, w.b]),
+    [
+      ['name', 'flow', 'flow2'],
+      ['vars.n', 3, 5],
+    ],
+  );
+  assert.equal(
     d.params.map((p: { path: string }) => p.path),
     ['stages.data.with.run'],
   );

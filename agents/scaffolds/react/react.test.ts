@@ -81,8 +81,10 @@ async function validateOnce(answer: Validation): Promise<string> {
 }
 
 test('validate: the format only by default; the score and thresholds when the run shows them', async () => {
-  assert.is(await validateOnce({ ok: true }), "valid: submission.csv has the submission's format (it was not scored)");
-  assert.is(await validateOnce({ ok: true, feedback: 'scores 0.7' }), 'valid: submission.csv scores 0.7');
+  // The grade a valid submission always carries (stages/eval/rollout.ts): shown only through feedback.
+  const result = { score: 0.7, gold_threshold: 0.9, silver_threshold: 0.8, bronze_threshold: 0.6, median_threshold: 0.5, is_lower_better: false };
+  assert.is(await validateOnce({ ok: true, result }), "valid: submission.csv has the submission's format (it was not scored)");
+  assert.is(await validateOnce({ ok: true, feedback: 'scores 0.7', result }), 'valid: submission.csv scores 0.7');
   assert.is(await validateOnce({ ok: false, problem: 'missing ids' }), 'invalid submission: missing ids');
 });
 
