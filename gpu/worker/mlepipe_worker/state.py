@@ -11,14 +11,14 @@ import gc
 import hashlib
 import math
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import torch
 
 from . import checkpoint
 from .batch import BatchError, batch_sequences, check_ids
-from .chat import complete
-from .generate import chat_prompt_ids
+from .chat import completion, request_group
+from .generate import Group, chat_prompt_ids, generate_groups
 from .loss import LossConfig
 from .model import Policy, load_policy
 from .protocol import Batch, ChatRequest, EvalLossRequest, LoadRequest, SaveRequest, ScoreRequest, SftRequest, TokenizerIdentity
@@ -128,10 +128,46 @@ class Worker:
             raise HttpError(507, f"out of memory during {what} ({type(err).__name__}); nothing was applied and the model is still usable — send fewer or shorter sequences")
 
     def chat(self, req: ChatRequest) -> dict[str, Any]:
+        """One request on its own (the HTTP service batches through `chat_batch`)."""
+        out: list[Any] = []
+        self.chat_batch([req], lambda _i, result: out.append(result))
+        if isinstance(out[0], HttpError):
+            raise out[0]
+        return out[0]
+
+    def chat_batch(self, reqs: list[ChatRequest], deliver: Callable[[int, Any], None], cancelled: list[Callable[[], bool]] | None = None) -> None:
+        """Samples every request's rows in one generate call and hands each its chat.completion (or the HttpError
+        that is its answer) through `deliver(i, result)` as soon as its own rows have ended. A batch that runs out
+        of memory is tried again one request at a time, so that requests which fit alone are still answered."""
+        answered: set[int] = set()
+
+        def answer(i: int, result: Any) -> None:
+            answered.add(i)
+            deliver(i, result)
+
+        groups: list[tuple[int, Group]] = []
+        for i, req in enumerate(reqs):
+            try:
+                groups.append((i, request_group(self.policy, req, cancelled[i] if cancelled else lambda: False)))
+            except ValueError as err:
+                answer(i, HttpError(400, str(err)))
+        step = self.step
+
+        def run(part: list[tuple[int, Group]]) -> None:
+            done = lambda j, samples: answer(part[j][0], completion(self.policy, reqs[part[j][0]], samples, model_id=self.model_id, step=step))  # noqa: E731
+            generate_groups(self.policy, [g for _, g in part], on_done=done)
+
         try:
-            return self._guard_oom("generation", lambda: complete(self.policy, req, model_id=self.model_id, step=self.step))
-        except ValueError as err:
-            raise HttpError(400, str(err)) from None
+            self._guard_oom("generation", lambda: run(groups) if groups else None)
+        except HttpError as err:
+            if len(groups) == 1:
+                answer(groups[0][0], err)
+                return
+            for one in [g for g in groups if g[0] not in answered]:
+                try:
+                    self._guard_oom("generation", lambda: run([one]))
+                except HttpError as alone:
+                    answer(one[0], alone)
 
     def score(self, req: ScoreRequest) -> dict[str, Any]:
         self.check_identity(req.tokenizer)
