@@ -108,6 +108,7 @@ export interface GrpoParams {
   epochs: number;
   eval_every: number;
   checkpoint_every: number;
+  keep_checkpoints: number;
   gradient_checkpointing: boolean;
   seed: number;
   concurrency: number;
@@ -133,7 +134,8 @@ export const grpo: Stage<GrpoParams> = {
   version: 1,
   description: 'Trajectory-wise GRPO with milestone rewards (template policy on CPU, a trainer worker, or a verl export).',
   schema,
-  keyIgnore: ['concurrency'],
+  // Which checkpoints stay in the item store changes no output.
+  keyIgnore: ['concurrency', 'keep_checkpoints'],
   breakdowns: ['curve'],
   flow: {
     gives: ['policy', 'trajectories'],
