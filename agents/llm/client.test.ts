@@ -10,7 +10,7 @@ import { LlmClient, replyTokens, retryAfterMs } from './client.js';
 
 const msgs = [{ role: 'user' as const, content: 'hello' }];
 const client = (url: string, extra: Record<string, unknown> = {}, cacheDir?: string) =>
-  new LlmClient({ name: 'tiny', spec: { provider: 'openai', base_url: url, model: 'tiny-model', timeout_s: 2, ...extra }, cacheDir, baseDelayMs: 20 });
+  new LlmClient({ name: 'tiny', spec: { provider: 'openai', base_url: url, model: 'tiny-model', timeout_s: 2, ...extra }, cacheDir, baseDelayMs: 20, pollMs: 100 });
 
 test('a chat call through the real openai client: content, usage, cost', async () => {
   const s = await startReplayServer([{ content: 'hi there', usage: { prompt_tokens: 1000, completion_tokens: 500 } }]);
@@ -218,6 +218,44 @@ test('replyTokens: the prompt and reply ids with one logprob each, or nothing wh
   assert.is(replyTokens({ choices: [{ token_ids: [7, 8] }] }, [-0.1, -0.2]), undefined);
   assert.is(replyTokens({ prompt_token_ids: [5], choices: [{}] }, []), undefined);
   assert.is(replyTokens({ prompt_token_ids: [5, -1], choices: [{ token_ids: [7] }] }, [-0.1]), undefined);
+});
+
+test('a request queued behind a worker\'s batch does not time out; its clock starts when the worker starts it', async () => {
+  // The worker reports the request queued for its first 1.2 s, then running; the answer comes at 1.5 s, well
+  // past timeout_s (0.6 s) from the send but 0.3 s after the worker started it.
+  const sent = Date.now();
+  const s = await startReplayServer([{ content: 'answered', delayMs: 1500 }], {
+    requestStatus: (id) => {
+      const t = (Date.now() - sent) / 1000;
+      return t < 1.2 ? { id, state: 'queued', queued_s: t } : { id, state: 'running', queued_s: 1.2, running_s: t - 1.2 };
+    },
+  });
+  try {
+    const c = client(s.url, { timeout_s: 0.6 });
+    const { content } = await c.chat({ messages: msgs });
+    assert.equal({ content, retries: c.usage.retries, sent: s.requests.length }, { content: 'answered', retries: 0, sent: 1 });
+    assert.match(s.requestIds[0], /^[0-9a-f-]{36}$/);
+  } finally {
+    await s.close();
+  }
+});
+
+test('a request the worker has run past timeout_s is abandoned (the connection closed) and retried under a new id', async () => {
+  const s = await startReplayServer([{ content: 'late', delayMs: 5000 }, { content: 'ok' }], {
+    requestStatus: (id) => ({ id, state: 'running', queued_s: 0, running_s: 10 }),
+  });
+  try {
+    const c = client(s.url);
+    const r = await c.chat({ messages: msgs });
+    assert.is(r.content, 'ok');
+    assert.is(c.usage.retries, 1);
+    assert.is(s.requests.length, 2);
+    assert.is.not(s.requestIds[0], s.requestIds[1]);
+    // The first try's connection was closed, which is what tells a worker to drop its work.
+    assert.is(s.abandoned, 1);
+  } finally {
+    await s.close();
+  }
 });
 
 test.run();

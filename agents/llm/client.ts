@@ -11,6 +11,7 @@ import { EnvError } from '../../core/errors.js';
 import { writeFileAtomic } from '../../core/fs.js';
 import { canonicalJson, sha256 } from '../../core/hash.js';
 import type { ModelSpec } from '../../core/models.js';
+import { watchDeadline } from './deadline.js';
 import { Semaphore } from './limit.js';
 
 export interface ChatMessage {
@@ -72,8 +73,16 @@ export interface LlmClientOptions {
   maxRetries?: number;
   /** First backoff; doubles each retry, plus up to as much again of jitter. */
   baseDelayMs?: number;
+  /** How often a waiting request asks the server whether it is queued or running (deadline.ts); 2 s. */
+  pollMs?: number;
   log?: (message: string) => void;
 }
+
+/** The SDK's own timer, which covers only the wait for response headers, is left far behind the deadline's. */
+const SDK_TIMEOUT_MS = 24 * 3600 * 1000;
+
+/** The deadline of deadline.ts passed: retried like the SDK's timeout. */
+class DeadlineExpired extends Error {}
 
 const limits = new Map<string, Semaphore>();
 
@@ -217,7 +226,7 @@ export class LlmClient {
 
   private async request(req: ChatRequest, signal?: AbortSignal): Promise<ChatResult> {
     const s = this.opts.spec;
-    return this.retrying(async (openai) => {
+    return this.retrying(async (openai, opts) => {
       const r = await openai.chat.completions.create(
         {
           model: s.model,
@@ -229,7 +238,7 @@ export class LlmClient {
           // vLLM returns the ids only when asked (return_token_ids); a trainer worker always does.
           ...(req.logprobs ? { logprobs: true, return_token_ids: true } : {}),
         } as OpenAI.Chat.ChatCompletionCreateParamsNonStreaming,
-        { signal },
+        opts,
       );
       const usage = this.count(r.usage);
       const logprobs = r.choices[0]?.logprobs?.content?.map((t) => t.logprob);
@@ -246,8 +255,8 @@ export class LlmClient {
   async promptLogprobs(prompts: readonly string[], signal?: AbortSignal): Promise<EchoLogprobs[]> {
     if (!prompts.length) return [];
     return semaphoreFor(this.opts.name, this.opts.spec).run(() =>
-      this.retrying(async (openai) => {
-        const r = await openai.completions.create({ model: this.opts.spec.model, prompt: [...prompts], echo: true, logprobs: 1, max_tokens: 1, temperature: 0 }, { signal });
+      this.retrying(async (openai, opts) => {
+        const r = await openai.completions.create({ model: this.opts.spec.model, prompt: [...prompts], echo: true, logprobs: 1, max_tokens: 1, temperature: 0 }, opts);
         this.count(r.usage);
         const out: EchoLogprobs[] = new Array(prompts.length);
         for (const c of r.choices) {
@@ -273,18 +282,29 @@ export class LlmClient {
     return usage;
   }
 
-  /** One call with the retry policy: backoff on 429, 5xx, timeouts and connection errors; a failure names the endpoint. */
-  private async retrying<T>(call: (openai: OpenAI) => Promise<T>, signal?: AbortSignal): Promise<T> {
+  /**
+   * One call with the retry policy: backoff on 429, 5xx, timeouts and connection errors; a failure names the
+   * endpoint. Each try has `timeout_s` from when the server started it (deadline.ts), and its own request id.
+   */
+  private async retrying<T>(call: (openai: OpenAI, opts: { signal: AbortSignal; timeout: number; headers: Record<string, string> }) => Promise<T>, signal?: AbortSignal): Promise<T> {
     const s = this.opts.spec;
     const Sdk = await loadSdk();
-    this.openai ??= new Sdk({ baseURL: this.endpoint, apiKey: this.apiKey, maxRetries: 0, timeout: (s.timeout_s ?? 120) * 1000 });
+    this.openai ??= new Sdk({ baseURL: this.endpoint, apiKey: this.apiKey, maxRetries: 0, timeout: SDK_TIMEOUT_MS });
     const maxRetries = this.opts.maxRetries ?? 4;
     const base = this.opts.baseDelayMs ?? 500;
     for (let attempt = 0; ; attempt++) {
       // The SDK would throw too, but only after building the request.
       if (signal?.aborted) throw new Error('aborted');
+      // A self-hosted server may report its queue; OpenAI's own API is never asked.
+      const deadline = watchDeadline({ endpoint: s.base_url, timeoutMs: (s.timeout_s ?? 120) * 1000, pollMs: this.opts.pollMs ?? 2000 }, signal);
       try {
-        return await call(this.openai);
+        try {
+          return await call(this.openai, { signal: deadline.signal, timeout: SDK_TIMEOUT_MS, headers: { 'x-request-id': deadline.id } });
+        } catch (err) {
+          throw deadline.expired() && !signal?.aborted ? new DeadlineExpired(`no answer ${s.timeout_s ?? 120} s after the server started the request`) : err;
+        } finally {
+          deadline.done();
+        }
       } catch (err) {
         if (signal?.aborted) throw err;
         if (err instanceof Sdk.APIError && err.status === 400 && CONTEXT_OVERFLOW.test(err.message)) throw new ContextOverflow(`${this.who()}: ${err.message}`);
@@ -303,7 +323,7 @@ export class LlmClient {
   }
 
   private classify(OpenAI: typeof import('openai').default, err: unknown): { retry: boolean; text: string; retryAfterMs?: number } {
-    if (err instanceof OpenAI.APIConnectionTimeoutError) return { retry: true, text: 'timed out' };
+    if (err instanceof OpenAI.APIConnectionTimeoutError || err instanceof DeadlineExpired) return { retry: true, text: 'timed out' };
     if (err instanceof OpenAI.APIConnectionError) return { retry: true, text: `connection failed (${(err.cause as Error | undefined)?.message ?? err.message})` };
     if (err instanceof OpenAI.APIError) {
       const status = err.status ?? 0;

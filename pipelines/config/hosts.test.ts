@@ -37,6 +37,16 @@ test('an unknown host or label, and more GPUs than any matching host lends, are 
   ]);
 });
 
+test('a node that starts a trainer worker may not ask for more than one GPU: the worker uses cuda:0 alone', async () => {
+  const models = 'models:\n  m: { provider: worker, path: m, model: m, lora_rank: 0 }\n';
+  const { errors } = await load(HOSTS, `name: e\n${models}stages:\n  tasks: { uses: generate, with: { seeds: mlebench, count: 2 } }\n  split: { uses: filter, needs: [tasks] }\n  rl: { uses: grpo, needs: [split], on: h200, gpus: 2, with: { policy: m, trainer: worker } }\n  ft: { uses: sft, needs: [rl], on: h200, gpus: 2, with: { model: m } }\n  ev: { uses: eval, needs: [tasks], on: h200, gpus: 2, with: { policy: m } }\n  ok: { uses: grpo, needs: [split], on: h200, gpus: 1, with: { policy: m, trainer: worker } }\n`);
+  assert.equal(errors, [
+    'e.yaml:7:53 stages.rl.gpus: gpus: 2: the trainer worker this node starts trains on one GPU (cuda:0) and would leave 1 idle; train LoRA on one GPU (gpus: 1, lora_rank: above 0 on the model), or use trainer: verl, which shards full fine-tuning over several',
+    'e.yaml:8:49 stages.ft.gpus: gpus: 2: the trainer worker this node starts trains on one GPU (cuda:0) and would leave 1 idle; train LoRA on one GPU (gpus: 1, lora_rank: above 0 on the model)',
+    'e.yaml:9:53 stages.ev.gpus: gpus: 2: the trainer worker this node starts serves its model on one GPU (cuda:0) and would leave 1 idle; serve it on one GPU (gpus: 1)',
+  ]);
+});
+
 test('settings: the new host shape is schema-checked, the old one named with the new shape', async () => {
   const exp = 'name: e\nstages:\n  a: { uses: shell, with: { run: x } }\n';
   let r = await load('hosts:\n  g: { ssh: me@gpu, gpus: 8 }\n', exp);

@@ -45,6 +45,12 @@ export function placementDiagnostics(doc: WrittenExperiment, settings: Settings,
       out.push({ pos: valuePos(origins, path), path: dotted(path), message: refused });
       continue;
     }
+    const oneGpu = workerGpuRefusal(st);
+    if (oneGpu) {
+      const gp = ['stages', id, 'gpus'];
+      out.push({ pos: valuePos(origins, gp), path: dotted(gp), message: oneGpu });
+      continue;
+    }
     const names = hostsFor(st.on, settings.hosts);
     if (!names.length) {
       const known = [...Object.keys(settings.hosts), ...Object.values(settings.hosts).flatMap((h) => h.labels ?? [])];
@@ -69,6 +75,18 @@ export function placementDiagnostics(doc: WrittenExperiment, settings: Settings,
     }
   }
   return out;
+}
+
+/**
+ * A trainer worker holds its model on one device (cuda:0): a grpo, sft or eval node that asks for more GPUs
+ * would hold the others idle, and full fine-tuning that needs them would still run out of memory on the first.
+ */
+function workerGpuRefusal(st: NonNullable<WrittenExperiment['stages']>[string]): string | undefined {
+  if (!['grpo', 'sft', 'eval'].includes(String(st.uses)) || typeof st.gpus !== 'number' || st.gpus <= 1) return undefined;
+  const w = (st.with ?? {}) as { trainer?: unknown };
+  const what = st.uses === 'eval' ? 'serves its model' : 'trains';
+  const instead = st.uses === 'eval' ? 'serve it on one GPU (gpus: 1)' : `train LoRA on one GPU (gpus: 1, lora_rank: above 0 on the model)${st.uses === 'grpo' ? ', or use trainer: verl, which shards full fine-tuning over several' : ''}`;
+  return w.trainer === 'verl' ? undefined : `gpus: ${st.gpus}: the trainer worker this node starts ${what} on one GPU (cuda:0) and would leave ${st.gpus - 1} idle; ${instead}`;
 }
 
 /** Stage kinds that run on a host: shell nodes whole; grpo, sft and eval nodes put the trainer workers they start there. */

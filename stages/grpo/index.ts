@@ -115,6 +115,7 @@ export interface GrpoParams {
   epochs: number;
   eval_every: number;
   checkpoint_every: number;
+  keep_checkpoints: number;
   gradient_checkpointing: boolean;
   seed: number;
   concurrency: number;
@@ -180,7 +181,8 @@ export const grpo: Stage<GrpoParams> = {
   description: 'Trajectory-wise GRPO with milestone rewards (template policy on CPU, a trainer worker, or a verl export).',
   schema,
   resolve: resolveGrpo,
-  keyIgnore: ['concurrency'],
+  // Which checkpoints stay in the item store changes no output.
+  keyIgnore: ['concurrency', 'keep_checkpoints'],
   breakdowns: ['curve'],
   flow: {
     gives: ['policy', 'trajectories'],

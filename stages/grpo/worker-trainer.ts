@@ -9,7 +9,7 @@
 // container there: each step's checkpoint is fetched back into the item
 // store (and deleted in the container), and a resumed run sends the last one
 // up before loading it.
-import { cp, mkdir, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { EnvError } from '../../core/errors.js';
@@ -19,6 +19,7 @@ import { TrainerClient, type TokenizerIdentity, type UpdateResult } from '../../
 import type { StageContext } from '../contract.js';
 import { CHECKPOINT_DIR, serveModel, type ServedModel } from '../worker.js';
 import type { Batch } from './batch.js';
+import { retention } from './retention.js';
 
 export const stepTag = (k: number) => `step-${String(k).padStart(5, '0')}`;
 
@@ -29,7 +30,7 @@ export interface WorkerTrainer {
   readonly tokenizer: TokenizerIdentity;
   /** One optimiser step on the batch, then a checkpoint when one is due (always, for a worker started here). */
   step(batch: Batch, k: number, signal: AbortSignal): Promise<Record<string, unknown>>;
-  /** After step k is recorded: drops step k−1's checkpoint unless checkpoint_every keeps it. */
+  /** After step k is recorded: drops the checkpoints that neither the resume nor keep_checkpoints needs (retention.ts). */
   recorded(k: number): Promise<void>;
   /** Step k failed: when the worker this node started has died, that is the reason to give. */
   failure(k: number, err: unknown): Promise<unknown>;
@@ -40,6 +41,8 @@ export interface WorkerTrainerOptions {
   policy: string;
   workerUrl?: string;
   checkpointEvery: number;
+  /** Marked checkpoints kept besides the resume point (0: all). */
+  keepCheckpoints: number;
   steps: number;
   /** A started worker recomputes activations in the backward pass (as sft does by default). */
   gradientCheckpointing: boolean;
@@ -131,7 +134,11 @@ export async function openWorkerTrainer(ctx: StageContext<unknown>, o: WorkerTra
         return update;
       },
       async recorded(k) {
-        if (local && k > 1 && !keep(k - 1)) await rm(join(ckptDir, stepTag(k - 1)), { recursive: true, force: true });
+        if (!local) return;
+        const present = (await readdir(ckptDir)).flatMap((n) => (/^step-(\d+)$/.exec(n) ? [Number(n.slice(5))] : []));
+        const { remove, trim } = retention(present, k, { every: o.checkpointEvery, steps: o.steps, keep: o.keepCheckpoints });
+        for (const j of remove) await rm(join(ckptDir, stepTag(j)), { recursive: true, force: true });
+        for (const j of trim) await rm(join(ckptDir, stepTag(j), 'optimizer.pt'), { force: true });
       },
       failure: async (k, err) => {
         await settled();

@@ -76,6 +76,15 @@ test('a tiny worker model trained through the CLI: killed and resumed, its repli
   // max_tokens 10 cuts nearly every reply of a random model (it rarely samples its end token that soon), and the curve says so.
   for (const m of curve) assert.ok(m.truncated_rate > 0.5, `truncated_rate ${m.truncated_rate}`);
   assert.ok(await exists(join(rl, 'checkpoint', 'state.json')), 'the node holds the last checkpoint');
+  // The item store keeps the resume point whole and, of keep_checkpoints' two newest marked steps, the other as
+  // weights only (retention.ts): step 1's checkpoint is gone, step 2's has no optimiser state.
+  const items = join(dir, '.mlepipe', 'items');
+  const stores = [];
+  for (const key of await readdir(items)) if (await exists(join(items, key, 'worker-checkpoints'))) stores.push(join(items, key, 'worker-checkpoints'));
+  assert.is(stores.length, 1);
+  assert.equal((await readdir(stores[0])).filter((n) => n.startsWith('step-')).sort(), ['step-00002', 'step-00003']);
+  assert.not.ok(await exists(join(stores[0], 'step-00002', 'optimizer.pt')));
+  assert.ok(await exists(join(stores[0], 'step-00003', 'optimizer.pt')));
   // A later stage serves that checkpoint on a worker of its own.
   const results = await jsonl(join(await out(dir, 'test'), 'results.jsonl'));
   assert.equal(results.map((x) => [x.policy, x.task_id]), [['tuned', 'alpha'], ['tuned', 'beta']]);

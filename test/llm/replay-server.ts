@@ -23,28 +23,44 @@ export interface ReplayServer {
   /** When each request arrived (performance.now(), ms), in the order of `requests`. */
   arrivals: number[];
   maxInFlight: number;
+  /** Each chat request's `x-request-id`, in the order of `requests`. */
+  requestIds: string[];
+  /** Delayed replies whose client closed the connection before the answer. */
+  abandoned: number;
   close(): Promise<void>;
 }
 
+export interface ReplayOptions {
+  /** Answers `GET /v1/requests/{id}` as a trainer worker does (queued or running); absent: 404, as vLLM. */
+  requestStatus?: (id: string) => unknown;
+}
+
 /** Replies in order; a function sees the request and chooses. The last reply repeats when the script runs out. */
-export async function startReplayServer(script: Array<Reply | ((body: ReplayServer['requests'][number]) => Reply)>): Promise<ReplayServer> {
+export async function startReplayServer(script: Array<Reply | ((body: ReplayServer['requests'][number]) => Reply)>, opts: ReplayOptions = {}): Promise<ReplayServer> {
   let inFlight = 0;
   let next = 0;
-  const state: Omit<ReplayServer, 'url' | 'port' | 'close'> = { requests: [], arrivals: [], maxInFlight: 0 };
+  const state: Omit<ReplayServer, 'url' | 'port' | 'close'> = { requests: [], arrivals: [], maxInFlight: 0, requestIds: [], abandoned: 0 };
   const server: Server = createServer((req, res) => {
     let raw = '';
     req.on('data', (c) => (raw += c));
     req.on('end', async () => {
+      // A status question (the client asks while it waits) is not a request in flight.
+      const asked = req.method === 'GET' && opts.requestStatus ? /\/requests\/([^/?]+)$/.exec(req.url ?? '') : null;
+      if (asked) {
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(opts.requestStatus!(asked[1])));
+        return;
+      }
+      if (req.method !== 'POST' || !req.url?.endsWith('/completions')) {
+        res.writeHead(404).end();
+        return;
+      }
       inFlight++;
       state.maxInFlight = Math.max(state.maxInFlight, inFlight);
       try {
-        if (req.method !== 'POST' || !req.url?.endsWith('/completions')) {
-          res.writeHead(404).end();
-          return;
-        }
         const body = JSON.parse(raw);
         state.requests.push(body);
         state.arrivals.push(performance.now());
+        state.requestIds.push(String(req.headers['x-request-id'] ?? ''));
         const step = script[Math.min(next++, script.length - 1)];
         const reply = typeof step === 'function' ? step(body) : step;
         // A delayed reply is dropped when its client goes away, and never holds the test process open.
@@ -54,6 +70,7 @@ export async function startReplayServer(script: Array<Reply | ((body: ReplayServ
             timer.unref();
             res.once('close', () => {
               clearTimeout(timer);
+              if (!res.writableEnded) state.abandoned++;
               r();
             });
           });

@@ -52,6 +52,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
     s.add_argument("--port", type=int, default=8000, help="0: a free port")
     s.add_argument("--ckpt-dir", default="checkpoints", help="where /save writes (default ./checkpoints)")
     s.add_argument("--resume", default=None, help="start from the newest complete checkpoint in this directory, if any")
+    s.add_argument("--max-batch-rows", type=int, default=64, help="the most sampled rows one generate call batches across waiting chat requests (default 64)")
     s.add_argument("--check-memory", action="store_true", help="this worker will train: refuse, before loading weights, a model whose training state cannot fit the GPU")
     s.add_argument("--device-memory-gib", type=float, default=None, help="the memory --check-memory plans against (default: the CUDA device's; none on a CPU)")
     t = sub.add_parser("tiny", help="write a tiny Qwen3 with random weights and a trained tokenizer as a model folder")
@@ -153,7 +154,7 @@ def serve(args: argparse.Namespace) -> None:
     def ready() -> None:
         print(f"mlepipe-worker listening on http://{host}:{port}", flush=True)
 
-    app = create_app(worker, on_ready=ready)
+    app = create_app(worker, on_ready=ready, max_batch_rows=args.max_batch_rows)
     uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False)).run(sockets=[sock])
 
 

@@ -14,7 +14,7 @@ import uuid
 from functools import lru_cache
 from typing import Any
 
-from .generate import Sample, chat_prompt_ids, cut_at_stop, generate
+from .generate import Group, Sample, chat_prompt_ids, cut_at_stop, generate_groups
 from .model import Policy
 from .protocol import ChatRequest
 
@@ -73,24 +73,35 @@ def _choice(tokenizer, index: int, s: Sample, stops: list[str], logprobs: bool) 
     return choice
 
 
-def complete(policy: Policy, req: ChatRequest, *, model_id: str, step: int) -> dict[str, Any]:
-    """The chat.completion object for `req`; ValueError when the prompt leaves no room to answer."""
-    tok = policy.tokenizer
+def request_group(policy: Policy, req: ChatRequest, cancelled=lambda: False) -> Group:
+    """The rows one chat request samples (its `n` replies to its rendered prompt); ValueError when the prompt leaves
+    no room to answer."""
     prompt = chat_prompt_ids(policy, [m.model_dump() for m in req.messages])
     room = prompt_room(policy, prompt, req.max_completion_tokens or req.max_tokens)
     if room < 1:
         raise ValueError(f"the prompt has {len(prompt)} tokens and leaves no room to answer in the model's context")
-    stops = req.stop_strings()
-    samples = generate(policy, [prompt] * req.n, max_new_tokens=room, temperature=req.temperature, top_p=req.top_p, seed=req.seed, stop_strings=stops)
-    choices = [_choice(tok, i, s, stops, req.logprobs) for i, s in enumerate(samples)]
-    completion = sum(len(c["token_ids"]) for c in choices)
+    return Group([prompt] * req.n, room, req.temperature, req.top_p, req.seed, tuple(req.stop_strings()), cancelled)
+
+
+def completion(policy: Policy, req: ChatRequest, samples: list[Sample], *, model_id: str, step: int) -> dict[str, Any]:
+    """The chat.completion object for `req` from its sampled rows."""
+    tok = policy.tokenizer
+    prompt = samples[0].prompt_ids
+    choices = [_choice(tok, i, s, req.stop_strings(), req.logprobs) for i, s in enumerate(samples)]
+    used = sum(len(c["token_ids"]) for c in choices)
     return {
         "id": f"chatcmpl-{uuid.uuid4().hex}",
         "object": "chat.completion",
         "created": int(time.time()),
         "model": req.model or model_id,
         "choices": choices,
-        "usage": {"prompt_tokens": len(prompt), "completion_tokens": completion, "total_tokens": len(prompt) + completion},
+        "usage": {"prompt_tokens": len(prompt), "completion_tokens": used, "total_tokens": len(prompt) + used},
         "prompt_token_ids": prompt,
         "step": step,
     }
+
+
+def complete(policy: Policy, req: ChatRequest, *, model_id: str, step: int) -> dict[str, Any]:
+    """One request sampled on its own; ValueError when the prompt leaves no room to answer."""
+    (samples,) = generate_groups(policy, [request_group(policy, req)])
+    return completion(policy, req, samples, model_id=model_id, step=step)

@@ -26,13 +26,18 @@ OPTIMIZER = "optimizer.pt"
 FORMAT = "mlepipe-worker-state/1"
 
 
-def write_checkpoint(root: Path, tag: str, policy: Policy, optimizer: torch.optim.Optimizer, state: dict[str, Any]) -> Path:
+def write_checkpoint(root: Path, tag: str, policy: Policy, optimizer: torch.optim.Optimizer | None, state: dict[str, Any], *, optimizer_from: Path | None = None) -> Path:
+    """`optimizer` None: no step was taken since the start or the last load; the state loaded from
+    `optimizer_from` (if any) is copied as it is, without making an optimiser for it."""
     root.mkdir(parents=True, exist_ok=True)
     final = root / tag
     tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{tag}-", dir=root))
     try:
         save_policy(policy, tmp)
-        torch.save(optimizer.state_dict(), tmp / OPTIMIZER)
+        if optimizer is not None:
+            torch.save(optimizer.state_dict(), tmp / OPTIMIZER)
+        elif optimizer_from is not None and (optimizer_from / OPTIMIZER).is_file():
+            shutil.copyfile(optimizer_from / OPTIMIZER, tmp / OPTIMIZER)
         (tmp / STATE).write_text(json.dumps({"format": FORMAT, "tag": tag, "saved_at": time.time(), **state}, indent=2))
         old = None
         if final.exists():

@@ -10,10 +10,11 @@ on unchanged weights the PPO ratio of a sampled reply starts at 1.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Sequence as Seq
+from typing import Any, Callable, Sequence as Seq
 
 import torch
-from transformers import GenerationConfig
+from transformers.generation.logits_process import TopPLogitsWarper
+from transformers.generation.stopping_criteria import StopStringCriteria
 
 from .model import Policy
 
@@ -36,7 +37,123 @@ def chat_prompt_ids(policy: Policy, messages: list[dict[str, Any]]) -> list[int]
     return list(tok(text, add_special_tokens=False)["input_ids"])
 
 
+@dataclass
+class Group:
+    """Rows sampled under one set of parameters and one random stream: a chat request's `n` replies, or the prompts
+    of one `generate` call. A group's draws depend only on its own rows, so a group samples the same tokens alone
+    or beside others in a batch (up to the floating-point noise of the wider batch's matrix products)."""
+
+    prompts: list[list[int]]
+    max_new_tokens: int
+    temperature: float = 1.0
+    top_p: float = 1.0
+    seed: int | None = None
+    stop_strings: Seq[str] = ()
+    # Asked before each token: True ends the group's rows where they are (a client that went away).
+    cancelled: Callable[[], bool] = lambda: False
+
+
+def _stop_string_check(tok, stops: Seq[str]):
+    # transformers' matcher finds a stop string across token boundaries from the token ids alone.
+    return StopStringCriteria(tok, list(stops)) if stops and tok is not None else None
+
+
 @torch.no_grad()
+def generate_groups(
+    policy: Policy,
+    groups: Seq[Group],
+    *,
+    stop_token_ids: Seq[int] | None = None,
+    ignore_stop: bool = False,
+    on_done: Callable[[int, list[Sample]], None] | None = None,
+) -> list[list[Sample]]:
+    """Samples every group's rows in one left-padded batch with one KV cache, each row to its own group's length
+    limit. Only the chosen token's log-probability is kept per step: a [B, V] row of logits lives for one step,
+    never a [steps, B, V] record. `on_done(i, samples)` is called as soon as group i's rows have all ended, so that
+    its reply need not wait for the batch's longest."""
+    rows = [(g, p) for g in range(len(groups)) for p in groups[g].prompts]
+    if not rows or any(len(p) == 0 for _, p in rows):
+        raise ValueError("every prompt needs at least one token")
+    tok = policy.tokenizer
+    if stop_token_ids is None:
+        stop_token_ids = [tok.eos_token_id] if tok is not None and tok.eos_token_id is not None else []
+    stops = set() if ignore_stop else {int(t) for t in stop_token_ids}
+    pad = int(tok.pad_token_id) if tok is not None and tok.pad_token_id is not None else (min(stops) if stops else 0)
+    dev = policy.device
+    members = [[r for r, (g, _) in enumerate(rows) if g == i] for i in range(len(groups))]
+    # One random stream per group; seeded as torch.manual_seed would seed the global one.
+    rngs = [torch.Generator(device=dev).manual_seed(g.seed) if g.seed is not None else None for g in groups]
+    top_p = [TopPLogitsWarper(g.top_p) if g.temperature > 0 and g.top_p < 1.0 else None for g in groups]
+    matchers = [None if ignore_stop else _stop_string_check(tok, g.stop_strings) for g in groups]
+
+    # Left padding: every prompt ends at the same position and the replies start together; positions count
+    # each row's own tokens, as transformers' generate numbers them.
+    width = max(len(p) for _, p in rows)
+    seq = torch.tensor([[pad] * (width - len(p)) + list(p) for _, p in rows], device=dev)
+    attention = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for _, p in rows], device=dev)
+    positions = (attention.cumsum(-1) - 1).masked_fill(attention == 0, 0)
+    tokens: list[list[int]] = [[] for _ in rows]
+    logprobs: list[list[float]] = [[] for _ in rows]
+    finish: list[str | None] = [None] * len(rows)
+    results: list[list[Sample] | None] = [None] * len(groups)
+
+    model = policy.model
+    was_training = model.training
+    model.eval()
+    try:
+        out = model(input_ids=seq, attention_mask=attention, position_ids=positions, use_cache=True, logits_to_keep=1)
+        cache = out.past_key_values
+        for t in range(max(g.max_new_tokens for g in groups)):
+            logits = out.logits[:, -1].float()
+            del out
+            chosen = torch.full((len(rows),), pad, dtype=torch.long, device=dev)
+            for i, g in enumerate(groups):
+                live = [r for r in members[i] if finish[r] is None]
+                if results[i] is not None or not live:
+                    continue
+                idx = torch.tensor(members[i], device=dev)
+                raw = logits[idx]
+                scaled = raw / g.temperature if g.temperature > 0 else raw
+                if g.temperature > 0:
+                    scores = top_p[i](seq[idx], scaled) if top_p[i] is not None else scaled
+                    # A draw for every row of the group, ended or not, so that its stream does not depend on the batch.
+                    picked = torch.multinomial(torch.softmax(scores, -1), 1, generator=rngs[i]).squeeze(1)
+                else:
+                    picked = raw.argmax(-1)
+                # The log-probability at the sampling temperature, before top-p: what the update recomputes.
+                lp = (scaled.gather(-1, picked[:, None]).squeeze(1) - torch.logsumexp(scaled, -1)).tolist()
+                chosen[idx] = picked
+                for j, r in enumerate(members[i]):
+                    if finish[r] is None:
+                        tokens[r].append(int(picked[j]))
+                        logprobs[r].append(lp[j])
+            seq = torch.cat([seq, chosen[:, None]], dim=-1)
+            for i, g in enumerate(groups):
+                if results[i] is not None:
+                    continue
+                hit = matchers[i](seq[members[i]], None).tolist() if matchers[i] is not None else [False] * len(members[i])
+                gone = g.cancelled()
+                for j, r in enumerate(members[i]):
+                    if finish[r] is not None:
+                        continue
+                    if tokens[r][-1] in stops or hit[j]:
+                        finish[r] = "stop"
+                    elif len(tokens[r]) >= g.max_new_tokens or gone:
+                        finish[r] = "length"
+                if all(finish[r] is not None for r in members[i]):
+                    results[i] = [Sample(list(rows[r][1]), tokens[r], logprobs[r], finish[r]) for r in members[i]]
+                    if on_done is not None:
+                        on_done(i, results[i])
+            if all(r is not None for r in results):
+                break
+            attention = torch.cat([attention, attention.new_ones((len(rows), 1))], dim=-1)
+            positions = positions[:, -1:] + 1
+            out = model(input_ids=chosen[:, None], attention_mask=attention, position_ids=positions, past_key_values=cache, use_cache=True, logits_to_keep=1)
+    finally:
+        model.train(was_training)
+    return [r if r is not None else [] for r in results]
+
+
 def generate(
     policy: Policy,
     prompts: Seq[Seq[int]],
@@ -49,64 +166,14 @@ def generate(
     seed: int | None = None,
     stop_strings: Seq[str] | None = None,
 ) -> list[Sample]:
-    """Samples a reply to each prompt (token ids) in one batch. temperature 0 is greedy.
+    """Samples a reply to each prompt (token ids) in one batch, as one group. temperature 0 is greedy.
     stop_token_ids defaults to the tokenizer's eos; ignore_stop always runs max_new_tokens (benchmarks).
-    stop_strings only end sampling early (a row that produced one is padded after it); cutting a reply at
-    its stop string is the caller's (see `cut_at_stop`)."""
-    if not prompts or any(len(p) == 0 for p in prompts):
+    A reply ends at its first stop token or stop string (the token that completed it included); cutting the
+    text at the stop string is the caller's (see `cut_at_stop`)."""
+    if not prompts:
         raise ValueError("every prompt needs at least one token")
-    tok = policy.tokenizer
-    if stop_token_ids is None:
-        stop_token_ids = [tok.eos_token_id] if tok is not None and tok.eos_token_id is not None else []
-    stops = [] if ignore_stop else [int(t) for t in stop_token_ids]
-    pad = int(tok.pad_token_id) if tok is not None and tok.pad_token_id is not None else (stops[0] if stops else 0)
-    if seed is not None:
-        torch.manual_seed(seed)
-
-    # Left padding: every prompt ends at the same position and the replies start together.
-    width = max(len(p) for p in prompts)
-    ids = torch.tensor([[pad] * (width - len(p)) + list(p) for p in prompts], device=policy.device)
-    attention = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for p in prompts], device=policy.device)
-
-    sampling = temperature > 0
-    gen = GenerationConfig(
-        max_new_tokens=max_new_tokens,
-        min_new_tokens=max_new_tokens if ignore_stop else 0,
-        do_sample=sampling,
-        temperature=temperature if sampling else None,
-        top_p=top_p if sampling else None,
-        top_k=0 if sampling else None,
-        eos_token_id=stops or None,
-        pad_token_id=pad,
-        use_cache=True,
-        return_dict_in_generate=True,
-        output_logits=True,
-        stop_strings=list(stop_strings) if stop_strings and not ignore_stop else None,
-    )
-    model = policy.model
-    was_training = model.training
-    model.eval()
-    try:
-        # The tokenizer is what lets generate() match stop strings across token boundaries.
-        extra = {"tokenizer": tok} if gen.stop_strings else {}
-        out = model.generate(input_ids=ids, attention_mask=attention, generation_config=gen, **extra)
-    finally:
-        model.train(was_training)
-
-    new = out.sequences[:, width:]
-    # out.logits: one [B, V] tensor per step, the model's raw logits.
-    steps = torch.stack(out.logits, dim=1).float()
-    if sampling:
-        steps = steps / temperature
-    logp = (steps.gather(-1, new[:, : steps.shape[1]].unsqueeze(-1)).squeeze(-1) - torch.logsumexp(steps, -1)).tolist()
-
-    samples: list[Sample] = []
-    for i, p in enumerate(prompts):
-        row = new[i].tolist()
-        end = next((j + 1 for j, t in enumerate(row) if t in stops), None)
-        n = end if end is not None else len(row)
-        samples.append(Sample(list(p), row[:n], logp[i][:n], "stop" if end is not None else "length"))
-    return samples
+    group = Group([list(p) for p in prompts], max_new_tokens, temperature, top_p, seed, tuple(stop_strings or ()))
+    return generate_groups(policy, [group], stop_token_ids=stop_token_ids, ignore_stop=ignore_stop)[0]
 
 
 def cut_at_stop(tokenizer, token_ids: list[int], stops: Seq[str]) -> tuple[int, str] | None:

@@ -3,8 +3,9 @@ OpenAI-compatible chat endpoint for rollouts, plus /update, /score, /sft,
 /eval_loss, /save, /load and /health for the trainer (schemas/trainer/endpoints.schema.json).
 
 Everything that touches the weights runs on one thread (a single-worker
-executor), one request at a time, in arrival order; /health reads the step
-without waiting for it.
+executor), one operation at a time, in arrival order; the chat requests waiting
+when a generate call starts are sampled together in it (chatqueue.py). /health
+reads the step without waiting for it.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
 from .batch import BatchError
+from .chatqueue import ChatQueue
 from .protocol import Batch, ChatRequest, EvalLossRequest, LoadRequest, SaveRequest, ScoreRequest, SftRequest
 from .state import HttpError, Worker
 
@@ -33,8 +35,9 @@ def _loc(parts: tuple[Any, ...]) -> str:
     return ".".join(rest) or "(body)"
 
 
-def create_app(worker: Worker, *, on_ready: Callable[[], None] | None = None) -> FastAPI:
+def create_app(worker: Worker, *, on_ready: Callable[[], None] | None = None, max_batch_rows: int = 64) -> FastAPI:
     weights = ThreadPoolExecutor(max_workers=1, thread_name_prefix="weights")
+    chats = ChatQueue(worker, max_rows=max_batch_rows)
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI):
@@ -45,8 +48,13 @@ def create_app(worker: Worker, *, on_ready: Callable[[], None] | None = None) ->
 
     app = FastAPI(title="mlepipe trainer worker", lifespan=lifespan)
 
-    async def on_weights(fn: Callable[..., Any], *args: Any) -> Any:
+    async def sampling(fn: Callable[..., Any], *args: Any) -> Any:
         return await asyncio.get_running_loop().run_in_executor(weights, fn, *args)
+
+    async def on_weights(fn: Callable[..., Any], *args: Any) -> Any:
+        # Chats that arrive after this are not batched with those before it.
+        chats.barrier()
+        return await sampling(fn, *args)
 
     @app.exception_handler(RequestValidationError)
     async def invalid(_req: Request, exc: RequestValidationError) -> JSONResponse:
@@ -70,17 +78,23 @@ def create_app(worker: Worker, *, on_ready: Callable[[], None] | None = None) ->
 
     @app.get("/health")
     async def health() -> dict[str, Any]:
-        return worker.health()
+        return {**worker.health(), "chat": chats.health()}
 
     @app.get("/v1/models")
     async def models() -> dict[str, Any]:
         return {"object": "list", "data": [{"id": worker.model_id, "object": "model", "owned_by": "mlepipe"}]}
 
     @app.post("/v1/chat/completions")
-    async def chat(req: ChatRequest) -> dict[str, Any]:
+    async def chat(req: ChatRequest, request: Request) -> Any:
         if req.stream:
             raise HttpError(400, "streaming is not supported: send stream: false")
-        return await on_weights(worker.chat, req)
+        out = await chats.submit(req, request.headers.get("x-request-id"), sampling, request.is_disconnected)
+        # 499: the client closed the connection before the answer (nobody reads this).
+        return out if out is not None else JSONResponse(status_code=499, content={"error": "the client disconnected"})
+
+    @app.get("/v1/requests/{request_id}")
+    async def request_status(request_id: str) -> dict[str, Any]:
+        return chats.status(request_id)
 
     @app.post("/score")
     async def score(req: ScoreRequest) -> dict[str, Any]:

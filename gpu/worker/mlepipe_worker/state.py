@@ -11,14 +11,14 @@ import gc
 import hashlib
 import math
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import torch
 
 from . import checkpoint
 from .batch import BatchError, batch_sequences, check_ids
-from .chat import complete
-from .generate import chat_prompt_ids
+from .chat import completion, request_group
+from .generate import Group, chat_prompt_ids, generate_groups
 from .loss import LossConfig
 from .model import Policy, load_policy
 from .protocol import Batch, ChatRequest, EvalLossRequest, LoadRequest, SaveRequest, ScoreRequest, SftRequest, TokenizerIdentity
@@ -48,9 +48,14 @@ class Worker:
         self.policy = policy
         self.model_id = model_id
         self.ckpt_dir = ckpt_dir
-        self.optimizer = make_optimizer(policy, lr)
         self.step = step
         self._identity: dict[str, str] | None = None
+        # The optimiser, and with it MasterAdamW's fp32 masters (4 bytes a parameter, 32 GB for 8B), is made at
+        # the first step: a worker that only samples or scores never holds it. `_pending` is the checkpoint whose
+        # optimiser state that first step starts from.
+        self._optimizer: torch.optim.Optimizer | None = None
+        self._lr = lr
+        self._pending: Path | None = None
 
     # ── identity and health ──────────────────────────────────────────────────
 
@@ -96,22 +101,73 @@ class Worker:
 
     # ── weights ──────────────────────────────────────────────────────────────
 
+    @property
+    def has_optimizer(self) -> bool:
+        return self._optimizer is not None
+
+    def optimizer(self) -> torch.optim.Optimizer:
+        """The optimiser, made (and given the pending checkpoint's state) on first use."""
+        if self._optimizer is None:
+            opt = make_optimizer(self.policy, self._lr)
+            if self._pending is not None:
+                checkpoint.load_optimizer_state(opt, self._pending, self.policy.device)
+            self._optimizer, self._pending = opt, None
+        return self._optimizer
+
     def _guard_oom(self, what: str, fn):
         try:
             return fn()
         except OOM as err:
             # Free what the failed call held so that the next request can run.
-            self.optimizer.zero_grad(set_to_none=True)
+            if self._optimizer is not None:
+                self._optimizer.zero_grad(set_to_none=True)
+            self.policy.model.zero_grad(set_to_none=True)
             gc.collect()
             if self.policy.device.type == "cuda":
                 torch.cuda.empty_cache()
             raise HttpError(507, f"out of memory during {what} ({type(err).__name__}); nothing was applied and the model is still usable — send fewer or shorter sequences")
 
     def chat(self, req: ChatRequest) -> dict[str, Any]:
+        """One request on its own (the HTTP service batches through `chat_batch`)."""
+        out: list[Any] = []
+        self.chat_batch([req], lambda _i, result: out.append(result))
+        if isinstance(out[0], HttpError):
+            raise out[0]
+        return out[0]
+
+    def chat_batch(self, reqs: list[ChatRequest], deliver: Callable[[int, Any], None], cancelled: list[Callable[[], bool]] | None = None) -> None:
+        """Samples every request's rows in one generate call and hands each its chat.completion (or the HttpError
+        that is its answer) through `deliver(i, result)` as soon as its own rows have ended. A batch that runs out
+        of memory is tried again one request at a time, so that requests which fit alone are still answered."""
+        answered: set[int] = set()
+
+        def answer(i: int, result: Any) -> None:
+            answered.add(i)
+            deliver(i, result)
+
+        groups: list[tuple[int, Group]] = []
+        for i, req in enumerate(reqs):
+            try:
+                groups.append((i, request_group(self.policy, req, cancelled[i] if cancelled else lambda: False)))
+            except ValueError as err:
+                answer(i, HttpError(400, str(err)))
+        step = self.step
+
+        def run(part: list[tuple[int, Group]]) -> None:
+            done = lambda j, samples: answer(part[j][0], completion(self.policy, reqs[part[j][0]], samples, model_id=self.model_id, step=step))  # noqa: E731
+            generate_groups(self.policy, [g for _, g in part], on_done=done)
+
         try:
-            return self._guard_oom("generation", lambda: complete(self.policy, req, model_id=self.model_id, step=self.step))
-        except ValueError as err:
-            raise HttpError(400, str(err)) from None
+            self._guard_oom("generation", lambda: run(groups) if groups else None)
+        except HttpError as err:
+            if len(groups) == 1:
+                answer(groups[0][0], err)
+                return
+            for one in [g for g in groups if g[0] not in answered]:
+                try:
+                    self._guard_oom("generation", lambda: run([one]))
+                except HttpError as alone:
+                    answer(one[0], alone)
 
     def score(self, req: ScoreRequest) -> dict[str, Any]:
         self.check_identity(req.tokenizer)
@@ -169,7 +225,7 @@ class Worker:
             raise BatchError("hyper.kl", "a KL term needs a reference model: start the worker with --reference (full fine-tuning keeps a frozen copy)")
         cfg = UpdateConfig(loss=loss, lr=h.lr, micro_batch_size=batch.micro_batch_size, max_grad_norm=batch.max_grad_norm, temperature=h.temperature if h.temperature > 0 else 1.0)
         try:
-            stats = self._guard_oom("the update", lambda: update_step(self.policy, self.optimizer, seqs, cfg))
+            stats = self._guard_oom("the update", lambda: update_step(self.policy, self.optimizer(), seqs, cfg))
         except FloatingPointError as err:
             raise HttpError(422, str(err)) from None
         self.step += 1
@@ -187,7 +243,7 @@ class Worker:
     def sft(self, req: SftRequest) -> dict[str, Any]:
         examples = self._examples(req)
         try:
-            stats = self._guard_oom("the SFT step", lambda: sft_step(self.policy, self.optimizer, examples, lr=req.lr, micro_batch_size=req.micro_batch_size, max_grad_norm=req.max_grad_norm))
+            stats = self._guard_oom("the SFT step", lambda: sft_step(self.policy, self.optimizer(), examples, lr=req.lr, micro_batch_size=req.micro_batch_size, max_grad_norm=req.max_grad_norm))
         except FloatingPointError as err:
             raise HttpError(422, str(err)) from None
         if not stats["skipped"]:
@@ -200,7 +256,7 @@ class Worker:
 
     def save(self, req: SaveRequest) -> dict[str, Any]:
         state = {"step": self.step, "caller_step": req.step, "model": self.model_id, **self.identity()}
-        path = checkpoint.write_checkpoint(self.ckpt_dir, req.tag, self.policy, self.optimizer, state)
+        path = checkpoint.write_checkpoint(self.ckpt_dir, req.tag, self.policy, self._optimizer, state, optimizer_from=self._pending)
         return {"path": str(path.resolve()), "step": self.step}
 
     def load(self, req: LoadRequest) -> dict[str, Any]:
@@ -218,10 +274,10 @@ class Worker:
         policy = load_policy(path, device=old.device, dtype=old.dtype)
         # A full fine-tune's reference is the starting policy, not the checkpoint.
         policy.reference = old.reference
-        lr = self.optimizer.param_groups[0]["lr"]
-        optimizer = make_optimizer(policy, lr)
-        checkpoint.load_optimizer_state(optimizer, path, policy.device)
-        self.policy, self.optimizer, self.step = policy, optimizer, int(state["step"])
+        if self._optimizer is not None:
+            self._lr = self._optimizer.param_groups[0]["lr"]
+        # The optimiser state is read at the first step (a checkpoint served for sampling never needs it).
+        self.policy, self._optimizer, self._pending, self.step = policy, None, path, int(state["step"])
         self._identity = None
         del old
         gc.collect()

@@ -10,13 +10,14 @@ MESSAGES = [{"role": "user", "content": "the agent reads the csv"}]
 
 def asked(monkeypatch, policy, **req):
     seen = []
-    real = chat_mod.generate
+    real = chat_mod.generate_groups
 
-    def recording(policy, prompts, *, max_new_tokens, **kw):
-        seen.append(max_new_tokens)
-        return real(policy, prompts, max_new_tokens=1, **kw)
+    def recording(policy, groups, **kw):
+        seen.append(groups[0].max_new_tokens)
+        groups[0].max_new_tokens = 1
+        return real(policy, groups, **kw)
 
-    monkeypatch.setattr(chat_mod, "generate", recording)
+    monkeypatch.setattr(chat_mod, "generate_groups", recording)
     out = chat_mod.complete(policy, ChatRequest(messages=MESSAGES, **req), model_id="tiny", step=0)
     return seen[0], out
 

@@ -33,3 +33,17 @@ def test_the_worker_refuses_to_start_a_plan_that_cannot_fit_before_it_loads_weig
     assert r.returncode == 1
     assert "mlepipe-worker: full fine-tuning of" in r.stderr and "train a LoRA adapter" in r.stderr
     assert "listening" not in r.stdout
+
+
+def test_qwen3_14b_and_a_30b_a3b_moe_full_fine_tuning_are_refused_on_one_h200():
+    from transformers import Qwen3MoeConfig
+
+    dense_14b = qwen3_config(**{**QWEN3_8B, "hidden_size": 5120, "num_hidden_layers": 40, "intermediate_size": 17408, "num_attention_heads": 40, "num_key_value_heads": 8})
+    moe = Qwen3MoeConfig(vocab_size=151936, hidden_size=2048, num_hidden_layers=48, num_attention_heads=32, num_key_value_heads=4, head_dim=128,
+                         moe_intermediate_size=768, num_experts=128, num_experts_per_tok=8, intermediate_size=6144)  # fmt: skip
+    for config, size in [(dense_14b, (14.5e9, 15.0e9)), (moe, (30.0e9, 31.0e9))]:
+        total, trainable = count_parameters(config, QWEN3_LORA_TARGETS, None)
+        assert size[0] < total < size[1], total
+        why = refusal(static_bytes(total, trainable, full=True, weight_bytes=2), H200, full=True, params=total)
+        # Every expert's weights count: an A3B model activates 3B parameters a token but trains and stores all of them.
+        assert why and "LoRA" in why and "trainer: verl" in why, why

@@ -8,7 +8,6 @@ import pytest
 import torch
 from serving import batch, identity, trajectory
 
-import mlepipe_worker.chat as chat_mod
 import mlepipe_worker.state as state_mod
 
 MESSAGES = [{"role": "user", "content": "the agent reads the csv"}]
@@ -69,7 +68,7 @@ def test_sampling_never_runs_during_an_update(served, tokenizer, monkeypatch):
         return run
 
     monkeypatch.setattr(state_mod, "update_step", tracked("update", state_mod.update_step))
-    monkeypatch.setattr(chat_mod, "generate", tracked("generate", chat_mod.generate))
+    monkeypatch.setattr(state_mod, "generate_groups", tracked("generate", state_mod.generate_groups))
     monkeypatch.setattr(state_mod, "score", tracked("score", state_mod.score))
 
     def call(i: int) -> int:
