@@ -106,7 +106,8 @@ function expand(nodes: Mutable[], ab: ResolvedStage, origins: Origins): Mutable[
   return out;
 }
 
-function cartesian(matrix: Readonly<Record<string, readonly unknown[]>>): Record<string, unknown>[] {
+/** Every combination of an ablation's matrix values, in matrix order. */
+export function cartesian(matrix: Readonly<Record<string, readonly unknown[]>>): Record<string, unknown>[] {
   let combos: Record<string, unknown>[] = [{}];
   for (const [k, values] of Object.entries(matrix)) {
     combos = combos.flatMap((c) => values.map((v) => ({ ...c, [k]: v })));

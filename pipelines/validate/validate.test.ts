@@ -159,6 +159,23 @@ stages:
   assert.match(e[1], /^13:86 stages\.small\.with\.verl: stage small: no layout of 14\.8B parameters fits 1 × 1 GPUs of 24 GiB/);
 });
 
+test('each ablation variant of a verl stage is checked against its GPUs, at the matrix, naming the variant', async () => {
+  const e = await errors(`name: e
+models:
+  small: { provider: openai, base_url: "http://127.0.0.1:1/v1", model: qwen3-8b, path: Qwen/Qwen3-8B }
+  moe: { provider: openai, base_url: "http://127.0.0.1:1/v1", model: qwen3-30b-a3b, path: Qwen/Qwen3-30B-A3B }
+stages:
+  rl: { uses: grpo, with: { tasks: t, split: all, val_split: all, policy: small, trainer: verl-export, verl: { gpus_per_node: 1, gpu_memory_gib: 48 } } }
+  scales:
+    uses: ablate
+    target: rl
+    matrix: { policy: [small, moe] }
+`, { 't/.keep': '' });
+  assert.is(e.length, 1, e.join('\n'));
+  // The 8B variant fits one 48 GiB GPU offloaded; the 30B-A3B one's bf16 weights alone do not fit vLLM's share.
+  assert.match(e[0], /^10:5 stages\.scales\.matrix: stage rl \(policy="moe"\): no layout of 30\.5B parameters fits 1 × 1 GPUs of 48 GiB/);
+});
+
 test('worker models: exactly one of path, checkpoint, tiny; a checkpoint comes from a stage in needs:', async () => {
   const e = await errors(`name: e
 models:

@@ -5,7 +5,8 @@ import { getStage } from '../../../stages/registry.js';
 import { CONTEXT_TOKENS, type GrpoParams } from '../../../stages/grpo/index.js';
 import { verlModelPath } from '../../../gpu/verl/overrides.js';
 import { layoutFor } from '../../../gpu/verl/scale.js';
-import { isPlainObject } from '../../config/merge.js';
+import { isPlainObject, setPath } from '../../config/merge.js';
+import { cartesian } from '../../compile/graph.js';
 import { collectRefs } from './references.js';
 import { stageEntries, type Rule } from './types.js';
 
@@ -66,21 +67,45 @@ export const verlWeights: Rule = ({ doc, params, origins }) => {
 /**
  * A verl run whose per-GPU memory estimate (gpu/verl/scale.ts) fits no layout on the stage's
  * cluster is refused here, before anything is generated, rather than hours in at verl's first update.
+ * Each ablation variant of the stage is checked too (a matrix over policy: or verl:), reported at the
+ * ablation's matrix with the variant's values.
  */
 export const verlFits: Rule = ({ doc, params, origins, experimentDir }) => {
   const out: Diagnostic[] = [];
   const models = (isPlainObject(doc.models) ? doc.models : {}) as Record<string, ModelSpec>;
-  for (const [id, st] of stageEntries(doc)) {
-    const p = params.get(id) as (Partial<GrpoParams> & Record<string, unknown>) | undefined;
-    if (st.uses !== 'grpo' || !p?.verl || (p.trainer !== 'verl' && p.trainer !== 'verl-export') || typeof p.policy !== 'string') continue;
-    const m = models[p.policy];
-    if (!isPlainObject(m) || (typeof m.path !== 'string' && typeof m.checkpoint !== 'string')) continue;
-    const v = p.verl;
-    // A checkpoint is not written yet: its shape is the model's, found by the entry's name.
-    const layout = layoutFor(typeof m.path === 'string' ? verlModelPath(m, experimentDir) : m.model, { nodes: v.nodes, gpusPerNode: v.gpus_per_node, gpuMemoryGib: v.gpu_memory_gib, rolloutTp: v.rollout_tp }, CONTEXT_TOKENS);
-    if (!layout || !('error' in layout)) continue;
-    const at: Path = (st.with as Record<string, unknown> | undefined)?.verl !== undefined ? ['stages', id, 'with', 'verl'] : ['stages', id, 'with', 'policy'];
-    out.push({ pos: keyPos(origins, at), path: dotted(at), message: `stage ${id}: ${layout.error}` });
+  const stages = stageEntries(doc);
+  for (const [id, st] of stages) {
+    const base = params.get(id);
+    if (st.uses !== 'grpo' || !base) continue;
+    const variants: Array<{ p: Record<string, unknown>; at: Path; label?: string }> = [];
+    const own: Path = (st.with as Record<string, unknown> | undefined)?.verl !== undefined ? ['stages', id, 'with', 'verl'] : ['stages', id, 'with', 'policy'];
+    variants.push({ p: base, at: own });
+    for (const [abId, ab] of stages) {
+      const matrix = (ab as { matrix?: Record<string, unknown[]> }).matrix;
+      if (ab.uses !== 'ablate' || (ab as { target?: string }).target !== id || !isPlainObject(matrix)) continue;
+      for (const combo of cartesian(matrix as Record<string, unknown[]>)) {
+        const p = structuredClone(base);
+        for (const [k, v] of Object.entries(combo)) setPath(p, k.split('.'), structuredClone(v));
+        variants.push({ p, at: ['stages', abId, 'matrix'], label: Object.entries(combo).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(', ') });
+      }
+    }
+    for (const { p, at, label } of variants) {
+      const why = doesNotFit(p as Partial<GrpoParams>, models, experimentDir);
+      if (why) out.push({ pos: keyPos(origins, at), path: dotted(at), message: `stage ${id}${label ? ` (${label})` : ''}: ${why}` });
+    }
   }
   return out;
 };
+
+/** Why a grpo stage's verl run fits no layout, or undefined (not on verl, no weights named yet, a model of unknown shape, or it fits). */
+function doesNotFit(p: Partial<GrpoParams>, models: Record<string, ModelSpec>, experimentDir: string): string | undefined {
+  if (!p.verl || (p.trainer !== 'verl' && p.trainer !== 'verl-export') || typeof p.policy !== 'string') return undefined;
+  const m = models[p.policy];
+  if (!isPlainObject(m) || (typeof m.path !== 'string' && typeof m.checkpoint !== 'string')) return undefined;
+  const v = p.verl;
+  // A variant's matrix may replace verl: with an object the schema has not filled in; the stage's own check reports it.
+  if (![v.nodes, v.gpus_per_node, v.gpu_memory_gib].every((x) => typeof x === 'number' && x > 0)) return undefined;
+  // A checkpoint is not written yet: its shape is the model's, found by the entry's name.
+  const layout = layoutFor(typeof m.path === 'string' ? verlModelPath(m, experimentDir) : m.model, { nodes: v.nodes, gpusPerNode: v.gpus_per_node, gpuMemoryGib: v.gpu_memory_gib, rolloutTp: v.rollout_tp }, CONTEXT_TOKENS);
+  return layout && 'error' in layout ? layout.error : undefined;
+}
