@@ -53,6 +53,24 @@ export async function listFiles(root: string, skip: (rel: string) => boolean = (
   return out.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
 }
 
+/** [path under the folder, size in bytes, mtime in whole ms], sorted by path. */
+export type Listing = Array<[string, number, number]>;
+
+/**
+ * Every regular file under `root` by path, size and time, without reading any: what stands for folders
+ * too large to digest and written once (model weights, prepared benchmark data).
+ */
+export async function statListing(root: string): Promise<Listing> {
+  const out: Listing = [];
+  for (const e of await readdir(root, { withFileTypes: true, recursive: true })) {
+    if (!e.isFile()) continue;
+    const full = join(e.parentPath ?? (e as { path: string }).path, e.name);
+    const st = await stat(full);
+    out.push([relative(root, full).split('\\').join('/'), st.size, Math.round(st.mtimeMs)]);
+  }
+  return out.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+}
+
 export async function dirSize(root: string): Promise<number> {
   let total = 0;
   try {

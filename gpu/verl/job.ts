@@ -37,17 +37,17 @@ export interface JobOptions {
   signal: AbortSignal;
 }
 
-/** Ray's command-line tool: .venv/verl's (scripts/setup-python.sh verl), else the one on PATH. */
-export function rayCli(): string {
-  const local = join(packageRoot(), '.venv', 'verl', 'bin', 'ray');
-  return existsSync(local) ? local : 'ray';
+/** A program of .venv/verl (scripts/setup-python.sh verl), else the one of that name on PATH. */
+function verlBin(name: string, fallback: string): string {
+  const local = join(packageRoot(), '.venv', 'verl', 'bin', name);
+  return existsSync(local) ? local : fallback;
 }
 
+/** Ray's command-line tool. */
+export const rayCli = (): string => verlBin('ray', 'ray');
+
 /** The interpreter beside rayCli(): the one a head started here runs its workers with. */
-export function localPython(): string {
-  const local = join(packageRoot(), '.venv', 'verl', 'bin', 'python');
-  return existsSync(local) ? local : 'python3';
-}
+export const localPython = (): string => verlBin('python', 'python3');
 
 type Status = 'PENDING' | 'RUNNING' | 'STOPPED' | 'SUCCEEDED' | 'FAILED' | 'UNKNOWN';
 

@@ -8,7 +8,7 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { assetText } from '../../core/assets.js';
-import { listFiles } from '../../core/fs.js';
+import { statListing } from '../../core/fs.js';
 import { sha256 } from '../../core/hash.js';
 import schema from '../../schemas/stages/curate.schema.json';
 import type { Stage } from '../contract.js';
@@ -36,7 +36,7 @@ export const curate: Stage<CurateParams> = {
 
   async keyExtras(p, ctx) {
     // A model folder by its files' names, sizes and times: weights are large, and written once.
-    const model = p.embedding_model ? (await listFiles(resolve(ctx.experimentDir, p.embedding_model), () => false, { mtimes: true })).map((f) => [f.path, f.size, Math.round(f.mtimeMs ?? 0)]) : null;
+    const model = p.embedding_model ? await statListing(resolve(ctx.experimentDir, p.embedding_model)) : null;
     return { embedder: sha256(assetText('python/embed_dedup.py')), model, python: p.dedup ? await ctx.python() : null };
   },
 

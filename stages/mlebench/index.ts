@@ -7,7 +7,7 @@ import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { sha256 } from '../../core/hash.js';
 import { competitionIds, findCompetition, type MlebenchSet } from '../../tasks/mlebench.js';
-import { listing } from '../../tasks/references.js';
+import { statListing } from '../../core/fs.js';
 import schema from '../../schemas/stages/mlebench.schema.json';
 import type { Stage } from '../contract.js';
 import { lazyRun } from '../lazy.js';
@@ -34,7 +34,7 @@ async function competitionIdentity(data: string, mlebench: string, id: string): 
     files[f] = existsSync(p) ? sha256(await readFile(p)) : null;
   }
   // The same listing the task records and checks at every use (tasks/references.ts).
-  return { id, files, public: await listing(c.public), private: await listing(c.private) };
+  return { id, files, public: await statListing(c.public), private: await statListing(c.private) };
 }
 
 export const mlebench: Stage<MlebenchParams> = {

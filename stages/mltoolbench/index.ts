@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { assetPath } from '../../core/assets.js';
-import { listFiles } from '../../core/fs.js';
+import { listFiles, statListing } from '../../core/fs.js';
 import { canonicalJson, sha256 } from '../../core/hash.js';
 import schema from '../../schemas/stages/mltoolbench.schema.json';
 import { selectInstances, suiteTemplates, type SuiteSplit } from '../../tasks/mltoolbench.js';
@@ -65,8 +65,7 @@ export const mltoolbench: Stage<MltoolbenchParams> = {
       const file = resolve(ctx.experimentDir, p.manifest);
       const data = resolve(ctx.experimentDir, p.data ?? '.');
       // Instance files by name, size and time: released data may be large, and it is written once.
-      const files = existsSync(data) ? await listFiles(data, () => false, { mtimes: true }) : [];
-      return { manifest: sha256(await readFile(file)), files: files.map((f) => [f.path, f.size, Math.round(f.mtimeMs ?? 0)]) };
+      return { manifest: sha256(await readFile(file)), files: existsSync(data) ? await statListing(data) : [] };
     }
     return { generator: await generatorDigest(), instances: selectInstances(p).map((i) => i.id), python: await ctx.python() };
   },

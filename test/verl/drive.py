@@ -30,14 +30,13 @@ def train_tokenizer(path):
 
 
 def compose(export_dir):
+    """verl's config from the export's overrides, composed by the export's own mlepipe_verl (on the path)."""
     import yaml
-    from hydra import compose as hydra_compose, initialize_config_dir
-    import verl.trainer.main_ppo as main_ppo
+
+    from mlepipe_verl.config import compose as compose_overrides
 
     with open(os.path.join(export_dir, "trainer_overrides.yaml"), encoding="utf-8") as f:
-        overrides = yaml.safe_load(f)["overrides"]
-    with initialize_config_dir(config_dir=os.path.join(os.path.dirname(main_ppo.__file__), "config"), version_base=None):
-        return hydra_compose(config_name="ppo_trainer", overrides=overrides)
+        return compose_overrides(yaml.safe_load(f)["overrides"])
 
 
 def rows(export_dir):
