@@ -51,8 +51,12 @@ function shapingIssues(p: GrpoParams, models: Parameters<typeof parsePolicy>[1])
   if (Array.isArray(p.tools)) p.tools.forEach((n, i) => TOOLS_BY_NAME.has(n) || out.push({ param: ['tools', i], message: `unknown tool "${n}" (mlepipe tools list shows them)` }));
   if (p.scaffold === 'mlab' && p.prompt_format === 'sandmle-release') out.push({ param: ['prompt_format'], message: 'prompt_format: sandmle-release is a ReAct reply format; scaffold: mlab has its own actions', also: ['scaffold'] });
   if (p.scaffold === 'mlab' && p.trainer === 'template') out.push({ param: ['scaffold'], message: 'the template policy writes ReAct replies; scaffold: mlab needs a models: policy (trainer: worker)', also: ['trainer'] });
+  // The exported agent loop (mlepipe_verl) is the ReAct scaffold and hands verl one reward per episode:
+  // it would train another scaffold, or drop the shaping, without a word.
+  const verl = p.trainer === 'verl' || p.trainer === 'verl-export';
+  if (verl && p.scaffold === 'mlab') out.push({ param: ['scaffold'], message: `the verl agent loop runs the ReAct scaffold only; scaffold: mlab (its actions and tools) trains on trainer: worker`, also: ['trainer'] });
   if (s.kind === 'none') return out;
-  if (p.trainer === 'verl-export') out.push({ param: ['shaping', 'kind'], message: 'turn-level shaping needs rollouts in this node; trainer: verl-export writes files only', also: ['trainer'] });
+  if (verl) out.push({ param: ['shaping', 'kind'], message: `turn-level shaping is computed from this node's own rollouts; the verl agent loop gives one reward per episode and scores no turns, so shaping: { kind: ${s.kind} } trains on trainer: worker or template`, also: ['trainer'] });
   if (s.beta !== undefined && s.kappa !== undefined) out.push({ param: ['shaping', 'beta'], message: 'give beta (as written) or kappa (a pilot calibrates beta to it), not both' });
   if (Array.isArray(s.kappa) && s.kappa[0] > s.kappa[1]) out.push({ param: ['shaping', 'kappa'], message: `the range [${s.kappa.join(', ')}] is empty: write [low, high]` });
   if (s.scorer === 'worker') {

@@ -1,0 +1,148 @@
+// Every MLToolBench config that trains (an sft or grpo stage) runs the paper's
+// chain on the suite: its tasks come from mltoolbench nodes covering train,
+// ID and OOD; SFT reads D.1-curated demonstrations, guided wherever the
+// teacher had the diagnostics; every shaped RL node has a summarizer writing
+// its references; and every trained checkpoint is evaluated, as a policy, on
+// the ID and on the OOD instances. Read from the compiled graph (after
+// extends and ablations), and from `mlepipe plan --json` for the kinds.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { cp, readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { loadExperiment } from '../../pipelines/config/load.js';
+import { compileGraph, type GraphNode } from '../../pipelines/compile/graph.js';
+import type { Experiment } from '../../pipelines/config/types.js';
+import { cli, ROOT, tmpProject } from '../helpers.js';
+
+const TRAINING = ['guided-sft.yaml', 'table3-rl.yaml', 'fig7-rl.yaml', 'table4-controls.yaml', 'fig4-feedback.yaml', 'fig6-sft.yaml', 'spice-suite.yaml'];
+
+async function project(): Promise<string> {
+  // A folder of its own below the project's settings file, which is no experiment.
+  const dir = join(await tmpProject({}), 'mltoolbench');
+  await cp(join(ROOT, 'experiments', 'mltoolbench'), dir, { recursive: true, filter: (src) => !src.includes('/reports') && !src.endsWith('.lock.json') });
+  return dir;
+}
+
+interface Loaded {
+  exp: Experiment;
+  nodes: GraphNode[];
+}
+
+const load = async (dir: string, f: string): Promise<Loaded> => {
+  const exp = await loadExperiment(join(dir, f), { env: {} });
+  return { exp, nodes: [...compileGraph(exp).nodes.values()] };
+};
+
+const kind = (n: GraphNode) => n.stage.uses;
+const param = (n: GraphNode, path: string): unknown => path.split('.').reduce<unknown>((v, k) => (v as Record<string, unknown> | undefined)?.[k], n.params);
+
+/** The policies an eval node runs: its policy: or policies:. */
+const policiesOf = (n: GraphNode) => [...((param(n, 'policies') as string[] | undefined) ?? []), ...(param(n, 'policy') ? [param(n, 'policy') as string] : [])];
+
+/** Whether an eval node runs the checkpoint of `trained` (a models: entry serving it, or the template policy a grpo node trained). */
+function runsCheckpoint({ exp }: Loaded, ev: GraphNode, trained: GraphNode): boolean {
+  return policiesOf(ev).some((p) => (p === 'template' && kind(trained) === 'grpo') || (exp.models[p] as { checkpoint?: string } | undefined)?.checkpoint === trained.stage.id);
+}
+
+test('every MLToolBench config that trains is found and plans mltoolbench task nodes, and nothing generated', async () => {
+  const dir = await project();
+  const files = (await readdir(dir)).filter((f) => f.endsWith('.yaml')).sort();
+  const training: string[] = [];
+  for (const f of files) if ((await load(dir, f)).nodes.some((n) => kind(n) === 'sft' || kind(n) === 'grpo')) training.push(f);
+  assert.equal(training, [...TRAINING].sort());
+  const v = await cli(['validate', ...files], { cwd: dir });
+  assert.is(v.exitCode, 0, v.stderr + v.stdout);
+  for (const f of training) {
+    const p = await cli(['plan', f, '--json'], { cwd: dir });
+    assert.is(p.exitCode, 0, `${f}: ${p.stderr}`);
+    const kinds = (JSON.parse(p.stdout).nodes as Array<{ kind: string }>).map((n) => n.kind);
+    assert.ok(kinds.includes('mltoolbench'), `${f} plans no mltoolbench node`);
+    for (const k of ['generate', 'filter']) assert.not.ok(kinds.includes(k), `${f} plans a ${k} node`);
+  }
+});
+
+test('train, ID and OOD from the suite; SFT on curated, guided demonstrations; summaries for every shaped RL node; every checkpoint on ID and OOD', async () => {
+  const dir = await project();
+  for (const f of TRAINING) {
+    const l = await load(dir, f);
+    const byId = new Map(l.nodes.map((n) => [n.id, n]));
+    const inputs = (n: GraphNode) => n.inputs.map((i) => byId.get(i)!);
+    const suiteSplit = (n: GraphNode) => inputs(n).filter((i) => kind(i) === 'mltoolbench').map((i) => param(i, 'split'));
+    const splits = new Set(l.nodes.filter((n) => kind(n) === 'mltoolbench').map((n) => param(n, 'split')));
+    for (const s of ['train', 'id', 'ood']) assert.ok(splits.has(s), `${f}: no mltoolbench ${s} split`);
+
+    // Demonstrations: teacher runs on the training split, curated by D.1; with diagnostics offered, guided.
+    let guided = 0;
+    for (const sft of l.nodes.filter((n) => kind(n) === 'sft')) {
+      const curated = inputs(sft).filter((i) => kind(i) === 'curate');
+      assert.ok(curated.length > 0, `${f}: ${sft.id} does not read a curate node`);
+      for (const collect of curated.flatMap(inputs)) {
+        assert.is(kind(collect), 'eval', `${f}: ${sft.id}'s curation reads ${collect.id}`);
+        assert.equal(suiteSplit(collect), ['train'], `${f}: ${collect.id} collects on the training instances`);
+        if (param(collect, 'tools') === 'none') continue;
+        const g = param(collect, 'guidance');
+        const hints = inputs(collect).filter((i) => kind(i) === 'guide' && (g === true || g === i.stage.id));
+        assert.ok(g && hints.length === 1, `${f}: ${collect.id} offers the diagnostics without guidance from a guide node`);
+        guided++;
+      }
+    }
+    const sfts = l.nodes.filter((n) => kind(n) === 'sft').length;
+    if (sfts) assert.ok(guided > 0, `${f}: no SFT on guided demonstrations`);
+
+    for (const rl of l.nodes.filter((n) => kind(n) === 'grpo')) {
+      assert.equal(suiteSplit(rl), ['train'], `${f}: ${rl.id} trains on the training instances`);
+      // verl's agent loop runs neither mlab nor turn shaping (the grpo check refuses it).
+      assert.ok(['worker', 'template'].includes(param(rl, 'trainer') as string), `${f}: ${rl.id} trainer ${param(rl, 'trainer')}`);
+      if (param(rl, 'shaping.kind') !== 'none') {
+        const writer = param(rl, 'shaping.summarizer') as string | undefined;
+        assert.ok(writer && l.exp.models[writer], `${f}: ${rl.id} (${param(rl, 'shaping.kind')}) has no summarizer`);
+        assert.ok(inputs(rl).some((i) => kind(i) === 'curate'), `${f}: ${rl.id}'s bank is not the curated demonstrations`);
+      }
+    }
+
+    // Every trained checkpoint is run as a policy on ID and on OOD; Fig. 4's one scoring step (β = 0) trains nothing anyone uses.
+    for (const trained of l.nodes.filter((n) => kind(n) === 'sft' || kind(n) === 'grpo')) {
+      if (kind(trained) === 'grpo' && param(trained, 'steps') === 1 && param(trained, 'shaping.beta') === 0) continue;
+      const evals = l.nodes.filter((n) => kind(n) === 'eval' && n.inputs.includes(trained.id) && runsCheckpoint(l, n, trained));
+      const evaluated = new Set(evals.flatMap(suiteSplit));
+      for (const s of ['id', 'ood']) assert.ok(evaluated.has(s), `${f}: ${trained.id} is not evaluated on ${s}`);
+    }
+  }
+});
+
+test('the arms the paper compares are nodes: both backbones, the three rewards, the controls, β ranges, Original and Tables 5 and 6 after RL', async () => {
+  const dir = await project();
+  const ids = async (f: string) => (await load(dir, f)).nodes.map((n) => n.id);
+  const t3 = await ids('table3-rl.yaml');
+  for (const b of ['qwen3_8b', 'qwen35']) for (const s of ['id_rl', 'ood_rl', 'id_rl_original', 'ood_rl_original']) assert.ok(t3.includes(`${s}@model=${b}`), `table3-rl: ${s}@model=${b}`);
+  const f7 = await ids('fig7-rl.yaml');
+  for (const b of ['qwen3_8b', 'qwen35']) {
+    for (const k of ['none', 'tips', 'spice']) {
+      for (const s of ['rl', 'id_rl', 'ood_rl', 'coverage_rl']) assert.ok(f7.includes(`${s}@model=${b},shaping.kind=${k}`), `fig7-rl: ${s} ${b} ${k}`);
+      for (const m of ['none', 'mask', 'paraphrase']) assert.ok(f7.includes(`arms@model=${b},shaping.kind=${k},intervention.mode=${m}`));
+    }
+    assert.ok(f7.includes(`coverage_sft@model=${b}`));
+  }
+  const t4 = await ids('table4-controls.yaml');
+  for (const b of ['qwen3_8b', 'qwen35']) {
+    for (const s of ['rl', 'rl_outcome', 'rl_reduced', 'rl_shuffled', 'rl_dropout', 'id_controls', 'ood_controls']) assert.ok(t4.includes(`${s}@model=${b}`), `table4-controls: ${s}@model=${b}`);
+    for (const k of ['[0.001,0.05]', '[0.3,1]']) for (const s of ['rl_beta', 'id_beta', 'ood_beta']) assert.ok(t4.includes(`${s}@model=${b},shaping.kappa=${k}`), `table4-controls: ${s} ${k}`);
+  }
+  const f6 = await ids('fig6-sft.yaml');
+  for (const b of ['qwen3_8b', 'qwen35']) for (const s of ['sft', 'sft_plain', 'id_plain', 'ood_plain', 'id_plain_original', 'id_sft_original']) assert.ok(f6.includes(`${s}@model=${b}`), `fig6-sft: ${s}@model=${b}`);
+});
+
+test('trainer: verl for an mlab RL stage with SPICE is refused at its place in the file, not trained as ReAct without shaping', async () => {
+  const dir = await project();
+  const r = await cli(['validate', 'table3-rl.yaml', '-S', 'stages.rl.with.trainer=verl'], { cwd: dir });
+  assert.is(r.exitCode, 2, r.stderr + r.stdout);
+  assert.match(r.stderr, /table3-rl\.yaml:\d+:\d+: stages\.rl\.with\.scaffold: the verl agent loop runs the ReAct scaffold only; scaffold: mlab \(its actions and tools\) trains on trainer: worker/);
+  assert.match(r.stderr, /table3-rl\.yaml:\d+:\d+: stages\.rl\.with\.shaping\.kind: turn-level shaping is computed from this node's own rollouts; the verl agent loop gives one reward per episode and scores no turns/);
+  // Outcome-only on mlab is refused as well: the exported loop would train the ReAct scaffold instead.
+  const none = await cli(['validate', 'table3-rl.yaml', '-S', 'stages.rl.with.trainer=verl', '-S', 'stages.rl.with.shaping={kind: none}'], { cwd: dir });
+  assert.is(none.exitCode, 2);
+  assert.match(none.stderr, /stages\.rl\.with\.scaffold: the verl agent loop runs the ReAct scaffold only/);
+  assert.not.match(none.stderr, /shaping\.kind/);
+});
+
+test.run();
