@@ -131,6 +131,23 @@ test('the arms the paper compares are nodes: both backbones, the three rewards, 
   for (const b of ['qwen3_8b', 'qwen35']) for (const s of ['sft', 'sft_plain', 'id_plain', 'ood_plain', 'id_plain_original', 'id_sft_original']) assert.ok(f6.includes(`${s}@model=${b}`), `fig6-sft: ${s}@model=${b}`);
 });
 
+test('the configs share their common nodes in the cache: one SFT per backbone, one SPICE run, one outcome-only run', async () => {
+  const dir = await project();
+  const keys = async (f: string) => {
+    const p = await cli(['plan', f, '--json'], { cwd: dir });
+    assert.is(p.exitCode, 0, p.stderr);
+    return new Map((JSON.parse(p.stdout).nodes as Array<{ id: string; key: string }>).map((n) => [n.id, n.key]));
+  };
+  const [sft, t3, f7, t4, f6] = await Promise.all(['guided-sft.yaml', 'table3-rl.yaml', 'fig7-rl.yaml', 'table4-controls.yaml', 'fig6-sft.yaml'].map(keys));
+  for (const b of ['qwen3_8b', 'qwen35']) {
+    for (const other of [t3, f7, t4, f6]) assert.is(other.get(`sft@model=${b}`), sft.get(`sft@model=${b}`), `sft@model=${b}`);
+    assert.ok(t3.get(`rl@model=${b}`));
+    assert.is(f7.get(`rl@model=${b},shaping.kind=spice`), t3.get(`rl@model=${b}`));
+    assert.is(t4.get(`rl@model=${b}`), t3.get(`rl@model=${b}`));
+    assert.is(t4.get(`rl_outcome@model=${b}`), f7.get(`rl@model=${b},shaping.kind=none`));
+  }
+});
+
 test('trainer: verl for an mlab RL stage with SPICE is refused at its place in the file, not trained as ReAct without shaping', async () => {
   const dir = await project();
   const r = await cli(['validate', 'table3-rl.yaml', '-S', 'stages.rl.with.trainer=verl'], { cwd: dir });
