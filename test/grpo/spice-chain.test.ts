@@ -6,69 +6,57 @@
 // with SPICE shaping scored by the policy's own weights, the solution
 // summaries written by the base model. The policy's tool
 // calls are scored turn by turn, the pilot calibrates β into κ, and the
-// shaping reaches the node's metrics, a table and a figure.
+// shaping reaches the node's metrics, a table and a figure. It runs the
+// paper's own files (guided-sft.yaml and table3-rl.yaml), CPU-sized by -S.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { readFile, writeFile } from 'node:fs/promises';
+import { copyFile, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { summarise } from '../../agents/shaping/bank.js';
 import { toolCalls } from '../../agents/shaping/calls.js';
 import { trainerPython } from '../../gpu/trainer/local.js';
 import type { TurnShaping } from '../../stages/grpo/shaping.js';
-import { cli, outputsOf, readJsonl, ROOT, tmpProject } from '../helpers.js';
+import { cli, readJsonl, ROOT, tmpProject } from '../helpers.js';
 
 const TOOLS = '[detect_missing_values, check_feature_normalization]';
 
-const COLLECT = `
-  suite: { uses: mltoolbench, with: { split: train, templates: [tab-titanic], limit: 2, runs: 2 } }
-  hints: { uses: guide, needs: [suite] }
-  teach: { uses: eval, needs: [suite, hints], with: { scaffold: mlab, tools: ${TOOLS}, policy: scripted:guided, guidance: hints, max_turns: 8, step_timeout: 300 } }
-  demos: { uses: curate, needs: [teach] }
-`;
+// The paper's own config (table3-rl.yaml on guided-sft.yaml), made CPU-sized by -S: two tab-titanic
+// training instances, the procedural guidance writer and the scripted guided teacher, one backbone (the
+// tiny model), and the SFT and GRPO settings a tiny model can learn under. The stage graph is the config's.
+const CPU = [
+  'stages.train_tasks.with={split: train, templates: [tab-titanic], limit: 2, runs: 2}',
+  'stages.guidance.with={}',
+  `stages.collect.with={scaffold: mlab, tools: ${TOOLS}, policy: scripted:guided, guidance: guidance, max_turns: 8, step_timeout: 300}`,
+  'stages.backbones.matrix.model=[qwen3_8b]',
+  'models.qwen3_8b={provider: worker, path: tiny-mlab, model: tiny-mlab, lora_rank: 0, max_tokens: 48}',
+  'models.sft_policy.max_tokens=160',
+  // The SFT keeps each demonstration's prompt and first replies (1,500 tokens) and trains long enough at a
+  // high rate for the tiny model to learn them; GRPO samples at a lower temperature so that it writes them.
+  'stages.sft.with={model: qwen3_8b, dedup: false, val_fraction: 0, epochs: 80, batch_size: 1, lr: 0.01, schedule: constant, max_length: 1500, gradient_checkpointing: false}',
+  `stages.rl.with.tools=${TOOLS}`,
+  'stages.rl.with.steps=1',
+  'stages.rl.with.batch_size=2',
+  'stages.rl.with.group_size=2',
+  // The teacher's limits: they are part of the prompt the policy was fine-tuned on.
+  'stages.rl.with.max_turns=8',
+  'stages.rl.with.step_timeout=300',
+  'stages.rl.with.temperature=0.2',
+  'stages.rl.with.lr=0.00001',
+  'stages.rl.with.seed=0',
+  // The base model writes the solution summaries: any worker entry can, a random one writes noise.
+  'stages.rl.with.shaping={kind: spice, scorer: worker, summarizer: qwen3_8b, pilot_steps: 1, references: 2, max_length: 8192}',
+].flatMap((o) => ['-S', o]);
 
-// The SFT keeps each demonstration's prompt and first replies (1,500 tokens) and trains long enough at a
-// high rate for the tiny model to learn them; GRPO samples at a lower temperature so that it writes them.
-const TRAIN = `
-  tune: { uses: sft, needs: [demos], with: { model: base, dedup: false, val_fraction: 0, epochs: 80, batch_size: 1, lr: 0.01, schedule: constant, max_length: 1500, gradient_checkpointing: false } }
-  rl:
-    uses: grpo
-    needs: [suite, demos, tune]
-    with:
-      policy: tuned
-      trainer: worker
-      scaffold: mlab
-      tools: ${TOOLS}
-      split: all
-      reward: mltoolbench
-      steps: 1
-      batch_size: 2
-      group_size: 2
-      # The teacher's limits: they are part of the prompt the policy was fine-tuned on.
-      max_turns: 8
-      step_timeout: 300
-      temperature: 0.2
-      lr: 0.00001
-      seed: 0
-      # The base model writes the solution summaries: any worker entry can, a random one writes noise.
-      shaping: { kind: spice, scorer: worker, summarizer: base, pilot_steps: 1, references: 2, max_length: 8192 }
-tables:
-  shaping: { from: rl, rows: curve, columns: [step, valid_rate, shaping_scored, shaping_mean_abs, beta] }
-figures:
-  shaping: { from: rl, rows: curve, kind: line, x: step, y: shaping_mean_abs, title: Mean shaping per step }
-`;
-
-const MODELS = `models:
-  base: { provider: worker, path: tiny-mlab, model: tiny-mlab, lora_rank: 0, max_tokens: 48 }
-  tuned: { provider: worker, checkpoint: tune, model: tiny-mlab-sft, lora_rank: 0, max_tokens: 160 }
-`;
-
+const FILE = 'table3-rl.yaml';
+const outputs = async (dir: string, node: string) => (await cli(['outputs', FILE, node, ...CPU], { cwd: dir })).stdout.trim();
 
 test('collection → SFT → GRPO with SPICE on a tiny model: its calls are scored per turn, the metrics reach a table and a figure', async () => {
-  const dir = await tmpProject({ 'collect.yaml': `name: chain\nstages:${COLLECT}` });
-  const c = await cli(['run', 'collect.yaml'], { cwd: dir });
+  const dir = await tmpProject({});
+  for (const f of ['guided-sft.yaml', FILE]) await copyFile(join(ROOT, 'experiments', 'mltoolbench', f), join(dir, f));
+  const c = await cli(['run', FILE, ...CPU, '--only', 'demos'], { cwd: dir });
   assert.is(c.exitCode, 0, c.stderr);
-  const demos = join(await outputsOf(dir, 'demos', 'collect.yaml'), 'trajectories.jsonl');
+  const demos = join(await outputs(dir, 'demos'), 'trajectories.jsonl');
   const kept = await readJsonl(demos);
   assert.ok(kept.length >= 1 && kept.every((t) => t.variables.success === 1), 'verified demonstrations to learn from');
 
@@ -76,17 +64,16 @@ test('collection → SFT → GRPO with SPICE on a tiny model: its calls are scor
   const made = await execa(trainerPython(ROOT), ['-m', 'mlepipe_worker', 'tiny', join(dir, 'tiny-mlab'), '--corpus', demos, '--vocab', '1024', '--context', '8192'], { cwd: join(ROOT, 'gpu', 'worker'), reject: false });
   assert.is(made.exitCode, 0, made.stderr);
 
-  await writeFile(join(dir, 'e.yaml'), `name: chain\n${MODELS}stages:${COLLECT}${TRAIN}`);
-  const r = await cli(['run', 'e.yaml'], { cwd: dir });
+  const r = await cli(['run', FILE, ...CPU, '--only', 'rl'], { cwd: dir });
   assert.is(r.exitCode, 0, r.stderr);
   // The collection is the one already run.
   assert.match(r.stderr, /done: 2 ran, 4 cached, 0 failed/);
 
-  const epochs = await readJsonl(join(await outputsOf(dir, 'tune'), 'metrics.jsonl'));
+  const epochs = await readJsonl(join(await outputs(dir, 'sft@model=qwen3_8b'), 'metrics.jsonl'));
   const [first, last] = [epochs[1].train_loss, epochs[epochs.length - 1].train_loss];
   assert.ok(last < first / 10, `SFT loss ${first} → ${last}`);
 
-  const rl = await outputsOf(dir, 'rl');
+  const rl = await outputs(dir, 'rl@model=qwen3_8b');
   const cal = JSON.parse(await readFile(join(rl, 'calibration.json'), 'utf8'));
   assert.ok(cal.turns > 0 && cal.in_range, JSON.stringify(cal));
   assert.ok(cal.mean_abs_shaping >= 0.05 && cal.mean_abs_shaping <= 0.3);
@@ -95,7 +82,7 @@ test('collection → SFT → GRPO with SPICE on a tiny model: its calls are scor
   const seeded = bank.filter((e) => e.source === 'demonstration');
   assert.is(seeded.length, kept.length);
   for (const e of seeded) {
-    assert.is(e.writer, 'base', JSON.stringify(e));
+    assert.is(e.writer, 'qwen3_8b', JSON.stringify(e));
     assert.is.not(e.text, summarise(kept.find((t) => t.task_id === e.task_id)));
   }
   const curve = await readJsonl(join(rl, 'metrics.jsonl'));
@@ -136,9 +123,10 @@ test('collection → SFT → GRPO with SPICE on a tiny model: its calls are scor
   // The worker took the update with turn-level advantages, and the checkpoint after it is the node's.
   for (const m of curve) assert.type(m.loss, 'number');
   assert.ok(await readFile(join(rl, 'checkpoint', 'mlepipe-worker.json'), 'utf8'));
-  assert.match(r.stdout, /shaping\nstep\s+valid_rate\s+shaping_scored\s+shaping_mean_abs\s+beta\n1\s/);
-  assert.match(r.stderr, /figure shaping: reports\/chain\/shaping\.svg/);
-  assert.match(await readFile(join(dir, 'reports', 'chain', 'shaping.svg'), 'utf8'), /<svg/);
+  // The config's training table (one row per step, the backbone in front) and its figure.
+  assert.match(r.stdout, /training\nvariant\s+step\s+lr\s+reward_mean\s+shaping_scored\s+shaping_mean_abs\s+score_abs_diagnostic\s+score_abs_execution\s+bank_size\nmodel=qwen3_8b\s+1\s/);
+  assert.match(r.stderr, /figure shaping: reports\/mltoolbench-table3-rl\/shaping\.svg/);
+  assert.match(await readFile(join(dir, 'reports', 'mltoolbench-table3-rl', 'shaping.svg'), 'utf8'), /<svg/);
 });
 
 test.run();
