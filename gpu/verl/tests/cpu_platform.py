@@ -17,6 +17,8 @@ import sys
 
 import torch
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # gpu/verl: mlepipe_verl
+
 from verl.plugin.platform.platform_base import PlatformBase
 from verl.plugin.platform.platform_manager import PlatformRegistry
 
@@ -112,13 +114,12 @@ class PlatformCPU(PlatformBase):
 
 
 def main(overrides):
-    from hydra import compose, initialize_config_dir
-
     import verl.trainer.sft_trainer as sft_trainer
     from verl.utils.device import auto_set_device
 
-    with initialize_config_dir(config_dir=os.path.join(os.path.dirname(sft_trainer.__file__), "config"), version_base=None):
-        config = compose(config_name="sft_trainer_engine", overrides=list(overrides))
+    from mlepipe_verl.config import compose
+
+    config = compose(overrides, "sft_trainer_engine")
     auto_set_device(config)
     torch.distributed.init_process_group(backend="gloo")
     try:
