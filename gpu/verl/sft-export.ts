@@ -7,10 +7,11 @@
 //   layout.json                 the per-GPU memory estimate the layout was chosen by
 //   trainer_overrides.yaml      the Hydra overrides of verl's SFT trainer
 // verl trains each message rendered on its own and concatenated (MultiTurnSFTDataset.__getitem__),
-// the loss on every assistant message after its generation prompt. For Qwen3 that differs from
-// rendering the whole conversation, which adds an empty <think></think> block to a final reply; the
-// per-message form is what later turns show the model, so the check that compares them is off
-// (data.ignore_input_ids_mismatch). docs/training.md#seed-sft-on-verl.
+// the loss on every assistant message after its generation prompt. Qwen3's template drops the
+// <think> block of a reply rendered alone, so the export names mlepipe_verl.sft_dataset's subclass
+// (data.custom_cls), which renders each reply as the turn it is generated in. That differs from
+// rendering the whole conversation at once (Qwen3 strips earlier turns' reasoning there), so verl's
+// check comparing the two is off (data.ignore_input_ids_mismatch). docs/training.md#seed-sft-on-verl.
 import { cp, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
@@ -82,6 +83,8 @@ export function sftOverrides(o: SftExportOptions, hasVal: boolean, layout?: Layo
     'data.truncation=right',
     'data.pad_mode=no_padding',
     'data.ignore_input_ids_mismatch=true',
+    'data.custom_cls.path=mlepipe_verl/sft_dataset.py',
+    'data.custom_cls.name=ReplySFTDataset',
     `model.path=${o.model}`,
     ...(o.tokenizer ? [`model.tokenizer_path=${o.tokenizer}`] : []),
     'model.use_remove_padding=true',
