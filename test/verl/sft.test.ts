@@ -69,10 +69,10 @@ test("verl's SFT dataset reads the export: the ids decode to the conversation an
   assert.is(rows.length, 2);
   for (const [k, row] of rows.entries()) {
     const messages = CONVERSATIONS[k].messages;
-    assert.is(row.cls, 'ReplySFTDataset');
     assert.is(row.decoded, messages.map(turn).join(''));
     // Loss on each reply after its generation prompt, through <|im_end|> and the newline the template ends it with.
     assert.equal(row.trained, messages.filter((m) => m.role === 'assistant').map((m) => turn(m).slice('<|im_start|>assistant\n'.length)));
+    assert.is(row.cls, 'ReplySFTDataset');
     // verl's own class renders each reply alone, where Qwen3's template drops its <think> block.
     assert.ok(row.verl_trained.every((t) => !t.includes('<think>')), row.verl_trained.join('|'));
     // Rendered whole, Qwen3 strips the reasoning of replies before the last user message.
