@@ -99,10 +99,11 @@ export function sftOverrides(o: SftExportOptions, hasVal: boolean, layout?: Layo
     `trainer.nnodes=${o.nodes}`,
     `trainer.n_gpus_per_node=${o.gpusPerNode}`,
     `trainer.seed=${o.seed}`,
-    // Validation after every epoch, weights saved at the last step in Hugging Face form (huggingface/ beside the shards).
+    // Validation after every epoch; the weights saved once, at the last step, in Hugging Face form only: the
+    // sharded model and optimizer would add 16 B a parameter (131 GB for 8B) that nothing resumes from.
     `trainer.test_freq=${hasVal ? 'after_each_epoch' : -1}`,
     'trainer.save_freq=-1',
-    "checkpoint.save_contents=['model','optimizer','extra','hf_model']",
+    "checkpoint.save_contents=['hf_model']",
     'trainer.default_local_dir=checkpoints',
     "trainer.logger=['console','file']",
     'trainer.project_name=mlepipe',
