@@ -67,7 +67,7 @@ async function rows(tasks: readonly ExportTask[], split: string, o: ExportOption
   return out;
 }
 
-const str = (name: string) => ({ name, type: 'BYTE_ARRAY' as const, converted_type: 'UTF8' as const, repetition_type: 'OPTIONAL' as const });
+export const str = (name: string) => ({ name, type: 'BYTE_ARRAY' as const, converted_type: 'UTF8' as const, repetition_type: 'OPTIONAL' as const });
 
 async function writeParquet(file: string, data: Row[]): Promise<void> {
   const { parquetWriteBuffer } = await import('hyparquet-writer');

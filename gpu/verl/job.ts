@@ -27,9 +27,11 @@ export interface JobOptions {
   overrides: readonly string[];
   /** The interpreter the job runs with, on the cluster: its entrypoint checks the cluster's resources, then becomes main_ppo. */
   python: string;
-  sandboxUrl: string;
-  /** The sandbox service's token, handed to the job's workers in its runtime environment. */
-  sandboxToken: string;
+  /** What mlepipe_verl.launch is told before the overrides: ['sft'] runs verl's SFT trainer instead of main_ppo. */
+  launch?: readonly string[];
+  /** The sandbox service a GRPO job's agent loop and reward reach, and its token, handed to the job's workers in its runtime environment. */
+  sandboxUrl?: string;
+  sandboxToken?: string;
   /** The job recorded by an earlier attempt, and how to record a new one before it is submitted. */
   recorded?: JobRecord;
   record(job: JobRecord): Promise<void>;
@@ -83,8 +85,9 @@ export async function runJob(o: JobOptions): Promise<{ id: string; reattached: b
     const overrides = withOverrides(o.overrides, {
       'trainer.default_local_dir': join(o.resultsDir, 'checkpoints'),
     });
-    const env = { MLEPIPE_SANDBOX_URL: o.sandboxUrl, MLEPIPE_SANDBOX_TOKEN: o.sandboxToken, VERL_FILE_LOGGER_PATH: join(o.resultsDir, 'metrics.jsonl') };
-    const args = ['job', 'submit', '--address', job.address, '--submission-id', job.id, '--no-wait', '--working-dir', o.exportDir, '--runtime-env-json', JSON.stringify({ excludes: ['tasks/'], env_vars: env }), '--', o.python, '-m', 'mlepipe_verl.launch', ...overrides];
+    const sandbox = o.sandboxUrl ? { MLEPIPE_SANDBOX_URL: o.sandboxUrl, MLEPIPE_SANDBOX_TOKEN: o.sandboxToken ?? '' } : {};
+    const env = { ...sandbox, VERL_FILE_LOGGER_PATH: join(o.resultsDir, 'metrics.jsonl') };
+    const args = ['job', 'submit', '--address', job.address, '--submission-id', job.id, '--no-wait', '--working-dir', o.exportDir, '--runtime-env-json', JSON.stringify({ excludes: ['tasks/'], env_vars: env }), '--', o.python, '-m', 'mlepipe_verl.launch', ...(o.launch ?? []), ...overrides];
     const r = await execa(ray, args, { reject: false, all: true });
     if (r.exitCode !== 0) throw new EnvError(`ray job submit to ${job.address} failed: ${(r.all ?? '').trim().split('\n').slice(-5).join(' ')}`);
     o.log(`submitted ray job ${job.id} to ${job.address}`);

@@ -40,3 +40,22 @@ export function verlCurve(raw: string): Array<Record<string, number | null>> {
   }
   return out;
 }
+
+/** verl's SFT trainer's metrics file as the sft stage's curve: one row per step, its epoch, losses and tokens. */
+export function sftCurve(raw: string, stepsPerEpoch: number): Array<Record<string, number | null>> {
+  const rows = new Map<number, Record<string, number | null>>();
+  for (const line of raw.split('\n')) {
+    if (!line.trim()) continue;
+    const { step, data } = JSON.parse(line) as { step: number; data: Record<string, unknown> };
+    // Validation is logged as a line of its own at the step it follows.
+    const row = rows.get(step) ?? { epoch: Math.ceil(step / stepsPerEpoch), step, train_loss: null, val_loss: null, tokens: null, lr: null, grad_norm: null };
+    row.train_loss = pick(data, 'train/loss') ?? row.train_loss;
+    row.val_loss = pick(data, 'val/loss') ?? row.val_loss;
+    row.tokens = pick(data, 'train/global_tokens') ?? row.tokens;
+    // Not rounded: a learning rate of 1e-5 is 0 at four decimals.
+    row.lr = typeof data['train/lr'] === 'number' ? data['train/lr'] : row.lr;
+    row.grad_norm = pick(data, 'train/grad_norm') ?? row.grad_norm;
+    rows.set(step, row);
+  }
+  return [...rows.values()].sort((a, b) => a.step! - b.step!);
+}

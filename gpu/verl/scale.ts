@@ -132,29 +132,30 @@ function estimate(m: ModelShape, c: Cluster, seqTokens: number, offload: boolean
  * The first layout that fits, trying without offload before with it, and the smallest Ulysses group
  * first (it must divide the node's GPUs and the attention heads). Training may use 90% of a GPU; during
  * rollout vLLM takes what the resident state leaves of 90%, up to 85%, and that must hold its weights
- * and one trajectory's KV cache.
+ * and one trajectory's KV cache. A run without rollout (verl's SFT trainer) is held to the training part.
  */
-export function chooseLayout(m: ModelShape, c: Cluster, seqTokens: number): Layout | { error: string } {
+export function chooseLayout(m: ModelShape, c: Cluster, seqTokens: number, o: { rollout: boolean } = { rollout: true }): Layout | { error: string } {
   const usable = 0.9 * c.gpuMemoryGib;
   let best: (ReturnType<typeof estimate> & { vllmGib: number }) | undefined;
+  const short = (e: ReturnType<typeof estimate> & { vllmGib: number }) => Math.max(0, e.estimate.training - usable) + (o.rollout ? Math.max(0, e.vllmNeedsGib - e.vllmGib) : 0);
   for (const offload of [false, true]) {
     for (const sp of [1, 2, 4, 8]) {
       if (c.gpusPerNode % sp !== 0 || m.heads % sp !== 0) continue;
       const e = estimate(m, c, seqTokens, offload, sp);
       const util = Math.min(0.85, (usable - e.stateGib) / c.gpuMemoryGib);
       const tried = { ...e, vllmGib: Math.max(0, util * c.gpuMemoryGib) };
-      if (!best || e.estimate.training + e.vllmNeedsGib - tried.vllmGib < best.estimate.training + best.vllmNeedsGib - best.vllmGib) best = tried;
-      if (e.estimate.training > usable || tried.vllmGib < e.vllmNeedsGib) continue;
+      if (!best || short(tried) < short(best)) best = tried;
+      if (short(tried) > 0) continue;
       return { offload, sp, tokenBudget: e.tokenBudget, gpuMemoryUtilization: Math.floor(util * 100) / 100, estimate: e.estimate };
     }
   }
   const b = best!;
+  const rollout = o.rollout ? ` and ${round1(b.vllmNeedsGib)} GiB for the rollout's weights and one trajectory's KV cache (${round1(b.vllmGib)} left to vLLM)` : '';
   return {
     error:
-      `no layout of ${(m.params / 1e9).toFixed(1)}B parameters fits ${c.nodes} × ${c.gpusPerNode} GPUs of ${c.gpuMemoryGib} GiB at ${seqTokens} tokens a trajectory: ` +
-      `the closest (Ulysses ${b.sp}${b.offload ? ', offloaded' : ''}) needs ${b.estimate.training} GiB per GPU to train (${b.estimate.activations} GiB activations, ${b.estimate.logits} GiB logits; at most ${round1(usable)}) ` +
-      `and ${round1(b.vllmNeedsGib)} GiB for the rollout's weights and one trajectory's KV cache (${round1(b.vllmGib)} left to vLLM); ` +
-      'use more GPUs (verl.gpus_per_node, verl.nodes), rollout tensor parallelism (verl.rollout_tp) or a smaller model',
+      `no layout of ${(m.params / 1e9).toFixed(1)}B parameters fits ${c.nodes} × ${c.gpusPerNode} GPUs of ${c.gpuMemoryGib} GiB at ${seqTokens} tokens a ${o.rollout ? 'trajectory' : 'sequence'}: ` +
+      `the closest (Ulysses ${b.sp}${b.offload ? ', offloaded' : ''}) needs ${b.estimate.training} GiB per GPU to train (${b.estimate.activations} GiB activations, ${b.estimate.logits} GiB logits; at most ${round1(usable)})${rollout}; ` +
+      `use more GPUs (verl.gpus_per_node, verl.nodes)${o.rollout ? ', rollout tensor parallelism (verl.rollout_tp)' : ', a shorter max_length'} or a smaller model`,
   };
 }
 
@@ -184,8 +185,8 @@ export function layoutOverrides(l: Layout): string[] {
  * model whose shape neither its config.json nor its name gives (verl's defaults then apply, and the
  * node's log says so), or the reason none fits.
  */
-export function layoutFor(model: string, v: { nodes: number; gpusPerNode: number; gpuMemoryGib: number; rolloutTp?: number }, seqTokens: number): Layout | { error: string } | undefined {
+export function layoutFor(model: string, v: { nodes: number; gpusPerNode: number; gpuMemoryGib: number; rolloutTp?: number }, seqTokens: number, o: { rollout: boolean } = { rollout: true }): Layout | { error: string } | undefined {
   const shape = modelShape(model);
   if (!shape) return undefined;
-  return chooseLayout(shape, { ...v, rolloutTp: v.rolloutTp ?? rolloutTp(model, v.gpusPerNode) }, seqTokens);
+  return chooseLayout(shape, { ...v, rolloutTp: v.rolloutTp ?? rolloutTp(model, v.gpusPerNode) }, seqTokens, o);
 }

@@ -1,7 +1,6 @@
 // The grpo stage's run(): rollouts in groups, milestone rewards and
 // advantages, an update step per batch on the chosen trainer.
 import { cp, mkdir, readFile, writeFile } from 'node:fs/promises';
-import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { templateUpdate } from '../../agents/grpo/template-trainer.js';
 import { KIT_MODULES } from '../../agents/policies/kitcode.js';
@@ -9,12 +8,11 @@ import { openaiPolicy } from '../../agents/policies/openai.js';
 import { freshCheckpoint, templatePolicy } from '../../agents/policies/template/index.js';
 import type { TemplateCheckpoint } from '../../agents/policies/template/model.js';
 import type { Policy } from '../../agents/policies/types.js';
-import { ParamError, UserError } from '../../core/errors.js';
+import { ParamError } from '../../core/errors.js';
 import { mean } from '../../core/stats.js';
 import { rewardFormula, rewardInputs } from '../../core/rewards/presets.js';
 import { type ExportOptions, writeVerlExport } from '../../gpu/verl/export.js';
-import { verlModelPath } from '../../gpu/verl/overrides.js';
-import { CHECKPOINT_DIR, weightsFor } from '../worker.js';
+import { verlWeightsOf } from '../verl-job.js';
 import type { Metrics, StageContext, StageResult } from '../contract.js';
 import { listTasks, type TaskRef } from '../eval/tasks.js';
 import { stageSandbox } from '../sandbox.js';
@@ -252,16 +250,4 @@ export async function run(ctx: StageContext<GrpoParams>): Promise<StageResult | 
   const lastVal = [...curve].reverse().find((m) => m.val_reward !== undefined);
   if (lastVal) Object.assign(metrics, { val_reward: lastVal.val_reward, val_valid: lastVal.val_valid, val_any_medal: lastVal.val_any_medal });
   return { metrics };
-}
-
-/**
- * What verl loads as the policy: the entry's path:, or the full-weight checkpoint an upstream sft or grpo
- * node saved (its model/ and tokenizer/ folders; the config check refuses a LoRA one).
- */
-function verlWeightsOf(ctx: StageContext<GrpoParams>, name: string): { model: string; tokenizer?: string } {
-  const m = ctx.models[name];
-  if (m.provider !== 'worker' || m.checkpoint === undefined) return { model: verlModelPath(m, ctx.experimentDir) };
-  const w = weightsFor(ctx, name, m) as { dir: string };
-  if (!existsSync(join(w.dir, 'model', 'config.json'))) throw new UserError(`model ${name}: ${m.checkpoint}'s ${CHECKPOINT_DIR}/ holds no full weights (model/config.json): verl loads a model folder, not an adapter`);
-  return { model: join(w.dir, 'model'), tokenizer: join(w.dir, 'tokenizer') };
 }

@@ -8,6 +8,8 @@
 // epoch, and the final weights saved by the worker straight into the node's
 // checkpoint/, which a `provider: worker, checkpoint: <this stage>` model serves.
 // An interrupted run starts over: its staging folder is thrown away whole.
+// With trainer: verl the same examples train on verl's multi-turn SFT trainer
+// as a Ray job instead (verl-run.ts), for full fine-tuning at paper scale.
 import { existsSync } from 'node:fs';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
@@ -25,6 +27,8 @@ import type { Schedule } from './schedule.js';
 
 export interface SftParams {
   model: string;
+  trainer: 'worker' | 'verl';
+  verl: { nodes: number; gpus_per_node: number; gpu_memory_gib: number; ray_address?: string; python?: string };
   data?: string;
   filter: Filters;
   dedup: boolean;
@@ -47,6 +51,10 @@ export function modelIssues(p: SftParams, models: StageContext<SftParams>['model
   const m = models[p.model];
   // An undefined name is reported by the reference check.
   if (m && m.provider !== 'worker') return [{ param: ['model'], message: `sft trains the weights a trainer worker holds: ${p.model} must be a models: entry with provider: worker (it is ${m.provider})` }];
+  if (p.trainer !== 'verl') return [];
+  // verl's SFT writes full weights; its schedulers are constant and cosine only (verl/workers/config/optimizer.py).
+  if (m?.lora_rank) return [{ param: ['model'], message: `trainer: verl fine-tunes every weight and saves them whole: ${p.model} has lora_rank: ${m.lora_rank}; give it lora_rank: 0 or train with trainer: worker`, also: ['trainer'] }];
+  if (p.schedule === 'linear') return [{ param: ['schedule'], message: "verl's SFT trainer has constant and cosine schedules only (optim.lr_scheduler_type)", also: ['trainer'] }];
   return [];
 }
 
@@ -73,19 +81,24 @@ export const sft: Stage<SftParams> = {
     takes: (p) => (p.data ? [] : ['trajectories']),
   },
 
+  placement(p) {
+    return p.trainer === 'verl' ? `a verl SFT Ray job on ${p.verl.nodes} × ${p.verl.gpus_per_node} GPUs (ray.address, else a Ray head on this machine)` : undefined;
+  },
+
   check(p, ctx) {
     return [...modelIssues(p, ctx.models), ...dataIssues(p, ctx.experimentDir)];
   },
 
   async keyExtras(p, ctx) {
     const spec = ctx.models[p.model];
-    // The worker's code and its pinned packages decide the weights it writes.
-    const code = await listFiles(assetPath('gpu/worker/mlepipe_worker'), (rel) => rel.includes('__pycache__'));
+    // The trainer's code and its pinned packages decide the weights it writes.
+    const verl = p.trainer === 'verl';
+    const code = await listFiles(assetPath(verl ? 'gpu/verl/mlepipe_verl' : 'gpu/worker/mlepipe_worker'), (rel) => rel.includes('__pycache__'));
     return {
       model: spec ? modelIdentity(spec) : null,
       data: p.data ? await hashFile(resolve(ctx.experimentDir, p.data)) : null,
-      worker: sha256(canonicalJson(code)),
-      lock: await hashFile(assetPath('gpu/worker/requirements.lock')),
+      [verl ? 'verl' : 'worker']: sha256(canonicalJson(code)),
+      lock: await hashFile(assetPath(verl ? 'python/verl.lock' : 'gpu/worker/requirements.lock')),
     };
   },
 

@@ -1,7 +1,7 @@
 // The sft stage's run (stages/sft/index.ts has its parameters and checks):
 // examples read, filtered, deduplicated and split, written as TRL's
 // conversational JSONL, then trained on a trainer worker epoch by epoch, the
-// final weights saved into the node's checkpoint/.
+// final weights saved into the node's checkpoint/ (or on verl: verl-run.ts).
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { ParamError } from '../../core/errors.js';
@@ -65,6 +65,10 @@ export async function run(ctx: StageContext<SftParams>) {
   await writeFile(join(ctx.outDir, 'dataset', 'val.jsonl'), jsonl(val));
   await writeFile(join(ctx.outDir, 'dataset', 'funnel.json'), JSON.stringify(funnel, null, 1) + '\n');
   if (!train.length) throw new Error(`no training examples are left (${JSON.stringify(funnel)}): loosen filter: or give more data`);
+  if (p.trainer === 'verl') {
+    const r = await (await import('./verl-run.js')).runSftVerl(ctx, train, val);
+    return { metrics: { examples: funnel.read, duplicates: funnel.duplicates, ...r.metrics } };
+  }
 
   const stepsPerEpoch = Math.ceil(train.length / p.batch_size);
   const total = stepsPerEpoch * p.epochs;

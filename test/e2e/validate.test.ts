@@ -136,4 +136,25 @@ test("the paper's RL configs train on verl: the plan says so, the one-GPU varian
   assert.match(small.stderr, /table4\.yaml:\d+:\d+: stages\.rl\.with\.verl: stage rl: no layout of 8\.2B parameters fits 1 × 1 GPUs of 40 GiB/);
 });
 
+test("table1-seed-sft's SFT trains on verl: the plan says so, one H200 fits offloaded, a GPU too small or an entry without weights is refused before anything runs", async () => {
+  const dir = await tmpProject({
+    'e.yaml': 'name: e\nmodels:\n  base: { provider: worker, model: qwen3-8b, tiny: 0 }\n  lora: { provider: worker, path: /models/Qwen3-8B, model: qwen3-8b, lora_rank: 8 }\nstages:\n  s: { uses: sft, with: { model: lora, trainer: verl, data: chat.jsonl } }\n',
+    'chat.jsonl': JSON.stringify({ messages: [{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'hello' }] }) + '\n',
+  });
+  await cp(join(ROOT, 'experiments'), join(dir, 'experiments'), { recursive: true, filter: (src) => !src.includes('/reports') && !src.endsWith('.lock.json') });
+  const f = 'experiments/sandmle/table1-seed-sft.yaml';
+  const p = await cli(['plan', f], { cwd: dir });
+  assert.match(p.stdout, /run +sft +no entry +→ a verl SFT Ray job on 1 × 8 GPUs/, p.stdout);
+  const one = await cli(['validate', f, '-S', 'stages.sft.with.verl.gpus_per_node=1', '-S', 'stages.rl.with.verl.gpus_per_node=1'], { cwd: dir });
+  assert.is(one.exitCode, 0, one.stderr);
+  const small = await cli(['validate', f, '-S', 'stages.sft.with.verl.gpus_per_node=1', '-S', 'stages.sft.with.verl.gpu_memory_gib=24'], { cwd: dir });
+  assert.is(small.exitCode, 2, small.stdout + small.stderr);
+  assert.match(small.stderr, /table1-seed-sft\.yaml:\d+:\d+: stages\.sft\.with\.verl: stage sft: no layout of 8\.2B parameters fits 1 × 1 GPUs of 24 GiB at 32768 tokens a sequence: .*41\.9 GiB per GPU to train/);
+  const lora = await cli(['validate', 'e.yaml'], { cwd: dir });
+  assert.is(lora.exitCode, 2, lora.stdout);
+  assert.match(lora.stderr, /e\.yaml:6:\d+: stages\.s\.with\.model: trainer: verl fine-tunes every weight and saves them whole: lora has lora_rank: 8/);
+  const none = await cli(['validate', 'e.yaml', '-S', 'stages.s.with.model=base'], { cwd: dir });
+  assert.match(none.stderr, /e\.yaml:3:3: models\.base: stage s trains base with trainer: verl, which loads its weights from path:.*this entry names none/, none.stderr);
+});
+
 test.run();

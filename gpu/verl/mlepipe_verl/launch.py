@@ -1,5 +1,6 @@
 """The Ray job's entrypoint: checks that the cluster can hold the run, then
-becomes verl.trainer.main_ppo with the same overrides.
+becomes verl.trainer.main_ppo with the same overrides (or, given `sft` first,
+verl.trainer.sft_trainer_ray, whose workers hold the GPU bundles only).
 
 verl's trainer first starts TransferQueue, whose controller and storage units
 each hold a CPU, and only then checks its GPUs; each GPU's worker bundle holds
@@ -7,21 +8,24 @@ more CPUs. On a cluster short of CPUs the placement waits forever, so a run
 that cannot fit would hang instead of failing. The counts below are read from
 the installed verl and TransferQueue, not restated here.
 
-    python -m mlepipe_verl.launch OVERRIDE...
+    python -m mlepipe_verl.launch [sft] OVERRIDE...
 """
 import os
 import sys
 
 
-def needs(config):
+def needs(config, sft=False):
     """The GPUs and CPUs the run holds once started, by part."""
-    from transfer_queue.controller import TransferQueueController
-    from transfer_queue.storage.simple_storage import SimpleStorageUnit
     from verl.single_controller.ray.base import ResourcePoolManager
 
     gpus = config.trainer.nnodes * config.trainer.n_gpus_per_node
     per_bundle = ResourcePoolManager.__dataclass_fields__["max_colocate_count"].default
     parts = {"the GPU workers' bundles": gpus * per_bundle}
+    if sft:
+        return gpus, parts
+    from transfer_queue.controller import TransferQueueController
+    from transfer_queue.storage.simple_storage import SimpleStorageUnit
+
     # main_ppo's v1 task runner turns TransferQueue on whatever the config says.
     parts["TransferQueue's controller"] = TransferQueueController._default_options.get("num_cpus", 1)
     backend = config.transfer_queue.backend
@@ -31,9 +35,9 @@ def needs(config):
     return gpus, parts
 
 
-def shortfall(config, resources):
+def shortfall(config, resources, sft=False):
     """What the cluster lacks for the run, in words, or None when it fits."""
-    gpus, parts = needs(config)
+    gpus, parts = needs(config, sft)
     cpus = sum(parts.values())
     have_gpus, have_cpus = resources.get("GPU", 0), resources.get("CPU", 0)
     if have_gpus >= gpus and have_cpus >= cpus:
@@ -46,21 +50,24 @@ def shortfall(config, resources):
     )
 
 
-def main(overrides):
+def main(argv):
     import ray
 
     from mlepipe_verl.config import compose
 
-    config = compose(overrides)
+    sft = bool(argv) and argv[0] == "sft"
+    overrides = argv[1:] if sft else argv
+    config = compose(overrides, "sft_trainer_engine" if sft else "ppo_trainer")
     ray.init(address="auto", log_to_driver=False)
     try:
-        lack = shortfall(config, ray.cluster_resources())
+        lack = shortfall(config, ray.cluster_resources(), sft)
     finally:
         ray.shutdown()
     if lack:
         print(f"mlepipe: {lack}", file=sys.stderr, flush=True)
         return 1
-    os.execv(sys.executable, [sys.executable, "-m", "verl.trainer.main_ppo", *overrides])
+    trainer = "verl.trainer.sft_trainer_ray" if sft else "verl.trainer.main_ppo"
+    os.execv(sys.executable, [sys.executable, "-m", trainer, *overrides])
 
 
 if __name__ == "__main__":

@@ -32,6 +32,14 @@ class LaunchTest(unittest.TestCase):
         self.assertIsNotNone(shortfall(config, {"GPU": 8.0, "CPU": sum(parts.values()) - 1}))
         self.assertIsNone(shortfall(config, {"GPU": 8.0, "CPU": float(sum(parts.values()))}))
 
+    def test_an_sft_job_holds_the_gpu_bundles_only(self):
+        # verl's SFT trainer starts no TransferQueue: its workers' bundles are all it holds.
+        config = compose(["trainer.nnodes=1", "trainer.n_gpus_per_node=8"], "sft_trainer_engine")
+        gpus, parts = needs(config, sft=True)
+        self.assertEqual((gpus, list(parts)), (8, ["the GPU workers' bundles"]))
+        self.assertIsNone(shortfall(config, {"GPU": 8.0, "CPU": float(parts["the GPU workers' bundles"])}, sft=True))
+        self.assertIn("needs 8 GPUs", shortfall(config, {"GPU": 1.0, "CPU": 64.0}, sft=True))
+
 
 if __name__ == "__main__":
     unittest.main()

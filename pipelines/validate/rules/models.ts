@@ -40,10 +40,17 @@ export const workerModels: Rule = ({ doc, params, origins }) => {
   return out;
 };
 
+/** The models: entry a stage trains on verl (a grpo stage's policy, an sft stage's model), if it trains on verl. */
+function verlModel(uses: string, p: Record<string, unknown>): string | undefined {
+  const verl = p.trainer === 'verl' || (uses === 'grpo' && p.trainer === 'verl-export');
+  const name = uses === 'grpo' ? p.policy : uses === 'sft' ? p.model : undefined;
+  return verl && typeof name === 'string' ? name : undefined;
+}
+
 /**
- * verl loads the policy's weights itself (actor_rollout_ref.model.path): a grpo
- * stage with trainer: verl or verl-export needs its policy entry to say where
- * they are. The label in model: names what an endpoint serves, not weights.
+ * verl loads the weights itself (actor_rollout_ref.model.path, the SFT trainer's model.path): a grpo
+ * stage with trainer: verl or verl-export, or an sft stage with trainer: verl, needs its entry to say
+ * where they are. The label in model: names what an endpoint serves, not weights.
  */
 export const verlWeights: Rule = ({ doc, params, origins }) => {
   const out: Diagnostic[] = [];
@@ -51,15 +58,16 @@ export const verlWeights: Rule = ({ doc, params, origins }) => {
   const reported = new Set<string>();
   for (const [id, st] of stageEntries(doc)) {
     const p = params.get(id);
-    if (st.uses !== 'grpo' || !p || (p.trainer !== 'verl' && p.trainer !== 'verl-export') || typeof p.policy !== 'string') continue;
-    const m = models[p.policy];
+    const name = p && verlModel(st.uses, p);
+    if (!p || !name) continue;
+    const m = models[name];
     // An undefined name is reported by the reference check.
-    if (!isPlainObject(m) || typeof m.path === 'string' || reported.has(p.policy)) continue;
+    if (!isPlainObject(m) || typeof m.path === 'string' || reported.has(name)) continue;
     // A full-weight checkpoint of a stage in needs: is a model folder too; a LoRA checkpoint holds only an adapter.
     if (m.provider === 'worker' && typeof m.checkpoint === 'string' && !m.lora_rank) continue;
-    reported.add(p.policy);
+    reported.add(name);
     const why = m.provider === 'worker' && typeof m.checkpoint === 'string' ? `its checkpoint: ${m.checkpoint} is a LoRA adapter (lora_rank: ${m.lora_rank}), which verl cannot load as the policy's weights; train that stage with lora_rank: 0, or give path: to merged weights` : 'this entry names none';
-    out.push({ pos: keyPos(origins, ['models', p.policy]), path: dotted(['models', p.policy]), message: `stage ${id} trains ${p.policy} with trainer: ${p.trainer}, which loads its weights from path: (a Hugging Face model folder, or a hub id such as Qwen/Qwen3-8B) or a full-weight checkpoint: of a stage in needs:; ${why}` });
+    out.push({ pos: keyPos(origins, ['models', name]), path: dotted(['models', name]), message: `stage ${id} trains ${name} with trainer: ${p.trainer}, which loads its weights from path: (a Hugging Face model folder, or a hub id such as Qwen/Qwen3-8B) or a full-weight checkpoint: of a stage in needs:; ${why}` });
   }
   return out;
 };
@@ -76,9 +84,9 @@ export const verlFits: Rule = ({ doc, params, origins, experimentDir }) => {
   const stages = stageEntries(doc);
   for (const [id, st] of stages) {
     const base = params.get(id);
-    if (st.uses !== 'grpo' || !base) continue;
+    if ((st.uses !== 'grpo' && st.uses !== 'sft') || !base) continue;
     const variants: Array<{ p: Record<string, unknown>; at: Path; label?: string }> = [];
-    const own: Path = (st.with as Record<string, unknown> | undefined)?.verl !== undefined ? ['stages', id, 'with', 'verl'] : ['stages', id, 'with', 'policy'];
+    const own: Path = (st.with as Record<string, unknown> | undefined)?.verl !== undefined ? ['stages', id, 'with', 'verl'] : ['stages', id, 'with', st.uses === 'sft' ? 'model' : 'policy'];
     variants.push({ p: base, at: own });
     for (const [abId, ab] of stages) {
       const matrix = (ab as { matrix?: Record<string, unknown[]> }).matrix;
@@ -90,22 +98,30 @@ export const verlFits: Rule = ({ doc, params, origins, experimentDir }) => {
       }
     }
     for (const { p, at, label } of variants) {
-      const why = doesNotFit(p as Partial<GrpoParams>, models, experimentDir);
+      const why = doesNotFit(st.uses, p, models, experimentDir);
       if (why) out.push({ pos: keyPos(origins, at), path: dotted(at), message: `stage ${id}${label ? ` (${label})` : ''}: ${why}` });
     }
   }
   return out;
 };
 
-/** Why a grpo stage's verl run fits no layout, or undefined (not on verl, no weights named yet, a model of unknown shape, or it fits). */
-function doesNotFit(p: Partial<GrpoParams>, models: Record<string, ModelSpec>, experimentDir: string): string | undefined {
-  if (!p.verl || (p.trainer !== 'verl' && p.trainer !== 'verl-export') || typeof p.policy !== 'string') return undefined;
-  const m = models[p.policy];
+/**
+ * Why a stage's verl run fits no layout, or undefined (not on verl, no weights named yet, a model of
+ * unknown shape, or it fits). GRPO is held to its trajectories' context with the rollout beside
+ * training; SFT to max_length, training only.
+ */
+function doesNotFit(uses: string, p: Record<string, unknown>, models: Record<string, ModelSpec>, experimentDir: string): string | undefined {
+  const name = verlModel(uses, p);
+  const v = p.verl as Partial<GrpoParams['verl']> | undefined;
+  if (!name || !isPlainObject(v)) return undefined;
+  const m = models[name];
   if (!isPlainObject(m) || (typeof m.path !== 'string' && typeof m.checkpoint !== 'string')) return undefined;
-  const v = p.verl;
   // A variant's matrix may replace verl: with an object the schema has not filled in; the stage's own check reports it.
   if (![v.nodes, v.gpus_per_node, v.gpu_memory_gib].every((x) => typeof x === 'number' && x > 0)) return undefined;
+  const sft = uses === 'sft';
+  if (sft && typeof p.max_length !== 'number') return undefined;
   // A checkpoint is not written yet: its shape is the model's, found by the entry's name.
-  const layout = layoutFor(typeof m.path === 'string' ? verlModelPath(m, experimentDir) : m.model, { nodes: v.nodes, gpusPerNode: v.gpus_per_node, gpuMemoryGib: v.gpu_memory_gib, rolloutTp: v.rollout_tp }, CONTEXT_TOKENS);
+  const cluster = { nodes: v.nodes!, gpusPerNode: v.gpus_per_node!, gpuMemoryGib: v.gpu_memory_gib!, rolloutTp: sft ? 1 : v.rollout_tp };
+  const layout = layoutFor(typeof m.path === 'string' ? verlModelPath(m, experimentDir) : m.model, cluster, sft ? (p.max_length as number) : CONTEXT_TOKENS, { rollout: !sft });
   return layout && 'error' in layout ? layout.error : undefined;
 }

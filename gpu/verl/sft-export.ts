@@ -1,0 +1,144 @@
+// A verl run directory for supervised fine-tuning with verl's multi-turn SFT
+// trainer (verl.trainer.sft_trainer_ray, Hydra config sft_trainer_engine):
+//   data/{train,val}.parquet   one row per conversation, a `messages` column (role, content), as
+//                              verl's MultiTurnSFTDataset reads it (no tools: the ReAct scaffold's
+//                              actions are in the replies' text)
+//   mlepipe_verl/               the job's entrypoint (launch.py sft: checks the cluster, then the trainer)
+//   layout.json                 the per-GPU memory estimate the layout was chosen by
+//   trainer_overrides.yaml      the Hydra overrides of verl's SFT trainer
+// verl trains each message rendered on its own and concatenated (MultiTurnSFTDataset.__getitem__),
+// the loss on every assistant message after its generation prompt. Qwen3's template drops the
+// <think> block of a reply rendered alone, so the export names mlepipe_verl.sft_dataset's subclass
+// (data.custom_cls), which renders each reply as the turn it is generated in. That differs from
+// rendering the whole conversation at once (Qwen3 strips earlier turns' reasoning there), so verl's
+// check comparing the two is off (data.ignore_input_ids_mismatch). docs/training.md#seed-sft-on-verl.
+import { cp, mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import { assetPath } from '../../core/assets.js';
+import { ParamError } from '../../core/errors.js';
+import { str } from './export.js';
+import { VERL_VERSION } from './overrides.js';
+import { layoutFor, type Layout } from './scale.js';
+
+export interface SftConversation {
+  messages: ReadonlyArray<{ role: string; content: string }>;
+}
+
+export interface SftExportOptions {
+  /** The weights' folder or hub id verl loads (never the entry's label). */
+  model: string;
+  /** The tokenizer's folder, where it is not the weights' (a worker checkpoint keeps it beside them). */
+  tokenizer?: string;
+  epochs: number;
+  lr: number;
+  schedule: 'constant' | 'cosine';
+  warmup: number;
+  maxLength: number;
+  batchSize: number;
+  microBatchSize: number;
+  maxGradNorm: number;
+  gradientCheckpointing: boolean;
+  seed: number;
+  nodes: number;
+  gpusPerNode: number;
+  gpuMemoryGib: number;
+}
+
+/** A parquet file of one `messages` column: a list of {role, content} per row. */
+export async function writeMessagesParquet(file: string, rows: readonly SftConversation[]): Promise<void> {
+  const { parquetWriteBuffer } = await import('hyparquet-writer');
+  const schema = [
+    { name: 'root', num_children: 1 },
+    { name: 'messages', repetition_type: 'OPTIONAL', converted_type: 'LIST', num_children: 1 },
+    { name: 'list', repetition_type: 'REPEATED', num_children: 1 },
+    { name: 'element', repetition_type: 'OPTIONAL', num_children: 2 },
+    str('role'),
+    str('content'),
+  ];
+  const data = rows.map((r) => r.messages.map((m) => ({ role: m.role, content: m.content })));
+  await writeFile(file, Buffer.from(parquetWriteBuffer({ schema: schema as never, columnData: [{ name: 'messages', data }] as never })));
+}
+
+/** The overrides of a layout, in the SFT trainer's keys (its data, model and engine groups). */
+export function sftLayoutOverrides(l: Layout): string[] {
+  return [
+    'data.use_dynamic_bsz=true',
+    `data.max_token_len_per_gpu=${l.tokenBudget}`,
+    `engine.ulysses_sequence_parallel_size=${l.sp}`,
+    `engine.param_offload=${l.offload}`,
+    `engine.optimizer_offload=${l.offload}`,
+  ];
+}
+
+export function sftOverrides(o: SftExportOptions, hasVal: boolean, layout?: Layout): string[] {
+  return [
+    'data.train_files=data/train.parquet',
+    `data.val_files=${hasVal ? 'data/val.parquet' : 'null'}`,
+    'data.messages_key=messages',
+    `data.train_batch_size=${o.batchSize}`,
+    `data.micro_batch_size_per_gpu=${o.microBatchSize}`,
+    `data.max_length=${o.maxLength}`,
+    // Cut at the end, as the worker cuts; no_padding packs sequences for remove-padding.
+    'data.truncation=right',
+    'data.pad_mode=no_padding',
+    'data.ignore_input_ids_mismatch=true',
+    'data.custom_cls.path=mlepipe_verl/sft_dataset.py',
+    'data.custom_cls.name=ReplySFTDataset',
+    `model.path=${o.model}`,
+    ...(o.tokenizer ? [`model.tokenizer_path=${o.tokenizer}`] : []),
+    'model.use_remove_padding=true',
+    `model.enable_gradient_checkpointing=${o.gradientCheckpointing}`,
+    'model.lora_rank=0',
+    'engine.strategy=fsdp2',
+    `optim.lr=${o.lr}`,
+    `optim.lr_scheduler_type=${o.schedule}`,
+    `optim.lr_warmup_steps_ratio=${o.warmup}`,
+    `optim.clip_grad=${o.maxGradNorm}`,
+    `trainer.total_epochs=${o.epochs}`,
+    `trainer.nnodes=${o.nodes}`,
+    `trainer.n_gpus_per_node=${o.gpusPerNode}`,
+    `trainer.seed=${o.seed}`,
+    // Validation after every epoch; the weights saved once, at the last step, in Hugging Face form only: the
+    // sharded model and optimizer would add 16 B a parameter (131 GB for 8B) that nothing resumes from.
+    `trainer.test_freq=${hasVal ? 'after_each_epoch' : -1}`,
+    'trainer.save_freq=-1',
+    "checkpoint.save_contents=['hf_model']",
+    'trainer.default_local_dir=checkpoints',
+    "trainer.logger=['console','file']",
+    'trainer.project_name=mlepipe',
+    'trainer.experiment_name=sft',
+    ...(layout ? sftLayoutOverrides(layout) : []),
+  ];
+}
+
+export async function writeSftExport(dir: string, train: readonly SftConversation[], val: readonly SftConversation[], o: SftExportOptions): Promise<string[]> {
+  await mkdir(join(dir, 'data'), { recursive: true });
+  await writeMessagesParquet(join(dir, 'data', 'train.parquet'), train);
+  if (val.length) await writeMessagesParquet(join(dir, 'data', 'val.parquet'), val);
+  await cp(assetPath('gpu/verl/mlepipe_verl'), join(dir, 'mlepipe_verl'), { recursive: true, filter: (src) => !src.includes('__pycache__') });
+  const layout = layoutFor(o.model, { nodes: o.nodes, gpusPerNode: o.gpusPerNode, gpuMemoryGib: o.gpuMemoryGib, rolloutTp: 1 }, o.maxLength, { rollout: false });
+  if (layout && 'error' in layout) throw new ParamError(['verl'], layout.error);
+  const overrides = sftOverrides(o, val.length > 0, layout);
+  await writeFile(join(dir, 'layout.json'), JSON.stringify(layout ?? { unknown: `the shape of ${o.model} is unknown (no config.json there, not a known name): verl's own defaults for the token budget and offload apply` }, null, 1) + '\n');
+  await writeFile(join(dir, 'trainer_overrides.yaml'), stringify({ verl_version: VERL_VERSION, trainer: 'sft', overrides }));
+  return ['data/train.parquet', ...(val.length ? ['data/val.parquet'] : []), 'mlepipe_verl/', 'layout.json', 'trainer_overrides.yaml'];
+}
+
+/**
+ * The last step's Hugging Face weights of a finished SFT job (CHECKPOINTS/global_step_N/huggingface, N from
+ * verl's latest_checkpointed_iteration.txt) laid out as a worker checkpoint: model/ (weights, config),
+ * tokenizer/ and the manifest, which eval serves through a worker and a verl grpo stage loads as its policy.
+ */
+export async function collectSftCheckpoint(checkpoints: string, dest: string): Promise<{ step: number }> {
+  const { readFile, readdir } = await import('node:fs/promises');
+  const tracker = join(checkpoints, 'latest_checkpointed_iteration.txt');
+  const step = Number((await readFile(tracker, 'utf8').catch(() => '')).trim());
+  const hf = join(checkpoints, `global_step_${step}`, 'huggingface');
+  const files = step > 0 ? await readdir(hf).catch(() => []) : [];
+  if (!files.includes('config.json')) throw new Error(`verl's SFT job left no Hugging Face weights (${step > 0 ? `${hf}/config.json is missing` : `${tracker} names no step`}): checkpoint.save_contents must hold hf_model`);
+  await cp(hf, join(dest, 'model'), { recursive: true });
+  await cp(hf, join(dest, 'tokenizer'), { recursive: true, filter: (src) => src === hf || !/\.(safetensors|bin)$|^config\.json$|generation_config\.json$|model\.safetensors\.index\.json$/.test(src.slice(hf.length + 1)) });
+  await writeFile(join(dest, 'mlepipe-worker.json'), JSON.stringify({ format: 'mlepipe-worker-checkpoint/1', base: { path: join(dest, 'model') }, lora: null }, null, 2));
+  return { step };
+}

@@ -1,0 +1,66 @@
+// `trainer: verl`: the examples exported for verl's multi-turn SFT trainer
+// (gpu/verl/sft-export.ts), kept in the node's item store, run as a Ray job
+// (stages/verl-job.ts), and the last step's Hugging Face weights laid out as
+// the node's checkpoint/ (model/, tokenizer/, the worker's manifest): what an
+// eval serves through `provider: worker, checkpoint:` and what a grpo stage
+// on verl loads as its policy.
+import { cp, readFile, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { ParamError } from '../../core/errors.js';
+import { sftCurve } from '../../gpu/verl/metrics.js';
+import { collectSftCheckpoint, writeSftExport } from '../../gpu/verl/sft-export.js';
+import type { Metrics, StageContext } from '../contract.js';
+import { runVerlJob, verlWeightsOf } from '../verl-job.js';
+import { CHECKPOINT_DIR } from '../worker.js';
+import type { Example } from './data.js';
+import type { SftParams } from './index.js';
+
+export async function runSftVerl(ctx: StageContext<SftParams>, train: readonly Example[], val: readonly Example[]): Promise<{ metrics: Metrics }> {
+  const p = ctx.params;
+  // verl's dataloader drops the last incomplete batch: fewer conversations than a batch train nothing.
+  if (train.length < p.batch_size) throw new ParamError(['batch_size'], `verl's SFT trainer drops an incomplete batch: ${train.length} training conversations make no batch of ${p.batch_size}`);
+  const stepsPerEpoch = Math.floor(train.length / p.batch_size);
+  const weights = verlWeightsOf(ctx as StageContext<unknown>, p.model);
+  const o = {
+    ...weights,
+    epochs: p.epochs,
+    lr: p.lr,
+    schedule: p.schedule as 'constant' | 'cosine',
+    warmup: p.warmup,
+    maxLength: p.max_length,
+    batchSize: p.batch_size,
+    microBatchSize: p.micro_batch_size,
+    maxGradNorm: p.max_grad_norm,
+    gradientCheckpointing: p.gradient_checkpointing,
+    seed: p.seed,
+    nodes: p.verl.nodes,
+    gpusPerNode: p.verl.gpus_per_node,
+    gpuMemoryGib: p.verl.gpu_memory_gib,
+  };
+  const exportDir = (await ctx.items.get('verl-sft-export')) ?? (await ctx.items.put('verl-sft-export', async (d) => void (await writeSftExport(d, train, val, o))));
+  const resultsDir = (await ctx.items.get('verl-sft-results')) ?? (await ctx.items.put('verl-sft-results', async () => {}));
+  const overrides = ((await import('yaml')).parse(await readFile(join(exportDir, 'trainer_overrides.yaml'), 'utf8')) as { overrides: string[] }).overrides;
+  const job = await runVerlJob(ctx as StageContext<unknown>, { verl: p.verl, exportDir, resultsDir, overrides, launch: ['sft'] });
+  await cp(exportDir, join(ctx.outDir, 'verl'), { recursive: true });
+  const { step } = await collectSftCheckpoint(join(resultsDir, 'checkpoints'), join(ctx.outDir, CHECKPOINT_DIR));
+  ctx.log(`final weights (verl step ${step}): ${join(ctx.outDir, CHECKPOINT_DIR, 'model')}`);
+  const raw = existsSync(join(resultsDir, 'metrics.jsonl')) ? await readFile(join(resultsDir, 'metrics.jsonl'), 'utf8') : '';
+  const curve = sftCurve(raw, stepsPerEpoch);
+  await writeFile(join(ctx.outDir, 'metrics.jsonl'), curve.map((c) => JSON.stringify(c)).join('\n') + (curve.length ? '\n' : ''));
+  await writeFile(join(ctx.outDir, 'rows.json'), JSON.stringify({ curve }, null, 1) + '\n');
+  await writeFile(join(ctx.outDir, 'job.json'), JSON.stringify(job) + '\n');
+  const last = curve[curve.length - 1];
+  const lastVal = [...curve].reverse().find((c) => c.val_loss !== null);
+  return {
+    metrics: {
+      train_examples: train.length,
+      val_examples: val.length,
+      epochs: p.epochs,
+      steps: step,
+      tokens: curve.reduce((n, c) => n + (c.tokens ?? 0), 0),
+      train_loss: last?.train_loss ?? null,
+      val_loss: lastVal?.val_loss ?? null,
+    },
+  };
+}
