@@ -38,6 +38,8 @@ export interface TurnView {
 export interface TaskMeta {
   id: string;
   modality?: string;
+  /** The suite's domain (cv, nlp, tabular, time_series, graph), which picks the tools `tools: domain` offers. */
+  domain?: string;
   task_type?: string;
   metric?: string;
   n_train?: number;

@@ -25,7 +25,7 @@ export interface EvalParams {
   split: 'all' | 'train' | 'val';
   limit?: number;
   scaffold: 'react' | 'aide' | 'mlab';
-  /** mlab: the diagnostic tools offered (default all) and the fraction dropped per rollout (default 0). */
+  /** mlab: the diagnostic tools offered (default domain: the task's domain module and the shared one) and the fraction dropped per rollout (default 0). */
   tools?: ToolChoice;
   tool_dropout?: number;
   /** mlab: guidance from a guide stage in needs: (true: any; a name: that stage's) in the teacher's prompt. */

@@ -30,7 +30,7 @@ import { episodeLimits, type EvalParams, policyNames, slug } from './index.js';
 const SCAFFOLDS: Record<EvalParams['scaffold'], (p: EvalParams, iv?: Intervention) => Scaffold> = {
   react: () => react,
   aide: () => aide,
-  mlab: (p, iv) => mlabScaffold({ tools: p.tools ?? 'all', toolDropout: p.tool_dropout ?? 0, seed: p.seed, ...(iv ? { intervention: iv } : {}) }),
+  mlab: (p, iv) => mlabScaffold({ tools: p.tools ?? 'domain', toolDropout: p.tool_dropout ?? 0, seed: p.seed, ...(iv ? { intervention: iv } : {}) }),
 };
 
 export async function run(ctx: StageContext<EvalParams>): Promise<StageResult | void> {

@@ -29,7 +29,7 @@ export interface MlabOptions {
   intervention?: Intervention;
 }
 
-export const MLAB_DEFAULTS: MlabOptions = { tools: 'all', toolDropout: 0, seed: 0 };
+export const MLAB_DEFAULTS: MlabOptions = { tools: 'domain', toolDropout: 0, seed: 0 };
 
 export function mlabScaffold(opts: MlabOptions = MLAB_DEFAULTS): Scaffold {
   return { name: 'mlab', run: (ctx) => runMlab(ctx, opts) };
@@ -40,7 +40,7 @@ export const mlab = mlabScaffold();
 async function runMlab(ctx: EpisodeContext, opts: MlabOptions): Promise<EpisodeResult> {
   const { limits } = ctx;
   const started = Date.now();
-  const tools = dropTools(chooseTools(opts.tools), opts.toolDropout, opts.seed, ctx.task.id, ctx.policy.name, ctx.sample);
+  const tools = dropTools(chooseTools(opts.tools, ctx.task.meta.domain ?? ctx.task.meta.modality), opts.toolDropout, opts.seed, ctx.task.id, ctx.policy.name, ctx.sample);
   const names = [...FILE_ACTIONS.map((a) => a.name), ...tools.map((t) => t.name)];
   const actions = FILE_ACTIONS.map((a) => `- ${a.name}: ${a.description}\n  Action Input: {${Object.entries(a.input).map(([k, v]) => `"${k}": ${v}`).join('; ')}}`).join('\n');
   const toolText = tools.length ? `\nDiagnostic tools (also actions; file arguments are relative to the workspace):\n${tools.map(describeTool).join('\n')}\n` : '';

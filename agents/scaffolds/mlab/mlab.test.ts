@@ -11,7 +11,7 @@ import { listTools } from '../../../tools/index.js';
 import type { Policy, PolicyRequest } from '../../policies/types.js';
 import type { EpisodeContext } from '../types.js';
 import { runAction, type ActionEnv } from './actions.js';
-import { mlabScaffold } from './index.js';
+import { MLAB_DEFAULTS, mlabScaffold } from './index.js';
 import { parseMlab } from './parse.js';
 import { chooseTools, dropTools } from './tools.js';
 
@@ -144,7 +144,7 @@ test('tools: a domain keeps only its tools; dropout removes the seeded fraction,
 });
 
 /** An episode with written replies and no jail (no script or tool runs). */
-async function episode(texts: string[], opts: Parameters<typeof mlabScaffold>[0]) {
+async function episode(texts: string[], opts: Parameters<typeof mlabScaffold>[0], meta: Record<string, unknown> = { id: 't' }) {
   const seen: PolicyRequest[] = [];
   const policy: Policy = {
     name: 'written',
@@ -156,7 +156,7 @@ async function episode(texts: string[], opts: Parameters<typeof mlabScaffold>[0]
     },
   };
   const ctx = {
-    task: { id: 't', description: 'Predict b.', lowerIsBetter: false, meta: { id: 't' } },
+    task: { id: 't', description: 'Predict b.', lowerIsBetter: false, meta },
     session: env.session,
     publicDir: env.roots.publicDir,
     policy,
@@ -215,6 +215,25 @@ test('tool_dropout: the rollout is offered the seeded share of the tools, fixed 
   assert.is(expected.length, all.length - Math.round(0.2 * all.length));
   assert.equal(seen[0].actions!.slice(11), expected);
   assert.equal(seen[1].actions, seen[0].actions);
+});
+
+test('tools: domain (the default) offers the shared module and the task domain\'s, not all 67', async () => {
+  const mods = (domain?: string) => [...new Set(chooseTools('domain', domain).map((t) => t.domain))].sort();
+  assert.equal(mods('graph'), ['graph', 'shared']);
+  assert.equal(mods('cv'), ['shared', 'vision']);
+  assert.equal(mods('time_series'), ['shared', 'tabular', 'time-series']);
+  // A task of no known domain (a procedural SandMLE task says only its modality, when that) gets every tool.
+  assert.is(chooseTools('domain', 'audio').length, listTools().length);
+  assert.is(chooseTools('domain').length, listTools().length);
+  assert.is(MLAB_DEFAULTS.tools, 'domain');
+  const { seen } = await episode([reply('List Files', '{}'), reply('Final Answer', '{"final_answer": "x"}')], MLAB_DEFAULTS, { id: 't', domain: 'graph' });
+  const offered = seen[0].actions ?? [];
+  assert.ok(offered.includes('homophily_estimator') && offered.includes('validate_output_format'));
+  assert.ok(!offered.includes('detect_missing_values') && !offered.includes('acf'));
+  const prompt = seen[0].messages[0].content;
+  assert.match(prompt, /homophily_estimator \(graph diagnostic\)/);
+  assert.not.match(prompt, /\(tabular diagnostic\)|\(nlp diagnostic\)/);
+  assert.ok(prompt.length < 12_000, `the graph prompt is ${prompt.length} characters`);
 });
 
 test('tools: none offers only MLAgentBench actions', async () => {
