@@ -46,6 +46,24 @@ test('the manifest: 115 instances, 16/5/2 per domain, 20 templates with 4 config
   assert.equal(selectInstances({ split: 'ood', domains: ['graph'] }).map((i) => i.template), ['graph-bbbp', 'graph-bace']);
 });
 
+test('no starter holds a comment on or beside a line a fault changes, and a template that does is refused', async () => {
+  const py = (code: string) => execa(PY, ['-c', code], { cwd: join(ROOT, 'tasks', 'py'), reject: false, env: { PYTHONDONTWRITEBYTECODE: '1' } });
+  const all = await py('import json\nfrom mltoolbench import cli\nfrom mltoolbench.core import TEMPLATES, comment_tells\nprint(json.dumps({n: comment_tells(t) for n, t in TEMPLATES.items()}))');
+  assert.is(all.exitCode, 0, all.stderr);
+  const tells = JSON.parse(all.stdout) as Record<string, unknown[]>;
+  assert.is(Object.keys(tells).length, 30);
+  assert.equal(Object.entries(tells).filter(([, v]) => v.length), []);
+  // cv-id-02's old starter: a comment saying every class keeps the same share, above the line that does not.
+  const planted = [
+    'from mltoolbench.core import Template, register',
+    "code = 'x = 1\\n# the same share for every class\\nkeep = rng.random(n) < 0.9\\n'",
+    "register(Template('t', 'vision', 's', 'o', 'accuracy', False, None, code, {'rare class sampling': [('keep = rng.random(n) < 0.9', 'keep = rng.random(n) < np.where(y < 3, 0.08, 0.9)')]}))",
+  ].join('\n');
+  const r = await py(planted);
+  assert.is.not(r.exitCode, 0);
+  assert.match(r.stderr, /a comment near a fault tells the configuration: rare class sampling line 2: # the same share for every class/);
+});
+
 let out = '';
 const IDS = ['cv-id-01', 'tabular-train-02', 'time_series-id-03'];
 

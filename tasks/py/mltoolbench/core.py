@@ -56,11 +56,34 @@ class Template:
     about: str = ''
 
 
+# Lines on either side of a fault's change where the starter may hold no comment: a comment there
+# describes what the line does in one configuration and so tells the other apart without diagnosis.
+COMMENT_REACH = 3
+
+
+def comment_tells(t):
+    """Comments on or near a line some fault changes (in the healthy or the faulty starter), as (config, line, text)."""
+    out = []
+    for name, swaps in t.faults.items():
+        for code, frags in ((t.code, [h for h, _ in swaps]), (starter(t, name)[0], [f for _, f in swaps])):
+            lines = code.split('\n')
+            for frag in frags:
+                first = code[:code.index(frag)].count('\n')
+                last = first + frag.rstrip('\n').count('\n')
+                for i in range(max(0, first - COMMENT_REACH), min(len(lines), last + COMMENT_REACH + 1)):
+                    if '#' in lines[i]:
+                        out.append((name, i + 1, lines[i].strip()))
+    return sorted(set(out))
+
+
 def register(t):
     for name, swaps in t.faults.items():
         for healthy, faulty in swaps:
             if t.code.count(healthy) != 1:
                 raise AssertionError(f'{t.name}/{name}: fragment not unique in the starter: {healthy!r}')
+    tells = comment_tells(t)
+    if tells:
+        raise AssertionError(f'{t.name}: a comment near a fault tells the configuration: ' + '; '.join(f'{c} line {n}: {s}' for c, n, s in tells))
     TEMPLATES[t.name] = t
     return t
 
