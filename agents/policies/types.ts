@@ -49,7 +49,7 @@ export interface TaskMeta {
 export interface PolicyRequest {
   scaffold: ScaffoldName;
   /** react, mlab: every turn is a `step`; aide: which operator the search applies; mlab's model-backed actions: edit, understand. */
-  purpose: 'step' | 'draft' | 'improve' | 'debug' | 'edit' | 'understand';
+  purpose: 'step' | 'draft' | 'improve' | 'debug' | 'edit' | 'understand' | 'reflect' | 'retrieve';
   messages: ChatMessage[];
   /** 0-based turn (react) or node index (aide). */
   turn: number;
