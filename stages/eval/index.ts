@@ -120,7 +120,9 @@ export const evalStage: Stage<EvalParams> = {
   kind: 'eval',
   // 2: limits: presets, validate feedback, the median milestone inclusive, evaluators run in private/.
   // 3: trajectories record the starter's std (curate's margin) and which guidance a teacher saw.
-  version: 3,
+  // 4: mlab has MLAgentBench's 17 actions and its observation wording, offers the task's domain by default,
+  //    and scripted diagnose counts image classes with the vision tool (scripted policies' keys name no code).
+  version: 4,
   description: 'Agents (scaffold + policy) solve tasks in the sandbox; MLE-bench medals with confidence intervals.',
   schema,
   keyIgnore: ['concurrency'],
