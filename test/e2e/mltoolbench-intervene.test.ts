@@ -86,14 +86,16 @@ test('ID split: diagnose beats blind; masking lowers diagnose\'s success, paraph
       assert.equal(t.evidence, t.intervention!.original.evidence);
     }
 
-    // The model-worded arm: only vision tools' answers went to the model, and the agent read its words.
+    // The model-worded arm: only vision tools' answers (the pixel statistics and the class count) went to
+    // the model, and the agent read its words.
     const worded = tools(await trajs('reworded'));
-    const vision = worded.filter((t) => t.name === 'image_normalization_stats');
-    assert.ok(vision.length > 0);
+    const isVision = (t: Turn) => t.name === 'image_normalization_stats' || t.name === 'class_balance_check';
+    const vision = worded.filter(isVision);
+    assert.ok(vision.some((t) => t.name === 'image_normalization_stats') && vision.some((t) => t.name === 'class_balance_check'));
     for (const t of vision) assert.is(t.observation, PREFIX + t.intervention!.original.text);
-    assert.ok(worded.filter((t) => t.name !== 'image_normalization_stats').every((t) => t.intervention === undefined));
+    assert.ok(worded.filter((t) => !isVision(t)).every((t) => t.intervention === undefined));
     assert.is(server.requests.length, vision.length);
-    assert.match(server.requests[0].messages[0].content, /^Rewrite this diagnostic report from the tool image_normalization_stats/);
+    assert.match(server.requests[0].messages[0].content, /^Rewrite this diagnostic report from the tool (image_normalization_stats|class_balance_check)/);
     const rw = await runs('reworded');
     for (const [id, ok] of rw) assert.is(ok, ro.get(id), id);
 
