@@ -101,10 +101,11 @@ export function policyNames(p: { policy?: string; policies?: string[] }, models:
   });
 }
 
-/** tools:, tool_dropout and intervention only mean something to mlab; named tools must exist. */
+/** tools:, tool_dropout, intervention and action_model only mean something to mlab; named tools must exist. */
 function toolIssues(p: Pick<EvalParams, 'scaffold' | 'tools' | 'tool_dropout' | 'intervention' | 'guidance' | 'action_model'>): ParamIssue[] {
   const issues: ParamIssue[] = [];
-  for (const k of ['tools', 'tool_dropout', 'intervention', 'action_model'] as const) if (p[k] !== undefined && p.scaffold !== 'mlab') issues.push({ param: [k], message: `${k}: only the mlab scaffold offers tools (scaffold: ${p.scaffold})` });
+  for (const k of ['tools', 'tool_dropout', 'intervention'] as const) if (p[k] !== undefined && p.scaffold !== 'mlab') issues.push({ param: [k], message: `${k}: only the mlab scaffold offers tools (scaffold: ${p.scaffold})` });
+  if (p.action_model !== undefined && p.scaffold !== 'mlab') issues.push({ param: ['action_model'], message: `action_model: only the mlab scaffold has AI actions (scaffold: ${p.scaffold})` });
   if (p.guidance && p.scaffold !== 'mlab') issues.push({ param: ['guidance'], message: `guidance: only the mlab scaffold puts guidance in a teacher's prompt (scaffold: ${p.scaffold})` });
   if (Array.isArray(p.tools)) p.tools.forEach((n, i) => TOOLS_BY_NAME.has(n) || issues.push({ param: ['tools', i], message: `unknown tool "${n}" (mlepipe tools list shows them)` }));
   const iv = p.intervention;
