@@ -124,6 +124,17 @@ test('attainability: each build records that its fix clears Eq. 5 on the baselin
   const [gen, tries] = JSON.parse(redraw.stdout) as [Record<string, number>, Array<{ seed: number; passed: boolean; reference: null }>];
   assert.equal(gen, { registered_seed: 22009, seed: 22010, redrawn: 1 });
   assert.equal(tries.map((t) => [t.seed, t.passed, t.reference]), [[22009, false, null], [22010, true, null]]);
+  // A healthy starter already within 10% of the metric's best (graph-clrs solves BFS exactly): no seed
+  // repairs it, so the instance is kept from its registered seed and marked as out of reach.
+  const perfect = await suite(['build', 'graph-train-13', '--out', join(out, 'perfect'), '--runs', '1']);
+  assert.is(perfect.exitCode, 0, perfect.stderr);
+  const task = join(out, 'perfect', 'mltb-v1-graph-train-13');
+  const rec = JSON.parse(await readFile(join(task, 'private', 'attainability.json'), 'utf8')) as { attainable: boolean; tries: Array<{ seed: number; line: number; passed: boolean }> };
+  assert.is(rec.attainable, false);
+  assert.equal(rec.tries.map((t) => [t.seed, t.passed]), [[14030, false], [14031, false], [14032, false]]);
+  assert.ok(rec.tries.every((t) => t.line > 1));
+  const meta = JSON.parse(await readFile(join(task, 'task.json'), 'utf8')) as { seed: number; generation: Record<string, number> };
+  assert.equal(meta.generation, { registered_seed: 14030, seed: 14030, redrawn: 0 });
 });
 
 test('the agent side holds no fault metadata and no hidden answers', async () => {
