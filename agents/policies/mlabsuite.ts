@@ -24,7 +24,9 @@ export function toolCalls(listing: string, code: string, offered: readonly strin
   };
   if (/\bimages\b/.test(listing)) {
     add('image_normalization_stats', { path: 'public/images' }, 'Check the pixel range and channel statistics the script should normalize with.');
-    add('detect_label_imbalance', { path: 'public/train.csv', target: 'label' }, 'Check whether the classes are balanced.');
+    // The vision module's own count of the classes when it is offered (the task's domain), else the table tool's.
+    if (offered.includes('class_balance_check')) add('class_balance_check', { path: 'public/train.csv', label_column: 'label' }, 'Check whether the classes are balanced.');
+    else add('detect_label_imbalance', { path: 'public/train.csv', target: 'label' }, 'Check whether the classes are balanced.');
   } else if (/\bnodes\.csv\b/.test(listing)) {
     add('node_feature_health', { features: 'public/nodes.csv' }, 'Check the node features: scales, constant columns, non-finite values.');
   } else if (/\btrain\.csv\b/.test(listing)) {
@@ -65,7 +67,7 @@ export function issuesFrom(code: string, answers: ReadonlyMap<string, Evidence>)
   const gaps = ev('detect_missing_values').columns;
   const missing = Array.isArray(gaps) ? gaps.map((c) => (c as Evidence).column).filter((c): c is string => typeof c === 'string' && /^\w+$/.test(c)) : [];
   if (missing.length) issues.push({ kind: 'missing-values', detail: missing.join(', ') });
-  const ratio = num(ev('detect_label_imbalance').imbalance_ratio);
+  const ratio = num(ev('detect_label_imbalance').imbalance_ratio) ?? num(ev('class_balance_check').imbalance_ratio);
   if (ratio !== null && ratio < 2 && /keep = .*np\.where\(/.test(code)) issues.push({ kind: 'class-sampling', detail: 'labels are balanced but the script subsamples by class' });
   const settings = suspiciousSettings(code);
   if (settings.length) issues.push({ kind: 'settings', detail: settings.join(', ') });

@@ -38,6 +38,8 @@ export interface TurnView {
 export interface TaskMeta {
   id: string;
   modality?: string;
+  /** The suite's domain (cv, nlp, tabular, time_series, graph), which picks the tools `tools: domain` offers. */
+  domain?: string;
   task_type?: string;
   metric?: string;
   n_train?: number;
@@ -47,7 +49,7 @@ export interface TaskMeta {
 export interface PolicyRequest {
   scaffold: ScaffoldName;
   /** react, mlab: every turn is a `step`; aide: which operator the search applies; mlab's model-backed actions: edit, understand. */
-  purpose: 'step' | 'draft' | 'improve' | 'debug' | 'edit' | 'understand';
+  purpose: 'step' | 'draft' | 'improve' | 'debug' | 'edit' | 'understand' | 'reflect' | 'retrieve';
   messages: ChatMessage[];
   /** 0-based turn (react) or node index (aide). */
   turn: number;

@@ -25,13 +25,15 @@ export interface EvalParams {
   split: 'all' | 'train' | 'val';
   limit?: number;
   scaffold: 'react' | 'aide' | 'mlab';
-  /** mlab: the diagnostic tools offered (default all) and the fraction dropped per rollout (default 0). */
+  /** mlab: the diagnostic tools offered (default domain: the task's domain module and the shared one) and the fraction dropped per rollout (default 0). */
   tools?: ToolChoice;
   tool_dropout?: number;
   /** mlab: guidance from a guide stage in needs: (true: any; a name: that stage's) in the teacher's prompt. */
   guidance?: boolean | string;
   /** mlab: mask or paraphrase the named tools' answers (Table 6). */
   intervention?: { mode: 'none' | 'mask' | 'paraphrase'; tools: Exclude<ToolChoice, 'none'>; paraphrase_model?: string; branch?: string };
+  /** mlab: the models: entry the AI actions (edits, Understand File, Reflection, Retrieval) ask; default the policy. */
+  action_model?: string;
   policy?: string;
   policies?: string[];
   repeats: number;
@@ -99,10 +101,11 @@ export function policyNames(p: { policy?: string; policies?: string[] }, models:
   });
 }
 
-/** tools:, tool_dropout and intervention only mean something to mlab; named tools must exist. */
-function toolIssues(p: Pick<EvalParams, 'scaffold' | 'tools' | 'tool_dropout' | 'intervention' | 'guidance'>): ParamIssue[] {
+/** tools:, tool_dropout, intervention and action_model only mean something to mlab; named tools must exist. */
+function toolIssues(p: Pick<EvalParams, 'scaffold' | 'tools' | 'tool_dropout' | 'intervention' | 'guidance' | 'action_model'>): ParamIssue[] {
   const issues: ParamIssue[] = [];
   for (const k of ['tools', 'tool_dropout', 'intervention'] as const) if (p[k] !== undefined && p.scaffold !== 'mlab') issues.push({ param: [k], message: `${k}: only the mlab scaffold offers tools (scaffold: ${p.scaffold})` });
+  if (p.action_model !== undefined && p.scaffold !== 'mlab') issues.push({ param: ['action_model'], message: `action_model: only the mlab scaffold has AI actions (scaffold: ${p.scaffold})` });
   if (p.guidance && p.scaffold !== 'mlab') issues.push({ param: ['guidance'], message: `guidance: only the mlab scaffold puts guidance in a teacher's prompt (scaffold: ${p.scaffold})` });
   if (Array.isArray(p.tools)) p.tools.forEach((n, i) => TOOLS_BY_NAME.has(n) || issues.push({ param: ['tools', i], message: `unknown tool "${n}" (mlepipe tools list shows them)` }));
   const iv = p.intervention;
@@ -118,7 +121,9 @@ export const evalStage: Stage<EvalParams> = {
   kind: 'eval',
   // 2: limits: presets, validate feedback, the median milestone inclusive, evaluators run in private/.
   // 3: trajectories record the starter's std (curate's margin) and which guidance a teacher saw.
-  version: 3,
+  // 4: mlab has MLAgentBench's 17 actions and its observation wording, offers the task's domain by default,
+  //    and scripted diagnose counts image classes with the vision tool (scripted policies' keys name no code).
+  version: 4,
   description: 'Agents (scaffold + policy) solve tasks in the sandbox; MLE-bench medals with confidence intervals.',
   schema,
   keyIgnore: ['concurrency'],
@@ -160,7 +165,9 @@ export const evalStage: Stage<EvalParams> = {
     // modes never ask it (an ablate over the mode may leave it written in every arm).
     const pm = p.intervention?.mode === 'paraphrase' ? p.intervention.paraphrase_model : undefined;
     const paraphraser = pm ? { openai: modelIdentity(ctx.models[pm]) } : null;
-    return { policies, ...(paraphraser ? { paraphraser } : {}), prompts: await assetsDigest([`agents/prompts/${p.scaffold}`, ...(p.scaffold === 'mlab' ? ['tools/py'] : [])]), reward: p.reward ? rewardFormula(p.reward, ctx.rewards) : null, python: await ctx.python() };
+    // The AI actions' model writes the edits the agent runs: its identity is part of the key too.
+    const actionModel = p.action_model ? { openai: modelIdentity(ctx.models[p.action_model]) } : null;
+    return { policies, ...(paraphraser ? { paraphraser } : {}), ...(actionModel ? { action_model: actionModel } : {}), prompts: await assetsDigest([`agents/prompts/${p.scaffold}`, ...(p.scaffold === 'mlab' ? ['tools/py'] : [])]), reward: p.reward ? rewardFormula(p.reward, ctx.rewards) : null, python: await ctx.python() };
   },
 
   run: lazyRun(() => import('./run.js')),

@@ -29,6 +29,12 @@ test('prompt_format belongs to react', () => {
   assert.equal(check({ scaffold: 'aide', prompt_format: 'sandmle-release' }), [[['prompt_format'], 'prompt_format: only the react scaffold has reply formats (scaffold: aide)']]);
 });
 
+test('action_model: mlab only (its AI actions ask it)', () => {
+  const check = (p: Partial<EvalParams>) => evalStage.check!({ split: 'all', repeats: 1, policy: 'scripted:forest', ...p } as EvalParams, { experimentDir: '.', models: {} } as never).map((i) => [i.param, i.message]);
+  assert.equal(check({ scaffold: 'mlab', action_model: 'editor' }), []);
+  assert.equal(check({ scaffold: 'react', action_model: 'editor' }), [[['action_model'], 'action_model: only the mlab scaffold has AI actions (scaffold: react)']]);
+});
+
 test('intervention: mlab only, its tools must exist, none of it with tools: none', () => {
   const check = (p: Partial<EvalParams>) => evalStage.check!({ split: 'all', repeats: 1, policy: 'scripted:forest', ...p } as EvalParams, { experimentDir: '.', models: {} } as never).map((i) => [i.param, i.message]);
   assert.equal(check({ scaffold: 'mlab', intervention: { mode: 'mask', tools: ['detect_missing_values'] } }), []);

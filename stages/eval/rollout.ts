@@ -61,7 +61,7 @@ async function keepCopy(workspace: string, name: string, dest: string): Promise<
 
 export async function rollout(o: RolloutOptions): Promise<Trajectory> {
   const started = new Date();
-  const meta = (await readJsonFile(join(o.task.dir, 'task.json'))) as { is_lower_better?: boolean; modality?: string; task_type?: string; metric?: string; n_train?: number; sample_submission?: string };
+  const meta = (await readJsonFile(join(o.task.dir, 'task.json'))) as { is_lower_better?: boolean; modality?: string; domain?: string; task_type?: string; metric?: string; n_train?: number; sample_submission?: string };
   // The prompt names the task's own files (MLE-bench competitions keep their own names).
   const files = await publicListing(o.task.dir);
   const description = await readFile(join(o.task.dir, 'public', 'description.md'), 'utf8').catch(() => '(no description.md)');
@@ -76,7 +76,7 @@ export async function rollout(o: RolloutOptions): Promise<Trajectory> {
         id: o.task.id,
         description,
         lowerIsBetter: meta.is_lower_better ?? false,
-        meta: { id: o.task.id, modality: meta.modality, task_type: meta.task_type, metric: meta.metric, n_train: meta.n_train, is_lower_better: meta.is_lower_better },
+        meta: { id: o.task.id, modality: meta.modality, ...(meta.domain ? { domain: meta.domain } : {}), task_type: meta.task_type, metric: meta.metric, n_train: meta.n_train, is_lower_better: meta.is_lower_better },
         files,
         sample: meta.sample_submission ?? 'sample_submission.csv',
       },

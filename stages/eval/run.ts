@@ -27,10 +27,10 @@ import { listTasks } from './tasks.js';
 import { loadGuidance } from './guidance.js';
 import { episodeLimits, type EvalParams, policyNames, slug } from './index.js';
 
-const SCAFFOLDS: Record<EvalParams['scaffold'], (p: EvalParams, iv?: Intervention) => Scaffold> = {
+const SCAFFOLDS: Record<EvalParams['scaffold'], (p: EvalParams, iv?: Intervention, actionModel?: Policy) => Scaffold> = {
   react: () => react,
   aide: () => aide,
-  mlab: (p, iv) => mlabScaffold({ tools: p.tools ?? 'all', toolDropout: p.tool_dropout ?? 0, seed: p.seed, ...(iv ? { intervention: iv } : {}) }),
+  mlab: (p, iv, actionModel) => mlabScaffold({ tools: p.tools ?? 'domain', toolDropout: p.tool_dropout ?? 0, seed: p.seed, ...(iv ? { intervention: iv } : {}), ...(actionModel ? { actionModel } : {}) }),
 };
 
 export async function run(ctx: StageContext<EvalParams>): Promise<StageResult | void> {
@@ -63,7 +63,8 @@ export async function run(ctx: StageContext<EvalParams>): Promise<StageResult | 
     return makePolicy(name, ref, models, { cacheDir, sampling, log: ctx.log, inputDirs: ctx.inputs.map((i) => i.dir), experimentDir: ctx.experimentDir, maxTurns: lim.max_turns });
   });
   const iv = interventionOf(p, models, { cacheDir: join(ctx.cacheRoot, 'llm'), sampling, log: ctx.log }, ctx.signal);
-  const scaffold = SCAFFOLDS[p.scaffold](p, iv);
+  const actionModel = p.action_model ? makePolicy(p.action_model, { kind: 'openai', model: p.action_model }, models, { cacheDir: join(ctx.cacheRoot, 'llm'), sampling, log: ctx.log }) : undefined;
+  const scaffold = SCAFFOLDS[p.scaffold](p, iv, actionModel);
   const branchFrom = p.intervention?.branch;
   const saved = branchFrom ? loadSaved(ctx.inputs, branchFrom) : undefined;
   const reward = p.reward ? rewardFormula(p.reward, ctx.rewards) : undefined;

@@ -181,7 +181,8 @@ export const validates = (p: GrpoParams) => p.eval_every > 0 || p.trainer === 'v
 
 export const grpo: Stage<GrpoParams> = {
   kind: 'grpo',
-  version: 1,
+  // 2: mlab rollouts as eval's version 4 (17 actions, their observations, tools: domain by default).
+  version: 2,
   description: 'Trajectory-wise GRPO with milestone rewards (template policy on CPU, a trainer worker, or a verl export).',
   schema,
   resolve: resolveGrpo,

@@ -98,9 +98,9 @@ export async function run(ctx: StageContext<GrpoParams>): Promise<StageResult | 
   const kitOnly = p.trainer === 'template' && p.scaffold !== 'mlab';
   const sandbox = stageSandbox(ctx, Math.min(p.concurrency, p.batch_size * p.group_size), kitOnly ? KIT_MODULES : undefined);
   const scaffolds = {
-    train: p.scaffold === 'mlab' ? mlabScaffold({ tools: p.tools ?? 'all', toolDropout: p.tool_dropout, seed: p.seed }) : react,
+    train: p.scaffold === 'mlab' ? mlabScaffold({ tools: p.tools ?? 'domain', toolDropout: p.tool_dropout, seed: p.seed }) : react,
     // Validation offers every tool: dropout is a training-time control.
-    val: p.scaffold === 'mlab' ? mlabScaffold({ tools: p.tools ?? 'all', toolDropout: 0, seed: p.seed }) : react,
+    val: p.scaffold === 'mlab' ? mlabScaffold({ tools: p.tools ?? 'domain', toolDropout: 0, seed: p.seed }) : react,
   };
   const plan = (tasks: TaskRef[], group: number, k: number, policy: Policy, prefix = `step${k}`, scaffold = scaffolds.train): RolloutPlan => ({
     sandbox,

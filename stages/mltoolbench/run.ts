@@ -20,6 +20,8 @@ interface Built {
   split: string;
   ok: boolean;
   baseline?: { mean: number; std: number; runs: number };
+  /** The seed the instance was built from, when the attainability check drew it again. */
+  generation?: { registered_seed: number; seed: number; redrawn: number };
   error?: string;
 }
 
@@ -55,8 +57,8 @@ export async function run(ctx: StageContext<MltoolbenchParams>): Promise<StageRe
     }
     const sample = await runEvaluator(join(d, 'task'), python);
     if (!sample.ok) return { id: inst.id, template: inst.template, split: inst.split, ok: false, error: `the sample submission does not grade: ${sample.error}` };
-    const task = JSON.parse(await readFile(join(d, 'task', 'task.json'), 'utf8')) as { baseline: Built['baseline'] };
-    return { id: inst.id, template: inst.template, split: inst.split, ok: true, baseline: task.baseline };
+    const task = JSON.parse(await readFile(join(d, 'task', 'task.json'), 'utf8')) as { baseline: Built['baseline']; generation?: Built['generation'] };
+    return { id: inst.id, template: inst.template, split: inst.split, ok: true, baseline: task.baseline, ...(task.generation ? { generation: task.generation } : {}) };
   };
   let built: Built[];
   try {

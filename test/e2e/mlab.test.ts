@@ -30,6 +30,7 @@ const MODEL = (body: { messages: { role: string; content: string }[] }) => {
     step('detect_missing_values', { path: 'public/train.csv' }),
     step('Edit Script (AI)', { script_name: 'solve.py', edit_instruction: 'print "edited" at the end', save_name: 'solve2.py' }),
     'I am not sure what to do next.',
+    step('Python REPL', { command: 'import pandas as pd\nprint(len(pd.read_csv("submission.csv")), "rows")' }),
     step('Final Answer', { final_answer: 'copied the sample submission' }),
   ];
   const turn = body.messages.filter((m) => m.role === 'assistant').length;
@@ -44,10 +45,10 @@ test('scaffold: mlab through the CLI: valid submissions, each action and tool ca
     const r = await cli(['run', 'e.yaml'], { cwd: dir, env });
     assert.is(r.exitCode, 0, r.stderr);
     assert.match(r.stdout, /scripted:diagnose\s+100 \[100, 100\]/);
-    assert.match(r.stdout, /tiny\s+100 \[100, 100\]\s+6/);
-    // Six replies and one edit request on each of two tasks; the second edit request is the first's
+    assert.match(r.stdout, /tiny\s+100 \[100, 100\]\s+7/);
+    // Seven replies and one edit request on each of two tasks; the second edit request is the first's
     // word for word, so the response cache answers it.
-    assert.is(server.requests.length, 13);
+    assert.is(server.requests.length, 15);
     assert.is(server.requests.filter((q) => q.messages[0].content.startsWith('Edit this Python script')).length, 1);
     // The system prompt lists the actions and the offered tools, and nothing of other domains.
     const system = server.requests.find((q) => q.messages[0].role === 'system')!.messages[0].content;
@@ -66,13 +67,17 @@ test('scaffold: mlab through the CLI: valid submissions, each action and tool ca
       assert.ok(t.evaluation, `${t.policy} on ${t.task_id}: ${t.grade_error}`);
     }
     const model = trajectories.find((t) => t.policy === 'tiny');
-    assert.equal(model.turns.map((t: { action: string; name?: string }) => [t.action, t.name ?? null]), [['action', 'Write File'], ['code', 'Execute Script'], ['tool', 'detect_missing_values'], ['action', 'Edit Script (AI)'], ['invalid', null], ['answer', 'Final Answer']]);
-    assert.match(model.turns[3].observation, /^the edited script is saved to solve2\.py \(5 lines; was 4\)/);
-    assert.is(model.usage.requests, 7);
+    assert.equal(model.turns.map((t: { action: string; name?: string }) => [t.action, t.name ?? null]), [['action', 'Write File'], ['code', 'Execute Script'], ['tool', 'detect_missing_values'], ['action', 'Edit Script (AI)'], ['invalid', null], ['action', 'Python REPL'], ['answer', 'Final Answer']]);
+    // MLAgentBench's answer to an edit: where it went and the diff.
+    assert.match(model.turns[3].observation, /^The edited file is saved to solve2\.py\. Here is the diff, please check if the edit is correct and desirable:\n\n--- solve2\.py\n\+\+\+ solve2\.py\n@@ -1,3 \+1,4 @@\n(?: .*\n){3}\+print\("edited"\)\n$/);
+    // The REPL runs in the jail, in the workspace, and shows what the command printed.
+    assert.is(model.turns[5].exit_code, 0);
+    assert.match(model.turns[5].observation, /--- stdout ---\n\d+ rows/);
+    assert.is(model.usage.requests, 8);
     assert.equal(model.turns[0].args, { file_name: 'solve.py', content: COPY });
     assert.is(model.turns[1].exit_code, 0);
     assert.is(model.turns[1].code, COPY);
-    assert.match(model.turns[1].observation, /--- stdout ---\ncopied/);
+    assert.match(model.turns[1].observation, /^The script has been executed\. Here is the output:\nexit code 0 .*\n--- stdout ---\ncopied/);
     assert.equal(model.turns[2].args, { path: 'public/train.csv' });
     assert.not.match(model.turns[2].observation, /^error/);
     assert.match(model.turns[2].observation, /missing/i);

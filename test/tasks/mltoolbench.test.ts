@@ -46,13 +46,32 @@ test('the manifest: 115 instances, 16/5/2 per domain, 20 templates with 4 config
   assert.equal(selectInstances({ split: 'ood', domains: ['graph'] }).map((i) => i.template), ['graph-bbbp', 'graph-bace']);
 });
 
+test('no starter holds a comment on or beside a line a fault changes, and a template that does is refused', async () => {
+  const py = (code: string) => execa(PY, ['-c', code], { cwd: join(ROOT, 'tasks', 'py'), reject: false, env: { PYTHONDONTWRITEBYTECODE: '1' } });
+  const all = await py('import json\nfrom mltoolbench import cli\nfrom mltoolbench.core import TEMPLATES, comment_tells\nprint(json.dumps({n: comment_tells(t) for n, t in TEMPLATES.items()}))');
+  assert.is(all.exitCode, 0, all.stderr);
+  const tells = JSON.parse(all.stdout) as Record<string, unknown[]>;
+  assert.is(Object.keys(tells).length, 30);
+  assert.equal(Object.entries(tells).filter(([, v]) => v.length), []);
+  // cv-id-02's old starter: a comment saying every class keeps the same share, above the line that does not.
+  const planted = [
+    'from mltoolbench.core import Template, register',
+    "code = 'x = 1\\n# the same share for every class\\nkeep = rng.random(n) < 0.9\\n'",
+    "register(Template('t', 'vision', 's', 'o', 'accuracy', False, None, code, {'rare class sampling': [('keep = rng.random(n) < 0.9', 'keep = rng.random(n) < np.where(y < 3, 0.08, 0.9)')]}))",
+  ].join('\n');
+  const r = await py(planted);
+  assert.is.not(r.exitCode, 0);
+  assert.match(r.stderr, /a comment near a fault tells the configuration: rare class sampling line 2: # the same share for every class/);
+});
+
 let out = '';
 const IDS = ['cv-id-01', 'tabular-train-02', 'time_series-id-03'];
 
 test('same seed, same bytes: two builds of an instance are identical file for file', async () => {
   out = await mkdtemp(join(tmpdir(), 'mltb-'));
   for (const dir of ['a', 'b']) {
-    const r = await suite(['build', ...IDS, '--out', join(out, dir), '--runs', '2']);
+    // The second build reads the attainability check's fix scores from the cache the first wrote.
+    const r = await suite(['build', ...IDS, '--out', join(out, dir), '--runs', '2', '--cache', join(out, 'cache')]);
     assert.is(r.exitCode, 0, r.stderr);
   }
   for (const id of IDS) {
@@ -66,6 +85,56 @@ test('same seed, same bytes: two builds of an instance are identical file for fi
   assert.is(r.exitCode, 0, r.stderr);
   const train = (d: string) => readFile(join(out, d, 'mltb-v1-tabular-train-02', 'public', 'train.csv'), 'utf8');
   assert.is.not(await train('c'), await train('a'));
+});
+
+test('attainability: each build records that its fix clears Eq. 5 on the baseline seeds, and draws the next seed when it does not', async () => {
+  assert.is((await readdir(join(out, 'cache'))).length, IDS.length);
+  for (const id of IDS) {
+    const task = join(out, 'a', `mltb-v1-${id}`);
+    const rec = JSON.parse(await readFile(join(task, 'private', 'attainability.json'), 'utf8')) as { seeds: number; tries: Array<{ starter: number; reference: number; line: number; passed: boolean }> };
+    const meta = JSON.parse(await readFile(join(task, 'task.json'), 'utf8')) as { seed: number; is_lower_better: boolean; generation: { registered_seed: number; seed: number; redrawn: number } };
+    assert.is(rec.seeds, 2);
+    const last = rec.tries[rec.tries.length - 1];
+    assert.ok(last.passed && (meta.is_lower_better ? last.reference < last.line : last.reference > last.line), `${id}: ${JSON.stringify(last)}`);
+    assert.equal(meta.generation, { registered_seed: meta.generation.registered_seed, seed: meta.seed, redrawn: rec.tries.length - 1 });
+  }
+  const py = (code: string) => execa(PY, ['-c', code], { cwd: join(ROOT, 'tasks', 'py'), reject: false, env: { PYTHONDONTWRITEBYTECODE: '1' } });
+  // A fault too small to matter on any seed: the build tries three seeds, then fails naming them.
+  const head = [
+    'import json, sys, tempfile',
+    'from mltoolbench import cli, attain, core, tabular',
+    'from mltoolbench.core import TEMPLATES, Template, register, build',
+    "b = TEMPLATES['tab-breast-calibration']",
+    "register(Template('t-null', 'tabular', 's', 'o', b.metric, True, b.make, b.code, {'nothing': [('TEMPERATURE = 1.0', 'TEMPERATURE = 1.01')]}))",
+    "inst = {'id': 'x', 'template': 't-null', 'config': 'nothing', 'seed': 5, 'split': 'train', 'domain': 'tabular'}",
+  ];
+  const none = await py([...head, 'build(inst, tempfile.mkdtemp(), runs=2)'].join('\n'));
+  assert.is.not(none.exitCode, 0);
+  assert.match(none.stderr, /x: Eq\. 5 is out of reach on every seed tried: \[\{"seed": 5,.*\{"seed": 6,.*\{"seed": 7,.*"passed": false\}\]/);
+  // A check that fails on the registered seed only: the instance is drawn from the next one, and that is recorded.
+  const redraw = await py([
+    ...head,
+    'real = attain.check',
+    "attain.check = lambda t, i, seed, *a, **k: {**real(t, i, seed, *a, **k), 'passed': seed != 22009}",
+    "d = tempfile.mkdtemp()",
+    "task = build(next(i for i in cli.instances() if i['id'] == 'mltb-v1-tabular-id-05'), d, runs=2)",
+    "print(json.dumps([task['generation'], json.load(open(d + '/private/attainability.json'))['tries']]))",
+  ].join('\n'));
+  assert.is(redraw.exitCode, 0, redraw.stderr);
+  const [gen, tries] = JSON.parse(redraw.stdout) as [Record<string, number>, Array<{ seed: number; passed: boolean; reference: null }>];
+  assert.equal(gen, { registered_seed: 22009, seed: 22010, redrawn: 1 });
+  assert.equal(tries.map((t) => [t.seed, t.passed, t.reference]), [[22009, false, null], [22010, true, null]]);
+  // A healthy starter already within 10% of the metric's best (graph-clrs solves BFS exactly): no seed
+  // repairs it, so the instance is kept from its registered seed and marked as out of reach.
+  const perfect = await suite(['build', 'graph-train-13', '--out', join(out, 'perfect'), '--runs', '1']);
+  assert.is(perfect.exitCode, 0, perfect.stderr);
+  const task = join(out, 'perfect', 'mltb-v1-graph-train-13');
+  const rec = JSON.parse(await readFile(join(task, 'private', 'attainability.json'), 'utf8')) as { attainable: boolean; tries: Array<{ seed: number; line: number; passed: boolean }> };
+  assert.is(rec.attainable, false);
+  assert.equal(rec.tries.map((t) => [t.seed, t.passed]), [[14030, false], [14031, false], [14032, false]]);
+  assert.ok(rec.tries.every((t) => t.line > 1));
+  const meta = JSON.parse(await readFile(join(task, 'task.json'), 'utf8')) as { seed: number; generation: Record<string, number> };
+  assert.equal(meta.generation, { registered_seed: 14030, seed: 14030, redrawn: 0 });
 });
 
 test('the agent side holds no fault metadata and no hidden answers', async () => {
@@ -85,6 +154,22 @@ test('the agent side holds no fault metadata and no hidden answers', async () =>
     // task.json sits beside public/ but holds neither the configuration nor the fix.
     const taskJson = await readFile(join(task, 'task.json'), 'utf8');
     assert.not.ok(taskJson.includes(fault.config), id);
+  }
+});
+
+test('description.md is the task prompt: every field, the starter\'s measured baseline and Eq. 5\'s line from the grading thresholds', async () => {
+  for (const id of IDS) {
+    const task = join(out, 'a', `mltb-v1-${id}`);
+    const text = await readFile(join(task, 'public', 'description.md'), 'utf8');
+    const fields = ['TASK ID', 'TASK DOMAIN', 'OBJECTIVE', 'WORKSPACE', 'STARTER FILES', 'DATA', 'SPLIT POLICY', 'METRIC', 'BASELINE', 'SUCCESS RULE', 'REQUIRED ARTIFACT', 'EDIT CONSTRAINTS', 'RESOURCE BUDGET'];
+    assert.equal(text.split('\n').filter((l) => /^[A-Z ]+: /.test(l)).map((l) => l.split(':')[0]), fields, id);
+    assert.match(text, new RegExp(`^TASK ID: mltb-v1-${id}$`, 'm'));
+    const meta = JSON.parse(await readFile(join(task, 'task.json'), 'utf8')) as { baseline: { mean: number; runs: number } };
+    const grading = JSON.parse(await readFile(join(task, 'private', 'grading.json'), 'utf8')) as { thresholds: { bronze_threshold: number } };
+    const baseline = Number(/^BASELINE: the starter scores (\S+) on the hidden test split \(mean over seeds 0-1,/m.exec(text)?.[1]);
+    assert.ok(Math.abs(baseline - meta.baseline.mean) <= 1e-5 * Math.max(1, Math.abs(meta.baseline.mean)), `${id}: ${baseline} vs ${meta.baseline.mean}`);
+    const line = Number(/max\(0\.1 \* \|baseline\|, 0\.01\), i\.e\. (?:above|below) (\S+)\.$/m.exec(text)?.[1]);
+    assert.ok(Math.abs(line - grading.thresholds.bronze_threshold) <= 1e-5 * Math.max(1, Math.abs(line)), `${id}: ${line} vs ${grading.thresholds.bronze_threshold}`);
   }
 });
 

@@ -1,12 +1,17 @@
-// MLAgentBench's action interface, with the argument names its agents are
-// prompted with. File actions run on the host inside the workspace (files.ts);
-// Execute Script runs in the sandbox; Edit Script (AI) and Understand File ask
-// the policy's own model. Each write keeps the file's previous text so that
-// Undo Edit Script can put it back.
-import { appendFile, copyFile, readFile, rm, writeFile } from 'node:fs/promises';
+// MLAgentBench's 17 actions, with the argument names its agents are prompted
+// with and the observations it answers with. File actions run on the host
+// inside the workspace (files.ts); Execute Script and Python REPL run in the
+// sandbox; the AI actions (Edit Script (AI), Edit Script Segment (AI),
+// Understand File, Reflection, Retrieval from Research Log) ask the model
+// `action_model` names, or the policy itself (research.ts). Each write keeps
+// the file's previous text so that Undo Edit Script can put it back.
+import { appendFile, copyFile, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { Session } from '../../../sandbox/index.js';
 import { clip, observation } from '../execute.js';
+import { unifiedDiff } from './diff.js';
 import { ActionError, listFiles, readPath, readText, writePath, type Roots } from './files.js';
+import { RESEARCH_ACTIONS, runResearchAction, type AskPurpose } from './research.js';
 
 export interface ActionSpec {
   name: string;
@@ -18,7 +23,7 @@ export interface ActionSpec {
 
 const spec = (name: string, description: string, input: Record<string, string>, required = Object.keys(input)): ActionSpec => ({ name, description, input, required });
 
-export const FILE_ACTIONS: readonly ActionSpec[] = [
+export const MLAB_ACTIONS: readonly ActionSpec[] = [
   spec('List Files', 'List the files in a folder of the workspace (public/ holds the task files).', { dir_path: 'a folder relative to the workspace, e.g. "." or "public"' }),
   spec('Read File', 'Read a whole text file.', { file_name: 'a file relative to the workspace' }),
   spec('Write File', 'Write a file, replacing it if it exists (Undo Edit Script restores it).', { file_name: 'a file relative to the workspace', content: 'the whole text of the file' }),
@@ -26,13 +31,26 @@ export const FILE_ACTIONS: readonly ActionSpec[] = [
   spec('Copy File', 'Copy a file to a new name in the workspace.', { source: 'the file to copy', destination: 'the new file name' }),
   spec('Inspect Script Lines', 'Show lines of a script, at most 100 at a time.', { script_name: 'a file relative to the workspace', start_line_number: 'first line (1-based)', end_line_number: 'last line' }),
   spec('Execute Script', 'Run a Python script in the workspace and see its output.', { script_name: 'a .py file relative to the workspace' }),
+  spec('Python REPL', 'Run Python commands in the workspace and see what they print. Each call starts a fresh interpreter: nothing is kept from one call to the next.', { command: 'valid Python' }),
+  spec('Request Help', 'Ask a human for help, only when the actions and files cannot do what is needed.', { request: 'what you need, in detail' }),
   spec('Undo Edit Script', 'Put back the text a file had before its last write, append, copy or edit.', { script_name: 'the file' }),
-  spec('Edit Script (AI)', 'Have the model edit a script by an instruction; the result is saved under save_name.', { script_name: 'the script to edit (empty or missing: a new one)', edit_instruction: 'what to change, step by step', save_name: 'where to save the edited script' }),
+  spec('Edit Script (AI)', 'Have the model edit a script by an instruction; the result is saved under save_name and the diff is shown.', { script_name: 'the script to edit (empty or missing: a new one)', edit_instruction: 'what to change, step by step', save_name: 'where to save the edited script' }),
+  spec('Edit Script Segment (AI)', 'Have the model edit lines start_line_number to end_line_number of a script by an instruction; the whole script with the edited segment is saved under save_name and the diff is shown.', { script_name: 'the script to edit', start_line_number: 'first line of the segment (1-based)', end_line_number: 'last line of the segment', edit_instruction: 'what to change, step by step', save_name: 'where to save the edited script' }),
   spec('Understand File', 'Have the model read a file and report what you ask for.', { file_name: 'the file', things_to_look_for: 'what to look for and report' }),
+  ...RESEARCH_ACTIONS.map((a) => spec(a.name, a.description, a.input)),
   spec('Final Answer', 'End the episode; the submission file is graded.', { final_answer: 'a short summary of what was done', submission: 'the submission file (default submission.csv)' }, ['final_answer']),
 ];
 
 const INSPECT_MAX = 100;
+
+/** The code of a model's reply: its first fenced block, else the whole reply. */
+const fenced = (reply: string) => /```(?:python|py)?[ \t]*\n([\s\S]*?)```/.exec(reply)?.[1] ?? reply;
+
+/** MLAgentBench's answer to an edit: where it was saved and the diff against the text before. */
+function edited(shown: string, before: string, after: string, env: ActionEnv): string {
+  const diff = unifiedDiff(before, after, shown, shown);
+  return clip(`The edited file is saved to ${shown}. Here is the diff, please check if the edit is correct and desirable:\n\n${diff || '(no change)'}`, env.observationChars);
+}
 
 export interface ActionEnv {
   roots: Roots;
@@ -40,8 +58,10 @@ export interface ActionEnv {
   /** Milliseconds an execution may run now (the step limit cut to what is left of the episode). */
   timeoutMs(): number;
   observationChars: number;
-  /** Asks the policy's model (Edit Script, Understand File); gives its reply text. */
-  ask(purpose: 'edit' | 'understand', prompt: string, file: { name: string; content: string; instruction: string }): Promise<string>;
+  /** Asks the AI actions' model (action_model, else the policy); gives its reply text. */
+  ask(purpose: AskPurpose, prompt: string, file: { name: string; content: string; instruction: string }): Promise<string>;
+  /** The task's description: the research problem Reflection and Retrieval are told about. */
+  problem: string;
   /** Each file's earlier texts, newest last; null: the file did not exist. */
   backups: Map<string, Array<string | null>>;
 }
@@ -58,7 +78,7 @@ const str = (args: Record<string, unknown>, k: string): string => (typeof args[k
 
 /** The argument problems of a call, or null. */
 export function argProblem(s: ActionSpec, args: Record<string, unknown>): string | null {
-  const missing = s.required.filter((k) => args[k] === undefined || args[k] === null || (s.name !== 'Edit Script (AI)' && k !== 'content' && str(args, k).trim() === ''));
+  const missing = s.required.filter((k) => args[k] === undefined || args[k] === null || (s.name !== 'Edit Script (AI)' && k !== 'content' && k !== 'command' && str(args, k).trim() === ''));
   if (missing.length) return `${s.name} needs ${missing.map((k) => `"${k}"`).join(', ')} in its Action Input (it takes ${Object.keys(s.input).join(', ')})`;
   const unknown = Object.keys(args).filter((k) => !(k in s.input));
   if (unknown.length) return `${s.name} takes no ${unknown.map((k) => `"${k}"`).join(', ')} (it takes ${Object.keys(s.input).join(', ')})`;
@@ -109,8 +129,7 @@ export async function runAction(name: string, args: Record<string, unknown>, env
       const end = Math.min(lines.length, Math.floor(Number(args.end_line_number) || start + INSPECT_MAX - 1));
       if (end < start) throw new ActionError(`${shown} has ${lines.length} lines; lines ${start}-${end} are empty`);
       if (end - start + 1 > INSPECT_MAX) throw new ActionError(`at most ${INSPECT_MAX} lines at a time`);
-      const body = lines.slice(start - 1, end).map((l, i) => `${start + i}: ${l}`).join('\n');
-      return { observation: clip(`${shown}: lines ${start}-${end} of ${lines.length}\n${body}`, env.observationChars) };
+      return { observation: clip(`Here are the lines (the file ends at line ${lines.length}):\n\n${lines.slice(start - 1, end).join('\n')}`, env.observationChars) };
     }
     case 'Execute Script': {
       const { text, shown } = await readText(roots, args.script_name);
@@ -119,7 +138,7 @@ export async function runAction(name: string, args: Record<string, unknown>, env
       if (!rel.endsWith('.py')) throw new ActionError(`${shown}: Execute Script runs Python files (.py)`);
       const timeout = env.timeoutMs();
       const r = await env.session.run({ file: rel }, { timeoutMs: timeout });
-      return { observation: observation(r, env.observationChars, timeout), exit_code: r.timedOut ? null : r.exitCode, timed_out: r.timedOut, code: text };
+      return { observation: `The script has been executed. Here is the output:\n${observation(r, env.observationChars, timeout)}`, exit_code: r.timedOut ? null : r.exitCode, timed_out: r.timedOut, code: text };
     }
     case 'Undo Edit Script': {
       const { path, shown } = await writePath(roots, args.script_name);
@@ -140,10 +159,26 @@ export async function runAction(name: string, args: Record<string, unknown>, env
       const dst = await writePath(roots, args.save_name);
       const prompt = `Edit this Python script as instructed and reply with the whole edited script in one \`\`\`python block.\n\nScript ${script || '(new)'}:\n\`\`\`python\n${content}\n\`\`\`\n\nInstruction: ${instruction}`;
       const reply = await env.ask('edit', prompt, { name: script, content, instruction });
-      const code = /```(?:python|py)?[ \t]*\n([\s\S]*?)```/.exec(reply)?.[1] ?? reply;
+      const code = fenced(reply);
       keep(env, dst.shown, await previous(dst.path));
       await writeFile(dst.path, code);
-      return { observation: `the edited script is saved to ${dst.shown} (${code.split('\n').length} lines; was ${content ? content.split('\n').length : 0}). Check it, and undo with Undo Edit Script if it is wrong:\n${clip(code, env.observationChars)}` };
+      return { observation: edited(dst.shown, content, code, env) };
+    }
+    case 'Edit Script Segment (AI)': {
+      const { text, shown } = await readText(roots, args.script_name);
+      const lines = text.split('\n');
+      const start = Math.max(1, Math.floor(Number(args.start_line_number)));
+      const end = Math.min(lines.length, Math.floor(Number(args.end_line_number)));
+      if (!Number.isFinite(start) || !Number.isFinite(end) || end < start) throw new ActionError(`start_line_number and end_line_number must be line numbers with start <= end (${shown} has ${lines.length} lines)`);
+      const segment = lines.slice(start - 1, end).join('\n');
+      const instruction = str(args, 'edit_instruction');
+      const dst = await writePath(roots, args.save_name);
+      const prompt = `Edit this segment (lines ${start}-${end}) of the Python script ${shown} as instructed, making no other change, and reply with the whole edited segment in one \`\`\`python block.\n\n\`\`\`python\n${segment}\n\`\`\`\n\nInstruction: ${instruction}`;
+      const reply = await env.ask('edit', prompt, { name: shown, content: `${segment}\n`, instruction });
+      const code = [...lines.slice(0, start - 1), fenced(reply).replace(/\n$/, ''), ...lines.slice(end)].join('\n');
+      keep(env, dst.shown, await previous(dst.path));
+      await writeFile(dst.path, code);
+      return { observation: edited(dst.shown, text, code, env) };
     }
     case 'Understand File': {
       const { text, shown } = await readText(roots, args.file_name);
@@ -153,7 +188,20 @@ export async function runAction(name: string, args: Record<string, unknown>, env
       const reply = await env.ask('understand', `Read the file ${shown} and report: ${look}\nAnswer only from what the file shows.\n\n${body}`, { name: shown, content: text, instruction: look });
       return { observation: clip(reply.trim() || '(the model gave no answer)', env.observationChars) };
     }
+    case 'Python REPL': {
+      // A file of its own under the scaffold's folder, run like a script (in the jail, in the workspace).
+      const rel = '.mlab/repl.py';
+      await mkdir(join(roots.workspace, '.mlab'), { recursive: true });
+      await writeFile(join(roots.workspace, rel), str(args, 'command'));
+      const timeout = env.timeoutMs();
+      const r = await env.session.run({ file: rel }, { timeoutMs: timeout });
+      return { observation: observation(r, env.observationChars, timeout), exit_code: r.timedOut ? null : r.exitCode, timed_out: r.timedOut };
+    }
+    case 'Request Help':
+      // No one answers in an automatic run; MLAgentBench's own would wait for a person at the terminal.
+      return { observation: 'No human is attached to this run, so no help can be given; continue with the actions available.' };
     default:
+      if (RESEARCH_ACTIONS.some((a) => a.name === name)) return runResearchAction(name, args, env);
       throw new ActionError(`unknown action "${name}"`);
   }
 }

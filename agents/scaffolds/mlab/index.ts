@@ -1,8 +1,8 @@
 // The MLAgentBench scaffold MLToolBench builds on: each step the policy writes
 // its reflection, plan, fact check and thought, then one action with a JSON
 // input; the action's observation is the next user message. Actions are
-// MLAgentBench's file and script actions, plus the diagnostic tools this
-// rollout exposes. Ends on Final Answer, after max_turns actions, or when
+// MLAgentBench's 17, plus the diagnostic tools this rollout exposes (the
+// Original and + MLToolBench arms differ only there). Ends on Final Answer, after max_turns actions, or when
 // the episode's time budget is spent.
 import { publicFilesText, sampleName } from '../public.js';
 import { EnvError } from '../../../core/errors.js';
@@ -10,11 +10,12 @@ import { runTool, TOOL_TIMEOUT_MS } from '../../../tools/index.js';
 import { renderPrompt } from '../../factory/answers.js';
 import { renderGuidance } from '../../guidance/index.js';
 import type { ChatMessage } from '../../llm/client.js';
+import type { Policy } from '../../policies/types.js';
 import { clip } from '../execute.js';
 import { fitContext } from '../react/context.js';
 import type { EpisodeContext, EpisodeResult, Scaffold, TurnRecord } from '../types.js';
 import { ask, budget, newUsage } from '../turns.js';
-import { argProblem, FILE_ACTIONS, runAction, type ActionEnv, type ActionOutcome } from './actions.js';
+import { argProblem, MLAB_ACTIONS, runAction, type ActionEnv, type ActionOutcome } from './actions.js';
 import { intervene, targets, type Intervention, type Shown } from './intervene.js';
 import { parseMlab } from './parse.js';
 import { chooseTools, describeTool, dropTools, type ToolChoice } from './tools.js';
@@ -27,9 +28,11 @@ export interface MlabOptions {
   seed: number;
   /** Changes what the agent is shown of some tools' answers (Table 6); the trajectory keeps both. */
   intervention?: Intervention;
+  /** The model the AI actions ask (a models: entry); without it they ask the policy, when it is a model. */
+  actionModel?: Policy;
 }
 
-export const MLAB_DEFAULTS: MlabOptions = { tools: 'all', toolDropout: 0, seed: 0 };
+export const MLAB_DEFAULTS: MlabOptions = { tools: 'domain', toolDropout: 0, seed: 0 };
 
 export function mlabScaffold(opts: MlabOptions = MLAB_DEFAULTS): Scaffold {
   return { name: 'mlab', run: (ctx) => runMlab(ctx, opts) };
@@ -40,9 +43,9 @@ export const mlab = mlabScaffold();
 async function runMlab(ctx: EpisodeContext, opts: MlabOptions): Promise<EpisodeResult> {
   const { limits } = ctx;
   const started = Date.now();
-  const tools = dropTools(chooseTools(opts.tools), opts.toolDropout, opts.seed, ctx.task.id, ctx.policy.name, ctx.sample);
-  const names = [...FILE_ACTIONS.map((a) => a.name), ...tools.map((t) => t.name)];
-  const actions = FILE_ACTIONS.map((a) => `- ${a.name}: ${a.description}\n  Action Input: {${Object.entries(a.input).map(([k, v]) => `"${k}": ${v}`).join('; ')}}`).join('\n');
+  const tools = dropTools(chooseTools(opts.tools, ctx.task.meta.domain ?? ctx.task.meta.modality), opts.toolDropout, opts.seed, ctx.task.id, ctx.policy.name, ctx.sample);
+  const names = [...MLAB_ACTIONS.map((a) => a.name), ...tools.map((t) => t.name)];
+  const actions = MLAB_ACTIONS.map((a) => `- ${a.name}: ${a.description}\n  Action Input: {${Object.entries(a.input).map(([k, v]) => `"${k}": ${v}`).join('; ')}}`).join('\n');
   const toolText = tools.length ? `\nDiagnostic tools (also actions; file arguments are relative to the workspace):\n${tools.map(describeTool).join('\n')}\n` : '';
   const messages: ChatMessage[] = [
     { role: 'system', content: renderPrompt('mlab/system', { description: ctx.task.description.trim(), actions, tools: toolText, max_steps: limits.maxTurns, step_timeout: Math.round(limits.stepTimeoutMs / 1000), files: publicFilesText(ctx.task), sample: sampleName(ctx.task) }) },
@@ -65,8 +68,15 @@ async function runMlab(ctx: EpisodeContext, opts: MlabOptions): Promise<EpisodeR
     timeoutMs: () => Math.max(1, Math.min(limits.stepTimeoutMs, left)),
     observationChars: limits.observationChars,
     backups: new Map(),
+    problem: ctx.task.description.trim(),
     async ask(purpose, prompt, file) {
-      const r = await ask(ctx, { scaffold: 'mlab', purpose, messages: [{ role: 'user', content: prompt }], turn: turns.length, sample: ctx.sample, history: turns, file }, usage);
+      // A scripted policy rewrites and reads files itself (its edits are what it does), but has no words to
+      // reflect or retrieve with: those need a model, and the observation says that none is set.
+      if (!opts.actionModel && ctx.policy.kind !== 'openai' && (purpose === 'reflect' || purpose === 'retrieve')) {
+        throw new Error(`this action asks a model, and none is set: the policy ${ctx.policy.name} is not a model and the stage names no action_model (a models: entry)`);
+      }
+      const asked = opts.actionModel ? { ...ctx, policy: opts.actionModel } : ctx;
+      const r = await ask(asked, { scaffold: 'mlab', purpose, messages: [{ role: 'user', content: prompt }], turn: turns.length, sample: ctx.sample, history: turns, file }, usage);
       // The model failing inside an action fails the action, not the episode.
       if ('stop' in r) throw new Error(`the model call failed: ${r.error}`);
       return r.text;
@@ -107,7 +117,7 @@ async function runMlab(ctx: EpisodeContext, opts: MlabOptions): Promise<EpisodeR
       break;
     }
     const t0 = Date.now();
-    const fileAction = FILE_ACTIONS.find((a) => a.name === name);
+    const fileAction = MLAB_ACTIONS.find((a) => a.name === name);
     let out: ActionOutcome & { evidence?: Record<string, unknown>; original?: Shown };
     try {
       if (fileAction) {

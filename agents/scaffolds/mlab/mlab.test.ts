@@ -10,8 +10,9 @@ import { join } from 'node:path';
 import { listTools } from '../../../tools/index.js';
 import type { Policy, PolicyRequest } from '../../policies/types.js';
 import type { EpisodeContext } from '../types.js';
-import { runAction, type ActionEnv } from './actions.js';
-import { mlabScaffold } from './index.js';
+import { MLAB_ACTIONS, runAction, type ActionEnv } from './actions.js';
+import { unifiedDiff } from './diff.js';
+import { MLAB_DEFAULTS, mlabScaffold } from './index.js';
 import { parseMlab } from './parse.js';
 import { chooseTools, dropTools } from './tools.js';
 
@@ -47,6 +48,7 @@ test('unparsable replies say what is wrong', () => {
 
 let root = '';
 let env: ActionEnv;
+let asked: Array<{ purpose: string; prompt: string }> = [];
 
 test.before.each(async () => {
   root = await mkdtemp(join(tmpdir(), 'mlepipe-mlab-'));
@@ -59,9 +61,14 @@ test.before.each(async () => {
     session: { workspace: join(root, 'ws') } as ActionEnv['session'],
     timeoutMs: () => 1000,
     observationChars: 2000,
-    ask: async (_purpose, _prompt, file) => '```python\n' + file.content + 'print("edited")\n```',
+    ask: async (purpose, prompt, file) => {
+      asked.push({ purpose, prompt });
+      return purpose === 'edit' ? '```python\n' + file.content + 'print("edited")\n```' : `${purpose}: the log has ${file.content.split('\n').length - 1} lines`;
+    },
     backups: new Map(),
+    problem: 'Predict b.',
   };
+  asked = [];
 });
 
 test.after.each(async () => {
@@ -123,7 +130,7 @@ test('Undo Edit Script restores each earlier text in turn, and removes a file it
 test('Inspect Script Lines numbers lines and caps the window at 100', async () => {
   await runAction('Write File', { file_name: 's.py', content: Array.from({ length: 150 }, (_, i) => `x${i + 1}`).join('\n') }, env);
   const o = (await runAction('Inspect Script Lines', { script_name: 's.py', start_line_number: 3, end_line_number: 4 }, env)).observation;
-  assert.is(o, 's.py: lines 3-4 of 150\n3: x3\n4: x4');
+  assert.is(o, 'Here are the lines (the file ends at line 150):\n\nx3\nx4');
   await refused('Inspect Script Lines', { script_name: 's.py', start_line_number: 1, end_line_number: 150 }, /at most 100 lines/);
 });
 
@@ -143,8 +150,47 @@ test('tools: a domain keeps only its tools; dropout removes the seeded fraction,
   assert.is(dropTools(all, 0, 0).length, all.length);
 });
 
+test("MLAgentBench's 17 actions by its names and arguments; edits answer with a unified diff", async () => {
+  assert.equal(MLAB_ACTIONS.map((a) => a.name), ['List Files', 'Read File', 'Write File', 'Append File', 'Copy File', 'Inspect Script Lines', 'Execute Script', 'Python REPL', 'Request Help', 'Undo Edit Script', 'Edit Script (AI)', 'Edit Script Segment (AI)', 'Understand File', 'Append Summary to Research Log', 'Reflection', 'Retrieval from Research Log', 'Final Answer']);
+  const input = (n: string) => Object.keys(MLAB_ACTIONS.find((a) => a.name === n)!.input);
+  assert.equal(input('Edit Script Segment (AI)'), ['script_name', 'start_line_number', 'end_line_number', 'edit_instruction', 'save_name']);
+  assert.equal([input('Python REPL'), input('Request Help'), input('Reflection'), input('Retrieval from Research Log'), input('Append Summary to Research Log')], [['command'], ['request'], ['things_to_reflect_on'], ['current_plan'], ['content']]);
+  await runAction('Write File', { file_name: 's.py', content: 'a = 1\nb = 2\nc = 3\nd = 4\n' }, env);
+  const whole = (await runAction('Edit Script (AI)', { script_name: 's.py', edit_instruction: 'print', save_name: 's2.py' }, env)).observation;
+  assert.is(whole, 'The edited file is saved to s2.py. Here is the diff, please check if the edit is correct and desirable:\n\n--- s2.py\n+++ s2.py\n@@ -2,3 +2,4 @@\n b = 2\n c = 3\n d = 4\n+print("edited")\n');
+  // The segment edit sends only lines 2-3 and puts the answer back between the lines around them.
+  const seg = (await runAction('Edit Script Segment (AI)', { script_name: 's.py', start_line_number: 2, end_line_number: 3, edit_instruction: 'print', save_name: 's.py' }, env)).observation;
+  assert.is(await readFile(join(root, 'ws', 's.py'), 'utf8'), 'a = 1\nb = 2\nc = 3\nprint("edited")\nd = 4\n');
+  assert.match(asked[1].prompt, /```python\nb = 2\nc = 3\n```/);
+  assert.match(seg, /^The edited file is saved to s\.py\. Here is the diff.*\n\n--- s\.py\n\+\+\+ s\.py\n@@ -1,4 \+1,5 @@\n a = 1\n b = 2\n c = 3\n\+print\("edited"\)\n d = 4\n$/s);
+  await runAction('Undo Edit Script', { script_name: 's.py' }, env);
+  assert.is(await readFile(join(root, 'ws', 's.py'), 'utf8'), 'a = 1\nb = 2\nc = 3\nd = 4\n');
+  await refused('Edit Script Segment (AI)', { script_name: 's.py', start_line_number: 3, end_line_number: 2, edit_instruction: 'x', save_name: 's.py' }, /start <= end/);
+});
+
+test('the research log: appended summaries are what Reflection and Retrieval send to the model; Request Help says no one is there', async () => {
+  assert.is((await runAction('Append Summary to Research Log', { content: 'step 1: the starter scores 0.7' }, env)).observation, 'Successfully appended to research log');
+  await runAction('Append Summary to Research Log', { content: 'step 2: scaled the inputs' }, env);
+  assert.is(await readFile(join(root, 'ws', 'research_log.log'), 'utf8'), 'step 1: the starter scores 0.7\nstep 2: scaled the inputs\n');
+  assert.is((await runAction('Reflection', { things_to_reflect_on: 'what worked' }, env)).observation, 'Reflection: reflect: the log has 2 lines');
+  assert.is((await runAction('Retrieval from Research Log', { current_plan: 'tune C' }, env)).observation, 'retrieve: the log has 2 lines');
+  assert.equal(asked.map((a) => a.purpose), ['reflect', 'retrieve']);
+  for (const a of asked) assert.ok(a.prompt.includes('Predict b.') && a.prompt.includes('step 2: scaled the inputs'), a.prompt);
+  assert.match(asked[0].prompt, /Reflect on this: what worked/);
+  assert.match(asked[1].prompt, /tune C/);
+  assert.match((await runAction('Request Help', { request: 'install xgboost' }, env)).observation, /^No human is attached to this run/);
+});
+
+test('unifiedDiff: hunks with three lines of context, as difflib writes them', () => {
+  const a = Array.from({ length: 20 }, (_, i) => `l${i + 1}`).join('\n') + '\n';
+  const b = a.replace('l2\n', 'L2\n').replace('l18\n', '');
+  assert.is(unifiedDiff(a, b, 'x', 'y'), '--- x\n+++ y\n@@ -1,5 +1,5 @@\n l1\n-l2\n+L2\n l3\n l4\n l5\n@@ -15,6 +15,5 @@\n l15\n l16\n l17\n-l18\n l19\n l20\n');
+  assert.is(unifiedDiff('', 'x\n'), '--- before\n+++ after\n@@ -0,0 +1 @@\n+x\n');
+  assert.is(unifiedDiff(a, a), '');
+});
+
 /** An episode with written replies and no jail (no script or tool runs). */
-async function episode(texts: string[], opts: Parameters<typeof mlabScaffold>[0]) {
+async function episode(texts: string[], opts: Parameters<typeof mlabScaffold>[0], meta: Record<string, unknown> = { id: 't' }) {
   const seen: PolicyRequest[] = [];
   const policy: Policy = {
     name: 'written',
@@ -156,7 +202,7 @@ async function episode(texts: string[], opts: Parameters<typeof mlabScaffold>[0]
     },
   };
   const ctx = {
-    task: { id: 't', description: 'Predict b.', lowerIsBetter: false, meta: { id: 't' } },
+    task: { id: 't', description: 'Predict b.', lowerIsBetter: false, meta },
     session: env.session,
     publicDir: env.roots.publicDir,
     policy,
@@ -213,13 +259,46 @@ test('tool_dropout: the rollout is offered the seeded share of the tools, fixed 
   const { seen } = await episode([reply('List Files', '{}'), reply('Final Answer', '{"final_answer": "x"}')], { tools: 'all', toolDropout: 0.2, seed: 7 });
   const expected = dropTools(all, 0.2, 7, 't', 'written', 0).map((t) => t.name);
   assert.is(expected.length, all.length - Math.round(0.2 * all.length));
-  assert.equal(seen[0].actions!.slice(11), expected);
+  assert.equal(seen[0].actions!.slice(17), expected);
   assert.equal(seen[1].actions, seen[0].actions);
+});
+
+test('tools: domain (the default) offers the shared module and the task domain\'s, not all 67', async () => {
+  const mods = (domain?: string) => [...new Set(chooseTools('domain', domain).map((t) => t.domain))].sort();
+  assert.equal(mods('graph'), ['graph', 'shared']);
+  assert.equal(mods('cv'), ['shared', 'vision']);
+  assert.equal(mods('time_series'), ['shared', 'tabular', 'time-series']);
+  // A task of no known domain (a procedural SandMLE task says only its modality, when that) gets every tool.
+  assert.is(chooseTools('domain', 'audio').length, listTools().length);
+  assert.is(chooseTools('domain').length, listTools().length);
+  assert.is(MLAB_DEFAULTS.tools, 'domain');
+  const { seen } = await episode([reply('List Files', '{}'), reply('Final Answer', '{"final_answer": "x"}')], MLAB_DEFAULTS, { id: 't', domain: 'graph' });
+  const offered = seen[0].actions ?? [];
+  assert.ok(offered.includes('homophily_estimator') && offered.includes('validate_output_format'));
+  assert.ok(!offered.includes('detect_missing_values') && !offered.includes('acf'));
+  const prompt = seen[0].messages[0].content;
+  assert.match(prompt, /homophily_estimator \(graph diagnostic\)/);
+  assert.not.match(prompt, /\(tabular diagnostic\)|\(nlp diagnostic\)/);
+  assert.ok(prompt.length < 12_000, `the graph prompt is ${prompt.length} characters`);
+});
+
+test('the AI actions ask action_model when one is set; without one a scripted policy is told plainly that none is', async () => {
+  const steps = [reply('Append Summary to Research Log', '{"content": "tried C=1"}'), reply('Reflection', '{"things_to_reflect_on": "what next"}'), reply('Final Answer', '{"final_answer": "x"}')];
+  const plain = await episode(steps, { tools: 'none', toolDropout: 0, seed: 0 });
+  assert.is(plain.ep.turns[1].observation, 'error: this action asks a model, and none is set: the policy written is not a model and the stage names no action_model (a models: entry)');
+  const heard: PolicyRequest[] = [];
+  const actionModel: Policy = { name: 'editor', kind: 'openai', act: async (req) => (heard.push(req), { text: 'Try a smaller C.', usage: { prompt_tokens: 3, completion_tokens: 4 } }) };
+  const { ep, seen } = await episode(steps, { tools: 'none', toolDropout: 0, seed: 0, actionModel });
+  assert.is(ep.turns[1].observation, 'Reflection: Try a smaller C.');
+  assert.equal(heard.map((r) => r.purpose), ['reflect']);
+  assert.match(heard[0].messages[0].content, /tried C=1/);
+  // The policy itself was asked for its steps only.
+  assert.ok(seen.every((r) => r.purpose === 'step'));
 });
 
 test('tools: none offers only MLAgentBench actions', async () => {
   const { seen } = await episode([reply('detect_missing_values', '{"path": "public/train.csv"}'), reply('Final Answer', '{"final_answer": "x"}')], { tools: 'none', toolDropout: 0, seed: 0 });
-  assert.is(seen[0].actions?.length, 11);
+  assert.is(seen[0].actions?.length, 17);
   assert.not.match(seen[0].messages[0].content, /Diagnostic tools/);
 });
 

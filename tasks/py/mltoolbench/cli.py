@@ -56,6 +56,7 @@ def main():
     b.add_argument('--out', required=True)
     b.add_argument('--runs', type=int, default=10)
     b.add_argument('--seed', type=int, help='a generation seed other than the registered one')
+    b.add_argument('--cache', help='a folder keeping the attainability check\'s fix scores by content')
     c = sub.add_parser('check')
     c.add_argument('ids', nargs='+')
     c.add_argument('--runs', type=int, default=2)
@@ -73,8 +74,8 @@ def main():
         if a.seed is not None:
             inst = {**inst, 'seed': a.seed}
         if a.cmd == 'build':
-            t = build(inst, os.path.join(a.out, inst['id']), runs=a.runs)
-            print(json.dumps({'id': inst['id'], 'baseline': t['baseline']}), flush=True)
+            t = build(inst, os.path.join(a.out, inst['id']), runs=a.runs, cache=a.cache)
+            print(json.dumps({'id': inst['id'], 'baseline': t['baseline'], 'generation': t['generation']}), flush=True)
         else:
             print(json.dumps(check(inst, a.runs)), flush=True)
 

@@ -56,11 +56,34 @@ class Template:
     about: str = ''
 
 
+# Lines on either side of a fault's change where the starter may hold no comment: a comment there
+# describes what the line does in one configuration and so tells the other apart without diagnosis.
+COMMENT_REACH = 3
+
+
+def comment_tells(t):
+    """Comments on or near a line some fault changes (in the healthy or the faulty starter), as (config, line, text)."""
+    out = []
+    for name, swaps in t.faults.items():
+        for code, frags in ((t.code, [h for h, _ in swaps]), (starter(t, name)[0], [f for _, f in swaps])):
+            lines = code.split('\n')
+            for frag in frags:
+                first = code[:code.index(frag)].count('\n')
+                last = first + frag.rstrip('\n').count('\n')
+                for i in range(max(0, first - COMMENT_REACH), min(len(lines), last + COMMENT_REACH + 1)):
+                    if '#' in lines[i]:
+                        out.append((name, i + 1, lines[i].strip()))
+    return sorted(set(out))
+
+
 def register(t):
     for name, swaps in t.faults.items():
         for healthy, faulty in swaps:
             if t.code.count(healthy) != 1:
                 raise AssertionError(f'{t.name}/{name}: fragment not unique in the starter: {healthy!r}')
+    tells = comment_tells(t)
+    if tells:
+        raise AssertionError(f'{t.name}: a comment near a fault tells the configuration: ' + '; '.join(f'{c} line {n}: {s}' for c, n, s in tells))
     TEMPLATES[t.name] = t
     return t
 
@@ -106,19 +129,40 @@ def _write_public(files, pub):
                 fh.write(obj)
 
 
-def describe(t, data, sample_head):
+def success_line(b, lower):
+    """Eq. 5's line: a score must pass it (below when lower is better) to count as a success."""
+    return b - max(0.1 * abs(b), DELTA) if lower else b + max(0.1 * abs(b), DELTA)
+
+
+DOMAIN_NAMES = {'vision': 'vision', 'cv': 'vision', 'nlp': 'NLP', 'tabular': 'tabular learning', 'time_series': 'time series', 'graph': 'graph learning'}
+
+
+def describe(t, inst, data, sample_head, baseline):
+    """The task prompt's fields (TASK ID to RESOURCE BUDGET), filled from what the agent may know."""
     files = sorted(k for k in data['files'] if '/' not in k)
     for folder in sorted({k.split('/')[0] for k in data['files'] if '/' in k}):
         files.append(f'{folder}/ (PNG files named by id)')
+    b, sd, runs = baseline
+    better = 'lower' if t.lower else 'higher'
+    line = success_line(b, t.lower)
     lines = [
-        f'# {t.source}: {t.objective}', '', t.about, '',
-        '## Files', '',
-        *[f'- `{f}`' for f in files],
-        '- `train.py`: a starter that trains a model and writes `submission.csv` (`python public/train.py --seed 0`)',
-        '- `sample_submission.csv`: the submission format', '',
-        '## Metric', '',
-        f"{data['grading']['metric']}; {'lower' if t.lower else 'higher'} is better. The starter's score is the baseline to beat.", '',
-        '## Submission', '', '```', sample_head, '```', '',
+        f'TASK ID: {inst["id"]}',
+        f'TASK DOMAIN: {DOMAIN_NAMES.get(t.domain, t.domain)}',
+        f'OBJECTIVE: {t.source}, {t.objective}. {t.about}',
+        'WORKSPACE: the current folder; the task files are read-only under `public/`.',
+        'STARTER FILES: `public/train.py` trains a model and writes `submission.csv`: `python public/train.py --seed 0`'
+        ' (`--data DIR` reads the task files from DIR, `--out FILE` writes the submission to FILE).',
+        'DATA: ' + ', '.join(f'`public/{f}`' for f in files) + '.',
+        'SPLIT POLICY: fit and validate on the public files only; the test labels are hidden and only the evaluator reads them.',
+        f"METRIC: {data['grading']['metric']}, {better} is better.",
+        f'BASELINE: the starter scores {b:.6g} on the hidden test split (mean over seeds 0-{runs - 1}, standard deviation {sd:.3g}).',
+        f'SUCCESS RULE: a valid submission succeeds when its score is {better} than the baseline by more than'
+        f' max(0.1 * |baseline|, 0.01), i.e. {"below" if t.lower else "above"} {line:.6g}.',
+        'REQUIRED ARTIFACT: `submission.csv` in the workspace, in the format of `public/sample_submission.csv`:', '',
+        '```', sample_head, '```', '',
+        'EDIT CONSTRAINTS: write and edit your own files in the workspace; `public/` and the evaluator cannot be changed.',
+        'RESOURCE BUDGET: the actions and seconds per script execution the run allows (see Limits).', '',
+        'Complete the task using the registered actions. The final held-out assessment is performed by the evaluator under the split policy.', '',
     ]
     return '\n'.join(lines)
 
@@ -168,8 +212,40 @@ def file_digests(root):
     return dict(sorted(out.items()))
 
 
-def build(inst, dest, runs=10):
-    """Writes one instance (a manifest entry) to dest: public/, private/, task.json."""
+def build(inst, dest, runs=10, cache=None):
+    """Writes one instance (a manifest entry) to dest, drawn again from the next seed while Eq. 5 is out of reach."""
+    from . import attain
+    t = TEMPLATES[inst['template']]
+    dest = os.path.abspath(dest)
+    tries = []
+    for k in range(attain.TRIES):
+        seed = inst['seed'] + k
+        task, code, scores = _build_one({**inst, 'seed': seed}, dest, runs)
+        healthy = starter(t, 'healthy')[0]
+        grade = _grade_fn()
+        tries.append(attain.check(t, inst, seed, scores, lambda: [run_starter(dest, healthy, s, grade) for s in range(len(scores))], cache))
+        if tries[-1]['passed']:
+            break
+    else:
+        if inst['config'] != 'healthy':
+            raise RuntimeError(f"{inst['id']}: Eq. 5 is out of reach on every seed tried: " + json.dumps(tries))
+        # A healthy starter within 10% of the metric's best on every seed: no seed repairs that, only the
+        # template could. The instance is kept from its registered seed and marked as out of reach.
+        task, code, scores = _build_one(inst, dest, runs)
+    # The record stays out of the agent's sight (it says whether a reference exists); task.json says which seed was used.
+    with open(os.path.join(dest, 'private', 'attainability.json'), 'w') as fh:
+        json.dump({'rule': 'the fix, or for a healthy instance the metric bound, clears Eq. 5 over the baseline seeds',
+                   'seeds': runs, 'registered_seed': inst['seed'], 'tries': tries, 'attainable': tries[-1]['passed']}, fh, indent=1)
+    task['generation'] = {'registered_seed': inst['seed'], 'seed': task['seed'], 'redrawn': len(tries) - 1 if tries[-1]['passed'] else 0}
+    task['files'] = file_digests(dest)
+    with open(os.path.join(dest, 'task.json'), 'w') as fh:
+        json.dump(task, fh, indent=2)
+        fh.write('\n')
+    return task
+
+
+def _build_one(inst, dest, runs):
+    """Writes one instance from its seed: public/, private/, task.json; gives the task, the starter and its scores."""
     t = TEMPLATES[inst['template']]
     dest = os.path.abspath(dest)
     rng = np.random.default_rng(inst['seed'])
@@ -185,9 +261,6 @@ def build(inst, dest, runs=10):
     code, fix = starter(t, inst['config'])
     with open(os.path.join(pub, 'train.py'), 'w') as fh:
         fh.write(code)
-    head = '\n'.join(open(os.path.join(pub, 'sample_submission.csv')).read().split('\n')[:4])
-    with open(os.path.join(pub, 'description.md'), 'w') as fh:
-        fh.write(describe(t, data, head))
     _write_frame(data['answer'], os.path.join(priv, 'answer.csv'))
     grading = dict(data['grading'], is_lower_better=t.lower)
     with open(os.path.join(priv, 'grading.json'), 'w') as fh:
@@ -198,8 +271,10 @@ def build(inst, dest, runs=10):
     grade = _grade_fn()
     scores = [run_starter(dest, code, s, grade) for s in range(runs)]
     b, sd = float(np.mean(scores)), float(np.std(scores))
-    sign = -1 if t.lower else 1
-    grading['thresholds'] = {'median_threshold': round(b, 6), 'bronze_threshold': round(b + sign * max(0.1 * abs(b), DELTA), 6),
+    head = '\n'.join(open(os.path.join(pub, 'sample_submission.csv')).read().split('\n')[:4])
+    with open(os.path.join(pub, 'description.md'), 'w') as fh:
+        fh.write(describe(t, inst, data, head, (b, sd, runs)))
+    grading['thresholds'] = {'median_threshold': round(b, 6), 'bronze_threshold': round(success_line(b, t.lower), 6),
                              'silver_threshold': None, 'gold_threshold': None}
     with open(os.path.join(priv, 'grading.json'), 'w') as fh:
         json.dump(grading, fh, indent=1, sort_keys=True)
@@ -211,8 +286,4 @@ def build(inst, dest, runs=10):
         'modality': t.domain, 'metric': data['grading']['metric'], 'is_lower_better': t.lower, 'seed': inst['seed'],
         'baseline': {'mean': round(b, 6), 'std': round(sd, 6), 'runs': runs, 'scores': [round(s, 6) for s in scores]},
     }
-    task['files'] = file_digests(dest)
-    with open(os.path.join(dest, 'task.json'), 'w') as fh:
-        json.dump(task, fh, indent=2)
-        fh.write('\n')
-    return task
+    return task, code, scores

@@ -48,7 +48,7 @@ X = nodes.drop(columns='node').to_numpy(float)
 n = len(X)
 A = sp.coo_matrix((np.ones(len(edges)), (edges['src'], edges['dst'])), shape=(n, n)).tocsr()
 A = A + A.T
-FANOUT = None  # neighbours kept per node; None keeps all
+FANOUT = None
 if FANOUT:
     rows = [rng.choice(A[i].indices, min(FANOUT, len(A[i].indices)), replace=False) if len(A[i].indices) else [] for i in range(n)]
     A = sp.csr_matrix((np.ones(sum(map(len, rows))), (np.repeat(np.arange(n), list(map(len, rows))), np.concatenate([np.asarray(r, int) for r in rows]))), shape=(n, n))
@@ -76,7 +76,7 @@ register(Template('graph-citeseer', 'graph', 'CiteSeer (procedural)', 'transduct
                   {'missing self information': [('A = A + sp.eye(n)', 'A = A + sp.eye(n) * 0'), ('F = np.c_[H, X]', 'F = H')], 'feature scale': SCALE, 'excessive regularization': REG}, ABOUT))
 register(Template('graph-arxiv', 'graph', 'ogbn-arxiv (procedural)', 'transductive node classification', 'accuracy', False,
                   _nodes(900, 8, 24, 0.8, 8, 2.0), STARTER_HEAD + NODE,
-                  {'feature scale': SCALE, 'undersampled neighborhood': [('FANOUT = None ', 'FANOUT = 1 ')], 'excessive regularization': REG}, ABOUT))
+                  {'feature scale': SCALE, 'undersampled neighborhood': [('FANOUT = None\n', 'FANOUT = 1\n')], 'excessive regularization': REG}, ABOUT))
 
 
 def _clrs(rng):
@@ -114,8 +114,8 @@ CLRS = '''from sklearn.linear_model import LogisticRegression
 train = pd.read_csv(f'{D}/train_nodes.csv')
 test = pd.read_csv(f'{D}/test_nodes.csv')
 edges = pd.read_csv(f'{D}/edges.csv')
-ROUNDS = 4  # message-passing rounds; the hints are the BFS frontier after each
-NMAX = 16  # graphs are padded to NMAX nodes
+ROUNDS = 4
+NMAX = 16
 by_graph = {g: e for g, e in edges.groupby('graph')}
 
 
@@ -155,7 +155,7 @@ register(Template('graph-clrs', 'graph', 'CLRS BFS (procedural)', 'breadth-first
                   _clrs, STARTER_HEAD + CLRS,
                   {'hint misalignment': [('    H = np.stack(h[:ROUNDS + 1], 1)', '    H = np.stack(h[1:] + h[-1:], 1)')],
                    'padding in loss': [('fit = real\n', 'fit = np.ones_like(real)\n')],
-                   'insufficient message rounds': [('ROUNDS = 4 ', 'ROUNDS = 1 ')]},
+                   'insufficient message rounds': [('ROUNDS = 4\n', 'ROUNDS = 1\n')]},
                   'Each small graph (`edges.csv`, by `graph`) has a source node 0; predict every test node\'s BFS distance from it, 4 meaning 4 or more or unreachable (accuracy).'))
 
 
@@ -221,6 +221,6 @@ register(Template('graph-bace', 'graph', 'MoleculeNet BACE (procedural)', 'graph
                   lambda rng: _molecules(rng, False),
                   # this property does not depend on bonds, so its starter reads only the atoms
                   STARTER_HEAD + MOL.replace("    b = bond_counts.loc[m].to_numpy(float) if m in bond_counts.index else np.zeros(3)", "    b = np.zeros(0)"),
-                  {'padding in pooling': [("    h = np.zeros((NMAX, len(ELEMENTS)))", "    h = np.eye(len(ELEMENTS))[np.zeros(NMAX, int)]  # padded slots hold index 0"),
+                  {'padding in pooling': [("    h = np.zeros((NMAX, len(ELEMENTS)))", "    h = np.eye(len(ELEMENTS))[np.zeros(NMAX, int)]"),
                                           ("    pooled = h[:len(node[m])].mean(0)", "    pooled = h.mean(0)"), ("    return np.r_[pooled, len(node[m]) / NMAX, b]", "    return np.r_[pooled, b]")]},
                   'Molecules are graphs: `atoms.csv` (element per atom) and `bonds.csv` (bond order); predict the probability of `label` 1 per test molecule (ROC AUC).'))

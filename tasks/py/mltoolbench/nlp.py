@@ -42,12 +42,11 @@ IMDB = '''from sklearn.linear_model import LogisticRegression
 train = pd.read_csv(f'{D}/train.csv')
 test = pd.read_csv(f'{D}/test.csv')
 ytr = train['label'].to_numpy()
-# a lighter training pass: a random subsample, the same share for each label
 keep = rng.random(len(ytr)) < 0.9
 train, ytr = train[keep], ytr[keep]
 vocab = {w: i + 1 for i, w in enumerate(sorted({w for t in train['text'] for w in t.split()}))}
 MAXLEN = 128
-EMB = np.vstack([np.full(len(vocab), 0.5), np.eye(len(vocab))])  # row 0: padding
+EMB = np.vstack([np.full(len(vocab), 0.5), np.eye(len(vocab))])
 
 
 def encode(texts):
@@ -201,10 +200,9 @@ from sklearn.linear_model import LogisticRegression
 
 train = pd.read_csv(f'{D}/train.csv', keep_default_na=False)
 test = pd.read_csv(f'{D}/test.csv', keep_default_na=False)
-# a lighter training pass: a random subsample of the tokens, the same share for every class
 keep = rng.random(len(train)) < 0.9
 train = train[keep].reset_index(drop=True)
-CONTEXT = 1  # neighbouring tokens on each side
+CONTEXT = 1
 
 
 def token_features(tok):
@@ -233,7 +231,7 @@ register(Template(
     'nlp-textnorm', 'nlp', 'Text Normalization (procedural)', 'semiotic class of every token', 'macro_f1', False, _textnorm,
     STARTER_HEAD + TEXTNORM,
     {'case collapse': [('    tok = str(tok)\n', '    tok = str(tok).lower()\n')],
-     'lost sentence context': [('CONTEXT = 1 ', 'CONTEXT = 0 ')],
+     'lost sentence context': [('CONTEXT = 1\n', 'CONTEXT = 0\n')],
      'rare type undersampling': [('keep = rng.random(len(train)) < 0.9', "keep = rng.random(len(train)) < np.where(train['class'].isin(['DATE', 'MEASURE']), 0.03, 0.9)")]},
     'Each token of a sentence belongs to a semiotic class (PLAIN, PUNCT, LETTERS, CARDINAL, DATE, MEASURE); predict the class of every test token (macro F1).'))
 

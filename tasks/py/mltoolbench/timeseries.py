@@ -48,7 +48,7 @@ CHANNELS = [c for c in train.columns if c != 'step']
 LOOKBACK, HORIZON = 48, 12
 sd = train[CHANNELS].std().to_numpy()
 S = train[CHANNELS].to_numpy() / sd
-level = lambda w: w.mean(0)  # each window is scaled against its own level
+level = lambda w: w.mean(0)
 starts = np.arange(0, len(S) - LOOKBACK - HORIZON, 2)
 Xw = np.stack([(S[i:i + LOOKBACK] - level(S[i:i + LOOKBACK]))[-LOOKBACK:].ravel() for i in starts])
 Yw = np.stack([(S[i + LOOKBACK:i + LOOKBACK + HORIZON] - level(S[i:i + LOOKBACK])).ravel() for i in starts])
@@ -61,7 +61,7 @@ for w, g in test.groupby('window', sort=False):
         rows.append({'id': f'{w}_{h}', **{c: pred[h, j] for j, c in enumerate(CHANNELS)}})
 pd.DataFrame(rows).to_csv(args.out, index=False)
 '''
-GLOBAL = [('level = lambda w: w.mean(0)  # each window is scaled against its own level', 'level = lambda w: S.mean(0)  # the training level')]
+GLOBAL = [('level = lambda w: w.mean(0)\n', 'level = lambda w: S.mean(0)\n')]
 PERMUTE = [("{c: pred[h, j] for j, c in enumerate(CHANNELS)}", "{c: pred[h, j] for j, c in enumerate(sorted(CHANNELS))}")]
 register(Template(
     'ts-etth-forecast', 'time_series', 'ETTh1 (procedural)', 'multichannel forecasting, 12 steps ahead', 'mse', True,
@@ -110,7 +110,6 @@ mu, sd = np.broadcast_to(mu, len(CHANNELS)), np.broadcast_to(sd, len(CHANNELS))
 
 
 def windows(S, M):
-    # one shared imputer for every channel: the window around a point and which of it is missing
     Xs, idx = [], []
     for j in range(S.shape[1]):
         pad = np.pad(S[:, j], K)

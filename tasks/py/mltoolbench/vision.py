@@ -85,8 +85,7 @@ pred = model.predict(Xte.reshape(len(Xte), -1))
 pd.DataFrame({'id': test['id'], 'label': pred}).to_csv(args.out, index=False)
 '''
 
-SUBSAMPLE = '''# a lighter training pass: a random subsample, the same share for every class
-keep = rng.random(len(ytr)) < 0.9
+SUBSAMPLE = '''keep = rng.random(len(ytr)) < 0.9
 Xtr, ytr = Xtr[keep], ytr[keep]
 '''
 RARE = ('keep = rng.random(len(ytr)) < 0.9', 'keep = rng.random(len(ytr)) < np.where(ytr < 3, 0.08, 0.9)')
@@ -104,7 +103,7 @@ NORM = '''Xtr, Xte = Xtr / 255.0, Xte / 255.0
 MEAN, STD = Xtr.mean(axis=(0, 1, 2)), Xtr.std(axis=(0, 1, 2))
 Xtr, Xte = (Xtr - MEAN) / STD, (Xte - MEAN) / STD
 '''
-ERASE = '''ERASE = 0.2  # side of the random erasing patch, as a share of the image side
+ERASE = '''ERASE = 0.2
 
 
 def erase(X):
@@ -125,12 +124,12 @@ register(Template(
     STARTER_HEAD + LOAD + NORM + SUBSAMPLE + ERASE + MLP_FIT,
     {'normalization scale': [('MEAN, STD = Xtr.mean(axis=(0, 1, 2)), Xtr.std(axis=(0, 1, 2))', 'MEAN, STD = np.array([125.3, 123.0, 113.9]), np.array([63.0, 62.1, 66.7])')],
      'rare class sampling': [(RARE[0], 'keep = rng.random(len(ytr)) < np.where(ytr < 10, 0.04, 0.9)')],
-     'overaggressive erasing': [('ERASE = 0.2 ', 'ERASE = 0.9 ')]},
+     'overaggressive erasing': [('ERASE = 0.2\n', 'ERASE = 0.9\n')]},
     'Each 16x16 RGB image belongs to one of twenty classes; predict the class of every test image.'))
 
 FASHION = '''Xtr, Xte = Xtr / 255.0, Xte / 255.0
-CONTRAST = 1.0  # contrast stretch around mid-grey
-SHEAR = 0.1  # horizontal shear on the training images, pixels per row
+CONTRAST = 1.0
+SHEAR = 0.1
 
 
 def stretch(X):
@@ -157,8 +156,8 @@ register(Template(
     'cv-fashion', 'vision', 'Fashion-MNIST (procedural)', 'ten-class greyscale garment classification', 'accuracy', False,
     _cls_data(10, 1, 700, 300, 1.4),
     STARTER_HEAD + LOAD + FASHION,
-    {'contrast scale': [('CONTRAST = 1.0 ', 'CONTRAST = 12.0 ')],
-     'excessive shear': [('SHEAR = 0.1 ', 'SHEAR = 1.5 ')],
+    {'contrast scale': [('CONTRAST = 1.0\n', 'CONTRAST = 12.0\n')],
+     'excessive shear': [('SHEAR = 0.1\n', 'SHEAR = 1.5\n')],
      'excessive regularization': [('C=1.0,', 'C=0.0002,')]},
     'Each 16x16 greyscale image shows one of ten garment types; predict the type of every test image.'))
 

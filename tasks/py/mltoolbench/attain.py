@@ -1,0 +1,64 @@
+"""The attainability check a build makes: Eq. 5 must be within reach of a known solution.
+
+For an instance with a fault, the reference is its fix (the healthy starter on the same data and
+hidden partition): run on the baseline's seeds, its mean must beat the faulty starter's mean by
+Eq. 5's margin. When it does not, the data drawn from that generation seed leave the fault too
+small to matter, and the instance is drawn again from the next seed, up to TRIES seeds; every try
+is recorded. A healthy instance has no reference here (its starter is the best configuration the
+template knows), so only the bound is checked: the success line must lie inside the metric's range.
+The fix's scores can be kept in a cache folder, keyed by everything they depend on.
+"""
+import hashlib
+import json
+import os
+import sys
+
+import numpy as np
+
+from .core import HERE, success_line
+
+TRIES = 3
+
+# The best value each higher-is-better metric can reach; a success line past it can never be crossed.
+# Every lower-is-better metric here is an error or a loss, whose best is 0.
+BEST = {'accuracy': 1, 'macro_f1': 1, 'auc': 1, 'mean_iou': 1, 'qwk': 1, 'pf1': 1, 'kendall_tau': 1, 'weighted_corr': 1}
+
+
+def _digest(t, config, seed, runs):
+    """Everything the fix's scores depend on: the generator's code, the template, the data seed, the seeds run."""
+    h = hashlib.sha256()
+    module = sys.modules[t.make.__module__].__file__ if t.make.__module__ in sys.modules else ''
+    for path in sorted({os.path.join(HERE, 'core.py'), os.path.join(HERE, 'grade.py'), module} - {''}):
+        h.update(open(path, 'rb').read())
+    h.update(json.dumps([t.name, config, seed, runs]).encode())
+    return h.hexdigest()
+
+
+def _fix_scores(t, config, seed, runs, run, cache):
+    key = _digest(t, config, seed, runs)
+    path = os.path.join(cache, f'{key}.json') if cache else None
+    if path and os.path.exists(path):
+        return json.load(open(path))['fix_scores']
+    scores = run()
+    if path:
+        os.makedirs(cache, exist_ok=True)
+        tmp = f'{path}.{os.getpid()}'
+        with open(tmp, 'w') as fh:
+            json.dump({'fix_scores': scores}, fh)
+        os.replace(tmp, path)
+    return scores
+
+
+def check(t, inst, seed, scores, run_fix, cache=None):
+    """One try's record: the starter's mean, the reference's (the fix's, when there is a fault), the line, passed."""
+    b = float(np.mean(scores))
+    line = success_line(b, t.lower)
+    rec = {'seed': seed, 'starter': round(b, 6), 'line': round(line, 6)}
+    if inst['config'] == 'healthy':
+        rec.update(reference=None, passed=bool(line > 0) if t.lower else bool(line < BEST.get(t.metric, float('inf'))))
+        return rec
+    fix = _fix_scores(t, inst['config'], seed, len(scores), run_fix, cache)
+    m = float(np.mean(fix))
+    sign = -1 if t.lower else 1
+    rec.update(reference=round(m, 6), passed=bool(sign * (m - b) > max(0.1 * abs(b), 0.01)))
+    return rec
