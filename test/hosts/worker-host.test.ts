@@ -32,10 +32,7 @@ test.after(async () => {
 });
 
 const workerContainers = () => docker.listContainers({ all: true, filters: { label: ['mlepipe.role=trainer-worker', `mlepipe.pid`], ancestor: [image] } });
-// One torch thread in the worker's container: it shares this machine's cores with the test's other processes,
-// where a second OpenMP thread only spins waiting for a core (as test/run.mjs sets for local workers).
-const THREADS = 'env: { OMP_NUM_THREADS: "1" }';
-const settings = () => `cache: .mlepipe\nhosts:\n  box: { docker: "tcp://127.0.0.1:${port}", image: "${image}", labels: [cpu], gpus: 0, ${THREADS} }\n`;
+const settings = () => `cache: .mlepipe\nhosts:\n  box: { docker: "tcp://127.0.0.1:${port}", image: "${image}", labels: [cpu], gpus: 0 }\n`;
 
 // One-line task descriptions: the tiny model's context is 1,024 tokens, and the ReAct prompt takes most of it.
 const task = (id: string, what: string): Record<string, string> => ({
@@ -129,7 +126,7 @@ test('the worker container killed mid-training fails the node naming the host; n
 
 test('an engine lost while the worker trains fails the node naming the host; nothing is cached', async () => {
   const flaky = await engineProxy();
-  const dir = await tmpProject({ ...TASKS, 'e.yaml': GRPO('on: flaky', 3) }, settings() + `  flaky: { docker: "tcp://127.0.0.1:${flaky.port}", image: "${image}", gpus: 0, ${THREADS} }\n`);
+  const dir = await tmpProject({ ...TASKS, 'e.yaml': GRPO('on: flaky', 3) }, settings() + `  flaky: { docker: "tcp://127.0.0.1:${flaky.port}", image: "${image}", gpus: 0 }\n`);
   const running = cliStart(['run', 'e.yaml'], { cwd: dir });
   await waitFor(async () => (await finishedSteps(dir)) >= 1, 600_000, 'the first step');
   flaky.cut();
