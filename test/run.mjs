@@ -26,11 +26,11 @@ const perFileTimeoutMs = Number(process.env.MLEPIPE_TEST_FILE_TIMEOUT_S ?? 480 *
 // Files slower than this list their slowest tests.
 const SLOW_FILE_S = 30;
 const traceDir = mkdtempSync(join(tmpdir(), 'mlepipe-test-trace-'));
-// One thread per numeric library (torch, numpy, sklearn) unless the caller chose: files run two at a time,
+// One thread per numeric library (torch, numpy, sklearn) unless the caller chose a number: files run two at a time,
 // each with its CLI, a worker or a jail beside it, on cores other people share. A second OpenMP thread then
 // finds no free core and busy-waits for it: the tiny models' steps took 25 times the CPU time and 20 times
 // the wall time of one thread on a loaded 2-core machine, and slowed the other lane as well.
-const THREADS = Object.fromEntries(['OMP_NUM_THREADS', 'MKL_NUM_THREADS', 'OPENBLAS_NUM_THREADS'].map((k) => [k, process.env[k] ?? '1']));
+const THREADS = Object.fromEntries(['OMP_NUM_THREADS', 'MKL_NUM_THREADS', 'OPENBLAS_NUM_THREADS'].map((k) => [k, process.env[k] || '1']));
 
 function find(dir) {
   let out = [];
