@@ -26,6 +26,11 @@ const perFileTimeoutMs = Number(process.env.MLEPIPE_TEST_FILE_TIMEOUT_S ?? 480 *
 // Files slower than this list their slowest tests.
 const SLOW_FILE_S = 30;
 const traceDir = mkdtempSync(join(tmpdir(), 'mlepipe-test-trace-'));
+// One thread per numeric library (torch, numpy, sklearn) unless the caller chose a number: files run two at a time,
+// each with its CLI, a worker or a jail beside it, on cores other people share. A second OpenMP thread then
+// finds no free core and busy-waits for it: the tiny models' steps took 25 times the CPU time and 20 times
+// the wall time of one thread on a loaded 2-core machine, and slowed the other lane as well.
+const THREADS = Object.fromEntries(['OMP_NUM_THREADS', 'MKL_NUM_THREADS', 'OPENBLAS_NUM_THREADS'].map((k) => [k, process.env[k] || '1']));
 
 function find(dir) {
   let out = [];
@@ -141,7 +146,7 @@ function runFile(file, index) {
     // Its own temp folder (projects, workspaces, keys), removed when the file passes and kept for a look when it fails.
     const temp = mkdtempSync(join(tmpdir(), 'mlt-'));
     const child = spawn(process.execPath, ['--import', 'tsx', '--import', REGISTER, file], {
-      env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0', MLEPIPE_TEST_TIME_SCALE: String(fileScale), MLEPIPE_TEST_TRACE: trace, TMPDIR: temp },
+      env: { ...process.env, ...THREADS, NO_COLOR: '1', FORCE_COLOR: '0', MLEPIPE_TEST_TIME_SCALE: String(fileScale), MLEPIPE_TEST_TRACE: trace, TMPDIR: temp },
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true,
     });

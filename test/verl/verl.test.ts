@@ -21,6 +21,7 @@ import { ROOT, cli, cliStart, closedPort, outputsOf, readJsonl, tmpProject, wait
 const PY = join(ROOT, '.venv', 'verl', 'bin', 'python');
 const doc0 = (text: string) => (parse(text) as { overrides: string[] }).overrides;
 const DRIVE = join(ROOT, 'test', 'verl', 'drive.py');
+const CHECKS = join(ROOT, 'test', 'verl', 'checks.py');
 const REWARD = '0.1*format + 0.3*execute + 0.1*median + 0.2*bronze + 0.2*silver + 0.1*gold';
 
 const EXP = (url: string) => `name: verl
@@ -95,27 +96,30 @@ test('(a) verl composes its trainer config with the exported overrides and its o
   assert.equal([got.layout.sp, got.layout.offload, got.use_dynamic_bsz], [1, false, true]);
   assert.ok(got.ppo_max_token_len_per_gpu * got.ulysses >= got.prompt_length + got.response_length, JSON.stringify(got));
   assert.type(got.layout.estimate.training, 'number');
+  const overrides = doc0(await readFile(join(verl, 'trainer_overrides.yaml'), 'utf8'));
+  const variant = async (name: string, list: string[]) => {
+    const file = join(await mkdtemp(join(tmpdir(), `verl-${name}-`)), 'overrides.yaml');
+    await writeFile(file, stringify({ overrides: list }));
+    return file;
+  };
   // A budget below one trajectory fails the check, as verl's micro-batching would fail at the first update.
-  const small = join(await mkdtemp(join(tmpdir(), 'verl-budget-')), 'overrides.yaml');
-  await writeFile(small, stringify({ overrides: [...doc0(await readFile(join(verl, 'trainer_overrides.yaml'), 'utf8')).filter((o) => !o.startsWith('actor_rollout_ref.actor.ppo_max_token_len_per_gpu')), 'actor_rollout_ref.actor.ppo_max_token_len_per_gpu=4096'] }));
-  const tight = await execa(PY, ['-m', 'mlepipe_verl.check', small], { cwd: verl, reject: false });
-  assert.is(tight.exitCode, 1, tight.stdout);
+  const small = await variant('budget', [...overrides.filter((o) => !o.startsWith('actor_rollout_ref.actor.ppo_max_token_len_per_gpu')), 'actor_rollout_ref.actor.ppo_max_token_len_per_gpu=4096']);
+  // Without the export's tensor parallelism, verl's default of 2 leaves one GPU no replica: the check fails as the launch would.
+  const oneGpu = await variant('1gpu', [...overrides.filter((o) => !/tensor_model_parallel_size|n_gpus_per_node|ppo_mini_batch|train_batch_size/.test(o)), 'trainer.n_gpus_per_node=1', 'data.train_batch_size=1', 'actor_rollout_ref.actor.ppo_mini_batch_size=1']);
+  // The same check fails without what the old export lacked: verl's checks are really applied.
+  const old = await variant('old', overrides.filter((o) => !o.startsWith('actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu') && !o.startsWith('actor_rollout_ref.actor.use_dynamic_bsz')));
+  // The three failing variants in one interpreter (test/verl/checks.py): importing verl is most of a check's time.
+  const many = await execa(PY, [CHECKS, small, oneGpu, old], { cwd: verl, reject: false });
+  assert.is(many.exitCode, 0, many.stderr.slice(-3000));
+  const [tight, none, bad] = many.stdout.trim().split('\n').map((l) => JSON.parse(l) as { exit_code: number; stdout: string; stderr: string });
+  assert.is(tight.exit_code, 1, tight.stdout);
   assert.match(tight.stderr, 'token budget');
   // One rollout replica per GPU, counted as verl's server manager counts them.
   assert.equal([got.rollout_tp, got.rollout_replicas], [1, 8]);
-  // Without the export's tensor parallelism, verl's default of 2 leaves one GPU no replica: the check fails as the launch would.
-  const oneGpu = join(await mkdtemp(join(tmpdir(), 'verl-1gpu-')), 'overrides.yaml');
-  await writeFile(oneGpu, stringify({ overrides: [...doc0(await readFile(join(verl, 'trainer_overrides.yaml'), 'utf8')).filter((o) => !/tensor_model_parallel_size|n_gpus_per_node|ppo_mini_batch|train_batch_size/.test(o)), 'trainer.n_gpus_per_node=1', 'data.train_batch_size=1', 'actor_rollout_ref.actor.ppo_mini_batch_size=1'] }));
-  const none = await execa(PY, ['-m', 'mlepipe_verl.check', oneGpu], { cwd: verl, reject: false });
-  assert.is(none.exitCode, 1, none.stderr.slice(-2000));
+  assert.is(none.exit_code, 1, none.stderr.slice(-2000));
   assert.match(none.stderr, 'no rollout replica');
-  // The same check fails without what the old export lacked: verl's checks are really applied.
-  const doc = parse(await readFile(join(verl, 'trainer_overrides.yaml'), 'utf8')) as { overrides: string[] };
-  const old = join(await mkdtemp(join(tmpdir(), 'verl-old-')), 'overrides.yaml');
-  await writeFile(old, stringify({ overrides: doc.overrides.filter((o) => !o.startsWith('actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu') && !o.startsWith('actor_rollout_ref.actor.use_dynamic_bsz')) }));
-  const bad = await execa(PY, ['-m', 'mlepipe_verl.check', old], { cwd: verl, reject: false });
-  // verl's own check raises: Python's exit 1 for an uncaught exception, with verl's message.
-  assert.is(bad.exitCode, 1, bad.stderr.slice(-2000));
+  // verl's own check raises: exit 1 for an uncaught exception, with verl's message.
+  assert.is(bad.exit_code, 1, bad.stderr.slice(-2000));
   assert.match(bad.stderr, 'ppo_micro_batch_size');
 });
 

@@ -9,7 +9,10 @@ import pytest
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-torch.set_num_threads(min(2, os.cpu_count() or 1))
+# Two threads at most, or what OMP_NUM_THREADS says (test/run.mjs sets one: a second thread on a shared machine
+# only spins waiting for a core).
+if not os.environ.get("OMP_NUM_THREADS"):
+    torch.set_num_threads(min(2, os.cpu_count() or 1))
 
 from mlepipe_worker.model import QWEN3_TINY, LoraSpec, build_policy, train_tokenizer  # noqa: E402
 
