@@ -130,7 +130,7 @@ class ChatQueue:
 
         try:
             self.worker.chat_batch([e.req for e in batch], deliver, [lambda e=e: e.cancelled for e in batch])
-        except Exception as err:  # noqa: BLE001 - every request of the batch gets the failure as its answer
+        except Exception as err:  # every request of the batch gets the failure as its answer
             # Each answer binds `err` itself: Python unbinds it when this except clause ends, before the loop
             # runs the callbacks.
             for e in batch:

@@ -103,7 +103,7 @@ def generate_groups(
     try:
         out = model(input_ids=seq, attention_mask=attention, position_ids=positions, use_cache=True, logits_to_keep=1)
         cache = out.past_key_values
-        for t in range(max(g.max_new_tokens for g in groups)):
+        for _ in range(max(g.max_new_tokens for g in groups)):
             logits = out.logits[:, -1].float()
             del out
             chosen = torch.full((len(rows),), pad, dtype=torch.long, device=dev)
@@ -148,7 +148,7 @@ def generate_groups(
                 break
             attention = torch.cat([attention, attention.new_ones((len(rows), 1))], dim=-1)
             positions = positions[:, -1:] + 1
-            out = model(input_ids=chosen[:, None], attention_mask=attention, position_ids=positions, past_key_values=cache, use_cache=True, logits_to_keep=1)
+            out = model(input_ids=chosen[:, None], attention_mask=attention, position_ids=positions, past_key_values=cache, use_cache=True, logits_to_keep=1)  # noqa: F841 - read at the top of the next step
     finally:
         model.train(was_training)
     return [r if r is not None else [] for r in results]

@@ -125,7 +125,7 @@ class Worker:
             gc.collect()
             if self.policy.device.type == "cuda":
                 torch.cuda.empty_cache()
-            raise HttpError(507, f"out of memory during {what} ({type(err).__name__}); nothing was applied and the model is still usable — send fewer or shorter sequences")
+            raise HttpError(507, f"out of memory during {what} ({type(err).__name__}); nothing was applied and the model is still usable — send fewer or shorter sequences") from err
 
     def chat(self, req: ChatRequest) -> dict[str, Any]:
         """One request on its own (the HTTP service batches through `chat_batch`)."""
@@ -165,7 +165,7 @@ class Worker:
                 return
             for one in [g for g in groups if g[0] not in answered]:
                 try:
-                    self._guard_oom("generation", lambda: run([one]))
+                    self._guard_oom("generation", lambda one=one: run([one]))
                 except HttpError as alone:
                     answer(one[0], alone)
 

@@ -58,7 +58,7 @@ class Template:
 
 def register(t):
     for name, swaps in t.faults.items():
-        for healthy, faulty in swaps:
+        for healthy, _faulty in swaps:
             if t.code.count(healthy) != 1:
                 raise AssertionError(f'{t.name}/{name}: fragment not unique in the starter: {healthy!r}')
     TEMPLATES[t.name] = t
