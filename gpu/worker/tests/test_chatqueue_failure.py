@@ -17,8 +17,8 @@ def test_a_failed_batch_answers_each_request_with_the_error():
     loop_errors: list[dict] = []
     loop.set_exception_handler(lambda _loop, context: loop_errors.append(context))
     try:
-        queue = ChatQueue(FailingWorker())  # type: ignore[arg-type]
-        entries = [Entry(SimpleNamespace(n=1), f"r{i}", queue.epoch, loop.create_future()) for i in range(2)]  # type: ignore[arg-type]
+        queue = ChatQueue(FailingWorker())
+        entries = [Entry(SimpleNamespace(n=1), f"r{i}", queue.epoch, loop.create_future()) for i in range(2)]
         queue._pending.extend(entries)
         queue._run(queue.epoch, loop)
         # The answers were scheduled with call_soon_threadsafe: one turn of the loop delivers them.
