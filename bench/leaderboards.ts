@@ -16,8 +16,8 @@ import { selectSeeds } from '../seeds/index.js';
 import { draftSpec } from '../seeds/strategist.js';
 import { runEvaluator } from '../tasks/evaluate.js';
 import { buildTask } from '../tasks/factory.js';
-import { rankScore } from '../tasks/leaderboard.js';
-import { sanityProblem } from '../tasks/sanity.js';
+import { rankScore, type LeaderboardThresholds } from '../tasks/leaderboard.js';
+import { sanityProblem, type Thresholds } from '../tasks/sanity.js';
 
 const PER_KIND = Number(process.env.BENCH_PER_KIND ?? 8);
 const SEED = Number(process.env.BENCH_SEED ?? 3);
@@ -69,7 +69,7 @@ try {
           failed.push(`${spec.task_id}: ${r.stage}: ${r.error}`);
           continue;
         }
-        const th = JSON.parse(await readFile(join(dir, 'private', 'threshold.json'), 'utf8'));
+        const th = JSON.parse(await readFile(join(dir, 'private', 'threshold.json'), 'utf8')) as Omit<LeaderboardThresholds, 'is_lower_better' | 'teams'> & Thresholds;
         const lower = spec.is_lower_better;
         const subs = await strategies(dir);
         const place = async (file: string) => {

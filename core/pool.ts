@@ -8,7 +8,7 @@
  * the result. A call that throws stops the others taking items and rejects.
  */
 export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T, index: number) => Promise<R>, signal?: AbortSignal): Promise<(R | undefined)[]> {
-  const out: (R | undefined)[] = new Array(items.length);
+  const out = new Array<R | undefined>(items.length);
   let next = 0;
   let failed = false;
   const worker = async () => {

@@ -105,7 +105,7 @@ def case(shapes: Shapes, guard: Guard, label: dict[str, Any], fn: Callable[[], d
         out = fn()
     except torch.OutOfMemoryError:
         out = {"oom": True}
-    except Exception as err:  # noqa: BLE001 - recorded in the case's line; the next case runs
+    except Exception as err:  # recorded in the case's line; the next case runs
         traceback.print_exc()
         out = {"error": f"{type(err).__name__}: {err}"}
     free()
@@ -134,7 +134,7 @@ def versions(shapes: Shapes, guard: Guard) -> dict[str, Any]:
             with sdpa_kernel([getattr(SDPBackend, name)]):
                 torch.nn.functional.scaled_dot_product_attention(q, q, q, is_causal=True)
             backends[name.lower()] = "ok"
-        except Exception as err:  # noqa: BLE001 - which kernels run is the finding
+        except Exception as err:  # which kernels run is the finding
             backends[name.lower()] = f"{type(err).__name__}: {str(err).splitlines()[0][:160]}"
     out["sdpa"] = backends
     return out
@@ -168,7 +168,7 @@ def update(shapes: Shapes, guard: Guard) -> dict[str, Any]:
             label = {"mode": mode, "gradient_checkpointing": checkpointing}
             held: dict[str, Any] = {}
 
-            def build() -> dict[str, Any]:
+            def build(mode=mode, checkpointing=checkpointing, held=held) -> dict[str, Any]:
                 lora = LoraSpec(rank=shapes.lora_rank, alpha=2 * shapes.lora_rank) if mode != "full" else None
                 held["policy"] = build_policy(shapes.model, lora=lora, device=shapes.device, dtype=shapes.dtype, gradient_checkpointing=checkpointing)
                 held["optimizer"] = make_optimizer(held["policy"], cfg.lr)
@@ -184,7 +184,7 @@ def update(shapes: Shapes, guard: Guard) -> dict[str, Any]:
                     cases.append({**label, "tokens": n, "skipped": "a shorter sequence ran out of memory"})
                     continue
 
-                def step(n=n) -> dict[str, Any]:
+                def step(n=n, held=held) -> dict[str, Any]:
                     seq = Sequence(_ids(n, vocab, n), [0] * (n // 4) + [1] * (n - n // 4), advantages=1.0)
                     update_step(held["policy"], held["optimizer"], [seq], cfg)  # warm-up: allocator, kernels, Adam state
                     _sync(shapes.device)

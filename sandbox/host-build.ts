@@ -22,7 +22,7 @@ export async function buildOn(spec: EngineSpec, req: BuildRequest, log: (line: s
     // Build outputs and caches of the folder would only make the context large.
     const skip = /(^|\/)(node_modules|\.git|\.venv|\.mlepipe|__pycache__)(\/|$)/;
     const context = tar.pack(req.context, { entries: req.entries, ignore: (name: string) => skip.test(name.slice(req.context.length + 1)) });
-    const stream = (await docker.buildImage(context as unknown as NodeJS.ReadableStream, { t: req.tag, dockerfile: req.dockerfile, rm: true, forcerm: true, abortSignal: req.signal } as never)) as unknown as Readable;
+    const stream = (await docker.buildImage(context as unknown as NodeJS.ReadableStream, { t: req.tag, dockerfile: req.dockerfile, rm: true, forcerm: true, abortSignal: req.signal })) as unknown as Readable;
     let failure: string | undefined;
     await new Promise<void>((ok, fail) => {
       docker.modem.followProgress(

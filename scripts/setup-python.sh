@@ -5,6 +5,7 @@
 #                                                         run it with their image's CUDA torch)
 #   verl     .venv/verl     python/verl.lock              verl 0.9.1, Ray and Hydra on CPU torch: checks
 #                                                         and runs the verl export's pieces (not by default)
+#   lint     .venv/lint     python/lint.lock              ruff and mypy for `npm run lint` (not by default)
 # Usage: scripts/setup-python.sh [ENV...]   (default: agent trainer)
 #
 # Safe to run again: an environment whose stamp (a copy of the lock it was
@@ -30,7 +31,8 @@ setup_env() {
     agent) venv=.venv/agent lock=python/agent.lock base=/usr/bin/python3 ;;
     trainer) venv=.venv/trainer lock=gpu/worker/requirements.lock base=python3 ;;
     verl) venv=.venv/verl lock=python/verl.lock base=python3 ;;
-    *) echo "setup-python: unknown environment '$name' (agent, trainer, verl)" >&2; return 2 ;;
+    lint) venv=.venv/lint lock=python/lint.lock base=python3 ;;
+    *) echo "setup-python: unknown environment '$name' (agent, trainer, verl, lint)" >&2; return 2 ;;
   esac
   [ -x "$base" ] || command -v "$base" >/dev/null || base=python3
   base=${PYTHON:-$base}

@@ -33,8 +33,9 @@ npm run build
 # stages then fall back to /usr/bin/python3), .venv/trainer, CPU torch, for
 # the trainer worker's tests and CPU runs (MLEPIPE_NO_TRAINER=1 skips it), and
 # .venv/verl, verl and Ray on CPU torch, for the verl export's checks and
-# local Ray runs (MLEPIPE_NO_VERL=1 skips it).
-envs=()
+# local Ray runs (MLEPIPE_NO_VERL=1 skips it), and .venv/lint, ruff and mypy
+# for `npm run lint` (which `npm test` runs first).
+envs=(lint)
 [ -z "${MLEPIPE_NO_AGENT_ENV:-}" ] && envs+=(agent)
 [ -z "${MLEPIPE_NO_TRAINER:-}" ] && envs+=(trainer)
 [ -z "${MLEPIPE_NO_VERL:-}" ] && envs+=(verl)

@@ -47,7 +47,7 @@ export async function buildTask(spec: TaskSpec, dest: string, opts: BuildOptions
 
   const testHeader = (await readFile(join(dest, 'public', 'test.csv'), 'utf8')).split('\n')[0];
   const ruleText = await readFile(join(dest, 'private', 'spec.json'), 'utf8');
-  const leaks = leakageProblems(spec.target.name, description, testHeader, await relativeFiles(join(dest, 'public')), JSON.stringify(JSON.parse(ruleText).hidden_rule ?? {}));
+  const leaks = leakageProblems(spec.target.name, description, testHeader, await relativeFiles(join(dest, 'public')), JSON.stringify((JSON.parse(ruleText) as { hidden_rule?: unknown }).hidden_rule ?? {}));
   if (leaks.length) return { ok: false, stage: 'leakage', error: leaks.join('; ') };
 
   // Thresholds from the reference teams' leaderboard, graded by the evaluator just written.

@@ -47,7 +47,7 @@ export async function freezeLeaderboard(task: string, teamsDir: string, python: 
   let graded: { teams: ({ team: string; score: number } | { team: string; error: string })[] };
   try {
     if (r.exitCode !== 0) throw new Error();
-    graded = JSON.parse(last);
+    graded = JSON.parse(last) as typeof graded;
   } catch {
     return { ok: false, error: `grading the reference teams failed (exit ${r.exitCode}): ${String(r.stderr).trim().split('\n').slice(-3).join(' | ')}` };
   }

@@ -60,7 +60,7 @@ function problem(v: unknown, s: ArgSchema): string | undefined {
     case 'array': {
       if (!Array.isArray(v)) return 'must be a list (comma-separated on the command line)';
       const want = s.items?.type ?? 'string';
-      const wrong = v.find((x) => (want === 'integer' ? !Number.isInteger(x) : typeof x !== 'string'));
+      const wrong: unknown = v.find((x) => (want === 'integer' ? !Number.isInteger(x) : typeof x !== 'string'));
       return wrong === undefined ? undefined : `every item must be ${want === 'integer' ? 'an integer' : 'a string'}, not ${JSON.stringify(wrong)}`;
     }
   }

@@ -111,7 +111,7 @@ export function returnsToGo(turnRewards: readonly number[]): number[] {
  * members (index 0 is the first turn). Masked members get zeros.
  */
 export function turnAdvantages(group: readonly GroupMember[], maskedFlags: readonly boolean[]): number[][] {
-  const perTurn = group.map((m) => m.turnRewards ?? [...new Array(Math.max(0, (m.turns ?? 1) - 1)).fill(0), m.reward]);
+  const perTurn = group.map((m) => m.turnRewards ?? [...new Array<number>(Math.max(0, (m.turns ?? 1) - 1)).fill(0), m.reward]);
   const returns = perTurn.map(returnsToGo);
   const firsts = returns.filter((_, i) => !maskedFlags[i]).map((g) => g[0] ?? 0);
   const baseline = firsts.length ? meanOf(firsts) : 0;

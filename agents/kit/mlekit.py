@@ -48,7 +48,7 @@ def load_task():
     test_cols = list(pd.read_csv(os.path.join(PUBLIC, "test.csv"), nrows=0).columns)
     keys = [c for c in head.columns if c in test_cols] or ["id"]
     as_str = {k: str for k in keys}
-    read = lambda name: pd.read_csv(os.path.join(PUBLIC, name), dtype=as_str)
+    read = lambda name: pd.read_csv(os.path.join(PUBLIC, name), dtype=as_str)  # noqa: E731
     sample, test = read(sample_name), read("test.csv")
     cols = [c for c in sample.columns if c not in keys]
     train = read(train_file(test_cols, cols[0] if len(cols) == 1 else None))
@@ -164,7 +164,7 @@ def features(train, test, target, keys=("id",)):
     if texts:
         from sklearn.feature_extraction.text import TfidfVectorizer
 
-        joined = lambda df: df[texts].fillna("").astype(str).agg(" ".join, axis=1)
+        joined = lambda df: df[texts].fillna("").astype(str).agg(" ".join, axis=1)  # noqa: E731
         vec = TfidfVectorizer(ngram_range=(1, 2))
         return vec.fit_transform(joined(train)).toarray(), vec.transform(joined(test)).toarray()
     if os.path.exists(os.path.join(PUBLIC, "graph", "edges.csv")):
@@ -248,7 +248,7 @@ def require(strategy):
             import sys
 
             raise SystemExit(f"mlekit: strategy lgbm needs LightGBM, which {sys.executable} cannot import; "
-                             "use gbm (scikit-learn's gradient boosting) or run in the agent environment, which has it")
+                             "use gbm (scikit-learn's gradient boosting) or run in the agent environment, which has it") from None
 
 
 # The models a strategy chooses between, as tuples of base models whose predictions are averaged.
@@ -363,8 +363,8 @@ def out_of_fold(names, x, y, classes, prior, regression, series, folds=5, size="
     fp = fingerprint(x, y, np.asarray(classes, dtype=object), np.asarray([] if prior is None else prior), [folds, int(series), int(regression)])
     preds = {}
     for name in names:
-        make = lambda: base_model(name, regression, series, size)
-        preds[name] = memo("oof", name, size, fp, lambda: np.concatenate([fit_predict(make, x[tr], y[tr], x[va], classes, prior) for tr, va in splits]))
+        make = lambda name=name: base_model(name, regression, series, size)  # noqa: E731
+        preds[name] = memo("oof", name, size, fp, lambda make=make: np.concatenate([fit_predict(make, x[tr], y[tr], x[va], classes, prior) for tr, va in splits]))
     return truth, preds
 
 

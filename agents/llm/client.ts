@@ -258,7 +258,7 @@ export class LlmClient {
       this.retrying(async (openai, opts) => {
         const r = await openai.completions.create({ model: this.opts.spec.model, prompt: [...prompts], echo: true, logprobs: 1, max_tokens: 1, temperature: 0 }, opts);
         this.count(r.usage);
-        const out: EchoLogprobs[] = new Array(prompts.length);
+        const out = new Array<EchoLogprobs>(prompts.length);
         for (const c of r.choices) {
           const lp = c.logprobs;
           if (!lp?.tokens || !lp.token_logprobs || !lp.text_offset || lp.tokens.length !== lp.token_logprobs.length || lp.tokens.length !== lp.text_offset.length) {
@@ -326,8 +326,9 @@ export class LlmClient {
     if (err instanceof OpenAI.APIConnectionTimeoutError || err instanceof DeadlineExpired) return { retry: true, text: 'timed out' };
     if (err instanceof OpenAI.APIConnectionError) return { retry: true, text: `connection failed (${(err.cause as Error | undefined)?.message ?? err.message})` };
     if (err instanceof OpenAI.APIError) {
-      const status = err.status ?? 0;
-      const retryAfter = retryAfterMs(err.headers);
+      // instanceof leaves APIError's type parameters as any: these are its defaults.
+      const status = (err.status as number | undefined) ?? 0;
+      const retryAfter = retryAfterMs(err.headers as Headers | undefined);
       if (status === 429 || status >= 500) return { retry: true, text: `HTTP ${status}`, retryAfterMs: retryAfter };
       return { retry: false, text: `HTTP ${status}: ${err.message}` };
     }

@@ -132,7 +132,7 @@ export async function startSandboxService(o: ServiceOptions): Promise<SandboxSer
       for await (const chunk of req) raw += chunk;
       let body: Record<string, unknown>;
       try {
-        body = JSON.parse(raw || '{}');
+        body = JSON.parse(raw || '{}') as Record<string, unknown>;
       } catch {
         throw new BadRequest('the body is not JSON');
       }

@@ -53,7 +53,7 @@ export async function loadSettings(startDir: string, env: NodeJS.ProcessEnv = pr
   }
   let written = (found?.config ?? {}) as WrittenSettings;
   if (found || overrides.length) {
-    let origins: Origins = found ? (positions.get(found.filepath) ?? new Map([['', { value: { file: found.filepath, line: 1, col: 1 } }]])) : new Map();
+    let origins: Origins = found ? (positions.get(found.filepath) ?? new Map([['', { value: { file: found.filepath, line: 1, col: 1 } }]])) : new Map() as Origins;
     if (overrides.length) ({ value: written, origins } = applyOverrides({ value: written, origins }, overrides) as { value: WrittenSettings; origins: Origins });
     const old = oldHostShape(written, origins);
     const diags = old.length ? old : validateWithSchema(settingsSchema, written, origins, []);

@@ -48,7 +48,7 @@ function shapingIssues(p: GrpoParams, models: Parameters<typeof parsePolicy>[1])
   const out: ParamIssue[] = [];
   if (p.scaffold === 'react' && p.tool_dropout > 0) out.push({ param: ['tool_dropout'], message: 'tool_dropout removes mlab\'s diagnostic tools; it needs scaffold: mlab', also: ['scaffold'] });
   if (p.scaffold === 'react' && p.tools !== undefined) out.push({ param: ['tools'], message: 'only the mlab scaffold offers tools (scaffold: react)', also: ['scaffold'] });
-  if (Array.isArray(p.tools)) p.tools.forEach((n, i) => TOOLS_BY_NAME.has(n) || out.push({ param: ['tools', i], message: `unknown tool "${n}" (mlepipe tools list shows them)` }));
+  if (Array.isArray(p.tools)) p.tools.forEach((n: string, i) => TOOLS_BY_NAME.has(n) || out.push({ param: ['tools', i], message: `unknown tool "${n}" (mlepipe tools list shows them)` }));
   if (p.scaffold === 'mlab' && p.prompt_format === 'sandmle-release') out.push({ param: ['prompt_format'], message: 'prompt_format: sandmle-release is a ReAct reply format; scaffold: mlab has its own actions', also: ['scaffold'] });
   if (p.scaffold === 'mlab' && p.trainer === 'template') out.push({ param: ['scaffold'], message: 'the template policy writes ReAct replies; scaffold: mlab needs a models: policy (trainer: worker)', also: ['trainer'] });
   // The exported agent loop (mlepipe_verl) is the ReAct scaffold and hands verl one reward per episode:

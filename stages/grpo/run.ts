@@ -208,11 +208,11 @@ export async function run(ctx: StageContext<GrpoParams>): Promise<StageResult | 
       // The policy after this step, as it was saved (on resume, the last finished step's).
       if (!isWorker) ck = JSON.parse(await readFile(join(dir, 'checkpoint.json'), 'utf8')) as TemplateCheckpoint;
       if (shaping) {
-        bank = new SolutionBank(JSON.parse(await readFile(join(dir, 'bank.json'), 'utf8')));
+        bank = new SolutionBank(JSON.parse(await readFile(join(dir, 'bank.json'), 'utf8')) as ConstructorParameters<typeof SolutionBank>[0]);
         await mkdir(join(ctx.outDir, 'shaping'), { recursive: true });
         await cp(join(dir, 'shaping.json'), join(ctx.outDir, 'shaping', `step_${pad(k)}.json`));
       }
-      curve.push(JSON.parse(await readFile(join(dir, 'step.json'), 'utf8')));
+      curve.push(JSON.parse(await readFile(join(dir, 'step.json'), 'utf8')) as Record<string, number | null>);
       const last = curve[curve.length - 1];
       ctx.log(`step ${k}/${p.steps}: reward ${last.reward_mean} ± ${last.reward_std}, valid ${last.valid_rate}${last.val_reward !== undefined ? `, val reward ${last.val_reward}` : ''}`);
       ctx.progress(k, p.steps);

@@ -26,7 +26,7 @@ def load(path):
     try:
         df = pd.read_csv(path, dtype={CONFIG["id_column"]: str}, keep_default_na=True)
     except Exception as e:
-        raise Invalid(f"cannot parse the submission as CSV: {str(e).splitlines()[0]}")
+        raise Invalid(f"cannot parse the submission as CSV: {str(e).splitlines()[0]}") from None
     if len(df) == 0:
         raise Invalid("submission has a header but no rows")
     return df
@@ -79,7 +79,7 @@ def values(df, columns):
         try:
             v = df[col].astype(float).to_numpy()
         except (ValueError, TypeError):
-            raise Invalid(f"column {col} must hold numbers")
+            raise Invalid(f"column {col} must hold numbers") from None
         if not np.all(np.isfinite(v)):
             raise Invalid(f"column {col} has missing, NaN or infinite values")
         if kind == "prob" and (v.min() < 0 or v.max() > 1):

@@ -18,7 +18,6 @@ carries "fault": "grader" and a detail for the run's record.
 import argparse
 import json
 import math
-import os
 import sys
 import traceback
 from pathlib import Path
@@ -55,7 +54,7 @@ def main():
 
         grader = Grader(cfg.get("grader_name") or cfg["grade_fn"], cfg["grade_fn"])
         answers = load_answers(HERE / cfg["answers"])
-    except Exception as e:  # noqa: BLE001 - whatever stops the grader loading is the grader's fault
+    except Exception as e:  # whatever stops the grader loading is the grader's fault
         traceback.print_exc()
         fault("the competition's grader could not be loaded", f"{cfg['grade_fn']} does not load: {type(e).__name__}: {e}")
 
@@ -64,13 +63,13 @@ def main():
         invalid(f"{path.name} is not a CSV file")
     try:
         submission = read_csv(path)
-    except Exception as e:  # noqa: BLE001 - an unreadable file is an invalid submission
+    except Exception as e:  # an unreadable file is an invalid submission
         invalid(f"the submission is not a readable CSV: {e}")
     try:
         score = grader.grade_fn(submission, answers)
     except InvalidSubmissionError as e:
         invalid(e)
-    except Exception as e:  # noqa: BLE001 - sorted out below
+    except Exception as e:  # sorted out below
         traceback.print_exc()
         # Graders also check submissions with assert and pandas errors. When the
         # sample submission grades, the grader works and the fault is this file's.
@@ -91,7 +90,7 @@ def sample_grades(grader, read_csv, sample, answers):
     try:
         grader.grade_fn(read_csv(sample), answers)
         return True
-    except Exception:  # noqa: BLE001 - any failure means the grader is broken here
+    except Exception:  # any failure means the grader is broken here
         return False
 
 

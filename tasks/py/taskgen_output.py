@@ -93,7 +93,7 @@ def submission_frames(spec, ids, y_values, rng):
 
 def main(spec, out):
     kind = spec["generator"]
-    ntr, nte = spec["n_train"], spec["n_test"]
+    ntr = spec["n_train"]
     res = GENERATORS[kind](spec, out)
     df, y, oracle, rule = res[0], res[1], res[2], res[3]
     extra = res[4] if len(res) > 4 else None

@@ -43,7 +43,10 @@ export async function startReplayServer(script: Array<Reply | ((body: ReplayServ
   const server: Server = createServer((req, res) => {
     let raw = '';
     req.on('data', (c) => (raw += c));
-    req.on('end', async () => {
+    // A scripted step that throws is the test's own mistake: it comes back as a 500 naming it, not as an
+    // unhandled rejection that ends the test process.
+    req.on('end', () => void answer().catch((err: unknown) => res.headersSent || res.writeHead(500).end(String(err))));
+    const answer = async () => {
       // A status question (the client asks while it waits) is not a request in flight.
       const asked = req.method === 'GET' && opts.requestStatus ? /\/requests\/([^/?]+)$/.exec(req.url ?? '') : null;
       if (asked) {
@@ -100,7 +103,7 @@ export async function startReplayServer(script: Array<Reply | ((body: ReplayServ
       } finally {
         inFlight--;
       }
-    });
+    };
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   const port = (server.address() as { port: number }).port;

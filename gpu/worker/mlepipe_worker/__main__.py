@@ -103,7 +103,7 @@ def check_memory(args: argparse.Namespace, model: dict | Path, lora) -> None:
 
 def build(args: argparse.Namespace):
     import torch
-    from transformers import AutoTokenizer
+    from transformers import AutoTokenizer, PreTrainedTokenizerFast
 
     from .checkpoint import newest_checkpoint
     from .model import MANIFEST, QWEN3_TINY, LoraSpec, build_policy, load_policy, train_tokenizer
@@ -112,7 +112,15 @@ def build(args: argparse.Namespace):
     if args.threads:
         torch.set_num_threads(args.threads)
     lora = LoraSpec(rank=args.lora_rank, alpha=args.lora_alpha or 2 * args.lora_rank) if args.lora_rank > 0 else None
-    tok = AutoTokenizer.from_pretrained(args.tokenizer) if args.tokenizer else None
+
+    def fast_tokenizer(path: str | Path) -> PreTrainedTokenizerFast:
+        # The worker reads the tokenizer's own serialisation (its identity, token offsets): only a fast one has it.
+        tok = AutoTokenizer.from_pretrained(path)
+        if not isinstance(tok, PreTrainedTokenizerFast):
+            raise SystemExit(f"mlepipe-worker: {path}: the tokenizer is not a fast (tokenizer.json) one")
+        return tok
+
+    tok = fast_tokenizer(args.tokenizer) if args.tokenizer else None
     if args.tiny:
         tok = tok or train_tokenizer(tiny_corpus(), vocab_size=384)
         check_memory(args, {**QWEN3_TINY, "vocab_size": len(tok)}, lora)
@@ -127,7 +135,7 @@ def build(args: argparse.Namespace):
         if (path / MANIFEST).is_file():
             policy = load_policy(path, device=args.device, gradient_checkpointing=args.gradient_checkpointing, reference=args.reference)
         else:
-            policy = build_policy(str(path), tokenizer=tok or AutoTokenizer.from_pretrained(path), lora=lora, device=args.device,
+            policy = build_policy(str(path), tokenizer=tok or fast_tokenizer(path), lora=lora, device=args.device,
                                   gradient_checkpointing=args.gradient_checkpointing, reference=args.reference and lora is None)  # fmt: skip
         model_id = path.name
     worker = Worker(policy, model_id=model_id, ckpt_dir=Path(args.ckpt_dir), lr=args.lr)

@@ -50,7 +50,7 @@ def _check_turn(turn: Turn, vocab: int, loc: str) -> list[int]:
     bad = next((i for i, x in enumerate(turn.logprobs) if not math.isfinite(x) or x > LOGPROB_SLACK), None)
     if bad is not None:
         raise BatchError(f"{loc}.logprobs.{bad}", f"{turn.logprobs[bad]} is not a log-probability (finite, ≤ 0)")
-    mask = list(turn.loss_mask) if turn.loss_mask is not None else [1] * n
+    mask: list[int] = list(turn.loss_mask) if turn.loss_mask is not None else [1] * n
     if len(mask) != n:
         raise BatchError(f"{loc}.loss_mask", f"has {len(mask)} entries for {n} sampled tokens")
     return mask

@@ -98,7 +98,9 @@ class ChatQueue:
 
     def _take(self, epoch: int) -> list[Entry]:
         with self._lock:
-            batch, rows, rest = [], 0, []
+            batch: list[Entry] = []
+            rest: list[Entry] = []
+            rows = 0
             for e in self._pending:
                 if e.cancelled:
                     continue
@@ -125,11 +127,26 @@ class ChatQueue:
         self.stats["largest"] = max(self.stats["largest"], len(batch))
 
         def deliver(i: int, result: Any) -> None:
-            fut = batch[i].future
-            loop.call_soon_threadsafe(lambda: fut.done() or fut.set_result(result))
+            loop.call_soon_threadsafe(_settle, batch[i].future, result, None)
 
         try:
-            self.worker.chat_batch([e.req for e in batch], deliver, [lambda e=e: e.cancelled for e in batch])
-        except Exception as err:  # noqa: BLE001 - every request of the batch gets the failure as its answer
+            self.worker.chat_batch([e.req for e in batch], deliver, [_cancelled(e) for e in batch])
+        except Exception as err:  # every request of the batch gets the failure as its answer
+            # Each answer is handed `err` now: Python unbinds it when this except clause ends, before the loop
+            # runs the callbacks.
             for e in batch:
-                loop.call_soon_threadsafe(lambda f=e.future: f.done() or f.set_exception(err))
+                loop.call_soon_threadsafe(_settle, e.future, None, err)
+
+
+def _settle(future: asyncio.Future, result: Any, err: BaseException | None) -> None:
+    """On the event loop: the answer to one request, unless it has one already."""
+    if future.done():
+        return
+    if err is not None:
+        future.set_exception(err)
+    else:
+        future.set_result(result)
+
+
+def _cancelled(e: Entry) -> Callable[[], bool]:
+    return lambda: e.cancelled

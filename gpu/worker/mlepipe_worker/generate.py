@@ -103,7 +103,7 @@ def generate_groups(
     try:
         out = model(input_ids=seq, attention_mask=attention, position_ids=positions, use_cache=True, logits_to_keep=1)
         cache = out.past_key_values
-        for t in range(max(g.max_new_tokens for g in groups)):
+        for _ in range(max(g.max_new_tokens for g in groups)):
             logits = out.logits[:, -1].float()
             del out
             chosen = torch.full((len(rows),), pad, dtype=torch.long, device=dev)
@@ -115,7 +115,8 @@ def generate_groups(
                 raw = logits[idx]
                 scaled = raw / g.temperature if g.temperature > 0 else raw
                 if g.temperature > 0:
-                    scores = top_p[i](seq[idx], scaled) if top_p[i] is not None else scaled
+                    warp = top_p[i]
+                    scores = warp(seq[idx], scaled) if warp is not None else scaled
                     # A draw for every row of the group, ended or not, so that its stream does not depend on the batch.
                     picked = torch.multinomial(torch.softmax(scores, -1), 1, generator=rngs[i]).squeeze(1)
                 else:
@@ -131,7 +132,8 @@ def generate_groups(
             for i, g in enumerate(groups):
                 if results[i] is not None:
                     continue
-                hit = matchers[i](seq[members[i]], None).tolist() if matchers[i] is not None else [False] * len(members[i])
+                match = matchers[i]
+                hit = match(seq[members[i]], None).tolist() if match is not None else [False] * len(members[i])
                 gone = g.cancelled()
                 for j, r in enumerate(members[i]):
                     if finish[r] is not None:
@@ -140,15 +142,17 @@ def generate_groups(
                         finish[r] = "stop"
                     elif len(tokens[r]) >= g.max_new_tokens or gone:
                         finish[r] = "length"
-                if all(finish[r] is not None for r in members[i]):
-                    results[i] = [Sample(list(rows[r][1]), tokens[r], logprobs[r], finish[r]) for r in members[i]]
+                ends = [finish[r] for r in members[i]]
+                if all(ends):
+                    done = [Sample(list(rows[r][1]), tokens[r], logprobs[r], str(end)) for r, end in zip(members[i], ends)]
+                    results[i] = done
                     if on_done is not None:
-                        on_done(i, results[i])
+                        on_done(i, done)
             if all(r is not None for r in results):
                 break
             attention = torch.cat([attention, attention.new_ones((len(rows), 1))], dim=-1)
             positions = positions[:, -1:] + 1
-            out = model(input_ids=chosen[:, None], attention_mask=attention, position_ids=positions, past_key_values=cache, use_cache=True, logits_to_keep=1)
+            out = model(input_ids=chosen[:, None], attention_mask=attention, position_ids=positions, past_key_values=cache, use_cache=True, logits_to_keep=1)  # noqa: F841 - read at the top of the next step
     finally:
         model.train(was_training)
     return [r if r is not None else [] for r in results]

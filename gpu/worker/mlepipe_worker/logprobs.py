@@ -12,6 +12,8 @@ states); the test compares them.
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 from torch.utils.checkpoint import checkpoint
 
@@ -22,7 +24,9 @@ LOGIT_CHUNK = 1024
 def _split(model: torch.nn.Module) -> tuple[torch.nn.Module, torch.nn.Module] | None:
     """The decoder (hidden states after the final norm) and the output head, or None for a model without them.
     A peft model's base holds the LoRA layers, so adapters (and disable_adapter) still apply."""
-    core = model.get_base_model() if hasattr(model, "get_base_model") else model
+    # transformers and peft add these methods at run time; torch types such attributes as Tensor | Module.
+    base = getattr(model, "get_base_model", None)
+    core: Any = base() if base is not None else model
     try:
         return core.get_decoder(), core.get_output_embeddings()
     except (AttributeError, NotImplementedError):

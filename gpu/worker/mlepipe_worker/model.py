@@ -74,7 +74,9 @@ def default_dtype(device: torch.device) -> torch.dtype:
 
 @dataclass
 class Policy:
-    model: torch.nn.Module
+    # A transformers model, or a peft model around one: their methods (save_pretrained, get_input_embeddings) are
+    # set at run time, which torch's stubs type as Tensor | Module.
+    model: Any
     tokenizer: PreTrainedTokenizerFast | None
     device: torch.device
     dtype: torch.dtype

@@ -36,7 +36,7 @@ class MasterAdamW(torch.optim.AdamW):
         return self.param_groups[0]["params"]
 
     @torch.no_grad()
-    def step(self, closure=None):  # type: ignore[override]
+    def step(self, closure=None):
         if closure is not None:
             raise ValueError("MasterAdamW takes no closure: run the backward pass before step()")
         masters = self._masters()

@@ -11,7 +11,7 @@ import gc
 import hashlib
 import math
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import torch
 
@@ -24,6 +24,9 @@ from .model import Policy, load_policy
 from .protocol import Batch, ChatRequest, EvalLossRequest, LoadRequest, SaveRequest, ScoreRequest, SftRequest, TokenizerIdentity
 from .sft import ConversationError, eval_loss, sft_step, tokenize_examples
 from .update import Sequence, UpdateConfig, make_optimizer, score, update_step
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedTokenizerFast
 
 OOM = (torch.OutOfMemoryError, MemoryError)
 
@@ -57,13 +60,20 @@ class Worker:
         self._lr = lr
         self._pending: Path | None = None
 
+    @property
+    def tokenizer(self) -> PreTrainedTokenizerFast:
+        """The policy's tokenizer, which __init__ (and load, through load_policy) made sure is there."""
+        tok = self.policy.tokenizer
+        assert tok is not None
+        return tok
+
     # ── identity and health ──────────────────────────────────────────────────
 
     def identity(self) -> dict[str, str]:
         """sha256 of the tokenizer's compact JSON serialisation (tokenizer.json without indentation) and of its chat template."""
         # Kept: a large vocabulary serialises to megabytes, and every batch is checked against it.
         if self._identity is None:
-            tok = self.policy.tokenizer
+            tok = self.tokenizer
             self._identity = {"tokenizer_sha256": sha256(tok.backend_tokenizer.to_str()), "chat_template_sha256": sha256(tok.chat_template or "")}
         return dict(self._identity)
 
@@ -125,7 +135,7 @@ class Worker:
             gc.collect()
             if self.policy.device.type == "cuda":
                 torch.cuda.empty_cache()
-            raise HttpError(507, f"out of memory during {what} ({type(err).__name__}); nothing was applied and the model is still usable — send fewer or shorter sequences")
+            raise HttpError(507, f"out of memory during {what} ({type(err).__name__}); nothing was applied and the model is still usable — send fewer or shorter sequences") from err
 
     def chat(self, req: ChatRequest) -> dict[str, Any]:
         """One request on its own (the HTTP service batches through `chat_batch`)."""
@@ -165,17 +175,18 @@ class Worker:
                 return
             for one in [g for g in groups if g[0] not in answered]:
                 try:
-                    self._guard_oom("generation", lambda: run([one]))
+                    self._guard_oom("generation", lambda one=one: run([one]))
                 except HttpError as alone:
                     answer(one[0], alone)
 
     def score(self, req: ScoreRequest) -> dict[str, Any]:
         self.check_identity(req.tokenizer)
         vocab = self.vocab_size()
-        encode = lambda text: list(self.policy.tokenizer.encode(text, add_special_tokens=False))  # noqa: E731
+        encode = lambda text: list(self.tokenizer.encode(text, add_special_tokens=False))  # noqa: E731
         seqs, spans = [], []
         for i, item in enumerate(req.items):
-            prompt = list(item.prompt_ids) if item.prompt_ids is not None else chat_prompt_ids(self.policy, [m.model_dump() for m in item.messages])
+            # The protocol's validator makes each item carry exactly one of prompt_ids and messages.
+            prompt = list(item.prompt_ids) if item.prompt_ids is not None else chat_prompt_ids(self.policy, [m.model_dump() for m in item.messages or []])
             if item.prefix:
                 prompt += encode(item.prefix)
             if not prompt:
@@ -205,7 +216,7 @@ class Worker:
 
     def reply_offsets(self, reply: list[int]) -> list[int]:
         """Where each token starts in the reply's text (special tokens decode to nothing), in characters."""
-        tok = self.policy.tokenizer
+        tok = self.tokenizer
         return [len(tok.decode(reply[:i], skip_special_tokens=True)) for i in range(len(reply))]
 
     def update(self, batch: Batch) -> dict[str, Any]:

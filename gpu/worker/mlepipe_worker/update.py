@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
-from typing import Sequence as Seq
+from typing import Sequence as Seq, TypedDict
 
 import torch
 
@@ -96,7 +96,16 @@ def _pad(rows: list[list[float]], value: float, length: int, dtype: torch.dtype,
     return torch.tensor([r + [value] * (length - len(r)) for r in rows], dtype=dtype, device=device)
 
 
-def collate(seqs: Seq[Sequence], pad_id: int, device: torch.device) -> dict[str, torch.Tensor | None]:
+class Collated(TypedDict):
+    input_ids: torch.Tensor
+    attention_mask: torch.Tensor
+    loss_mask: torch.Tensor
+    advantages: torch.Tensor
+    old_logprobs: torch.Tensor | None
+    ref_logprobs: torch.Tensor | None
+
+
+def collate(seqs: Seq[Sequence], pad_id: int, device: torch.device) -> Collated:
     """Right-padded [B, T] tensors; padding has attention 0 and loss mask 0."""
     length = max(len(s.input_ids) for s in seqs)
     f32 = torch.float32
@@ -107,18 +116,20 @@ def collate(seqs: Seq[Sequence], pad_id: int, device: torch.device) -> dict[str,
             return [float(v)] * len(s.input_ids)
         return [float(x) for x in v]
 
-    out: dict[str, torch.Tensor | None] = {
+    def optional(name: str) -> torch.Tensor | None:
+        present = [getattr(s, name) is not None for s in seqs]
+        if any(present) and not all(present):
+            raise ValueError(f"{name} must be given for every sequence of a batch or for none")
+        return _pad([per_token(s, name) for s in seqs], 0.0, length, f32, device) if all(present) else None
+
+    return {
         "input_ids": _pad([list(s.input_ids) for s in seqs], pad_id, length, torch.long, device),
         "attention_mask": _pad([[1] * len(s.input_ids) for s in seqs], 0, length, torch.long, device),
         "loss_mask": _pad([list(s.loss_mask) for s in seqs], 0, length, f32, device),
         "advantages": _pad([per_token(s, "advantages") for s in seqs], 0.0, length, f32, device),
+        "old_logprobs": optional("old_logprobs"),
+        "ref_logprobs": optional("ref_logprobs"),
     }
-    for name in ("old_logprobs", "ref_logprobs"):
-        present = [getattr(s, name) is not None for s in seqs]
-        if any(present) and not all(present):
-            raise ValueError(f"{name} must be given for every sequence of a batch or for none")
-        out[name] = _pad([per_token(s, name) for s in seqs], 0.0, length, f32, device) if all(present) else None
-    return out
 
 
 def _pad_id(policy: Policy) -> int:

@@ -23,7 +23,7 @@ def fp32_bytes() -> int:
                 if key not in seen:
                     seen.add(key)
                     total += obj.untyped_storage().nbytes()
-        except Exception:  # noqa: BLE001 - a tensor subclass or a freed storage: not ours to count
+        except Exception:  # a tensor subclass or a freed storage: not ours to count
             continue
     return total
 

@@ -4,7 +4,6 @@ step, and requests that touch the weights never overlapping."""
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
-import pytest
 import torch
 from serving import batch, identity, trajectory
 

@@ -72,8 +72,8 @@ const ARTIFACTS: Record<Artifact, { what: string; pronoun: string; source: strin
 };
 
 /** What a stage gives, or undefined when its params are unknown (its `with:` failed). */
-function gives(kind: Stage<never>, p: Record<string, unknown> | undefined): readonly Artifact[] | undefined {
-  if (Array.isArray(kind.flow.gives)) return kind.flow.gives;
+function gives<P>(kind: Stage<P>, p: Record<string, unknown> | undefined): readonly Artifact[] | undefined {
+  if (typeof kind.flow.gives !== 'function') return kind.flow.gives;
   return p ? (kind.flow.gives as (p: unknown) => readonly Artifact[])(p) : undefined;
 }
 

@@ -78,7 +78,7 @@ def comment_tells(t):
 
 def register(t):
     for name, swaps in t.faults.items():
-        for healthy, faulty in swaps:
+        for healthy, _faulty in swaps:
             if t.code.count(healthy) != 1:
                 raise AssertionError(f'{t.name}/{name}: fragment not unique in the starter: {healthy!r}')
     tells = comment_tells(t)

@@ -2,11 +2,13 @@
 import math
 import os
 import re
+from typing import Any, Callable
 
 import numpy as np
 import pandas as pd
 
-TOOLS = {}
+# Tool name -> the function that answers it (called with the parsed arguments).
+TOOLS: dict[str, Callable[..., Any]] = {}
 
 
 class ToolError(Exception):

@@ -162,13 +162,13 @@ def tokenizer_lengths(xs, tokenizer):
     if tokenizer:
         full = workspace_path(tokenizer)
         try:
-            from tokenizers import Tokenizer  # noqa: the agent environment may not have it
+            from tokenizers import Tokenizer  # the agent environment may not have it
         except ImportError:
             return [len(words(x)) for x in xs], f"{WORDS_FOR_TOKENS} ({NO_TOKENIZER}; {tokenizer} not used)"
         tok = Tokenizer.from_file(full)
         return [len(tok.encode(x).ids) for x in xs], f"tokens of {tokenizer}"
     try:
-        import tiktoken  # noqa: absent from the agent environment today; used where it is installed
+        import tiktoken  # absent from the agent environment today; used where it is installed
     except ImportError:
         return [len(words(x)) for x in xs], WORDS_FOR_TOKENS + " (no tokenizer file given, no tokenizer library installed)"
     enc = tiktoken.get_encoding("cl100k_base")

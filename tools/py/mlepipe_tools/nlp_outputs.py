@@ -78,7 +78,7 @@ def kl_reference_divergence_estimator(path, logprob_field, ref_logprob_field, ta
             a, b = np.atleast_1d(np.asarray(a, dtype=float)), np.atleast_1d(np.asarray(b, dtype=float))
         except (TypeError, ValueError):
             raise ToolError(f"{path}: {logprob_field!r} and {ref_logprob_field!r} must hold log-probabilities (numbers or lists of numbers); "
-                            "this tool cannot score text, as no language model is installed here")
+                            "this tool cannot score text, as no language model is installed here") from None
         if a.shape != b.shape:
             raise ToolError("policy and reference log-probabilities differ in length on some row")
         diffs.append(a - b)

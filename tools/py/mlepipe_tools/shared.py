@@ -1,7 +1,6 @@
 """Tools for any task: logs and metrics, scripts and configs, output files."""
 import ast
 import json
-import os
 import re
 import resource
 import subprocess
@@ -37,7 +36,7 @@ def extract_training_metric_series(path, metrics=None):
     out = {}
     for m in want:
         pts = []
-        for i, (_, r) in enumerate(records):
+        for _, r in records:
             if m in r:
                 # The step the log names on that line, else the value's position.
                 step = next((r[s] for s in STEP_NAMES if s in r and s != m), None)
@@ -61,7 +60,7 @@ def verify_hyperparam_effective(path, params=None):
     try:
         tree = ast.parse(src)
     except SyntaxError as e:
-        raise ToolError(f"{path}:{e.lineno}: does not parse: {e.msg}")
+        raise ToolError(f"{path}:{e.lineno}: does not parse: {e.msg}") from None
     sites, env = {}, []
     def add(name, value, line, how):
         sites.setdefault(name, []).append({"line": line, "value": value, "kind": how})
@@ -139,7 +138,7 @@ def trace_tensor_shapes(path, model, input_shape, dtype="float32"):
     try:
         ns = runpy.run_path(full, run_name="__mlepipe_trace__")
     except Exception as e:
-        raise ToolError(f"{path}: importing it failed: {type(e).__name__}: {e}")
+        raise ToolError(f"{path}: importing it failed: {type(e).__name__}: {e}") from None
     if model not in ns:
         raise ToolError(f"{path}: no {model!r} defined (found: {', '.join(k for k, v in ns.items() if isinstance(v, type) and issubclass(v, torch.nn.Module))})")
     net = ns[model]()
@@ -170,7 +169,7 @@ def load_config(path):
         try:
             return json.loads(text)
         except ValueError as e:
-            raise ToolError(f"{path}: not JSON: {e}")
+            raise ToolError(f"{path}: not JSON: {e}") from None
     if path.endswith(".py"):
         return script_constants(text, path)
     # key: value / key = value lines (YAML-like or INI-like flat files).
@@ -216,7 +215,7 @@ def script_constants(text, path):
     try:
         tree = ast.parse(text)
     except SyntaxError as e:
-        raise ToolError(f"{path}:{e.lineno}: does not parse: {e.msg}")
+        raise ToolError(f"{path}:{e.lineno}: does not parse: {e.msg}") from None
     env, out = {}, {}
     for node in sorted((n for n in ast.walk(tree) if hasattr(n, "lineno")), key=lambda n: (n.lineno, n.col_offset)):
         if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
