@@ -13,7 +13,7 @@ import sys
 import traceback
 
 sys.path.insert(0, os.getcwd())
-from mlepipe_verl.check import main  # noqa: E402
+from mlepipe_verl.check import main
 
 for path in sys.argv[1:]:
     out, err = io.StringIO(), io.StringIO()

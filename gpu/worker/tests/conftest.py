@@ -14,7 +14,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 if not os.environ.get("OMP_NUM_THREADS"):
     torch.set_num_threads(min(2, os.cpu_count() or 1))
 
-from mlepipe_worker.model import QWEN3_TINY, LoraSpec, build_policy, train_tokenizer  # noqa: E402
+from mlepipe_worker.model import QWEN3_TINY, LoraSpec, build_policy, train_tokenizer
 
 SUBJECTS = ["the model", "a random forest", "the agent", "our baseline", "the grader"]
 VERBS = ["trains on", "scores", "reads", "predicts", "submits"]

@@ -223,7 +223,8 @@ def build(inst, dest, runs=10, cache=None):
         task, code, scores = _build_one({**inst, 'seed': seed}, dest, runs)
         healthy = starter(t, 'healthy')[0]
         grade = _grade_fn()
-        tries.append(attain.check(t, inst, seed, scores, lambda: [run_starter(dest, healthy, s, grade) for s in range(len(scores))], cache))
+        n = len(scores)
+        tries.append(attain.check(t, inst, seed, scores, lambda healthy=healthy, grade=grade, n=n: [run_starter(dest, healthy, s, grade) for s in range(n)], cache))
         if tries[-1]['passed']:
             break
     else:
