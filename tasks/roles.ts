@@ -5,7 +5,7 @@ import { sklearnStackWith } from '../sandbox/warm/modules.js';
 import { submissionColumns, submissionKind, type TaskSpec } from './spec.js';
 
 /** The generator's parts, in the order they are joined into one script. */
-export const TASKGEN_PARTS = ['metrics.py', 'taskgen_core.py', 'taskgen_tabular_text.py', 'taskgen_media.py', 'taskgen_graph_series.py', 'taskgen_teams.py', 'taskgen_output.py'];
+export const TASKGEN_PARTS = ['metrics.py', 'taskgen_core.py', 'taskgen_tabular_text.py', 'taskgen_media.py', 'taskgen_graph_series.py', 'taskgen_teams.py', 'design_matrix.py', 'taskgen_output.py'];
 
 /**
  * What generate_task_env.py imports (numpy, pandas, SciPy through them, scikit-learn's reference teams,
