@@ -9,7 +9,7 @@ import { execa } from 'execa';
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { assetPath } from '../core/assets.js';
+import { kitSource } from '../agents/kit/source.js';
 import { choosePython } from '../core/python.js';
 import { createSandbox } from '../sandbox/index.js';
 import { selectSeeds } from '../seeds/index.js';
@@ -49,7 +49,7 @@ const failed: string[] = [];
 /** The kit's random and majority strategies, run on the host in the task's folder (trusted: the bench's own tasks). */
 async function strategies(task: string): Promise<Record<'random' | 'majority', string>> {
   const out = { random: join(task, 'random.csv'), majority: join(task, 'majority.csv') };
-  const code = `exec(open(${JSON.stringify(assetPath('agents/kit/mlekit.py'))}).read())\nsolve("random", out=${JSON.stringify(out.random)})\nsolve("majority", out=${JSON.stringify(out.majority)})`;
+  const code = `${kitSource()}\nsolve("random", out=${JSON.stringify(out.random)})\nsolve("majority", out=${JSON.stringify(out.majority)})`;
   await execa(python, ['-c', code], { cwd: task });
   return out;
 }

@@ -5,7 +5,7 @@ import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import type { Readable } from 'node:stream';
+import { createContainer, type Container } from './containers.js';
 import { SshEngineAgent } from './ssh-engine.js';
 
 /** How to reach an engine. Paths are absolute (the settings loader resolves them). */
@@ -150,17 +150,20 @@ export interface GpuReport {
 export async function gpusOn(spec: EngineSpec, image: string, waitMs = 60_000): Promise<GpuReport> {
   const docker = await engineAt(spec);
   const query = 'nvidia-smi --query-gpu=index,uuid,name,memory.total --format=csv,noheader,nounits && echo --- && nvidia-smi --query-compute-apps=gpu_uuid --format=csv,noheader';
-  let c: Docker.Container | undefined;
-  let timer: NodeJS.Timeout | undefined;
+  let c: Container | undefined;
   try {
-    c = await docker.createContainer({
-      Image: image,
-      Cmd: ['bash', '-c', query],
-      // The toolkit puts nvidia-smi in the container only with the utility capability.
-      Env: ['NVIDIA_DRIVER_CAPABILITIES=utility'],
-      Labels: { 'mlepipe.probe': 'gpus' },
-      HostConfig: { DeviceRequests: [{ Driver: '', Count: -1, Capabilities: [['gpu']], Options: {} }] },
-    });
+    c = await createContainer(
+      docker,
+      {
+        Image: image,
+        Cmd: ['bash', '-c', query],
+        // The toolkit puts nvidia-smi in the container only with the utility capability.
+        Env: ['NVIDIA_DRIVER_CAPABILITIES=utility'],
+        Labels: { 'mlepipe.probe': 'gpus' },
+        HostConfig: { DeviceRequests: [{ Driver: '', Count: -1, Capabilities: [['gpu']], Options: {} }] },
+      },
+      { reap: false },
+    );
     const started = await c.start().then(
       () => undefined,
       (err: Error) => err,
@@ -169,9 +172,10 @@ export async function gpusOn(spec: EngineSpec, image: string, waitMs = 60_000): 
       const m = started.message.split('\n')[0];
       return { error: /device driver|nvidia|capabilit/i.test(m) ? `no GPUs: the engine has no NVIDIA runtime for GPU requests (${m.replace(/^\(HTTP code \d+\)[^-]*- /, '').trim()})` : m };
     }
-    const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`nvidia-smi gave no answer within ${waitMs / 1000} s`)), waitMs)));
-    const { StatusCode } = (await Promise.race([c.wait(), late])) as { StatusCode: number };
-    const out = frames(await c.logs({ stdout: true, stderr: true, follow: false }));
+    const StatusCode = await c.wait({ timeoutMs: waitMs }).catch((err: Error) => {
+      throw new Error(`nvidia-smi gave no answer: ${err.message}`);
+    });
+    const out = frames(await c.raw.logs({ stdout: true, stderr: true, follow: false }));
     if (StatusCode !== 0) return { error: StatusCode === 127 ? `no GPUs: nvidia-smi is not in ${image} there, and the engine did not provide it` : `nvidia-smi failed (exit ${StatusCode}): ${out.trim().split('\n')[0] ?? ''}` };
     const gpus = parseGpus(out);
     return gpus.length ? { gpus } : { error: 'no GPUs: nvidia-smi lists none' };
@@ -179,8 +183,7 @@ export async function gpusOn(spec: EngineSpec, image: string, waitMs = 60_000): 
     const e = err as Error & { statusCode?: number };
     return { error: e.statusCode === 404 ? `image ${image} is not there, so nvidia-smi could not run` : engineProblem(e, spec) };
   } finally {
-    clearTimeout(timer);
-    await c?.remove({ force: true }).catch(() => {});
+    await c?.remove();
   }
 }
 
@@ -204,24 +207,4 @@ function frames(buf: Buffer): string {
     at += 8 + len;
   }
   return Buffer.concat(parts).toString('utf8');
-}
-
-const tarFs = async () => (await import('tar-fs')).default;
-
-/**
- * Extracts a path of a container on a host into `dir`. Only plain files and
- * folders are taken, with plain modes: links and devices stay behind, since a
- * cache entry holds plain files.
- */
-export async function fetchInto(c: Docker.Container, path: string, dir: string): Promise<true> {
-  const archive = (await c.getArchive({ path })) as unknown as Readable;
-  const tar = await tarFs();
-  await new Promise<void>((ok, fail) => {
-    archive
-      .pipe(tar.extract(dir, { ignore: (_name: string, header?: { type?: string }) => !!header && header.type !== 'file' && header.type !== 'directory', dmode: 0o755, fmode: 0o644 } as never))
-      .on('finish', () => ok())
-      .on('error', fail);
-    archive.on('error', fail);
-  });
-  return true;
 }

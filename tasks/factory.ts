@@ -8,6 +8,7 @@ import { cp, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { relativeFiles } from '../core/fs.js';
 import type { Session } from '../sandbox/types.js';
+import { csvHeader } from './csv-header.js';
 import { runEvaluator } from './evaluate.js';
 import { freezeLeaderboard } from './synthetic-leaderboard.js';
 import { descriptionMd, evaluatorScript, generateTaskEnvScript, leakageProblems } from './roles.js';
@@ -45,9 +46,9 @@ export async function buildTask(spec: TaskSpec, dest: string, opts: BuildOptions
   const description = descriptionMd(spec, sample.split('\n').slice(0, 4).join('\n'));
   await writeFile(join(dest, 'public', 'description.md'), description);
 
-  const testHeader = (await readFile(join(dest, 'public', 'test.csv'), 'utf8')).split('\n')[0];
+  const testColumns = (await csvHeader(join(dest, 'public', 'test.csv'))) ?? [];
   const ruleText = await readFile(join(dest, 'private', 'spec.json'), 'utf8');
-  const leaks = leakageProblems(spec.target.name, description, testHeader, await relativeFiles(join(dest, 'public')), JSON.stringify((JSON.parse(ruleText) as { hidden_rule?: unknown }).hidden_rule ?? {}));
+  const leaks = leakageProblems(spec.target.name, description, testColumns, await relativeFiles(join(dest, 'public')), JSON.stringify((JSON.parse(ruleText) as { hidden_rule?: unknown }).hidden_rule ?? {}));
   if (leaks.length) return { ok: false, stage: 'leakage', error: leaks.join('; ') };
 
   // Thresholds from the reference teams' leaderboard, graded by the evaluator just written.

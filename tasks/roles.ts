@@ -5,7 +5,7 @@ import { sklearnStackWith } from '../sandbox/warm/modules.js';
 import { submissionColumns, submissionKind, type TaskSpec } from './spec.js';
 
 /** The generator's parts, in the order they are joined into one script. */
-export const TASKGEN_PARTS = ['metrics.py', 'taskgen_core.py', 'taskgen_tabular_text.py', 'taskgen_media.py', 'taskgen_graph_series.py', 'taskgen_teams.py', 'taskgen_output.py'];
+export const TASKGEN_PARTS = ['metrics.py', 'taskgen_core.py', 'taskgen_tabular_text.py', 'taskgen_media.py', 'taskgen_graph_series.py', 'taskgen_teams.py', 'design_matrix.py', 'taskgen_output.py'];
 
 /**
  * What generate_task_env.py imports (numpy, pandas, SciPy through them, scikit-learn's reference teams,
@@ -113,11 +113,10 @@ export function descriptionMd(spec: TaskSpec, sampleHead: string): string {
 export const HIDDEN_NAMES = ['answer.csv', 'threshold.json', 'evaluator.py', 'spec.json', 'generate_task_env.py', 'private/', 'hidden_rule', 'noise_ceiling'];
 
 /** The leakage check: hidden names in the description, the label column in public test data, rule text. */
-export function leakageProblems(targetName: string, description: string, testCsvHeader: string, publicFiles: string[], ruleText: string): string[] {
+export function leakageProblems(targetName: string, description: string, testColumns: readonly string[], publicFiles: string[], ruleText: string): string[] {
   const problems: string[] = [];
   for (const name of HIDDEN_NAMES) if (description.includes(name)) problems.push(`description mentions ${name}`);
-  const testCols = testCsvHeader.trim().split(',');
-  if (testCols.includes(targetName)) problems.push(`public test.csv has the label column ${targetName}`);
+  if (testColumns.includes(targetName)) problems.push(`public test.csv has the label column ${targetName}`);
   for (const f of publicFiles) if (HIDDEN_NAMES.some((h) => f.endsWith(h.replace(/\/$/, '')))) problems.push(`public file ${f} has a hidden name`);
   // Fragments of the rule (its coefficients as written in spec.json) must not appear in the description.
   for (const m of ruleText.match(/-?\d+\.\d{4,}/g) ?? []) if (description.includes(m)) problems.push(`description contains hidden-rule value ${m}`);

@@ -10,6 +10,7 @@ import { exists, relativeFiles } from '../../core/fs.js';
 import type { Session } from '../../sandbox/types.js';
 import { LOWER_IS_BETTER, type SeedDna, type TaskMetric } from '../../seeds/index.js';
 import { runEvaluator } from '../../tasks/evaluate.js';
+import { csvHeader } from '../../tasks/csv-header.js';
 import { leakageProblems } from '../../tasks/roles.js';
 import { freezeLeaderboard, PROVISIONAL_THRESHOLDS } from '../../tasks/synthetic-leaderboard.js';
 import { writeTaskJson } from '../../tasks/taskjson.js';
@@ -35,11 +36,6 @@ export type LlmBuildResult =
   | { ok: false; stage: 'strategist' | 'generate' | 'evaluator' | 'leakage'; error: string; attempts: Record<string, number> };
 
 const tail = (s: string, n = 15) => s.trim().split('\n').slice(-n).join('\n');
-
-async function csvHeader(path: string): Promise<string[] | null> {
-  const text = await readFile(path, 'utf8').catch(() => null);
-  return text === null ? null : text.split('\n')[0].trim().split(',');
-}
 
 /** The reference teams' submissions a script wrote (OUT/teams/*.csv), which then set the thresholds. */
 async function teamFiles(out: string): Promise<string[]> {
@@ -166,7 +162,7 @@ export async function buildLlmTask(seed: SeedDna, dest: string, o: LlmBuildOptio
 
   // Technical Writer: the description must not leak.
   const publicFiles = await relativeFiles(join(dest, 'public'));
-  const testHeader = (await readFile(join(dest, 'public', 'test.csv'), 'utf8')).split('\n')[0];
+  const testColumns = (await csvHeader(join(dest, 'public', 'test.csv'))) ?? [];
   const writer = await converse(
     o.client,
     renderPrompt('factory/technical-writer', { spec: JSON.stringify({ ...spec, hidden_rule_logic: undefined }, null, 2), files: publicFiles.join(', '), sample: sampleText.split('\n').slice(0, 4).join('\n') }),
@@ -174,7 +170,7 @@ export async function buildLlmTask(seed: SeedDna, dest: string, o: LlmBuildOptio
     async (answer) => {
       const md = (extractBlock(answer, 'markdown') ?? answer).trim();
       if (md.length < 40) return ['the description is too short'];
-      const leaks = leakageProblems(spec.target.name, md, testHeader, publicFiles, spec.hidden_rule_logic);
+      const leaks = leakageProblems(spec.target.name, md, testColumns, publicFiles, spec.hidden_rule_logic);
       if (!leaks.length) await writeFile(join(dest, 'public', 'description.md'), md + '\n');
       return leaks;
     },

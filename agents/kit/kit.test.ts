@@ -6,8 +6,8 @@ import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { assetText } from '../../core/assets.js';
 import { pythonEnv } from '../../core/python.js';
+import { kitSource } from './source.js';
 
 const agent = pythonEnv('agent');
 
@@ -32,7 +32,7 @@ async function task(): Promise<string> {
 }
 
 const solve = (dir: string, strategy: string, size = 'default') =>
-  execa(agent.python, ['-c', `${assetText('agents/kit/mlekit.py')}\nsolve(${JSON.stringify(strategy)}, size=${JSON.stringify(size)})`], { cwd: dir, reject: false });
+  execa(agent.python, ['-c', `${kitSource()}\nsolve(${JSON.stringify(strategy)}, size=${JSON.stringify(size)})`], { cwd: dir, reject: false });
 
 test('lgbm fits LightGBM, validates it in the task metric and writes the same submission every time', async () => {
   assert.ok(existsSync(agent.python), `${agent.python} is missing: run ${agent.fix}`);

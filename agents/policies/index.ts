@@ -2,7 +2,6 @@
 // agent name) for the reference agents, or the name of a `models:` entry for
 // an OpenAI-compatible endpoint.
 import { modelIdentity, type ModelSpec } from '../../core/models.js';
-import { assetText } from '../../core/assets.js';
 import { sha256 } from '../../core/hash.js';
 import { readJsonFileSync } from '../../core/text.js';
 import { existsSync, readFileSync } from 'node:fs';
@@ -12,6 +11,7 @@ import { templatePolicy } from './template/index.js';
 import type { TemplateCheckpoint } from './template/model.js';
 import { SCRIPTED, scriptedPolicy, type ScriptedName } from './scripted.js';
 import type { Policy } from './types.js';
+import { kitSource } from '../kit/source.js';
 
 export type PolicyRef = { kind: 'scripted'; agent: ScriptedName } | { kind: 'openai'; model: string } | { kind: 'template'; path?: string };
 
@@ -37,7 +37,7 @@ export function policyIdentity(ref: PolicyRef, models: Readonly<Record<string, M
     if (!existsSync(file)) throw new Error(`template:${ref.path}: no such checkpoint file`);
     return { template: sha256(readFileSync(file, 'utf8')) };
   }
-  if (ref.kind === 'scripted') return { scripted: ref.agent, kit: sha256(assetText('agents/kit/mlekit.py')) };
+  if (ref.kind === 'scripted') return { scripted: ref.agent, kit: sha256(kitSource()) };
   return { openai: modelIdentity(models[ref.model]) };
 }
 

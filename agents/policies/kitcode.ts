@@ -1,8 +1,8 @@
 // Code that calls the solution kit, as an agent would write it: the first
 // solving step carries the whole kit and saves it as a module; later steps
 // import it.
-import { assetText } from '../../core/assets.js';
 import { sklearnStackWith } from '../../sandbox/warm/modules.js';
+import { kitSource } from '../kit/source.js';
 import { releaseReply } from '../scaffolds/react/release.js';
 import type { PolicyRequest } from './types.js';
 
@@ -40,7 +40,7 @@ export function solveCode(strategy: string, kitSaved: boolean, opts: { keepBest?
   const args = [JSON.stringify(strategy), ...((opts.keepBest ?? true) ? ['keep_best=True'] : []), ...(opts.size && opts.size !== 'default' ? [`size=${JSON.stringify(opts.size)}`] : [])];
   const call = `solve(${args.join(', ')})`;
   if (kitSaved) return `import sys\nsys.path.insert(0, ".")\nfrom mlekit import solve\n${call}`;
-  return `${assetText('agents/kit/mlekit.py')}\n\nif __name__ == "__main__":\n    import shutil\n    shutil.copyfile(__file__, "mlekit.py")  # reused by the next steps\n    ${call}`;
+  return `${kitSource()}\n\nif __name__ == "__main__":\n    import shutil\n    shutil.copyfile(__file__, "mlekit.py")  # reused by the next steps\n    ${call}`;
 }
 
 /** Whether an earlier solving step saved the kit (it is copied before solving starts, so any not killed did). */

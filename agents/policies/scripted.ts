@@ -9,10 +9,10 @@
 // submission that validates best, so that a larger turn budget can help.
 // Graded in strength, they are the offline default and the calibration
 // ladder the task factory is checked against.
-import { assetText } from '../../core/assets.js';
 import { fence, INSPECT, kitSaved, reactText, solveCode } from './kitcode.js';
 import { mlabReply } from './mlabscript.js';
 import type { Policy, PolicyReply, PolicyRequest } from './types.js';
+import { kitSource } from '../kit/source.js';
 
 export const SCRIPTED = ['random', 'majority', 'linear', 'forest', 'boosted', 'diagnose', 'blind', 'guided'] as const;
 export type ScriptedName = (typeof SCRIPTED)[number];
@@ -76,5 +76,5 @@ function aideReply(ladder: string[], req: PolicyRequest): string {
     strategy = ladder[Math.min(ladder.indexOf(current) + 1, ladder.length - 1)] ?? ladder[ladder.length - 1];
   }
   const plan = `${req.purpose === 'draft' ? 'Draft' : req.purpose === 'debug' ? 'Debug' : 'Improve'}: solve with the ${strategy} strategy and print a validation score.`;
-  return `${plan}\n${fence(`${assetText('agents/kit/mlekit.py')}\n\nsolve(${JSON.stringify(strategy)})`)}`;
+  return `${plan}\n${fence(`${kitSource()}\n\nsolve(${JSON.stringify(strategy)})`)}`;
 }

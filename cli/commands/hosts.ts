@@ -9,7 +9,7 @@ import { UserError } from '../../core/errors.js';
 import { parseOverrides } from '../../pipelines/config/overrides.js';
 import { loadSettings } from '../../pipelines/config/settings.js';
 import type { HostSettings } from '../../pipelines/config/types.js';
-import { DEFAULT_IMAGE } from '../../sandbox/backends/docker.js';
+import { DEFAULT_IMAGE } from '../../sandbox/containers.js';
 import { buildOn } from '../../sandbox/host-build.js';
 import { gpusOn, probeEngine, type GpuReport } from '../../sandbox/hosts.js';
 import type { IO } from '../io.js';

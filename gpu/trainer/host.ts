@@ -14,13 +14,12 @@
 import type Docker from 'dockerode';
 import { mkdir, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { PassThrough, type Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import { packageRoot } from '../../core/assets.js';
 import { EnvError } from '../../core/errors.js';
 import { onceAborted, waitAtMost } from '../../core/proc.js';
-import { reapContainer } from '../../core/reaper.js';
-import { OWNER_LABEL } from '../../sandbox/backends/docker.js';
-import { engineAt, fetchInto, sshAgentOf, type EngineSpec } from '../../sandbox/hosts.js';
+import { createContainer, envList, fetchInto, type Container } from '../../sandbox/containers.js';
+import { engineAt, sshAgentOf, type EngineSpec } from '../../sandbox/hosts.js';
 import { TrainerClient } from './client.js';
 import { serveArgs, type LocalWorker, type LocalWorkerOptions } from './local.js';
 
@@ -74,24 +73,22 @@ export async function startHostWorker(o: HostWorkerOptions): Promise<HostWorker>
   });
   const ssh = sshAgentOf(docker);
   const args = serveArgs({ ...o, model: 'dir' in o.model ? { dir: IN_CONTAINER.model } : o.model, host: ssh ? '127.0.0.1' : '0.0.0.0', port: 0, ckptDir: IN_CONTAINER.ckpt });
-  const c = await docker
-    .createContainer({
+  const c = await createContainer(
+    docker,
+    {
       Image: host.image,
       Cmd: ['python3', ...args],
       WorkingDir: IN_CONTAINER.worker,
-      Env: Object.entries({ ...host.env, PYTHONUNBUFFERED: '1', TOKENIZERS_PARALLELISM: 'false', MLEPIPE_HOST: host.name }).map(([k, v]) => `${k}=${v}`),
-      Labels: { [OWNER_LABEL]: String(process.pid), 'mlepipe.node': o.node, 'mlepipe.role': 'trainer-worker' },
-      AttachStdout: true,
-      AttachStderr: true,
-      Tty: false,
+      Env: envList({ ...host.env, PYTHONUNBUFFERED: '1', TOKENIZERS_PARALLELISM: 'false', MLEPIPE_HOST: host.name }),
+      Labels: { 'mlepipe.node': o.node, 'mlepipe.role': 'trainer-worker' },
       HostConfig: { Init: true, NetworkMode: 'host', ...(host.deviceRequests?.length ? { DeviceRequests: host.deviceRequests } : {}) },
-    })
-    .catch((err: { statusCode?: number } & Error) => {
-      if (err.statusCode === 404) throw new EnvError(`${at}: image ${host.image} not found there (build or pull it on ${host.name}, or set hosts.${host.name}.image)`);
-      throw new EnvError(`${at}: could not create the trainer worker's container: ${oneLine(err)}`);
-    });
-  // The watchdog reaches only this machine's engine; other engines' containers go in stop().
-  const unreap = host.docker.startsWith('unix://') ? reapContainer(c.id) : () => {};
+    },
+    // The watchdog reaches only this machine's engine; other engines' containers go in stop().
+    { reap: host.docker.startsWith('unix://') },
+  ).catch((err: { statusCode?: number } & Error) => {
+    if (err.statusCode === 404) throw new EnvError(`${at}: image ${host.image} not found there (build or pull it on ${host.name}, or set hosts.${host.name}.image)`);
+    throw new EnvError(`${at}: could not create the trainer worker's container: ${oneLine(err)}`);
+  });
   let status: number | undefined;
   let lost: string | undefined;
   let exited: Promise<void> = Promise.resolve();
@@ -99,8 +96,7 @@ export async function startHostWorker(o: HostWorkerOptions): Promise<HostWorker>
   let tunnel: { url: string; close(): Promise<void> } | undefined;
   const remove = async () => {
     await tunnel?.close();
-    await c.remove({ force: true, v: true }).catch(() => {});
-    unreap();
+    await c.remove();
   };
   const exitNote = () => {
     if (lost) return `${at}: lost the trainer worker's container: ${lost}`;
@@ -112,11 +108,7 @@ export async function startHostWorker(o: HostWorkerOptions): Promise<HostWorker>
     await putDir(c, join(packageRoot(), 'gpu', 'worker', 'mlepipe_worker'), `${IN_CONTAINER.worker}/mlepipe_worker`);
     if ('dir' in o.model) await putDir(c, o.model.dir, IN_CONTAINER.model);
 
-    const stream = (await c.attach({ stream: true, stdout: true, stderr: true })) as unknown as Readable;
-    const lines = new PassThrough();
-    docker.modem.demuxStream(stream, lines, lines);
-    stream.once('end', () => lines.end());
-    stream.once('close', () => lines.end());
+    const lines = (await c.attach({ merged: true })).stdout;
     let listening!: (port: string) => void;
     const ready = new Promise<string>((r) => (listening = r));
     void (async () => {
@@ -139,8 +131,9 @@ export async function startHostWorker(o: HostWorkerOptions): Promise<HostWorker>
     await c.start().catch((err: Error) => {
       throw new EnvError(`${at}: could not start the trainer worker's container: ${oneLine(err)}`);
     });
+    // A lost engine counts as the container's end (the wait pings it meanwhile).
     exited = c.wait().then(
-      (w: { StatusCode: number }) => void (status = w.StatusCode),
+      (code) => void (status = code),
       (err: Error) => void (lost = oneLine(err)),
     );
     const wait = o.startTimeoutMs ?? 600_000;
@@ -207,7 +200,7 @@ export async function startHostWorker(o: HostWorkerOptions): Promise<HostWorker>
       // Only frees the container's disk: a failure here costs space, never a result.
       drop: async (containerPath) => {
         try {
-          const e = await c.exec({ Cmd: ['python3', '-c', 'import shutil, sys; shutil.rmtree(sys.argv[1], ignore_errors=True)', containerPath] });
+          const e = await c.raw.exec({ Cmd: ['python3', '-c', 'import shutil, sys; shutil.rmtree(sys.argv[1], ignore_errors=True)', containerPath] });
           const s = (await e.start({ hijack: true, stdin: false })) as unknown as Readable;
           s.resume();
           await new Promise<void>((r) => {
@@ -227,12 +220,12 @@ export async function startHostWorker(o: HostWorkerOptions): Promise<HostWorker>
 }
 
 /** A local folder into the container at `to` (parents made by the engine); caches of compiled Python stay here. */
-async function putDir(c: Docker.Container, from: string, to: string): Promise<void> {
+async function putDir(c: Container, from: string, to: string): Promise<void> {
   const tar = await tarFs();
   const prefix = to.replace(/^\/+/, '');
   const pack = tar.pack(from, {
     ignore: (name: string) => name.includes('__pycache__'),
     map: (h: { name: string }) => ({ ...h, name: h.name === '.' ? prefix : `${prefix}/${h.name}` }),
   } as never);
-  await c.putArchive(pack as unknown as NodeJS.ReadableStream, { path: '/' });
+  await c.raw.putArchive(pack as unknown as NodeJS.ReadableStream, { path: '/' });
 }

@@ -1,13 +1,12 @@
 // Warm jails in containers: the server is the container's main process,
 // spoken to over attach. Local engines only (the slot's folders are bind
 // mounts).
-import { PassThrough, type Readable, type Writable } from 'node:stream';
-import { reapContainer } from '../../core/reaper.js';
+import { createContainer, DEFAULT_IMAGE } from '../containers.js';
 import { oomCounterOf, watchOom } from '../cgroup.js';
 import { imagePython } from '../interpreter.js';
 import type { Limits } from '../types.js';
 import { SERVER_MB, type JailHandle, type JailLauncher, type Slot } from '../warm/jail.js';
-import { checkImage, containerOptions, DEFAULT_IMAGE, engineIsLocal, lazyEngine, oomEvents, shareWorkspace, type DockerOptions } from './docker.js';
+import { checkImage, containerOptions, engineIsLocal, lazyEngine, oomEvents, shareWorkspace, type DockerOptions } from './docker.js';
 
 export function dockerJails(opts: DockerOptions = {}): JailLauncher {
   const engine = lazyEngine(opts.docker);
@@ -20,33 +19,27 @@ export function dockerJails(opts: DockerOptions = {}): JailLauncher {
       const docker = await engine();
       await checkImage(docker, image, agentLock);
       await shareWorkspace(slot.ws);
-      const c = await docker.createContainer(
+      const c = await createContainer(
+        docker,
         // The server shares the container with the step: room for it in memory and CPU, so a step that
         // exhausts its own share cannot starve the server that enforces its timeout.
         containerOptions(image, argv, limits, { ws: slot.ws, pub: slot.pub }, { gpus: opts.gpus, openStdin: true, memoryMb: limits.memoryMb + SERVER_MB, cpus: limits.cpus + 1 }),
+        // Removed by the watchdog should mlepipe die while it exists.
+        { reap: true },
       );
-      // Removed by the watchdog should mlepipe die while it exists.
-      const unreap = reapContainer(c.id);
-      const remove = () => c.remove({ force: true }).catch(() => {}).then(unreap);
       try {
-        const stream = (await c.attach({ stream: true, stdin: true, stdout: true, stderr: true, hijack: true })) as unknown as NodeJS.ReadWriteStream & Readable;
-        const stdout = new PassThrough();
-        const stderr = new PassThrough();
-        docker.modem.demuxStream(stream, stdout, stderr);
-        stream.once('end', () => {
-          stdout.end();
-          stderr.end();
-        });
+        const io = await c.attach({ stdin: true });
         await c.start();
         // The container's own OOM-kill counter where this machine lets us read it: the engine's events
         // arrive late under load, and one from an earlier step's kills would end the next step. No step
         // runs before the first watch, so the events, where they are the fallback, start early enough here.
-        const counter = await oomCounterOf((await c.inspect()).State.Pid);
+        const counter = await oomCounterOf((await c.raw.inspect()).State.Pid);
         const oom = counter ? undefined : await oomEvents(docker, c.id);
         return {
-          stdin: stream as unknown as Writable,
-          stdout,
-          stderr,
+          stdin: io.stdin!,
+          stdout: io.stdout,
+          stderr: io.stderr,
+          // A lost engine ends the jail as its exit would.
           exited: c.wait().then(
             () => undefined,
             () => undefined,
@@ -55,11 +48,11 @@ export function dockerJails(opts: DockerOptions = {}): JailLauncher {
           watchOom: async (onOom) => (counter ? watchOom(counter, onOom, await counter.oomKills()) : oom!.on(onOom)),
           async stop() {
             oom?.close();
-            await remove();
+            await c.remove();
           },
         };
       } catch (err) {
-        await remove();
+        await c.remove();
         throw err;
       }
     },

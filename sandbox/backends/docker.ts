@@ -6,11 +6,10 @@
 // nothing).
 import type Docker from 'dockerode';
 import { chmod, chown } from 'node:fs/promises';
-import { PassThrough, type Readable } from 'node:stream';
-import type { ExtractOptions } from 'tar-fs';
+import type { Readable } from 'node:stream';
 import { EnvError } from '../../core/errors.js';
 import { onceAborted, waitAtMost } from '../../core/proc.js';
-import { reapContainer } from '../../core/reaper.js';
+import { createContainer, DEFAULT_IMAGE, fetchInto, OWNER_LABEL, type Attached, type Container } from '../containers.js';
 import { finishStep, MB, stopper, workspaceCheck } from '../limits.js';
 import { AGENT_LOCK_LABEL, imagePython } from '../interpreter.js';
 import { CappedOutput, jailEnv } from '../output.js';
@@ -18,7 +17,6 @@ import { BASELINE_MB, launcherArgv } from '../spawn.js';
 import type { Backend, Limits, Session, SessionOptions, Step, StepResult } from '../types.js';
 import { coldSession, type Where } from '../workspace.js';
 
-export const DEFAULT_IMAGE = 'mlepipe-sandbox:latest';
 
 // dockerode and tar-fs load on first use: most commands never touch Docker,
 // and dockerode alone would add about 0.1 s to every start of the CLI.
@@ -28,9 +26,6 @@ export function lazyEngine(given?: Docker): () => Promise<Docker> {
 }
 const tarFs = async () => (await import('tar-fs')).default;
 const NOBODY = 65534;
-
-/** The label every container of this process carries, so that it can be told from others and found. */
-export const OWNER_LABEL = 'mlepipe.pid';
 
 export interface DockerOptions {
   image?: string;
@@ -128,22 +123,13 @@ export async function shareWorkspace(ws: string): Promise<void> {
   await chown(ws, NOBODY, NOBODY).catch(() => chmod(ws, 0o777));
 }
 
-/** Attaches before start so that no output is missed; returns capped collectors. */
-async function attachOutput(c: Docker.Container, docker: Docker, maxBytes: number): Promise<{ out: CappedOutput; err: CappedOutput; ended: Promise<void>; close(): void }> {
-  const stream = (await c.attach({ stream: true, stdout: true, stderr: true })) as unknown as Readable;
+/** Capped collectors of a step's output. */
+function collect(io: Attached, maxBytes: number): { out: CappedOutput; err: CappedOutput } {
   const out = new CappedOutput(maxBytes);
   const err = new CappedOutput(maxBytes);
-  const o = new PassThrough();
-  const e = new PassThrough();
-  o.on('data', (b: Buffer) => out.push(b));
-  e.on('data', (b: Buffer) => err.push(b));
-  docker.modem.demuxStream(stream, o, e);
-  const ended = new Promise<void>((r) => {
-    stream.once('end', () => r());
-    stream.once('close', () => r());
-  });
-  // The engine does not always end an attach to a container that never ran: the step closes it itself.
-  return { out, err, ended, close: () => stream.destroy() };
+  io.stdout.on('data', (b: Buffer) => out.push(b));
+  io.stderr.on('data', (b: Buffer) => err.push(b));
+  return { out, err };
 }
 
 /** The engine's OOM events for one container: listeners come and go; `close` ends the stream. */
@@ -174,25 +160,17 @@ export function dockerBackend(opts: DockerOptions = {}): Backend {
     // The container has a PID namespace of its own: its launcher may kill everything in it at the timeout.
     const cmd = launcherArgv(python, limits, true, '/workspace', step, true);
     const docker = await engine();
-    const c = await docker
-      .createContainer(containerOptions(image, cmd, limits, local ? { ws: workspace, pub } : null, { gpus: opts.gpus }))
-      .catch((err: Error) => {
-        throw new EnvError(`docker could not create the step's container: ${err.message.split('\n')[0]}`);
-      });
-    const unreap = reapContainer(c.id);
+    const c = await createContainer(docker, containerOptions(image, cmd, limits, local ? { ws: workspace, pub } : null, { gpus: opts.gpus }), { reap: true }).catch((err: Error) => {
+      throw new EnvError(`docker could not create the step's container: ${err.message.split('\n')[0]}`);
+    });
     let oom: Awaited<ReturnType<typeof oomEvents>> | undefined;
-    let io: Awaited<ReturnType<typeof attachOutput>> | undefined;
+    let io: Attached | undefined;
     try {
-      if (!local) {
-        // A remote engine gets the workspace and public/ as archives (public files read-only, owned by root).
-        const tar = await tarFs();
-        await c.putArchive(tar.pack(workspace, { ignore: (n) => n.endsWith('/public') }) as unknown as NodeJS.ReadableStream, { path: '/workspace' });
-        const pubTar = tar.pack(pub, { map: (h) => ({ ...h, name: `public/${h.name}`, uid: 0, gid: 0, mode: h.type === 'directory' ? 0o555 : 0o444 }) });
-        await c.putArchive(pubTar as unknown as NodeJS.ReadableStream, { path: '/workspace' });
-      }
-      io = await attachOutput(c, docker, limits.maxOutputBytes);
+      if (!local) await sendWorkspace(c, workspace, pub);
+      io = await c.attach();
+      const { out, err } = collect(io, limits.maxOutputBytes);
       oom = await oomEvents(docker, c.id);
-      const { end, stop } = stopper(() => void c.kill().catch(() => {}));
+      const { end, stop } = stopper(() => c.kill());
       if (signal?.aborted) return finishStep({ exitCode: 125, stdout: '', stderr: '', truncated: false, durationMs: 0, backend: 'docker' }, limits, { interrupted: true });
       // The step's time runs from the request to start it (creating the container is the engine's overhead):
       // the host's timer then always fires before the launcher's own, which starts later.
@@ -205,21 +183,25 @@ export function dockerBackend(opts: DockerOptions = {}): Backend {
       // A process killed for the memory cap ends the whole step, as on the other backends.
       const unwatch = oom.on(() => stop('oomKilled'));
       const unabort = signal ? onceAborted(signal, () => stop('interrupted')) : () => {};
-      const waited = (await c.wait()) as { StatusCode: number };
-      clearTimeout(timer);
-      unwatch();
-      unabort();
+      const exitCode = await c.wait().finally(() => {
+        clearTimeout(timer);
+        unwatch();
+        unabort();
+      }).catch((err: Error) => {
+        throw new EnvError(`docker lost the step's container: ${err.message.split('\n')[0]}`);
+      });
       await waitAtMost(io.ended, 1000);
       const durationMs = Math.round(performance.now() - t0);
-      const state = (await c.inspect()).State;
-      if (!local) await fetchWorkspace(c, workspace);
-      const raw = { exitCode: waited.StatusCode, stdout: io.out.text(), stderr: io.err.text(), truncated: io.out.truncated || io.err.truncated, durationMs, backend: 'docker' as const };
+      const state = (await c.raw.inspect()).State;
+      // The workspace comes back from a remote engine, public/ left out.
+      if (!local) await fetchInto(c, '/workspace/.', workspace, (name) => name.split('/').includes('public'));
+      const raw = { exitCode, stdout: out.text(), stderr: err.text(), truncated: out.truncated || err.truncated, durationMs, backend: 'docker' as const };
       return { ...finishStep(raw, limits, { ...end, oomKilled: end.oomKilled || state.OOMKilled }), ...(await workspaceCheck(workspace, limits)) };
     } finally {
       oom?.close();
       io?.close();
       // The result does not wait for the engine to remove the container; closing the session does.
-      const removed = c.remove({ force: true, v: true }).catch(() => {}).then(unreap);
+      const removed = c.remove();
       removals.add(removed);
       void removed.then(() => removals.delete(removed));
     }
@@ -237,14 +219,10 @@ export function dockerBackend(opts: DockerOptions = {}): Backend {
   };
 }
 
-/** Copies /workspace back from a remote container (public/ left out). */
-async function fetchWorkspace(c: Docker.Container, workspace: string): Promise<void> {
-  const archive = (await c.getArchive({ path: '/workspace/.' })) as unknown as Readable;
+/** A remote engine gets the workspace and public/ as archives (public files read-only, owned by root). */
+async function sendWorkspace(c: Container, workspace: string, pub: string): Promise<void> {
   const tar = await tarFs();
-  await new Promise<void>((resolve, reject) => {
-    archive
-      .pipe(tar.extract(workspace, { ignore: (name) => name.split('/').includes('public'), dmode: 0o755, fmode: 0o644 } as ExtractOptions))
-      .on('finish', () => resolve())
-      .on('error', reject);
-  });
+  await c.raw.putArchive(tar.pack(workspace, { ignore: (n) => n.endsWith('/public') }) as unknown as NodeJS.ReadableStream, { path: '/workspace' });
+  const pubTar = tar.pack(pub, { map: (h) => ({ ...h, name: `public/${h.name}`, uid: 0, gid: 0, mode: h.type === 'directory' ? 0o555 : 0o444 }) });
+  await c.raw.putArchive(pubTar as unknown as NodeJS.ReadableStream, { path: '/workspace' });
 }

@@ -30,3 +30,20 @@ export function stepMetrics(step: number, rollouts: readonly Rollout[], batch: B
     truncated_rate: sampled.length ? r(sampled.filter((f) => f === 'length').length / sampled.length) : null,
   };
 }
+
+/**
+ * A validation pass's rates over every validation rollout: a crashed one
+ * counts as no reward, not valid and no medal (leaving it out would let a
+ * policy that crashes on the hard tasks look better), and val_crashes says
+ * how many there were.
+ */
+export function valMetrics(rollouts: readonly Rollout[]): { val_reward: number; val_valid: number; val_any_medal: number; val_crashes: number } {
+  const r = (x: number) => Number(x.toFixed(4));
+  const over = (f: (t: Extract<Rollout, { variables: unknown }>) => number) => r(rollouts.length ? mean(rollouts.map((t) => (isCrashed(t) ? 0 : f(t)))) : 0);
+  return {
+    val_reward: over((t) => t.reward ?? 0),
+    val_valid: over((t) => t.variables.execute),
+    val_any_medal: over((t) => t.variables.bronze),
+    val_crashes: rollouts.filter(isCrashed).length,
+  };
+}

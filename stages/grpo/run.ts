@@ -18,7 +18,7 @@ import { listTasks, type TaskRef } from '../eval/tasks.js';
 import { stageSandbox } from '../sandbox.js';
 import { buildBatch, isCrashed, templateSamples, type Rollout } from './batch.js';
 import type { Trajectory } from '../../agents/trajectory.js';
-import { stepMetrics } from './metrics.js';
+import { stepMetrics, valMetrics } from './metrics.js';
 import { learningRate } from '../sft/schedule.js';
 import { pickBatch, runRollouts, type RolloutPlan } from './rollouts.js';
 import { SolutionBank } from '../../agents/shaping/bank.js';
@@ -174,10 +174,7 @@ export async function run(ctx: StageContext<GrpoParams>): Promise<StageResult | 
           const metrics: Record<string, unknown> = { ...stepMetrics(k, rollouts, batch), lr: lrK, ...Object.fromEntries(Object.entries(update).filter(([, v]) => typeof v === 'number')) };
           if (p.eval_every > 0 && (k % p.eval_every === 0 || k === p.steps) && val.length) {
             const vr = await runRollouts(plan(val, 1, k, makePolicy(k), `step${k}`, scaffolds.val), ctx.log);
-            const ok = vr.filter((r) => !('crashed' in r)) as Extract<Rollout, { variables: unknown }>[];
-            metrics.val_reward = Number(mean(ok.map((t) => t.reward ?? 0)).toFixed(4));
-            metrics.val_valid = Number(mean(ok.map((t) => t.variables.execute)).toFixed(4));
-            metrics.val_any_medal = Number(mean(ok.map((t) => t.variables.bronze)).toFixed(4));
+            Object.assign(metrics, valMetrics(vr));
             await writeFile(join(d, 'val.jsonl'), vr.map((r) => JSON.stringify(r)).join('\n') + '\n');
           }
           if (shaped) {
@@ -248,6 +245,6 @@ export async function run(ctx: StageContext<GrpoParams>): Promise<StageResult | 
     ...(shaping ? shapingSummary(curve, beta, bank!, quarter) : {}),
   };
   const lastVal = [...curve].reverse().find((m) => m.val_reward !== undefined);
-  if (lastVal) Object.assign(metrics, { val_reward: lastVal.val_reward, val_valid: lastVal.val_valid, val_any_medal: lastVal.val_any_medal });
+  if (lastVal) Object.assign(metrics, { val_reward: lastVal.val_reward, val_valid: lastVal.val_valid, val_any_medal: lastVal.val_any_medal, val_crashes: lastVal.val_crashes });
   return { metrics };
 }

@@ -95,7 +95,11 @@ export async function openWorkerTrainer(ctx: StageContext<unknown>, o: WorkerTra
     const tokenizer = { tokenizer_sha256: h.tokenizer_sha256, chat_template_sha256: h.chat_template_sha256 };
     // A dead worker shows up as refused connections; say so, with the step it died in.
     const onHost = served?.onHost;
+    // An error a guarded call already described (its step, and what it was doing) reaches the step's own
+    // failure handler again: it keeps that description rather than becoming "during the step".
+    const described = new WeakSet<object>();
     const failure = (k: number, err: unknown, what = 'the step') => {
+      if (err instanceof Error && described.has(err)) return err;
       // The container may still run while its host no longer answers: the error names the host all the same.
       if (!exited) return onHost && err instanceof Error && !err.message.includes(`host ${onHost.hostName}`) ? Object.assign(err, { message: `host ${onHost.hostName}: ${err.message}` }) : err;
       const note = onHost?.exitNote();
@@ -111,8 +115,8 @@ export async function openWorkerTrainer(ctx: StageContext<unknown>, o: WorkerTra
       } catch (err) {
         await settled();
         const e = failure(k, err, what);
-        if (exited) throw e;
-        throw e instanceof Error ? Object.assign(e, { message: `step ${k}: ${e.message}` }) : e;
+        if (e instanceof Error) described.add(exited ? e : Object.assign(e, { message: `step ${k}: ${e.message}` }));
+        throw e;
       }
     };
     const keep = (k: number) => k % o.checkpointEvery === 0 || k === o.steps;

@@ -16,7 +16,7 @@ export interface MlebenchParams {
   data: string;
   mlebench: string;
   set: MlebenchSet | string[];
-  keep_going?: boolean;
+  keep_going: boolean;
 }
 
 /**

@@ -10,14 +10,14 @@ import { assetPath } from '../../core/assets.js';
 import { listFiles, statListing } from '../../core/fs.js';
 import { canonicalJson, sha256 } from '../../core/hash.js';
 import schema from '../../schemas/stages/mltoolbench.schema.json';
-import { selectInstances, suiteTemplates, type SuiteSplit } from '../../tasks/mltoolbench.js';
+import { selectInstances, suiteTemplates, type SUITE_DOMAINS, type SuiteSplit } from '../../tasks/mltoolbench.js';
 import type { ParamIssue, Stage } from '../contract.js';
 import { lazyRun } from '../lazy.js';
 
 export interface MltoolbenchParams {
   split: SuiteSplit | 'all';
   templates?: string[];
-  domains?: string[];
+  domains?: Array<(typeof SUITE_DOMAINS)[number]>;
   limit?: number;
   runs: number;
   concurrency: number;

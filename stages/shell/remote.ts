@@ -10,12 +10,11 @@ import { randomBytes } from 'node:crypto';
 import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, isAbsolute, join, normalize, posix, relative, resolve, sep } from 'node:path';
-import { PassThrough, type Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import { HostFault } from '../../core/errors.js';
 import { onceAborted, waitAtMost } from '../../core/proc.js';
-import { reapContainer } from '../../core/reaper.js';
-import { DEFAULT_IMAGE, OWNER_LABEL } from '../../sandbox/backends/docker.js';
-import { engineAt, engineProblem, fetchInto } from '../../sandbox/hosts.js';
+import { createContainer, DEFAULT_IMAGE, envList, fetchInto, type Container } from '../../sandbox/containers.js';
+import { engineAt, engineProblem } from '../../sandbox/hosts.js';
 import type { HostPlacement, StageContext, StageResult } from '../contract.js';
 import { inputEnvName, placeProblem, type ShellParams } from './index.js';
 import { finish, modelEnv } from './run.js';
@@ -51,8 +50,7 @@ export async function runOnHost(ctx: StageContext<ShellParams>, host: HostPlacem
   for (const [k, v] of Object.entries(p.env)) env[k] = String(v);
 
   const upload = await mkdtemp(join(tmpdir(), 'mlepipe-host-'));
-  let c: Docker.Container | undefined;
-  let unreap = () => {};
+  let c: Container | undefined;
   try {
     const root = join(upload, ROOT.slice(1));
     // With a shared cache the input and output folders are mounts: only the dependencies travel.
@@ -61,39 +59,30 @@ export async function runOnHost(ctx: StageContext<ShellParams>, host: HostPlacem
     for (const dep of p.deps) await cp(resolve(ctx.experimentDir, dep), join(root, 'exp', dep), { recursive: true });
     if (!shared) for (const [i, inp] of ctx.inputs.entries()) await cp(inp.dir, join(root, 'in', String(i)), { recursive: true });
 
-    c = await docker
-      .createContainer({
+    c = await createContainer(
+      docker,
+      {
         Image: image,
         Cmd: ['bash', '-c', p.run],
         WorkingDir: `${ROOT}/exp`,
-        Env: Object.entries(env).map(([k, v]) => `${k}=${v}`),
-        Labels: { [OWNER_LABEL]: String(process.pid), 'mlepipe.node': ctx.node.id },
-        AttachStdout: true,
-        AttachStderr: true,
-        Tty: false,
+        Env: envList(env),
+        Labels: { 'mlepipe.node': ctx.node.id },
         HostConfig: { Init: true, ...(host.shmSize !== undefined && { ShmSize: host.shmSize }), ...(shared && { Binds: shared }), ...deviceRequests(host) },
-      })
-      .catch((err: { statusCode?: number } & Error) => {
-        if (err.statusCode === 404) throw new HostFault(host.name, `${at}: image ${image} not found there (build or pull it on ${host.name}, or set hosts.${host.name}.image)`);
-        throw new HostFault(host.name, `${at}: could not create the node's container: ${oneLine(err)}`);
-      });
-    // The watchdog reaches only this machine's engine; other engines' containers go in the finally below.
-    if (host.docker.startsWith('unix://')) unreap = reapContainer(c.id);
+      },
+      // The watchdog reaches only this machine's engine; other engines' containers go in the finally below.
+      { reap: host.docker.startsWith('unix://') },
+    ).catch((err: { statusCode?: number } & Error) => {
+      if (err.statusCode === 404) throw new HostFault(host.name, `${at}: image ${image} not found there (build or pull it on ${host.name}, or set hosts.${host.name}.image)`);
+      throw new HostFault(host.name, `${at}: could not create the node's container: ${oneLine(err)}`);
+    });
     if (shared) await checkShared(c, ctx.outDir, host);
     const tar = await tarFs();
-    await c.putArchive(tar.pack(upload, { dereference: true }) as unknown as NodeJS.ReadableStream, { path: '/' }).catch(lostWhile(host, 'sending the inputs'));
+    await c.raw.putArchive(tar.pack(upload, { dereference: true }) as unknown as NodeJS.ReadableStream, { path: '/' }).catch(lostWhile(host, 'sending the inputs'));
 
-    const stream = (await c.attach({ stream: true, stdout: true, stderr: true }).catch(lostWhile(host, "attaching to the node's output"))) as unknown as Readable;
-    const lines = new PassThrough();
-    docker.modem.demuxStream(stream, lines, lines);
-    const logged = logLines(lines, ctx.log);
-    const ended = new Promise<void>((r) => {
-      stream.once('end', r);
-      stream.once('close', r);
-      stream.once('error', () => r());
-    });
+    const io = await c.attach({ merged: true }).catch(lostWhile(host, "attaching to the node's output"));
+    const logged = logLines(io.stdout, ctx.log);
     let timedOut = false;
-    const kill = () => void c!.kill().catch(() => {});
+    const kill = () => c!.kill();
     const timer = p.timeout_s
       ? setTimeout(() => {
           timedOut = true;
@@ -106,29 +95,22 @@ export async function runOnHost(ctx: StageContext<ShellParams>, host: HostPlacem
       await c.start().catch((err: Error) => {
         throw new HostFault(host.name, `${at}: could not start the node's container: ${oneLine(err)}`);
       });
-      // A connection cut while the engine holds a wait open can leave it pending forever: the engine is pinged meanwhile.
-      const lost = engineLost(docker);
-      try {
-        const waited = (await Promise.race([c.wait(), lost.promise]).catch((err: Error) => {
-          throw new HostFault(host.name, `${at}: lost the node's container: ${oneLine(err)}`);
-        })) as { StatusCode: number };
-        status = waited.StatusCode;
-      } finally {
-        lost.stop();
-      }
+      status = await c.wait().catch((err: Error) => {
+        throw new HostFault(host.name, `${at}: lost the node's container: ${oneLine(err)}`);
+      });
     } finally {
       clearTimeout(timer);
       stopAbort();
     }
     // The output stream of a lost connection may never end either.
-    await waitAtMost(ended, 5000);
-    lines.end();
+    await waitAtMost(io.ended, 5000);
+    io.close();
     await logged;
 
     if (ctx.signal.aborted) throw new Error('interrupted');
     if (timedOut) throw new Error(`command timed out after ${p.timeout_s}s on ${at}`);
     if (status !== 0) {
-      const state = (await c.inspect().catch(() => undefined))?.State;
+      const state = (await c.raw.inspect().catch(() => undefined))?.State;
       if (state?.OOMKilled) throw new Error(`${at}: the container ran out of memory`);
       // 137 without our kill: someone (or something) on the host killed the container.
       if (status === 137) throw new HostFault(host.name, `${at}: the node's container was killed (exit 137)`);
@@ -150,8 +132,7 @@ export async function runOnHost(ctx: StageContext<ShellParams>, host: HostPlacem
     }
     return await finish(ctx);
   } finally {
-    await c?.remove({ force: true, v: true }).catch(() => {});
-    unreap();
+    await c?.remove();
     await rm(upload, { recursive: true, force: true });
   }
 }
@@ -174,12 +155,12 @@ function sharedMounts(ctx: StageContext<ShellParams>, cacheDir: string): string[
  * folders (the engine makes missing bind sources): a marker written into the
  * staging folder here must be seen in the created container before it starts.
  */
-async function checkShared(c: Docker.Container, outDir: string, host: HostPlacement): Promise<void> {
+async function checkShared(c: Container, outDir: string, host: HostPlacement): Promise<void> {
   const token = randomBytes(12).toString('hex');
   const marker = join(outDir, '.mlepipe-shared');
   await writeFile(marker, token);
   try {
-    const seen = await c.getArchive({ path: `${ROOT}/out/.mlepipe-shared` }).then(
+    const seen = await c.raw.getArchive({ path: `${ROOT}/out/.mlepipe-shared` }).then(
       async (archive) => {
         const chunks: Buffer[] = [];
         for await (const chunk of archive as unknown as Readable) chunks.push(chunk as Buffer);
@@ -209,41 +190,6 @@ async function logLines(stream: Readable, log: (line: string) => void): Promise<
     for (const line of parts) log(line);
   }
   if (rest) log(rest);
-}
-
-/** Rejects once the engine has failed two pings in a row (checked every few seconds); `stop` ends the checks. */
-function engineLost(docker: Docker, everyMs = 3000): { promise: Promise<never>; stop(): void } {
-  let timer: NodeJS.Timeout | undefined;
-  let stopped = false;
-  const promise = new Promise<never>((_, reject) => {
-    let misses = 0;
-    const check = () => {
-      if (stopped) return;
-      let settled = false;
-      const settle = (err?: Error) => {
-        if (settled || stopped) return;
-        settled = true;
-        clearTimeout(late);
-        if (!err) misses = 0;
-        else if (++misses >= 2) return reject(err);
-        timer = setTimeout(check, everyMs).unref();
-      };
-      const late = setTimeout(() => settle(new Error('the engine stopped answering')), 2 * everyMs).unref();
-      docker.ping().then(
-        () => settle(),
-        (err: Error) => settle(err),
-      );
-    };
-    timer = setTimeout(check, everyMs).unref();
-  });
-  promise.catch(() => {});
-  return {
-    promise,
-    stop: () => {
-      stopped = true;
-      clearTimeout(timer);
-    },
-  };
 }
 
 const oneLine = (err: Error) => err.message.split('\n')[0];

@@ -9,19 +9,6 @@ import pandas as pd
 # --- reference teams (Operation 3; thresholds from their leaderboard) ----------
 
 
-def design_matrix(df_train, df_test):
-    both = pd.concat([df_train, df_test], axis=0, ignore_index=True)
-    for c in both.columns:
-        if not pd.api.types.is_numeric_dtype(both[c]):
-            top = both[c].value_counts().index[:20]
-            both[c] = both[c].where(both[c].isin(top), "other")
-        else:
-            both[c] = both[c].fillna(both[c].median())
-    both = pd.get_dummies(both, dtype=float).fillna(0.0)
-    x = both.to_numpy(dtype=float)
-    return x[: len(df_train)], x[len(df_train):]
-
-
 def text_matrix(train_text, test_text):
     """TF-IDF of words and word pairs and of character n-grams (which survive typos), raw word counts and the
     length: a field of teams reads texts several ways, and counts keep how often a cue occurs, which

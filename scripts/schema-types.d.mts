@@ -1,0 +1,3 @@
+export function schemaType(schema: unknown, at?: string): string;
+export function paramsModule(): string;
+export const GENERATED: string;
