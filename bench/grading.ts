@@ -25,7 +25,7 @@ const tasks: string[] = [];
 try {
   const seeds = selectSeeds('mlebench');
   for (let i = 0; tasks.length < 3 && i < 12; i++) {
-    const spec = draftSpec(seeds[i * 5 % seeds.length], { seed: 3, index: i });
+    const spec = draftSpec(seeds[(i * 5) % seeds.length], { seed: 3, index: i });
     const s = await sandbox.open({ task: empty });
     const dest = join(root, 'tasks', spec.task_id);
     const r = await buildTask(spec, dest, { session: s, python });

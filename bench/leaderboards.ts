@@ -31,7 +31,7 @@ interface Row {
   majority: { above_median: boolean; medal: boolean };
 }
 
-const root = process.env.BENCH_KEEP ?? await mkdtemp(join(tmpdir(), 'mlepipe-bench-leaderboards-'));
+const root = process.env.BENCH_KEEP ?? (await mkdtemp(join(tmpdir(), 'mlepipe-bench-leaderboards-')));
 const empty = join(root, 'empty');
 await mkdir(join(empty, 'public'), { recursive: true });
 const sandbox = createSandbox({ backend: 'bwrap', warm: true, poolSize: 2, python });

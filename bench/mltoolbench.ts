@@ -36,7 +36,10 @@ try {
   const task = join(root, selectInstances({ split: 'all', templates: ['tab-titanic'] })[0].id);
   const calls: Record<string, number[]> = { detect_missing_values: [], verify_hyperparam_effective: [] };
   for (let k = 0; k < REPS; k++) {
-    for (const [tool, pairs] of [['detect_missing_values', ['path=public/train.csv']], ['verify_hyperparam_effective', ['path=public/train.py']]] as const) {
+    for (const [tool, pairs] of [
+      ['detect_missing_values', ['path=public/train.csv']],
+      ['verify_hyperparam_effective', ['path=public/train.py']],
+    ] as const) {
       const t0 = performance.now();
       const a = await runToolOnTask({ task, tool, pairs: [...pairs] }, { backend: 'bwrap', python });
       if (!a.ok) throw new Error(`${tool}: ${a.text}`);
@@ -45,12 +48,19 @@ try {
   }
   console.log(`starter: median ${median(secs).toFixed(2)} s, max ${slowest.seconds.toFixed(2)} s (${slowest.id}) over ${secs.length} instances`);
   for (const [tool, ms] of Object.entries(calls)) console.log(`${tool}: median ${median(ms).toFixed(0)} ms over ${ms.length} calls (fresh jail each)`);
-  console.log(JSON.stringify({
-    bench: 'mltoolbench', split, instances: secs.length,
-    starter_median_s: round(median(secs)), starter_max_s: round(slowest.seconds), starter_max_id: slowest.id,
-    tool_call_median_ms: Object.fromEntries(Object.entries(calls).map(([t, ms]) => [t, Math.round(median(ms))])),
-    load_start: round(load0), load_end: round(loadavg()[0]),
-  }));
+  console.log(
+    JSON.stringify({
+      bench: 'mltoolbench',
+      split,
+      instances: secs.length,
+      starter_median_s: round(median(secs)),
+      starter_max_s: round(slowest.seconds),
+      starter_max_id: slowest.id,
+      tool_call_median_ms: Object.fromEntries(Object.entries(calls).map(([t, ms]) => [t, Math.round(median(ms))])),
+      load_start: round(load0),
+      load_end: round(loadavg()[0]),
+    }),
+  );
 } finally {
   await rm(root, { recursive: true, force: true });
 }

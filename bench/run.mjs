@@ -3,7 +3,9 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 
 const name = process.argv[2];
-const available = readdirSync('bench').filter((f) => f.endsWith('.ts')).map((f) => f.slice(0, -3));
+const available = readdirSync('bench')
+  .filter((f) => f.endsWith('.ts'))
+  .map((f) => f.slice(0, -3));
 if (!name || !available.includes(name)) {
   console.error(`usage: npm run bench -- NAME   (NAME: ${available.join(', ')})`);
   process.exit(2);

@@ -46,11 +46,7 @@ export function buildProgram(io: IO, done: (code: number) => void): Command {
     .option('--force [node]', 'rerun all nodes, or only NODE (a stage name or node id)')
     .option('--only <node>', 'run only NODE and what it needs')
     .option('--keep-going', 'after a failure, skip only what depends on it')
-    .action(
-      act(async (file: string, o: { set: string[]; jobs?: string; force?: boolean | string; only?: string; keepGoing?: boolean }) =>
-        (await import('./commands/run.js')).runCommand(file, o, io),
-      ),
-    );
+    .action(act(async (file: string, o: { set: string[]; jobs?: string; force?: boolean | string; only?: string; keepGoing?: boolean }) => (await import('./commands/run.js')).runCommand(file, o, io)));
 
   program
     .command('status')
@@ -67,11 +63,7 @@ export function buildProgram(io: IO, done: (code: number) => void): Command {
     .option('--json', 'JSON output')
     .option('--md', 'Markdown output')
     .addOption(setOption().default([]))
-    .action(
-      act(async (a: string, b: string, o: { json?: boolean; md?: boolean; set: string[] }) =>
-        (await import('./commands/diff.js')).diffCommand(a, b, { format: o.json ? 'json' : o.md ? 'md' : 'text', set: o.set }, io),
-      ),
-    );
+    .action(act(async (a: string, b: string, o: { json?: boolean; md?: boolean; set: string[] }) => (await import('./commands/diff.js')).diffCommand(a, b, { format: o.json ? 'json' : o.md ? 'md' : 'text', set: o.set }, io)));
 
   program
     .command('report')
@@ -81,11 +73,7 @@ export function buildProgram(io: IO, done: (code: number) => void): Command {
     .option('--md', 'Markdown')
     .option('--csv', 'CSV')
     .option('--json', 'JSON: {"tables": {NAME: {"columns": [...], "rows": [...]}}}')
-    .action(
-      act(async (file: string, o: { set: string[]; md?: boolean; csv?: boolean; json?: boolean }) =>
-        (await import('./commands/report.js')).reportCommand(file, { set: o.set, format: o.json ? 'json' : o.csv ? 'csv' : o.md ? 'md' : 'text' }, io),
-      ),
-    );
+    .action(act(async (file: string, o: { set: string[]; md?: boolean; csv?: boolean; json?: boolean }) => (await import('./commands/report.js')).reportCommand(file, { set: o.set, format: o.json ? 'json' : o.csv ? 'csv' : o.md ? 'md' : 'text' }, io)));
 
   program
     .command('outputs')
@@ -121,19 +109,15 @@ export function buildProgram(io: IO, done: (code: number) => void): Command {
   const sandbox = program.command('sandbox').description('run untrusted Python the way agent steps run');
   sandbox
     .command('run')
-    .description('run FILE.py in a fresh workspace next to a task\'s public/ files; prints one JSON object')
+    .description("run FILE.py in a fresh workspace next to a task's public/ files; prints one JSON object")
     .requiredOption('--task <dir>', 'task folder (only its public/ is visible)')
     .option('--backend <name>', 'bwrap | docker | process (default: settings, else bwrap)')
     .option('--timeout <seconds>', 'wall clock limit (default 90)')
     .option('--memory-mb <mb>', 'memory cap (default 2048)')
     .option('--warm', 'use a warm executor (numpy, pandas, sklearn already imported)')
-    .option('--grade', 'then grade submission.csv with the task\'s private evaluator (outside the jail)')
+    .option('--grade', "then grade submission.csv with the task's private evaluator (outside the jail)")
     .argument('<file...>', 'FILE.py [ARGS…] (or: -- python FILE.py)')
-    .action(
-      act(async (file: string[], o: { task: string; backend?: string; timeout?: string; memoryMb?: string; warm?: boolean; grade?: boolean }) =>
-        (await import('./commands/sandbox.js')).sandboxRunCommand(file, o, io),
-      ),
-    );
+    .action(act(async (file: string[], o: { task: string; backend?: string; timeout?: string; memoryMb?: string; warm?: boolean; grade?: boolean }) => (await import('./commands/sandbox.js')).sandboxRunCommand(file, o, io)));
 
   sandbox
     .command('serve')
@@ -153,7 +137,7 @@ export function buildProgram(io: IO, done: (code: number) => void): Command {
     .command('list')
     .description('the registered tools: name, domain, what each returns and its required arguments')
     .option('--domain <d>', 'shared | tabular | time-series | nlp | vision | graph')
-    .option('--json', 'JSON output, with each tool\'s argument schema')
+    .option('--json', "JSON output, with each tool's argument schema")
     .action(act(async (o: { domain?: string; json?: boolean }) => (await import('./commands/tools.js')).toolsListCommand(o, io)));
   tools
     .command('run')
@@ -164,11 +148,7 @@ export function buildProgram(io: IO, done: (code: number) => void): Command {
     .option('--file <path>', 'copy a file (a script, a log) into the workspace first; repeatable', collect, [])
     .option('--timeout <seconds>', 'wall clock limit of the call (default 60)')
     .option('--json', 'the whole answer: text, evidence, ok')
-    .action(
-      act(async (name: string, o: { task: string; arg: string[]; file: string[]; timeout?: string; json?: boolean }) =>
-        (await import('./commands/tools.js')).toolsRunCommand(name, o, io),
-      ),
-    );
+    .action(act(async (name: string, o: { task: string; arg: string[]; file: string[]; timeout?: string; json?: boolean }) => (await import('./commands/tools.js')).toolsRunCommand(name, o, io)));
 
   const task = program.command('task').description('inspect and import task folders');
   task
@@ -186,7 +166,7 @@ export function buildProgram(io: IO, done: (code: number) => void): Command {
 
   program
     .command('reward')
-    .description("evaluate a reward formula or preset, e.g. mlepipe reward sandmle-paper --vars format=1,execute=1,median=1")
+    .description('evaluate a reward formula or preset, e.g. mlepipe reward sandmle-paper --vars format=1,execute=1,median=1')
     .argument('[formula]')
     .option('--vars <list>', 'NAME=VALUE,… (unset variables are 0)')
     .option('--list', 'list presets and variables')
@@ -194,7 +174,7 @@ export function buildProgram(io: IO, done: (code: number) => void): Command {
 
   program
     .command('serve')
-    .description('serve a checkpoint (an sft node\'s checkpoint/ or outputs, or a model folder) on a trainer worker: an OpenAI-compatible endpoint, until Ctrl-C')
+    .description("serve a checkpoint (an sft node's checkpoint/ or outputs, or a model folder) on a trainer worker: an OpenAI-compatible endpoint, until Ctrl-C")
     .argument('<checkpoint>')
     .option('--port <n>', 'port to listen on (0: a free one)', '8000')
     .option('--host <h>', 'address to listen on', '127.0.0.1')

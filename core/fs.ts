@@ -88,6 +88,10 @@ export async function relativeFiles(root: string): Promise<string[]> {
   const entries = await readdir(root, { withFileTypes: true, recursive: true }).catch(() => []);
   return entries
     .filter((e) => e.isFile())
-    .map((e) => relative(root, join(e.parentPath ?? (e as { path: string }).path, e.name)).split('\\').join('/'))
+    .map((e) =>
+      relative(root, join(e.parentPath ?? (e as { path: string }).path, e.name))
+        .split('\\')
+        .join('/'),
+    )
     .sort();
 }

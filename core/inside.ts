@@ -58,7 +58,10 @@ async function realExisting(p: string, hops = 0): Promise<string> {
     return await realpath(p);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-    const link = await lstat(p).then((st) => st.isSymbolicLink(), () => false);
+    const link = await lstat(p).then(
+      (st) => st.isSymbolicLink(),
+      () => false,
+    );
     if (link && hops < 40) return realExisting(resolve(dirname(p), await readlink(p)), hops + 1);
     const parent = dirname(p);
     if (parent === p) return p;

@@ -20,11 +20,16 @@ test('results keep the items order, with never more than `limit` calls in flight
 test('an aborted signal stops taking items; a failure rejects and stops the others', async () => {
   const ac = new AbortController();
   const seen: number[] = [];
-  const out = await mapLimit([0, 1, 2, 3], 1, async (x) => {
-    seen.push(x);
-    if (x === 1) ac.abort();
-    return x;
-  }, ac.signal);
+  const out = await mapLimit(
+    [0, 1, 2, 3],
+    1,
+    async (x) => {
+      seen.push(x);
+      if (x === 1) ac.abort();
+      return x;
+    },
+    ac.signal,
+  );
   assert.equal(seen, [0, 1]);
   assert.equal(out, [0, 1, undefined, undefined]);
   const ran: number[] = [];

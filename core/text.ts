@@ -76,8 +76,7 @@ export function parseJson(text: string, file: string): unknown {
     return JSON.parse(text);
   } catch {
     const at = jsonErrorOffset(text);
-    const what =
-      at >= text.length ? 'unexpected end of file' : text[at] === '"' ? 'a string that is not closed, or holds a bad escape or a raw control character' : `unexpected ${JSON.stringify(text[at])}`;
+    const what = at >= text.length ? 'unexpected end of file' : text[at] === '"' ? 'a string that is not closed, or holds a bad escape or a raw control character' : `unexpected ${JSON.stringify(text[at])}`;
     throw new UserError([{ pos: positionAt(text, at, file), message: `not valid JSON: ${what}` }]);
   }
 }

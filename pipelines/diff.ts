@@ -51,9 +51,7 @@ function normalized(exp: Experiment): Record<string, unknown> {
   return {
     models: exp.models,
     rewards: exp.rewards,
-    stages: Object.fromEntries(
-      exp.stages.map((s) => [s.id, { uses: s.uses, needs: s.needs, with: s.params, target: s.target, matrix: s.matrix, on: s.on }]),
-    ),
+    stages: Object.fromEntries(exp.stages.map((s) => [s.id, { uses: s.uses, needs: s.needs, with: s.params, target: s.target, matrix: s.matrix, on: s.on }])),
     tables: exp.tables,
   };
 }

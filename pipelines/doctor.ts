@@ -49,17 +49,8 @@ async function pythonCheck(settings: Settings, choice: PythonChoice, agent: EnvR
     name: 'python',
     ok: !!py.path && !broken,
     required: true,
-    detail: broken
-      ? `${prefix}${broken}${py.path ? `; ${py.path} would work` : ''}`
-      : py.path
-        ? `${py.path} (${SOURCES[choice.source]}; ${PY_MODULES.join(', ')})`
-        : `none imports ${PY_MODULES.join(', ')}: ${py.tried.join('; ')}`,
-    fix:
-      choice.source === 'settings'
-        ? `fix or remove python: in ${settings.file}`
-        : choice.source === 'agent'
-          ? (agent.fix ?? pythonEnv('agent').fix)
-          : `${pythonEnv('agent').fix} (or, on Debian, ${APT_PY}; or set python: in mlepipe.config.yaml)`,
+    detail: broken ? `${prefix}${broken}${py.path ? `; ${py.path} would work` : ''}` : py.path ? `${py.path} (${SOURCES[choice.source]}; ${PY_MODULES.join(', ')})` : `none imports ${PY_MODULES.join(', ')}: ${py.tried.join('; ')}`,
+    fix: choice.source === 'settings' ? `fix or remove python: in ${settings.file}` : choice.source === 'agent' ? (agent.fix ?? pythonEnv('agent').fix) : `${pythonEnv('agent').fix} (or, on Debian, ${APT_PY}; or set python: in mlepipe.config.yaml)`,
   };
 }
 
@@ -96,7 +87,13 @@ export async function runChecks(settings: Settings, env: NodeJS.ProcessEnv = pro
 
   const choice = choosePython(settings.python);
   const environments = await inspectEnvs();
-  checks.push(await pythonCheck(settings, choice, environments.find((e) => e.name === 'agent')!));
+  checks.push(
+    await pythonCheck(
+      settings,
+      choice,
+      environments.find((e) => e.name === 'agent')!,
+    ),
+  );
   checks.push(await gradingCheck(choice));
   for (const r of environments) checks.push(envCheck(r, choice));
 
@@ -105,9 +102,7 @@ export async function runChecks(settings: Settings, env: NodeJS.ProcessEnv = pro
   const engine = await dockerCheck(backend === 'docker', env);
   checks.push(engine);
   if (engine.ok) {
-    checks.push(
-      await backendCheck('docker', backend === 'docker', settings, choice, `bash sandbox/image/build.sh${settings.sandbox.image ? ` ${settings.sandbox.image}` : ''} (or docker build -t mlepipe-sandbox sandbox/image)`),
-    );
+    checks.push(await backendCheck('docker', backend === 'docker', settings, choice, `bash sandbox/image/build.sh${settings.sandbox.image ? ` ${settings.sandbox.image}` : ''} (or docker build -t mlepipe-sandbox sandbox/image)`));
   }
   const cg = await cgroupSupport();
   checks.push({
@@ -149,9 +144,7 @@ async function backendCheck(name: 'bwrap' | 'docker', required: boolean, setting
         name: `sandbox ${name}`,
         ok,
         required,
-        detail: ok
-          ? `a step runs ${inJail} and imports numpy, pandas, sklearn in ${r.durationMs} ms`
-          : `step failed: ${r.stderr.trim().split('\n').pop() ?? `exit ${r.exitCode}`}`,
+        detail: ok ? `a step runs ${inJail} and imports numpy, pandas, sklearn in ${r.durationMs} ms` : `step failed: ${r.stderr.trim().split('\n').pop() ?? `exit ${r.exitCode}`}`,
         fix,
       };
     } finally {
@@ -169,10 +162,7 @@ async function dockerCheck(required: boolean, env: NodeJS.ProcessEnv): Promise<C
   try {
     const { default: Docker } = await import('dockerode');
     const docker = new Docker();
-    const v = await Promise.race([
-      docker.version(),
-      new Promise<never>((_, rej) => setTimeout(() => rej(new Error('no answer in 5 s')), 5000).unref()),
-    ]);
+    const v = await Promise.race([docker.version(), new Promise<never>((_, rej) => setTimeout(() => rej(new Error('no answer in 5 s')), 5000).unref())]);
     return { name: 'docker', ok: true, required, detail: `engine ${v.Version} (${where})` };
   } catch (err) {
     return {

@@ -49,10 +49,6 @@ export async function inspectEnv(name: EnvName, root?: string): Promise<EnvRepor
 /** One line about an environment for doctor's table. */
 export function envDetail(r: EnvReport): string {
   if (!r.installed) return `${r.path}: not installed`;
-  const problems = [
-    ...(r.current ? [] : ['installed from another lock']),
-    ...(r.missing.length ? [`missing ${r.missing.join(', ')}`] : []),
-    ...(r.mismatched.length ? [`other versions: ${r.mismatched.join(', ')}`] : []),
-  ];
+  const problems = [...(r.current ? [] : ['installed from another lock']), ...(r.missing.length ? [`missing ${r.missing.join(', ')}`] : []), ...(r.mismatched.length ? [`other versions: ${r.mismatched.join(', ')}`] : [])];
   return problems.length ? `${r.path}: ${problems.join('; ')}` : `${r.path} (matches ${r.lock})`;
 }

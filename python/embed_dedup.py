@@ -9,6 +9,7 @@ unless its cosine similarity to a kept one reaches the threshold, so each
 cluster keeps its best run. Writes {"kept": [indices], "embedder": name,
 "why": reason-for-a-fallback-or-null} as JSON.
 """
+
 import json
 import sys
 
@@ -27,6 +28,7 @@ def embed(texts, model):
             v = np.asarray(m.encode(texts, normalize_embeddings=True, show_progress_bar=False), dtype=np.float64)
             return v, f'sentence-transformers:{model}', None
     from sklearn.feature_extraction.text import TfidfVectorizer
+
     # Rows come back L2-normalised, so a dot product is the cosine.
     v = TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True, token_pattern=r'(?u)\b\w+\b').fit_transform(texts)
     return v, 'tfidf', why

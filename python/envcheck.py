@@ -6,6 +6,7 @@ Prints the locked packages that are missing or at another version (as JSON
 with --json) and exits 1 when there is any. Reads metadata only, imports
 nothing, so it is quick enough to run on every set-up and `mlepipe doctor`.
 """
+
 import json
 import re
 import sys

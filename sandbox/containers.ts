@@ -120,10 +120,7 @@ async function attach(docker: Docker, c: Docker.Container, o: { stdin?: boolean;
 async function guardedWait(docker: Docker, c: Docker.Container, o: WaitOptions): Promise<number> {
   const lost = engineLost(docker, o.pingEveryMs ?? 3000);
   let timer: NodeJS.Timeout | undefined;
-  const late =
-    o.timeoutMs === undefined
-      ? new Promise<never>(() => {})
-      : new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no exit within ${o.timeoutMs! / 1000} s`)), o.timeoutMs)));
+  const late = o.timeoutMs === undefined ? new Promise<never>(() => {}) : new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no exit within ${o.timeoutMs! / 1000} s`)), o.timeoutMs)));
   try {
     const waited = (await Promise.race([c.wait(), lost.promise, late])) as { StatusCode: number };
     return waited.StatusCode;

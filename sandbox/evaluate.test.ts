@@ -16,7 +16,11 @@ test('logs before an indented JSON object; the last object wins', () => {
 });
 
 test('a score JSON cannot hold comes as the text inf, -inf or nan; other text is no score', () => {
-  for (const [text, want] of [['inf', Infinity], ['-inf', -Infinity], ['nan', NaN]] as const) {
+  for (const [text, want] of [
+    ['inf', Infinity],
+    ['-inf', -Infinity],
+    ['nan', NaN],
+  ] as const) {
     const g = parseEvaluatorOutput(JSON.stringify({ ...answer, score: text }), '', 0);
     assert.ok(g.ok && Object.is(g.result.score, want), text);
   }
@@ -24,7 +28,15 @@ test('a score JSON cannot hold comes as the text inf, -inf or nan; other text is
 });
 
 test('is_lower_better as a string or an integer; null thresholds kept', () => {
-  for (const [v, want] of [['True', true], ['false', false], [1, true], [0, false], ['1', true], ['yes', true], ['No', false]] as const) {
+  for (const [v, want] of [
+    ['True', true],
+    ['false', false],
+    [1, true],
+    [0, false],
+    ['1', true],
+    ['yes', true],
+    ['No', false],
+  ] as const) {
     const g = parseEvaluatorOutput(JSON.stringify({ ...answer, is_lower_better: v }), '', 0);
     assert.ok(g.ok && g.result.is_lower_better === want, `${v}`);
   }

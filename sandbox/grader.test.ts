@@ -59,7 +59,7 @@ test('a script past its timeout is killed with everything it started', async () 
   assert.is(r.timedOut, true);
   const child = Number(await readFile(marker, 'utf8'));
   for (let i = 0; i < 50 && pidAlive(child); i++) await new Promise((res) => setTimeout(res, 100));
-  assert.not.ok(pidAlive(child), 'the evaluator\'s own child is gone');
+  assert.not.ok(pidAlive(child), "the evaluator's own child is gone");
   // The server still serves.
   const ok = await run(await script('ok.py', 'print("fine")\n'));
   assert.is(ok.stdout.trim(), 'fine');

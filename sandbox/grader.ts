@@ -183,8 +183,6 @@ export async function runTrusted(python: string, script: string, args: readonly 
   const warm = await gradePool(python)?.run(script, args, o.cwd, o.timeoutMs, o.signal);
   if (warm) return warm;
   o.signal?.throwIfAborted();
-  const r = await reapedUntilDone(
-    execa(python, [script, ...args], { cwd: o.cwd, reject: false, timeout: o.timeoutMs, cancelSignal: o.signal, maxBuffer: 10 * 1024 * 1024, env: trustedEnv(), extendEnv: false }),
-  );
+  const r = await reapedUntilDone(execa(python, [script, ...args], { cwd: o.cwd, reject: false, timeout: o.timeoutMs, cancelSignal: o.signal, maxBuffer: 10 * 1024 * 1024, env: trustedEnv(), extendEnv: false }));
   return { exitCode: r.exitCode ?? -1, stdout: String(r.stdout), stderr: String(r.stderr), timedOut: !!r.timedOut };
 }

@@ -126,7 +126,16 @@ export async function probeEngine(spec: EngineSpec | string, waitMs = 10_000, im
     const docker = await engineAt(s);
     const v = await Promise.race([docker.version(), late]);
     if (image === undefined) return { ok: true, version: v.Version };
-    const present = await Promise.race([docker.getImage(image).inspect().then(() => true, (err: { statusCode?: number }) => (err.statusCode === 404 ? false : Promise.reject(err))), late]);
+    const present = await Promise.race([
+      docker
+        .getImage(image)
+        .inspect()
+        .then(
+          () => true,
+          (err: { statusCode?: number }) => (err.statusCode === 404 ? false : Promise.reject(err)),
+        ),
+      late,
+    ]);
     return { ok: true, version: v.Version, imagePresent: present };
   } catch (err) {
     return { ok: false, error: engineProblem(err as Error, s) };
@@ -190,7 +199,12 @@ export async function gpusOn(spec: EngineSpec, image: string, waitMs = 60_000): 
 /** GPUs from the two CSV queries (GPUs, then `---`, then the GPU ids of compute processes). */
 export function parseGpus(out: string): NonNullable<GpuReport['gpus']> {
   const [list, apps = ''] = out.split('---');
-  const busy = new Set(apps.split('\n').map((l) => l.trim()).filter(Boolean));
+  const busy = new Set(
+    apps
+      .split('\n')
+      .map((l) => l.trim())
+      .filter(Boolean),
+  );
   return list
     .split('\n')
     .map((l) => l.split(',').map((f) => f.trim()))
@@ -201,7 +215,7 @@ export function parseGpus(out: string): NonNullable<GpuReport['gpus']> {
 /** The payload of a non-TTY container's log: frames of an 8-byte header (stream, 3 zero bytes, length) and that many bytes. */
 function frames(buf: Buffer): string {
   const parts: Buffer[] = [];
-  for (let at = 0; at + 8 <= buf.length; ) {
+  for (let at = 0; at + 8 <= buf.length;) {
     const len = buf.readUInt32BE(at + 4);
     parts.push(buf.subarray(at + 8, at + 8 + len));
     at += 8 + len;

@@ -65,10 +65,7 @@ export function jailPython(host: string, root?: string): JailPython {
     return { host, path: `${inJail}/bin/${basename(host)}`, binds: [[venv, inJail]], agentLock };
   }
   if (host.startsWith('/usr/') && !venv) return { host, path: host, binds: [] };
-  throw new EnvError(
-    `sandbox jails run an interpreter from the host's /usr, or a virtual environment made from one; ${host} is neither ` +
-      `(set python: in mlepipe.config.yaml to such an interpreter, or install the agent environment: ${agent.fix})`,
-  );
+  throw new EnvError(`sandbox jails run an interpreter from the host's /usr, or a virtual environment made from one; ${host} is neither ` + `(set python: in mlepipe.config.yaml to such an interpreter, or install the agent environment: ${agent.fix})`);
 }
 
 /**

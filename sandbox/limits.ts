@@ -56,11 +56,7 @@ export const INTERRUPTED_EXIT = 130;
  * One StepResult from what a backend saw: an interrupt wins over running out of memory, which wins over
  * the timeout (a step stopped for its memory is not also reported as timed out).
  */
-export function finishStep(
-  raw: Pick<StepResult, 'exitCode' | 'stdout' | 'stderr' | 'truncated' | 'durationMs' | 'backend'>,
-  limits: Limits,
-  end: Ending,
-): StepResult {
+export function finishStep(raw: Pick<StepResult, 'exitCode' | 'stdout' | 'stderr' | 'truncated' | 'durationMs' | 'backend'>, limits: Limits, end: Ending): StepResult {
   const interrupted = !!end.interrupted;
   const oom = !interrupted && (!!end.oomKilled || uncaughtMemoryError(raw.exitCode, raw.stderr));
   const timedOut = !interrupted && !oom && !!end.timedOut;

@@ -39,10 +39,7 @@ test('warm steps share no state: globals, modules and seeds are fresh each time'
   const s = await sb.open({ task: t });
   try {
     assert.is(s.backend, 'warm-bwrap');
-    await writeFile(
-      join(s.workspace, 'a.py'),
-      'import numpy as np, json, sys\nprint(getattr(np, "poisoned", False), np.random.rand())\nnp.poisoned = True\nsys.modules["json"].dumps = None\n',
-    );
+    await writeFile(join(s.workspace, 'a.py'), 'import numpy as np, json, sys\nprint(getattr(np, "poisoned", False), np.random.rand())\nnp.poisoned = True\nsys.modules["json"].dumps = None\n');
     const r1 = await s.run({ file: 'a.py' });
     const r2 = await s.run({ file: 'a.py' });
     assert.is(r1.exitCode, 0, r1.stderr);
@@ -75,7 +72,11 @@ test('a warm pool serves concurrent sessions, each seeing only its own workspace
     await writeFile(join(a.workspace, 'p.py'), probe);
     await writeFile(join(b.workspace, 'p.py'), probe);
     const steps = Promise.all([a.run({ file: 'p.py' }), b.run({ file: 'p.py' })]);
-    const started = (w: string) => stat(join(w, 'started')).then(() => true, () => false);
+    const started = (w: string) =>
+      stat(join(w, 'started')).then(
+        () => true,
+        () => false,
+      );
     await waitFor(async () => (await started(a.workspace)) && (await started(b.workspace)), 30_000, 'both steps to run at the same time');
     await Promise.all([writeFile(join(a.workspace, 'go'), ''), writeFile(join(b.workspace, 'go'), '')]);
     const [ra, rb] = await steps;

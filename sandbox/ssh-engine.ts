@@ -115,7 +115,10 @@ export class SshEngineAgent extends Agent {
     this.idle = setTimeout(() => {
       const conn = this.conn;
       this.conn = undefined;
-      void conn?.then((c) => c.end(), () => {});
+      void conn?.then(
+        (c) => c.end(),
+        () => {},
+      );
     }, IDLE_MS);
     this.idle.unref();
   }

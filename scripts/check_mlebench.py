@@ -10,6 +10,7 @@ The data follow the layouts the competitions' own prepare scripts write
 Leaderboards are written in Kaggle's columns, since a checkout keeps the
 real ones in Git LFS.
 """
+
 import glob
 import importlib
 import json
@@ -29,10 +30,8 @@ COMPETITIONS = [
     "new-york-city-taxi-fare-prediction",
     "tabular-playground-series-may-2022",
 ]
-FIELDS = ["score", "gold_threshold", "silver_threshold", "bronze_threshold", "median_threshold", "any_medal", "gold_medal",
-          "silver_medal", "bronze_medal", "above_median", "submission_exists", "valid_submission", "is_lower_better"]
-TOTALS = ["total_runs", "total_runs_with_submissions", "total_valid_submissions", "total_medals", "total_gold_medals",
-          "total_silver_medals", "total_bronze_medals", "total_above_median"]
+FIELDS = ["score", "gold_threshold", "silver_threshold", "bronze_threshold", "median_threshold", "any_medal", "gold_medal", "silver_medal", "bronze_medal", "above_median", "submission_exists", "valid_submission", "is_lower_better"]
+TOTALS = ["total_runs", "total_runs_with_submissions", "total_valid_submissions", "total_medals", "total_gold_medals", "total_silver_medals", "total_bronze_medals", "total_above_median"]
 
 
 def lite(root):
@@ -69,9 +68,11 @@ def write(path, df):
 def spooky(rng, pub, priv):
     classes = ["EAP", "HPL", "MWS"]
     vocab = {c: [f"{c.lower()}{k}" for k in range(12)] + ["the", "of", "and"] for c in classes}
+
     def table(n, start):
         author = rng.choice(classes, n)
         return pd.DataFrame({"id": [f"id{start + i:05d}" for i in range(n)], "text": [words(rng, 12, vocab[a]) for a in author], "author": author})
+
     train, test = table(300, 0), table(100, 50000)
     write(f"{pub}/train.csv", train)
     write(f"{pub}/test.csv", test.drop(columns=["author"]))
@@ -82,11 +83,13 @@ def spooky(rng, pub, priv):
 
 def insults(rng, pub, priv):
     nice, rude = ["thanks", "great", "point", "agree", "good"], ["idiot", "stupid", "moron", "loser", "dumb"]
+
     def table(n, tag):
         y = rng.integers(0, 2, n)
         comment = [f'"{tag}{i} ' + words(rng, 8, rude if v else nice) + '"' for i, v in enumerate(y)]
         date = [f"2012061{rng.integers(0, 10)}1{rng.integers(10, 60)}00Z" if rng.random() > 0.2 else None for _ in y]
         return pd.DataFrame({"Insult": y, "Date": date, "Comment": comment})
+
     train, test = table(300, "tr"), table(100, "te")
     write(f"{pub}/train.csv", train)
     write(f"{priv}/test.csv", test.assign(Usage="PrivateTest"))
@@ -101,9 +104,19 @@ def taxi(rng, pub, priv):
         lon2, lat2 = lon + rng.normal(0, 0.03, n), lat + rng.normal(0, 0.03, n)
         when = [f"2013-0{1 + i % 9}-1{i % 10} 1{i % 10}:00:00 UTC" for i in range(start, start + n)]
         fare = 2.5 + 120 * np.hypot(lon2 - lon, lat2 - lat) + rng.normal(0, 1, n)
-        return pd.DataFrame({"key": [f"{w[:19]}.{i:07d}" for i, w in zip(range(start, start + n), when)], "fare_amount": fare.round(2),
-                             "pickup_datetime": when, "pickup_longitude": lon, "pickup_latitude": lat, "dropoff_longitude": lon2,
-                             "dropoff_latitude": lat2, "passenger_count": rng.integers(1, 6, n)})
+        return pd.DataFrame(
+            {
+                "key": [f"{w[:19]}.{i:07d}" for i, w in zip(range(start, start + n), when)],
+                "fare_amount": fare.round(2),
+                "pickup_datetime": when,
+                "pickup_longitude": lon,
+                "pickup_latitude": lat,
+                "dropoff_longitude": lon2,
+                "dropoff_latitude": lat2,
+                "passenger_count": rng.integers(1, 6, n),
+            }
+        )
+
     train, test = table(400, 0), table(120, 900000)
     write(f"{pub}/labels.csv", train)
     write(f"{pub}/test.csv", test.drop(columns=["fare_amount"]))
@@ -117,6 +130,7 @@ def tabular(rng, pub, priv):
         df = pd.DataFrame({"id": range(start, start + n), **{f"f_{k:02d}": x[:, k] for k in range(6)}, "f_27": ["".join(rng.choice(list("ABC"), 4)) for _ in range(n)]})
         df["target"] = (x[:, 0] + 0.5 * x[:, 1] + rng.normal(0, 0.5, n) > 0).astype(int)
         return df
+
     train, test = table(400, 0), table(150, 400)
     write(f"{pub}/train.csv", train)
     write(f"{pub}/test.csv", test.drop(columns=["target"]))
@@ -142,8 +156,7 @@ def data(root, out):
         teams = [60, 180, 600, 1500][i]
         scores = np.sort(rng.uniform(min(best, worst), max(best, worst), teams))
         scores = scores if best < worst else scores[::-1]
-        lb = pd.DataFrame({"scoreNullable": scores.round(5), "teamId": range(1, teams + 1), "hasTeamName": True,
-                           "submissionDate": "2020-01-01 00:00:00", "score": scores.round(5), "hasScore": True})
+        lb = pd.DataFrame({"scoreNullable": scores.round(5), "teamId": range(1, teams + 1), "hasTeamName": True, "submissionDate": "2020-01-01 00:00:00", "score": scores.round(5), "hasScore": True})
         lb.to_csv(os.path.join(root, "mlebench", "competitions", c, "leaderboard.csv"), index=False)
     print(f"data: {len(COMPETITIONS)} competitions in {out}")
 

@@ -77,7 +77,7 @@ export function paramsModule() {
   return [
     '// Made by scripts/schema-types.mjs from schemas/stages/*.schema.json (npm run typecheck); not committed.',
     '',
-    '/** Each stage kind\'s `with:` as its schema describes it once validated (defaults filled in). */',
+    "/** Each stage kind's `with:` as its schema describes it once validated (defaults filled in). */",
     'export interface SchemaParams {',
     ...types,
     '}',

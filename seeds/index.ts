@@ -51,7 +51,9 @@ export function allSeeds(): SeedDna[] {
   if (cache) return cache;
   const dir = assetPath('seeds/mlebench');
   const out: SeedDna[] = [];
-  for (const name of readdirSync(dir).filter((n) => n.endsWith('.json')).sort()) {
+  for (const name of readdirSync(dir)
+    .filter((n) => n.endsWith('.json'))
+    .sort()) {
     const file = join(dir, name);
     const data = readJsonFileSync(file) as SeedDna;
     const errs = validateWithSchema(dnaSchema, data, new Map([['', { value: { file, line: 1, col: 1 } }]]), []);

@@ -14,18 +14,26 @@ test('at least 60 MLE-bench seeds outside Lite, every file valid, every modality
 });
 
 test('selection interleaves generators so that any prefix covers every kind', () => {
-  const first7 = selectSeeds('mlebench').slice(0, 7).map((s) => s.generator);
+  const first7 = selectSeeds('mlebench')
+    .slice(0, 7)
+    .map((s) => s.generator);
   assert.is(new Set(first7).size, 7);
   assert.throws(() => selectSeeds('nope'), /unknown seed set "nope"/);
   assert.throws(() => selectSeeds(['not-a-seed']), /unknown seed/);
-  assert.equal(selectSeeds('all', ['graph']).map((s) => s.modality), ['graph', 'graph']);
+  assert.equal(
+    selectSeeds('all', ['graph']).map((s) => s.modality),
+    ['graph', 'graph'],
+  );
 });
 
 test('catalogs: 30+ scenarios across the sectors, 5+ mutations per modality', () => {
   const { scenarios, mutations } = loadCatalogs();
   assert.ok(scenarios.length >= 30);
   for (const sector of ['healthcare', 'retail', 'manufacturing', 'IT', 'transportation', 'finance', 'energy', 'agriculture']) {
-    assert.ok(scenarios.some((s) => s.sector === sector), sector);
+    assert.ok(
+      scenarios.some((s) => s.sector === sector),
+      sector,
+    );
   }
   for (const [family, m] of Object.entries(mutations)) assert.ok(Object.keys(m).length >= 5, family);
 });

@@ -166,9 +166,10 @@ export function draftSpec(dna: SeedDna, opts: StrategyOptions): TaskSpec {
   const total = n + nTest;
   const width = String(total * 10).length;
   spec.ids = rng.shuffle(Array.from({ length: total }, (_, i) => i)).map((i) => `${prefix}${String(i).padStart(width, '0')}`);
-  spec.task_id = `${dna.id.toLowerCase().replace(/[^a-z0-9]+/g, '-').slice(0, 28)}-${chosen.sector.toLowerCase().replace(/[^a-z]+/g, '')}-${sha256(
-    JSON.stringify([opts.seed, opts.index, opts.attempt ?? 0, dna.id, opts.scale ?? 'micro']),
-  ).slice(0, 8)}`;
+  spec.task_id = `${dna.id
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .slice(0, 28)}-${chosen.sector.toLowerCase().replace(/[^a-z]+/g, '')}-${sha256(JSON.stringify([opts.seed, opts.index, opts.attempt ?? 0, dna.id, opts.scale ?? 'micro'])).slice(0, 8)}`;
   return spec;
 }
 

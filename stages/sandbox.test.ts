@@ -43,7 +43,11 @@ test("jails run the stage's interpreter (the agent environment) and preload what
     const probe = 'import sys\nprint(sys.prefix, "sklearn" in sys.modules, "lightgbm" in sys.modules)\n';
     const seen: string[] = [];
     // The settings' list over the stage's; the stage's (the task generator's) over the agent environment's.
-    for (const [preload, modules] of [[['sklearn'], ['numpy']], [undefined, ['sklearn']], [undefined, undefined]]) {
+    for (const [preload, modules] of [
+      [['sklearn'], ['numpy']],
+      [undefined, ['sklearn']],
+      [undefined, undefined],
+    ]) {
       const ctx = { sandbox: { backend: 'bwrap', preload }, python: agent.python, log: () => {} } as unknown as StageContext<unknown>;
       const sandbox = stageSandbox(ctx, 1, modules);
       const session = await sandbox.open({ task });

@@ -47,7 +47,10 @@ test('a tiny worker model is served for the node through the openai client, and 
     } finally {
       await served.stop();
     }
-    assert.ok(lines.some((l) => l.startsWith('worker: mlepipe-worker listening on')), lines.join('\n'));
+    assert.ok(
+      lines.some((l) => l.startsWith('worker: mlepipe-worker listening on')),
+      lines.join('\n'),
+    );
     // An openai entry is used as it is; nothing is started.
     const plain = await serveModel({ ...ctx, models: { api: { provider: 'openai', model: 'x', base_url: 'http://127.0.0.1:1/v1' } } } as unknown as StageContext<unknown>, 'api');
     assert.is(plain.spec.base_url, 'http://127.0.0.1:1/v1');

@@ -15,9 +15,7 @@ import { descriptionMd, evaluatorScript, generateTaskEnvScript, leakageProblems 
 import type { TaskSpec } from './spec.js';
 import { writeTaskJson } from './taskjson.js';
 
-export type BuildResult =
-  | { ok: true; sampleScore: number; thresholds: Record<string, number> }
-  | { ok: false; stage: 'generate' | 'evaluator' | 'leakage'; error: string };
+export type BuildResult = { ok: true; sampleScore: number; thresholds: Record<string, number> } | { ok: false; stage: 'generate' | 'evaluator' | 'leakage'; error: string };
 
 export interface BuildOptions {
   /** A sandbox session over an empty task (the script needs no inputs). */

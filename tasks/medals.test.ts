@@ -4,8 +4,7 @@ import { bootstrapCi, mean, sem, winRate } from '../core/stats.js';
 import { medalReport, milestones } from './medals.js';
 
 const th = { gold_threshold: 0.9, silver_threshold: 0.8, bronze_threshold: 0.7, median_threshold: 0.5, is_lower_better: false };
-const at = (score: number, lower = false) =>
-  lower ? { score, gold_threshold: 1, silver_threshold: 2, bronze_threshold: 3, median_threshold: 5, is_lower_better: true } : { ...th, score };
+const at = (score: number, lower = false) => (lower ? { score, gold_threshold: 1, silver_threshold: 2, bronze_threshold: 3, median_threshold: 5, is_lower_better: true } : { ...th, score });
 
 test('MLE-bench medals: inclusive thresholds, mutually exclusive, above-median strict', () => {
   assert.equal(medalReport(at(0.9)), { valid_submission: true, score: 0.9, above_median: true, gold_medal: true, silver_medal: false, bronze_medal: false, any_medal: true, is_lower_better: false });
@@ -34,7 +33,7 @@ test('reward milestones are cumulative and inclusive; a null threshold is never 
   assert.equal(milestones(null), { execute: 0, median: 0, bronze: 0, silver: 0, gold: 0 });
 });
 
-test("a score that is not finite is a valid submission, as in MLE-bench; it earns no training reward", () => {
+test('a score that is not finite is a valid submission, as in MLE-bench; it earns no training reward', () => {
   // Higher is better: infinity reaches every threshold; lower is better: it reaches none. NaN reaches nothing.
   assert.equal([medalReport(at(Infinity)).valid_submission, medalReport(at(Infinity)).gold_medal, medalReport(at(Infinity)).above_median], [true, true, true]);
   assert.equal([medalReport(at(Infinity, true)).valid_submission, medalReport(at(Infinity, true)).any_medal, medalReport(at(-Infinity, true)).gold_medal], [true, false, true]);
@@ -61,8 +60,17 @@ test('bootstrap intervals: degenerate data, coverage of a known mean, reproducib
 });
 
 test('pairwise win rate on shared tasks, ties half', () => {
-  const a = new Map([['t1', 0.9], ['t2', 0.5], ['t3', 3], ['only-a', 1]]);
-  const b = new Map([['t1', 0.8], ['t2', 0.5], ['t3', 2]]);
+  const a = new Map([
+    ['t1', 0.9],
+    ['t2', 0.5],
+    ['t3', 3],
+    ['only-a', 1],
+  ]);
+  const b = new Map([
+    ['t1', 0.8],
+    ['t2', 0.5],
+    ['t3', 2],
+  ]);
   const r = winRate(a, b, (t) => t === 't3');
   assert.equal(r, { rate: (1 + 0.5 + 0) / 3, tasks: 3 });
 });

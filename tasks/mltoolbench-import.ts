@@ -45,10 +45,11 @@ export async function readSuiteManifest(path: string): Promise<ManifestEntry[]> 
     const id = str(pick(o, ['instance_id', 'id', 'task_id']));
     if (!id) throw new Error(`${path}: instance ${i} has no instance_id (or id, task_id)`);
     const b = pick(o, ['starter_baseline', 'baseline', 'starter_score']);
-    const baseline = num(b) !== null ? { mean: b as number, std: null } : b && typeof b === 'object' && num((b as Record<string, unknown>).mean) !== null
-      ? { mean: (b as Record<string, number>).mean, std: num((b as Record<string, unknown>).std) } : null;
+    const baseline = num(b) !== null ? { mean: b as number, std: null } : b && typeof b === 'object' && num((b as Record<string, unknown>).mean) !== null ? { mean: (b as Record<string, number>).mean, std: num((b as Record<string, unknown>).std) } : null;
     return {
-      id, raw: o, baseline,
+      id,
+      raw: o,
+      baseline,
       template: str(pick(o, ['template_id', 'template'])),
       split: str(pick(o, ['split', 'partition'])),
       config: str(pick(o, ['configuration', 'condition', 'config'])),
@@ -83,7 +84,13 @@ export async function importInstance(e: ManifestEntry, src: string, dest: string
   await writeFile(join(dest, 'private', 'manifest_entry.json'), JSON.stringify(e.raw, null, 2) + '\n');
   if (e.baseline) await writeFile(join(dest, 'private', 'spec.json'), JSON.stringify({ starter_score: e.baseline.mean, starter_std: e.baseline.std }, null, 1) + '\n');
   await writeTaskJson(dest, {
-    id: e.id, generator: 'mltoolbench-import', split: e.split, template: e.template, metric: e.metric, is_lower_better: e.is_lower_better, seed: e.seed,
+    id: e.id,
+    generator: 'mltoolbench-import',
+    split: e.split,
+    template: e.template,
+    metric: e.metric,
+    is_lower_better: e.is_lower_better,
+    seed: e.seed,
     ...(e.baseline ? { baseline: e.baseline } : {}),
   });
 }

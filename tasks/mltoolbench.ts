@@ -17,7 +17,10 @@ export interface SuiteInstance {
 export const SUITE_DOMAINS = ['cv', 'nlp', 'tabular', 'time_series', 'graph'] as const;
 
 export function suiteInstances(): SuiteInstance[] {
-  const lines = assetText('tasks/py/mltoolbench/instances.tsv').split('\n').slice(1).filter((l) => l.trim());
+  const lines = assetText('tasks/py/mltoolbench/instances.tsv')
+    .split('\n')
+    .slice(1)
+    .filter((l) => l.trim());
   return lines.map((line) => {
     const [suffix, template, config, seed] = line.split('\t');
     const parts = suffix.split('-');
@@ -37,8 +40,6 @@ export interface SuiteSelection {
 }
 
 export function selectInstances(sel: SuiteSelection): SuiteInstance[] {
-  const picked = suiteInstances().filter(
-    (i) => (sel.split === 'all' || i.split === sel.split) && (!sel.templates || sel.templates.includes(i.template)) && (!sel.domains || sel.domains.includes(i.domain)),
-  );
+  const picked = suiteInstances().filter((i) => (sel.split === 'all' || i.split === sel.split) && (!sel.templates || sel.templates.includes(i.template)) && (!sel.domains || sel.domains.includes(i.domain)));
   return sel.limit ? picked.slice(0, sel.limit) : picked;
 }

@@ -73,14 +73,7 @@ export function descriptionMd(spec: TaskSpec, sampleHead: string): string {
       ? `predict **${t.name}**${t.unit ? ` (${t.unit})` : ''} for every ${d.entity} in \`test.csv\``
       : `predict **${t.name}** for every ${d.entity} in \`test.csv\`; the possible values are ${(t.classes ?? []).map((c) => `\`${c}\``).join(', ')}`;
   const kind = submissionKind(spec);
-  const format =
-    kind === 'prob'
-      ? (t.classes ?? []).length > 2
-        ? 'one probability column per class (each row summing to 1)'
-        : `the probability that ${t.name} is \`${(t.classes ?? [])[1]}\``
-      : kind === 'value'
-        ? 'a number'
-        : 'one of the labels above';
+  const format = kind === 'prob' ? ((t.classes ?? []).length > 2 ? 'one probability column per class (each row summing to 1)' : `the probability that ${t.name} is \`${(t.classes ?? [])[1]}\``) : kind === 'value' ? 'a number' : 'one of the labels above';
   return [
     `# ${d.scenario}`,
     '',
@@ -100,7 +93,9 @@ export function descriptionMd(spec: TaskSpec, sampleHead: string): string {
     '',
     '## Submission format',
     '',
-    `Write \`submission.csv\` with the columns ${submissionColumns(spec).map((c) => `\`${c}\``).join(', ')}: one row per \`id\` of \`test.csv\`, with ${format}. For example:`,
+    `Write \`submission.csv\` with the columns ${submissionColumns(spec)
+      .map((c) => `\`${c}\``)
+      .join(', ')}: one row per \`id\` of \`test.csv\`, with ${format}. For example:`,
     '',
     '```',
     sampleHead.trim(),

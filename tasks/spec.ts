@@ -2,14 +2,7 @@
 // Strategist decides and the generator, evaluator and writer obey.
 
 /** The seven kinds of task the procedural generator instantiates. */
-export type Generator =
-  | 'tabular-classification'
-  | 'tabular-regression'
-  | 'image-classification'
-  | 'text-classification'
-  | 'audio-classification'
-  | 'graph-node-classification'
-  | 'time-series-forecasting';
+export type Generator = 'tabular-classification' | 'tabular-regression' | 'image-classification' | 'text-classification' | 'audio-classification' | 'graph-node-classification' | 'time-series-forecasting';
 
 export type TaskMetric = 'accuracy' | 'macro_f1' | 'roc_auc' | 'log_loss' | 'rmse' | 'mae' | 'r2' | 'quadratic_weighted_kappa';
 

@@ -19,7 +19,7 @@ test('teams are ranked best first in either direction, ties by name', () => {
   assert.is(leaderboardCsv(teams, true), 'rank,teamName,score\n1,d,0.1\n2,a,0.5\n3,b,0.5\n4,c,0.9\n');
 });
 
-test('threshold.json holds the four lines at the evaluator\'s precision', () => {
+test("threshold.json holds the four lines at the evaluator's precision", () => {
   const th = { gold_threshold: 0.123456789, silver_threshold: 0.1, bronze_threshold: 0.05, median_threshold: 0.0333333333, is_lower_better: false, teams: 9 };
   assert.equal(JSON.parse(thresholdJson(th)), { bronze_threshold: 0.05, gold_threshold: 0.123457, median_threshold: 0.033333, silver_threshold: 0.1 });
 });
@@ -53,7 +53,14 @@ test('ten teams graded by the evaluator: leaderboard.csv in rank order, MLE-benc
   const r = await freezeLeaderboard(dir, teams, choosePython().path, true);
   assert.ok(r.ok, JSON.stringify(r));
   const csv = await readFile(join(dir, 'private', 'leaderboard.csv'), 'utf8');
-  assert.equal(csv.trim().split('\n').slice(1).map((l) => l.split(',')[1]), ['t1', 't2', 't3', 't4', 't5', 't6', 't7', 't8', 't9', 't10']);
+  assert.equal(
+    csv
+      .trim()
+      .split('\n')
+      .slice(1)
+      .map((l) => l.split(',')[1]),
+    ['t1', 't2', 't3', 't4', 't5', 't6', 't7', 't8', 't9', 't10'],
+  );
   // 10 teams: gold at position 1, silver at 2, bronze at 4; median (0.5 + 0.6) / 2.
   assert.equal(JSON.parse(await readFile(join(dir, 'private', 'threshold.json'), 'utf8')), { bronze_threshold: 0.4, gold_threshold: 0.1, median_threshold: 0.55, silver_threshold: 0.2 });
   const lb = JSON.parse(await readFile(join(dir, 'private', 'leaderboard.json'), 'utf8'));

@@ -149,7 +149,11 @@ export const nodeLog = (cache: string, key: string) => readFile(join(cache, 'log
 export const outputsOf = async (dir: string, node: string, file = 'e.yaml') => (await cli(['outputs', file, node], { cwd: dir })).stdout.trim();
 
 /** A JSON Lines file's records. */
-export const readJsonl = async (file: string) => (await readFile(file, 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
+export const readJsonl = async (file: string) =>
+  (await readFile(file, 'utf8'))
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
 
 /**
  * The head of a tiny eval experiment: a model served at `url` (the replay server), two generated tabular

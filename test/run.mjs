@@ -83,7 +83,13 @@ function countTests(stdout) {
 
 /** Tests in the order they started, from the trace test/uvu/index.mjs writes. */
 function started(trace) {
-  return existsSync(trace) ? readFileSync(trace, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l)) : [];
+  return existsSync(trace)
+    ? readFileSync(trace, 'utf8')
+        .trim()
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l))
+    : [];
 }
 
 const testName = ({ suite, test }) => (suite ? `${suite} › "${test}"` : `"${test}"`);
@@ -190,7 +196,12 @@ function runFile(file, index) {
       failed += c.failed;
       const secs = (Date.now() - startedAt) / 1000;
       times[file] = secs;
-      const body = c.failed ? out + note : out.split('\n').filter((l) => /✘|FAIL/.test(l)).join('\n');
+      const body = c.failed
+        ? out + note
+        : out
+            .split('\n')
+            .filter((l) => /✘|FAIL/.test(l))
+            .join('\n');
       const slow = secs > SLOW_FILE_S && tests.length > 1 ? `   slowest: ${slowest(tests, Date.now())}\n` : '';
       process.stdout.write(`\n── ${relative('.', file)}  (${c.passed}/${c.passed + c.failed} passed, ${secs.toFixed(1)}s)\n${slow}${body}`);
       resolve();

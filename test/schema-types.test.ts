@@ -38,10 +38,7 @@ test('a default makes a property present; required or not, the rest are optional
       'odd-name': { type: 'integer' },
     },
   });
-  assert.is(
-    t,
-    '{\n  run: string;\n  deps: string[];\n  timeout_s?: number;\n  mode?: "a" | "b";\n  guidance?: boolean | string;\n  env: Record<string, string | number>;\n  params?: Record<string, unknown>;\n  "odd-name"?: number;\n}',
-  );
+  assert.is(t, '{\n  run: string;\n  deps: string[];\n  timeout_s?: number;\n  mode?: "a" | "b";\n  guidance?: boolean | string;\n  env: Record<string, string | number>;\n  params?: Record<string, unknown>;\n  "odd-name"?: number;\n}');
   assert.throws(() => schemaType({ type: 'object', properties: { x: { $ref: '#/definitions/x' } } }, 'shell'), /shell\.x: \$ref has no translation/);
 });
 
@@ -78,7 +75,11 @@ test('the agreement holds for a matching interface and fails, on its own line, f
   const body = [`type S = ${schemaType(schema).replace(/\n\s*/g, ' ')};`, ...cases.map(([, p], i) => `interface P${i} ${p}\nexport const c${i}: Agrees<P${i}, S> = true;`)].join('\n');
   const errors = typeErrors(body);
   const failing = cases.filter((_, i) => errors.some((e) => e.startsWith(`${3 + 2 * i}: `))).map(([name]) => name);
-  assert.equal(failing, cases.slice(1).map(([name]) => name), errors.join('\n'));
+  assert.equal(
+    failing,
+    cases.slice(1).map(([name]) => name),
+    errors.join('\n'),
+  );
   assert.is(errors.length, cases.length - 1, errors.join('\n'));
 });
 

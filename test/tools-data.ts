@@ -46,7 +46,10 @@ function series(r: Rng) {
     cols.loss.push(2 * Math.exp(-t / 20) + 0.1 + 0.0005 * normal(r));
   }
   const names = Object.keys(cols);
-  return csv(['t', ...names], Array.from({ length: n }, (_, t) => [t, ...names.map((k) => cols[k][t].toFixed(5))]));
+  return csv(
+    ['t', ...names],
+    Array.from({ length: n }, (_, t) => [t, ...names.map((k) => cols[k][t].toFixed(5))]),
+  );
 }
 
 /** A training log: loss for 50 steps (NaN at step 40), val_acc every 10. */
@@ -60,16 +63,7 @@ function log(): string {
 }
 
 export const SCRIPTS = {
-  'train.py': [
-    'import argparse, os',
-    'lr = 0.1',
-    'parser = argparse.ArgumentParser()',
-    'parser.add_argument("--epochs", type=int, default=5)',
-    'batch = int(os.environ.get("BATCH", "32"))',
-    'lr = 0.01',
-    'config = {"dropout": 0.2}',
-    '',
-  ].join('\n'),
+  'train.py': ['import argparse, os', 'lr = 0.1', 'parser = argparse.ArgumentParser()', 'parser.add_argument("--epochs", type=int, default=5)', 'batch = int(os.environ.get("BATCH", "32"))', 'lr = 0.01', 'config = {"dropout": 0.2}', ''].join('\n'),
   'model.py': [
     'import torch.nn as nn',
     'class Good(nn.Module):',
@@ -108,8 +102,14 @@ export async function toolTask(media = false): Promise<string> {
     'public/inter.csv': csv(['x1', 'x2', 'x3', 'x4', 'y'], inter),
     'public/series.csv': series(new Rng('tools-series')),
     'public/train.log': log(),
-    'public/sample_submission.csv': csv(['id', 'label'], Array.from({ length: 10 }, (_, i) => [i, 0])),
-    'public/submission.csv': csv(['id', 'prediction'], Array.from({ length: 8 }, (_, i) => [i, 0])),
+    'public/sample_submission.csv': csv(
+      ['id', 'label'],
+      Array.from({ length: 10 }, (_, i) => [i, 0]),
+    ),
+    'public/submission.csv': csv(
+      ['id', 'prediction'],
+      Array.from({ length: 8 }, (_, i) => [i, 0]),
+    ),
     'private/answer.csv': 'id,label\n0,SECRET\n',
     ...Object.fromEntries(Object.entries(SCRIPTS).map(([k, v]) => [`public/${k}`, v])),
   };

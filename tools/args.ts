@@ -16,7 +16,10 @@ function coerce(name: string, text: string, s: ArgSchema): unknown {
     case 'boolean':
       return text === 'true' ? true : text === 'false' ? false : text;
     case 'array': {
-      const parts = text.split(',').map((p) => p.trim()).filter((p) => p !== '');
+      const parts = text
+        .split(',')
+        .map((p) => p.trim())
+        .filter((p) => p !== '');
       return s.items?.type === 'integer' ? parts.map((p) => (Number.isNaN(Number(p)) ? p : Number(p))) : parts;
     }
     default:

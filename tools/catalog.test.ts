@@ -25,7 +25,12 @@ test('each tool of the registry is a Python function of its module, with the sam
   const modules = [...new Set(Object.values(MODULES))];
   const r = await execa(pythonEnv('agent').python, ['-c', PROBE, assetPath('tools/py'), ...modules]);
   const py = JSON.parse(r.stdout) as Record<string, { module: string; args: string[]; required: string[]; defaults: Record<string, unknown> }>;
-  assert.equal(Object.keys(py).sort(), listTools().map((t) => t.name).sort());
+  assert.equal(
+    Object.keys(py).sort(),
+    listTools()
+      .map((t) => t.name)
+      .sort(),
+  );
   for (const t of listTools()) {
     const f = py[t.name];
     // nlp_outputs registers through nlp, which the runner imports for the domain.

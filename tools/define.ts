@@ -22,4 +22,3 @@ export const seriesArgs = {
 export function def(domain: Domain, name: string, returns: string, properties: Record<string, ArgSchema>, required: string[]): ToolSpec {
   return { name, domain, returns, args: { type: 'object', properties, required, additionalProperties: false } };
 }
-

@@ -33,7 +33,12 @@ export function listTools(domain?: string): readonly ToolSpec[] {
 export function getTool(name: string): ToolSpec {
   const found = TOOLS.find((t) => t.name === name);
   if (found) return found;
-  throw new UserError(`unknown tool "${name}"${suggestion(name, TOOLS.map((t) => t.name))} (mlepipe tools list shows them)`);
+  throw new UserError(
+    `unknown tool "${name}"${suggestion(
+      name,
+      TOOLS.map((t) => t.name),
+    )} (mlepipe tools list shows them)`,
+  );
 }
 
 /** Longest answer text handed to the agent; the evidence keeps everything. */

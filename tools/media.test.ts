@@ -12,12 +12,21 @@ const G = 'public/graph/';
 test('repetition_detector: three exact copies and one near copy', async () => {
   const a = await box.call('repetition_detector', T());
   assert.equal([a.evidence.exact_duplicates, a.evidence.near_duplicate_rows], [3, 1]);
-  assert.equal((a.evidence.examples as Row[]).map((p) => [p.a, p.b]), [[1, 33]]);
+  assert.equal(
+    (a.evidence.examples as Row[]).map((p) => [p.a, p.b]),
+    [[1, 33]],
+  );
 });
 
 test('toxicity_noise_filter, response_quality_scorer: the markup and the blank response', async () => {
   const a = await box.call('toxicity_noise_filter', T());
-  assert.equal((a.evidence.examples as Row[]).map((r) => [r.index, r.flags]), [[36, ['markup']], [37, ['blank']]]);
+  assert.equal(
+    (a.evidence.examples as Row[]).map((r) => [r.index, r.flags]),
+    [
+      [36, ['markup']],
+      [37, ['blank']],
+    ],
+  );
   const q = await box.call('response_quality_scorer', T());
   assert.is((q.evidence.issue_counts as Row).empty, 1);
 });
@@ -60,16 +69,30 @@ test('prompt_template_validator: 36 of 40 follow the template', async () => {
 test('topic_distribution_analyzer: three clusters, one per topic', async () => {
   const a = await box.call('topic_distribution_analyzer', T({ k: 3 }));
   const topics = (a.evidence.topics as Row[]).map((t) => (t.top_terms as string[]).slice(0, 3));
-  const groups = [['bake', 'flour', 'oven', 'butter', 'sugar', 'dough', 'recipe', 'knead', 'yeast', 'bread'], ['telescope', 'galaxy', 'orbit', 'planet', 'nebula', 'comet', 'stellar', 'moon', 'eclipse', 'star'], ['interest', 'loan', 'budget', 'savings', 'investment', 'bond', 'dividend', 'stock', 'portfolio', 'inflation']];
+  const groups = [
+    ['bake', 'flour', 'oven', 'butter', 'sugar', 'dough', 'recipe', 'knead', 'yeast', 'bread'],
+    ['telescope', 'galaxy', 'orbit', 'planet', 'nebula', 'comet', 'stellar', 'moon', 'eclipse', 'star'],
+    ['interest', 'loan', 'budget', 'savings', 'investment', 'bond', 'dividend', 'stock', 'portfolio', 'inflation'],
+  ];
   const which = topics.map((terms) => groups.findIndex((g) => terms.every((t) => g.includes(t))));
   assert.equal([...which].sort(), [0, 1, 2], JSON.stringify(topics));
 });
 
 test('difficulty, source mix, perplexity', async () => {
   const d = await box.call('difficulty_distribution_estimator', T());
-  assert.equal(Object.values(d.evidence.tertile_counts as Row).reduce((a, b) => (a as number) + (b as number), 0), 40);
+  assert.equal(
+    Object.values(d.evidence.tertile_counts as Row).reduce((a, b) => (a as number) + (b as number), 0),
+    40,
+  );
   const mix = await box.call('data_source_mixing_analyzer', { path: 'public/texts.jsonl', source_field: 'source' });
-  assert.equal((mix.evidence.sources as Row[]).map((s) => [s.source, s.share]), [['web', 0.8], ['books', 0.15], ['code', 0.05]]);
+  assert.equal(
+    (mix.evidence.sources as Row[]).map((s) => [s.source, s.share]),
+    [
+      ['web', 0.8],
+      ['books', 0.15],
+      ['code', 0.05],
+    ],
+  );
   assert.match(String(mix.evidence.suggestion), 'web dominates');
   const p = await box.call('perplexity_outlier_detector', T({ model: 'gpt2' }));
   assert.equal(p.evidence.high_outliers, [36, 38]);
@@ -96,13 +119,22 @@ test('generation_diversity, safety, refusals', async () => {
 
 test('vision: class counts, shapes, duplicates, the corrupt file, normalization and shift', async () => {
   const bal = await box.call('class_balance_check', { path: 'public/images' });
-  assert.equal((bal.evidence.classes as Row[]).map((c) => [c.label, c.count]), [['cat', 31], ['dog', 11]]);
+  assert.equal(
+    (bal.evidence.classes as Row[]).map((c) => [c.label, c.count]),
+    [
+      ['cat', 31],
+      ['dog', 11],
+    ],
+  );
   const shape = await box.call('image_shape_consistency', { path: 'public/images' });
   assert.equal(shape.evidence.shapes, { '16x16 RGB': 40, '20x16 RGB': 1, 'NonexNone unreadable': 1 });
   const dup = await box.call('duplicate_image_detector', { path: 'public/images' });
   assert.is(dup.evidence.exact_duplicates, 1);
   const bad = await box.call('corrupt_image_detector', { path: 'public/images' });
-  assert.equal((bad.evidence.files as Row[]).map((f) => String(f.file).split('/').pop()), ['broken.png']);
+  assert.equal(
+    (bad.evidence.files as Row[]).map((f) => String(f.file).split('/').pop()),
+    ['broken.png'],
+  );
   const norm = await box.call('image_normalization_stats', { path: 'public/images' });
   assert.ok((norm.evidence.max as number[]).every((m) => m <= 119) && (norm.evidence.mean_01 as number[]).every((m) => Math.abs(m - 59.5 / 255) < 0.02));
   const shift = await box.call('train_test_distribution_shift', { train: 'public/images', test: 'public/test_images' });
@@ -110,7 +142,13 @@ test('vision: class counts, shapes, duplicates, the corrupt file, normalization 
   const aug = await box.call('augmentation_auditor', { path: 'public/train_vision.py' });
   assert.equal([aug.evidence.augmentations, aug.evidence.suggested], [['RandomHorizontalFlip'], ['RandomCrop', 'ColorJitter']]);
   const acc = await box.call('per_class_accuracy_breakdown', { predictions: 'public/val_preds.csv', labels: 'public/val_labels.csv' });
-  assert.equal((acc.evidence.per_class as Row[]).map((c) => [c.label, c.accuracy]), [['a', 1], ['b', 0.5]]);
+  assert.equal(
+    (acc.evidence.per_class as Row[]).map((c) => [c.label, c.accuracy]),
+    [
+      ['a', 1],
+      ['b', 0.5],
+    ],
+  );
   assert.equal((acc.evidence.confusions as Row[])[0], { true: 'b', predicted: 'a', count: 5 });
 });
 
@@ -128,7 +166,13 @@ test('graph: size, degrees, components, loops, homophily, features, labels and s
   const f = await box.call('node_feature_health', { features: `${G}features.csv` });
   assert.equal([f.evidence.non_finite, f.evidence.zero_rows, f.evidence.constant_columns], [1, 2, [2]]);
   const lb = await box.call('node_label_balance', { labels: `${G}labels.csv`, train_idx: `${G}train.txt` });
-  assert.equal((lb.evidence.classes as Row[]).map((c) => [c.label, c.count]), [['0', 10], ['1', 5]]);
+  assert.equal(
+    (lb.evidence.classes as Row[]).map((c) => [c.label, c.count]),
+    [
+      ['0', 10],
+      ['1', 5],
+    ],
+  );
   const split = await box.call('split_integrity_check', { train_idx: `${G}train.txt`, val_idx: `${G}val.txt`, test_idx: `${G}test.txt`, labels: `${G}labels.csv` });
   assert.equal(split.evidence.overlaps, { 'train/val': 1 });
   assert.equal((split.evidence.class_coverage as Record<string, Row>).test.missing, ['0', '1']);

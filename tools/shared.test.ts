@@ -19,7 +19,10 @@ test('discover_log_metrics: names, counts and samples, JSON lines included', asy
 
 test('extract_training_metric_series: values against the logged step', async () => {
   const a = await box.call('extract_training_metric_series', { path: 'public/train.log', metrics: ['val_acc'] });
-  assert.equal((a.evidence.series as Record<string, Row[]>).val_acc, [10, 20, 30, 40, 50].map((s) => ({ step: s, value: 0.5 + s / 200 })));
+  assert.equal(
+    (a.evidence.series as Record<string, Row[]>).val_acc,
+    [10, 20, 30, 40, 50].map((s) => ({ step: s, value: 0.5 + s / 200 })),
+  );
   const missing = await box.run('extract_training_metric_series', { path: 'public/train.log', metrics: ['f1'] });
   assert.is(missing.ok, false);
   assert.match(missing.text, 'no metric f1');
@@ -29,18 +32,37 @@ test('verify_hyperparam_effective: lr set twice with different values, the envir
   const a = await box.call('verify_hyperparam_effective', { path: 'public/train.py', params: ['lr', 'epochs', 'dropout', 'momentum'] });
   const p = Object.fromEntries((a.evidence.params as Row[]).map((r) => [r.name, r]));
   assert.is(p.lr.conflicting, true);
-  assert.equal((p.lr.sites as Row[]).map((s) => [s.line, s.value]), [[2, 0.1], [6, 0.01]]);
+  assert.equal(
+    (p.lr.sites as Row[]).map((s) => [s.line, s.value]),
+    [
+      [2, 0.1],
+      [6, 0.01],
+    ],
+  );
   assert.is(p.lr.effective_guess, 0.01);
-  assert.equal((p.epochs.sites as Row[]).map((s) => [s.kind, s.value]), [['argparse default', 5]]);
+  assert.equal(
+    (p.epochs.sites as Row[]).map((s) => [s.kind, s.value]),
+    [['argparse default', 5]],
+  );
   assert.is(p.dropout.effective_guess, 0.2);
   assert.equal(p.momentum.sites, []);
-  assert.equal((a.evidence.environment_overrides as Row[]).map((e) => e.variable), ['BATCH']);
+  assert.equal(
+    (a.evidence.environment_overrides as Row[]).map((e) => e.variable),
+    ['BATCH'],
+  );
 });
 
 test('trace_tensor_shapes: per-layer shapes of a model that fits, and where one breaks', async () => {
   const good = await box.call('trace_tensor_shapes', { path: 'public/model.py', model: 'Good', input_shape: [2, 3, 32, 32] });
   assert.equal(good.evidence.output, [2, 10]);
-  assert.equal((good.evidence.layers as Row[]).map((l) => [l.layer, l.output]), [['conv', [2, 8, 32, 32]], ['flat', [2, 8192]], ['fc', [2, 10]]]);
+  assert.equal(
+    (good.evidence.layers as Row[]).map((l) => [l.layer, l.output]),
+    [
+      ['conv', [2, 8, 32, 32]],
+      ['flat', [2, 8192]],
+      ['fc', [2, 10]],
+    ],
+  );
   const bad = await box.call('trace_tensor_shapes', { path: 'public/model.py', model: 'Bad', input_shape: [2, 3, 32, 32] });
   assert.is(bad.evidence.ok, false);
   assert.is(bad.evidence.failed_after, '1');

@@ -11,7 +11,10 @@ const byColumn = (rows: unknown) => Object.fromEntries((rows as Row[]).map((r) =
 test('detect_missing_values: the column with 30% missing, and only it', async () => {
   const a = await box.call('detect_missing_values', { path: 'public/train.csv' });
   const cols = a.evidence.columns as Row[];
-  assert.equal(cols.map((c) => c.column), ['a']);
+  assert.equal(
+    cols.map((c) => c.column),
+    ['a'],
+  );
   assert.equal([cols[0].missing, cols[0].fraction], [120, 0.3]);
   assert.match(String(cols[0].suggestion), 'indicator');
   assert.match(a.text, 'a: 30.0%');
@@ -31,7 +34,13 @@ test('identify_feature_types: id is ID-like, cat and color categorical, label bi
 test('detect_label_imbalance: 9:1', async () => {
   const a = await box.call('detect_label_imbalance', { path: 'public/train.csv', target: 'label' });
   assert.is(a.evidence.imbalance_ratio, 9);
-  assert.equal((a.evidence.classes as Row[]).map((c) => [c.label, c.count]), [['0', 360], ['1', 40]]);
+  assert.equal(
+    (a.evidence.classes as Row[]).map((c) => [c.label, c.count]),
+    [
+      ['0', 360],
+      ['1', 40],
+    ],
+  );
   assert.match(String(a.evidence.suggestion), 'resampling');
 });
 
@@ -51,8 +60,14 @@ test('detect_outliers: the five planted values in b lie above the upper bound', 
 
 test('correlation_analysis: the b~c pair and the leaky feature', async () => {
   const a = await box.call('correlation_analysis', { path: 'public/train.csv', target: 'label' });
-  assert.equal((a.evidence.pairs as Row[]).map((p) => [p.a, p.b]), [['b', 'c']]);
-  assert.equal((a.evidence.leakage_suspects as Row[]).map((l) => l.column), ['leak']);
+  assert.equal(
+    (a.evidence.pairs as Row[]).map((p) => [p.a, p.b]),
+    [['b', 'c']],
+  );
+  assert.equal(
+    (a.evidence.leakage_suspects as Row[]).map((l) => l.column),
+    ['leak'],
+  );
   assert.match(a.text, 'possible target leakage: leak');
 });
 

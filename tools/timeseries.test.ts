@@ -10,19 +10,28 @@ const S = (column: string, extra: Record<string, unknown> = {}) => ({ path: 'pub
 
 test('the anomaly detectors find the spike planted at 150', async () => {
   const z = await box.call('zscore_anomaly_detector', S('spike'));
-  assert.equal((z.evidence.anomalies as Row[]).map((r) => r.index), [150]);
+  assert.equal(
+    (z.evidence.anomalies as Row[]).map((r) => r.index),
+    [150],
+  );
   const iqr = await box.call('iqr_anomaly_detector', S('spike'));
   assert.ok((iqr.evidence.anomalies as Row[]).some((r) => r.index === 150));
   assert.ok((iqr.evidence.upper as number) < 20);
   const mw = await box.call('moving_window_anomaly_detector', S('spike'));
-  assert.equal((mw.evidence.anomalies as Row[]).map((r) => r.index), [150]);
+  assert.equal(
+    (mw.evidence.anomalies as Row[]).map((r) => r.index),
+    [150],
+  );
   // White noise has nothing that far out.
   assert.is((await box.call('zscore_anomaly_detector', S('noise', { threshold: 5 }))).evidence.count, 0);
 });
 
 test('spike_detector: the step up at 150 and back down at 151', async () => {
   const a = await box.call('spike_detector', S('spike'));
-  assert.equal((a.evidence.spikes as Row[]).map((r) => r.index), [150, 151]);
+  assert.equal(
+    (a.evidence.spikes as Row[]).map((r) => r.index),
+    [150, 151],
+  );
 });
 
 test('trend_detection: a rising series against noise', async () => {

@@ -31,9 +31,7 @@ export interface LlmBuildOptions {
   log?: (m: string) => void;
 }
 
-export type LlmBuildResult =
-  | { ok: true; taskId: string; sampleScore: number; attempts: Record<string, number> }
-  | { ok: false; stage: 'strategist' | 'generate' | 'evaluator' | 'leakage'; error: string; attempts: Record<string, number> };
+export type LlmBuildResult = { ok: true; taskId: string; sampleScore: number; attempts: Record<string, number> } | { ok: false; stage: 'strategist' | 'generate' | 'evaluator' | 'leakage'; error: string; attempts: Record<string, number> };
 
 const tail = (s: string, n = 15) => s.trim().split('\n').slice(-n).join('\n');
 
@@ -72,13 +70,7 @@ export async function generatedProblems(out: string, target: string): Promise<st
 }
 
 /** Asks, checks, and sends the problems back until the answer passes or attempts run out. */
-async function converse(
-  client: LlmClient,
-  first: string,
-  attempts: number,
-  check: (answer: string) => Promise<string[]>,
-  o: { sample: number; signal?: AbortSignal },
-): Promise<{ ok: boolean; answer: string; attempts: number; last: string }> {
+async function converse(client: LlmClient, first: string, attempts: number, check: (answer: string) => Promise<string[]>, o: { sample: number; signal?: AbortSignal }): Promise<{ ok: boolean; answer: string; attempts: number; last: string }> {
   const messages: ChatMessage[] = [{ role: 'user', content: first }];
   let last = '';
   for (let i = 1; i <= attempts; i++) {
@@ -99,7 +91,12 @@ export async function buildLlmTask(seed: SeedDna, dest: string, o: LlmBuildOptio
   const plan: StrategistAnswer = strat.value;
   const spec = plan.spec;
   const specText = JSON.stringify({ ...spec, mutations: plan.mutations, scenario: plan.scenarios[plan.chosen] }, null, 2);
-  const slug = spec.task_name.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '').slice(0, 40) || 'task';
+  const slug =
+    spec.task_name
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, '-')
+      .replace(/^-|-$/g, '')
+      .slice(0, 40) || 'task';
   const taskId = `${slug}-${seed.id.slice(0, 20)}-${o.sample}`;
 
   // ML Developer: the script runs in the sandbox.

@@ -55,11 +55,7 @@ test('answers are checked: schema, sample range, classes', () => {
 });
 
 test('malformed and invalid JSON go back with the errors; a rerun is served from the response cache', async () => {
-  const s = await startReplayServer([
-    { content: '```json\n{"dna": {"modality": "tabular",}\n```' },
-    { content: JSON.stringify({ ...GOOD, spec: { ...GOOD.spec, n_samples: 999 } }) },
-    { content: 'Here you go:\n```json\n' + JSON.stringify(GOOD) + '\n```' },
-  ]);
+  const s = await startReplayServer([{ content: '```json\n{"dna": {"modality": "tabular",}\n```' }, { content: JSON.stringify({ ...GOOD, spec: { ...GOOD.spec, n_samples: 999 } }) }, { content: 'Here you go:\n```json\n' + JSON.stringify(GOOD) + '\n```' }]);
   const cache = await mkdtemp(join(tmpdir(), 'mlepipe-llm-'));
   try {
     const client = () => new LlmClient({ name: 'qwen', spec: { provider: 'openai', base_url: s.url, model: 'Qwen/Qwen3-8B' }, cacheDir: cache });

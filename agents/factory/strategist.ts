@@ -42,14 +42,8 @@ export function strategistProblems(value: unknown, samples: [number, number]): s
   return [];
 }
 
-export async function askStrategist(
-  client: LlmClient,
-  seedDescription: string,
-  opts: { samples: [number, number]; attempts: number; sample?: number; signal?: AbortSignal },
-): Promise<RoleOutcome<StrategistAnswer>> {
-  const messages: ChatMessage[] = [
-    { role: 'user', content: renderPrompt('factory/data-strategist', { seed_description: seedDescription, min_samples: opts.samples[0], max_samples: opts.samples[1] }) },
-  ];
+export async function askStrategist(client: LlmClient, seedDescription: string, opts: { samples: [number, number]; attempts: number; sample?: number; signal?: AbortSignal }): Promise<RoleOutcome<StrategistAnswer>> {
+  const messages: ChatMessage[] = [{ role: 'user', content: renderPrompt('factory/data-strategist', { seed_description: seedDescription, min_samples: opts.samples[0], max_samples: opts.samples[1] }) }];
   const errors: string[] = [];
   for (let attempt = 1; attempt <= opts.attempts; attempt++) {
     const answer = await client.chat({ messages, sample: opts.sample }, opts.signal);
@@ -57,10 +51,7 @@ export async function askStrategist(
     const problems = parsed.ok ? strategistProblems(parsed.value, opts.samples) : [parsed.error];
     if (!problems.length) return { ok: true, value: (parsed as { value: StrategistAnswer }).value, attempts: attempt, errors };
     errors.push(problems.join('; '));
-    messages.push(
-      { role: 'assistant', content: answer.content },
-      { role: 'user', content: `Your answer cannot be used:\n${problems.map((p) => `- ${p}`).join('\n')}\nAnswer again with the corrected JSON object only.` },
-    );
+    messages.push({ role: 'assistant', content: answer.content }, { role: 'user', content: `Your answer cannot be used:\n${problems.map((p) => `- ${p}`).join('\n')}\nAnswer again with the corrected JSON object only.` });
   }
   return { ok: false, attempts: opts.attempts, errors };
 }

@@ -99,8 +99,17 @@ test('turn-level returns G_{i,s} − mean_i G_{i,1}', () => {
   adv[1].forEach((a, i) => close(a, [-0.2, -0.2][i]));
   assert.equal(adv[2], [0]);
   // Outcome rewards only: every turn carries the trajectory's centred reward.
-  const outcome = turnAdvantages([{ reward: 1, timedOut: false, turns: 3 }, { reward: 0, timedOut: false, turns: 2 }], [false, false]);
-  assert.equal(outcome, [[0.5, 0.5, 0.5], [-0.5, -0.5]]);
+  const outcome = turnAdvantages(
+    [
+      { reward: 1, timedOut: false, turns: 3 },
+      { reward: 0, timedOut: false, turns: 2 },
+    ],
+    [false, false],
+  );
+  assert.equal(outcome, [
+    [0.5, 0.5, 0.5],
+    [-0.5, -0.5],
+  ]);
 });
 
 test.run();

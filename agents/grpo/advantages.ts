@@ -15,7 +15,6 @@ import { mean as meanOf, std as populationStd, sampleStd } from '../../core/stat
 export type MaskTimeouts = 'drop' | 'drop-after' | 'keep';
 export type StdKind = 'unbiased' | 'population';
 
-
 export const EPSILON = 1e-6;
 
 /**
@@ -75,10 +74,7 @@ export interface Advantage {
   reason?: 'timed_out' | 'unknown' | 'crashed';
 }
 
-export function groupAdvantages(
-  group: readonly GroupMember[],
-  opts: { estimator: 'grpo' | 'drgrpo'; maskTimeouts: MaskTimeouts; std?: StdKind },
-): { members: Advantage[]; mean: number; std: number; zeroSignal: boolean } {
+export function groupAdvantages(group: readonly GroupMember[], opts: { estimator: 'grpo' | 'drgrpo'; maskTimeouts: MaskTimeouts; std?: StdKind }): { members: Advantage[]; mean: number; std: number; zeroSignal: boolean } {
   const masked = group.map((m) => (m.crashed ? 'crashed' : opts.maskTimeouts === 'keep' ? undefined : m.timedOut ? 'timed_out' : m.unknown ? 'unknown' : undefined));
   // The baseline's members: under drop-after, timed-out (and unknown) trajectories count here and are dropped below.
   const inBaseline = group.filter((m, i) => !masked[i] || (masked[i] !== 'crashed' && opts.maskTimeouts === 'drop-after'));

@@ -11,7 +11,14 @@ test('a positive advantage raises the chosen action, a negative one lowers it', 
   const ck = fresh();
   const phi = [1, 0.5];
   const logp = Math.log(1 / 3);
-  templateUpdate(ck, [{ features: phi, action: 0, logprob: logp, advantage: 1 }, { features: phi, action: 1, logprob: logp, advantage: -1 }], opts);
+  templateUpdate(
+    ck,
+    [
+      { features: phi, action: 0, logprob: logp, advantage: 1 },
+      { features: phi, action: 1, logprob: logp, advantage: -1 },
+    ],
+    opts,
+  );
   const p = probabilities(ck.weights, phi);
   assert.ok(p[0] > 1 / 3 && p[1] < 1 / 3, JSON.stringify(p));
   assert.is(ck.step, 1);

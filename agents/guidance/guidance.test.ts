@@ -38,9 +38,15 @@ test('procedural guidance: valid, grounded in the task, no replacement text', as
     const g = proceduralGuidance(facts);
     assert.equal(guidanceProblems(g), []);
     // The label column read off the starter reaches the imbalance check.
-    assert.equal(g.inspect.map((c) => c.tool), ['detect_missing_values', 'check_feature_normalization', 'detect_label_imbalance']);
+    assert.equal(
+      g.inspect.map((c) => c.tool),
+      ['detect_missing_values', 'check_feature_normalization', 'detect_label_imbalance'],
+    );
     assert.equal(g.inspect[2].args, { path: 'public/train.csv', target: 'survived' });
-    assert.ok(g.act.some((a) => /scales/.test(a.if)), JSON.stringify(g.act));
+    assert.ok(
+      g.act.some((a) => /scales/.test(a.if)),
+      JSON.stringify(g.act),
+    );
     assert.match(g.context, '0.5233 ± 0.012 over 10 seeds (higher is better)');
     const text = renderGuidance(g);
     assert.not.match(text, 'scaler.transform');
@@ -72,7 +78,11 @@ test('procedural guidance: a regularization fault adds the static settings check
 });
 
 test("every condition of the suite's index falls in exactly one family of rules", () => {
-  const rows = assetText('tasks/py/mltoolbench/instances.tsv').trim().split('\n').slice(1).map((l) => l.split('\t'));
+  const rows = assetText('tasks/py/mltoolbench/instances.tsv')
+    .trim()
+    .split('\n')
+    .slice(1)
+    .map((l) => l.split('\t'));
   const conditions = [...new Set(rows.map((r) => r[2]).filter((c) => c && c !== 'healthy' && c !== 'configuration'))];
   assert.ok(conditions.length >= 40, String(conditions.length));
   for (const c of conditions) assert.is(RULES.filter((r) => r.when.test(c)).length, 1, c);
@@ -87,11 +97,12 @@ test('the checker refuses unknown tools, arguments a tool does not take, and a m
 });
 
 test('a model writes the guidance: a bad answer goes back with its problems, the retry is used, the writer sees the fix', async () => {
-  const good = { context: 'Improve survival prediction from an SVC starter; check feature scales first.', inspect: [{ tool: 'check_feature_normalization', args: { path: 'public/train.csv' }, why: 'column scales' }], act: [{ if: 'scales differ by orders of magnitude', then: 'standardize on training data and re-run' }] };
-  const s = await startReplayServer([
-    { content: JSON.stringify({ ...good, inspect: [{ tool: 'scale_checker', args: {}, why: 'column scales' }] }) },
-    { content: '```json\n' + JSON.stringify(good) + '\n```' },
-  ]);
+  const good = {
+    context: 'Improve survival prediction from an SVC starter; check feature scales first.',
+    inspect: [{ tool: 'check_feature_normalization', args: { path: 'public/train.csv' }, why: 'column scales' }],
+    act: [{ if: 'scales differ by orders of magnitude', then: 'standardize on training data and re-run' }],
+  };
+  const s = await startReplayServer([{ content: JSON.stringify({ ...good, inspect: [{ tool: 'scale_checker', args: {}, why: 'column scales' }] }) }, { content: '```json\n' + JSON.stringify(good) + '\n```' }]);
   const dir = await taskDir('unscaled features', [{ find: 'Xtr, Xte = Xtr, Xte', replace: 'Xtr, Xte = scaler.transform(Xtr), scaler.transform(Xte)' }]);
   try {
     const client = new LlmClient({ name: 'writer', spec: { provider: 'openai', base_url: s.url, model: 'w' } });

@@ -39,10 +39,7 @@ export async function askGuidance(client: LlmClient, f: TaskFacts, opts: { attem
     const problems = parsed.ok ? guidanceProblems(parsed.value) : [parsed.error];
     if (!problems.length) return { ok: true, value: parsed.ok ? (parsed.value as Guidance) : (undefined as never), attempts: attempt };
     errors.push(problems.join('; '));
-    messages.push(
-      { role: 'assistant', content: answer.content },
-      { role: 'user', content: `Your answer cannot be used:\n${problems.map((p) => `- ${p}`).join('\n')}\nAnswer again with the corrected JSON object only.` },
-    );
+    messages.push({ role: 'assistant', content: answer.content }, { role: 'user', content: `Your answer cannot be used:\n${problems.map((p) => `- ${p}`).join('\n')}\nAnswer again with the corrected JSON object only.` });
   }
   return { ok: false, errors };
 }

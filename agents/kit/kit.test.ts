@@ -31,8 +31,7 @@ async function task(): Promise<string> {
   return dir;
 }
 
-const solve = (dir: string, strategy: string, size = 'default') =>
-  execa(agent.python, ['-c', `${kitSource()}\nsolve(${JSON.stringify(strategy)}, size=${JSON.stringify(size)})`], { cwd: dir, reject: false });
+const solve = (dir: string, strategy: string, size = 'default') => execa(agent.python, ['-c', `${kitSource()}\nsolve(${JSON.stringify(strategy)}, size=${JSON.stringify(size)})`], { cwd: dir, reject: false });
 
 test('lgbm fits LightGBM, validates it in the task metric and writes the same submission every time', async () => {
   assert.ok(existsSync(agent.python), `${agent.python} is missing: run ${agent.fix}`);
@@ -78,12 +77,18 @@ test("the ladder's later turns reuse earlier turns' cross-validation and fits, a
     const memo = join(laddered, '.mlekit_memo');
     const before = (await readdir(memo)).sort();
     // Out-of-fold predictions and the final fit of each base model so far.
-    assert.equal(before.filter((f) => f.startsWith('oof-')).map((f) => f.split('-')[1]), ['forest', 'linear']);
+    assert.equal(
+      before.filter((f) => f.startsWith('oof-')).map((f) => f.split('-')[1]),
+      ['forest', 'linear'],
+    );
     const r = await solve(laddered, 'boosted', 'small');
     assert.is(r.exitCode, 0, String(r.stderr));
     // Only gbm was cross-validated anew: forest and linear came from the memo.
     const added = (await readdir(memo)).filter((f) => !before.includes(f) && f.startsWith('oof-'));
-    assert.equal(added.map((f) => f.split('-')[1]), ['gbm']);
+    assert.equal(
+      added.map((f) => f.split('-')[1]),
+      ['gbm'],
+    );
     assert.is((await solve(fresh, 'boosted', 'small')).exitCode, 0);
     assert.is(await readFile(join(laddered, 'submission.csv'), 'utf8'), await readFile(join(fresh, 'submission.csv'), 'utf8'));
   } finally {

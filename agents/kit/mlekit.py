@@ -129,7 +129,7 @@ def graph_features(train, test):
         cnt[i] += 1
         cnt[j] += 1
     feats = np.concatenate([x, agg / np.maximum(cnt, 1)[:, None], cnt[:, None]], axis=1)
-    return feats[: len(train)], feats[len(train):]
+    return feats[: len(train)], feats[len(train) :]
 
 
 def text_columns(test):
@@ -144,7 +144,9 @@ def text_columns(test):
 
 def tabular_features(train, test, drop, keys=("id",)):
     # design_matrix (tasks/py/design_matrix.py) is appended to this file when it ships.
-    keep = lambda df: df.drop(columns=[c for c in keys if c in df.columns])
+    def keep(df):
+        return df.drop(columns=[c for c in keys if c in df.columns])
+
     return design_matrix(keep(train.drop(columns=drop, errors="ignore")), keep(test))
 
 
@@ -207,8 +209,7 @@ def base_model(name, regression, series=False, size="default"):
     if name == "lgbm":
         return lgbm_model(regression or series, z, series)
     if series:
-        residual = {"linear": None, "forest": RandomForestRegressor(n_estimators=z["trees"], random_state=0),
-                    "gbm": HistGradientBoostingRegressor(max_iter=z["iters"], learning_rate=0.05, random_state=0)}[name]
+        residual = {"linear": None, "forest": RandomForestRegressor(n_estimators=z["trees"], random_state=0), "gbm": HistGradientBoostingRegressor(max_iter=z["iters"], learning_rate=0.05, random_state=0)}[name]
         return Detrended(residual)
     if name == "linear":
         return make_pipeline(StandardScaler(), Ridge(alpha=z["alpha"]) if regression else LogisticRegression(C=1.0 / z["alpha"], max_iter=2000))
@@ -226,8 +227,7 @@ def lgbm_model(regression, z, series=False):
     same data gives the same submission."""
     import lightgbm as lgb
 
-    kw = dict(n_estimators=z["iters"], learning_rate=0.05, num_leaves=8, min_child_samples=4, reg_lambda=1.0,
-              random_state=0, n_jobs=1, deterministic=True, force_col_wise=True, verbose=-1)
+    kw = dict(n_estimators=z["iters"], learning_rate=0.05, num_leaves=8, min_child_samples=4, reg_lambda=1.0, random_state=0, n_jobs=1, deterministic=True, force_col_wise=True, verbose=-1)
     model = lgb.LGBMRegressor(**kw) if regression else lgb.LGBMClassifier(**kw)
     return Detrended(model) if series else model
 
@@ -240,8 +240,7 @@ def require(strategy):
         except ImportError:
             import sys
 
-            raise SystemExit(f"mlekit: strategy lgbm needs LightGBM, which {sys.executable} cannot import; "
-                             "use gbm (scikit-learn's gradient boosting) or run in the agent environment, which has it") from None
+            raise SystemExit(f"mlekit: strategy lgbm needs LightGBM, which {sys.executable} cannot import; use gbm (scikit-learn's gradient boosting) or run in the agent environment, which has it") from None
 
 
 # The models a strategy chooses between, as tuples of base models whose predictions are averaged.
@@ -257,8 +256,17 @@ CANDIDATES = {
 }
 
 
-METRIC_PHRASES = [("accuracy", "accuracy"), ("macro-averaged F1", "macro_f1"), ("ROC-AUC", "roc_auc"), ("(AUC)", "roc_auc"), ("logarithmic loss", "log_loss"),
-                  ("root mean squared", "rmse"), ("mean absolute", "mae"), ("R²", "r2"), ("quadratic weighted kappa", "quadratic_weighted_kappa")]
+METRIC_PHRASES = [
+    ("accuracy", "accuracy"),
+    ("macro-averaged F1", "macro_f1"),
+    ("ROC-AUC", "roc_auc"),
+    ("(AUC)", "roc_auc"),
+    ("logarithmic loss", "log_loss"),
+    ("root mean squared", "rmse"),
+    ("mean absolute", "mae"),
+    ("R²", "r2"),
+    ("quadratic weighted kappa", "quadratic_weighted_kappa"),
+]
 LOWER_IS_BETTER = {"log_loss", "rmse", "mae"}
 
 

@@ -9,8 +9,7 @@ import { startReplayServer } from '../../test/llm/replay-server.js';
 import { LlmClient, replyTokens, retryAfterMs } from './client.js';
 
 const msgs = [{ role: 'user' as const, content: 'hello' }];
-const client = (url: string, extra: Record<string, unknown> = {}, cacheDir?: string) =>
-  new LlmClient({ name: 'tiny', spec: { provider: 'openai', base_url: url, model: 'tiny-model', timeout_s: 2, ...extra }, cacheDir, baseDelayMs: 20, pollMs: 100 });
+const client = (url: string, extra: Record<string, unknown> = {}, cacheDir?: string) => new LlmClient({ name: 'tiny', spec: { provider: 'openai', base_url: url, model: 'tiny-model', timeout_s: 2, ...extra }, cacheDir, baseDelayMs: 20, pollMs: 100 });
 
 test('a chat call through the real openai client: content, usage, cost', async () => {
   const s = await startReplayServer([{ content: 'hi there', usage: { prompt_tokens: 1000, completion_tokens: 500 } }]);
@@ -27,12 +26,7 @@ test('a chat call through the real openai client: content, usage, cost', async (
 });
 
 test('429 (with Retry-After), 500 and a slow response are retried', async () => {
-  const s = await startReplayServer([
-    { status: 429, headers: { 'retry-after': '0' } },
-    { status: 503 },
-    { content: 'late', delayMs: 3000 },
-    { content: 'ok' },
-  ]);
+  const s = await startReplayServer([{ status: 429, headers: { 'retry-after': '0' } }, { status: 503 }, { content: 'late', delayMs: 3000 }, { content: 'ok' }]);
   try {
     const c = client(s.url, { timeout_s: 0.5 });
     const r = await c.chat({ messages: msgs });
@@ -62,12 +56,7 @@ test('a 5xx or 429 without Retry-After backs off exponentially instead of retryi
 });
 
 test('an invalid Retry-After is ignored (backoff); a valid retry-after-ms or Retry-After is honoured', async () => {
-  const s = await startReplayServer([
-    { status: 503, headers: { 'retry-after': 'soon' } },
-    { status: 429, headers: { 'retry-after-ms': '150' } },
-    { status: 429, headers: { 'retry-after': '1' } },
-    { content: 'ok' },
-  ]);
+  const s = await startReplayServer([{ status: 503, headers: { 'retry-after': 'soon' } }, { status: 429, headers: { 'retry-after-ms': '150' } }, { status: 429, headers: { 'retry-after': '1' } }, { content: 'ok' }]);
   try {
     const c = client(s.url);
     assert.is((await c.chat({ messages: msgs })).content, 'ok');
@@ -220,7 +209,7 @@ test('replyTokens: the prompt and reply ids with one logprob each, or nothing wh
   assert.is(replyTokens({ prompt_token_ids: [5, -1], choices: [{ token_ids: [7] }] }, [-0.1]), undefined);
 });
 
-test('a request queued behind a worker\'s batch does not time out; its clock starts when the worker starts it', async () => {
+test("a request queued behind a worker's batch does not time out; its clock starts when the worker starts it", async () => {
   // The worker reports the request queued for its first 1.2 s, then running; the answer comes at 1.5 s, well
   // past timeout_s (0.6 s) from the send but 0.3 s after the worker started it.
   const sent = Date.now();

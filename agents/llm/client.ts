@@ -210,7 +210,10 @@ export class LlmClient {
     const key = this.cacheKey(req);
     const file = this.opts.cacheDir ? join(this.opts.cacheDir, `${key}.json`) : undefined;
     if (file) {
-      const hit = await readFile(file, 'utf8').then((t) => JSON.parse(t) as { content: string; usage: ChatResult['usage']; logprobs?: number[]; tokens?: ReplyTokens }, () => undefined);
+      const hit = await readFile(file, 'utf8').then(
+        (t) => JSON.parse(t) as { content: string; usage: ChatResult['usage']; logprobs?: number[]; tokens?: ReplyTokens },
+        () => undefined,
+      );
       if (hit) {
         this.usage.cached++;
         return { content: hit.content, usage: hit.usage, cached: true, logprobs: hit.logprobs, ...(hit.tokens ? { tokens: hit.tokens } : {}) };

@@ -12,14 +12,7 @@ import type { PolicyRequest } from './types.js';
 const DIAGNOSTICS = ['identify_feature_types', 'detect_missing_values'];
 
 function reply(thought: string, action: string, input: Record<string, unknown>, plan: string): string {
-  return [
-    `Reflection: ${thought}`,
-    `Research Plan and Status: ${plan}`,
-    'Fact Check: only what the observations so far show.',
-    `Thought: ${thought}`,
-    `Action: ${action}`,
-    `Action Input: ${JSON.stringify(input, null, 1)}`,
-  ].join('\n');
+  return [`Reflection: ${thought}`, `Research Plan and Status: ${plan}`, 'Fact Check: only what the observations so far show.', `Thought: ${thought}`, `Action: ${action}`, `Action Input: ${JSON.stringify(input, null, 1)}`].join('\n');
 }
 
 export function mlabReply(ladder: readonly string[], req: PolicyRequest, mode: SuiteMode): string {

@@ -57,8 +57,7 @@ function reactReply(ladder: string[], req: PolicyRequest): string {
   if (last?.action !== 'validate') return reactText(req.promptFormat, 'Check the submission format before finishing.', { kind: 'validate', path: 'submission.csv' }, req.task?.id);
   if (!/^(valid|Submission OK)/i.test(last.observation)) {
     // The format check failed: fall back to the class prior / mean, which always has the right shape.
-    if (req.history.filter((h) => h.action === 'validate').length < 2)
-      return reactText(req.promptFormat, 'The submission is malformed; write the simplest valid one.', { kind: 'code', code: solveCode('majority', false, { keepBest: false }) }, req.task?.id);
+    if (req.history.filter((h) => h.action === 'validate').length < 2) return reactText(req.promptFormat, 'The submission is malformed; write the simplest valid one.', { kind: 'code', code: solveCode('majority', false, { keepBest: false }) }, req.task?.id);
   }
   return reactText(req.promptFormat, 'The submission is in place.', { kind: 'answer', path: 'submission.csv' }, req.task?.id);
 }

@@ -41,7 +41,10 @@ function codeGist(code: string): string {
     .split('\n')
     .map((l) => l.trim())
     .filter((l) => l.includes('(') && !/^(import|from|#|print\(|def |class |return\b|if __name__)/.test(l));
-  return lines.slice(-2).map((l) => clipLine(l, 90)).join('; ');
+  return lines
+    .slice(-2)
+    .map((l) => clipLine(l, 90))
+    .join('; ');
 }
 
 /**

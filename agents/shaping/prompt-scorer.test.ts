@@ -26,7 +26,7 @@ function byHand(text: string, from: number, to: number): number[] {
   });
 }
 
-test('ChatML and Llama 3 text; the reply\'s tokens by offset, a straddling token included, the generated one left out', async () => {
+test("ChatML and Llama 3 text; the reply's tokens by offset, a straddling token included, the generated one left out", async () => {
   const messages: ChatMessage[] = [
     { role: 'system', content: 'S' },
     { role: 'user', content: 'go' },
@@ -83,7 +83,7 @@ const EP = {
   turns: [turn('code'), turn('answer')],
 };
 
-test('SPICE d on a hand-built trajectory equals the difference of the table\'s log-probabilities; overflow is null', async () => {
+test("SPICE d on a hand-built trajectory equals the difference of the table's log-probabilities; overflow is null", async () => {
   const server = await startReplayServer([echoReply()]);
   try {
     const summaries = ['inspect the csv first', 'fit a forest'];
@@ -102,7 +102,10 @@ test('SPICE d on a hand-built trajectory equals the difference of the table\'s l
     assert.ok(s.d !== null && Math.abs(d) > 1e-6, `d = ${s.d}`);
     close(s.d!, d);
     // Three items in batches of two: two requests, the observation and the answer never sent.
-    assert.equal(server.requests.map((r) => (r.prompt as string[]).length), [2, 1]);
+    assert.equal(
+      server.requests.map((r) => (r.prompt as string[]).length),
+      [2, 1],
+    );
     for (const r of server.requests) for (const p of r.prompt as string[]) assert.not.ok(p.includes('label,x') || p.includes('<answer>'));
   } finally {
     await server.close();
@@ -114,7 +117,10 @@ test('SPICE d on a hand-built trajectory equals the difference of the table\'s l
   try {
     const [s] = await spiceTurns(EP, ['inspect the csv first'], promptScorer(client(tight.url), { template: 'chatml', maxLength: 100_000 }));
     assert.equal(s, { turn: 0, category: 'execution', d: null, reason: 'overflow' });
-    assert.equal(tight.requests.map((r) => (r.prompt as string[]).length), [2, 1, 1]);
+    assert.equal(
+      tight.requests.map((r) => (r.prompt as string[]).length),
+      [2, 1, 1],
+    );
   } finally {
     await tight.close();
   }
@@ -123,7 +129,9 @@ test('SPICE d on a hand-built trajectory equals the difference of the table\'s l
 test('other failures name the model and its URL; an unreachable server is an environment problem', async () => {
   const server = await startReplayServer([{ status: 404, message: 'The model `judge-7b` does not exist.' }]);
   try {
-    const err = await promptScorer(client(server.url), { template: 'chatml', maxLength: 100 }).score([{ messages: [{ role: 'user', content: 'x' }], reply: 'y' }]).catch((e: Error) => e);
+    const err = await promptScorer(client(server.url), { template: 'chatml', maxLength: 100 })
+      .score([{ messages: [{ role: 'user', content: 'x' }], reply: 'y' }])
+      .catch((e: Error) => e);
     assert.instance(err, Error);
     assert.match((err as Error).message, `model "judge" (judge-7b) at ${server.url}: HTTP 404`);
   } finally {
@@ -132,7 +140,9 @@ test('other failures name the model and its URL; an unreachable server is an env
   // Echo without log-probabilities (a server that ignores echo): a clear failure, not empty scores.
   const bare = await startReplayServer([{ json: { id: 'x', object: 'text_completion', created: 0, model: 'judge-7b', choices: [{ index: 0, text: 'y', logprobs: null, finish_reason: 'length' }] } }]);
   try {
-    const err = await promptScorer(client(bare.url), { template: 'chatml', maxLength: 100 }).score([{ messages: [{ role: 'user', content: 'x' }], reply: 'y' }]).catch((e: Error) => e);
+    const err = await promptScorer(client(bare.url), { template: 'chatml', maxLength: 100 })
+      .score([{ messages: [{ role: 'user', content: 'x' }], reply: 'y' }])
+      .catch((e: Error) => e);
     assert.match((err as Error).message, /judge.*returned no token log-probabilities/);
   } finally {
     await bare.close();

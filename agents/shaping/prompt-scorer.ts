@@ -95,7 +95,10 @@ export function promptScorer(client: LlmClient, o: PromptScorerOptions): Scorer 
   };
   const batch = async (prompts: Array<ReturnType<typeof itemPrompt>>, signal?: AbortSignal) => {
     try {
-      const echoes = await client.promptLogprobs(prompts.map((p) => p.text), signal);
+      const echoes = await client.promptLogprobs(
+        prompts.map((p) => p.text),
+        signal,
+      );
       return echoes.map((e, j) => replyLogprobs(e, prompts[j], o.maxLength));
     } catch (err) {
       if (!(err instanceof ContextOverflow)) throw err;

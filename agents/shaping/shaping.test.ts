@@ -51,15 +51,31 @@ const refOf = (it: ScoreItem) => /SPICE_REFERENCE:\n(\S+)/.exec(it.messages[it.m
 
 test('tool calls: the history stops before the reply, the call is the Action part, non-calls and answers are left out', () => {
   const calls = toolCalls(EP);
-  assert.equal(calls.map((c) => [c.turn, c.category]), [[0, 'execution'], [1, 'diagnostic']]);
-  assert.equal(calls[0].history.map((m) => m.content), ['SYS', 'Begin.']);
+  assert.equal(
+    calls.map((c) => [c.turn, c.category]),
+    [
+      [0, 'execution'],
+      [1, 'diagnostic'],
+    ],
+  );
+  assert.equal(
+    calls[0].history.map((m) => m.content),
+    ['SYS', 'Begin.'],
+  );
   assert.is(calls[0].prefix, 'Thought: look first\n');
   assert.is(calls[0].call, CALL);
   // Earlier observations stay in the history; the turn's own is only in `after` (TIPS's h_s).
   assert.equal(calls[1].history.map((m) => m.content).slice(-1), ['Observation: OBS-ONE']);
   assert.equal(calls[1].after.map((m) => m.content).slice(-1), ['Observation: OBS-TWO']);
   // ReAct: the fenced block after the reasoning.
-  const react = toolCalls({ scaffold: 'react', messages: [{ role: 'user', content: 't' }, { role: 'assistant', content: '<think>```python\nno\n```</think>\n```python\nx = 1\n```' }], turns: [turn('code')] });
+  const react = toolCalls({
+    scaffold: 'react',
+    messages: [
+      { role: 'user', content: 't' },
+      { role: 'assistant', content: '<think>```python\nno\n```</think>\n```python\nx = 1\n```' },
+    ],
+    turns: [turn('code')],
+  });
   assert.is(react[0].call, '```python\nx = 1\n```');
   assert.is(react[0].prefix, '<think>```python\nno\n```</think>\n');
 });
@@ -87,23 +103,43 @@ test('SPICE Eq. 1: exact d from known log-probabilities; the observation and the
     assert.not.match(text, 'OBS-TWO');
     assert.not.match(text, 'Final Answer');
   }
-  assert.equal(scorer.seen.filter((it) => it.reply === CALL).map((it) => it.prefix), ['Thought: look first\n', 'Thought: look first\n', 'Thought: look first\n']);
+  assert.equal(
+    scorer.seen.filter((it) => it.reply === CALL).map((it) => it.prefix),
+    ['Thought: look first\n', 'Thought: look first\n', 'Thought: look first\n'],
+  );
 });
 
 test('SPICE: no reference means zero-shaping calls; an overflowing reference is left out, all of them unscores the call', async () => {
-  const none = await spiceTurns(EP, [], stubScorer(() => [0]));
-  assert.equal(none.map((s) => [s.d, s.reason]), [[null, 'no-reference'], [null, 'no-reference']]);
+  const none = await spiceTurns(
+    EP,
+    [],
+    stubScorer(() => [0]),
+  );
+  assert.equal(
+    none.map((s) => [s.d, s.reason]),
+    [
+      [null, 'no-reference'],
+      [null, 'no-reference'],
+    ],
+  );
   const plain = [-2, -1, -3, -1, -1, -4];
   const partial = stubScorer((it) => (refOf(it) === 'beta' ? null : refOf(it) === 'alpha' ? [-1, -1, -1, -1, -1, -1] : it.reply === CALL ? plain : words(it.reply).map(() => -1)));
   const s = await spiceTurns(EP, ['alpha', 'beta'], partial);
   close(s[0].d!, 1); // reference alpha alone
-  const none2 = await spiceTurns(EP, ['alpha'], stubScorer((it) => (refOf(it) ? null : [-1])));
-  assert.equal(none2.map((x) => x.reason), ['overflow', 'overflow']);
+  const none2 = await spiceTurns(
+    EP,
+    ['alpha'],
+    stubScorer((it) => (refOf(it) ? null : [-1])),
+  );
+  assert.equal(
+    none2.map((x) => x.reason),
+    ['overflow', 'overflow'],
+  );
   // Zero shaping for them in Eq. 2.
   assert.equal(shapedRewards(1, 4, none2, 5), [0, 0, 0, 1]);
 });
 
-test('exact scoring: the sampled ids go to a scorer with the policy\'s tokenizer, and the call\'s tokens are found by offset', async () => {
+test("exact scoring: the sampled ids go to a scorer with the policy's tokenizer, and the call's tokens are found by offset", async () => {
   // Reply "ab cd" sampled as [a][b ][cd][<end>]: offsets 0, 1, 3, 5 (the end token decodes to nothing).
   assert.equal(spanTokens([0, 1, 3, 5], 3, 5), [2, 3]);
   assert.equal(spanTokens([0, 1, 3, 5], 2, 5), [1, 3]); // a token straddling the call's start counts
@@ -113,14 +149,17 @@ test('exact scoring: the sampled ids go to a scorer with the policy\'s tokenizer
   const ep = { ...EP, turns: EP.turns.map((t, i) => (i === 0 ? { ...t, tokens: { prompt_ids: [1], token_ids: ids, logprobs: [0, 0, 0] } } : t)) };
   const scorer = stubScorer((it) => words(it.reply).map(() => -1));
   await spiceTurns(ep, ['alpha'], scorer, undefined, true);
-  assert.equal(scorer.seen.filter((it) => it.sampled).map((it) => it.sampled), [ids, ids]);
+  assert.equal(
+    scorer.seen.filter((it) => it.sampled).map((it) => it.sampled),
+    [ids, ids],
+  );
   // Another scorer's tokenizer: text only.
   const other = stubScorer((it) => words(it.reply).map(() => -1));
   await spiceTurns(ep, ['alpha'], other);
   assert.ok(other.seen.every((it) => !it.sampled));
 });
 
-test('TIPS: the reference answers\' mean token log-likelihood after the turn minus before it', async () => {
+test("TIPS: the reference answers' mean token log-likelihood after the turn minus before it", async () => {
   // Φ grows with the history: −3 per summary token before any observation, −2 after OBS-ONE, −1.5 after OBS-TWO.
   const scorer = stubScorer((it) => {
     const text = it.messages.map((m) => m.content).join('\n');
@@ -145,16 +184,26 @@ test('Eq. 2–3 on a hand-worked three-turn, two-rollout group', () => {
   [0.25, 0, 0.9].forEach((x, i) => close(r1[i], x));
   [0.05, 0.2, 0].forEach((x, i) => close(r2[i], x));
   // G1 = 1.15, 0.9, 0.9; G2 = 0.25, 0.2, 0; μ = (1.15 + 0.25) / 2 = 0.7.
-  const { advantages, baseline } = shapedAdvantages([{ rewards: r1, masked: false }, { rewards: r2, masked: false }]);
+  const { advantages, baseline } = shapedAdvantages([
+    { rewards: r1, masked: false },
+    { rewards: r2, masked: false },
+  ]);
   close(baseline, 0.7);
   [0.45, 0.2, 0.2].forEach((x, i) => close(advantages[0][i], x));
   [-0.45, -0.5, -0.7].forEach((x, i) => close(advantages[1][i], x));
   // A masked member leaves the baseline and gets zeros.
-  const m = shapedAdvantages([{ rewards: r1, masked: false }, { rewards: r2, masked: true }, { rewards: [0, 0, 0], masked: false }]);
+  const m = shapedAdvantages([
+    { rewards: r1, masked: false },
+    { rewards: r2, masked: true },
+    { rewards: [0, 0, 0], masked: false },
+  ]);
   close(m.baseline, 1.15 / 2);
   assert.equal(m.advantages[1], [0, 0, 0]);
   // Equal complete returns, different later returns: the group still carries signal.
-  const eq = shapedAdvantages([{ rewards: [0.2, -0.2, 1], masked: false }, { rewards: [-0.2, 0.2, 1], masked: false }]);
+  const eq = shapedAdvantages([
+    { rewards: [0.2, -0.2, 1], masked: false },
+    { rewards: [-0.2, 0.2, 1], masked: false },
+  ]);
   assert.ok(eq.advantages[0][1] !== 0 && eq.advantages[0][1] === -eq.advantages[1][1]);
 });
 
@@ -163,14 +212,17 @@ test('β = 0: outcome-only, mean-centred advantages at every turn', () => {
   const turns = [3, 2, 4, 1, 3];
   const group = outcomes.map((o, i) => ({ rewards: shapedRewards(o, turns[i], [{ turn: 0, category: 'execution', d: 0.9 - i }], 0), masked: false }));
   const { advantages } = shapedAdvantages(group);
-  const plain = groupAdvantages(outcomes.map((reward) => ({ reward, timedOut: false })), { estimator: 'drgrpo', maskTimeouts: 'drop' });
+  const plain = groupAdvantages(
+    outcomes.map((reward) => ({ reward, timedOut: false })),
+    { estimator: 'drgrpo', maskTimeouts: 'drop' },
+  );
   advantages.forEach((a, i) => {
     assert.is(a.length, turns[i]);
     a.forEach((x) => close(x, plain.members[i].advantage));
   });
 });
 
-test('β calibration: the pilot\'s mean |β·d| lands inside κ = [0.05, 0.3]', () => {
+test("β calibration: the pilot's mean |β·d| lands inside κ = [0.05, 0.3]", () => {
   // Scores of very different scales: the coefficient adapts, the magnitude does not.
   for (const scale of [1e-4, 0.03, 1, 40]) {
     const pilot = Array.from({ length: 25 }, (_, i) => scale * Math.sin(i * 1.7 + 0.3));
@@ -207,8 +259,7 @@ test('shuffle control: within task and category, each permutation group keeps it
 });
 
 test('solution bank: verified trajectories only, no duplicates, K drawn without replacement, reduced summaries', () => {
-  const traj = (task: string, sample: number, success: number, code: string) =>
-    ({ task_id: task, group_id: 'g', sample, variables: { success }, turns: [turn('code', { code, exit_code: 0 }), turn('validate'), turn('answer')] }) as never;
+  const traj = (task: string, sample: number, success: number, code: string) => ({ task_id: task, group_id: 'g', sample, variables: { success }, turns: [turn('code', { code, exit_code: 0 }), turn('validate'), turn('answer')] }) as never;
   const bank = new SolutionBank([{ task_id: 't', text: 'demo one', source: 'demonstration', step: 0, from: 'eval#0', writer: 'procedural' } satisfies BankEntry]);
   const added = bank.addVerified([traj('t', 0, 1, 'm = Forest()\nm.fit(X, y)'), traj('t', 1, 0, 'x()'), traj('t', 2, 1, 'm = Forest()\nm.fit(X, y)'), traj('u', 0, 1, 'lr.fit(X)')], 'rl', 3);
   assert.is(added, 2);

@@ -11,9 +11,7 @@ import { mean, type Scorer, type ScoreItem, type TurnScore } from './types.js';
 export function referenceMessage(summary: string): ChatMessage {
   return {
     role: 'user',
-    content:
-      `SPICE_REFERENCE:\n${summary.trim()}\n\n` +
-      'SPICE_INSTRUCTION: The reference above describes a verified solution of this task. With it in mind, give the next tool call of the trajectory.',
+    content: `SPICE_REFERENCE:\n${summary.trim()}\n\n` + 'SPICE_INSTRUCTION: The reference above describes a verified solution of this task. With it in mind, give the next tool call of the trajectory.',
   };
 }
 

@@ -22,7 +22,13 @@ export async function runCommand(file: string, args: RunArgs, io: IO): Promise<n
   const result = await runPlan(plan, { concurrency: jobs, keepGoing: args.keepGoing, signal: io.signal, reporter });
   for (const f of result.failures) {
     io.err(`\n✖ ${f.id}: ${f.message}`);
-    if (f.tail?.length) io.err(f.tail.slice(-10).map((l) => `    ${l}`).join('\n'));
+    if (f.tail?.length)
+      io.err(
+        f.tail
+          .slice(-10)
+          .map((l) => `    ${l}`)
+          .join('\n'),
+      );
     if (f.log) io.err(`  full log: ${f.log}`);
   }
   if (result.summary.interrupted) return 130;

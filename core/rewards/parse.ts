@@ -3,32 +3,13 @@
 // formula is data from a config file.
 import { suggestion } from '../suggest.js';
 
-export type Ast =
-  | { t: 'num'; value: number; pos: number }
-  | { t: 'var'; name: string; pos: number }
-  | { t: 'neg'; arg: Ast; pos: number }
-  | { t: 'bin'; op: BinOp; left: Ast; right: Ast; pos: number }
-  | { t: 'call'; fn: FnName; args: Ast[]; pos: number };
+export type Ast = { t: 'num'; value: number; pos: number } | { t: 'var'; name: string; pos: number } | { t: 'neg'; arg: Ast; pos: number } | { t: 'bin'; op: BinOp; left: Ast; right: Ast; pos: number } | { t: 'call'; fn: FnName; args: Ast[]; pos: number };
 
 export type BinOp = '+' | '-' | '*' | '/' | '<' | '<=' | '>' | '>=' | '==' | '!=';
 export type FnName = 'min' | 'max' | 'if' | 'clip';
 
 /** Reward variables a formula may use (docs/experiments.md#reward-formulas). */
-export const REWARD_VARIABLES = [
-  'format',
-  'execute',
-  'valid',
-  'median',
-  'bronze',
-  'silver',
-  'gold',
-  'score',
-  'improvement',
-  'success',
-  'turns',
-  'reply_chars',
-  'timed_out',
-] as const;
+export const REWARD_VARIABLES = ['format', 'execute', 'valid', 'median', 'bronze', 'silver', 'gold', 'score', 'improvement', 'success', 'turns', 'reply_chars', 'timed_out'] as const;
 
 const ARITY: Record<FnName, [number, number]> = { min: [1, Infinity], max: [1, Infinity], if: [3, 3], clip: [3, 3] };
 
@@ -222,15 +203,25 @@ function lookup(name: string, vars: Readonly<Record<string, number>>): number {
 
 function binary(op: BinOp, a: number, b: number): number {
   switch (op) {
-    case '+': return a + b;
-    case '-': return a - b;
-    case '*': return a * b;
-    case '/': return b === 0 ? 0 : a / b;
-    case '<': return Number(a < b);
-    case '<=': return Number(a <= b);
-    case '>': return Number(a > b);
-    case '>=': return Number(a >= b);
-    case '==': return Number(a === b);
-    case '!=': return Number(a !== b);
+    case '+':
+      return a + b;
+    case '-':
+      return a - b;
+    case '*':
+      return a * b;
+    case '/':
+      return b === 0 ? 0 : a / b;
+    case '<':
+      return Number(a < b);
+    case '<=':
+      return Number(a <= b);
+    case '>':
+      return Number(a > b);
+    case '>=':
+      return Number(a >= b);
+    case '==':
+      return Number(a === b);
+    case '!=':
+      return Number(a !== b);
   }
 }

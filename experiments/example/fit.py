@@ -1,4 +1,5 @@
 """Fits one model on the data node's train.csv and scores it on test.csv."""
+
 import json
 import os
 

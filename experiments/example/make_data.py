@@ -1,4 +1,5 @@
 """Synthetic regression data with a non-linear hidden rule (a tiny stand-in task)."""
+
 import json
 import os
 import sys

@@ -49,8 +49,7 @@ export interface UpdateResult {
 }
 
 /** A context (token ids, or messages the worker renders with its chat template) and the reply's token ids. */
-export type ScoreItem = ({ prompt_ids: number[] } | { messages: Array<{ role: string; content: string }> }) &
-  ({ token_ids: number[] } | { reply: string }) & { prefix?: string };
+export type ScoreItem = ({ prompt_ids: number[] } | { messages: Array<{ role: string; content: string }> }) & ({ token_ids: number[] } | { reply: string }) & { prefix?: string };
 
 export interface ScoreResult {
   prompt_ids: number[];

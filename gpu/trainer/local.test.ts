@@ -21,7 +21,10 @@ test('a tiny worker starts, answers, and is gone once stopped', async () => {
     assert.match(w.url, /^http:\/\/127\.0\.0\.1:\d+$/);
     assert.is(w.health.status, 'ok');
     assert.is(w.health.step, 0);
-    assert.ok(lines.some((l) => l.startsWith('mlepipe-worker listening on')), lines.join('\n'));
+    assert.ok(
+      lines.some((l) => l.startsWith('mlepipe-worker listening on')),
+      lines.join('\n'),
+    );
     const saved = await w.client.save(0, 'first');
     assert.ok(saved.path.startsWith(ckpt), saved.path);
     const pid = await findWorkerPid(w.url);
@@ -38,7 +41,7 @@ test('a tiny worker starts, answers, and is gone once stopped', async () => {
   }
 });
 
-test("a worker that cannot start says why, with its last lines", async () => {
+test('a worker that cannot start says why, with its last lines', async () => {
   const ckpt = await mkdtemp(join(tmpdir(), 'mlepipe-local-worker-'));
   try {
     const err = await startLocalWorker({ model: { tiny: true }, ckptDir: ckpt, args: ['--lora-rank', 'many'], log: () => {} }).then(
@@ -66,7 +69,7 @@ async function findWorkerPid(url: string): Promise<number | undefined> {
   return m ? Number(m[1]) : undefined;
 }
 
-test('MLEPIPE_TRAINER_PYTHON names the interpreter instead of the trainer environment (a GPU host\'s own)', () => {
+test("MLEPIPE_TRAINER_PYTHON names the interpreter instead of the trainer environment (a GPU host's own)", () => {
   assert.is(trainerPython(undefined, { MLEPIPE_TRAINER_PYTHON: trainer.python }), trainer.python);
   assert.throws(() => trainerPython(undefined, { MLEPIPE_TRAINER_PYTHON: '/nowhere/python' }), /MLEPIPE_TRAINER_PYTHON=\/nowhere\/python: no such interpreter/);
 });

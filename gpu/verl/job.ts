@@ -87,7 +87,25 @@ export async function runJob(o: JobOptions): Promise<{ id: string; reattached: b
     });
     const sandbox = o.sandboxUrl ? { MLEPIPE_SANDBOX_URL: o.sandboxUrl, MLEPIPE_SANDBOX_TOKEN: o.sandboxToken ?? '' } : {};
     const env = { ...sandbox, VERL_FILE_LOGGER_PATH: join(o.resultsDir, 'metrics.jsonl') };
-    const args = ['job', 'submit', '--address', job.address, '--submission-id', job.id, '--no-wait', '--working-dir', o.exportDir, '--runtime-env-json', JSON.stringify({ excludes: ['tasks/'], env_vars: env }), '--', o.python, '-m', 'mlepipe_verl.launch', ...(o.launch ?? []), ...overrides];
+    const args = [
+      'job',
+      'submit',
+      '--address',
+      job.address,
+      '--submission-id',
+      job.id,
+      '--no-wait',
+      '--working-dir',
+      o.exportDir,
+      '--runtime-env-json',
+      JSON.stringify({ excludes: ['tasks/'], env_vars: env }),
+      '--',
+      o.python,
+      '-m',
+      'mlepipe_verl.launch',
+      ...(o.launch ?? []),
+      ...overrides,
+    ];
     const r = await execa(ray, args, { reject: false, all: true });
     if (r.exitCode !== 0) throw new EnvError(`ray job submit to ${job.address} failed: ${(r.all ?? '').trim().split('\n').slice(-5).join(' ')}`);
     o.log(`submitted ray job ${job.id} to ${job.address}`);
@@ -144,14 +162,37 @@ export interface LocalHead {
 export async function startLocalHead(o: { cpus: number; log: (line: string) => void; env?: Record<string, string> }): Promise<LocalHead> {
   const temp = await mkdtemp(join(tmpdir(), 'ray-'));
   const [gcs, dash] = [await freePort(), await freePort()];
-  const args = ['start', '--head', '--block', '--num-cpus', String(o.cpus), '--node-ip-address', '127.0.0.1', '--port', String(gcs), '--dashboard-host', '127.0.0.1', '--dashboard-port', String(dash), '--include-dashboard', 'true', ...(await ownPorts()), '--temp-dir', temp, '--disable-usage-stats'];
+  const args = [
+    'start',
+    '--head',
+    '--block',
+    '--num-cpus',
+    String(o.cpus),
+    '--node-ip-address',
+    '127.0.0.1',
+    '--port',
+    String(gcs),
+    '--dashboard-host',
+    '127.0.0.1',
+    '--dashboard-port',
+    String(dash),
+    '--include-dashboard',
+    'true',
+    ...(await ownPorts()),
+    '--temp-dir',
+    temp,
+    '--disable-usage-stats',
+  ];
   const head = execa(rayCli(), args, { reject: false, all: true, buffer: false, env: { RAY_USAGE_STATS_ENABLED: '0', ...o.env } });
   // The dashboard answers before the node itself is up; `ray start` says when it is, and a node that
   // timed out starting (a loaded machine) leaves a dashboard with no node behind.
   let said = '';
   head.all?.on('data', (c: Buffer) => {
     said = (said + c.toString()).slice(-4000);
-    c.toString().split('\n').filter(Boolean).forEach((l) => o.log(`[ray head] ${l}`));
+    c.toString()
+      .split('\n')
+      .filter(Boolean)
+      .forEach((l) => o.log(`[ray head] ${l}`));
   });
   const address = `http://127.0.0.1:${dash}`;
   const stop = async () => {
@@ -161,11 +202,22 @@ export async function startLocalHead(o: { cpus: number; log: (line: string) => v
   };
   // Ready once its node has started and its job server answers.
   for (let i = 0; ; i++) {
-    const up = said.includes('Ray runtime started') && (await fetch(`${address}/api/version`).then((r) => r.ok, () => false));
+    const up =
+      said.includes('Ray runtime started') &&
+      (await fetch(`${address}/api/version`).then(
+        (r) => r.ok,
+        () => false,
+      ));
     if (up) return { address, stop };
     if (head.exitCode !== null || i > 240) {
       await stop();
-      const why = said.trim().split('\n').map((l) => l.trim()).filter(Boolean).slice(-2).join(' ');
+      const why = said
+        .trim()
+        .split('\n')
+        .map((l) => l.trim())
+        .filter(Boolean)
+        .slice(-2)
+        .join(' ');
       throw new EnvError(`the local Ray head did not start${why ? `: ${why}` : ''} (ray start ${args.join(' ')})`);
     }
     await new Promise((r) => setTimeout(r, 500));

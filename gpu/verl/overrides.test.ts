@@ -11,7 +11,27 @@ import { ParamError } from '../../core/errors.js';
 import { type OverrideOptions, verlModelPath, verlOverrides } from './overrides.js';
 import { paramsBillions, rolloutTp } from './scale.js';
 
-const BASE: OverrideOptions = { model: 'Qwen/Qwen3-8B', groupSize: 4, batchSize: 16, steps: 1, maxTurns: 20, lr: 1e-6, clipLow: 0.2, clipHigh: 0.28, kl: 0, temperature: 1, advantage: 'grpo', lossAggMode: 'token-mean', nodes: 1, gpusPerNode: 8, rollout: 'vllm', promptLength: 4096, responseLength: 28672, checkpointEvery: 1, evalEvery: 0 };
+const BASE: OverrideOptions = {
+  model: 'Qwen/Qwen3-8B',
+  groupSize: 4,
+  batchSize: 16,
+  steps: 1,
+  maxTurns: 20,
+  lr: 1e-6,
+  clipLow: 0.2,
+  clipHigh: 0.28,
+  kl: 0,
+  temperature: 1,
+  advantage: 'grpo',
+  lossAggMode: 'token-mean',
+  nodes: 1,
+  gpusPerNode: 8,
+  rollout: 'vllm',
+  promptLength: 4096,
+  responseLength: 28672,
+  checkpointEvery: 1,
+  evalEvery: 0,
+};
 const value = (overrides: string[], key: string) => overrides.find((o) => o.startsWith(`${key}=`))?.slice(key.length + 1);
 const TP = 'actor_rollout_ref.rollout.tensor_model_parallel_size';
 
@@ -25,8 +45,14 @@ test('one replica per GPU up to 16B; larger models split, within a node', () => 
   assert.is(value(verlOverrides({ ...BASE, gpusPerNode: 1 }), TP), '1');
   assert.is(value(verlOverrides({ ...BASE, model: 'Qwen/Qwen3-30B-A3B' }), TP), '2');
   assert.is(value(verlOverrides({ ...BASE, rolloutTp: 4 }), TP), '4');
-  assert.throws(() => verlOverrides({ ...BASE, gpusPerNode: 1, rolloutTp: 2 }), (e: unknown) => e instanceof ParamError && e.param.join('.') === 'verl.rollout_tp');
-  assert.throws(() => verlOverrides({ ...BASE, rolloutTp: 3 }), (e: unknown) => e instanceof ParamError);
+  assert.throws(
+    () => verlOverrides({ ...BASE, gpusPerNode: 1, rolloutTp: 2 }),
+    (e: unknown) => e instanceof ParamError && e.param.join('.') === 'verl.rollout_tp',
+  );
+  assert.throws(
+    () => verlOverrides({ ...BASE, rolloutTp: 3 }),
+    (e: unknown) => e instanceof ParamError,
+  );
 });
 
 test('the weights path: a folder beside the experiment made absolute, a hub id as written', async () => {

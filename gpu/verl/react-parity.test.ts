@@ -11,7 +11,20 @@ import { assetPath } from '../../core/assets.js';
 import { Rng } from '../../core/random.js';
 import type { ChatMessage } from '../../agents/llm/client.js';
 
-const PIECES = ['<think>plan</think>', '<think>a\nb</think>', '```python\nprint(1)\n```', '```py\nx=1\n```', '```\nraw\n```', '<answer>submission.csv</answer>', '<answer> </answer>', '<validate>sub.csv</validate>', '<validate></validate>', 'text', 'é ✓ 𝄞', '\n'];
+const PIECES = [
+  '<think>plan</think>',
+  '<think>a\nb</think>',
+  '```python\nprint(1)\n```',
+  '```py\nx=1\n```',
+  '```\nraw\n```',
+  '<answer>submission.csv</answer>',
+  '<answer> </answer>',
+  '<validate>sub.csv</validate>',
+  '<validate></validate>',
+  'text',
+  'é ✓ 𝄞',
+  '\n',
+];
 
 function cases(n: number) {
   const rng = new Rng('react-parity', 1);
@@ -48,8 +61,14 @@ test('reply parsing and context pruning agree between the scaffold and the expor
   const c = cases(300);
   const r = await execa('python3', ['-c', PY, assetPath('gpu/verl')], { input: JSON.stringify(c) });
   const py = JSON.parse(r.stdout) as { replies: unknown[]; contexts: Array<{ messages: ChatMessage[]; dropped: number }> };
-  assert.equal(py.replies, c.replies.map((x) => parseReply(x)));
-  assert.equal(py.contexts, c.contexts.map((x) => fitContext(x.messages, 2, x.failed, x.budget)));
+  assert.equal(
+    py.replies,
+    c.replies.map((x) => parseReply(x)),
+  );
+  assert.equal(
+    py.contexts,
+    c.contexts.map((x) => fitContext(x.messages, 2, x.failed, x.budget)),
+  );
   // The cases exercise what they should: every action kind, and pruning that hides turns.
   assert.equal(new Set(c.replies.map((x) => parseReply(x).action.kind)).size, 4);
   assert.ok(py.contexts.some((x) => x.dropped > 0) && py.contexts.some((x) => x.dropped === 0));

@@ -79,12 +79,22 @@ export function modelShape(model: string): ModelShape | undefined {
     const c = JSON.parse(readFileSync(file, 'utf8')) as HfConfig;
     const { hidden_size, num_hidden_layers, num_attention_heads, vocab_size } = c;
     if (hidden_size && num_hidden_layers && num_attention_heads && vocab_size) {
-      return { params: countParams({ ...c, hidden_size, num_hidden_layers, num_attention_heads, vocab_size }), hidden: hidden_size, layers: num_hidden_layers, heads: num_attention_heads, kvHeads: c.num_key_value_heads ?? num_attention_heads, headDim: c.head_dim ?? hidden_size / num_attention_heads, vocab: vocab_size };
+      return {
+        params: countParams({ ...c, hidden_size, num_hidden_layers, num_attention_heads, vocab_size }),
+        hidden: hidden_size,
+        layers: num_hidden_layers,
+        heads: num_attention_heads,
+        kvHeads: c.num_key_value_heads ?? num_attention_heads,
+        headDim: c.head_dim ?? hidden_size / num_attention_heads,
+        vocab: vocab_size,
+      };
     }
   }
   // By name: the longest known model the name starts with (Qwen3-8B-Base, qwen3-8b-seed-sft: Qwen3-8B).
   const name = (model.split('/').pop() ?? model).toLowerCase();
-  const key = Object.keys(KNOWN).filter((k) => name === k || name.startsWith(`${k}-`)).sort((a, b) => b.length - a.length)[0];
+  const key = Object.keys(KNOWN)
+    .filter((k) => name === k || name.startsWith(`${k}-`))
+    .sort((a, b) => b.length - a.length)[0];
   return key ? KNOWN[key] : undefined;
 }
 

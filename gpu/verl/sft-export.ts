@@ -62,13 +62,7 @@ export async function writeMessagesParquet(file: string, rows: readonly SftConve
 
 /** The overrides of a layout, in the SFT trainer's keys (its data, model and engine groups). */
 export function sftLayoutOverrides(l: Layout): string[] {
-  return [
-    'data.use_dynamic_bsz=true',
-    `data.max_token_len_per_gpu=${l.tokenBudget}`,
-    `engine.ulysses_sequence_parallel_size=${l.sp}`,
-    `engine.param_offload=${l.offload}`,
-    `engine.optimizer_offload=${l.offload}`,
-  ];
+  return ['data.use_dynamic_bsz=true', `data.max_token_len_per_gpu=${l.tokenBudget}`, `engine.ulysses_sequence_parallel_size=${l.sp}`, `engine.param_offload=${l.offload}`, `engine.optimizer_offload=${l.offload}`];
 }
 
 export function sftOverrides(o: SftExportOptions, hasVal: boolean, layout?: Layout): string[] {

@@ -72,7 +72,7 @@ export async function collectGarbage(store: CacheStore, dryRun: boolean): Promis
   for (const sub of ['items', 'logs']) {
     for (const name of await readdir(join(store.root, sub)).catch(() => [] as string[])) {
       const key = name.replace(/\.log$/, '');
-      if (byKey.has(key) || (await store.isLocked(key)) || (await exists(join(store.entryDir(key), 'manifest.json')) && !removed.some((r) => r.key === key))) continue;
+      if (byKey.has(key) || (await store.isLocked(key)) || ((await exists(join(store.entryDir(key), 'manifest.json'))) && !removed.some((r) => r.key === key))) continue;
       other.push(join(sub, name));
       await drop(join(store.root, sub, name));
     }

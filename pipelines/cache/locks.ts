@@ -21,7 +21,9 @@ export async function tryLock(path: string): Promise<Held | null> {
   await mkdir(dirname(path), { recursive: true });
   const lost = new AbortController();
   try {
-    const release = await (await lockfile()).lock(path, {
+    const release = await (
+      await lockfile()
+    ).lock(path, {
       realpath: false,
       stale: STALE_MS,
       update: 1000,

@@ -26,31 +26,16 @@ stages:
 
 test('ablate clones the target and everything downstream; upstream stays shared', async () => {
   const g = compileGraph(await load(PIPE));
-  assert.equal([...g.order], [
-    'envs',
-    'rl@params.reward=dense',
-    'rl@params.reward=sparse',
-    'test@params.reward=dense',
-    'test@params.reward=sparse',
-    'side',
-    'rewards',
-  ]);
+  assert.equal([...g.order], ['envs', 'rl@params.reward=dense', 'rl@params.reward=sparse', 'test@params.reward=dense', 'test@params.reward=sparse', 'side', 'rewards']);
   const sparse = g.nodes.get('rl@params.reward=sparse')!;
   assert.equal(sparse.inputs, ['envs']);
   assert.equal((sparse.params.params as Record<string, unknown>).reward, 'sparse');
   assert.equal(g.nodes.get('test@params.reward=sparse')!.inputs, ['rl@params.reward=sparse']);
-  assert.equal([...g.nodes.get('rewards')!.inputs].sort(), [
-    'rl@params.reward=dense',
-    'rl@params.reward=sparse',
-    'test@params.reward=dense',
-    'test@params.reward=sparse',
-  ]);
+  assert.equal([...g.nodes.get('rewards')!.inputs].sort(), ['rl@params.reward=dense', 'rl@params.reward=sparse', 'test@params.reward=dense', 'test@params.reward=sparse']);
 });
 
 test('two ablations multiply; matrix combinations in written order', async () => {
-  const g = compileGraph(
-    await load(PIPE + '  seeds: { uses: ablate, target: envs, matrix: { params.seed: [1, 2] } }\n  lrs: { uses: ablate, target: rl, matrix: { params.lr: [1, 2] } }\n'.replace(/params\.seed/, 'params.seed')),
-  ).order;
+  const g = compileGraph(await load(PIPE + '  seeds: { uses: ablate, target: envs, matrix: { params.seed: [1, 2] } }\n  lrs: { uses: ablate, target: rl, matrix: { params.lr: [1, 2] } }\n'.replace(/params\.seed/, 'params.seed'))).order;
   // envs has no params.seed in with:, but params is free-form, so the key is allowed.
   assert.ok(g.includes('test@params.seed=2,params.reward=sparse,params.lr=2'));
   assert.is(g.filter((id) => id.startsWith('test@')).length, 8);
@@ -60,7 +45,10 @@ test('two ablations multiply; matrix combinations in written order', async () =>
 test('keys: stable, changed by params downstream only, shared by identical clones', async () => {
   const a = await computeKeys(await load(PIPE), compileGraph(await load(PIPE)));
   const b = await computeKeys(await load(PIPE), compileGraph(await load(PIPE)));
-  assert.equal([...a.nodes.values()].map((n) => n.key), [...b.nodes.values()].map((n) => n.key));
+  assert.equal(
+    [...a.nodes.values()].map((n) => n.key),
+    [...b.nodes.values()].map((n) => n.key),
+  );
   const changed = await load(PIPE, ['stages.test.with.run=cc']);
   const c = await computeKeys(changed, compileGraph(changed));
   for (const id of a.order) {
@@ -68,7 +56,11 @@ test('keys: stable, changed by params downstream only, shared by identical clone
     assert.is(same, !id.startsWith('test@') && id !== 'rewards', id);
   }
   // Without the ablation, rl has the params of rl@params.reward=dense: same key, cached once.
-  const plain = await load(PIPE.split('\n').filter((l) => !l.includes('ablate')).join('\n'));
+  const plain = await load(
+    PIPE.split('\n')
+      .filter((l) => !l.includes('ablate'))
+      .join('\n'),
+  );
   const p = await computeKeys(plain, compileGraph(plain));
   assert.is(p.nodes.get('rl')!.key, a.nodes.get('rl@params.reward=dense')!.key);
 });

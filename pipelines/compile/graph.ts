@@ -35,9 +35,7 @@ interface Mutable {
 
 export function compileGraph(exp: Experiment): CompiledGraph {
   const stageOrder = exp.stages.map((s) => s.id);
-  let nodes: Mutable[] = exp.stages
-    .filter((s) => s.uses !== 'ablate')
-    .map((s) => ({ id: s.id, stage: s, params: structuredClone(s.params) as Record<string, unknown>, variant: {}, inputs: [...s.needs] }));
+  let nodes: Mutable[] = exp.stages.filter((s) => s.uses !== 'ablate').map((s) => ({ id: s.id, stage: s, params: structuredClone(s.params) as Record<string, unknown>, variant: {}, inputs: [...s.needs] }));
 
   // Upstream targets first, so a downstream ablation multiplies the clones of an upstream one.
   const ablations = exp.stages.filter((s) => s.uses === 'ablate');
@@ -134,7 +132,10 @@ function topoOrder(nodes: Mutable[], stageOrder: string[]): string[] {
   // Within a stage, clones keep matrix order (the order they were made in).
   const made = new Map(nodes.map((n, i) => [n.id, i]));
   const cmp = (a: string, b: string) => rankOf.get(a)! - rankOf.get(b)! || made.get(a)! - made.get(b)!;
-  const ready = nodes.filter((n) => n.inputs.length === 0).map((n) => n.id).sort(cmp);
+  const ready = nodes
+    .filter((n) => n.inputs.length === 0)
+    .map((n) => n.id)
+    .sort(cmp);
   const order: string[] = [];
   while (ready.length) {
     const id = ready.shift()!;

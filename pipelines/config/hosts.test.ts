@@ -23,12 +23,22 @@ async function load(settings: string, experiment: string, overrides: string[] = 
 test('on: a host name or a label; gpus default to 1 on GPU hosts and to 0 on CPU hosts and locally', async () => {
   const { exp, errors } = await load(HOSTS, 'name: e\nstages:\n  a: { uses: shell, with: { run: x }, on: h200 }\n  b: { uses: shell, with: { run: x }, on: cpu }\n  c: { uses: shell, with: { run: x } }\n');
   assert.equal(errors, []);
-  assert.equal(exp!.stages.map((s) => [s.id, s.on, s.gpus]), [['a', 'h200', 1], ['b', 'cpu', 0], ['c', undefined, 0]]);
+  assert.equal(
+    exp!.stages.map((s) => [s.id, s.on, s.gpus]),
+    [
+      ['a', 'h200', 1],
+      ['b', 'cpu', 0],
+      ['c', undefined, 0],
+    ],
+  );
   assert.is(exp!.settings.hosts.big.gpus, 2);
 });
 
 test('an unknown host or label, and more GPUs than any matching host lends, are positioned errors', async () => {
-  const { errors } = await load(HOSTS, 'name: e\nstages:\n  a: { uses: shell, with: { run: x }, on: h100 }\n  b: { uses: shell, with: { run: x }, on: h200, gpus: 3 }\n  c: { uses: shell, with: { run: x }, on: cpu, gpus: 1 }\n  d: { uses: shell, with: { run: x }, gpus: 1 }\n');
+  const { errors } = await load(
+    HOSTS,
+    'name: e\nstages:\n  a: { uses: shell, with: { run: x }, on: h100 }\n  b: { uses: shell, with: { run: x }, on: h200, gpus: 3 }\n  c: { uses: shell, with: { run: x }, on: cpu, gpus: 1 }\n  d: { uses: shell, with: { run: x }, gpus: 1 }\n',
+  );
   assert.equal(errors, [
     'e.yaml:3:43 stages.a.on: no host named or labelled "h100" in ' + errors[0].split(' in ')[1].split(' ')[0] + ' (did you mean "h200"?) (hosts: big, cpu)',
     'e.yaml:4:55 stages.b.gpus: asks for 3 GPU(s), but big lends 2',
@@ -39,7 +49,10 @@ test('an unknown host or label, and more GPUs than any matching host lends, are 
 
 test('a node that starts a trainer worker may not ask for more than one GPU: the worker uses cuda:0 alone', async () => {
   const models = 'models:\n  m: { provider: worker, path: m, model: m, lora_rank: 0 }\n';
-  const { errors } = await load(HOSTS, `name: e\n${models}stages:\n  tasks: { uses: generate, with: { seeds: mlebench, count: 2 } }\n  split: { uses: filter, needs: [tasks] }\n  rl: { uses: grpo, needs: [split], on: h200, gpus: 2, with: { policy: m, trainer: worker } }\n  ft: { uses: sft, needs: [rl], on: h200, gpus: 2, with: { model: m } }\n  ev: { uses: eval, needs: [tasks], on: h200, gpus: 2, with: { policy: m } }\n  ok: { uses: grpo, needs: [split], on: h200, gpus: 1, with: { policy: m, trainer: worker } }\n`);
+  const { errors } = await load(
+    HOSTS,
+    `name: e\n${models}stages:\n  tasks: { uses: generate, with: { seeds: mlebench, count: 2 } }\n  split: { uses: filter, needs: [tasks] }\n  rl: { uses: grpo, needs: [split], on: h200, gpus: 2, with: { policy: m, trainer: worker } }\n  ft: { uses: sft, needs: [rl], on: h200, gpus: 2, with: { model: m } }\n  ev: { uses: eval, needs: [tasks], on: h200, gpus: 2, with: { policy: m } }\n  ok: { uses: grpo, needs: [split], on: h200, gpus: 1, with: { policy: m, trainer: worker } }\n`,
+  );
   assert.equal(errors, [
     'e.yaml:7:53 stages.rl.gpus: gpus: 2: the trainer worker this node starts trains on one GPU (cuda:0) and would leave 1 idle; train LoRA on one GPU (gpus: 1, lora_rank: above 0 on the model), or use trainer: verl, which shards full fine-tuning over several',
     'e.yaml:8:49 stages.ft.gpus: gpus: 2: the trainer worker this node starts trains on one GPU (cuda:0) and would leave 1 idle; train LoRA on one GPU (gpus: 1, lora_rank: above 0 on the model)',
@@ -77,7 +90,10 @@ test('ray.address names the cluster verl nodes submit to; MLEPIPE_RAY_ADDRESS ov
 
 test('retries: with on: only; defaults to 0', async () => {
   const { exp } = await load(HOSTS, 'name: e\nstages:\n  a: { uses: shell, with: { run: x }, on: h200, retries: 2 }\n  b: { uses: shell, with: { run: x }, on: h200 }\n');
-  assert.equal(exp!.stages.map((s) => s.retries), [2, 0]);
+  assert.equal(
+    exp!.stages.map((s) => s.retries),
+    [2, 0],
+  );
   const { errors } = await load(HOSTS, 'name: e\nstages:\n  a: { uses: shell, with: { run: x }, retries: 1 }\n');
   assert.equal(errors, ['e.yaml:3:48 stages.a.retries: retries: tries a node again after its host fails: set on: as well']);
 });

@@ -100,9 +100,7 @@ function placeRefusal(st: NonNullable<WrittenExperiment['stages']>[string], doc:
   if (st.uses === 'eval') {
     // An eval node on a host moves only the workers it starts for its provider: worker policies.
     const names = Array.isArray(w.policies) ? w.policies : [w.policy];
-    return names.some((n) => typeof n === 'string' && models[n]?.provider === 'worker')
-      ? undefined
-      : 'on: places the trainer workers an eval node starts for its provider: worker policies, and this one has none (remove on: to run here)';
+    return names.some((n) => typeof n === 'string' && models[n]?.provider === 'worker') ? undefined : 'on: places the trainer workers an eval node starts for its provider: worker policies, and this one has none (remove on: to run here)';
   }
   if (st.uses !== 'grpo') return undefined;
   // A grpo node on a host moves only the worker it starts; the rollouts and their sandboxes stay here.

@@ -37,7 +37,10 @@ export async function loadExperiment(file: string, opts: LoadOptions = {}): Prom
     return undefined;
   });
   let src = await loadWithExtends(shown, [], settings?.cacheDir);
-  src = applyOverrides(src, overrides.filter((o) => o.path[0] !== 'hosts'));
+  src = applyOverrides(
+    src,
+    overrides.filter((o) => o.path[0] !== 'hosts'),
+  );
   // interpolateAll copies the value: this one stays as written.
   const written = src.value as Record<string, unknown>;
   const expanded = interpolateAll(src, env);

@@ -32,7 +32,10 @@ export async function readYamlFileCached(file: string, cacheRoot: string | undef
   // The file's name as written is part of every origin, so it is part of the key.
   const path = join(cacheRoot, 'parsed', `${sha256(`${resolve(file)}\u0000${file}`)}.json`);
   const digest = sha256(JSON.stringify([FORMAT, VERSION, file, text]));
-  const stored = await readFile(path, 'utf8').then((t) => JSON.parse(t) as Entry, () => undefined);
+  const stored = await readFile(path, 'utf8').then(
+    (t) => JSON.parse(t) as Entry,
+    () => undefined,
+  );
   if (stored?.digest === digest) return { value: stored.value, origins: new Map(stored.origins) as Origins };
   const parsed = parseYaml(text, file);
   if (jsonSafe(parsed.value)) {

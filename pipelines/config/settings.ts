@@ -24,18 +24,7 @@ const yamlLoader: Loader = async (filepath) => {
 };
 
 const explorer = cosmiconfig('mlepipe', {
-  searchPlaces: [
-    'mlepipe.config.yaml',
-    'mlepipe.config.yml',
-    'mlepipe.config.json',
-    'mlepipe.config.js',
-    'mlepipe.config.mjs',
-    'mlepipe.config.cjs',
-    '.mlepiperc',
-    '.mlepiperc.yaml',
-    '.mlepiperc.yml',
-    '.mlepiperc.json',
-  ],
+  searchPlaces: ['mlepipe.config.yaml', 'mlepipe.config.yml', 'mlepipe.config.json', 'mlepipe.config.js', 'mlepipe.config.mjs', 'mlepipe.config.cjs', '.mlepiperc', '.mlepiperc.yaml', '.mlepiperc.yml', '.mlepiperc.json'],
   loaders: { '.yaml': yamlLoader, '.yml': yamlLoader, '.json': yamlLoader, noExt: yamlLoader },
   searchStrategy: 'global',
   stopDir: '/',
@@ -53,21 +42,15 @@ export async function loadSettings(startDir: string, env: NodeJS.ProcessEnv = pr
   }
   let written = (found?.config ?? {}) as WrittenSettings;
   if (found || overrides.length) {
-    let origins: Origins = found ? (positions.get(found.filepath) ?? new Map([['', { value: { file: found.filepath, line: 1, col: 1 } }]])) : new Map() as Origins;
+    let origins: Origins = found ? (positions.get(found.filepath) ?? new Map([['', { value: { file: found.filepath, line: 1, col: 1 } }]])) : (new Map() as Origins);
     if (overrides.length) ({ value: written, origins } = applyOverrides({ value: written, origins }, overrides) as { value: WrittenSettings; origins: Origins });
     const old = oldHostShape(written, origins);
     const diags = old.length ? old : validateWithSchema(settingsSchema, written, origins, []);
     if (diags.length) throw new UserError(diags);
   }
-  const projectRoot = found ? dirname(found.filepath) : findGitRoot(startDir) ?? startDir;
+  const projectRoot = found ? dirname(found.filepath) : (findGitRoot(startDir) ?? startDir);
   const cacheFromEnv = env.MLEPIPE_CACHE;
-  const cacheDir = cacheFromEnv
-    ? resolve(cacheFromEnv)
-    : written.cache
-      ? isAbsolute(written.cache)
-        ? written.cache
-        : resolve(projectRoot, written.cache)
-      : join(projectRoot, '.mlepipe');
+  const cacheDir = cacheFromEnv ? resolve(cacheFromEnv) : written.cache ? (isAbsolute(written.cache) ? written.cache : resolve(projectRoot, written.cache)) : join(projectRoot, '.mlepipe');
   return {
     file: found?.filepath,
     projectRoot,

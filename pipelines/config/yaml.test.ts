@@ -42,7 +42,14 @@ test('deep nesting is refused with a position', () => {
 
 test('ordinary aliases still load, with origins at the anchored value', () => {
   const { value, origins } = parseYaml('base: &b { run: echo, n: 1 }\nuse: *b\nlist: [*b, *b]\n', 'f.yaml');
-  assert.equal(value, { base: { run: 'echo', n: 1 }, use: { run: 'echo', n: 1 }, list: [{ run: 'echo', n: 1 }, { run: 'echo', n: 1 }] });
+  assert.equal(value, {
+    base: { run: 'echo', n: 1 },
+    use: { run: 'echo', n: 1 },
+    list: [
+      { run: 'echo', n: 1 },
+      { run: 'echo', n: 1 },
+    ],
+  });
   assert.equal(origins.get(['use', 'n'].join('\u0000'))?.value, { file: 'f.yaml', line: 1, col: 26 });
   assert.equal(parseYaml('x: ' + '['.repeat(99) + ']'.repeat(99), 'f.yaml').origins.size, 100);
 });

@@ -110,7 +110,14 @@ function grid(t: Table): string[][] {
 export function renderText(t: Table): string {
   const cells = [t.columns, ...grid(t)];
   const widths = t.columns.map((_, i) => Math.max(...cells.map((row) => row[i].length)));
-  const body = cells.map((row) => row.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd()).join('\n');
+  const body = cells
+    .map((row) =>
+      row
+        .map((c, i) => c.padEnd(widths[i]))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
   return t.reference ? `${body}\n\npaper — ${t.reference.source}\n${renderText(referenceTable(t.reference))}` : body;
 }
 

@@ -39,17 +39,12 @@ test('shell outs and deps that leave the experiment folder are refused where the
   ]);
   // Climbing out and back in is fine; naming the folder itself is not an output.
   assert.equal(await errors('name: e\nstages:\n  a: { uses: shell, with: { run: x, outs: [sub/../o.txt] } }\n'), []);
-  assert.equal(await errors('name: e\nstages:\n  a: { uses: shell, with: { run: x, outs: [.] } }\n'), [
-    '3:44 stages.a.with.outs[0]: . names the experiment folder itself (outs are relative paths inside it)',
-  ]);
+  assert.equal(await errors('name: e\nstages:\n  a: { uses: shell, with: { run: x, outs: [.] } }\n'), ['3:44 stages.a.with.outs[0]: . names the experiment folder itself (outs are relative paths inside it)']);
 });
 
 test('a missing deps file is reported by validation, every one of them', async () => {
   const e = await errors('name: e\nstages:\n  a: { uses: shell, with: { run: x, deps: [here.py, gone.py] } }\n  b: { uses: shell, with: { run: x, deps: [nope/] } }\n', { 'here.py': '' });
-  assert.equal(e, [
-    '3:53 stages.a.with.deps[1]: dependency gone.py does not exist (looked for <dir>/gone.py)',
-    '4:44 stages.b.with.deps[0]: dependency nope/ does not exist (looked for <dir>/nope)',
-  ]);
+  assert.equal(e, ['3:53 stages.a.with.deps[1]: dependency gone.py does not exist (looked for <dir>/gone.py)', '4:44 stages.b.with.deps[0]: dependency nope/ does not exist (looked for <dir>/nope)']);
 });
 
 test('unknown seed sets and seed ids, with a suggestion', async () => {
@@ -61,11 +56,7 @@ test('unknown seed sets and seed ids, with a suggestion', async () => {
 
 test('generate: samples out of order, llm without a model, modalities that keep nothing', async () => {
   const e = await errors('name: e\nstages:\n  g: { uses: generate, with: { samples: [90, 50], backend: llm, modalities: [nothing] } }\n');
-  assert.equal(e, [
-    '3:41 stages.g.with.samples: samples: 90 is above 50',
-    '3:60 stages.g.with.backend: backend: llm needs model: (the name of a models: entry)',
-    '3:77 stages.g.with.modalities: no seed of mlebench has these modalities or generators',
-  ]);
+  assert.equal(e, ['3:41 stages.g.with.samples: samples: 90 is above 50', '3:60 stages.g.with.backend: backend: llm needs model: (the name of a models: entry)', '3:77 stages.g.with.modalities: no seed of mlebench has these modalities or generators']);
 });
 
 test('a filter or eval fed by a stage that gives no tasks is refused', async () => {
@@ -84,7 +75,8 @@ stages:
 });
 
 test('the right inputs pass: generate → filter → eval, eval on a tasks: folder, a shell that declares tasks in outs', async () => {
-  const ok = await errors(`name: e
+  const ok = await errors(
+    `name: e
 stages:
   gen: { uses: generate, with: { count: 2 } }
   f: { uses: filter, needs: [gen] }
@@ -92,7 +84,9 @@ stages:
   own: { uses: shell, with: { run: x, outs: [tasks] } }
   ev2: { uses: eval, needs: [own], with: { policy: scripted:forest } }
   ev3: { uses: eval, with: { policy: scripted:forest, tasks: mine } }
-`, { 'mine/.keep': '' });
+`,
+    { 'mine/.keep': '' },
+  );
   assert.equal(ok, []);
 });
 
@@ -116,15 +110,12 @@ stages:
   ev: { uses: eval, with: { tasks: nowhere, policies: [scripted:forest, template:ck.json] } }
   rl: { uses: grpo, with: { tasks: nowhere, split: all } }
 `);
-  assert.equal(e, [
-    '3:36 stages.ev.with.tasks: tasks: nowhere does not exist',
-    '3:73 stages.ev.with.policies[1]: template:ck.json: no such checkpoint file',
-    '4:36 stages.rl.with.tasks: tasks: nowhere does not exist',
-  ]);
+  assert.equal(e, ['3:36 stages.ev.with.tasks: tasks: nowhere does not exist', '3:73 stages.ev.with.policies[1]: template:ck.json: no such checkpoint file', '4:36 stages.rl.with.tasks: tasks: nowhere does not exist']);
 });
 
 test('verl trains the weights of path:, so a policy entry without one is refused at the entry', async () => {
-  const e = await errors(`name: e
+  const e = await errors(
+    `name: e
 models:
   label: { provider: openai, base_url: "http://127.0.0.1:1/v1", model: qwen3-8b }
   weights: { provider: openai, base_url: "http://127.0.0.1:1/v1", model: qwen3-8b, path: Qwen/Qwen3-8B }
@@ -133,14 +124,17 @@ stages:
   again: { uses: grpo, with: { tasks: t, split: all, val_split: all, policy: label, trainer: verl } }
   ok: { uses: grpo, with: { tasks: t, split: all, val_split: all, policy: weights, trainer: verl-export } }
   ev: { uses: eval, with: { tasks: t, policies: [label] } }
-`, { 't/.keep': '' });
+`,
+    { 't/.keep': '' },
+  );
   assert.equal(e, [
     '3:3 models.label: stage rl trains label with trainer: verl-export, which loads its weights from path: (a Hugging Face model folder, or a hub id such as Qwen/Qwen3-8B) or a full-weight checkpoint: of a stage in needs:; this entry names none',
   ]);
 });
 
-test("verl takes a full-weight checkpoint from needs:, not a LoRA adapter; a layout that cannot fit its GPUs is refused at verl:", async () => {
-  const e = await errors(`name: e
+test('verl takes a full-weight checkpoint from needs:, not a LoRA adapter; a layout that cannot fit its GPUs is refused at verl:', async () => {
+  const e = await errors(
+    `name: e
 models:
   base: { provider: worker, model: qwen3-8b, tiny: 0 }
   full: { provider: worker, model: qwen3-8b-sft, checkpoint: sft, lora_rank: 0 }
@@ -153,14 +147,26 @@ stages:
   small:
     uses: grpo
     with: { tasks: t, split: all, val_split: all, policy: big, trainer: verl-export, verl: { gpus_per_node: 1, gpu_memory_gib: 24 } }
-`, { 't/.keep': '', 'd.jsonl': JSON.stringify({ messages: [{ role: 'user', content: 'a' }, { role: 'assistant', content: 'b' }] }) + '\n' });
+`,
+    {
+      't/.keep': '',
+      'd.jsonl':
+        JSON.stringify({
+          messages: [
+            { role: 'user', content: 'a' },
+            { role: 'assistant', content: 'b' },
+          ],
+        }) + '\n',
+    },
+  );
   assert.is(e.length, 2, e.join('\n'));
   assert.match(e[0], /^5:3 models\.adapter: stage lora trains adapter with trainer: verl, .* its checkpoint: sft is a LoRA adapter \(lora_rank: 16\)/);
   assert.match(e[1], /^13:86 stages\.small\.with\.verl: stage small: no layout of 14\.8B parameters fits 1 × 1 GPUs of 24 GiB/);
 });
 
 test('each ablation variant of a verl stage is checked against its GPUs, at the matrix, naming the variant', async () => {
-  const e = await errors(`name: e
+  const e = await errors(
+    `name: e
 models:
   small: { provider: openai, base_url: "http://127.0.0.1:1/v1", model: qwen3-8b, path: Qwen/Qwen3-8B }
   moe: { provider: openai, base_url: "http://127.0.0.1:1/v1", model: qwen3-30b-a3b, path: Qwen/Qwen3-30B-A3B }
@@ -170,14 +176,17 @@ stages:
     uses: ablate
     target: rl
     matrix: { policy: [small, moe] }
-`, { 't/.keep': '' });
+`,
+    { 't/.keep': '' },
+  );
   assert.is(e.length, 1, e.join('\n'));
   // The 8B variant fits one 48 GiB GPU offloaded; the 30B-A3B one's bf16 weights alone do not fit vLLM's share.
   assert.match(e[0], /^10:5 stages\.scales\.matrix: stage rl \(policy="moe"\): no layout of 30\.5B parameters fits 1 × 1 GPUs of 48 GiB/);
 });
 
 test('worker models: exactly one of path, checkpoint, tiny; a checkpoint comes from a stage in needs:', async () => {
-  const e = await errors(`name: e
+  const e = await errors(
+    `name: e
 models:
   none: { provider: worker, model: m }
   two: { provider: worker, model: m, tiny: 1, path: w }
@@ -188,7 +197,9 @@ stages:
   again: { uses: grpo, with: { tasks: t, split: all, policy: tuned, trainer: worker } }
   ok: { uses: grpo, needs: [rl], with: { tasks: t, split: all, policy: tuned, trainer: worker } }
   ev: { uses: eval, with: { tasks: t, policies: [scripted:forest, tuned] } }
-`, { 't/.keep': '' });
+`,
+    { 't/.keep': '' },
+  );
   assert.equal(e, [
     '3:3 models.none: a worker model names exactly one of path: (a model folder), checkpoint: (a stage in needs:) or tiny: (a seed); this one names 0',
     '4:3 models.two: a worker model names exactly one of path: (a model folder), checkpoint: (a stage in needs:) or tiny: (a seed); this one names 2',
@@ -198,13 +209,16 @@ stages:
 });
 
 test('unbounded sizes get limits, positioned', async () => {
-  const e = await errors(`name: e
+  const e = await errors(
+    `name: e
 stages:
   g: { uses: generate, with: { count: 1e9, samples: [50, 1e12], per_seed: 1e9 } }
   ev: { uses: eval, with: { tasks: t, policy: scripted:forest, repeats: 1e9, max_turns: 1e9, step_timeout: 1e9 } }
   rl: { uses: grpo, with: { tasks: t, split: all, steps: 1e9, group_size: 1e6, batch_size: 1e9 } }
   sh: { uses: shell, with: { run: x, timeout_s: 1e9 } }
-`, { 't/.keep': '' });
+`,
+    { 't/.keep': '' },
+  );
   const paths = e.map((l) => l.split(': ')[0]);
   assert.equal(paths, [
     '3:39 stages.g.with.count',
@@ -243,17 +257,7 @@ tables:
 `);
   assert.equal(
     e.map((l) => l.split(': ')[0]),
-    [
-      '3:20 rewards.r',
-      '5:41 stages.gen.with.seeds',
-      '5:57 stages.gen.with.count',
-      '6:45 stages.sh.with.deps[0]',
-      '7:29 stages.f.needs',
-      '8:30 stages.bad.needs',
-      '9:42 stages.typo.desc',
-      '10:29 stages.b.needs[0]',
-      '12:14 tables.t.from',
-    ],
+    ['3:20 rewards.r', '5:41 stages.gen.with.seeds', '5:57 stages.gen.with.count', '6:45 stages.sh.with.deps[0]', '7:29 stages.f.needs', '8:30 stages.bad.needs', '9:42 stages.typo.desc', '10:29 stages.b.needs[0]', '12:14 tables.t.from'],
   );
 });
 

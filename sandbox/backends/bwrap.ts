@@ -41,24 +41,37 @@ export function bwrapCommand(workspace: string, pub: string, limits: Limits, arg
   const args = [
     '--unshare-all',
     '--unshare-user',
-    '--uid', NOBODY,
-    '--gid', NOBODY,
+    '--uid',
+    NOBODY,
+    '--gid',
+    NOBODY,
     '--die-with-parent',
     '--new-session',
-    '--cap-drop', 'ALL',
+    '--cap-drop',
+    'ALL',
     '--disable-userns',
     ...systemBinds(),
     // The interpreter's virtual environment (the agent environment), read-only like /usr.
     ...(python?.binds ?? []).flatMap(([from, to]) => ['--ro-bind', from, to]),
-    '--proc', '/proc',
-    '--dev', '/dev',
-    '--size', String(Math.min(limits.maxWorkspaceMb, 1024) * 1024 * 1024),
-    '--tmpfs', '/tmp',
-    '--bind', workspace, '/workspace',
-    '--ro-bind', pub, '/workspace/public',
+    '--proc',
+    '/proc',
+    '--dev',
+    '/dev',
+    '--size',
+    String(Math.min(limits.maxWorkspaceMb, 1024) * 1024 * 1024),
+    '--tmpfs',
+    '/tmp',
+    '--bind',
+    workspace,
+    '/workspace',
+    '--ro-bind',
+    pub,
+    '/workspace/public',
     // The jail's own root is a tmpfs; read-only, so /etc, / and the rest cannot be written either.
-    '--remount-ro', '/',
-    '--chdir', '/workspace',
+    '--remount-ro',
+    '/',
+    '--chdir',
+    '/workspace',
     '--clearenv',
     ...Object.entries(env).flatMap(([k, v]) => ['--setenv', k, v]),
   ];
@@ -71,7 +84,11 @@ export const BWRAP_SPAWN = { env: { PATH: JAIL_PATH }, cwd: '/' };
 let found: string | undefined;
 /** bwrap's absolute path, looked up once on the host's PATH (bwrap runs with the jail's PATH). */
 function bwrapPath(): string {
-  found ??= (process.env.PATH ?? '/usr/bin:/bin').split(':').map((d) => join(d || '.', 'bwrap')).find((f) => existsSync(f)) ?? 'bwrap';
+  found ??=
+    (process.env.PATH ?? '/usr/bin:/bin')
+      .split(':')
+      .map((d) => join(d || '.', 'bwrap'))
+      .find((f) => existsSync(f)) ?? 'bwrap';
   return found;
 }
 
@@ -82,9 +99,7 @@ export function bwrapBackend(host = '/usr/bin/python3'): Backend {
     name: 'bwrap',
     open: (opts: SessionOptions): Promise<Session> =>
       coldSession('bwrap', opts, (step, limits, { workspace, pub }) =>
-        spawnJailed({ ...BWRAP_SPAWN, limits, backend: 'bwrap', workspace, signal: opts.signal }, (cg) =>
-          bwrapCommand(workspace, pub, limits, launcherArgv(python.path, limits, cg, '/workspace', step), python),
-        ),
+        spawnJailed({ ...BWRAP_SPAWN, limits, backend: 'bwrap', workspace, signal: opts.signal }, (cg) => bwrapCommand(workspace, pub, limits, launcherArgv(python.path, limits, cg, '/workspace', step), python)),
       ),
   };
 }

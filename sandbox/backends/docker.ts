@@ -17,7 +17,6 @@ import { BASELINE_MB, launcherArgv } from '../spawn.js';
 import type { Backend, Limits, Session, SessionOptions, Step, StepResult } from '../types.js';
 import { coldSession, type Where } from '../workspace.js';
 
-
 // dockerode and tar-fs load on first use: most commands never touch Docker,
 // and dockerode alone would add about 0.1 s to every start of the CLI.
 export function lazyEngine(given?: Docker): () => Promise<Docker> {
@@ -44,13 +43,7 @@ export function engineIsLocal(env: NodeJS.ProcessEnv = process.env): boolean {
 }
 
 /** Container settings for one jail (exported so the security settings can be checked without an engine). */
-export function containerOptions(
-  image: string,
-  cmd: string[],
-  limits: Limits,
-  binds: { ws: string; pub: string } | null,
-  extra: { gpus?: number | 'all'; openStdin?: boolean; memoryMb?: number; cpus?: number } = {},
-): Docker.ContainerCreateOptions {
+export function containerOptions(image: string, cmd: string[], limits: Limits, binds: { ws: string; pub: string } | null, extra: { gpus?: number | 'all'; openStdin?: boolean; memoryMb?: number; cpus?: number } = {}): Docker.ContainerCreateOptions {
   const env = jailEnv(limits.cpus, '/workspace');
   const memory = (extra.memoryMb ?? limits.memoryMb + BASELINE_MB) * MB;
   return {
@@ -86,9 +79,7 @@ export function containerOptions(
       ],
       // Local engines share the host's folders; a remote one gets a fresh volume filled through the archive API.
       ...(binds ? { Binds: [`${binds.ws}:/workspace:rw`, `${binds.pub}:/workspace/public:ro`] } : { Mounts: [{ Type: 'volume', Target: '/workspace' }] }),
-      ...(extra.gpus !== undefined
-        ? { DeviceRequests: [{ Driver: '', Count: extra.gpus === 'all' ? -1 : extra.gpus, DeviceIDs: null, Capabilities: [['gpu']], Options: {} }] }
-        : {}),
+      ...(extra.gpus !== undefined ? { DeviceRequests: [{ Driver: '', Count: extra.gpus === 'all' ? -1 : extra.gpus, DeviceIDs: null, Capabilities: [['gpu']], Options: {} }] } : {}),
     } as Docker.HostConfig,
   };
 }
@@ -102,19 +93,14 @@ export async function checkImage(docker: Docker, image: string, agentLock?: stri
   } catch (err) {
     const code = (err as { statusCode?: number }).statusCode;
     if (code === 404) {
-      throw new EnvError(
-        `docker image ${image} not found; build it with ${build} (docker import of this machine's Python stack and agent environment) ` +
-          `or \`docker build -t ${image} -f sandbox/image/Dockerfile .\` where a registry is reachable`,
-      );
+      throw new EnvError(`docker image ${image} not found; build it with ${build} (docker import of this machine's Python stack and agent environment) ` + `or \`docker build -t ${image} -f sandbox/image/Dockerfile .\` where a registry is reachable`);
     }
     throw new EnvError(`no Docker engine at ${process.env.DOCKER_HOST ?? 'the local socket'}: ${(err as Error).message.split('\n')[0]}`);
   }
   const baked = labels?.[AGENT_LOCK_LABEL];
   if (agentLock && baked !== agentLock) {
     // Steps would run other package versions than the node keys record.
-    throw new EnvError(
-      `docker image ${image} ${baked ? `holds another agent environment (lock ${baked.slice(0, 12)}, installed ${agentLock.slice(0, 12)})` : 'has no agent environment'}; rebuild it with ${build}`,
-    );
+    throw new EnvError(`docker image ${image} ${baked ? `holds another agent environment (lock ${baked.slice(0, 12)}, installed ${agentLock.slice(0, 12)})` : 'has no agent environment'}; rebuild it with ${build}`);
   }
 }
 
@@ -183,13 +169,16 @@ export function dockerBackend(opts: DockerOptions = {}): Backend {
       // A process killed for the memory cap ends the whole step, as on the other backends.
       const unwatch = oom.on(() => stop('oomKilled'));
       const unabort = signal ? onceAborted(signal, () => stop('interrupted')) : () => {};
-      const exitCode = await c.wait().finally(() => {
-        clearTimeout(timer);
-        unwatch();
-        unabort();
-      }).catch((err: Error) => {
-        throw new EnvError(`docker lost the step's container: ${err.message.split('\n')[0]}`);
-      });
+      const exitCode = await c
+        .wait()
+        .finally(() => {
+          clearTimeout(timer);
+          unwatch();
+          unabort();
+        })
+        .catch((err: Error) => {
+          throw new EnvError(`docker lost the step's container: ${err.message.split('\n')[0]}`);
+        });
       await waitAtMost(io.ended, 1000);
       const durationMs = Math.round(performance.now() - t0);
       const state = (await c.raw.inspect()).State;

@@ -24,7 +24,15 @@ test('the process backend ends a memory hog as out of memory, and an interrupt s
     assert.match(hog.stderr, 'ran out of memory');
     await writeFile(join(s.workspace, 'slow.py'), 'import time\nopen("started", "w").close()\ntime.sleep(600)\n');
     const slow = s.run({ file: 'slow.py' }, { timeoutMs: 600_000 });
-    await waitFor(() => stat(join(s.workspace, 'started')).then(() => true, () => false), 30_000, 'the step to start');
+    await waitFor(
+      () =>
+        stat(join(s.workspace, 'started')).then(
+          () => true,
+          () => false,
+        ),
+      30_000,
+      'the step to start',
+    );
     ac.abort();
     const r = await slow;
     assert.equal([r.interrupted, r.timedOut, r.exitCode], [true, false, 130], r.stderr);

@@ -8,6 +8,7 @@ virtual environment over Debian's python3) goes in at /opt/mlepipe/agent, the
 place bwrap jails mount it, so steps see the same layout on both backends.
 Usage: rootfs.py OUT.tar [--venv DIR]
 """
+
 import io
 import os
 import re
@@ -17,7 +18,9 @@ import tarfile
 
 ROOTS = ["python3", "python3-numpy", "python3-pandas", "python3-sklearn", "python3-scipy", "python3-pil", "python3-networkx"]
 # Build-time tools some of them depend on (pythran pulls a C++ toolchain); not needed to run Python.
-SKIP = re.compile(r"^(gcc|g\+\+|cpp|binutils|libboost|libclang|libllvm|llvm|clang|python3-pythran|python3-beniget|python3-gast|libc-dev-bin|libasan|libtsan|liblsan|libubsan|libhwasan|libitm|libquadmath|libgprofng|libctf|libstdc\+\+-\d+-dev|libgcc-\d+-dev|.*-dev|debconf|dpkg|perl.*|libperl.*|fonts-.*|fontconfig.*|libjs-.*|sensible-utils|init-system-helpers)$")
+SKIP = re.compile(
+    r"^(gcc|g\+\+|cpp|binutils|libboost|libclang|libllvm|llvm|clang|python3-pythran|python3-beniget|python3-gast|libc-dev-bin|libasan|libtsan|liblsan|libubsan|libhwasan|libitm|libquadmath|libgprofng|libctf|libstdc\+\+-\d+-dev|libgcc-\d+-dev|.*-dev|debconf|dpkg|perl.*|libperl.*|fonts-.*|fontconfig.*|libjs-.*|sensible-utils|init-system-helpers)$"
+)
 DROP = re.compile(r"^/usr/share/(doc|man|locale|info|lintian|bug|bash-completion)/|/__pycache__/|/tests?/")
 
 

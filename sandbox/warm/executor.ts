@@ -80,8 +80,7 @@ export class WarmExecutor {
   async run(step: Step, over?: Partial<Limits>, signal?: AbortSignal): Promise<StepResult> {
     const limits = { ...this.limits, ...over };
     const t0 = performance.now();
-    const failed = (message: string, end: Ending): StepResult =>
-      finishStep({ exitCode: 125, stdout: '', stderr: message && `[mlepipe: ${message}]`, truncated: false, durationMs: Math.round(performance.now() - t0), backend: this.kind }, limits, end);
+    const failed = (message: string, end: Ending): StepResult => finishStep({ exitCode: 125, stdout: '', stderr: message && `[mlepipe: ${message}]`, truncated: false, durationMs: Math.round(performance.now() - t0), backend: this.kind }, limits, end);
     if (signal?.aborted) return failed('', { interrupted: true });
     if (this.dead) return failed('the warm executor has stopped; open a new session', {});
 

@@ -25,12 +25,22 @@ export function failedRule(t: Trajectory, minGainStd: number): Rule | undefined 
 }
 
 /** The text two runs are compared on: the teacher's replies (the task prompt is the same for every run of a task). */
-const replies = (t: Trajectory) => t.messages.filter((m) => m.role === 'assistant').map((m) => m.content).join('\n');
+const replies = (t: Trajectory) =>
+  t.messages
+    .filter((m) => m.role === 'assistant')
+    .map((m) => m.content)
+    .join('\n');
 
 export async function run(ctx: StageContext<CurateParams>): Promise<StageResult> {
   const p = ctx.params;
   const lines: string[] = [];
-  for (const input of ctx.inputs) for (const f of trajectoryFiles(input.dir)) lines.push(...readFileSync(f, 'utf8').split('\n').filter((l) => l.trim()));
+  for (const input of ctx.inputs)
+    for (const f of trajectoryFiles(input.dir))
+      lines.push(
+        ...readFileSync(f, 'utf8')
+          .split('\n')
+          .filter((l) => l.trim()),
+      );
   const dropped: Record<Rule | 'duplicates', number> = { execution: 0, valid_submission: 0, improvement: 0, duplicates: 0 };
   const passed: Array<{ line: string; t: Trajectory }> = [];
   for (const line of lines) {
@@ -43,7 +53,13 @@ export async function run(ctx: StageContext<CurateParams>): Promise<StageResult>
   let embedder: { name: string; fallback: string | null } | null = null;
   if (p.dedup && passed.length > 1) {
     const python = ctx.python;
-    const input = JSON.stringify({ texts: passed.map((x) => replies(x.t)), ranks: passed.map((x) => x.t.variables.improvement), groups: passed.map((x) => (p.scope === 'task' ? x.t.task_id : '')), threshold: p.similarity, model: p.embedding_model ? resolve(ctx.experimentDir, p.embedding_model) : null });
+    const input = JSON.stringify({
+      texts: passed.map((x) => replies(x.t)),
+      ranks: passed.map((x) => x.t.variables.improvement),
+      groups: passed.map((x) => (p.scope === 'task' ? x.t.task_id : '')),
+      threshold: p.similarity,
+      model: p.embedding_model ? resolve(ctx.experimentDir, p.embedding_model) : null,
+    });
     const r = await execa(python, [assetPath('python/embed_dedup.py')], { input, reject: false, cancelSignal: ctx.signal, env: { PYTHONDONTWRITEBYTECODE: '1', OMP_NUM_THREADS: '1' } });
     if (r.exitCode !== 0) throw new Error(`near-duplicate removal failed (exit ${r.exitCode}): ${String(r.stderr).trim().split('\n').slice(-3).join(' | ')}`);
     const out = JSON.parse(String(r.stdout)) as { kept: number[]; embedder: string; why: string | null };
@@ -59,6 +75,14 @@ export async function run(ctx: StageContext<CurateParams>): Promise<StageResult>
   ctx.log(`curation: ${JSON.stringify(report)}`);
   if (!kept.length) throw new Error(`no demonstration passes the filter (${JSON.stringify(dropped)} dropped of ${lines.length})`);
   return {
-    metrics: { read: lines.length, kept: kept.length, dropped_execution: dropped.execution, dropped_valid_submission: dropped.valid_submission, dropped_improvement: dropped.improvement, dropped_duplicates: dropped.duplicates, embedder: embedder?.name ?? null },
+    metrics: {
+      read: lines.length,
+      kept: kept.length,
+      dropped_execution: dropped.execution,
+      dropped_valid_submission: dropped.valid_submission,
+      dropped_improvement: dropped.improvement,
+      dropped_duplicates: dropped.duplicates,
+      embedder: embedder?.name ?? null,
+    },
   };
 }

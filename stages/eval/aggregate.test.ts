@@ -111,7 +111,24 @@ test("MLE-bench's own report: exactly its fields, floats and booleans never null
   const r = mlebenchReport(runs) as { competition_reports: Array<Record<string, unknown>> } & Record<string, unknown>;
   assert.equal(Object.keys(r), ['total_runs', 'total_runs_with_submissions', 'total_valid_submissions', 'total_medals', 'total_gold_medals', 'total_silver_medals', 'total_bronze_medals', 'total_above_median', 'competition_reports']);
   assert.equal([r.total_runs, r.total_runs_with_submissions, r.total_valid_submissions, r.total_medals, r.total_gold_medals, r.total_above_median], [2, 1, 1, 1, 1, 1]);
-  const fields = ['competition_id', 'score', 'gold_threshold', 'silver_threshold', 'bronze_threshold', 'median_threshold', 'any_medal', 'gold_medal', 'silver_medal', 'bronze_medal', 'above_median', 'submission_exists', 'valid_submission', 'is_lower_better', 'created_at', 'submission_path'];
+  const fields = [
+    'competition_id',
+    'score',
+    'gold_threshold',
+    'silver_threshold',
+    'bronze_threshold',
+    'median_threshold',
+    'any_medal',
+    'gold_medal',
+    'silver_medal',
+    'bronze_medal',
+    'above_median',
+    'submission_exists',
+    'valid_submission',
+    'is_lower_better',
+    'created_at',
+    'submission_path',
+  ];
   for (const c of r.competition_reports) {
     assert.equal(Object.keys(c), fields);
     for (const k of fields.filter((f) => f !== 'score')) assert.ok(c[k] !== null, `${k} is null`);
@@ -141,7 +158,10 @@ test('tool use: calls and distinct tools per rollout, coverage as rollouts out o
   // Per task, then averaged: tabular t1 2, t2 0 -> 1; time series t1 2 -> 1; graph 0 (sixth repeat); shared t2 1 -> 0.5.
   assert.equal([row.coverage_tabular, row.coverage_time_series, row.coverage_graph, row.coverage_shared], [1, 1, 0, 0.5]);
   // Runs without a tool record (other scaffolds) add no tool fields.
-  assert.equal(toolUseFields([run('q', 't1', 0)], (t) => groups[t], ['shared']), {});
+  assert.equal(
+    toolUseFields([run('q', 't1', 0)], (t) => groups[t], ['shared']),
+    {},
+  );
   assert.not.ok('tool_calls' in policyRows([run('q', 't1', 0)], ['q'], 0)[0]);
   assert.is(policyRows(runs, ['p'], 0)[0].coverage_tabular, 1);
   // The paper's categories: data inspection (missing values, ACF) manages data; the shared hyperparameter check verifies.

@@ -58,7 +58,10 @@ export function toolUseFields(mine: readonly RunRecord[], groupOf: (tool: string
   const tasks = [...new Set(mine.map((r) => r.task_id))].sort();
   for (const g of groups) {
     const perTask = tasks.map((t) => {
-      const five = mine.filter((r) => r.task_id === t).sort((a, b) => a.repeat - b.repeat).slice(0, 5);
+      const five = mine
+        .filter((r) => r.task_id === t)
+        .sort((a, b) => a.repeat - b.repeat)
+        .slice(0, 5);
       return five.filter((r) => (r.tools_called ?? []).some((x) => groupOf(x) === g)).length;
     });
     row[`coverage_${g.replace(/-/g, '_')}`] = round(mean(perTask), 2);
@@ -87,9 +90,15 @@ export function policyRows(runs: readonly RunRecord[], policies: readonly string
       }
       const value = (r: RunRecord) => (r[rate] ? 100 : 0);
       // Over tasks: each task's mean over its repeats, resampled.
-      const perTask = tasks.map((t) => known.filter((r) => r.task_id === t)).filter((rs) => rs.length).map((rs) => mean(rs.map(value)));
+      const perTask = tasks
+        .map((t) => known.filter((r) => r.task_id === t))
+        .filter((rs) => rs.length)
+        .map((rs) => mean(rs.map(value)));
       // Over repeats: the rate of each repeat across all tasks.
-      const perRepeat = repeats.map((k) => known.filter((r) => r.repeat === k)).filter((rs) => rs.length).map((rs) => mean(rs.map(value)));
+      const perRepeat = repeats
+        .map((k) => known.filter((r) => r.repeat === k))
+        .filter((rs) => rs.length)
+        .map((rs) => mean(rs.map(value)));
       const [lo, hi] = bootstrapCi(perTask, { seed: `${seed}:${policy}:${rate}` });
       row[rate] = round(mean(perTask), 2);
       row[`${rate}_sem`] = round(sem(perRepeat), 2);
@@ -99,8 +108,14 @@ export function policyRows(runs: readonly RunRecord[], policies: readonly string
     // HumanRank in percent, averaged like the rates: per task over repeats, then over tasks.
     const ranked = mine.filter((r) => r.human_rank !== null && Number.isFinite(r.human_rank));
     if (ranked.length) {
-      const perTask = tasks.map((t) => ranked.filter((r) => r.task_id === t)).filter((rs) => rs.length).map((rs) => mean(rs.map((r) => 100 * r.human_rank!)));
-      const perRepeat = repeats.map((k) => ranked.filter((r) => r.repeat === k)).filter((rs) => rs.length).map((rs) => mean(rs.map((r) => 100 * r.human_rank!)));
+      const perTask = tasks
+        .map((t) => ranked.filter((r) => r.task_id === t))
+        .filter((rs) => rs.length)
+        .map((rs) => mean(rs.map((r) => 100 * r.human_rank!)));
+      const perRepeat = repeats
+        .map((k) => ranked.filter((r) => r.repeat === k))
+        .filter((rs) => rs.length)
+        .map((rs) => mean(rs.map((r) => 100 * r.human_rank!)));
       const [lo, hi] = bootstrapCi(perTask, { seed: `${seed}:${policy}:human_rank` });
       row.human_rank = round(mean(perTask), 2);
       row.human_rank_sem = round(sem(perRepeat), 2);
@@ -112,9 +127,15 @@ export function policyRows(runs: readonly RunRecord[], policies: readonly string
     row.duration_s = round(mean(mine.map((r) => r.duration_s)), 2);
     const rewards = mine.map((r) => r.reward).filter((x): x is number => x !== null);
     row.reward = rewards.length ? round(mean(rewards)) : null;
-    Object.assign(row, toolUseFields(mine, (t) => TOOLS_BY_NAME.get(t)?.domain, DOMAINS));
+    Object.assign(
+      row,
+      toolUseFields(mine, (t) => TOOLS_BY_NAME.get(t)?.domain, DOMAINS),
+    );
     // The paper's two categories (Table 5) beside the modules; calls and distinct tools are the same counts.
-    Object.assign(row, toolUseFields(mine, (t) => CATEGORY_OF.get(t), CATEGORIES));
+    Object.assign(
+      row,
+      toolUseFields(mine, (t) => CATEGORY_OF.get(t), CATEGORIES),
+    );
     return row;
   });
 }
@@ -183,8 +204,19 @@ function quantile(sorted: readonly number[], q: number): number {
 
 /** Per policy: the distribution of code-execution seconds. */
 export function latencyRows(runs: readonly RunRecord[], policies: readonly string[]): Row[] {
-  const rows = policies.map((policy) => latencyRow(policy, runs.filter((r) => r.policy === policy).flatMap((r) => r.step_seconds)));
-  if (policies.length > 1) rows.push(latencyRow('all', runs.flatMap((r) => r.step_seconds)));
+  const rows = policies.map((policy) =>
+    latencyRow(
+      policy,
+      runs.filter((r) => r.policy === policy).flatMap((r) => r.step_seconds),
+    ),
+  );
+  if (policies.length > 1)
+    rows.push(
+      latencyRow(
+        'all',
+        runs.flatMap((r) => r.step_seconds),
+      ),
+    );
   return rows;
 }
 

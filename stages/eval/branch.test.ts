@@ -34,7 +34,7 @@ test('only answered calls of the chosen tools can be branched; the draw is the s
   assert.is(branchTurn({ ...RUN, turns: RUN.turns.slice(0, 1) }, 'all', 0), null);
 });
 
-test('a replay mismatch is a different observation before the branch; a script\'s run time is not', () => {
+test("a replay mismatch is a different observation before the branch; a script's run time is not", () => {
   const replayed = { turns: RUN.turns.map((t, i) => (i === 3 ? { ...t, observation: 'exit code 0 · 0.31 s\n--- stdout ---\nok' } : t)) };
   assert.is(replayMismatches(RUN, replayed, 5), 0);
   const other = { turns: RUN.turns.map((t, i) => (i === 0 ? { ...t, observation: 'test.csv' } : t)) };

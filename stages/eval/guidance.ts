@@ -13,7 +13,9 @@ export function loadGuidance(inputs: readonly InputNode[], which: true | string,
   if (!from.length) throw new ParamError(['guidance'], which === true ? 'no stage in needs: holds guidance (add a guide stage)' : `${which} is not a guide stage in needs:`);
   const out = new Map<string, GuidanceRecord>();
   for (const input of from) {
-    for (const f of readdirSync(join(input.dir, 'guidance')).filter((x) => x.endsWith('.json')).sort()) {
+    for (const f of readdirSync(join(input.dir, 'guidance'))
+      .filter((x) => x.endsWith('.json'))
+      .sort()) {
       const g = JSON.parse(readFileSync(join(input.dir, 'guidance', f), 'utf8')) as GuidanceRecord;
       if (!out.has(g.task_id)) out.set(g.task_id, g);
     }

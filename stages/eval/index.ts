@@ -167,7 +167,14 @@ export const evalStage: Stage<EvalParams> = {
     const paraphraser = pm ? { openai: modelIdentity(ctx.models[pm]) } : null;
     // The AI actions' model writes the edits the agent runs: its identity is part of the key too.
     const actionModel = p.action_model ? { openai: modelIdentity(ctx.models[p.action_model]) } : null;
-    return { policies, ...(paraphraser ? { paraphraser } : {}), ...(actionModel ? { action_model: actionModel } : {}), prompts: await assetsDigest([`agents/prompts/${p.scaffold}`, ...(p.scaffold === 'mlab' ? ['tools/py'] : [])]), reward: p.reward ? rewardFormula(p.reward, ctx.rewards) : null, python: await ctx.python() };
+    return {
+      policies,
+      ...(paraphraser ? { paraphraser } : {}),
+      ...(actionModel ? { action_model: actionModel } : {}),
+      prompts: await assetsDigest([`agents/prompts/${p.scaffold}`, ...(p.scaffold === 'mlab' ? ['tools/py'] : [])]),
+      reward: p.reward ? rewardFormula(p.reward, ctx.rewards) : null,
+      python: await ctx.python(),
+    };
   },
 
   run: lazyRun(() => import('./run.js')),

@@ -10,7 +10,7 @@ test('limits: paper by default, release as the released code; a written value wi
   assert.equal(episodeLimits({ limits: 'release', max_turns: 30 }), { max_turns: 30, step_timeout: 300, time_budget: 1200 });
 });
 
-test('mlab: paper limits are MLToolBench\'s 50 actions and one hour; other presets and written values as for the rest', () => {
+test("mlab: paper limits are MLToolBench's 50 actions and one hour; other presets and written values as for the rest", () => {
   assert.equal(episodeLimits({ limits: 'paper', scaffold: 'mlab' }), { max_turns: 50, step_timeout: 3600, time_budget: 3600 });
   assert.equal(episodeLimits({ limits: 'paper', scaffold: 'mlab', max_turns: 8, time_budget: 600 }), { max_turns: 8, step_timeout: 3600, time_budget: 600 });
   assert.equal(episodeLimits({ limits: 'release', scaffold: 'mlab' }), { max_turns: 15, step_timeout: 300, time_budget: 1200 });
@@ -41,7 +41,10 @@ test('intervention: mlab only, its tools must exist, none of it with tools: none
   assert.equal(check({ scaffold: 'react', intervention: { mode: 'mask', tools: 'all' } }), [[['intervention'], 'intervention: only the mlab scaffold offers tools (scaffold: react)']]);
   assert.equal(check({ scaffold: 'mlab', intervention: { mode: 'mask', tools: ['acf', 'nope'] } }), [[['intervention', 'tools', 1], 'unknown tool "nope" (mlepipe tools list shows them)']]);
   assert.equal(check({ scaffold: 'mlab', tools: 'none', intervention: { mode: 'none', tools: 'all' } }), []);
-  assert.equal(check({ scaffold: 'mlab', tools: 'none', intervention: { mode: 'paraphrase', tools: 'all' } }).map((x) => x[0]), [['intervention']]);
+  assert.equal(
+    check({ scaffold: 'mlab', tools: 'none', intervention: { mode: 'paraphrase', tools: 'all' } }).map((x) => x[0]),
+    [['intervention']],
+  );
 });
 
 test('score feedback names the score, the direction and the four thresholds', () => {

@@ -138,7 +138,14 @@ export async function run(ctx: StageContext<EvalParams>): Promise<StageResult | 
   const jails = sandbox.jails();
   if (jails.started) ctx.log(`sandbox: ${jails.started} warm jails started for ${jobs.length} rollouts (${jails.reused} sessions in a reused jail)`);
   const facts = new Map(await Promise.all(tasks.map(async (t) => [t.id, await taskFacts(t.dir)] as const)));
-  const metrics = await writeOutputs(ctx.outDir, done as Trajectory[], names.map((n) => n.name), p, policies, facts);
+  const metrics = await writeOutputs(
+    ctx.outDir,
+    done as Trajectory[],
+    names.map((n) => n.name),
+    p,
+    policies,
+    facts,
+  );
   // Runs the grader failed on are recorded above, then fail the node: their scores are unknown, not bad.
   const faulted = (done as Trajectory[]).filter((t) => t.grader_fault);
   if (faulted.length) {

@@ -27,7 +27,13 @@ test('a linked folder: a symlink to the prepared data, recorded by name, size an
   assert.ok((await lstat(join(task, 'public'))).isSymbolicLink());
   assert.is(await realpath(join(task, 'public')), await realpath(prepared));
   const json = JSON.parse(await readFile(join(task, 'task.json'), 'utf8'));
-  assert.equal(json.references.public.files.map((f: [string, number, number]) => [f[0], f[1]]), [['images/a.png', 3], ['train.csv', 9]]);
+  assert.equal(
+    json.references.public.files.map((f: [string, number, number]) => [f[0], f[1]]),
+    [
+      ['images/a.png', 3],
+      ['train.csv', 9],
+    ],
+  );
   // The linked files are not digested into task.json's own file list.
   assert.equal(Object.keys(json.files).sort(), ['private/evaluator.py']);
   assert.is(await referenceChange(json.references.public), undefined);
@@ -52,7 +58,10 @@ test('a change behind the task is named: size, time, an added and a removed file
 test('listTasks refuses a task whose linked data changed since it was made, naming the task, the folder and the change', async () => {
   const { root, prepared } = await linkedTask();
   const list = () => listTasks({ tasks: join(root, 'tasks'), split: 'all', inputs: [], experimentDir: root });
-  assert.equal((await list()).map((t) => t.id), ['comp']);
+  assert.equal(
+    (await list()).map((t) => t.id),
+    ['comp'],
+  );
   await writeFile(join(prepared, 'train.csv'), 'id,y\n');
   try {
     await list();

@@ -21,7 +21,10 @@ export async function listTasks(opts: { tasks?: string; split: 'all' | 'train' |
       if (!splitFile || !existsSync(splitFile)) throw new ParamError(['split'], noSplit('split', opts.split, folder));
       keep = new Set(((await readJsonFile(splitFile)) as Record<string, string[]>)[opts.split] ?? []);
     }
-    for (const id of (await readdir(folder, { withFileTypes: true })).filter((d) => d.isDirectory()).map((d) => d.name).sort()) {
+    for (const id of (await readdir(folder, { withFileTypes: true }))
+      .filter((d) => d.isDirectory())
+      .map((d) => d.name)
+      .sort()) {
       if (keep && !keep.has(id)) continue;
       if (!existsSync(join(folder, id, 'private', 'evaluator.py'))) continue;
       await checkReferences(id, join(folder, id));

@@ -117,10 +117,7 @@ export async function run(ctx: StageContext<GenerateParams>): Promise<StageResul
   const ok = results.filter((r) => r.ok).length;
   const byGenerator: Record<string, number> = {};
   for (const r of results.filter((x) => x.ok)) byGenerator[r.generator] = (byGenerator[r.generator] ?? 0) + 1;
-  await writeFile(
-    join(ctx.outDir, 'generation.json'),
-    JSON.stringify({ candidates: count, generated, evaluator_ok: ok, by_generator: byGenerator, tasks: results }, null, 2) + '\n',
-  );
+  await writeFile(join(ctx.outDir, 'generation.json'), JSON.stringify({ candidates: count, generated, evaluator_ok: ok, by_generator: byGenerator, tasks: results }, null, 2) + '\n');
   const llm: Metrics = client
     ? {
         llm_requests: client.usage.requests,

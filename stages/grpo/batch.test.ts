@@ -19,7 +19,14 @@ const opts: BatchOptions = {
 
 /** A rollout with one reply per entry of `replies` (its tokens, or none), and a reward. */
 function rollout(sample: number, reward: number, replies: Array<{ prompt_ids: number[]; token_ids: number[]; logprobs: number[] } | null>): Rollout {
-  const messages = [{ role: 'system', content: 's' }, { role: 'user', content: 'task' }, ...replies.flatMap((_, i) => [{ role: 'assistant', content: `r${i}` }, { role: 'user', content: 'obs' }])];
+  const messages = [
+    { role: 'system', content: 's' },
+    { role: 'user', content: 'task' },
+    ...replies.flatMap((_, i) => [
+      { role: 'assistant', content: `r${i}` },
+      { role: 'user', content: 'obs' },
+    ]),
+  ];
   const turns = replies.map((t, i) => ({ turn: i, action: 'invalid', observation: 'obs', exit_code: null, timed_out: false, duration_ms: 0, format_ok: false, ...(t ? { tokens: t, logprobs: t.logprobs } : {}) }));
   return { task_id: 'x', group_id: 'g', sample, reward, ended: 'max_turns', turns, messages, variables: {} } as unknown as Trajectory;
 }
@@ -53,24 +60,37 @@ test('a reply without token ids is refused, naming the trajectory and the reply'
   );
 });
 
-test('shaped turn rewards: turn advantages G_{i,s} − mean G_{i,1} with no std, the turn level sent, each decision its turn\'s', () => {
+test("shaped turn rewards: turn advantages G_{i,s} − mean G_{i,1} with no std, the turn level sent, each decision its turn's", () => {
   const a = { prompt_ids: [1], token_ids: [3], logprobs: [-0.1] };
   const choice = (index: number) => ({ action: 'x', index, features: [1], logprob: -1, entropy: 1 });
   const withChoices = (r: Rollout) => ({ ...r, turns: (r as Trajectory).turns.map((t, i) => ({ ...t, choice: choice(i) })) }) as Rollout;
   const rollouts = [withChoices(rollout(0, 1, [a, a])), withChoices(rollout(1, 0, [a, a])), withChoices(rollout(2, 0, [a]))];
   // Equal outcomes for samples 1 and 2, and shaping that tells them apart.
-  const shaped = new Map([['g#0', [0.2, 1]], ['g#1', [-0.3, 0]], ['g#2', [0.1]]]);
+  const shaped = new Map([
+    ['g#0', [0.2, 1]],
+    ['g#1', [-0.3, 0]],
+    ['g#2', [0.1]],
+  ]);
   const batch = buildBatch(1, rollouts, { ...opts, shaped });
   // G_1 = 1.2, −0.3, 0.1: mean 1/3.
   const mu = (1.2 - 0.3 + 0.1) / 3;
   const [t0, t1, t2] = batch.trajectories;
   [1.2 - mu, 1 - mu].forEach((x, i) => assert.ok(Math.abs(t0.turn_advantages[i] - x) < 1e-12));
   [-0.3 - mu, -mu].forEach((x, i) => assert.ok(Math.abs(t1.turn_advantages[i] - x) < 1e-12));
-  assert.ok(Math.abs(t2.advantage - (0.1 - mu)) < 1e-12, 'the trajectory advantage is its first turn\'s');
+  assert.ok(Math.abs(t2.advantage - (0.1 - mu)) < 1e-12, "the trajectory advantage is its first turn's");
   assert.equal([batch.groups[0].std, batch.groups[0].zero_signal], [0, false]);
   assert.is(batch.advantage_level, 'turn');
   const samples = templateSamples(batch, rollouts);
-  assert.equal(samples.map((s) => [s.action, Number(s.advantage.toFixed(6))]), [[0, 0.866667], [1, 0.666667], [0, -0.633333], [1, -0.333333], [0, -0.233333]]);
+  assert.equal(
+    samples.map((s) => [s.action, Number(s.advantage.toFixed(6))]),
+    [
+      [0, 0.866667],
+      [1, 0.666667],
+      [0, -0.633333],
+      [1, -0.333333],
+      [0, -0.233333],
+    ],
+  );
 });
 
 test.run();

@@ -46,7 +46,7 @@ export interface ShapingParams {
 function shapingIssues(p: GrpoParams, models: Parameters<typeof parsePolicy>[1]): ParamIssue[] {
   const s = p.shaping;
   const out: ParamIssue[] = [];
-  if (p.scaffold === 'react' && p.tool_dropout > 0) out.push({ param: ['tool_dropout'], message: 'tool_dropout removes mlab\'s diagnostic tools; it needs scaffold: mlab', also: ['scaffold'] });
+  if (p.scaffold === 'react' && p.tool_dropout > 0) out.push({ param: ['tool_dropout'], message: "tool_dropout removes mlab's diagnostic tools; it needs scaffold: mlab", also: ['scaffold'] });
   if (p.scaffold === 'react' && p.tools !== undefined) out.push({ param: ['tools'], message: 'only the mlab scaffold offers tools (scaffold: react)', also: ['scaffold'] });
   if (Array.isArray(p.tools)) p.tools.forEach((n: string, i) => TOOLS_BY_NAME.has(n) || out.push({ param: ['tools', i], message: `unknown tool "${n}" (mlepipe tools list shows them)` }));
   if (p.scaffold === 'mlab' && p.prompt_format === 'sandmle-release') out.push({ param: ['prompt_format'], message: 'prompt_format: sandmle-release is a ReAct reply format; scaffold: mlab has its own actions', also: ['scaffold'] });
@@ -56,11 +56,16 @@ function shapingIssues(p: GrpoParams, models: Parameters<typeof parsePolicy>[1])
   const verl = p.trainer === 'verl' || p.trainer === 'verl-export';
   if (verl && p.scaffold === 'mlab') out.push({ param: ['scaffold'], message: `the verl agent loop runs the ReAct scaffold only; scaffold: mlab (its actions and tools) trains on trainer: worker`, also: ['trainer'] });
   if (s.kind === 'none') return out;
-  if (verl) out.push({ param: ['shaping', 'kind'], message: `turn-level shaping is computed from this node's own rollouts; the verl agent loop gives one reward per episode and scores no turns, so shaping: { kind: ${s.kind} } trains on trainer: worker or template`, also: ['trainer'] });
+  if (verl)
+    out.push({
+      param: ['shaping', 'kind'],
+      message: `turn-level shaping is computed from this node's own rollouts; the verl agent loop gives one reward per episode and scores no turns, so shaping: { kind: ${s.kind} } trains on trainer: worker or template`,
+      also: ['trainer'],
+    });
   if (s.beta !== undefined && s.kappa !== undefined) out.push({ param: ['shaping', 'beta'], message: 'give beta (as written) or kappa (a pilot calibrates beta to it), not both' });
   if (Array.isArray(s.kappa) && s.kappa[0] > s.kappa[1]) out.push({ param: ['shaping', 'kappa'], message: `the range [${s.kappa.join(', ')}] is empty: write [low, high]` });
   if (s.scorer === 'worker') {
-    if (p.trainer !== 'worker') out.push({ param: ['shaping', 'scorer'], message: 'scorer: worker scores with the policy\'s own trainer worker, so it needs trainer: worker; name a models: entry to score a template policy\'s turns', also: ['trainer'] });
+    if (p.trainer !== 'worker') out.push({ param: ['shaping', 'scorer'], message: "scorer: worker scores with the policy's own trainer worker, so it needs trainer: worker; name a models: entry to score a template policy's turns", also: ['trainer'] });
   } else if (!models[s.scorer]) {
     out.push({ param: ['shaping', 'scorer'], message: `no model named ${s.scorer} in models: (or write worker)` });
   } else if (models[s.scorer].provider !== 'worker' && !models[s.scorer].base_url) {
@@ -133,7 +138,8 @@ function policyIssues(p: GrpoParams, models: Parameters<typeof parsePolicy>[1]):
   const also = ['trainer'];
   if ('error' in ref || ref.kind !== 'openai') return [{ param: ['policy'], message: `trainer: ${p.trainer} needs policy: a models: entry (the model the worker serves)${'error' in ref ? `: ${ref.error}` : ''}`, also }];
   // A provider: worker entry is started by the node itself.
-  if (p.trainer === 'worker' && !p.worker_url && models[p.policy].provider !== 'worker' && !models[p.policy].base_url) return [{ param: ['worker_url'], message: 'trainer: worker needs worker_url: (or a base_url on the policy\'s models: entry)', also: ['trainer', 'policy'] }];
+  if (p.trainer === 'worker' && !p.worker_url && models[p.policy].provider !== 'worker' && !models[p.policy].base_url)
+    return [{ param: ['worker_url'], message: "trainer: worker needs worker_url: (or a base_url on the policy's models: entry)", also: ['trainer', 'policy'] }];
   return [];
 }
 
@@ -218,9 +224,7 @@ export const grpo: Stage<GrpoParams> = {
     const scorer = p.shaping.kind !== 'none' && p.shaping.scorer !== 'worker' ? { scorer: policyIdentity({ kind: 'openai', model: p.shaping.scorer }, ctx.models) } : {};
     // A model that writes the bank's summaries decides the references: it and its prompt are part of the result.
     const summarizer =
-      p.shaping.kind !== 'none' && p.shaping.summarizer && ctx.models[p.shaping.summarizer]
-        ? { summarizer: policyIdentity({ kind: 'openai', model: p.shaping.summarizer }, ctx.models), summarizer_prompt: await assetsDigest(['agents/prompts/shaping']) }
-        : {};
+      p.shaping.kind !== 'none' && p.shaping.summarizer && ctx.models[p.shaping.summarizer] ? { summarizer: policyIdentity({ kind: 'openai', model: p.shaping.summarizer }, ctx.models), summarizer_prompt: await assetsDigest(['agents/prompts/shaping']) } : {};
     return { formula, policy, kit: policyIdentity({ kind: 'scripted', agent: 'random' }, ctx.models), prompts, ...python, ...scorer, ...summarizer };
   },
 

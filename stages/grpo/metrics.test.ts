@@ -6,8 +6,7 @@ import type { Trajectory } from '../../agents/trajectory.js';
 import type { Rollout } from './batch.js';
 import { valMetrics } from './metrics.js';
 
-const ran = (sample: number, reward: number, execute: number, bronze: number): Rollout =>
-  ({ task_id: 't', group_id: 'g', sample, reward, ended: 'submitted', turns: [], messages: [], variables: { execute, bronze } }) as unknown as Trajectory;
+const ran = (sample: number, reward: number, execute: number, bronze: number): Rollout => ({ task_id: 't', group_id: 'g', sample, reward, ended: 'submitted', turns: [], messages: [], variables: { execute, bronze } }) as unknown as Trajectory;
 const crashed = (sample: number): Rollout => ({ crashed: true, task_id: 't', group_id: 'g', sample, error: 'the policy endpoint refused the request' });
 
 test('crashed validation rollouts stay in the denominators (as 0) and are counted in val_crashes', () => {

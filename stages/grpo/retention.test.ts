@@ -13,7 +13,10 @@ test('every step saved, the default: the resume point whole and the last two mar
     for (const j of retention([...held], k, { every: 1, steps: 10, keep: 2 }).remove) held.delete(j);
     assert.ok(held.size <= 2, `after step ${k}: ${[...held]}`);
   }
-  assert.equal([...held].sort((a, b) => a - b), [9, 10]);
+  assert.equal(
+    [...held].sort((a, b) => a - b),
+    [9, 10],
+  );
 });
 
 test('checkpoint_every marks the kept steps; the unmarked resume point of the step before goes', () => {

@@ -39,12 +39,11 @@ export async function run(ctx: StageContext<GrpoParams>): Promise<StageResult | 
   const lr = p.lr ?? (p.trainer === 'template' ? 0.05 : 1e-6);
   const train = await listTasks({ tasks: p.tasks, split: p.split, inputs: ctx.inputs, experimentDir: ctx.experimentDir });
   if (!train.length) throw new Error(`no ${p.split} tasks to train on (are the upstream stages empty?)`);
-  const val =
-    validates(p)
-      ? await listTasks({ tasks: p.tasks, split: p.val_split, inputs: ctx.inputs, experimentDir: ctx.experimentDir }).catch((err: Error) => {
-          throw new ParamError(['val_split'], err.message);
-        })
-      : [];
+  const val = validates(p)
+    ? await listTasks({ tasks: p.tasks, split: p.val_split, inputs: ctx.inputs, experimentDir: ctx.experimentDir }).catch((err: Error) => {
+        throw new ParamError(['val_split'], err.message);
+      })
+    : [];
   const hyper = { lr, clip_low: p.clip.low, clip_high: p.clip.high, kl: p.kl, temperature: p.temperature };
 
   if (p.trainer === 'verl-export' || p.trainer === 'verl') {
@@ -123,10 +122,12 @@ export async function run(ctx: StageContext<GrpoParams>): Promise<StageResult | 
   // Turn-level shaping: the bank as it stands before each step's rollouts, the scorer opened on first use.
   const shaping = p.shaping.kind !== 'none' ? p.shaping : undefined;
   const summaries = shaping ? openSummaries(ctx, shaping, train) : undefined;
-  let bank = shaping ? await seedBank(ctx, train, summaries!).catch(async (err: unknown) => {
-    await summaries!.stop();
-    throw err;
-  }) : undefined;
+  let bank = shaping
+    ? await seedBank(ctx, train, summaries!).catch(async (err: unknown) => {
+        await summaries!.stop();
+        throw err;
+      })
+    : undefined;
   if (bank) ctx.log(`solution bank: ${bank.size()} verified demonstration summaries for ${train.length} training tasks`);
   let scorer: OpenScorer | undefined;
   const openShapingScorer = async () => {
@@ -150,54 +151,56 @@ export async function run(ctx: StageContext<GrpoParams>): Promise<StageResult | 
         if (isWorker) worker ??= await openWorkerTrainer(ctx, wo, k - 1);
         const score = shaping ? await openShapingScorer() : undefined;
         const w = worker;
-        dir = await ctx.items.put(itemId, async (d) => {
-          const started = Date.now();
-          const policy = makePolicy(k);
-          const rollouts: Rollout[] = await runRollouts(plan(pickBatch(train, p.batch_size, k, p.seed), p.group_size, k, policy), ctx.log);
-          if (ctx.signal.aborted) throw new Error('interrupted');
-          const exact = worker ? { tokenizer: worker.tokenizer, lossAggMode: p.loss_agg_mode, advantageLevel: p.advantage_level } : undefined;
-          // Scored before the update: on the policy's worker, the weights that sampled them (π_old).
-          let shaped: StepShaping | undefined;
-          if (shaping) shaped = shapeStep(rollouts, await scoreRollouts(rollouts, bank!, shaping, score!, `${p.seed}:${k}`, ctx.signal), shaping, beta!, `${p.seed}:${k}`);
-          const turnRewards = shaped && new Map([...shaped.trajectories].map(([id, v]) => [id, v.rewards]));
-          const lrK = learningRate(k - 1, p.steps, lr, p.schedule, 0);
-          const batch = buildBatch(k, rollouts, { advantage: p.advantage, maskTimeouts: p.mask_timeouts, timeoutRule: p.timeout_rule, std: p.std, groupSize: p.group_size, hyper: { ...hyper, lr: lrK }, exact, shaped: turnRewards });
-          let update: Record<string, unknown>;
-          if (worker) {
-            update = await worker.step(batch, k, ctx.signal);
-            await writeFile(join(d, 'update.json'), JSON.stringify(update) + '\n');
-          } else {
-            const next: TemplateCheckpoint = structuredClone(ck);
-            update = { ...templateUpdate(next, templateSamples(batch, rollouts), { lr: lrK, clipLow: p.clip.low, clipHigh: p.clip.high, kl: p.kl, epochs: p.epochs, reference }) };
-            ck = next;
-          }
-          const metrics: Record<string, unknown> = { ...stepMetrics(k, rollouts, batch), lr: lrK, ...Object.fromEntries(Object.entries(update).filter(([, v]) => typeof v === 'number')) };
-          if (p.eval_every > 0 && (k % p.eval_every === 0 || k === p.steps) && val.length) {
-            const vr = await runRollouts(plan(val, 1, k, makePolicy(k), `step${k}`, scaffolds.val), ctx.log);
-            Object.assign(metrics, valMetrics(vr));
-            await writeFile(join(d, 'val.jsonl'), vr.map((r) => JSON.stringify(r)).join('\n') + '\n');
-          }
-          if (shaped) {
-            // Solutions verified in this step join the bank for the next one.
-            const done = rollouts.filter((r): r is Trajectory => !isCrashed(r));
-            const added = bank!.addVerified(done, 'rl', k, await summaries!.write(done));
-            Object.assign(metrics, shaped.metrics, { bank_size: bank!.size(), bank_added: added });
-            const records = Object.fromEntries([...shaped.trajectories].map(([id, v]) => [id, v]));
-            await writeFile(join(d, 'shaping.json'), JSON.stringify({ step: k, kind: shaping!.kind, beta, references: shaped.references, trajectories: records }, null, 1) + '\n');
-            await writeFile(join(d, 'bank.json'), JSON.stringify(bank!.entries()) + '\n');
-          }
-          metrics.seconds = Number(((Date.now() - started) / 1000).toFixed(1));
-          const withShaping = (r: Rollout) => {
-            const s = shaped?.trajectories.get(`${r.group_id}#${r.sample}`);
-            return s ? { ...r, shaping: { kind: shaping!.kind, beta, turns: s.turns, rewards: s.rewards } } : r;
-          };
-          await writeFile(join(d, 'trajectories.jsonl'), rollouts.map((r) => JSON.stringify(withShaping(r))).join('\n') + '\n');
-          await writeFile(join(d, 'advantages.json'), JSON.stringify({ groups: batch.groups, trajectories: batch.trajectories.map(({ messages: _m, ...t }) => t) }, null, 1) + '\n');
-          await writeFile(join(d, 'step.json'), JSON.stringify(metrics) + '\n');
-          if (!isWorker) await writeFile(join(d, 'checkpoint.json'), JSON.stringify(ck) + '\n');
-        }).catch(async (err: unknown) => {
-          throw w ? await w.failure(k, err) : err;
-        });
+        dir = await ctx.items
+          .put(itemId, async (d) => {
+            const started = Date.now();
+            const policy = makePolicy(k);
+            const rollouts: Rollout[] = await runRollouts(plan(pickBatch(train, p.batch_size, k, p.seed), p.group_size, k, policy), ctx.log);
+            if (ctx.signal.aborted) throw new Error('interrupted');
+            const exact = worker ? { tokenizer: worker.tokenizer, lossAggMode: p.loss_agg_mode, advantageLevel: p.advantage_level } : undefined;
+            // Scored before the update: on the policy's worker, the weights that sampled them (π_old).
+            let shaped: StepShaping | undefined;
+            if (shaping) shaped = shapeStep(rollouts, await scoreRollouts(rollouts, bank!, shaping, score!, `${p.seed}:${k}`, ctx.signal), shaping, beta!, `${p.seed}:${k}`);
+            const turnRewards = shaped && new Map([...shaped.trajectories].map(([id, v]) => [id, v.rewards]));
+            const lrK = learningRate(k - 1, p.steps, lr, p.schedule, 0);
+            const batch = buildBatch(k, rollouts, { advantage: p.advantage, maskTimeouts: p.mask_timeouts, timeoutRule: p.timeout_rule, std: p.std, groupSize: p.group_size, hyper: { ...hyper, lr: lrK }, exact, shaped: turnRewards });
+            let update: Record<string, unknown>;
+            if (worker) {
+              update = await worker.step(batch, k, ctx.signal);
+              await writeFile(join(d, 'update.json'), JSON.stringify(update) + '\n');
+            } else {
+              const next: TemplateCheckpoint = structuredClone(ck);
+              update = { ...templateUpdate(next, templateSamples(batch, rollouts), { lr: lrK, clipLow: p.clip.low, clipHigh: p.clip.high, kl: p.kl, epochs: p.epochs, reference }) };
+              ck = next;
+            }
+            const metrics: Record<string, unknown> = { ...stepMetrics(k, rollouts, batch), lr: lrK, ...Object.fromEntries(Object.entries(update).filter(([, v]) => typeof v === 'number')) };
+            if (p.eval_every > 0 && (k % p.eval_every === 0 || k === p.steps) && val.length) {
+              const vr = await runRollouts(plan(val, 1, k, makePolicy(k), `step${k}`, scaffolds.val), ctx.log);
+              Object.assign(metrics, valMetrics(vr));
+              await writeFile(join(d, 'val.jsonl'), vr.map((r) => JSON.stringify(r)).join('\n') + '\n');
+            }
+            if (shaped) {
+              // Solutions verified in this step join the bank for the next one.
+              const done = rollouts.filter((r): r is Trajectory => !isCrashed(r));
+              const added = bank!.addVerified(done, 'rl', k, await summaries!.write(done));
+              Object.assign(metrics, shaped.metrics, { bank_size: bank!.size(), bank_added: added });
+              const records = Object.fromEntries([...shaped.trajectories].map(([id, v]) => [id, v]));
+              await writeFile(join(d, 'shaping.json'), JSON.stringify({ step: k, kind: shaping!.kind, beta, references: shaped.references, trajectories: records }, null, 1) + '\n');
+              await writeFile(join(d, 'bank.json'), JSON.stringify(bank!.entries()) + '\n');
+            }
+            metrics.seconds = Number(((Date.now() - started) / 1000).toFixed(1));
+            const withShaping = (r: Rollout) => {
+              const s = shaped?.trajectories.get(`${r.group_id}#${r.sample}`);
+              return s ? { ...r, shaping: { kind: shaping!.kind, beta, turns: s.turns, rewards: s.rewards } } : r;
+            };
+            await writeFile(join(d, 'trajectories.jsonl'), rollouts.map((r) => JSON.stringify(withShaping(r))).join('\n') + '\n');
+            await writeFile(join(d, 'advantages.json'), JSON.stringify({ groups: batch.groups, trajectories: batch.trajectories.map(({ messages: _m, ...t }) => t) }, null, 1) + '\n');
+            await writeFile(join(d, 'step.json'), JSON.stringify(metrics) + '\n');
+            if (!isWorker) await writeFile(join(d, 'checkpoint.json'), JSON.stringify(ck) + '\n');
+          })
+          .catch(async (err: unknown) => {
+            throw w ? await w.failure(k, err) : err;
+          });
         await worker?.recorded(k);
       } else {
         ctx.log(`step ${k}: finished by an earlier attempt; its checkpoint is reused`);

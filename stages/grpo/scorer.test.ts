@@ -13,7 +13,7 @@ import { workerScorer } from './shaping.js';
 
 const MESSAGES = [{ role: 'user' as const, content: 'the agent reads the public csv.' }];
 
-test('sampled ids: the call\'s tokens by offset, as /score gives them; text after a prefix; overflow is null', async () => {
+test("sampled ids: the call's tokens by offset, as /score gives them; text after a prefix; overflow is null", async () => {
   const ckpt = await mkdtemp(join(tmpdir(), 'mlepipe-scorer-'));
   const w = await startLocalWorker({ model: { tiny: true }, ckptDir: ckpt, threads: 1, log: () => {} });
   try {

@@ -37,9 +37,7 @@ export function workerScorer(client: TrainerClient, maxLength: number): Scorer {
       const out: Array<number[] | null> = [];
       for (let i = 0; i < items.length; i += SCORE_CHUNK) {
         const chunk = items.slice(i, i + SCORE_CHUNK);
-        const part = chunk.map((it) =>
-          it.sampled ? { messages: it.messages, token_ids: it.sampled } : { messages: it.messages, reply: it.reply, ...(it.prefix ? { prefix: it.prefix } : {}) },
-        );
+        const part = chunk.map((it) => (it.sampled ? { messages: it.messages, token_ids: it.sampled } : { messages: it.messages, reply: it.reply, ...(it.prefix ? { prefix: it.prefix } : {}) }));
         const res = await client.score(part, { max_length: maxLength, offsets: chunk.some((it) => it.sampled) }, signal);
         res.forEach((r, j) => {
           const it = chunk[j];
@@ -137,7 +135,10 @@ export async function seedBank(ctx: StageContext<unknown>, train: readonly TaskR
   const ids = new Set(train.map((t) => t.id));
   for (const input of ctx.inputs) {
     for (const file of trajectoryFiles(input.dir)) {
-      const rows = (await readFile(file, 'utf8')).split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l) as Rollout);
+      const rows = (await readFile(file, 'utf8'))
+        .split('\n')
+        .filter((l) => l.trim())
+        .map((l) => JSON.parse(l) as Rollout);
       const demos = rows.filter((r): r is Trajectory => !isCrashed(r) && ids.has(r.task_id));
       bank.addVerified(demos, 'demonstration', 0, await summaries.write(demos));
     }
@@ -192,8 +193,14 @@ export function shapeStep(rollouts: readonly Rollout[], scored: Awaited<ReturnTy
     shaping_mean_abs: scoredTurns.length ? r4(scoredTurns.reduce((a, t) => a + Math.abs(beta * (t.d as number)), 0) / scoredTurns.length) : 0,
     shaping_mean_d: scoredTurns.length ? r4(scoredTurns.reduce((a, t) => a + (t.d as number), 0) / scoredTurns.length) : 0,
     // Unscaled |d| by action type: the feedback magnitudes MLToolBench's Fig. 4 compares.
-    score_abs_diagnostic: meanAbs(scoredTurns.filter((t) => t.category === 'diagnostic'), 1),
-    score_abs_execution: meanAbs(scoredTurns.filter((t) => t.category === 'execution'), 1),
+    score_abs_diagnostic: meanAbs(
+      scoredTurns.filter((t) => t.category === 'diagnostic'),
+      1,
+    ),
+    score_abs_execution: meanAbs(
+      scoredTurns.filter((t) => t.category === 'execution'),
+      1,
+    ),
     beta: r4(beta),
   };
   return { trajectories, references: scored.references, metrics };
@@ -211,11 +218,7 @@ export const DEFAULT_KAPPA: [number, number] = [0.05, 0.3];
  * scored against the starting bank by the initial snapshot; β = κ / (m̂ + ε). Not trained on. Its
  * rollouts and calibration are an item of their own, so a rerun reuses them.
  */
-export async function pilotBeta(
-  ctx: StageContext<unknown>,
-  s: ShapingParams,
-  o: { bank: SolutionBank; scorer: () => Promise<Scorer>; rollouts: (j: number) => Promise<Rollout[]> },
-): Promise<Calibration> {
+export async function pilotBeta(ctx: StageContext<unknown>, s: ShapingParams, o: { bank: SolutionBank; scorer: () => Promise<Scorer>; rollouts: (j: number) => Promise<Rollout[]> }): Promise<Calibration> {
   let dir = await ctx.items.get('pilot');
   if (!dir) {
     const scorer = await o.scorer();

@@ -52,8 +52,7 @@ export interface WorkerTrainerOptions {
 export const workerCkptDir = (ctx: Pick<StageContext<unknown>, 'items'>) => join(ctx.items.root, 'worker-checkpoints');
 
 /** Whether this node starts the policy's worker itself (a `provider: worker` entry and no worker_url). */
-export const startsWorker = (ctx: Pick<StageContext<unknown>, 'models'>, o: Pick<WorkerTrainerOptions, 'policy' | 'workerUrl'>) =>
-  ctx.models[o.policy]?.provider === 'worker' && !o.workerUrl;
+export const startsWorker = (ctx: Pick<StageContext<unknown>, 'models'>, o: Pick<WorkerTrainerOptions, 'policy' | 'workerUrl'>) => ctx.models[o.policy]?.provider === 'worker' && !o.workerUrl;
 
 /**
  * Connects to (or starts) the policy's worker. `resumeAfter`: the last step

@@ -27,29 +27,34 @@ export async function run(ctx: StageContext<GuideParams>): Promise<StageResult> 
   let done = 0;
   let tries = 0;
   const failed: string[] = [];
-  const records = await mapLimit(tasks, p.concurrency, async (t): Promise<GuidanceRecord | undefined> => {
-    const facts = readTaskFacts(t.dir, t.id);
-    let record: GuidanceRecord | undefined;
-    if (client) {
-      const r = await askGuidance(client, facts, { attempts: p.attempts, signal: ctx.signal });
-      if (r.ok) {
-        tries += r.attempts;
-        record = { task_id: t.id, source: p.model!, ...r.value };
+  const records = await mapLimit(
+    tasks,
+    p.concurrency,
+    async (t): Promise<GuidanceRecord | undefined> => {
+      const facts = readTaskFacts(t.dir, t.id);
+      let record: GuidanceRecord | undefined;
+      if (client) {
+        const r = await askGuidance(client, facts, { attempts: p.attempts, signal: ctx.signal });
+        if (r.ok) {
+          tries += r.attempts;
+          record = { task_id: t.id, source: p.model!, ...r.value };
+        } else {
+          tries += p.attempts;
+          failed.push(t.id);
+          ctx.log(`${t.id}: no usable guidance after ${p.attempts} tries: ${r.errors[r.errors.length - 1]}`);
+        }
       } else {
-        tries += p.attempts;
-        failed.push(t.id);
-        ctx.log(`${t.id}: no usable guidance after ${p.attempts} tries: ${r.errors[r.errors.length - 1]}`);
+        const g = proceduralGuidance(facts);
+        const problems = guidanceProblems(g);
+        if (problems.length) throw new Error(`the procedural guidance for ${t.id} does not validate: ${problems.join('; ')}`);
+        record = { task_id: t.id, source: 'procedural', ...g };
       }
-    } else {
-      const g = proceduralGuidance(facts);
-      const problems = guidanceProblems(g);
-      if (problems.length) throw new Error(`the procedural guidance for ${t.id} does not validate: ${problems.join('; ')}`);
-      record = { task_id: t.id, source: 'procedural', ...g };
-    }
-    if (record) await writeFile(join(ctx.outDir, 'guidance', `${t.id}.json`), JSON.stringify(record, null, 1) + '\n');
-    ctx.progress(++done, tasks.length);
-    return record;
-  }, ctx.signal);
+      if (record) await writeFile(join(ctx.outDir, 'guidance', `${t.id}.json`), JSON.stringify(record, null, 1) + '\n');
+      ctx.progress(++done, tasks.length);
+      return record;
+    },
+    ctx.signal,
+  );
   if (ctx.signal.aborted) throw new Error('interrupted');
   const ok = records.filter((r): r is GuidanceRecord => r !== undefined);
   if (!ok.length) throw new Error(`no task got usable guidance (${failed.length} failed; see the log)`);

@@ -62,21 +62,26 @@ export async function run(ctx: StageContext<MltoolbenchParams>): Promise<StageRe
   };
   let built: Built[];
   try {
-    const results = await mapLimit(picked, p.concurrency, async (inst) => {
-      let dir = await ctx.items.get(inst.id);
-      if (!dir) {
-        dir = await ctx.items.put(inst.id, async (d) => {
-          const r = await buildOne(inst, d);
-          if (ctx.signal.aborted) throw new Error('interrupted');
-          await writeFile(join(d, 'result.json'), JSON.stringify(r, null, 2) + '\n');
-        });
-      }
-      const r = JSON.parse(await readFile(join(dir, 'result.json'), 'utf8')) as Built;
-      if (r.ok) await cp(join(dir, 'task'), join(ctx.outDir, 'tasks', r.id), { recursive: true });
-      else ctx.log(`${r.id}: ${r.error}`);
-      ctx.progress(++done, picked.length);
-      return r;
-    }, ctx.signal);
+    const results = await mapLimit(
+      picked,
+      p.concurrency,
+      async (inst) => {
+        let dir = await ctx.items.get(inst.id);
+        if (!dir) {
+          dir = await ctx.items.put(inst.id, async (d) => {
+            const r = await buildOne(inst, d);
+            if (ctx.signal.aborted) throw new Error('interrupted');
+            await writeFile(join(d, 'result.json'), JSON.stringify(r, null, 2) + '\n');
+          });
+        }
+        const r = JSON.parse(await readFile(join(dir, 'result.json'), 'utf8')) as Built;
+        if (r.ok) await cp(join(dir, 'task'), join(ctx.outDir, 'tasks', r.id), { recursive: true });
+        else ctx.log(`${r.id}: ${r.error}`);
+        ctx.progress(++done, picked.length);
+        return r;
+      },
+      ctx.signal,
+    );
     built = results.filter((r): r is Built => r !== undefined);
   } finally {
     await sandbox.shutdown();
@@ -99,7 +104,10 @@ async function importRun(ctx: StageContext<MltoolbenchParams>): Promise<StageRes
   const chosen = p.limit ? wanted.slice(0, p.limit) : wanted;
   const problems = chosen.map((e) => [e.id, instanceProblem(join(data, e.id))] as const).filter(([, why]) => why);
   if (problems.length) {
-    const shown = problems.slice(0, 5).map(([id, why]) => `${id}: ${why}`).join('; ');
+    const shown = problems
+      .slice(0, 5)
+      .map(([id, why]) => `${id}: ${why}`)
+      .join('; ');
     throw new Error(`${problems.length} of ${chosen.length} instances of ${p.manifest} have no usable data under ${p.data} (${shown}${problems.length > 5 ? '; …' : ''})`);
   }
   await mkdir(join(ctx.outDir, 'tasks'));

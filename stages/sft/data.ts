@@ -103,7 +103,13 @@ interface TrajectoryLike {
 export function trajectoryFiles(dir: string): string[] {
   const files = existsSync(join(dir, 'trajectories.jsonl')) ? [join(dir, 'trajectories.jsonl')] : [];
   const steps = join(dir, 'steps');
-  if (existsSync(steps)) files.push(...readdirSync(steps).filter((f) => f.endsWith('.jsonl')).sort().map((f) => join(steps, f)));
+  if (existsSync(steps))
+    files.push(
+      ...readdirSync(steps)
+        .filter((f) => f.endsWith('.jsonl'))
+        .sort()
+        .map((f) => join(steps, f)),
+    );
   return files;
 }
 

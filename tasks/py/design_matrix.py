@@ -19,4 +19,4 @@ def design_matrix(df_train, df_test):
             both[c] = both[c].fillna(both[c].median())
     both = pd.get_dummies(both, dtype=float).fillna(0.0)
     x = both.to_numpy(dtype=float)
-    return x[: len(df_train)], x[len(df_train):]
+    return x[: len(df_train)], x[len(df_train) :]

@@ -20,7 +20,7 @@ def by_command(evaluator, path):
     starts = [i for i, line in enumerate(r.stdout.splitlines()) if line.startswith("{")]
     if not starts:
         raise RuntimeError("no JSON answer")
-    answer = json.loads("\n".join(r.stdout.splitlines()[starts[-1]:]))
+    answer = json.loads("\n".join(r.stdout.splitlines()[starts[-1] :]))
     if "error" in answer:
         raise RuntimeError(answer["error"])
     return float(answer["score"])

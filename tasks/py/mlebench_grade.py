@@ -15,6 +15,7 @@ MLE-bench's InvalidSubmissionError while the sample submission grades badly
 too, is a fault of the grader rather than the submission: the answer then
 carries "fault": "grader" and a detail for the run's record.
 """
+
 import argparse
 import json
 import math

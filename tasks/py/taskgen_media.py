@@ -49,7 +49,7 @@ def gen_image(spec, out):
         if m:
             w = int(s * m["fraction"])
             x0, y0 = rng.integers(0, s - w + 1, 2)
-            arr[y0:y0 + w, x0:x0 + w] = 0
+            arr[y0 : y0 + w, x0 : x0 + w] = 0
         m = mutation(spec, "salt_and_pepper")
         if m:
             mask = rng.random((s, s))

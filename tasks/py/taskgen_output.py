@@ -62,8 +62,7 @@ def submission_frames(spec, ids, y_values, rng):
     metric = spec["metric"]
     if spec["target"]["kind"] == "regression":
         lo, hi = float(np.nanmin(y_values)), float(np.nanmax(y_values))
-        return (pd.DataFrame({"id": ids, tname: np.round(y_values, 6)}),
-                pd.DataFrame({"id": ids, tname: np.round(rng.uniform(lo, hi, len(ids)), 6)}))
+        return (pd.DataFrame({"id": ids, tname: np.round(y_values, 6)}), pd.DataFrame({"id": ids, tname: np.round(rng.uniform(lo, hi, len(ids)), 6)}))
     names = class_names(spec)
     k = len(names)
     y_values = np.asarray(y_values, int)

@@ -42,15 +42,37 @@ const LIMITS = { maxTurns: 8, stepTimeoutMs: 60_000, timeBudgetMs: 600_000, cont
 const REWARD = '0.1*format + 0.3*execute + 0.1*median + 0.2*bronze + 0.2*silver + 0.1*gold';
 
 function go(policy: Policy, promptFormat?: PromptFormat, feedback: 'none' | 'score' = 'none') {
-  return rollout({ sandbox, scaffold: react, policy, task: { id: 'task', dir: task }, sample: 0, groupId: 'g', limits: LIMITS, memoryMb: 2048, aide: { numDrafts: 1, debugProb: 0, maxDebugDepth: 0 }, python: PY, seed: 0, reward: REWARD, feedback, promptFormat, signal: new AbortController().signal });
+  return rollout({
+    sandbox,
+    scaffold: react,
+    policy,
+    task: { id: 'task', dir: task },
+    sample: 0,
+    groupId: 'g',
+    limits: LIMITS,
+    memoryMb: 2048,
+    aide: { numDrafts: 1, debugProb: 0, maxDebugDepth: 0 },
+    python: PY,
+    seed: 0,
+    reward: REWARD,
+    feedback,
+    promptFormat,
+    signal: new AbortController().signal,
+  });
 }
 
-test('scripted forest in the release format: tool calls run, Score answers in <tool_response>, graded as in mlepipe\'s format', async () => {
+test("scripted forest in the release format: tool calls run, Score answers in <tool_response>, graded as in mlepipe's format", async () => {
   const release = await go(scriptedPolicy('forest'), 'sandmle-release', 'score');
-  assert.equal(release.turns.map((x) => x.action), ['code', 'code', 'code', 'validate', 'answer']);
+  assert.equal(
+    release.turns.map((x) => x.action),
+    ['code', 'code', 'code', 'validate', 'answer'],
+  );
   assert.is(release.ended, 'answer');
   assert.ok(release.turns.every((x) => x.format_ok));
-  assert.ok(release.turns.slice(0, 3).every((x) => x.exit_code === 0), JSON.stringify(release.turns.map((x) => x.observation)));
+  assert.ok(
+    release.turns.slice(0, 3).every((x) => x.exit_code === 0),
+    JSON.stringify(release.turns.map((x) => x.observation)),
+  );
   // The prompt describes the release's tools; replies are tool calls; observations come back wrapped.
   assert.match(release.messages[0].content, /<tool_call>\npython\n<code>/);
   assert.match(release.messages[0].content, /"name": "Score", "arguments": \{"competition_id": "task"\}/);
@@ -58,7 +80,10 @@ test('scripted forest in the release format: tool calls run, Score answers in <t
   assert.match(replies[1], /^<think>[^<]*<\/think>\n<tool_call>\npython\n<code>\n[\s\S]*solve\("linear"[\s\S]*<\/code>\n<\/tool_call>$/);
   assert.is(replies[3], '<think>Check the submission format before finishing.</think>\n<tool_call>\n{"name":"Score","arguments":{"competition_id":"task"}}\n</tool_call>');
   assert.is(replies[4], '<think>The submission is in place.</think>\n<answer>submission</answer>');
-  const observations = release.messages.slice(2).filter((m) => m.role === 'user').map((m) => m.content);
+  const observations = release.messages
+    .slice(2)
+    .filter((m) => m.role === 'user')
+    .map((m) => m.content);
   assert.is(observations.length, 4);
   for (const o of observations) assert.match(o, /^<tool_response>\n[\s\S]*\n<\/tool_response>$/);
   // The Score tool answers in the release's words, whatever feedback: says.
@@ -68,14 +93,17 @@ test('scripted forest in the release format: tool calls run, Score answers in <t
 
   // The same agent in mlepipe's format reaches the same submission and grade.
   const own = await go(scriptedPolicy('forest'));
-  assert.equal(own.turns.map((x) => x.action), release.turns.map((x) => x.action));
+  assert.equal(
+    own.turns.map((x) => x.action),
+    release.turns.map((x) => x.action),
+  );
   assert.ok(release.evaluation && own.evaluation);
   assert.is(release.evaluation!.score, own.evaluation!.score);
   assert.is(release.reward, own.reward);
   assert.not.match(own.messages[0].content, /<tool_call>/);
 });
 
-test('a reply in mlepipe\'s format is a format error under the release format, and the error says how to call a tool', async () => {
+test("a reply in mlepipe's format is a format error under the release format, and the error says how to call a tool", async () => {
   const seen: PolicyRequest[] = [];
   const policy: Policy = {
     name: 'written',
@@ -87,7 +115,10 @@ test('a reply in mlepipe\'s format is a format error under the release format, a
     },
   };
   const t = await go(policy, 'sandmle-release');
-  assert.equal(t.turns.map((x) => x.action), ['invalid', 'answer']);
+  assert.equal(
+    t.turns.map((x) => x.action),
+    ['invalid', 'answer'],
+  );
   assert.match(t.turns[0].observation, /^format error: the reply holds no action: end it with one <tool_call>/);
   assert.is(seen[0].promptFormat, 'sandmle-release');
   assert.is(t.variables.format, 0.5);

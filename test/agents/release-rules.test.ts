@@ -84,7 +84,22 @@ const DEFAULT = { reward: REWARD_PRESETS['sandmle-code'], inputs: DEFAULT_INPUTS
 
 /** One eval rollout in the release's format, rewarded the release's way or mlepipe's. */
 function run(replies: string[], task: keyof typeof tasks, how: typeof RELEASE): Promise<Trajectory> {
-  return rollout({ sandbox, scaffold: react, policy: replay(replies), task: { id: task, dir: tasks[task] }, sample: 0, groupId: 'g', limits: LIMITS, memoryMb: 2048, aide: { numDrafts: 1, debugProb: 0, maxDebugDepth: 0 }, python: PY, seed: 0, promptFormat: 'sandmle-release', signal: new AbortController().signal, ...how });
+  return rollout({
+    sandbox,
+    scaffold: react,
+    policy: replay(replies),
+    task: { id: task, dir: tasks[task] },
+    sample: 0,
+    groupId: 'g',
+    limits: LIMITS,
+    memoryMb: 2048,
+    aide: { numDrafts: 1, debugProb: 0, maxDebugDepth: 0 },
+    python: PY,
+    seed: 0,
+    promptFormat: 'sandmle-release',
+    signal: new AbortController().signal,
+    ...how,
+  });
 }
 const round = (x: number | null) => Number((x ?? NaN).toFixed(6));
 
@@ -102,7 +117,10 @@ test('6: the release task imports as it is and grades: test.csv by relative path
   assert.is(parseEvaluatorOutput(logged, '', 0).ok, true);
   // Lenient casts: is_lower_better 1 or "yes" is lower, null or "nope" higher; an uncastable threshold is null.
   const grade = (lower: string) => parseEvaluatorOutput(`{"score": "2", "is_lower_better": ${lower}, "gold_threshold": "x"}`, '', 0, 'release');
-  assert.equal([grade('1'), grade('"yes"'), grade('null'), grade('"nope"')].map((g) => g.ok && g.result.is_lower_better), [true, true, false, false]);
+  assert.equal(
+    [grade('1'), grade('"yes"'), grade('null'), grade('"nope"')].map((g) => g.ok && g.result.is_lower_better),
+    [true, true, false, false],
+  );
   const g = grade('1');
   assert.equal(g.ok && [g.result.score, g.result.gold_threshold], [2, null]);
 });
@@ -111,7 +129,10 @@ test('2: the last Score output is rewarded, not the file overwritten after it (r
   const replies = [code('first model', write(17)), score('grade it'), code('a worse idea', write(8)), ANSWER];
   const rel = await run(replies, 'cactus', RELEASE);
   const own = await run(replies, 'cactus', DEFAULT);
-  assert.equal(rel.turns.map((t) => t.action), ['code', 'validate', 'code', 'answer']);
+  assert.equal(
+    rel.turns.map((t) => t.action),
+    ['code', 'validate', 'code', 'answer'],
+  );
   assert.match(rel.messages[5].content, /^<tool_response>\nSubmission OK\. Details: \{"score_primary \(main competition metric for current code\)": 0\.85, /);
   assert.equal(rel.rewarded, { submission: 'last-scored', turn: 1 });
   assert.is(rel.evaluation!.score, 0.4);
@@ -120,13 +141,8 @@ test('2: the last Score output is rewarded, not the file overwritten after it (r
   assert.is(round(own.reward), 0.3);
 });
 
-test('4 and 7: format by the release\'s rule (empty reasoning fails, two calls pass; release 0.50, mlepipe 0.75); the last <code> block runs', async () => {
-  const replies = [
-    code(' \n ', write(20)),
-    '<think>check</think>\n<tool_call>\npython\n<code>\nprint("one")\n</code>\n</tool_call>\n<tool_call>\npython\n<code>\nprint("two")\n</code>\n</tool_call>',
-    score(''),
-    ANSWER,
-  ];
+test("4 and 7: format by the release's rule (empty reasoning fails, two calls pass; release 0.50, mlepipe 0.75); the last <code> block runs", async () => {
+  const replies = [code(' \n ', write(20)), '<think>check</think>\n<tool_call>\npython\n<code>\nprint("one")\n</code>\n</tool_call>\n<tool_call>\npython\n<code>\nprint("two")\n</code>\n</tool_call>', score(''), ANSWER];
   const rel = await run(replies, 'cactus', RELEASE);
   const own = await run(replies, 'cactus', DEFAULT);
   assert.match(rel.turns[1].observation, /two/);
@@ -138,18 +154,27 @@ test('4 and 7: format by the release\'s rule (empty reasoning fails, two calls p
   assert.is(round(own.reward), 0.975);
 });
 
-test('7: Score with {} fails as the release\'s signature does, json5 reads single quotes; the unscored run falls back to the final file', async () => {
-  const replies = [code('model', write(17)), '<think>grade</think>\n<tool_call>\n{"name": "Score", "arguments": {}}\n</tool_call>', `<think>again</think>\n<tool_call>\n{"name": 'Score', 'arguments': {'competition_id': 'cactus',},}\n</tool_call>`, code('worse', write(8)), ANSWER];
+test("7: Score with {} fails as the release's signature does, json5 reads single quotes; the unscored run falls back to the final file", async () => {
+  const replies = [
+    code('model', write(17)),
+    '<think>grade</think>\n<tool_call>\n{"name": "Score", "arguments": {}}\n</tool_call>',
+    `<think>again</think>\n<tool_call>\n{"name": 'Score', 'arguments': {'competition_id': 'cactus',},}\n</tool_call>`,
+    code('worse', write(8)),
+    ANSWER,
+  ];
   const rel = await run(replies, 'cactus', RELEASE);
   assert.is(rel.turns[1].observation, "Error calling tool Score: SynScoreTool.call() missing 1 required positional argument: 'competition_id'");
-  assert.equal(rel.turns.map((t) => t.action), ['code', 'invalid', 'validate', 'code', 'answer']);
+  assert.equal(
+    rel.turns.map((t) => t.action),
+    ['code', 'invalid', 'validate', 'code', 'answer'],
+  );
   assert.equal(rel.rewarded, { submission: 'last-scored', turn: 2 });
   const unscored = await run([code('model', write(17)), '<think>grade</think>\n<tool_call>\n{"name": "Score", "arguments": {}}\n</tool_call>', code('worse', write(8)), ANSWER], 'cactus', RELEASE);
   assert.is(unscored.rewarded, undefined);
   assert.is(round(unscored.reward), 0.3);
 });
 
-test('5: a null threshold resets the release\'s reward to 0.1·format (release 0.10, mlepipe 0.90)', async () => {
+test("5: a null threshold resets the release's reward to 0.1·format (release 0.10, mlepipe 0.90)", async () => {
   const replies = [code('model', write(20)), score('grade', 'nogold'), ANSWER];
   const rel = await run(replies, 'nogold', RELEASE);
   const own = await run(replies, 'nogold', DEFAULT);
@@ -172,7 +197,24 @@ test('3 (grpo): the release masks more than a fifth of all tool responses timing
   };
   const rollouts = [];
   for (const [name, replies] of Object.entries(groups)) {
-    const [r] = await runRollouts({ sandbox, policy: replay(replies), tasks: [{ id: 'cactus', dir: tasks.cactus }], group: 1, groupPrefix: name, limits: LIMITS, memoryMb: 2048, promptFormat: 'sandmle-release', python: PY, seed: 0, concurrency: 1, signal: new AbortController().signal, ...RELEASE }, () => {});
+    const [r] = await runRollouts(
+      {
+        sandbox,
+        policy: replay(replies),
+        tasks: [{ id: 'cactus', dir: tasks.cactus }],
+        group: 1,
+        groupPrefix: name,
+        limits: LIMITS,
+        memoryMb: 2048,
+        promptFormat: 'sandmle-release',
+        python: PY,
+        seed: 0,
+        concurrency: 1,
+        signal: new AbortController().signal,
+        ...RELEASE,
+      },
+      () => {},
+    );
     rollouts.push({ ...r, group_id: 'step1/0/cactus', sample: rollouts.length });
   }
   const unknown = rollouts[2] as Trajectory;
@@ -181,9 +223,18 @@ test('3 (grpo): the release masks more than a fifth of all tool responses timing
   const release = buildBatch(1, rollouts, { ...opts, maskTimeouts: 'drop-after', timeoutRule: 'release' });
   const own = buildBatch(1, rollouts, { ...opts, maskTimeouts: 'drop', timeoutRule: 'any-step' });
   const fraction = buildBatch(1, rollouts, { ...opts, maskTimeouts: 'drop', timeoutRule: 'fraction:0.2' });
-  assert.equal(release.trajectories.map((t) => t.mask_reason), [null, 'timed_out', 'unknown', null]);
-  assert.equal(own.trajectories.map((t) => t.mask_reason), ['timed_out', 'timed_out', null, null]);
-  assert.equal(fraction.trajectories.map((t) => t.mask_reason), ['timed_out', 'timed_out', null, null]);
+  assert.equal(
+    release.trajectories.map((t) => t.mask_reason),
+    [null, 'timed_out', 'unknown', null],
+  );
+  assert.equal(
+    own.trajectories.map((t) => t.mask_reason),
+    ['timed_out', 'timed_out', null, null],
+  );
+  assert.equal(
+    fraction.trajectories.map((t) => t.mask_reason),
+    ['timed_out', 'timed_out', null, null],
+  );
   // Rewards: gold last scored, bronze, bronze, unscored 0.40: 0.1 + 0.9, 0.1 + 0.2 + 0.5 twice, 0.1 + 0.2.
   const rewards = rollouts.map((r) => round((r as Trajectory).reward));
   assert.equal(rewards, [1, 0.8, 0.8, 0.3]);
@@ -192,16 +243,28 @@ test('3 (grpo): the release masks more than a fifth of all tool responses timing
   assert.is(round(own.groups[0].mean), round((0.8 + 0.3) / 2));
 });
 
-test('verl export: the sandbox service\'s reward function reads the release\'s format rule and null thresholds as the rollouts do', async () => {
+test("verl export: the sandbox service's reward function reads the release's format rule and null thresholds as the rollouts do", async () => {
   const replies = [code(' ', write(20)), score('grade', 'nogold'), ANSWER];
   const rel = await run(replies, 'nogold', { reward: REWARD_PRESETS['sandmle-release'], inputs: { ...rewardInputs('sandmle-release', {}, {}), submission: 'final' } });
-  const service = await startSandboxService({ sandbox, tasksDir: join(root, 'tasks'), reward: REWARD_PRESETS['sandmle-release'], inputs: { ...rewardInputs('sandmle-release', {}, {}), submission: 'final' }, python: PY, memoryMb: 2048, starter: async () => null });
+  const service = await startSandboxService({
+    sandbox,
+    tasksDir: join(root, 'tasks'),
+    reward: REWARD_PRESETS['sandmle-release'],
+    inputs: { ...rewardInputs('sandmle-release', {}, {}), submission: 'final' },
+    python: PY,
+    memoryMb: 2048,
+    starter: async () => null,
+  });
   try {
     const post = async (path: string, body: unknown) => (await fetch(service.url + path, { method: 'POST', body: JSON.stringify(body) })).json() as Promise<Record<string, unknown>>;
     const { session } = (await post('/open', { task: 'nogold' })) as { session: string };
     await post('/run', { session, code: write(20), turn: 0, timeout_ms: 30_000 });
     const episode = { session, messages: rel.messages, turns: rel.turns, ended: rel.ended, submission: rel.submission };
-    const r = await execa(PY, ['-c', 'import json, sys\nsys.path.insert(0, sys.argv[1])\nfrom mlepipe_verl.reward import compute_score\nprint(json.dumps(compute_score("mlepipe", "", "nogold", {"mlepipe_episode": json.load(sys.stdin)})))', assetPath('gpu/verl')], { input: JSON.stringify(episode), env: { MLEPIPE_SANDBOX_URL: service.url } });
+    const r = await execa(
+      PY,
+      ['-c', 'import json, sys\nsys.path.insert(0, sys.argv[1])\nfrom mlepipe_verl.reward import compute_score\nprint(json.dumps(compute_score("mlepipe", "", "nogold", {"mlepipe_episode": json.load(sys.stdin)})))', assetPath('gpu/verl')],
+      { input: JSON.stringify(episode), env: { MLEPIPE_SANDBOX_URL: service.url } },
+    );
     const scored = JSON.parse(r.stdout) as Record<string, number>;
     // Format 2/3 by the release's rule (the first reasoning is blank); gold is null: 0.1·2/3.
     assert.is(round(scored.mlepipe_format), round(2 / 3));

@@ -44,7 +44,21 @@ const LIMITS = { maxTurns: 8, stepTimeoutMs: 60_000, timeBudgetMs: 600_000, cont
 const AIDE = { numDrafts: 2, debugProb: 0.5, maxDebugDepth: 2 };
 
 function go(scaffold: Scaffold, policy: Policy, limits = LIMITS, aideOpts = AIDE) {
-  return rollout({ sandbox, scaffold, policy, task: { id: 'task', dir: task }, sample: 0, groupId: 'g', limits, memoryMb: 2048, aide: aideOpts, python: PY, seed: 0, reward: '0.1*format + 0.3*execute + 0.1*median + 0.2*bronze + 0.2*silver + 0.1*gold', signal: new AbortController().signal });
+  return rollout({
+    sandbox,
+    scaffold,
+    policy,
+    task: { id: 'task', dir: task },
+    sample: 0,
+    groupId: 'g',
+    limits,
+    memoryMb: 2048,
+    aide: aideOpts,
+    python: PY,
+    seed: 0,
+    reward: '0.1*format + 0.3*execute + 0.1*median + 0.2*bronze + 0.2*silver + 0.1*gold',
+    signal: new AbortController().signal,
+  });
 }
 
 /** A policy that replies with the given texts in order (the last one repeats). */
@@ -64,9 +78,15 @@ function replies(...texts: Array<string | ((r: PolicyRequest) => string)>): Poli
 
 test('scripted forest through ReAct: inspect, two solving rungs, validate, answer; graded and rewarded', async () => {
   const t = await go(react, scriptedPolicy('forest'));
-  assert.equal(t.turns.map((x) => x.action), ['code', 'code', 'code', 'validate', 'answer']);
+  assert.equal(
+    t.turns.map((x) => x.action),
+    ['code', 'code', 'code', 'validate', 'answer'],
+  );
   assert.is(t.ended, 'answer');
-  assert.ok(t.turns.slice(0, 3).every((x) => x.exit_code === 0), JSON.stringify(t.turns.map((x) => x.observation)));
+  assert.ok(
+    t.turns.slice(0, 3).every((x) => x.exit_code === 0),
+    JSON.stringify(t.turns.map((x) => x.observation)),
+  );
   assert.match(t.turns[3].observation, /^valid:/);
   assert.ok(t.evaluation && Number.isFinite(t.evaluation.score));
   assert.is(t.variables.format, 1);
@@ -89,7 +109,10 @@ test('format errors, a timed-out step, a failed validation; out of turns, the la
   );
   const t = await go(react, p, { ...LIMITS, maxTurns: 5, stepTimeoutMs: 2000 });
   assert.is(t.ended, 'max_turns');
-  assert.equal(t.turns.map((x) => x.action), ['invalid', 'code', 'code', 'validate', 'code']);
+  assert.equal(
+    t.turns.map((x) => x.action),
+    ['invalid', 'code', 'code', 'validate', 'code'],
+  );
   assert.match(t.turns[0].observation, /^format error: the reply holds no action/);
   assert.ok(t.turns[1].timed_out);
   assert.match(t.turns[1].observation, /timed out after 2 s/);
@@ -118,7 +141,10 @@ test('the episode time budget cuts a long step short and ends the episode', asyn
 test('scripted boosted through AIDE: drafts, then improvements of the best node; the best node is graded', async () => {
   const t = await go(aide, scriptedPolicy('boosted'), { ...LIMITS, maxTurns: 4 });
   const journal = t.journal as { nodes: Array<{ operator: string; parent: number | null; metric: number | null; buggy: boolean }>; best: number };
-  assert.equal(journal.nodes.map((n) => n.operator), ['draft', 'draft', 'improve', 'improve']);
+  assert.equal(
+    journal.nodes.map((n) => n.operator),
+    ['draft', 'draft', 'improve', 'improve'],
+  );
   assert.ok(journal.nodes.every((n) => !n.buggy && n.metric !== null));
   assert.is(journal.nodes[2].parent !== null, true);
   assert.is(t.submission, `.aide/node_${journal.best}.csv`);
@@ -129,11 +155,19 @@ test('scripted boosted through AIDE: drafts, then improvements of the best node;
 });
 
 test('AIDE debugs a failed leaf (debug_prob 1) and grades the fixed node', async () => {
-  const p = replies((r) => (r.purpose === 'debug' ? 'Fix: write the sample.\n```python\nimport pandas as pd\npd.read_csv("public/sample_submission.csv").to_csv("submission.csv", index=False)\nprint("validation score: 0.1")\n```' : 'Draft.\n```python\nraise SystemExit(3)\n```'));
+  const p = replies((r) =>
+    r.purpose === 'debug' ? 'Fix: write the sample.\n```python\nimport pandas as pd\npd.read_csv("public/sample_submission.csv").to_csv("submission.csv", index=False)\nprint("validation score: 0.1")\n```' : 'Draft.\n```python\nraise SystemExit(3)\n```',
+  );
   const t = await go(aide, p, { ...LIMITS, maxTurns: 3 }, { ...AIDE, debugProb: 1 });
   const journal = t.journal as { nodes: Array<{ operator: string; buggy: boolean; exit_code: number | null }> };
-  assert.equal(journal.nodes.map((n) => n.operator), ['draft', 'draft', 'debug']);
-  assert.equal(journal.nodes.map((n) => n.buggy), [true, true, false]);
+  assert.equal(
+    journal.nodes.map((n) => n.operator),
+    ['draft', 'draft', 'debug'],
+  );
+  assert.equal(
+    journal.nodes.map((n) => n.buggy),
+    [true, true, false],
+  );
   assert.is(t.submission, '.aide/node_2.csv');
   assert.ok(t.evaluation);
 });

@@ -8,8 +8,7 @@ import { join } from 'node:path';
 import { exists } from '../../core/fs.js';
 import { cli, cliStart, tmpProject, waitFor } from '../helpers.js';
 
-const count = async (dir: string, word: string) =>
-  (await readFile(join(dir, 'runs.log'), 'utf8').catch(() => '')).split('\n').filter((l) => l === word).length;
+const count = async (dir: string, word: string) => (await readFile(join(dir, 'runs.log'), 'utf8').catch(() => '')).split('\n').filter((l) => l === word).length;
 
 const SLOW = (marker: string, secs: number) => `name: slow
 stages:
@@ -59,7 +58,10 @@ stages:
   assert.equal((await readFile(join(dir, 'runs.log'), 'utf8')).trim().split('\n'), ['a']);
   assert.equal(await readdir(join(dir, '.mlepipe', 'tmp')).catch(() => []), []);
   const plan = JSON.parse((await cli(['plan', 'e.yaml', '--json'], { cwd: dir })).stdout);
-  assert.equal(plan.nodes.map((n: { action: string }) => n.action), ['cached', 'run']);
+  assert.equal(
+    plan.nodes.map((n: { action: string }) => n.action),
+    ['cached', 'run'],
+  );
   assert.equal(await readdir(join(dir, '.mlepipe', 'locks')).then((l) => l.filter((n) => n.endsWith('.lock'))), []);
 });
 

@@ -37,7 +37,10 @@ test('origins: a value inherited through extends names the parent file, one set 
   const child = JSON.parse((await cli(['diff', 'three.yaml', 'child.yaml', '--json'], { cwd: dir })).stdout);
   assert.equal(child.written, [{ path: 'vars.n', a: 3, b: 5, at: { a: 'three.yaml:2:12', b: 'child.yaml:2:12' } }]);
   // The child changes nothing else, and the extends: key itself is not a value of the experiment.
-  assert.equal(child.params.map((p: { path: string }) => p.path), ['stages.one.with.run']);
+  assert.equal(
+    child.params.map((p: { path: string }) => p.path),
+    ['stages.one.with.run'],
+  );
   const set = await cli(['diff', 'child.yaml', 'child.yaml', '-S', 'vars.n=7'], { cwd: dir });
   assert.is(set.exitCode, 0, set.stderr);
   assert.match(set.stdout, /^vars\.n {2}5 → 7 {3}child\.yaml:2:12 → -S vars\.n=7$/m);

@@ -59,7 +59,17 @@ test('doctor reports each Python environment: not installed, then stale and inco
   assert.equal(report.python.source, 'system');
   const envs = Object.fromEntries(report.environments.map((e: Env) => [e.name, e])) as Record<string, Env>;
   assert.equal(Object.keys(envs), ['agent', 'trainer']);
-  assert.equal(envs.agent, { name: 'agent', path: join(root, '.venv', 'agent'), python: join(root, '.venv', 'agent', 'bin', 'python'), lock: join(root, 'python', 'agent.lock'), installed: false, current: false, missing: [], mismatched: [], fix: fix('agent') });
+  assert.equal(envs.agent, {
+    name: 'agent',
+    path: join(root, '.venv', 'agent'),
+    python: join(root, '.venv', 'agent', 'bin', 'python'),
+    lock: join(root, 'python', 'agent.lock'),
+    installed: false,
+    current: false,
+    missing: [],
+    mismatched: [],
+    fix: fix('agent'),
+  });
   assert.is(envs.trainer.fix, fix('trainer'));
   const py = report.checks.find((c: { name: string }) => c.name === 'python');
   assert.match(py.detail, 'fallback: the agent environment is not installed');

@@ -47,9 +47,7 @@ const CASES: Case[] = [
   {
     name: 'reward formula with an unknown variable: position inside the formula',
     files: { 'e.yaml': 'name: e\nrewards:\n  dense: "0.1*format + 0.3*exec"\nstages:\n' + OK_STAGE },
-    expect: [
-      'e.yaml:3:28: rewards.dense: unknown variable "exec" (did you mean "execute"?) (known: format, execute, valid, median, bronze, silver, gold, score, improvement, success, turns, reply_chars, timed_out)',
-    ],
+    expect: ['e.yaml:3:28: rewards.dense: unknown variable "exec" (did you mean "execute"?) (known: format, execute, valid, median, bronze, silver, gold, score, improvement, success, turns, reply_chars, timed_out)'],
   },
   {
     name: 'reward formula that does not parse',
@@ -59,10 +57,7 @@ const CASES: Case[] = [
   {
     name: 'undefined reward and model names',
     files: { 'e.yaml': 'name: e\nmodels:\n  qwen: { provider: openai, model: Qwen/Qwen3-8B }\nrewards:\n  dense: sandmle-paper\nstages:\n  a: { uses: shell, with: { run: x, reward: dens, model: qwen3 } }\n' },
-    expect: [
-      'e.yaml:7:45: stages.a.with.reward: undefined reward "dens" (not in rewards: or the presets) (did you mean "dense"?)',
-      'e.yaml:7:58: stages.a.with.model: undefined model "qwen3" (not in models:) (did you mean "qwen"?)',
-    ],
+    expect: ['e.yaml:7:45: stages.a.with.reward: undefined reward "dens" (not in rewards: or the presets) (did you mean "dense"?)', 'e.yaml:7:58: stages.a.with.model: undefined model "qwen3" (not in models:) (did you mean "qwen"?)'],
   },
   {
     name: 'ablate target that does not exist',

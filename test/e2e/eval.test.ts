@@ -40,7 +40,10 @@ test('scripted and openai policies through the CLI: medal table, report --json, 
     assert.match(r.stdout, /tiny\s+100 \[100, 100\]\s+0 \[0, 0\]\s+3/);
     // Two tasks, three turns each; each request carries the conversation so far.
     assert.is(server.requests.length, 6);
-    assert.equal(server.requests.map((q) => q.model), Array(6).fill('tiny-coder'));
+    assert.equal(
+      server.requests.map((q) => q.model),
+      Array(6).fill('tiny-coder'),
+    );
     assert.is(server.requests[0].temperature, 0.7);
     assert.match(server.requests[0].messages[0].content, '<think>');
     assert.match(server.requests[1].messages.at(-1)!.content, /^exit code 0 · [\d.]+ s\n--- stdout ---\ncopied/);
@@ -48,14 +51,23 @@ test('scripted and openai policies through the CLI: medal table, report --json, 
 
     const report = JSON.parse((await cli(['report', 'e.yaml', '--json'], { cwd: dir, env })).stdout);
     const rows = report.tables.medals.rows as Array<Record<string, unknown>>;
-    assert.equal(rows.map((x) => x.policy), ['scripted:linear', 'tiny']);
+    assert.equal(
+      rows.map((x) => x.policy),
+      ['scripted:linear', 'tiny'],
+    );
     assert.equal(Object.keys(rows[0]).sort(), ['any_medal', 'any_medal_hi', 'any_medal_lo', 'any_medal_sem', 'policy', 'turns', 'valid_submission', 'valid_submission_hi', 'valid_submission_lo', 'valid_submission_sem']);
 
     const out = (await cli(['outputs', 'e.yaml', 'agents'], { cwd: dir, env })).stdout.trim();
-    const trajectories = (await readFile(join(out, 'trajectories.jsonl'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
+    const trajectories = (await readFile(join(out, 'trajectories.jsonl'), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     assert.is(trajectories.length, 4);
     const model = trajectories.filter((t) => t.policy === 'tiny');
-    assert.equal(model[0].turns.map((t: { action: string }) => t.action), ['code', 'validate', 'answer']);
+    assert.equal(
+      model[0].turns.map((t: { action: string }) => t.action),
+      ['code', 'validate', 'answer'],
+    );
     assert.is(model[0].usage.prompt_tokens, 300);
     assert.is(model[0].variables.format, 1);
     assert.ok(model[0].evaluation.score !== undefined);

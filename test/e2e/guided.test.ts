@@ -32,7 +32,10 @@ stages:
 `;
 
 // Every line of the guidance as the teacher reads it (its context, each check with its reason, each rule).
-const guidanceStrings = (g: GuidanceRecord) => renderGuidance(g).split('\n').filter((l) => l.length > 12);
+const guidanceStrings = (g: GuidanceRecord) =>
+  renderGuidance(g)
+    .split('\n')
+    .filter((l) => l.length > 12);
 
 test('guided collection: the teacher follows the guidance, students never see it, curate and sft read the real interactions', async () => {
   const dir = await tmpProject({ 'e.yaml': EXP });
@@ -55,7 +58,11 @@ test('guided collection: the teacher follows the guidance, students never see it
   for (const t of teach) {
     const g = guidance.get(t.task_id)!;
     // Exactly the tools the guidance lists, in its order.
-    assert.equal(t.turns.filter((x) => x.action === 'tool').map((x) => x.name), g.inspect.map((c) => c.tool), t.task_id);
+    assert.equal(
+      t.turns.filter((x) => x.action === 'tool').map((x) => x.name),
+      g.inspect.map((c) => c.tool),
+      t.task_id,
+    );
     assert.is(t.guidance?.source, 'procedural');
     const same = plain.find((p) => p.task_id === t.task_id)!;
     // The student's view of the task is the unguided one, byte for byte.
@@ -94,7 +101,11 @@ test('guided collection: the teacher follows the guidance, students never see it
 const ANSWER = ['Reflection: start.', 'Research Plan and Status: look, then submit.', 'Fact Check: none yet.', 'Thought: list the files.'];
 
 test('a model writes the guidance and a model teacher is sent it: recorded system prompt + the rendered guidance, byte for byte', async () => {
-  const good = { context: 'Improve survival prediction from the starter script; the features may need a look.', inspect: [{ tool: 'check_feature_normalization', args: { path: 'public/train.csv' }, why: 'column scales' }], act: [{ if: 'scales differ by orders of magnitude', then: 'standardize on training data and re-run' }] };
+  const good = {
+    context: 'Improve survival prediction from the starter script; the features may need a look.',
+    inspect: [{ tool: 'check_feature_normalization', args: { path: 'public/train.csv' }, why: 'column scales' }],
+    act: [{ if: 'scales differ by orders of magnitude', then: 'standardize on training data and re-run' }],
+  };
   const s = await startReplayServer([
     (body) => {
       if (body.messages[0].content.startsWith('You write guidance')) return { content: JSON.stringify(good) };

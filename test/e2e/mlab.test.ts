@@ -59,7 +59,10 @@ test('scaffold: mlab through the CLI: valid submissions, each action and tool ca
     assert.ok(server.requests.some((q) => /^Observation: invalid action: the reply has no "Action:" line/.test(q.messages[q.messages.length - 1].content)));
 
     const out = (await cli(['outputs', 'e.yaml', 'agents'], { cwd: dir, env })).stdout.trim();
-    const trajectories = (await readFile(join(out, 'trajectories.jsonl'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
+    const trajectories = (await readFile(join(out, 'trajectories.jsonl'), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     assert.is(trajectories.length, 4);
     for (const t of trajectories) {
       assert.is(t.scaffold, 'mlab');
@@ -67,7 +70,18 @@ test('scaffold: mlab through the CLI: valid submissions, each action and tool ca
       assert.ok(t.evaluation, `${t.policy} on ${t.task_id}: ${t.grade_error}`);
     }
     const model = trajectories.find((t) => t.policy === 'tiny');
-    assert.equal(model.turns.map((t: { action: string; name?: string }) => [t.action, t.name ?? null]), [['action', 'Write File'], ['code', 'Execute Script'], ['tool', 'detect_missing_values'], ['action', 'Edit Script (AI)'], ['invalid', null], ['action', 'Python REPL'], ['answer', 'Final Answer']]);
+    assert.equal(
+      model.turns.map((t: { action: string; name?: string }) => [t.action, t.name ?? null]),
+      [
+        ['action', 'Write File'],
+        ['code', 'Execute Script'],
+        ['tool', 'detect_missing_values'],
+        ['action', 'Edit Script (AI)'],
+        ['invalid', null],
+        ['action', 'Python REPL'],
+        ['answer', 'Final Answer'],
+      ],
+    );
     // MLAgentBench's answer to an edit: where it went and the diff.
     assert.match(model.turns[3].observation, /^The edited file is saved to solve2\.py\. Here is the diff, please check if the edit is correct and desirable:\n\n--- solve2\.py\n\+\+\+ solve2\.py\n@@ -1,3 \+1,4 @@\n(?: .*\n){3}\+print\("edited"\)\n$/);
     // The REPL runs in the jail, in the workspace, and shows what the command printed.

@@ -16,7 +16,7 @@ import { mirrorAt } from './mlebench-checkout.js';
 /** A seeded stream in [0, 1) (a small LCG: the data need only be fixed, not good). */
 function stream(seed: number): () => number {
   let s = seed;
-  return () => ((s = (s * 1103515245 + 12345) % 2147483648) / 2147483648);
+  return () => (s = (s * 1103515245 + 12345) % 2147483648) / 2147483648;
 }
 
 function rows(n: number, seed: number, label: (x1: number, x2: number) => string, start = 0): { features: string[]; labels: string[] } {
@@ -125,7 +125,10 @@ test('MLE-bench competitions become tasks; scripted agents are graded by the com
   const spamTask = JSON.parse(await readFile(join(comps, 'tasks', 'toy-spam', 'task.json'), 'utf8'));
   assert.equal([spamTask.generator, spamTask.metric, spamTask.is_lower_better, spamTask.leaderboard_teams], ['mlebench', 'accuracy', false, 50]);
   // The prepared data is linked where MLE-bench put it, not copied into the cache; task.json records it by name, size and time.
-  for (const [rel, prepared] of [['public', 'public'], ['private/answers', 'private']]) {
+  for (const [rel, prepared] of [
+    ['public', 'public'],
+    ['private/answers', 'private'],
+  ]) {
     assert.ok((await lstat(join(comps, 'tasks', 'toy-spam', rel))).isSymbolicLink(), rel);
     assert.is(await realpath(join(comps, 'tasks', 'toy-spam', rel)), await realpath(join(dir, 'data', 'toy-spam', 'prepared', prepared)));
   }
@@ -135,7 +138,10 @@ test('MLE-bench competitions become tasks; scripted agents are graded by the com
   assert.not.ok(spamTask.references.public.files.some((f: [string]) => f[0].includes('private')));
 
   const out = (await cli(['outputs', 'e.yaml', 'agents'], { cwd: dir })).stdout.trim();
-  const results = (await readFile(join(out, 'results.jsonl'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
+  const results = (await readFile(join(out, 'results.jsonl'), 'utf8'))
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
   assert.is(results.length, 4);
   const close = (a: number, b: number) => Math.abs(a - b) < 1e-9;
   for (const run of results) {
@@ -158,7 +164,11 @@ test('MLE-bench competitions become tasks; scripted agents are graded by the com
   assert.is(of('scripted:majority', 'toy-rent').above_median, false);
 
   // The system prompt names the competition's own files and sample submission.
-  const rent = (await readFile(join(out, 'trajectories.jsonl'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l)).find((t) => t.task_id === 'toy-rent');
+  const rent = (await readFile(join(out, 'trajectories.jsonl'), 'utf8'))
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l))
+    .find((t) => t.task_id === 'toy-rent');
   const system = rent.messages.find((m: { role: string }) => m.role === 'system').content;
   assert.match(system, '`labels.csv`');
   assert.match(system, '`public/sample_submission_null.csv` shows the');
@@ -198,7 +208,11 @@ test('agents are shown the grader’s message about their submission, never a tr
   assert.not.match(ids.ok ? '' : ids.error, 'Traceback');
   // A grader that returns infinity or NaN: a valid submission, as MLE-bench counts it (score is not None).
   const sample = await readFile(join(task, 'public', 'sample_submission.csv'), 'utf8');
-  for (const [text, want] of [['inf', Infinity], ['-inf', -Infinity], ['nan', NaN]] as const) {
+  for (const [text, want] of [
+    ['inf', Infinity],
+    ['-inf', -Infinity],
+    ['nan', NaN],
+  ] as const) {
     await writeFile(join(dir, 'mle/mlebench/competitions/toy-spam/SCORE'), text);
     const g = await grade('any.csv', sample);
     assert.ok(g.ok && Object.is(g.score, want), `${text}: ${JSON.stringify(g)}`);
@@ -220,8 +234,8 @@ test('a competition whose grader does not load fails the node, naming it and why
   const dir = await tmpProject(files);
   const r = await cli(['run', 'e.yaml'], { cwd: dir });
   assert.is(r.exitCode, 1);
-  assert.match(r.stderr, "1 of 2 MLE-bench competitions cannot be graded here");
-  assert.match(r.stderr, "toy-broken: its sample submission sample_submission.csv does not grade");
+  assert.match(r.stderr, '1 of 2 MLE-bench competitions cannot be graded here');
+  assert.match(r.stderr, 'toy-broken: its sample submission sample_submission.csv does not grade');
   assert.match(r.stderr, "ModuleNotFoundError: No module named 'a_package_nobody_installed'");
   const lenient = await cli(['run', 'e.yaml', '-S', 'stages.comps.with.keep_going=true'], { cwd: dir });
   assert.is(lenient.exitCode, 0, lenient.stderr);
@@ -233,7 +247,10 @@ test('a competition whose grader does not load fails the node, naming it and why
 });
 
 test('an eval whose grader fails marks those runs grade_error and fails the node with the counts', async () => {
-  const dir = await tmpProject({ ...FILES, 'e.yaml': 'name: m\nstages:\n  comps: { uses: mlebench, with: { data: data, mlebench: mle, set: [toy-spam, toy-rent] } }\n  agents: { uses: eval, needs: [comps], with: { policy: scripted:majority, max_turns: 3, seed: 1 } }\n' });
+  const dir = await tmpProject({
+    ...FILES,
+    'e.yaml': 'name: m\nstages:\n  comps: { uses: mlebench, with: { data: data, mlebench: mle, set: [toy-spam, toy-rent] } }\n  agents: { uses: eval, needs: [comps], with: { policy: scripted:majority, max_turns: 3, seed: 1 } }\n',
+  });
   assert.is((await cli(['run', 'e.yaml', '--only', 'comps'], { cwd: dir })).exitCode, 0);
   await writeFile(join(dir, 'mle/mlebench/competitions/toy-spam/BROKEN'), '');
   const r = await cli(['run', 'e.yaml'], { cwd: dir });

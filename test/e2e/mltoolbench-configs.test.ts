@@ -42,10 +42,7 @@ test('table1, table5-coverage, table6-intervention, fig5-guidance: validate and 
 test('extended to a model: as a policy in table1 and as the paraphrasing model in table6', async () => {
   const dir = await project();
   await writeFile(join(dir, 'model1.yaml'), 'extends: table1.yaml\nname: t1-model\nvars: { policies: [llm, scripted:diagnose] }\n');
-  await writeFile(
-    join(dir, 'model6.yaml'),
-    'extends: table6-intervention.yaml\nname: t6-model\nvars: { policies: [llm] }\nstages:\n  arms: { with: { intervention: { mode: none, tools: all, branch: id, paraphrase_model: llm } } }\n',
-  );
+  await writeFile(join(dir, 'model6.yaml'), 'extends: table6-intervention.yaml\nname: t6-model\nvars: { policies: [llm] }\nstages:\n  arms: { with: { intervention: { mode: none, tools: all, branch: id, paraphrase_model: llm } } }\n');
   const env = { MLTB_BASE_URL: 'http://127.0.0.1:9/v1', MLTB_MODEL: 'some-model' };
   const v = await cli(['validate', 'model1.yaml', 'model6.yaml'], { cwd: dir, env });
   assert.is(v.exitCode, 0, v.stderr + v.stdout);

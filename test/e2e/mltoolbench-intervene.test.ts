@@ -38,7 +38,7 @@ const BLIND_SHARE = 0.1;
 // The project of the first test: the paired arms branch its saved diagnose runs.
 let project = '';
 
-test('ID split: diagnose beats blind; masking lowers diagnose\'s success, paraphrasing keeps every outcome; the trajectory keeps both answers', async () => {
+test("ID split: diagnose beats blind; masking lowers diagnose's success, paraphrasing keeps every outcome; the trajectory keeps both answers", async () => {
   // The model rewords by prefixing the report it is sent (everything after the prompt's blank line).
   const server = await startReplayServer([(body) => ({ content: PREFIX + body.messages[0].content.split('\n\n').slice(1).join('\n\n'), usage: { prompt_tokens: 30, completion_tokens: 30 } })]);
   try {
@@ -50,8 +50,19 @@ test('ID split: diagnose beats blind; masking lowers diagnose\'s success, paraph
     // Each arm is a node of its own: the intervention is part of the key.
     assert.is(new Set(Object.values(outs)).size, 5);
     const row = async (s: string) => (JSON.parse(await readFile(join(outs[s], 'rows.json'), 'utf8')) as { policy: Array<Record<string, number>> }).policy[0];
-    const runs = async (s: string) => new Map((await readFile(join(outs[s], 'results.jsonl'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as { task_id: string; success: boolean }).map((x) => [x.task_id, x.success]));
-    const trajs = async (s: string) => (await readFile(join(outs[s], 'trajectories.jsonl'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as Traj);
+    const runs = async (s: string) =>
+      new Map(
+        (await readFile(join(outs[s], 'results.jsonl'), 'utf8'))
+          .trim()
+          .split('\n')
+          .map((l) => JSON.parse(l) as { task_id: string; success: boolean })
+          .map((x) => [x.task_id, x.success]),
+      );
+    const trajs = async (s: string) =>
+      (await readFile(join(outs[s], 'trajectories.jsonl'), 'utf8'))
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as Traj);
     const [o, m, p] = [await row('original'), await row('masked'), await row('paraphrased')];
     const [ro, rm, rp] = [await runs('original'), await runs('masked'), await runs('paraphrased')];
     const report = `original ${o.success} [${o.success_lo}, ${o.success_hi}], masked ${m.success} [${m.success_lo}, ${m.success_hi}], paraphrased ${p.success} [${p.success_lo}, ${p.success_hi}]`;
@@ -73,7 +84,10 @@ test('ID split: diagnose beats blind; masking lowers diagnose\'s success, paraph
     for (const t of masked) {
       assert.is(t.intervention?.mode, 'mask');
       assert.match(t.observation, /measurements, conclusions and suggestions are unavailable/);
-      assert.ok(Object.values(t.evidence ?? {}).every((v) => v === 'unavailable' || (typeof v === 'object' && v !== null)), JSON.stringify(t.evidence));
+      assert.ok(
+        Object.values(t.evidence ?? {}).every((v) => v === 'unavailable' || (typeof v === 'object' && v !== null)),
+        JSON.stringify(t.evidence),
+      );
       assert.equal(Object.keys(t.evidence ?? {}), Object.keys(t.intervention!.original.evidence));
       assert.ok(Object.values(t.intervention!.original.evidence).some((v) => v !== 'unavailable'));
     }
@@ -110,13 +124,18 @@ test('ID split: diagnose beats blind; masking lowers diagnose\'s success, paraph
     // The suite rewards diagnosis: an agent that reads only the code and edits it by a fixed recipe
     // solves at most BLIND_SHARE of the instances that carry a fault.
     const rb = await runs('blind');
-    const faulty = suiteInstances().filter((i) => i.split === 'id' && i.config !== 'healthy').map((i) => i.id);
+    const faulty = suiteInstances()
+      .filter((i) => i.split === 'id' && i.config !== 'healthy')
+      .map((i) => i.id);
     assert.is(faulty.length, 20);
     const blindSolved = faulty.filter((id) => rb.get(id));
     assert.ok(blindSolved.length <= BLIND_SHARE * faulty.length, `blind solves ${blindSolved.length} of ${faulty.length} faulty instances: ${blindSolved.join(', ')}`);
     // Healthy instances leave diagnose nothing to fix, so it cannot succeed on them.
     const healthy = ['cv-id-05', 'nlp-id-05', 'tabular-id-05', 'time_series-id-05', 'graph-id-05'].map((x) => `mltb-v1-${x}`);
-    assert.ok(healthy.every((id) => ro.get(id) === false), JSON.stringify(healthy.map((id) => ro.get(id))));
+    assert.ok(
+      healthy.every((id) => ro.get(id) === false),
+      JSON.stringify(healthy.map((id) => ro.get(id))),
+    );
   } finally {
     await server.close();
   }
@@ -140,12 +159,21 @@ test('paired arms branch each saved run at one drawn return: the same turn in ev
   const bad = await cli(['validate', 'paired.yaml'], { cwd: project });
   assert.is(bad.exitCode, 2);
   assert.match(bad.stderr, /paired\.yaml:7:\d+: stages\.wrong\.with\.intervention\.branch: "original" is not in this stage's needs: \(suite\)/);
-  await writeFile(join(project, 'paired.yaml'), PAIRED.split('\n').filter((l) => !l.includes('wrong:')).join('\n'));
+  await writeFile(
+    join(project, 'paired.yaml'),
+    PAIRED.split('\n')
+      .filter((l) => !l.includes('wrong:'))
+      .join('\n'),
+  );
   const r = await cli(['run', 'paired.yaml'], { cwd: project });
   assert.is(r.exitCode, 0, r.stderr);
   // The suite and the saved runs are the first test's.
   assert.match(r.stderr, /done: 2 ran, 2 cached, 0 failed/);
-  const read = async (s: string) => (await readFile(join((await cli(['outputs', 'paired.yaml', s], { cwd: project })).stdout.trim(), 'trajectories.jsonl'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as Branched);
+  const read = async (s: string) =>
+    (await readFile(join((await cli(['outputs', 'paired.yaml', s], { cwd: project })).stdout.trim(), 'trajectories.jsonl'), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Branched);
   const [orig, same, mask] = [await read('original'), await read('true'), await read('mask1')];
   const key = (t: Branched) => `${t.task_id}#${t.sample}`;
   const by = (ts: Branched[]) => new Map(ts.map((t) => [key(t), t]));
@@ -177,7 +205,11 @@ test('paired arms branch each saved run at one drawn return: the same turn in ev
     if (t) {
       // As given, the scripted agent goes on exactly as it did.
       replayed++;
-      assert.equal(t.turns.map((x) => x.name ?? x.action), o.turns.map((x) => x.name ?? x.action), k);
+      assert.equal(
+        t.turns.map((x) => x.name ?? x.action),
+        o.turns.map((x) => x.name ?? x.action),
+        k,
+      );
       assert.is(t.variables.success, o.variables.success, k);
     }
     // Only the drawn return is changed; the answers before and after it are shown as given.

@@ -67,7 +67,10 @@ test('train, ID and OOD from the suite; SFT on curated, guided demonstrations; s
     const l = await load(dir, f);
     const byId = new Map(l.nodes.map((n) => [n.id, n]));
     const inputs = (n: GraphNode) => n.inputs.map((i) => byId.get(i)!);
-    const suiteSplit = (n: GraphNode) => inputs(n).filter((i) => kind(i) === 'mltoolbench').map((i) => param(i, 'split'));
+    const suiteSplit = (n: GraphNode) =>
+      inputs(n)
+        .filter((i) => kind(i) === 'mltoolbench')
+        .map((i) => param(i, 'split'));
     const splits = new Set(l.nodes.filter((n) => kind(n) === 'mltoolbench').map((n) => param(n, 'split')));
     for (const s of ['train', 'id', 'ood']) assert.ok(splits.has(s), `${f}: no mltoolbench ${s} split`);
 
@@ -96,7 +99,10 @@ test('train, ID and OOD from the suite; SFT on curated, guided demonstrations; s
       if (param(rl, 'shaping.kind') !== 'none') {
         const writer = param(rl, 'shaping.summarizer') as string | undefined;
         assert.ok(writer && l.exp.models[writer], `${f}: ${rl.id} (${param(rl, 'shaping.kind')}) has no summarizer`);
-        assert.ok(inputs(rl).some((i) => kind(i) === 'curate'), `${f}: ${rl.id}'s bank is not the curated demonstrations`);
+        assert.ok(
+          inputs(rl).some((i) => kind(i) === 'curate'),
+          `${f}: ${rl.id}'s bank is not the curated demonstrations`,
+        );
       }
     }
 

@@ -60,10 +60,16 @@ test('two ID instances built as tasks, solved through mlab, then all cached', as
   assert.equal(seen.opened, []);
   assert.ok(seen.public.includes('train.py'));
   const solve = (await cli(['outputs', 'e.yaml', 'solve'], { cwd: dir })).stdout.trim();
-  const runs = (await readFile(join(solve, 'results.jsonl'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as { task_id: string; success: boolean | null });
+  const runs = (await readFile(join(solve, 'results.jsonl'), 'utf8'))
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { task_id: string; success: boolean | null });
   assert.is(runs.length, 2);
   // Every task records its starter baseline, so every run has a verdict under Eq. 5.
-  assert.ok(runs.every((x) => typeof x.success === 'boolean'), JSON.stringify(runs));
+  assert.ok(
+    runs.every((x) => typeof x.success === 'boolean'),
+    JSON.stringify(runs),
+  );
   const again = await cli(['run', 'e.yaml'], { cwd: dir });
   assert.is(again.exitCode, 0, again.stderr);
   assert.match(again.stdout + again.stderr, /2 nodes, 2 cached, 0 to run/);
@@ -77,10 +83,12 @@ test('an unknown template is refused where it is written', async () => {
   assert.not.match(r.stderr, /\n\s+at /);
 });
 
-const MANIFEST = JSON.stringify({ instances: [
-  { instance_id: 'mltb-v1-toy-id-01', template_id: 'toy', split: 'id', condition: 'wrong thing', native_metric: 'accuracy', direction: 'maximize', starter_baseline: { mean: 0.5, std: 0.02 } },
-  { instance_id: 'mltb-v1-toy-id-02', template_id: 'toy', split: 'id', native_metric: 'accuracy', direction: 'maximize' },
-] });
+const MANIFEST = JSON.stringify({
+  instances: [
+    { instance_id: 'mltb-v1-toy-id-01', template_id: 'toy', split: 'id', condition: 'wrong thing', native_metric: 'accuracy', direction: 'maximize', starter_baseline: { mean: 0.5, std: 0.02 } },
+    { instance_id: 'mltb-v1-toy-id-02', template_id: 'toy', split: 'id', native_metric: 'accuracy', direction: 'maximize' },
+  ],
+});
 const TOY = {
   'data/mltb-v1-toy-id-01/public/train.csv': 'id,x,y\n1,0.1,0\n2,0.9,1\n',
   'data/mltb-v1-toy-id-01/public/test.csv': 'id,x\n3,0.2\n',

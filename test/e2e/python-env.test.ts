@@ -43,7 +43,7 @@ function lockSubset(lock: string, roots: readonly string[]): string {
   const name = (b: string) => b.slice(0, b.indexOf('=='));
   const via = (b: string) => [...b.matchAll(/#\s+(?:via\s+)?([A-Za-z0-9][A-Za-z0-9._-]*)\s*$/gm)].map((m) => m[1]);
   const keep = new Set(roots);
-  for (let grown = true; grown; ) {
+  for (let grown = true; grown;) {
     grown = false;
     for (const b of blocks) {
       if (!keep.has(name(b)) && via(b).some((p) => keep.has(p))) {

@@ -160,7 +160,7 @@ test('outputs prints the entry folder; --only, --force and --keep-going', async 
   assert.is((await runs(dir)).length, 4);
 
   // A failing node: without --keep-going nothing new starts; with it, only its dependents are skipped.
-  const failing = EXP.replace("echo side >> runs.log\n", 'echo side >> runs.log\n        exit 3\n');
+  const failing = EXP.replace('echo side >> runs.log\n', 'echo side >> runs.log\n        exit 3\n');
   await writeFile(join(dir, 'g.yaml'), failing.replace('name: flow', 'name: g').replace('vars: { n: 3 }', 'vars: { n: 7 }'));
   const stop = await cli(['run', 'g.yaml', '-j', '1'], { cwd: dir });
   assert.is(stop.exitCode, 1);

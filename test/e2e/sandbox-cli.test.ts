@@ -8,8 +8,7 @@ import { cli, tmpProject } from '../helpers.js';
 const FILES = {
   'task/public/train.csv': 'id,y\n1,0\n',
   'task/private/answer.csv': 'id,y\n1,SECRET\n',
-  'task/private/evaluator.py':
-    'import json\nprint(json.dumps({"score": 0.9, "gold_threshold": 0.95, "silver_threshold": 0.9, "bronze_threshold": 0.8, "median_threshold": 0.5, "is_lower_better": False}))\n',
+  'task/private/evaluator.py': 'import json\nprint(json.dumps({"score": 0.9, "gold_threshold": 0.95, "silver_threshold": 0.9, "bronze_threshold": 0.8, "median_threshold": 0.5, "is_lower_better": False}))\n',
   'step.py': 'import sys, os\nprint("args", sys.argv[1:], os.listdir("public"))\nopen("submission.csv", "w").write("id,y\\n1,0\\n")\nprint("oops", file=sys.stderr)\nsys.exit(4)\n',
   'slow.py': 'import time\nprint("started", flush=True)\ntime.sleep(30)\nprint("finished")\n',
 };
@@ -24,12 +23,17 @@ test('prints one JSON object with the result fields', async () => {
     assert.is(out.exitCode, 4);
     assert.is(out.stdout, "args ['x', 'y'] ['train.csv']\n");
     assert.is(out.stderr.trim(), 'oops');
-    assert.is(out.backend, extra[0] === '--warm' ? 'warm-bwrap' : extra[1] ?? 'bwrap');
+    assert.is(out.backend, extra[0] === '--warm' ? 'warm-bwrap' : (extra[1] ?? 'bwrap'));
   }
 });
 
 test("a task whose public/ is a link to data elsewhere (an MLE-bench task's) is shown as the folder itself, read-only, in every backend", async () => {
-  const dir = await tmpProject({ ...FILES, 'prepared/public/train.csv': 'id,y\n1,0\n', 'linked/private/evaluator.py': FILES['task/private/evaluator.py'], 'look.py': 'import os\nprint(os.listdir("public"))\ntry:\n    open("public/x", "w")\nexcept OSError as e:\n    print("read-only", e.errno)\n' });
+  const dir = await tmpProject({
+    ...FILES,
+    'prepared/public/train.csv': 'id,y\n1,0\n',
+    'linked/private/evaluator.py': FILES['task/private/evaluator.py'],
+    'look.py': 'import os\nprint(os.listdir("public"))\ntry:\n    open("public/x", "w")\nexcept OSError as e:\n    print("read-only", e.errno)\n',
+  });
   await symlink(join(dir, 'prepared', 'public'), join(dir, 'linked', 'public'));
   for (const extra of [[], ['--warm'], ['--backend', 'docker']]) {
     const r = await cli(['sandbox', 'run', '--task', 'linked', ...extra, 'look.py'], { cwd: dir });

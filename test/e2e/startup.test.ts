@@ -24,11 +24,31 @@ await writeFile(hookFile, HOOK);
 /** The files under node_modules the command loaded, as `package/path`, and its result. */
 async function loaded(args: string[], cwd: string): Promise<{ files: string[]; exitCode: number; stderr: string }> {
   const r = await execa(process.execPath, ['--import', pathToFileURL(hookFile).href, CLI, ...args], { cwd, reject: false, env: { CI: 'true', NO_COLOR: '1' } });
-  const files = [...new Set(String(r.stderr).split('\n').filter((l) => l.startsWith('LOADED ')).map((l) => l.slice(7)).filter((f) => f.includes('node_modules/')).map((f) => f.slice(f.lastIndexOf('node_modules/') + 13)))];
-  return { files, exitCode: r.exitCode ?? -1, stderr: String(r.stderr).split('\n').filter((l) => !l.startsWith('LOADED ')).join('\n') };
+  const files = [
+    ...new Set(
+      String(r.stderr)
+        .split('\n')
+        .filter((l) => l.startsWith('LOADED '))
+        .map((l) => l.slice(7))
+        .filter((f) => f.includes('node_modules/'))
+        .map((f) => f.slice(f.lastIndexOf('node_modules/') + 13)),
+    ),
+  ];
+  return {
+    files,
+    exitCode: r.exitCode ?? -1,
+    stderr: String(r.stderr)
+      .split('\n')
+      .filter((l) => !l.startsWith('LOADED '))
+      .join('\n'),
+  };
 }
 
-const packageOf = (f: string) => f.split('/').slice(0, f.startsWith('@') ? 2 : 1).join('/');
+const packageOf = (f: string) =>
+  f
+    .split('/')
+    .slice(0, f.startsWith('@') ? 2 : 1)
+    .join('/');
 const HEAVY = ['vega', 'vega-lite', 'dockerode', 'openai', 'listr2', 'execa', 'tar-fs', 'hyparquet-writer', 'csv-parse'];
 
 const EXP = `name: lazy
@@ -54,14 +74,20 @@ test('plan loads neither the running, drawing and sandbox packages nor ajv itsel
   const packages = new Set(r.files.map(packageOf));
   assert.ok(packages.has('yaml'), 'the hook sees CommonJS packages');
   for (const p of HEAVY) assert.not.ok(packages.has(p), `plan loaded ${p}`);
-  assert.equal(r.files.filter((f) => f.startsWith('ajv/') && !f.startsWith('ajv/dist/runtime/')), []);
+  assert.equal(
+    r.files.filter((f) => f.startsWith('ajv/') && !f.startsWith('ajv/dist/runtime/')),
+    [],
+  );
 });
 
 test('a run that is all cached does not draw an unchanged figure (vega stays unloaded)', async () => {
   const dir = await tmpProject({ 'e.yaml': EXP });
   const first = await loaded(['run', 'e.yaml'], dir);
   assert.is(first.exitCode, 0, first.stderr);
-  assert.ok(first.files.some((f) => packageOf(f) === 'vega'), 'the first run draws the figure');
+  assert.ok(
+    first.files.some((f) => packageOf(f) === 'vega'),
+    'the first run draws the figure',
+  );
   const again = await loaded(['run', 'e.yaml'], dir);
   assert.is(again.exitCode, 0, again.stderr);
   assert.match(again.stderr, /figure x: reports\/lazy\/x\.svg/);

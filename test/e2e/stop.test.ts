@@ -34,8 +34,7 @@ const tagged = (tag: string) => `time\\.sleep\\(${tag.replace('.', '\\.')}\\)`;
 
 const pids = async (pattern: string) => String((await execa('pgrep', ['-f', pattern], { reject: false })).stdout).trim();
 /** Containers this CLI process started (labelled with its pid), running or not. */
-const containers = async (pid: number) =>
-  String((await execa('docker', ['ps', '-aq', '--filter', `label=mlepipe.pid=${pid}`], { reject: false })).stdout).trim();
+const containers = async (pid: number) => String((await execa('docker', ['ps', '-aq', '--filter', `label=mlepipe.pid=${pid}`], { reject: false })).stdout).trim();
 /** Control groups this CLI process made for its jails (named after its pid); none may outlive it. */
 async function cgroups(pid: number): Promise<string[]> {
   const found: string[] = [];

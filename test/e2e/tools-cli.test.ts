@@ -32,7 +32,10 @@ test('tools run: the answer text, or the whole answer with --json; files copied 
   const j = JSON.parse((await cli(['tools', 'run', 'detect_missing_values', '--task', 'task', '--arg', 'path=public/train.csv', '--json'], { cwd: dir })).stdout);
   assert.equal([j.ok, j.tool, j.evidence.columns[0].missing], [true, 'detect_missing_values', 6]);
   const log = JSON.parse((await cli(['tools', 'run', 'extract_training_metric_series', '--task', 'task', '--file', 'run.log', '--arg', 'path=run.log', '--arg', 'metrics=loss', '--json'], { cwd: dir })).stdout);
-  assert.equal(log.evidence.series.loss.map((p: { value: number }) => p.value), [0.9, 0.5, 0.4]);
+  assert.equal(
+    log.evidence.series.loss.map((p: { value: number }) => p.value),
+    [0.9, 0.5, 0.4],
+  );
 });
 
 test('tools run: a bad name, bad arguments and private/ are refused with a message', async () => {

@@ -82,16 +82,7 @@ tables:
     .trim()
     .split('\n')
     .map((l) => l.split(': ')[0]);
-  assert.equal(where, [
-    'e.yaml:3:20',
-    'e.yaml:5:41',
-    'e.yaml:5:57',
-    'e.yaml:6:55',
-    'e.yaml:6:76',
-    'e.yaml:7:29',
-    'e.yaml:8:30',
-    'e.yaml:10:14',
-  ]);
+  assert.equal(where, ['e.yaml:3:20', 'e.yaml:5:41', 'e.yaml:5:57', 'e.yaml:6:55', 'e.yaml:6:76', 'e.yaml:7:29', 'e.yaml:8:30', 'e.yaml:10:14']);
   const run = await cli(['run', 'e.yaml'], { cwd: dir });
   assert.is(run.exitCode, 2);
   assert.is(run.stderr, r.stderr);
@@ -109,11 +100,21 @@ test('run -j past the settings bound is refused before anything runs', async () 
 test('every shipped experiment validates and plans (weights and endpoints named by variables need not exist)', async () => {
   const dir = await tmpProject({});
   await cp(join(ROOT, 'experiments'), join(dir, 'experiments'), { recursive: true, filter: (src) => !src.includes('/reports') && !src.endsWith('.lock.json') });
-  const files = (await readdir(join(dir, 'experiments'), { recursive: true })).filter((f) => f.endsWith('.yaml')).map((f) => join('experiments', f)).sort();
+  const files = (await readdir(join(dir, 'experiments'), { recursive: true }))
+    .filter((f) => f.endsWith('.yaml'))
+    .map((f) => join('experiments', f))
+    .sort();
   for (const f of ['table1-seed-sft.yaml', 'table3.yaml', 'table4.yaml']) assert.ok(files.includes(join('experiments', 'sandmle', f)), files.join(', '));
   const v = await cli(['validate', ...files], { cwd: dir });
   assert.is(v.exitCode, 0, v.stderr);
-  assert.is(v.stdout.trim().split('\n').filter((l) => / ok \(/.test(l)).length, files.length, v.stdout);
+  assert.is(
+    v.stdout
+      .trim()
+      .split('\n')
+      .filter((l) => / ok \(/.test(l)).length,
+    files.length,
+    v.stdout,
+  );
   for (const f of files) {
     const p = await cli(['plan', f], { cwd: dir });
     assert.is(p.exitCode, 0, `${f}: ${p.stderr}`);
@@ -130,7 +131,12 @@ test("the paper's RL configs train on verl: the plan says so, the one-GPU varian
     assert.match(p.stdout, /run +rl\S* +no entry +→ a verl Ray job on 1 × 8 GPUs/, `${f}: ${p.stdout}`);
   }
   const one = await cli(['plan', 'experiments/sandmle/table4.yaml', '-S', 'stages.rl.with.verl.gpus_per_node=1', '--json'], { cwd: dir });
-  assert.equal(JSON.parse(one.stdout).nodes.filter((n: { stage: string }) => n.stage === 'rl').map((n: { placement: string }) => n.placement.slice(0, 26)), ['a verl Ray job on 1 × 1 GP', 'a verl Ray job on 1 × 1 GP']);
+  assert.equal(
+    JSON.parse(one.stdout)
+      .nodes.filter((n: { stage: string }) => n.stage === 'rl')
+      .map((n: { placement: string }) => n.placement.slice(0, 26)),
+    ['a verl Ray job on 1 × 1 GP', 'a verl Ray job on 1 × 1 GP'],
+  );
   const small = await cli(['validate', 'experiments/sandmle/table4.yaml', '-S', 'stages.rl.with.verl.gpus_per_node=1', '-S', 'stages.rl.with.verl.gpu_memory_gib=40'], { cwd: dir });
   assert.is(small.exitCode, 2, small.stdout + small.stderr);
   assert.match(small.stderr, /table4\.yaml:\d+:\d+: stages\.rl\.with\.verl: stage rl: no layout of 8\.2B parameters fits 1 × 1 GPUs of 40 GiB/);
@@ -138,8 +144,15 @@ test("the paper's RL configs train on verl: the plan says so, the one-GPU varian
 
 test("table1-seed-sft's SFT trains on verl: the plan says so, one H200 fits offloaded, a GPU too small or an entry without weights is refused before anything runs", async () => {
   const dir = await tmpProject({
-    'e.yaml': 'name: e\nmodels:\n  base: { provider: worker, model: qwen3-8b, tiny: 0 }\n  lora: { provider: worker, path: /models/Qwen3-8B, model: qwen3-8b, lora_rank: 8 }\nstages:\n  s: { uses: sft, with: { model: lora, trainer: verl, data: chat.jsonl } }\n',
-    'chat.jsonl': JSON.stringify({ messages: [{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'hello' }] }) + '\n',
+    'e.yaml':
+      'name: e\nmodels:\n  base: { provider: worker, model: qwen3-8b, tiny: 0 }\n  lora: { provider: worker, path: /models/Qwen3-8B, model: qwen3-8b, lora_rank: 8 }\nstages:\n  s: { uses: sft, with: { model: lora, trainer: verl, data: chat.jsonl } }\n',
+    'chat.jsonl':
+      JSON.stringify({
+        messages: [
+          { role: 'user', content: 'hi' },
+          { role: 'assistant', content: 'hello' },
+        ],
+      }) + '\n',
   });
   await cp(join(ROOT, 'experiments'), join(dir, 'experiments'), { recursive: true, filter: (src) => !src.includes('/reports') && !src.endsWith('.lock.json') });
   const f = 'experiments/sandmle/table1-seed-sft.yaml';

@@ -79,7 +79,10 @@ ${TASKS}  rl: { uses: grpo, needs: [verified], with: { split: all, steps: 3, bat
   assert.is(again.exitCode, 0, again.stderr);
   assert.match(await logs(dir, 'rl'), /step 1: finished by an earlier attempt/);
   const curve = await jsonl(join(await out(dir, 'rl'), 'metrics.jsonl'));
-  assert.equal(curve.map((m) => m.step), [1, 2, 3]);
+  assert.equal(
+    curve.map((m) => m.step),
+    [1, 2, 3],
+  );
 });
 
 test('trainer: worker sends each step to the worker (schema-checked batches, masks, advantages, saves)', async () => {
@@ -95,7 +98,10 @@ ${TASKS}  rl: { uses: grpo, needs: [verified], with: { policy: served, trainer: 
     assert.is(r.exitCode, 0, r.stderr);
     assert.match(await logs(dir, 'rl'), /trainer worker: ok, step 0, test-policy/);
     assert.is(worker.batches.length, 2);
-    assert.equal(worker.saves, [{ step: 1, tag: 'step-00001' }, { step: 2, tag: 'step-00002' }]);
+    assert.equal(worker.saves, [
+      { step: 1, tag: 'step-00001' },
+      { step: 2, tag: 'step-00002' },
+    ]);
     // Two rollouts of one task per step, two replies each (copy the sample, answer).
     assert.is(worker.generations, 8);
     const b = worker.batches[0];
@@ -103,16 +109,37 @@ ${TASKS}  rl: { uses: grpo, needs: [verified], with: { policy: served, trainer: 
     assert.equal([b.step, b.group_size, b.advantage, b.hyper.lr, b.hyper.clip_high], [1, 2, 'grpo', 1e-6, 0.28]);
     assert.is(b.trajectories.length, 2);
     const t = b.trajectories[0];
-    assert.equal(t.messages.map((m: { role: string; loss_mask: number }) => [m.role, m.loss_mask]), [['system', 0], ['user', 0], ['assistant', 1], ['user', 0], ['assistant', 1]]);
+    assert.equal(
+      t.messages.map((m: { role: string; loss_mask: number }) => [m.role, m.loss_mask]),
+      [
+        ['system', 0],
+        ['user', 0],
+        ['assistant', 1],
+        ['user', 0],
+        ['assistant', 1],
+      ],
+    );
     assert.equal(t.messages[2].logprobs, [-0.5, -0.5, -0.5]);
     // The exact tokens of each reply, the worker's tokenizer and the loss's aggregation.
-    assert.equal(t.turns.map((x: { prompt_ids: number[]; token_ids: number[] }) => [x.prompt_ids, x.token_ids]), [[[1, 2, 3], [7, 8, 9]], [[1, 2, 4], [7]]]);
+    assert.equal(
+      t.turns.map((x: { prompt_ids: number[]; token_ids: number[] }) => [x.prompt_ids, x.token_ids]),
+      [
+        [
+          [1, 2, 3],
+          [7, 8, 9],
+        ],
+        [[1, 2, 4], [7]],
+      ],
+    );
     assert.equal(t.turns[0].logprobs, [-0.5, -0.5, -0.5]);
     assert.is(b.tokenizer.tokenizer_sha256, 'a'.repeat(64));
     assert.is(b.loss_agg_mode, 'token-mean');
     // Both rollouts did the same thing: equal rewards, so the group carries no signal.
     assert.ok(b.groups[0].zero_signal);
-    assert.equal(b.trajectories.map((x: { advantage: number }) => x.advantage), [0, 0]);
+    assert.equal(
+      b.trajectories.map((x: { advantage: number }) => x.advantage),
+      [0, 0],
+    );
     assert.is(t.variables.execute, 1);
   } finally {
     await worker.close();
@@ -135,7 +162,10 @@ stages:
   const buf = await readFile(join(verl, 'data', 'train.parquet'));
   const rows = (await parquetReadObjects({ file: buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength) })) as Array<Record<string, any>>;
   assert.is(rows.length, 2);
-  assert.equal(rows[0].prompt.map((m: { role: string }) => m.role), ['system', 'user']);
+  assert.equal(
+    rows[0].prompt.map((m: { role: string }) => m.role),
+    ['system', 'user'],
+  );
   assert.match(rows[0].prompt[0].content, '<think>');
   assert.equal([rows[0].data_source, rows[0].agent_name, rows[0].ability, rows[0].reward_model.style, rows[0].extra_info.split], ['mlepipe', 'mlepipe_react', 'mle', 'rule', 'train']);
   // Nothing points into the cache's staging folder: the tasks travel inside the export.
@@ -144,7 +174,18 @@ stages:
   for (const f of ['reward_fn.py', 'mlepipe_verl/agent_loop.py', 'sandbox.json']) assert.ok(await exists(join(verl, f)), f);
   const overrides = await readFile(join(verl, 'trainer_overrides.yaml'), 'utf8');
   assert.not.match(overrides, join(cache, 'tmp'));
-  for (const o of ['actor_rollout_ref.rollout.name=vllm', 'actor_rollout_ref.rollout.mode=async', 'actor_rollout_ref.rollout.agent.agent_loop_config_path=agent_loop.yaml', 'reward.custom_reward_function.path=reward_fn.py', 'actor_rollout_ref.rollout.n=4', 'actor_rollout_ref.actor.clip_ratio_high=0.28', 'data.train_batch_size=16', 'actor_rollout_ref.model.path=Qwen/Qwen3-8B', 'trainer.total_training_steps=100']) assert.match(overrides, o);
+  for (const o of [
+    'actor_rollout_ref.rollout.name=vllm',
+    'actor_rollout_ref.rollout.mode=async',
+    'actor_rollout_ref.rollout.agent.agent_loop_config_path=agent_loop.yaml',
+    'reward.custom_reward_function.path=reward_fn.py',
+    'actor_rollout_ref.rollout.n=4',
+    'actor_rollout_ref.actor.clip_ratio_high=0.28',
+    'data.train_batch_size=16',
+    'actor_rollout_ref.model.path=Qwen/Qwen3-8B',
+    'trainer.total_training_steps=100',
+  ])
+    assert.match(overrides, o);
   assert.match(await readFile(join(verl, 'launch.sh'), 'utf8'), 'python3 -m mlepipe_verl.launch');
   assert.match(await readFile(join(verl, 'agent_loop.yaml'), 'utf8'), 'max_turns: 20');
 });

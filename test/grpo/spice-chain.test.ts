@@ -86,7 +86,10 @@ test('collection → SFT → GRPO with SPICE on a tiny model: its calls are scor
     assert.is.not(e.text, summarise(kept.find((t) => t.task_id === e.task_id)));
   }
   const curve = await readJsonl(join(rl, 'metrics.jsonl'));
-  assert.equal(curve.map((m) => m.step), [1]);
+  assert.equal(
+    curve.map((m) => m.step),
+    [1],
+  );
   let calls = 0;
   let scored = 0;
   for (const k of [1]) {
@@ -100,7 +103,11 @@ test('collection → SFT → GRPO with SPICE on a tiny model: its calls are scor
       // The fine-tuned policy acts: its replies are parsed into mlab actions, and each is a scored turn.
       const found = toolCalls(t);
       const turns = t.shaping.turns as TurnShaping[];
-      assert.equal(turns.map((x) => x.turn), found.map((x) => x.turn), 'one score per tool-call turn');
+      assert.equal(
+        turns.map((x) => x.turn),
+        found.map((x) => x.turn),
+        'one score per tool-call turn',
+      );
       calls += found.length;
       for (const x of turns) {
         if (x.d === null) assert.is(x.shaping, 0);
@@ -119,7 +126,10 @@ test('collection → SFT → GRPO with SPICE on a tiny model: its calls are scor
   // A tiny model imitates its demonstrations only in part: some rollouts act, others write no action.
   assert.ok(calls > 0, 'the fine-tuned policy made tool calls');
   assert.ok(scored > 0);
-  assert.is(scored, curve.reduce((a, m) => a + m.shaping_scored, 0));
+  assert.is(
+    scored,
+    curve.reduce((a, m) => a + m.shaping_scored, 0),
+  );
   // The worker took the update with turn-level advantages, and the checkpoint after it is the node's.
   for (const m of curve) assert.type(m.loss, 'number');
   assert.ok(await readFile(join(rl, 'checkpoint', 'mlepipe-worker.json'), 'utf8'));

@@ -42,7 +42,6 @@ tables:
   shaping: { from: rl, rows: curve, columns: [step, reward_mean, shaping_scored, shaping_mean_abs, beta] }
 `;
 
-
 test('a short SPICE run: pilot β inside κ, shaping on every tool-call turn, metrics in the table', async () => {
   const dir = await tmpProject({ 'e.yaml': EXPERIMENT });
   const r = await cli(['run', 'e.yaml'], { cwd: dir });
@@ -53,7 +52,10 @@ test('a short SPICE run: pilot β inside κ, shaping on every tool-call turn, me
   assert.ok(cal.mean_abs_shaping >= 0.05 && cal.mean_abs_shaping <= 0.3, `pilot mean |β·d| ${cal.mean_abs_shaping}`);
   assert.ok(cal.in_range);
   const curve = await readJsonl(join(rl, 'metrics.jsonl'));
-  assert.equal(curve.map((m) => m.step), [1, 2]);
+  assert.equal(
+    curve.map((m) => m.step),
+    [1, 2],
+  );
   for (const m of curve) assert.is(m.beta, Number(cal.beta.toFixed(6)));
   // The bank started from the demonstrations; each step's references are drawn from it, at most K a task.
   const bank = JSON.parse(await readFile(join(rl, 'bank.json'), 'utf8')) as Array<{ task_id: string; source: string; text: string }>;
@@ -71,7 +73,11 @@ test('a short SPICE run: pilot β inside κ, shaping on every tool-call turn, me
         .map((turn: { action: string }, s: number) => ({ s, action: turn.action, reply: t.messages.filter((m: { role: string }) => m.role === 'assistant')[s]?.content }))
         .filter((c: { action: string; reply?: string }) => ['code', 'validate'].includes(c.action) && c.reply && callSpan('react', c.reply));
       const turns = t.shaping.turns as TurnShaping[];
-      assert.equal(turns.map((x) => x.turn), calls.map((c: { s: number }) => c.s), 'one score per tool-call turn');
+      assert.equal(
+        turns.map((x) => x.turn),
+        calls.map((c: { s: number }) => c.s),
+        'one score per tool-call turn',
+      );
       assert.is(t.shaping.rewards.length, Math.max(1, t.turns.length));
       for (const x of turns) {
         if (x.d === null) assert.is(x.shaping, 0);
@@ -87,7 +93,10 @@ test('a short SPICE run: pilot β inside κ, shaping on every tool-call turn, me
     }
   }
   assert.ok(scored > 0, 'some calls were scored in training');
-  assert.is(scored, curve.reduce((a, m) => a + m.shaping_scored, 0));
+  assert.is(
+    scored,
+    curve.reduce((a, m) => a + m.shaping_scored, 0),
+  );
   assert.match(r.stdout, /shaping\nstep\s+reward_mean\s+shaping_scored\s+shaping_mean_abs\s+beta\n1\s/);
   // TIPS with beta as written: no pilot, the same records.
   const tips = await outputsOf(dir, 'tips');
@@ -99,7 +108,7 @@ test('a short SPICE run: pilot β inside κ, shaping on every tool-call turn, me
   assert.is(JSON.parse(await readFile(join(tips, 'shaping', 'step_00001.json'), 'utf8')).kind, 'tips');
 });
 
-test('scorer: an openai entry: every tool-call turn scored from the server\'s echoed prompt log-probabilities', async () => {
+test("scorer: an openai entry: every tool-call turn scored from the server's echoed prompt log-probabilities", async () => {
   const server = await startReplayServer([echoReply()]);
   try {
     const dir = await tmpProject({
@@ -167,7 +176,13 @@ stages:
   const rl = await outputsOf(dir, 'rl');
   const curve = await readJsonl(join(rl, 'metrics.jsonl'));
   // The worker took both updates (it refuses turn-level batches whose advantages do not match the turns).
-  assert.equal(curve.map((m) => [m.step, m.beta, typeof m.loss]), [[1, 1, 'number'], [2, 1, 'number']]);
+  assert.equal(
+    curve.map((m) => [m.step, m.beta, typeof m.loss]),
+    [
+      [1, 1, 'number'],
+      [2, 1, 'number'],
+    ],
+  );
   for (const t of await readJsonl(join(rl, 'steps', 'step_00001.jsonl'))) {
     // The random model's replies call nothing: no shaping, the outcome at the last turn.
     assert.equal(t.shaping.turns, []);

@@ -14,10 +14,7 @@ export interface TestWorker {
   close(): Promise<void>;
 }
 
-const REPLIES = [
-  '<think>copy the sample</think>\n```python\nimport pandas as pd\npd.read_csv("public/sample_submission.csv").to_csv("submission.csv", index=False)\n```',
-  '<think>done</think>\n<answer>submission.csv</answer>',
-];
+const REPLIES = ['<think>copy the sample</think>\n```python\nimport pandas as pd\npd.read_csv("public/sample_submission.csv").to_csv("submission.csv", index=False)\n```', '<think>done</think>\n<answer>submission.csv</answer>'];
 
 export interface TestWorkerOptions {
   /** Return prompt_token_ids and token_ids (default true). */
@@ -60,7 +57,14 @@ export async function startTestWorker(o: TestWorkerOptions = {}): Promise<TestWo
         state.generations++;
         const turn = body.messages.filter((m: { role: string }) => m.role === 'assistant').length;
         const content = REPLIES[Math.min(turn, REPLIES.length - 1)];
-        const logprobs = body.logprobs ? { content: content.split(' ').slice(0, 3).map((t: string) => ({ token: t, logprob: -0.5, bytes: null, top_logprobs: [] })) } : null;
+        const logprobs = body.logprobs
+          ? {
+              content: content
+                .split(' ')
+                .slice(0, 3)
+                .map((t: string) => ({ token: t, logprob: -0.5, bytes: null, top_logprobs: [] })),
+            }
+          : null;
         const ids = o.tokens === false || !logprobs ? {} : { token_ids: logprobs.content.map((_: unknown, i: number) => 7 + i) };
         const prompt = o.tokens === false ? {} : { prompt_token_ids: [1, 2, 3 + turn] };
         return json(200, {

@@ -72,7 +72,10 @@ test('a tiny worker model trained through the CLI: killed and resumed, its repli
   }
   const rl = await out(dir, 'rl');
   const curve = await jsonl(join(rl, 'metrics.jsonl'));
-  assert.equal(curve.map((m) => m.step), [1, 2, 3]);
+  assert.equal(
+    curve.map((m) => m.step),
+    [1, 2, 3],
+  );
   // max_tokens 10 cuts nearly every reply of a random model (it rarely samples its end token that soon), and the curve says so.
   for (const m of curve) assert.ok(m.truncated_rate > 0.5, `truncated_rate ${m.truncated_rate}`);
   assert.ok(await exists(join(rl, 'checkpoint', 'state.json')), 'the node holds the last checkpoint');
@@ -87,7 +90,13 @@ test('a tiny worker model trained through the CLI: killed and resumed, its repli
   assert.ok(await exists(join(stores[0], 'step-00003', 'optimizer.pt')));
   // A later stage serves that checkpoint on a worker of its own.
   const results = await jsonl(join(await out(dir, 'test'), 'results.jsonl'));
-  assert.equal(results.map((x) => [x.policy, x.task_id]), [['tuned', 'alpha'], ['tuned', 'beta']]);
+  assert.equal(
+    results.map((x) => [x.policy, x.task_id]),
+    [
+      ['tuned', 'alpha'],
+      ['tuned', 'beta'],
+    ],
+  );
   assert.match(log, /trainer worker: http:\S+, serving checkpoint\n/);
   // GRPO's per-turn sequences are long: the worker it starts recomputes activations, as sft's does.
   assert.match(log, /trainer worker: gradient checkpointing on\n/);
@@ -98,7 +107,10 @@ test('a tiny worker model trained through the CLI: killed and resumed, its repli
   try {
     const trajectories = await jsonl(join(rl, 'steps', 'step_00003.jsonl'));
     const tokens = trajectories.map((t) => t.turns[0].tokens);
-    const scored = await worker.client.score(tokens.map((x) => ({ prompt_ids: x.prompt_ids, token_ids: x.token_ids })), { temperature: 1 });
+    const scored = await worker.client.score(
+      tokens.map((x) => ({ prompt_ids: x.prompt_ids, token_ids: x.token_ids })),
+      { temperature: 1 },
+    );
     const change = scored.map((s, i) => s.sum - tokens[i].logprobs.reduce((a: number, b: number) => a + b, 0));
     // The advantage's sign: the reward against its group's mean.
     const advantage = trajectories.map((t) => t.reward - mean(trajectories.filter((u) => u.group_id === t.group_id).map((u) => u.reward)));

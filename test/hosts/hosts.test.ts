@@ -30,11 +30,13 @@ test.before(async () => {
 
 test.after(async () => {
   proxy.cut();
-  await docker.getImage(IMAGE).remove({ force: true }).catch(() => {});
+  await docker
+    .getImage(IMAGE)
+    .remove({ force: true })
+    .catch(() => {});
 });
 
-const settings = (extra = '') =>
-  `cache: .mlepipe\nhosts:\n  remote: { docker: "tcp://127.0.0.1:${port}", image: "${IMAGE}", labels: [box], gpus: 0, env: { FROM_HOST: yes } }\n${extra}`;
+const settings = (extra = '') => `cache: .mlepipe\nhosts:\n  remote: { docker: "tcp://127.0.0.1:${port}", image: "${IMAGE}", labels: [box], gpus: 0, env: { FROM_HOST: yes } }\n${extra}`;
 
 const CHAIN = (on: string) => `name: chain
 stages:
@@ -124,12 +126,12 @@ stages:
   assert.is(r.code, 1);
   assert.match(r.err, /x +failed: host gpu: could not start the node's container/);
   const asked = created.map((c) => (c.HostConfig as { DeviceRequests?: unknown[] }).DeviceRequests);
-  assert.equal(asked, [
-    [{ Driver: '', Count: 0, DeviceIDs: ['2', '5'], Capabilities: [['gpu']], Options: {} }],
-    [{ Driver: '', Count: 0, DeviceIDs: ['2'], Capabilities: [['gpu']], Options: {} }],
-  ]);
+  assert.equal(asked, [[{ Driver: '', Count: 0, DeviceIDs: ['2', '5'], Capabilities: [['gpu']], Options: {} }], [{ Driver: '', Count: 0, DeviceIDs: ['2'], Capabilities: [['gpu']], Options: {} }]]);
   // y needed a GPU that x held: it started only once x had given them back.
-  const order = r.err.split('\n').filter((l) => /[▶✖] +[xy] /.test(l)).map((l) => l.trim().slice(0, 3));
+  const order = r.err
+    .split('\n')
+    .filter((l) => /[▶✖] +[xy] /.test(l))
+    .map((l) => l.trim().slice(0, 3));
   assert.equal(order, ['▶ x', '✖ x', '▶ y', '✖ y']);
   assert.is(await leftContainers(), 0);
 });
@@ -145,9 +147,7 @@ stages:
   killed: { uses: shell, on: remote, with: { run: 'echo started; sleep 600; echo > $MLEPIPE_OUT/x' } }
 `,
     },
-    settings(
-      `  nowhere: { docker: "tcp://127.0.0.1:${dead}", gpus: 0 }\n  bare: { docker: "tcp://127.0.0.1:${port}", image: "mlepipe-no-such-image:${process.pid}", gpus: 0 }\n`,
-    ),
+    settings(`  nowhere: { docker: "tcp://127.0.0.1:${dead}", gpus: 0 }\n  bare: { docker: "tcp://127.0.0.1:${port}", image: "mlepipe-no-such-image:${process.pid}", gpus: 0 }\n`),
   );
   const running = run(dir, { keepGoing: true, jobs: 3 });
   await waitFor(async () => (await docker.listContainers({ filters: { label: ['mlepipe.node=killed'], ancestor: [IMAGE] } })).length === 1, 120_000, 'the node container');
@@ -166,10 +166,7 @@ stages:
 
 test('an engine lost mid-node fails the node naming the host; nothing is cached', async () => {
   const flaky = await engineProxy(created);
-  const dir = await tmpProject(
-    { 'e.yaml': "name: lost\nstages:\n  far: { uses: shell, on: flaky, with: { run: 'echo started; sleep 600; echo > $MLEPIPE_OUT/x' } }\n" },
-    settings(`  flaky: { docker: "tcp://127.0.0.1:${flaky.port}", image: "${IMAGE}" }\n`),
-  );
+  const dir = await tmpProject({ 'e.yaml': "name: lost\nstages:\n  far: { uses: shell, on: flaky, with: { run: 'echo started; sleep 600; echo > $MLEPIPE_OUT/x' } }\n" }, settings(`  flaky: { docker: "tcp://127.0.0.1:${flaky.port}", image: "${IMAGE}" }\n`));
   const running = run(dir);
   await waitFor(async () => (await docker.listContainers({ filters: { label: ['mlepipe.node=far'], ancestor: [IMAGE] } })).length === 1, 120_000, 'the node container');
   flaky.cut();
@@ -210,9 +207,7 @@ stages:
   once: { uses: shell, on: deadonly, with: { run: 'echo > $MLEPIPE_OUT/x' } }
 `,
     },
-    settings(
-      `  dead: { docker: "tcp://127.0.0.1:${dead}", image: "${IMAGE}", labels: [pool, deadonly] }\n  live: { docker: "tcp://127.0.0.1:${port}", image: "${IMAGE}", labels: [pool] }\n`,
-    ),
+    settings(`  dead: { docker: "tcp://127.0.0.1:${dead}", image: "${IMAGE}", labels: [pool, deadonly] }\n  live: { docker: "tcp://127.0.0.1:${port}", image: "${IMAGE}", labels: [pool] }\n`),
   );
   const r = await run(dir, { keepGoing: true, jobs: 1 });
   assert.is(r.code, 1, r.err);
@@ -296,10 +291,7 @@ test('mlepipe hosts: reachability, Docker version, GPUs (nvidia-smi there) and i
     let io = memoryIO();
     assert.is(await hostsCommand({}, io), 3);
     const version = (await docker.version()).Version;
-    assert.equal(io.stdout, [
-      `remote   tcp://127.0.0.1:${port}  0 GPUs  [box]  ✔ Docker ${version}, image ${IMAGE} present`,
-      `nowhere  tcp://127.0.0.1:${dead}  GPUs 0, 1  [h200]  ✖ unreachable: connect ECONNREFUSED 127.0.0.1:${dead}`,
-    ]);
+    assert.equal(io.stdout, [`remote   tcp://127.0.0.1:${port}  0 GPUs  [box]  ✔ Docker ${version}, image ${IMAGE} present`, `nowhere  tcp://127.0.0.1:${dead}  GPUs 0, 1  [h200]  ✖ unreachable: connect ECONNREFUSED 127.0.0.1:${dead}`]);
     // The same engine said to lend 2 GPUs: nvidia-smi is run there with a GPU request, which this machine cannot serve.
     io = memoryIO();
     assert.is(await hostsCommand({ set: ['hosts.remote.gpus=2', `hosts.nowhere.docker=tcp://127.0.0.1:${port}`, `hosts.nowhere.image=${IMAGE}`] }, io), 3);
@@ -317,10 +309,7 @@ test("mlepipe hosts build: a Dockerfile built on the host's engine, then nodes r
   const tag = `mlepipe-hosts-built:${process.pid}`;
   // FROM the test's own image: local, with bash (the sandbox image has no shell).
   const ctx = await tmpProject({ Dockerfile: `FROM ${IMAGE}\nCOPY hello.txt /hello.txt\n`, 'hello.txt': 'built here\n', 'bad/Dockerfile': `FROM ${IMAGE}\nCOPY missing.txt /\n` });
-  const dir = await tmpProject(
-    { 'e.yaml': "name: built\nstages:\n  read: { uses: shell, on: remote, with: { run: 'cat /hello.txt > $MLEPIPE_OUT/h' } }\n" },
-    settings().replace(`image: "${IMAGE}"`, `image: "${tag}"`),
-  );
+  const dir = await tmpProject({ 'e.yaml': "name: built\nstages:\n  read: { uses: shell, on: remote, with: { run: 'cat /hello.txt > $MLEPIPE_OUT/h' } }\n" }, settings().replace(`image: "${IMAGE}"`, `image: "${tag}"`));
   const cwd = process.cwd();
   process.chdir(dir);
   try {
@@ -342,7 +331,10 @@ test("mlepipe hosts build: a Dockerfile built on the host's engine, then nodes r
     }
   } finally {
     process.chdir(cwd);
-    await docker.getImage(tag).remove({ force: true }).catch(() => {});
+    await docker
+      .getImage(tag)
+      .remove({ force: true })
+      .catch(() => {});
   }
 });
 

@@ -37,7 +37,10 @@ test.after(async () => {
   await sshd.dispose();
   await rm(dirname(certs.ca), { recursive: true, force: true });
   for (const c of await docker.listContainers({ all: true, filters: { ancestor: [IMAGE] } })) await docker.getContainer(c.Id).remove({ force: true });
-  await docker.getImage(IMAGE).remove({ force: true }).catch(() => {});
+  await docker
+    .getImage(IMAGE)
+    .remove({ force: true })
+    .catch(() => {});
 });
 
 const settings = (extra = '') =>
@@ -92,8 +95,7 @@ async function entries(dir: string, only?: string[]): Promise<Record<string, Rec
     assert.is(found.length, 1, `one entry for ${n.id}`);
     const root = join(found[0].parentPath, found[0].name);
     out[n.id] = {};
-    for (const f of await readdir(root, { recursive: true, withFileTypes: true }))
-      if (f.isFile() && f.name !== 'manifest.json') out[n.id][join(f.parentPath, f.name).slice(root.length + 1)] = await readFile(join(f.parentPath, f.name), 'utf8');
+    for (const f of await readdir(root, { recursive: true, withFileTypes: true })) if (f.isFile() && f.name !== 'manifest.json') out[n.id][join(f.parentPath, f.name).slice(root.length + 1)] = await readFile(join(f.parentPath, f.name), 'utf8');
   }
   return out;
 }
@@ -121,8 +123,7 @@ test('a chain across a TCP host, an SSH host and this machine: outputs as a loca
 test('an SSH host whose key is not in known_hosts is refused, naming the file; a key the host does not take, naming the user', async () => {
   const dir = await tmpProject(
     {
-      'e.yaml':
-        "name: k\nstages:\n  x: { uses: shell, on: stranger, with: { run: 'echo > $MLEPIPE_OUT/x' } }\n  y: { uses: shell, on: nokey, with: { run: 'echo y > $MLEPIPE_OUT/y' } }\n",
+      'e.yaml': "name: k\nstages:\n  x: { uses: shell, on: stranger, with: { run: 'echo > $MLEPIPE_OUT/x' } }\n  y: { uses: shell, on: nokey, with: { run: 'echo y > $MLEPIPE_OUT/y' } }\n",
     },
     settings(
       `  stranger: { docker: "${sshd.address}", identity: "${sshd.identity}", known_hosts: "${sshd.emptyKnownHosts}", image: "${IMAGE}" }\n` +
@@ -136,8 +137,7 @@ test('an SSH host whose key is not in known_hosts is refused, naming the file; a
 });
 
 test('the SSH line cut mid-node fails it naming the host, caches nothing, and a rerun with sshd back completes', async () => {
-  const project = (nap: number) =>
-    settings(`  far: { docker: "${sshd.address}", identity: "${sshd.identity}", known_hosts: "${sshd.knownHosts}", image: "${IMAGE}", env: { NAP: ${nap} } }\n`);
+  const project = (nap: number) => settings(`  far: { docker: "${sshd.address}", identity: "${sshd.identity}", known_hosts: "${sshd.knownHosts}", image: "${IMAGE}", env: { NAP: ${nap} } }\n`);
   // The host's env is not part of the node's key: the rerun below is the same node, with a short nap.
   const dir = await tmpProject({ 'e.yaml': "name: cut\nstages:\n  long: { uses: shell, on: far, with: { run: 'echo started; sleep $NAP; echo done > $MLEPIPE_OUT/x' } }\n" }, project(600));
   const running = run(dir);

@@ -28,7 +28,11 @@ test.before(async () => {
 
 test.after(async () => {
   proxy.cut();
-  for (const c of await workerContainers()) await docker.getContainer(c.Id).remove({ force: true }).catch(() => {});
+  for (const c of await workerContainers())
+    await docker
+      .getContainer(c.Id)
+      .remove({ force: true })
+      .catch(() => {});
 });
 
 const workerContainers = () => docker.listContainers({ all: true, filters: { label: ['mlepipe.role=trainer-worker', `mlepipe.pid`], ancestor: [image] } });
@@ -82,7 +86,10 @@ test('grpo with on: trains the tiny model in a container on the host: same shape
   assert.match(log, /worker: mlepipe-worker listening on http:\/\/0\.0\.0\.0:\d+/);
   const [a, b] = [await outputsOf(here, 'rl'), await outputsOf(there, 'rl')];
   const [ca, cb] = [await readJsonl(join(a, 'metrics.jsonl')), await readJsonl(join(b, 'metrics.jsonl'))];
-  assert.equal(cb.map((m) => m.step), [1, 2]);
+  assert.equal(
+    cb.map((m) => m.step),
+    [1, 2],
+  );
   assert.equal(shape(cb), shape(ca));
   assert.equal(await manifestMetrics(b), await manifestMetrics(a));
   // The last step's checkpoint came back out of the container into the node's output.
@@ -120,7 +127,10 @@ test('the worker container killed mid-training fails the node naming the host; n
   assert.match(log, /step 1: finished by an earlier attempt/);
   assert.match(log, new RegExp(`trainer worker: resumed from \\S+/worker-checkpoints/step-0000${done} \\(worker step ${done}\\)`));
   const curve = await readJsonl(join(await outputsOf(dir, 'rl'), 'metrics.jsonl'));
-  assert.equal(curve.map((m) => m.step), [1, 2, 3]);
+  assert.equal(
+    curve.map((m) => m.step),
+    [1, 2, 3],
+  );
   assert.is((await workerContainers()).length, 0);
 });
 
@@ -203,7 +213,7 @@ stages:
   assert.is((await workerContainers()).length, 0);
 });
 
-test('an eval node on an ssh:// host: its worker listens on the host\'s loopback only, is reached through the SSH connection, and the rollouts run here', async () => {
+test("an eval node on an ssh:// host: its worker listens on the host's loopback only, is reached through the SSH connection, and the rollouts run here", async () => {
   const sshd = await startSshd(await closedPort());
   try {
     const hosts = `  far: { docker: "${sshd.address}", identity: "${sshd.identity}", known_hosts: "${sshd.knownHosts}", image: "${image}", gpus: 0 }\n`;
@@ -223,7 +233,11 @@ stages:
     assert.is.not(m![1], m![2]);
     const runs = await readJsonl(join(await outputsOf(dir, 'check'), 'trajectories.jsonl'));
     assert.equal(runs.map((t) => t.task_id).sort(), ['alpha', 'beta']);
-    for (const t of runs) assert.ok(t.messages.some((x: { role: string; content: string }) => x.role === 'assistant' && x.content.length > 0), JSON.stringify(t).slice(0, 300));
+    for (const t of runs)
+      assert.ok(
+        t.messages.some((x: { role: string; content: string }) => x.role === 'assistant' && x.content.length > 0),
+        JSON.stringify(t).slice(0, 300),
+      );
     assert.is((await workerContainers()).length, 0);
   } finally {
     await sshd.dispose();

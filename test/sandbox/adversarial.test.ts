@@ -27,10 +27,7 @@ async function makeTask(): Promise<string> {
   await mkdir(join(task, 'private'));
   await writeFile(join(task, 'public', 'train.csv'), 'id,x,y\n1,0.5,0\n2,0.7,1\n');
   await writeFile(join(task, 'private', 'answer.csv'), `id,y\n1,${SECRET}\n`);
-  await writeFile(
-    join(task, 'private', 'evaluator.py'),
-    'import json, sys\nprint(json.dumps({"score": 1.0, "gold_threshold": 3, "silver_threshold": 2, "bronze_threshold": 1, "median_threshold": 0.5, "is_lower_better": False}))\n',
-  );
+  await writeFile(join(task, 'private', 'evaluator.py'), 'import json, sys\nprint(json.dumps({"score": 1.0, "gold_threshold": 3, "silver_threshold": 2, "bronze_threshold": 1, "median_threshold": 0.5, "is_lower_better": False}))\n');
   return task;
 }
 
@@ -177,10 +174,14 @@ for (const [name, backend, warm] of [
   t('no process in the jail shows a host path in its command line or environment', async () => {
     const r = await step(A.hostpaths);
     assert.match(r.stdout, 'OK: proc read');
-    assert.match(r.stdout, /^PROC 1 cmdline: \S/m, 'the jail\'s init is readable, so the check means something');
+    assert.match(r.stdout, /^PROC 1 cmdline: \S/m, "the jail's init is readable, so the check means something");
     const hostPaths = [task, session.workspace, ROOT, process.env.PATH ?? '', ...(process.env.PATH ?? '').split(':').filter((d) => d && !/^\/(usr|bin|sbin)\b/.test(d))];
     const leaks = r.stdout.split('\n').filter((line) => hostPaths.some((h) => h && line.includes(h)));
-    assert.equal(leaks.map((l) => l.slice(0, 300)), [], 'host paths seen inside the jail');
+    assert.equal(
+      leaks.map((l) => l.slice(0, 300)),
+      [],
+      'host paths seen inside the jail',
+    );
   });
 
   t('a memory hog ends as out of memory, with a note, not at its timeout', async () => {
@@ -249,7 +250,7 @@ for (const [name, backend, warm] of [
     assert.is(r.timedOut, false);
     assert.is(r.exitCode, 130);
     assert.match(r.stderr, 'the run was interrupted');
-    await waitFor(async () => (await pgrep(`time.sleep\\(${tag.replace('.', '\\.')}7\\)`)) === '', 30_000, 'the step\'s child to die');
+    await waitFor(async () => (await pgrep(`time.sleep\\(${tag.replace('.', '\\.')}7\\)`)) === '', 30_000, "the step's child to die");
     const later = await session.run({ file: 'slow.py' });
     assert.is(later.interrupted, true);
   });

@@ -77,13 +77,21 @@ test('sft on 20 trajectories lowers the validation loss, and its checkpoint serv
   // Conversational JSONL as TRL reads it: messages and nothing else.
   for (const row of [...train, ...val]) assert.equal(Object.keys(row), ['messages']);
   const users = [...train, ...val].map((row) => row.messages[1].content as string);
-  assert.not.ok(users.some((u) => u.endsWith('task3b') || u.endsWith('task7b')), 'the better copy is kept');
+  assert.not.ok(
+    users.some((u) => u.endsWith('task3b') || u.endsWith('task7b')),
+    'the better copy is kept',
+  );
 
   const curve = await jsonl(join(out, 'metrics.jsonl'));
   assert.is(curve.length, 5);
   const before = curve[0].val_loss as number;
   const after = curve[4].val_loss as number;
-  console.log(`val loss ${before} → ${after}; train loss ${curve.slice(1).map((c) => c.train_loss).join(', ')}`);
+  console.log(
+    `val loss ${before} → ${after}; train loss ${curve
+      .slice(1)
+      .map((c) => c.train_loss)
+      .join(', ')}`,
+  );
   assert.ok(after < 0.8 * before, `val loss ${before} → ${after}`);
   assert.ok(curve[4].train_loss < curve[1].train_loss, 'train loss falls across epochs');
   assert.is(curve[4].step, 16);
@@ -93,7 +101,10 @@ test('sft on 20 trajectories lowers the validation loss, and its checkpoint serv
   const files = await readdir(join(out, 'checkpoint'));
   assert.ok(files.includes('mlepipe-worker.json') && files.includes('model'), files.join(', '));
   assert.not.ok(files.includes('optimizer.pt'));
-  assert.not.ok((await readdir(out)).some((f) => f.startsWith('.tmp')), 'nothing half-written is left');
+  assert.not.ok(
+    (await readdir(out)).some((f) => f.startsWith('.tmp')),
+    'nothing half-written is left',
+  );
   const input = { name: 'tune', id: 'tune', key: 'k', dir: out, metrics: {}, variant: {} } as InputNode;
   const logs: string[] = [];
   const ctx = {
@@ -119,9 +130,15 @@ test('sft on 20 trajectories lowers the validation loss, and its checkpoint serv
 });
 
 test('a chat JSONL line that is not a conversation is refused at FILE:LINE by validate', async () => {
-  const good = JSON.stringify({ messages: [{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'hello' }] });
+  const good = JSON.stringify({
+    messages: [
+      { role: 'user', content: 'hi' },
+      { role: 'assistant', content: 'hello' },
+    ],
+  });
   const dir = await tmpProject({
-    'e.yaml': 'name: e\nmodels:\n  base: { provider: worker, tiny: 0, model: tiny }\n  api: { provider: openai, model: x, base_url: "http://127.0.0.1:1/v1" }\nstages:\n  t: { uses: sft, with: { model: base, data: chat.jsonl } }\n  u: { uses: sft, with: { model: api, data: chat.jsonl } }\n',
+    'e.yaml':
+      'name: e\nmodels:\n  base: { provider: worker, tiny: 0, model: tiny }\n  api: { provider: openai, model: x, base_url: "http://127.0.0.1:1/v1" }\nstages:\n  t: { uses: sft, with: { model: base, data: chat.jsonl } }\n  u: { uses: sft, with: { model: api, data: chat.jsonl } }\n',
     'chat.jsonl': `${good}\n{"prompt": "hi", "completion": "hello"}\n`,
   });
   const r = await cli(['validate', 'e.yaml'], { cwd: dir });

@@ -1,5 +1,6 @@
 """Grades one generated task's answers, sample submission and a set of malformed
 submissions with the task's own evaluator, in one process. Prints JSON."""
+
 import contextlib
 import importlib.util
 import io
@@ -56,6 +57,7 @@ def set_first(value):
     def f(d):
         d[cols[0]] = d[cols[0]].astype(object)
         d.loc[0, cols[0]] = value
+
     return f
 
 
@@ -74,8 +76,12 @@ malformed = {
 }
 if not label:
     malformed["inf_value"] = write("inf", variant(set_first(np.inf)))
-print(json.dumps({
-    "answer": grade(os.path.join(task, "private", "answer.csv")),
-    "sample": grade(os.path.join(task, "public", "sample_submission.csv")),
-    "malformed": {k: grade(v) for k, v in malformed.items()},
-}))
+print(
+    json.dumps(
+        {
+            "answer": grade(os.path.join(task, "private", "answer.csv")),
+            "sample": grade(os.path.join(task, "public", "sample_submission.csv")),
+            "malformed": {k: grade(v) for k, v in malformed.items()},
+        }
+    )
+)

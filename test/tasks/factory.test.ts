@@ -41,15 +41,7 @@ test('21 tasks over all seven task kinds; at least 85% pass sanity', async () =>
   const gen = JSON.parse(await readFile(join(envs, 'generation.json'), 'utf8'));
   assert.is(gen.candidates, 21);
   assert.is(gen.evaluator_ok, 21, JSON.stringify(gen.tasks.filter((t: { ok: boolean }) => !t.ok)));
-  assert.equal(Object.keys(gen.by_generator).sort(), [
-    'audio-classification',
-    'graph-node-classification',
-    'image-classification',
-    'tabular-classification',
-    'tabular-regression',
-    'text-classification',
-    'time-series-forecasting',
-  ]);
+  assert.equal(Object.keys(gen.by_generator).sort(), ['audio-classification', 'graph-node-classification', 'image-classification', 'tabular-classification', 'tabular-regression', 'text-classification', 'time-series-forecasting']);
   tasks = (await readdir(join(envs, 'tasks'))).sort();
   assert.is(tasks.length, 21);
   const report = JSON.parse(await readFile(join(await outputs(project, 'verified'), 'filter.json'), 'utf8'));
@@ -125,10 +117,16 @@ test('the same seed gives identical bytes; another seed gives other tasks', asyn
   const names = (d: string[]) => new Set(d.map((l) => l.split('/')[0]));
   assert.is(names(b).size, 3);
   assert.ok(b.length > 3 * 6);
-  assert.equal(b, a.filter((l) => names(b).has(l.split('/')[0])));
+  assert.equal(
+    b,
+    a.filter((l) => names(b).has(l.split('/')[0])),
+  );
   const c = await build(6);
   const namesA = names(a);
-  assert.ok(c.every((l) => !namesA.has(l.split('/')[0])), 'different task ids');
+  assert.ok(
+    c.every((l) => !namesA.has(l.split('/')[0])),
+    'different task ids',
+  );
 });
 
 test.run();

@@ -13,7 +13,14 @@ import { ROOT } from '../helpers.js';
 // No bytecode beside the sources: tasks/py is part of node keys.
 const NO_PYC = { PYTHONDONTWRITEBYTECODE: '1' };
 
-interface Check { id: string; config: string; starter: number; fixed: number; fix_is_healthy: boolean; fix_succeeds: boolean }
+interface Check {
+  id: string;
+  config: string;
+  starter: number;
+  fixed: number;
+  fix_is_healthy: boolean;
+  fix_succeeds: boolean;
+}
 
 const faulty = suiteInstances().filter((i) => i.split !== 'id' && i.config !== 'healthy');
 const DOMAINS = ['cv', 'nlp', 'tabular', 'time_series', 'graph'];
@@ -23,7 +30,10 @@ for (const domain of DOMAINS) {
     const ids = faulty.filter((i) => i.domain === domain).map((i) => i.id);
     const r = await execa(pythonEnv('agent').python, ['-m', 'mltoolbench', 'check', ...ids, '--runs', '1'], { cwd: join(ROOT, 'tasks', 'py'), reject: false, env: NO_PYC });
     assert.is(r.exitCode, 0, r.stderr);
-    const rows = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as Check);
+    const rows = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Check);
     assert.is(rows.length, ids.length);
     const bad = rows.filter((c) => !c.fix_succeeds || !c.fix_is_healthy).map((c) => `${c.id} (${c.config}): starter ${c.starter}, fixed ${c.fixed}, fix is healthy: ${c.fix_is_healthy}`);
     assert.equal(bad, []);

@@ -43,7 +43,7 @@ async function inapplicable(id: string, name: string, args: Row) {
 }
 const violated = (a: Answer) => (a.evidence.checks as Row[]).filter((c) => !c.ok).map((c) => String(c.rule));
 
-test('shared: the config checker reads the starters\' constants; the output format check covers text fields unasked', async () => {
+test("shared: the config checker reads the starters' constants; the output format check covers text fields unasked", async () => {
   for (const id of ['tabular-train-09', 'nlp-train-01', 'cv-train-05', 'graph-train-01', 'time_series-train-01']) {
     const c = await ok(id, 'check_config_consistency', { path: 'public/train.py' });
     assert.ok((c.evidence.checks as Row[]).length >= 1, `${id}: ${c.text}`);
@@ -55,7 +55,10 @@ test('shared: the config checker reads the starters\' constants; the output form
   assert.is(long.evidence.too_long, 700);
   assert.is((await ok('nlp-train-01', 'validate_output_format', { path: 'public/sample_submission.csv', sample: 'public/sample_submission.csv' })).evidence.ok, true);
   const h = await ok('tabular-train-09', 'verify_hyperparam_effective', { path: 'public/train.py' });
-  assert.equal((h.evidence.params as Row[]).filter((p) => p.conflicting), []);
+  assert.equal(
+    (h.evidence.params as Row[]).filter((p) => p.conflicting),
+    [],
+  );
   await ok('tabular-train-09', 'discover_log_metrics', { path: 'public/train.py' });
   await inapplicable('tabular-train-09', 'extract_training_metric_series', { path: 'public/description.md', metrics: ['loss'] });
   const mem = await ok('graph-train-01', 'estimate_peak_memory', { script: 'public/train.py', seconds: 60, args: ['--out', '/tmp/submission.csv'] });
@@ -85,8 +88,21 @@ test('tabular: missing ages, unscaled fares, no false duplicates or overlap', as
 test('time series: every tool reads the first numeric channel of train.csv unasked', async () => {
   const id = 'time_series-train-01';
   const T = { path: 'public/train.csv' };
-  for (const name of ['zscore_anomaly_detector', 'iqr_anomaly_detector', 'moving_window_anomaly_detector', 'trend_detection', 'plateau_detector', 'convergence_estimator',
-    'change_point_detection', 'spike_detector', 'volatility_analysis', 'acf', 'pacf', 'stationarity_test_adf']) await ok(id, name, T);
+  for (const name of [
+    'zscore_anomaly_detector',
+    'iqr_anomaly_detector',
+    'moving_window_anomaly_detector',
+    'trend_detection',
+    'plateau_detector',
+    'convergence_estimator',
+    'change_point_detection',
+    'spike_detector',
+    'volatility_analysis',
+    'acf',
+    'pacf',
+    'stationarity_test_adf',
+  ])
+    await ok(id, name, T);
   assert.match((await ok(id, 'nan_inf_health_detector', T)).text, 'healthy');
   assert.match((await ok(id, 'seasonality_detector', T)).text, /dominant period 2[34]\./);
   await ok(id, 'granger_causality_test', { ...T, cause: 'hufl', effect: 'oil_temp' });
@@ -95,8 +111,19 @@ test('time series: every tool reads the first numeric channel of train.csv unask
 test('nlp: the text field is found under pandas string dtypes; token counts name their approximation', async () => {
   const id = 'nlp-train-01';
   const T = { path: 'public/train.csv' };
-  for (const name of ['repetition_detector', 'toxicity_noise_filter', 'language_consistency_checker', 'response_quality_scorer', 'topic_distribution_analyzer',
-    'difficulty_distribution_estimator', 'perplexity_outlier_detector', 'generation_diversity_checker', 'safety_content_detector', 'refusal_pattern_analyzer']) await ok(id, name, T);
+  for (const name of [
+    'repetition_detector',
+    'toxicity_noise_filter',
+    'language_consistency_checker',
+    'response_quality_scorer',
+    'topic_distribution_analyzer',
+    'difficulty_distribution_estimator',
+    'perplexity_outlier_detector',
+    'generation_diversity_checker',
+    'safety_content_detector',
+    'refusal_pattern_analyzer',
+  ])
+    await ok(id, name, T);
   assert.match((await ok(id, 'repetition_detector', T)).text, '700 texts in text: 0 exact duplicates');
   assert.is((await ok(id, 'toxicity_noise_filter', T)).evidence.flagged, 0);
   assert.is((await ok(id, 'safety_content_detector', T)).evidence.flagged, 0);
@@ -151,7 +178,12 @@ test('graph: labels and features by node id, the id column no feature, the hidde
 });
 
 test('every registered tool was called', () => {
-  assert.equal(listTools().map((t) => t.name).filter((n) => !called.has(n)), []);
+  assert.equal(
+    listTools()
+      .map((t) => t.name)
+      .filter((n) => !called.has(n)),
+    [],
+  );
 });
 
 test.after(async () => {

@@ -42,8 +42,14 @@ test('the manifest: 115 instances, 16/5/2 per domain, 20 templates with 4 config
   const r = await suite(['manifest']);
   assert.is(r.exitCode, 0, r.stderr);
   const py = JSON.parse(r.stdout) as { instances: Array<{ id: string; metric: string }> };
-  assert.equal(py.instances.map((i) => i.id), all.map((i) => i.id));
-  assert.equal(selectInstances({ split: 'ood', domains: ['graph'] }).map((i) => i.template), ['graph-bbbp', 'graph-bace']);
+  assert.equal(
+    py.instances.map((i) => i.id),
+    all.map((i) => i.id),
+  );
+  assert.equal(
+    selectInstances({ split: 'ood', domains: ['graph'] }).map((i) => i.template),
+    ['graph-bbbp', 'graph-bace'],
+  );
 });
 
 test('no starter holds a comment on or beside a line a fault changes, and a template that does is refused', async () => {
@@ -52,7 +58,10 @@ test('no starter holds a comment on or beside a line a fault changes, and a temp
   assert.is(all.exitCode, 0, all.stderr);
   const tells = JSON.parse(all.stdout) as Record<string, unknown[]>;
   assert.is(Object.keys(tells).length, 30);
-  assert.equal(Object.entries(tells).filter(([, v]) => v.length), []);
+  assert.equal(
+    Object.entries(tells).filter(([, v]) => v.length),
+    [],
+  );
   // cv-id-02's old starter: a comment saying every class keeps the same share, above the line that does not.
   const planted = [
     'from mltoolbench.core import Template, register',
@@ -78,7 +87,11 @@ test('same seed, same bytes: two builds of an instance are identical file for fi
     const a = await listFiles(join(out, 'a', `mltb-v1-${id}`));
     const b = await listFiles(join(out, 'b', `mltb-v1-${id}`));
     assert.ok(a.length > 5, id);
-    assert.equal(a.map((f) => [f.path, f.sha256]), b.map((f) => [f.path, f.sha256]), id);
+    assert.equal(
+      a.map((f) => [f.path, f.sha256]),
+      b.map((f) => [f.path, f.sha256]),
+      id,
+    );
   }
   // Another generation seed gives other data.
   const r = await suite(['build', 'tabular-train-02', '--seed', '7', '--out', join(out, 'c'), '--runs', '1']);
@@ -112,18 +125,26 @@ test('attainability: each build records that its fix clears Eq. 5 on the baselin
   assert.is.not(none.exitCode, 0);
   assert.match(none.stderr, /x: Eq\. 5 is out of reach on every seed tried: \[\{"seed": 5,.*\{"seed": 6,.*\{"seed": 7,.*"passed": false\}\]/);
   // A check that fails on the registered seed only: the instance is drawn from the next one, and that is recorded.
-  const redraw = await py([
-    ...head,
-    'real = attain.check',
-    "attain.check = lambda t, i, seed, *a, **k: {**real(t, i, seed, *a, **k), 'passed': seed != 22009}",
-    "d = tempfile.mkdtemp()",
-    "task = build(next(i for i in cli.instances() if i['id'] == 'mltb-v1-tabular-id-05'), d, runs=2)",
-    "print(json.dumps([task['generation'], json.load(open(d + '/private/attainability.json'))['tries']]))",
-  ].join('\n'));
+  const redraw = await py(
+    [
+      ...head,
+      'real = attain.check',
+      "attain.check = lambda t, i, seed, *a, **k: {**real(t, i, seed, *a, **k), 'passed': seed != 22009}",
+      'd = tempfile.mkdtemp()',
+      "task = build(next(i for i in cli.instances() if i['id'] == 'mltb-v1-tabular-id-05'), d, runs=2)",
+      "print(json.dumps([task['generation'], json.load(open(d + '/private/attainability.json'))['tries']]))",
+    ].join('\n'),
+  );
   assert.is(redraw.exitCode, 0, redraw.stderr);
   const [gen, tries] = JSON.parse(redraw.stdout) as [Record<string, number>, Array<{ seed: number; passed: boolean; reference: null }>];
   assert.equal(gen, { registered_seed: 22009, seed: 22010, redrawn: 1 });
-  assert.equal(tries.map((t) => [t.seed, t.passed, t.reference]), [[22009, false, null], [22010, true, null]]);
+  assert.equal(
+    tries.map((t) => [t.seed, t.passed, t.reference]),
+    [
+      [22009, false, null],
+      [22010, true, null],
+    ],
+  );
   // A healthy starter already within 10% of the metric's best (graph-clrs solves BFS exactly): no seed
   // repairs it, so the instance is kept from its registered seed and marked as out of reach.
   const perfect = await suite(['build', 'graph-train-13', '--out', join(out, 'perfect'), '--runs', '1']);
@@ -131,7 +152,14 @@ test('attainability: each build records that its fix clears Eq. 5 on the baselin
   const task = join(out, 'perfect', 'mltb-v1-graph-train-13');
   const rec = JSON.parse(await readFile(join(task, 'private', 'attainability.json'), 'utf8')) as { attainable: boolean; tries: Array<{ seed: number; line: number; passed: boolean }> };
   assert.is(rec.attainable, false);
-  assert.equal(rec.tries.map((t) => [t.seed, t.passed]), [[14030, false], [14031, false], [14032, false]]);
+  assert.equal(
+    rec.tries.map((t) => [t.seed, t.passed]),
+    [
+      [14030, false],
+      [14031, false],
+      [14032, false],
+    ],
+  );
   assert.ok(rec.tries.every((t) => t.line > 1));
   const meta = JSON.parse(await readFile(join(task, 'task.json'), 'utf8')) as { seed: number; generation: Record<string, number> };
   assert.equal(meta.generation, { registered_seed: 14030, seed: 14030, redrawn: 0 });
@@ -145,7 +173,11 @@ test('the agent side holds no fault metadata and no hidden answers', async () =>
     assert.ok(fault.fix.length > 0);
     const pub = await listFiles(join(task, 'public'));
     const names = pub.map((f) => f.path);
-    for (const hidden of ['fault.json', 'answer.csv', 'grading.json', 'spec.json', 'evaluator.py']) assert.not.ok(names.some((n) => n.endsWith(hidden)), `${id}: ${hidden}`);
+    for (const hidden of ['fault.json', 'answer.csv', 'grading.json', 'spec.json', 'evaluator.py'])
+      assert.not.ok(
+        names.some((n) => n.endsWith(hidden)),
+        `${id}: ${hidden}`,
+      );
     const words = [fault.config, fault.config.replace(/ /g, '_'), fault.config.replace(/ /g, '-'), 'healthy', 'fault', 'faulty', 'inject'];
     for (const f of pub.filter((x) => !x.path.endsWith('.png'))) {
       const text = (await readFile(join(task, 'public', f.path), 'utf8')).toLowerCase();
@@ -157,12 +189,19 @@ test('the agent side holds no fault metadata and no hidden answers', async () =>
   }
 });
 
-test('description.md is the task prompt: every field, the starter\'s measured baseline and Eq. 5\'s line from the grading thresholds', async () => {
+test("description.md is the task prompt: every field, the starter's measured baseline and Eq. 5's line from the grading thresholds", async () => {
   for (const id of IDS) {
     const task = join(out, 'a', `mltb-v1-${id}`);
     const text = await readFile(join(task, 'public', 'description.md'), 'utf8');
     const fields = ['TASK ID', 'TASK DOMAIN', 'OBJECTIVE', 'WORKSPACE', 'STARTER FILES', 'DATA', 'SPLIT POLICY', 'METRIC', 'BASELINE', 'SUCCESS RULE', 'REQUIRED ARTIFACT', 'EDIT CONSTRAINTS', 'RESOURCE BUDGET'];
-    assert.equal(text.split('\n').filter((l) => /^[A-Z ]+: /.test(l)).map((l) => l.split(':')[0]), fields, id);
+    assert.equal(
+      text
+        .split('\n')
+        .filter((l) => /^[A-Z ]+: /.test(l))
+        .map((l) => l.split(':')[0]),
+      fields,
+      id,
+    );
     assert.match(text, new RegExp(`^TASK ID: mltb-v1-${id}$`, 'm'));
     const meta = JSON.parse(await readFile(join(task, 'task.json'), 'utf8')) as { baseline: { mean: number; runs: number } };
     const grading = JSON.parse(await readFile(join(task, 'private', 'grading.json'), 'utf8')) as { thresholds: { bronze_threshold: number } };

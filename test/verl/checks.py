@@ -5,6 +5,7 @@ interpreter, since importing verl and Hydra is most of a check's time. Run from 
 
 Prints one JSON line per file: the exit code and stderr that `python -m mlepipe_verl.check FILE` would give
 (an uncaught exception is exit 1 with its traceback, as Python's own)."""
+
 import contextlib
 import io
 import json

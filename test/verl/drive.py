@@ -8,6 +8,7 @@ task on that cluster, with the export as the job's working directory.
 
 The tokenizer is a tiny BPE trained here (no download): verl's agent loop
 tokenises the conversation with it to build the token record."""
+
 import asyncio
 import json
 import os
@@ -61,7 +62,9 @@ def episode(export_dir, tokenizer_dir, row):
     sys.path.insert(0, export_dir)
     config = compose(export_dir)
     entry = {e.name: e for e in OmegaConf.load(config.actor_rollout_ref.rollout.agent.agent_loop_config_path)}[row["agent_name"]]
-    loop = instantiate(entry, trainer_config=DictConfigWrap(config=config), server_manager=None, tokenizer=AutoTokenizer.from_pretrained(tokenizer_dir), processor=None, hf_model_type=None, dataset_cls=None, data_config=DictConfigWrap(config.data), tools=ToolListWrap([]))
+    loop = instantiate(
+        entry, trainer_config=DictConfigWrap(config=config), server_manager=None, tokenizer=AutoTokenizer.from_pretrained(tokenizer_dir), processor=None, hf_model_type=None, dataset_cls=None, data_config=DictConfigWrap(config.data), tools=ToolListWrap([])
+    )
     out = asyncio.run(loop.run({"temperature": 1.0, "top_p": 1.0}, raw_prompt=row["prompt"], extra_info=row["extra_info"], data_source=row["data_source"]))
     return {"prompt_ids": len(out.prompt_ids), "response_ids": len(out.response_ids), "mask_ones": sum(out.response_mask), "extra_fields": out.extra_fields}
 
@@ -80,7 +83,18 @@ def grade(export_dir, row, extra_fields):
 def report(task_id, ep, scored):
     e = ep["extra_fields"]["mlepipe_episode"]
     turns = [{k: t[k] for k in ("action", "timed_out", "exit_code", "format_ok")} for t in e["turns"]]
-    return {"task_id": task_id, "reward": scored["score"], "variables": {k[len("mlepipe_"):]: v for k, v in scored.items() if k.startswith("mlepipe_")}, "ended": e["ended"], "turns": turns, "timed_out": ep["extra_fields"]["mlepipe_timed_out"], "prompt_ids": ep["prompt_ids"], "response_ids": ep["response_ids"], "mask_ones": ep["mask_ones"], "pid": ep.get("pid")}
+    return {
+        "task_id": task_id,
+        "reward": scored["score"],
+        "variables": {k[len("mlepipe_") :]: v for k, v in scored.items() if k.startswith("mlepipe_")},
+        "ended": e["ended"],
+        "turns": turns,
+        "timed_out": ep["extra_fields"]["mlepipe_timed_out"],
+        "prompt_ids": ep["prompt_ids"],
+        "response_ids": ep["response_ids"],
+        "mask_ones": ep["mask_ones"],
+        "pid": ep.get("pid"),
+    }
 
 
 def main(argv):
@@ -88,7 +102,7 @@ def main(argv):
     if "--ray" in argv:
         i = argv.index("--ray")
         ray_address = argv[i + 1]
-        argv = argv[:i] + argv[i + 2:]
+        argv = argv[:i] + argv[i + 2 :]
     export_dir, tokenizer_dir, task_ids = os.path.abspath(argv[0]), os.path.abspath(argv[1]), argv[2:]
     train_tokenizer(tokenizer_dir)
     all_rows = rows(export_dir)

@@ -40,10 +40,14 @@ test('a killed run reattaches to its Ray job instead of submitting a second one'
     const log = await rlLog(dir);
     const first = cliStart(['run', 'e.yaml'], { cwd: dir, env });
     let id = '';
-    await waitFor(async () => {
-      id = /submitted ray job (\S+)/.exec(await log())?.[1] ?? '';
-      return id !== '';
-    }, 300_000, 'the job to be submitted');
+    await waitFor(
+      async () => {
+        id = /submitted ray job (\S+)/.exec(await log())?.[1] ?? '';
+        return id !== '';
+      },
+      300_000,
+      'the job to be submitted',
+    );
     first.kill('SIGTERM');
     await first;
     const second = await cli(['run', 'e.yaml'], { cwd: dir, env });
@@ -71,7 +75,14 @@ test('without a ray_address the node starts a Ray head for the run and stops it 
   const server = await startReplayServer([{ content: '<think>x</think>\n<answer>submission.csv</answer>' }]);
   try {
     // No verl.python either: a head started here runs the job with its own Ray's Python (.venv/verl).
-    const dir = await tmpProject({ 'e.yaml': EXP(server.url, '').replace('ray_address: "", ', '').replace(/, python: "[^"]*"/, '') }, settings);
+    const dir = await tmpProject(
+      {
+        'e.yaml': EXP(server.url, '')
+          .replace('ray_address: "", ', '')
+          .replace(/, python: "[^"]*"/, ''),
+      },
+      settings,
+    );
     const r = await cli(['run', 'e.yaml'], { cwd: dir, env: { TINY_KEY: 'sk-test' } });
     const logs = await (await rlLog(dir))();
     const m = /submitted ray job (\S+) to (\S+)/.exec(logs);
@@ -80,7 +91,13 @@ test('without a ray_address the node starts a Ray head for the run and stops it 
     assert.match(logs, `ray job ${m![1]} ended FAILED`);
     assert.match(logs, /mlepipe: the Ray cluster has 0 GPUs and \d+ CPUs/);
     // The head is gone with the node.
-    assert.is(await fetch(`${m![2]}/api/version`).then(() => 'up', () => 'down'), 'down');
+    assert.is(
+      await fetch(`${m![2]}/api/version`).then(
+        () => 'up',
+        () => 'down',
+      ),
+      'down',
+    );
   } finally {
     await server.close();
   }

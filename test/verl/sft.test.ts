@@ -47,7 +47,22 @@ const turn = (m: { role: string; content: string }) => {
 };
 
 let dir = '';
-const options = (model: string): SftExportOptions => ({ model, epochs: 1, lr: 1e-5, schedule: 'cosine', warmup: 0, maxLength: 1024, batchSize: 2, microBatchSize: 1, maxGradNorm: 1, gradientCheckpointing: true, seed: 0, nodes: 1, gpusPerNode: 1, gpuMemoryGib: 140 });
+const options = (model: string): SftExportOptions => ({
+  model,
+  epochs: 1,
+  lr: 1e-5,
+  schedule: 'cosine',
+  warmup: 0,
+  maxLength: 1024,
+  batchSize: 2,
+  microBatchSize: 1,
+  maxGradNorm: 1,
+  gradientCheckpointing: true,
+  seed: 0,
+  nodes: 1,
+  gpusPerNode: 1,
+  gpuMemoryGib: 140,
+});
 
 test.before(async () => {
   dir = await mkdtemp(join(tmpdir(), 'verl-sft-'));
@@ -71,10 +86,16 @@ test("verl's SFT dataset reads the export: the ids decode to the conversation an
     const messages = CONVERSATIONS[k].messages;
     assert.is(row.decoded, messages.map(turn).join(''));
     // Loss on each reply after its generation prompt, through <|im_end|> and the newline the template ends it with.
-    assert.equal(row.trained, messages.filter((m) => m.role === 'assistant').map((m) => turn(m).slice('<|im_start|>assistant\n'.length)));
+    assert.equal(
+      row.trained,
+      messages.filter((m) => m.role === 'assistant').map((m) => turn(m).slice('<|im_start|>assistant\n'.length)),
+    );
     assert.is(row.cls, 'ReplySFTDataset');
     // verl's own class renders each reply alone, where Qwen3's template drops its <think> block.
-    assert.ok(row.verl_trained.every((t) => !t.includes('<think>')), row.verl_trained.join('|'));
+    assert.ok(
+      row.verl_trained.every((t) => !t.includes('<think>')),
+      row.verl_trained.join('|'),
+    );
     // Rendered whole, Qwen3 strips the reasoning of replies before the last user message.
     assert.not.ok(row.whole.includes('The sample submission has the right shape.'));
   }
@@ -107,7 +128,16 @@ test("one step of verl's SFT trainer on the CPU trains the export and saves Hugg
   for (const f of ['model/config.json', 'model/model.safetensors', 'tokenizer/tokenizer.json', 'tokenizer/chat_template.jinja', 'mlepipe-worker.json']) assert.ok(existsSync(join(dest, f)), f);
   assert.not.ok(existsSync(join(dest, 'tokenizer', 'model.safetensors')));
   // The weights and tokenizer load as a model folder (what verl's grpo and the worker load).
-  const load = await execa(PY, ['-c', 'import sys; from transformers import AutoModelForCausalLM, AutoTokenizer; m = AutoModelForCausalLM.from_pretrained(sys.argv[1]); t = AutoTokenizer.from_pretrained(sys.argv[2]); print(m.config.model_type, "<think>" in t.chat_template)', join(dest, 'model'), join(dest, 'tokenizer')], { reject: false, all: true });
+  const load = await execa(
+    PY,
+    [
+      '-c',
+      'import sys; from transformers import AutoModelForCausalLM, AutoTokenizer; m = AutoModelForCausalLM.from_pretrained(sys.argv[1]); t = AutoTokenizer.from_pretrained(sys.argv[2]); print(m.config.model_type, "<think>" in t.chat_template)',
+      join(dest, 'model'),
+      join(dest, 'tokenizer'),
+    ],
+    { reject: false, all: true },
+  );
   assert.is(load.stdout.trim().split('\n').pop(), 'qwen3 True', load.all);
 });
 

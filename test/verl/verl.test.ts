@@ -82,7 +82,13 @@ async function serve(verl: string, cwd: string) {
   let out = '';
   p.stdout?.on('data', (c) => (out += c));
   await waitFor(() => /listening on (http\S+)/.test(out), 60_000, 'the sandbox service to listen');
-  return { url: /listening on (http\S+)/.exec(out)![1], stop: async () => { p.kill('SIGTERM'); await p.catch(() => {}); } };
+  return {
+    url: /listening on (http\S+)/.exec(out)![1],
+    stop: async () => {
+      p.kill('SIGTERM');
+      await p.catch(() => {});
+    },
+  };
 }
 
 test('(a) verl composes its trainer config with the exported overrides and its own checks pass', async () => {
@@ -105,13 +111,24 @@ test('(a) verl composes its trainer config with the exported overrides and its o
   // A budget below one trajectory fails the check, as verl's micro-batching would fail at the first update.
   const small = await variant('budget', [...overrides.filter((o) => !o.startsWith('actor_rollout_ref.actor.ppo_max_token_len_per_gpu')), 'actor_rollout_ref.actor.ppo_max_token_len_per_gpu=4096']);
   // Without the export's tensor parallelism, verl's default of 2 leaves one GPU no replica: the check fails as the launch would.
-  const oneGpu = await variant('1gpu', [...overrides.filter((o) => !/tensor_model_parallel_size|n_gpus_per_node|ppo_mini_batch|train_batch_size/.test(o)), 'trainer.n_gpus_per_node=1', 'data.train_batch_size=1', 'actor_rollout_ref.actor.ppo_mini_batch_size=1']);
+  const oneGpu = await variant('1gpu', [
+    ...overrides.filter((o) => !/tensor_model_parallel_size|n_gpus_per_node|ppo_mini_batch|train_batch_size/.test(o)),
+    'trainer.n_gpus_per_node=1',
+    'data.train_batch_size=1',
+    'actor_rollout_ref.actor.ppo_mini_batch_size=1',
+  ]);
   // The same check fails without what the old export lacked: verl's checks are really applied.
-  const old = await variant('old', overrides.filter((o) => !o.startsWith('actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu') && !o.startsWith('actor_rollout_ref.actor.use_dynamic_bsz')));
+  const old = await variant(
+    'old',
+    overrides.filter((o) => !o.startsWith('actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu') && !o.startsWith('actor_rollout_ref.actor.use_dynamic_bsz')),
+  );
   // The three failing variants in one interpreter (test/verl/checks.py): importing verl is most of a check's time.
   const many = await execa(PY, [CHECKS, small, oneGpu, old], { cwd: verl, reject: false });
   assert.is(many.exitCode, 0, many.stderr.slice(-3000));
-  const [tight, none, bad] = many.stdout.trim().split('\n').map((l) => JSON.parse(l) as { exit_code: number; stdout: string; stderr: string });
+  const [tight, none, bad] = many.stdout
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { exit_code: number; stdout: string; stderr: string });
   assert.is(tight.exit_code, 1, tight.stdout);
   assert.match(tight.stderr, 'token budget');
   // One rollout replica per GPU, counted as verl's server manager counts them.
@@ -123,18 +140,27 @@ test('(a) verl composes its trainer config with the exported overrides and its o
   assert.match(bad.stderr, 'ppo_micro_batch_size');
 });
 
-test('(b) the agent loop runs two tasks through the sandbox service within its limits; its reward equals mlepipe eval\'s', async () => {
+test("(b) the agent loop runs two tasks through the sandbox service within its limits; its reward equals mlepipe eval's", async () => {
   const { dir, verl, tasks, server } = await setup();
   const svc = await serve(verl, dir);
   try {
     const tok = await mkdtemp(join(tmpdir(), 'verl-tok-'));
     const r = await execa(PY, [DRIVE, verl, tok, tasks[0], tasks[1]], { env: { MLEPIPE_SANDBOX_URL: svc.url, MLEPIPE_CHAT_URL: server.url }, reject: false });
     assert.is(r.exitCode, 0, r.stderr.slice(-3000));
-    const [solved, stalled] = r.stdout.trim().split('\n').map((l) => JSON.parse(l));
-    assert.equal(solved.turns.map((t: { action: string }) => t.action), ['code', 'answer']);
+    const [solved, stalled] = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    assert.equal(
+      solved.turns.map((t: { action: string }) => t.action),
+      ['code', 'answer'],
+    );
     assert.equal([solved.ended, solved.turns[0].exit_code, solved.variables.execute, solved.timed_out], ['answer', 0, 1, false]);
     // Three turns and no more (max_turns: 3); the sleeping step was stopped at step_timeout: 2.
-    assert.equal(stalled.turns.map((t: { action: string }) => t.action), ['invalid', 'code', 'code']);
+    assert.equal(
+      stalled.turns.map((t: { action: string }) => t.action),
+      ['invalid', 'code', 'code'],
+    );
     assert.equal([stalled.ended, stalled.turns[1].timed_out, stalled.turns[2].exit_code, stalled.timed_out], ['max_turns', true, 3, true]);
     // Timed out: its reply tokens leave the loss; the solved episode keeps them.
     assert.is(stalled.mask_ones, 0);
@@ -150,7 +176,10 @@ test('(b) the agent loop runs two tasks through the sandbox service within its l
     for (const ep of [solved, stalled]) {
       const t = own.find((x) => x.task_id === ep.task_id);
       assert.ok(t, ep.task_id);
-      assert.equal(t.turns.map((x: { action: string }) => x.action), ep.turns.map((x: { action: string }) => x.action));
+      assert.equal(
+        t.turns.map((x: { action: string }) => x.action),
+        ep.turns.map((x: { action: string }) => x.action),
+      );
       assert.is(ep.reward, t.reward);
       for (const k of ['format', 'execute', 'median', 'bronze', 'turns', 'timed_out']) assert.is(ep.variables[k], t.variables[k], `${ep.task_id} ${k}`);
     }
@@ -165,7 +194,10 @@ test('(c) a local Ray head runs the agent loop and the reward function as Ray ta
   const temp = await mkdtemp(join('/tmp', 'ray-'));
   const ray = join(ROOT, '.venv', 'verl', 'bin', 'ray');
   // --block keeps the head in this process group's child; stopping it stops what it started.
-  const head = execa(ray, ['start', '--head', '--block', '--num-cpus', '2', '--node-ip-address', '127.0.0.1', '--port', String(await closedPort()), '--temp-dir', temp, '--include-dashboard', 'false', ...(await ownPorts()), '--disable-usage-stats'], { reject: false, env: { RAY_USAGE_STATS_ENABLED: '0' } });
+  const head = execa(ray, ['start', '--head', '--block', '--num-cpus', '2', '--node-ip-address', '127.0.0.1', '--port', String(await closedPort()), '--temp-dir', temp, '--include-dashboard', 'false', ...(await ownPorts()), '--disable-usage-stats'], {
+    reject: false,
+    env: { RAY_USAGE_STATS_ENABLED: '0' },
+  });
   let log = '';
   head.stdout?.on('data', (c) => (log += c));
   head.stderr?.on('data', (c) => (log += c));
@@ -184,14 +216,20 @@ test('(c) a local Ray head runs the agent loop and the reward function as Ray ta
     const tok = await mkdtemp(join(tmpdir(), 'verl-tok-'));
     const r = await execa(PY, [DRIVE, verl, tok, ...tasks, '--ray', address], { env: { MLEPIPE_SANDBOX_URL: svc.url, MLEPIPE_CHAT_URL: server.url }, reject: false });
     assert.is(r.exitCode, 0, r.stderr.slice(-3000));
-    const out = r.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    const out = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     assert.is(out.length, tasks.length);
     for (const o of out) {
       assert.is.not(o.pid, o.driver_pid);
       // The job's upload leaves the tasks (and their answers) out.
       assert.is(o.worker_saw_tasks, false);
     }
-    assert.equal(out.map((o) => o.ended), tasks.map((_, i) => (i === 0 ? 'answer' : 'max_turns')));
+    assert.equal(
+      out.map((o) => o.ended),
+      tasks.map((_, i) => (i === 0 ? 'answer' : 'max_turns')),
+    );
     assert.ok(out[0].reward > out[1].reward);
   } finally {
     await svc.stop();

@@ -1,4 +1,5 @@
 """Runs one diagnostic tool: reads the call from argv[1], writes the answer to argv[2] as JSON."""
+
 import importlib
 import json
 import math

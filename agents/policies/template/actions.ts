@@ -31,5 +31,17 @@ export function renderAction(a: TemplateAction, history: readonly TurnView[], so
   if (a.kind === 'submit') return reactText(format, think, { kind: 'answer', path: 'submission.csv' }, taskId);
   if (a.kind === 'validate') return reactText(format, think, { kind: 'validate', path: 'submission.csv' }, taskId);
   if (a.kind === 'diagnose') return reactText(format, think, { kind: 'code', code: a.id === 'inspect' ? INSPECT : DESCRIBE }, taskId);
-  return reactText(format, think, { kind: 'code', code: solveCode(a.strategy!, kitSaved(history, (i) => solveTurns.has(i)), { keepBest: true, size: a.size }) }, taskId);
+  return reactText(
+    format,
+    think,
+    {
+      kind: 'code',
+      code: solveCode(
+        a.strategy!,
+        kitSaved(history, (i) => solveTurns.has(i)),
+        { keepBest: true, size: a.size },
+      ),
+    },
+    taskId,
+  );
 }

@@ -27,7 +27,7 @@ export type TurnKind = 'diagnose' | 'solve' | 'validate' | 'submit' | 'invalid';
 
 export function features(task: TaskMeta | undefined, history: readonly TurnView[], kinds: readonly TurnKind[], turn: number, maxTurns: number): number[] {
   const last = history.length ? history[history.length - 1] : undefined;
-  const lastKind = last ? kinds[kinds.length - 1] ?? 'invalid' : 'none';
+  const lastKind = last ? (kinds[kinds.length - 1] ?? 'invalid') : 'none';
   const solvedOk = history.filter((h, i) => kinds[i] === 'solve' && h.exit_code === 0);
   const wrote = solvedOk.some((h) => /wrote submission\.csv/.test(h.observation));
   const validated = history.some((h) => h.action === 'validate' && /^valid/.test(h.observation));

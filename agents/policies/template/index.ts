@@ -11,7 +11,11 @@ import { entropy, initCheckpoint, probabilities, sample, type TemplateCheckpoint
 export { ACTIONS } from './actions.js';
 export { FEATURE_NAMES } from './features.js';
 
-export const freshCheckpoint = (): TemplateCheckpoint => initCheckpoint(ACTIONS.map((a) => a.id), FEATURE_NAMES);
+export const freshCheckpoint = (): TemplateCheckpoint =>
+  initCheckpoint(
+    ACTIONS.map((a) => a.id),
+    FEATURE_NAMES,
+  );
 
 /** The kind of each earlier turn, from the choices the scaffold recorded. */
 function kindsOf(req: PolicyRequest): TurnKind[] {

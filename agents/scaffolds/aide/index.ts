@@ -54,7 +54,11 @@ export const aide: Scaffold = {
     const usage = newUsage();
     const better = (a: number, b: number) => (ctx.task.lowerIsBetter ? a < b : a > b);
     const best = () => nodes.filter((n) => !n.buggy).reduce<JournalNode | undefined>((b, n) => (!b || (n.metric !== null && (b.metric === null || better(n.metric, b.metric))) ? n : b), undefined);
-    const memory = () => nodes.filter((n) => !n.buggy).map((n) => `- node ${n.id} (${n.operator}): ${n.plan.split('\n')[0].slice(0, 160)} → validation score ${n.metric ?? 'not printed'}`).join('\n') || '(none yet)';
+    const memory = () =>
+      nodes
+        .filter((n) => !n.buggy)
+        .map((n) => `- node ${n.id} (${n.operator}): ${n.plan.split('\n')[0].slice(0, 160)} → validation score ${n.metric ?? 'not printed'}`)
+        .join('\n') || '(none yet)';
     await mkdir(join(ctx.session.workspace, '.aide'), { recursive: true });
     let ended: EpisodeResult['ended'] = 'max_turns';
     let error: string | undefined;
@@ -84,11 +88,7 @@ export const aide: Scaffold = {
             ? renderPrompt('aide/improve', { metric: String(parent!.metric ?? 'not printed'), memory: memory(), code: parent!.code })
             : renderPrompt('aide/debug', { code: parent!.code, output: parent!.observation });
       const question: ChatMessage[] = [system, { role: 'user', content: prompt }];
-      const reply = await ask(
-        ctx,
-        { scaffold: 'aide', purpose: operator, messages: question, turn: i, sample: ctx.sample, history: nodes.map(turnOf), parent: parent && { code: parent.code, metric: parent.metric, buggy: parent.buggy } },
-        usage,
-      );
+      const reply = await ask(ctx, { scaffold: 'aide', purpose: operator, messages: question, turn: i, sample: ctx.sample, history: nodes.map(turnOf), parent: parent && { code: parent.code, metric: parent.metric, buggy: parent.buggy } }, usage);
       if ('stop' in reply) {
         ended = reply.stop;
         error = reply.error;
@@ -98,14 +98,31 @@ export const aide: Scaffold = {
       messages.push({ role: 'user', content: prompt }, { role: 'assistant', content: text });
       const code = extractBlock(text, 'python') ?? extractBlock(text, '');
       const plan = text.slice(0, text.indexOf('```') >= 0 ? text.indexOf('```') : undefined).trim();
-      const node: JournalNode = { id: i, parent: parent?.id ?? null, operator, plan, code: code ?? '', exit_code: null, timed_out: false, duration_ms: 0, metric: null, buggy: true, debug_depth: operator === 'debug' ? parent!.debug_depth + 1 : 0, observation: '', format_ok: code !== null };
+      const node: JournalNode = {
+        id: i,
+        parent: parent?.id ?? null,
+        operator,
+        plan,
+        code: code ?? '',
+        exit_code: null,
+        timed_out: false,
+        duration_ms: 0,
+        metric: null,
+        buggy: true,
+        debug_depth: operator === 'debug' ? parent!.debug_depth + 1 : 0,
+        observation: '',
+        format_ok: code !== null,
+      };
       if (code === null) {
         node.observation = 'format error: the reply must hold exactly one ```python block';
       } else {
         await rm(join(ctx.session.workspace, 'submission.csv'), { force: true });
         const timeout = Math.min(limits.stepTimeoutMs, b.left);
         const r = await execute(ctx.session, code, i, timeout);
-        const wrote = await stat(join(ctx.session.workspace, 'submission.csv')).then((s) => s.isFile(), () => false);
+        const wrote = await stat(join(ctx.session.workspace, 'submission.csv')).then(
+          (s) => s.isFile(),
+          () => false,
+        );
         Object.assign(node, { exit_code: r.timedOut ? null : r.exitCode, timed_out: r.timedOut, duration_ms: r.durationMs, metric: parseMetric(r.stdout) });
         node.buggy = r.timedOut || r.exitCode !== 0 || !wrote;
         node.observation = clip(observation(r, limits.observationChars, timeout) + (wrote || r.timedOut || r.exitCode ? '' : '\nno submission.csv was written'), 2 * limits.observationChars + 200);

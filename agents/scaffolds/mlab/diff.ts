@@ -16,7 +16,7 @@ function ops(a: string[], b: string[]): Op[] {
   let i = 0;
   let j = 0;
   while (i < n || j < m) {
-    if (i < n && j < m && a[i] === b[j]) out.push([' ', a[i++]]), j++;
+    if (i < n && j < m && a[i] === b[j]) (out.push([' ', a[i++]]), j++);
     // Removals before additions where either keeps the subsequence, as difflib orders a replacement.
     else if (i < n && (j === m || lcs[i + 1][j] >= lcs[i][j + 1])) out.push(['-', a[i++]]);
     else out.push(['+', b[j++]]);

@@ -45,10 +45,26 @@ async function runMlab(ctx: EpisodeContext, opts: MlabOptions): Promise<EpisodeR
   const started = Date.now();
   const tools = dropTools(chooseTools(opts.tools, ctx.task.meta.domain ?? ctx.task.meta.modality), opts.toolDropout, opts.seed, ctx.task.id, ctx.policy.name, ctx.sample);
   const names = [...MLAB_ACTIONS.map((a) => a.name), ...tools.map((t) => t.name)];
-  const actions = MLAB_ACTIONS.map((a) => `- ${a.name}: ${a.description}\n  Action Input: {${Object.entries(a.input).map(([k, v]) => `"${k}": ${v}`).join('; ')}}`).join('\n');
+  const actions = MLAB_ACTIONS.map(
+    (a) =>
+      `- ${a.name}: ${a.description}\n  Action Input: {${Object.entries(a.input)
+        .map(([k, v]) => `"${k}": ${v}`)
+        .join('; ')}}`,
+  ).join('\n');
   const toolText = tools.length ? `\nDiagnostic tools (also actions; file arguments are relative to the workspace):\n${tools.map(describeTool).join('\n')}\n` : '';
   const messages: ChatMessage[] = [
-    { role: 'system', content: renderPrompt('mlab/system', { description: ctx.task.description.trim(), actions, tools: toolText, max_steps: limits.maxTurns, step_timeout: Math.round(limits.stepTimeoutMs / 1000), files: publicFilesText(ctx.task), sample: sampleName(ctx.task) }) },
+    {
+      role: 'system',
+      content: renderPrompt('mlab/system', {
+        description: ctx.task.description.trim(),
+        actions,
+        tools: toolText,
+        max_steps: limits.maxTurns,
+        step_timeout: Math.round(limits.stepTimeoutMs / 1000),
+        files: publicFilesText(ctx.task),
+        sample: sampleName(ctx.task),
+      }),
+    },
     { role: 'user', content: 'Begin.' },
   ];
   // Guided collection: the teacher's system prompt gets the guidance; `messages`, the record a student

@@ -14,7 +14,14 @@ const IMAGE = {
 };
 const MISSING = {
   text: '2 of 6 columns have missing values; age: 30.0% (median imputation plus a missing-indicator column); fare: 4.0% (median imputation)',
-  evidence: { rows: 200, columns: [{ column: 'age', missing: 60, fraction: 0.3, suggestion: 'median imputation plus a missing-indicator column' }, { column: 'fare', missing: 8, fraction: 0.04, suggestion: 'median imputation' }], rows_with_missing: 66 },
+  evidence: {
+    rows: 200,
+    columns: [
+      { column: 'age', missing: 60, fraction: 0.3, suggestion: 'median imputation plus a missing-indicator column' },
+      { column: 'fare', missing: 8, fraction: 0.04, suggestion: 'median imputation' },
+    ],
+    rows_with_missing: 66,
+  },
 };
 const CODE = 'import numpy as np\nX = np.load("x.npy")\nage = df["age"].fillna(-999)\n';
 
@@ -55,7 +62,13 @@ test('targets: all, a domain, or named tools', () => {
 
 test('diagnose reads the structured answer: the same issues under paraphrase, the tool-revealed ones gone under mask', async () => {
   const issues = (img: { evidence: Record<string, unknown> }, miss: { evidence: Record<string, unknown> }) =>
-    issuesFrom(CODE, new Map([['image_normalization_stats', img.evidence], ['detect_missing_values', miss.evidence]])).map((i) => `${i.kind}: ${i.detail}`);
+    issuesFrom(
+      CODE,
+      new Map([
+        ['image_normalization_stats', img.evidence],
+        ['detect_missing_values', miss.evidence],
+      ]),
+    ).map((i) => `${i.kind}: ${i.detail}`);
   const original = issues(IMAGE, MISSING);
   assert.equal(original, ['pixel-range: images are 0-255 and the script does not rescale them', 'missing-values: age, fare']);
   const para = { mode: 'paraphrase' as const, tools: 'all' as const };

@@ -74,7 +74,10 @@ const WORDS: Array<[RegExp, string]> = [
  * the facts are the same; the same text always gives the same paraphrase.
  */
 export function paraphraseText(tool: string, text: string): string {
-  const clauses = text.split(/;\s+/).map((c) => c.trim()).filter(Boolean);
+  const clauses = text
+    .split(/;\s+/)
+    .map((c) => c.trim())
+    .filter(Boolean);
   const reworded = clauses.map((c) => WORDS.reduce((s, [re, w]) => s.replace(re, w), c));
   return `Findings of ${tool}:\n${reworded.map((c) => `* ${c}`).join('\n')}`;
 }

@@ -140,18 +140,45 @@ test('tools: a domain keeps only its tools; dropout removes the seeded fraction,
   assert.ok(tab.every((t) => t.domain === 'tabular'));
   assert.is(tab.length, listTools('tabular').length);
   assert.equal(chooseTools('none'), []);
-  assert.equal(chooseTools(['acf', 'detect_outliers']).map((t) => t.name), ['acf', 'detect_outliers']);
+  assert.equal(
+    chooseTools(['acf', 'detect_outliers']).map((t) => t.name),
+    ['acf', 'detect_outliers'],
+  );
   const all = chooseTools('all');
   const kept = dropTools(all, 0.2, 0, 'task', 'p', 0);
   assert.is(kept.length, all.length - Math.round(0.2 * all.length));
   assert.equal(dropTools(all, 0.2, 0, 'task', 'p', 0), kept);
   // Another repeat draws another set.
-  assert.not.equal(dropTools(all, 0.2, 0, 'task', 'p', 1).map((t) => t.name), kept.map((t) => t.name));
+  assert.not.equal(
+    dropTools(all, 0.2, 0, 'task', 'p', 1).map((t) => t.name),
+    kept.map((t) => t.name),
+  );
   assert.is(dropTools(all, 0, 0).length, all.length);
 });
 
 test("MLAgentBench's 17 actions by its names and arguments; edits answer with a unified diff", async () => {
-  assert.equal(MLAB_ACTIONS.map((a) => a.name), ['List Files', 'Read File', 'Write File', 'Append File', 'Copy File', 'Inspect Script Lines', 'Execute Script', 'Python REPL', 'Request Help', 'Undo Edit Script', 'Edit Script (AI)', 'Edit Script Segment (AI)', 'Understand File', 'Append Summary to Research Log', 'Reflection', 'Retrieval from Research Log', 'Final Answer']);
+  assert.equal(
+    MLAB_ACTIONS.map((a) => a.name),
+    [
+      'List Files',
+      'Read File',
+      'Write File',
+      'Append File',
+      'Copy File',
+      'Inspect Script Lines',
+      'Execute Script',
+      'Python REPL',
+      'Request Help',
+      'Undo Edit Script',
+      'Edit Script (AI)',
+      'Edit Script Segment (AI)',
+      'Understand File',
+      'Append Summary to Research Log',
+      'Reflection',
+      'Retrieval from Research Log',
+      'Final Answer',
+    ],
+  );
   const input = (n: string) => Object.keys(MLAB_ACTIONS.find((a) => a.name === n)!.input);
   assert.equal(input('Edit Script Segment (AI)'), ['script_name', 'start_line_number', 'end_line_number', 'edit_instruction', 'save_name']);
   assert.equal([input('Python REPL'), input('Request Help'), input('Reflection'), input('Retrieval from Research Log'), input('Append Summary to Research Log')], [['command'], ['request'], ['things_to_reflect_on'], ['current_plan'], ['content']]);
@@ -174,7 +201,10 @@ test('the research log: appended summaries are what Reflection and Retrieval sen
   assert.is(await readFile(join(root, 'ws', 'research_log.log'), 'utf8'), 'step 1: the starter scores 0.7\nstep 2: scaled the inputs\n');
   assert.is((await runAction('Reflection', { things_to_reflect_on: 'what worked' }, env)).observation, 'Reflection: reflect: the log has 2 lines');
   assert.is((await runAction('Retrieval from Research Log', { current_plan: 'tune C' }, env)).observation, 'retrieve: the log has 2 lines');
-  assert.equal(asked.map((a) => a.purpose), ['reflect', 'retrieve']);
+  assert.equal(
+    asked.map((a) => a.purpose),
+    ['reflect', 'retrieve'],
+  );
   for (const a of asked) assert.ok(a.prompt.includes('Predict b.') && a.prompt.includes('step 2: scaled the inputs'), a.prompt);
   assert.match(asked[0].prompt, /Reflect on this: what worked/);
   assert.match(asked[1].prompt, /tune C/);
@@ -228,7 +258,16 @@ test('every call is a turn with its action, arguments and observation; Final Ans
     ],
     { tools: 'tabular', toolDropout: 0, seed: 0 },
   );
-  assert.equal(ep.turns.map((t) => [t.action, t.name ?? null]), [['action', 'List Files'], ['invalid', null], ['action', 'Write File'], ['action', 'Understand File'], ['answer', 'Final Answer']]);
+  assert.equal(
+    ep.turns.map((t) => [t.action, t.name ?? null]),
+    [
+      ['action', 'List Files'],
+      ['invalid', null],
+      ['action', 'Write File'],
+      ['action', 'Understand File'],
+      ['answer', 'Final Answer'],
+    ],
+  );
   assert.equal(ep.turns[0].args, { dir_path: 'public' });
   assert.is(ep.turns[0].observation, 'train.csv');
   assert.match(ep.turns[1].observation, /^invalid action: the reply has no "Action:" line/);
@@ -263,7 +302,7 @@ test('tool_dropout: the rollout is offered the seeded share of the tools, fixed 
   assert.equal(seen[1].actions, seen[0].actions);
 });
 
-test('tools: domain (the default) offers the shared module and the task domain\'s, not all 67', async () => {
+test("tools: domain (the default) offers the shared module and the task domain's, not all 67", async () => {
   const mods = (domain?: string) => [...new Set(chooseTools('domain', domain).map((t) => t.domain))].sort();
   assert.equal(mods('graph'), ['graph', 'shared']);
   assert.equal(mods('cv'), ['shared', 'vision']);
@@ -290,7 +329,10 @@ test('the AI actions ask action_model when one is set; without one a scripted po
   const actionModel: Policy = { name: 'editor', kind: 'openai', act: async (req) => (heard.push(req), { text: 'Try a smaller C.', usage: { prompt_tokens: 3, completion_tokens: 4 } }) };
   const { ep, seen } = await episode(steps, { tools: 'none', toolDropout: 0, seed: 0, actionModel });
   assert.is(ep.turns[1].observation, 'Reflection: Try a smaller C.');
-  assert.equal(heard.map((r) => r.purpose), ['reflect']);
+  assert.equal(
+    heard.map((r) => r.purpose),
+    ['reflect'],
+  );
   assert.match(heard[0].messages[0].content, /tried C=1/);
   // The policy itself was asked for its steps only.
   assert.ok(seen.every((r) => r.purpose === 'step'));

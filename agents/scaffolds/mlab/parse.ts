@@ -52,7 +52,10 @@ function escapeInStrings(s: string): string {
 }
 
 export function parseJsonLenient(raw: string): Record<string, unknown> | string {
-  const body = raw.replace(/^```(?:json)?\s*\n?/i, '').replace(/\n?```\s*$/, '').trim();
+  const body = raw
+    .replace(/^```(?:json)?\s*\n?/i, '')
+    .replace(/\n?```\s*$/, '')
+    .trim();
   const obj = firstObject(body);
   if (obj === null) return 'the Action Input is not a JSON object (write it as {"name": "value", ...})';
   const tries = [obj, escapeInStrings(obj), escapeInStrings(obj.replace(/,\s*([}\]])/g, '$1'))];
@@ -77,7 +80,11 @@ export function parseMlab(text: string, names: readonly string[]): ParsedMlab {
   const actionText = section(text, 'Action');
   if (actionText === null) return { ok: false, reason: 'the reply has no "Action:" line; end every reply with Action: <name> and Action Input: <JSON object>' };
   const name = actionText.split('\n')[0].replace(/[*`"]/g, '').trim();
-  const key = (s: string) => s.toLowerCase().replace(/[\s_]+/g, ' ').trim();
+  const key = (s: string) =>
+    s
+      .toLowerCase()
+      .replace(/[\s_]+/g, ' ')
+      .trim();
   const action = names.find((n) => key(n) === key(name));
   if (!action) return { ok: false, reason: `"${name}" is not an available action (available: ${names.join(', ')})` };
   if (input === null) return { ok: false, reason: `no "Action Input:" after Action: ${action}; give its arguments as a JSON object` };

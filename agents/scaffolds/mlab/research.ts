@@ -33,10 +33,18 @@ export async function runResearchAction(name: string, args: Record<string, unkno
   const body = clip(log || '(the research log is empty)', env.observationChars * 8);
   if (name === 'Reflection') {
     const what = str(args.things_to_reflect_on);
-    const reply = await env.ask('reflect', `The research problem:\n${env.problem}\n\nThe research log so far:\n\`\`\`\n${body}\n\`\`\`\n\nReflect on this: ${what}\nAnswer in plain paragraphs, only from what the log shows.`, { name: RESEARCH_LOG, content: log, instruction: what });
+    const reply = await env.ask('reflect', `The research problem:\n${env.problem}\n\nThe research log so far:\n\`\`\`\n${body}\n\`\`\`\n\nReflect on this: ${what}\nAnswer in plain paragraphs, only from what the log shows.`, {
+      name: RESEARCH_LOG,
+      content: log,
+      instruction: what,
+    });
     return { observation: clip(`Reflection: ${reply.trim() || '(the model gave no answer)'}`, env.observationChars) };
   }
   const plan = str(args.current_plan);
-  const reply = await env.ask('retrieve', `The research problem:\n${env.problem}\n\nThe current research plan and status:\n${plan}\n\nThe research log so far:\n\`\`\`\n${body}\n\`\`\`\n\nList, concisely, everything in the log that will help the next steps.`, { name: RESEARCH_LOG, content: log, instruction: plan });
+  const reply = await env.ask('retrieve', `The research problem:\n${env.problem}\n\nThe current research plan and status:\n${plan}\n\nThe research log so far:\n\`\`\`\n${body}\n\`\`\`\n\nList, concisely, everything in the log that will help the next steps.`, {
+    name: RESEARCH_LOG,
+    content: log,
+    instruction: plan,
+  });
   return { observation: clip(reply.trim() || '(the model gave no answer)', env.observationChars) };
 }

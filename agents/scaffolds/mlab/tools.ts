@@ -15,10 +15,15 @@ export type ToolChoice = 'none' | 'domain' | 'all' | (typeof DOMAINS)[number] | 
  * both modules. A task whose domain is not in the map is offered every tool.
  */
 const DOMAIN_MODULES: Readonly<Record<string, readonly Domain[]>> = {
-  cv: ['vision'], vision: ['vision'], image: ['vision'],
-  nlp: ['nlp'], text: ['nlp'],
+  cv: ['vision'],
+  vision: ['vision'],
+  image: ['vision'],
+  nlp: ['nlp'],
+  text: ['nlp'],
   tabular: ['tabular'],
-  time_series: ['time-series', 'tabular'], 'time-series': ['time-series', 'tabular'], timeseries: ['time-series', 'tabular'],
+  time_series: ['time-series', 'tabular'],
+  'time-series': ['time-series', 'tabular'],
+  timeseries: ['time-series', 'tabular'],
   graph: ['graph'],
 };
 

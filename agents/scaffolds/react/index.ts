@@ -23,7 +23,10 @@ export const react: Scaffold = {
     const parse: (text: string) => ParsedReply & Partial<ReleaseReply> = release ? releaseParser(ctx.task.id) : parseReply;
     const stepSeconds = Math.round(limits.stepTimeoutMs / 1000);
     const messages: ChatMessage[] = [
-      { role: 'system', content: renderPrompt(release ? 'react/system-release' : 'react/system', { max_turns: limits.maxTurns, step_timeout: stepSeconds, files: publicFilesText(ctx.task), sample: sampleName(ctx.task), ...(release ? { competition_id: ctx.task.id } : {}) }) },
+      {
+        role: 'system',
+        content: renderPrompt(release ? 'react/system-release' : 'react/system', { max_turns: limits.maxTurns, step_timeout: stepSeconds, files: publicFilesText(ctx.task), sample: sampleName(ctx.task), ...(release ? { competition_id: ctx.task.id } : {}) }),
+      },
       { role: 'user', content: renderPrompt('react/task', { description: ctx.task.description.trim() }) },
     ];
     const turns: TurnRecord[] = [];
@@ -51,7 +54,17 @@ export const react: Scaffold = {
       messages.push({ role: 'assistant', content: text });
       const { action, formatOk, toolCall, answers } = parse(text);
       // The release answers every tool call with a tool response, and none to a reply without one.
-      const base = { turn: t, format_ok: formatOk, ...(release ? { tool_response: toolCall === true } : {}), exit_code: null, timed_out: false, duration_ms: 0, ...(choice ? { choice } : {}), ...(reply.logprobs ? { logprobs: reply.logprobs } : {}), ...(reply.tokens ? { tokens: reply.tokens } : {}) };
+      const base = {
+        turn: t,
+        format_ok: formatOk,
+        ...(release ? { tool_response: toolCall === true } : {}),
+        exit_code: null,
+        timed_out: false,
+        duration_ms: 0,
+        ...(choice ? { choice } : {}),
+        ...(reply.logprobs ? { logprobs: reply.logprobs } : {}),
+        ...(reply.tokens ? { tokens: reply.tokens } : {}),
+      };
       if (action.kind === 'answer') {
         submission = action.path;
         turns.push({ ...base, action: 'answer', observation: `submitted ${action.path}` });

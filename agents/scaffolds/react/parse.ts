@@ -1,11 +1,7 @@
 // Reading a ReAct reply (SandMLE's format): <think>…</think>, then exactly
 // one action: a fenced python block to execute, <answer>FILE</answer> to
 // finish, or <validate>FILE</validate> to check the submission's format.
-export type Action =
-  | { kind: 'code'; code: string }
-  | { kind: 'answer'; path: string }
-  | { kind: 'validate'; path: string }
-  | { kind: 'invalid'; reason: string };
+export type Action = { kind: 'code'; code: string } | { kind: 'answer'; path: string } | { kind: 'validate'; path: string } | { kind: 'invalid'; reason: string };
 
 export interface ParsedReply {
   action: Action;

@@ -76,7 +76,10 @@ async function validateOnce(answer: Validation): Promise<string> {
     random: () => 0,
   } as unknown as EpisodeContext;
   const ep = await react.run(ctx);
-  assert.equal(ep.turns.map((t) => t.action), ['validate', 'answer']);
+  assert.equal(
+    ep.turns.map((t) => t.action),
+    ['validate', 'answer'],
+  );
   return ep.turns[0].observation;
 }
 

@@ -69,7 +69,7 @@ test('answers: the word names no file; with a call, the call runs and the episod
   assert.equal(parseReleaseReply('<think>t</think>hello<tool_response>x<answer>s</answer></tool_response>').action.kind, 'invalid');
 });
 
-test('the Score answer is the release\'s text, its JSON as json.dumps writes it', () => {
+test("the Score answer is the release's text, its JSON as json.dumps writes it", () => {
   const r = { score: 0.845, gold_threshold: 0.95, silver_threshold: 0.9, bronze_threshold: 0.85, median_threshold: 1, is_lower_better: false };
   assert.is(
     scoreAnswer(r, 'submission.csv'),

@@ -5,6 +5,7 @@ whose extra keys (the scaffold's limits) arrive as keyword arguments. Each
 dataset row carries `extra_info.task_id`; the episode runs its code through
 the sandbox service and leaves its record in `extra_fields`, where the reward
 function (reward.py) finds it and has the service grade it."""
+
 import os
 
 from verl.experimental.agent_loop.agent_loop import AgentLoopBase, AgentLoopOutput

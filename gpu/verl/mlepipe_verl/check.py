@@ -8,6 +8,7 @@ imports it. Run from the export's folder:
     python -m mlepipe_verl.check [trainer_overrides.yaml]
 
 Prints one JSON line; exits 1 with verl's own message when a check fails."""
+
 import json
 import os
 import sys
@@ -52,7 +53,10 @@ def main(argv):
     sequence = rollout.prompt_length + rollout.response_length
     if actor.use_dynamic_bsz and actor.ppo_max_token_len_per_gpu * actor.ulysses_sequence_parallel_size < sequence:
         # verl packs micro-batches up to the budget times the Ulysses group and refuses a longer sequence.
-        print(f"a trajectory of {sequence} tokens (prompt_length + response_length) exceeds the token budget of a micro-batch: ppo_max_token_len_per_gpu {actor.ppo_max_token_len_per_gpu} x ulysses_sequence_parallel_size {actor.ulysses_sequence_parallel_size}", file=sys.stderr)
+        print(
+            f"a trajectory of {sequence} tokens (prompt_length + response_length) exceeds the token budget of a micro-batch: ppo_max_token_len_per_gpu {actor.ppo_max_token_len_per_gpu} x ulysses_sequence_parallel_size {actor.ulysses_sequence_parallel_size}",
+            file=sys.stderr,
+        )
         return 1
     layout = None
     if os.path.exists("layout.json"):
@@ -62,7 +66,28 @@ def main(argv):
     if replicas == 0:
         print(f"verl would start no rollout replica: {world} GPUs (trainer.nnodes x trainer.n_gpus_per_node) hold no replica of {per_replica} (tensor x data x pipeline parallel)", file=sys.stderr)
         return 1
-    print(json.dumps({"ok": True, "rollout_replicas": replicas, "rollout_tp": rollout.tensor_model_parallel_size, "rollout": rollout.name, "mode": rollout.mode, "agent_loops": names, "train_batch_size": config.data.train_batch_size, "n": rollout.n, "ppo_mini_batch_size": config.actor_rollout_ref.actor.ppo_mini_batch_size, "loss_agg_mode": config.actor_rollout_ref.actor.loss_agg_mode, "prompt_length": rollout.prompt_length, "response_length": rollout.response_length, "use_dynamic_bsz": actor.use_dynamic_bsz, "ppo_max_token_len_per_gpu": actor.ppo_max_token_len_per_gpu, "ulysses": actor.ulysses_sequence_parallel_size, "layout": layout}))
+    print(
+        json.dumps(
+            {
+                "ok": True,
+                "rollout_replicas": replicas,
+                "rollout_tp": rollout.tensor_model_parallel_size,
+                "rollout": rollout.name,
+                "mode": rollout.mode,
+                "agent_loops": names,
+                "train_batch_size": config.data.train_batch_size,
+                "n": rollout.n,
+                "ppo_mini_batch_size": config.actor_rollout_ref.actor.ppo_mini_batch_size,
+                "loss_agg_mode": config.actor_rollout_ref.actor.loss_agg_mode,
+                "prompt_length": rollout.prompt_length,
+                "response_length": rollout.response_length,
+                "use_dynamic_bsz": actor.use_dynamic_bsz,
+                "ppo_max_token_len_per_gpu": actor.ppo_max_token_len_per_gpu,
+                "ulysses": actor.ulysses_sequence_parallel_size,
+                "layout": layout,
+            }
+        )
+    )
     return 0
 
 

@@ -1,6 +1,7 @@
 """verl's trainer config as verl.trainer.main_ppo composes it: Hydra reads verl's
 own ppo_trainer.yaml (or sft_trainer_engine.yaml, verl's SFT trainers' config) from
 the installed package and applies the overrides."""
+
 import os
 
 

@@ -2,6 +2,7 @@
 agents/scaffolds/react in Python, with code executed by the sandbox service.
 Limits: the turn limit T_max, the per-step timeout τ_max, the episode's time
 budget and the context budget (pruning as mlepipe prunes)."""
+
 import asyncio
 import time
 
@@ -85,5 +86,5 @@ def timed_out_under(rule, episode):
         return any(t["timed_out"] for t in runs)
     if rule == "last-step":
         return episode["turns"][-1]["action"] == "code" and runs[-1]["timed_out"]
-    share = float(rule[len("fraction:"):])
+    share = float(rule[len("fraction:") :])
     return sum(1 for t in runs if t["timed_out"]) / len(runs) >= share

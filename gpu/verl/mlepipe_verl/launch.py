@@ -10,6 +10,7 @@ the installed verl and TransferQueue, not restated here.
 
     python -m mlepipe_verl.launch [sft] OVERRIDE...
 """
+
 import os
 import sys
 

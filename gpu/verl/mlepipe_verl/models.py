@@ -13,6 +13,7 @@ appended. The conversation is never re-rendered as a whole, because chat
 templates rewrite earlier turns (Qwen3 drops the <think> block of every reply
 before the latest user message; Llama 3 trims each message), and a re-render
 would no longer be what the sampler was given."""
+
 import asyncio
 import json
 import urllib.request
@@ -36,7 +37,7 @@ class TokenRecord:
 
     @property
     def response_ids(self):
-        return self.ids[len(self.prompt_ids):]
+        return self.ids[len(self.prompt_ids) :]
 
     def sampled(self, ids, logprobs, text):
         """The sampler's tokens for the reply `text`: mask 1, their log-probs beside them."""

@@ -2,6 +2,7 @@
 reading a reply into one action, and pruning the context when it grows past
 the budget. They must stay in step with the TypeScript: the reward of an
 exported trajectory is compared with mlepipe's own in the tests."""
+
 import re
 
 _THINK = re.compile(r"<think>[\s\S]*?</think>")
@@ -47,7 +48,7 @@ def fit_context(messages, head, failed, budget):
     task) and the latest turn always stay."""
     turns = []
     for t, i in enumerate(range(head, len(messages), 2)):
-        turns.append((t, messages[i:i + 2], failed[t] if t < len(failed) else False))
+        turns.append((t, messages[i : i + 2], failed[t] if t < len(failed) else False))
     keep = {t for t, _, _ in turns}
 
     def build():

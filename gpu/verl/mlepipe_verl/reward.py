@@ -2,6 +2,7 @@
 service grades the episode's submission with the task's evaluator, outside the
 jail, and applies the experiment's reward formula to mlepipe's reward
 variables, exactly as mlepipe's own rollouts are scored."""
+
 import os
 
 from .service import SandboxService

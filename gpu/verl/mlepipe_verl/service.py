@@ -2,6 +2,7 @@
 agent's code in mlepipe's jails and grades submissions outside them. The
 service holds the tasks (their private answers included); the agent loop only
 ever sends code and reads observations."""
+
 import json
 import os
 import urllib.error

@@ -9,6 +9,7 @@ reply is rendered after an empty user turn, where the template writes it as the
 model generates it, and that turn's tokens are cut off again. For templates
 that do not rewrite replies (ChatML, Llama 3) the result is verl's own.
 """
+
 import torch
 
 from verl.utils.dataset.multiturn_sft_dataset import MultiTurnSFTDataset

@@ -11,6 +11,7 @@ overrides. The process group is started here: verl's initialize_global_process_g
 (verl/utils/distributed.py) asks for the backend "cpu:gloo,<device>:<backend>", which
 torch refuses for the device cpu ("Duplicate device type cpu").
 """
+
 import contextlib
 import os
 import sys

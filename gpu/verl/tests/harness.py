@@ -2,6 +2,7 @@
 (fixtures/*.jinja), verl's own trainer config, a rollout server that records
 what it was given, a sandbox that answers every step, and mlepipe's agent loop
 built the way verl's AgentLoopWorker builds it."""
+
 import asyncio
 import os
 import sys
@@ -110,7 +111,9 @@ def agent_loop(family, server, config, **limits):
 
     from mlepipe_verl.agent_loop import MlepipeReactAgentLoop
 
-    loop = MlepipeReactAgentLoop(trainer_config=DictConfigWrap(config=config), server_manager=server, tokenizer=server.tokenizer, processor=None, hf_model_type=FAMILIES[family]["model_type"], dataset_cls=None, data_config=DictConfigWrap(config.data), sandbox_url=Sandbox.url, **limits)
+    loop = MlepipeReactAgentLoop(
+        trainer_config=DictConfigWrap(config=config), server_manager=server, tokenizer=server.tokenizer, processor=None, hf_model_type=FAMILIES[family]["model_type"], dataset_cls=None, data_config=DictConfigWrap(config.data), sandbox_url=Sandbox.url, **limits
+    )
     loop.service = Sandbox()
     return loop
 

@@ -1,11 +1,12 @@
 """What test/verl/sft.test.ts runs in .venv/verl on an SFT export:
 
-    sft_driver.py model DIR          a tiny random Qwen3 and a tokenizer trained under Qwen3's real template
-    sft_driver.py dataset EXPORT     the export's rows through the dataset verl's SFT trainer builds from
-                                     its overrides (verl.trainer.sft_trainer.create_sft_dataset), and
-                                     through verl's own MultiTurnSFTDataset: per row, the decoded input
-                                     ids and the decoded runs of loss-mask 1, as one JSON line
+sft_driver.py model DIR          a tiny random Qwen3 and a tokenizer trained under Qwen3's real template
+sft_driver.py dataset EXPORT     the export's rows through the dataset verl's SFT trainer builds from
+                                 its overrides (verl.trainer.sft_trainer.create_sft_dataset), and
+                                 through verl's own MultiTurnSFTDataset: per row, the decoded input
+                                 ids and the decoded runs of loss-mask 1, as one JSON line
 """
+
 import json
 import os
 import sys
@@ -58,13 +59,15 @@ def dataset(export):
     rows = []
     for k in range(len(ours)):
         a, b = ours[k], verls[k]
-        rows.append({
-            "cls": type(ours).__name__,
-            "decoded": tok.decode(a["input_ids"].tolist()),
-            "trained": runs(tok, a["input_ids"].tolist(), a["loss_mask"].tolist()),
-            "verl_trained": runs(tok, b["input_ids"].tolist(), b["loss_mask"].tolist()),
-            "whole": tok.apply_chat_template(verls.messages[k], tokenize=False),
-        })
+        rows.append(
+            {
+                "cls": type(ours).__name__,
+                "decoded": tok.decode(a["input_ids"].tolist()),
+                "trained": runs(tok, a["input_ids"].tolist(), a["loss_mask"].tolist()),
+                "verl_trained": runs(tok, b["input_ids"].tolist(), b["loss_mask"].tolist()),
+                "whole": tok.apply_chat_template(verls.messages[k], tokenize=False),
+            }
+        )
     print(json.dumps(rows))
 
 

@@ -2,6 +2,7 @@
 counts read from the installed verl and TransferQueue, instead of letting
 verl's placement wait forever (TransferQueue's storage units hold a CPU each
 before verl ever checks its GPUs)."""
+
 import unittest
 
 import harness  # noqa: F401  (puts mlepipe_verl on the path)

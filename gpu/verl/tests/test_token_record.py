@@ -5,6 +5,7 @@ what it was given plus what it sampled, mask 1 lies on the sampled tokens and
 nothing else, and their log-probs sit beside them. What the sampler is given
 between turns is checked as text against the template's own rendering of the
 observation. Run: .venv/verl/bin/python -m unittest discover gpu/verl/tests"""
+
 import unittest
 
 from harness import PROMPT, Server, agent_loop, run, train_tokenizer, verl_config
@@ -37,7 +38,7 @@ def observation_text(tok, observation, kw):
     head = render(tok, PROMPT, False, kw)
     full = render(tok, PROMPT + [{"role": "user", "content": observation}], True, kw)
     assert full.startswith(head)
-    return full[len(head):]
+    return full[len(head) :]
 
 
 class TokenRecordTest(unittest.TestCase):
@@ -58,7 +59,7 @@ class TokenRecordTest(unittest.TestCase):
             # The sampler continues its own tokens: what it was given and sampled, unchanged ...
             self.assertEqual(server.given[k][: len(before)], before)
             # ... then the observation as the template renders it, with the end of the reply's turn.
-            self.assertEqual(text(tok, server.given[k][len(before):]), turn_gap(tok, kw) + observation_text(tok, observations[k - 1], kw))
+            self.assertEqual(text(tok, server.given[k][len(before) :]), turn_gap(tok, kw) + observation_text(tok, observations[k - 1], kw))
         # The record is the last prompt and the last sample: nothing lost, nothing added.
         self.assertEqual(record, server.given[-1] + server.sampled[-1])
         # Mask 1 exactly on the sampled tokens, their log-probs beside them, 0 elsewhere.

@@ -4,6 +4,7 @@ _agent_loop_postprocess: the tensordict of fields and the staleness tags),
 the trainer's reading of those tags, and the v0 worker's padding into one
 DataProto batch. The weights' version the rollout server reports must reach
 the tags: the v1 trainer builds integer arrays from them after each update."""
+
 import asyncio
 import unittest
 

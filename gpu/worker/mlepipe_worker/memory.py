@@ -60,6 +60,5 @@ def refusal(parts: dict[str, int], device_bytes: int, *, full: bool, params: int
     detail = ", ".join(f"{k.replace('_', ' ')} {v / GIB:.1f}" for k, v in parts.items() if v and k != "total")
     how = "train a LoRA adapter (lora_rank > 0) or use trainer: verl, which shards the model over GPUs" if full else "use a smaller LoRA rank, a smaller model, or trainer: verl"
     return (
-        f"{'full fine-tuning' if full else 'LoRA training'} of {params / 1e9:.2f}B parameters needs {parts['total'] / GIB:.1f} GiB before activations "
-        f"({detail} GiB), and this GPU has {device_bytes / GIB:.1f} GiB, of which {STATIC_SHARE:.0%} may hold it: {how}"
+        f"{'full fine-tuning' if full else 'LoRA training'} of {params / 1e9:.2f}B parameters needs {parts['total'] / GIB:.1f} GiB before activations ({detail} GiB), and this GPU has {device_bytes / GIB:.1f} GiB, of which {STATIC_SHARE:.0%} may hold it: {how}"
     )

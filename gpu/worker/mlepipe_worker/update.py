@@ -24,7 +24,6 @@ from .model import Policy
 from .optim import MasterAdamW, needs_master
 
 
-
 @dataclass
 class Sequence:
     input_ids: list[int]

@@ -52,6 +52,7 @@ def test_sampled_logprobs_are_the_ones_the_trainer_computes(make_policy, tokeniz
 def test_generation_stops_at_the_stop_token_unless_told_not_to(make_policy, tokenizer):
     policy = make_policy(lora=False)
     prompt = chat_prompt_ids(policy, [{"role": "user", "content": "the grader"}])
+
     # Make <|im_end|> the model's only choice: every reply is that one token.
     def favour_eos(_module, _inputs, out):
         out = out.clone()

@@ -12,7 +12,6 @@ import mlepipe_worker.state as state_mod
 MESSAGES = [{"role": "user", "content": "the agent reads the csv"}]
 
 
-
 def one_turn_batch(http, tokenizer) -> dict:
     out = http.post("/v1/chat/completions", json={"messages": MESSAGES, "max_tokens": 4, "seed": 1, "logprobs": True}).json()
     c = out["choices"][0]

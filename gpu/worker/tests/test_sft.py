@@ -50,11 +50,7 @@ def test_long_conversations_are_cut_and_counted(tokenizer):
 def test_a_template_that_drops_earlier_reasoning_trains_on_what_it_renders(tokenizer):
     tok = copy.deepcopy(tokenizer)
     # Like Qwen3's: an assistant turn before the last keeps only what follows its reasoning block.
-    tok.chat_template = (
-        "{% for m in messages %}<|im_start|>{{ m['role'] }}\n"
-        "{% if m['role'] == 'assistant' and not loop.last %}{{ m['content'].split('</think>')[-1].strip() }}{% else %}{{ m['content'] }}{% endif %}"
-        "<|im_end|>\n{% endfor %}"
-    )
+    tok.chat_template = "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{% if m['role'] == 'assistant' and not loop.last %}{{ m['content'].split('</think>')[-1].strip() }}{% else %}{{ m['content'] }}{% endif %}<|im_end|>\n{% endfor %}"
     convo = [dict(m) for m in CONVO]
     convo[2]["content"] = "<think>the csv first</think>\nthe model reads the public csv."
     convo[4]["content"] = "<think>done</think>submission.csv"
@@ -123,10 +119,7 @@ def test_an_observation_changes_nothing_in_the_step_but_the_context(make_policy,
 
 
 def test_loss_falls_on_a_tiny_set_and_micro_batching_gives_the_same_step(make_policy, tokenizer):
-    convos = [
-        [{"role": "user", "content": f"{s} the csv"}, {"role": "assistant", "content": f"{s} submits submission.csv."}]
-        for s in ["the model", "the agent", "our baseline", "the grader"]
-    ]
+    convos = [[{"role": "user", "content": f"{s} the csv"}, {"role": "assistant", "content": f"{s} submits submission.csv."}] for s in ["the model", "the agent", "our baseline", "the grader"]]
     examples = tokenize_examples(tokenizer, convos, 256)
     policy = make_policy(lora=False)
     opt = make_optimizer(policy, 1e-3)
@@ -143,7 +136,6 @@ def test_loss_falls_on_a_tiny_set_and_micro_batching_gives_the_same_step(make_po
     sft_step(p2, make_optimizer(p2, 1e-3), examples, lr=1e-3, micro_batch_size=1)
     for (n, a), (_, b) in zip(p1.model.named_parameters(), p2.model.named_parameters()):
         assert torch.allclose(a, b, atol=1e-6), n
-
 
 
 def test_sft_and_eval_loss_over_http(served):

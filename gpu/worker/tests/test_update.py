@@ -97,10 +97,7 @@ def test_updates_raise_positive_and_lower_negative_replies(make_policy, tokenize
     policy = make_policy(lora=lora)
     prompt = [tokenizer.convert_tokens_to_ids("<|im_start|>")] + list(tokenizer("user\nthe agent", add_special_tokens=False)["input_ids"])
     good, bad = generate(policy, [prompt, prompt], max_new_tokens=6, temperature=1.0, seed=3)
-    seqs = [
-        Sequence(prompt + s.token_ids, [0] * len(prompt) + [1] * len(s.token_ids), advantages=adv)
-        for s, adv in ((good, 1.0), (bad, -1.0))
-    ]
+    seqs = [Sequence(prompt + s.token_ids, [0] * len(prompt) + [1] * len(s.token_ids), advantages=adv) for s, adv in ((good, 1.0), (bad, -1.0))]
 
     def reply_logprob() -> list[float]:
         return [sum(lp for lp, m in zip(row, s.loss_mask) if m) for row, s in zip(score(policy, seqs), seqs)]

@@ -13,7 +13,13 @@ import { stageEntries, type Rule } from './types.js';
  * value must be valid there (checked by the target's own schema).
  */
 export const ablateShape: Rule = (input) => {
-  const { doc, names: { stages: names }, origins, params, refused } = input;
+  const {
+    doc,
+    names: { stages: names },
+    origins,
+    params,
+    refused,
+  } = input;
   const out: Diagnostic[] = [];
   for (const [id, st] of stageEntries(doc)) {
     const at = (...p: (string | number)[]) => ['stages', id, ...p];

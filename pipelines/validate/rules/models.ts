@@ -66,8 +66,15 @@ export const verlWeights: Rule = ({ doc, params, origins }) => {
     // A full-weight checkpoint of a stage in needs: is a model folder too; a LoRA checkpoint holds only an adapter.
     if (m.provider === 'worker' && typeof m.checkpoint === 'string' && !m.lora_rank) continue;
     reported.add(name);
-    const why = m.provider === 'worker' && typeof m.checkpoint === 'string' ? `its checkpoint: ${m.checkpoint} is a LoRA adapter (lora_rank: ${m.lora_rank}), which verl cannot load as the policy's weights; train that stage with lora_rank: 0, or give path: to merged weights` : 'this entry names none';
-    out.push({ pos: keyPos(origins, ['models', name]), path: dotted(['models', name]), message: `stage ${id} trains ${name} with trainer: ${p.trainer}, which loads its weights from path: (a Hugging Face model folder, or a hub id such as Qwen/Qwen3-8B) or a full-weight checkpoint: of a stage in needs:; ${why}` });
+    const why =
+      m.provider === 'worker' && typeof m.checkpoint === 'string'
+        ? `its checkpoint: ${m.checkpoint} is a LoRA adapter (lora_rank: ${m.lora_rank}), which verl cannot load as the policy's weights; train that stage with lora_rank: 0, or give path: to merged weights`
+        : 'this entry names none';
+    out.push({
+      pos: keyPos(origins, ['models', name]),
+      path: dotted(['models', name]),
+      message: `stage ${id} trains ${name} with trainer: ${p.trainer}, which loads its weights from path: (a Hugging Face model folder, or a hub id such as Qwen/Qwen3-8B) or a full-weight checkpoint: of a stage in needs:; ${why}`,
+    });
   }
   return out;
 };
@@ -94,7 +101,13 @@ export const verlFits: Rule = ({ doc, params, origins, experimentDir }) => {
       for (const combo of cartesian(matrix as Record<string, unknown[]>)) {
         const p = structuredClone(base);
         for (const [k, v] of Object.entries(combo)) setPath(p, k.split('.'), structuredClone(v));
-        variants.push({ p, at: ['stages', abId, 'matrix'], label: Object.entries(combo).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(', ') });
+        variants.push({
+          p,
+          at: ['stages', abId, 'matrix'],
+          label: Object.entries(combo)
+            .map(([k, v]) => `${k}=${JSON.stringify(v)}`)
+            .join(', '),
+        });
       }
     }
     for (const { p, at, label } of variants) {

@@ -1,4 +1,5 @@
 """python -m mltoolbench manifest | build ID DEST [--runs N] | check ID [--runs N]"""
+
 import os
 
 # One thread: the same seed must give the same baseline bytes on any machine load.

@@ -8,6 +8,7 @@ is recorded. A healthy instance has no reference here (its starter is the best c
 template knows), so only the bound is checked: the success line must lie inside the metric's range.
 The fix's scores can be kept in a cache folder, keyed by everything they depend on.
 """
+
 import hashlib
 import json
 import os

@@ -1,4 +1,5 @@
 """Command line of the suite: the manifest, building an instance, checking a fault."""
+
 import argparse
 import json
 import os
@@ -16,14 +17,13 @@ def manifest():
     rows = []
     for inst in instances():
         t = TEMPLATES[inst['template']]
-        rows.append({**inst, 'source': t.source, 'objective': t.objective, 'metric': t.metric,
-                     'direction': 'minimize' if t.lower else 'maximize'})
+        rows.append({**inst, 'source': t.source, 'objective': t.objective, 'metric': t.metric, 'direction': 'minimize' if t.lower else 'maximize'})
     return {'version': 'mltb-v1', 'instances': rows}
 
 
 def find(instance_id):
     for inst in instances():
-        if instance_id in (inst['id'], inst['id'][len('mltb-v1-'):]):
+        if instance_id in (inst['id'], inst['id'][len('mltb-v1-') :]):
             return inst
     raise SystemExit(json.dumps({'error': f'no instance {instance_id}'}))
 
@@ -39,11 +39,19 @@ def check(inst, runs):
         f = [run_starter(os.path.join(d, 't'), fixed, s, grade) for s in range(runs)]
     b, m = task['baseline']['mean'], float(np.mean(f))
     sign = -1 if task['is_lower_better'] else 1
-    return {'id': inst['id'], 'template': inst['template'], 'config': inst['config'], 'lower': task['is_lower_better'],
-            'starter': b, 'fixed': m, 'starter_std': task['baseline']['std'], 'fixed_std': float(np.std(f)),
-            # the fix is the healthy starter, and it succeeds by Eq. 5 against the faulty one's baseline
-            'fix_is_healthy': fixed == starter(TEMPLATES[inst['template']], 'healthy')[0],
-            'fix_succeeds': sign * (m - b) > max(0.1 * abs(b), DELTA)}
+    return {
+        'id': inst['id'],
+        'template': inst['template'],
+        'config': inst['config'],
+        'lower': task['is_lower_better'],
+        'starter': b,
+        'fixed': m,
+        'starter_std': task['baseline']['std'],
+        'fixed_std': float(np.std(f)),
+        # the fix is the healthy starter, and it succeeds by Eq. 5 against the faulty one's baseline
+        'fix_is_healthy': fixed == starter(TEMPLATES[inst['template']], 'healthy')[0],
+        'fix_succeeds': sign * (m - b) > max(0.1 * abs(b), DELTA),
+    }
 
 
 def main():

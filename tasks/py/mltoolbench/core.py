@@ -6,6 +6,7 @@ fragments of the starter. The faulty starter is the healthy one with those
 fragments swapped; its fix swaps them back, so the fix is exactly the healthy
 code on the same data, and the gap it closes is measured on one partition.
 """
+
 import contextlib
 import hashlib
 import io
@@ -68,7 +69,7 @@ def comment_tells(t):
         for code, frags in ((t.code, [h for h, _ in swaps]), (starter(t, name)[0], [f for _, f in swaps])):
             lines = code.split('\n')
             for frag in frags:
-                first = code[:code.index(frag)].count('\n')
+                first = code[: code.index(frag)].count('\n')
                 last = first + frag.rstrip('\n').count('\n')
                 for i in range(max(0, first - COMMENT_REACH), min(len(lines), last + COMMENT_REACH + 1)):
                     if '#' in lines[i]:
@@ -114,6 +115,7 @@ def _write_frame(df, path):
 
 def _write_public(files, pub):
     from PIL import Image
+
     for rel, obj in sorted(files.items()):
         path = os.path.join(pub, rel)
         os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -150,19 +152,23 @@ def describe(t, inst, data, sample_head, baseline):
         f'TASK DOMAIN: {DOMAIN_NAMES.get(t.domain, t.domain)}',
         f'OBJECTIVE: {t.source}, {t.objective}. {t.about}',
         'WORKSPACE: the current folder; the task files are read-only under `public/`.',
-        'STARTER FILES: `public/train.py` trains a model and writes `submission.csv`: `python public/train.py --seed 0`'
-        ' (`--data DIR` reads the task files from DIR, `--out FILE` writes the submission to FILE).',
+        'STARTER FILES: `public/train.py` trains a model and writes `submission.csv`: `python public/train.py --seed 0` (`--data DIR` reads the task files from DIR, `--out FILE` writes the submission to FILE).',
         'DATA: ' + ', '.join(f'`public/{f}`' for f in files) + '.',
         'SPLIT POLICY: fit and validate on the public files only; the test labels are hidden and only the evaluator reads them.',
         f"METRIC: {data['grading']['metric']}, {better} is better.",
         f'BASELINE: the starter scores {b:.6g} on the hidden test split (mean over seeds 0-{runs - 1}, standard deviation {sd:.3g}).',
-        f'SUCCESS RULE: a valid submission succeeds when its score is {better} than the baseline by more than'
-        f' max(0.1 * |baseline|, 0.01), i.e. {"below" if t.lower else "above"} {line:.6g}.',
-        'REQUIRED ARTIFACT: `submission.csv` in the workspace, in the format of `public/sample_submission.csv`:', '',
-        '```', sample_head, '```', '',
+        f'SUCCESS RULE: a valid submission succeeds when its score is {better} than the baseline by more than max(0.1 * |baseline|, 0.01), i.e. {"below" if t.lower else "above"} {line:.6g}.',
+        'REQUIRED ARTIFACT: `submission.csv` in the workspace, in the format of `public/sample_submission.csv`:',
+        '',
+        '```',
+        sample_head,
+        '```',
+        '',
         'EDIT CONSTRAINTS: write and edit your own files in the workspace; `public/` and the evaluator cannot be changed.',
-        'RESOURCE BUDGET: the actions and seconds per script execution the run allows (see Limits).', '',
-        'Complete the task using the registered actions. The final held-out assessment is performed by the evaluator under the split policy.', '',
+        'RESOURCE BUDGET: the actions and seconds per script execution the run allows (see Limits).',
+        '',
+        'Complete the task using the registered actions. The final held-out assessment is performed by the evaluator under the split policy.',
+        '',
     ]
     return '\n'.join(lines)
 
@@ -179,6 +185,7 @@ def run_starter(task_dir, code, seed, grade):
         sys.argv = [script, '--seed', str(seed), '--out', out]
         with contextlib.redirect_stdout(io.StringIO()), np.errstate(all='ignore'):
             import warnings
+
             with warnings.catch_warnings():
                 warnings.simplefilter('ignore')
                 runpy.run_path(script, run_name='__main__')
@@ -215,6 +222,7 @@ def file_digests(root):
 def build(inst, dest, runs=10, cache=None):
     """Writes one instance (a manifest entry) to dest, drawn again from the next seed while Eq. 5 is out of reach."""
     from . import attain
+
     t = TEMPLATES[inst['template']]
     dest = os.path.abspath(dest)
     tries = []
@@ -235,8 +243,7 @@ def build(inst, dest, runs=10, cache=None):
         task, code, scores = _build_one(inst, dest, runs)
     # The record stays out of the agent's sight (it says whether a reference exists); task.json says which seed was used.
     with open(os.path.join(dest, 'private', 'attainability.json'), 'w') as fh:
-        json.dump({'rule': 'the fix, or for a healthy instance the metric bound, clears Eq. 5 over the baseline seeds',
-                   'seeds': runs, 'registered_seed': inst['seed'], 'tries': tries, 'attainable': tries[-1]['passed']}, fh, indent=1)
+        json.dump({'rule': 'the fix, or for a healthy instance the metric bound, clears Eq. 5 over the baseline seeds', 'seeds': runs, 'registered_seed': inst['seed'], 'tries': tries, 'attainable': tries[-1]['passed']}, fh, indent=1)
     task['generation'] = {'registered_seed': inst['seed'], 'seed': task['seed'], 'redrawn': len(tries) - 1 if tries[-1]['passed'] else 0}
     task['files'] = file_digests(dest)
     with open(os.path.join(dest, 'task.json'), 'w') as fh:
@@ -275,16 +282,22 @@ def _build_one(inst, dest, runs):
     head = '\n'.join(open(os.path.join(pub, 'sample_submission.csv')).read().split('\n')[:4])
     with open(os.path.join(pub, 'description.md'), 'w') as fh:
         fh.write(describe(t, inst, data, head, (b, sd, runs)))
-    grading['thresholds'] = {'median_threshold': round(b, 6), 'bronze_threshold': round(success_line(b, t.lower), 6),
-                             'silver_threshold': None, 'gold_threshold': None}
+    grading['thresholds'] = {'median_threshold': round(b, 6), 'bronze_threshold': round(success_line(b, t.lower), 6), 'silver_threshold': None, 'gold_threshold': None}
     with open(os.path.join(priv, 'grading.json'), 'w') as fh:
         json.dump(grading, fh, indent=1, sort_keys=True)
     with open(os.path.join(priv, 'spec.json'), 'w') as fh:
         # the starter's baseline b, which eval reads for Eq. 5's success
         json.dump({'starter_score': round(b, 6), 'starter_std': round(sd, 6), 'template': t.name, 'config': inst['config']}, fh, indent=1)
     task = {
-        'id': inst['id'], 'generator': 'mltoolbench', 'split': inst['split'], 'domain': t.domain, 'template': t.name,
-        'modality': t.domain, 'metric': data['grading']['metric'], 'is_lower_better': t.lower, 'seed': inst['seed'],
+        'id': inst['id'],
+        'generator': 'mltoolbench',
+        'split': inst['split'],
+        'domain': t.domain,
+        'template': t.name,
+        'modality': t.domain,
+        'metric': data['grading']['metric'],
+        'is_lower_better': t.lower,
+        'seed': inst['seed'],
         'baseline': {'mean': round(b, 6), 'std': round(sd, 6), 'runs': runs, 'scores': [round(s, 6) for s in scores]},
     }
     return task, code, scores

@@ -42,8 +42,10 @@ def score(metric, ans, sub, cfg):
             return float(np.mean(y == p))
         if metric == 'qwk':
             from sklearn.metrics import cohen_kappa_score
+
             return float(cohen_kappa_score(y.astype(int), p.astype(float).round().astype(int), weights='quadratic'))
         from sklearn.metrics import f1_score
+
         return float(f1_score(y, p, average='macro', labels=sorted(set(y))))
     if metric == 'logloss':
         classes = cfg['classes']
@@ -59,6 +61,7 @@ def score(metric, ans, sub, cfg):
         return float(-np.mean(y * np.log(p) + (1 - y) * np.log(1 - p)))
     if metric == 'auc':
         from sklearn.metrics import roc_auc_score
+
         return float(roc_auc_score(ans[cols[0]].to_numpy(int), sub[cols[0]].to_numpy(float)))
     if metric == 'pf1':
         # probabilistic F1: expected counts from the submitted probabilities
@@ -72,6 +75,7 @@ def score(metric, ans, sub, cfg):
         return float(np.mean([_iou(a, b, cfg['mask_size']) for a, b in zip(ans[cols[0]], sub[cols[0]])]))
     if metric == 'kendall_tau':
         from scipy.stats import kendalltau
+
         taus = []
         for _, g in ans.assign(_p=sub[cols[0]].to_numpy(float)).groupby(cfg['group']):
             t = kendalltau(g[cols[0]].to_numpy(float), g['_p'].to_numpy(float)).statistic
@@ -144,8 +148,7 @@ def main():
         print(json.dumps({'error': f'invalid submission: {e}'}))
         return
     th = cfg.get('thresholds', {})
-    print(json.dumps({'score': round(s, 6), 'is_lower_better': cfg['is_lower_better'], 'metric': cfg['metric'],
-                      **{k: th.get(k) for k in ('gold_threshold', 'silver_threshold', 'bronze_threshold', 'median_threshold')}}))
+    print(json.dumps({'score': round(s, 6), 'is_lower_better': cfg['is_lower_better'], 'metric': cfg['metric'], **{k: th.get(k) for k in ('gold_threshold', 'silver_threshold', 'bronze_threshold', 'median_threshold')}}))
 
 
 if __name__ == '__main__':

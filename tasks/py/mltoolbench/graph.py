@@ -1,4 +1,5 @@
 """Graph templates: homophilous node graphs, BFS on small graphs, molecule-like graphs."""
+
 import numpy as np
 import pandas as pd
 
@@ -26,14 +27,17 @@ def _nodes(n, k, dim, homophily, deg, noise, train_frac=0.5):
     def make(rng):
         y, E, X = _sbm(rng, n, k, dim, homophily, deg, noise)
         perm = rng.permutation(n)
-        tr, te = perm[:int(train_frac * n)], np.sort(perm[int(train_frac * n):])
+        tr, te = perm[: int(train_frac * n)], np.sort(perm[int(train_frac * n) :])
         nodes = pd.DataFrame(X.round(4), columns=[f'f{i}' for i in range(dim)])
         nodes.insert(0, 'node', np.arange(n))
         labels = pd.DataFrame({'node': np.sort(tr), 'label': y[np.sort(tr)]})
-        return {'files': {'nodes.csv': nodes, 'edges.csv': pd.DataFrame(E, columns=['src', 'dst']), 'train_labels.csv': labels,
-                          'test_nodes.csv': pd.DataFrame({'node': te})},
-                'answer': pd.DataFrame({'node': te, 'label': y[te]}), 'sample': pd.DataFrame({'node': te, 'label': 0}),
-                'grading': {'metric': 'accuracy', 'id': 'node', 'columns': ['label']}}
+        return {
+            'files': {'nodes.csv': nodes, 'edges.csv': pd.DataFrame(E, columns=['src', 'dst']), 'train_labels.csv': labels, 'test_nodes.csv': pd.DataFrame({'node': te})},
+            'answer': pd.DataFrame({'node': te, 'label': y[te]}),
+            'sample': pd.DataFrame({'node': te, 'label': 0}),
+            'grading': {'metric': 'accuracy', 'id': 'node', 'columns': ['label']},
+        }
+
     return make
 
 
@@ -66,17 +70,49 @@ pd.DataFrame({'node': test['node'], 'label': model.predict(F[test['node']])}).to
 '''
 SCALE = [('X = (X - X.mean(0)) / X.std(0)', 'X = X - X.mean(0)')]
 REG = [('C=1.0 + 0.1 * args.seed', 'C=0.0005 + 0.0001 * args.seed')]
-ABOUT = ('`nodes.csv` holds node features, `edges.csv` undirected edges, `train_labels.csv` the labels of some nodes; '
-         'predict the label of every node in `test_nodes.csv` (accuracy).')
-register(Template('graph-cora', 'graph', 'Cora (procedural)', 'transductive node classification', 'accuracy', False,
-                  _nodes(700, 7, 24, 0.85, 6, 1.6), STARTER_HEAD + NODE,
-                  {'feature scale': SCALE, 'oversmoothing': [('HOPS = 2', 'HOPS = 40'), ('F = np.c_[H, X]', 'F = H')], 'excessive regularization': REG}, ABOUT))
-register(Template('graph-citeseer', 'graph', 'CiteSeer (procedural)', 'transductive node classification', 'accuracy', False,
-                  _nodes(700, 6, 24, 0.55, 4, 1.0), STARTER_HEAD + NODE,
-                  {'missing self information': [('A = A + sp.eye(n)', 'A = A + sp.eye(n) * 0'), ('F = np.c_[H, X]', 'F = H')], 'feature scale': SCALE, 'excessive regularization': REG}, ABOUT))
-register(Template('graph-arxiv', 'graph', 'ogbn-arxiv (procedural)', 'transductive node classification', 'accuracy', False,
-                  _nodes(900, 8, 24, 0.8, 8, 2.0), STARTER_HEAD + NODE,
-                  {'feature scale': SCALE, 'undersampled neighborhood': [('FANOUT = None\n', 'FANOUT = 1\n')], 'excessive regularization': REG}, ABOUT))
+ABOUT = '`nodes.csv` holds node features, `edges.csv` undirected edges, `train_labels.csv` the labels of some nodes; predict the label of every node in `test_nodes.csv` (accuracy).'
+register(
+    Template(
+        'graph-cora',
+        'graph',
+        'Cora (procedural)',
+        'transductive node classification',
+        'accuracy',
+        False,
+        _nodes(700, 7, 24, 0.85, 6, 1.6),
+        STARTER_HEAD + NODE,
+        {'feature scale': SCALE, 'oversmoothing': [('HOPS = 2', 'HOPS = 40'), ('F = np.c_[H, X]', 'F = H')], 'excessive regularization': REG},
+        ABOUT,
+    )
+)
+register(
+    Template(
+        'graph-citeseer',
+        'graph',
+        'CiteSeer (procedural)',
+        'transductive node classification',
+        'accuracy',
+        False,
+        _nodes(700, 6, 24, 0.55, 4, 1.0),
+        STARTER_HEAD + NODE,
+        {'missing self information': [('A = A + sp.eye(n)', 'A = A + sp.eye(n) * 0'), ('F = np.c_[H, X]', 'F = H')], 'feature scale': SCALE, 'excessive regularization': REG},
+        ABOUT,
+    )
+)
+register(
+    Template(
+        'graph-arxiv',
+        'graph',
+        'ogbn-arxiv (procedural)',
+        'transductive node classification',
+        'accuracy',
+        False,
+        _nodes(900, 8, 24, 0.8, 8, 2.0),
+        STARTER_HEAD + NODE,
+        {'feature scale': SCALE, 'undersampled neighborhood': [('FANOUT = None\n', 'FANOUT = 1\n')], 'excessive regularization': REG},
+        ABOUT,
+    )
+)
 
 
 def _clrs(rng):
@@ -103,10 +139,12 @@ def _clrs(rng):
     df = pd.DataFrame(rows, columns=['id', 'graph', 'node', 'is_source', 'distance'])
     tr = df['graph'] < 200
     test = df[~tr].reset_index(drop=True)
-    return {'files': {'train_nodes.csv': df[tr].reset_index(drop=True), 'test_nodes.csv': test.drop(columns='distance'),
-                      'edges.csv': pd.DataFrame(erows, columns=['graph', 'src', 'dst'])},
-            'answer': test[['id', 'distance']], 'sample': test[['id']].assign(distance=4),
-            'grading': {'metric': 'accuracy', 'id': 'id', 'columns': ['distance']}}
+    return {
+        'files': {'train_nodes.csv': df[tr].reset_index(drop=True), 'test_nodes.csv': test.drop(columns='distance'), 'edges.csv': pd.DataFrame(erows, columns=['graph', 'src', 'dst'])},
+        'answer': test[['id', 'distance']],
+        'sample': test[['id']].assign(distance=4),
+        'grading': {'metric': 'accuracy', 'id': 'id', 'columns': ['distance']},
+    }
 
 
 CLRS = '''from sklearn.linear_model import LogisticRegression
@@ -151,12 +189,20 @@ model = LogisticRegression(C=10.0 + args.seed, max_iter=2000).fit(X[fit], y[fit]
 Xt, _, real_t = batch(test, False)
 pd.DataFrame({'id': test['id'], 'distance': model.predict(Xt[real_t])}).to_csv(args.out, index=False)
 '''
-register(Template('graph-clrs', 'graph', 'CLRS BFS (procedural)', 'breadth-first-search distance from node 0, capped at 4', 'accuracy', False,
-                  _clrs, STARTER_HEAD + CLRS,
-                  {'hint misalignment': [('    H = np.stack(h[:ROUNDS + 1], 1)', '    H = np.stack(h[1:] + h[-1:], 1)')],
-                   'padding in loss': [('fit = real\n', 'fit = np.ones_like(real)\n')],
-                   'insufficient message rounds': [('ROUNDS = 4\n', 'ROUNDS = 1\n')]},
-                  'Each small graph (`edges.csv`, by `graph`) has a source node 0; predict every test node\'s BFS distance from it, 4 meaning 4 or more or unreachable (accuracy).'))
+register(
+    Template(
+        'graph-clrs',
+        'graph',
+        'CLRS BFS (procedural)',
+        'breadth-first-search distance from node 0, capped at 4',
+        'accuracy',
+        False,
+        _clrs,
+        STARTER_HEAD + CLRS,
+        {'hint misalignment': [('    H = np.stack(h[:ROUNDS + 1], 1)', '    H = np.stack(h[1:] + h[-1:], 1)')], 'padding in loss': [('fit = real\n', 'fit = np.ones_like(real)\n')], 'insufficient message rounds': [('ROUNDS = 4\n', 'ROUNDS = 1\n')]},
+        'Each small graph (`edges.csv`, by `graph`) has a source node 0; predict every test node\'s BFS distance from it, 4 meaning 4 or more or unreachable (accuracy).',
+    )
+)
 
 
 def _molecules(rng, bond_rule):
@@ -181,10 +227,12 @@ def _molecules(rng, bond_rule):
     y = np.array(labels)
     tr = 500
     atoms_df = pd.DataFrame(rows, columns=['mol', 'atom', 'element'])
-    return {'files': {'atoms.csv': atoms_df, 'bonds.csv': pd.DataFrame(erows, columns=['mol', 'a', 'b', 'bond_order']),
-                      'train.csv': pd.DataFrame({'mol': ids[:tr], 'label': y[:tr]}), 'test.csv': pd.DataFrame({'mol': ids[tr:]})},
-            'answer': pd.DataFrame({'mol': ids[tr:], 'label': y[tr:]}), 'sample': pd.DataFrame({'mol': ids[tr:], 'label': 0.5}),
-            'grading': {'metric': 'auc', 'id': 'mol', 'columns': ['label']}}
+    return {
+        'files': {'atoms.csv': atoms_df, 'bonds.csv': pd.DataFrame(erows, columns=['mol', 'a', 'b', 'bond_order']), 'train.csv': pd.DataFrame({'mol': ids[:tr], 'label': y[:tr]}), 'test.csv': pd.DataFrame({'mol': ids[tr:]})},
+        'answer': pd.DataFrame({'mol': ids[tr:], 'label': y[tr:]}),
+        'sample': pd.DataFrame({'mol': ids[tr:], 'label': 0.5}),
+        'grading': {'metric': 'auc', 'id': 'mol', 'columns': ['label']},
+    }
 
 
 MOL = '''from sklearn.linear_model import LogisticRegression
@@ -213,14 +261,38 @@ Xte = np.stack([embed(m) for m in test['mol']])
 model = LogisticRegression(C=1.0 + 0.1 * args.seed, max_iter=1000).fit(Xtr, train['label'])
 pd.DataFrame({'mol': test['mol'], 'label': model.predict_proba(Xte)[:, 1]}).to_csv(args.out, index=False)
 '''
-register(Template('graph-bbbp', 'graph', 'MoleculeNet BBBP (procedural)', 'graph-level property of molecules', 'auc', False,
-                  lambda rng: _molecules(rng, True), STARTER_HEAD + MOL,
-                  {'missing bond features': [("    b = bond_counts.loc[m].to_numpy(float) if m in bond_counts.index else np.zeros(3)", "    b = np.zeros(3)")]},
-                  'Molecules are graphs: `atoms.csv` (element per atom) and `bonds.csv` (bond order); predict the probability of `label` 1 per test molecule (ROC AUC).'))
-register(Template('graph-bace', 'graph', 'MoleculeNet BACE (procedural)', 'graph-level property of molecules', 'auc', False,
-                  lambda rng: _molecules(rng, False),
-                  # this property does not depend on bonds, so its starter reads only the atoms
-                  STARTER_HEAD + MOL.replace("    b = bond_counts.loc[m].to_numpy(float) if m in bond_counts.index else np.zeros(3)", "    b = np.zeros(0)"),
-                  {'padding in pooling': [("    h = np.zeros((NMAX, len(ELEMENTS)))", "    h = np.eye(len(ELEMENTS))[np.zeros(NMAX, int)]"),
-                                          ("    pooled = h[:len(node[m])].mean(0)", "    pooled = h.mean(0)"), ("    return np.r_[pooled, len(node[m]) / NMAX, b]", "    return np.r_[pooled, b]")]},
-                  'Molecules are graphs: `atoms.csv` (element per atom) and `bonds.csv` (bond order); predict the probability of `label` 1 per test molecule (ROC AUC).'))
+register(
+    Template(
+        'graph-bbbp',
+        'graph',
+        'MoleculeNet BBBP (procedural)',
+        'graph-level property of molecules',
+        'auc',
+        False,
+        lambda rng: _molecules(rng, True),
+        STARTER_HEAD + MOL,
+        {'missing bond features': [("    b = bond_counts.loc[m].to_numpy(float) if m in bond_counts.index else np.zeros(3)", "    b = np.zeros(3)")]},
+        'Molecules are graphs: `atoms.csv` (element per atom) and `bonds.csv` (bond order); predict the probability of `label` 1 per test molecule (ROC AUC).',
+    )
+)
+register(
+    Template(
+        'graph-bace',
+        'graph',
+        'MoleculeNet BACE (procedural)',
+        'graph-level property of molecules',
+        'auc',
+        False,
+        lambda rng: _molecules(rng, False),
+        # this property does not depend on bonds, so its starter reads only the atoms
+        STARTER_HEAD + MOL.replace("    b = bond_counts.loc[m].to_numpy(float) if m in bond_counts.index else np.zeros(3)", "    b = np.zeros(0)"),
+        {
+            'padding in pooling': [
+                ("    h = np.zeros((NMAX, len(ELEMENTS)))", "    h = np.eye(len(ELEMENTS))[np.zeros(NMAX, int)]"),
+                ("    pooled = h[:len(node[m])].mean(0)", "    pooled = h.mean(0)"),
+                ("    return np.r_[pooled, len(node[m]) / NMAX, b]", "    return np.r_[pooled, b]"),
+            ]
+        },
+        'Molecules are graphs: `atoms.csv` (element per atom) and `bonds.csv` (bond order); predict the probability of `label` 1 per test molecule (ROC AUC).',
+    )
+)

@@ -1,4 +1,5 @@
 """The 115 instances (instances.tsv: id suffix, template, configuration, generation seed), 80 train, 25 ID, 10 OOD."""
+
 import os
 
 HERE = os.path.dirname(os.path.abspath(__file__))

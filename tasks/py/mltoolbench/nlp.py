@@ -1,4 +1,5 @@
 """NLP templates: short texts over a made-up vocabulary with a hidden label rule."""
+
 import numpy as np
 import pandas as pd
 
@@ -32,9 +33,12 @@ def _imdb(rng):
         texts.append(' '.join(list(rng.choice(filler, 14)) + body))
     ids = [f'r{i:05d}' for i in range(n)]
     tr = 700
-    return {'files': {'train.csv': _frame(ids[:tr], text=texts[:tr], label=y[:tr]), 'test.csv': _frame(ids[tr:], text=texts[tr:])},
-            'answer': _frame(ids[tr:], label=y[tr:]), 'sample': _frame(ids[tr:], label=1),
-            'grading': {'metric': 'accuracy', 'id': 'id', 'columns': ['label']}}
+    return {
+        'files': {'train.csv': _frame(ids[:tr], text=texts[:tr], label=y[:tr]), 'test.csv': _frame(ids[tr:], text=texts[tr:])},
+        'answer': _frame(ids[tr:], label=y[tr:]),
+        'sample': _frame(ids[tr:], label=1),
+        'grading': {'metric': 'accuracy', 'id': 'id', 'columns': ['label']},
+    }
 
 
 IMDB = '''from sklearn.linear_model import LogisticRegression
@@ -67,32 +71,46 @@ model.fit(pool(encode(train['text'])), ytr)
 pred = model.predict(pool(encode(test['text'])))
 pd.DataFrame({'id': test['id'], 'label': pred}).to_csv(args.out, index=False)
 '''
-register(Template(
-    'nlp-imdb', 'nlp', 'IMDB reviews (procedural)', 'binary sentiment of reviews', 'accuracy', False, _imdb, STARTER_HEAD + IMDB,
-    {'short context': [('MAXLEN = 128', 'MAXLEN = 12')],
-     'unmasked pooling': [('    return (EMB[ids] * mask).sum(1) / np.maximum(mask.sum(1), 1)', '    return EMB[ids].mean(1)')],
-     'class imbalance': [('keep = rng.random(len(ytr)) < 0.9', 'keep = rng.random(len(ytr)) < np.where(ytr == 0, 0.1, 0.9)')]},
-    'Each review in `train.csv` is labelled 1 (positive) or 0 (negative); predict the label of every review in `test.csv`.'))
+register(
+    Template(
+        'nlp-imdb',
+        'nlp',
+        'IMDB reviews (procedural)',
+        'binary sentiment of reviews',
+        'accuracy',
+        False,
+        _imdb,
+        STARTER_HEAD + IMDB,
+        {
+            'short context': [('MAXLEN = 128', 'MAXLEN = 12')],
+            'unmasked pooling': [('    return (EMB[ids] * mask).sum(1) / np.maximum(mask.sum(1), 1)', '    return EMB[ids].mean(1)')],
+            'class imbalance': [('keep = rng.random(len(ytr)) < 0.9', 'keep = rng.random(len(ytr)) < np.where(ytr == 0, 0.1, 0.9)')],
+        },
+        'Each review in `train.csv` is labelled 1 (positive) or 0 (negative); predict the label of every review in `test.csv`.',
+    )
+)
 
 
 def _authors(rng):
     vocab = words(rng, 600)
-    shared, own = vocab[:300], [vocab[300 + 100 * a: 400 + 100 * a] for a in range(3)]
+    shared, own = vocab[:300], [vocab[300 + 100 * a : 400 + 100 * a] for a in range(3)]
     names = ['EAP', 'HPL', 'MWS']
     n = 900
     y = rng.integers(0, 3, n)
     texts = []
     for i in range(n):
-        toks = [rng.choice(own[y[i]]) if rng.random() < 0.12 else rng.choice(own[rng.integers(3)]) if rng.random() < 0.1 else rng.choice(shared)
-                for _ in range(rng.integers(12, 30))]
+        toks = [rng.choice(own[y[i]]) if rng.random() < 0.12 else rng.choice(own[rng.integers(3)]) if rng.random() < 0.1 else rng.choice(shared) for _ in range(rng.integers(12, 30))]
         texts.append(' '.join(toks))
     ids = [f's{i:05d}' for i in range(n)]
     tr = 600
     lab = [names[v] for v in y]
     ans = _frame(ids[tr:], author=lab[tr:])
-    return {'files': {'train.csv': _frame(ids[:tr], text=texts[:tr], author=lab[:tr]), 'test.csv': _frame(ids[tr:], text=texts[tr:])},
-            'answer': ans, 'sample': _frame(ids[tr:], EAP=1 / 3, HPL=1 / 3, MWS=1 / 3),
-            'grading': {'metric': 'logloss', 'id': 'id', 'columns': ['author'], 'classes': names}}
+    return {
+        'files': {'train.csv': _frame(ids[:tr], text=texts[:tr], author=lab[:tr]), 'test.csv': _frame(ids[tr:], text=texts[tr:])},
+        'answer': ans,
+        'sample': _frame(ids[tr:], EAP=1 / 3, HPL=1 / 3, MWS=1 / 3),
+        'grading': {'metric': 'logloss', 'id': 'id', 'columns': ['author'], 'classes': names},
+    }
 
 
 SPOOKY = '''from sklearn.feature_extraction.text import CountVectorizer
@@ -113,13 +131,20 @@ sub = pd.DataFrame(P, columns=model.classes_)
 sub.insert(0, 'id', test['id'])
 sub.to_csv(args.out, index=False)
 '''
-register(Template(
-    'nlp-spooky', 'nlp', 'Spooky Author Identification (procedural)', 'three-way authorship with probabilities', 'logloss', True, _authors,
-    STARTER_HEAD + SPOOKY,
-    {'vocabulary bottleneck': [('max_features=5000', 'max_features=40')],
-     'short context': [('MAXWORDS = 40', 'MAXWORDS = 3')],
-     'overconfident probabilities': [('TEMPERATURE = 1.0', 'TEMPERATURE = 0.15')]},
-    'Each sentence was written by one of three authors (EAP, HPL, MWS); submit a probability for each author per test sentence.'))
+register(
+    Template(
+        'nlp-spooky',
+        'nlp',
+        'Spooky Author Identification (procedural)',
+        'three-way authorship with probabilities',
+        'logloss',
+        True,
+        _authors,
+        STARTER_HEAD + SPOOKY,
+        {'vocabulary bottleneck': [('max_features=5000', 'max_features=40')], 'short context': [('MAXWORDS = 40', 'MAXWORDS = 3')], 'overconfident probabilities': [('TEMPERATURE = 1.0', 'TEMPERATURE = 0.15')]},
+        'Each sentence was written by one of three authors (EAP, HPL, MWS); submit a probability for each author per test sentence.',
+    )
+)
 
 
 def _essays(rng):
@@ -129,15 +154,17 @@ def _essays(rng):
     texts, score = [], []
     for _ in range(n):
         q = rng.uniform(0, 1)
-        toks = [rng.choice(good) if rng.random() < 0.12 * q else rng.choice(bad) if rng.random() < 0.12 * (1 - q) else rng.choice(filler)
-                for _ in range(rng.integers(40, 90))]
+        toks = [rng.choice(good) if rng.random() < 0.12 * q else rng.choice(bad) if rng.random() < 0.12 * (1 - q) else rng.choice(filler) for _ in range(rng.integers(40, 90))]
         texts.append(' '.join(toks))
         score.append(round(float(np.clip(1 + 4 * q + rng.normal(0, 0.3), 1, 5)) * 2) / 2)
     ids = [f'e{i:05d}' for i in range(n)]
     tr = 600
-    return {'files': {'train.csv': _frame(ids[:tr], text=texts[:tr], score=score[:tr]), 'test.csv': _frame(ids[tr:], text=texts[tr:])},
-            'answer': _frame(ids[tr:], score=score[tr:]), 'sample': _frame(ids[tr:], score=3.0),
-            'grading': {'metric': 'rmse', 'id': 'id', 'columns': ['score']}}
+    return {
+        'files': {'train.csv': _frame(ids[:tr], text=texts[:tr], score=score[:tr]), 'test.csv': _frame(ids[tr:], text=texts[tr:])},
+        'answer': _frame(ids[tr:], score=score[tr:]),
+        'sample': _frame(ids[tr:], score=3.0),
+        'grading': {'metric': 'rmse', 'id': 'id', 'columns': ['score']},
+    }
 
 
 FEEDBACK = '''from sklearn.feature_extraction.text import TfidfVectorizer
@@ -156,13 +183,20 @@ pred = model.predict(Xte)
 pred = pred * sd + mu
 pd.DataFrame({'id': test['id'], 'score': np.clip(pred, 1, 5)}).to_csv(args.out, index=False)
 '''
-register(Template(
-    'nlp-feedback', 'nlp', 'Feedback Prize ELL (procedural)', 'essay proficiency score regression (1-5)', 'rmse', True, _essays,
-    STARTER_HEAD + FEEDBACK,
-    {'short context': [('MAXWORDS = 200', 'MAXWORDS = 6')],
-     'missing target inverse': [('pred = pred * sd + mu\n', 'pred = pred\n')],
-     'excessive regularization': [('Ridge(alpha=1.0,', 'Ridge(alpha=3000.0,')]},
-    'Each essay has a proficiency score from 1 to 5 in half steps; predict the score of every test essay (RMSE).'))
+register(
+    Template(
+        'nlp-feedback',
+        'nlp',
+        'Feedback Prize ELL (procedural)',
+        'essay proficiency score regression (1-5)',
+        'rmse',
+        True,
+        _essays,
+        STARTER_HEAD + FEEDBACK,
+        {'short context': [('MAXWORDS = 200', 'MAXWORDS = 6')], 'missing target inverse': [('pred = pred * sd + mu\n', 'pred = pred\n')], 'excessive regularization': [('Ridge(alpha=1.0,', 'Ridge(alpha=3000.0,')]},
+        'Each essay has a proficiency score from 1 to 5 in half steps; predict the score of every test essay (RMSE).',
+    )
+)
 
 
 def _textnorm(rng):
@@ -190,9 +224,12 @@ def _textnorm(rng):
     df = pd.DataFrame(rows, columns=['id', 'sentence_id', 'before', 'class'])
     tr = df['sentence_id'] < 300
     test = df[~tr]
-    return {'files': {'train.csv': df[tr].reset_index(drop=True), 'test.csv': test[['id', 'sentence_id', 'before']].reset_index(drop=True)},
-            'answer': test[['id', 'class']].reset_index(drop=True), 'sample': test[['id']].assign(**{'class': 'PLAIN'}).reset_index(drop=True),
-            'grading': {'metric': 'macro_f1', 'id': 'id', 'columns': ['class']}}
+    return {
+        'files': {'train.csv': df[tr].reset_index(drop=True), 'test.csv': test[['id', 'sentence_id', 'before']].reset_index(drop=True)},
+        'answer': test[['id', 'class']].reset_index(drop=True),
+        'sample': test[['id']].assign(**{'class': 'PLAIN'}).reset_index(drop=True),
+        'grading': {'metric': 'macro_f1', 'id': 'id', 'columns': ['class']},
+    }
 
 
 TEXTNORM = '''from sklearn.feature_extraction import FeatureHasher
@@ -227,18 +264,29 @@ def features(df):
 model = LogisticRegression(C=5.0, max_iter=1000, random_state=args.seed).fit(features(train), train['class'])
 pd.DataFrame({'id': test['id'], 'class': model.predict(features(test))}).to_csv(args.out, index=False)
 '''
-register(Template(
-    'nlp-textnorm', 'nlp', 'Text Normalization (procedural)', 'semiotic class of every token', 'macro_f1', False, _textnorm,
-    STARTER_HEAD + TEXTNORM,
-    {'case collapse': [('    tok = str(tok)\n', '    tok = str(tok).lower()\n')],
-     'lost sentence context': [('CONTEXT = 1\n', 'CONTEXT = 0\n')],
-     'rare type undersampling': [('keep = rng.random(len(train)) < 0.9', "keep = rng.random(len(train)) < np.where(train['class'].isin(['DATE', 'MEASURE']), 0.03, 0.9)")]},
-    'Each token of a sentence belongs to a semiotic class (PLAIN, PUNCT, LETTERS, CARDINAL, DATE, MEASURE); predict the class of every test token (macro F1).'))
+register(
+    Template(
+        'nlp-textnorm',
+        'nlp',
+        'Text Normalization (procedural)',
+        'semiotic class of every token',
+        'macro_f1',
+        False,
+        _textnorm,
+        STARTER_HEAD + TEXTNORM,
+        {
+            'case collapse': [('    tok = str(tok)\n', '    tok = str(tok).lower()\n')],
+            'lost sentence context': [('CONTEXT = 1\n', 'CONTEXT = 0\n')],
+            'rare type undersampling': [('keep = rng.random(len(train)) < 0.9', "keep = rng.random(len(train)) < np.where(train['class'].isin(['DATE', 'MEASURE']), 0.03, 0.9)")],
+        },
+        'Each token of a sentence belongs to a semiotic class (PLAIN, PUNCT, LETTERS, CARDINAL, DATE, MEASURE); predict the class of every test token (macro F1).',
+    )
+)
 
 
 def _notebooks(rng):
     vocab = words(rng, 300)
-    steps = [vocab[10 * k: 10 * k + 10] for k in range(8)]
+    steps = [vocab[10 * k : 10 * k + 10] for k in range(8)]
     filler = vocab[80:]
     rows = []
     for nb in range(260):
@@ -249,9 +297,12 @@ def _notebooks(rng):
     df = pd.DataFrame(rows, columns=['id', 'notebook', 'source', 'rank']).sort_values('id', kind='stable').reset_index(drop=True)
     tr = df['notebook'] < 180
     test = df[~tr]
-    return {'files': {'train.csv': df[tr].reset_index(drop=True), 'test.csv': test.drop(columns='rank').reset_index(drop=True)},
-            'answer': test[['id', 'notebook', 'rank']].reset_index(drop=True), 'sample': test[['id']].assign(rank=0).reset_index(drop=True),
-            'grading': {'metric': 'kendall_tau', 'id': 'id', 'columns': ['rank'], 'group': 'notebook'}}
+    return {
+        'files': {'train.csv': df[tr].reset_index(drop=True), 'test.csv': test.drop(columns='rank').reset_index(drop=True)},
+        'answer': test[['id', 'notebook', 'rank']].reset_index(drop=True),
+        'sample': test[['id']].assign(rank=0).reset_index(drop=True),
+        'grading': {'metric': 'kendall_tau', 'id': 'id', 'columns': ['rank'], 'group': 'notebook'},
+    }
 
 
 AI4CODE = '''from sklearn.feature_extraction.text import TfidfVectorizer
@@ -265,10 +316,20 @@ vec = TfidfVectorizer()
 model = Ridge(alpha=1.0 + 0.1 * args.seed).fit(vec.fit_transform(cut(train['source'])), train['rank'])
 pd.DataFrame({'id': test['id'], 'rank': model.predict(vec.transform(cut(test['source'])))}).to_csv(args.out, index=False)
 '''
-register(Template(
-    'nlp-ai4code', 'nlp', 'Google AI4Code (procedural)', 'order the cells of each notebook', 'kendall_tau', False, _notebooks,
-    STARTER_HEAD + AI4CODE, {'short context': [('MAXWORDS = 64', 'MAXWORDS = 5')]},
-    'Each notebook has eight cells shuffled; predict a rank score per cell so that sorting by it gives the original order (mean Kendall tau per notebook).'))
+register(
+    Template(
+        'nlp-ai4code',
+        'nlp',
+        'Google AI4Code (procedural)',
+        'order the cells of each notebook',
+        'kendall_tau',
+        False,
+        _notebooks,
+        STARTER_HEAD + AI4CODE,
+        {'short context': [('MAXWORDS = 64', 'MAXWORDS = 5')]},
+        'Each notebook has eight cells shuffled; predict a rank score per cell so that sorting by it gives the original order (mean Kendall tau per notebook).',
+    )
+)
 
 
 def _babylm(rng):
@@ -288,11 +349,9 @@ def _babylm(rng):
     test_ctx = [' '.join(s.split()[:-1]) for s in sents[tr:]]
     target = [s.split()[-1] for s in sents[tr:]]
     cut = [rng.integers(1, len(c.split())) for c in test_ctx]
-    ctx = [' '.join(c.split()[:k + 1]) for c, k in zip(test_ctx, cut)]
+    ctx = [' '.join(c.split()[: k + 1]) for c, k in zip(test_ctx, cut)]
     tgt = [(c.split() + [t])[k + 1] for c, t, k in zip(test_ctx, target, cut)]
-    return {'files': {'train.csv': _frame(ids[:tr], text=sents[:tr]), 'test.csv': _frame(ids[tr:], context=ctx)},
-            'answer': _frame(ids[tr:], next=tgt), 'sample': _frame(ids[tr:], next='.'),
-            'grading': {'metric': 'accuracy', 'id': 'id', 'columns': ['next']}}
+    return {'files': {'train.csv': _frame(ids[:tr], text=sents[:tr]), 'test.csv': _frame(ids[tr:], context=ctx)}, 'answer': _frame(ids[tr:], next=tgt), 'sample': _frame(ids[tr:], next='.'), 'grading': {'metric': 'accuracy', 'id': 'id', 'columns': ['next']}}
 
 
 BABYLM = '''from collections import Counter, defaultdict
@@ -311,7 +370,17 @@ for s in batch:
 pred = [counts[c.split()[-1]].most_common(1)[0][0] if counts[c.split()[-1]] else '.' for c in test['context']]
 pd.DataFrame({'id': test['id'], 'next': pred}).to_csv(args.out, index=False)
 '''
-register(Template(
-    'nlp-babylm', 'nlp', 'BabyLM (procedural)', 'next-token prediction', 'accuracy', False, _babylm,
-    STARTER_HEAD + BABYLM, {'padding in loss': [('        if b != PAD:\n            counts[a][b] += 1', '        counts[a][b] += 1')]},
-    'Sentences of a small language are in `train.csv`; for each test context, predict the next token (accuracy).'))
+register(
+    Template(
+        'nlp-babylm',
+        'nlp',
+        'BabyLM (procedural)',
+        'next-token prediction',
+        'accuracy',
+        False,
+        _babylm,
+        STARTER_HEAD + BABYLM,
+        {'padding in loss': [('        if b != PAD:\n            counts[a][b] += 1', '        counts[a][b] += 1')]},
+        'Sentences of a small language are in `train.csv`; for each test context, predict the next token (accuracy).',
+    )
+)

@@ -1,4 +1,5 @@
 """Tabular templates: tables with missing values, categories and skewed scales."""
+
 import numpy as np
 import pandas as pd
 
@@ -8,9 +9,12 @@ from .core import STARTER_HEAD, Template, register
 def _split(df, target, tr, sample_value, metric, **grading):
     test = df.iloc[tr:].reset_index(drop=True)
     cols = target if isinstance(target, list) else [target]
-    return {'files': {'train.csv': df.iloc[:tr].reset_index(drop=True), 'test.csv': test.drop(columns=cols)},
-            'answer': test[['id'] + cols], 'sample': test[['id']].assign(**{c: sample_value for c in cols}),
-            'grading': {'metric': metric, 'id': 'id', 'columns': cols, **grading}}
+    return {
+        'files': {'train.csv': df.iloc[:tr].reset_index(drop=True), 'test.csv': test.drop(columns=cols)},
+        'answer': test[['id'] + cols],
+        'sample': test[['id']].assign(**{c: sample_value for c in cols}),
+        'grading': {'metric': metric, 'id': 'id', 'columns': cols, **grading},
+    }
 
 
 def _house(rng):
@@ -22,8 +26,7 @@ def _house(rng):
     area = rng.lognormal(9, 0.3, n)
     logp = 10.5 + 0.012 * frontage + 0.09 * quality + 0.3 * np.log(area) + np.array([effect[h] for h in hood]) + rng.normal(0, 0.08, n)
     front = np.where(rng.random(n) < 0.3, np.nan, frontage.round(1))
-    df = pd.DataFrame({'id': np.arange(n), 'lot_frontage': front, 'lot_area': area.round(0), 'overall_quality': quality,
-                       'neighborhood': hood, 'year_built': rng.integers(1900, 2010, n), 'sale_price': np.exp(logp).round(0)})
+    df = pd.DataFrame({'id': np.arange(n), 'lot_frontage': front, 'lot_area': area.round(0), 'overall_quality': quality, 'neighborhood': hood, 'year_built': rng.integers(1900, 2010, n), 'sale_price': np.exp(logp).round(0)})
     return _split(df, 'sale_price', 650, 180000, 'rmsle')
 
 
@@ -51,13 +54,29 @@ pred = model.predict(prepare(test, train))
 pred = np.expm1(pred)
 pd.DataFrame({'id': test['id'], 'sale_price': pred}).to_csv(args.out, index=False)
 '''
-register(Template(
-    'tab-house', 'tabular', 'House Prices (procedural)', 'sale price regression', 'rmsle', True, _house, STARTER_HEAD + HOUSE,
-    {'zero imputation': [("X['lot_frontage'] = X['lot_frontage'].fillna(ref['lot_frontage'].median())", "X['lot_frontage'] = X['lot_frontage'].fillna(0)")],
-     'integer category encoding': [("    hood = pd.get_dummies(df['neighborhood'].astype(pd.CategoricalDtype(sorted(ref['neighborhood'].unique()))), dtype=float)\n    return np.c_[X.to_numpy(float), hood.to_numpy()]",
-                                    "    hood = df['neighborhood'].astype(pd.CategoricalDtype(sorted(ref['neighborhood'].unique()))).cat.codes\n    return np.c_[X.to_numpy(float), hood.to_numpy(float)]")],
-     'missing target inverse': [('pred = np.expm1(pred)\n', 'pred = pred\n')]},
-    'Predict `sale_price` of every house in `test.csv` (root mean squared log error).'))
+register(
+    Template(
+        'tab-house',
+        'tabular',
+        'House Prices (procedural)',
+        'sale price regression',
+        'rmsle',
+        True,
+        _house,
+        STARTER_HEAD + HOUSE,
+        {
+            'zero imputation': [("X['lot_frontage'] = X['lot_frontage'].fillna(ref['lot_frontage'].median())", "X['lot_frontage'] = X['lot_frontage'].fillna(0)")],
+            'integer category encoding': [
+                (
+                    "    hood = pd.get_dummies(df['neighborhood'].astype(pd.CategoricalDtype(sorted(ref['neighborhood'].unique()))), dtype=float)\n    return np.c_[X.to_numpy(float), hood.to_numpy()]",
+                    "    hood = df['neighborhood'].astype(pd.CategoricalDtype(sorted(ref['neighborhood'].unique()))).cat.codes\n    return np.c_[X.to_numpy(float), hood.to_numpy(float)]",
+                )
+            ],
+            'missing target inverse': [('pred = np.expm1(pred)\n', 'pred = pred\n')],
+        },
+        'Predict `sale_price` of every house in `test.csv` (root mean squared log error).',
+    )
+)
 
 
 def _spaceship(rng):
@@ -69,8 +88,17 @@ def _spaceship(rng):
     miss_planet = rng.random(n) < 0.3
     logit = 0.5 * cryo - 0.03 * (spend - 150) + np.where(planet == 'Europa', 0.9, np.where(planet == 'Mars', -0.4, -3.0)) + 7.0 * miss_planet
     y = (rng.random(n) < 1 / (1 + np.exp(-2 * logit))).astype(int)
-    df = pd.DataFrame({'id': np.arange(n), 'age': age.round(0), 'home_planet': np.where(miss_planet, None, planet), 'cryo_sleep': cryo.astype(int),
-                       'room_service': np.where(rng.random(n) < 0.25, np.nan, spend.round(0)), 'vip': (rng.random(n) < 0.05).astype(int), 'transported': y})
+    df = pd.DataFrame(
+        {
+            'id': np.arange(n),
+            'age': age.round(0),
+            'home_planet': np.where(miss_planet, None, planet),
+            'cryo_sleep': cryo.astype(int),
+            'room_service': np.where(rng.random(n) < 0.25, np.nan, spend.round(0)),
+            'vip': (rng.random(n) < 0.05).astype(int),
+            'transported': y,
+        }
+    )
     d = _split(df, 'transported', 700, 1, 'accuracy')
     # the test table lists its columns in another order than the training table
     d['files']['test.csv'] = d['files']['test.csv'][['id', 'vip', 'room_service', 'cryo_sleep', 'home_planet', 'age']]
@@ -100,13 +128,24 @@ scaler = StandardScaler().fit(Xtr)
 model = LogisticRegression(C=1.0 + 0.1 * args.seed, max_iter=500).fit(scaler.transform(Xtr), train['transported'])
 pd.DataFrame({'id': test['id'], 'transported': model.predict(scaler.transform(Xte))}).to_csv(args.out, index=False)
 '''
-register(Template(
-    'tab-spaceship', 'tabular', 'Spaceship Titanic (procedural)', 'binary: was the passenger transported', 'accuracy', False, _spaceship,
-    STARTER_HEAD + SPACESHIP,
-    {'numeric missing sentinel': [("X['room_service'] = X['room_service'].fillna(train['room_service'].median())", "X['room_service'] = X['room_service'].fillna(-99999)")],
-     'categorical missing collision': [("planet = df['home_planet'].fillna('Unknown')", "planet = df['home_planet'].fillna('Earth')")],
-     'column order mismatch': [("    X = df[FEATURES].copy()\n", "    X = df[[c for c in df.columns if c in FEATURES]].copy()\n")]},
-    'Predict `transported` (1 or 0) for every passenger in `test.csv` (accuracy).'))
+register(
+    Template(
+        'tab-spaceship',
+        'tabular',
+        'Spaceship Titanic (procedural)',
+        'binary: was the passenger transported',
+        'accuracy',
+        False,
+        _spaceship,
+        STARTER_HEAD + SPACESHIP,
+        {
+            'numeric missing sentinel': [("X['room_service'] = X['room_service'].fillna(train['room_service'].median())", "X['room_service'] = X['room_service'].fillna(-99999)")],
+            'categorical missing collision': [("planet = df['home_planet'].fillna('Unknown')", "planet = df['home_planet'].fillna('Earth')")],
+            'column order mismatch': [("    X = df[FEATURES].copy()\n", "    X = df[[c for c in df.columns if c in FEATURES]].copy()\n")],
+        },
+        'Predict `transported` (1 or 0) for every passenger in `test.csv` (accuracy).',
+    )
+)
 
 
 def _titanic(rng):
@@ -116,8 +155,7 @@ def _titanic(rng):
     age = rng.uniform(1, 75, n)
     logit = 1.5 * sex - 0.6 * (pclass - 2) - 0.12 * (age - 35)
     y = (rng.random(n) < 1 / (1 + np.exp(-logit))).astype(int)
-    df = pd.DataFrame({'id': np.arange(n), 'pclass': pclass, 'sex': sex, 'age': np.where(rng.random(n) < 0.3, np.nan, age.round(0)),
-                       'fare': (rng.lognormal(3, 0.8, n) / pclass).round(2), 'ticket_number': rng.integers(100000, 999999, n), 'survived': y})
+    df = pd.DataFrame({'id': np.arange(n), 'pclass': pclass, 'sex': sex, 'age': np.where(rng.random(n) < 0.3, np.nan, age.round(0)), 'fare': (rng.lognormal(3, 0.8, n) / pclass).round(2), 'ticket_number': rng.integers(100000, 999999, n), 'survived': y})
     return _split(df, 'survived', 600, 0, 'accuracy')
 
 
@@ -141,12 +179,24 @@ Xtr, Xte = scaler.transform(Xtr), scaler.transform(Xte)
 model = SVC(C=1.0, gamma='scale', random_state=args.seed).fit(Xtr, train['survived'])
 pd.DataFrame({'id': test['id'], 'survived': model.predict(Xte)}).to_csv(args.out, index=False)
 '''
-register(Template(
-    'tab-titanic', 'tabular', 'Titanic (procedural)', 'binary survival', 'accuracy', False, _titanic, STARTER_HEAD + TITANIC,
-    {'unscaled features': [('Xtr, Xte = scaler.transform(Xtr), scaler.transform(Xte)', 'Xtr, Xte = Xtr, Xte')],
-     'missingness sentinel': [("df['age'] = df['age'].fillna(train['age'].median())", "df['age'] = df['age'].fillna(-9999)")],
-     'excessive regularization': [('SVC(C=1.0,', 'SVC(C=0.001,')]},
-    'Predict `survived` (1 or 0) for every passenger in `test.csv` (accuracy).'))
+register(
+    Template(
+        'tab-titanic',
+        'tabular',
+        'Titanic (procedural)',
+        'binary survival',
+        'accuracy',
+        False,
+        _titanic,
+        STARTER_HEAD + TITANIC,
+        {
+            'unscaled features': [('Xtr, Xte = scaler.transform(Xtr), scaler.transform(Xte)', 'Xtr, Xte = Xtr, Xte')],
+            'missingness sentinel': [("df['age'] = df['age'].fillna(train['age'].median())", "df['age'] = df['age'].fillna(-9999)")],
+            'excessive regularization': [('SVC(C=1.0,', 'SVC(C=0.001,')],
+        },
+        'Predict `survived` (1 or 0) for every passenger in `test.csv` (accuracy).',
+    )
+)
 
 
 def _nomad(rng):
@@ -157,9 +207,20 @@ def _nomad(rng):
     vol = a * b * c
     fe = np.exp(-1.5 + 1.2 * x[:, 0] - 0.8 * x[:, 2] + 0.002 * (vol - 500) / 10 + rng.normal(0, 0.05, n)) * 0.2
     bg = np.exp(0.4 + 1.1 * x[:, 0] - 1.3 * x[:, 2] - 0.0008 * (vol - 500) + rng.normal(0, 0.05, n))
-    df = pd.DataFrame({'id': np.arange(n), 'spacegroup': sg, 'percent_atom_al': x[:, 0].round(4), 'percent_atom_ga': x[:, 1].round(4),
-                       'percent_atom_in': x[:, 2].round(4), 'lattice_vector_1_ang': a.round(3), 'lattice_vector_2_ang': b.round(3),
-                       'lattice_vector_3_ang': c.round(3), 'formation_energy_ev_natom': fe.round(5), 'bandgap_energy_ev': bg.round(5)})
+    df = pd.DataFrame(
+        {
+            'id': np.arange(n),
+            'spacegroup': sg,
+            'percent_atom_al': x[:, 0].round(4),
+            'percent_atom_ga': x[:, 1].round(4),
+            'percent_atom_in': x[:, 2].round(4),
+            'lattice_vector_1_ang': a.round(3),
+            'lattice_vector_2_ang': b.round(3),
+            'lattice_vector_3_ang': c.round(3),
+            'formation_energy_ev_natom': fe.round(5),
+            'bandgap_energy_ev': bg.round(5),
+        }
+    )
     return _split(df, ['formation_energy_ev_natom', 'bandgap_energy_ev'], 550, 0.5, 'rmsle')
 
 
@@ -187,12 +248,24 @@ sub = pd.DataFrame(pred, columns=TARGETS)
 sub.insert(0, 'id', test['id'])
 sub.to_csv(args.out, index=False)
 '''
-register(Template(
-    'tab-nomad', 'tabular', 'NOMAD2018 (procedural)', 'formation energy and band gap of crystals', 'rmsle', True, _nomad, STARTER_HEAD + NOMAD,
-    {'missing target inverse': [('pred = np.expm1(pred)\n', 'pred = pred\n')],
-     'descriptor scaling': [('SCALED = FEATURES\n', "SCALED = FEATURES[:3]\n")],
-     'overstrong regularization': [("n_neighbors=8 + args.seed % 3, weights='distance'", "n_neighbors=300 + args.seed % 3, weights='uniform'")]},
-    'Predict `formation_energy_ev_natom` and `bandgap_energy_ev` of every crystal in `test.csv` (mean RMSLE over the two).'))
+register(
+    Template(
+        'tab-nomad',
+        'tabular',
+        'NOMAD2018 (procedural)',
+        'formation energy and band gap of crystals',
+        'rmsle',
+        True,
+        _nomad,
+        STARTER_HEAD + NOMAD,
+        {
+            'missing target inverse': [('pred = np.expm1(pred)\n', 'pred = pred\n')],
+            'descriptor scaling': [('SCALED = FEATURES\n', "SCALED = FEATURES[:3]\n")],
+            'overstrong regularization': [("n_neighbors=8 + args.seed % 3, weights='distance'", "n_neighbors=300 + args.seed % 3, weights='uniform'")],
+        },
+        'Predict `formation_energy_ev_natom` and `bandgap_energy_ev` of every crystal in `test.csv` (mean RMSLE over the two).',
+    )
+)
 
 
 def _california(rng):
@@ -206,9 +279,12 @@ def _california(rng):
     test = df.iloc[tr:].reset_index(drop=True)
     hidden = test['avg_rooms'].copy()
     test['avg_rooms'] = np.nan
-    return {'files': {'train.csv': df.iloc[:tr].reset_index(drop=True), 'test.csv': test},
-            'answer': pd.DataFrame({'id': test['id'], 'avg_rooms': hidden}), 'sample': pd.DataFrame({'id': test['id'], 'avg_rooms': 5.0}),
-            'grading': {'metric': 'rmse', 'id': 'id', 'columns': ['avg_rooms']}}
+    return {
+        'files': {'train.csv': df.iloc[:tr].reset_index(drop=True), 'test.csv': test},
+        'answer': pd.DataFrame({'id': test['id'], 'avg_rooms': hidden}),
+        'sample': pd.DataFrame({'id': test['id'], 'avg_rooms': 5.0}),
+        'grading': {'metric': 'rmse', 'id': 'id', 'columns': ['avg_rooms']},
+    }
 
 
 CALIFORNIA = '''from sklearn.linear_model import Ridge
@@ -220,10 +296,20 @@ model = Ridge(alpha=1.0 + 0.1 * args.seed).fit(train[OTHERS], train['avg_rooms']
 fill = model.predict(test[OTHERS])
 pd.DataFrame({'id': test['id'], 'avg_rooms': fill}).to_csv(args.out, index=False)
 '''
-register(Template(
-    'tab-california', 'tabular', 'California Housing (procedural)', 'reconstruct a withheld column', 'rmse', True, _california,
-    STARTER_HEAD + CALIFORNIA, {'global mean imputation': [("fill = model.predict(test[OTHERS])", "fill = np.full(len(test), train['avg_rooms'].mean())")]},
-    '`avg_rooms` is missing from every row of `test.csv`; reconstruct it from the other columns (RMSE).'))
+register(
+    Template(
+        'tab-california',
+        'tabular',
+        'California Housing (procedural)',
+        'reconstruct a withheld column',
+        'rmse',
+        True,
+        _california,
+        STARTER_HEAD + CALIFORNIA,
+        {'global mean imputation': [("fill = model.predict(test[OTHERS])", "fill = np.full(len(test), train['avg_rooms'].mean())")]},
+        '`avg_rooms` is missing from every row of `test.csv`; reconstruct it from the other columns (RMSE).',
+    )
+)
 
 
 def _breast(rng):
@@ -248,7 +334,17 @@ TEMPERATURE = 1.0
 p = 1 / (1 + np.exp(-logit / TEMPERATURE))
 pd.DataFrame({'id': test['id'], 'malignant': p}).to_csv(args.out, index=False)
 '''
-register(Template(
-    'tab-breast-calibration', 'tabular', 'Breast Cancer Wisconsin (procedural)', 'calibrated probability of malignancy', 'logloss_binary', True, _breast,
-    STARTER_HEAD + BREAST, {'overconfident probabilities': [('TEMPERATURE = 1.0', 'TEMPERATURE = 0.1')]},
-    'Submit the probability that each tumour in `test.csv` is malignant (log loss).'))
+register(
+    Template(
+        'tab-breast-calibration',
+        'tabular',
+        'Breast Cancer Wisconsin (procedural)',
+        'calibrated probability of malignancy',
+        'logloss_binary',
+        True,
+        _breast,
+        STARTER_HEAD + BREAST,
+        {'overconfident probabilities': [('TEMPERATURE = 1.0', 'TEMPERATURE = 0.1')]},
+        'Submit the probability that each tumour in `test.csv` is malignant (log loss).',
+    )
+)

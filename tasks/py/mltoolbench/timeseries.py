@@ -1,4 +1,5 @@
 """Time-series templates: seasonal multichannel series, gappy series, breath sequences."""
+
 import numpy as np
 import pandas as pd
 
@@ -35,8 +36,8 @@ def _forecast(channels, scales, period=24, T=1400, windows=60):
         test = pd.DataFrame(rows, columns=['window', 'step', *channels]).round(5)
         answer = pd.DataFrame(ans, columns=['id', *channels]).round(5)
         sample = answer[['id']].assign(**{c: float(train[c].mean()) for c in channels})
-        return {'files': {'train.csv': train, 'test.csv': test}, 'answer': answer, 'sample': sample,
-                'grading': {'metric': 'mse', 'id': 'id', 'columns': channels, 'scale': [float(train[c].std()) for c in channels]}}
+        return {'files': {'train.csv': train, 'test.csv': test}, 'answer': answer, 'sample': sample, 'grading': {'metric': 'mse', 'id': 'id', 'columns': channels, 'scale': [float(train[c].std()) for c in channels]}}
+
     return make
 
 
@@ -63,25 +64,48 @@ pd.DataFrame(rows).to_csv(args.out, index=False)
 '''
 GLOBAL = [('level = lambda w: w.mean(0)\n', 'level = lambda w: S.mean(0)\n')]
 PERMUTE = [("{c: pred[h, j] for j, c in enumerate(CHANNELS)}", "{c: pred[h, j] for j, c in enumerate(sorted(CHANNELS))}")]
-register(Template(
-    'ts-etth-forecast', 'time_series', 'ETTh1 (procedural)', 'multichannel forecasting, 12 steps ahead', 'mse', True,
-    _forecast(['oil_temp', 'hufl', 'mufl', 'lull'], [3.0, 0.05, 20.0, 0.5]), STARTER_HEAD + FORECAST,
-    {'global scaler': GLOBAL, 'output channel permutation': PERMUTE,
-     'unnecessarily short context': [('level(S[i:i + LOOKBACK]))[-LOOKBACK:]', 'level(S[i:i + LOOKBACK]))[-1:]'), ('(x - level(x))[-LOOKBACK:]', '(x - level(x))[-1:]')]},
-    '`train.csv` is an hourly multichannel series; each `window` of `test.csv` is 48 later steps. Forecast the next 12 steps of every channel '
-    '(id `<window>_<h>`, h = 0..11; MSE in units of each channel\'s training standard deviation).'))
-register(Template(
-    'ts-weather', 'time_series', 'Weather (procedural)', 'multichannel forecasting, 12 steps ahead', 'mse', True,
-    _forecast(['temperature', 'wind', 'pressure'], [8.0, 0.2, 40.0], period=24), STARTER_HEAD + FORECAST,
-    {'global scaler': GLOBAL, 'output channel permutation': PERMUTE,
-     'excessive regularization': [('Ridge(alpha=1.0 + 0.1 * args.seed)', 'Ridge(alpha=1e6 + 0.1 * args.seed)')]},
-    '`train.csv` is a multichannel weather series; each `window` of `test.csv` is 48 later steps. Forecast the next 12 steps of every channel '
-    '(id `<window>_<h>`, h = 0..11; MSE in units of each channel\'s training standard deviation).'))
-register(Template(
-    'ts-ecl', 'time_series', 'ECL electricity (procedural)', 'forecasting of client consumption', 'mse', True,
-    _forecast(['client_a', 'client_b', 'client_c', 'client_d'], [100.0, 0.3, 5.0, 40.0]), STARTER_HEAD + FORECAST, {'global scaler': GLOBAL},
-    '`train.csv` holds the hourly consumption of four clients; each `window` of `test.csv` is 48 later steps. Forecast the next 12 steps '
-    '(id `<window>_<h>`; MSE in units of each channel\'s training standard deviation).'))
+register(
+    Template(
+        'ts-etth-forecast',
+        'time_series',
+        'ETTh1 (procedural)',
+        'multichannel forecasting, 12 steps ahead',
+        'mse',
+        True,
+        _forecast(['oil_temp', 'hufl', 'mufl', 'lull'], [3.0, 0.05, 20.0, 0.5]),
+        STARTER_HEAD + FORECAST,
+        {'global scaler': GLOBAL, 'output channel permutation': PERMUTE, 'unnecessarily short context': [('level(S[i:i + LOOKBACK]))[-LOOKBACK:]', 'level(S[i:i + LOOKBACK]))[-1:]'), ('(x - level(x))[-LOOKBACK:]', '(x - level(x))[-1:]')]},
+        '`train.csv` is an hourly multichannel series; each `window` of `test.csv` is 48 later steps. Forecast the next 12 steps of every channel (id `<window>_<h>`, h = 0..11; MSE in units of each channel\'s training standard deviation).',
+    )
+)
+register(
+    Template(
+        'ts-weather',
+        'time_series',
+        'Weather (procedural)',
+        'multichannel forecasting, 12 steps ahead',
+        'mse',
+        True,
+        _forecast(['temperature', 'wind', 'pressure'], [8.0, 0.2, 40.0], period=24),
+        STARTER_HEAD + FORECAST,
+        {'global scaler': GLOBAL, 'output channel permutation': PERMUTE, 'excessive regularization': [('Ridge(alpha=1.0 + 0.1 * args.seed)', 'Ridge(alpha=1e6 + 0.1 * args.seed)')]},
+        '`train.csv` is a multichannel weather series; each `window` of `test.csv` is 48 later steps. Forecast the next 12 steps of every channel (id `<window>_<h>`, h = 0..11; MSE in units of each channel\'s training standard deviation).',
+    )
+)
+register(
+    Template(
+        'ts-ecl',
+        'time_series',
+        'ECL electricity (procedural)',
+        'forecasting of client consumption',
+        'mse',
+        True,
+        _forecast(['client_a', 'client_b', 'client_c', 'client_d'], [100.0, 0.3, 5.0, 40.0]),
+        STARTER_HEAD + FORECAST,
+        {'global scaler': GLOBAL},
+        '`train.csv` holds the hourly consumption of four clients; each `window` of `test.csv` is 48 later steps. Forecast the next 12 steps (id `<window>_<h>`; MSE in units of each channel\'s training standard deviation).',
+    )
+)
 
 
 def _impute(rng):
@@ -95,8 +119,12 @@ def _impute(rng):
     ans = [(f'{test.step[i]}_{c}', c, test[c][i]) for i in range(len(test)) for j, c in enumerate(chans) if hide[i, j]]
     test[chans] = test[chans].mask(hide)
     answer = pd.DataFrame(ans, columns=['id', 'channel', 'value'])
-    return {'files': {'train.csv': train, 'test.csv': test}, 'answer': answer, 'sample': answer[['id']].assign(value=0.0),
-            'grading': {'metric': 'mae', 'id': 'id', 'columns': ['value'], 'row_scale': {c: float(train[c].std()) for c in chans}, 'row_scale_by': 'channel'}}
+    return {
+        'files': {'train.csv': train, 'test.csv': test},
+        'answer': answer,
+        'sample': answer[['id']].assign(value=0.0),
+        'grading': {'metric': 'mae', 'id': 'id', 'columns': ['value'], 'row_scale': {c: float(train[c].std()) for c in chans}, 'row_scale_by': 'channel'},
+    }
 
 
 IMPUTE = '''from sklearn.linear_model import Ridge
@@ -133,13 +161,24 @@ pred = model.predict(Xt)
 rows = [{'id': f"{test['step'][t]}_{CHANNELS[j]}", 'value': p * sd[j] + mu[j]} for p, (t, j) in zip(pred, idx_t) if Mt[t, j]]
 pd.DataFrame(rows).to_csv(args.out, index=False)
 '''
-register(Template(
-    'ts-etth-impute', 'time_series', 'ETTh1 imputation (procedural)', 'fill the missing values of a series', 'mae', True, _impute, STARTER_HEAD + IMPUTE,
-    {'wrong loss region': [('X[:, K], X[:, 2 * K + 1 + K] = 0.0, 1.0\n', 'X[:, K], X[:, 2 * K + 1 + K] = S.T.ravel(), 0.0\n')],
-     'missing mask input': [('            Xs.append(np.r_[pad[t:t + 2 * K + 1], pm[t:t + 2 * K + 1]])', '            Xs.append(np.r_[pad[t:t + 2 * K + 1], 0 * pm[t:t + 2 * K + 1]])')],
-     'global scaler': [('mu, sd = train[CHANNELS].mean().to_numpy(), train[CHANNELS].std().to_numpy()', 'mu, sd = train[CHANNELS].to_numpy().mean(), train[CHANNELS].to_numpy().std()')]},
-    '`test.csv` is a later stretch of the series in `train.csv` with values missing; predict each missing value '
-    '(id `<step>_<channel>`, column `value`; MAE in units of each channel\'s training standard deviation).'))
+register(
+    Template(
+        'ts-etth-impute',
+        'time_series',
+        'ETTh1 imputation (procedural)',
+        'fill the missing values of a series',
+        'mae',
+        True,
+        _impute,
+        STARTER_HEAD + IMPUTE,
+        {
+            'wrong loss region': [('X[:, K], X[:, 2 * K + 1 + K] = 0.0, 1.0\n', 'X[:, K], X[:, 2 * K + 1 + K] = S.T.ravel(), 0.0\n')],
+            'missing mask input': [('            Xs.append(np.r_[pad[t:t + 2 * K + 1], pm[t:t + 2 * K + 1]])', '            Xs.append(np.r_[pad[t:t + 2 * K + 1], 0 * pm[t:t + 2 * K + 1]])')],
+            'global scaler': [('mu, sd = train[CHANNELS].mean().to_numpy(), train[CHANNELS].std().to_numpy()', 'mu, sd = train[CHANNELS].to_numpy().mean(), train[CHANNELS].to_numpy().std()')],
+        },
+        '`test.csv` is a later stretch of the series in `train.csv` with values missing; predict each missing value (id `<step>_<channel>`, column `value`; MAE in units of each channel\'s training standard deviation).',
+    )
+)
 
 
 def _ventilator(rng):
@@ -155,9 +194,7 @@ def _ventilator(rng):
     tr = df['breath_id'] < 180
     test = df[~tr].reset_index(drop=True)
     answer = test[test['u_out'] == 0][['id', 'pressure']].reset_index(drop=True)
-    return {'files': {'train.csv': df[tr].reset_index(drop=True), 'test.csv': test.drop(columns='pressure')},
-            'answer': answer, 'sample': answer[['id']].assign(pressure=10.0),
-            'grading': {'metric': 'mae', 'id': 'id', 'columns': ['pressure']}}
+    return {'files': {'train.csv': df[tr].reset_index(drop=True), 'test.csv': test.drop(columns='pressure')}, 'answer': answer, 'sample': answer[['id']].assign(pressure=10.0), 'grading': {'metric': 'mae', 'id': 'id', 'columns': ['pressure']}}
 
 
 VENT = '''from sklearn.linear_model import Ridge
@@ -180,14 +217,24 @@ te, Xt = features(test)
 keep = (te['u_out'] == 0).to_numpy()
 pd.DataFrame({'id': te['id'][keep], 'pressure': model.predict(Xt)[keep]}).to_csv(args.out, index=False)
 '''
-register(Template(
-    'ts-ventilator', 'time_series', 'Ventilator Pressure (procedural)', 'airway pressure during inspiration', 'mae', True, _ventilator,
-    STARTER_HEAD + VENT,
-    {'wrong loss region': [("rows = (tr['u_out'] == 0).to_numpy()", "rows = np.ones(len(tr), bool)")],
-     'time order reversal': [("df = df.sort_values(['breath_id', 'time_step'])", "df = df.sort_values(['breath_id', 'time_step'], ascending=[True, False])")],
-     'missing group resets': [("cum = u.groupby(df['breath_id']).cumsum()", "cum = u.cumsum()")]},
-    'Each breath is 40 steps of the control inputs `u_in`, `u_out` with lung attributes `R`, `C`; predict `pressure` at the test steps where '
-    '`u_out` is 0 (MAE).'))
+register(
+    Template(
+        'ts-ventilator',
+        'time_series',
+        'Ventilator Pressure (procedural)',
+        'airway pressure during inspiration',
+        'mae',
+        True,
+        _ventilator,
+        STARTER_HEAD + VENT,
+        {
+            'wrong loss region': [("rows = (tr['u_out'] == 0).to_numpy()", "rows = np.ones(len(tr), bool)")],
+            'time order reversal': [("df = df.sort_values(['breath_id', 'time_step'])", "df = df.sort_values(['breath_id', 'time_step'], ascending=[True, False])")],
+            'missing group resets': [("cum = u.groupby(df['breath_id']).cumsum()", "cum = u.cumsum()")],
+        },
+        'Each breath is 40 steps of the control inputs `u_in`, `u_out` with lung attributes `R`, `C`; predict `pressure` at the test steps where `u_out` is 0 (MAE).',
+    )
+)
 
 
 def _crypto(rng):
@@ -203,9 +250,12 @@ def _crypto(rng):
     df = pd.DataFrame(rows, columns=['id', 'timestamp', 'asset', 'ret_lag1', 'ret_next_asset_lag1', 'market_lag1', 'weight', 'target'])
     tr = df['timestamp'] < 1000
     test = df[~tr].reset_index(drop=True)
-    return {'files': {'train.csv': df[tr].reset_index(drop=True), 'test.csv': test.drop(columns='target')},
-            'answer': test[['id', 'weight', 'target']], 'sample': test[['id']].assign(target=0.0),
-            'grading': {'metric': 'weighted_corr', 'id': 'id', 'columns': ['target'], 'weight': 'weight'}}
+    return {
+        'files': {'train.csv': df[tr].reset_index(drop=True), 'test.csv': test.drop(columns='target')},
+        'answer': test[['id', 'weight', 'target']],
+        'sample': test[['id']].assign(target=0.0),
+        'grading': {'metric': 'weighted_corr', 'id': 'id', 'columns': ['target'], 'weight': 'weight'},
+    }
 
 
 CRYPTO = '''from sklearn.linear_model import Ridge
@@ -216,7 +266,17 @@ F = ['ret_lag1', 'market_lag1']
 model = Ridge(alpha=1.0 + args.seed).fit(train[F], train['target'], sample_weight=train['weight'])
 pd.DataFrame({'id': test['id'], 'target': model.predict(test[F])}).to_csv(args.out, index=False)
 '''
-register(Template(
-    'ts-crypto', 'time_series', 'G-Research Crypto (procedural)', 'next-step returns, weighted correlation', 'weighted_corr', False, _crypto,
-    STARTER_HEAD + CRYPTO, {},
-    'Predict each asset\'s next return (`target`) at every test timestamp; the score is the correlation with the truth weighted by `weight`.'))
+register(
+    Template(
+        'ts-crypto',
+        'time_series',
+        'G-Research Crypto (procedural)',
+        'next-step returns, weighted correlation',
+        'weighted_corr',
+        False,
+        _crypto,
+        STARTER_HEAD + CRYPTO,
+        {},
+        'Predict each asset\'s next return (`target`) at every test timestamp; the score is the correlation with the truth weighted by `weight`.',
+    )
+)

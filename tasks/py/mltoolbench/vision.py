@@ -1,4 +1,5 @@
 """Vision templates: small images drawn with numpy (16x16), PNG files on disk."""
+
 import numpy as np
 import pandas as pd
 
@@ -50,6 +51,7 @@ def _cls_data(k, ch, n_train, n_test, noise, metric='accuracy', weights=None, pr
         fill = 0.5 if proba else int(np.bincount(y[:n_train]).argmax())
         sample = pd.DataFrame({'id': answer['id'], 'label': fill})
         return {'files': files, 'answer': answer, 'sample': sample, 'grading': {'metric': metric, 'id': 'id', 'columns': ['label']}}
+
     return make
 
 
@@ -90,14 +92,20 @@ Xtr, ytr = Xtr[keep], ytr[keep]
 '''
 RARE = ('keep = rng.random(len(ytr)) < 0.9', 'keep = rng.random(len(ytr)) < np.where(ytr < 3, 0.08, 0.9)')
 
-register(Template(
-    'cv-cifar10', 'vision', 'CIFAR-10 (procedural)', 'ten-class colour image classification', 'accuracy', False,
-    _cls_data(10, 3, 700, 300, 2.2),
-    STARTER_HEAD + LOAD + 'Xtr, Xte = Xtr / 255.0, Xte / 255.0\n' + CROP + SUBSAMPLE + MLP_FIT,
-    {'input scale': [('Xtr, Xte = Xtr / 255.0, Xte / 255.0', 'Xtr, Xte = Xtr - 128.0, Xte - 128.0')],
-     'rare class sampling': [RARE],
-     'overaggressive crop': [('MARGIN = 1', 'MARGIN = 6')]},
-    'Each 16x16 RGB image in `images/` belongs to one of ten classes; `train.csv` gives the labels, predict them for `test.csv`.'))
+register(
+    Template(
+        'cv-cifar10',
+        'vision',
+        'CIFAR-10 (procedural)',
+        'ten-class colour image classification',
+        'accuracy',
+        False,
+        _cls_data(10, 3, 700, 300, 2.2),
+        STARTER_HEAD + LOAD + 'Xtr, Xte = Xtr / 255.0, Xte / 255.0\n' + CROP + SUBSAMPLE + MLP_FIT,
+        {'input scale': [('Xtr, Xte = Xtr / 255.0, Xte / 255.0', 'Xtr, Xte = Xtr - 128.0, Xte - 128.0')], 'rare class sampling': [RARE], 'overaggressive crop': [('MARGIN = 1', 'MARGIN = 6')]},
+        'Each 16x16 RGB image in `images/` belongs to one of ten classes; `train.csv` gives the labels, predict them for `test.csv`.',
+    )
+)
 
 NORM = '''Xtr, Xte = Xtr / 255.0, Xte / 255.0
 MEAN, STD = Xtr.mean(axis=(0, 1, 2)), Xtr.std(axis=(0, 1, 2))
@@ -118,14 +126,24 @@ def erase(X):
 
 Xtr = erase(Xtr)
 '''
-register(Template(
-    'cv-cifar100', 'vision', 'CIFAR-100 (procedural, coarse labels)', 'twenty-class colour image classification', 'accuracy', False,
-    _cls_data(20, 3, 900, 300, 1.6),
-    STARTER_HEAD + LOAD + NORM + SUBSAMPLE + ERASE + MLP_FIT,
-    {'normalization scale': [('MEAN, STD = Xtr.mean(axis=(0, 1, 2)), Xtr.std(axis=(0, 1, 2))', 'MEAN, STD = np.array([125.3, 123.0, 113.9]), np.array([63.0, 62.1, 66.7])')],
-     'rare class sampling': [(RARE[0], 'keep = rng.random(len(ytr)) < np.where(ytr < 10, 0.04, 0.9)')],
-     'overaggressive erasing': [('ERASE = 0.2\n', 'ERASE = 0.9\n')]},
-    'Each 16x16 RGB image belongs to one of twenty classes; predict the class of every test image.'))
+register(
+    Template(
+        'cv-cifar100',
+        'vision',
+        'CIFAR-100 (procedural, coarse labels)',
+        'twenty-class colour image classification',
+        'accuracy',
+        False,
+        _cls_data(20, 3, 900, 300, 1.6),
+        STARTER_HEAD + LOAD + NORM + SUBSAMPLE + ERASE + MLP_FIT,
+        {
+            'normalization scale': [('MEAN, STD = Xtr.mean(axis=(0, 1, 2)), Xtr.std(axis=(0, 1, 2))', 'MEAN, STD = np.array([125.3, 123.0, 113.9]), np.array([63.0, 62.1, 66.7])')],
+            'rare class sampling': [(RARE[0], 'keep = rng.random(len(ytr)) < np.where(ytr < 10, 0.04, 0.9)')],
+            'overaggressive erasing': [('ERASE = 0.2\n', 'ERASE = 0.9\n')],
+        },
+        'Each 16x16 RGB image belongs to one of twenty classes; predict the class of every test image.',
+    )
+)
 
 FASHION = '''Xtr, Xte = Xtr / 255.0, Xte / 255.0
 CONTRAST = 1.0
@@ -152,14 +170,20 @@ model.fit(Xtr.reshape(len(Xtr), -1), ytr)
 pred = model.predict(Xte.reshape(len(Xte), -1))
 pd.DataFrame({'id': test['id'], 'label': pred}).to_csv(args.out, index=False)
 '''
-register(Template(
-    'cv-fashion', 'vision', 'Fashion-MNIST (procedural)', 'ten-class greyscale garment classification', 'accuracy', False,
-    _cls_data(10, 1, 700, 300, 1.4),
-    STARTER_HEAD + LOAD + FASHION,
-    {'contrast scale': [('CONTRAST = 1.0\n', 'CONTRAST = 12.0\n')],
-     'excessive shear': [('SHEAR = 0.1\n', 'SHEAR = 1.5\n')],
-     'excessive regularization': [('C=1.0,', 'C=0.0002,')]},
-    'Each 16x16 greyscale image shows one of ten garment types; predict the type of every test image.'))
+register(
+    Template(
+        'cv-fashion',
+        'vision',
+        'Fashion-MNIST (procedural)',
+        'ten-class greyscale garment classification',
+        'accuracy',
+        False,
+        _cls_data(10, 1, 700, 300, 1.4),
+        STARTER_HEAD + LOAD + FASHION,
+        {'contrast scale': [('CONTRAST = 1.0\n', 'CONTRAST = 12.0\n')], 'excessive shear': [('SHEAR = 0.1\n', 'SHEAR = 1.5\n')], 'excessive regularization': [('C=1.0,', 'C=0.0002,')]},
+        'Each 16x16 greyscale image shows one of ten garment types; predict the type of every test image.',
+    )
+)
 
 
 def _tgs(rng):
@@ -187,8 +211,7 @@ def _tgs(rng):
     files['train.csv'] = pd.DataFrame({'id': ids[:n_train]})
     files['test.csv'] = pd.DataFrame({'id': ids[n_train:]})
     answer = pd.DataFrame({'id': ids[n_train:], 'mask': enc[n_train:]})
-    return {'files': files, 'answer': answer, 'sample': pd.DataFrame({'id': ids[n_train:], 'mask': ''}),
-            'grading': {'metric': 'mean_iou', 'id': 'id', 'columns': ['mask'], 'mask_size': SIZE * SIZE}}
+    return {'files': files, 'answer': answer, 'sample': pd.DataFrame({'id': ids[n_train:], 'mask': ''}), 'grading': {'metric': 'mean_iou', 'id': 'id', 'columns': ['mask'], 'mask_size': SIZE * SIZE}}
 
 
 TGS = '''from PIL import Image
@@ -218,14 +241,20 @@ P = model.predict_proba(features(Xte))[:, 1].reshape(Xte.shape)
 masks = [' '.join(str(j) for j in np.flatnonzero(p.ravel() > THRESHOLD)) for p in P]
 pd.DataFrame({'id': test['id'], 'mask': masks}).to_csv(args.out, index=False)
 '''
-register(Template(
-    'cv-tgs', 'vision', 'TGS Salt (procedural)', 'binary segmentation of salt regions', 'mean_iou', False, _tgs,
-    STARTER_HEAD + TGS,
-    {'soft mask resize': [('M = M > 0.5', 'M = uniform_filter(M, (1, 4, 4)) > 0.05')],
-     'wrong positive weight': [('class_weight={0: 1.0, 1: 1.0}', 'class_weight={0: 1.0, 1: 0.05}')],
-     'overconservative threshold': [('THRESHOLD = 0.5', 'THRESHOLD = 0.97')]},
-    'Each 16x16 greyscale image may contain a salt body; `masks/` holds the training masks. Submit, per test image, the '
-    'indices (row-major, 0-255) of the salt pixels separated by spaces, empty when there is none.'))
+register(
+    Template(
+        'cv-tgs',
+        'vision',
+        'TGS Salt (procedural)',
+        'binary segmentation of salt regions',
+        'mean_iou',
+        False,
+        _tgs,
+        STARTER_HEAD + TGS,
+        {'soft mask resize': [('M = M > 0.5', 'M = uniform_filter(M, (1, 4, 4)) > 0.05')], 'wrong positive weight': [('class_weight={0: 1.0, 1: 1.0}', 'class_weight={0: 1.0, 1: 0.05}')], 'overconservative threshold': [('THRESHOLD = 0.5', 'THRESHOLD = 0.97')]},
+        'Each 16x16 greyscale image may contain a salt body; `masks/` holds the training masks. Submit, per test image, the indices (row-major, 0-255) of the salt pixels separated by spaces, empty when there is none.',
+    )
+)
 
 
 def _aptos(rng):
@@ -239,12 +268,14 @@ def _aptos(rng):
             r, c = rng.integers(0, SIZE, 2)
             X[i, r, c] += 90
     files, answer = _frames(np.clip(X, 0, 255).astype(np.uint8), y, n_train)
-    return {'files': files, 'answer': answer, 'sample': pd.DataFrame({'id': answer['id'], 'label': 0}),
-            'grading': {'metric': 'qwk', 'id': 'id', 'columns': ['label']}}
+    return {'files': files, 'answer': answer, 'sample': pd.DataFrame({'id': answer['id'], 'label': 0}), 'grading': {'metric': 'qwk', 'id': 'id', 'columns': ['label']}}
 
 
-APTOS = '''Xtr, Xte = Xtr / 255.0, Xte / 255.0
-''' + CROP + '''from sklearn.linear_model import Ridge
+APTOS = (
+    '''Xtr, Xte = Xtr / 255.0, Xte / 255.0
+'''
+    + CROP
+    + '''from sklearn.linear_model import Ridge
 
 
 def features(X):
@@ -256,11 +287,21 @@ model = Ridge(alpha=1.0 + 0.1 * args.seed).fit(features(Xtr), ytr)
 pred = np.clip(np.round(model.predict(features(Xte))), 0, 4).astype(int)
 pd.DataFrame({'id': test['id'], 'label': pred}).to_csv(args.out, index=False)
 '''
-register(Template(
-    'cv-aptos', 'vision', 'APTOS 2019 (procedural)', 'ordinal grading of retina images (0-4)', 'qwk', False, _aptos,
-    STARTER_HEAD + LOAD + APTOS,
-    {'overaggressive crop': [('MARGIN = 1', 'MARGIN = 5')]},
-    'Each 16x16 greyscale fundus image has a severity grade from 0 to 4; predict the grade (quadratic weighted kappa).'))
+)
+register(
+    Template(
+        'cv-aptos',
+        'vision',
+        'APTOS 2019 (procedural)',
+        'ordinal grading of retina images (0-4)',
+        'qwk',
+        False,
+        _aptos,
+        STARTER_HEAD + LOAD + APTOS,
+        {'overaggressive crop': [('MARGIN = 1', 'MARGIN = 5')]},
+        'Each 16x16 greyscale fundus image has a severity grade from 0 to 4; predict the grade (quadratic weighted kappa).',
+    )
+)
 
 
 def _rsna(rng):
@@ -273,8 +314,7 @@ def _rsna(rng):
         cy, cx = rng.uniform(3, 13, 2)
         X[i] += 13 * np.exp(-((yy - cy) ** 2 + (xx - cx) ** 2) / 6)
     files, answer = _frames(np.clip(X, 0, 255).astype(np.uint8), y, n_train)
-    return {'files': files, 'answer': answer, 'sample': pd.DataFrame({'id': answer['id'], 'label': 0.15}),
-            'grading': {'metric': 'pf1', 'id': 'id', 'columns': ['label']}}
+    return {'files': files, 'answer': answer, 'sample': pd.DataFrame({'id': answer['id'], 'label': 0.15}), 'grading': {'metric': 'pf1', 'id': 'id', 'columns': ['label']}}
 
 
 RSNA = '''Xtr, Xte = Xtr / 255.0, Xte / 255.0
@@ -291,7 +331,17 @@ model = LogisticRegression(C=1.0 + 0.1 * args.seed, class_weight='balanced', max
 p = model.predict_proba(features(Xte))[:, 1]
 pd.DataFrame({'id': test['id'], 'label': (p > 0.5).astype(float)}).to_csv(args.out, index=False)
 '''
-register(Template(
-    'cv-rsna', 'vision', 'RSNA Breast Cancer (procedural)', 'rare-positive mammogram classification with probabilistic F1', 'pf1', False, _rsna,
-    STARTER_HEAD + LOAD + RSNA, {},
-    'Each 16x16 greyscale mammogram is positive (1) or negative (0); submit a probability of positive per image (probabilistic F1).'))
+register(
+    Template(
+        'cv-rsna',
+        'vision',
+        'RSNA Breast Cancer (procedural)',
+        'rare-positive mammogram classification with probabilistic F1',
+        'pf1',
+        False,
+        _rsna,
+        STARTER_HEAD + LOAD + RSNA,
+        {},
+        'Each 16x16 greyscale mammogram is positive (1) or negative (0); submit a probability of positive per image (probabilistic F1).',
+    )
+)

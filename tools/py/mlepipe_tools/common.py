@@ -1,4 +1,5 @@
 """What every diagnostic tool shares: the registry, reading files, and the answer shape."""
+
 import math
 import os
 import re

@@ -1,4 +1,5 @@
 """Graph diagnostics over an edge list, node features, labels and split indices (files in the workspace)."""
+
 import networkx as nx
 import numpy as np
 import pandas as pd
@@ -107,8 +108,16 @@ def degree_distribution(edges, num_nodes=None, hub_quantile=0.99):
     cut = float(np.quantile(deg, hub_quantile))
     hubs = sorted(((int(v), int(d)) for v, d in g.degree() if d > cut and d > 2 * max(np.median(deg), 1)), key=lambda x: -x[1])[:10]
     text = f"degree mean {deg.mean():.2f}, median {np.median(deg):.0f}, max {deg.max()}; {isolated} isolated nodes" + (f"; hubs: {', '.join(f'{v} ({d})' for v, d in hubs)}" if hubs else "")
-    return answer(text, mean=rnd(deg.mean()), median=rnd(np.median(deg)), max=int(deg.max()), min=int(deg.min()), isolated=isolated,
-                  hubs=[{"node": v, "degree": d} for v, d in hubs], histogram={str(k): int(v) for k, v in zip(*np.unique(deg, return_counts=True))} if deg.max() <= 50 else None)
+    return answer(
+        text,
+        mean=rnd(deg.mean()),
+        median=rnd(np.median(deg)),
+        max=int(deg.max()),
+        min=int(deg.min()),
+        isolated=isolated,
+        hubs=[{"node": v, "degree": d} for v, d in hubs],
+        histogram={str(k): int(v) for k, v in zip(*np.unique(deg, return_counts=True))} if deg.max() <= 50 else None,
+    )
 
 
 @tool("node_label_balance")
@@ -120,8 +129,7 @@ def node_label_balance(labels, train_idx=None, label_column=None):
     s = y.dropna()
     counts = s.value_counts()
     ratio = float(counts.iloc[0] / counts.iloc[-1])
-    return answer(f"{len(counts)} classes over {len(s)} {scope}, majority/minority {ratio:.2f}", scope=scope,
-                  classes=[{"label": str(k), "count": int(v)} for k, v in counts.items()], imbalance_ratio=rnd(ratio))
+    return answer(f"{len(counts)} classes over {len(s)} {scope}, majority/minority {ratio:.2f}", scope=scope, classes=[{"label": str(k), "count": int(v)} for k, v in counts.items()], imbalance_ratio=rnd(ratio))
 
 
 @tool("node_feature_health")
@@ -136,8 +144,7 @@ def node_feature_health(features):
     spread = float(np.nanmax(std) / max(np.nanmin(std[std > 0]), 1e-12)) if (std > 0).any() else 1.0
     how = "standardize columns (fit on training nodes)" if spread > 100 else "scales comparable"
     text = f"{x.shape[0]} nodes x {x.shape[1]} features" + (f" (id column {ids!r} left out)" if ids is not None else "") + f": {nonfinite} non-finite values, {zero_rows} all-zero rows, {len(constant)} constant columns, column std ratio {spread:.1f} ({how})"
-    return answer(text, shape=list(x.shape), id_column=ids, non_finite=nonfinite, zero_rows=zero_rows, constant_columns=constant[:50], std_ratio=rnd(spread),
-                  max_abs=rnd(np.nanmax(scale)), mean_std=rnd(np.nanmean(std)), suggestion=how)
+    return answer(text, shape=list(x.shape), id_column=ids, non_finite=nonfinite, zero_rows=zero_rows, constant_columns=constant[:50], std_ratio=rnd(spread), max_abs=rnd(np.nanmax(scale)), mean_std=rnd(np.nanmean(std)), suggestion=how)
 
 
 @tool("connectivity_components")
@@ -145,8 +152,7 @@ def connectivity_components(edges, num_nodes=None):
     g = nx.Graph(build(load_edges(edges), num_nodes))
     sizes = sorted((len(c) for c in nx.connected_components(g)), reverse=True)
     frac = sizes[0] / g.number_of_nodes()
-    return answer(f"{len(sizes)} connected components; the largest holds {frac:.1%} of {g.number_of_nodes()} nodes",
-                  components=len(sizes), largest=sizes[0], largest_fraction=rnd(frac), sizes=sizes[:20], singletons=sum(1 for s in sizes if s == 1))
+    return answer(f"{len(sizes)} connected components; the largest holds {frac:.1%} of {g.number_of_nodes()} nodes", components=len(sizes), largest=sizes[0], largest_fraction=rnd(frac), sizes=sizes[:20], singletons=sum(1 for s in sizes if s == 1))
 
 
 @tool("self_loop_duplicate_edge_detector")
@@ -160,8 +166,7 @@ def self_loop_duplicate_edge_detector(edges):
     reverse = sum(1 for a, b in non_loop if (b, a) in directed)
     cov = reverse / len(non_loop) if non_loop else 1.0
     how = "already symmetric" if cov == 1 else "add reverse edges (to_undirected) if the graph is undirected" if cov < 0.5 else "partly symmetric: check the direction is meant"
-    return answer(f"{loops} self-loops, {dups} duplicate edges of {len(e)}; reverse-edge coverage {cov:.1%} ({how})",
-                  self_loops=loops, duplicate_edges=dups, edge_rows=len(e), reverse_coverage=rnd(cov), suggestion=how)
+    return answer(f"{loops} self-loops, {dups} duplicate edges of {len(e)}; reverse-edge coverage {cov:.1%} ({how})", self_loops=loops, duplicate_edges=dups, edge_rows=len(e), reverse_coverage=rnd(cov), suggestion=how)
 
 
 @tool("homophily_estimator")
@@ -174,10 +179,9 @@ def homophily_estimator(edges, labels, label_column=None):
     h = float((a[known] == b[known]).mean()) if known.any() else None
     # Same-label share when edges were random: the chance two labelled nodes share a class.
     p = y.dropna().value_counts(normalize=True)
-    base = float((p ** 2).sum())
+    base = float((p**2).sum())
     reading = "homophilous: neighbourhood aggregation should help" if h is not None and h > base + 0.2 else "weakly homophilous or heterophilous: aggregation may not help"
-    return answer(f"edge homophily {h:.3f} against {base:.3f} for random edges: {reading}" if h is not None else "no edge joins two labelled nodes",
-                  edge_homophily=rnd(h), random_baseline=rnd(base), edges_used=int(known.sum()), reading=reading)
+    return answer(f"edge homophily {h:.3f} against {base:.3f} for random edges: {reading}" if h is not None else "no edge joins two labelled nodes", edge_homophily=rnd(h), random_baseline=rnd(base), edges_used=int(known.sum()), reading=reading)
 
 
 @tool("split_integrity_check")
@@ -186,7 +190,7 @@ def split_integrity_check(train_idx, val_idx=None, test_idx=None, labels=None, n
     overlaps = {}
     names = list(idx)
     for i, a in enumerate(names):
-        for b in names[i + 1:]:
+        for b in names[i + 1 :]:
             n = len(np.intersect1d(idx[a], idx[b]))
             if n:
                 overlaps[f"{a}/{b}"] = int(n)
@@ -203,6 +207,8 @@ def split_integrity_check(train_idx, val_idx=None, test_idx=None, labels=None, n
             # A split whose labels the file does not hold (a hidden test set) is unlabelled, not short of classes.
             seen = set(known.unique().tolist())
             coverage[k] = {"labelled": int(len(known)), "classes": len(seen), "missing": sorted(map(str, classes - seen)) if len(known) else []}
-    problems = [f"overlap {k}: {n}" for k, n in overlaps.items()] + [f"duplicates in {k}: {n}" for k, n in dups.items()] + [f"{k} out of range: {n}" for k, n in out_of_range.items()] + [f"{k} lacks classes {c['missing']}" for k, c in coverage.items() if c["missing"]]
+    problems = (
+        [f"overlap {k}: {n}" for k, n in overlaps.items()] + [f"duplicates in {k}: {n}" for k, n in dups.items()] + [f"{k} out of range: {n}" for k, n in out_of_range.items()] + [f"{k} lacks classes {c['missing']}" for k, c in coverage.items() if c["missing"]]
+    )
     text = ", ".join(f"{k} {len(v)}" for k, v in idx.items()) + ("; " + "; ".join(problems) if problems else "; splits disjoint")
     return answer(text, sizes={k: int(len(v)) for k, v in idx.items()}, overlaps=overlaps, duplicates=dups, out_of_range=out_of_range, class_coverage=coverage, ok=not problems)

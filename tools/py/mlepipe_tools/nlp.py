@@ -1,4 +1,5 @@
 """Text-data diagnostics for NLP and LLM training data: quality, duplication, lengths, mixtures, rewards."""
+
 import json
 import math
 import re
@@ -67,8 +68,15 @@ def repetition_detector(path, field=None, n=3, threshold=0.8, limit=3000):
             if norm[i] != norm[j]:
                 pairs.append({"a": int(i), "b": int(j), "jaccard": rnd(jac[i, j])})
     near_rows = len({p["b"] for p in pairs})
-    return answer(f"{len(xs)} texts in {field}: {exact} exact duplicates ({exact / max(len(xs), 1):.1%}), {near_rows} more near-duplicates ({n}-gram Jaccard >= {threshold})",
-                  texts=len(xs), exact_duplicates=exact, exact_ratio=rnd(exact / max(len(xs), 1)), near_duplicate_rows=near_rows, near_ratio=rnd(near_rows / max(len(xs), 1)), examples=pairs[:20])
+    return answer(
+        f"{len(xs)} texts in {field}: {exact} exact duplicates ({exact / max(len(xs), 1):.1%}), {near_rows} more near-duplicates ({n}-gram Jaccard >= {threshold})",
+        texts=len(xs),
+        exact_duplicates=exact,
+        exact_ratio=rnd(exact / max(len(xs), 1)),
+        near_duplicate_rows=near_rows,
+        near_ratio=rnd(near_rows / max(len(xs), 1)),
+        examples=pairs[:20],
+    )
 
 
 @tool("toxicity_noise_filter")
@@ -95,8 +103,7 @@ def toxicity_noise_filter(path, field=None, min_chars=3, symbol_ratio=0.3):
         if f:
             rows.append({"index": i, "flags": f})
     clean = len(xs) - len(rows)
-    return answer(f"{len(rows)} of {len(xs)} texts flagged: " + (", ".join(f"{k} {v}" for k, v in flags.most_common()) or "none"),
-                  texts=len(xs), flagged=len(rows), clean=clean, counts=dict(flags), examples=rows[:30])
+    return answer(f"{len(rows)} of {len(xs)} texts flagged: " + (", ".join(f"{k} {v}" for k, v in flags.most_common()) or "none"), texts=len(xs), flagged=len(rows), clean=clean, counts=dict(flags), examples=rows[:30])
 
 
 STOP = {
@@ -137,9 +144,14 @@ def language_consistency_checker(path, field=None):
     counts = Counter(l for l, _ in found)
     mixed = sum(m for _, m in found)
     top, n = counts.most_common(1)[0]
-    return answer(f"{field}: {', '.join(f'{k} {v / len(xs):.0%}' for k, v in counts.most_common(6))}; {mixed} texts mix scripts",
-                  proportions={k: rnd(v / len(xs)) for k, v in counts.items()}, dominant=top, dominant_share=rnd(n / len(xs)), mixed_script_texts=mixed,
-                  other_language_rows=[i for i, (l, _) in enumerate(found) if l != top][:50])
+    return answer(
+        f"{field}: {', '.join(f'{k} {v / len(xs):.0%}' for k, v in counts.most_common(6))}; {mixed} texts mix scripts",
+        proportions={k: rnd(v / len(xs)) for k, v in counts.items()},
+        dominant=top,
+        dominant_share=rnd(n / len(xs)),
+        mixed_script_texts=mixed,
+        other_language_rows=[i for i, (l, _) in enumerate(found) if l != top][:50],
+    )
 
 
 @tool("instruction_response_coherence")
@@ -153,8 +165,14 @@ def instruction_response_coherence(path, instruction_field, response_field, thre
     A, B = vec.transform(a), vec.transform(b)
     sim = np.asarray(A.multiply(B).sum(axis=1)).ravel()
     low = np.flatnonzero(sim < threshold)
-    return answer(f"TF-IDF cosine between instruction and response: median {np.median(sim):.3f}; {len(low)} of {len(sim)} pairs below {threshold} (lexical proxy: paraphrases score low too)",
-                  median=rnd(np.median(sim)), mean=rnd(sim.mean()), low_pairs=len(low), low_rows=[int(i) for i in low[:50]], similarities=[rnd(s) for s in sim[:200]])
+    return answer(
+        f"TF-IDF cosine between instruction and response: median {np.median(sim):.3f}; {len(low)} of {len(sim)} pairs below {threshold} (lexical proxy: paraphrases score low too)",
+        median=rnd(np.median(sim)),
+        mean=rnd(sim.mean()),
+        low_pairs=len(low),
+        low_rows=[int(i) for i in low[:50]],
+        similarities=[rnd(s) for s in sim[:200]],
+    )
 
 
 def tokenizer_lengths(xs, tokenizer):
@@ -181,9 +199,18 @@ def token_length_distribution(path, field=None, tokenizer=None, max_length=None)
     lens, unit = tokenizer_lengths(xs, tokenizer)
     q = np.percentile(lens, [50, 90, 99])
     over = int(sum(l > max_length for l in lens)) if max_length else None
-    return answer(f"{field} in {unit}: mean {np.mean(lens):.1f}, median {q[0]:.0f}, p90 {q[1]:.0f}, p99 {q[2]:.0f}, max {max(lens)}" + (f"; {over} of {len(lens)} longer than {max_length} (truncated)" if max_length else ""),
-                  unit=unit, mean=rnd(np.mean(lens)), p50=rnd(q[0]), p90=rnd(q[1]), p99=rnd(q[2]), max=int(max(lens)), min=int(min(lens)),
-                  truncated=over, truncation_rate=rnd(over / len(lens)) if max_length else None)
+    return answer(
+        f"{field} in {unit}: mean {np.mean(lens):.1f}, median {q[0]:.0f}, p90 {q[1]:.0f}, p99 {q[2]:.0f}, max {max(lens)}" + (f"; {over} of {len(lens)} longer than {max_length} (truncated)" if max_length else ""),
+        unit=unit,
+        mean=rnd(np.mean(lens)),
+        p50=rnd(q[0]),
+        p90=rnd(q[1]),
+        p99=rnd(q[2]),
+        max=int(max(lens)),
+        min=int(min(lens)),
+        truncated=over,
+        truncation_rate=rnd(over / len(lens)) if max_length else None,
+    )
 
 
 def vocabulary(path):
@@ -204,8 +231,14 @@ def vocabulary_coverage_checker(path, vocab, field=None, lowercase=True):
     toks = [w for x in xs for w in (words(x) if lowercase else WORD.findall(x))]
     unknown = Counter(w for w in toks if w not in v)
     rate = sum(unknown.values()) / max(len(toks), 1)
-    return answer(f"{rate:.1%} of {len(toks)} words are not in {vocab} ({len(v)} entries); most frequent unknown: {', '.join(w for w, _ in unknown.most_common(8))}",
-                  unknown_rate=rnd(rate), words=len(toks), vocabulary_size=len(v), top_unknown=[{"word": w, "count": c} for w, c in unknown.most_common(20)], level="words")
+    return answer(
+        f"{rate:.1%} of {len(toks)} words are not in {vocab} ({len(v)} entries); most frequent unknown: {', '.join(w for w, _ in unknown.most_common(8))}",
+        unknown_rate=rnd(rate),
+        words=len(toks),
+        vocabulary_size=len(v),
+        top_unknown=[{"word": w, "count": c} for w, c in unknown.most_common(20)],
+        level="words",
+    )
 
 
 @tool("prompt_template_validator")
@@ -215,8 +248,9 @@ def prompt_template_validator(path, markers, field=None):
     per = {m: sum(m in x for x in xs) for m in markers}
     ordered = [all(m in x for m in markers) and [x.index(m) for m in markers] == sorted(x.index(m) for m in markers) for x in xs]
     bad = [i for i, ok in enumerate(ordered) if not ok]
-    return answer(f"{sum(ordered)} of {len(xs)} records have every marker in order ({sum(ordered) / max(len(xs), 1):.1%}); " + ", ".join(f"{m!r} in {c}" for m, c in per.items()),
-                  compliance=rnd(sum(ordered) / max(len(xs), 1)), per_marker=per, non_compliant_rows=bad[:50])
+    return answer(
+        f"{sum(ordered)} of {len(xs)} records have every marker in order ({sum(ordered) / max(len(xs), 1):.1%}); " + ", ".join(f"{m!r} in {c}" for m, c in per.items()), compliance=rnd(sum(ordered) / max(len(xs), 1)), per_marker=per, non_compliant_rows=bad[:50]
+    )
 
 
 @tool("topic_distribution_analyzer")
@@ -236,8 +270,12 @@ def topic_distribution_analyzer(path, field=None, k=5, seed=0, limit=5000):
     p = sizes / sizes.sum()
     entropy = float(-(p[p > 0] * np.log(p[p > 0])).sum() / math.log(k)) if k > 1 else 0.0
     topics = [{"cluster": i, "size": int(sizes[i]), "share": rnd(p[i]), "top_terms": terms[np.argsort(km.cluster_centers_[i])[::-1][:6]].tolist()} for i in np.argsort(-sizes)]
-    return answer(f"{k} TF-IDF clusters; largest holds {p.max():.0%}; normalized entropy {entropy:.2f} (1 = even); " + "; ".join(f"{', '.join(t['top_terms'][:3])} ({t['share']:.0%})" for t in topics),
-                  topics=topics, largest_share=rnd(p.max()), normalized_entropy=rnd(entropy))
+    return answer(
+        f"{k} TF-IDF clusters; largest holds {p.max():.0%}; normalized entropy {entropy:.2f} (1 = even); " + "; ".join(f"{', '.join(t['top_terms'][:3])} ({t['share']:.0%})" for t in topics),
+        topics=topics,
+        largest_share=rnd(p.max()),
+        normalized_entropy=rnd(entropy),
+    )
 
 
 @tool("difficulty_distribution_estimator")
@@ -256,9 +294,13 @@ def difficulty_distribution_estimator(path, field=None):
     z = (d - d.mean()) / d.std(ddof=0).replace(0, 1)
     score = z["words"] + z["mean_word_len"] + z["digits"] - z["flesch"]
     bins = pd.qcut(score.rank(method="first"), 3, labels=["easy", "medium", "hard"]) if len(d) >= 3 else pd.Series(["medium"] * len(d))
-    return answer(f"{len(d)} texts: words median {d['words'].median():.0f} (p90 {d['words'].quantile(0.9):.0f}), Flesch median {d['flesch'].median():.0f}; tertiles by a combined proxy",
-                  words={q: rnd(d["words"].quantile(v)) for q, v in (("p10", 0.1), ("p50", 0.5), ("p90", 0.9))}, flesch_median=rnd(d["flesch"].median()),
-                  hardest_rows=[int(i) for i in np.argsort(-score.to_numpy())[:10]], tertile_counts={str(k): int(v) for k, v in pd.Series(bins).value_counts().items()})
+    return answer(
+        f"{len(d)} texts: words median {d['words'].median():.0f} (p90 {d['words'].quantile(0.9):.0f}), Flesch median {d['flesch'].median():.0f}; tertiles by a combined proxy",
+        words={q: rnd(d["words"].quantile(v)) for q, v in (("p10", 0.1), ("p50", 0.5), ("p90", 0.9))},
+        flesch_median=rnd(d["flesch"].median()),
+        hardest_rows=[int(i) for i in np.argsort(-score.to_numpy())[:10]],
+        tertile_counts={str(k): int(v) for k, v in pd.Series(bins).value_counts().items()},
+    )
 
 
 @tool("data_source_mixing_analyzer")
@@ -269,8 +311,7 @@ def data_source_mixing_analyzer(path, source_field):
     share = counts / counts.sum()
     ratio = float(counts.iloc[0] / counts.iloc[-1])
     how = f"{counts.index[0]} dominates: down-sample it or up-weight the smaller sources" if share.iloc[0] > 0.6 and len(counts) > 1 else "mixture not dominated by one source"
-    return answer(f"{len(counts)} sources: " + ", ".join(f"{k} {v:.0%}" for k, v in share.items()) + f"; {how}",
-                  sources=[{"source": k, "count": int(counts[k]), "share": rnd(share[k])} for k in counts.index], max_min_ratio=rnd(ratio), suggestion=how)
+    return answer(f"{len(counts)} sources: " + ", ".join(f"{k} {v:.0%}" for k, v in share.items()) + f"; {how}", sources=[{"source": k, "count": int(counts[k]), "share": rnd(share[k])} for k in counts.index], max_min_ratio=rnd(ratio), suggestion=how)
 
 
 @tool("perplexity_outlier_detector")
@@ -291,8 +332,14 @@ def perplexity_outlier_detector(path, field=None, model=None, threshold=3.0):
     ok = np.isfinite(lp)
     z = (lp - lp[ok].mean()) / max(lp[ok].std(), 1e-12)
     high, low = np.flatnonzero(ok & (z > threshold)), np.flatnonzero(ok & (z < -threshold))
-    return answer(f"perplexity ({note}): median {np.nanmedian(ppl):.1f}; {len(high)} high and {len(low)} low outliers (|z of log-perplexity| > {threshold})",
-                  model=note, median=rnd(np.nanmedian(ppl)), p90=rnd(np.nanpercentile(ppl, 90)), high_outliers=[int(i) for i in high[:50]], low_outliers=[int(i) for i in low[:50]])
+    return answer(
+        f"perplexity ({note}): median {np.nanmedian(ppl):.1f}; {len(high)} high and {len(low)} low outliers (|z of log-perplexity| > {threshold})",
+        model=note,
+        median=rnd(np.nanmedian(ppl)),
+        p90=rnd(np.nanpercentile(ppl, 90)),
+        high_outliers=[int(i) for i in high[:50]],
+        low_outliers=[int(i) for i in low[:50]],
+    )
 
 
 from . import nlp_outputs  # noqa: E402,F401  (registers the tools that read model outputs)

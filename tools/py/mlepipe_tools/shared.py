@@ -1,4 +1,5 @@
 """Tools for any task: logs and metrics, scripts and configs, output files."""
+
 import ast
 import json
 import re
@@ -62,8 +63,10 @@ def verify_hyperparam_effective(path, params=None):
     except SyntaxError as e:
         raise ToolError(f"{path}:{e.lineno}: does not parse: {e.msg}") from None
     sites, env = {}, []
+
     def add(name, value, line, how):
         sites.setdefault(name, []).append({"line": line, "value": value, "kind": how})
+
     for node in ast.walk(tree):
         if isinstance(node, ast.Assign):
             for t in node.targets:
@@ -108,11 +111,13 @@ def estimate_peak_memory(script, seconds=20, args=None):
     GPU memory is read only when the script itself used torch: importing it just to ask would cost seconds."""
     full = workspace_path(script)
     cmd = [sys.executable, full, *([args] if isinstance(args, str) else list(args or []))]
-    probe = "import runpy,sys,atexit\n" \
-            "def _gpu():\n" \
-            "    t = sys.modules.get('torch')\n" \
-            "    if t is not None and t.cuda.is_available(): print('__MLEPIPE_GPU_PEAK__', t.cuda.max_memory_allocated(), file=sys.stderr)\n" \
-            "atexit.register(_gpu)\nsys.argv=sys.argv[1:]\nrunpy.run_path(sys.argv[0], run_name='__main__')\n"
+    probe = (
+        "import runpy,sys,atexit\n"
+        "def _gpu():\n"
+        "    t = sys.modules.get('torch')\n"
+        "    if t is not None and t.cuda.is_available(): print('__MLEPIPE_GPU_PEAK__', t.cuda.max_memory_allocated(), file=sys.stderr)\n"
+        "atexit.register(_gpu)\nsys.argv=sys.argv[1:]\nrunpy.run_path(sys.argv[0], run_name='__main__')\n"
+    )
     start = time.monotonic()
     try:
         p = subprocess.run([sys.executable, "-c", probe, *cmd[1:]], capture_output=True, text=True, timeout=seconds)
@@ -124,8 +129,7 @@ def estimate_peak_memory(script, seconds=20, args=None):
     oom = bool(re.search(r"MemoryError|out of memory|CUDA out of memory|Killed", err)) or code in (-9, 137)
     status = "stopped after the probe window" if stopped else f"exited {code}"
     text = f"{script}: peak CPU memory {peak_mb:.0f} MB" + (f", peak GPU memory {int(gpu.group(1)) / 2**20:.0f} MB" if gpu else ", no GPU visible") + f"; {status}" + ("; OUT OF MEMORY" if oom else "")
-    return answer(text, peak_rss_mb=rnd(peak_mb, 1), peak_gpu_mb=rnd(int(gpu.group(1)) / 2**20, 1) if gpu else None, gpu_available=bool(gpu),
-                  oom=oom, exit_code=code, stopped_at_timeout=stopped, seconds=rnd(time.monotonic() - start, 2), stderr_tail=err[-800:])
+    return answer(text, peak_rss_mb=rnd(peak_mb, 1), peak_gpu_mb=rnd(int(gpu.group(1)) / 2**20, 1) if gpu else None, gpu_available=bool(gpu), oom=oom, exit_code=code, stopped_at_timeout=stopped, seconds=rnd(time.monotonic() - start, 2), stderr_tail=err[-800:])
 
 
 @tool("trace_tensor_shapes")
@@ -143,11 +147,14 @@ def trace_tensor_shapes(path, model, input_shape, dtype="float32"):
         raise ToolError(f"{path}: no {model!r} defined (found: {', '.join(k for k, v in ns.items() if isinstance(v, type) and issubclass(v, torch.nn.Module))})")
     net = ns[model]()
     rows = []
+
     def hook(name):
         def record(mod, inp, out):
             shape = list(out.shape) if hasattr(out, "shape") else [list(o.shape) for o in out if hasattr(o, "shape")] if isinstance(out, (tuple, list)) else None
             rows.append({"layer": name, "type": type(mod).__name__, "input": [list(i.shape) for i in inp if hasattr(i, "shape")], "output": shape})
+
         return record
+
     for name, mod in net.named_modules():
         if name:
             mod.register_forward_hook(hook(name))
@@ -185,7 +192,7 @@ def load_config(path):
     return out
 
 
-ARITH = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b, ast.Div: lambda a, b: a / b, ast.Pow: lambda a, b: a ** b}
+ARITH = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b, ast.Div: lambda a, b: a / b, ast.Pow: lambda a, b: a**b}
 
 
 def value(node, env):
@@ -236,7 +243,7 @@ def script_constants(text, path):
 
 def flat(d, prefix=""):
     out = {}
-    for k, v in (d.items() if isinstance(d, dict) else []):
+    for k, v in d.items() if isinstance(d, dict) else []:
         if isinstance(v, dict):
             out.update(flat(v, f"{prefix}{k}."))
         out[k] = v
@@ -257,9 +264,11 @@ def num(c, *keys):
 def check_config_consistency(path):
     c = flat(load_config(path))
     checks = []
+
     def rule(name, ok, detail):
         if ok is not None:
             checks.append({"rule": name, "ok": bool(ok), "detail": detail})
+
     lr = num(c, "learning_rate", "lr")
     rule("learning rate in (0, 1)", None if lr is None else 0 < lr < 1, f"learning_rate={lr}")
     bs = num(c, "batch_size", "per_device_train_batch_size", "train_batch_size")
@@ -340,5 +349,4 @@ def validate_output_format(path, required_fields=None, sample=None, max_length=N
     if bad_pattern:
         problems.append(f"{bad_pattern} values not matching {pattern}")
     text = f"{path}: {len(df)} records, " + ("format ok" if not problems else "; ".join(problems))
-    return answer(text, records=len(df), fields=list(map(str, df.columns)), missing_fields=missing, unexpected_fields=list(map(str, extra)),
-                  empty_values=empty, too_long=too_long, pattern_violations=bad_pattern, ok=not problems, problems=problems)
+    return answer(text, records=len(df), fields=list(map(str, df.columns)), missing_fields=missing, unexpected_fields=list(map(str, extra)), empty_values=empty, too_long=too_long, pattern_violations=bad_pattern, ok=not problems, problems=problems)

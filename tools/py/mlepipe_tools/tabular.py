@@ -1,4 +1,5 @@
 """Tabular data diagnostics: one function per tool, each returning measurements and a short reading."""
+
 import numpy as np
 import pandas as pd
 from scipy import stats
@@ -58,8 +59,7 @@ def identify_feature_types(path, high_cardinality=50):
         uniq = int(s.nunique(dropna=True))
         kind = column_kind(s, n)
         is_id = id_like(c, s, kind)
-        out.append({"column": c, "type": kind, "dtype": str(s.dtype), "unique": uniq, "id_like": bool(is_id),
-                    "high_cardinality": bool(kind == "categorical" and uniq > high_cardinality)})
+        out.append({"column": c, "type": kind, "dtype": str(s.dtype), "unique": uniq, "id_like": bool(is_id), "high_cardinality": bool(kind == "categorical" and uniq > high_cardinality)})
     counts = pd.Series([r["type"] for r in out]).value_counts().to_dict()
     ids = [r["column"] for r in out if r["id_like"]]
     text = ", ".join(f"{v} {k}" for k, v in counts.items()) + (f"; ID-like (drop before training): {', '.join(map(str, ids))}" if ids else "")
@@ -127,7 +127,7 @@ def correlation_analysis(path, threshold=0.9, target=None):
     corr = feats[nums].corr()
     pairs = []
     for i, a in enumerate(nums):
-        for b in nums[i + 1:]:
+        for b in nums[i + 1 :]:
             r = corr.loc[a, b]
             if abs(r) >= threshold:
                 pairs.append({"a": a, "b": b, "r": rnd(r)})
@@ -257,7 +257,7 @@ def feature_interaction_detector(path, target, top_k=5, max_rows=3000, seed=0):
     single = dict(zip(nums, mi(df[nums], yv, random_state=seed)))
     pairs = []
     for i, a in enumerate(nums):
-        for b in nums[i + 1:]:
+        for b in nums[i + 1 :]:
             prod = (df[a] * df[b]).to_numpy().reshape(-1, 1)
             joint = float(mi(prod, yv, random_state=seed)[0])
             pairs.append({"a": a, "b": b, "mi_product": rnd(joint), "gain": rnd(joint - max(single[a], single[b]))})

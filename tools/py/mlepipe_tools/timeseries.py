@@ -1,4 +1,5 @@
 """Time-series diagnostics; a series is a table column or a metric read from a training log."""
+
 import numpy as np
 import pandas as pd
 from scipy import signal, stats
@@ -25,8 +26,7 @@ def zscore_anomaly_detector(path, column=None, metric=None, threshold=3.0):
     x, name = series(path, column, metric)
     z = stats.zscore(x)
     hits = positions(np.abs(z) > threshold, x, z)
-    return answer(f"{name}: {int((np.abs(z) > threshold).sum())} points with |z| > {threshold}" + (f", first at {hits[0]['index']}" if hits else ""),
-                  anomalies=hits, count=int((np.abs(z) > threshold).sum()), mean=rnd(x.mean()), std=rnd(x.std()))
+    return answer(f"{name}: {int((np.abs(z) > threshold).sum())} points with |z| > {threshold}" + (f", first at {hits[0]['index']}" if hits else ""), anomalies=hits, count=int((np.abs(z) > threshold).sum()), mean=rnd(x.mean()), std=rnd(x.std()))
 
 
 @tool("iqr_anomaly_detector")
@@ -58,13 +58,20 @@ def trend_detection(path, column=None, metric=None):
     tau = stats.kendalltau(t, x)
     direction = "increasing" if fit.slope > 0 else "decreasing"
     sig = tau.pvalue < 0.05
-    return answer(f"{name}: {direction if sig else 'no significant'} trend (slope {fit.slope:.4g}/step, R^2 {fit.rvalue ** 2:.3f}, Kendall tau {tau.statistic:.3f}, p {tau.pvalue:.3g})",
-                  slope=rnd(fit.slope, 6), intercept=rnd(fit.intercept), r2=rnd(fit.rvalue ** 2), slope_pvalue=rnd(fit.pvalue, 6),
-                  kendall_tau=rnd(tau.statistic), kendall_pvalue=rnd(tau.pvalue, 6), trend=direction if sig else "none")
+    return answer(
+        f"{name}: {direction if sig else 'no significant'} trend (slope {fit.slope:.4g}/step, R^2 {fit.rvalue**2:.3f}, Kendall tau {tau.statistic:.3f}, p {tau.pvalue:.3g})",
+        slope=rnd(fit.slope, 6),
+        intercept=rnd(fit.intercept),
+        r2=rnd(fit.rvalue**2),
+        slope_pvalue=rnd(fit.pvalue, 6),
+        kendall_tau=rnd(tau.statistic),
+        kendall_pvalue=rnd(tau.pvalue, 6),
+        trend=direction if sig else "none",
+    )
 
 
 def tail(x, frac):
-    return x[-max(3, int(len(x) * frac)):]
+    return x[-max(3, int(len(x) * frac)) :]
 
 
 @tool("plateau_detector")
@@ -75,20 +82,31 @@ def plateau_detector(path, column=None, metric=None, tail_fraction=0.2, toleranc
     scale = max(abs(float(np.mean(y))), 1e-12)
     rel = abs(slope * (len(y) - 1)) / scale
     flat = rel < tolerance
-    return answer(f"{name}: {'plateau' if flat else 'still moving'} over the last {len(y)} points (relative change {rel:.2%}, tail slope {slope:.3g})",
-                  plateau=bool(flat), tail_points=len(y), tail_slope=rnd(slope, 6), relative_change=rnd(rel, 6), tail_mean=rnd(np.mean(y)))
+    return answer(
+        f"{name}: {'plateau' if flat else 'still moving'} over the last {len(y)} points (relative change {rel:.2%}, tail slope {slope:.3g})",
+        plateau=bool(flat),
+        tail_points=len(y),
+        tail_slope=rnd(slope, 6),
+        relative_change=rnd(rel, 6),
+        tail_mean=rnd(np.mean(y)),
+    )
 
 
 @tool("convergence_estimator")
 def convergence_estimator(path, column=None, metric=None, fraction=0.2):
     x, name = series(path, column, metric)
     n = max(3, int(len(x) * fraction))
-    early, late = np.diff(x[:n + 1]), np.diff(x[-n - 1:])
+    early, late = np.diff(x[: n + 1]), np.diff(x[-n - 1 :])
     ev, lv = float(np.std(early)), float(np.std(late))
     drift = abs(float(np.mean(late))) * n / max(abs(float(np.mean(x[-n:]))), 1e-12)
     converged = lv <= 0.25 * max(ev, 1e-12) and drift < 0.02
-    return answer(f"{name}: {'looks converged' if converged else 'not converged'} (step volatility early {ev:.3g}, late {lv:.3g}; late drift {drift:.2%})",
-                  converged=bool(converged), early_volatility=rnd(ev, 6), late_volatility=rnd(lv, 6), late_relative_drift=rnd(drift, 6))
+    return answer(
+        f"{name}: {'looks converged' if converged else 'not converged'} (step volatility early {ev:.3g}, late {lv:.3g}; late drift {drift:.2%})",
+        converged=bool(converged),
+        early_volatility=rnd(ev, 6),
+        late_volatility=rnd(lv, 6),
+        late_relative_drift=rnd(drift, 6),
+    )
 
 
 @tool("change_point_detection")
@@ -102,8 +120,7 @@ def change_point_detection(path, column=None, metric=None):
     before, after = float(x[:cp].mean()), float(x[cp:].mean())
     effect = abs(after - before) / max(float(np.std(x[:cp])), float(np.std(x[cp:])), 1e-12)
     p = stats.ttest_ind(x[:cp], x[cp:], equal_var=False).pvalue
-    return answer(f"{name}: largest mean shift at index {cp}: {before:.4g} -> {after:.4g} (shift/std {effect:.2f}, Welch p {p:.3g})",
-                  change_point=cp, mean_before=rnd(before), mean_after=rnd(after), shift_over_std=rnd(effect), pvalue=rnd(p, 8))
+    return answer(f"{name}: largest mean shift at index {cp}: {before:.4g} -> {after:.4g} (shift/std {effect:.2f}, Welch p {p:.3g})", change_point=cp, mean_before=rnd(before), mean_after=rnd(after), shift_over_std=rnd(effect), pvalue=rnd(p, 8))
 
 
 @tool("spike_detector")
@@ -122,10 +139,16 @@ def volatility_analysis(path, column=None, metric=None, window=10):
     x, name = series(path, column, metric)
     roll = pd.Series(x).rolling(window).std().dropna()
     cv = float(np.std(x) / abs(np.mean(x))) if np.mean(x) else None
-    return answer(f"{name}: std {np.std(x):.4g}, rolling({window}) std from {roll.min():.3g} to {roll.max():.3g}, last {roll.iloc[-1]:.3g}" if len(roll) else f"{name}: std {np.std(x):.4g}",
-                  std=rnd(np.std(x)), coefficient_of_variation=rnd(cv), window=window, rolling_std_min=rnd(roll.min()) if len(roll) else None,
-                  rolling_std_max=rnd(roll.max()) if len(roll) else None, rolling_std_last=rnd(roll.iloc[-1]) if len(roll) else None,
-                  step_std=rnd(np.std(np.diff(x))))
+    return answer(
+        f"{name}: std {np.std(x):.4g}, rolling({window}) std from {roll.min():.3g} to {roll.max():.3g}, last {roll.iloc[-1]:.3g}" if len(roll) else f"{name}: std {np.std(x):.4g}",
+        std=rnd(np.std(x)),
+        coefficient_of_variation=rnd(cv),
+        window=window,
+        rolling_std_min=rnd(roll.min()) if len(roll) else None,
+        rolling_std_max=rnd(roll.max()) if len(roll) else None,
+        rolling_std_last=rnd(roll.iloc[-1]) if len(roll) else None,
+        step_std=rnd(np.std(np.diff(x))),
+    )
 
 
 @tool("nan_inf_health_detector")
@@ -135,8 +158,15 @@ def nan_inf_health_detector(path, column=None, metric=None, large=1e6):
     big = np.isfinite(x) & (np.abs(x) > large)
     first = int(np.flatnonzero(nan | inf)[0]) if (nan | inf).any() else None
     healthy = not (nan.any() or inf.any() or big.any())
-    return answer(f"{name}: {'healthy' if healthy else f'{int(nan.sum())} NaN, {int(inf.sum())} inf, {int(big.sum())} values above {large:g}'}" + (f"; first non-finite at {first}" if first is not None else ""),
-                  length=len(x), nan=int(nan.sum()), inf=int(inf.sum()), large=int(big.sum()), first_non_finite=first, healthy=healthy)
+    return answer(
+        f"{name}: {'healthy' if healthy else f'{int(nan.sum())} NaN, {int(inf.sum())} inf, {int(big.sum())} values above {large:g}'}" + (f"; first non-finite at {first}" if first is not None else ""),
+        length=len(x),
+        nan=int(nan.sum()),
+        inf=int(inf.sum()),
+        large=int(big.sum()),
+        first_non_finite=first,
+        healthy=healthy,
+    )
 
 
 @tool("seasonality_detector")
@@ -151,8 +181,7 @@ def seasonality_detector(path, column=None, metric=None):
     strength = float(power[i] / power.sum())
     lag = int(round(period))
     r = float(acf(x, nlags=min(lag, len(x) - 1))[-1]) if 1 <= lag < len(x) else None
-    return answer(f"{name}: dominant period {period:.2f} steps (share of spectral power {strength:.2f}, autocorrelation at lag {lag}: {r if r is None else round(r, 3)})",
-                  period=rnd(period), period_rounded=lag, strength=rnd(strength), acf_at_period=rnd(r))
+    return answer(f"{name}: dominant period {period:.2f} steps (share of spectral power {strength:.2f}, autocorrelation at lag {lag}: {r if r is None else round(r, 3)})", period=rnd(period), period_rounded=lag, strength=rnd(strength), acf_at_period=rnd(r))
 
 
 @tool("acf")
@@ -184,8 +213,17 @@ def stationarity_test_adf(path, column=None, metric=None, alpha=0.05):
     stationary = p < alpha
     diff_p = None if stationary else float(adfuller(np.diff(x), autolag="AIC")[1])
     how = "stationary: model the levels" if stationary else ("difference once" + (" (the first difference is stationary)" if diff_p is not None and diff_p < alpha else "; still non-stationary after one difference"))
-    return answer(f"{name}: ADF statistic {stat:.3f}, p {p:.3g}: {how}", adf_statistic=rnd(stat), pvalue=rnd(p, 6), used_lags=int(lags), nobs=int(nobs),
-                  critical_values={k: rnd(v) for k, v in crit.items()}, stationary=bool(stationary), differenced_pvalue=rnd(diff_p, 6), suggestion=how)
+    return answer(
+        f"{name}: ADF statistic {stat:.3f}, p {p:.3g}: {how}",
+        adf_statistic=rnd(stat),
+        pvalue=rnd(p, 6),
+        used_lags=int(lags),
+        nobs=int(nobs),
+        critical_values={k: rnd(v) for k, v in crit.items()},
+        stationary=bool(stationary),
+        differenced_pvalue=rnd(diff_p, 6),
+        suggestion=how,
+    )
 
 
 @tool("granger_causality_test")
@@ -199,5 +237,4 @@ def granger_causality_test(path, cause, effect, maxlag=4, alpha=0.05):
     lags = [{"lag": int(k), "F": rnd(v[0]["ssr_ftest"][0]), "pvalue": rnd(v[0]["ssr_ftest"][1], 8)} for k, v in sorted(res.items())]
     best = min(lags, key=lambda r: r["pvalue"])
     causes = best["pvalue"] < alpha
-    return answer(f"{cause} {'helps' if causes else 'does not help'} predict {effect} (best lag {best['lag']}, F {best['F']}, p {best['pvalue']:.3g})",
-                  lags=lags, best_lag=best["lag"], granger_causes=bool(causes))
+    return answer(f"{cause} {'helps' if causes else 'does not help'} predict {effect} (best lag {best['lag']}, F {best['F']}, p {best['pvalue']:.3g})", lags=lags, best_lag=best["lag"], granger_causes=bool(causes))

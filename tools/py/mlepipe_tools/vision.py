@@ -1,4 +1,5 @@
 """Image-data diagnostics: a folder of images (class subfolders give labels) or a table naming image files."""
+
 import hashlib
 import os
 import re
@@ -88,8 +89,18 @@ def image_normalization_stats(path, image_column=None, sample=200):
         how = f"pixels are 0-{int(hi.max())}: divide by 255, then normalize with mean {np.round(mean / 255, 3).tolist()} and std {np.round(std / 255, 3).tolist()}"
     else:
         how = f"pixels are already in [0, 1]: normalize with mean {np.round(mean, 3).tolist()} and std {np.round(std, 3).tolist()}"
-    return answer(f"{len(arrs)} images, {len(mean)} channels, range {lo.min():.0f}-{hi.max():.0f}; {how}", images=len(arrs), channels=len(mean), min=[rnd(v) for v in lo], max=[rnd(v) for v in hi],
-                  mean=[rnd(v) for v in mean], std=[rnd(v) for v in std], mean_01=[rnd(v / 255) for v in mean] if hi.max() > 1.5 else None, std_01=[rnd(v / 255) for v in std] if hi.max() > 1.5 else None, suggestion=how)
+    return answer(
+        f"{len(arrs)} images, {len(mean)} channels, range {lo.min():.0f}-{hi.max():.0f}; {how}",
+        images=len(arrs),
+        channels=len(mean),
+        min=[rnd(v) for v in lo],
+        max=[rnd(v) for v in hi],
+        mean=[rnd(v) for v in mean],
+        std=[rnd(v) for v in std],
+        mean_01=[rnd(v / 255) for v in mean] if hi.max() > 1.5 else None,
+        std_01=[rnd(v / 255) for v in std] if hi.max() > 1.5 else None,
+        suggestion=how,
+    )
 
 
 @tool("image_shape_consistency")
@@ -105,8 +116,14 @@ def image_shape_consistency(path, image_column=None):
     counts = key.value_counts()
     common = counts.index[0]
     odd = [{"file": os.path.basename(f), "shape": k} for (f, *_), k in zip(shapes, key) if k != common][:20]
-    return answer(f"{len(shapes)} images; most common {common} ({counts.iloc[0]}); {len(key) - counts.iloc[0]} differ" + ("" if len(counts) == 1 else ": resize or crop to one size, convert to one mode"),
-                  images=len(shapes), shapes={k: int(v) for k, v in counts.items()}, most_common=common, mismatches=int(len(key) - counts.iloc[0]), examples=odd)
+    return answer(
+        f"{len(shapes)} images; most common {common} ({counts.iloc[0]}); {len(key) - counts.iloc[0]} differ" + ("" if len(counts) == 1 else ": resize or crop to one size, convert to one mode"),
+        images=len(shapes),
+        shapes={k: int(v) for k, v in counts.items()},
+        most_common=common,
+        mismatches=int(len(key) - counts.iloc[0]),
+        examples=odd,
+    )
 
 
 def average_hash(f, size=8):
@@ -137,8 +154,7 @@ def duplicate_image_detector(path, image_column=None, max_distance=4, limit=3000
         dist = (h[:, None, :] != h[None, :, :]).sum(axis=2)
         for i, j in zip(*np.nonzero(np.triu(dist <= max_distance, k=1))):
             near.append({"a": os.path.basename(hashes[i][0]), "b": os.path.basename(hashes[j][0]), "distance": int(dist[i, j])})
-    return answer(f"{len(files)} images: {exact} exact duplicates, {len(near)} near-duplicate pairs (average-hash distance <= {max_distance})",
-                  images=len(files), exact_duplicates=exact, near_duplicate_pairs=len(near), examples=near[:20])
+    return answer(f"{len(files)} images: {exact} exact duplicates, {len(near)} near-duplicate pairs (average-hash distance <= {max_distance})", images=len(files), exact_duplicates=exact, near_duplicate_pairs=len(near), examples=near[:20])
 
 
 @tool("corrupt_image_detector")
@@ -156,8 +172,24 @@ def corrupt_image_detector(path, image_column=None):
     return answer(f"{len(bad)} of {len(files)} images unreadable or corrupt" + (f": {', '.join(os.path.basename(b['file']) for b in bad[:5])}" if bad else ""), images=len(files), corrupt=len(bad), files=bad[:50])
 
 
-AUGMENTATIONS = ["RandomHorizontalFlip", "RandomVerticalFlip", "RandomCrop", "RandomResizedCrop", "RandomRotation", "ColorJitter", "RandomAffine",
-                 "RandomErasing", "AutoAugment", "RandAugment", "TrivialAugmentWide", "GaussianBlur", "RandomGrayscale", "Mixup", "CutMix", "MixUp"]
+AUGMENTATIONS = [
+    "RandomHorizontalFlip",
+    "RandomVerticalFlip",
+    "RandomCrop",
+    "RandomResizedCrop",
+    "RandomRotation",
+    "ColorJitter",
+    "RandomAffine",
+    "RandomErasing",
+    "AutoAugment",
+    "RandAugment",
+    "TrivialAugmentWide",
+    "GaussianBlur",
+    "RandomGrayscale",
+    "Mixup",
+    "CutMix",
+    "MixUp",
+]
 OTHER = ["Normalize", "ToTensor", "Resize", "CenterCrop"]
 STANDARDIZE = re.compile(r"-\s*[^/\n]*mean[^/\n]*\)\s*/\s*[^\n]*std|StandardScaler", re.IGNORECASE)
 
@@ -190,9 +222,17 @@ def train_test_distribution_shift(train, test, image_column=None, sample=200):
     bright = stats.ks_2samp([x.mean() for x in a], [x.mean() for x in b])
     diff = np.abs(ma - mb) / np.maximum(sa, 1e-9)
     shifted = bool(bright.pvalue < 0.01 or diff.max() > 0.25)
-    return answer(f"channel means train {np.round(ma, 1).tolist()} vs test {np.round(mb, 1).tolist()} (max shift {diff.max():.2f} std); per-image brightness KS p {bright.pvalue:.3g}: {'shifted' if shifted else 'no clear shift'}",
-                  train_mean=[rnd(v) for v in ma], test_mean=[rnd(v) for v in mb], train_std=[rnd(v) for v in sa], test_std=[rnd(v) for v in sb],
-                  mean_shift_in_std=[rnd(v) for v in diff], brightness_ks=rnd(bright.statistic), brightness_pvalue=rnd(bright.pvalue, 8), shifted=shifted)
+    return answer(
+        f"channel means train {np.round(ma, 1).tolist()} vs test {np.round(mb, 1).tolist()} (max shift {diff.max():.2f} std); per-image brightness KS p {bright.pvalue:.3g}: {'shifted' if shifted else 'no clear shift'}",
+        train_mean=[rnd(v) for v in ma],
+        test_mean=[rnd(v) for v in mb],
+        train_std=[rnd(v) for v in sa],
+        test_std=[rnd(v) for v in sb],
+        mean_shift_in_std=[rnd(v) for v in diff],
+        brightness_ks=rnd(bright.statistic),
+        brightness_pvalue=rnd(bright.pvalue, 8),
+        shifted=shifted,
+    )
 
 
 @tool("per_class_accuracy_breakdown")
@@ -213,5 +253,10 @@ def per_class_accuracy_breakdown(predictions, labels, id_column="id", prediction
     per = [{"label": c, "support": int(cm[i].sum()), "accuracy": rnd(cm[i, i] / cm[i].sum()) if cm[i].sum() else None} for i, c in enumerate(classes)]
     conf = sorted(({"true": classes[i], "predicted": classes[j], "count": int(cm[i, j])} for i in range(len(classes)) for j in range(len(classes)) if i != j and cm[i, j]), key=lambda x: -x["count"])
     worst = min((r for r in per if r["accuracy"] is not None), key=lambda r: r["accuracy"])
-    return answer(f"overall accuracy {float((yt == yp).mean()):.3f} on {len(m)} matched ids; worst class {worst['label']} ({worst['accuracy']})" + (f"; most confused {conf[0]['true']}->{conf[0]['predicted']} ({conf[0]['count']})" if conf else ""),
-                  accuracy=rnd((yt == yp).mean()), matched=len(m), per_class=per, confusions=conf[:20])
+    return answer(
+        f"overall accuracy {float((yt == yp).mean()):.3f} on {len(m)} matched ids; worst class {worst['label']} ({worst['accuracy']})" + (f"; most confused {conf[0]['true']}->{conf[0]['predicted']} ({conf[0]['count']})" if conf else ""),
+        accuracy=rnd((yt == yp).mean()),
+        matched=len(m),
+        per_class=per,
+        confusions=conf[:20],
+    )
