@@ -31,7 +31,7 @@ export interface EvalParams {
   /** mlab: guidance from a guide stage in needs: (true: any; a name: that stage's) in the teacher's prompt. */
   guidance?: boolean | string;
   /** mlab: mask or paraphrase the named tools' answers (Table 6). */
-  intervention?: { mode: 'none' | 'mask' | 'paraphrase'; tools: Exclude<ToolChoice, 'none'>; paraphrase_model?: string; branch?: string };
+  intervention?: { mode: 'none' | 'mask' | 'paraphrase'; tools: Exclude<ToolChoice, 'none' | 'domain'>; paraphrase_model?: string; branch?: string };
   /** mlab: the models: entry the AI actions (edits, Understand File, Reflection, Retrieval) ask; default the policy. */
   action_model?: string;
   policy?: string;
