@@ -19,6 +19,8 @@ test('Qwen3-8B at 32k tokens: on 8 H200s its sharded state stays on the GPUs; on
   const one = layout('Qwen/Qwen3-8B', on(1, 1));
   assert.equal([one.offload, one.estimate.state], [true, 0]);
   assert.ok(one.estimate.training < 0.9 * H200, JSON.stringify(one));
+  // What offload moves to the host: 16 B × 8.19e9 parameters on the one node; nothing on eight GPUs.
+  assert.equal([one.estimate.hostOffload, eight.estimate.hostOffload], [122, 0]);
 });
 
 test('the larger paper models on a node of eight: 14B keeps its state, 30B-A3B leaves vLLM less', () => {

@@ -17,6 +17,9 @@
 //     over the token budget of one micro-batch on this GPU (the trajectory over the Ulysses group)
 //   rollout  = state (it stays on the GPU unless offloaded) + vLLM's share, which must hold the
 //     bf16 weights of one replica's slice and the KV cache of one whole trajectory
+// and, per node, in host memory: hostOffload = the offloaded state (16 B per parameter over the
+// nodes), 0 without offload; the job's entrypoint compares it with the nodes' memory before verl
+// starts (mlepipe_verl/launch.py).
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -113,7 +116,7 @@ export interface Layout {
   tokenBudget: number;
   gpuMemoryUtilization: number;
   /** GiB per GPU, rounded to 0.1. */
-  estimate: { state: number; activations: number; logits: number; training: number; rollout: number };
+  estimate: { state: number; activations: number; logits: number; training: number; rollout: number; hostOffload: number };
 }
 
 const round1 = (x: number) => Math.round(x * 10) / 10;
@@ -132,7 +135,14 @@ function estimate(m: ModelShape, c: Cluster, seqTokens: number, offload: boolean
     offload,
     sp,
     tokenBudget,
-    estimate: { state: round1(state / GIB), activations: round1(activations / GIB), logits: round1(logits / GIB), training: round1(training / GIB), rollout: round1((state + vllmNeeds) / GIB) },
+    estimate: {
+      state: round1(state / GIB),
+      activations: round1(activations / GIB),
+      logits: round1(logits / GIB),
+      training: round1(training / GIB),
+      rollout: round1((state + vllmNeeds) / GIB),
+      hostOffload: offload ? round1((16 * m.params) / c.nodes / GIB) : 0,
+    },
     vllmNeedsGib: vllmNeeds / GIB,
     stateGib: state / GIB,
   };

@@ -51,6 +51,38 @@ def shortfall(config, resources, sft=False):
     )
 
 
+def host_shortfall(layout, nodes):
+    """What the nodes' host memory lacks for the offloaded state, in words, or None.
+
+    layout.json's estimate (gpu/verl/scale.ts) says how many GiB of parameters, gradients and
+    optimizer state offload keeps in each node's host memory; FSDP puts them there at start, and a
+    node without the room is killed by the kernel's out-of-memory handling, not refused. `nodes` is
+    ray.nodes(): each alive node's `memory` resource is what Ray lets its tasks hold.
+    """
+    need = ((layout or {}).get("estimate") or {}).get("hostOffload", 0)
+    alive = [n for n in nodes if n.get("Alive")]
+    if not need or not alive:
+        return None
+    have = min(n.get("Resources", {}).get("memory", 0) for n in alive) / 2**30
+    if have >= need:
+        return None
+    return (
+        f"offload keeps {need:g} GiB of parameters, gradients and optimizer state in each node's host memory "
+        f"(layout.json), and the smallest node of the Ray cluster has {have:.1f} GiB for tasks; "
+        "start nodes with more memory, or train on more GPUs so that nothing is offloaded"
+    )
+
+
+def read_layout(path="layout.json"):
+    """The export's layout estimate (the job runs in the export's folder), or None."""
+    import json
+
+    if not os.path.exists(path):
+        return None
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
 def main(argv):
     import ray
 
@@ -61,7 +93,7 @@ def main(argv):
     config = compose(overrides, "sft_trainer_engine" if sft else "ppo_trainer")
     ray.init(address="auto", log_to_driver=False)
     try:
-        lack = shortfall(config, ray.cluster_resources(), sft)
+        lack = shortfall(config, ray.cluster_resources(), sft) or host_shortfall(read_layout(), ray.nodes())
     finally:
         ray.shutdown()
     if lack:

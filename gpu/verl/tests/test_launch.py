@@ -7,7 +7,7 @@ import unittest
 
 import harness  # noqa: F401  (puts mlepipe_verl on the path)
 from mlepipe_verl.config import compose
-from mlepipe_verl.launch import needs, shortfall
+from mlepipe_verl.launch import host_shortfall, needs, shortfall
 
 ONE_GPU = ["trainer.nnodes=1", "trainer.n_gpus_per_node=1"]
 
@@ -40,6 +40,22 @@ class LaunchTest(unittest.TestCase):
         self.assertEqual((gpus, list(parts)), (8, ["the GPU workers' bundles"]))
         self.assertIsNone(shortfall(config, {"GPU": 8.0, "CPU": float(parts["the GPU workers' bundles"])}, sft=True))
         self.assertIn("needs 8 GPUs", shortfall(config, {"GPU": 1.0, "CPU": 64.0}, sft=True))
+
+    def test_an_offloaded_layout_needs_the_host_memory_on_every_node(self):
+        # Qwen3-8B offloaded on one H200 (gpu/verl/scale.ts): 122 GiB of state in host memory.
+        layout = {"offload": True, "estimate": {"hostOffload": 122}}
+
+        def node(gib, alive=True):
+            return {"Alive": alive, "Resources": {"memory": gib * 2**30, "CPU": 16.0}}
+
+        said = host_shortfall(layout, [node(200), node(90)])
+        self.assertIsNotNone(said)
+        self.assertIn("122 GiB", said)
+        self.assertIn("smallest node of the Ray cluster has 90.0 GiB", said)
+        # A dead node does not count; a layout without offload needs nothing there.
+        self.assertIsNone(host_shortfall(layout, [node(200), node(90, alive=False)]))
+        self.assertIsNone(host_shortfall({"offload": False, "estimate": {"hostOffload": 0}}, [node(1)]))
+        self.assertIsNone(host_shortfall(None, [node(1)]))
 
 
 if __name__ == "__main__":
