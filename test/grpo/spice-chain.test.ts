@@ -31,9 +31,9 @@ const CPU = [
   'stages.backbones.matrix.model=[qwen3_8b]',
   'models.qwen3_8b={provider: worker, path: tiny-mlab, model: tiny-mlab, lora_rank: 0, max_tokens: 48}',
   'models.sft_policy.max_tokens=160',
-  // The SFT keeps each demonstration's prompt and first replies (1,500 tokens) and trains long enough at a
+  // The SFT keeps each demonstration's prompt and first replies (2,600 tokens; the App. E prompt is 2,200) and trains long enough at a
   // high rate for the tiny model to learn them; GRPO samples at a lower temperature so that it writes them.
-  'stages.sft.with={model: qwen3_8b, dedup: false, val_fraction: 0, epochs: 80, batch_size: 1, lr: 0.01, schedule: constant, max_length: 1500, gradient_checkpointing: false}',
+  'stages.sft.with={model: qwen3_8b, dedup: false, val_fraction: 0, epochs: 80, batch_size: 1, lr: 0.01, schedule: constant, max_length: 2600, gradient_checkpointing: false}',
   `stages.rl.with.tools=${TOOLS}`,
   'stages.rl.with.steps=1',
   'stages.rl.with.batch_size=2',
