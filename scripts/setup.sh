@@ -34,7 +34,7 @@ npm run build
 # the trainer worker's tests and CPU runs (MLEPIPE_NO_TRAINER=1 skips it), and
 # .venv/verl, verl and Ray on CPU torch, for the verl export's checks and
 # local Ray runs (MLEPIPE_NO_VERL=1 skips it), and .venv/lint, ruff and mypy
-# for `npm run lint` (which `npm test` runs first).
+# for `npm run lint` (which `npm test` runs after the type-check).
 envs=(lint)
 [ -z "${MLEPIPE_NO_AGENT_ENV:-}" ] && envs+=(agent)
 [ -z "${MLEPIPE_NO_TRAINER:-}" ] && envs+=(trainer)
