@@ -14,11 +14,9 @@ import { stringify } from 'yaml';
 import { renderPrompt } from '../../agents/factory/answers.js';
 import { publicFilesText, publicListing, sampleName } from '../../agents/scaffolds/public.js';
 import { approxTokens } from '../../agents/scaffolds/react/context.js';
-import { assetPath } from '../../core/assets.js';
-import { ParamError } from '../../core/errors.js';
 import type { RewardInputs } from '../../core/rewards/presets.js';
 import { type OverrideOptions, VERL_VERSION, verlOverrides } from './overrides.js';
-import { layoutFor } from './scale.js';
+import { copyVerlPackage, messagesColumn, str, writeLayout, writeParquet } from './export-files.js';
 
 export { VERL_VERSION } from './overrides.js';
 
@@ -67,19 +65,11 @@ async function rows(tasks: readonly ExportTask[], split: string, o: ExportOption
   return out;
 }
 
-export const str = (name: string) => ({ name, type: 'BYTE_ARRAY' as const, converted_type: 'UTF8' as const, repetition_type: 'OPTIONAL' as const });
-
-async function writeParquet(file: string, data: Row[]): Promise<void> {
-  const { parquetWriteBuffer } = await import('hyparquet-writer');
+async function writeRows(file: string, data: Row[]): Promise<void> {
   const schema = [
-    { name: 'root', num_children: 6 },
     str('data_source'),
     str('agent_name'),
-    { name: 'prompt', repetition_type: 'OPTIONAL', converted_type: 'LIST', num_children: 1 },
-    { name: 'list', repetition_type: 'REPEATED', num_children: 1 },
-    { name: 'element', repetition_type: 'OPTIONAL', num_children: 2 },
-    str('role'),
-    str('content'),
+    ...messagesColumn('prompt'),
     str('ability'),
     { name: 'reward_model', repetition_type: 'OPTIONAL', num_children: 2 },
     str('style'),
@@ -90,9 +80,11 @@ async function writeParquet(file: string, data: Row[]): Promise<void> {
     str('task_id'),
   ];
   const names = ['data_source', 'agent_name', 'prompt', 'ability', 'reward_model', 'extra_info'] as const;
-  const columnData = names.map((name) => ({ name, data: data.map((r) => r[name]) }));
-  const buf = parquetWriteBuffer({ schema: schema as never, columnData: columnData as never });
-  await writeFile(file, Buffer.from(buf));
+  await writeParquet(
+    file,
+    schema,
+    names.map((name) => ({ name, data: data.map((r) => r[name]) })),
+  );
 }
 
 /** Prompt and response lengths in tokens: the longest prompt with room to spare, the rest of the context for the turns. */
@@ -106,19 +98,17 @@ export async function writeVerlExport(dir: string, train: readonly ExportTask[],
   await mkdir(join(dir, 'data'), { recursive: true });
   const trainRows = await rows(train, 'train', o);
   const valRows = await rows(val.length ? val : train, 'val', o);
-  await writeParquet(join(dir, 'data', 'train.parquet'), trainRows);
-  await writeParquet(join(dir, 'data', 'val.parquet'), valRows);
+  await writeRows(join(dir, 'data', 'train.parquet'), trainRows);
+  await writeRows(join(dir, 'data', 'val.parquet'), valRows);
   const seen = new Set<string>();
   for (const t of [...train, ...val]) {
     if (seen.has(t.id)) continue;
     seen.add(t.id);
     await cp(t.dir, join(dir, 'tasks', t.id), { recursive: true });
   }
-  await cp(assetPath('gpu/verl/mlepipe_verl'), join(dir, 'mlepipe_verl'), { recursive: true, filter: (src) => !src.includes('__pycache__') });
-  const layout = layoutFor(o.model, o, o.contextTokens);
-  if (layout && 'error' in layout) throw new ParamError(['verl'], layout.error);
+  await copyVerlPackage(dir);
+  const layout = await writeLayout(dir, o.model, o, o.contextTokens, { rollout: true, unknown: "verl's own defaults for batch sizes, offload and memory apply" });
   const overrides = verlOverrides({ ...o, ...lengths([...trainRows, ...valRows], o.contextTokens), layout });
-  await writeFile(join(dir, 'layout.json'), JSON.stringify(layout ?? { unknown: `the shape of ${o.model} is unknown (no config.json there, not a known name): verl's own defaults for batch sizes, offload and memory apply` }, null, 1) + '\n');
   const agentLoop = [
     {
       name: AGENT_NAME,

@@ -15,11 +15,9 @@
 import { cp, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import { assetPath } from '../../core/assets.js';
-import { ParamError } from '../../core/errors.js';
-import { str } from './export.js';
+import { copyVerlPackage, messagesColumn, writeLayout, writeParquet } from './export-files.js';
 import { VERL_VERSION } from './overrides.js';
-import { layoutFor, type Layout } from './scale.js';
+import type { Layout } from './scale.js';
 
 export interface SftConversation {
   messages: ReadonlyArray<{ role: string; content: string }>;
@@ -47,17 +45,8 @@ export interface SftExportOptions {
 
 /** A parquet file of one `messages` column: a list of {role, content} per row. */
 export async function writeMessagesParquet(file: string, rows: readonly SftConversation[]): Promise<void> {
-  const { parquetWriteBuffer } = await import('hyparquet-writer');
-  const schema = [
-    { name: 'root', num_children: 1 },
-    { name: 'messages', repetition_type: 'OPTIONAL', converted_type: 'LIST', num_children: 1 },
-    { name: 'list', repetition_type: 'REPEATED', num_children: 1 },
-    { name: 'element', repetition_type: 'OPTIONAL', num_children: 2 },
-    str('role'),
-    str('content'),
-  ];
   const data = rows.map((r) => r.messages.map((m) => ({ role: m.role, content: m.content })));
-  await writeFile(file, Buffer.from(parquetWriteBuffer({ schema: schema as never, columnData: [{ name: 'messages', data }] as never })));
+  await writeParquet(file, messagesColumn('messages'), [{ name: 'messages', data }]);
 }
 
 /** The overrides of a layout, in the SFT trainer's keys (its data, model and engine groups). */
@@ -110,11 +99,10 @@ export async function writeSftExport(dir: string, train: readonly SftConversatio
   await mkdir(join(dir, 'data'), { recursive: true });
   await writeMessagesParquet(join(dir, 'data', 'train.parquet'), train);
   if (val.length) await writeMessagesParquet(join(dir, 'data', 'val.parquet'), val);
-  await cp(assetPath('gpu/verl/mlepipe_verl'), join(dir, 'mlepipe_verl'), { recursive: true, filter: (src) => !src.includes('__pycache__') });
-  const layout = layoutFor(o.model, { nodes: o.nodes, gpusPerNode: o.gpusPerNode, gpuMemoryGib: o.gpuMemoryGib, rolloutTp: 1 }, o.maxLength, { rollout: false });
-  if (layout && 'error' in layout) throw new ParamError(['verl'], layout.error);
+  await copyVerlPackage(dir);
+  const cluster = { nodes: o.nodes, gpusPerNode: o.gpusPerNode, gpuMemoryGib: o.gpuMemoryGib, rolloutTp: 1 };
+  const layout = await writeLayout(dir, o.model, cluster, o.maxLength, { rollout: false, unknown: "verl's own defaults for the token budget and offload apply" });
   const overrides = sftOverrides(o, val.length > 0, layout);
-  await writeFile(join(dir, 'layout.json'), JSON.stringify(layout ?? { unknown: `the shape of ${o.model} is unknown (no config.json there, not a known name): verl's own defaults for the token budget and offload apply` }, null, 1) + '\n');
   await writeFile(join(dir, 'trainer_overrides.yaml'), stringify({ verl_version: VERL_VERSION, trainer: 'sft', overrides }));
   return ['data/train.parquet', ...(val.length ? ['data/val.parquet'] : []), 'mlepipe_verl/', 'layout.json', 'trainer_overrides.yaml'];
 }
