@@ -10,7 +10,7 @@
 // it was in counts as one failure, and the runner names that test (from the
 // trace test/uvu/index.mjs writes as each test starts).
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -26,6 +26,8 @@ const perFileTimeoutMs = Number(process.env.MLEPIPE_TEST_FILE_TIMEOUT_S ?? 480 *
 // Files slower than this list their slowest tests.
 const SLOW_FILE_S = 30;
 const traceDir = mkdtempSync(join(tmpdir(), 'mlepipe-test-trace-'));
+const TSX_CACHE = join(tmpdir(), `mlepipe-test-tsx-${process.geteuid?.() ?? 'user'}`);
+mkdirSync(TSX_CACHE, { recursive: true });
 // One thread per numeric library (torch, numpy, sklearn) unless the caller chose a number: files run two at a time,
 // each with its CLI, a worker or a jail beside it, on cores other people share. A second OpenMP thread then
 // finds no free core and busy-waits for it: the tiny models' steps took 25 times the CPU time and 20 times
@@ -81,8 +83,8 @@ function countTests(stdout) {
   return c;
 }
 
-/** Tests in the order they started, from the trace test/uvu/index.mjs writes. */
-function started(trace) {
+/** The trace test/uvu/index.mjs writes: a line per test as it starts, and the file's CPU seconds at exit. */
+function readTrace(trace) {
   return existsSync(trace)
     ? readFileSync(trace, 'utf8')
         .trim()
@@ -91,6 +93,10 @@ function started(trace) {
         .map((l) => JSON.parse(l))
     : [];
 }
+/** Tests in the order they started. */
+const started = (trace) => readTrace(trace).filter((x) => 'test' in x);
+/** The file's CPU seconds, when it exited normally. */
+const cpuOf = (trace) => readTrace(trace).find((x) => 'cpu' in x)?.cpu ?? null;
 
 const testName = ({ suite, test }) => (suite ? `${suite} › "${test}"` : `"${test}"`);
 
@@ -141,6 +147,22 @@ let passed = 0;
 let failed = 0;
 const times = {};
 const t0 = Date.now();
+/**
+ * CPU seconds (user + system) of this runner's finished descendants, from /proc: each process adds its
+ * waited-for children's time to its own, so a file's CLI runs and Python processes count once they exit.
+ * Work done by daemons (dockerd's containers) is not in it. Wall time depends on the machine's other load;
+ * this is the figure to compare between runs.
+ */
+function childCpuSeconds() {
+  try {
+    const fields = readFileSync('/proc/self/stat', 'utf8').split(') ')[1].split(' ');
+    // cutime and cstime are fields 16 and 17 of stat(5), counted from 1 with the pid and the name before ') '.
+    return (Number(fields[13]) + Number(fields[14])) / 100;
+  } catch {
+    return 0;
+  }
+}
+const cpu0 = childCpuSeconds();
 
 function runFile(file, index) {
   return new Promise((resolve) => {
@@ -151,6 +173,9 @@ function runFile(file, index) {
     // Its own process group, so that a kill reaches the CLI runs and jails a test started too.
     // Its own temp folder (projects, workspaces, keys), removed when the file passes and kept for a look when it fails.
     const temp = mkdtempSync(join(tmpdir(), 'mlt-'));
+    // tsx keeps its compiled modules in TMPDIR/tsx-<uid>: linked to one folder for the whole run, each file
+    // starts from the modules the files before it compiled instead of compiling every import again.
+    symlinkSync(TSX_CACHE, join(temp, `tsx-${process.geteuid?.() ?? 'user'}`));
     const child = spawn(process.execPath, ['--import', 'tsx', '--import', REGISTER, file], {
       env: { ...process.env, ...THREADS, NO_COLOR: '1', FORCE_COLOR: '0', MLEPIPE_TEST_TIME_SCALE: String(fileScale), MLEPIPE_TEST_TRACE: trace, TMPDIR: temp },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -203,7 +228,8 @@ function runFile(file, index) {
             .filter((l) => /✘|FAIL/.test(l))
             .join('\n');
       const slow = secs > SLOW_FILE_S && tests.length > 1 ? `   slowest: ${slowest(tests, Date.now())}\n` : '';
-      process.stdout.write(`\n── ${relative('.', file)}  (${c.passed}/${c.passed + c.failed} passed, ${secs.toFixed(1)}s)\n${slow}${body}`);
+      const cpu = cpuOf(trace);
+      process.stdout.write(`\n── ${relative('.', file)}  (${c.passed}/${c.passed + c.failed} passed, ${secs.toFixed(1)}s${cpu === null ? '' : `, ${cpu.toFixed(1)}s CPU`})\n${slow}${body}`);
       resolve();
     });
   });
@@ -221,6 +247,7 @@ try {
 } catch {
   // only an ordering hint
 }
-process.stdout.write(`\n${files.length} test files in ${((Date.now() - t0) / 1000).toFixed(1)}s (time scale ${scale})\n`);
+const cpu = childCpuSeconds() - cpu0;
+process.stdout.write(`\n${files.length} test files in ${((Date.now() - t0) / 1000).toFixed(1)}s (time scale ${scale}), ${cpu.toFixed(0)} CPU seconds in their processes\n`);
 console.log(`${passed} passed, ${failed} failed`);
 process.exitCode = failed ? 1 : 0;
