@@ -3,6 +3,7 @@ import { currentMetrics } from '../../pipelines/report/metrics.js';
 import { buildTables, renderCsv, renderMarkdown, renderText, tableJson } from '../../pipelines/report/tables.js';
 import type { Plan } from '../../pipelines/plan.js';
 import { dirname, join, resolve } from 'node:path';
+import { UserError } from '../../core/errors.js';
 import { displayPath } from '../../core/paths.js';
 import type { IO } from '../io.js';
 import { planFor, type PlanArgs } from './plan.js';
@@ -15,6 +16,7 @@ export interface ReportArgs extends PlanArgs {
 }
 
 export async function reportCommand(file: string, args: ReportArgs, io: IO): Promise<number> {
+  if (args.out !== undefined && !args.html) throw new UserError('--out is the folder of the HTML report: use it with --html');
   const plan = await planFor(file, args, io);
   const stale = plan.nodes.filter((p) => p.action === 'run').length;
   if (stale) io.err(`note: ${stale} node(s) have not run with their current parameters; their cells are empty`);

@@ -64,6 +64,9 @@ test('quickstart: tables with their rows, the interactive figure, the funnel; a 
   const r = await cli(['report', 'quickstart.yaml', '--html', ...SMALL], { cwd: dir });
   assert.is(r.exitCode, 0, r.stderr);
   assert.is(r.stdout.trim(), 'reports/quickstart/html/index.html');
+  const stray = await cli(['report', 'quickstart.yaml', '--out', 'elsewhere', ...SMALL], { cwd: dir });
+  assert.is(stray.exitCode, 2, stray.stderr);
+  assert.match(stray.stderr, /--out is the folder of the HTML report: use it with --html/);
   const recorded = await readJsonl(join((await cli(['outputs', 'quickstart.yaml', 'agents', ...SMALL], { cwd: dir })).stdout.trim(), 'trajectories.jsonl'));
   const report = JSON.parse((await cli(['report', 'quickstart.yaml', '--json', ...SMALL], { cwd: dir })).stdout);
 
