@@ -73,7 +73,13 @@ export function buildProgram(io: IO, done: (code: number) => void): Command {
     .option('--md', 'Markdown')
     .option('--csv', 'CSV')
     .option('--json', 'JSON: {"tables": {NAME: {"columns": [...], "rows": [...]}}}')
-    .action(act(async (file: string, o: { set: string[]; md?: boolean; csv?: boolean; json?: boolean }) => (await import('./commands/report.js')).reportCommand(file, { set: o.set, format: o.json ? 'json' : o.csv ? 'csv' : o.md ? 'md' : 'text' }, io)));
+    .option('--html', 'one HTML page with tables, figures, curves and a trajectory browser (prints its path)')
+    .option('--out <dir>', 'with --html: the folder to write it into (default reports/<experiment>/html)')
+    .action(
+      act(async (file: string, o: { set: string[]; md?: boolean; csv?: boolean; json?: boolean; html?: boolean; out?: string }) =>
+        (await import('./commands/report.js')).reportCommand(file, { set: o.set, format: o.json ? 'json' : o.csv ? 'csv' : o.md ? 'md' : 'text', html: o.html, out: o.out }, io),
+      ),
+    );
 
   program
     .command('outputs')

@@ -47,6 +47,19 @@ export async function bundle({ outdir = join(root, 'dist'), splitting = true } =
     plugins: [validators],
     logLevel: 'warning',
   });
+  // The HTML report's page script (and its styles): browser code with Vega, vega-embed and
+  // highlight.js in one file, which `mlepipe report --html` inlines in the page.
+  await build({
+    entryPoints: { viewer: join(root, 'pipelines', 'report', 'html', 'viewer', 'main.ts') },
+    outdir: join(outdir, 'report'),
+    bundle: true,
+    minify: true,
+    platform: 'browser',
+    format: 'iife',
+    target: 'es2022',
+    legalComments: 'none',
+    logLevel: 'warning',
+  });
   const entry = join(outdir, 'cli.js');
   await chmod(entry, 0o755);
   return entry;

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# Sets up a fresh machine for mlepipe: Debian's Python stack and bubblewrap
-# (sandbox jails run /usr/bin/python3 with numpy, pandas, scikit-learn; it is
+# Sets up a fresh machine for mlepipe: Debian's Python stack, bubblewrap and Chromium
+# (the HTML report's browser test drives it headless; sandbox jails run /usr/bin/python3 with numpy, pandas, scikit-learn; it is
 # also the fallback interpreter), the npm dependencies and the build, then the
 # pinned Python environments from the package registry. Safe to run again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-APT_PACKAGES=(python3-numpy python3-pandas python3-sklearn python3-scipy python3-pil python3-networkx python3-venv bubblewrap)
+APT_PACKAGES=(python3-numpy python3-pandas python3-sklearn python3-scipy python3-pil python3-networkx python3-venv bubblewrap chromium)
 
 missing=()
 for p in "${APT_PACKAGES[@]}"; do

@@ -95,6 +95,16 @@ export async function renderSvg(spec: Record<string, unknown>): Promise<string> 
   }
 }
 
+/** Every figure's Vega-Lite spec, for the figures that have rows to draw (the HTML report embeds them). */
+export async function figureSpecs(plan: Plan, metrics: Map<string, NodeMetrics>): Promise<Record<string, Record<string, unknown>>> {
+  const out: Record<string, Record<string, unknown>> = {};
+  for (const [name, def] of Object.entries(plan.experiment.figures)) {
+    const rows = await figureRows(plan, metrics, def);
+    if (rows.length) out[name] = figureSpec(def, rows);
+  }
+  return out;
+}
+
 /** Renders every figure; returns name → SVG path (or why it was skipped). */
 export async function buildFigures(plan: Plan, metrics?: Map<string, NodeMetrics>): Promise<Record<string, { path?: string; skipped?: string }>> {
   const defs = plan.experiment.figures;
