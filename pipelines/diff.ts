@@ -3,6 +3,7 @@
 import type { MetricValue } from '../stages/contract.js';
 import type { Experiment } from './config/types.js';
 import { changedPathList, type Plan } from './plan.js';
+import type { KeyedNode } from './compile/keys.js';
 import { currentMetrics } from './report/metrics.js';
 import { getPath } from './config/merge.js';
 import { originOf, type Origins, type Path } from '../core/source.js';
@@ -24,7 +25,8 @@ export interface WrittenChange {
 
 export interface NodeChange {
   id: string;
-  status: 'same' | 'changed' | 'only-a' | 'only-b';
+  /** rescore: changed only in post-hoc params (eval's reward), so rebuilt from the other side's recorded runs. */
+  status: 'same' | 'changed' | 'rescore' | 'only-a' | 'only-b';
 }
 
 export interface MetricRow {
@@ -76,13 +78,16 @@ export async function diffPlans(a: Plan, b: Plan): Promise<DiffResult> {
   const nb = normalized(b.experiment);
   const params = changedPathList(na, nb).map((path) => ({ path: path.join('.'), a: getPath(na, path), b: getPath(nb, path) }));
 
-  const keysA = new Map(a.nodes.map((p) => [p.node.id, p.node.key]));
-  const keysB = new Map(b.nodes.map((p) => [p.node.id, p.node.key]));
+  const keysA = new Map(a.nodes.map((p) => [p.node.id, p.node]));
+  const keysB = new Map(b.nodes.map((p) => [p.node.id, p.node]));
   const ids = [...keysA.keys(), ...[...keysB.keys()].filter((id) => !keysA.has(id))];
-  const nodes: NodeChange[] = ids.map((id) => ({
-    id,
-    status: !keysB.has(id) ? 'only-a' : !keysA.has(id) ? 'only-b' : keysA.get(id) === keysB.get(id) ? 'same' : 'changed',
-  }));
+  const status = (x: KeyedNode | undefined, y: KeyedNode | undefined): NodeChange['status'] => {
+    if (!y) return 'only-a';
+    if (!x) return 'only-b';
+    if (x.key === y.key) return 'same';
+    return x.baseKey !== undefined && x.baseKey === y.baseKey ? 'rescore' : 'changed';
+  };
+  const nodes: NodeChange[] = ids.map((id) => ({ id, status: status(keysA.get(id), keysB.get(id)) }));
 
   const ma = await currentMetrics(a);
   const mb = await currentMetrics(b);

@@ -11,12 +11,14 @@ import { computeKeys, type KeyedGraph, type KeyedNode } from './compile/keys.js'
 import type { Experiment } from './config/types.js';
 import { suggestion } from '../core/jsonschema.js';
 
-export type Action = 'run' | 'cached' | 'skip';
+export type Action = 'run' | 'rescore' | 'cached' | 'skip';
 
 export interface PlannedNode {
   readonly node: KeyedNode;
   readonly action: Action;
   readonly reason: string;
+  /** rescore: the finished entry it is rebuilt from, or the node of this plan whose entry it will be. */
+  readonly from?: { readonly key: string } | { readonly node: string };
 }
 
 export interface Plan {
@@ -69,9 +71,37 @@ export async function makePlan(exp: Experiment, opts: PlanOptions = {}): Promise
       nodes.push({ node, action: 'run', reason: damageReason(found.problems) });
       continue;
     }
+    const from = found.state === 'absent' ? await rescoreSource(node, previous?.nodes[id], store, nodes) : undefined;
+    if (from) {
+      nodes.push({ node, action: 'rescore', reason: from.reason, from: from.from });
+      continue;
+    }
     nodes.push({ node, action: 'run', reason: explain(node, previous?.nodes[id], graph) });
   }
   return { experiment: exp, graph, nodes, store, lockfile, previous };
+}
+
+/**
+ * A finished entry that did this node's work with other post-hoc params: the one the lock file last
+ * recorded for the node, else the newest under its base key, else a node earlier in this plan that will
+ * do the work (an ablation over rewards runs its episodes once).
+ */
+async function rescoreSource(node: KeyedNode, prev: LockEntry | undefined, store: CacheStore, planned: readonly PlannedNode[]): Promise<{ from: PlannedNode['from']; reason: string } | undefined> {
+  if (!node.baseKey) return undefined;
+  const keys = [...(prev ? [prev.key] : []), ...(await store.sameWork(node.baseKey)).reverse()];
+  for (const key of new Set(keys)) {
+    const found = await store.check(key);
+    if (found.state !== 'ok' || found.manifest.baseKey !== node.baseKey) continue;
+    return { from: { key }, reason: rescoreReason(found.manifest.params, node, `the recorded runs of ${found.manifest.node} (${key.slice(0, 12)})`) };
+  }
+  const sibling = planned.find((p) => p.node.baseKey === node.baseKey && (p.action === 'run' || p.action === 'cached'));
+  if (sibling) return { from: { node: sibling.node.id }, reason: rescoreReason(sibling.node.params, node, `${sibling.node.id}'s runs, once it has them`) };
+  return undefined;
+}
+
+function rescoreReason(had: unknown, node: KeyedNode, source: string): string {
+  const changed = changedPaths(had, node.params);
+  return `rescore: only ${changed.length ? changed.join(', ') : 'what the reward reads'} changed; rebuilt from ${source}, nothing rerun`;
 }
 
 /** Nodes named by a stage (all variants) or an exact node id. */

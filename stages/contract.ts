@@ -154,4 +154,22 @@ export interface Stage<P = Record<string, unknown>> {
   /** Where a node runs when the stage sends it elsewhere itself (a Ray job), in a few words for the plan. */
   placement?(params: P): string | undefined;
   run(ctx: StageContext<P>): Promise<StageResult | void>;
+  /**
+   * Params read only after the work is done (eval's reward: a function of the recorded runs). A node
+   * that differs from a finished one in these alone is rebuilt from that entry's outputs by `run`, under
+   * its own key, instead of doing the work again (docs/cache.md). Extras fields of the same names are
+   * left out of the comparison too.
+   */
+  readonly rescore?: {
+    readonly params: readonly (keyof P & string)[];
+    run(ctx: StageContext<P>, from: RescoreSource): Promise<StageResult | void>;
+  };
+}
+
+/** The finished entry a node is rescored from. */
+export interface RescoreSource {
+  readonly key: string;
+  /** Its folder in the cache (read-only). */
+  readonly dir: string;
+  readonly metrics: Readonly<Metrics>;
 }

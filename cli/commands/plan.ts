@@ -38,6 +38,7 @@ export function planJson(plan: Plan): unknown {
       inputs: p.node.inputs,
       action: p.action,
       reason: p.reason,
+      ...(p.from ? { from: p.from } : {}),
       ...(p.node.stage.on === undefined ? {} : { on: p.node.stage.on, hosts: hostsFor(p.node.stage.on, plan.experiment.settings.hosts), gpus: p.node.stage.gpus }),
       ...withPlacement(p.node),
     })),
@@ -55,11 +56,12 @@ export async function planCommand(file: string, args: PlanArgs, io: IO): Promise
     io.out(JSON.stringify(planJson(plan), null, 2));
     return 0;
   }
-  const run = plan.nodes.filter((p) => p.action === 'run').length;
-  const lines = [`${plan.experiment.name}: ${plan.nodes.length} nodes, ${run} to run, ${plan.nodes.filter((p) => p.action === 'cached').length} cached`];
+  const count = (a: string) => plan.nodes.filter((p) => p.action === a).length;
+  const rescore = count('rescore');
+  const lines = [`${plan.experiment.name}: ${plan.nodes.length} nodes, ${count('run')} to run, ${rescore ? `${rescore} to rescore, ` : ''}${count('cached')} cached`];
   const w = Math.min(40, Math.max(...plan.nodes.map((p) => p.node.id.length)));
   for (const p of plan.nodes) {
-    lines.push(`  ${p.action.padEnd(6)}  ${p.node.id.padEnd(w)}  ${p.action === 'cached' ? p.node.key.slice(0, 12) : p.reason}${where(plan, p.node)}`);
+    lines.push(`  ${p.action.padEnd(7)}  ${p.node.id.padEnd(w)}  ${p.action === 'cached' ? p.node.key.slice(0, 12) : p.reason}${where(plan, p.node)}`);
   }
   // One write: a line at a time is a system call per node.
   io.out(lines.join('\n'));

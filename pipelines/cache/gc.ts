@@ -77,6 +77,14 @@ export async function collectGarbage(store: CacheStore, dryRun: boolean): Promis
       await drop(join(store.root, sub, name));
     }
   }
+  // Base-key marks (store.sameWork) of entries that are gone: a mark says where a rescore can start.
+  for (const base of await readdir(join(store.root, 'bases')).catch(() => [] as string[])) {
+    const marks = await readdir(join(store.root, 'bases', base)).catch(() => [] as string[]);
+    const gone = [];
+    for (const key of marks) if (removed.some((r) => r.key === key) || !(await exists(join(store.entryDir(key), 'manifest.json')))) gone.push(key);
+    if (gone.length === marks.length) await drop(join(store.root, 'bases', base));
+    else for (const key of gone) await drop(join(store.root, 'bases', base, key));
+  }
   // Staging folders left by killed runs.
   for (const dir of await store.staleStaging()) {
     other.push(relative(store.root, dir));

@@ -17,4 +17,8 @@ export interface Manifest {
   durationMs: number;
   metrics: Metrics;
   mlepipe: string;
+  /** Stages that rescore: the key without their post-hoc params (compile/keys.ts). */
+  baseKey?: string;
+  /** The entry this one was rescored from, when it was. */
+  rescoredFrom?: string;
 }

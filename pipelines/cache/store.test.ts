@@ -104,4 +104,19 @@ async function deadPid(): Promise<number> {
   return child.pid!;
 }
 
+test('entries that did the same work are found by their base key; gc drops the marks of entries it removes', async () => {
+  const store = new CacheStore(await mkdtemp(join(tmpdir(), 'mlepipe-store-')));
+  const base = 'c'.repeat(64);
+  for (const key of ['a'.repeat(64), 'b'.repeat(64)]) {
+    const s = await store.staging(key);
+    await store.commit(s, fakeManifest({ key, baseKey: base }));
+  }
+  assert.equal((await store.sameWork(base)).sort(), ['a'.repeat(64), 'b'.repeat(64)]);
+  assert.equal(await store.sameWork('d'.repeat(64)), []);
+  // Nothing refers to either entry: gc removes both, and their marks with them.
+  await collectGarbage(store, false);
+  assert.equal(await store.sameWork(base), []);
+  assert.equal(await readdir(join(store.root, 'bases')), []);
+});
+
 test.run();

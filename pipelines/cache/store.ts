@@ -70,6 +70,16 @@ export class CacheStore {
       // The same key was published by another run meanwhile: keys are content addresses, so theirs is ours.
       await rm(staged, { recursive: true, force: true });
     }
+    // An empty file per entry under its base key: how a node that differs only in post-hoc params finds it.
+    if (manifest.baseKey) await writeFileAtomic(join(this.root, 'bases', manifest.baseKey, manifest.key), '');
+  }
+
+  /** Keys published under a base key (stages.rescore), oldest first; their entries may have gone since. */
+  async sameWork(baseKey: string): Promise<string[]> {
+    const dir = join(this.root, 'bases', baseKey);
+    const names = (await readdir(dir).catch(() => [] as string[])).filter((k) => /^[0-9a-f]{64}$/.test(k));
+    const dated = await Promise.all(names.map(async (k) => ({ k, t: (await stat(join(dir, k)).catch(() => undefined))?.mtimeMs ?? 0 })));
+    return dated.sort((a, b) => a.t - b.t || a.k.localeCompare(b.k)).map((d) => d.k);
   }
 
   /** Like commit, but a forced rerun (or the rebuild of a damaged entry) replaces an existing entry. */

@@ -48,4 +48,30 @@ test('an interpreter named in settings keys by its own identity', async () => {
   assert.is(b.echo, a.echo);
 });
 
+async function evalKeys(withLine: string, rewards = ''): Promise<{ key: string; baseKey?: string }> {
+  const dir = await mkdtemp(join(tmpdir(), 'mlepipe-keys-'));
+  await writeFile(join(dir, 'mlepipe.config.yaml'), '{}\n');
+  await writeFile(
+    join(dir, 'e.yaml'),
+    `name: r\n${rewards}stages:\n  tasks: { uses: generate, with: { backend: procedural, seeds: mlebench, count: 2, seed: 0 } }\n  agents: { uses: eval, needs: [tasks], with: { split: all, policy: scripted:linear, ${withLine} } }\n`,
+  );
+  const exp = await loadExperiment(join(dir, 'e.yaml'), { env: {} });
+  const g = await computeKeys(exp, compileGraph(exp), { python: async () => LOCK_A });
+  return g.nodes.get('agents')!;
+}
+
+test('base keys: the reward, its inputs and its formula are left out; anything the episodes read is not', async () => {
+  const a = await evalKeys('seed: 1, reward: sparse');
+  assert.ok(a.baseKey);
+  for (const other of ['seed: 1, reward: sandmle-paper', 'seed: 1', 'seed: 1, reward: sparse, format_rule: release']) {
+    const b = await evalKeys(other);
+    assert.is.not(b.key, a.key, other);
+    assert.is(b.baseKey, a.baseKey, other);
+  }
+  // An experiment's own formula under the same name is another reward, the same work.
+  const own = await evalKeys('seed: 1, reward: mine', 'rewards: { mine: "0.5*gold" }\n');
+  assert.is(own.baseKey, a.baseKey);
+  for (const other of ['seed: 2, reward: sparse', 'seed: 1, reward: sparse, max_turns: 3', 'seed: 1, reward: sparse, feedback: score']) assert.is.not((await evalKeys(other)).baseKey, a.baseKey, other);
+});
+
 test.run();

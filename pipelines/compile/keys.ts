@@ -18,6 +18,11 @@ export interface KeyedNode extends GraphNode {
   /** Input name (or id, when several share a stage) → key, as hashed. */
   readonly inputKeys: Readonly<Record<string, string>>;
   readonly extras: unknown;
+  /**
+   * For stages that can rescore: the key without the params read only after the work (and extras of
+   * those names). Nodes that share it did the same work; one's entry can be rescored into another's.
+   */
+  readonly baseKey?: string;
 }
 
 export interface KeyedGraph {
@@ -61,7 +66,14 @@ export async function computeKeys(exp: Experiment, graph: CompiledGraph, opts: K
     for (const i of inputs) inputKeys[unique ? i.stage.id : i.id] = i.key;
     const hashedParams = Object.fromEntries(Object.entries(params).filter(([k]) => !stage.keyIgnore?.includes(k)));
     const key = sha256(canonicalJson({ kind: stage.kind, version: stage.version, params: hashedParams, inputs: inputKeys, extras }));
-    keyed.set(id, { ...n, params, key, kind: stage.kind, version: stage.version, inputKeys, extras });
+    const baseKey = stage.rescore ? sha256(canonicalJson({ kind: stage.kind, version: stage.version, rescorable: true, params: without(hashedParams, stage.rescore.params), inputs: inputKeys, extras: without(extras, stage.rescore.params) })) : undefined;
+    keyed.set(id, { ...n, params, key, kind: stage.kind, version: stage.version, inputKeys, extras, ...(baseKey ? { baseKey } : {}) });
   }
   return { nodes: keyed, order: graph.order };
+}
+
+/** An object without the named fields (anything else as it is). */
+function without(v: unknown, names: readonly string[]): unknown {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return v;
+  return Object.fromEntries(Object.entries(v).filter(([k]) => !names.includes(k)));
 }

@@ -9,7 +9,7 @@ import { HostFault } from '../../core/errors.js';
 import { listFiles } from '../../core/fs.js';
 import { choosePython } from '../../core/python.js';
 import { VERSION } from '../../core/version.js';
-import type { HostPlacement, InputNode, Metrics } from '../../stages/contract.js';
+import type { HostPlacement, InputNode, Metrics, StageContext } from '../../stages/contract.js';
 import { getStage } from '../../stages/registry.js';
 import type { Manifest } from '../cache/manifest.js';
 import type { CacheStore } from '../cache/store.js';
@@ -55,6 +55,8 @@ export interface ExecuteArgs {
   host?: HostPlacement;
   /** Lines the node's log starts with (why this is another try). */
   notes?: readonly string[];
+  /** A finished entry to rebuild this one from (plan action rescore): the stage's rescore runs instead of its work. */
+  rescoreFrom?: { key: string; dir: string };
   /** Records a new entry in the lock file; called while the key is still locked, so gc never sees it unreferenced. */
   record(manifest: Manifest): Promise<void>;
 }
@@ -93,10 +95,14 @@ export async function executeNode(a: ExecuteArgs): Promise<NodeOutcome> {
     // Every rollout, sandbox step and model request of the node listens on it; dozens at once are expected.
     setMaxListeners(0, signal);
     const stage = getStage(node.kind)!;
+    // Rescored only from an entry that is still whole (it may have been collected since the plan).
+    const source = a.rescoreFrom && stage.rescore && !a.forced ? await store.check(a.rescoreFrom.key) : undefined;
+    if (a.rescoreFrom && source?.state !== 'ok') writeLog(`mlepipe: the entry ${a.rescoreFrom.key.slice(0, 12)} to rescore from is gone; running the node in full`);
+    const from = source?.state === 'ok' ? { key: a.rescoreFrom!.key, dir: a.rescoreFrom!.dir, metrics: source.manifest.metrics } : undefined;
     const started = new Date();
     let result;
     try {
-      result = await stage.run({
+      const ctx: StageContext<unknown> = {
         node: { id: node.id, name: node.stage.id, key: node.key, variant: node.variant },
         params: node.params,
         experimentDir: dirname(a.exp.file),
@@ -114,7 +120,9 @@ export async function executeNode(a: ExecuteArgs): Promise<NodeOutcome> {
         log: writeLog,
         progress: (done, total) => reporter.progress(node.id, done, total),
         host: a.host,
-      });
+      };
+      if (from) writeLog(`mlepipe: rescoring from ${source?.state === 'ok' ? source.manifest.node : ''} (${from.key.slice(0, 12)}): only post-hoc params differ`);
+      result = from ? await stage.rescore!.run(ctx, from) : await stage.run(ctx);
     } catch (err) {
       if (a.signal.aborted) throw new Interrupted();
       if (held.lost.aborted) throw new NodeFailure('lost its cache lock to another run (was the event loop blocked?)', logPath, tail);
@@ -140,6 +148,8 @@ export async function executeNode(a: ExecuteArgs): Promise<NodeOutcome> {
       durationMs: finished.getTime() - started.getTime(),
       metrics,
       mlepipe: VERSION,
+      ...(node.baseKey ? { baseKey: node.baseKey } : {}),
+      ...(from ? { rescoredFrom: from.key } : {}),
     };
     if (a.forced || found?.state === 'damaged') await store.replace(staged, manifest);
     else await store.commit(staged, manifest);

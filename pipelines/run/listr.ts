@@ -20,7 +20,7 @@ export class ListrReporter implements Reporter {
   ) {}
 
   begin(nodes: readonly PlannedNode[], concurrency: number): void {
-    const run = nodes.filter((n) => n.action === 'run').length;
+    const run = nodes.filter((n) => n.action === 'run' || n.action === 'rescore').length;
     this.stream.write(`${this.title}: ${nodes.length} nodes, ${nodes.length - run} cached or skipped, ${run} to run (-j ${concurrency})\n`);
     const tasks = nodes.map((n) => {
       const slot: Slot = {};

@@ -58,8 +58,9 @@ export class PlainReporter implements Reporter {
   begin(nodes: readonly PlannedNode[], concurrency: number): void {
     this.width = Math.min(40, Math.max(8, ...nodes.map((n) => n.node.id.length)));
     const run = nodes.filter((n) => n.action === 'run').length;
+    const rescore = nodes.filter((n) => n.action === 'rescore').length;
     const cached = nodes.filter((n) => n.action === 'cached').length;
-    this.write(`${this.title}: ${nodes.length} nodes, ${cached} cached, ${run} to run (-j ${concurrency})`);
+    this.write(`${this.title}: ${nodes.length} nodes, ${cached} cached, ${run} to run${rescore ? `, ${rescore} to rescore` : ''} (-j ${concurrency})`);
   }
   cached(id: string, why: string): void {
     this.line('·', id, why);

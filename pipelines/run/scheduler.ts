@@ -85,6 +85,12 @@ export async function runPlan(plan: Plan, opts: RunOptions): Promise<RunResult> 
       return { name: n.stage.id, id: n.id, key: n.key, dir: store.entryDir(n.key), metrics: m.metrics, variant: n.variant };
     });
 
+  const rescoreFrom = (p: (typeof plan.nodes)[number]) => {
+    if (p.action !== 'rescore' || !p.from) return undefined;
+    const key = 'key' in p.from ? p.from.key : manifests.get(p.from.node)?.key;
+    return key ? { key, dir: store.entryDir(key) } : undefined;
+  };
+
   // Host faults so far, per node: their hosts are passed over while another matching host is left.
   const faults = new Map<string, { hosts: Set<string>; notes: string[] }>();
 
@@ -101,6 +107,7 @@ export async function runPlan(plan: Plan, opts: RunOptions): Promise<RunResult> 
       reporter,
       host: held?.placement,
       notes: faults.get(id)?.notes,
+      rescoreFrom: rescoreFrom(p),
       record: (m) => record({ [id]: lockEntry(m) }),
     })
       .then(async (outcome) => {
@@ -152,9 +159,11 @@ export async function runPlan(plan: Plan, opts: RunOptions): Promise<RunResult> 
         const id = p.node.id;
         if (running.size >= concurrency) break;
         if (state.get(id) !== 'pending') continue;
-        const ins = p.node.inputs.map((i) => state.get(i));
+        // A node rescored from another of this plan waits for that one's entry as for an input.
+        const waitsOn = p.from && 'node' in p.from ? [...p.node.inputs, p.from.node] : p.node.inputs;
+        const ins = waitsOn.map((i) => state.get(i));
         if (ins.some((s) => s === 'failed' || s === 'skipped')) {
-          const bad = p.node.inputs.find((i) => state.get(i) === 'failed' || state.get(i) === 'skipped')!;
+          const bad = waitsOn.find((i) => state.get(i) === 'failed' || state.get(i) === 'skipped')!;
           state.set(id, 'skipped');
           summary.skipped++;
           reporter.skipped(id, `needs ${bad}, which ${state.get(bad) === 'failed' ? 'failed' : 'did not run'}`);

@@ -178,4 +178,9 @@ export const evalStage: Stage<EvalParams> = {
   },
 
   run: lazyRun(() => import('./run.js')),
+  // The reward and what it reads are functions of the recorded runs: changing only them rescores.
+  rescore: {
+    params: ['reward', 'submission', 'format_rule'],
+    run: async (ctx, from) => (await import('./rescore.js')).rescore(ctx, from),
+  },
 };

@@ -9,13 +9,12 @@ import type { Policy } from '../../agents/policies/index.js';
 import { canonicalJson, sha256 } from '../../core/hash.js';
 import type { AideOptions, EpisodeLimits, EpisodeResult, PromptFormat, Scaffold } from '../../agents/scaffolds/types.js';
 import { publicListing } from '../../agents/scaffolds/public.js';
-import { rewardVariables, type Trajectory } from '../../agents/trajectory.js';
-import { evaluate, parseFormula } from '../../core/rewards/parse.js';
-import { DEFAULT_INPUTS, type RewardInputs } from '../../core/rewards/presets.js';
-import { lastScored } from '../../agents/reward-inputs.js';
+import type { Trajectory } from '../../agents/trajectory.js';
+import type { RewardInputs } from '../../core/rewards/presets.js';
 import { gradeSubmission, type EvaluatorResult } from '../../sandbox/evaluate.js';
 import type { Sandbox } from '../../sandbox/index.js';
 import { starterScore, starterStd, type TaskRef } from './tasks.js';
+import { scoreEpisode } from './score.js';
 
 export interface RolloutOptions {
   sandbox: Sandbox;
@@ -107,10 +106,7 @@ export async function rollout(o: RolloutOptions): Promise<Trajectory> {
   }
   const evaluation = grade?.ok ? grade.result : null;
   const starter = await starterScore(o.task.dir);
-  const inputs = o.inputs ?? DEFAULT_INPUTS;
-  // last-scored: the last grade the Score tool gave in the episode; the final file only when it gave none.
-  const scored = inputs.submission === 'last-scored' ? lastScored(ep) : null;
-  const variables = rewardVariables(ep, scored ? scored.evaluation : evaluation, starter, inputs);
+  const score = scoreEpisode(ep, evaluation, starter, o.inputs, o.reward);
   return {
     ...ep,
     task_id: o.task.id,
@@ -124,9 +120,7 @@ export async function rollout(o: RolloutOptions): Promise<Trajectory> {
     ...(grade && !grade.ok && grade.fault ? { grader_fault: grade.fault } : {}),
     starter_score: starter,
     starter_std: await starterStd(o.task.dir),
-    variables,
-    ...(scored ? { rewarded: { submission: 'last-scored' as const, turn: scored.turn } } : {}),
-    reward: o.reward ? evaluate(parseFormula(o.reward), variables) : null,
+    ...score,
     started: started.toISOString(),
     duration_ms: Date.now() - started.getTime(),
   };

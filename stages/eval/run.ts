@@ -225,7 +225,7 @@ export function runRecord(t: Trajectory, repeat: number, facts: TaskFacts = NO_F
   };
 }
 
-async function writeOutputs(out: string, trajectories: Trajectory[], names: string[], p: EvalParams, policies: Policy[], facts: Map<string, TaskFacts>): Promise<Metrics> {
+export async function writeOutputs(out: string, trajectories: Trajectory[], names: string[], p: EvalParams, policies: Policy[], facts: Map<string, TaskFacts>): Promise<Metrics> {
   const runs = trajectories.map((t) => runRecord(t, t.sample, facts.get(t.task_id)));
   await writeFile(join(out, 'trajectories.jsonl'), trajectories.map((t) => JSON.stringify(t)).join('\n') + '\n');
   await writeFile(join(out, 'results.jsonl'), runs.map((r) => JSON.stringify(r)).join('\n') + '\n');
