@@ -6,6 +6,8 @@
 #   verl     .venv/verl     python/verl.lock              verl 0.9.1, Ray and Hydra on CPU torch: checks
 #                                                         and runs the verl export's pieces (not by default)
 #   lint     .venv/lint     python/lint.lock              ruff and mypy for `npm run lint` (not by default)
+#   logger   .venv/logger   python/logger.lock            tensorboardX and wandb for the training-metrics
+#                                                         sidecar of grpo and sft nodes (not by default)
 # Usage: scripts/setup-python.sh [ENV...]   (default: agent trainer)
 #
 # Safe to run again: an environment whose stamp (a copy of the lock it was
@@ -32,7 +34,8 @@ setup_env() {
     trainer) venv=.venv/trainer lock=gpu/worker/requirements.lock base=python3 ;;
     verl) venv=.venv/verl lock=python/verl.lock base=python3 ;;
     lint) venv=.venv/lint lock=python/lint.lock base=python3 ;;
-    *) echo "setup-python: unknown environment '$name' (agent, trainer, verl, lint)" >&2; return 2 ;;
+    logger) venv=.venv/logger lock=python/logger.lock base=python3 ;;
+    *) echo "setup-python: unknown environment '$name' (agent, trainer, verl, lint, logger)" >&2; return 2 ;;
   esac
   [ -x "$base" ] || command -v "$base" >/dev/null || base=python3
   base=${PYTHON:-$base}

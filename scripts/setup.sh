@@ -34,11 +34,15 @@ npm run build
 # the trainer worker's tests and CPU runs (MLEPIPE_NO_TRAINER=1 skips it), and
 # .venv/verl, verl and Ray on CPU torch, for the verl export's checks and
 # local Ray runs (MLEPIPE_NO_VERL=1 skips it), and .venv/lint, ruff and mypy
-# for `npm run lint` (which `npm test` runs after the type-check).
+# for `npm run lint` (which `npm test` runs after the type-check), and
+# .venv/logger, tensorboardX and wandb, which write grpo and sft nodes'
+# TensorBoard files and Weights & Biases runs (MLEPIPE_NO_LOGGER=1 skips it;
+# nodes then train without them and say so).
 envs=(lint)
 [ -z "${MLEPIPE_NO_AGENT_ENV:-}" ] && envs+=(agent)
 [ -z "${MLEPIPE_NO_TRAINER:-}" ] && envs+=(trainer)
 [ -z "${MLEPIPE_NO_VERL:-}" ] && envs+=(verl)
+[ -z "${MLEPIPE_NO_LOGGER:-}" ] && envs+=(logger)
 if ((${#envs[@]})); then
   bash scripts/setup-python.sh "${envs[@]}"
 fi

@@ -8,6 +8,9 @@ import type { EngineSpec } from '../sandbox/hosts.js';
 export type MetricValue = number | string | boolean | null;
 export type Metrics = Record<string, MetricValue>;
 
+/** Where training metrics go besides metrics.jsonl (project settings' logger:, stages/train-log.ts). */
+export type Tracker = 'tensorboard' | 'wandb';
+
 /** An upstream node as a stage sees it. */
 export interface InputNode {
   /** Stage name it came from (`rl`), shared by all its variants. */
@@ -51,6 +54,8 @@ export interface StageContext<P> {
   readonly sandbox: { readonly backend: 'bwrap' | 'docker' | 'process'; readonly image?: string; readonly preload?: readonly string[] };
   /** The Ray cluster from project settings (trainer: verl), when one is set. */
   readonly ray?: { readonly address?: string };
+  /** Where training metrics go besides metrics.jsonl (project settings' logger:), and the experiment's name; absent: TensorBoard only. */
+  readonly tracking?: { readonly logger: readonly Tracker[]; readonly experiment: string };
   readonly inputs: readonly InputNode[];
   /** The experiment's `models:` (stages take a model by name). */
   readonly models: Readonly<Record<string, ModelSpec>>;

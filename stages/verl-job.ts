@@ -4,7 +4,7 @@
 // started on this machine for the run), its record kept in the node's item
 // store so that a rerun reattaches to the job instead of submitting another.
 import { existsSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
+import { cp, writeFile } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { UserError } from '../core/errors.js';
@@ -74,4 +74,9 @@ export async function runVerlJob(ctx: StageContext<unknown>, o: VerlJobOptions):
     await service?.close();
     await head?.stop();
   }
+}
+
+/** verl's TensorBoard files (the job's TENSORBOARD_DIR, under its results) into the node's tensorboard/, where the local trainers write theirs. */
+export async function collectTensorboard(resultsDir: string, outDir: string): Promise<void> {
+  if (existsSync(join(resultsDir, 'tensorboard'))) await cp(join(resultsDir, 'tensorboard'), join(outDir, 'tensorboard'), { recursive: true });
 }

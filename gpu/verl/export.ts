@@ -149,7 +149,7 @@ export function launchScript(overrides: string[]): string {
 #                          when unset, this script starts one here (needs mlepipe on PATH), on this
 #                          machine's first address (MLEPIPE_SANDBOX_HOST overrides), behind a token
 #   MLEPIPE_SANDBOX_TOKEN  the service's token (made here when unset); the job's workers get it
-#   MLEPIPE_OUTPUT         where checkpoints/ and metrics.jsonl go (default: this folder); every Ray
+#   MLEPIPE_OUTPUT         where checkpoints/, metrics.jsonl and tensorboard/ go (default: this folder); every Ray
 #                          node writes there, so it must be shared storage on a cluster
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -164,7 +164,7 @@ if [ -z "\${MLEPIPE_SANDBOX_URL:-}" ]; then
 fi
 # tasks/ holds the answers: the service reads them here; the job's upload leaves them out.
 ray job submit --address "\${RAY_ADDRESS:-http://127.0.0.1:8265}" --working-dir . \\
-  --runtime-env-json "{\\"excludes\\": [\\"tasks/\\", \\"checkpoints/\\"], \\"env_vars\\": {\\"MLEPIPE_SANDBOX_URL\\": \\"$MLEPIPE_SANDBOX_URL\\", \\"MLEPIPE_SANDBOX_TOKEN\\": \\"$MLEPIPE_SANDBOX_TOKEN\\", \\"VERL_FILE_LOGGER_PATH\\": \\"$OUT/metrics.jsonl\\"}}" \\
+  --runtime-env-json "{\\"excludes\\": [\\"tasks/\\", \\"checkpoints/\\"], \\"env_vars\\": {\\"MLEPIPE_SANDBOX_URL\\": \\"$MLEPIPE_SANDBOX_URL\\", \\"MLEPIPE_SANDBOX_TOKEN\\": \\"$MLEPIPE_SANDBOX_TOKEN\\", \\"VERL_FILE_LOGGER_PATH\\": \\"$OUT/metrics.jsonl\\", \\"TENSORBOARD_DIR\\": \\"$OUT/tensorboard\\"}}" \\
   -- python3 -m mlepipe_verl.launch \\
 ${args.map((x) => `  ${x}`).join(' \\\n')}
 `;

@@ -86,7 +86,8 @@ export async function runJob(o: JobOptions): Promise<{ id: string; reattached: b
       'trainer.default_local_dir': join(o.resultsDir, 'checkpoints'),
     });
     const sandbox = o.sandboxUrl ? { MLEPIPE_SANDBOX_URL: o.sandboxUrl, MLEPIPE_SANDBOX_TOKEN: o.sandboxToken ?? '' } : {};
-    const env = { ...sandbox, VERL_FILE_LOGGER_PATH: join(o.resultsDir, 'metrics.jsonl') };
+    // TensorBoard's folder for verl's tensorboard tracker (trainer.logger), beside its metrics file.
+    const env = { ...sandbox, VERL_FILE_LOGGER_PATH: join(o.resultsDir, 'metrics.jsonl'), TENSORBOARD_DIR: join(o.resultsDir, 'tensorboard') };
     const args = [
       'job',
       'submit',

@@ -53,6 +53,18 @@ export interface OverrideOptions {
   evalEvery: number;
   /** The per-GPU layout (gpu/verl/scale.ts); without one (a model of unknown shape) verl's defaults apply. */
   layout?: Layout;
+  /** Project settings' logger: (wandb adds verl's W&B tracker). */
+  loggers?: readonly ('tensorboard' | 'wandb')[];
+}
+
+/**
+ * verl's trackers (verl/utils/tracking.py): its console lines, the file logger whose
+ * VERL_FILE_LOGGER_PATH mlepipe reads metrics.jsonl from, TensorBoard (into
+ * TENSORBOARD_DIR, which the job is given), and W&B when the settings ask for it.
+ */
+export function verlLoggerOverride(loggers: readonly string[] = []): string {
+  const list = ['console', 'file', 'tensorboard', ...(loggers.includes('wandb') ? ['wandb'] : [])];
+  return `trainer.logger=[${list.map((l) => `'${l}'`).join(',')}]`;
 }
 
 export function verlOverrides(o: OverrideOptions): string[] {
@@ -111,7 +123,7 @@ export function verlOverrides(o: OverrideOptions): string[] {
     // verl validates before the first step by default; without a val split the export's val rows are the training tasks.
     `trainer.val_before_train=${o.evalEvery > 0}`,
     'trainer.default_local_dir=checkpoints',
-    "trainer.logger=['console','file']",
+    verlLoggerOverride(o.loggers),
     'trainer.project_name=mlepipe',
     'trainer.experiment_name=grpo',
     ...(o.layout ? layoutOverrides(o.layout) : []),

@@ -16,7 +16,7 @@ import { cp, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { copyVerlPackage, messagesColumn, writeLayout, writeParquet } from './export-files.js';
-import { VERL_VERSION } from './overrides.js';
+import { VERL_VERSION, verlLoggerOverride } from './overrides.js';
 import type { Layout } from './scale.js';
 
 export interface SftConversation {
@@ -41,6 +41,8 @@ export interface SftExportOptions {
   nodes: number;
   gpusPerNode: number;
   gpuMemoryGib: number;
+  /** Project settings' logger: (verlLoggerOverride). */
+  loggers?: readonly ('tensorboard' | 'wandb')[];
 }
 
 /** A parquet file of one `messages` column: a list of {role, content} per row. */
@@ -88,7 +90,7 @@ export function sftOverrides(o: SftExportOptions, hasVal: boolean, layout?: Layo
     'trainer.save_freq=-1',
     "checkpoint.save_contents=['hf_model']",
     'trainer.default_local_dir=checkpoints',
-    "trainer.logger=['console','file']",
+    verlLoggerOverride(o.loggers),
     'trainer.project_name=mlepipe',
     'trainer.experiment_name=sft',
     ...(layout ? sftLayoutOverrides(layout) : []),

@@ -88,6 +88,16 @@ test('ray.address names the cluster verl nodes submit to; MLEPIPE_RAY_ADDRESS ov
   assert.match(bad.errors[0], /^mlepipe\.config\.yaml:1:17 ray\.address: /);
 });
 
+test('logger: TensorBoard always, wandb when listed; another tracker is refused at its place', async () => {
+  const exp = 'name: e\nstages:\n  a: { uses: shell, with: { run: x } }\n';
+  assert.equal((await load('', exp)).exp!.settings.logger, ['tensorboard']);
+  assert.equal((await load('logger: [wandb]\n', exp)).exp!.settings.logger, ['tensorboard', 'wandb']);
+  assert.equal((await load('logger: [wandb, tensorboard]\n', exp)).exp!.settings.logger, ['tensorboard', 'wandb']);
+  const bad = await load('logger: [mlflow]\n', exp);
+  assert.equal(bad.errors.length, 1);
+  assert.is(bad.errors[0], 'mlepipe.config.yaml:1:10 logger[0]: must be one of: "tensorboard", "wandb"');
+});
+
 test('retries: with on: only; defaults to 0', async () => {
   const { exp } = await load(HOSTS, 'name: e\nstages:\n  a: { uses: shell, with: { run: x }, on: h200, retries: 2 }\n  b: { uses: shell, with: { run: x }, on: h200 }\n');
   assert.equal(

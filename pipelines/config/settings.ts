@@ -60,6 +60,8 @@ export async function loadSettings(startDir: string, env: NodeJS.ProcessEnv = pr
     concurrency: written.concurrency ?? 2,
     // A cluster is where this machine's jobs go, not part of an experiment: MLEPIPE_RAY_ADDRESS over the file.
     ray: { address: env.MLEPIPE_RAY_ADDRESS || written.ray?.address },
+    // TensorBoard files cost nothing to write and need no account: always on.
+    logger: ['tensorboard', ...(written.logger ?? []).filter((t) => t !== 'tensorboard')],
     hosts: Object.fromEntries(Object.entries(written.hosts ?? {}).map(([name, h]) => [name, withPaths(h, found ? dirname(found.filepath) : projectRoot)])),
   };
 }

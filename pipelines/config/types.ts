@@ -3,6 +3,7 @@
 import type { ModelSpec } from '../../core/models.js';
 import type { Origins } from '../../core/source.js';
 import type { ReferenceTable } from '../../core/references.js';
+import type { Tracker } from '../../stages/contract.js';
 
 /** A `models:` entry as written. */
 export type WrittenModel = ModelSpec;
@@ -103,6 +104,7 @@ export interface WrittenSettings {
   concurrency?: number;
   hosts?: Record<string, HostSettings>;
   ray?: { address?: string };
+  logger?: Tracker[];
 }
 
 export interface Settings {
@@ -116,6 +118,8 @@ export interface Settings {
   readonly hosts: Readonly<Record<string, HostSettings>>;
   /** The Ray cluster `trainer: verl` nodes submit to when their stage names none. */
   readonly ray: { readonly address?: string };
+  /** Training-metrics trackers; TensorBoard is always among them. */
+  readonly logger: readonly Tracker[];
 }
 
 export interface ResolvedStage {

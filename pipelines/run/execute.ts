@@ -110,6 +110,7 @@ export async function executeNode(a: ExecuteArgs): Promise<NodeOutcome> {
         python: python.path,
         sandbox: a.exp.settings.sandbox,
         ray: a.exp.settings.ray,
+        tracking: { logger: a.exp.settings.logger, experiment: a.exp.name },
         cacheRoot: store.root,
         inputs: a.inputs,
         models: a.exp.models,

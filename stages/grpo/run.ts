@@ -25,6 +25,7 @@ import { SolutionBank } from '../../agents/shaping/bank.js';
 import { mlabScaffold } from '../../agents/scaffolds/mlab/index.js';
 import { react } from '../../agents/scaffolds/react/index.js';
 import { openScorer, openSummaries, pilotBeta, shapingSummary, scoreRollouts, seedBank, shapeStep, type OpenScorer, type StepShaping } from './shaping.js';
+import { openTrainLog, type TrainLog } from '../train-log.js';
 import { openWorkerTrainer, publishCheckpoint, type WorkerTrainer, type WorkerTrainerOptions } from './worker-trainer.js';
 import { CONTEXT_TOKENS, type GrpoParams, validates } from './index.js';
 
@@ -75,6 +76,7 @@ export async function run(ctx: StageContext<GrpoParams>): Promise<StageResult | 
       gpuMemoryGib: p.verl.gpu_memory_gib,
       checkpointEvery: p.checkpoint_every,
       evalEvery: p.eval_every,
+      loggers: ctx.tracking?.logger,
     };
     if (p.trainer === 'verl') return (await import('./verl-run.js')).runVerl(ctx, train, val, options);
     const files = await writeVerlExport(join(ctx.outDir, 'verl'), train, val, options);
@@ -137,7 +139,9 @@ export async function run(ctx: StageContext<GrpoParams>): Promise<StageResult | 
   };
   let beta = shaping?.beta;
   const pilot: Record<string, number> = {};
+  let trainLog: TrainLog | undefined;
   try {
+    trainLog = await openTrainLog(ctx, { config: p });
     if (shaping && beta === undefined) {
       const cal = await pilotBeta(ctx, shaping, { bank: bank!, scorer: openShapingScorer, rollouts: (j) => runRollouts(plan(pickBatch(train, p.batch_size, j, p.seed), p.group_size, -j, makePolicy(-j), `pilot${j}`), ctx.log) });
       beta = cal.beta;
@@ -214,6 +218,7 @@ export async function run(ctx: StageContext<GrpoParams>): Promise<StageResult | 
       }
       curve.push(JSON.parse(await readFile(join(dir, 'step.json'), 'utf8')) as Record<string, number | null>);
       const last = curve[curve.length - 1];
+      trainLog.write(last);
       ctx.log(`step ${k}/${p.steps}: reward ${last.reward_mean} ± ${last.reward_std}, valid ${last.valid_rate}${last.val_reward !== undefined ? `, val reward ${last.val_reward}` : ''}`);
       ctx.progress(k, p.steps);
       await mkdir(join(ctx.outDir, 'steps'), { recursive: true });
@@ -229,7 +234,7 @@ export async function run(ctx: StageContext<GrpoParams>): Promise<StageResult | 
       await publishCheckpoint(ctx, wo, { k: p.steps, saved: update.saved });
     }
   } finally {
-    await Promise.all([sandbox.shutdown(), worker?.stop(), scorer?.stop(), summaries?.stop()]);
+    await Promise.all([sandbox.shutdown(), worker?.stop(), scorer?.stop(), summaries?.stop(), trainLog?.close()]);
   }
   if (bank) await writeFile(join(ctx.outDir, 'bank.json'), JSON.stringify(bank.entries(), null, 1) + '\n');
   await writeFile(join(ctx.outDir, 'metrics.jsonl'), curve.map((m) => JSON.stringify(m)).join('\n') + '\n');

@@ -13,7 +13,7 @@ import { startSandboxService } from '../../gpu/verl/service.js';
 import type { StageContext, StageResult } from '../contract.js';
 import { starterScore } from '../eval/tasks.js';
 import { stageSandbox } from '../sandbox.js';
-import { runVerlJob } from '../verl-job.js';
+import { collectTensorboard, runVerlJob } from '../verl-job.js';
 import type { GrpoParams } from './index.js';
 
 export async function runVerl(ctx: StageContext<GrpoParams>, train: readonly ExportTask[], val: readonly ExportTask[], o: ExportOptions): Promise<StageResult> {
@@ -36,6 +36,7 @@ export async function runVerl(ctx: StageContext<GrpoParams>, train: readonly Exp
   };
   const job = await runVerlJob(ctx as StageContext<unknown>, { verl: p.verl, exportDir, resultsDir, overrides, service });
   await cp(exportDir, join(ctx.outDir, 'verl'), { recursive: true });
+  await collectTensorboard(resultsDir, ctx.outDir);
   if (existsSync(join(resultsDir, 'checkpoints'))) await cp(join(resultsDir, 'checkpoints'), join(ctx.outDir, 'checkpoint'), { recursive: true });
   const raw = existsSync(join(resultsDir, 'metrics.jsonl')) ? await readFile(join(resultsDir, 'metrics.jsonl'), 'utf8') : '';
   const curve = verlCurve(raw);

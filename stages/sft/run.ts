@@ -13,6 +13,7 @@ import { applyFilters, readChatJsonl, readTrajectories, splitExamples, trajector
 import { dedup } from './dedup.js';
 import { modelIssues, type SftParams } from './index.js';
 import { learningRate, warmupSteps } from './schedule.js';
+import { openTrainLog } from '../train-log.js';
 
 /** The examples of the node, with the counts of what was read and left out. */
 async function loadExamples(ctx: StageContext<SftParams>): Promise<{ examples: Example[]; skipped: number }> {
@@ -73,8 +74,13 @@ export async function run(ctx: StageContext<SftParams>) {
   const stepsPerEpoch = Math.ceil(train.length / p.batch_size);
   const total = stepsPerEpoch * p.epochs;
   const warm = warmupSteps(p.warmup, total);
+  // Opened before the worker starts: a W&B run asked for and impossible stops the node before anything is spent.
+  const trainLog = await openTrainLog(ctx, { config: p });
   // The worker saves the final weights straight into the node's checkpoint/ (written aside and renamed into place).
-  const served = await serveModel(ctx, p.model, { ckptDir: ctx.outDir, threads: p.threads, args: [...(p.gradient_checkpointing ? ['--gradient-checkpointing'] : []), '--check-memory'] });
+  const served = await serveModel(ctx, p.model, { ckptDir: ctx.outDir, threads: p.threads, args: [...(p.gradient_checkpointing ? ['--gradient-checkpointing'] : []), '--check-memory'] }).catch(async (err: unknown) => {
+    await trainLog.close();
+    throw err;
+  });
   try {
     const trainer = served.trainer!;
     const h = served.worker?.health ?? (await trainer.health(ctx.signal));
@@ -82,6 +88,7 @@ export async function run(ctx: StageContext<SftParams>) {
     const opts = { max_length: p.max_length, micro_batch_size: p.micro_batch_size, tokenizer };
     const before = await validationLoss(trainer, val, p, tokenizer, ctx.signal);
     const curve: Array<Record<string, number | null>> = [{ epoch: 0, step: 0, train_loss: null, val_loss: round(before), tokens: 0, lr: null }];
+    trainLog.write(curve[0]);
     ctx.log(`epoch 0: val loss ${curve[0].val_loss ?? '-'}`);
     const rng = new Rng('sft-order', p.seed);
     let step = 0;
@@ -110,6 +117,7 @@ export async function run(ctx: StageContext<SftParams>) {
       tokens += epochTokens;
       const after = await validationLoss(trainer, val, p, tokenizer, ctx.signal);
       curve.push({ epoch, step, train_loss: round(lossTokens ? nll / lossTokens : null), val_loss: round(after), tokens: epochTokens, loss_tokens: lossTokens, lr });
+      trainLog.write(curve[epoch]);
       ctx.log(`epoch ${epoch}/${p.epochs}: train loss ${curve[epoch].train_loss}, val loss ${curve[epoch].val_loss ?? '-'}, ${epochTokens} tokens`);
     }
     if (truncated) ctx.log(`${truncated} training conversations were longer than max_length ${p.max_length}: ${truncatedTokens} tokens cut off their ends`);
@@ -137,6 +145,6 @@ export async function run(ctx: StageContext<SftParams>) {
     };
     return { metrics };
   } finally {
-    await served.stop();
+    await Promise.all([served.stop(), trainLog.close()]);
   }
 }

@@ -11,7 +11,7 @@ import { ParamError } from '../../core/errors.js';
 import { sftCurve } from '../../gpu/verl/metrics.js';
 import { collectSftCheckpoint, writeSftExport } from '../../gpu/verl/sft-export.js';
 import type { Metrics, StageContext } from '../contract.js';
-import { runVerlJob, verlWeightsOf } from '../verl-job.js';
+import { collectTensorboard, runVerlJob, verlWeightsOf } from '../verl-job.js';
 import { CHECKPOINT_DIR } from '../worker.js';
 import type { Example } from './data.js';
 import type { SftParams } from './index.js';
@@ -37,12 +37,14 @@ export async function runSftVerl(ctx: StageContext<SftParams>, train: readonly E
     nodes: p.verl.nodes,
     gpusPerNode: p.verl.gpus_per_node,
     gpuMemoryGib: p.verl.gpu_memory_gib,
+    loggers: ctx.tracking?.logger,
   };
   const exportDir = (await ctx.items.get('verl-sft-export')) ?? (await ctx.items.put('verl-sft-export', async (d) => void (await writeSftExport(d, train, val, o))));
   const resultsDir = (await ctx.items.get('verl-sft-results')) ?? (await ctx.items.put('verl-sft-results', async () => {}));
   const overrides = ((await import('yaml')).parse(await readFile(join(exportDir, 'trainer_overrides.yaml'), 'utf8')) as { overrides: string[] }).overrides;
   const job = await runVerlJob(ctx as StageContext<unknown>, { verl: p.verl, exportDir, resultsDir, overrides, launch: ['sft'] });
   await cp(exportDir, join(ctx.outDir, 'verl'), { recursive: true });
+  await collectTensorboard(resultsDir, ctx.outDir);
   const { step } = await collectSftCheckpoint(join(resultsDir, 'checkpoints'), join(ctx.outDir, CHECKPOINT_DIR));
   ctx.log(`final weights (verl step ${step}): ${join(ctx.outDir, CHECKPOINT_DIR, 'model')}`);
   const raw = existsSync(join(resultsDir, 'metrics.jsonl')) ? await readFile(join(resultsDir, 'metrics.jsonl'), 'utf8') : '';

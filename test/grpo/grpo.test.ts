@@ -1,7 +1,8 @@
 // The grpo stage through the built CLI: the template policy learns on a tiny
 // fixed task set and its checkpoint serves an eval; a run killed mid-way
 // resumes after its last finished step; a trainer worker receives the
-// protocol's batches; verl-export writes its run directory. The tests share
+// protocol's batches; verl-export writes its run directory. A trained node's
+// output holds its curves as TensorBoard event files. The tests share
 // one cache, so the tasks they all start from are generated once.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -11,6 +12,7 @@ import { exists } from '../../core/fs.js';
 import { mean, sem } from '../../core/stats.js';
 import { cli, cliStart, tmpProject, waitFor, nodeKey, nodeLog, outputsOf, readJsonl, sharedCacheSettings } from '../helpers.js';
 import { startTestWorker } from './test-worker.js';
+import { readScalars } from '../train-log/read.js';
 
 const TASKS = `  tasks: { uses: generate, with: { seeds: mlebench-tabular, count: 3, samples: [60, 100], seed: 4 } }
   verified: { uses: filter, needs: [tasks], with: { val: 0 } }
@@ -48,6 +50,16 @@ figures:
   const curve = await jsonl(join(rl, 'metrics.jsonl'));
   assert.is(curve.length, 6);
   assert.ok(curve[5].entropy < curve[0].entropy, 'the policy sharpens');
+  // The same curves as TensorBoard scalars in the node's output, step by step (float32 there).
+  const scalars = await readScalars(join(rl, 'tensorboard'));
+  for (const tag of ['reward_mean', 'valid_rate', 'entropy', 'lr']) {
+    assert.equal(
+      scalars[tag].map(([step]) => step),
+      [1, 2, 3, 4, 5, 6],
+      tag,
+    );
+    scalars[tag].forEach(([, v], i) => assert.ok(Math.abs(v - curve[i][tag]) < 1e-6, `${tag} at step ${i + 1}: ${v} vs ${curve[i][tag]}`));
+  }
   // Checkpoints every step, and the final one.
   assert.is((await readdir(join(rl, 'checkpoints'))).length, 6);
   const ck = JSON.parse(await readFile(join(rl, 'checkpoint.json'), 'utf8'));

@@ -1,6 +1,7 @@
 // The sft stage through the built CLI on a tiny random-weight model: 26
 // recorded trajectories (4 unsuccessful, 2 near-copies) are filtered,
-// deduplicated and split; training lowers the validation loss; the dataset is
+// deduplicated and split; training lowers the validation loss (and logs it to
+// TensorBoard and an offline W&B run); the dataset is
 // conversational JSONL; the checkpoint serves completions through a
 // `checkpoint:` model; a chat JSONL line that is not a conversation is
 // refused at FILE:LINE before anything runs.
@@ -12,6 +13,7 @@ import { join } from 'node:path';
 import type { InputNode, StageContext } from '../../stages/contract.js';
 import { serveModel } from '../../stages/worker.js';
 import { cli, tmpProject, readJsonl } from '../helpers.js';
+import { readLogs, readScalars } from '../train-log/read.js';
 
 // Words the tiny worker's tokenizer was trained on (gpu/worker/mlepipe_worker/__main__.py).
 const S = ['the model', 'the agent', 'a baseline', 'the grader', 'our solution'];
@@ -58,9 +60,11 @@ tables:
 
 const jsonl = readJsonl;
 
-test('sft on 20 trajectories lowers the validation loss, and its checkpoint serves completions', async () => {
-  const dir = await tmpProject({ 'e.yaml': EXPERIMENT, 'recorded.jsonl': lines.join('\n') + '\n' });
-  const r = await cli(['run', 'e.yaml'], { cwd: dir });
+test('sft on 20 trajectories lowers the validation loss, logs its curve to TensorBoard and an offline W&B run, and its checkpoint serves completions', async () => {
+  const dir = await tmpProject({ 'e.yaml': EXPERIMENT, 'recorded.jsonl': lines.join('\n') + '\n' }, 'cache: .mlepipe\nlogger: [wandb]\n');
+  // Offline: no account, no network; without WANDB_DIR the run's files go into the node's output.
+  const wandbEnv = { WANDB_MODE: 'offline', WANDB_SILENT: 'true', WANDB_CONFIG_DIR: join(dir, '.wandb-config'), WANDB_CACHE_DIR: join(dir, '.wandb-cache') };
+  const r = await cli(['run', 'e.yaml'], { cwd: dir, env: wandbEnv });
   assert.is(r.exitCode, 0, r.stderr + r.stdout);
   assert.match(r.stdout, /curve\nepoch\s+train_loss\s+val_loss\n0\s/);
   const out = (await cli(['outputs', 'e.yaml', 'tune'], { cwd: dir })).stdout.trim();
@@ -96,6 +100,28 @@ test('sft on 20 trajectories lowers the validation loss, and its checkpoint serv
   assert.ok(curve[4].train_loss < curve[1].train_loss, 'train loss falls across epochs');
   assert.is(curve[4].step, 16);
   assert.ok(curve.slice(1).every((c) => c.tokens > 0));
+  // The same curve in TensorBoard, at the optimiser steps; epoch 0 (before training) has no train loss.
+  const scalars = await readScalars(join(out, 'tensorboard'));
+  assert.equal(
+    scalars.val_loss.map(([step]) => step),
+    curve.map((c) => c.step),
+  );
+  scalars.val_loss.forEach(([, v], i) => assert.ok(Math.abs(v - curve[i].val_loss) < 1e-5, `val_loss ${v} vs ${curve[i].val_loss}`));
+  assert.equal(
+    scalars.train_loss.map(([step]) => step),
+    [4, 8, 12, 16],
+  );
+  // And as a W&B run named after the experiment and the node, one history row a metrics.jsonl row.
+  const runs = (await readdir(join(out, 'wandb'))).filter((d) => d.startsWith('offline-run-'));
+  assert.is(runs.length, 1, runs.join(', '));
+  const wandbFile = (await readdir(join(out, 'wandb', runs[0]))).find((f) => f.endsWith('.wandb'))!;
+  const run = (await readLogs('wandb', join(out, 'wandb', runs[0], wandbFile))) as { history: Array<Record<string, number>>; config: Record<string, unknown>; run: Record<string, string> };
+  assert.equal(run.run, { project: 'tune', display_name: 'tune', run_group: 'tune' });
+  assert.is(run.config.epochs, 4);
+  assert.equal(
+    run.history.map((h) => [h._step, h.val_loss]),
+    curve.map((c) => [c.step, c.val_loss]),
+  );
 
   // The checkpoint holds the weights (no optimiser state) and serves.
   const files = await readdir(join(out, 'checkpoint'));

@@ -53,13 +53,14 @@ test('sandbox serve refuses an address other machines reach without a token', as
   assert.match((err as Error).message, 'MLEPIPE_SANDBOX_TOKEN');
 });
 
-test('launch.sh: a token, no 0.0.0.0, absolute checkpoint and metrics paths; bash accepts it', async () => {
+test('launch.sh: a token, no 0.0.0.0, absolute checkpoint, metrics and TensorBoard paths; bash accepts it', async () => {
   const script = launchScript(['trainer.default_local_dir=checkpoints', 'trainer.val_before_train=false']);
   assert.not.match(script, '0.0.0.0');
   assert.match(script, 'MLEPIPE_SANDBOX_TOKEN');
   assert.match(script, '\\"MLEPIPE_SANDBOX_TOKEN\\": \\"$MLEPIPE_SANDBOX_TOKEN\\"');
   assert.match(script, '"trainer.default_local_dir=$OUT/checkpoints"');
   assert.match(script, '\\"VERL_FILE_LOGGER_PATH\\": \\"$OUT/metrics.jsonl\\"');
+  assert.match(script, '\\"TENSORBOARD_DIR\\": \\"$OUT/tensorboard\\"');
   assert.not.match(script, '"trainer.default_local_dir=checkpoints"');
   const file = join(await mkdtemp(join(tmpdir(), 'tok-launch-')), 'launch.sh');
   await writeFile(file, script);

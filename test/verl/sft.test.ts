@@ -18,6 +18,7 @@ import { withOverrides } from '../../gpu/verl/job.js';
 import { sftCurve } from '../../gpu/verl/metrics.js';
 import { collectSftCheckpoint, writeSftExport, type SftExportOptions } from '../../gpu/verl/sft-export.js';
 import { ROOT } from '../helpers.js';
+import { readScalars } from '../train-log/read.js';
 
 const PY = join(ROOT, '.venv', 'verl', 'bin', 'python');
 const DRIVER = join(ROOT, 'gpu', 'verl', 'tests', 'sft_driver.py');
@@ -114,7 +115,7 @@ test("one step of verl's SFT trainer on the CPU trains the export and saves Hugg
     'trainer.total_training_steps': '1',
     'trainer.default_local_dir': join(dir, 'checkpoints'),
   });
-  const env = { VERL_ENGINE_DEVICE: 'cuda', VERL_FILE_LOGGER_PATH: join(dir, 'metrics.jsonl'), OMP_NUM_THREADS: '1' };
+  const env = { VERL_ENGINE_DEVICE: 'cuda', VERL_FILE_LOGGER_PATH: join(dir, 'metrics.jsonl'), TENSORBOARD_DIR: join(dir, 'tensorboard'), OMP_NUM_THREADS: '1' };
   const torchrun = join(ROOT, '.venv', 'verl', 'bin', 'torchrun');
   const r = await execa(torchrun, ['--standalone', '--nproc_per_node=1', join(ROOT, 'gpu', 'verl', 'tests', 'cpu_platform.py'), ...cpu], { cwd: exp, env, reject: false, all: true });
   assert.is(r.exitCode, 0, r.all?.split('\n').slice(-30).join('\n'));
@@ -123,6 +124,14 @@ test("one step of verl's SFT trainer on the CPU trains the export and saves Hugg
   assert.equal([curve[0].step, curve[0].epoch], [1, 1]);
   assert.ok(curve[0].train_loss! > 0 && Number.isFinite(curve[0].val_loss), JSON.stringify(curve));
   console.log(`verl SFT step on CPU: ${JSON.stringify(curve[0])}`);
+  // The export's trainer.logger has verl's TensorBoard tracker write the step into TENSORBOARD_DIR.
+  const scalars = await readScalars(join(dir, 'tensorboard'));
+  const trainTags = Object.keys(scalars).filter((t) => t.startsWith('train/'));
+  assert.ok(trainTags.length > 0, Object.keys(scalars).join(', '));
+  assert.ok(
+    trainTags.every((t) => scalars[t].length === 1 && scalars[t][0][0] === 1),
+    JSON.stringify(scalars),
+  );
   const dest = join(dir, 'checkpoint');
   assert.equal(await collectSftCheckpoint(join(dir, 'checkpoints'), dest), { step: 1 });
   for (const f of ['model/config.json', 'model/model.safetensors', 'tokenizer/tokenizer.json', 'tokenizer/chat_template.jinja', 'mlepipe-worker.json']) assert.ok(existsSync(join(dest, f)), f);
