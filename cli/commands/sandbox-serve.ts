@@ -10,6 +10,7 @@ import { parseFormula } from '../../core/rewards/parse.js';
 import { REWARD_PRESETS, type RewardInputs } from '../../core/rewards/presets.js';
 import { readJsonFile } from '../../core/text.js';
 import { loopback, startSandboxService } from '../../gpu/verl/service.js';
+import { openShaping, type ServiceShaping } from '../../gpu/verl/service-shaping.js';
 import { starterScore } from '../../stages/eval/tasks.js';
 import type { IO } from '../io.js';
 import { sandboxFromSettings } from './sandbox.js';
@@ -26,12 +27,13 @@ export interface SandboxServeArgs {
 }
 
 /** Where the tasks are and what grades them: an export's tasks/ and sandbox.json, or --tasks and --reward. */
-async function source(a: SandboxServeArgs): Promise<{ tasksDir: string; reward: string; inputs?: RewardInputs; memoryMb: number }> {
+async function source(a: SandboxServeArgs): Promise<{ tasksDir: string; reward: string; inputs?: RewardInputs; memoryMb: number; shaping?: ServiceShaping }> {
   if (a.export) {
     const dir = resolve(a.export);
     if (!existsSync(join(dir, 'sandbox.json'))) throw new UserError(`${a.export}: not a verl export (no sandbox.json)`);
     const spec = (await readJsonFile(join(dir, 'sandbox.json'))) as { reward: string; inputs?: RewardInputs; memory_mb: number };
-    return { tasksDir: join(dir, 'tasks'), reward: spec.reward, inputs: spec.inputs, memoryMb: spec.memory_mb };
+    const shaping = await openShaping(dir);
+    return { tasksDir: join(dir, 'tasks'), reward: spec.reward, inputs: spec.inputs, memoryMb: spec.memory_mb, ...(shaping ? { shaping } : {}) };
   }
   if (!a.tasks || !a.reward) throw new UserError('sandbox serve: give --export DIR, or --tasks DIR and --reward FORMULA');
   if (!existsSync(a.tasks)) throw new UserError(`--tasks ${a.tasks}: no such folder`);
@@ -58,7 +60,7 @@ export async function sandboxServeCommand(a: SandboxServeArgs, io: IO): Promise<
   const token = io.env.MLEPIPE_SANDBOX_TOKEN || undefined;
   if (!loopback(a.host) && !token) throw new UserError(`--host ${a.host}: a sandbox service other machines can reach needs a token: set MLEPIPE_SANDBOX_TOKEN (its clients send the same variable)`);
   const { sandbox, python } = await sandboxFromSettings(a, io);
-  const service = await startSandboxService({ sandbox, tasksDir: src.tasksDir, reward: src.reward, inputs: src.inputs, python, memoryMb, starter: starterScore, host: a.host, port, token, log: (l) => io.err(l) });
+  const service = await startSandboxService({ sandbox, tasksDir: src.tasksDir, reward: src.reward, inputs: src.inputs, python, memoryMb, starter: starterScore, host: a.host, port, token, log: (l) => io.err(l), shaping: src.shaping });
   try {
     io.out(`mlepipe sandbox service listening on ${service.url}`);
     await new Promise<void>((done) => (io.signal ? onceAborted(io.signal, done) : undefined));

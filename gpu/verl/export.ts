@@ -15,7 +15,9 @@ import { renderPrompt } from '../../agents/factory/answers.js';
 import { publicFilesText, publicListing, sampleName } from '../../agents/scaffolds/public.js';
 import { approxTokens } from '../../agents/scaffolds/react/context.js';
 import type { RewardInputs } from '../../core/rewards/presets.js';
-import { type OverrideOptions, VERL_VERSION, verlOverrides } from './overrides.js';
+import { type OverrideOptions, TURN_CREDIT_MODULE, VERL_VERSION, verlOverrides } from './overrides.js';
+import type { BankEntry } from '../../agents/shaping/bank.js';
+import type { ShapingConfig } from './service-shaping.js';
 import { copyVerlPackage, messagesColumn, str, writeLayout, writeParquet } from './export-files.js';
 
 export { VERL_VERSION } from './overrides.js';
@@ -37,6 +39,8 @@ export interface ExportOptions extends Omit<OverrideOptions, 'promptLength' | 'r
   timeoutRule: string;
   /** Memory of one of the cluster's GPUs, for the layout's estimate. */
   gpuMemoryGib: number;
+  /** Turn-level shaping (SPICE): the sandbox service's settings and the bank it starts from. */
+  shaping?: { config: ShapingConfig; bank: readonly BankEntry[] };
 }
 
 export const AGENT_NAME = 'mlepipe_react';
@@ -108,7 +112,7 @@ export async function writeVerlExport(dir: string, train: readonly ExportTask[],
   }
   await copyVerlPackage(dir);
   const layout = await writeLayout(dir, o.model, o, o.contextTokens, { rollout: true, unknown: "verl's own defaults for batch sizes, offload and memory apply" });
-  const overrides = verlOverrides({ ...o, ...lengths([...trainRows, ...valRows], o.contextTokens), layout });
+  const overrides = verlOverrides({ ...o, ...lengths([...trainRows, ...valRows], o.contextTokens), layout, turnCredit: o.shaping !== undefined });
   const agentLoop = [
     {
       name: AGENT_NAME,
@@ -119,6 +123,7 @@ export async function writeVerlExport(dir: string, train: readonly ExportTask[],
       context_tokens: o.contextTokens,
       mask_timeouts: o.maskTimeouts,
       timeout_rule: o.timeoutRule,
+      ...(o.shaping ? { shaping: true } : {}),
     },
   ];
   await writeFile(join(dir, 'agent_loop.yaml'), `# verl ${VERL_VERSION} agent-loop registry (actor_rollout_ref.rollout.agent.agent_loop_config_path)\n${stringify(agentLoop)}`);
@@ -126,7 +131,13 @@ export async function writeVerlExport(dir: string, train: readonly ExportTask[],
   await writeFile(join(dir, 'sandbox.json'), JSON.stringify({ reward: o.reward, inputs: o.inputs, memory_mb: o.memoryMb }, null, 1) + '\n');
   await writeFile(join(dir, 'trainer_overrides.yaml'), stringify({ verl_version: VERL_VERSION, overrides }));
   await writeFile(join(dir, 'launch.sh'), launchScript(overrides), { mode: 0o755 });
-  return ['data/train.parquet', 'data/val.parquet', 'tasks/', 'mlepipe_verl/', 'reward_fn.py', 'agent_loop.yaml', 'sandbox.json', 'layout.json', 'trainer_overrides.yaml', 'launch.sh'];
+  if (o.shaping) {
+    // The service's bank grows in this folder as the job verifies solutions (gpu/verl/service-shaping.ts).
+    await mkdir(join(dir, 'shaping'), { recursive: true });
+    await writeFile(join(dir, 'shaping', 'config.json'), JSON.stringify(o.shaping.config, null, 1) + '\n');
+    await writeFile(join(dir, 'shaping', 'bank.jsonl'), o.shaping.bank.map((e) => JSON.stringify(e) + '\n').join(''));
+  }
+  return [...(o.shaping ? ['shaping/'] : []), 'data/train.parquet', 'data/val.parquet', 'tasks/', 'mlepipe_verl/', 'reward_fn.py', 'agent_loop.yaml', 'sandbox.json', 'layout.json', 'trainer_overrides.yaml', 'launch.sh'];
 }
 
 const REWARD_FN = `"""verl's custom reward function for this export: mlepipe's sandbox service grades
@@ -164,7 +175,7 @@ if [ -z "\${MLEPIPE_SANDBOX_URL:-}" ]; then
 fi
 # tasks/ holds the answers: the service reads them here; the job's upload leaves them out.
 ray job submit --address "\${RAY_ADDRESS:-http://127.0.0.1:8265}" --working-dir . \\
-  --runtime-env-json "{\\"excludes\\": [\\"tasks/\\", \\"checkpoints/\\"], \\"env_vars\\": {\\"MLEPIPE_SANDBOX_URL\\": \\"$MLEPIPE_SANDBOX_URL\\", \\"MLEPIPE_SANDBOX_TOKEN\\": \\"$MLEPIPE_SANDBOX_TOKEN\\", \\"VERL_FILE_LOGGER_PATH\\": \\"$OUT/metrics.jsonl\\", \\"TENSORBOARD_DIR\\": \\"$OUT/tensorboard\\"}}" \\
+  --runtime-env-json "{\\"excludes\\": [\\"tasks/\\", \\"checkpoints/\\"], \\"env_vars\\": {\\"MLEPIPE_SANDBOX_URL\\": \\"$MLEPIPE_SANDBOX_URL\\", \\"MLEPIPE_SANDBOX_TOKEN\\": \\"$MLEPIPE_SANDBOX_TOKEN\\", \\"VERL_FILE_LOGGER_PATH\\": \\"$OUT/metrics.jsonl\\", \\"TENSORBOARD_DIR\\": \\"$OUT/tensorboard\\", \\"VERL_USE_EXTERNAL_MODULES\\": \\"${TURN_CREDIT_MODULE}\\"}}" \\
   -- python3 -m mlepipe_verl.launch \\
 ${args.map((x) => `  ${x}`).join(' \\\n')}
 `;

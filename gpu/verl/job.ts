@@ -14,6 +14,7 @@ import { tmpdir } from 'node:os';
 import { execa } from 'execa';
 import { packageRoot } from '../../core/assets.js';
 import { EnvError } from '../../core/errors.js';
+import { TURN_CREDIT_MODULE } from './overrides.js';
 
 export interface JobRecord {
   id: string;
@@ -87,7 +88,7 @@ export async function runJob(o: JobOptions): Promise<{ id: string; reattached: b
     });
     const sandbox = o.sandboxUrl ? { MLEPIPE_SANDBOX_URL: o.sandboxUrl, MLEPIPE_SANDBOX_TOKEN: o.sandboxToken ?? '' } : {};
     // TensorBoard's folder for verl's tensorboard tracker (trainer.logger), beside its metrics file.
-    const env = { ...sandbox, VERL_FILE_LOGGER_PATH: join(o.resultsDir, 'metrics.jsonl'), TENSORBOARD_DIR: join(o.resultsDir, 'tensorboard') };
+    const env = { ...sandbox, VERL_FILE_LOGGER_PATH: join(o.resultsDir, 'metrics.jsonl'), TENSORBOARD_DIR: join(o.resultsDir, 'tensorboard'), VERL_USE_EXTERNAL_MODULES: TURN_CREDIT_MODULE };
     const args = [
       'job',
       'submit',

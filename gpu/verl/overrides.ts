@@ -26,6 +26,12 @@ export function verlModelPath(m: ModelSpec, experimentDir: string): string {
   return m.path.startsWith('.') || existsSync(local) ? local : m.path;
 }
 
+/**
+ * What every exported job imports as verl loads (VERL_USE_EXTERNAL_MODULES, in each Ray worker's
+ * environment): it registers the mlepipe_turn estimator, which only a shaped run's overrides name.
+ */
+export const TURN_CREDIT_MODULE = 'mlepipe_verl.turn_credit';
+
 export interface OverrideOptions {
   /** The weights' path or hub id (verlModelPath), never the entry's label. */
   model: string;
@@ -41,6 +47,8 @@ export interface OverrideOptions {
   kl: number;
   temperature: number;
   advantage: 'grpo' | 'drgrpo';
+  /** Turn-level shaping: the per-turn estimator mlepipe_turn (mlepipe_verl/turn_credit.py) instead of verl's grpo. */
+  turnCredit?: boolean;
   lossAggMode: string;
   nodes: number;
   gpusPerNode: number;
@@ -77,7 +85,7 @@ export function verlOverrides(o: OverrideOptions): string[] {
     throw new ParamError(['verl', 'rollout_tp'], `a rollout replica of ${tp} GPUs must divide a node's ${o.gpusPerNode} GPUs (verl would make ${Math.floor(gpus / tp)} replicas)`);
   }
   return [
-    'algorithm.adv_estimator=grpo',
+    `algorithm.adv_estimator=${o.turnCredit ? 'mlepipe_turn' : 'grpo'}`,
     `algorithm.norm_adv_by_std_in_grpo=${o.advantage === 'grpo'}`,
     'algorithm.use_kl_in_reward=false',
     // Relative paths: the job runs in the export's folder (the Ray job's working directory).

@@ -8,7 +8,7 @@
 import { randomUUID, timingSafeEqual } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { execute, observation } from '../../agents/scaffolds/execute.js';
 import type { EpisodeResult } from '../../agents/scaffolds/types.js';
 import { rewardVariables } from '../../agents/trajectory.js';
@@ -16,6 +16,8 @@ import { evaluate, parseFormula } from '../../core/rewards/parse.js';
 import type { RewardInputs } from '../../core/rewards/presets.js';
 import { gradeSubmission } from '../../sandbox/evaluate.js';
 import type { Sandbox, Session } from '../../sandbox/index.js';
+import type { ServiceShaping } from './service-shaping.js';
+import type { TurnScore } from '../../agents/shaping/types.js';
 
 export interface ServiceOptions {
   sandbox: Sandbox;
@@ -36,6 +38,8 @@ export interface ServiceOptions {
   /** When set, every POST must carry `authorization: Bearer TOKEN` (401 otherwise): the service runs code and reads answers. */
   token?: string;
   log?: (line: string) => void;
+  /** Turn-level shaping of the export (service-shaping.ts): its routes, and the bank fed from /grade. */
+  shaping?: ServiceShaping;
 }
 
 export interface SandboxService {
@@ -60,6 +64,9 @@ function sameToken(header: string | undefined, token: string): boolean {
   const want = Buffer.from(token);
   return given.length === want.length && timingSafeEqual(given, want);
 }
+
+/** The step whose weights sampled an episode (the agent loop records it). */
+const stepOf = (ep: EpisodeResult) => Number((ep as { step?: unknown }).step ?? 0) || 0;
 
 /** Whether a listening address is this machine only. */
 export const loopback = (host: string | undefined) => host === undefined || host === 'localhost' || host === '::1' || host.startsWith('127.');
@@ -111,10 +118,23 @@ export async function startSandboxService(o: ServiceOptions): Promise<SandboxSer
         const grade = ep.submission ? await gradeSubmission(s.taskDir, s.session.workspace, { python: o.python, signal: stop.signal }, ep.submission) : undefined;
         const evaluation = grade?.ok ? grade.result : null;
         const variables = rewardVariables(ep, evaluation, await o.starter(s.taskDir), o.inputs);
+        await o.shaping?.graded(basename(s.taskDir), stepOf(ep), ep, variables.success === 1);
         return { reward: evaluate(formula, variables), variables, evaluation, grade_error: grade && !grade.ok ? grade.error : null };
       } finally {
         await closeOne(String(body.session));
       }
+    },
+    '/shaping/plan': async (body) => {
+      if (!o.shaping) throw new BadRequest('this export shapes no turns (no shaping/config.json)');
+      const ep = body.episode as EpisodeResult | undefined;
+      if (!ep || !Array.isArray(ep.turns) || !Array.isArray(ep.messages)) throw new BadRequest('shaping/plan needs the episode (turns, messages)');
+      return o.shaping.plan(String(body.task_id ?? ''), Number(body.step ?? 0), ep);
+    },
+    '/shaping/record': async (body) => {
+      if (!o.shaping) throw new BadRequest('this export shapes no turns (no shaping/config.json)');
+      if (!Array.isArray(body.scores)) throw new BadRequest('shaping/record needs scores');
+      await o.shaping.record(String(body.task_id ?? ''), Number(body.step ?? 0), body.scores as TurnScore[]);
+      return { recorded: body.scores.length };
     },
     '/close': async (body) => {
       await closeOne(String(body.session));

@@ -8,6 +8,7 @@ import { execa } from 'execa';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { shapedAdvantages, shapedRewards } from '../../agents/shaping/returns.js';
+import { spiceScore } from '../../agents/shaping/spice.js';
 import type { TurnScore } from '../../agents/shaping/types.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -39,6 +40,20 @@ test('the verl estimator and the worker path agree turn by turn on three-turn gr
   assert.equal(advantages, ours);
   // Not all zero: the case carries signal.
   assert.ok(advantages.flat().some((x) => x !== 0));
+});
+
+test("the agent loop's d (turn_scores.spice_d) is spiceScore's on the same log-probabilities", async () => {
+  const plain = [-1.25, -0.5, -2];
+  const conditioned = [
+    [-1, -0.25, -1.5],
+    [-1.5, -0.5, -0.75],
+  ];
+  const code = `import json, sys\nsys.path.insert(0, '.')\nfrom mlepipe_verl.turn_scores import spice_d\nprint(json.dumps(spice_d(${JSON.stringify(conditioned)}, ${JSON.stringify(plain)})))`;
+  const run = await execa(python, ['-c', code], { cwd: join(root, 'gpu', 'verl'), reject: false, all: true });
+  assert.is(run.exitCode, 0, run.all);
+  const d = Number(run.stdout.trim().split('\n').pop());
+  assert.ok(Math.abs(d - spiceScore(conditioned, plain)) < 1e-12, `${d} vs ${spiceScore(conditioned, plain)}`);
+  assert.ok(Math.abs(d) > 0.1);
 });
 
 test.run();

@@ -51,17 +51,11 @@ function shapingIssues(p: GrpoParams, models: Parameters<typeof parsePolicy>[1])
   if (Array.isArray(p.tools)) p.tools.forEach((n: string, i) => TOOLS_BY_NAME.has(n) || out.push({ param: ['tools', i], message: `unknown tool "${n}" (mlepipe tools list shows them)` }));
   if (p.scaffold === 'mlab' && p.prompt_format === 'sandmle-release') out.push({ param: ['prompt_format'], message: 'prompt_format: sandmle-release is a ReAct reply format; scaffold: mlab has its own actions', also: ['scaffold'] });
   if (p.scaffold === 'mlab' && p.trainer === 'template') out.push({ param: ['scaffold'], message: 'the template policy writes ReAct replies; scaffold: mlab needs a models: policy (trainer: worker)', also: ['trainer'] });
-  // The exported agent loop (mlepipe_verl) is the ReAct scaffold and hands verl one reward per episode:
-  // it would train another scaffold, or drop the shaping, without a word.
+  // The exported agent loop (mlepipe_verl) is the ReAct scaffold: it would train another scaffold without a word.
   const verl = p.trainer === 'verl' || p.trainer === 'verl-export';
   if (verl && p.scaffold === 'mlab') out.push({ param: ['scaffold'], message: `the verl agent loop runs the ReAct scaffold only; scaffold: mlab (its actions and tools) trains on trainer: worker`, also: ['trainer'] });
   if (s.kind === 'none') return out;
-  if (verl)
-    out.push({
-      param: ['shaping', 'kind'],
-      message: `turn-level shaping is computed from this node's own rollouts; the verl agent loop gives one reward per episode and scores no turns, so shaping: { kind: ${s.kind} } trains on trainer: worker or template`,
-      also: ['trainer'],
-    });
+  if (verl) return [...out, ...verlShapingIssues(s)];
   if (s.beta !== undefined && s.kappa !== undefined) out.push({ param: ['shaping', 'beta'], message: 'give beta (as written) or kappa (a pilot calibrates beta to it), not both' });
   if (Array.isArray(s.kappa) && s.kappa[0] > s.kappa[1]) out.push({ param: ['shaping', 'kappa'], message: `the range [${s.kappa.join(', ')}] is empty: write [low, high]` });
   if (s.scorer === 'worker') {
@@ -80,6 +74,23 @@ function shapingIssues(p: GrpoParams, models: Parameters<typeof parsePolicy>[1])
   if (s.template !== undefined && !completions) out.push({ param: ['shaping', 'template'], message: 'template renders the prompts of an openai scorer asked through /completions; this scorer applies its own chat template' });
   if (s.summarizer !== undefined && !models[s.summarizer]) out.push({ param: ['shaping', 'summarizer'], message: `no model named ${s.summarizer} in models:` });
   if (s.scorer_api !== undefined && (s.scorer === 'worker' || models[s.scorer]?.provider !== 'openai')) out.push({ param: ['shaping', 'scorer_api'], message: 'scorer_api chooses how an openai scorer entry is asked; this scorer is a trainer worker' });
+  return out;
+}
+
+/**
+ * SPICE on verl: the agent loop scores each episode's calls on the job's own rollout servers, and the
+ * sandbox service keeps the bank (gpu/verl/service-shaping.ts). What needs the whole step's batch or a
+ * model beside the job stays on the worker trainer.
+ */
+function verlShapingIssues(s: ShapingParams): ParamIssue[] {
+  const out: ParamIssue[] = [];
+  const on = (param: string, message: string) => out.push({ param: ['shaping', param], message, also: ['trainer'] });
+  if (s.kind === 'tips') on('kind', "the verl agent loop scores SPICE's calls; TIPS's potential over the post-interaction history trains on trainer: worker or template");
+  if (s.beta === undefined) on('beta', 'on verl, write beta: the pilot that calibrates it to kappa runs the initial weights before step 1, where verl gives no hook; calibrate on trainer: worker and write its beta here');
+  if (s.kappa !== undefined) on('kappa', 'on verl, write beta: no pilot runs there to calibrate it to kappa');
+  if (s.shuffle) on('shuffle', "the shuffle control permutes scores across a step's whole batch; the verl agent loop scores each episode alone");
+  if (s.summarizer !== undefined) on('summarizer', "on verl the sandbox service writes the bank's summaries from each verified episode's record; a summarizer model trains on trainer: worker");
+  if (s.scorer !== 'worker') on('scorer', "on verl the job's own rollout servers score the calls (the weights that sampled them); leave scorer: out");
   return out;
 }
 

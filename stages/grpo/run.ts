@@ -24,6 +24,7 @@ import { pickBatch, runRollouts, type RolloutPlan } from './rollouts.js';
 import { SolutionBank } from '../../agents/shaping/bank.js';
 import { mlabScaffold } from '../../agents/scaffolds/mlab/index.js';
 import { react } from '../../agents/scaffolds/react/index.js';
+import { verlShaping } from './verl-shaping.js';
 import { openScorer, openSummaries, pilotBeta, shapingSummary, scoreRollouts, seedBank, shapeStep, type OpenScorer, type StepShaping } from './shaping.js';
 import { openTrainLog, type TrainLog } from '../train-log.js';
 import { openWorkerTrainer, publishCheckpoint, type WorkerTrainer, type WorkerTrainerOptions } from './worker-trainer.js';
@@ -77,6 +78,7 @@ export async function run(ctx: StageContext<GrpoParams>): Promise<StageResult | 
       checkpointEvery: p.checkpoint_every,
       evalEvery: p.eval_every,
       loggers: ctx.tracking?.logger,
+      ...(p.shaping.kind === 'spice' ? { shaping: await verlShaping(ctx, p, train) } : {}),
     };
     if (p.trainer === 'verl') return (await import('./verl-run.js')).runVerl(ctx, train, val, options);
     const files = await writeVerlExport(join(ctx.outDir, 'verl'), train, val, options);

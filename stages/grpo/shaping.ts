@@ -185,10 +185,15 @@ export function shapeStep(rollouts: readonly Rollout[], scored: Awaited<ReturnTy
     const turns = used.filter((t) => t.id === id).map(({ id: _i, task_id: _t, ...t }) => ({ ...t, shaping: t.d === null ? 0 : beta * t.d }));
     trajectories.set(id, { turns, rewards: shapedRewards(r.reward ?? 0, Math.max(1, r.turns.length), turns, beta) });
   }
+  return { trajectories, references: scored.references, metrics: shapingMetrics(used, beta) };
+}
+
+/** A step's shaping figures over its scored calls (the worker's and verl's curves alike). */
+export function shapingMetrics(used: readonly TurnScore[], beta: number): Record<string, number | null> {
   const scoredTurns = used.filter((t) => t.d !== null);
   const r4 = (x: number) => Number(x.toFixed(6));
-  const metrics = {
-    shaping_calls: flat.length,
+  return {
+    shaping_calls: used.length,
     shaping_scored: scoredTurns.length,
     shaping_mean_abs: scoredTurns.length ? r4(scoredTurns.reduce((a, t) => a + Math.abs(beta * (t.d as number)), 0) / scoredTurns.length) : 0,
     shaping_mean_d: scoredTurns.length ? r4(scoredTurns.reduce((a, t) => a + (t.d as number), 0) / scoredTurns.length) : 0,
@@ -203,7 +208,6 @@ export function shapeStep(rollouts: readonly Rollout[], scored: Awaited<ReturnTy
     ),
     beta: r4(beta),
   };
-  return { trajectories, references: scored.references, metrics };
 }
 
 /** Mean |β·d|, or null when no call of that kind was scored (no calls is not a zero score). */

@@ -10,6 +10,8 @@ import { join } from 'node:path';
 import { writeVerlExport, type ExportOptions, type ExportTask } from '../../gpu/verl/export.js';
 import { verlCurve } from '../../gpu/verl/metrics.js';
 import { startSandboxService } from '../../gpu/verl/service.js';
+import { openShaping, shapingRecords } from '../../gpu/verl/service-shaping.js';
+import { verlShapingCurve } from './verl-shaping.js';
 import type { StageContext, StageResult } from '../contract.js';
 import { starterScore } from '../eval/tasks.js';
 import { stageSandbox } from '../sandbox.js';
@@ -26,7 +28,20 @@ export async function runVerl(ctx: StageContext<GrpoParams>, train: readonly Exp
     const sandbox = stageSandbox(ctx, Math.min(p.concurrency, p.batch_size * p.group_size));
     const token = randomBytes(24).toString('hex');
     try {
-      const s = await startSandboxService({ sandbox, tasksDir: join(exportDir, 'tasks'), reward: o.reward, inputs: o.inputs, python: ctx.python, memoryMb: p.memory_mb, starter: starterScore, host: p.verl.sandbox_host, token, log: ctx.log });
+      const shaping = await openShaping(exportDir);
+      const s = await startSandboxService({
+        sandbox,
+        tasksDir: join(exportDir, 'tasks'),
+        reward: o.reward,
+        inputs: o.inputs,
+        python: ctx.python,
+        memoryMb: p.memory_mb,
+        starter: starterScore,
+        host: p.verl.sandbox_host,
+        token,
+        log: ctx.log,
+        ...(shaping ? { shaping } : {}),
+      });
       ctx.log(`sandbox service for the job at ${s.url}`);
       return { url: s.url, token, close: async () => (await s.close(), await sandbox.shutdown()) };
     } catch (err) {
@@ -40,6 +55,11 @@ export async function runVerl(ctx: StageContext<GrpoParams>, train: readonly Exp
   if (existsSync(join(resultsDir, 'checkpoints'))) await cp(join(resultsDir, 'checkpoints'), join(ctx.outDir, 'checkpoint'), { recursive: true });
   const raw = existsSync(join(resultsDir, 'metrics.jsonl')) ? await readFile(join(resultsDir, 'metrics.jsonl'), 'utf8') : '';
   const curve = verlCurve(raw);
+  // The loop's per-call scores, recorded by the service step by step, join the curve at their steps.
+  if (o.shaping) {
+    const byStep = verlShapingCurve(await shapingRecords(exportDir), o.shaping.config.beta);
+    for (const row of curve) Object.assign(row, byStep.get(Number(row.step)) ?? {});
+  }
   await writeFile(join(ctx.outDir, 'metrics.jsonl'), curve.map((m) => JSON.stringify(m)).join('\n') + (curve.length ? '\n' : ''));
   await writeFile(join(ctx.outDir, 'rows.json'), JSON.stringify({ curve }, null, 1) + '\n');
   await writeFile(join(ctx.outDir, 'job.json'), JSON.stringify(job) + '\n');

@@ -4,8 +4,16 @@ verl builds it with hydra.utils.instantiate from the export's agent_loop.yaml,
 whose extra keys (the scaffold's limits) arrive as keyword arguments. Each
 dataset row carries `extra_info.task_id`; the episode runs its code through
 the sandbox service and leaves its record in `extra_fields`, where the reward
-function (reward.py) finds it and has the service grade it."""
+function (reward.py) finds it and has the service grade it.
 
+With `shaping: true` (an export whose grpo stage shapes turns), each tool call
+is scored after the episode on the rollout servers (turn_scores.py), and the
+output carries β·d per reply: verl's trainer reads only the token-level
+scores, so as_dict adds each reply's shaping on its last token beside the
+outcome verl puts on the response's last token, and the registered estimator
+(turn_credit.py) turns them into per-turn advantages."""
+
+import asyncio
 import os
 
 from verl.experimental.agent_loop.agent_loop import AgentLoopBase, AgentLoopOutput
@@ -13,16 +21,35 @@ from verl.experimental.agent_loop.agent_loop import AgentLoopBase, AgentLoopOutp
 from .episode import run_episode, timed_out_under
 from .models import ChatModel, RolloutModel
 from .service import SandboxService
+from .turn_credit import place_turn_rewards
+from .turn_scores import score_episode, shaping_per_reply, turn_spans_list
+
+
+class ShapedAgentLoopOutput(AgentLoopOutput):
+    """verl's output with each reply's shaping; verl's trainer (v1, TransferQueue) stores as_dict()."""
+
+    mlepipe_turn_shaping: list[float] = []
+
+    def as_dict(self):
+        output = super().as_dict()
+        output.pop("mlepipe_turn_shaping", None)
+        if "rm_scores" in output and any(self.mlepipe_turn_shaping):
+            scores = output["rm_scores"].unsqueeze(0)
+            output["rm_scores"] = place_turn_rewards(scores, output["response_mask"].unsqueeze(0), [self.mlepipe_turn_shaping])[0]
+        return output
 
 
 class MlepipeReactAgentLoop(AgentLoopBase):
-    def __init__(self, *args, max_turns=20, step_timeout_s=90, time_budget_s=900, context_tokens=32768, mask_timeouts="drop", timeout_rule="any-step", sandbox_url=None, chat_url=None, **kwargs):
+    def __init__(self, *args, max_turns=20, step_timeout_s=90, time_budget_s=900, context_tokens=32768, mask_timeouts="drop", timeout_rule="any-step", sandbox_url=None, chat_url=None, shaping=False, **kwargs):
         super().__init__(*args, **kwargs)
         self.limits = {"max_turns": int(max_turns), "step_timeout_ms": int(step_timeout_s) * 1000, "time_budget_ms": int(time_budget_s) * 1000, "context_tokens": int(context_tokens)}
         # Settings reach Ray workers as environment variables (launch.sh's runtime env) or from the YAML.
         self.mask_timeouts, self.timeout_rule = mask_timeouts, timeout_rule
         self.service = SandboxService(os.environ.get("MLEPIPE_SANDBOX_URL") or sandbox_url)
         self.chat_url = os.environ.get("MLEPIPE_CHAT_URL") or chat_url
+        self.shaping = bool(shaping)
+        if self.shaping and self.chat_url:
+            raise ValueError("turn shaping scores calls on verl's rollout servers (prompt log-probabilities); a chat endpoint (MLEPIPE_CHAT_URL) has none")
 
     async def run(self, sampling_params, **kwargs):
         messages = [dict(m) for m in kwargs["raw_prompt"]]
@@ -32,12 +59,16 @@ class MlepipeReactAgentLoop(AgentLoopBase):
         else:
             model = RolloutModel(self.continuous_token_builder, self.tokenizer, messages, self.server_manager, sampling_params, self.rollout_config.prompt_length + self.rollout_config.response_length)
         episode = await run_episode(model, self.service, extra["task_id"], messages, self.limits)
+        # The weights' version that sampled the episode: the solution bank draws from what earlier steps verified.
+        episode["step"] = int(model.extra_fields.get("min_global_steps") or 0)
+        shaping = await self.turn_shaping(model, episode) if self.shaping else []
         n = self.rollout_config.response_length
         timed_out = timed_out_under(self.timeout_rule, episode)
         # A timed-out trajectory leaves the loss: its reply tokens lose their mask. verl still
         # counts its reward in the group's mean and std (what mask_timeouts: drop-after means).
         mask = [0] * len(model.mask) if timed_out and self.mask_timeouts != "keep" else model.mask
-        return AgentLoopOutput(
+        return ShapedAgentLoopOutput(
+            mlepipe_turn_shaping=shaping,
             prompt_ids=model.prompt_ids,
             response_ids=model.response_ids[:n],
             response_mask=mask[:n],
@@ -47,3 +78,12 @@ class MlepipeReactAgentLoop(AgentLoopBase):
             # verl's v1 trainer reads min/max_global_steps from every sample (the rollout server's, as ToolAgentLoop keeps them).
             extra_fields={**model.extra_fields, "mlepipe_episode": episode, "mlepipe_sandbox_url": self.service.url, "mlepipe_truncated": len(model.response_ids) > n, "mlepipe_timed_out": timed_out, "mlepipe_record_closed_at": model.closed_at},
         )
+
+    async def turn_shaping(self, model, episode):
+        """β·d per reply of the record, from the service's plan (calls and references) and the servers' scores."""
+        call = lambda f, *a: asyncio.get_running_loop().run_in_executor(None, f, *a)  # noqa: E731
+        plan = await call(self.service.shaping_plan, episode)
+        max_len = self.rollout_config.prompt_length + self.rollout_config.response_length
+        scores = await score_episode(self.server_manager, self.continuous_token_builder, self.tokenizer, model, plan, max_len)
+        await call(self.service.shaping_record, episode, scores)
+        return shaping_per_reply(scores, float(plan["beta"]), len(turn_spans_list(model.mask)))

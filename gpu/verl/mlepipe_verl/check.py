@@ -49,6 +49,20 @@ def main(argv):
         names.append(entry.name)
     fn = config.reward.custom_reward_function
     load_extern_object(module_path=fn.path, object_name=fn.name)
+    # The job's workers import the estimator's module as verl loads (VERL_USE_EXTERNAL_MODULES); so does the check.
+    import mlepipe_verl.turn_credit  # noqa: F401
+    from verl.trainer.ppo.core_algos import get_adv_estimator_fn
+
+    estimator = config.algorithm.adv_estimator
+    if estimator != "grpo":
+        get_adv_estimator_fn(estimator)
+    shaping = [bool(entry.get("shaping", False)) for entry in agents]
+    if estimator == "mlepipe_turn" and not all(shaping):
+        print("the mlepipe_turn estimator reads per-turn shaping the agent loop does not make (shaping: true in agent_loop.yaml)", file=sys.stderr)
+        return 1
+    if any(shaping) and not os.path.exists(os.path.join("shaping", "config.json")):
+        print("the agent loop shapes turns but the export has no shaping/config.json for the sandbox service", file=sys.stderr)
+        return 1
     actor = config.actor_rollout_ref.actor
     sequence = rollout.prompt_length + rollout.response_length
     if actor.use_dynamic_bsz and actor.ppo_max_token_len_per_gpu * actor.ulysses_sequence_parallel_size < sequence:
@@ -75,6 +89,8 @@ def main(argv):
                 "rollout": rollout.name,
                 "mode": rollout.mode,
                 "agent_loops": names,
+                "adv_estimator": estimator,
+                "shaping": any(shaping),
                 "train_batch_size": config.data.train_batch_size,
                 "n": rollout.n,
                 "ppo_mini_batch_size": config.actor_rollout_ref.actor.ppo_mini_batch_size,

@@ -50,7 +50,7 @@ async def run_episode(model, service, task_id, messages, limits):
             timeout_ms = int(min(limits["step_timeout_ms"], left_ms))
             r = await call(service.run, session, action["code"], t, timeout_ms)
             obs = r["observation"]
-            turns.append({**base, "action": "code", "observation": obs, "exit_code": None if r["timed_out"] else r["exit_code"], "timed_out": r["timed_out"], "duration_ms": r["duration_ms"]})
+            turns.append({**base, "action": "code", "code": action["code"], "observation": obs, "exit_code": None if r["timed_out"] else r["exit_code"], "timed_out": r["timed_out"], "duration_ms": r["duration_ms"]})
         messages.append({"role": "user", "content": obs})
         model.observed(messages)
     # Out of turns or time without an answer: the last submission written is graded, as in mlepipe.

@@ -48,3 +48,11 @@ class SandboxService:
 
     def close(self, session):
         return self.call("/close", {"session": session})
+
+    def shaping_plan(self, episode):
+        """The episode's tool calls and the step's references from the solution bank, with β."""
+        return self.call("/shaping/plan", {"task_id": episode["task_id"], "step": episode.get("step", 0), "episode": {k: v for k, v in episode.items() if k != "session"}})
+
+    def shaping_record(self, episode, scores):
+        """The scores, for the step's shaping metrics."""
+        return self.call("/shaping/record", {"task_id": episode["task_id"], "step": episode.get("step", 0), "scores": scores})

@@ -1,0 +1,148 @@
+// SPICE on verl, through the built CLI: a grpo stage with shaping exports the
+// per-turn estimator, the shaping agent loop and the sandbox service's bank
+// (seeded from the verified demonstrations upstream), and passes
+// mlepipe_verl.check in .venv/verl; the service's /shaping/plan gives an
+// episode's calls and the step's references, its /grade adds a verified
+// episode to the bank for later steps only, and a restarted service has the
+// bank it had.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { cp, mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { execa } from 'execa';
+import { parse, stringify } from 'yaml';
+import { referenceMessage } from '../../agents/shaping/spice.js';
+import { ROOT, cli, cliStart, outputsOf, readJsonl, tmpProject, waitFor } from '../helpers.js';
+
+const PY = join(ROOT, '.venv', 'verl', 'bin', 'python');
+
+const EXP = `name: shaped
+models:
+  tiny: { provider: openai, base_url: "http://127.0.0.1:9/v1", model: tiny-coder, path: Qwen/Qwen3-0.6B, api_key_env: TINY_KEY }
+stages:
+  tasks: { uses: generate, with: { seeds: mlebench-tabular, count: 2, samples: [50, 80], seed: 1 } }
+  verified: { uses: filter, needs: [tasks], with: { val: 0 } }
+  demos: { uses: eval, needs: [verified], with: { policy: scripted:linear, max_turns: 4, step_timeout: 60, seed: 3 } }
+  rl: { uses: grpo, needs: [verified, demos], with: { policy: tiny, trainer: verl-export, reward: sandmle-paper, steps: 2, batch_size: 2, group_size: 4, max_turns: 3, verl: { gpus_per_node: 8 }, shaping: { kind: spice, beta: 0.5, references: 2 } } }
+`;
+
+type Entry = { task_id: string; text: string; source: string; step: number };
+type Traj = { task_id: string; messages: { role: string; content: string }[]; turns: { action: string; code?: string }[]; submission: string | null; ended: string; scaffold: string; variables: { success: number } };
+
+const dir = await tmpProject({ 'e.yaml': EXP });
+const made = await cli(['run', 'e.yaml', '--only', 'rl'], { cwd: dir, env: { TINY_KEY: 'sk-test' } });
+const verl = made.exitCode === 0 ? join(await outputsOf(dir, 'rl'), 'verl') : '';
+
+async function serve() {
+  const p = cliStart(['sandbox', 'serve', '--export', verl], { cwd: dir });
+  let out = '';
+  p.stdout?.on('data', (c) => (out += c));
+  await waitFor(() => /listening on (http\S+)/.test(out), 60_000, 'the sandbox service to listen');
+  const url = /listening on (http\S+)/.exec(out)![1];
+  const post = async (path: string, body: unknown) => {
+    const r = await fetch(url + path, { method: 'POST', body: JSON.stringify(body) });
+    const json = (await r.json()) as Record<string, unknown>;
+    assert.is(r.status, 200, `${path}: ${JSON.stringify(json)}`);
+    return json;
+  };
+  return { post, stop: async () => (p.kill('SIGTERM'), await p.catch(() => {})) };
+}
+
+test('the export carries the estimator, the shaping loop and the bank, and passes verl checks', async () => {
+  assert.is(made.exitCode, 0, made.stderr);
+  const config = JSON.parse(await readFile(join(verl, 'shaping', 'config.json'), 'utf8'));
+  assert.equal(config, { kind: 'spice', beta: 0.5, references: 2, summaries: 'full', seed: 0 });
+  const demos = (await readJsonl(join(await outputsOf(dir, 'demos'), 'trajectories.jsonl'))) as Traj[];
+  const bank = (await readJsonl(join(verl, 'shaping', 'bank.jsonl'))) as Entry[];
+  assert.ok(
+    demos.some((t) => t.variables.success === 1),
+    'a verified demonstration to seed the bank with',
+  );
+  assert.is(bank.length, demos.filter((t) => t.variables.success === 1).length);
+  assert.ok(bank.every((e) => e.source === 'demonstration' && e.step === 0));
+  const loop = parse(await readFile(join(verl, 'agent_loop.yaml'), 'utf8')) as Array<{ shaping?: boolean }>;
+  assert.is(loop[0].shaping, true);
+  assert.match(await readFile(join(verl, 'trainer_overrides.yaml'), 'utf8'), 'algorithm.adv_estimator=mlepipe_turn');
+  assert.match(await readFile(join(verl, 'launch.sh'), 'utf8'), 'VERL_USE_EXTERNAL_MODULES\\": \\"mlepipe_verl.turn_credit');
+  const r = await execa(PY, ['-m', 'mlepipe_verl.check'], { cwd: verl, reject: false });
+  assert.is(r.exitCode, 0, r.stderr.slice(-3000));
+  const got = JSON.parse(r.stdout.trim().split('\n').pop()!) as { adv_estimator: string; shaping: boolean };
+  assert.equal([got.adv_estimator, got.shaping], ['mlepipe_turn', true]);
+  // The estimator without the loop that shapes: the check refuses it.
+  const copy = await mkdtemp(join(tmpdir(), 'verl-unshaped-'));
+  await cp(verl, copy, { recursive: true });
+  await writeFile(join(copy, 'agent_loop.yaml'), stringify(loop.map(({ shaping: _s, ...e }) => e)));
+  const bad = await execa(PY, ['-m', 'mlepipe_verl.check'], { cwd: copy, reject: false });
+  assert.is(bad.exitCode, 1, bad.stdout);
+  assert.match(bad.stderr, 'reads per-turn shaping the agent loop does not make');
+});
+
+test("the service plans an episode's calls against the step's references; a verified episode joins the bank for later steps, and stays after a restart", async () => {
+  assert.is(made.exitCode, 0, made.stderr);
+  const demos = (await readJsonl(join(await outputsOf(dir, 'demos'), 'trajectories.jsonl'))) as Traj[];
+  const t = demos.find((x) => x.variables.success === 1)!;
+  const seeded = ((await readJsonl(join(verl, 'shaping', 'bank.jsonl'))) as Entry[]).filter((e) => e.task_id === t.task_id);
+  // One more validation before the answer than the demonstration: a solution the bank does not hold yet.
+  const n = t.turns.length;
+  const episode = {
+    scaffold: 'react',
+    messages: [...t.messages.slice(0, -1), { role: 'assistant', content: '<think>Check again.</think>\n<validate>submission.csv</validate>' }, { role: 'user', content: 'valid' }, t.messages[t.messages.length - 1]],
+    turns: [...t.turns.slice(0, -1), { turn: n - 1, action: 'validate', format_ok: true, exit_code: null, timed_out: false, duration_ms: 1, observation: 'valid' }, { ...t.turns[n - 1], turn: n }],
+    submission: t.submission,
+    ended: 'answer',
+    step: 3,
+  };
+  const svc = await serve();
+  try {
+    const plan = (await svc.post('/shaping/plan', { task_id: t.task_id, step: 3, episode })) as { calls: { turn: number; category: string; prefix_chars: number; call_chars: number }[]; references: unknown[]; beta: number };
+    // Code and validation turns are calls; the answer is not.
+    assert.equal(
+      plan.calls.map((c) => [c.turn, c.category]),
+      episode.turns.flatMap((x, i) => (x.action === 'code' || x.action === 'validate' ? [[i, 'execution']] : [])),
+    );
+    assert.is(plan.calls.length, n);
+    // The offsets are the reply's characters as Python counts them.
+    const replies = episode.messages.filter((m) => m.role === 'assistant');
+    for (const c of plan.calls) assert.match([...replies[c.turn].content].slice(c.prefix_chars, c.prefix_chars + c.call_chars).join(''), /^(```|<validate>)/);
+    assert.equal(
+      plan.references,
+      seeded.map((e) => referenceMessage(e.text)),
+    );
+    assert.is(plan.beta, 0.5);
+
+    // Graded at step 3 (its code run again in a fresh session): verified, so the bank grows, tagged with the step.
+    const { session } = (await svc.post('/open', { task: t.task_id })) as { session: string };
+    for (const [i, x] of t.turns.entries()) if (x.action === 'code') await svc.post('/run', { session, code: x.code, turn: i, timeout_ms: 60_000 });
+    const graded = (await svc.post('/grade', { session, episode })) as { variables: { success: number } };
+    assert.is(graded.variables.success, 1);
+    const bank = (await readJsonl(join(verl, 'shaping', 'bank.jsonl'))) as Entry[];
+    const added = bank.filter((e) => e.source === 'rl');
+    assert.equal(
+      added.map((e) => [e.task_id, e.step]),
+      [[t.task_id, 3]],
+    );
+    assert.match(added[0].text, 'validated the submission format');
+    // Step 3 drew before it was verified; step 4 draws it.
+    const same = (await svc.post('/shaping/plan', { task_id: t.task_id, step: 3, episode })) as { references: unknown[] };
+    assert.is(same.references.length, seeded.length);
+    const next = (await svc.post('/shaping/plan', { task_id: t.task_id, step: 4, episode })) as { references: { content: string }[] };
+    assert.ok(next.references.some((m) => m.content.includes('validated the submission format')));
+    await svc.post('/shaping/record', { task_id: t.task_id, step: 4, scores: [{ turn: 0, category: 'execution', d: 0.25 }] });
+  } finally {
+    await svc.stop();
+  }
+  const again = await serve();
+  try {
+    const after = (await again.post('/shaping/plan', { task_id: t.task_id, step: 4, episode })) as { references: { content: string }[] };
+    assert.ok(
+      after.references.some((m) => m.content.includes('validated the submission format')),
+      'the bank as it was before the restart',
+    );
+  } finally {
+    await again.stop();
+  }
+  assert.equal(await readJsonl(join(verl, 'shaping', 'scores.jsonl')), [{ task_id: t.task_id, step: 4, scores: [{ turn: 0, category: 'execution', d: 0.25 }] }]);
+});
+
+test.run();
