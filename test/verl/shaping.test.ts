@@ -46,7 +46,7 @@ async function serve() {
     assert.is(r.status, 200, `${path}: ${JSON.stringify(json)}`);
     return json;
   };
-  return { post, stop: async () => (p.kill('SIGTERM'), await p.catch(() => {})) };
+  return { url, post, stop: async () => (p.kill('SIGTERM'), await p.catch(() => {})) };
 }
 
 test('the export carries the estimator, the shaping loop and the bank, and passes verl checks', async () => {
@@ -143,6 +143,37 @@ test("the service plans an episode's calls against the step's references; a veri
     await again.stop();
   }
   assert.equal(await readJsonl(join(verl, 'shaping', 'scores.jsonl')), [{ task_id: t.task_id, step: 4, scores: [{ turn: 0, category: 'execution', d: 0.25 }] }]);
+});
+
+test("the Python loop and the service together: each call scored against the service's references, its beta·d on the output", async () => {
+  assert.is(made.exitCode, 0, made.stderr);
+  const demos = (await readJsonl(join(await outputsOf(dir, 'demos'), 'trajectories.jsonl'))) as Traj[];
+  const task = demos.find((x) => x.variables.success === 1)!.task_id;
+  const svc = await serve();
+  let r;
+  try {
+    r = await execa(PY, [join(ROOT, 'test', 'verl', 'drive_shaped.py'), svc.url, task], { env: { MLEPIPE_SANDBOX_URL: svc.url }, reject: false });
+  } finally {
+    await svc.stop();
+  }
+  assert.is(r.exitCode, 0, r.stderr.slice(-3000));
+  const out = JSON.parse(r.stdout.trim().split('\n').pop()!) as { shaping: number[]; scored_requests: number; turns: string[] };
+  assert.equal(out.turns, ['code', 'code', 'answer']);
+  const records = (await readJsonl(join(verl, 'shaping', 'scores.jsonl'))) as { task_id: string; step: number; scores: { turn: number; d: number | null }[] }[];
+  const mine = records.filter((x) => x.task_id === task && x.step === 2);
+  assert.is(mine.length, 1);
+  const scores = mine[0].scores;
+  assert.equal(
+    scores.map((x) => x.turn),
+    [0, 1],
+  );
+  // The bank held one summary of the task: a plain and one reference branch per call.
+  assert.is(out.scored_requests, 4);
+  for (const x of scores) assert.ok(typeof x.d === 'number' && x.d > 0, JSON.stringify(x));
+  assert.equal(
+    out.shaping.map((v) => Number(v.toFixed(9))),
+    [0.5 * scores[0].d!, 0.5 * scores[1].d!, 0].map((v) => Number(v.toFixed(9))),
+  );
 });
 
 test.run();
