@@ -12,19 +12,32 @@
 // with the step whose weights sampled them; a step draws only from what
 // earlier steps verified, as the worker trainer adds a step's solutions after
 // its update.
+//
+// Without a written β, the first pilot_steps steps the job plans are the pilot:
+// their calls are scored and recorded but shaped by nothing (β is null in the
+// plan, so they train on the outcome alone), and the first plan of a later
+// step calibrates β from them (Eq. 8, calibrateBeta) into
+// shaping/calibration.json, which every later plan, and a restarted service,
+// uses. The worker trainer's pilot runs extra rollouts that are not trained on;
+// verl gives no hook before its first step, so here the pilot's steps train.
 import { appendFile, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { reduceSummary, SolutionBank, summarise, type BankEntry } from '../../agents/shaping/bank.js';
 import { toolCalls } from '../../agents/shaping/calls.js';
 import { referenceMessage } from '../../agents/shaping/spice.js';
 import type { TurnScore } from '../../agents/shaping/types.js';
+import { calibrateBeta, type Calibration } from '../../agents/shaping/returns.js';
+import { writeFileAtomic } from '../../core/fs.js';
 import type { EpisodeResult } from '../../agents/scaffolds/types.js';
 import type { TurnRecord } from '../../agents/scaffolds/types.js';
 
 /** shaping/config.json of an export. */
 export interface ShapingConfig {
   kind: 'spice';
-  beta: number;
+  /** β as written; absent: the pilot calibrates it to kappa on the job's first pilot_steps steps. */
+  beta?: number;
+  kappa?: number | [number, number];
+  pilot_steps?: number;
   /** K: references drawn per task and step. */
   references: number;
   summaries: 'full' | 'reduced';
@@ -34,8 +47,8 @@ export interface ShapingConfig {
 
 export interface ServiceShaping {
   readonly config: ShapingConfig;
-  /** The episode's tool calls (history, where the call sits in the reply) and the step's reference messages. */
-  plan(taskId: string, step: number, ep: EpisodeResult): unknown;
+  /** The episode's tool calls (history, where the call sits in the reply), the step's reference messages and β (null in the pilot). */
+  plan(taskId: string, step: number, ep: EpisodeResult): Promise<unknown>;
   /** A graded episode: its summary joins the bank when it is verified. */
   graded(taskId: string, step: number, ep: EpisodeResult, verified: boolean): Promise<void>;
   /** The loop's scores of one episode, for the step's metrics (shaping/scores.jsonl). */
@@ -62,10 +75,39 @@ export async function openShaping(dir: string): Promise<ServiceShaping | undefin
   const bankFile = join(dir, 'shaping', 'bank.jsonl');
   const bank = new SolutionBank(await readLines<BankEntry>(bankFile));
   const scoresFile = join(dir, 'shaping', 'scores.jsonl');
+  const calibrationFile = join(dir, 'shaping', 'calibration.json');
+  const pilotFile = join(dir, 'shaping', 'pilot.json');
+  let calibration = JSON.parse(await readFile(calibrationFile, 'utf8').catch(() => 'null')) as Calibration | null;
+  let pilot = JSON.parse(await readFile(pilotFile, 'utf8').catch(() => 'null')) as { first_step: number } | null;
+  /** β for a step's plan: as written, calibrated, or null while the step is one of the pilot's. */
+  const betaFor = async (step: number): Promise<number | null> => {
+    if (config.beta !== undefined) return config.beta;
+    if (calibration) return calibration.beta;
+    if (!pilot) {
+      pilot = { first_step: step };
+      await writeFileAtomic(pilotFile, JSON.stringify(pilot) + '\n');
+    }
+    const last = pilot.first_step + (config.pilot_steps ?? 1) - 1;
+    if (step <= last) return null;
+    const scores = [...(await shapingRecords(dir))].filter(([k]) => k >= pilot!.first_step && k <= last).flatMap(([, list]) => list);
+    const cal = calibrateBeta(
+      scores.flatMap((t) => (t.d === null ? [] : [t.d])),
+      config.kappa ?? [0.05, 0.3],
+    );
+    if (!cal) {
+      const why = (r: string) => scores.filter((t) => t.reason === r).length;
+      throw new Error(
+        `the pilot (steps ${pilot.first_step}–${last}) scored no tool call (${scores.length} calls, ${why('no-reference')} without a reference, ${why('overflow')} over the context; ${bank.size()} summaries in the bank): nothing to calibrate beta on; give shaping.beta, or demonstrations with verified solutions in needs:`,
+      );
+    }
+    calibration = cal;
+    await writeFileAtomic(calibrationFile, JSON.stringify(cal, null, 1) + '\n');
+    return cal.beta;
+  };
   return {
     config,
     bank: () => bank,
-    plan(taskId, step, ep) {
+    async plan(taskId, step, ep) {
       // What step `step` may draw from: the demonstrations and what earlier steps verified.
       const visible = new SolutionBank(bank.entries().filter((e) => e.source === 'demonstration' || e.step < step));
       const drawn = visible.draw(taskId, config.references, `${config.seed}:${step}`);
@@ -77,7 +119,7 @@ export async function openShaping(dir: string): Promise<ServiceShaping | undefin
         prefix_chars: codePoints(c.prefix),
         call_chars: codePoints(c.call),
       }));
-      return { calls, references: texts.map(referenceMessage), beta: config.beta, drawn: drawn.map((e) => e.from) };
+      return { calls, references: texts.map(referenceMessage), beta: await betaFor(step), drawn: drawn.map((e) => e.from) };
     },
     async graded(taskId, step, ep, verified) {
       if (!verified) return;
@@ -95,4 +137,11 @@ export async function shapingRecords(dir: string): Promise<Map<number, TurnScore
   const out = new Map<number, TurnScore[]>();
   for (const r of await readLines<{ step: number; scores: TurnScore[] }>(join(dir, 'shaping', 'scores.jsonl'))) out.set(r.step, [...(out.get(r.step) ?? []), ...r.scores]);
   return out;
+}
+
+/** The pilot's calibration and its first step, when the job calibrated β (shaping/calibration.json, pilot.json). */
+export async function shapingCalibration(dir: string): Promise<(Calibration & { first_step: number }) | undefined> {
+  const read = async <T>(name: string) => JSON.parse(await readFile(join(dir, 'shaping', name), 'utf8').catch(() => 'null')) as T | null;
+  const [cal, pilot] = [await read<Calibration>('calibration.json'), await read<{ first_step: number }>('pilot.json')];
+  return cal && pilot ? { ...cal, first_step: pilot.first_step } : undefined;
 }

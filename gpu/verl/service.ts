@@ -128,7 +128,7 @@ export async function startSandboxService(o: ServiceOptions): Promise<SandboxSer
       if (!o.shaping) throw new BadRequest('this export shapes no turns (no shaping/config.json)');
       const ep = body.episode as EpisodeResult | undefined;
       if (!ep || !Array.isArray(ep.turns) || !Array.isArray(ep.messages)) throw new BadRequest('shaping/plan needs the episode (turns, messages)');
-      return o.shaping.plan(String(body.task_id ?? ''), Number(body.step ?? 0), ep);
+      return await o.shaping.plan(String(body.task_id ?? ''), Number(body.step ?? 0), ep);
     },
     '/shaping/record': async (body) => {
       if (!o.shaping) throw new BadRequest('this export shapes no turns (no shaping/config.json)');

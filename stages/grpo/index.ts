@@ -55,9 +55,9 @@ function shapingIssues(p: GrpoParams, models: Parameters<typeof parsePolicy>[1])
   const verl = p.trainer === 'verl' || p.trainer === 'verl-export';
   if (verl && p.scaffold === 'mlab') out.push({ param: ['scaffold'], message: `the verl agent loop runs the ReAct scaffold only; scaffold: mlab (its actions and tools) trains on trainer: worker`, also: ['trainer'] });
   if (s.kind === 'none') return out;
-  if (verl) return [...out, ...verlShapingIssues(s)];
   if (s.beta !== undefined && s.kappa !== undefined) out.push({ param: ['shaping', 'beta'], message: 'give beta (as written) or kappa (a pilot calibrates beta to it), not both' });
   if (Array.isArray(s.kappa) && s.kappa[0] > s.kappa[1]) out.push({ param: ['shaping', 'kappa'], message: `the range [${s.kappa.join(', ')}] is empty: write [low, high]` });
+  if (verl) return [...out, ...verlShapingIssues(s)];
   if (s.scorer === 'worker') {
     if (p.trainer !== 'worker') out.push({ param: ['shaping', 'scorer'], message: "scorer: worker scores with the policy's own trainer worker, so it needs trainer: worker; name a models: entry to score a template policy's turns", also: ['trainer'] });
   } else if (!models[s.scorer]) {
@@ -83,11 +83,10 @@ function shapingIssues(p: GrpoParams, models: Parameters<typeof parsePolicy>[1])
  * model beside the job stays on the worker trainer.
  */
 function verlShapingIssues(s: ShapingParams): ParamIssue[] {
+  // β's pilot runs inside the job (gpu/verl/service-shaping.ts): its first pilot_steps steps.
   const out: ParamIssue[] = [];
   const on = (param: string, message: string) => out.push({ param: ['shaping', param], message, also: ['trainer'] });
   if (s.kind === 'tips') on('kind', "the verl agent loop scores SPICE's calls; TIPS's potential over the post-interaction history trains on trainer: worker or template");
-  if (s.beta === undefined) on('beta', 'on verl, write beta: the pilot that calibrates it to kappa runs the initial weights before step 1, where verl gives no hook; calibrate on trainer: worker and write its beta here');
-  if (s.kappa !== undefined) on('kappa', 'on verl, write beta: no pilot runs there to calibrate it to kappa');
   if (s.shuffle) on('shuffle', "the shuffle control permutes scores across a step's whole batch; the verl agent loop scores each episode alone");
   if (s.summarizer !== undefined) on('summarizer', "on verl the sandbox service writes the bank's summaries from each verified episode's record; a summarizer model trains on trainer: worker");
   if (s.scorer !== 'worker') on('scorer', "on verl the job's own rollout servers score the calls (the weights that sampled them); leave scorer: out");

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { writeVerlExport, type ExportOptions, type ExportTask } from '../../gpu/verl/export.js';
 import { verlCurve } from '../../gpu/verl/metrics.js';
 import { startSandboxService } from '../../gpu/verl/service.js';
-import { openShaping, shapingRecords } from '../../gpu/verl/service-shaping.js';
+import { openShaping, shapingCalibration, shapingRecords } from '../../gpu/verl/service-shaping.js';
 import { verlShapingCurve } from './verl-shaping.js';
 import type { StageContext, StageResult } from '../contract.js';
 import { starterScore } from '../eval/tasks.js';
@@ -56,13 +56,26 @@ export async function runVerl(ctx: StageContext<GrpoParams>, train: readonly Exp
   const raw = existsSync(join(resultsDir, 'metrics.jsonl')) ? await readFile(join(resultsDir, 'metrics.jsonl'), 'utf8') : '';
   const curve = verlCurve(raw);
   // The loop's per-call scores, recorded by the service step by step, join the curve at their steps.
+  const calibration = o.shaping ? await shapingCalibration(exportDir) : undefined;
   if (o.shaping) {
-    const byStep = verlShapingCurve(await shapingRecords(exportDir), o.shaping.config.beta);
+    const written = o.shaping.config.beta;
+    const pilotEnd = calibration ? calibration.first_step + (o.shaping.config.pilot_steps ?? 1) - 1 : Infinity;
+    const byStep = verlShapingCurve(await shapingRecords(exportDir), (step) => written ?? (calibration && step > pilotEnd ? calibration.beta : 0));
     for (const row of curve) Object.assign(row, byStep.get(Number(row.step)) ?? {});
+    if (calibration) await writeFile(join(ctx.outDir, 'calibration.json'), JSON.stringify(calibration, null, 1) + '\n');
   }
   await writeFile(join(ctx.outDir, 'metrics.jsonl'), curve.map((m) => JSON.stringify(m)).join('\n') + (curve.length ? '\n' : ''));
   await writeFile(join(ctx.outDir, 'rows.json'), JSON.stringify({ curve }, null, 1) + '\n');
   await writeFile(join(ctx.outDir, 'job.json'), JSON.stringify(job) + '\n');
   const last = curve[curve.length - 1];
-  return { metrics: { steps: curve.length, reward_first: curve[0]?.reward_mean ?? null, reward_last: last?.reward_mean ?? null, valid_last: last?.valid_rate ?? null, entropy_last: last?.entropy ?? null } };
+  return {
+    metrics: {
+      steps: curve.length,
+      reward_first: curve[0]?.reward_mean ?? null,
+      reward_last: last?.reward_mean ?? null,
+      valid_last: last?.valid_rate ?? null,
+      entropy_last: last?.entropy ?? null,
+      ...(calibration ? { beta: calibration.beta, pilot_turns: calibration.turns } : {}),
+    },
+  };
 }

@@ -1,7 +1,7 @@
 // SPICE on verl: what the export carries for the sandbox service (its
 // settings and the bank the demonstrations upstream start it with), and the
 // per-step shaping metrics read back from what the agent loop recorded there.
-// The checks in index.ts keep the rest (β's pilot, the shuffle control, a
+// The checks in index.ts keep the rest (TIPS, the shuffle control, a
 // summarizer model) to the worker trainer.
 import type { ShapingConfig } from '../../gpu/verl/service-shaping.js';
 import type { BankEntry } from '../../agents/shaping/bank.js';
@@ -9,17 +9,21 @@ import type { TurnScore } from '../../agents/shaping/types.js';
 import type { StageContext } from '../contract.js';
 import type { TaskRef } from '../eval/tasks.js';
 import type { GrpoParams } from './index.js';
-import { openSummaries, seedBank, shapingMetrics } from './shaping.js';
+import { DEFAULT_KAPPA, openSummaries, seedBank, shapingMetrics } from './shaping.js';
 
 export async function verlShaping(ctx: StageContext<GrpoParams>, p: GrpoParams, train: readonly TaskRef[]): Promise<{ config: ShapingConfig; bank: BankEntry[] }> {
   const s = p.shaping;
   // Procedural summaries only (the check refuses a summarizer on verl), so nothing is started here.
   const bank = await seedBank(ctx as StageContext<unknown>, train, openSummaries(ctx as StageContext<unknown>, { ...s, summarizer: undefined }, train));
   ctx.log(`solution bank for the verl job: ${bank.size()} demonstration summaries over ${new Set(bank.entries().map((e) => e.task_id)).size} tasks`);
-  return { config: { kind: 'spice', beta: s.beta!, references: s.references, summaries: s.summaries, seed: p.seed }, bank: bank.entries() };
+  const beta = s.beta !== undefined ? { beta: s.beta } : { kappa: s.kappa ?? DEFAULT_KAPPA, pilot_steps: s.pilot_steps };
+  return { config: { kind: 'spice', ...beta, references: s.references, summaries: s.summaries, seed: p.seed }, bank: bank.entries() };
 }
 
-/** Each step's shaping metrics (as the worker trainer's curve has them), from the loop's records. */
-export function verlShapingCurve(records: ReadonlyMap<number, readonly TurnScore[]>, beta: number): Map<number, Record<string, number | null>> {
-  return new Map([...records].map(([step, scores]) => [step, shapingMetrics(scores, beta)]));
+/**
+ * Each step's shaping metrics (as the worker trainer's curve has them), from the loop's records, with the
+ * β the step was shaped by: 0 for the pilot's steps, which were scored and not shaped.
+ */
+export function verlShapingCurve(records: ReadonlyMap<number, readonly TurnScore[]>, beta: (step: number) => number): Map<number, Record<string, number | null>> {
+  return new Map([...records].map(([step, scores]) => [step, shapingMetrics(scores, beta(step))]));
 }

@@ -6,8 +6,9 @@ task on that cluster, with the export as the job's working directory.
 
     python drive.py EXPORT_DIR TOKENIZER_DIR TASK_ID... [--ray ADDRESS]
 
-The tokenizer is a tiny BPE trained here (no download): verl's agent loop
-tokenises the conversation with it to build the token record."""
+The tokenizer is a tiny BPE trained here under Qwen3's chat template (no
+download): verl's agent loop tokenises the conversation with it to build the
+token record, with verl's Qwen3 token builder."""
 
 import asyncio
 import json
@@ -16,18 +17,11 @@ import sys
 
 
 def train_tokenizer(path):
-    from tokenizers import Tokenizer, models, pre_tokenizers, decoders, trainers
-    from transformers import PreTrainedTokenizerFast
+    """A tokenizer trained here under Qwen3's real chat template (gpu/verl/tests/harness.py), saved for the loop to load."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "gpu", "verl", "tests"))
+    from harness import train_tokenizer as trained
 
-    tok = Tokenizer(models.BPE(unk_token=None))
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tok.decoder = decoders.ByteLevel()
-    special = ["<|im_start|>", "<|im_end|>", "<|endoftext|>"]
-    corpus = ["import pandas as pd\ns = pd.read_csv('sample_submission.csv')\n", "<think>plan</think> ```python\nprint(1)\n```", "exit code 0 timed out submission.csv"] * 20
-    tok.train_from_iterator(corpus, trainers.BpeTrainer(vocab_size=400, special_tokens=special, initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
-    fast = PreTrainedTokenizerFast(tokenizer_object=tok, eos_token="<|im_end|>", pad_token="<|endoftext|>")
-    fast.chat_template = "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
-    fast.save_pretrained(path)
+    trained("qwen3").save_pretrained(path)
 
 
 def compose(export_dir):
@@ -63,7 +57,7 @@ def episode(export_dir, tokenizer_dir, row):
     config = compose(export_dir)
     entry = {e.name: e for e in OmegaConf.load(config.actor_rollout_ref.rollout.agent.agent_loop_config_path)}[row["agent_name"]]
     loop = instantiate(
-        entry, trainer_config=DictConfigWrap(config=config), server_manager=None, tokenizer=AutoTokenizer.from_pretrained(tokenizer_dir), processor=None, hf_model_type=None, dataset_cls=None, data_config=DictConfigWrap(config.data), tools=ToolListWrap([])
+        entry, trainer_config=DictConfigWrap(config=config), server_manager=None, tokenizer=AutoTokenizer.from_pretrained(tokenizer_dir), processor=None, hf_model_type="qwen3", dataset_cls=None, data_config=DictConfigWrap(config.data), tools=ToolListWrap([])
     )
     out = asyncio.run(loop.run({"temperature": 1.0, "top_p": 1.0}, raw_prompt=row["prompt"], extra_info=row["extra_info"], data_source=row["data_source"]))
     return {"prompt_ids": len(out.prompt_ids), "response_ids": len(out.response_ids), "mask_ones": sum(out.response_mask), "extra_fields": out.extra_fields}

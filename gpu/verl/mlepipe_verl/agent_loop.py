@@ -86,4 +86,6 @@ class MlepipeReactAgentLoop(AgentLoopBase):
         max_len = self.rollout_config.prompt_length + self.rollout_config.response_length
         scores = await score_episode(self.server_manager, self.continuous_token_builder, self.tokenizer, model, plan, max_len)
         await call(self.service.shaping_record, episode, scores)
-        return shaping_per_reply(scores, float(plan["beta"]), len(turn_spans_list(model.mask)))
+        # β is null while the service's pilot calibrates it: the calls are scored and recorded, nothing is shaped.
+        beta = plan.get("beta")
+        return shaping_per_reply(scores, 0.0 if beta is None else float(beta), len(turn_spans_list(model.mask)))

@@ -112,6 +112,14 @@ class TurnScoresTest(unittest.TestCase):
         self.assertAlmostEqual(out.mlepipe_turn_shaping[0], 2.0 * scores[0]["d"], places=9)
         self.assertEqual(out.mlepipe_turn_shaping[2], 0.0)
 
+    def test_a_pilot_step_scores_and_shapes_nothing(self):
+        # β is null while the service's pilot calibrates it: the calls are scored and recorded.
+        _, _, loop = loop_with([REFERENCE])
+        loop.service.beta = None
+        out = run(loop, PROMPT)
+        self.assertTrue(all(s["d"] is not None for s in loop.service.recorded[0][1]))
+        self.assertEqual(out.mlepipe_turn_shaping, [0.0, 0.0, 0.0])
+
     def test_no_reference_and_overflow_leave_calls_unscored(self):
         _, server, loop = loop_with([])
         out = run(loop, PROMPT)

@@ -1,0 +1,74 @@
+// The sandbox service's β pilot for SPICE on verl (service-shaping.ts): the first pilot_steps steps plan
+// with β null (scored, not shaped), the first plan of a later step calibrates β from their recorded scores
+// as the worker's pilot does (calibrateBeta), and a reopened service keeps it; a pilot that scored nothing
+// says why instead of shaping by a β it cannot know.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { calibrateBeta } from '../../agents/shaping/returns.js';
+import type { EpisodeResult } from '../../agents/scaffolds/types.js';
+import { openShaping, shapingCalibration } from './service-shaping.js';
+
+const EPISODE = {
+  scaffold: 'react',
+  messages: [
+    { role: 'system', content: 'Solve the task.' },
+    { role: 'user', content: 'The task.' },
+    { role: 'assistant', content: '<think>Look.</think>\n```python\nprint(1)\n```' },
+    { role: 'user', content: 'exit code 0' },
+  ],
+  turns: [{ turn: 0, action: 'code', code: 'print(1)', format_ok: true, exit_code: 0, timed_out: false, duration_ms: 1, observation: 'exit code 0' }],
+  submission: null,
+  ended: 'max_turns',
+} as unknown as EpisodeResult;
+
+async function exportDir(bank: string): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'mlepipe-shaping-'));
+  await mkdir(join(dir, 'shaping'));
+  await writeFile(join(dir, 'shaping', 'config.json'), JSON.stringify({ kind: 'spice', kappa: [0.1, 0.3], pilot_steps: 2, references: 2, summaries: 'full', seed: 0 }));
+  await writeFile(join(dir, 'shaping', 'bank.jsonl'), bank);
+  return dir;
+}
+
+const DEMO = JSON.stringify({ task_id: 't1', text: 'A verified solution of t1: it (1) ran code (fit()).', source: 'demonstration', step: 0, from: 'd#0', writer: 'procedural' }) + '\n';
+
+test('the first pilot_steps steps are the pilot; the next step calibrates beta from their scores, kept across a restart', async () => {
+  const dir = await exportDir(DEMO);
+  const s = (await openShaping(dir))!;
+  const beta = async (step: number) => ((await s.plan('t1', step, EPISODE)) as { beta: number | null }).beta;
+  assert.is(await beta(3), null);
+  await s.record('t1', 3, [{ turn: 0, category: 'execution', d: 0.2 }]);
+  assert.is(await beta(4), null);
+  await s.record('t1', 4, [
+    { turn: 0, category: 'execution', d: -0.6 },
+    { turn: 1, category: 'execution', d: null, reason: 'overflow' },
+  ]);
+  const want = calibrateBeta([0.2, -0.6], [0.1, 0.3])!.beta;
+  assert.ok(Math.abs(want - 0.5) < 1e-3, `β = 0.2 / mean|d| = ${want}`);
+  assert.is(await beta(5), want);
+  // Scores recorded later change nothing: β is fixed once calibrated.
+  await s.record('t1', 5, [{ turn: 0, category: 'execution', d: 5 }]);
+  assert.is(await beta(6), want);
+  const again = (await openShaping(dir))!;
+  assert.is(((await again.plan('t1', 7, EPISODE)) as { beta: number }).beta, want);
+  const cal = await shapingCalibration(dir);
+  assert.equal([cal?.first_step, cal?.turns, cal?.beta], [3, 2, want]);
+  assert.equal(JSON.parse(await readFile(join(dir, 'shaping', 'calibration.json'), 'utf8')).turns, 2);
+});
+
+test('a pilot without a scored call fails the next plan with the reason', async () => {
+  const s = (await openShaping(await exportDir('')))!;
+  await s.plan('t1', 1, EPISODE);
+  await s.record('t1', 1, [{ turn: 0, category: 'execution', d: null, reason: 'no-reference' }]);
+  await s.record('t1', 2, [{ turn: 0, category: 'execution', d: null, reason: 'no-reference' }]);
+  try {
+    await s.plan('t1', 3, EPISODE);
+    assert.unreachable('a pilot with nothing scored gave a beta');
+  } catch (err) {
+    assert.match((err as Error).message, 'the pilot (steps 1–2) scored no tool call (2 calls, 2 without a reference, 0 over the context; 0 summaries in the bank)');
+  }
+});
+
+test.run();
