@@ -1,13 +1,14 @@
 // The sandbox service's β pilot for SPICE on verl (service-shaping.ts): the first pilot_steps steps plan
 // with β null (scored, not shaped), the first plan of a later step calibrates β from their recorded scores
 // as the worker's pilot does (calibrateBeta), and a reopened service keeps it; a pilot that scored nothing
-// says why instead of shaping by a β it cannot know.
+// says why instead of shaping by a β it cannot know; a TIPS plan carries what its potential scores.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { calibrateBeta } from '../../agents/shaping/returns.js';
+import { TIPS_REQUEST } from '../../agents/shaping/tips.js';
 import type { EpisodeResult } from '../../agents/scaffolds/types.js';
 import { openShaping, shapingCalibration } from './service-shaping.js';
 
@@ -56,6 +57,17 @@ test('the first pilot_steps steps are the pilot; the next step calibrates beta f
   const cal = await shapingCalibration(dir);
   assert.equal([cal?.first_step, cal?.turns, cal?.beta], [3, 2, want]);
   assert.equal(JSON.parse(await readFile(join(dir, 'shaping', 'calibration.json'), 'utf8')).turns, 2);
+});
+
+test("a TIPS plan carries the summaries, the request and each call's history after its observation", async () => {
+  const dir = await exportDir(DEMO);
+  await writeFile(join(dir, 'shaping', 'config.json'), JSON.stringify({ kind: 'tips', beta: 0.3, references: 2, summaries: 'full', seed: 0 }));
+  const plan = (await (await openShaping(dir))!.plan('t1', 1, EPISODE)) as { kind: string; summaries: string[]; request: unknown; references?: unknown; beta: number; calls: { turn: number; history: unknown[]; after: unknown[] }[] };
+  assert.equal([plan.kind, plan.summaries, plan.request, plan.references, plan.beta], ['tips', ['A verified solution of t1: it (1) ran code (fit()).'], TIPS_REQUEST, undefined, 0.3]);
+  assert.equal(
+    plan.calls.map((c) => [c.turn, c.history.length, c.after.length]),
+    [[0, 2, 4]],
+  );
 });
 
 test('a pilot without a scored call fails the next plan with the reason', async () => {

@@ -25,6 +25,7 @@ import { join } from 'node:path';
 import { reduceSummary, SolutionBank, summarise, type BankEntry } from '../../agents/shaping/bank.js';
 import { toolCalls } from '../../agents/shaping/calls.js';
 import { referenceMessage } from '../../agents/shaping/spice.js';
+import { TIPS_REQUEST } from '../../agents/shaping/tips.js';
 import type { TurnScore } from '../../agents/shaping/types.js';
 import { calibrateBeta, type Calibration } from '../../agents/shaping/returns.js';
 import { writeFileAtomic } from '../../core/fs.js';
@@ -33,7 +34,7 @@ import type { TurnRecord } from '../../agents/scaffolds/types.js';
 
 /** shaping/config.json of an export. */
 export interface ShapingConfig {
-  kind: 'spice';
+  kind: 'spice' | 'tips';
   /** β as written; absent: the pilot calibrates it to kappa on the job's first pilot_steps steps. */
   beta?: number;
   kappa?: number | [number, number];
@@ -118,8 +119,13 @@ export async function openShaping(dir: string): Promise<ServiceShaping | undefin
         history: c.history,
         prefix_chars: codePoints(c.prefix),
         call_chars: codePoints(c.call),
+        // TIPS: the history after the call's observation, where the potential is taken again.
+        ...(config.kind === 'tips' ? { after: c.after } : {}),
       }));
-      return { calls, references: texts.map(referenceMessage), beta: await betaFor(step), drawn: drawn.map((e) => e.from) };
+      const beta = await betaFor(step);
+      // SPICE scores each call after a reference message; TIPS scores the references themselves, after a request.
+      const refs = config.kind === 'tips' ? { summaries: texts, request: TIPS_REQUEST } : { references: texts.map(referenceMessage) };
+      return { kind: config.kind, calls, ...refs, beta, drawn: drawn.map((e) => e.from) };
     },
     async graded(taskId, step, ep, verified) {
       if (!verified) return;

@@ -9,6 +9,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { shapedAdvantages, shapedRewards } from '../../agents/shaping/returns.js';
 import { spiceScore } from '../../agents/shaping/spice.js';
+import { tipsPotential } from '../../agents/shaping/tips.js';
 import type { TurnScore } from '../../agents/shaping/types.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -42,7 +43,7 @@ test('the verl estimator and the worker path agree turn by turn on three-turn gr
   assert.ok(advantages.flat().some((x) => x !== 0));
 });
 
-test("the agent loop's d (turn_scores.spice_d) is spiceScore's on the same log-probabilities", async () => {
+test("the agent loop's d (turn_scores.spice_d) and TIPS potential are spiceScore's and tipsPotential's on the same log-probabilities", async () => {
   const plain = [-1.25, -0.5, -2];
   const conditioned = [
     [-1, -0.25, -1.5],
@@ -54,6 +55,9 @@ test("the agent loop's d (turn_scores.spice_d) is spiceScore's on the same log-p
   const d = Number(run.stdout.trim().split('\n').pop());
   assert.ok(Math.abs(d - spiceScore(conditioned, plain)) < 1e-12, `${d} vs ${spiceScore(conditioned, plain)}`);
   assert.ok(Math.abs(d) > 0.1);
+  const tips = await execa(python, ['-c', `import sys\nsys.path.insert(0, '.')\nfrom mlepipe_verl.turn_scores import tips_potential\nprint(tips_potential(${JSON.stringify(conditioned)}))`], { cwd: join(root, 'gpu', 'verl'), reject: false, all: true });
+  assert.is(tips.exitCode, 0, tips.all);
+  assert.ok(Math.abs(Number(tips.stdout.trim()) - tipsPotential(conditioned)) < 1e-12);
 });
 
 test.run();

@@ -78,7 +78,7 @@ function shapingIssues(p: GrpoParams, models: Parameters<typeof parsePolicy>[1])
 }
 
 /**
- * SPICE on verl: the agent loop scores each episode's calls on the job's own rollout servers, and the
+ * SPICE and TIPS on verl: the agent loop scores each episode's calls on the job's own rollout servers, and the
  * sandbox service keeps the bank (gpu/verl/service-shaping.ts). What needs the whole step's batch or a
  * model beside the job stays on the worker trainer.
  */
@@ -86,7 +86,6 @@ function verlShapingIssues(s: ShapingParams): ParamIssue[] {
   // β's pilot runs inside the job (gpu/verl/service-shaping.ts): its first pilot_steps steps.
   const out: ParamIssue[] = [];
   const on = (param: string, message: string) => out.push({ param: ['shaping', param], message, also: ['trainer'] });
-  if (s.kind === 'tips') on('kind', "the verl agent loop scores SPICE's calls; TIPS's potential over the post-interaction history trains on trainer: worker or template");
   if (s.shuffle) on('shuffle', "the shuffle control permutes scores across a step's whole batch; the verl agent loop scores each episode alone");
   if (s.summarizer !== undefined) on('summarizer', "on verl the sandbox service writes the bank's summaries from each verified episode's record; a summarizer model trains on trainer: worker");
   if (s.scorer !== 'worker') on('scorer', "on verl the job's own rollout servers score the calls (the weights that sampled them); leave scorer: out");

@@ -78,7 +78,7 @@ export async function run(ctx: StageContext<GrpoParams>): Promise<StageResult | 
       checkpointEvery: p.checkpoint_every,
       evalEvery: p.eval_every,
       loggers: ctx.tracking?.logger,
-      ...(p.shaping.kind === 'spice' ? { shaping: await verlShaping(ctx, p, train) } : {}),
+      ...(p.shaping.kind !== 'none' ? { shaping: await verlShaping(ctx, p, train) } : {}),
     };
     if (p.trainer === 'verl') return (await import('./verl-run.js')).runVerl(ctx, train, val, options);
     const files = await writeVerlExport(join(ctx.outDir, 'verl'), train, val, options);

@@ -1,8 +1,8 @@
-// SPICE on verl: what the export carries for the sandbox service (its
+// SPICE and TIPS on verl: what the export carries for the sandbox service (its
 // settings and the bank the demonstrations upstream start it with), and the
 // per-step shaping metrics read back from what the agent loop recorded there.
-// The checks in index.ts keep the rest (TIPS, the shuffle control, a
-// summarizer model) to the worker trainer.
+// The checks in index.ts keep the rest (the shuffle control, a summarizer
+// model) to the worker trainer.
 import type { ShapingConfig } from '../../gpu/verl/service-shaping.js';
 import type { BankEntry } from '../../agents/shaping/bank.js';
 import type { TurnScore } from '../../agents/shaping/types.js';
@@ -17,7 +17,7 @@ export async function verlShaping(ctx: StageContext<GrpoParams>, p: GrpoParams, 
   const bank = await seedBank(ctx as StageContext<unknown>, train, openSummaries(ctx as StageContext<unknown>, { ...s, summarizer: undefined }, train));
   ctx.log(`solution bank for the verl job: ${bank.size()} demonstration summaries over ${new Set(bank.entries().map((e) => e.task_id)).size} tasks`);
   const beta = s.beta !== undefined ? { beta: s.beta } : { kappa: s.kappa ?? DEFAULT_KAPPA, pilot_steps: s.pilot_steps };
-  return { config: { kind: 'spice', ...beta, references: s.references, summaries: s.summaries, seed: p.seed }, bank: bank.entries() };
+  return { config: { kind: s.kind === 'tips' ? 'tips' : 'spice', ...beta, references: s.references, summaries: s.summaries, seed: p.seed }, bank: bank.entries() };
 }
 
 /**

@@ -1,5 +1,5 @@
-"""SPICE inside verl's agent loop (MLToolBench Eq. 1), scored by the rollout
-servers on the weights that sampled the episode (π_old).
+"""SPICE (MLToolBench Eq. 1) and TIPS inside verl's agent loop, scored by the
+rollout servers on the weights that sampled the episode (π_old).
 
 After an episode, each tool call the sandbox service found in it (its
 /shaping/plan: which replies are calls, where the call sits in the reply, the
@@ -18,7 +18,11 @@ d = 1/(K|a|) Σ_k Σ_u [log q(a_u | h, c_k, a_<u) − log q(a_u | h, a_<u)], the
 formula of agents/shaping/spice.ts (turn-credit.test.ts compares the two). A
 branch longer than the servers' context is left out of the mean; when the plain
 branch or every reference branch overflows, or the task has no reference, the
-call is unscored (null, zero shaping), with the reason counted."""
+call is unscored (null, zero shaping), with the reason counted.
+
+TIPS takes the same path with its potential: the references are scored as a
+reply after the history and a request (tips_scores), before each call and
+after its observation."""
 
 from uuid import uuid4
 
@@ -77,10 +81,44 @@ def spice_d(conditioned, plain):
     return sum(means) / len(means)
 
 
+def tips_potential(per_summary):
+    """Φ(h): each summary's mean token log-probability, averaged over summaries (agents/shaping/tips.ts)."""
+    return sum(sum(lp) / len(lp) for lp in per_summary) / len(per_summary)
+
+
+async def tips_scores(server, builder, tokenizer, plan, max_len):
+    """TIPS on each call: Φ after its observation minus Φ before the call, Φ(h) the likelihood of the
+    references after h and the plan's request. The references are text written by the bank, not
+    sampled, so they are tokenised here. One potential per history length, shared by neighbouring calls."""
+    summaries = plan.get("summaries") or []
+    calls = plan.get("calls", [])
+    if not summaries:
+        return [{"turn": c["turn"], "category": c["category"], "d": None, "reason": "no-reference"} for c in calls]
+    encoded = [tokenizer.encode(t, add_special_tokens=False) for t in summaries]
+    potentials = {}
+
+    async def potential(history):
+        key = len(history)
+        if key not in potentials:
+            context = builder.build_initial_tokens(history + [plan["request"]])
+            rows = [await call_logprobs(server, context, ids, (0, len(ids)), max_len) for ids in encoded]
+            potentials[key] = None if any(r is None or not r for r in rows) else tips_potential(rows)
+        return potentials[key]
+
+    out = []
+    for c in calls:
+        before, after = await potential(c["history"]), await potential(c["after"])
+        base = {"turn": c["turn"], "category": c["category"]}
+        out.append({**base, "d": None, "reason": "overflow"} if before is None or after is None else {**base, "d": after - before})
+    return out
+
+
 async def score_episode(server, builder, tokenizer, record, plan, max_len):
     """One TurnScore per call of the plan: {turn, category, d, reason?}. `record` is the
     episode's token record (models.TokenRecord); a reply outside it (after context pruning
     closed it) is unscored."""
+    if plan.get("kind") == "tips":
+        return await tips_scores(server, builder, tokenizer, plan, max_len)
     spans = turn_spans_list(record.mask)
     refs = plan.get("references") or []
     out = []

@@ -1,4 +1,4 @@
-"""SPICE scored inside the agent loop (mlepipe_verl/turn_scores.py) against a
+"""SPICE and TIPS scored inside the agent loop (mlepipe_verl/turn_scores.py) against a
 rollout server whose prompt log-probabilities come from a fixed table over
 token ids, under Qwen3's real chat template with a tokenizer trained here:
 the d of each call equals the table's value worked out from the call's own
@@ -78,6 +78,16 @@ class ShapingSandbox(Sandbox):
         return {"recorded": len(scores)}
 
 
+class TipsSandbox(ShapingSandbox):
+    """The service's TIPS plan: each call's history before it and after its observation, the summaries and the request."""
+
+    def shaping_plan(self, episode):
+        plan = super().shaping_plan(episode)
+        for c in plan["calls"]:
+            c["after"] = episode["messages"][: 2 + 2 * (c["turn"] + 1)]
+        return {"kind": "tips", "calls": plan["calls"], "summaries": self.references, "request": {"role": "user", "content": "TIPS_INSTRUCTION: Describe the approach."}, "beta": self.beta}
+
+
 def call_token_ids(tok, reply):
     """The call's tokens, from the tokenizer's own offsets over the reply text."""
     m = re.search(r"```python\n[\s\S]*?```", reply)
@@ -111,6 +121,23 @@ class TurnScoresTest(unittest.TestCase):
         self.assertEqual(len(out.mlepipe_turn_shaping), 3)
         self.assertAlmostEqual(out.mlepipe_turn_shaping[0], 2.0 * scores[0]["d"], places=9)
         self.assertEqual(out.mlepipe_turn_shaping[2], 0.0)
+
+    def test_tips_potential_before_and_after_each_call(self):
+        # The table raises every token after a prefix that holds turn A's code: only turn 0's
+        # observation brings it into the history, so turn 0 gains the summaries' bonus and turn 1 none.
+        tok = train_tokenizer("qwen3")
+        server = ScoringServer(tok, tok.encode("turn A", add_special_tokens=False))
+        loop = agent_loop("qwen3", server, verl_config(), max_turns=5, shaping=True)
+        summaries = ["A verified solution: it ran code (print(1)).", "It fit a model."]
+        loop.service = TipsSandbox(summaries)
+        out = run(loop, PROMPT)
+        ((_, scores),) = loop.service.recorded
+        per = [sum(0.05 * (t % 3 + 1) for t in ids) / len(ids) for ids in (tok.encode(x, add_special_tokens=False) for x in summaries)]
+        self.assertAlmostEqual(scores[0]["d"], sum(per) / len(per), places=9)
+        self.assertAlmostEqual(scores[1]["d"], 0.0, places=9)
+        # Three distinct histories (before turn 0, after it = before turn 1, after turn 1), two summaries each.
+        self.assertEqual(len(server.scored), 6)
+        self.assertAlmostEqual(out.mlepipe_turn_shaping[0], 2.0 * scores[0]["d"], places=9)
 
     def test_a_pilot_step_scores_and_shapes_nothing(self):
         # β is null while the service's pilot calibrates it: the calls are scored and recorded.
