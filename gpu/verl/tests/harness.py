@@ -1,5 +1,5 @@
 """What the verl tests share: a tokenizer trained here under a real chat template
-(fixtures/*.jinja), verl's own trainer config, a rollout server that records
+(gpu/worker/mlepipe_worker/templates/*.jinja), verl's own trainer config, a rollout server that records
 what it was given, a sandbox that answers every step, and mlepipe's agent loop
 built the way verl's AgentLoopWorker builds it."""
 
@@ -8,6 +8,7 @@ import os
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+TEMPLATES = os.path.join(HERE, "..", "..", "worker", "mlepipe_worker", "templates")
 sys.path.insert(0, os.path.dirname(HERE))  # gpu/verl: the mlepipe_verl package
 
 QWEN_SPECIAL = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
@@ -39,7 +40,7 @@ def train_tokenizer(family):
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
     tok.train_from_iterator(CORPUS, trainers.BpeTrainer(vocab_size=600, special_tokens=f["special"], initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False))
-    with open(os.path.join(HERE, "fixtures", f["template"]), encoding="utf-8") as fh:
+    with open(os.path.join(TEMPLATES, f["template"]), encoding="utf-8") as fh:
         template = fh.read()
     fast = PreTrainedTokenizerFast(tokenizer_object=tok, eos_token=f["eos"], bos_token=f["bos"], pad_token=f["special"][0], chat_template=template)
     if f["added"]:

@@ -188,12 +188,13 @@ def load_policy(path: str | Path, *, device=None, dtype=None, gradient_checkpoin
 
 ENDOFTEXT, IM_START, IM_END = "<|endoftext|>", "<|im_start|>", "<|im_end|>"
 
-# ChatML, as Qwen's chat models use it (without tools or thinking blocks).
-CHAT_TEMPLATE = "{% for message in messages %}{{ '<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n' }}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}"
+# Qwen2.5's own chat template (ChatML with a default system prompt), as its tokenizer ships it: a tiny
+# model renders conversations exactly as a real Qwen tokenizer does (templates/README.md).
+CHAT_TEMPLATE = (Path(__file__).parent / "templates" / "qwen2_5.jinja").read_text(encoding="utf-8")
 
 
 def train_tokenizer(corpus: Iterable[str], vocab_size: int = 512) -> PreTrainedTokenizerFast:
-    """A byte-level BPE tokenizer trained on `corpus`, with ChatML special tokens and template."""
+    """A byte-level BPE tokenizer trained on `corpus`, with Qwen's special tokens and Qwen2.5's chat template."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
     tok = Tokenizer(models.BPE())

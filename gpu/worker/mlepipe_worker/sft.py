@@ -10,7 +10,9 @@ when its characters overlap an assistant span. Searching the content,
 rather than rendering prefixes of the conversation, also works for templates
 that render earlier turns differently from the last one: where a template
 trims a reply or drops the reasoning block of earlier turns (Qwen3's does),
-the part it renders is what carries loss.
+the part it renders is what carries loss; where it keeps the reasoning but
+rewrites it (Qwen3's last reply, as "<think>\n…\n</think>\n\n"), the block as
+rendered carries loss with the reply.
 
 The loss is the mean negative log-likelihood over every loss token of the
 whole batch (token-mean); micro-batches are normalised by the batch's token
@@ -54,13 +56,25 @@ def _find_content(text: str, content: str, cursor: int) -> tuple[int, int] | Non
     tries = [content, content.strip()]
     if "</think>" in content:
         tries.append(content.rsplit("</think>", 1)[1].strip())
-    for piece in tries:
+    for k, piece in enumerate(tries):
         if not piece:
             return None
         at = text.find(piece, cursor)
         if at >= 0:
-            return at, at + len(piece)
+            # Found after its reasoning: where the template kept the reasoning but rewrote it (Qwen3 renders the
+            # last turn's as "<think>\n…\n</think>\n\n"), the reasoning as rendered is part of the reply.
+            return (_rendered_reasoning(text, cursor, at) if k == 2 else at), at + len(piece)
     return -1, -1
+
+
+def _rendered_reasoning(text: str, cursor: int, at: int) -> int:
+    """The start of a <think>…</think> block that the template wrote right before `at` (only whitespace
+    between), else `at`."""
+    start = text.rfind("<think>", cursor, at)
+    if start < 0:
+        return at
+    close = text.find("</think>", start, at)
+    return start if close >= 0 and not text[close + len("</think>") : at].strip() else at
 
 
 def assistant_spans(text: str, messages: Seq[dict[str, Any]], ends: Seq[str]) -> list[tuple[int, int]]:

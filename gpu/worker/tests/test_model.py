@@ -66,9 +66,12 @@ def test_generation_stops_at_the_stop_token_unless_told_not_to(make_policy, toke
     assert len(forced.token_ids) == 4 and forced.finish_reason == "length"
 
 
-def test_the_tokenizer_renders_chatml_and_names_its_identity(tokenizer):
+def test_the_tokenizer_renders_qwen2_5s_template_and_names_its_identity(tokenizer):
+    # Qwen2.5's own template: ChatML, with its default system prompt when the conversation has none.
     text = tokenizer.apply_chat_template([{"role": "user", "content": "hi"}], tokenize=False, add_generation_prompt=True)
-    assert text == "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n"
+    assert text == "<|im_start|>system\nYou are Qwen, created by Alibaba Cloud. You are a helpful assistant.<|im_end|>\n<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n"
+    own = tokenizer.apply_chat_template([{"role": "system", "content": "Solve it."}, {"role": "user", "content": "hi"}], tokenize=False, add_generation_prompt=True)
+    assert own == "<|im_start|>system\nSolve it.<|im_end|>\n<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n"
     ids = tokenizer(text, add_special_tokens=False)["input_ids"]
     assert tokenizer.decode(ids) == text
     assert tokenizer_identity(tokenizer) == tokenizer_identity(train_tokenizer(corpus(), vocab_size=384))

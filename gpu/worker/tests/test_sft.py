@@ -2,6 +2,7 @@
 tiny set, and the /sft and /eval_loss endpoints in this process."""
 
 import copy
+from pathlib import Path
 
 import pytest
 import torch
@@ -47,15 +48,16 @@ def test_long_conversations_are_cut_and_counted(tokenizer):
     assert cut.loss_mask == full.loss_mask[:20]
 
 
-def test_a_template_that_drops_earlier_reasoning_trains_on_what_it_renders(tokenizer):
+def test_under_qwen3s_template_earlier_reasoning_is_dropped_and_the_last_trained_as_rendered(tokenizer):
     tok = copy.deepcopy(tokenizer)
-    # Like Qwen3's: an assistant turn before the last keeps only what follows its reasoning block.
-    tok.chat_template = "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{% if m['role'] == 'assistant' and not loop.last %}{{ m['content'].split('</think>')[-1].strip() }}{% else %}{{ m['content'] }}{% endif %}<|im_end|>\n{% endfor %}"
+    # Qwen3's own template: a reply before the last user message keeps only what follows its reasoning;
+    # the last reply's reasoning is rewritten as "<think>\n…\n</think>\n\n", the form the model generates.
+    tok.chat_template = (Path(__file__).parent.parent / "mlepipe_worker" / "templates" / "qwen3.jinja").read_text(encoding="utf-8")
     convo = [dict(m) for m in CONVO]
     convo[2]["content"] = "<think>the csv first</think>\nthe model reads the public csv."
     convo[4]["content"] = "<think>done</think>submission.csv"
     ex = tokenize_conversation(tok, convo, 4096)
-    assert decoded_loss_text(tok, ex) == ["the model reads the public csv.<|im_end|>", "<think>done</think>submission.csv<|im_end|>"]
+    assert decoded_loss_text(tok, ex) == ["the model reads the public csv.<|im_end|>", "<think>\ndone\n</think>\n\nsubmission.csv<|im_end|>"]
     with pytest.raises(ValueError, match=r"messages\.2: its content does not appear"):
         tokenize_conversation(_Rewriting(tok), convo, 4096)
 
