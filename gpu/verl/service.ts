@@ -118,7 +118,8 @@ export async function startSandboxService(o: ServiceOptions): Promise<SandboxSer
         const grade = ep.submission ? await gradeSubmission(s.taskDir, s.session.workspace, { python: o.python, signal: stop.signal }, ep.submission) : undefined;
         const evaluation = grade?.ok ? grade.result : null;
         const variables = rewardVariables(ep, evaluation, await o.starter(s.taskDir), o.inputs);
-        await o.shaping?.graded(basename(s.taskDir), stepOf(ep), ep, variables.success === 1);
+        // A validation episode (the export's val rows) trains nothing and adds nothing to the bank.
+        await o.shaping?.graded(basename(s.taskDir), stepOf(ep), ep, variables.success === 1 && (ep as { split?: unknown }).split !== 'val');
         return { reward: evaluate(formula, variables), variables, evaluation, grade_error: grade && !grade.ok ? grade.error : null };
       } finally {
         await closeOne(String(body.session));

@@ -111,6 +111,11 @@ test("the service plans an episode's calls against the step's references; a veri
     );
     assert.is(plan.beta, 0.5);
 
+    // The same episode as a validation run: verified, and kept out of the bank.
+    const val = (await svc.post('/open', { task: t.task_id })) as { session: string };
+    for (const [i, x] of t.turns.entries()) if (x.action === 'code') await svc.post('/run', { session: val.session, code: x.code, turn: i, timeout_ms: 60_000 });
+    assert.is(((await svc.post('/grade', { session: val.session, episode: { ...episode, split: 'val' } })) as { variables: { success: number } }).variables.success, 1);
+    assert.is(((await readJsonl(join(verl, 'shaping', 'bank.jsonl'))) as Entry[]).filter((e) => e.source === 'rl').length, 0);
     // Graded at step 3 (its code run again in a fresh session): verified, so the bank grows, tagged with the step.
     const { session } = (await svc.post('/open', { task: t.task_id })) as { session: string };
     for (const [i, x] of t.turns.entries()) if (x.action === 'code') await svc.post('/run', { session, code: x.code, turn: i, timeout_ms: 60_000 });

@@ -61,7 +61,10 @@ class MlepipeReactAgentLoop(AgentLoopBase):
         episode = await run_episode(model, self.service, extra["task_id"], messages, self.limits)
         # The weights' version that sampled the episode: the solution bank draws from what earlier steps verified.
         episode["step"] = int(model.extra_fields.get("min_global_steps") or 0)
-        shaping = await self.turn_shaping(model, episode) if self.shaping else []
+        # verl runs validation through the same loop; the export tags its rows split: val. Nothing there is
+        # trained, so nothing is scored, and the service keeps its solutions out of the bank.
+        episode["split"] = extra.get("split", "train")
+        shaping = await self.turn_shaping(model, episode) if self.shaping and episode["split"] != "val" else []
         n = self.rollout_config.response_length
         timed_out = timed_out_under(self.timeout_rule, episode)
         # A timed-out trajectory leaves the loss: its reply tokens lose their mask. verl still

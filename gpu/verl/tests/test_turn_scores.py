@@ -139,6 +139,14 @@ class TurnScoresTest(unittest.TestCase):
         self.assertEqual(len(server.scored), 6)
         self.assertAlmostEqual(out.mlepipe_turn_shaping[0], 2.0 * scores[0]["d"], places=9)
 
+    def test_a_validation_episode_is_not_scored(self):
+        import asyncio
+
+        _, server, loop = loop_with([REFERENCE])
+        out = asyncio.run(loop.run({"temperature": 1.0}, raw_prompt=PROMPT, extra_info={"task_id": "t1", "split": "val"}))
+        self.assertEqual((loop.service.recorded, server.scored, out.mlepipe_turn_shaping), ([], [], []))
+        self.assertEqual(out.extra_fields["mlepipe_episode"]["split"], "val")
+
     def test_a_pilot_step_scores_and_shapes_nothing(self):
         # β is null while the service's pilot calibrates it: the calls are scored and recorded.
         _, _, loop = loop_with([REFERENCE])
