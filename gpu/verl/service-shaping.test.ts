@@ -7,10 +7,13 @@ import * as assert from 'uvu/assert';
 import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { calibrateBeta } from '../../agents/shaping/returns.js';
+import { calibrateBeta, shuffleScores } from '../../agents/shaping/returns.js';
 import { TIPS_REQUEST } from '../../agents/shaping/tips.js';
+import type { TurnScore } from '../../agents/shaping/types.js';
 import type { EpisodeResult } from '../../agents/scaffolds/types.js';
 import { openShaping, shapingCalibration } from './service-shaping.js';
+import { startReplayServer } from '../../test/llm/replay-server.js';
+import { closedPort } from '../../test/helpers.js';
 
 const EPISODE = {
   scaffold: 'react',
@@ -68,6 +71,71 @@ test("a TIPS plan carries the summaries, the request and each call's history aft
     plan.calls.map((c) => [c.turn, c.history.length, c.after.length]),
     [[0, 2, 4]],
   );
+});
+
+test("the shuffle control answers a task's group together, its d values permuted among the same category's calls", async () => {
+  const dir = await exportDir(DEMO);
+  await writeFile(join(dir, 'shaping', 'config.json'), JSON.stringify({ kind: 'spice', beta: 1, shuffle: true, group_size: 3, group_wait_ms: 60_000, references: 2, summaries: 'full', seed: 0 }));
+  const s = (await openShaping(dir))!;
+  const member = (ds: (number | null)[]): TurnScore[] => ds.map((d, turn) => ({ turn, category: 'execution', d, ...(d === null ? { reason: 'overflow' as const } : {}) }));
+  const sent = [member([0.1, 0.2]), member([0.3, null]), member([0.4])];
+  let answered = 0;
+  const pending = sent.map((m) => s.record('t1', 2, m).then((r) => (answered++, r)));
+  const got = await Promise.all(pending);
+  assert.is(answered, 3);
+  // Each keeps its turns and unscored calls; the scored values are the group's, permuted as the worker permutes them.
+  assert.equal(
+    got.map((g) => g.map((t) => [t.turn, t.d === null])),
+    sent.map((g) => g.map((t) => [t.turn, t.d === null])),
+  );
+  const flat = sent.flatMap((g, i) => g.map((t) => ({ ...t, task_id: 't1', member: i })));
+  const want = shuffleScores(flat, '0:2');
+  assert.equal(
+    got.flatMap((g) => g.map((t) => t.d)),
+    want.map((t) => t.d),
+  );
+  assert.not.equal(
+    got.flatMap((g) => g.map((t) => t.d)),
+    flat.map((t) => t.d),
+  );
+  // A group whose last member never reports is answered after the wait, among those that did.
+  await writeFile(join(dir, 'shaping', 'config.json'), JSON.stringify({ kind: 'spice', beta: 1, shuffle: true, group_size: 3, group_wait_ms: 50, references: 2, summaries: 'full', seed: 0 }));
+  const lone = await (await openShaping(dir))!.record('t1', 3, member([0.5]));
+  assert.equal(
+    lone.map((t) => t.d),
+    [0.5],
+  );
+});
+
+test("a verified episode's summary is the summarizer's paragraph, or the record's with the reason when the model fails", async () => {
+  const server = await startReplayServer([{ content: '<think>Short.</think>It fit a linear model on the engineered features.' }]);
+  try {
+    const dir = await exportDir('');
+    const config = (url: string) => JSON.stringify({ kind: 'spice', beta: 1, references: 2, summaries: 'full', seed: 0, summarizer: { name: 'teacher', spec: { provider: 'openai', base_url: url, model: 'teacher-model' } } });
+    await writeFile(join(dir, 'shaping', 'config.json'), config(server.url));
+    const s = (await openShaping(dir))!;
+    await s.graded('t1', 2, EPISODE, true);
+    assert.equal(
+      s
+        .bank()
+        .entries()
+        .map((e) => [e.text, e.writer, e.step]),
+      [['It fit a linear model on the engineered features.', 'teacher', 2]],
+    );
+    // The summarizer read the task's actions, not its observations.
+    assert.match(server.requests[0].messages[0].content, 'print(1)');
+    await writeFile(join(dir, 'shaping', 'config.json'), config(`http://127.0.0.1:${await closedPort()}/v1`));
+    const failing = (await openShaping(dir))!;
+    await failing.graded('t2', 3, EPISODE, true);
+    const e = failing
+      .bank()
+      .entries()
+      .find((x) => x.task_id === 't2')!;
+    assert.equal([e.writer, e.text.startsWith('A verified solution of t2')], ['procedural', true]);
+    assert.match(e.fallback ?? '', /^teacher: /);
+  } finally {
+    await server.close();
+  }
 });
 
 test('a pilot without a scored call fails the next plan with the reason', async () => {

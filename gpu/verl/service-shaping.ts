@@ -20,14 +20,22 @@
 // shaping/calibration.json, which every later plan, and a restarted service,
 // uses. The worker trainer's pilot runs extra rollouts that are not trained on;
 // verl gives no hook before its first step, so here the pilot's steps train.
+//
+// The shuffle control permutes d among a task's calls of one category across
+// the step's group, as the worker does over its batch: /shaping/record then
+// answers a task's episodes together, once all group_size have reported.
 import { appendFile, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { reduceSummary, SolutionBank, summarise, type BankEntry } from '../../agents/shaping/bank.js';
+import { reduceSummary, SolutionBank, summarise, type BankEntry, type WrittenSummary } from '../../agents/shaping/bank.js';
+import { modelSummary } from '../../agents/shaping/summarizer.js';
+import { LlmClient } from '../../agents/llm/client.js';
+import type { Trajectory } from '../../agents/trajectory.js';
+import type { ModelSpec } from '../../core/models.js';
 import { toolCalls } from '../../agents/shaping/calls.js';
 import { referenceMessage } from '../../agents/shaping/spice.js';
 import { TIPS_REQUEST } from '../../agents/shaping/tips.js';
 import type { TurnScore } from '../../agents/shaping/types.js';
-import { calibrateBeta, type Calibration } from '../../agents/shaping/returns.js';
+import { calibrateBeta, shuffleScores, type Calibration } from '../../agents/shaping/returns.js';
 import { writeFileAtomic } from '../../core/fs.js';
 import type { EpisodeResult } from '../../agents/scaffolds/types.js';
 import type { TurnRecord } from '../../agents/scaffolds/types.js';
@@ -39,6 +47,14 @@ export interface ShapingConfig {
   beta?: number;
   kappa?: number | [number, number];
   pilot_steps?: number;
+  /** The shuffle control: a step's d values permuted among the same task's calls of one category across its group. */
+  shuffle?: boolean;
+  /** Episodes a task has in a step (verl's rollout.n): the shuffle waits for all of them. */
+  group_size?: number;
+  /** How long the shuffle waits for a group's last episode (one that crashed never reports), in ms. */
+  group_wait_ms?: number;
+  /** The model that writes the bank's summaries (an OpenAI-compatible endpoint); absent: from the episode's record. */
+  summarizer?: { name: string; spec: ModelSpec };
   /** K: references drawn per task and step. */
   references: number;
   summaries: 'full' | 'reduced';
@@ -52,8 +68,8 @@ export interface ServiceShaping {
   plan(taskId: string, step: number, ep: EpisodeResult): Promise<unknown>;
   /** A graded episode: its summary joins the bank when it is verified. */
   graded(taskId: string, step: number, ep: EpisodeResult, verified: boolean): Promise<void>;
-  /** The loop's scores of one episode, for the step's metrics (shaping/scores.jsonl). */
-  record(taskId: string, step: number, scores: readonly TurnScore[]): Promise<void>;
+  /** The loop's scores of one episode, for the step's metrics (shaping/scores.jsonl); returns the scores to shape by (shuffled under the control). */
+  record(taskId: string, step: number, scores: readonly TurnScore[]): Promise<TurnScore[]>;
   bank(): SolutionBank;
 }
 
@@ -105,6 +121,41 @@ export async function openShaping(dir: string): Promise<ServiceShaping | undefin
     await writeFileAtomic(calibrationFile, JSON.stringify(cal, null, 1) + '\n');
     return cal.beta;
   };
+  // The summarizer, asked as the worker trainer asks it (modelSummary); what it cannot write is written procedurally, with why.
+  let client: LlmClient | undefined;
+  const summaryOf = async (taskId: string, ep: EpisodeResult): Promise<WrittenSummary> => {
+    const t = { ...ep, task_id: taskId, turns: ep.turns as TurnRecord[] } as unknown as Trajectory;
+    const s = config.summarizer;
+    if (!s) return { text: summarise(t), writer: 'procedural' };
+    try {
+      client ??= new LlmClient({ name: s.name, spec: s.spec, cacheDir: join(dir, 'shaping', 'llm') });
+    } catch (err) {
+      return { text: summarise(t), writer: 'procedural', fallback: `${s.name}: ${(err as Error).message}` };
+    }
+    const description = await readFile(join(dir, 'tasks', taskId, 'public', 'description.md'), 'utf8').catch(() => '');
+    return modelSummary(client, s.name, t, description);
+  };
+  // The shuffle control's groups: a task's episodes of one step, answered together once all have reported.
+  const groups = new Map<string, { entries: { scores: readonly TurnScore[]; answer: (s: TurnScore[]) => void }[]; timer?: NodeJS.Timeout }>();
+  const settle = (key: string, taskId: string, step: number) => {
+    const g = groups.get(key);
+    if (!g) return;
+    groups.delete(key);
+    clearTimeout(g.timer);
+    const flat = g.entries.flatMap((e, i) => e.scores.map((t) => ({ ...t, task_id: taskId, member: i })));
+    const used = shuffleScores(flat, `${config.seed}:${step}`);
+    g.entries.forEach((e, i) => e.answer(used.filter((t) => t.member === i).map(({ task_id: _t, member: _m, ...t }) => t)));
+  };
+  const shuffled = (taskId: string, step: number, scores: readonly TurnScore[]) =>
+    new Promise<TurnScore[]>((answer) => {
+      const key = `${taskId}\u0000${step}`;
+      const g = groups.get(key) ?? { entries: [] };
+      groups.set(key, g);
+      g.entries.push({ scores, answer });
+      // A member that crashed never reports: the group is shuffled among those that did, after the wait.
+      g.timer ??= setTimeout(() => settle(key, taskId, step), config.group_wait_ms ?? 3_600_000);
+      if (g.entries.length >= (config.group_size ?? 1)) settle(key, taskId, step);
+    });
   return {
     config,
     bank: () => bank,
@@ -129,11 +180,13 @@ export async function openShaping(dir: string): Promise<ServiceShaping | undefin
     },
     async graded(taskId, step, ep, verified) {
       if (!verified) return;
-      const entry: BankEntry = { task_id: taskId, text: summarise({ task_id: taskId, turns: ep.turns as TurnRecord[] }), source: 'rl', step, from: `${taskId}@${step}#${bank.size(taskId)}`, writer: 'procedural' };
+      const w = await summaryOf(taskId, ep);
+      const entry: BankEntry = { task_id: taskId, text: w.text, source: 'rl', step, from: `${taskId}@${step}#${bank.size(taskId)}`, writer: w.writer, ...(w.fallback ? { fallback: w.fallback } : {}) };
       if (bank.add(entry)) await appendFile(bankFile, JSON.stringify(entry) + '\n');
     },
     async record(taskId, step, scores) {
       await appendFile(scoresFile, JSON.stringify({ task_id: taskId, step, scores }) + '\n');
+      return config.shuffle ? shuffled(taskId, step, scores) : [...scores];
     },
   };
 }

@@ -134,8 +134,8 @@ export async function startSandboxService(o: ServiceOptions): Promise<SandboxSer
     '/shaping/record': async (body) => {
       if (!o.shaping) throw new BadRequest('this export shapes no turns (no shaping/config.json)');
       if (!Array.isArray(body.scores)) throw new BadRequest('shaping/record needs scores');
-      await o.shaping.record(String(body.task_id ?? ''), Number(body.step ?? 0), body.scores as TurnScore[]);
-      return { recorded: body.scores.length };
+      const scores = await o.shaping.record(String(body.task_id ?? ''), Number(body.step ?? 0), body.scores as TurnScore[]);
+      return { recorded: body.scores.length, scores };
     },
     '/close': async (body) => {
       await closeOne(String(body.session));

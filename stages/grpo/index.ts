@@ -57,7 +57,8 @@ function shapingIssues(p: GrpoParams, models: Parameters<typeof parsePolicy>[1])
   if (s.kind === 'none') return out;
   if (s.beta !== undefined && s.kappa !== undefined) out.push({ param: ['shaping', 'beta'], message: 'give beta (as written) or kappa (a pilot calibrates beta to it), not both' });
   if (Array.isArray(s.kappa) && s.kappa[0] > s.kappa[1]) out.push({ param: ['shaping', 'kappa'], message: `the range [${s.kappa.join(', ')}] is empty: write [low, high]` });
-  if (verl) return [...out, ...verlShapingIssues(s)];
+  if (s.summarizer !== undefined && !models[s.summarizer]) out.push({ param: ['shaping', 'summarizer'], message: `no model named ${s.summarizer} in models:` });
+  if (verl) return [...out, ...verlShapingIssues(s, models)];
   if (s.scorer === 'worker') {
     if (p.trainer !== 'worker') out.push({ param: ['shaping', 'scorer'], message: "scorer: worker scores with the policy's own trainer worker, so it needs trainer: worker; name a models: entry to score a template policy's turns", also: ['trainer'] });
   } else if (!models[s.scorer]) {
@@ -72,7 +73,6 @@ function shapingIssues(p: GrpoParams, models: Parameters<typeof parsePolicy>[1])
   // Only a completions scorer renders a chat template; a worker applies the model's own.
   const completions = s.scorer !== 'worker' && models[s.scorer]?.provider === 'openai' && (s.scorer_api ?? 'completions') === 'completions';
   if (s.template !== undefined && !completions) out.push({ param: ['shaping', 'template'], message: 'template renders the prompts of an openai scorer asked through /completions; this scorer applies its own chat template' });
-  if (s.summarizer !== undefined && !models[s.summarizer]) out.push({ param: ['shaping', 'summarizer'], message: `no model named ${s.summarizer} in models:` });
   if (s.scorer_api !== undefined && (s.scorer === 'worker' || models[s.scorer]?.provider !== 'openai')) out.push({ param: ['shaping', 'scorer_api'], message: 'scorer_api chooses how an openai scorer entry is asked; this scorer is a trainer worker' });
   return out;
 }
@@ -82,12 +82,12 @@ function shapingIssues(p: GrpoParams, models: Parameters<typeof parsePolicy>[1])
  * sandbox service keeps the bank (gpu/verl/service-shaping.ts). What needs the whole step's batch or a
  * model beside the job stays on the worker trainer.
  */
-function verlShapingIssues(s: ShapingParams): ParamIssue[] {
+function verlShapingIssues(s: ShapingParams, models: Parameters<typeof parsePolicy>[1]): ParamIssue[] {
   // β's pilot runs inside the job (gpu/verl/service-shaping.ts): its first pilot_steps steps.
   const out: ParamIssue[] = [];
   const on = (param: string, message: string) => out.push({ param: ['shaping', param], message, also: ['trainer'] });
-  if (s.shuffle) on('shuffle', "the shuffle control permutes scores across a step's whole batch; the verl agent loop scores each episode alone");
-  if (s.summarizer !== undefined) on('summarizer', "on verl the sandbox service writes the bank's summaries from each verified episode's record; a summarizer model trains on trainer: worker");
+  if (s.summarizer !== undefined && models[s.summarizer]?.provider === 'worker')
+    on('summarizer', `on verl the sandbox service asks the summarizer over HTTP, and nobody starts a provider: worker entry for it: serve ${s.summarizer} (mlepipe serve) and name an openai entry with its base_url`);
   if (s.scorer !== 'worker') on('scorer', "on verl the job's own rollout servers score the calls (the weights that sampled them); leave scorer: out");
   return out;
 }

@@ -88,7 +88,9 @@ class MlepipeReactAgentLoop(AgentLoopBase):
         plan = await call(self.service.shaping_plan, episode)
         max_len = self.rollout_config.prompt_length + self.rollout_config.response_length
         scores = await score_episode(self.server_manager, self.continuous_token_builder, self.tokenizer, model, plan, max_len)
-        await call(self.service.shaping_record, episode, scores)
+        # Under the shuffle control the service answers once the task's whole group has reported: wait as long as an episode may run.
+        recorded = await call(self.service.shaping_record, episode, scores, self.limits["time_budget_ms"] / 1000 + 3600)
+        scores = recorded.get("scores", scores) if isinstance(recorded, dict) else scores
         # β is null while the service's pilot calibrates it: the calls are scored and recorded, nothing is shaped.
         beta = plan.get("beta")
         return shaping_per_reply(scores, 0.0 if beta is None else float(beta), len(turn_spans_list(model.mask)))

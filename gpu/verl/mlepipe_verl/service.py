@@ -24,10 +24,10 @@ class SandboxService:
         token = os.environ.get("MLEPIPE_SANDBOX_TOKEN")
         self.headers = {"content-type": "application/json", **({"authorization": f"Bearer {token}"} if token else {})}
 
-    def call(self, path, body):
+    def call(self, path, body, timeout_s=None):
         req = urllib.request.Request(self.url + path, data=json.dumps(body).encode(), headers=self.headers, method="POST")
         try:
-            with urllib.request.urlopen(req, timeout=self.timeout_s) as res:
+            with urllib.request.urlopen(req, timeout=timeout_s or self.timeout_s) as res:
                 return json.loads(res.read())
         except urllib.error.HTTPError as err:
             raise ServiceError(f"sandbox service {path}: {err.code} {err.read().decode(errors='replace')[:500]}") from None
@@ -53,6 +53,7 @@ class SandboxService:
         """The episode's tool calls and the step's references from the solution bank, with β."""
         return self.call("/shaping/plan", {"task_id": episode["task_id"], "step": episode.get("step", 0), "episode": {k: v for k, v in episode.items() if k != "session"}})
 
-    def shaping_record(self, episode, scores):
-        """The scores, for the step's shaping metrics."""
-        return self.call("/shaping/record", {"task_id": episode["task_id"], "step": episode.get("step", 0), "scores": scores})
+    def shaping_record(self, episode, scores, timeout_s=None):
+        """The scores, for the step's shaping metrics; answers with the scores to shape by (under the
+        shuffle control, once the task's whole group has reported: hence the longer timeout)."""
+        return self.call("/shaping/record", {"task_id": episode["task_id"], "step": episode.get("step", 0), "scores": scores}, timeout_s)

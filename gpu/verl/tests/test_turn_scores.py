@@ -73,9 +73,9 @@ class ShapingSandbox(Sandbox):
                 calls.append({"turn": s, "category": "execution", "history": history, "prefix_chars": m.start(), "call_chars": m.end() - m.start()})
         return {"calls": calls, "references": self.references, "beta": self.beta}
 
-    def shaping_record(self, episode, scores):
+    def shaping_record(self, episode, scores, timeout_s=None):
         self.recorded.append((episode["step"], scores))
-        return {"recorded": len(scores)}
+        return {"recorded": len(scores), "scores": scores}
 
 
 class TipsSandbox(ShapingSandbox):
@@ -138,6 +138,21 @@ class TurnScoresTest(unittest.TestCase):
         # Three distinct histories (before turn 0, after it = before turn 1, after turn 1), two summaries each.
         self.assertEqual(len(server.scored), 6)
         self.assertAlmostEqual(out.mlepipe_turn_shaping[0], 2.0 * scores[0]["d"], places=9)
+
+    def test_the_shaping_follows_the_scores_the_service_answers_with(self):
+        # Under the shuffle control the service answers with the group's permuted scores: those shape the turns.
+        _, _, loop = loop_with([REFERENCE])
+
+        def swapped(episode, scores, timeout_s=None):
+            self.assertGreater(timeout_s, 900)  # as long as an episode may run, beyond the client's default
+            return {"scores": [{**scores[0], "d": scores[1]["d"]}, {**scores[1], "d": scores[0]["d"]}]}
+
+        loop.service.shaping_record = swapped
+        mine = run(loop, PROMPT)
+        _, _, plain = loop_with([REFERENCE])
+        ref = run(plain, PROMPT)
+        self.assertAlmostEqual(mine.mlepipe_turn_shaping[0], ref.mlepipe_turn_shaping[1], places=12)
+        self.assertAlmostEqual(mine.mlepipe_turn_shaping[1], ref.mlepipe_turn_shaping[0], places=12)
 
     def test_a_validation_episode_is_not_scored(self):
         import asyncio
