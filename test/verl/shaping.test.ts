@@ -69,6 +69,10 @@ test('the export carries the estimator, the shaping loop and the bank, and passe
   assert.is(r.exitCode, 0, r.stderr.slice(-3000));
   const got = JSON.parse(r.stdout.trim().split('\n').pop()!) as { adv_estimator: string; shaping: boolean };
   assert.equal([got.adv_estimator, got.shaping], ['mlepipe_turn', true]);
+  // The same stage run as a Ray job (trainer: verl) validates and plans.
+  const plan = await cli(['plan', 'e.yaml', '-S', 'stages.rl.with.trainer=verl', '--json'], { cwd: dir });
+  assert.is(plan.exitCode, 0, plan.stderr);
+  assert.equal((JSON.parse(plan.stdout) as { nodes: { id: string; action: string }[] }).nodes.find((n) => n.id === 'rl')?.action, 'run');
   // The estimator without the loop that shapes: the check refuses it.
   const copy = await mkdtemp(join(tmpdir(), 'verl-unshaped-'));
   await cp(verl, copy, { recursive: true });
