@@ -105,6 +105,15 @@ test("the shuffle control answers a task's group together, its d values permuted
     lone.map((t) => t.d),
     [0.5],
   );
+  // A service that stops answers its waiting groups at once.
+  await writeFile(join(dir, 'shaping', 'config.json'), JSON.stringify({ kind: 'spice', beta: 1, shuffle: true, group_size: 3, group_wait_ms: 3_600_000, references: 2, summaries: 'full', seed: 0 }));
+  const stopping = (await openShaping(dir))!;
+  const waiting = stopping.record('t1', 4, member([0.7]));
+  stopping.close();
+  assert.equal(
+    (await waiting).map((t) => t.d),
+    [0.7],
+  );
 });
 
 test("a verified episode's summary is the summarizer's paragraph, or the record's with the reason when the model fails", async () => {

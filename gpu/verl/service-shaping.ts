@@ -71,6 +71,8 @@ export interface ServiceShaping {
   /** The loop's scores of one episode, for the step's metrics (shaping/scores.jsonl); returns the scores to shape by (shuffled under the control). */
   record(taskId: string, step: number, scores: readonly TurnScore[]): Promise<TurnScore[]>;
   bank(): SolutionBank;
+  /** Answers the shuffle's waiting groups now (the service is stopping) and clears their timers. */
+  close(): void;
 }
 
 /** Characters as Python counts them (code points): the agent loop finds the call's tokens by these offsets. */
@@ -136,7 +138,7 @@ export async function openShaping(dir: string): Promise<ServiceShaping | undefin
     return modelSummary(client, s.name, t, description);
   };
   // The shuffle control's groups: a task's episodes of one step, answered together once all have reported.
-  const groups = new Map<string, { entries: { scores: readonly TurnScore[]; answer: (s: TurnScore[]) => void }[]; timer?: NodeJS.Timeout }>();
+  const groups = new Map<string, { entries: { scores: readonly TurnScore[]; answer: (s: TurnScore[]) => void }[]; timer?: NodeJS.Timeout; settle?: () => void }>();
   const settle = (key: string, taskId: string, step: number) => {
     const g = groups.get(key);
     if (!g) return;
@@ -146,19 +148,27 @@ export async function openShaping(dir: string): Promise<ServiceShaping | undefin
     const used = shuffleScores(flat, `${config.seed}:${step}`);
     g.entries.forEach((e, i) => e.answer(used.filter((t) => t.member === i).map(({ task_id: _t, member: _m, ...t }) => t)));
   };
+  let closed = false;
   const shuffled = (taskId: string, step: number, scores: readonly TurnScore[]) =>
     new Promise<TurnScore[]>((answer) => {
+      // A stopping service waits for nobody: an episode alone is its own group.
+      if (closed) return answer([...scores]);
       const key = `${taskId}\u0000${step}`;
       const g = groups.get(key) ?? { entries: [] };
       groups.set(key, g);
       g.entries.push({ scores, answer });
       // A member that crashed never reports: the group is shuffled among those that did, after the wait.
-      g.timer ??= setTimeout(() => settle(key, taskId, step), config.group_wait_ms ?? 3_600_000);
+      g.settle ??= () => settle(key, taskId, step);
+      g.timer ??= setTimeout(g.settle, config.group_wait_ms ?? 3_600_000);
       if (g.entries.length >= (config.group_size ?? 1)) settle(key, taskId, step);
     });
   return {
     config,
     bank: () => bank,
+    close: () => {
+      closed = true;
+      [...groups.values()].forEach((g) => g.settle?.());
+    },
     async plan(taskId, step, ep) {
       // What step `step` may draw from: the demonstrations and what earlier steps verified.
       const visible = new SolutionBank(bank.entries().filter((e) => e.source === 'demonstration' || e.step < step));

@@ -174,6 +174,7 @@ export async function startSandboxService(o: ServiceOptions): Promise<SandboxSer
     open: () => sessions.size,
     close: async () => {
       stop.abort();
+      o.shaping?.close();
       server.closeAllConnections();
       await new Promise<void>((r) => server.close(() => r()));
       await Promise.all([...sessions.keys()].map(closeOne));
