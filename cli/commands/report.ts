@@ -18,7 +18,7 @@ export interface ReportArgs extends PlanArgs {
 export async function reportCommand(file: string, args: ReportArgs, io: IO): Promise<number> {
   if (args.out !== undefined && !args.html) throw new UserError('--out is the folder of the HTML report: use it with --html');
   const plan = await planFor(file, args, io);
-  const stale = plan.nodes.filter((p) => p.action === 'run').length;
+  const stale = plan.nodes.filter((p) => p.action === 'run' || p.action === 'rescore').length;
   if (stale) io.err(`note: ${stale} node(s) have not run with their current parameters; their cells are empty`);
   if (args.html) return writeHtml(plan, args.out, io);
   await printReport(plan, args.format ?? 'text', io);

@@ -58,6 +58,10 @@ test('reward changed alone: plan and diff say rescore, no episode reruns, result
   );
   const text = await cli(['plan', 'f.yaml'], { cwd: dir });
   assert.match(text.stdout, /0 to run, 1 to rescore, 2 cached/);
+  // Not up to date: the node's entry is still to be written.
+  const status = await cli(['status', 'f.yaml'], { cwd: dir });
+  assert.is(status.exitCode, 1, status.stdout);
+  assert.match(status.stdout, /1 of 3 nodes stale\n {2}agents: rescore: only reward changed/);
   const diff = JSON.parse((await cli(['diff', 'e.yaml', 'f.yaml', '--json'], { cwd: dir })).stdout) as { nodes: { id: string; status: string }[] };
   assert.equal(diff.nodes, [
     { id: 'tasks', status: 'same' },
