@@ -49,6 +49,9 @@ export interface Calibration {
   in_range: boolean;
 }
 
+/** App. D.2's target range for the pilot's mean |β·d| when the stage gives no kappa. */
+export const DEFAULT_KAPPA: [number, number] = [0.05, 0.3];
+
 /**
  * β = κ·c_R / (m̂ + ε) (Eq. 8). With a range, κ is its midpoint, so the pilot's mean |β·d| sits inside
  * it with room either side. No scored turn: nothing to calibrate on (null).

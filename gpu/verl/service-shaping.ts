@@ -35,7 +35,7 @@ import { toolCalls } from '../../agents/shaping/calls.js';
 import { referenceMessage } from '../../agents/shaping/spice.js';
 import { TIPS_REQUEST } from '../../agents/shaping/tips.js';
 import type { TurnScore } from '../../agents/shaping/types.js';
-import { calibrateBeta, shuffleScores, type Calibration } from '../../agents/shaping/returns.js';
+import { calibrateBeta, DEFAULT_KAPPA, shuffleScores, type Calibration } from '../../agents/shaping/returns.js';
 import { writeFileAtomic } from '../../core/fs.js';
 import type { EpisodeResult } from '../../agents/scaffolds/types.js';
 import type { TurnRecord } from '../../agents/scaffolds/types.js';
@@ -111,7 +111,7 @@ export async function openShaping(dir: string): Promise<ServiceShaping | undefin
     const scores = [...(await shapingRecords(dir))].filter(([k]) => k >= pilot!.first_step && k <= last).flatMap(([, list]) => list);
     const cal = calibrateBeta(
       scores.flatMap((t) => (t.d === null ? [] : [t.d])),
-      config.kappa ?? [0.05, 0.3],
+      config.kappa ?? DEFAULT_KAPPA,
     );
     if (!cal) {
       const why = (r: string) => scores.filter((t) => t.reason === r).length;

@@ -8,7 +8,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isVerified, reduceSummary, SolutionBank, type BankEntry, type WrittenSummary } from '../../agents/shaping/bank.js';
 import { modelSummary } from '../../agents/shaping/summarizer.js';
-import { calibrateBeta, shapedRewards, shuffleScores, type Calibration } from '../../agents/shaping/returns.js';
+import { calibrateBeta, DEFAULT_KAPPA, shapedRewards, shuffleScores, type Calibration } from '../../agents/shaping/returns.js';
 import { promptScorer } from '../../agents/shaping/prompt-scorer.js';
 import { spiceTurns } from '../../agents/shaping/spice.js';
 import { tipsTurns } from '../../agents/shaping/tips.js';
@@ -214,8 +214,6 @@ export function shapingMetrics(used: readonly TurnScore[], beta: number): Record
 const meanAbs = (xs: readonly TurnScore[], beta: number) => (xs.length ? Number((xs.reduce((a, t) => a + Math.abs(beta * (t.d as number)), 0) / xs.length).toFixed(6)) : null);
 
 const taskOf = (rollouts: readonly Rollout[], id: string) => rollouts.find((r) => `${r.group_id}#${r.sample}` === id)?.task_id ?? '';
-
-export const DEFAULT_KAPPA: [number, number] = [0.05, 0.3];
 
 /**
  * The pilot (App. D.2): `pilot_steps` batches of rollouts with the initial policy on training tasks,

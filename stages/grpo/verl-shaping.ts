@@ -8,7 +8,8 @@ import type { TurnScore } from '../../agents/shaping/types.js';
 import type { StageContext } from '../contract.js';
 import type { TaskRef } from '../eval/tasks.js';
 import type { GrpoParams } from './index.js';
-import { DEFAULT_KAPPA, openSummaries, seedBank, shapingMetrics } from './shaping.js';
+import { DEFAULT_KAPPA } from '../../agents/shaping/returns.js';
+import { openSummaries, seedBank, shapingMetrics } from './shaping.js';
 
 export async function verlShaping(ctx: StageContext<GrpoParams>, p: GrpoParams, train: readonly TaskRef[]): Promise<{ config: ShapingConfig; bank: BankEntry[] }> {
   const s = p.shaping;

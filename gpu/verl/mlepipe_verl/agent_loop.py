@@ -21,8 +21,8 @@ from verl.experimental.agent_loop.agent_loop import AgentLoopBase, AgentLoopOutp
 from .episode import run_episode, timed_out_under
 from .models import ChatModel, RolloutModel
 from .service import SandboxService
-from .turn_credit import place_turn_rewards
-from .turn_scores import score_episode, shaping_per_reply, turn_spans_list
+from .turn_credit import place_turn_rewards, turn_spans
+from .turn_scores import score_episode, shaping_per_reply
 
 
 class ShapedAgentLoopOutput(AgentLoopOutput):
@@ -93,4 +93,4 @@ class MlepipeReactAgentLoop(AgentLoopBase):
         scores = recorded.get("scores", scores) if isinstance(recorded, dict) else scores
         # β is null while the service's pilot calibrates it: the calls are scored and recorded, nothing is shaped.
         beta = plan.get("beta")
-        return shaping_per_reply(scores, 0.0 if beta is None else float(beta), len(turn_spans_list(model.mask)))
+        return shaping_per_reply(scores, 0.0 if beta is None else float(beta), len(turn_spans(model.mask)))

@@ -30,8 +30,9 @@ NAME = "mlepipe_turn"
 
 
 def turn_spans(mask_row):
-    """The [start, end) spans of the runs of 1 in one row of the response mask: one per reply."""
-    m = [int(x) for x in mask_row.tolist()]
+    """The [start, end) spans of the runs of 1 in one row of the response mask (a tensor row or a
+    list): one per reply."""
+    m = [int(x) for x in (mask_row.tolist() if hasattr(mask_row, "tolist") else mask_row)]
     spans, start = [], None
     for i, x in enumerate(m + [0]):
         if x and start is None:

@@ -119,7 +119,7 @@ async def score_episode(server, builder, tokenizer, record, plan, max_len):
     closed it) is unscored."""
     if plan.get("kind") == "tips":
         return await tips_scores(server, builder, tokenizer, plan, max_len)
-    spans = turn_spans_list(record.mask)
+    spans = turn_spans(record.mask)
     refs = plan.get("references") or []
     out = []
     for c in plan.get("calls", []):
@@ -150,12 +150,6 @@ async def score_episode(server, builder, tokenizer, record, plan, max_len):
             continue
         out.append({**base, "d": spice_d(conditioned, plain)})
     return out
-
-
-def turn_spans_list(mask):
-    import torch
-
-    return turn_spans(torch.tensor(mask or [0]))
 
 
 def shaping_per_reply(scores, beta, replies):
