@@ -2,8 +2,9 @@
 // competitions keep their own names (labels.csv, sample_submission_null.csv,
 // media folders), so a prompt that assumed train.csv would send the agent
 // after files that are not there.
-import { readdir } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { readJsonFile } from '../../core/text.js';
 import type { TaskView } from './types.js';
 
 /** The names under a task's public/ (folders with a trailing slash), sorted; none when it cannot be read. */
@@ -23,3 +24,17 @@ export function publicFilesText(task: Pick<TaskView, 'files'>): string {
 
 /** The sample submission's name within public/. */
 export const sampleName = (task: Pick<TaskView, 'sample'>) => task.sample ?? 'sample_submission.csv';
+
+/** What a scaffold is told of a task folder: its description, task.json's public facts and its public files. */
+export async function readTaskView(taskDir: string, id: string): Promise<TaskView> {
+  const meta = (await readJsonFile(join(taskDir, 'task.json'))) as { is_lower_better?: boolean; modality?: string; domain?: string; task_type?: string; metric?: string; n_train?: number; sample_submission?: string };
+  const description = await readFile(join(taskDir, 'public', 'description.md'), 'utf8').catch(() => '(no description.md)');
+  return {
+    id,
+    description,
+    lowerIsBetter: meta.is_lower_better ?? false,
+    meta: { id, modality: meta.modality, ...(meta.domain ? { domain: meta.domain } : {}), task_type: meta.task_type, metric: meta.metric, n_train: meta.n_train, is_lower_better: meta.is_lower_better },
+    files: await publicListing(taskDir),
+    sample: meta.sample_submission ?? 'sample_submission.csv',
+  };
+}

@@ -11,6 +11,7 @@ import { REWARD_PRESETS, type RewardInputs } from '../../core/rewards/presets.js
 import { readJsonFile } from '../../core/text.js';
 import { loopback, startSandboxService } from '../../gpu/verl/service.js';
 import { openShaping, type ServiceShaping } from '../../gpu/verl/service-shaping.js';
+import type { MlabConfig } from '../../gpu/verl/service-mlab.js';
 import { starterScore } from '../../stages/eval/tasks.js';
 import type { IO } from '../io.js';
 import { sandboxFromSettings } from './sandbox.js';
@@ -27,13 +28,13 @@ export interface SandboxServeArgs {
 }
 
 /** Where the tasks are and what grades them: an export's tasks/ and sandbox.json, or --tasks and --reward. */
-async function source(a: SandboxServeArgs): Promise<{ tasksDir: string; reward: string; inputs?: RewardInputs; memoryMb: number; shaping?: ServiceShaping }> {
+async function source(a: SandboxServeArgs): Promise<{ tasksDir: string; reward: string; inputs?: RewardInputs; memoryMb: number; shaping?: ServiceShaping; mlab?: MlabConfig }> {
   if (a.export) {
     const dir = resolve(a.export);
     if (!existsSync(join(dir, 'sandbox.json'))) throw new UserError(`${a.export}: not a verl export (no sandbox.json)`);
-    const spec = (await readJsonFile(join(dir, 'sandbox.json'))) as { reward: string; inputs?: RewardInputs; memory_mb: number };
+    const spec = (await readJsonFile(join(dir, 'sandbox.json'))) as { reward: string; inputs?: RewardInputs; memory_mb: number; scaffold?: MlabConfig };
     const shaping = await openShaping(dir);
-    return { tasksDir: join(dir, 'tasks'), reward: spec.reward, inputs: spec.inputs, memoryMb: spec.memory_mb, ...(shaping ? { shaping } : {}) };
+    return { tasksDir: join(dir, 'tasks'), reward: spec.reward, inputs: spec.inputs, memoryMb: spec.memory_mb, ...(shaping ? { shaping } : {}), ...(spec.scaffold ? { mlab: spec.scaffold } : {}) };
   }
   if (!a.tasks || !a.reward) throw new UserError('sandbox serve: give --export DIR, or --tasks DIR and --reward FORMULA');
   if (!existsSync(a.tasks)) throw new UserError(`--tasks ${a.tasks}: no such folder`);
@@ -60,7 +61,7 @@ export async function sandboxServeCommand(a: SandboxServeArgs, io: IO): Promise<
   const token = io.env.MLEPIPE_SANDBOX_TOKEN || undefined;
   if (!loopback(a.host) && !token) throw new UserError(`--host ${a.host}: a sandbox service other machines can reach needs a token: set MLEPIPE_SANDBOX_TOKEN (its clients send the same variable)`);
   const { sandbox, python } = await sandboxFromSettings(a, io);
-  const service = await startSandboxService({ sandbox, tasksDir: src.tasksDir, reward: src.reward, inputs: src.inputs, python, memoryMb, starter: starterScore, host: a.host, port, token, log: (l) => io.err(l), shaping: src.shaping });
+  const service = await startSandboxService({ sandbox, tasksDir: src.tasksDir, reward: src.reward, inputs: src.inputs, python, memoryMb, starter: starterScore, host: a.host, port, token, log: (l) => io.err(l), shaping: src.shaping, mlab: src.mlab });
   try {
     io.out(`mlepipe sandbox service listening on ${service.url}`);
     await new Promise<void>((done) => (io.signal ? onceAborted(io.signal, done) : undefined));

@@ -8,11 +8,15 @@
 //   sandbox.json                what the sandbox service grades with (reward formula, memory)
 //   trainer_overrides.yaml      the Hydra overrides of verl.trainer.main_ppo
 //   launch.sh                   the Ray job: working directory (tasks/ left out), environment, command
-import { cp, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { cp, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { renderPrompt } from '../../agents/factory/answers.js';
-import { publicFilesText, publicListing, sampleName } from '../../agents/scaffolds/public.js';
+import type { ChatMessage } from '../../agents/llm/client.js';
+import { mlabMessages } from '../../agents/scaffolds/mlab/index.js';
+import { chooseTools, type ToolChoice } from '../../agents/scaffolds/mlab/tools.js';
+import { publicFilesText, readTaskView, sampleName } from '../../agents/scaffolds/public.js';
+import type { MlabConfig } from './service-mlab.js';
 import { approxTokens } from '../../agents/scaffolds/react/context.js';
 import type { RewardInputs } from '../../core/rewards/presets.js';
 import { type OverrideOptions, TURN_CREDIT_MODULE, VERL_VERSION, verlOverrides } from './overrides.js';
@@ -41,26 +45,32 @@ export interface ExportOptions extends Omit<OverrideOptions, 'promptLength' | 'r
   gpuMemoryGib: number;
   /** Turn-level shaping (SPICE): the sandbox service's settings and the bank it starts from. */
   shaping?: { config: ShapingConfig; bank: readonly BankEntry[] };
+  /** The mlab scaffold, run by the sandbox service (its tools and their dropout); default ReAct, run by the loop. */
+  mlab?: { tools: ToolChoice; toolDropout: number; seed: number; observationChars: number };
 }
 
 export const AGENT_NAME = 'mlepipe_react';
+export const MLAB_AGENT_NAME = 'mlepipe_mlab';
+
+/** The prompt a row carries. An mlab episode's own prompt comes from the service (its tools drawn per rollout); the row's, with every tool, sizes verl's prompt length. */
+async function rowPrompt(t: ExportTask, o: ExportOptions): Promise<ChatMessage[]> {
+  const task = await readTaskView(t.dir, t.id);
+  if (o.mlab) return mlabMessages(task, { maxTurns: o.maxTurns, stepTimeoutMs: o.stepTimeoutS * 1000 }, chooseTools(o.mlab.tools, task.meta.domain ?? task.meta.modality));
+  return [
+    { role: 'system', content: renderPrompt('react/system', { max_turns: o.maxTurns, step_timeout: o.stepTimeoutS, files: publicFilesText(task), sample: sampleName(task) }) },
+    { role: 'user', content: renderPrompt('react/task', { description: task.description.trim() }) },
+  ];
+}
 
 type Row = Awaited<ReturnType<typeof rows>>[number];
 
 async function rows(tasks: readonly ExportTask[], split: string, o: ExportOptions) {
   const out = [];
   for (const [index, t] of tasks.entries()) {
-    const description = await readFile(join(t.dir, 'public', 'description.md'), 'utf8').catch(() => '(no description.md)');
-    // The prompt names the task's own files, as the eval and grpo rollouts' prompts do.
-    const meta = JSON.parse(await readFile(join(t.dir, 'task.json'), 'utf8').catch(() => '{}')) as { sample_submission?: string };
-    const layout = { files: await publicListing(t.dir), sample: meta.sample_submission };
     out.push({
       data_source: 'mlepipe',
-      agent_name: AGENT_NAME,
-      prompt: [
-        { role: 'system' as const, content: renderPrompt('react/system', { max_turns: o.maxTurns, step_timeout: o.stepTimeoutS, files: publicFilesText(layout), sample: sampleName(layout) }) },
-        { role: 'user' as const, content: renderPrompt('react/task', { description: description.trim() }) },
-      ],
+      agent_name: o.mlab ? MLAB_AGENT_NAME : AGENT_NAME,
+      prompt: await rowPrompt(t, o),
       ability: 'mle',
       reward_model: { style: 'rule', ground_truth: t.id },
       extra_info: { split, index, task_id: t.id },
@@ -112,11 +122,12 @@ export async function writeVerlExport(dir: string, train: readonly ExportTask[],
   }
   await copyVerlPackage(dir);
   const layout = await writeLayout(dir, o.model, o, o.contextTokens, { rollout: true, unknown: "verl's own defaults for batch sizes, offload and memory apply" });
-  const overrides = verlOverrides({ ...o, ...lengths([...trainRows, ...valRows], o.contextTokens), layout, turnCredit: o.shaping !== undefined });
+  const overrides = verlOverrides({ ...o, ...lengths([...trainRows, ...valRows], o.contextTokens), layout, turnCredit: o.shaping !== undefined, agentLoop: o.mlab ? MLAB_AGENT_NAME : AGENT_NAME });
   const agentLoop = [
     {
-      name: AGENT_NAME,
+      name: o.mlab ? MLAB_AGENT_NAME : AGENT_NAME,
       _target_: 'mlepipe_verl.agent_loop.MlepipeReactAgentLoop',
+      ...(o.mlab ? { scaffold: 'mlab' } : {}),
       max_turns: o.maxTurns,
       step_timeout_s: o.stepTimeoutS,
       time_budget_s: o.timeBudgetS,
@@ -128,7 +139,18 @@ export async function writeVerlExport(dir: string, train: readonly ExportTask[],
   ];
   await writeFile(join(dir, 'agent_loop.yaml'), `# verl ${VERL_VERSION} agent-loop registry (actor_rollout_ref.rollout.agent.agent_loop_config_path)\n${stringify(agentLoop)}`);
   await writeFile(join(dir, 'reward_fn.py'), REWARD_FN);
-  await writeFile(join(dir, 'sandbox.json'), JSON.stringify({ reward: o.reward, inputs: o.inputs, memory_mb: o.memoryMb }, null, 1) + '\n');
+  const scaffold: MlabConfig | undefined = o.mlab && {
+    name: 'mlab',
+    tools: o.mlab.tools,
+    tool_dropout: o.mlab.toolDropout,
+    seed: o.mlab.seed,
+    max_turns: o.maxTurns,
+    step_timeout_s: o.stepTimeoutS,
+    time_budget_s: o.timeBudgetS,
+    context_tokens: o.contextTokens,
+    observation_chars: o.mlab.observationChars,
+  };
+  await writeFile(join(dir, 'sandbox.json'), JSON.stringify({ reward: o.reward, inputs: o.inputs, memory_mb: o.memoryMb, ...(scaffold ? { scaffold } : {}) }, null, 1) + '\n');
   await writeFile(join(dir, 'trainer_overrides.yaml'), stringify({ verl_version: VERL_VERSION, overrides }));
   await writeFile(join(dir, 'launch.sh'), launchScript(overrides), { mode: 0o755 });
   if (o.shaping) {

@@ -47,6 +47,8 @@ export interface OverrideOptions {
   kl: number;
   temperature: number;
   advantage: 'grpo' | 'drgrpo';
+  /** The agent loop rows without an agent_name run (agent_loop.yaml's entry); default mlepipe_react. */
+  agentLoop?: string;
   /** Turn-level shaping: the per-turn estimator mlepipe_turn (mlepipe_verl/turn_credit.py) instead of verl's grpo. */
   turnCredit?: boolean;
   lossAggMode: string;
@@ -58,6 +60,8 @@ export interface OverrideOptions {
   promptLength: number;
   responseLength: number;
   checkpointEvery: number;
+  /** Checkpoints verl keeps besides the newest (trainer.max_actor_ckpt_to_keep is this + 1); 0: all. */
+  keepCheckpoints?: number;
   evalEvery: number;
   /** The per-GPU layout (gpu/verl/scale.ts); without one (a model of unknown shape) verl's defaults apply. */
   layout?: Layout;
@@ -120,13 +124,17 @@ export function verlOverrides(o: OverrideOptions): string[] {
     'actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=1',
     `actor_rollout_ref.rollout.multi_turn.max_assistant_turns=${o.maxTurns}`,
     'actor_rollout_ref.rollout.agent.agent_loop_config_path=agent_loop.yaml',
-    'actor_rollout_ref.rollout.agent.default_agent_loop=mlepipe_react',
+    `actor_rollout_ref.rollout.agent.default_agent_loop=${o.agentLoop ?? 'mlepipe_react'}`,
     'reward.custom_reward_function.path=reward_fn.py',
     'reward.custom_reward_function.name=compute_score',
     `trainer.nnodes=${o.nodes}`,
     `trainer.n_gpus_per_node=${o.gpusPerNode}`,
     `trainer.total_training_steps=${o.steps}`,
     `trainer.save_freq=${o.checkpointEvery}`,
+    // Each save also writes the actor's Hugging Face weights (global_step_N/actor/huggingface), which the node
+    // hands on as its checkpoint: the sharded model and optimizer are what verl resumes from, and no worker loads them.
+    "actor_rollout_ref.actor.checkpoint.save_contents=['model','optimizer','extra','hf_model']",
+    `trainer.max_actor_ckpt_to_keep=${o.keepCheckpoints ? o.keepCheckpoints + 1 : 'null'}`,
     `trainer.test_freq=${o.evalEvery > 0 ? o.evalEvery : -1}`,
     // verl validates before the first step by default; without a val split the export's val rows are the training tasks.
     `trainer.val_before_train=${o.evalEvery > 0}`,

@@ -17,6 +17,7 @@ import type { RewardInputs } from '../../core/rewards/presets.js';
 import { gradeSubmission } from '../../sandbox/evaluate.js';
 import type { Sandbox, Session } from '../../sandbox/index.js';
 import type { ServiceShaping } from './service-shaping.js';
+import { openMlab, type MlabConfig } from './service-mlab.js';
 import type { TurnScore } from '../../agents/shaping/types.js';
 
 export interface ServiceOptions {
@@ -40,6 +41,8 @@ export interface ServiceOptions {
   log?: (line: string) => void;
   /** Turn-level shaping of the export (service-shaping.ts): its routes, and the bank fed from /grade. */
   shaping?: ServiceShaping;
+  /** An mlab export: the scaffold runs here and the agent loop samples its requests (service-mlab.ts). */
+  mlab?: MlabConfig;
 }
 
 export interface SandboxService {
@@ -84,17 +87,35 @@ export async function startSandboxService(o: ServiceOptions): Promise<SandboxSer
   const closeOne = async (id: string) => {
     const s = sessions.get(id);
     sessions.delete(id);
+    mlab?.end(id);
     await s?.session.close();
+  };
+  const mlab = o.mlab ? openMlab(o.mlab, { python: o.python, abandon: (id) => void closeOne(id).catch((err: Error) => log(`sandbox service: closing ${id}: ${err.message}`)) }) : undefined;
+  const openSession = async (task: string) => {
+    const taskDir = join(o.tasksDir, task);
+    if (!TASK_ID.test(task) || !existsSync(join(taskDir, 'private', 'evaluator.py'))) throw new BadRequest(`no task ${task}`);
+    const session = await o.sandbox.open({ task: taskDir, limits: { memoryMb: o.memoryMb }, signal: stop.signal });
+    const id = randomUUID();
+    sessions.set(id, { session, taskDir });
+    return { id, session, taskDir };
   };
   const routes: Record<string, (body: Record<string, unknown>) => Promise<unknown>> = {
     '/open': async (body) => {
-      const task = String(body.task ?? '');
-      const taskDir = join(o.tasksDir, task);
-      if (!TASK_ID.test(task) || !existsSync(join(taskDir, 'private', 'evaluator.py'))) throw new BadRequest(`no task ${task}`);
-      const session = await o.sandbox.open({ task: taskDir, limits: { memoryMb: o.memoryMb }, signal: stop.signal });
-      const id = randomUUID();
-      sessions.set(id, { session, taskDir });
-      return { session: id };
+      if (mlab) throw new BadRequest('this export runs the mlab scaffold: open episodes with /mlab/open');
+      return { session: (await openSession(String(body.task ?? ''))).id };
+    },
+    '/mlab/open': async (body) => {
+      if (!mlab) throw new BadRequest('this export runs the ReAct scaffold (no scaffold: mlab in sandbox.json)');
+      const s = await openSession(String(body.task ?? ''));
+      return { session: s.id, ...(await mlab.start(s.id, s.taskDir, s.session, String(body.split ?? 'train'))) };
+    },
+    '/mlab/reply': async (body) => {
+      const id = String(body.session);
+      if (!mlab?.has(id)) throw new BadRequest(`no mlab episode ${id}`);
+      if (typeof body.text !== 'string' && typeof body.error !== 'string') throw new BadRequest('mlab/reply needs the reply text, or the error that left none');
+      const t = body.tokens as { prompt?: unknown; completion?: unknown } | undefined;
+      const reply = typeof body.text === 'string' ? { text: body.text } : { error: String(body.error) };
+      return await mlab.reply(id, reply, t ? { prompt: Number(t.prompt) || 0, completion: Number(t.completion) || 0 } : undefined);
     },
     '/run': async (body) => {
       const s = get(body);
@@ -112,8 +133,10 @@ export async function startSandboxService(o: ServiceOptions): Promise<SandboxSer
     },
     '/grade': async (body) => {
       const s = get(body);
-      const ep = body.episode as EpisodeResult | undefined;
-      if (!ep || !Array.isArray(ep.turns) || !Array.isArray(ep.messages)) throw new BadRequest('grade needs the episode (turns, messages, ended, submission)');
+      const posted = body.episode as EpisodeResult | undefined;
+      if (!posted || !Array.isArray(posted.turns) || !Array.isArray(posted.messages)) throw new BadRequest('grade needs the episode (turns, messages, ended, submission)');
+      // An mlab episode ran here: its own record is graded (the client adds only its step and split).
+      const ep = { ...posted, ...(mlab?.finished(String(body.session)) ?? {}) };
       try {
         const grade = ep.submission ? await gradeSubmission(s.taskDir, s.session.workspace, { python: o.python, signal: stop.signal }, ep.submission) : undefined;
         const evaluation = grade?.ok ? grade.result : null;

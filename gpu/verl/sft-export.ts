@@ -12,7 +12,7 @@
 // (data.custom_cls), which renders each reply as the turn it is generated in. That differs from
 // rendering the whole conversation at once (Qwen3 strips earlier turns' reasoning there), so verl's
 // check comparing the two is off (data.ignore_input_ids_mismatch). docs/training.md#seed-sft-on-verl.
-import { cp, mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { copyVerlPackage, messagesColumn, writeLayout, writeParquet } from './export-files.js';
@@ -107,22 +107,4 @@ export async function writeSftExport(dir: string, train: readonly SftConversatio
   const overrides = sftOverrides(o, val.length > 0, layout);
   await writeFile(join(dir, 'trainer_overrides.yaml'), stringify({ verl_version: VERL_VERSION, trainer: 'sft', overrides }));
   return ['data/train.parquet', ...(val.length ? ['data/val.parquet'] : []), 'mlepipe_verl/', 'layout.json', 'trainer_overrides.yaml'];
-}
-
-/**
- * The last step's Hugging Face weights of a finished SFT job (CHECKPOINTS/global_step_N/huggingface, N from
- * verl's latest_checkpointed_iteration.txt) laid out as a worker checkpoint: model/ (weights, config),
- * tokenizer/ and the manifest, which eval serves through a worker and a verl grpo stage loads as its policy.
- */
-export async function collectSftCheckpoint(checkpoints: string, dest: string): Promise<{ step: number }> {
-  const { readFile, readdir } = await import('node:fs/promises');
-  const tracker = join(checkpoints, 'latest_checkpointed_iteration.txt');
-  const step = Number((await readFile(tracker, 'utf8').catch(() => '')).trim());
-  const hf = join(checkpoints, `global_step_${step}`, 'huggingface');
-  const files = step > 0 ? await readdir(hf).catch(() => []) : [];
-  if (!files.includes('config.json')) throw new Error(`verl's SFT job left no Hugging Face weights (${step > 0 ? `${hf}/config.json is missing` : `${tracker} names no step`}): checkpoint.save_contents must hold hf_model`);
-  await cp(hf, join(dest, 'model'), { recursive: true });
-  await cp(hf, join(dest, 'tokenizer'), { recursive: true, filter: (src) => src === hf || !/\.(safetensors|bin)$|^config\.json$|generation_config\.json$|model\.safetensors\.index\.json$/.test(src.slice(hf.length + 1)) });
-  await writeFile(join(dest, 'mlepipe-worker.json'), JSON.stringify({ format: 'mlepipe-worker-checkpoint/1', base: { path: join(dest, 'model') }, lora: null }, null, 2));
-  return { step };
 }

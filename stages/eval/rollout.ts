@@ -1,14 +1,13 @@
 // One rollout: a fresh sandbox workspace on the task, the scaffold driving
 // the policy, then grading outside the jail and the trajectory record.
-import { copyFile, lstat, readFile } from 'node:fs/promises';
+import { copyFile, lstat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { Rng } from '../../core/random.js';
-import { readJsonFile } from '../../core/text.js';
 import type { GuidanceRecord } from '../../agents/guidance/index.js';
 import type { Policy } from '../../agents/policies/index.js';
 import { canonicalJson, sha256 } from '../../core/hash.js';
 import type { AideOptions, EpisodeLimits, EpisodeResult, PromptFormat, Scaffold } from '../../agents/scaffolds/types.js';
-import { publicListing } from '../../agents/scaffolds/public.js';
+import { readTaskView } from '../../agents/scaffolds/public.js';
 import type { Trajectory } from '../../agents/trajectory.js';
 import type { RewardInputs } from '../../core/rewards/presets.js';
 import { gradeSubmission, type EvaluatorResult } from '../../sandbox/evaluate.js';
@@ -60,10 +59,8 @@ async function keepCopy(workspace: string, name: string, dest: string): Promise<
 
 export async function rollout(o: RolloutOptions): Promise<Trajectory> {
   const started = new Date();
-  const meta = (await readJsonFile(join(o.task.dir, 'task.json'))) as { is_lower_better?: boolean; modality?: string; domain?: string; task_type?: string; metric?: string; n_train?: number; sample_submission?: string };
   // The prompt names the task's own files (MLE-bench competitions keep their own names).
-  const files = await publicListing(o.task.dir);
-  const description = await readFile(join(o.task.dir, 'public', 'description.md'), 'utf8').catch(() => '(no description.md)');
+  const task = await readTaskView(o.task.dir, o.task.id);
   // The signal reaches every step of the session: an interrupt kills the running one at once.
   const session = await o.sandbox.open({ task: o.task.dir, limits: { memoryMb: o.memoryMb }, signal: o.signal });
   let ep: EpisodeResult;
@@ -71,14 +68,7 @@ export async function rollout(o: RolloutOptions): Promise<Trajectory> {
   try {
     const rng = new Rng('aide-search', `${o.seed}:${o.task.id}:${o.policy.name}:${o.sample}`);
     ep = await o.scaffold.run({
-      task: {
-        id: o.task.id,
-        description,
-        lowerIsBetter: meta.is_lower_better ?? false,
-        meta: { id: o.task.id, modality: meta.modality, ...(meta.domain ? { domain: meta.domain } : {}), task_type: meta.task_type, metric: meta.metric, n_train: meta.n_train, is_lower_better: meta.is_lower_better },
-        files,
-        sample: meta.sample_submission ?? 'sample_submission.csv',
-      },
+      task,
       session,
       publicDir: join(o.task.dir, 'public'),
       policy: o.policy,

@@ -51,9 +51,7 @@ function shapingIssues(p: GrpoParams, models: Parameters<typeof parsePolicy>[1])
   if (Array.isArray(p.tools)) p.tools.forEach((n: string, i) => TOOLS_BY_NAME.has(n) || out.push({ param: ['tools', i], message: `unknown tool "${n}" (mlepipe tools list shows them)` }));
   if (p.scaffold === 'mlab' && p.prompt_format === 'sandmle-release') out.push({ param: ['prompt_format'], message: 'prompt_format: sandmle-release is a ReAct reply format; scaffold: mlab has its own actions', also: ['scaffold'] });
   if (p.scaffold === 'mlab' && p.trainer === 'template') out.push({ param: ['scaffold'], message: 'the template policy writes ReAct replies; scaffold: mlab needs a models: policy (trainer: worker)', also: ['trainer'] });
-  // The exported agent loop (mlepipe_verl) is the ReAct scaffold: it would train another scaffold without a word.
   const verl = p.trainer === 'verl' || p.trainer === 'verl-export';
-  if (verl && p.scaffold === 'mlab') out.push({ param: ['scaffold'], message: `the verl agent loop runs the ReAct scaffold only; scaffold: mlab (its actions and tools) trains on trainer: worker`, also: ['trainer'] });
   if (s.kind === 'none') return out;
   if (s.beta !== undefined && s.kappa !== undefined) out.push({ param: ['shaping', 'beta'], message: 'give beta (as written) or kappa (a pilot calibrates beta to it), not both' });
   if (Array.isArray(s.kappa) && s.kappa[0] > s.kappa[1]) out.push({ param: ['shaping', 'kappa'], message: `the range [${s.kappa.join(', ')}] is empty: write [low, high]` });

@@ -31,7 +31,8 @@ import { openWorkerTrainer, publishCheckpoint, type WorkerTrainer, type WorkerTr
 import { CONTEXT_TOKENS, type GrpoParams, validates } from './index.js';
 
 const pad = (k: number) => String(k).padStart(5, '0');
-/** The policy's context budget in tokens (the ReAct scaffold prunes turns past it). */
+/** Characters kept of stdout and of stderr in an observation (the sandbox service keeps as many). */
+const OBSERVATION_CHARS = 4000;
 
 export async function run(ctx: StageContext<GrpoParams>): Promise<StageResult | void> {
   const p = ctx.params;
@@ -76,9 +77,11 @@ export async function run(ctx: StageContext<GrpoParams>): Promise<StageResult | 
       rolloutTp: p.verl.rollout_tp,
       gpuMemoryGib: p.verl.gpu_memory_gib,
       checkpointEvery: p.checkpoint_every,
+      keepCheckpoints: p.keep_checkpoints,
       evalEvery: p.eval_every,
       loggers: ctx.tracking?.logger,
       ...(p.shaping.kind !== 'none' ? { shaping: await verlShaping(ctx, p, train) } : {}),
+      ...(p.scaffold === 'mlab' ? { mlab: { tools: p.tools ?? 'domain', toolDropout: p.tool_dropout, seed: p.seed, observationChars: OBSERVATION_CHARS } } : {}),
     };
     if (p.trainer === 'verl') return (await import('./verl-run.js')).runVerl(ctx, train, val, options);
     const files = await writeVerlExport(join(ctx.outDir, 'verl'), train, val, options);
@@ -112,7 +115,7 @@ export async function run(ctx: StageContext<GrpoParams>): Promise<StageResult | 
     tasks,
     group,
     groupPrefix: prefix,
-    limits: { maxTurns: p.max_turns, stepTimeoutMs: p.step_timeout * 1000, timeBudgetMs: p.time_budget * 1000, contextTokens: CONTEXT_TOKENS, observationChars: 4000 },
+    limits: { maxTurns: p.max_turns, stepTimeoutMs: p.step_timeout * 1000, timeBudgetMs: p.time_budget * 1000, contextTokens: CONTEXT_TOKENS, observationChars: OBSERVATION_CHARS },
     memoryMb: p.memory_mb,
     promptFormat: p.prompt_format,
     python,

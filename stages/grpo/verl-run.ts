@@ -7,14 +7,17 @@ import { cp, readFile, writeFile } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { collectVerlCheckpoint } from '../../gpu/verl/checkpoint.js';
 import { writeVerlExport, type ExportOptions, type ExportTask } from '../../gpu/verl/export.js';
 import { verlCurve } from '../../gpu/verl/metrics.js';
 import { startSandboxService } from '../../gpu/verl/service.js';
+import type { MlabConfig } from '../../gpu/verl/service-mlab.js';
 import { openShaping, shapingCalibration, shapingRecords } from '../../gpu/verl/service-shaping.js';
 import { verlShapingCurve } from './verl-shaping.js';
 import type { StageContext, StageResult } from '../contract.js';
 import { starterScore } from '../eval/tasks.js';
 import { stageSandbox } from '../sandbox.js';
+import { CHECKPOINT_DIR } from '../worker.js';
 import { collectTensorboard, runVerlJob } from '../verl-job.js';
 import type { GrpoParams } from './index.js';
 
@@ -29,6 +32,7 @@ export async function runVerl(ctx: StageContext<GrpoParams>, train: readonly Exp
     const token = randomBytes(24).toString('hex');
     try {
       const shaping = await openShaping(exportDir);
+      const spec = JSON.parse(await readFile(join(exportDir, 'sandbox.json'), 'utf8')) as { scaffold?: MlabConfig };
       const s = await startSandboxService({
         sandbox,
         tasksDir: join(exportDir, 'tasks'),
@@ -41,6 +45,7 @@ export async function runVerl(ctx: StageContext<GrpoParams>, train: readonly Exp
         token,
         log: ctx.log,
         ...(shaping ? { shaping } : {}),
+        ...(spec.scaffold ? { mlab: spec.scaffold } : {}),
       });
       ctx.log(`sandbox service for the job at ${s.url}`);
       return { url: s.url, token, close: async () => (await s.close(), await sandbox.shutdown()) };
@@ -52,7 +57,10 @@ export async function runVerl(ctx: StageContext<GrpoParams>, train: readonly Exp
   const job = await runVerlJob(ctx as StageContext<unknown>, { verl: p.verl, exportDir, resultsDir, overrides, service });
   await cp(exportDir, join(ctx.outDir, 'verl'), { recursive: true });
   await collectTensorboard(resultsDir, ctx.outDir);
-  if (existsSync(join(resultsDir, 'checkpoints'))) await cp(join(resultsDir, 'checkpoints'), join(ctx.outDir, 'checkpoint'), { recursive: true });
+  // The last step's weights as a worker checkpoint (what an eval's `checkpoint:` entry serves); verl's own
+  // sharded checkpoints stay in the item store, where a rerun of the job resumes from them.
+  const { step } = await collectVerlCheckpoint(join(resultsDir, 'checkpoints'), join(ctx.outDir, CHECKPOINT_DIR), 'ppo');
+  ctx.log(`final weights (verl step ${step}): ${join(ctx.outDir, CHECKPOINT_DIR, 'model')}`);
   const raw = existsSync(join(resultsDir, 'metrics.jsonl')) ? await readFile(join(resultsDir, 'metrics.jsonl'), 'utf8') : '';
   const curve = verlCurve(raw);
   // The loop's per-call scores, recorded by the service step by step, join the curve at their steps.

@@ -9,7 +9,8 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { ParamError } from '../../core/errors.js';
 import { sftCurve } from '../../gpu/verl/metrics.js';
-import { collectSftCheckpoint, writeSftExport } from '../../gpu/verl/sft-export.js';
+import { collectVerlCheckpoint } from '../../gpu/verl/checkpoint.js';
+import { writeSftExport } from '../../gpu/verl/sft-export.js';
 import type { Metrics, StageContext } from '../contract.js';
 import { collectTensorboard, runVerlJob, verlWeightsOf } from '../verl-job.js';
 import { CHECKPOINT_DIR } from '../worker.js';
@@ -45,7 +46,7 @@ export async function runSftVerl(ctx: StageContext<SftParams>, train: readonly E
   const job = await runVerlJob(ctx as StageContext<unknown>, { verl: p.verl, exportDir, resultsDir, overrides, launch: ['sft'] });
   await cp(exportDir, join(ctx.outDir, 'verl'), { recursive: true });
   await collectTensorboard(resultsDir, ctx.outDir);
-  const { step } = await collectSftCheckpoint(join(resultsDir, 'checkpoints'), join(ctx.outDir, CHECKPOINT_DIR));
+  const { step } = await collectVerlCheckpoint(join(resultsDir, 'checkpoints'), join(ctx.outDir, CHECKPOINT_DIR), 'sft');
   ctx.log(`final weights (verl step ${step}): ${join(ctx.outDir, CHECKPOINT_DIR, 'model')}`);
   const raw = existsSync(join(resultsDir, 'metrics.jsonl')) ? await readFile(join(resultsDir, 'metrics.jsonl'), 'utf8') : '';
   const curve = sftCurve(raw, stepsPerEpoch);

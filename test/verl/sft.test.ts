@@ -16,7 +16,8 @@ import { execa } from 'execa';
 import { parse } from 'yaml';
 import { withOverrides } from '../../gpu/verl/job.js';
 import { sftCurve } from '../../gpu/verl/metrics.js';
-import { collectSftCheckpoint, writeSftExport, type SftExportOptions } from '../../gpu/verl/sft-export.js';
+import { collectVerlCheckpoint } from '../../gpu/verl/checkpoint.js';
+import { writeSftExport, type SftExportOptions } from '../../gpu/verl/sft-export.js';
 import { ROOT } from '../helpers.js';
 import { readScalars } from '../train-log/read.js';
 
@@ -133,7 +134,7 @@ test("one step of verl's SFT trainer on the CPU trains the export and saves Hugg
     JSON.stringify(scalars),
   );
   const dest = join(dir, 'checkpoint');
-  assert.equal(await collectSftCheckpoint(join(dir, 'checkpoints'), dest), { step: 1 });
+  assert.equal(await collectVerlCheckpoint(join(dir, 'checkpoints'), dest, 'sft'), { step: 1 });
   for (const f of ['model/config.json', 'model/model.safetensors', 'tokenizer/tokenizer.json', 'tokenizer/chat_template.jinja', 'mlepipe-worker.json']) assert.ok(existsSync(join(dest, f)), f);
   assert.not.ok(existsSync(join(dest, 'tokenizer', 'model.safetensors')));
   // The weights and tokenizer load as a model folder (what verl's grpo and the worker load).

@@ -13,7 +13,8 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { parse, stringify } from 'yaml';
 import { referenceMessage } from '../../agents/shaping/spice.js';
-import { ROOT, cli, cliStart, outputsOf, readJsonl, tmpProject, waitFor } from '../helpers.js';
+import { ROOT, cli, outputsOf, readJsonl, tmpProject } from '../helpers.js';
+import { serveExport } from './serve-export.js';
 
 const PY = join(ROOT, '.venv', 'verl', 'bin', 'python');
 
@@ -34,20 +35,7 @@ const dir = await tmpProject({ 'e.yaml': EXP });
 const made = await cli(['run', 'e.yaml', '--only', 'rl'], { cwd: dir, env: { TINY_KEY: 'sk-test' } });
 const verl = made.exitCode === 0 ? join(await outputsOf(dir, 'rl'), 'verl') : '';
 
-async function serve() {
-  const p = cliStart(['sandbox', 'serve', '--export', verl], { cwd: dir });
-  let out = '';
-  p.stdout?.on('data', (c) => (out += c));
-  await waitFor(() => /listening on (http\S+)/.test(out), 60_000, 'the sandbox service to listen');
-  const url = /listening on (http\S+)/.exec(out)![1];
-  const post = async (path: string, body: unknown) => {
-    const r = await fetch(url + path, { method: 'POST', body: JSON.stringify(body) });
-    const json = (await r.json()) as Record<string, unknown>;
-    assert.is(r.status, 200, `${path}: ${JSON.stringify(json)}`);
-    return json;
-  };
-  return { url, post, stop: async () => (p.kill('SIGTERM'), await p.catch(() => {})) };
-}
+const serve = () => serveExport(verl, dir);
 
 test('the export carries the estimator, the shaping loop and the bank, and passes verl checks', async () => {
   assert.is(made.exitCode, 0, made.stderr);

@@ -13,11 +13,12 @@ import type { ChatMessage } from '../../llm/client.js';
 import type { Policy } from '../../policies/types.js';
 import { clip } from '../execute.js';
 import { fitContext } from '../react/context.js';
-import type { EpisodeContext, EpisodeResult, Scaffold, TurnRecord } from '../types.js';
+import type { EpisodeContext, EpisodeLimits, EpisodeResult, Scaffold, TaskView, TurnRecord } from '../types.js';
 import { ask, budget, newUsage } from '../turns.js';
 import { argProblem, MLAB_ACTIONS, runAction, type ActionEnv, type ActionOutcome } from './actions.js';
 import { intervene, targets, type Intervention, type Shown } from './intervene.js';
 import { parseMlab } from './parse.js';
+import type { ToolSpec } from '../../../tools/index.js';
 import { chooseTools, describeTool, dropTools, type ToolChoice } from './tools.js';
 
 export interface MlabOptions {
@@ -40,11 +41,13 @@ export function mlabScaffold(opts: MlabOptions = MLAB_DEFAULTS): Scaffold {
 
 export const mlab = mlabScaffold();
 
-async function runMlab(ctx: EpisodeContext, opts: MlabOptions): Promise<EpisodeResult> {
-  const { limits } = ctx;
-  const started = Date.now();
-  const tools = dropTools(chooseTools(opts.tools, ctx.task.meta.domain ?? ctx.task.meta.modality), opts.toolDropout, opts.seed, ctx.task.id, ctx.policy.name, ctx.sample);
-  const names = [...MLAB_ACTIONS.map((a) => a.name), ...tools.map((t) => t.name)];
+/** The tools a rollout offers: the choice for the task's domain, less its seeded dropout. */
+export function rolloutTools(opts: Pick<MlabOptions, 'tools' | 'toolDropout' | 'seed'>, task: TaskView, policy: string, sample: number): ToolSpec[] {
+  return dropTools(chooseTools(opts.tools, task.meta.domain ?? task.meta.modality), opts.toolDropout, opts.seed, task.id, policy, sample);
+}
+
+/** The episode's first two messages: the system prompt with the actions, the offered tools and the task, then "Begin." */
+export function mlabMessages(task: TaskView, limits: Pick<EpisodeLimits, 'maxTurns' | 'stepTimeoutMs'>, tools: readonly ToolSpec[]): ChatMessage[] {
   const actions = MLAB_ACTIONS.map(
     (a) =>
       `- ${a.name}: ${a.description}\n  Action Input: {${Object.entries(a.input)
@@ -52,21 +55,29 @@ async function runMlab(ctx: EpisodeContext, opts: MlabOptions): Promise<EpisodeR
         .join('; ')}}`,
   ).join('\n');
   const toolText = tools.length ? `\nDiagnostic tools (also actions; file arguments are relative to the workspace):\n${tools.map(describeTool).join('\n')}\n` : '';
-  const messages: ChatMessage[] = [
+  return [
     {
       role: 'system',
       content: renderPrompt('mlab/system', {
-        description: ctx.task.description.trim(),
+        description: task.description.trim(),
         actions,
         tools: toolText,
         max_steps: limits.maxTurns,
         step_timeout: Math.round(limits.stepTimeoutMs / 1000),
-        files: publicFilesText(ctx.task),
-        sample: sampleName(ctx.task),
+        files: publicFilesText(task),
+        sample: sampleName(task),
       }),
     },
     { role: 'user', content: 'Begin.' },
   ];
+}
+
+async function runMlab(ctx: EpisodeContext, opts: MlabOptions): Promise<EpisodeResult> {
+  const { limits } = ctx;
+  const started = Date.now();
+  const tools = rolloutTools(opts, ctx.task, ctx.policy.name, ctx.sample);
+  const names = [...MLAB_ACTIONS.map((a) => a.name), ...tools.map((t) => t.name)];
+  const messages = mlabMessages(ctx.task, limits, tools);
   // Guided collection: the teacher's system prompt gets the guidance; `messages`, the record a student
   // learns from, never does.
   const guidance = ctx.guidance ? `\n\n${renderGuidance(ctx.guidance)}` : '';
@@ -107,7 +118,7 @@ async function runMlab(ctx: EpisodeContext, opts: MlabOptions): Promise<EpisodeR
     left = b.left;
     const shown = fitContext(messages, 2, turns.map(failed), limits.contextTokens);
     dropped = Math.max(dropped, shown.dropped);
-    const reply = await ask(ctx, { scaffold: 'mlab', purpose: 'step', messages: teacherView(shown.messages), turn: t, sample: ctx.sample, history: turns, actions: names, ...(ctx.guidance ? { guidance: ctx.guidance } : {}) }, usage);
+    const reply = await ask(ctx, { scaffold: 'mlab', purpose: 'step', messages: teacherView(shown.messages), transcript: messages, turn: t, sample: ctx.sample, history: turns, actions: names, ...(ctx.guidance ? { guidance: ctx.guidance } : {}) }, usage);
     if ('stop' in reply) {
       ended = reply.stop;
       error = reply.error;

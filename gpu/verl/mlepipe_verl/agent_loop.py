@@ -1,4 +1,6 @@
-"""verl's agent loop for mlepipe's ReAct scaffold (agent_name `mlepipe_react`).
+"""verl's agent loop for mlepipe's scaffolds: ReAct (agent_name `mlepipe_react`),
+run here, and mlab (`mlepipe_mlab`, `scaffold: mlab`), which the sandbox
+service runs while this loop samples what it asks (episode.run_mlab_episode).
 
 verl builds it with hydra.utils.instantiate from the export's agent_loop.yaml,
 whose extra keys (the scaffold's limits) arrive as keyword arguments. Each
@@ -18,7 +20,7 @@ import os
 
 from verl.experimental.agent_loop.agent_loop import AgentLoopBase, AgentLoopOutput
 
-from .episode import run_episode, timed_out_under
+from .episode import run_episode, run_mlab_episode, timed_out_under
 from .models import ChatModel, RolloutModel
 from .service import SandboxService
 from .turn_credit import place_turn_rewards, turn_spans
@@ -40,8 +42,11 @@ class ShapedAgentLoopOutput(AgentLoopOutput):
 
 
 class MlepipeReactAgentLoop(AgentLoopBase):
-    def __init__(self, *args, max_turns=20, step_timeout_s=90, time_budget_s=900, context_tokens=32768, mask_timeouts="drop", timeout_rule="any-step", sandbox_url=None, chat_url=None, shaping=False, **kwargs):
+    def __init__(self, *args, max_turns=20, step_timeout_s=90, time_budget_s=900, context_tokens=32768, mask_timeouts="drop", timeout_rule="any-step", sandbox_url=None, chat_url=None, shaping=False, scaffold="react", **kwargs):
         super().__init__(*args, **kwargs)
+        if scaffold not in ("react", "mlab"):
+            raise ValueError(f"scaffold {scaffold!r}: the loop runs react or mlab")
+        self.scaffold = scaffold
         self.limits = {"max_turns": int(max_turns), "step_timeout_ms": int(step_timeout_s) * 1000, "time_budget_ms": int(time_budget_s) * 1000, "context_tokens": int(context_tokens)}
         # Settings reach Ray workers as environment variables (launch.sh's runtime env) or from the YAML.
         self.mask_timeouts, self.timeout_rule = mask_timeouts, timeout_rule
@@ -51,14 +56,26 @@ class MlepipeReactAgentLoop(AgentLoopBase):
         if self.shaping and self.chat_url:
             raise ValueError("turn shaping scores calls on verl's rollout servers (prompt log-probabilities); a chat endpoint (MLEPIPE_CHAT_URL) has none")
 
-    async def run(self, sampling_params, **kwargs):
-        messages = [dict(m) for m in kwargs["raw_prompt"]]
-        extra = kwargs.get("extra_info") or {}
+    def model(self, messages, sampling_params):
         if self.chat_url:
-            model = ChatModel(self.continuous_token_builder, self.tokenizer, messages, self.chat_url, temperature=sampling_params.get("temperature", 1.0))
+            return ChatModel(self.continuous_token_builder, self.tokenizer, messages, self.chat_url, temperature=sampling_params.get("temperature", 1.0))
+        return RolloutModel(self.continuous_token_builder, self.tokenizer, messages, self.server_manager, sampling_params, self.rollout_config.prompt_length + self.rollout_config.response_length)
+
+    async def run(self, sampling_params, **kwargs):
+        extra = kwargs.get("extra_info") or {}
+        if self.scaffold == "mlab":
+            call = lambda f, *a: asyncio.get_running_loop().run_in_executor(None, f, *a)  # noqa: E731
+            # The service draws the rollout's tools and writes its prompt; the row's prompt only sized verl's lengths.
+            # A reply waits while the service runs the action: as long as the episode may.
+            wait_s = self.limits["time_budget_ms"] / 1000 + 60
+            opened = await call(lambda: self.service.mlab_open(extra["task_id"], extra.get("split", "train"), wait_s))
+            first = opened.get("request") or {}
+            model = self.model(first.get("transcript") or [dict(m) for m in kwargs["raw_prompt"]], sampling_params)
+            episode = await run_mlab_episode(model, self.service, opened, extra["task_id"], wait_s)
         else:
-            model = RolloutModel(self.continuous_token_builder, self.tokenizer, messages, self.server_manager, sampling_params, self.rollout_config.prompt_length + self.rollout_config.response_length)
-        episode = await run_episode(model, self.service, extra["task_id"], messages, self.limits)
+            messages = [dict(m) for m in kwargs["raw_prompt"]]
+            model = self.model(messages, sampling_params)
+            episode = await run_episode(model, self.service, extra["task_id"], messages, self.limits)
         # The weights' version that sampled the episode: the solution bank draws from what earlier steps verified.
         episode["step"] = int(model.extra_fields.get("min_global_steps") or 0)
         # verl runs validation through the same loop; the export tags its rows split: val. Nothing there is

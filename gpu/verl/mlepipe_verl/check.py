@@ -47,6 +47,10 @@ def main(argv):
     for entry in agents:
         get_class(entry._target_)
         names.append(entry.name)
+    default = rollout.agent.default_agent_loop
+    if default not in names:
+        print(f"rows without an agent_name would run the agent loop {default!r}, which agent_loop.yaml does not register ({', '.join(names)})", file=sys.stderr)
+        return 1
     fn = config.reward.custom_reward_function
     load_extern_object(module_path=fn.path, object_name=fn.name)
     # The job's workers import the estimator's module as verl loads (VERL_USE_EXTERNAL_MODULES); so does the check.
@@ -89,6 +93,7 @@ def main(argv):
                 "rollout": rollout.name,
                 "mode": rollout.mode,
                 "agent_loops": names,
+                "default_agent_loop": default,
                 "adv_estimator": estimator,
                 "shaping": any(shaping),
                 "train_batch_size": config.data.train_batch_size,

@@ -67,6 +67,31 @@ async def run_episode(model, service, task_id, messages, limits):
     }
 
 
+async def run_mlab_episode(model, service, opened, task_id, wait_s=None):
+    """One mlab episode: the sandbox service runs the scaffold (gpu/verl/service-mlab.ts) and
+    hands each of its requests here. A step is sampled into the token record; an AI action's
+    question (edit, understand, reflect, retrieve) is sampled outside it. `opened` is the
+    service's answer to /mlab/open; a reply waits up to `wait_s` for the action to run.
+    Returns the episode record mlepipe grades."""
+    call = lambda f, *a: asyncio.get_running_loop().run_in_executor(None, f, *a)  # noqa: E731
+    session, event = opened["session"], opened
+    while "done" not in event:
+        req = event["request"]
+        text, error = None, None
+        try:
+            if req["kind"] == "step":
+                # The transcript ends with the observation of the last action: the record takes its tokens.
+                if len(req["transcript"]) > len(model.messages):
+                    model.observed(req["transcript"])
+                text = await model(req["messages"], req["turn"])
+            else:
+                text = await model.side(req["messages"])
+        except Exception as err:  # the scaffold records the failure as mlepipe's does: a step's ends the episode, an action's fails the action
+            error = str(err) or type(err).__name__
+        event = await call(service.mlab_reply, session, text, error, wait_s)
+    return {**event["done"], "session": session, "task_id": task_id, "submission": event["done"].get("submission") or "submission.csv"}
+
+
 def timed_out_under(rule, episode):
     """mlepipe's timeout rules (agents/grpo/advantages.ts): any-step, last-step, fraction:F or release."""
     if episode["ended"] == "time_budget":

@@ -97,6 +97,14 @@ class RolloutModel(TokenRecord):
         self.sampled(out.token_ids, out.log_probs, text)
         return text
 
+    async def side(self, messages):
+        """A reply outside the record (what an mlab AI action asks the policy): sampled, never trained."""
+        ids = list(self.builder.build_initial_tokens(messages))
+        if len(ids) >= self.max_len:
+            raise RuntimeError(f"the question is longer than the context ({self.max_len} tokens)")
+        out = await self.server.generate(request_id=uuid4().hex, prompt_ids=ids, sampling_params=self.sampling)
+        return self.tokenizer.decode(out.token_ids, skip_special_tokens=True)
+
 
 class ChatModel(TokenRecord):
     def __init__(self, builder, tokenizer, messages, base_url, model="policy", temperature=1.0, max_tokens=None):
@@ -117,3 +125,7 @@ class ChatModel(TokenRecord):
         ids = self.tokenizer.encode(text, add_special_tokens=False) + [self.tokenizer.eos_token_id]
         self.sampled(ids, None, text)
         return text
+
+    async def side(self, messages):
+        """A reply outside the record (what an mlab AI action asks the policy)."""
+        return await asyncio.get_running_loop().run_in_executor(None, self._post, messages)

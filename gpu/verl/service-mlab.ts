@@ -1,0 +1,185 @@
+// The mlab scaffold inside verl's agent loop. The scaffold's rules (its 17
+// actions, the diagnostic tools, their observations, context pruning) live in
+// agents/scaffolds/mlab; rather than write them again in Python, the sandbox
+// service runs that same scaffold here and the agent loop only samples: the
+// episode's policy is a bridge whose every request (a step, or an AI action
+// asking the model) is handed to the loop as the answer to its last call, and
+// whose reply is the loop's next call. So an episode trained on verl takes the
+// same turns, with the same observations, as one rolled out by mlepipe itself.
+//   POST /mlab/open  {task, split}          → {session, request}
+//   POST /mlab/reply {session, text|error}  → {request} | {done: episode}
+// A request is {kind: 'step', turn, messages (shown), transcript (the whole
+// conversation)} or {kind: 'ask', purpose, turn, messages}: the loop's token
+// record holds the steps only; what an AI action asks is sampled, not trained.
+import { basename, join } from 'node:path';
+import type { Session } from '../../sandbox/index.js';
+import type { ChatMessage } from '../../agents/llm/client.js';
+import { mlabScaffold } from '../../agents/scaffolds/mlab/index.js';
+import type { ToolChoice } from '../../agents/scaffolds/mlab/tools.js';
+import { readTaskView } from '../../agents/scaffolds/public.js';
+import type { EpisodeLimits, EpisodeResult } from '../../agents/scaffolds/types.js';
+import type { Policy, PolicyRequest } from '../../agents/policies/types.js';
+import { gradeSubmission } from '../../sandbox/evaluate.js';
+
+/** sandbox.json's `scaffold` for an mlab export: the grpo stage's tools and limits. */
+export interface MlabConfig {
+  name: 'mlab';
+  tools: ToolChoice;
+  tool_dropout: number;
+  seed: number;
+  max_turns: number;
+  step_timeout_s: number;
+  time_budget_s: number;
+  context_tokens: number;
+  observation_chars: number;
+}
+
+export type MlabRequest = { kind: 'step'; turn: number; messages: ChatMessage[]; transcript: ChatMessage[] } | { kind: 'ask'; purpose: PolicyRequest['purpose']; turn: number; messages: ChatMessage[] };
+export type MlabEvent = { request: MlabRequest } | { done: EpisodeResult };
+
+/** The name the tool dropout is seeded with (with the task and the sample), the same on every export. */
+const POLICY_NAME = 'verl';
+/** How long past its time budget an episode waits for the loop before it is given up. */
+const ABANDON_MS = 10 * 60_000;
+
+class Episode {
+  readonly stop = new AbortController();
+  result?: EpisodeResult;
+  /** What the loop reported of its last reply's tokens, handed to the scaffold's usage count. */
+  usage = { prompt_tokens: 0, completion_tokens: 0 };
+  private queued: MlabEvent[] = [];
+  private waiter?: (e: MlabEvent) => void;
+  private pending?: { resolve(text: string): void; reject(err: Error): void };
+
+  emit(e: MlabEvent): void {
+    if (this.waiter) {
+      const w = this.waiter;
+      this.waiter = undefined;
+      w(e);
+    } else this.queued.push(e);
+  }
+
+  next(): Promise<MlabEvent> {
+    const e = this.queued.shift();
+    if (e) return Promise.resolve(e);
+    if (this.waiter) throw new Error('a reply is already waiting for this episode');
+    return new Promise((r) => (this.waiter = r));
+  }
+
+  ask(req: MlabRequest, signal?: AbortSignal): Promise<string> {
+    return new Promise((resolve, reject) => {
+      if (signal?.aborted) return reject(new Error('the episode was stopped'));
+      signal?.addEventListener('abort', () => reject(new Error('the episode was stopped')), { once: true });
+      this.pending = { resolve, reject };
+      this.emit({ request: req });
+    });
+  }
+
+  /** The loop's reply, or why it has none (the model call failed): the scaffold's policy call fails with it. */
+  answer(reply: { text: string } | { error: string }): void {
+    const p = this.pending;
+    if (!p) throw new Error('this episode asked nothing: it has ended or its reply was already given');
+    this.pending = undefined;
+    if ('text' in reply) p.resolve(reply.text);
+    else p.reject(new Error(reply.error));
+  }
+}
+
+export interface ServiceMlab {
+  /** Starts the episode on an open session; answers with its first request. */
+  start(id: string, taskDir: string, session: Session, split: string): Promise<MlabEvent>;
+  /** The loop's reply to the last request; answers with the next request, or the finished episode. */
+  reply(id: string, reply: { text: string } | { error: string }, tokens?: { prompt: number; completion: number }): Promise<MlabEvent>;
+  /** The finished episode (what /grade scores: the service's record, not the client's). */
+  finished(id: string): EpisodeResult | undefined;
+  has(id: string): boolean;
+  end(id: string): void;
+}
+
+export function openMlab(config: MlabConfig, deps: { python: string; abandon(id: string): void }): ServiceMlab {
+  const episodes = new Map<string, Episode>();
+  // Each task's episodes count up, so a group's samples draw different tool sets under dropout.
+  const samples = new Map<string, number>();
+  const limits: EpisodeLimits = {
+    maxTurns: config.max_turns,
+    stepTimeoutMs: config.step_timeout_s * 1000,
+    timeBudgetMs: config.time_budget_s * 1000,
+    contextTokens: config.context_tokens,
+    observationChars: config.observation_chars,
+  };
+  const scaffolds = {
+    train: mlabScaffold({ tools: config.tools, toolDropout: config.tool_dropout, seed: config.seed }),
+    // Validation offers every tool: dropout is a training-time control.
+    val: mlabScaffold({ tools: config.tools, toolDropout: 0, seed: config.seed }),
+  };
+  const get = (id: string) => {
+    const ep = episodes.get(id);
+    if (!ep) throw new Error(`no mlab episode ${id}`);
+    return ep;
+  };
+  return {
+    async start(id, taskDir, session, split) {
+      const task = await readTaskView(taskDir, basename(taskDir));
+      const sample = samples.get(task.id) ?? 0;
+      samples.set(task.id, sample + 1);
+      const ep = new Episode();
+      episodes.set(id, ep);
+      const policy: Policy = {
+        name: POLICY_NAME,
+        kind: 'openai',
+        act: async (req, signal) => {
+          const r: MlabRequest = req.purpose === 'step' ? { kind: 'step', turn: req.turn, messages: req.messages, transcript: [...(req.transcript ?? req.messages)] } : { kind: 'ask', purpose: req.purpose, turn: req.turn, messages: req.messages };
+          const text = await ep.ask(r, signal);
+          const usage = ep.usage;
+          ep.usage = { prompt_tokens: 0, completion_tokens: 0 };
+          return { text, usage };
+        },
+      };
+      const timer = setTimeout(() => deps.abandon(id), limits.timeBudgetMs + ABANDON_MS);
+      timer.unref();
+      const scaffold = split === 'val' ? scaffolds.val : scaffolds.train;
+      void scaffold
+        .run({
+          task,
+          session,
+          publicDir: join(taskDir, 'public'),
+          policy,
+          sample,
+          limits,
+          aide: { numDrafts: 0, debugProb: 0, maxDebugDepth: 0 },
+          signal: ep.stop.signal,
+          random: Math.random,
+          validate: async (path) => {
+            const g = await gradeSubmission(taskDir, session.workspace, { python: deps.python, signal: ep.stop.signal }, path);
+            return g.ok ? { ok: true, result: g.result } : { ok: false, problem: g.error };
+          },
+        })
+        .then(
+          (result) => {
+            ep.result = result;
+            ep.emit({ done: result });
+          },
+          // An environment failure (the sandbox gone) ends the episode as the policy's failure would: recorded, graded as it stands.
+          (err: Error) => {
+            const result: EpisodeResult = { scaffold: 'mlab', messages: [], turns: [], submission: null, ended: 'interrupted', error: err.message, dropped_turns: 0, usage: { prompt_tokens: 0, completion_tokens: 0, requests: 0, cached: 0 } };
+            ep.result = result;
+            ep.emit({ done: result });
+          },
+        )
+        .finally(() => clearTimeout(timer));
+      return ep.next();
+    },
+    async reply(id, reply, tokens) {
+      const ep = get(id);
+      if (tokens) ep.usage = { prompt_tokens: tokens.prompt, completion_tokens: tokens.completion };
+      ep.answer(reply);
+      return ep.next();
+    },
+    finished: (id) => episodes.get(id)?.result,
+    has: (id) => episodes.has(id),
+    end(id) {
+      episodes.get(id)?.stop.abort();
+      episodes.delete(id);
+    },
+  };
+}
