@@ -98,6 +98,8 @@ test('(a) verl composes its trainer config with the exported overrides and its o
   const got = JSON.parse(r.stdout.trim().split('\n').pop()!);
   assert.equal([got.rollout, got.mode, got.agent_loops, got.train_batch_size, got.n, got.ppo_mini_batch_size], ['vllm', 'async', ['mlepipe_react'], 2, 4, 2]);
   assert.ok(got.prompt_length + got.response_length <= 32_768);
+  // Every save carries the Hugging Face weights the node hands on; verl keeps keep_checkpoints (2) + 1.
+  assert.equal([got.save_contents, got.max_actor_ckpt_to_keep], [['model', 'optimizer', 'extra', 'hf_model'], 3]);
   // The layout for the model's shape: dynamic batches whose token budget holds a whole trajectory, as verl composed it.
   assert.equal([got.layout.sp, got.layout.offload, got.use_dynamic_bsz], [1, false, true]);
   assert.ok(got.ppo_max_token_len_per_gpu * got.ulysses >= got.prompt_length + got.response_length, JSON.stringify(got));

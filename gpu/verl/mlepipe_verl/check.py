@@ -41,7 +41,7 @@ def main(argv):
     auto_set_device(config)
     validate_config(config=config, use_reference_policy=need_reference_policy(config), use_critic=need_critic(config))
     rollout = omega_conf_to_dataclass(config.actor_rollout_ref.rollout)
-    omega_conf_to_dataclass(config.actor_rollout_ref.actor)
+    actor_config = omega_conf_to_dataclass(config.actor_rollout_ref.actor)
     agents = OmegaConf.load(rollout.agent.agent_loop_config_path)
     names = []
     for entry in agents:
@@ -94,6 +94,9 @@ def main(argv):
                 "mode": rollout.mode,
                 "agent_loops": names,
                 "default_agent_loop": default,
+                # What each save writes (verl's own CheckpointConfig): hf_model is the weights the node hands on.
+                "save_contents": list(actor_config.checkpoint.save_contents),
+                "max_actor_ckpt_to_keep": config.trainer.max_actor_ckpt_to_keep,
                 "adv_estimator": estimator,
                 "shaping": any(shaping),
                 "train_batch_size": config.data.train_batch_size,
