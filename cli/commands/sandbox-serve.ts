@@ -8,7 +8,7 @@ import { UserError } from '../../core/errors.js';
 import { onceAborted } from '../../core/proc.js';
 import { parseFormula } from '../../core/rewards/parse.js';
 import { REWARD_PRESETS, type RewardInputs } from '../../core/rewards/presets.js';
-import { readJsonFile } from '../../core/text.js';
+import { readSandboxSpec } from '../../gpu/verl/export.js';
 import { loopback, startSandboxService } from '../../gpu/verl/service.js';
 import { openShaping, type ServiceShaping } from '../../gpu/verl/service-shaping.js';
 import type { MlabConfig } from '../../gpu/verl/service-mlab.js';
@@ -32,7 +32,7 @@ async function source(a: SandboxServeArgs): Promise<{ tasksDir: string; reward: 
   if (a.export) {
     const dir = resolve(a.export);
     if (!existsSync(join(dir, 'sandbox.json'))) throw new UserError(`${a.export}: not a verl export (no sandbox.json)`);
-    const spec = (await readJsonFile(join(dir, 'sandbox.json'))) as { reward: string; inputs?: RewardInputs; memory_mb: number; scaffold?: MlabConfig };
+    const spec = await readSandboxSpec(dir);
     const shaping = await openShaping(dir);
     return { tasksDir: join(dir, 'tasks'), reward: spec.reward, inputs: spec.inputs, memoryMb: spec.memory_mb, ...(shaping ? { shaping } : {}), ...(spec.scaffold ? { mlab: spec.scaffold } : {}) };
   }

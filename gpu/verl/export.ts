@@ -8,7 +8,7 @@
 //   sandbox.json                what the sandbox service grades with (reward formula, memory)
 //   trainer_overrides.yaml      the Hydra overrides of verl.trainer.main_ppo
 //   launch.sh                   the Ray job: working directory (tasks/ left out), environment, command
-import { cp, mkdir, writeFile } from 'node:fs/promises';
+import { cp, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { renderPrompt } from '../../agents/factory/answers.js';
@@ -51,6 +51,19 @@ export interface ExportOptions extends Omit<OverrideOptions, 'promptLength' | 'r
 
 export const AGENT_NAME = 'mlepipe_react';
 export const MLAB_AGENT_NAME = 'mlepipe_mlab';
+const agentName = (o: ExportOptions) => (o.mlab ? MLAB_AGENT_NAME : AGENT_NAME);
+
+/** sandbox.json: what the sandbox service grades with, and the mlab scaffold it runs. */
+export interface SandboxSpec {
+  reward: string;
+  inputs?: RewardInputs;
+  memory_mb: number;
+  scaffold?: MlabConfig;
+}
+
+export async function readSandboxSpec(exportDir: string): Promise<SandboxSpec> {
+  return JSON.parse(await readFile(join(exportDir, 'sandbox.json'), 'utf8')) as SandboxSpec;
+}
 
 /** The prompt a row carries. An mlab episode's own prompt comes from the service (its tools drawn per rollout); the row's, with every tool, sizes verl's prompt length. */
 async function rowPrompt(t: ExportTask, o: ExportOptions): Promise<ChatMessage[]> {
@@ -69,7 +82,7 @@ async function rows(tasks: readonly ExportTask[], split: string, o: ExportOption
   for (const [index, t] of tasks.entries()) {
     out.push({
       data_source: 'mlepipe',
-      agent_name: o.mlab ? MLAB_AGENT_NAME : AGENT_NAME,
+      agent_name: agentName(o),
       prompt: await rowPrompt(t, o),
       ability: 'mle',
       reward_model: { style: 'rule', ground_truth: t.id },
@@ -122,10 +135,10 @@ export async function writeVerlExport(dir: string, train: readonly ExportTask[],
   }
   await copyVerlPackage(dir);
   const layout = await writeLayout(dir, o.model, o, o.contextTokens, { rollout: true, unknown: "verl's own defaults for batch sizes, offload and memory apply" });
-  const overrides = verlOverrides({ ...o, ...lengths([...trainRows, ...valRows], o.contextTokens), layout, turnCredit: o.shaping !== undefined, agentLoop: o.mlab ? MLAB_AGENT_NAME : AGENT_NAME });
+  const overrides = verlOverrides({ ...o, ...lengths([...trainRows, ...valRows], o.contextTokens), layout, turnCredit: o.shaping !== undefined, agentLoop: agentName(o) });
   const agentLoop = [
     {
-      name: o.mlab ? MLAB_AGENT_NAME : AGENT_NAME,
+      name: agentName(o),
       _target_: 'mlepipe_verl.agent_loop.MlepipeReactAgentLoop',
       ...(o.mlab ? { scaffold: 'mlab' } : {}),
       max_turns: o.maxTurns,
@@ -150,7 +163,8 @@ export async function writeVerlExport(dir: string, train: readonly ExportTask[],
     context_tokens: o.contextTokens,
     observation_chars: o.mlab.observationChars,
   };
-  await writeFile(join(dir, 'sandbox.json'), JSON.stringify({ reward: o.reward, inputs: o.inputs, memory_mb: o.memoryMb, ...(scaffold ? { scaffold } : {}) }, null, 1) + '\n');
+  const spec: SandboxSpec = { reward: o.reward, inputs: o.inputs, memory_mb: o.memoryMb, ...(scaffold ? { scaffold } : {}) };
+  await writeFile(join(dir, 'sandbox.json'), JSON.stringify(spec, null, 1) + '\n');
   await writeFile(join(dir, 'trainer_overrides.yaml'), stringify({ verl_version: VERL_VERSION, overrides }));
   await writeFile(join(dir, 'launch.sh'), launchScript(overrides), { mode: 0o755 });
   if (o.shaping) {

@@ -8,10 +8,9 @@ import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { collectVerlCheckpoint } from '../../gpu/verl/checkpoint.js';
-import { writeVerlExport, type ExportOptions, type ExportTask } from '../../gpu/verl/export.js';
+import { readSandboxSpec, writeVerlExport, type ExportOptions, type ExportTask } from '../../gpu/verl/export.js';
 import { verlCurve } from '../../gpu/verl/metrics.js';
 import { startSandboxService } from '../../gpu/verl/service.js';
-import type { MlabConfig } from '../../gpu/verl/service-mlab.js';
 import { openShaping, shapingCalibration, shapingRecords } from '../../gpu/verl/service-shaping.js';
 import { verlShapingCurve } from './verl-shaping.js';
 import type { StageContext, StageResult } from '../contract.js';
@@ -32,7 +31,7 @@ export async function runVerl(ctx: StageContext<GrpoParams>, train: readonly Exp
     const token = randomBytes(24).toString('hex');
     try {
       const shaping = await openShaping(exportDir);
-      const spec = JSON.parse(await readFile(join(exportDir, 'sandbox.json'), 'utf8')) as { scaffold?: MlabConfig };
+      const spec = await readSandboxSpec(exportDir);
       const s = await startSandboxService({
         sandbox,
         tasksDir: join(exportDir, 'tasks'),
