@@ -34,6 +34,8 @@ const CPU = [
   // The SFT keeps each demonstration's prompt and first replies (2,600 tokens; the App. E prompt is 2,200) and trains long enough at a
   // high rate for the tiny model to learn them; GRPO samples at a lower temperature so that it writes them.
   'stages.sft.with={model: qwen3_8b, dedup: false, val_fraction: 0, epochs: 80, batch_size: 1, lr: 0.01, schedule: constant, max_length: 2600, gradient_checkpointing: false}',
+  // The config trains on verl; on a CPU the trainer worker runs the same stage.
+  'stages.rl.with.trainer=worker',
   `stages.rl.with.tools=${TOOLS}`,
   'stages.rl.with.steps=1',
   'stages.rl.with.batch_size=2',
