@@ -157,6 +157,19 @@ def efficacy(shapes: Shapes, guard: Guard) -> dict[str, Any]:
     return {"cases": cases}
 
 
+def _estimate(shapes: Shapes, mode: str, checkpointing: bool, tokens: int) -> float:
+    """The worker's memory plan for this case (memory.py), to read beside the measured peak."""
+    from mlepipe_worker.memory import activation_bytes, count_parameters, static_bytes
+    from mlepipe_worker.model import QWEN3_LORA_TARGETS, qwen3_config
+
+    config, rank = qwen3_config(**shapes.model), None if mode == "full" else shapes.lora_rank
+    total, trainable = count_parameters(config, QWEN3_LORA_TARGETS, rank)
+    size = torch.tensor([], dtype=shapes.dtype).element_size()
+    static = static_bytes(total, trainable, full=rank is None, weight_bytes=size)["total"]
+    acts = activation_bytes(config, tokens, checkpointing=checkpointing, lora_rank=rank or 0, act_bytes=size)
+    return round((static + sum(acts.values())) / 2**30, 6)
+
+
 def update(shapes: Shapes, guard: Guard) -> dict[str, Any]:
     from mlepipe_worker.loss import LossConfig
     from mlepipe_worker.update import Sequence, UpdateConfig, make_optimizer, update_step
@@ -194,7 +207,7 @@ def update(shapes: Shapes, guard: Guard) -> dict[str, Any]:
                     s = time.perf_counter() - t
                     return {"step_seconds": round(s, 3), "tokens_per_s": round(n / s, 1), "loss": stats["loss"], "grad_norm": stats["grad_norm"]}
 
-                cases.append(case(shapes, guard, {**label, "tokens": n, "optimizer": built["optimizer"]}, step))
+                cases.append(case(shapes, guard, {**label, "tokens": n, "optimizer": built["optimizer"], "estimated_peak_gib": _estimate(shapes, mode, checkpointing, n)}, step))
                 ran_out = bool(cases[-1].get("oom"))
             held.clear()
             free()

@@ -90,7 +90,7 @@ export async function run(ctx: StageContext<GrpoParams>): Promise<StageResult | 
   }
 
   const isWorker = p.trainer === 'worker';
-  const wo: WorkerTrainerOptions = { policy: p.policy, workerUrl: p.worker_url, checkpointEvery: p.checkpoint_every, keepCheckpoints: p.keep_checkpoints, steps: p.steps, gradientCheckpointing: p.gradient_checkpointing };
+  const wo: WorkerTrainerOptions = { policy: p.policy, workerUrl: p.worker_url, checkpointEvery: p.checkpoint_every, keepCheckpoints: p.keep_checkpoints, steps: p.steps, gradientCheckpointing: p.gradient_checkpointing, planTokens: CONTEXT_TOKENS };
   // Connected (or started) on the first step that has to run: a rerun whose steps are all finished starts nothing.
   let worker: WorkerTrainer | undefined;
   let ck: TemplateCheckpoint = freshCheckpoint();

@@ -46,6 +46,8 @@ export interface WorkerTrainerOptions {
   steps: number;
   /** A started worker recomputes activations in the backward pass (as sft does by default). */
   gradientCheckpointing: boolean;
+  /** The longest sequence a batch may hold (the trajectory's context): what a started worker's memory check plans for. */
+  planTokens: number;
 }
 
 /** Where a started worker's checkpoints go: the node's item store, which survives a crash of the node. */
@@ -70,7 +72,7 @@ export async function openWorkerTrainer(ctx: StageContext<unknown>, o: WorkerTra
   }
   if (local) {
     await mkdir(ckptDir, { recursive: true });
-    served = await serveModel(ctx, o.policy, { ckptDir, args: [...(o.gradientCheckpointing ? ['--gradient-checkpointing'] : []), '--check-memory'] });
+    served = await serveModel(ctx, o.policy, { ckptDir, args: [...(o.gradientCheckpointing ? ['--gradient-checkpointing'] : []), '--check-memory', '--plan-tokens', String(o.planTokens)] });
     ctx.log(`trainer worker: gradient checkpointing ${served.worker?.health.gradient_checkpointing ? 'on' : 'off'}`);
     void served.worker?.exited.then(() => (exited = true));
     client = served.trainer!;

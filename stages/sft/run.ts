@@ -50,6 +50,8 @@ async function validationLoss(trainer: TrainerClient, xs: readonly Example[], p:
   return tokens ? nll / tokens : null;
 }
 
+/** The worker's memory check plans for the longest example the node sends (max_length) and its micro-batch. */
+const memoryPlan = (p: SftParams) => ['--check-memory', '--plan-tokens', String(p.max_length), '--plan-micro-batch', String(p.micro_batch_size)];
 const round = (x: number | null | undefined, d = 5) => (x === null || x === undefined ? null : Number(x.toFixed(d)));
 
 export async function run(ctx: StageContext<SftParams>) {
@@ -77,7 +79,7 @@ export async function run(ctx: StageContext<SftParams>) {
   // Opened before the worker starts: a W&B run asked for and impossible stops the node before anything is spent.
   const trainLog = await openTrainLog(ctx, { config: p });
   // The worker saves the final weights straight into the node's checkpoint/ (written aside and renamed into place).
-  const served = await serveModel(ctx, p.model, { ckptDir: ctx.outDir, threads: p.threads, args: [...(p.gradient_checkpointing ? ['--gradient-checkpointing'] : []), '--check-memory'] }).catch(async (err: unknown) => {
+  const served = await serveModel(ctx, p.model, { ckptDir: ctx.outDir, threads: p.threads, args: [...(p.gradient_checkpointing ? ['--gradient-checkpointing'] : []), ...memoryPlan(p)] }).catch(async (err: unknown) => {
     await trainLog.close();
     throw err;
   });

@@ -98,6 +98,9 @@ test('train, ID and OOD from the suite; SFT on curated, guided demonstrations; s
       const frozen = param(rl, 'shaping.kind') !== 'none' && param(rl, 'shaping.scorer') !== 'worker';
       const engine = f === 'spice-suite.yaml' ? 'template' : frozen ? 'worker' : 'verl';
       assert.is(param(rl, 'trainer'), engine, `${f}: ${rl.id} trainer`);
+      // On the worker a backbone's full fine-tuning cannot fit one H200 (gpu/worker/mlepipe_worker/memory.py; 8B at r = 64 fits): LoRA there.
+      const policy = l.exp.models[param(rl, 'policy') as string] as { lora_rank?: number } | undefined;
+      if (engine === 'worker') assert.ok((policy?.lora_rank ?? 0) > 0, `${f}: ${rl.id} fine-tunes every parameter on the worker`);
       if (engine === 'verl') assert.equal([param(rl, 'verl.nodes'), param(rl, 'verl.gpus_per_node'), param(rl, 'val_split')], [1, 8, 'all'], `${f}: ${rl.id} verl layout`);
       if (param(rl, 'shaping.kind') !== 'none') {
         const writer = param(rl, 'shaping.summarizer') as string | undefined;

@@ -135,6 +135,14 @@ async function workerPid(dir: string): Promise<number | undefined> {
   return undefined;
 }
 
+test('a plan that cannot fit the GPU is refused as the worker starts, before any rollout: LoRA over the trajectory context', async () => {
+  const dir = await tmpProject({ ...TASKS, 'e.yaml': REAL });
+  const r = await cli(['run', 'e.yaml', '--only', 'rl'], { cwd: dir, env: { MLEPIPE_WORKER_DEVICE_MEMORY_GIB: String(1 / 1024) } });
+  assert.is(r.exitCode, 1, r.stderr);
+  assert.match(r.stderr, /LoRA training of 0\.\d+B parameters needs [\d.]+ GiB .*\(planned: 1 × 32768 tokens a forward pass, gradient checkpointing on\)/);
+  assert.is(await finishedSteps(dir), 0);
+});
+
 test('a started worker that dies in the middle of a run fails the node with the step, and nothing is cached', async () => {
   const dir = await tmpProject({ ...TASKS, 'e.yaml': REAL.replace('steps: 3', 'steps: 2') });
   const run = cliStart(['run', 'e.yaml'], { cwd: dir });

@@ -155,6 +155,16 @@ test('sft on 20 trajectories lowers the validation loss, logs its curve to Tenso
   }
 });
 
+test('a plan that cannot fit the GPU is refused as the worker starts: it plans for max_length and the micro-batch, and nothing is cached', async () => {
+  const dir = await tmpProject({ 'e.yaml': EXPERIMENT.replace('max_length: 256 }', 'max_length: 256, micro_batch_size: 2 }'), 'recorded.jsonl': lines.join('\n') + '\n' });
+  // A GPU of 1 MiB: the tiny model's training state alone is more.
+  const r = await cli(['run', 'e.yaml'], { cwd: dir, env: { MLEPIPE_WORKER_DEVICE_MEMORY_GIB: String(1 / 1024) } });
+  assert.is(r.exitCode, 1, r.stderr);
+  assert.match(r.stderr, /full fine-tuning of 0\.\d+B parameters needs [\d.]+ GiB \(weights [\d.]+, .*activations [\d.]+, output head [\d.]+ GiB\)/);
+  assert.match(r.stderr, /\(planned: 2 × 256 tokens a forward pass, gradient checkpointing on\)/);
+  assert.match((await cli(['plan', 'e.yaml'], { cwd: dir })).stdout, /2 nodes, 1 to run, 1 cached/);
+});
+
 test('a chat JSONL line that is not a conversation is refused at FILE:LINE by validate', async () => {
   const good = JSON.stringify({
     messages: [

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import os
 import socket
 import sys
 from pathlib import Path
@@ -40,7 +41,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
     src.add_argument("--model", help="a Hugging Face checkpoint directory, or a worker checkpoint written by /save")
     src.add_argument("--tiny", action="store_true", help="a tiny Qwen3 with random weights (tests, CPU)")
     s.add_argument("--tokenizer", help="a tokenizer directory (default: the model's; --tiny trains one on a fixed corpus)")
-    s.add_argument("--lora-rank", type=int, default=16, help="LoRA rank; 0: full fine-tuning (default 16)")
+    s.add_argument("--lora-rank", type=int, default=None, help="LoRA rank; 0: full fine-tuning (default 16; a worker checkpoint keeps its own, unless a rank above 0 is given over a full one)")
     s.add_argument("--lora-alpha", type=int, default=None, help="LoRA alpha (default: twice the rank)")
     s.add_argument("--reference", action="store_true", help="full fine-tuning: keep a frozen copy as the KL reference")
     s.add_argument("--gradient-checkpointing", action="store_true")
@@ -54,7 +55,11 @@ def parse(argv: list[str]) -> argparse.Namespace:
     s.add_argument("--resume", default=None, help="start from the newest complete checkpoint in this directory, if any")
     s.add_argument("--max-batch-rows", type=int, default=64, help="the most sampled rows one generate call batches across waiting chat requests (default 64)")
     s.add_argument("--check-memory", action="store_true", help="this worker will train: refuse, before loading weights, a model whose training state cannot fit the GPU")
-    s.add_argument("--device-memory-gib", type=float, default=None, help="the memory --check-memory plans against (default: the CUDA device's; none on a CPU)")
+    # The variable lets a CPU machine plan for a GPU of a given size (and the tests refuse a plan through the CLI).
+    memory = os.environ.get("MLEPIPE_WORKER_DEVICE_MEMORY_GIB")
+    s.add_argument("--device-memory-gib", type=float, default=float(memory) if memory else None, help="the memory --check-memory plans against (default: MLEPIPE_WORKER_DEVICE_MEMORY_GIB, else the CUDA device's; none on a CPU)")
+    s.add_argument("--plan-tokens", type=int, default=None, help="the longest sequence this worker will train on, for --check-memory (default: the GRPO context, memory.PLAN_TOKENS)")
+    s.add_argument("--plan-micro-batch", type=int, default=1, help="sequences in one forward pass, for --check-memory (default 1)")
     t = sub.add_parser("tiny", help="write a tiny Qwen3 with random weights and a trained tokenizer as a model folder")
     t.add_argument("out", help="the folder to write")
     t.add_argument("--corpus", nargs="+", default=[], help="text files, or JSONL files of records with messages, to train the tokenizer on (default: a fixed corpus)")
@@ -68,7 +73,7 @@ def check_memory(args: argparse.Namespace, model: dict | Path, lora) -> None:
     """Refuses, before any weights are loaded, a model whose training state cannot fit the GPU (memory.py)."""
     import torch
 
-    from .memory import count_parameters, refusal, static_bytes
+    from .memory import PLAN_TOKENS, activation_bytes, count_parameters, refusal, static_bytes
     from .model import MANIFEST, QWEN3_LORA_TARGETS, LoraSpec, qwen3_config
 
     if not args.check_memory:
@@ -85,20 +90,27 @@ def check_memory(args: argparse.Namespace, model: dict | Path, lora) -> None:
         source = model
         if (model / MANIFEST).is_file():
             manifest = json.loads((model / MANIFEST).read_text())
-            lora = LoraSpec(**{**manifest["lora"], "targets": tuple(manifest["lora"]["targets"])}) if manifest["lora"] else None
-            base = manifest["base"]
-            source = model / "model" if lora is None else base.get("path")
-            if source is None:
-                config = qwen3_config(**base["config"])
+            if manifest["lora"] is None:
+                source = model / "model"  # a full checkpoint: trained whole, or the base of a new adapter (a rank given)
+                lora = lora if args.lora_rank else None
+            else:
+                lora = LoraSpec(**{**manifest["lora"], "targets": tuple(manifest["lora"]["targets"])})
+                source = manifest["base"].get("path")
+                if source is None:
+                    config = qwen3_config(**manifest["base"]["config"])
         if source is not None:
             config = AutoConfig.from_pretrained(source)
     total, trainable = count_parameters(config, lora.targets if lora else QWEN3_LORA_TARGETS, lora.rank if lora else None)
     weight_bytes = 2 if cuda else 4
-    parts = static_bytes(total, trainable, full=lora is None, weight_bytes=weight_bytes, reference=args.reference and lora is None)
-    why = refusal(parts, device_bytes, full=lora is None, params=total)
+    static = static_bytes(total, trainable, full=lora is None, weight_bytes=weight_bytes, reference=args.reference and lora is None)
+    tokens = args.plan_tokens or PLAN_TOKENS
+    acts = activation_bytes(config, tokens, micro_batch=args.plan_micro_batch, checkpointing=args.gradient_checkpointing, lora_rank=lora.rank if lora else 0, act_bytes=weight_bytes)
+    parts = {k: v for k, v in static.items() if k != "total"} | acts
+    why = refusal(parts, device_bytes, full=lora is None, params=total, checkpointing=args.gradient_checkpointing)
+    plan = f"{args.plan_micro_batch} × {tokens} tokens a forward pass, gradient checkpointing {'on' if args.gradient_checkpointing else 'off'}"
     if why:
-        raise SystemExit(f"mlepipe-worker: {why}")
-    print(f"mlepipe-worker: training state {parts['total'] / 2**30:.1f} GiB before activations, of {device_bytes / 2**30:.1f} GiB", file=sys.stderr)
+        raise SystemExit(f"mlepipe-worker: {why} (planned: {plan})")
+    print(f"mlepipe-worker: training needs about {sum(parts.values()) / 2**30:.1f} GiB ({plan}) of {device_bytes / 2**30:.1f} GiB", file=sys.stderr)
 
 
 def build(args: argparse.Namespace):
@@ -111,7 +123,8 @@ def build(args: argparse.Namespace):
 
     if args.threads:
         torch.set_num_threads(args.threads)
-    lora = LoraSpec(rank=args.lora_rank, alpha=args.lora_alpha or 2 * args.lora_rank) if args.lora_rank > 0 else None
+    rank = 16 if args.lora_rank is None else args.lora_rank
+    lora = LoraSpec(rank=rank, alpha=args.lora_alpha or 2 * rank) if rank > 0 else None
 
     def fast_tokenizer(path: str | Path) -> PreTrainedTokenizerFast:
         # The worker reads the tokenizer's own serialisation (its identity, token offsets): only a fast one has it.
@@ -132,7 +145,13 @@ def build(args: argparse.Namespace):
         if not path.is_dir():
             raise SystemExit(f"mlepipe-worker: --model {path}: no such directory")
         check_memory(args, path, lora)
-        if (path / MANIFEST).is_file():
+        full_checkpoint = (path / MANIFEST).is_file() and json.loads((path / MANIFEST).read_text())["lora"] is None
+        if full_checkpoint and lora is not None and args.lora_rank:
+            # LoRA over a full checkpoint (after a full SFT): its weights are the base, and the new adapter starts at zero.
+            tokenizer = tok or (fast_tokenizer(path / "tokenizer") if (path / "tokenizer").is_dir() else fast_tokenizer(path / "model"))
+            policy = build_policy(str(path / "model"), tokenizer=tokenizer, lora=lora, device=args.device, gradient_checkpointing=args.gradient_checkpointing)
+        elif (path / MANIFEST).is_file():
+            # A LoRA checkpoint goes on with its own adapter, whatever --lora-rank says; a full one trains whole.
             policy = load_policy(path, device=args.device, gradient_checkpointing=args.gradient_checkpointing, reference=args.reference)
         else:
             policy = build_policy(str(path), tokenizer=tok or fast_tokenizer(path), lora=lora, device=args.device,

@@ -29,6 +29,10 @@ def test_check_sh_tiny_prints_and_writes_one_json_line_per_phase(tmp_path):
     # full and LoRA, with and without checkpointing, at three lengths.
     assert len(steps) == 12 and all(c["tokens_per_s"] > 0 for c in steps), steps
     assert {c["optimizer"] for c in steps if c["mode"] == "full"} == {"MasterAdamW"}
+    # Each update case carries the worker's plan for it, to read beside the GPU's measured peak.
+    assert all(c["estimated_peak_gib"] > 0 for c in steps)
+    by_case = {(c["mode"], c["gradient_checkpointing"], c["tokens"]): c["estimated_peak_gib"] for c in steps}
+    assert all(by_case[(m, False, n)] > by_case[(m, True, n)] for m, _, n in by_case)
     assert [c["generated_tokens"] for c in by["sampling"]["cases"]] == [8, 8, 64]
     (m,) = by["moe"]["cases"]
     assert m["adapters_with_grad"] > 0 and m["trainable_params"] < m["params"]
