@@ -27,6 +27,8 @@ export interface ModelSpec {
   /** Requests in flight at once against this endpoint. */
   concurrency?: number;
   timeout_s?: number;
+  /** Tries after a failed request that may succeed later (429, 5xx, a timeout, no connection); default 4. */
+  retries?: number;
   /** USD per million prompt / completion tokens, for the cost estimate in node metrics (default 0). */
   price_in_per_1m?: number;
   price_out_per_1m?: number;

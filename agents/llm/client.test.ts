@@ -137,6 +137,17 @@ test('a server that stays overloaded through every retry is an environment error
   } finally {
     await s.close();
   }
+  // The entry's retries: sets how many tries follow the first.
+  const once = await startReplayServer([{ status: 503 }]);
+  try {
+    await client(once.url, { retries: 1 }).chat({ messages: msgs });
+    assert.unreachable();
+  } catch (err) {
+    assert.match((err as Error).message, 'kept failing: HTTP 503 after 2 tries');
+    assert.is(once.requests.length, 2);
+  } finally {
+    await once.close();
+  }
   const bad = await startReplayServer([{ status: 400 }]);
   try {
     await client(bad.url).chat({ messages: msgs });

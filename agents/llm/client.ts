@@ -293,7 +293,7 @@ export class LlmClient {
     const s = this.opts.spec;
     const Sdk = await loadSdk();
     this.openai ??= new Sdk({ baseURL: this.endpoint, apiKey: this.apiKey, maxRetries: 0, timeout: SDK_TIMEOUT_MS });
-    const maxRetries = this.opts.maxRetries ?? 4;
+    const maxRetries = this.opts.maxRetries ?? s.retries ?? 4;
     const base = this.opts.baseDelayMs ?? 500;
     for (let attempt = 0; ; attempt++) {
       // The SDK would throw too, but only after building the request.

@@ -88,7 +88,8 @@ test('scripted and openai policies through the CLI: medal table, report --json, 
 
 test('an unreachable endpoint stops the eval node with an environment error naming it', async () => {
   const port = await closedPort();
-  const dir = await tmpProject({ 'e.yaml': EXP(`http://127.0.0.1:${port}/v1`).replace('scripted:linear, tiny', 'tiny') });
+  // No retries: the first refused connection is the answer (the backoff is the client's own test).
+  const dir = await tmpProject({ 'e.yaml': EXP(`http://127.0.0.1:${port}/v1`).replace('scripted:linear, tiny', 'tiny').replace('timeout_s: 10 }', 'timeout_s: 10, retries: 0 }') });
   const r = await cli(['run', 'e.yaml'], { cwd: dir, env: { TINY_KEY: 'sk-test' } });
   assert.is(r.exitCode, 1, r.stderr);
   assert.match(r.stderr, `cannot reach`);
