@@ -11,7 +11,7 @@ import { calibrateBeta, shuffleScores } from '../../agents/shaping/returns.js';
 import { TIPS_REQUEST } from '../../agents/shaping/tips.js';
 import type { TurnScore } from '../../agents/shaping/types.js';
 import type { EpisodeResult } from '../../agents/scaffolds/types.js';
-import { openShaping, shapingCalibration } from './service-shaping.js';
+import { memberOrder, openShaping, shapingCalibration } from './service-shaping.js';
 import { startReplayServer } from '../../test/llm/replay-server.js';
 import { closedPort } from '../../test/helpers.js';
 
@@ -88,12 +88,24 @@ test("the shuffle control answers a task's group together, its d values permuted
     got.map((g) => g.map((t) => [t.turn, t.d === null])),
     sent.map((g) => g.map((t) => [t.turn, t.d === null])),
   );
-  const flat = sent.flatMap((g, i) => g.map((t) => ({ ...t, task_id: 't1', member: i })));
+  // The members in the order of their scores (memberOrder), whatever order they reported in.
+  const order = sent.map((g, i) => i).sort((a, b) => memberOrder(sent[a]).localeCompare(memberOrder(sent[b])));
+  const flat = order.flatMap((i, m) => sent[i].map((t) => ({ ...t, task_id: 't1', member: m })));
   const want = shuffleScores(flat, '0:2');
   assert.equal(
-    got.flatMap((g) => g.map((t) => t.d)),
+    order.flatMap((i) => got[i].map((t) => t.d)),
     want.map((t) => t.d),
   );
+  // Reported in the other order (to another service of the same export), each episode gets the same answer.
+  const reversed = (await openShaping(dir))!;
+  const back: TurnScore[][] = [[], [], []];
+  await Promise.all(
+    [2, 1, 0].map(async (i, k) => {
+      await new Promise((r) => setTimeout(r, 20 * k));
+      back[i] = await reversed.record('t1', 2, sent[i]);
+    }),
+  );
+  assert.equal(back, got);
   assert.not.equal(
     got.flatMap((g) => g.map((t) => t.d)),
     flat.map((t) => t.d),

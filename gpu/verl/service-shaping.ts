@@ -144,9 +144,12 @@ export async function openShaping(dir: string): Promise<ServiceShaping | undefin
     if (!g) return;
     groups.delete(key);
     clearTimeout(g.timer);
-    const flat = g.entries.flatMap((e, i) => e.scores.map((t) => ({ ...t, task_id: taskId, member: i })));
+    // Episodes report in the order they finish, which the load decides: the members are put in the order of
+    // their scores first, so that the permutation depends on the group and the seed alone.
+    const members = [...g.entries].sort((a, b) => memberOrder(a.scores).localeCompare(memberOrder(b.scores)));
+    const flat = members.flatMap((e, i) => e.scores.map((t) => ({ ...t, task_id: taskId, member: i })));
     const used = shuffleScores(flat, `${config.seed}:${step}`);
-    g.entries.forEach((e, i) => e.answer(used.filter((t) => t.member === i).map(({ task_id: _t, member: _m, ...t }) => t)));
+    members.forEach((e, i) => e.answer(used.filter((t) => t.member === i).map(({ task_id: _t, member: _m, ...t }) => t)));
   };
   let closed = false;
   const shuffled = (taskId: string, step: number, scores: readonly TurnScore[]) =>
@@ -200,6 +203,9 @@ export async function openShaping(dir: string): Promise<ServiceShaping | undefin
     },
   };
 }
+
+/** A shuffle group member's place: its scores as text (the same episode's scores give the same place). */
+export const memberOrder = (scores: readonly TurnScore[]): string => JSON.stringify(scores.map((t) => [t.turn, t.category, t.d]));
 
 /** The step's records (shaping/scores.jsonl) grouped by step, for the node's curve. */
 export async function shapingRecords(dir: string): Promise<Map<number, TurnScore[]>> {
