@@ -1,6 +1,7 @@
 // Picks and builds a sandbox backend from settings: cold bwrap (default on
 // Linux), docker, or process (only when named), each optionally served by
 // warm executors.
+import type Docker from 'dockerode';
 import { EnvError } from '../core/errors.js';
 import { bwrapBackend } from './backends/bwrap.js';
 import { dockerBackend } from './backends/docker.js';
@@ -29,6 +30,8 @@ export interface SandboxConfig {
   warn?: (message: string) => void;
   /** Aborting it closes the warm pool's spare jails at once (sessions stop their steps by their own signal). */
   signal?: AbortSignal;
+  /** docker: another machine's engine (a host's) and its address. Its steps are cold containers: warm executors bind-mount their folders. */
+  engine?: { client: () => Promise<Docker>; where: string };
 }
 
 export interface Sandbox extends Backend {
@@ -46,11 +49,11 @@ export function createSandbox(cfg: SandboxConfig): Sandbox {
     warn('sandbox backend "process": agent code runs WITHOUT isolation (it can read private/ answers and the network)');
     cold = processBackend(python);
   } else if (cfg.backend === 'docker') {
-    cold = dockerBackend({ image: cfg.image, python, gpus: cfg.gpus });
+    cold = dockerBackend({ image: cfg.image, python, gpus: cfg.gpus, ...(cfg.engine ? { docker: cfg.engine.client, remote: true, where: cfg.engine.where } : {}) });
   } else {
     cold = bwrapBackend(python);
   }
-  if (!cfg.warm || cfg.backend === 'process') {
+  if (!cfg.warm || cfg.backend === 'process' || cfg.engine) {
     if (cfg.warm) warn('warm executors need bwrap or docker; the process backend starts every step cold');
     return { name: cold.name, open: (o) => cold.open(o), shutdown: async () => {}, jails: () => ({ started: 0, reused: 0 }) };
   }

@@ -70,6 +70,13 @@ export interface StageContext<P> {
   progress(done: number, total?: number): void;
   /** Set when the node was placed on a host (`on:`): it runs in a container there. */
   readonly host?: HostPlacement;
+  /** `sandbox: { on: }`: the hosts whose Docker engines run the node's episode jails (the node stays here). */
+  readonly sandboxHosts?: readonly SandboxHost[];
+}
+
+/** A host lending its Docker engine to a node's jails. */
+export interface SandboxHost extends EngineSpec {
+  readonly name: string;
 }
 
 /** The host a node runs on, and the GPUs it holds there for the node's lifetime. */

@@ -1,6 +1,8 @@
 // The sandbox a stage runs agent or generated code in: the project's backend,
 // served by a pool of warm executors the size of the stage's concurrency.
+import { engineAt } from '../sandbox/hosts.js';
 import { createSandbox, type Sandbox } from '../sandbox/index.js';
+import { spreadSandbox } from '../sandbox/spread.js';
 import type { StageContext } from './contract.js';
 
 /**
@@ -10,6 +12,7 @@ import type { StageContext } from './contract.js';
  * environment's.
  */
 export function stageSandbox(ctx: StageContext<unknown>, poolSize: number, modules?: readonly string[]): Sandbox {
+  if (ctx.sandboxHosts?.length) return hostSandboxes(ctx);
   return createSandbox({
     backend: ctx.sandbox.backend,
     image: ctx.sandbox.image,
@@ -24,4 +27,22 @@ export function stageSandbox(ctx: StageContext<unknown>, poolSize: number, modul
     warn: (m) => ctx.log(`warning: ${m}`),
     signal: ctx.signal,
   });
+}
+
+/**
+ * `sandbox: { on: }`: each session a container on one of the hosts' engines (docker backend, the project's
+ * sandbox image, which each host must have), spread by how many sessions each holds. The task's public/
+ * and the workspace go there as archives and the workspace comes back after each step; private/ never
+ * leaves this machine, where the grader runs.
+ */
+function hostSandboxes(ctx: StageContext<unknown>): Sandbox {
+  const hosts = ctx.sandboxHosts!;
+  ctx.log(`sandboxes on ${hosts.map((h) => `${h.name} (${h.docker})`).join(', ')}`);
+  return spreadSandbox(
+    hosts.map((h) => ({
+      name: h.name,
+      box: createSandbox({ backend: 'docker', image: ctx.sandbox.image, python: ctx.python, engine: { client: () => engineAt(h), where: `${h.name} (${h.docker})` }, warn: (m) => ctx.log(`warning: ${h.name}: ${m}`), signal: ctx.signal }),
+    })),
+    (m) => ctx.log(m),
+  );
 }

@@ -28,6 +28,15 @@ export function placementDiagnostics(doc: WrittenExperiment, settings: Settings,
   const out: Diagnostic[] = [];
   const where = settings.file ?? 'mlepipe.config.yaml';
   for (const [id, st] of Object.entries(doc.stages ?? {})) {
+    if (st.sandbox !== undefined) {
+      const path = ['stages', id, 'sandbox', 'on'];
+      const message = !SANDBOXED.includes(String(st.uses))
+        ? `sandbox: { on: } runs the episodes of ${SANDBOXED.join(' and ')} nodes on a host; ${st.uses} nodes run their code here (remove sandbox:)`
+        : hostsFor(st.sandbox.on, settings.hosts).length
+          ? undefined
+          : noHost(st.sandbox.on, settings, where);
+      if (message) out.push({ pos: valuePos(origins, path), path: dotted(path), message });
+    }
     if (st.on === undefined) {
       if (st.gpus !== undefined) {
         const path = ['stages', id, 'gpus'];
@@ -53,14 +62,7 @@ export function placementDiagnostics(doc: WrittenExperiment, settings: Settings,
     }
     const names = hostsFor(st.on, settings.hosts);
     if (!names.length) {
-      const known = [...Object.keys(settings.hosts), ...Object.values(settings.hosts).flatMap((h) => h.labels ?? [])];
-      out.push({
-        pos: valuePos(origins, path),
-        path: dotted(path),
-        message: known.length
-          ? `no host named or labelled "${st.on}" in ${where}${suggestion(st.on, known)} (hosts: ${Object.keys(settings.hosts).join(', ')})`
-          : `no host named or labelled "${st.on}": ${where === 'mlepipe.config.yaml' ? 'no settings file defines hosts:' : `${where} defines no hosts:`}`,
-      });
+      out.push({ pos: valuePos(origins, path), path: dotted(path), message: noHost(st.on, settings, where) });
       continue;
     }
     const want = st.gpus ?? defaultGpus(st.on, settings.hosts);
@@ -75,6 +77,16 @@ export function placementDiagnostics(doc: WrittenExperiment, settings: Settings,
     }
   }
   return out;
+}
+
+/** Stage kinds whose episodes' jails can run on a host's engine (`sandbox: { on: }`). */
+const SANDBOXED = ['eval', 'grpo'];
+
+function noHost(label: string, settings: Settings, where: string): string {
+  const known = [...Object.keys(settings.hosts), ...Object.values(settings.hosts).flatMap((h) => h.labels ?? [])];
+  return known.length
+    ? `no host named or labelled "${label}" in ${where}${suggestion(label, known)} (hosts: ${Object.keys(settings.hosts).join(', ')})`
+    : `no host named or labelled "${label}": ${where === 'mlepipe.config.yaml' ? 'no settings file defines hosts:' : `${where} defines no hosts:`}`;
 }
 
 /**

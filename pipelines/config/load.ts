@@ -8,7 +8,7 @@ import { loadWithExtends } from './extends.js';
 import { applyOverrides, parseOverrides } from './overrides.js';
 import { interpolateAll } from './interpolate.js';
 import { loadSettings } from './settings.js';
-import { defaultGpus, placementDiagnostics } from './hosts.js';
+import { defaultGpus, hostsFor, placementDiagnostics } from './hosts.js';
 import { REFERENCES } from '../../core/references.js';
 import type { Experiment, ResolvedFigure, ResolvedStage, ResolvedTable } from './types.js';
 
@@ -65,6 +65,7 @@ export async function loadExperiment(file: string, opts: LoadOptions = {}): Prom
     on: st.on,
     gpus: st.on ? (st.gpus ?? defaultGpus(st.on, settings.hosts)) : 0,
     retries: st.on ? (st.retries ?? 0) : 0,
+    ...(st.sandbox ? { sandbox: { on: st.sandbox.on, hosts: hostsFor(st.sandbox.on, settings.hosts) } } : {}),
     description: st.description,
   }));
   const tables: Record<string, ResolvedTable> = {};

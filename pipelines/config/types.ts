@@ -26,6 +26,8 @@ export interface WrittenStage {
   gpus?: number;
   /** With `on:`: tries again after a host fault. */
   retries?: number;
+  /** eval and grpo: the episodes' jails run as containers on these hosts' engines. */
+  sandbox?: { on: string };
   description?: string;
 }
 
@@ -135,6 +137,8 @@ export interface ResolvedStage {
   readonly gpus: number;
   /** Further tries after a host fault (0 without `on:`). */
   readonly retries: number;
+  /** `sandbox: { on: }`: the label and the hosts carrying it, whose engines run the episodes' jails. */
+  readonly sandbox?: { readonly on: string; readonly hosts: readonly string[] };
   readonly description?: string;
 }
 

@@ -121,6 +121,7 @@ export async function executeNode(a: ExecuteArgs): Promise<NodeOutcome> {
         log: writeLog,
         progress: (done, total) => reporter.progress(node.id, done, total),
         host: a.host,
+        ...(node.stage.sandbox ? { sandboxHosts: node.stage.sandbox.hosts.map((name) => ({ ...a.exp.settings.hosts[name], name })) } : {}),
       };
       if (from) writeLog(`mlepipe: rescoring from ${source?.state === 'ok' ? source.manifest.node : ''} (${from.key.slice(0, 12)}): only post-hoc params differ`);
       result = from ? await stage.rescore!.run(ctx, from) : await stage.run(ctx);

@@ -19,9 +19,9 @@ import { coldSession, type Where } from '../workspace.js';
 
 // dockerode and tar-fs load on first use: most commands never touch Docker,
 // and dockerode alone would add about 0.1 s to every start of the CLI.
-export function lazyEngine(given?: Docker): () => Promise<Docker> {
+export function lazyEngine(given?: Docker | (() => Promise<Docker>)): () => Promise<Docker> {
   let engine: Promise<Docker> | undefined;
-  return () => (engine ??= given ? Promise.resolve(given) : import('dockerode').then((m) => new m.default()));
+  return () => (engine ??= typeof given === 'function' ? given() : given ? Promise.resolve(given) : import('dockerode').then((m) => new m.default()));
 }
 const tarFs = async () => (await import('tar-fs')).default;
 const NOBODY = 65534;
@@ -32,8 +32,12 @@ export interface DockerOptions {
   python?: string;
   /** GPUs for the container: a count, or 'all'. */
   gpus?: number | 'all';
-  /** Engine client (default: from DOCKER_HOST, else the local socket). */
-  docker?: Docker;
+  /** Engine client, or how to make one when first needed (default: from DOCKER_HOST, else the local socket). */
+  docker?: Docker | (() => Promise<Docker>);
+  /** The engine is another machine's (a host's): the workspace travels as archives, whatever DOCKER_HOST says. */
+  remote?: boolean;
+  /** The engine's address, for messages (default DOCKER_HOST, else the local socket). */
+  where?: string;
 }
 
 /** True when the engine shares this machine's filesystem, so bind mounts work. */
@@ -85,7 +89,7 @@ export function containerOptions(image: string, cmd: string[], limits: Limits, b
 }
 
 /** The image must exist, and carry the agent environment's lock when steps use it: say how to make it when not. */
-export async function checkImage(docker: Docker, image: string, agentLock?: string): Promise<void> {
+export async function checkImage(docker: Docker, image: string, agentLock?: string, where = process.env.DOCKER_HOST ?? 'the local socket'): Promise<void> {
   const build = `\`bash sandbox/image/build.sh${image === DEFAULT_IMAGE ? '' : ` ${image}`}\``;
   let labels: Record<string, string> | undefined;
   try {
@@ -95,7 +99,7 @@ export async function checkImage(docker: Docker, image: string, agentLock?: stri
     if (code === 404) {
       throw new EnvError(`docker image ${image} not found; build it with ${build} (docker import of this machine's Python stack and agent environment) ` + `or \`docker build -t ${image} -f sandbox/image/Dockerfile .\` where a registry is reachable`);
     }
-    throw new EnvError(`no Docker engine at ${process.env.DOCKER_HOST ?? 'the local socket'}: ${(err as Error).message.split('\n')[0]}`);
+    throw new EnvError(`no Docker engine at ${where}: ${(err as Error).message.split('\n')[0]}`);
   }
   const baked = labels?.[AGENT_LOCK_LABEL];
   if (agentLock && baked !== agentLock) {
@@ -139,14 +143,14 @@ export function dockerBackend(opts: DockerOptions = {}): Backend {
   const engine = lazyEngine(opts.docker);
   const image = opts.image ?? DEFAULT_IMAGE;
   const { path: python, agentLock } = imagePython(opts.python ?? '/usr/bin/python3');
-  const local = engineIsLocal();
+  const local = !opts.remote && engineIsLocal();
   /** One step: a fresh container over the session's workspace, removed in the background (see `removals`). */
   const runStep = async (step: Step, limits: Limits, { workspace, pub }: Where, signal: AbortSignal | undefined, removals: Set<Promise<unknown>>): Promise<StepResult> => {
     if (signal?.aborted) return finishStep({ exitCode: 125, stdout: '', stderr: '', truncated: false, durationMs: 0, backend: 'docker' }, limits, { interrupted: true });
     // The container has a PID namespace of its own: its launcher may kill everything in it at the timeout.
     const cmd = launcherArgv(python, limits, true, '/workspace', step, true);
     const docker = await engine();
-    const c = await createContainer(docker, containerOptions(image, cmd, limits, local ? { ws: workspace, pub } : null, { gpus: opts.gpus }), { reap: true }).catch((err: Error) => {
+    const c = await createContainer(docker, containerOptions(image, cmd, limits, local ? { ws: workspace, pub } : null, { gpus: opts.gpus }), { reap: local }).catch((err: Error) => {
       throw new EnvError(`docker could not create the step's container: ${err.message.split('\n')[0]}`);
     });
     let oom: Awaited<ReturnType<typeof oomEvents>> | undefined;
@@ -198,7 +202,7 @@ export function dockerBackend(opts: DockerOptions = {}): Backend {
   return {
     name: 'docker',
     async open(so: SessionOptions): Promise<Session> {
-      await checkImage(await engine(), image, agentLock);
+      await checkImage(await engine(), image, agentLock, opts.where);
       const removals = new Set<Promise<unknown>>();
       return coldSession('docker', so, (step, limits, where) => runStep(step, limits, where, so.signal, removals), {
         prepare: ({ workspace }) => shareWorkspace(workspace),

@@ -1,6 +1,8 @@
 // The adversarial suite, run against every isolating backend: cold bwrap,
-// cold docker, and warm executors in both, each with the agent environment
-// as its interpreter (mounted read-only in bwrap, baked into the image).
+// cold docker, warm executors in both, and docker on a host's engine (this
+// machine's, reached over TCP as a remote one, as `sandbox: { on: }` reaches
+// it), each with the agent environment as its interpreter (mounted read-only
+// in bwrap, baked into the image).
 // Nothing is skipped: a backend that cannot run here fails its tests.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -16,6 +18,8 @@ import { exists } from '../../core/fs.js';
 import { envInstalled, pythonEnv } from '../../core/python.js';
 import { ROOT, waitFor } from '../helpers.js';
 import { attacks, SECRET } from './attacks.js';
+import { engineProxy } from '../hosts/engines.js';
+import { engineAt } from '../../sandbox/hosts.js';
 import { scaled } from '../helpers.js';
 
 const TIMEOUT_MS = scaled(8000);
@@ -43,11 +47,12 @@ async function digest(dir: string): Promise<string> {
 
 const pgrep = async (pattern: string) => String((await execa('pgrep', ['-f', pattern], { reject: false })).stdout).trim();
 
-for (const [name, backend, warm] of [
-  ['bwrap', 'bwrap', false],
-  ['warm executor (bwrap)', 'bwrap', true],
-  ['docker', 'docker', false],
-  ['warm executor (docker)', 'docker', true],
+for (const [name, backend, warm, onHost] of [
+  ['bwrap', 'bwrap', false, false],
+  ['warm executor (bwrap)', 'bwrap', true, false],
+  ['docker', 'docker', false, false],
+  ['warm executor (docker)', 'docker', true, false],
+  ['docker on a host', 'docker', false, true],
 ] as const) {
   const t = suite(`adversarial: ${name}`);
   let task: string;
@@ -60,6 +65,7 @@ for (const [name, backend, warm] of [
   let port = 0;
   const tag = `${1000 + Math.floor(Math.random() * 8000)}.5`;
   let A: ReturnType<typeof attacks>;
+  let engine: Awaited<ReturnType<typeof engineProxy>> | undefined;
 
   let lastFile = '';
   const step = async (script: string, over: Record<string, number> = {}): Promise<StepResult> => {
@@ -86,7 +92,10 @@ for (const [name, backend, warm] of [
     A = attacks(task, port, tag);
     const warnings: string[] = [];
     assert.ok(envInstalled(AGENT), `the agent environment is not installed: ${AGENT.fix}`);
-    sandbox = createSandbox({ backend, warm, python: AGENT.python, poolSize: 1, warn: (m) => warnings.push(m), limits: { memoryMb: 1024, maxProcs: 128 } });
+    if (onHost) engine = await engineProxy();
+    const where = `tcp://127.0.0.1:${engine?.port}`;
+    const host = engine ? { engine: { client: () => engineAt(where), where } } : {};
+    sandbox = createSandbox({ backend, warm, python: AGENT.python, poolSize: 1, warn: (m) => warnings.push(m), limits: { memoryMb: 1024, maxProcs: 128 }, ...host });
     session = await sandbox.open({ task, limits: { memoryMb: 1024, maxProcs: 128 }, signal: interrupt.signal });
     assert.is(session.backend, warm ? `warm-${backend}` : backend, `no fallback: ${warnings.join('; ')}`);
   });
@@ -95,6 +104,7 @@ for (const [name, backend, warm] of [
     await session?.close();
     await sandbox?.shutdown();
     server?.close();
+    engine?.cut();
   });
 
   t('reading the answers through relative and absolute paths', async () => {
@@ -107,7 +117,8 @@ for (const [name, backend, warm] of [
     assert.is((r.stdout.match(/^OK: blocked/gm) ?? []).length, 3, r.stdout);
     const grade = await gradeSubmission(task, session.workspace, { python: '/usr/bin/python3' });
     assert.is(grade.ok, false);
-    assert.match((grade as { error: string }).error, 'symbolic link');
+    // A host's workspace comes back as regular files and folders only: the link stays there.
+    assert.match((grade as { error: string }).error, onHost ? 'no submission.csv in the workspace' : 'symbolic link');
   });
 
   t('/proc/*/root and /proc/*/cwd', async () => {
@@ -243,14 +254,16 @@ for (const [name, backend, warm] of [
     const script = `import subprocess, sys, time\nsubprocess.Popen([sys.executable, '-c', 'import time; time.sleep(${tag}7)'])\nopen('started', 'w').close()\ntime.sleep(600)\n`;
     await writeFile(join(session.workspace, 'slow.py'), script);
     const running = session.run({ file: 'slow.py' }, { timeoutMs: 600_000 });
-    await waitFor(() => exists(join(session.workspace, 'started')), 60_000, 'the step to start');
+    // Its child is running (a host's workspace only comes back when the step ends, so no file can say so).
+    const child = `time.sleep\\(${tag.replace('.', '\\.')}7\\)`;
+    await waitFor(async () => (await pgrep(child)) !== '', 60_000, 'the step to start');
     interrupt.abort();
     const r = await running;
     assert.is(r.interrupted, true, r.stderr);
     assert.is(r.timedOut, false);
     assert.is(r.exitCode, 130);
     assert.match(r.stderr, 'the run was interrupted');
-    await waitFor(async () => (await pgrep(`time.sleep\\(${tag.replace('.', '\\.')}7\\)`)) === '', 30_000, "the step's child to die");
+    await waitFor(async () => (await pgrep(child)) === '', 30_000, "the step's child to die");
     const later = await session.run({ file: 'slow.py' });
     assert.is(later.interrupted, true);
   });

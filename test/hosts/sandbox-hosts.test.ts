@@ -1,0 +1,100 @@
+// Episodes' jails on hosts (`sandbox: { on: LABEL }`), with this machine's
+// Docker engine standing in for two remote ones (test/hosts/engines.ts: TCP
+// proxies that keep the container specs they forward). An eval whose
+// sandboxes run there gives the results of the same eval run here; its
+// containers are spread over both hosts, with no network and no folder of
+// this machine mounted (public/ and the workspace travel as archives,
+// private/ never leaves, the grader runs here). A host that cannot be
+// reached hands its sessions to the other. A label no host carries, or
+// sandbox: on a stage that runs no episodes, is refused at its position.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { cli, closedPort, nodeLogs, outputsOf, readJsonl, tmpProject } from '../helpers.js';
+import { engineProxy } from './engines.js';
+
+const created: Record<string, Array<Record<string, unknown>>> = { a: [], b: [] };
+let proxies: Array<Awaited<ReturnType<typeof engineProxy>>> = [];
+
+test.before(async () => {
+  proxies = [await engineProxy(created.a), await engineProxy(created.b)];
+});
+
+test.after(() => {
+  for (const p of proxies) p.cut();
+});
+
+const hosts = (a: string, b: string) => `sandbox: { backend: docker }\nhosts:\n  a: { docker: "${a}", labels: [cpu] }\n  b: { docker: "${b}", labels: [cpu] }\n`;
+const EXP = (placement: string, policies = 'scripted:linear, scripted:forest') => `name: spread
+stages:
+  tasks: { uses: generate, with: { seeds: mlebench-tabular, count: 3, samples: [50, 80], seed: 1 } }
+  verified: { uses: filter, needs: [tasks], with: { val: 0 } }
+  agents:
+    uses: eval
+    needs: [verified]
+    ${placement}
+    with: { policies: [${policies}], max_turns: 4, step_timeout: 120 }
+`;
+
+type Result = { task_id: string; policy: string; valid_submission: boolean; score: number | null; any_medal: boolean };
+const outcome = (rows: Result[]) => rows.map((r) => [r.task_id, r.policy, r.valid_submission, r.score, r.any_medal]).sort((x, y) => `${x[0]}${x[1]}`.localeCompare(`${y[0]}${y[1]}`));
+
+async function results(dir: string): Promise<Result[]> {
+  return (await readJsonl(`${await outputsOf(dir, 'agents')}/results.jsonl`)) as Result[];
+}
+
+test('an eval with its sandboxes on two hosts gives the results of the same eval here; each host ran containers without network or mounts', async () => {
+  const [a, b] = proxies.map((p) => `tcp://127.0.0.1:${p.port}`);
+  const there = await tmpProject({ 'e.yaml': EXP('sandbox: { on: cpu }') }, hosts(a, b));
+  const r = await cli(['run', 'e.yaml'], { cwd: there });
+  assert.is(r.exitCode, 0, r.stderr);
+  const here = await tmpProject({ 'e.yaml': EXP('') }, hosts(a, b));
+  const l = await cli(['run', 'e.yaml'], { cwd: here });
+  assert.is(l.exitCode, 0, l.stderr);
+  const [far, near] = [await results(there), await results(here)];
+  assert.is(far.length, 6);
+  assert.equal(outcome(far), outcome(near));
+  for (const h of ['a', 'b'] as const) {
+    assert.ok(created[h].length > 0, `host ${h} ran no container`);
+    for (const c of created[h]) {
+      const hc = c.HostConfig as { NetworkMode?: string; Binds?: unknown; Mounts?: Array<{ Type: string }> };
+      assert.is(hc.NetworkMode, 'none');
+      assert.is(hc.Binds, undefined, 'no folder of this machine is mounted on a host');
+      assert.ok(hc.Mounts?.every((m) => m.Type === 'volume'));
+    }
+  }
+  const logs = await nodeLogs(there);
+  assert.match(logs, /sandboxes on a \(tcp:\/\/127\.0\.0\.1:\d+\), b \(tcp:\/\/127\.0\.0\.1:\d+\)/);
+  // Every run is one session: the six of them split between the two hosts.
+  const [, na, nb] = /sessions per host: a (\d+), b (\d+)/.exec(logs) ?? [];
+  assert.ok(Number(na) > 0 && Number(nb) > 0 && Number(na) + Number(nb) === 6, logs.slice(-2000));
+});
+
+test('a host whose engine does not answer hands its sessions to the other; with none left the node fails naming both', async () => {
+  const before = created.b.length;
+  const gone = `tcp://127.0.0.1:${await closedPort()}`;
+  const dir = await tmpProject({ 'e.yaml': EXP('sandbox: { on: cpu }', 'scripted:linear') }, hosts(gone, `tcp://127.0.0.1:${proxies[1].port}`));
+  const r = await cli(['run', 'e.yaml'], { cwd: dir });
+  assert.is(r.exitCode, 0, r.stderr);
+  assert.is((await results(dir)).length, 3);
+  assert.ok(created.b.length > before);
+  assert.match(await nodeLogs(dir), /host a could not open a sandbox \(no Docker engine at a \(tcp:/);
+  const none = await tmpProject({ 'e.yaml': EXP('sandbox: { on: cpu }', 'scripted:linear') }, hosts(gone, gone));
+  const f = await cli(['run', 'e.yaml'], { cwd: none });
+  assert.is(f.exitCode, 1, f.stderr);
+  assert.match(f.stderr, /no sandbox host could open a session: a: no Docker engine at a .*; b: no Docker engine at b/);
+});
+
+test('a label no host carries, and sandbox: on a stage that runs no episodes, are refused at their position', async () => {
+  const dir = await tmpProject(
+    {
+      'e.yaml': `${EXP('sandbox: { on: gpu }')}  sh: { uses: shell, sandbox: { on: cpu }, with: { run: "true" } }\n`,
+    },
+    hosts('tcp://127.0.0.1:1', 'tcp://127.0.0.1:2'),
+  );
+  const r = await cli(['validate', 'e.yaml'], { cwd: dir });
+  assert.is(r.exitCode, 2, r.stderr);
+  assert.match(r.stderr, /e\.yaml:8:\d+: stages\.agents\.sandbox\.on: no host named or labelled "gpu"/);
+  assert.match(r.stderr, /e\.yaml:10:\d+: stages\.sh\.sandbox\.on: sandbox: \{ on: \} runs the episodes of eval and grpo nodes on a host; shell nodes run their code here/);
+});
+
+test.run();
