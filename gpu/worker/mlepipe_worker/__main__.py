@@ -54,7 +54,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
     s.add_argument("--ckpt-dir", default="checkpoints", help="where /save writes (default ./checkpoints)")
     s.add_argument("--resume", default=None, help="start from the newest complete checkpoint in this directory, if any")
     s.add_argument("--max-batch-rows", type=int, default=64, help="the most sampled rows one generate call batches across waiting chat requests (default 64)")
-    s.add_argument("--check-memory", action="store_true", help="this worker will train: refuse, before loading weights, a model whose training state cannot fit the GPU")
+    s.add_argument("--check-memory", action="store_true", help="this worker will train: refuse, before loading weights, a plan whose training state and activations cannot fit the GPU")
     # The variable lets a CPU machine plan for a GPU of a given size (and the tests refuse a plan through the CLI).
     memory = os.environ.get("MLEPIPE_WORKER_DEVICE_MEMORY_GIB")
     s.add_argument("--device-memory-gib", type=float, default=float(memory) if memory else None, help="the memory --check-memory plans against (default: MLEPIPE_WORKER_DEVICE_MEMORY_GIB, else the CUDA device's; none on a CPU)")
@@ -70,7 +70,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
 
 
 def check_memory(args: argparse.Namespace, model: dict | Path, lora) -> None:
-    """Refuses, before any weights are loaded, a model whose training state cannot fit the GPU (memory.py)."""
+    """Refuses, before any weights are loaded, a plan whose training state and activations cannot fit the GPU (memory.py)."""
     import torch
 
     from .memory import PLAN_TOKENS, activation_bytes, count_parameters, refusal, static_bytes
