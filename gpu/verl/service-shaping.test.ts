@@ -11,7 +11,7 @@ import { calibrateBeta, shuffleScores } from '../../agents/shaping/returns.js';
 import { TIPS_REQUEST } from '../../agents/shaping/tips.js';
 import type { TurnScore } from '../../agents/shaping/types.js';
 import type { EpisodeResult } from '../../agents/scaffolds/types.js';
-import { memberOrder, openShaping, shapingCalibration } from './service-shaping.js';
+import { byCodePoint, memberOrder, openShaping, shapingCalibration } from './service-shaping.js';
 import { startReplayServer } from '../../test/llm/replay-server.js';
 import { closedPort } from '../../test/helpers.js';
 
@@ -89,7 +89,7 @@ test("the shuffle control answers a task's group together, its d values permuted
     sent.map((g) => g.map((t) => [t.turn, t.d === null])),
   );
   // The members in the order of their scores (memberOrder), whatever order they reported in.
-  const order = sent.map((g, i) => i).sort((a, b) => memberOrder(sent[a]).localeCompare(memberOrder(sent[b])));
+  const order = sent.map((g, i) => i).sort((a, b) => byCodePoint(memberOrder(sent[a]), memberOrder(sent[b])));
   const flat = order.flatMap((i, m) => sent[i].map((t) => ({ ...t, task_id: 't1', member: m })));
   const want = shuffleScores(flat, '0:2');
   assert.equal(

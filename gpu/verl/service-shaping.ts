@@ -146,7 +146,7 @@ export async function openShaping(dir: string): Promise<ServiceShaping | undefin
     clearTimeout(g.timer);
     // Episodes report in the order they finish, which the load decides: the members are put in the order of
     // their scores first, so that the permutation depends on the group and the seed alone.
-    const members = [...g.entries].sort((a, b) => memberOrder(a.scores).localeCompare(memberOrder(b.scores)));
+    const members = [...g.entries].sort((a, b) => byCodePoint(memberOrder(a.scores), memberOrder(b.scores)));
     const flat = members.flatMap((e, i) => e.scores.map((t) => ({ ...t, task_id: taskId, member: i })));
     const used = shuffleScores(flat, `${config.seed}:${step}`);
     members.forEach((e, i) => e.answer(used.filter((t) => t.member === i).map(({ task_id: _t, member: _m, ...t }) => t)));
@@ -206,6 +206,8 @@ export async function openShaping(dir: string): Promise<ServiceShaping | undefin
 
 /** A shuffle group member's place: its scores as text (the same episode's scores give the same place). */
 export const memberOrder = (scores: readonly TurnScore[]): string => JSON.stringify(scores.map((t) => [t.turn, t.category, t.d]));
+/** Text order by code point, the same on every machine (localeCompare follows the machine's locale). */
+export const byCodePoint = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 /** The step's records (shaping/scores.jsonl) grouped by step, for the node's curve. */
 export async function shapingRecords(dir: string): Promise<Map<number, TurnScore[]>> {
