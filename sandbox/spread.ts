@@ -1,7 +1,9 @@
 // Sessions spread over several sandboxes, one per host: each session opens on
-// the one with the fewest sessions open at that moment. A host whose engine
-// cannot open a session takes no more from this sandbox, and the session opens
-// on another, so a lost host costs the node only the runs it held.
+// the one with the fewest sessions open at that moment, among those with room
+// (a host holds as many runs at once as it has GPUs for); with none, it waits
+// for a session to close. A host whose engine cannot open a session takes no
+// more from this sandbox, and the session opens on another, so a lost host
+// costs the node only the runs it held.
 import { EnvError } from '../core/errors.js';
 import type { Sandbox } from './index.js';
 import type { Session, SessionOptions } from './types.js';
@@ -9,6 +11,8 @@ import type { Session, SessionOptions } from './types.js';
 export interface HostSandbox {
   readonly name: string;
   readonly box: Sandbox;
+  /** Sessions it holds at once (default: no limit). */
+  readonly slots?: number;
 }
 
 /** `log` gets warnings, and at shutdown how many sessions each host served. */
@@ -17,37 +21,80 @@ export function spreadSandbox(hosts: readonly HostSandbox[], log: (message: stri
   const open = new Map(hosts.map((h) => [h.name, 0]));
   const served = new Map(hosts.map((h) => [h.name, 0]));
   const down = new Map<string, string>();
+  const slots = (h: HostSandbox) => h.slots ?? Infinity;
+  // Opens waiting for room on some host, woken as sessions close.
+  let wake: Array<() => void> = [];
+  const roomMade = () => {
+    for (const w of wake.splice(0)) w();
+  };
+  const waitForRoom = (signal?: AbortSignal) =>
+    new Promise<void>((resolve, reject) => {
+      const done = () => {
+        signal?.removeEventListener('abort', stop);
+        resolve();
+      };
+      const stop = () => {
+        wake = wake.filter((w) => w !== done);
+        reject(signal!.reason);
+      };
+      wake.push(done);
+      signal?.addEventListener('abort', stop, { once: true });
+    });
+  /** The session on the first host of `order` that opens one; undefined when none did (each is then down). */
+  const openOn = async (order: readonly HostSandbox[], o: SessionOptions): Promise<Session | undefined> => {
+    for (const h of order) {
+      open.set(h.name, open.get(h.name)! + 1);
+      let session: Session;
+      try {
+        session = await h.box.open(o);
+      } catch (err) {
+        open.set(h.name, open.get(h.name)! - 1);
+        if (!(err instanceof EnvError) || o.signal?.aborted) throw err;
+        down.set(h.name, err.message);
+        log(`warning: host ${h.name} could not open a sandbox (${err.message}); its sessions go to the other hosts`);
+        continue;
+      }
+      served.set(h.name, served.get(h.name)! + 1);
+      let closed = false;
+      return {
+        backend: session.backend,
+        workspace: session.workspace,
+        run: (step, limits) => session.run(step, limits),
+        // The room is made once the session has closed: its jail's GPUs are free by then.
+        close: async () => {
+          if (closed) return;
+          closed = true;
+          try {
+            await session.close();
+          } finally {
+            open.set(h.name, open.get(h.name)! - 1);
+            roomMade();
+          }
+        },
+      };
+    }
+    // Hosts that went down make no room, but whoever waits must learn that none is left.
+    roomMade();
+    return undefined;
+  };
   return {
     name: hosts[0].box.name,
     async open(o: SessionOptions): Promise<Session> {
-      // Ties go to the host listed first, so a run of opens alternates between equally loaded hosts.
-      const order = hosts.filter((h) => !down.has(h.name)).sort((a, b) => open.get(a.name)! - open.get(b.name)!);
-      for (const h of order) {
-        open.set(h.name, open.get(h.name)! + 1);
-        let session: Session;
-        try {
-          session = await h.box.open(o);
-        } catch (err) {
-          open.set(h.name, open.get(h.name)! - 1);
-          if (!(err instanceof EnvError) || o.signal?.aborted) throw err;
-          down.set(h.name, err.message);
-          log(`warning: host ${h.name} could not open a sandbox (${err.message}); its sessions go to the other hosts`);
+      for (;;) {
+        o.signal?.throwIfAborted();
+        const up = hosts.filter((h) => !down.has(h.name));
+        // Ties go to the host listed first, so a run of opens alternates between equally loaded hosts.
+        const order = up.filter((h) => open.get(h.name)! < slots(h)).sort((a, b) => open.get(a.name)! - open.get(b.name)!);
+        if (!order.length && up.length) {
+          await waitForRoom(o.signal);
           continue;
         }
-        served.set(h.name, served.get(h.name)! + 1);
-        let closed = false;
-        return {
-          backend: session.backend,
-          workspace: session.workspace,
-          run: (step, limits) => session.run(step, limits),
-          close: async () => {
-            if (!closed) open.set(h.name, open.get(h.name)! - 1);
-            closed = true;
-            await session.close();
-          },
-        };
+        const s = await openOn(order, o);
+        if (s) return s;
+        if (!hosts.some((h) => !down.has(h.name))) break;
       }
-      throw new EnvError(`no sandbox host could open a session: ${[...down].map(([n, why]) => `${n}: ${why}`).join('; ')}`);
+      // In the settings' order, whichever failed first.
+      throw new EnvError(`no sandbox host could open a session: ${hosts.map((h) => `${h.name}: ${down.get(h.name)}`).join('; ')}`);
     },
     shutdown: async () => {
       log(`sessions per host: ${hosts.map((h) => `${h.name} ${served.get(h.name)}`).join(', ')}`);

@@ -72,11 +72,15 @@ export interface StageContext<P> {
   readonly host?: HostPlacement;
   /** `sandbox: { on: }`: the hosts whose Docker engines run the node's episode jails (the node stays here). */
   readonly sandboxHosts?: readonly SandboxHost[];
+  /** `sandbox: { gpus_per_run, cpus_per_run }`: what each episode's jail holds. */
+  readonly sandboxRun?: { readonly gpus?: number; readonly cpus?: number };
 }
 
 /** A host lending its Docker engine to a node's jails. */
 export interface SandboxHost extends EngineSpec {
   readonly name: string;
+  /** The GPUs it lends (device ids), 'all' when the engine shares them out, absent when none. */
+  readonly gpus?: readonly string[] | 'all';
 }
 
 /** The host a node runs on, and the GPUs it holds there for the node's lifetime. */

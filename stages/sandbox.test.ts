@@ -68,4 +68,30 @@ test("jails run the stage's interpreter (the agent environment) and preload what
   }
 });
 
+test("a jail is as large as the stage's memory_mb: a step may use more than the default jail holds", async () => {
+  const agent = pythonEnv('agent');
+  const dir = await mkdtemp(join(tmpdir(), 'mlepipe-stagebox-'));
+  try {
+    const task = join(dir, 'task');
+    await mkdir(join(task, 'public'), { recursive: true });
+    const ctx = { sandbox: { backend: 'docker' }, python: agent.python, log: () => {} } as unknown as StageContext<unknown>;
+    // 3.5 GiB touched: over the 2 GiB a jail holds by default (plus its server's share), under the stage's 4.5.
+    const sandbox = stageSandbox(ctx, 1, ['numpy'], { memoryMb: 4608 });
+    const session = await sandbox.open({ task, limits: { memoryMb: 4608 } });
+    try {
+      assert.is(session.backend, 'warm-docker');
+      await writeFile(join(session.workspace, 'step.py'), 'import numpy as np\na = np.ones(3584 * 2**20, dtype=np.uint8)\nprint(int(a.sum() >> 20))\n');
+      const r = await session.run({ file: 'step.py' });
+      assert.is(r.oom, undefined, r.stderr);
+      assert.is(r.exitCode, 0, r.stderr);
+      assert.is(r.stdout.trim(), '3584');
+    } finally {
+      await session.close();
+      await sandbox.shutdown();
+    }
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
 test.run();

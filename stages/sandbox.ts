@@ -1,23 +1,30 @@
 // The sandbox a stage runs agent or generated code in: the project's backend,
 // served by a pool of warm executors the size of the stage's concurrency.
 import { engineAt } from '../sandbox/hosts.js';
-import { createSandbox, type Sandbox } from '../sandbox/index.js';
+import { GpuLender } from '../sandbox/gpus.js';
+import { createSandbox, type Limits, type Sandbox } from '../sandbox/index.js';
 import { spreadSandbox } from '../sandbox/spread.js';
 import type { StageContext } from './contract.js';
+
+/** What each run's jail is given: its memory (the stage's memory_mb) and, from sandbox: cpus_per_run, its CPUs. */
+export type RunLimits = Partial<Pick<Limits, 'memoryMb' | 'cpus'>>;
 
 /**
  * `modules` is what the stage's own steps import, when it knows (procedural task generation, the solution
  * kit's agents): a jail then skips the rest of the agent environment's stack (torch and XGBoost are about
  * half of a jail's start-up). The project's `sandbox.preload` still wins; without either, the agent
- * environment's.
+ * environment's. `run` sizes the jails themselves (their cgroup or container), not only each step's
+ * own limits: a jail smaller than its steps' memory_mb would kill them below it.
  */
-export function stageSandbox(ctx: StageContext<unknown>, poolSize: number, modules?: readonly string[]): Sandbox {
-  if (ctx.sandboxHosts?.length) return hostSandboxes(ctx);
+export function stageSandbox(ctx: StageContext<unknown>, poolSize: number, modules?: readonly string[], run: RunLimits = {}): Sandbox {
+  const limits = { ...run, ...(ctx.sandboxRun?.cpus ? { cpus: ctx.sandboxRun.cpus } : {}) };
+  if (ctx.sandboxHosts?.length) return hostSandboxes(ctx, poolSize, ctx.sandbox.preload ?? modules, limits);
   return createSandbox({
     backend: ctx.sandbox.backend,
     image: ctx.sandbox.image,
     warm: true,
     poolSize,
+    limits,
     // The interpreter the node key records: run on the host by the process backend, mounted
     // into bwrap jails, its baked copy in the docker image (sandbox/interpreter.ts).
     python: ctx.python,
@@ -30,19 +37,31 @@ export function stageSandbox(ctx: StageContext<unknown>, poolSize: number, modul
 }
 
 /**
- * `sandbox: { on: }`: each session a container on one of the hosts' engines (docker backend, the project's
- * sandbox image, which each host must have), spread by how many sessions each holds. The task's public/
- * and the workspace go there as archives and the workspace comes back after each step; private/ never
- * leaves this machine, where the grader runs.
+ * `sandbox: { on: }`: each session a warm jail in a container on one of the hosts' engines (docker backend,
+ * the project's sandbox image, which each host must have), spread by how many sessions each holds. The
+ * task's public/ files go to each host once, into its task store; the workspace goes there as archives and
+ * comes back after each step; private/ never leaves this machine, where the grader runs. With
+ * gpus_per_run, each jail holds that many of its host's GPUs, and a host as many runs as it has GPUs for.
  */
-function hostSandboxes(ctx: StageContext<unknown>): Sandbox {
-  const hosts = ctx.sandboxHosts!;
-  ctx.log(`sandboxes on ${hosts.map((h) => `${h.name} (${h.docker})`).join(', ')}`);
+function hostSandboxes(ctx: StageContext<unknown>, poolSize: number, modules: readonly string[] | undefined, limits: RunLimits): Sandbox {
+  const perRun = ctx.sandboxRun?.gpus ?? 0;
+  const hosts = ctx.sandboxHosts!.map((h) => ({ ...h, lender: perRun > 0 && h.gpus !== undefined ? new GpuLender(h.gpus, perRun) : undefined }));
+  // Hosts lending too few GPUs for one run take none (loading refused the stage if no host has enough).
+  const able = perRun > 0 ? hosts.filter((h) => h.lender && h.lender.slots > 0) : hosts;
+  for (const h of hosts.filter((x) => !able.includes(x))) ctx.log(`host ${h.name} lends fewer than ${perRun} GPUs: it runs none of this node's sandboxes`);
+  ctx.log(`sandboxes on ${able.map((h) => `${h.name} (${h.docker}${h.lender && Number.isFinite(h.lender.slots) ? `, ${h.lender.slots} runs of ${perRun} GPUs` : ''})`).join(', ')}`);
+  // The stage's jails shared out: each host keeps its part of them started ahead of need, no more than it can hold.
+  const share = Math.max(1, Math.ceil(poolSize / able.length));
   return spreadSandbox(
-    hosts.map((h) => ({
-      name: h.name,
-      box: createSandbox({ backend: 'docker', image: ctx.sandbox.image, python: ctx.python, engine: { client: () => engineAt(h), where: `${h.name} (${h.docker})` }, warn: (m) => ctx.log(`warning: ${h.name}: ${m}`), signal: ctx.signal }),
-    })),
+    able.map((h) => {
+      const slots = h.lender?.slots ?? Infinity;
+      const engine = { client: () => engineAt(h), where: `${h.name} (${h.docker})` };
+      return {
+        name: h.name,
+        slots,
+        box: createSandbox({ backend: 'docker', image: ctx.sandbox.image, warm: true, poolSize: Math.min(share, slots), modules, limits, python: ctx.python, engine, lender: h.lender, warn: (m) => ctx.log(`warning: ${h.name}: ${m}`), signal: ctx.signal }),
+      };
+    }),
     (m) => ctx.log(m),
   );
 }

@@ -36,6 +36,14 @@ export function placementDiagnostics(doc: WrittenExperiment, settings: Settings,
           ? undefined
           : noHost(st.sandbox.on, settings, where);
       if (message) out.push({ pos: valuePos(origins, path), path: dotted(path), message });
+      // A run that no matching host could ever hold would wait forever: refused here instead.
+      const perRun = st.sandbox.gpus_per_run ?? 0;
+      const matching = hostsFor(st.sandbox.on, settings.hosts);
+      if (!message && perRun > 0 && !matching.some((n) => gpuCapacity(settings.hosts[n]) >= perRun)) {
+        const gp = ['stages', id, 'sandbox', 'gpus_per_run'];
+        const most = Math.max(...matching.map((n) => gpuCapacity(settings.hosts[n])));
+        out.push({ pos: valuePos(origins, gp), path: dotted(gp), message: `${perRun} GPUs per run, but no host matching "${st.sandbox.on}" lends that many (most: ${most}, in ${where})` });
+      }
     }
     if (st.on === undefined) {
       if (st.gpus !== undefined) {

@@ -65,7 +65,7 @@ export async function loadExperiment(file: string, opts: LoadOptions = {}): Prom
     on: st.on,
     gpus: st.on ? (st.gpus ?? defaultGpus(st.on, settings.hosts)) : 0,
     retries: st.on ? (st.retries ?? 0) : 0,
-    ...(st.sandbox ? { sandbox: { on: st.sandbox.on, hosts: hostsFor(st.sandbox.on, settings.hosts) } } : {}),
+    ...(st.sandbox ? { sandbox: { on: st.sandbox.on, hosts: hostsFor(st.sandbox.on, settings.hosts), gpusPerRun: st.sandbox.gpus_per_run, cpusPerRun: st.sandbox.cpus_per_run } } : {}),
     description: st.description,
   }));
   const tables: Record<string, ResolvedTable> = {};

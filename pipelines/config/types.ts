@@ -27,7 +27,7 @@ export interface WrittenStage {
   /** With `on:`: tries again after a host fault. */
   retries?: number;
   /** eval and grpo: the episodes' jails run as containers on these hosts' engines. */
-  sandbox?: { on: string };
+  sandbox?: { on: string; gpus_per_run?: number; cpus_per_run?: number };
   description?: string;
 }
 
@@ -138,7 +138,7 @@ export interface ResolvedStage {
   /** Further tries after a host fault (0 without `on:`). */
   readonly retries: number;
   /** `sandbox: { on: }`: the label and the hosts carrying it, whose engines run the episodes' jails. */
-  readonly sandbox?: { readonly on: string; readonly hosts: readonly string[] };
+  readonly sandbox?: { readonly on: string; readonly hosts: readonly string[]; readonly gpusPerRun?: number; readonly cpusPerRun?: number };
   readonly description?: string;
 }
 

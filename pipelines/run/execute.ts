@@ -16,6 +16,7 @@ import type { CacheStore } from '../cache/store.js';
 import { damageReason } from '../cache/verify.js';
 import type { KeyedNode } from '../compile/keys.js';
 import type { Experiment } from '../config/types.js';
+import { sandboxPlacement } from './hosts.js';
 import type { Reporter } from './reporter.js';
 
 export interface NodeOutcome {
@@ -121,7 +122,7 @@ export async function executeNode(a: ExecuteArgs): Promise<NodeOutcome> {
         log: writeLog,
         progress: (done, total) => reporter.progress(node.id, done, total),
         host: a.host,
-        ...(node.stage.sandbox ? { sandboxHosts: node.stage.sandbox.hosts.map((name) => ({ ...a.exp.settings.hosts[name], name })) } : {}),
+        ...(node.stage.sandbox ? sandboxPlacement(node.stage.sandbox, a.exp.settings.hosts) : {}),
       };
       if (from) writeLog(`mlepipe: rescoring from ${source?.state === 'ok' ? source.manifest.node : ''} (${from.key.slice(0, 12)}): only post-hoc params differ`);
       result = from ? await stage.rescore!.run(ctx, from) : await stage.run(ctx);

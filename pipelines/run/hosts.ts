@@ -2,9 +2,9 @@
 // count otherwise); a node placed with `on:` starts only once a matching
 // host has enough free, and gives them back when it ends. Hosts with
 // `gpus: all` are not counted: the engine shares them out.
-import type { HostPlacement } from '../../stages/contract.js';
+import type { HostPlacement, SandboxHost, StageContext } from '../../stages/contract.js';
 import { gpuCapacity, hostsFor } from '../config/hosts.js';
-import type { HostSettings } from '../config/types.js';
+import type { HostSettings, ResolvedStage } from '../config/types.js';
 
 export interface Held {
   placement: HostPlacement;
@@ -75,4 +75,13 @@ export function sizeBytes(size: number | string): number {
   if (typeof size === 'number') return size;
   const m = /^([0-9.]+)\s*([kmgt]?)/i.exec(size.trim())!;
   return Math.round(Number(m[1]) * UNITS[m[2].toLowerCase()]);
+}
+
+/** `sandbox: { on: }` as a stage sees it: the matching hosts with the GPUs they lend, and what each run holds. */
+export function sandboxPlacement(sb: NonNullable<ResolvedStage['sandbox']>, hosts: Readonly<Record<string, HostSettings>>): Pick<StageContext<unknown>, 'sandboxHosts' | 'sandboxRun'> {
+  const lent = (h: HostSettings): SandboxHost['gpus'] => (h.gpus === 'all' ? 'all' : Array.isArray(h.gpus) ? h.gpus : h.gpus ? Array.from({ length: h.gpus }, (_, i) => String(i)) : undefined);
+  return {
+    sandboxHosts: sb.hosts.map((name) => defined({ ...hosts[name], name, gpus: lent(hosts[name]) }) as SandboxHost),
+    sandboxRun: defined({ gpus: sb.gpusPerRun, cpus: sb.cpusPerRun }),
+  };
 }

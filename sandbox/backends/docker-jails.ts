@@ -1,40 +1,102 @@
 // Warm jails in containers: the server is the container's main process,
-// spoken to over attach. Local engines only (the slot's folders are bind
-// mounts).
+// spoken to over attach. On this machine's engine the slot's folders are bind
+// mounts; on another machine's (a host's) the jail has a workspace of its own,
+// kept in step with the slot's by archives around each step, and reads its
+// task's files from that engine's task store.
+import type Docker from 'dockerode';
+import { readdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { EnvError } from '../../core/errors.js';
 import { createContainer, DEFAULT_IMAGE } from '../containers.js';
 import { oomCounterOf, watchOom } from '../cgroup.js';
 import { imagePython } from '../interpreter.js';
+import { sendPublicLink, WorkspaceMirror } from '../mirror.js';
+import { taskMount, taskStore, type TaskStore } from '../task-store.js';
 import type { Limits } from '../types.js';
-import { SERVER_MB, type JailHandle, type JailLauncher, type Slot } from '../warm/jail.js';
+import { SERVER_MB, type FarJail, type JailHandle, type JailLauncher, type Slot } from '../warm/jail.js';
 import { checkImage, containerOptions, engineIsLocal, lazyEngine, oomEvents, shareWorkspace, type DockerOptions } from './docker.js';
 
-export function dockerJails(opts: DockerOptions = {}): JailLauncher {
+const cpuCounts = new WeakMap<Docker, Promise<number>>();
+/** The engine machine's CPUs (asked once per client). */
+function cpusOf(docker: Docker): Promise<number> {
+  let n = cpuCounts.get(docker);
+  if (!n) {
+    n = docker.info().then(
+      (i: { NCPU?: number }) => i.NCPU ?? Infinity,
+      () => Infinity,
+    );
+    cpuCounts.set(docker, n);
+  }
+  return n;
+}
+
+/** `store`: the task store of another machine's engine, when the caller shares one between backends. */
+export function dockerJails(opts: DockerOptions = {}, store?: TaskStore): JailLauncher {
   const engine = lazyEngine(opts.docker);
   const image = opts.image ?? DEFAULT_IMAGE;
   const { agentLock } = imagePython(opts.python ?? '/usr/bin/python3');
+  const local = !opts.remote && engineIsLocal();
+  // The engine's task store: shared with the other backend on that engine when given, else this one's own.
+  const tasks = local ? undefined : (store ?? taskStore(engine, image, imagePython(opts.python ?? '/usr/bin/python3').path, opts.where ?? process.env.DOCKER_HOST ?? 'the engine'));
+  const lost = (what: string) => (err: Error) => {
+    throw new EnvError(`${opts.where ?? 'the engine'}: ${what}: ${err.message.split('\n')[0]}`);
+  };
   return {
     kind: 'warm-docker',
     async start(slot: Slot, limits: Limits, argv: string[]): Promise<JailHandle> {
-      if (!engineIsLocal()) throw new Error('warm executors need a local Docker engine (bind mounts); remote engines use cold steps');
       const docker = await engine();
-      await checkImage(docker, image, agentLock);
+      await checkImage(docker, image, agentLock, opts.where);
       await shareWorkspace(slot.ws);
+      // The jail's GPUs from the host's share, held until the jail stops (a reused jail keeps them).
+      const lease = opts.lender ? opts.lender.take() : opts.gpus;
+      if (opts.lender && lease === undefined) throw new EnvError(`${opts.where ?? 'the engine'}: no free GPU for another jail`);
+      let given = false;
+      const give = () => {
+        if (!given && lease !== undefined) opts.lender?.give(lease);
+        given = true;
+      };
+      // The server's extra CPU only where the machine has one more: an engine refuses a quota over its CPUs.
+      const cpus = Math.min(limits.cpus + 1, Math.max(limits.cpus, await cpusOf(docker)));
+      const spec = containerOptions(image, argv, limits, local ? { ws: slot.ws, pub: slot.pub } : null, { gpus: lease, openStdin: true, memoryMb: limits.memoryMb + SERVER_MB, cpus });
+      if (!local) spec.HostConfig!.Mounts = [...(spec.HostConfig!.Mounts ?? []), taskMount()];
       const c = await createContainer(
         docker,
         // The server shares the container with the step: room for it in memory and CPU, so a step that
         // exhausts its own share cannot starve the server that enforces its timeout.
-        containerOptions(image, argv, limits, { ws: slot.ws, pub: slot.pub }, { gpus: opts.gpus, openStdin: true, memoryMb: limits.memoryMb + SERVER_MB, cpus: limits.cpus + 1 }),
-        // Removed by the watchdog should mlepipe die while it exists.
-        { reap: true },
-      );
+        spec,
+        // Removed by the watchdog should mlepipe die while it exists; on another engine, by the engine once
+        // the server's stdin closes (AutoRemove), which the lost connection does.
+        { reap: local },
+      ).catch((err: Error) => {
+        give();
+        throw err;
+      });
       try {
         const io = await c.attach({ stdin: true });
         await c.start();
         // The container's own OOM-kill counter where this machine lets us read it: the engine's events
         // arrive late under load, and one from an earlier step's kills would end the next step. No step
         // runs before the first watch, so the events, where they are the fallback, start early enough here.
-        const counter = await oomCounterOf((await c.raw.inspect()).State.Pid);
+        const counter = local ? await oomCounterOf((await c.raw.inspect()).State.Pid) : undefined;
         const oom = counter ? undefined : await oomEvents(docker, c.id);
+        const mirror = new WorkspaceMirror(slot.ws);
+        const far: FarJail | undefined = local
+          ? undefined
+          : {
+              async assign(pub, remove) {
+                const target = await tasks!.ensure(pub);
+                await remove(['public']);
+                await sendPublicLink(c.raw, target).catch(lost('could not show the task to the jail'));
+                mirror.clear();
+              },
+              push: (remove) => mirror.push(c.raw, remove).catch(lost("could not send the workspace to the step's jail")),
+              pull: () => mirror.pull(c.raw).catch(lost("could not bring the workspace back from the step's jail")),
+              async clear() {
+                mirror.clear();
+                const names = (await readdir(slot.ws)).filter((n) => n !== 'public');
+                await Promise.all(names.map((n) => rm(join(slot.ws, n), { recursive: true, force: true })));
+              },
+            };
         return {
           stdin: io.stdin!,
           stdout: io.stdout,
@@ -49,10 +111,13 @@ export function dockerJails(opts: DockerOptions = {}): JailLauncher {
           async stop() {
             oom?.close();
             await c.remove();
+            give();
           },
+          ...(far ? { far } : {}),
         };
       } catch (err) {
         await c.remove();
+        give();
         throw err;
       }
     },

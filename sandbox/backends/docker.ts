@@ -3,17 +3,20 @@
 // root, memory/CPU/process limits from the engine, GPUs through
 // DeviceRequests when asked for. The workspace travels by bind mounts on a
 // local engine and by tar archives on a remote one (where host paths mean
-// nothing).
+// nothing), which reads the task's files from its task store.
 import type Docker from 'dockerode';
 import { chmod, chown } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import { EnvError } from '../../core/errors.js';
 import { onceAborted, waitAtMost } from '../../core/proc.js';
-import { createContainer, DEFAULT_IMAGE, fetchInto, OWNER_LABEL, type Attached, type Container } from '../containers.js';
+import { createContainer, DEFAULT_IMAGE, OWNER_LABEL, type Attached } from '../containers.js';
+import { sendPublicLink, WorkspaceMirror } from '../mirror.js';
+import { taskMount, taskStore, type TaskStore } from '../task-store.js';
 import { finishStep, MB, stopper, workspaceCheck } from '../limits.js';
 import { AGENT_LOCK_LABEL, imagePython } from '../interpreter.js';
 import { CappedOutput, jailEnv } from '../output.js';
 import { BASELINE_MB, launcherArgv } from '../spawn.js';
+import type { GpuRequest, GpuLender } from '../gpus.js';
 import type { Backend, Limits, Session, SessionOptions, Step, StepResult } from '../types.js';
 import { coldSession, type Where } from '../workspace.js';
 
@@ -23,7 +26,6 @@ export function lazyEngine(given?: Docker | (() => Promise<Docker>)): () => Prom
   let engine: Promise<Docker> | undefined;
   return () => (engine ??= typeof given === 'function' ? given() : given ? Promise.resolve(given) : import('dockerode').then((m) => new m.default()));
 }
-const tarFs = async () => (await import('tar-fs')).default;
 const NOBODY = 65534;
 
 export interface DockerOptions {
@@ -32,6 +34,8 @@ export interface DockerOptions {
   python?: string;
   /** GPUs for the container: a count, or 'all'. */
   gpus?: number | 'all';
+  /** GPUs per session from a host's share (instead of `gpus`): each session's container holds its own. */
+  lender?: GpuLender;
   /** Engine client, or how to make one when first needed (default: from DOCKER_HOST, else the local socket). */
   docker?: Docker | (() => Promise<Docker>);
   /** The engine is another machine's (a host's): the workspace travels as archives, whatever DOCKER_HOST says. */
@@ -47,7 +51,7 @@ export function engineIsLocal(env: NodeJS.ProcessEnv = process.env): boolean {
 }
 
 /** Container settings for one jail (exported so the security settings can be checked without an engine). */
-export function containerOptions(image: string, cmd: string[], limits: Limits, binds: { ws: string; pub: string } | null, extra: { gpus?: number | 'all'; openStdin?: boolean; memoryMb?: number; cpus?: number } = {}): Docker.ContainerCreateOptions {
+export function containerOptions(image: string, cmd: string[], limits: Limits, binds: { ws: string; pub: string } | null, extra: { gpus?: GpuRequest; openStdin?: boolean; memoryMb?: number; cpus?: number } = {}): Docker.ContainerCreateOptions {
   const env = jailEnv(limits.cpus, '/workspace');
   const memory = (extra.memoryMb ?? limits.memoryMb + BASELINE_MB) * MB;
   return {
@@ -83,9 +87,15 @@ export function containerOptions(image: string, cmd: string[], limits: Limits, b
       ],
       // Local engines share the host's folders; a remote one gets a fresh volume filled through the archive API.
       ...(binds ? { Binds: [`${binds.ws}:/workspace:rw`, `${binds.pub}:/workspace/public:ro`] } : { Mounts: [{ Type: 'volume', Target: '/workspace' }] }),
-      ...(extra.gpus !== undefined ? { DeviceRequests: [{ Driver: '', Count: extra.gpus === 'all' ? -1 : extra.gpus, DeviceIDs: null, Capabilities: [['gpu']], Options: {} }] } : {}),
+      ...(extra.gpus !== undefined ? { DeviceRequests: [deviceRequest(extra.gpus)] } : {}),
     } as Docker.HostConfig,
   };
+}
+
+/** Docker's request for GPUs: these device ids, or a count (-1 for every one). */
+function deviceRequest(gpus: GpuRequest) {
+  const ids = typeof gpus === 'object' ? [...gpus] : null;
+  return { Driver: '', Count: ids ? 0 : gpus === 'all' ? -1 : gpus, DeviceIDs: ids, Capabilities: [['gpu']], Options: {} };
 }
 
 /** The image must exist, and carry the agent environment's lock when steps use it: say how to make it when not. */
@@ -139,24 +149,34 @@ export async function oomEvents(docker: Docker, id: string): Promise<{ on(fn: ()
   };
 }
 
-export function dockerBackend(opts: DockerOptions = {}): Backend {
+/** `store`: the task store of another machine's engine, when the caller shares one between backends. */
+export function dockerBackend(opts: DockerOptions = {}, store?: TaskStore): Backend {
   const engine = lazyEngine(opts.docker);
   const image = opts.image ?? DEFAULT_IMAGE;
   const { path: python, agentLock } = imagePython(opts.python ?? '/usr/bin/python3');
   const local = !opts.remote && engineIsLocal();
+  // The engine's task store: shared with the other backend on that engine when given, else this one's own.
+  const tasks = local ? undefined : (store ?? taskStore(engine, image, imagePython(opts.python ?? '/usr/bin/python3').path, opts.where ?? process.env.DOCKER_HOST ?? 'the engine'));
   /** One step: a fresh container over the session's workspace, removed in the background (see `removals`). */
-  const runStep = async (step: Step, limits: Limits, { workspace, pub }: Where, signal: AbortSignal | undefined, removals: Set<Promise<unknown>>): Promise<StepResult> => {
+  const runStep = async (step: Step, limits: Limits, { workspace, pub }: Where, signal: AbortSignal | undefined, removals: Set<Promise<unknown>>, gpus: GpuRequest | undefined): Promise<StepResult> => {
     if (signal?.aborted) return finishStep({ exitCode: 125, stdout: '', stderr: '', truncated: false, durationMs: 0, backend: 'docker' }, limits, { interrupted: true });
     // The container has a PID namespace of its own: its launcher may kill everything in it at the timeout.
     const cmd = launcherArgv(python, limits, true, '/workspace', step, true);
     const docker = await engine();
-    const c = await createContainer(docker, containerOptions(image, cmd, limits, local ? { ws: workspace, pub } : null, { gpus: opts.gpus }), { reap: local }).catch((err: Error) => {
+    const spec = containerOptions(image, cmd, limits, local ? { ws: workspace, pub } : null, { gpus });
+    if (!local) spec.HostConfig!.Mounts = [...(spec.HostConfig!.Mounts ?? []), taskMount()];
+    const c = await createContainer(docker, spec, { reap: local }).catch((err: Error) => {
       throw new EnvError(`docker could not create the step's container: ${err.message.split('\n')[0]}`);
     });
     let oom: Awaited<ReturnType<typeof oomEvents>> | undefined;
     let io: Attached | undefined;
     try {
-      if (!local) await sendWorkspace(c, workspace, pub);
+      // A fresh container: the whole workspace goes, and the link to the task's files in the host's store.
+      const mirror = local ? undefined : new WorkspaceMirror(workspace);
+      if (mirror) {
+        await mirror.push(c.raw, async () => {});
+        await sendPublicLink(c.raw, await tasks!.ensure(pub));
+      }
       io = await c.attach();
       const { out, err } = collect(io, limits.maxOutputBytes);
       oom = await oomEvents(docker, c.id);
@@ -186,8 +206,8 @@ export function dockerBackend(opts: DockerOptions = {}): Backend {
       await waitAtMost(io.ended, 1000);
       const durationMs = Math.round(performance.now() - t0);
       const state = (await c.raw.inspect()).State;
-      // The workspace comes back from a remote engine, public/ left out.
-      if (!local) await fetchInto(c, '/workspace/.', workspace, (name) => name.split('/').includes('public'));
+      // The workspace comes back from a remote engine, public/ left out, files the step deleted deleted here.
+      await mirror?.pull(c.raw);
       const raw = { exitCode, stdout: out.text(), stderr: err.text(), truncated: out.truncated || err.truncated, durationMs, backend: 'docker' as const };
       return { ...finishStep(raw, limits, { ...end, oomKilled: end.oomKilled || state.OOMKilled }), ...(await workspaceCheck(workspace, limits)) };
     } finally {
@@ -204,18 +224,19 @@ export function dockerBackend(opts: DockerOptions = {}): Backend {
     async open(so: SessionOptions): Promise<Session> {
       await checkImage(await engine(), image, agentLock, opts.where);
       const removals = new Set<Promise<unknown>>();
-      return coldSession('docker', so, (step, limits, where) => runStep(step, limits, where, so.signal, removals), {
-        prepare: ({ workspace }) => shareWorkspace(workspace),
-        close: () => Promise.all([...removals]),
-      });
+      // The session's GPUs, held from its first step to its close.
+      const lease = opts.lender ? opts.lender.take() : opts.gpus;
+      if (opts.lender && lease === undefined) throw new EnvError(`${opts.where ?? 'the engine'}: no free GPU for another run`);
+      const give = () => lease !== undefined && opts.lender?.give(lease);
+      try {
+        return await coldSession('docker', so, (step, limits, where) => runStep(step, limits, where, so.signal, removals, lease), {
+          prepare: ({ workspace }) => shareWorkspace(workspace),
+          close: () => Promise.all([...removals]).finally(give),
+        });
+      } catch (err) {
+        give();
+        throw err;
+      }
     },
   };
-}
-
-/** A remote engine gets the workspace and public/ as archives (public files read-only, owned by root). */
-async function sendWorkspace(c: Container, workspace: string, pub: string): Promise<void> {
-  const tar = await tarFs();
-  await c.raw.putArchive(tar.pack(workspace, { ignore: (n) => n.endsWith('/public') }) as unknown as NodeJS.ReadableStream, { path: '/workspace' });
-  const pubTar = tar.pack(pub, { map: (h) => ({ ...h, name: `public/${h.name}`, uid: 0, gid: 0, mode: h.type === 'directory' ? 0o555 : 0o444 }) });
-  await c.raw.putArchive(pubTar as unknown as NodeJS.ReadableStream, { path: '/workspace' });
 }

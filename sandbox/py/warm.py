@@ -379,6 +379,19 @@ def ipc_ids(kind):
         return []
 
 
+def remove_paths(paths):
+    """Deletes workspace files the host deleted on its side (a jail on another machine keeps a copy of the
+    host's workspace). Paths are relative to /workspace and stay inside it."""
+    for rel in paths:
+        full = os.path.normpath(os.path.join("/workspace", rel))
+        if full.startswith("/workspace/"):
+            try:
+                remove(full)
+            except OSError:
+                pass
+    return {"removed": True}
+
+
 SCRATCH = ["/tmp", "/dev/shm"]
 
 
@@ -416,6 +429,8 @@ while True:
             pass  # for a step that had already ended: nothing to stop, nothing to answer
         elif op == "reset":
             send(reset())
+        elif op == "remove":
+            send(remove_paths(req.get("paths", [])))
         elif op == "exit":
             break
         else:

@@ -5,6 +5,7 @@
 import { cp, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { assetText } from '../../core/assets.js';
+import { EnvError } from '../../core/errors.js';
 import { onceAborted } from '../../core/proc.js';
 import { finishStep, workspaceCheck, type Ending } from '../limits.js';
 import type { Limits, Step, StepResult } from '../types.js';
@@ -70,11 +71,19 @@ export class WarmExecutor {
     this.jail.stdin.write(JSON.stringify(request) + '\n');
   }
 
-  /** Copies the task's public files into this jail's read-only view. */
+  /** Copies the task's public files into this jail's read-only view (a jail on another engine reads the host's task store). */
   async assign(task: string): Promise<void> {
     const pub = await publicDir(task);
+    if (this.jail.far) return this.jail.far.assign(pub, this.remove);
     for (const name of await readdir(pub)) await cp(join(pub, name), join(this.slot.pub, name), { recursive: true });
   }
+
+  /** Deletes workspace files in the jail (for a jail on another engine, whose workspace is a copy). */
+  private readonly remove = async (paths: string[]): Promise<void> => {
+    this.send({ op: 'remove', paths });
+    const answer = await this.answers.next(RESET_TIMEOUT_MS);
+    if (!answer?.removed) throw new EnvError(`the warm executor did not remove workspace files: ${answer?.error ? String(answer.error) : 'no answer'}`);
+  };
 
   /** Runs one step; the OOM killer striking in the jail, or `signal`, has the server kill it at once. */
   async run(step: Step, over?: Partial<Limits>, signal?: AbortSignal): Promise<StepResult> {
@@ -83,6 +92,8 @@ export class WarmExecutor {
     const failed = (message: string, end: Ending): StepResult => finishStep({ exitCode: 125, stdout: '', stderr: message && `[mlepipe: ${message}]`, truncated: false, durationMs: Math.round(performance.now() - t0), backend: this.kind }, limits, end);
     if (signal?.aborted) return failed('', { interrupted: true });
     if (this.dead) return failed('the warm executor has stopped; open a new session', {});
+    // A jail on another engine gets what changed here since its last step (a lost host throws, as for cold steps).
+    await this.jail.far?.push(this.remove);
 
     let killed: KillReason | undefined;
     const killSent = new AbortController();
@@ -112,6 +123,7 @@ export class WarmExecutor {
       const why = answer?.error ? `warm executor error: ${String(answer.error)}` : `the warm executor ${killed ? 'did not stop the step when told' : 'stopped answering'}; its jail was killed`;
       return failed(why, { interrupted: killed === 'interrupted', oomKilled: killed === 'oom', timedOut: !answer && durationMs >= limits.timeoutMs });
     }
+    await this.jail.far?.pull();
     const end = { timedOut: answer.timedOut, oomKilled: answer.killed === 'oom' || killed === 'oom', interrupted: answer.killed === 'interrupted' };
     // The step's own time, from its fork to its end, as the server measured it.
     const raw = { exitCode: answer.exitCode, stdout: answer.stdout, stderr: answer.stderr, truncated: answer.truncated, durationMs: answer.durationMs, backend: this.kind };
@@ -130,6 +142,7 @@ export class WarmExecutor {
     this.send({ op: 'reset' });
     const answer = await this.answers.next(RESET_TIMEOUT_MS);
     if (!answer?.reset || !Array.isArray(answer.left) || answer.left.length) return false;
+    await this.jail.far?.clear();
     const seen = await readdir(this.slot.ws).catch(() => null);
     if (!seen || seen.length !== 1 || seen[0] !== 'public') return false;
     for (const name of await readdir(this.slot.pub)) await rm(join(this.slot.pub, name), { recursive: true, force: true });

@@ -28,6 +28,23 @@ export interface JailHandle {
   /** Calls `onOom` once if the OOM killer strikes in the jail from now on; resolves to the function that stops watching. */
   watchOom(onOom: () => void): Promise<() => void>;
   stop(): Promise<void>;
+  /** Set for a jail on another machine's engine, whose workspace is a copy of the slot's (sandbox/mirror.ts). */
+  far?: FarJail;
+}
+
+/** Deletes workspace files in the jail, through its server. */
+export type Remover = (paths: string[]) => Promise<void>;
+
+/** What a jail on another engine needs around the steps: its task's files shown, its workspace kept in step. */
+export interface FarJail {
+  /** Shows the task's public files (`pub`, this machine's folder) as the jail's public/. */
+  assign(pub: string, remove: Remover): Promise<void>;
+  /** Before a step: the workspace changes made here go there. */
+  push(remove: Remover): Promise<void>;
+  /** After a step: the jail's workspace comes back here. */
+  pull(): Promise<void>;
+  /** After a reset: the copy here is emptied too. */
+  clear(): Promise<void>;
 }
 
 /** Something that starts a jail running `argv` over a slot (bwrap here; docker in backends/docker.ts). */

@@ -1,6 +1,6 @@
 // The host's side of the warm server's protocol (sandbox/py/warm.py): one
 // JSON object per line each way. Requests: run (a step), kill (the running
-// step, with why), reset, exit. Answers: a hello once started, then one
+// step, with why), reset, remove (workspace files), exit. Answers: a hello once started, then one
 // object per run.
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';

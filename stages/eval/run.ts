@@ -73,7 +73,7 @@ export async function run(ctx: StageContext<EvalParams>): Promise<StageResult | 
   // Jails are reused from rollout to rollout: never more of them than rollouts.
   // The kit's agents import the kit's stack only; a model's code, or mlab's tools, may import anything.
   const kitOnly = p.scaffold !== 'mlab' && names.every(({ ref }) => ref.kind !== 'openai');
-  const sandbox = stageSandbox(ctx, Math.min(p.concurrency, jobs.length), kitOnly ? KIT_MODULES : undefined);
+  const sandbox = stageSandbox(ctx, Math.min(p.concurrency, jobs.length), kitOnly ? KIT_MODULES : undefined, { memoryMb: p.memory_mb });
   let finished = 0;
   const one = async ({ task, policy, pi, repeat }: (typeof jobs)[number]): Promise<Trajectory> => {
     const itemId = `${pi}-${slug(policy.name)}__${task.id}__r${repeat}`;

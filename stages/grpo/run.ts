@@ -102,7 +102,7 @@ export async function run(ctx: StageContext<GrpoParams>): Promise<StageResult | 
   // Jails are reused from rollout to rollout: never more of them than a step's rollouts.
   // The template policy writes the kit's code, which imports the kit's stack only; mlab's tools may import anything.
   const kitOnly = p.trainer === 'template' && p.scaffold !== 'mlab';
-  const sandbox = stageSandbox(ctx, Math.min(p.concurrency, p.batch_size * p.group_size), kitOnly ? KIT_MODULES : undefined);
+  const sandbox = stageSandbox(ctx, Math.min(p.concurrency, p.batch_size * p.group_size), kitOnly ? KIT_MODULES : undefined, { memoryMb: p.memory_mb });
   const scaffolds = {
     train: p.scaffold === 'mlab' ? mlabScaffold({ tools: p.tools ?? 'domain', toolDropout: p.tool_dropout, seed: p.seed }) : react,
     // Validation offers every tool: dropout is a training-time control.

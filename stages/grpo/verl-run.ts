@@ -27,7 +27,7 @@ export async function runVerl(ctx: StageContext<GrpoParams>, train: readonly Exp
   const overrides = ((await import('yaml')).parse(await readFile(join(exportDir, 'trainer_overrides.yaml'), 'utf8')) as { overrides: string[] }).overrides;
   // The sandbox service serves the job's agent loop and reward, behind a token per run: sandbox_host may be an address the whole cluster reaches.
   const service = async () => {
-    const sandbox = stageSandbox(ctx, Math.min(p.concurrency, p.batch_size * p.group_size));
+    const sandbox = stageSandbox(ctx, Math.min(p.concurrency, p.batch_size * p.group_size), undefined, { memoryMb: p.memory_mb });
     const token = randomBytes(24).toString('hex');
     try {
       const shaping = await openShaping(exportDir);

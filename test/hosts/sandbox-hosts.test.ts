@@ -56,11 +56,20 @@ test('an eval with its sandboxes on two hosts gives the results of the same eval
   for (const h of ['a', 'b'] as const) {
     assert.ok(created[h].length > 0, `host ${h} ran no container`);
     for (const c of created[h]) {
-      const hc = c.HostConfig as { NetworkMode?: string; Binds?: unknown; Mounts?: Array<{ Type: string }> };
+      const hc = c.HostConfig as { NetworkMode?: string; Binds?: unknown; Mounts?: Array<{ Type: string; Source?: string; Target: string; ReadOnly?: boolean }> };
       assert.is(hc.NetworkMode, 'none');
       assert.is(hc.Binds, undefined, 'no folder of this machine is mounted on a host');
       assert.ok(hc.Mounts?.every((m) => m.Type === 'volume'));
     }
+    // The jails are warm executors (a server reading requests on stdin), each mounting the host's task store read-only.
+    const jails = created[h].filter((c) => c.User === '65534:65534');
+    assert.ok(jails.length > 0 && jails.every((c) => c.OpenStdin === true), `host ${h}: cold jails`);
+    for (const c of jails) assert.ok((c.HostConfig as { Mounts: Array<{ Source?: string; ReadOnly?: boolean }> }).Mounts.some((m) => m.Source === 'mlepipe-tasks' && m.ReadOnly));
+    // Fewer jails than runs: a jail serves one run after another, each step a fork, not a container.
+    assert.ok(jails.length < 6, `host ${h}: ${jails.length} jails`);
+    // Task data went to each host at most once per task (three tasks), by the store's helper.
+    const fills = created[h].filter((c) => c.User === '0:0');
+    assert.ok(fills.length <= 3, `host ${h}: ${fills.length} store fills`);
   }
   const logs = await nodeLogs(there);
   assert.match(logs, /sandboxes on a \(tcp:\/\/127\.0\.0\.1:\d+\), b \(tcp:\/\/127\.0\.0\.1:\d+\)/);
@@ -84,6 +93,33 @@ test('a host whose engine does not answer hands its sessions to the other; with 
   assert.match(f.stderr, /no sandbox host could open a session: a: no Docker engine at a .*; b: no Docker engine at b/);
 });
 
+test('gpus_per_run and cpus_per_run reach the engine per jail: each jail its own device ids, as many at once as the host has GPUs for', async () => {
+  const seen: Array<Record<string, unknown>> = [];
+  const p = await engineProxy(seen);
+  try {
+    const settings = `sandbox: { backend: docker }\nhosts:\n  g: { docker: "tcp://127.0.0.1:${p.port}", labels: [gpu], gpus: ["0", "1", "2"] }\n`;
+    const dir = await tmpProject({ 'e.yaml': EXP('sandbox: { on: gpu, gpus_per_run: 1, cpus_per_run: 2 }', 'scripted:linear') }, settings);
+    const r = await cli(['run', 'e.yaml'], { cwd: dir });
+    // This machine has no GPU driver: the engine refuses to start the containers, and the node says so.
+    assert.is(r.exitCode, 1, r.stderr);
+    assert.match(r.stderr, /could not select device driver "" with capabilities: \[\[gpu\]\]/);
+    const jails = seen.filter((c) => c.User === '65534:65534');
+    assert.ok(jails.length > 0);
+    const asked = jails.map((c) => (c.HostConfig as { DeviceRequests?: Array<{ DeviceIDs: string[] | null; Capabilities: string[][] }> }).DeviceRequests);
+    for (const d of asked) {
+      assert.is(d?.length, 1);
+      assert.equal(d![0].Capabilities, [['gpu']]);
+      assert.is(d![0].DeviceIDs?.length, 1);
+      assert.ok(['0', '1', '2'].includes(d![0].DeviceIDs![0]));
+    }
+    // Warm jails get one CPU more than their steps (for the server) where the host has it (this one has 2); cold steps exactly theirs.
+    for (const c of jails) assert.ok([2e9, 3e9].includes((c.HostConfig as { NanoCpus: number }).NanoCpus), JSON.stringify(c.HostConfig));
+    assert.match(await nodeLogs(dir), /sandboxes on g \(tcp:\/\/127\.0\.0\.1:\d+, 3 runs of 1 GPUs\)/);
+  } finally {
+    p.cut();
+  }
+});
+
 test('a label no host carries, and sandbox: on a stage that runs no episodes, are refused at their position', async () => {
   const dir = await tmpProject(
     {
@@ -95,6 +131,11 @@ test('a label no host carries, and sandbox: on a stage that runs no episodes, ar
   assert.is(r.exitCode, 2, r.stderr);
   assert.match(r.stderr, /e\.yaml:8:\d+: stages\.agents\.sandbox\.on: no host named or labelled "gpu"/);
   assert.match(r.stderr, /e\.yaml:10:\d+: stages\.sh\.sandbox\.on: sandbox: \{ on: \} runs the episodes of eval and grpo nodes on a host; shell nodes run their code here/);
+  // More GPUs per run than any matching host lends: such a run could never start.
+  const big = await tmpProject({ 'e.yaml': EXP('sandbox: { on: cpu, gpus_per_run: 4 }') }, hosts('tcp://127.0.0.1:1', 'tcp://127.0.0.1:2').replace('labels: [cpu] }\n  b', 'labels: [cpu], gpus: 2 }\n  b'));
+  const b = await cli(['validate', 'e.yaml'], { cwd: big });
+  assert.is(b.exitCode, 2, b.stderr);
+  assert.match(b.stderr, /e\.yaml:8:\d+: stages\.agents\.sandbox\.gpus_per_run: 4 GPUs per run, but no host matching "cpu" lends that many \(most: 2/);
 });
 
 test.run();

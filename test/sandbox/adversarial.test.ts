@@ -1,5 +1,5 @@
 // The adversarial suite, run against every isolating backend: cold bwrap,
-// cold docker, warm executors in both, and docker on a host's engine (this
+// cold docker, warm executors in both, and cold and warm docker on a host's engine (this
 // machine's, reached over TCP as a remote one, as `sandbox: { on: }` reaches
 // it), each with the agent environment as its interpreter (mounted read-only
 // in bwrap, baked into the image).
@@ -53,6 +53,7 @@ for (const [name, backend, warm, onHost] of [
   ['docker', 'docker', false, false],
   ['warm executor (docker)', 'docker', true, false],
   ['docker on a host', 'docker', false, true],
+  ['warm executor on a host', 'docker', true, true],
 ] as const) {
   const t = suite(`adversarial: ${name}`);
   let task: string;

@@ -4,11 +4,13 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import Docker from 'dockerode';
-import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { connect, createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { dockerBackend, engineIsLocal } from '../../sandbox/backends/docker.js';
+import { createSandbox } from '../../sandbox/index.js';
+import { pythonEnv } from '../../core/python.js';
 
 let proxy: Server;
 let port = 0;
@@ -69,6 +71,41 @@ test('a remote engine gets the workspace and public/ as archives, and the result
   } finally {
     if (saved === undefined) delete process.env.DOCKER_HOST;
     else process.env.DOCKER_HOST = saved;
+  }
+});
+
+test("a warm jail on a remote engine keeps its workspace in step with this machine's, deletions both ways, and reads public/ from the engine's task store", async () => {
+  const task = await mkdtemp(join(tmpdir(), 'mlepipe-remote-'));
+  await mkdir(join(task, 'public'));
+  await writeFile(join(task, 'public', 'train.csv'), 'id,y\n1,0\n');
+  const where = `tcp://127.0.0.1:${port}`;
+  const sandbox = createSandbox({ backend: 'docker', warm: true, poolSize: 1, python: pythonEnv('agent').python, modules: ['json'], engine: { client: async () => new Docker({ host: '127.0.0.1', port, protocol: 'http' }), where } });
+  try {
+    const s = await sandbox.open({ task });
+    try {
+      assert.is(s.backend, 'warm-docker');
+      const run = async (code: string) => {
+        await writeFile(join(s.workspace, 'step.py'), code);
+        const r = await s.run({ file: 'step.py' });
+        assert.is(r.exitCode, 0, r.stderr);
+        return r.stdout.trim();
+      };
+      // The task's files are the store's, behind the public link, read-only.
+      assert.match(await run('import os\nprint(os.path.realpath("public"), open("public/train.csv").read().count("\\n"))'), /^\/mlepipe-tasks\/[0-9a-f]{64} 2$/);
+      assert.is(await run('import os\nos.makedirs("d", exist_ok=True)\nfor n in ["a.txt", "b.txt", "d/c.txt"]: open(n, "w").write(n)\nprint("ok")'), 'ok');
+      assert.is(await readFile(join(s.workspace, 'd', 'c.txt'), 'utf8'), 'd/c.txt');
+      // Deleted here: gone there. Changed here: changed there.
+      await rm(join(s.workspace, 'a.txt'));
+      await writeFile(join(s.workspace, 'b.txt'), 'changed here');
+      assert.is(await run('import os\nprint(sorted(os.listdir(".")), open("b.txt").read())'), "['b.txt', 'd', 'public', 'step.py'] changed here");
+      // Deleted there: gone here, folders with it.
+      assert.is(await run('import os, shutil\nos.remove("b.txt")\nshutil.rmtree("d")\nprint("ok")'), 'ok');
+      assert.equal((await readdir(s.workspace)).sort(), ['public', 'step.py']);
+    } finally {
+      await s.close();
+    }
+  } finally {
+    await sandbox.shutdown();
   }
 });
 

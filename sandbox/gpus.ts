@@ -1,0 +1,32 @@
+// GPUs for sandbox runs on a host: each run's jail holds `perRun` of the
+// host's GPUs for as long as it lives, so that runs side by side never share
+// a device, and a host holds at most as many runs as it has GPUs for. A host
+// whose GPUs are not counted (`gpus: all`) lets the engine share them out.
+
+/** What a container asks the engine for: a count, every GPU, or these device ids. */
+export type GpuRequest = number | 'all' | readonly string[];
+
+export class GpuLender {
+  private readonly free: string[] | undefined;
+  /** Runs the host can hold at once. */
+  readonly slots: number;
+
+  constructor(
+    ids: readonly string[] | 'all',
+    private readonly perRun: number,
+  ) {
+    this.free = ids === 'all' ? undefined : [...ids];
+    this.slots = this.free ? Math.floor(this.free.length / perRun) : Infinity;
+  }
+
+  /** GPUs for one run, or undefined when too few are free. */
+  take(): GpuRequest | undefined {
+    if (!this.free) return this.perRun;
+    if (this.free.length < this.perRun) return undefined;
+    return this.free.splice(0, this.perRun);
+  }
+
+  give(lease: GpuRequest): void {
+    if (this.free && Array.isArray(lease)) this.free.push(...(lease as string[]));
+  }
+}
