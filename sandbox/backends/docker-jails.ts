@@ -11,10 +11,11 @@ import { createContainer, DEFAULT_IMAGE } from '../containers.js';
 import { oomCounterOf, watchOom } from '../cgroup.js';
 import { imagePython } from '../interpreter.js';
 import { sendPublicLink, WorkspaceMirror } from '../mirror.js';
-import { taskMount, taskStore, type TaskStore } from '../task-store.js';
+import { holdGpus } from '../gpus.js';
+import type { TaskStore } from '../task-store.js';
 import type { Limits } from '../types.js';
 import { SERVER_MB, type FarJail, type JailHandle, type JailLauncher, type Slot } from '../warm/jail.js';
-import { checkImage, containerOptions, engineIsLocal, lazyEngine, oomEvents, shareWorkspace, type DockerOptions } from './docker.js';
+import { checkImage, containerOptions, engineIsLocal, lazyEngine, oomEvents, ownStore, shareWorkspace, type DockerOptions } from './docker.js';
 
 const cpuCounts = new WeakMap<Docker, Promise<number>>();
 /** The engine machine's CPUs (asked once per client). */
@@ -36,8 +37,7 @@ export function dockerJails(opts: DockerOptions = {}, store?: TaskStore): JailLa
   const image = opts.image ?? DEFAULT_IMAGE;
   const { agentLock } = imagePython(opts.python ?? '/usr/bin/python3');
   const local = !opts.remote && engineIsLocal();
-  // The engine's task store: shared with the other backend on that engine when given, else this one's own.
-  const tasks = local ? undefined : (store ?? taskStore(engine, image, imagePython(opts.python ?? '/usr/bin/python3').path, opts.where ?? process.env.DOCKER_HOST ?? 'the engine'));
+  const tasks = local ? undefined : (store ?? ownStore(engine, opts));
   const lost = (what: string) => (err: Error) => {
     throw new EnvError(`${opts.where ?? 'the engine'}: ${what}: ${err.message.split('\n')[0]}`);
   };
@@ -48,17 +48,10 @@ export function dockerJails(opts: DockerOptions = {}, store?: TaskStore): JailLa
       await checkImage(docker, image, agentLock, opts.where);
       await shareWorkspace(slot.ws);
       // The jail's GPUs from the host's share, held until the jail stops (a reused jail keeps them).
-      const lease = opts.lender ? opts.lender.take() : opts.gpus;
-      if (opts.lender && lease === undefined) throw new EnvError(`${opts.where ?? 'the engine'}: no free GPU for another jail`);
-      let given = false;
-      const give = () => {
-        if (!given && lease !== undefined) opts.lender?.give(lease);
-        given = true;
-      };
+      const held = holdGpus(opts.lender, opts.gpus, () => new EnvError(`${opts.where ?? 'the engine'}: no free GPU for another jail`));
       // The server's extra CPU only where the machine has one more: an engine refuses a quota over its CPUs.
       const cpus = Math.min(limits.cpus + 1, Math.max(limits.cpus, await cpusOf(docker)));
-      const spec = containerOptions(image, argv, limits, local ? { ws: slot.ws, pub: slot.pub } : null, { gpus: lease, openStdin: true, memoryMb: limits.memoryMb + SERVER_MB, cpus });
-      if (!local) spec.HostConfig!.Mounts = [...(spec.HostConfig!.Mounts ?? []), taskMount()];
+      const spec = containerOptions(image, argv, limits, local ? { ws: slot.ws, pub: slot.pub } : null, { gpus: held.gpus, openStdin: true, memoryMb: limits.memoryMb + SERVER_MB, cpus });
       const c = await createContainer(
         docker,
         // The server shares the container with the step: room for it in memory and CPU, so a step that
@@ -68,7 +61,7 @@ export function dockerJails(opts: DockerOptions = {}, store?: TaskStore): JailLa
         // the server's stdin closes (AutoRemove), which the lost connection does.
         { reap: local },
       ).catch((err: Error) => {
-        give();
+        held.release();
         throw err;
       });
       try {
@@ -111,13 +104,13 @@ export function dockerJails(opts: DockerOptions = {}, store?: TaskStore): JailLa
           async stop() {
             oom?.close();
             await c.remove();
-            give();
+            held.release();
           },
           ...(far ? { far } : {}),
         };
       } catch (err) {
         await c.remove();
-        give();
+        held.release();
         throw err;
       }
     },

@@ -16,7 +16,7 @@ import { finishStep, MB, stopper, workspaceCheck } from '../limits.js';
 import { AGENT_LOCK_LABEL, imagePython } from '../interpreter.js';
 import { CappedOutput, jailEnv } from '../output.js';
 import { BASELINE_MB, launcherArgv } from '../spawn.js';
-import type { GpuRequest, GpuLender } from '../gpus.js';
+import { holdGpus, type GpuLender, type GpuRequest } from '../gpus.js';
 import type { Backend, Limits, Session, SessionOptions, Step, StepResult } from '../types.js';
 import { coldSession, type Where } from '../workspace.js';
 
@@ -52,6 +52,7 @@ export function engineIsLocal(env: NodeJS.ProcessEnv = process.env): boolean {
 
 /** Container settings for one jail (exported so the security settings can be checked without an engine). */
 export function containerOptions(image: string, cmd: string[], limits: Limits, binds: { ws: string; pub: string } | null, extra: { gpus?: GpuRequest; openStdin?: boolean; memoryMb?: number; cpus?: number } = {}): Docker.ContainerCreateOptions {
+  // Without binds the engine is another machine's: a fresh workspace volume, and the task store read-only.
   const env = jailEnv(limits.cpus, '/workspace');
   const memory = (extra.memoryMb ?? limits.memoryMb + BASELINE_MB) * MB;
   return {
@@ -86,7 +87,7 @@ export function containerOptions(image: string, cmd: string[], limits: Limits, b
         { Name: 'core', Soft: 0, Hard: 0 },
       ],
       // Local engines share the host's folders; a remote one gets a fresh volume filled through the archive API.
-      ...(binds ? { Binds: [`${binds.ws}:/workspace:rw`, `${binds.pub}:/workspace/public:ro`] } : { Mounts: [{ Type: 'volume', Target: '/workspace' }] }),
+      ...(binds ? { Binds: [`${binds.ws}:/workspace:rw`, `${binds.pub}:/workspace/public:ro`] } : { Mounts: [{ Type: 'volume', Target: '/workspace' }, taskMount()] }),
       ...(extra.gpus !== undefined ? { DeviceRequests: [deviceRequest(extra.gpus)] } : {}),
     } as Docker.HostConfig,
   };
@@ -149,23 +150,25 @@ export async function oomEvents(docker: Docker, id: string): Promise<{ on(fn: ()
   };
 }
 
+/** A remote engine's task store for a backend that was given none to share (DOCKER_HOST set by hand). */
+export function ownStore(engine: () => Promise<Docker>, opts: DockerOptions): TaskStore {
+  return taskStore(engine, opts.image ?? DEFAULT_IMAGE, imagePython(opts.python ?? '/usr/bin/python3').path, opts.where ?? process.env.DOCKER_HOST ?? 'the engine');
+}
+
 /** `store`: the task store of another machine's engine, when the caller shares one between backends. */
 export function dockerBackend(opts: DockerOptions = {}, store?: TaskStore): Backend {
   const engine = lazyEngine(opts.docker);
   const image = opts.image ?? DEFAULT_IMAGE;
   const { path: python, agentLock } = imagePython(opts.python ?? '/usr/bin/python3');
   const local = !opts.remote && engineIsLocal();
-  // The engine's task store: shared with the other backend on that engine when given, else this one's own.
-  const tasks = local ? undefined : (store ?? taskStore(engine, image, imagePython(opts.python ?? '/usr/bin/python3').path, opts.where ?? process.env.DOCKER_HOST ?? 'the engine'));
+  const tasks = local ? undefined : (store ?? ownStore(engine, opts));
   /** One step: a fresh container over the session's workspace, removed in the background (see `removals`). */
   const runStep = async (step: Step, limits: Limits, { workspace, pub }: Where, signal: AbortSignal | undefined, removals: Set<Promise<unknown>>, gpus: GpuRequest | undefined): Promise<StepResult> => {
     if (signal?.aborted) return finishStep({ exitCode: 125, stdout: '', stderr: '', truncated: false, durationMs: 0, backend: 'docker' }, limits, { interrupted: true });
     // The container has a PID namespace of its own: its launcher may kill everything in it at the timeout.
     const cmd = launcherArgv(python, limits, true, '/workspace', step, true);
     const docker = await engine();
-    const spec = containerOptions(image, cmd, limits, local ? { ws: workspace, pub } : null, { gpus });
-    if (!local) spec.HostConfig!.Mounts = [...(spec.HostConfig!.Mounts ?? []), taskMount()];
-    const c = await createContainer(docker, spec, { reap: local }).catch((err: Error) => {
+    const c = await createContainer(docker, containerOptions(image, cmd, limits, local ? { ws: workspace, pub } : null, { gpus }), { reap: local }).catch((err: Error) => {
       throw new EnvError(`docker could not create the step's container: ${err.message.split('\n')[0]}`);
     });
     let oom: Awaited<ReturnType<typeof oomEvents>> | undefined;
@@ -225,16 +228,14 @@ export function dockerBackend(opts: DockerOptions = {}, store?: TaskStore): Back
       await checkImage(await engine(), image, agentLock, opts.where);
       const removals = new Set<Promise<unknown>>();
       // The session's GPUs, held from its first step to its close.
-      const lease = opts.lender ? opts.lender.take() : opts.gpus;
-      if (opts.lender && lease === undefined) throw new EnvError(`${opts.where ?? 'the engine'}: no free GPU for another run`);
-      const give = () => lease !== undefined && opts.lender?.give(lease);
+      const held = holdGpus(opts.lender, opts.gpus, () => new EnvError(`${opts.where ?? 'the engine'}: no free GPU for another run`));
       try {
-        return await coldSession('docker', so, (step, limits, where) => runStep(step, limits, where, so.signal, removals, lease), {
+        return await coldSession('docker', so, (step, limits, where) => runStep(step, limits, where, so.signal, removals, held.gpus), {
           prepare: ({ workspace }) => shareWorkspace(workspace),
-          close: () => Promise.all([...removals]).finally(give),
+          close: () => Promise.all([...removals]).finally(held.release),
         });
       } catch (err) {
-        give();
+        held.release();
         throw err;
       }
     },
