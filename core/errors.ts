@@ -53,8 +53,12 @@ export class EnvError extends ExitError {
   }
 }
 
-/** A node's host failed under it (unreachable, connection lost, container killed there): the node may run elsewhere. */
-export class HostFault extends Error {
+/**
+ * A host failed under the work placed on it (unreachable, connection lost, container killed there): a node
+ * placed there with `on:`, or a run whose sandbox was there, may run elsewhere. It is the environment's
+ * fault, never the agent's, so it passes wherever an EnvError does.
+ */
+export class HostFault extends EnvError {
   constructor(
     readonly host: string,
     message: string,

@@ -130,6 +130,23 @@ async function guardedWait(docker: Docker, c: Docker.Container, o: WaitOptions):
   }
 }
 
+/** Undefined when the engine answers a ping within `timeoutMs`, else why not (one line). */
+export async function engineSilence(docker: Docker, timeoutMs = 15_000): Promise<string | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<string>((r) => (timer = setTimeout(() => r(`no answer to a ping within ${timeoutMs / 1000} s`), timeoutMs).unref()));
+  try {
+    return await Promise.race([
+      docker.ping().then(
+        () => undefined,
+        (err: Error) => err.message.split('\n')[0],
+      ),
+      late,
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** Rejects once the engine has failed two pings in a row (checked every `everyMs`); `stop` ends the checks. */
 function engineLost(docker: Docker, everyMs: number): { promise: Promise<never>; stop(): void } {
   let timer: NodeJS.Timeout | undefined;

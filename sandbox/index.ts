@@ -35,8 +35,8 @@ export interface SandboxConfig {
   warn?: (message: string) => void;
   /** Aborting it closes the warm pool's spare jails at once (sessions stop their steps by their own signal). */
   signal?: AbortSignal;
-  /** docker: another machine's engine (a host's) and its address, for messages. */
-  engine?: { client: () => Promise<Docker>; where: string };
+  /** docker: another machine's engine, its address for messages, and the host it is (whose failures may move a run). */
+  engine?: { client: () => Promise<Docker>; where: string; host?: string };
 }
 
 export interface Sandbox extends Backend {
@@ -52,7 +52,7 @@ export function createSandbox(cfg: SandboxConfig): Sandbox {
   // Cold sessions get the sandbox's limits under their own, as warm jails do (a stage's memory and CPUs per run).
   const withBase = (o: SessionOptions): SessionOptions => ({ ...o, limits: { ...cfg.limits, ...o.limits } });
   // Another machine's engine: the workspace travels by archives, the task's files by that engine's store.
-  const docker = { image: cfg.image, python, gpus: cfg.gpus, lender: cfg.lender, ...(cfg.engine ? { docker: cfg.engine.client, remote: true, where: cfg.engine.where } : {}) };
+  const docker = { image: cfg.image, python, gpus: cfg.gpus, lender: cfg.lender, ...(cfg.engine ? { docker: cfg.engine.client, remote: true, where: cfg.engine.where, host: cfg.engine.host } : {}) };
   const store = cfg.engine ? taskStore(cfg.engine.client, cfg.image ?? DEFAULT_IMAGE, imagePython(python).path, cfg.engine.where) : undefined;
   if (cfg.backend === 'process') {
     if (!cfg.explicit) throw new EnvError('the process sandbox runs agent code without any isolation; choose it by name (sandbox.backend: process, or --backend process)');

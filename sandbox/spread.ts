@@ -2,9 +2,11 @@
 // the one with the fewest sessions open at that moment, among those with room
 // (a host holds as many runs at once as it has GPUs for); with none, it waits
 // for a session to close. A host whose engine cannot open a session takes no
-// more from this sandbox, and the session opens on another, so a lost host
-// costs the node only the runs it held.
-import { EnvError } from '../core/errors.js';
+// more from this sandbox, and the session opens on another. A host lost under
+// a session's step (HostFault) is taken out the same way: its sessions fail
+// with that fault, and their runs, started again, open on the other hosts
+// (stages/eval/rollout.ts), so a lost host costs the node only the runs it held.
+import { EnvError, HostFault } from '../core/errors.js';
 import type { Sandbox } from './index.js';
 import type { Session, SessionOptions } from './types.js';
 
@@ -21,6 +23,8 @@ export function spreadSandbox(hosts: readonly HostSandbox[], log: (message: stri
   const open = new Map(hosts.map((h) => [h.name, 0]));
   const served = new Map(hosts.map((h) => [h.name, 0]));
   const down = new Map<string, string>();
+  // Sessions whose host was lost under them (their runs start again elsewhere).
+  const lost = new Map(hosts.map((h) => [h.name, 0]));
   const slots = (h: HostSandbox) => h.slots ?? Infinity;
   // Opens waiting for room on some host, woken as sessions close.
   let wake: Array<() => void> = [];
@@ -40,6 +44,14 @@ export function spreadSandbox(hosts: readonly HostSandbox[], log: (message: stri
       wake.push(done);
       signal?.addEventListener('abort', stop, { once: true });
     });
+  /** Takes a host out: no more sessions open there, and its spare jails stop. */
+  const takeDown = (h: HostSandbox, why: string) => {
+    if (down.has(h.name)) return;
+    down.set(h.name, why);
+    log(`warning: host ${h.name} was lost under a run (${why}); its runs start again on the other hosts`);
+    void h.box.shutdown();
+    roomMade();
+  };
   /** The session on the first host of `order` that opens one; undefined when none did (each is then down). */
   const openOn = async (order: readonly HostSandbox[], o: SessionOptions): Promise<Session | undefined> => {
     for (const h of order) {
@@ -59,7 +71,14 @@ export function spreadSandbox(hosts: readonly HostSandbox[], log: (message: stri
       return {
         backend: session.backend,
         workspace: session.workspace,
-        run: (step, limits) => session.run(step, limits),
+        run: (step, limits) =>
+          session.run(step, limits).catch((err: unknown) => {
+            if (err instanceof HostFault && err.host === h.name) {
+              lost.set(h.name, lost.get(h.name)! + 1);
+              takeDown(h, err.message);
+            }
+            throw err;
+          }),
         // The room is made once the session has closed: its jail's GPUs are free by then.
         close: async () => {
           if (closed) return;
@@ -97,7 +116,7 @@ export function spreadSandbox(hosts: readonly HostSandbox[], log: (message: stri
       throw new EnvError(`no sandbox host could open a session: ${hosts.map((h) => `${h.name}: ${down.get(h.name)}`).join('; ')}`);
     },
     shutdown: async () => {
-      log(`sessions per host: ${hosts.map((h) => `${h.name} ${served.get(h.name)}`).join(', ')}`);
+      log(`sessions per host: ${hosts.map((h) => `${h.name} ${served.get(h.name)}${lost.get(h.name) ? ` (${lost.get(h.name)} lost with the host)` : ''}`).join(', ')}`);
       await Promise.all(hosts.map((h) => h.box.shutdown()));
     },
     jails: () => hosts.reduce((t, h) => ({ started: t.started + h.box.jails().started, reused: t.reused + h.box.jails().reused }), { started: 0, reused: 0 }),

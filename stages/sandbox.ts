@@ -55,7 +55,7 @@ function hostSandboxes(ctx: StageContext<unknown>, poolSize: number, modules: re
   return spreadSandbox(
     able.map((h) => {
       const slots = h.lender?.slots ?? Infinity;
-      const engine = { client: () => engineAt(h), where: `${h.name} (${h.docker})` };
+      const engine = { client: () => engineAt(h), where: `${h.name} (${h.docker})`, host: h.name };
       return {
         name: h.name,
         slots,

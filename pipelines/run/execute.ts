@@ -131,7 +131,8 @@ export async function executeNode(a: ExecuteArgs): Promise<NodeOutcome> {
       if (held.lost.aborted) throw new NodeFailure('lost its cache lock to another run (was the event loop blocked?)', logPath, tail);
       const message = err instanceof Error ? err.message : String(err);
       writeLog(`mlepipe: ${message}`);
-      throw new NodeFailure(message, logPath, tail, err instanceof HostFault ? err.host : undefined);
+      // Only the node's own host makes it a node retry; a sandbox host's fault reached here once no other host was left.
+      throw new NodeFailure(message, logPath, tail, err instanceof HostFault && err.host === a.host?.name ? err.host : undefined);
     }
     if (a.signal.aborted) throw new Interrupted();
     const finished = new Date();

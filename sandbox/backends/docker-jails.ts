@@ -7,7 +7,7 @@ import type Docker from 'dockerode';
 import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { EnvError } from '../../core/errors.js';
-import { createContainer, DEFAULT_IMAGE } from '../containers.js';
+import { createContainer, DEFAULT_IMAGE, engineSilence } from '../containers.js';
 import { oomCounterOf, watchOom } from '../cgroup.js';
 import { imagePython } from '../interpreter.js';
 import { sendPublicLink, WorkspaceMirror } from '../mirror.js';
@@ -15,7 +15,7 @@ import { holdGpus } from '../gpus.js';
 import type { TaskStore } from '../task-store.js';
 import type { Limits } from '../types.js';
 import { SERVER_MB, type FarJail, type JailHandle, type JailLauncher, type Slot } from '../warm/jail.js';
-import { checkImage, containerOptions, engineIsLocal, lazyEngine, oomEvents, ownStore, shareWorkspace, type DockerOptions } from './docker.js';
+import { checkImage, containerOptions, engineFault, engineIsLocal, lazyEngine, lostEngine, oomEvents, ownStore, shareWorkspace, type DockerOptions } from './docker.js';
 
 const cpuCounts = new WeakMap<Docker, Promise<number>>();
 /** The engine machine's CPUs (asked once per client). */
@@ -38,11 +38,11 @@ export function dockerJails(opts: DockerOptions = {}, store?: TaskStore): JailLa
   const { agentLock } = imagePython(opts.python ?? '/usr/bin/python3');
   const local = !opts.remote && engineIsLocal();
   const tasks = local ? undefined : (store ?? ownStore(engine, opts));
-  const lost = (what: string) => (err: Error) => {
-    throw new EnvError(`${opts.where ?? 'the engine'}: ${what}: ${err.message.split('\n')[0]}`);
-  };
+  const lost = (what: string) => lostEngine(opts, what);
   return {
     kind: 'warm-docker',
+    // On another machine's engine the server watches its container's OOM count itself (see oomEvents below).
+    ...(local ? {} : { serverConfig: { own_oom: true } }),
     async start(slot: Slot, limits: Limits, argv: string[]): Promise<JailHandle> {
       const docker = await engine();
       await checkImage(docker, image, agentLock, opts.where);
@@ -84,6 +84,10 @@ export function dockerJails(opts: DockerOptions = {}, store?: TaskStore): JailLa
               },
               push: (remove) => mirror.push(c.raw, remove).catch(lost("could not send the workspace to the step's jail")),
               pull: () => mirror.pull(c.raw).catch(lost("could not bring the workspace back from the step's jail")),
+              async check() {
+                const why = await engineSilence(docker);
+                if (why) throw engineFault(opts, `${opts.where ?? 'the engine'}: lost the step's jail: the engine does not answer (${why})`);
+              },
               async clear() {
                 mirror.clear();
                 const names = (await readdir(slot.ws)).filter((n) => n !== 'public');

@@ -7,7 +7,7 @@
 import type Docker from 'dockerode';
 import { chmod, chown } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
-import { EnvError } from '../../core/errors.js';
+import { EnvError, HostFault } from '../../core/errors.js';
 import { onceAborted, waitAtMost } from '../../core/proc.js';
 import { createContainer, DEFAULT_IMAGE, OWNER_LABEL, type Attached } from '../containers.js';
 import { sendPublicLink, WorkspaceMirror } from '../mirror.js';
@@ -42,6 +42,20 @@ export interface DockerOptions {
   remote?: boolean;
   /** The engine's address, for messages (default DOCKER_HOST, else the local socket). */
   where?: string;
+  /** The host whose engine this is: its failures are then that host's (HostFault), and the run may move. */
+  host?: string;
+}
+
+/** For `.catch`: rethrows an engine call's failure as the engine's fault, saying what was being done. */
+export const lostEngine =
+  (opts: DockerOptions, what: string) =>
+  (err: Error): never => {
+    throw engineFault(opts, `${opts.where ?? 'the engine'}: ${what}: ${err.message.split('\n')[0]}`);
+  };
+
+/** An engine that failed under a step: the host's fault where the engine is a named host's, else the environment's. */
+export function engineFault(opts: DockerOptions, message: string): EnvError {
+  return opts.host ? new HostFault(opts.host, message) : new EnvError(message);
 }
 
 /** True when the engine shares this machine's filesystem, so bind mounts work. */
@@ -169,7 +183,7 @@ export function dockerBackend(opts: DockerOptions = {}, store?: TaskStore): Back
     const cmd = launcherArgv(python, limits, true, '/workspace', step, true);
     const docker = await engine();
     const c = await createContainer(docker, containerOptions(image, cmd, limits, local ? { ws: workspace, pub } : null, { gpus }), { reap: local }).catch((err: Error) => {
-      throw new EnvError(`docker could not create the step's container: ${err.message.split('\n')[0]}`);
+      throw engineFault(opts, `docker could not create the step's container: ${err.message.split('\n')[0]}`);
     });
     let oom: Awaited<ReturnType<typeof oomEvents>> | undefined;
     let io: Attached | undefined;
@@ -177,8 +191,8 @@ export function dockerBackend(opts: DockerOptions = {}, store?: TaskStore): Back
       // A fresh container: the whole workspace goes, and the link to the task's files in the host's store.
       const mirror = local ? undefined : new WorkspaceMirror(workspace);
       if (mirror) {
-        await mirror.push(c.raw, async () => {});
-        await sendPublicLink(c.raw, await tasks!.ensure(pub));
+        await mirror.push(c.raw, async () => {}).catch(lostEngine(opts, "could not send the workspace to the step's container"));
+        await sendPublicLink(c.raw, await tasks!.ensure(pub)).catch(lostEngine(opts, "could not show the task to the step's container"));
       }
       io = await c.attach();
       const { out, err } = collect(io, limits.maxOutputBytes);
@@ -191,7 +205,7 @@ export function dockerBackend(opts: DockerOptions = {}, store?: TaskStore): Back
       const timer = setTimeout(() => stop('timedOut'), limits.timeoutMs);
       await c.start().catch((err: Error) => {
         clearTimeout(timer);
-        throw new EnvError(`docker could not start the step's container: ${err.message.split('\n')[0]}`);
+        throw engineFault(opts, `docker could not start the step's container: ${err.message.split('\n')[0]}`);
       });
       // A process killed for the memory cap ends the whole step, as on the other backends.
       const unwatch = oom.on(() => stop('oomKilled'));
@@ -204,13 +218,13 @@ export function dockerBackend(opts: DockerOptions = {}, store?: TaskStore): Back
           unabort();
         })
         .catch((err: Error) => {
-          throw new EnvError(`docker lost the step's container: ${err.message.split('\n')[0]}`);
+          throw engineFault(opts, `docker lost the step's container: ${err.message.split('\n')[0]}`);
         });
       await waitAtMost(io.ended, 1000);
       const durationMs = Math.round(performance.now() - t0);
       const state = (await c.raw.inspect()).State;
       // The workspace comes back from a remote engine, public/ left out, files the step deleted deleted here.
-      await mirror?.pull(c.raw);
+      await mirror?.pull(c.raw).catch(lostEngine(opts, "could not bring the workspace back from the step's container"));
       const raw = { exitCode, stdout: out.text(), stderr: err.text(), truncated: out.truncated || err.truncated, durationMs, backend: 'docker' as const };
       return { ...finishStep(raw, limits, { ...end, oomKilled: end.oomKilled || state.OOMKilled }), ...(await workspaceCheck(workspace, limits)) };
     } finally {

@@ -45,6 +45,24 @@ CTL = os.fdopen(os.dup(1), "w", buffering=1)
 # Anything the server itself prints goes to stderr, never into the protocol.
 os.dup2(2, 1)
 MB = 1024 * 1024
+# The container's own cgroup, which its namespace shows at /sys/fs/cgroup (v2, else v1's memory controller):
+# a jail on another machine's engine learns of OOM kills here at once, where the engine's events come late.
+OOM_FILES = ("/sys/fs/cgroup/memory.events", "/sys/fs/cgroup/memory/memory.oom_control")
+
+
+def oom_kills():
+    """The OOM killer's count in the server's own cgroup (None when this jail does not watch it)."""
+    if not CFG.get("own_oom"):
+        return None
+    for path in OOM_FILES:
+        try:
+            with open(path) as f:
+                for line in f:
+                    if line.startswith("oom_kill "):
+                        return int(line.split()[1])
+        except (OSError, ValueError):
+            continue
+    return None
 
 
 def send(obj):
@@ -245,6 +263,7 @@ def run(req):
     dropped = {out_r: 0, err_r: 0}
     open_fds = [out_r, err_r]
     deadline = start + req["timeout_s"]
+    oom_before = oom_kills()
     timed_out = False
     status = None
     drain_until = None
@@ -271,6 +290,10 @@ def run(req):
                 drain_until = now + DRAIN_S
         if status is None and not (timed_out or killed) and now > deadline:
             timed_out = True
+            drain_until = stop()
+        # A process of the step killed for the memory cap ends the whole step, as the host's watch would.
+        if status is None and not (timed_out or killed) and oom_before is not None and (oom_kills() or 0) > oom_before:
+            killed = "oom"
             drain_until = stop()
         # Output still buffered in the pipes is read; writers that are only being torn down are not waited for.
         if drain_until is not None and now > drain_until:
@@ -324,6 +347,9 @@ def run(req):
         "truncated": bool(dropped[out_r] or dropped[err_r]),
         "durationMs": round((time.time() - start) * 1000),
     }
+    # A kill that ended the step before the loop above saw the count change is still the memory cap's.
+    if not killed and oom_before is not None and (oom_kills() or 0) > oom_before:
+        killed = "oom"
     if killed:
         answer["killed"] = killed
     return answer

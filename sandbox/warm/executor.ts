@@ -48,7 +48,7 @@ export class WarmExecutor {
     const slot = await newSlot();
     let jail: JailHandle;
     try {
-      jail = await launcher.start(slot, limits, [python, '-c', assetText('sandbox/py/warm.py'), JSON.stringify({ modules })]);
+      jail = await launcher.start(slot, limits, [python, '-c', assetText('sandbox/py/warm.py'), JSON.stringify({ modules, ...launcher.serverConfig })]);
     } catch (err) {
       await rm(slot.root, { recursive: true, force: true });
       throw err;
@@ -91,7 +91,10 @@ export class WarmExecutor {
     const t0 = performance.now();
     const failed = (message: string, end: Ending): StepResult => finishStep({ exitCode: 125, stdout: '', stderr: message && `[mlepipe: ${message}]`, truncated: false, durationMs: Math.round(performance.now() - t0), backend: this.kind }, limits, end);
     if (signal?.aborted) return failed('', { interrupted: true });
-    if (this.dead) return failed('the warm executor has stopped; open a new session', {});
+    if (this.dead) {
+      await this.jail.far?.check();
+      return failed('the warm executor has stopped; open a new session', {});
+    }
     // A jail on another engine gets what changed here since its last step (a lost host throws, as for cold steps).
     await this.jail.far?.push(this.remove);
 
@@ -119,7 +122,13 @@ export class WarmExecutor {
     const durationMs = Math.round(performance.now() - t0);
 
     if (!isRunAnswer(answer)) {
+      // A jail on a host that is gone says nothing of the step: the run is the host's loss, not the agent's.
+      const fault = this.jail.far?.check().then(
+        () => undefined,
+        (err: unknown) => err,
+      );
       await this.close();
+      if (await fault) throw await fault;
       const why = answer?.error ? `warm executor error: ${String(answer.error)}` : `the warm executor ${killed ? 'did not stop the step when told' : 'stopped answering'}; its jail was killed`;
       return failed(why, { interrupted: killed === 'interrupted', oomKilled: killed === 'oom', timedOut: !answer && durationMs >= limits.timeoutMs });
     }

@@ -45,11 +45,15 @@ export interface FarJail {
   pull(): Promise<void>;
   /** After a reset: the copy here is emptied too. */
   clear(): Promise<void>;
+  /** After a step that got no answer: throws the host's fault when its engine no longer answers either. */
+  check(): Promise<void>;
 }
 
 /** Something that starts a jail running `argv` over a slot (bwrap here; docker in backends/docker.ts). */
 export interface JailLauncher {
   readonly kind: 'warm-bwrap' | 'warm-docker';
+  /** More settings for the server (sandbox/py/warm.py's CFG), such as `own_oom` where it reads its cgroup's OOM count. */
+  readonly serverConfig?: Readonly<Record<string, unknown>>;
   start(slot: Slot, limits: Limits, argv: string[]): Promise<JailHandle>;
 }
 

@@ -6,6 +6,7 @@ import { Rng } from '../../core/random.js';
 import type { GuidanceRecord } from '../../agents/guidance/index.js';
 import type { Policy } from '../../agents/policies/index.js';
 import { canonicalJson, sha256 } from '../../core/hash.js';
+import { HostFault } from '../../core/errors.js';
 import type { AideOptions, EpisodeLimits, EpisodeResult, PromptFormat, Scaffold } from '../../agents/scaffolds/types.js';
 import { readTaskView } from '../../agents/scaffolds/public.js';
 import type { Trajectory } from '../../agents/trajectory.js';
@@ -40,6 +41,8 @@ export interface RolloutOptions {
   signal: AbortSignal;
   /** Where to keep a copy of the graded submission (so that MLE-bench's own grader can grade it again). */
   keepSubmission?: string;
+  /** The node's log (a run started again after its host was lost says so). */
+  log?: (message: string) => void;
 }
 
 const fmt = (x: number | null) => (x === null ? 'none' : String(Number(x.toPrecision(6))));
@@ -57,7 +60,26 @@ async function keepCopy(workspace: string, name: string, dest: string): Promise<
   if (st?.isFile()) await copyFile(src, dest);
 }
 
+/**
+ * A run whose sandbox host was lost under it (HostFault: its engine stopped answering mid-step) starts
+ * again from a fresh workspace; the sandbox opens it on another host, having taken the lost one out
+ * (sandbox/spread.ts). What the lost host did is thrown away, so the run is as if it had started there.
+ * Each host is lost at most once per run; with none left, opening the session fails the run.
+ */
 export async function rollout(o: RolloutOptions): Promise<Trajectory> {
+  const lost = new Set<string>();
+  for (;;) {
+    try {
+      return await attempt(o);
+    } catch (err) {
+      if (!(err instanceof HostFault) || lost.has(err.host) || o.signal.aborted) throw err;
+      lost.add(err.host);
+      o.log?.(`${o.policy.name} on ${o.task.id} (sample ${o.sample}): its sandbox host ${err.host} was lost under it; the run starts again on another host`);
+    }
+  }
+}
+
+async function attempt(o: RolloutOptions): Promise<Trajectory> {
   const started = new Date();
   // The prompt names the task's own files (MLE-bench competitions keep their own names).
   const task = await readTaskView(o.task.dir, o.task.id);

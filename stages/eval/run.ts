@@ -111,6 +111,7 @@ export async function run(ctx: StageContext<EvalParams>): Promise<StageResult | 
           guidance: guidance?.get(task.id),
           signal: ctx.signal,
           keepSubmission: join(d, 'submission.csv'),
+          log: ctx.log,
         });
         if (t.ended === 'interrupted') throw new Error('interrupted');
         // The arm as given (no intervention) must reproduce the drawn return too; a changed one is compared up to it.

@@ -52,7 +52,7 @@ export async function runRollouts(plan: RolloutPlan, log: (m: string) => void): 
     plan.concurrency,
     async ({ task, sample, groupId }): Promise<Rollout> => {
       try {
-        return await rollout({ ...plan, scaffold: plan.scaffold ?? react, task, sample, groupId, aide: { numDrafts: 1, debugProb: 0, maxDebugDepth: 0 } });
+        return await rollout({ ...plan, scaffold: plan.scaffold ?? react, task, sample, groupId, aide: { numDrafts: 1, debugProb: 0, maxDebugDepth: 0 }, log });
       } catch (err) {
         if (err instanceof EnvError || plan.signal.aborted) throw err;
         log(`rollout ${groupId}#${sample} crashed: ${(err as Error).message}`);

@@ -24,8 +24,12 @@ function chunkedLength(b: Buffer): number {
   }
 }
 
-/** Pipes a client connection to the local engine's socket; `created` receives the bodies of container creations, `requests` each request line. */
-function toEngine(client: Socket, open: Set<() => void>, created?: Array<Record<string, unknown>>, requests?: string[]): void {
+/**
+ * Pipes a client connection to the local engine's socket; `created` receives the bodies of container
+ * creations, `requests` each request line, and `onRequest` sees each line before it goes on (to cut the
+ * host at a chosen moment).
+ */
+function toEngine(client: Socket, open: Set<() => void>, created?: Array<Record<string, unknown>>, requests?: string[], onRequest?: (line: string) => void): void {
   const engine = connect('/var/run/docker.sock');
   let buf = Buffer.alloc(0);
   // Requests are read as they pass: keep-alive connections carry several, archives go chunked.
@@ -40,6 +44,8 @@ function toEngine(client: Socket, open: Set<() => void>, created?: Array<Record<
         const len = /transfer-encoding: *chunked/i.test(headers) ? chunkedLength(rest) : Number(/content-length: *(\d+)/i.exec(headers)?.[1] ?? 0);
         if (len < 0 || rest.length < len) return;
         requests?.push(headers.split('\r\n')[0]);
+        onRequest?.(headers.split('\r\n')[0]);
+        if (client.destroyed) return;
         if (/^POST \S*\/containers\/create/.test(headers)) created.push(JSON.parse(rest.subarray(0, len).toString('utf8')));
         buf = rest.subarray(len);
       }
@@ -69,10 +75,10 @@ async function listening(server: Server, open: Set<() => void>) {
 }
 
 /** A TCP listener on loopback piping to the local engine's socket. */
-export async function engineProxy(created?: Array<Record<string, unknown>>, requests?: string[]) {
+export async function engineProxy(created?: Array<Record<string, unknown>>, requests?: string[], onRequest?: (line: string) => void) {
   const open = new Set<() => void>();
   return listening(
-    createServer((client) => toEngine(client, open, created, requests)),
+    createServer((client) => toEngine(client, open, created, requests, onRequest)),
     open,
   );
 }

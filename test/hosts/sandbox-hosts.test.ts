@@ -5,7 +5,8 @@
 // containers are spread over both hosts, with no network and no folder of
 // this machine mounted (public/ and the workspace travel as archives,
 // private/ never leaves, the grader runs here). A host that cannot be
-// reached hands its sessions to the other. A label no host carries, or
+// reached hands its sessions to the other; one lost mid-evaluation loses only
+// the runs it held, which start again on the other. A label no host carries, or
 // sandbox: on a stage that runs no episodes, is refused at its position.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -13,6 +14,8 @@ import { cli, closedPort, nodeLogs, outputsOf, readJsonl, tmpProject } from '../
 import { engineProxy } from './engines.js';
 
 const created: Record<string, Array<Record<string, unknown>>> = { a: [], b: [] };
+// The results of the plain eval run here (the first test's), for later tests to compare with.
+let localOutcome: ReturnType<typeof outcome> | undefined;
 let proxies: Array<Awaited<ReturnType<typeof engineProxy>>> = [];
 
 test.before(async () => {
@@ -52,7 +55,8 @@ test('an eval with its sandboxes on two hosts gives the results of the same eval
   assert.is(l.exitCode, 0, l.stderr);
   const [far, near] = [await results(there), await results(here)];
   assert.is(far.length, 6);
-  assert.equal(outcome(far), outcome(near));
+  localOutcome = outcome(near);
+  assert.equal(outcome(far), localOutcome);
   for (const h of ['a', 'b'] as const) {
     assert.ok(created[h].length > 0, `host ${h} ran no container`);
     for (const c of created[h]) {
@@ -91,6 +95,37 @@ test('a host whose engine does not answer hands its sessions to the other; with 
   const f = await cli(['run', 'e.yaml'], { cwd: none });
   assert.is(f.exitCode, 1, f.stderr);
   assert.match(f.stderr, /no sandbox host could open a session: a: no Docker engine at a .*; b: no Docker engine at b/);
+});
+
+test('a host lost mid-evaluation loses only the runs it held: they start again on the other host, and the results are those of the eval here', async () => {
+  // Host b is cut (its listener closed, every connection dropped) as the first step of a session there
+  // ends: the moment its workspace is fetched back. That session is then in flight, and none has finished on b.
+  let cutAt: string | undefined;
+  const dying = await engineProxy([], [], (line) => {
+    if (cutAt || !/^GET \S*\/archive\?path=%2Fworkspace/.test(line)) return;
+    cutAt = line;
+    dying.cut();
+  });
+  const dir = await tmpProject({ 'e.yaml': EXP('sandbox: { on: cpu }') }, hosts(`tcp://127.0.0.1:${proxies[0].port}`, `tcp://127.0.0.1:${dying.port}`));
+  const r = await cli(['run', 'e.yaml'], { cwd: dir });
+  assert.is(r.exitCode, 0, r.stderr);
+  assert.ok(cutAt, 'no session fetched its workspace from host b');
+  const logs = await nodeLogs(dir);
+  assert.match(logs, /warning: host b was lost under a run \(b \(tcp:[^)]*\): could not bring the workspace back/);
+  const [, na, nb, nl] = /sessions per host: a (\d+), b (\d+) \((\d+) lost with the host\)/.exec(logs) ?? [];
+  assert.ok(nl, logs.slice(-2000));
+  // Every session b opened was in flight when it went, and each of those runs started again on a: nothing finished was run twice.
+  assert.is(Number(nl), Number(nb));
+  assert.is(Number(na), 6 + Number(nl) - Number(nb));
+  assert.is(logs.match(/was lost under it; the run starts again on another host/g)?.length, Number(nl));
+  const got = await results(dir);
+  assert.is(got.length, 6);
+  if (!localOutcome) {
+    const here = await tmpProject({ 'e.yaml': EXP('') }, hosts('tcp://127.0.0.1:1', 'tcp://127.0.0.1:1'));
+    assert.is((await cli(['run', 'e.yaml'], { cwd: here })).exitCode, 0);
+    localOutcome = outcome(await results(here));
+  }
+  assert.equal(outcome(got), localOutcome);
 });
 
 test('gpus_per_run and cpus_per_run reach the engine per jail: each jail its own device ids, as many at once as the host has GPUs for', async () => {

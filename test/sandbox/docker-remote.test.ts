@@ -109,4 +109,65 @@ test("a warm jail on a remote engine keeps its workspace in step with this machi
   }
 });
 
+/** A proxy to the local engine that passes an event stream's response headers but none of its events, as a slow engine would deliver them too late. */
+async function mutedEvents(): Promise<Server> {
+  const server = createServer((client) => {
+    const engine = connect('/var/run/docker.sock');
+    // Connections are kept alive: the event stream's request may follow others on the same one (it is the last).
+    let events = false;
+    let headersSent = false;
+    client.on('data', (chunk: Buffer) => (events ||= /^GET \S*\/events/.test(chunk.toString('latin1', 0, 200))));
+    client.pipe(engine);
+    engine.on('data', (chunk: Buffer) => {
+      if (events && headersSent) return;
+      if (events) headersSent = true;
+      client.write(chunk);
+    });
+    const end = () => {
+      client.destroy();
+      engine.destroy();
+    };
+    client.on('error', end);
+    engine.on('error', end);
+    client.on('close', end);
+    engine.on('close', end);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  return server;
+}
+
+test("a warm jail on a remote engine ends a step at its memory cap from its own cgroup's count, with the engine's OOM events never arriving", async () => {
+  const muted = await mutedEvents();
+  const mport = (muted.address() as { port: number }).port;
+  const task = await mkdtemp(join(tmpdir(), 'mlepipe-remote-'));
+  await mkdir(join(task, 'public'));
+  const sandbox = createSandbox({
+    backend: 'docker',
+    warm: true,
+    poolSize: 1,
+    python: pythonEnv('agent').python,
+    modules: ['json'],
+    limits: { memoryMb: 1024 },
+    engine: { client: async () => new Docker({ host: '127.0.0.1', port: mport, protocol: 'http' }), where: `tcp://127.0.0.1:${mport}` },
+  });
+  try {
+    const s = await sandbox.open({ task });
+    try {
+      // Four processes of 700 MB each under a 1 GB cap: one is killed, and the others would sleep out the timeout.
+      await writeFile(
+        join(s.workspace, 'hogs.py'),
+        'import os, time\nfor i in range(4):\n    if os.fork() == 0:\n        b = bytearray(700 * 1024 * 1024)\n        b[::4096] = b"x" * len(b[::4096])\n        time.sleep(600)\n        os._exit(0)\ntime.sleep(600)\n',
+      );
+      const r = await s.run({ file: 'hogs.py' }, { timeoutMs: 60_000 });
+      assert.is(r.oom, true, `${r.exitCode} ${r.stderr.slice(-300)}`);
+      assert.is(r.timedOut, false, 'ended at the memory cap, not at the timeout');
+    } finally {
+      await s.close();
+    }
+  } finally {
+    await sandbox.shutdown();
+    muted.close();
+  }
+});
+
 test.run();
