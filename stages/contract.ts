@@ -81,6 +81,8 @@ export interface SandboxHost extends EngineSpec {
   readonly name: string;
   /** The GPUs it lends (device ids), 'all' when the engine shares them out, absent when none. */
   readonly gpus?: readonly string[] | 'all';
+  /** The CPUs its sandbox runs may use in all; absent when not counted. */
+  readonly cpus?: number;
 }
 
 /** The host a node runs on, and the GPUs it holds there for the node's lifetime. */
@@ -152,9 +154,10 @@ export interface Stage<P = Record<string, unknown>> {
   /**
    * The params a node runs with, from those written (schema defaults filled): presets expanded into the
    * values they stand for, before the key is computed. A node that names no preset keeps the params,
-   * and so the key, it had before the preset existed.
+   * and so the key, it had before the preset existed. `inputKinds` are the stage kinds of the node's
+   * inputs, for defaults that depend on what the node reads (an eval of MLE-bench competitions).
    */
-  resolve?(params: Readonly<Record<string, unknown>>): Record<string, unknown>;
+  resolve?(params: Readonly<Record<string, unknown>>, ctx: { readonly inputKinds: readonly string[] }): Record<string, unknown>;
   /** Top-level params that do not change the output (concurrency): left out of the node key. */
   readonly keyIgnore?: readonly string[];
   /** What it gives to, and needs from, the stages joined to it by `needs:`. */

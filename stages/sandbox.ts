@@ -4,7 +4,7 @@ import { engineAt } from '../sandbox/hosts.js';
 import { GpuLender } from '../sandbox/gpus.js';
 import { createSandbox, type Limits, type Sandbox } from '../sandbox/index.js';
 import { spreadSandbox } from '../sandbox/spread.js';
-import type { StageContext } from './contract.js';
+import type { SandboxHost, StageContext } from './contract.js';
 
 /** What each run's jail is given: its memory (the stage's memory_mb) and, from sandbox: cpus_per_run, its CPUs. */
 export type RunLimits = Partial<Pick<Limits, 'memoryMb' | 'cpus'>>;
@@ -45,16 +45,21 @@ export function stageSandbox(ctx: StageContext<unknown>, poolSize: number, modul
  */
 function hostSandboxes(ctx: StageContext<unknown>, poolSize: number, modules: readonly string[] | undefined, limits: RunLimits): Sandbox {
   const perRun = ctx.sandboxRun?.gpus ?? 0;
-  const hosts = ctx.sandboxHosts!.map((h) => ({ ...h, lender: perRun > 0 && h.gpus !== undefined ? new GpuLender(h.gpus, perRun) : undefined }));
-  // Hosts lending too few GPUs for one run take none (loading refused the stage if no host has enough).
-  const able = perRun > 0 ? hosts.filter((h) => h.lender && h.lender.slots > 0) : hosts;
-  for (const h of hosts.filter((x) => !able.includes(x))) ctx.log(`host ${h.name} lends fewer than ${perRun} GPUs: it runs none of this node's sandboxes`);
-  ctx.log(`sandboxes on ${able.map((h) => `${h.name} (${h.docker}${h.lender && Number.isFinite(h.lender.slots) ? `, ${h.lender.slots} runs of ${perRun} GPUs` : ''})`).join(', ')}`);
+  const cpusPerRun = ctx.sandboxRun?.cpus ?? 0;
+  const hosts = ctx.sandboxHosts!.map((h) => {
+    const lender = perRun > 0 && h.gpus !== undefined ? new GpuLender(h.gpus, perRun) : undefined;
+    return { ...h, lender, slots: runSlots(h, perRun, cpusPerRun, lender) };
+  });
+  // Hosts with too few GPUs or CPUs for one run take none (loading refused the stage if no host has enough).
+  const able = hosts.filter((h) => h.slots > 0);
+  for (const h of hosts.filter((x) => !able.includes(x))) ctx.log(`host ${h.name} ${h.lender?.slots === 0 || (perRun > 0 && !h.lender) ? `lends fewer than ${perRun} GPUs` : `has fewer than ${cpusPerRun} CPUs`}: it runs none of this node's sandboxes`);
+  const each = [perRun > 0 ? `${perRun} GPUs` : '', cpusPerRun > 0 ? `${cpusPerRun} CPUs` : ''].filter(Boolean).join(' and ');
+  ctx.log(`sandboxes on ${able.map((h) => `${h.name} (${h.docker}${Number.isFinite(h.slots) ? `, ${h.slots} runs of ${each}` : ''})`).join(', ')}`);
   // The stage's jails shared out: each host keeps its part of them started ahead of need, no more than it can hold.
   const share = Math.max(1, Math.ceil(poolSize / able.length));
   return spreadSandbox(
     able.map((h) => {
-      const slots = h.lender?.slots ?? Infinity;
+      const slots = h.slots;
       const engine = { client: () => engineAt(h), where: `${h.name} (${h.docker})`, host: h.name };
       return {
         name: h.name,
@@ -64,4 +69,14 @@ function hostSandboxes(ctx: StageContext<unknown>, poolSize: number, modules: re
     }),
     (m) => ctx.log(m),
   );
+}
+
+/**
+ * Runs a host holds at once: as many as its GPUs allow (a lender's slots; none when the run needs GPUs and
+ * the host lends none) and, where it counts its CPUs, as many as they allow; else no limit.
+ */
+export function runSlots(host: Pick<SandboxHost, 'gpus' | 'cpus'>, gpusPerRun: number, cpusPerRun: number, lender?: GpuLender): number {
+  const byGpus = gpusPerRun > 0 ? (lender?.slots ?? (host.gpus === undefined ? 0 : Infinity)) : Infinity;
+  const byCpus = cpusPerRun > 0 && host.cpus !== undefined ? Math.floor(host.cpus / cpusPerRun) : Infinity;
+  return Math.min(byGpus, byCpus);
 }

@@ -1,3 +1,4 @@
+import { formatDiagnostic } from '../../core/errors.js';
 import { loadExperiment } from '../../pipelines/config/load.js';
 import { makePlan, type Plan } from '../../pipelines/plan.js';
 import type { IO } from '../io.js';
@@ -9,10 +10,19 @@ import { getStage } from '../../stages/registry.js';
 function where(plan: Plan, node: KeyedNode): string {
   const st = node.stage;
   const sent = withPlacement(node).placement;
-  if (st.on === undefined) return sent ? `  → ${sent}` : '';
+  const jails = sandboxes(node);
+  if (st.on === undefined) return `${sent ? `  → ${sent}` : ''}${jails}`;
   const hosts = hostsFor(st.on, plan.experiment.settings.hosts);
   const gpus = st.gpus ? `, ${st.gpus} GPU${st.gpus === 1 ? '' : 's'}` : '';
-  return hosts.length === 1 && hosts[0] === st.on ? `  on ${st.on}${gpus}` : `  on ${st.on} (${hosts.join(' or ')}${gpus})`;
+  return `${hosts.length === 1 && hosts[0] === st.on ? `  on ${st.on}${gpus}` : `  on ${st.on} (${hosts.join(' or ')}${gpus})`}${jails}`;
+}
+
+/** `sandbox: { on: }`: where the node's episodes run, and what each run holds. */
+function sandboxes(node: KeyedNode): string {
+  const sb = node.stage.sandbox;
+  if (!sb) return '';
+  const each = [sb.gpusPerRun ? `${sb.gpusPerRun} GPU${sb.gpusPerRun === 1 ? '' : 's'}` : '', sb.cpusPerRun ? `${sb.cpusPerRun} CPUs` : ''].filter(Boolean).join(' and ');
+  return `  sandboxes on ${sb.on} (${sb.hosts.length ? sb.hosts.join(' or ') : 'no host carries it'}${each ? `; ${each} a run` : ''})`;
 }
 
 export interface PlanArgs {
@@ -41,6 +51,7 @@ export function planJson(plan: Plan): unknown {
       ...(p.from ? { from: p.from } : {}),
       ...(p.node.stage.on === undefined ? {} : { on: p.node.stage.on, hosts: hostsFor(p.node.stage.on, plan.experiment.settings.hosts), gpus: p.node.stage.gpus }),
       ...withPlacement(p.node),
+      ...(p.node.stage.sandbox ? { sandbox: { on: p.node.stage.sandbox.on, hosts: p.node.stage.sandbox.hosts } } : {}),
     })),
   };
 }
@@ -52,6 +63,7 @@ function withPlacement(node: KeyedNode): { placement?: string } {
 
 export async function planCommand(file: string, args: PlanArgs, io: IO): Promise<number> {
   const plan = await planFor(file, args, io);
+  for (const w of plan.experiment.warnings) io.err(`warning: ${formatDiagnostic(w)}`);
   if (args.json) {
     io.out(JSON.stringify(planJson(plan), null, 2));
     return 0;

@@ -1,4 +1,4 @@
-import { UserError, type Diagnostic } from '../../core/errors.js';
+import { formatDiagnostic, UserError, type Diagnostic } from '../../core/errors.js';
 import { compileGraph } from '../../pipelines/compile/graph.js';
 import { displayPath, loadExperiment } from '../../pipelines/config/load.js';
 import type { IO } from '../io.js';
@@ -10,6 +10,7 @@ export async function validateCommand(files: string[], opts: { set?: string[] },
     try {
       const exp = await loadExperiment(file, { overrides: opts.set, env: io.env });
       const g = compileGraph(exp);
+      for (const w of exp.warnings) io.err(`warning: ${formatDiagnostic(w)}`);
       io.out(`${displayPath(file)}: ok (${exp.stages.length} stages, ${g.order.length} nodes)`);
     } catch (err) {
       if (!(err instanceof UserError)) throw err;

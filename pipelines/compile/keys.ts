@@ -46,7 +46,8 @@ export async function computeKeys(exp: Experiment, graph: CompiledGraph, opts: K
     const n = graph.nodes.get(id)!;
     const stage = getStage(n.stage.uses);
     if (!stage) throw new UserError(`unknown stage kind ${n.stage.uses}`);
-    const params = stage.resolve ? stage.resolve(n.params) : n.params;
+    const inputs = n.inputs.map((i) => keyed.get(i)!);
+    const params = stage.resolve ? stage.resolve(n.params, { inputKinds: inputs.map((i) => i.kind) }) : n.params;
     let extras: unknown = null;
     if (stage.keyExtras) {
       const memo = `${n.stage.id}\u0000${canonicalJson(params)}`;
@@ -59,7 +60,6 @@ export async function computeKeys(exp: Experiment, graph: CompiledGraph, opts: K
         throw new UserError([{ pos: valuePos(exp.origins, path), path: dotted(path), message: err.diagnostics[0].message }]);
       }
     }
-    const inputs = n.inputs.map((i) => keyed.get(i)!);
     const names = inputs.map((i) => i.stage.id);
     const unique = new Set(names).size === names.length;
     const inputKeys: Record<string, string> = {};

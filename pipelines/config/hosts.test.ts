@@ -133,4 +133,19 @@ test('-S hosts.NAME.KEY=VALUE sets the project settings, checked with the argume
   assert.equal(r.errors, ['-S hosts.big.gpus=-2:1:19 hosts.big.gpus: must be >= 0']);
 });
 
+test('sandbox: cpus_per_run must fit a matching host that counts its CPUs (cpus:), among those with GPUs enough', async () => {
+  const settings = 'hosts:\n  a: { docker: "tcp://127.0.0.1:2375", gpus: 1, cpus: 16, labels: [g] }\n  b: { docker: "tcp://127.0.0.1:2376", gpus: 2, cpus: 64, labels: [g] }\n  c: { docker: "tcp://127.0.0.1:2377", labels: [g] }\n';
+  const exp = (sb: string) => `name: e\nstages:\n  t: { uses: generate, with: { seeds: mlebench-tabular, count: 1 } }\n  a:\n    uses: eval\n    needs: [t]\n    sandbox: ${sb}\n    with: { policy: scripted:linear }\n`;
+  // b holds one run of 2 GPUs and 36 CPUs; host c does not count its CPUs, so any count fits it.
+  assert.equal((await load(settings, exp('{ on: g, gpus_per_run: 2, cpus_per_run: 36 }'))).errors, []);
+  assert.equal((await load(settings, exp('{ on: g, cpus_per_run: 100 }'))).errors, []);
+  // Of the hosts with 2 GPUs (b alone), none has 65 CPUs; c, which counts none, lends no GPUs.
+  const { errors } = await load(settings, exp('{ on: g, gpus_per_run: 2, cpus_per_run: 65 }'));
+  assert.equal(errors.length, 1, errors.join('\n'));
+  assert.match(errors[0], /^e\.yaml:7:54 stages\.a\.sandbox\.cpus_per_run: 65 CPUs per run, but b has 64 \(cpus: in /);
+  const tooMany = await load(settings.replace('  c: { docker: "tcp://127.0.0.1:2377", labels: [g] }\n', ''), exp('{ on: g, cpus_per_run: 65 }'));
+  assert.match(tooMany.errors.join('\n'), /^e\.yaml:7:37 stages\.a\.sandbox\.cpus_per_run: 65 CPUs per run, but a has 16, b has 64 \(cpus: in /);
+  assert.match((await load(settings.replace('cpus: 16', 'cpus: 0'), exp('{ on: g }'))).errors.join('\n'), /hosts\.a\.cpus/);
+});
+
 test.run();

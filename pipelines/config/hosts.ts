@@ -24,25 +24,36 @@ export function defaultGpus(on: string, hosts: Readonly<Record<string, HostSetti
   return hostsFor(on, hosts).some((n) => gpuCapacity(hosts[n]) > 0) ? 1 : 0;
 }
 
-export function placementDiagnostics(doc: WrittenExperiment, settings: Settings, origins: Origins): Diagnostic[] {
+/**
+ * Errors refuse the file. Warnings are what loads but cannot run on this machine's settings: a sandbox
+ * label no host carries, so that a paper config can place its sandboxes on GPU hosts and still validate
+ * and plan on a laptop; `run` refuses such nodes before anything starts (sandboxRefusals).
+ */
+export function placementDiagnostics(doc: WrittenExperiment, settings: Settings, origins: Origins): { errors: Diagnostic[]; warnings: Diagnostic[] } {
   const out: Diagnostic[] = [];
+  const warnings: Diagnostic[] = [];
   const where = settings.file ?? 'mlepipe.config.yaml';
   for (const [id, st] of Object.entries(doc.stages ?? {})) {
-    if (st.sandbox !== undefined) {
+    if (st.sandbox) {
       const path = ['stages', id, 'sandbox', 'on'];
-      const message = !SANDBOXED.includes(String(st.uses))
-        ? `sandbox: { on: } runs the episodes of ${SANDBOXED.join(' and ')} nodes on a host; ${st.uses} nodes run their code here (remove sandbox:)`
-        : hostsFor(st.sandbox.on, settings.hosts).length
-          ? undefined
-          : noHost(st.sandbox.on, settings, where);
-      if (message) out.push({ pos: valuePos(origins, path), path: dotted(path), message });
-      // A run that no matching host could ever hold would wait forever: refused here instead.
-      const perRun = st.sandbox.gpus_per_run ?? 0;
       const matching = hostsFor(st.sandbox.on, settings.hosts);
-      if (!message && perRun > 0 && !matching.some((n) => gpuCapacity(settings.hosts[n]) >= perRun)) {
+      const perRun = st.sandbox.gpus_per_run ?? 0;
+      const cpusPerRun = st.sandbox.cpus_per_run ?? 0;
+      const gpuFits = (n: string) => gpuCapacity(settings.hosts[n]) >= perRun;
+      if (!SANDBOXED.includes(String(st.uses))) {
+        out.push({ pos: valuePos(origins, path), path: dotted(path), message: `sandbox: { on: } runs the episodes of ${SANDBOXED.join(' and ')} nodes on a host; ${st.uses} nodes run their code here (remove sandbox:)` });
+      } else if (!matching.length) {
+        warnings.push({ pos: valuePos(origins, path), path: dotted(path), message: `${noHost(st.sandbox.on, settings, where)}. mlepipe run refuses this node; -S ${dotted(['stages', id, 'sandbox'])}=null runs its sandboxes here` });
+      } else if (perRun > 0 && !matching.some(gpuFits)) {
+        // A run that no matching host could ever hold would wait forever: refused here instead.
         const gp = ['stages', id, 'sandbox', 'gpus_per_run'];
         const most = Math.max(...matching.map((n) => gpuCapacity(settings.hosts[n])));
         out.push({ pos: valuePos(origins, gp), path: dotted(gp), message: `${perRun} GPUs per run, but no host matching "${st.sandbox.on}" lends that many (most: ${most}, in ${where})` });
+      } else if (cpusPerRun > 0 && !matching.some((n) => gpuFits(n) && (settings.hosts[n].cpus ?? Infinity) >= cpusPerRun)) {
+        // Hosts that count their CPUs and have too few for one run would never take one either.
+        const cp = ['stages', id, 'sandbox', 'cpus_per_run'];
+        const has = matching.filter(gpuFits).map((n) => `${n} has ${settings.hosts[n].cpus}`);
+        out.push({ pos: valuePos(origins, cp), path: dotted(cp), message: `${cpusPerRun} CPUs per run, but ${has.join(', ')} (cpus: in ${where})` });
       }
     }
     if (st.on === undefined) {
@@ -84,7 +95,7 @@ export function placementDiagnostics(doc: WrittenExperiment, settings: Settings,
       });
     }
   }
-  return out;
+  return { errors: out, warnings };
 }
 
 /** Stage kinds whose episodes' jails can run on a host's engine (`sandbox: { on: }`). */

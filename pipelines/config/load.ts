@@ -52,7 +52,8 @@ export async function loadExperiment(file: string, opts: LoadOptions = {}): Prom
   const { doc, params } = validated;
   // Anything else said about a value whose reference did not resolve follows from that.
   const diagnostics = [...settingsErrors, ...expanded.diagnostics, ...validated.diagnostics.filter((d) => !unresolved.some((p) => under(d.path ?? '', p)))];
-  if (settings && !validated.diagnostics.length) diagnostics.push(...placementDiagnostics(doc, settings, src.origins));
+  const placed = settings && !validated.diagnostics.length ? placementDiagnostics(doc, settings, src.origins) : { errors: [], warnings: [] };
+  diagnostics.push(...placed.errors);
   if (diagnostics.length || !settings) throw new UserError(sortDiagnostics(diagnostics));
 
   const stages: ResolvedStage[] = Object.entries(doc.stages).map(([id, st]) => ({
@@ -94,5 +95,6 @@ export async function loadExperiment(file: string, opts: LoadOptions = {}): Prom
     figures,
     written,
     origins: src.origins,
+    warnings: sortDiagnostics(placed.warnings),
   };
 }

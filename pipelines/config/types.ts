@@ -2,6 +2,7 @@
 // everywhere) and the resolved, read-only form the compiler works from.
 import type { ModelSpec } from '../../core/models.js';
 import type { Origins } from '../../core/source.js';
+import type { Diagnostic } from '../../core/errors.js';
 import type { ReferenceTable } from '../../core/references.js';
 import type { Tracker } from '../../stages/contract.js';
 
@@ -27,7 +28,8 @@ export interface WrittenStage {
   /** With `on:`: tries again after a host fault. */
   retries?: number;
   /** eval and grpo: the episodes' jails run as containers on these hosts' engines. */
-  sandbox?: { on: string; gpus_per_run?: number; cpus_per_run?: number };
+  /** null: this machine's sandbox, as when left out (so `-S stages.ID.sandbox=null` undoes a file's hosts). */
+  sandbox?: { on: string; gpus_per_run?: number; cpus_per_run?: number } | null;
   description?: string;
 }
 
@@ -76,6 +78,8 @@ export interface HostSettings {
   docker: string;
   /** A count, device ids, or 'all' (no accounting). Absent: the host lends no GPUs. */
   gpus?: number | string[] | 'all';
+  /** CPUs sandbox runs may use there in all (absent: not counted). */
+  cpus?: number;
   labels?: string[];
   image?: string;
   env?: Record<string, string | number | boolean>;
@@ -184,4 +188,9 @@ export interface Experiment {
    */
   readonly written: Readonly<Record<string, unknown>>;
   readonly origins: Origins;
+  /**
+   * What loads but cannot run here as written: a sandbox label no host carries. validate and plan print
+   * them; run refuses the nodes they concern before anything starts.
+   */
+  readonly warnings: readonly Diagnostic[];
 }

@@ -4,6 +4,8 @@
 // its dependents); an abort lets running nodes clean up and leaves the cache
 // as it was plus whatever finished.
 import { VERSION } from '../../core/version.js';
+import { UserError } from '../../core/errors.js';
+import { dotted, valuePos } from '../../core/source.js';
 import type { InputNode } from '../../stages/contract.js';
 import { updateLockfile, type LockEntry } from '../cache/lockfile.js';
 import type { Manifest } from '../cache/manifest.js';
@@ -42,6 +44,22 @@ export async function runPlan(plan: Plan, opts: RunOptions): Promise<RunResult> 
   const concurrency = Math.max(1, opts.concurrency ?? exp.settings.concurrency);
   const signal = opts.signal ?? new AbortController().signal;
   const pool = new HostPool(exp.settings.hosts);
+  // A node to run whose sandbox label no host carries would otherwise run its episodes here, on a machine
+  // the file did not choose: refused before anything starts (the file loaded with a warning).
+  const homeless = plan.nodes.filter((p) => p.action === 'run' && p.node.stage.sandbox && !p.node.stage.sandbox.hosts.length);
+  if (homeless.length) {
+    const stages = [...new Set(homeless.map((p) => p.node.stage))];
+    throw new UserError(
+      stages.map((st) => {
+        const path = ['stages', st.id, 'sandbox', 'on'];
+        return {
+          pos: valuePos(exp.origins, path),
+          path: dotted(path),
+          message: `no host named or labelled "${st.sandbox!.on}" to run this node's sandboxes on (${homeless.filter((p) => p.node.stage === st).length} node(s) to run); add such a host to the settings' hosts:, or run them here with -S ${dotted(['stages', st.id, 'sandbox'])}=null`,
+        };
+      }),
+    );
+  }
 
   await store.registerLockfile(plan.lockfile);
   await store.sweepStaging();

@@ -75,6 +75,9 @@ export const LIMIT_PRESETS = {
  */
 export const MLAB_PAPER = { max_turns: 50, step_timeout: 3600, time_budget: 3600 } as const;
 
+/** MLE-bench's wall-clock limit for one agent run on a competition, in seconds. */
+export const MLEBENCH_TIME_BUDGET = 86400;
+
 /** The limits a node runs with: each written value, else its preset's. */
 export function episodeLimits(p: Pick<EvalParams, 'limits' | 'max_turns' | 'step_timeout' | 'time_budget'> & { scaffold?: EvalParams['scaffold'] }): { max_turns: number; step_timeout: number; time_budget: number } {
   const preset = p.scaffold === 'mlab' && (p.limits ?? 'paper') === 'paper' ? MLAB_PAPER : LIMIT_PRESETS[p.limits ?? 'paper'];
@@ -127,6 +130,10 @@ export const evalStage: Stage<EvalParams> = {
   description: 'Agents (scaffold + policy) solve tasks in the sandbox; MLE-bench medals with confidence intervals.',
   schema,
   keyIgnore: ['concurrency'],
+  // MLE-bench gives each agent 24 hours on a competition; the presets' budgets (20 or 30 minutes) are
+  // sized for micro tasks. An eval that reads competitions and writes no time_budget gets MLE-bench's
+  // (limits: is always filled, with its default, so it cannot say the preset was chosen).
+  resolve: (p, { inputKinds }) => (inputKinds.includes('mlebench') && p.time_budget === undefined ? { ...p, time_budget: MLEBENCH_TIME_BUDGET } : { ...p }),
   breakdowns: ['policy', 'task', 'win_rate', 'latency', 'steps'],
   flow: {
     gives: ['trajectories'],

@@ -16,6 +16,16 @@ test("mlab: paper limits are MLToolBench's 50 actions and one hour; other preset
   assert.equal(episodeLimits({ limits: 'release', scaffold: 'mlab' }), { max_turns: 15, step_timeout: 300, time_budget: 1200 });
 });
 
+test("an eval of MLE-bench competitions runs each episode up to MLE-bench's 24 hours unless it writes time_budget; other tasks keep the preset's", () => {
+  const p = { split: 'all', repeats: 1, policy: 'scripted:forest', limits: 'paper' } as const;
+  const resolve = evalStage.resolve!;
+  assert.is(episodeLimits(resolve(p, { inputKinds: ['mlebench'] }) as never).time_budget, 86400);
+  assert.is(episodeLimits(resolve({ ...p, time_budget: 600 }, { inputKinds: ['mlebench'] }) as never).time_budget, 600);
+  assert.is(episodeLimits(resolve(p, { inputKinds: ['filter'] }) as never).time_budget, 1800);
+  // The written params stay as they were: the default is the resolved node's.
+  assert.equal(resolve(p, { inputKinds: ['filter'] }), p);
+});
+
 test('tools: and tool_dropout belong to mlab; named tools must exist', () => {
   const check = (p: Partial<EvalParams>) => evalStage.check!({ split: 'all', repeats: 1, policy: 'scripted:forest', ...p } as EvalParams, { experimentDir: '.', models: {} } as never).map((i) => [i.param, i.message]);
   assert.equal(check({ scaffold: 'mlab', tools: 'tabular', tool_dropout: 0.2 }), []);

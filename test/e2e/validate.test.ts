@@ -122,6 +122,42 @@ test('every shipped experiment validates and plans (weights and endpoints named 
   }
 });
 
+test('table1 places its sandboxes on GPU hosts: without hosts it validates and plans with a warning at the label and run refuses it before anything runs; -S stages.test.sandbox=null runs them here; with h200 hosts it plans onto them', async () => {
+  const copy = (dir: string) => cp(join(ROOT, 'experiments'), join(dir, 'experiments'), { recursive: true, filter: (src) => !src.includes('/reports') && !src.endsWith('.lock.json') });
+  const f = 'experiments/sandmle/table1.yaml';
+  const bare = await tmpProject({});
+  await copy(bare);
+  const v = await cli(['validate', f], { cwd: bare });
+  assert.is(v.exitCode, 0, v.stderr);
+  assert.match(v.stderr, /^warning: experiments\/sandmle\/table1\.yaml:\d+:\d+: stages\.test\.sandbox\.on: no host named or labelled "h200"/m);
+  const p = await cli(['plan', f, '--json'], { cwd: bare });
+  assert.is(p.exitCode, 0, p.stderr);
+  const test = JSON.parse(p.stdout).nodes.find((n: { stage: string }) => n.stage === 'test');
+  assert.equal(test.sandbox, { on: 'h200', hosts: [] });
+  const r = await cli(['run', f], { cwd: bare });
+  assert.is(r.exitCode, 2, r.stderr);
+  assert.match(r.stderr, /table1\.yaml:\d+:\d+: stages\.test\.sandbox\.on: no host named or labelled "h200" to run this node's sandboxes on/);
+  // Nothing started: not even the competitions' preparation, which has no data here and would fail.
+  assert.not.match(r.stderr + r.stdout, /lite/);
+  const here = await cli(['plan', f, '-S', 'stages.test.sandbox=null', '--json'], { cwd: bare });
+  assert.is(here.exitCode, 0, here.stderr);
+  assert.not.match(here.stderr, /warning/);
+  assert.is(JSON.parse(here.stdout).nodes.find((n: { stage: string }) => n.stage === 'test').sandbox, undefined);
+  // Two H200 hosts: the plan names them and what each run holds (MLE-bench's 1 GPU and 36 CPUs).
+  const gpu = await tmpProject({}, 'hosts:\n  g1: { docker: "tcp://127.0.0.1:1", gpus: 8, labels: [h200] }\n  g2: { docker: "tcp://127.0.0.1:2", gpus: 8, labels: [h200] }\n');
+  await copy(gpu);
+  const g = await cli(['plan', f], { cwd: gpu });
+  assert.is(g.exitCode, 0, g.stderr);
+  assert.not.match(g.stderr, /warning/);
+  assert.match(g.stdout, /run +test +no entry +sandboxes on h200 \(g1 or g2; 1 GPU and 36 CPUs a run\)/);
+  // A host labelled h200 that lends no GPUs could never hold a run: refused at gpus_per_run.
+  const cpu = await tmpProject({}, 'hosts:\n  c: { docker: "tcp://127.0.0.1:1", labels: [h200] }\n');
+  await copy(cpu);
+  const c = await cli(['validate', f], { cwd: cpu });
+  assert.is(c.exitCode, 2, c.stderr);
+  assert.match(c.stderr, /table1\.yaml:\d+:\d+: stages\.test\.sandbox\.gpus_per_run: 1 GPUs per run, but no host matching "h200" lends that many \(most: 0/);
+});
+
 test("the paper's RL configs train on verl: the plan says so, the one-GPU variant is a -S away, and a cluster too small is refused before anything runs", async () => {
   const dir = await tmpProject({});
   await cp(join(ROOT, 'experiments'), join(dir, 'experiments'), { recursive: true, filter: (src) => !src.includes('/reports') && !src.endsWith('.lock.json') });

@@ -6,8 +6,9 @@
 // this machine mounted (public/ and the workspace travel as archives,
 // private/ never leaves, the grader runs here). A host that cannot be
 // reached hands its sessions to the other; one lost mid-evaluation loses only
-// the runs it held, which start again on the other. A label no host carries, or
-// sandbox: on a stage that runs no episodes, is refused at its position.
+// the runs it held, which start again on the other. A label no host carries
+// loads with a warning and is refused by run; sandbox: on a stage that runs no
+// episodes is refused at its position.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { cli, closedPort, nodeLogs, outputsOf, readJsonl, tmpProject } from '../helpers.js';
@@ -149,23 +150,60 @@ test('gpus_per_run and cpus_per_run reach the engine per jail: each jail its own
     }
     // Warm jails get one CPU more than their steps (for the server) where the host has it (this one has 2); cold steps exactly theirs.
     for (const c of jails) assert.ok([2e9, 3e9].includes((c.HostConfig as { NanoCpus: number }).NanoCpus), JSON.stringify(c.HostConfig));
-    assert.match(await nodeLogs(dir), /sandboxes on g \(tcp:\/\/127\.0\.0\.1:\d+, 3 runs of 1 GPUs\)/);
+    assert.match(await nodeLogs(dir), /sandboxes on g \(tcp:\/\/127\.0\.0\.1:\d+, 3 runs of 1 GPUs and 2 CPUs\)/);
   } finally {
     p.cut();
   }
 });
 
-test('a label no host carries, and sandbox: on a stage that runs no episodes, are refused at their position', async () => {
-  const dir = await tmpProject(
-    {
-      'e.yaml': `${EXP('sandbox: { on: gpu }')}  sh: { uses: shell, sandbox: { on: cpu }, with: { run: "true" } }\n`,
-    },
-    hosts('tcp://127.0.0.1:1', 'tcp://127.0.0.1:2'),
-  );
-  const r = await cli(['validate', 'e.yaml'], { cwd: dir });
+test('a host that counts its CPUs (cpus:) holds as many runs at once as they allow: one jail of 2 CPUs on 3, none on a host of 1', async () => {
+  const specs: Array<Record<string, unknown>> = [];
+  const lines: string[] = [];
+  const small: Array<Record<string, unknown>> = [];
+  const [p, q] = [await engineProxy(specs, lines), await engineProxy(small)];
+  try {
+    const settings = `sandbox: { backend: docker }\nhosts:\n  a: { docker: "tcp://127.0.0.1:${p.port}", labels: [cpu], cpus: 3 }\n  b: { docker: "tcp://127.0.0.1:${q.port}", labels: [cpu], cpus: 1 }\n`;
+    const dir = await tmpProject({ 'e.yaml': EXP('sandbox: { on: cpu, cpus_per_run: 2 }') }, settings);
+    const r = await cli(['run', 'e.yaml', '-j', '2'], { cwd: dir });
+    assert.is(r.exitCode, 0, r.stderr);
+    const logs = await nodeLogs(dir);
+    assert.match(logs, /host b has fewer than 2 CPUs: it runs none of this node's sandboxes/);
+    assert.match(logs, /sandboxes on a \(tcp:\/\/127\.0\.0\.1:\d+, 1 runs of 2 CPUs\)/);
+    assert.match(logs, /sessions per host: a 6\b/);
+    assert.is(small.length, 0);
+    // Runs took turns in one jail (of eval concurrency 2): workspaces went to a single container (the
+    // containers that only read the task store back take no archive in).
+    const jails = new Set(lines.map((l) => /^PUT \S*\/containers\/([0-9a-f]{12,})\/archive/.exec(l)?.[1]).filter(Boolean));
+    assert.is(jails.size, 1, [...jails].join(' '));
+    if (localOutcome) assert.equal(outcome(await results(dir)), localOutcome);
+    else assert.is((await results(dir)).length, 6);
+  } finally {
+    p.cut();
+    q.cut();
+  }
+});
+
+test('a label no host carries loads with a warning and is refused by run before anything runs; sandbox: on a stage that runs no episodes is refused at its position', async () => {
+  const settings = hosts('tcp://127.0.0.1:1', 'tcp://127.0.0.1:2');
+  const dir = await tmpProject({ 'e.yaml': EXP('sandbox: { on: gpu }') }, settings);
+  const v = await cli(['validate', 'e.yaml'], { cwd: dir });
+  assert.is(v.exitCode, 0, v.stderr);
+  assert.match(v.stderr, /^warning: e\.yaml:8:\d+: stages\.agents\.sandbox\.on: no host named or labelled "gpu" in .*mlepipe run refuses this node; -S stages\.agents\.sandbox=null runs its sandboxes here/m);
+  const r = await cli(['run', 'e.yaml'], { cwd: dir });
   assert.is(r.exitCode, 2, r.stderr);
-  assert.match(r.stderr, /e\.yaml:8:\d+: stages\.agents\.sandbox\.on: no host named or labelled "gpu"/);
-  assert.match(r.stderr, /e\.yaml:10:\d+: stages\.sh\.sandbox\.on: sandbox: \{ on: \} runs the episodes of eval and grpo nodes on a host; shell nodes run their code here/);
+  assert.match(r.stderr, /e\.yaml:8:\d+: stages\.agents\.sandbox\.on: no host named or labelled "gpu" to run this node's sandboxes on \(1 node\(s\) to run\)/);
+  // Refused before anything started: the tasks the eval needs were not generated either.
+  assert.not.match(r.stderr + r.stdout, /tasks/);
+  const p = await cli(['plan', 'e.yaml'], { cwd: dir });
+  assert.match(p.stdout, /run +tasks +no entry/);
+  // null runs them here, as if sandbox: were left out: no warning.
+  const here = await cli(['validate', 'e.yaml', '-S', 'stages.agents.sandbox=null'], { cwd: dir });
+  assert.is(here.exitCode, 0, here.stderr);
+  assert.not.match(here.stderr, /warning/);
+  const sh = await tmpProject({ 'e.yaml': `${EXP('')}  sh: { uses: shell, sandbox: { on: cpu }, with: { run: "true" } }\n` }, settings);
+  const s = await cli(['validate', 'e.yaml'], { cwd: sh });
+  assert.is(s.exitCode, 2, s.stderr);
+  assert.match(s.stderr, /e\.yaml:10:\d+: stages\.sh\.sandbox\.on: sandbox: \{ on: \} runs the episodes of eval and grpo nodes on a host; shell nodes run their code here/);
   // More GPUs per run than any matching host lends: such a run could never start.
   const big = await tmpProject({ 'e.yaml': EXP('sandbox: { on: cpu, gpus_per_run: 4 }') }, hosts('tcp://127.0.0.1:1', 'tcp://127.0.0.1:2').replace('labels: [cpu] }\n  b', 'labels: [cpu], gpus: 2 }\n  b'));
   const b = await cli(['validate', 'e.yaml'], { cwd: big });
