@@ -4,6 +4,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { ExitError } from '../core/errors.js';
 import { VERSION } from '../core/version.js';
 import { processIO, type IO } from './io.js';
+import type { SandboxServeArgs } from './commands/sandbox-serve.js';
 
 const collect = (v: string, acc: string[]) => [...acc, v];
 const setOption = (what = 'any key of the experiment, or hosts.NAME.KEY of the settings') => new Option('-S, --set <key=value>', `override ${what} (value parsed as YAML); repeatable`).argParser(collect).default([]);
@@ -136,7 +137,10 @@ export function buildProgram(io: IO, done: (code: number) => void): Command {
     .option('--backend <name>', 'bwrap | docker | process (default: settings, else bwrap)')
     .option('--memory-mb <mb>', "memory cap of a step (default: the export's)")
     .option('--warm', 'use warm executors')
-    .action(act(async (o: { export?: string; tasks?: string; reward?: string; host?: string; port?: string; backend?: string; memoryMb?: string; warm?: boolean }) => (await import('./commands/sandbox-serve.js')).sandboxServeCommand(o, io)));
+    .option('--on <label>', "run the jails on the settings' hosts with this name or label (docs/hosts.md)")
+    .option('--gpus-per-run <n>', 'with --on: GPUs each jail holds (default 1 where those hosts lend GPUs)')
+    .option('--cpus-per-run <n>', 'with --on: CPUs each jail holds')
+    .action(act(async (o: SandboxServeArgs) => (await import('./commands/sandbox-serve.js')).sandboxServeCommand(o, io)));
 
   const tools = program.command('tools').description('diagnostic tools agents call (docs/tools.md)');
   tools

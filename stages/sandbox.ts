@@ -1,5 +1,6 @@
 // The sandbox a stage runs agent or generated code in: the project's backend,
 // served by a pool of warm executors the size of the stage's concurrency.
+import { UserError } from '../core/errors.js';
 import { engineAt } from '../sandbox/hosts.js';
 import { GpuLender } from '../sandbox/gpus.js';
 import { createSandbox, type Limits, type Sandbox } from '../sandbox/index.js';
@@ -18,7 +19,10 @@ export type RunLimits = Partial<Pick<Limits, 'memoryMb' | 'cpus'>>;
  */
 export function stageSandbox(ctx: StageContext<unknown>, poolSize: number, modules?: readonly string[], run: RunLimits = {}): Sandbox {
   const limits = { ...run, ...(ctx.sandboxRun?.cpus ? { cpus: ctx.sandboxRun.cpus } : {}) };
-  if (ctx.sandboxHosts?.length) return hostSandboxes(ctx, poolSize, ctx.sandbox.preload ?? modules, limits);
+  if (ctx.sandboxHosts?.length) {
+    const modulesThere = ctx.sandbox.preload ?? modules;
+    return hostSandboxes({ hosts: ctx.sandboxHosts, run: ctx.sandboxRun, image: ctx.sandbox.image, python: ctx.python, poolSize, limits, log: ctx.log, signal: ctx.signal, ...(modulesThere ? { modules: modulesThere } : {}) });
+  }
   return createSandbox({
     backend: ctx.sandbox.backend,
     image: ctx.sandbox.image,
@@ -36,6 +40,20 @@ export function stageSandbox(ctx: StageContext<unknown>, poolSize: number, modul
   });
 }
 
+/** Where and how a stage's (or the verl sandbox service's) jails run on hosts' engines. */
+export interface HostSandboxes {
+  readonly hosts: readonly SandboxHost[];
+  /** What each run holds there: GPUs (device ids from each host's lender) and CPUs. */
+  readonly run?: { readonly gpus?: number; readonly cpus?: number };
+  readonly image?: string;
+  readonly python: string;
+  readonly poolSize: number;
+  readonly modules?: readonly string[];
+  readonly limits: RunLimits;
+  readonly log: (line: string) => void;
+  readonly signal?: AbortSignal;
+}
+
 /**
  * `sandbox: { on: }`: each session a warm jail in a container on one of the hosts' engines (docker backend,
  * the project's sandbox image, which each host must have), spread by how many sessions each holds. The
@@ -43,31 +61,43 @@ export function stageSandbox(ctx: StageContext<unknown>, poolSize: number, modul
  * comes back after each step; private/ never leaves this machine, where the grader runs. With
  * gpus_per_run, each jail holds that many of its host's GPUs, and a host as many runs as it has GPUs for.
  */
-function hostSandboxes(ctx: StageContext<unknown>, poolSize: number, modules: readonly string[] | undefined, limits: RunLimits): Sandbox {
-  const perRun = ctx.sandboxRun?.gpus ?? 0;
-  const cpusPerRun = ctx.sandboxRun?.cpus ?? 0;
-  const hosts = ctx.sandboxHosts!.map((h) => {
+export function hostSandboxes(o: HostSandboxes): Sandbox {
+  const perRun = o.run?.gpus ?? 0;
+  const cpusPerRun = o.run?.cpus ?? 0;
+  const hosts = o.hosts.map((h) => {
     const lender = perRun > 0 && h.gpus !== undefined ? new GpuLender(h.gpus, perRun) : undefined;
     return { ...h, lender, slots: runSlots(h, perRun, cpusPerRun, lender) };
   });
   // Hosts with too few GPUs or CPUs for one run take none (loading refused the stage if no host has enough).
   const able = hosts.filter((h) => h.slots > 0);
-  for (const h of hosts.filter((x) => !able.includes(x))) ctx.log(`host ${h.name} ${h.lender?.slots === 0 || (perRun > 0 && !h.lender) ? `lends fewer than ${perRun} GPUs` : `has fewer than ${cpusPerRun} CPUs`}: it runs none of this node's sandboxes`);
+  for (const h of hosts.filter((x) => !able.includes(x))) o.log(`host ${h.name} ${h.lender?.slots === 0 || (perRun > 0 && !h.lender) ? `lends fewer than ${perRun} GPUs` : `has fewer than ${cpusPerRun} CPUs`}: it runs none of these sandboxes`);
+  if (!able.length) throw new UserError(`no host of ${hosts.map((h) => h.name).join(', ')} can hold a run of ${[perRun > 0 ? `${perRun} GPUs` : '', cpusPerRun > 0 ? `${cpusPerRun} CPUs` : ''].filter(Boolean).join(' and ')}`);
   const each = [perRun > 0 ? `${perRun} GPUs` : '', cpusPerRun > 0 ? `${cpusPerRun} CPUs` : ''].filter(Boolean).join(' and ');
-  ctx.log(`sandboxes on ${able.map((h) => `${h.name} (${h.docker}${Number.isFinite(h.slots) ? `, ${h.slots} runs of ${each}` : ''})`).join(', ')}`);
-  // The stage's jails shared out: each host keeps its part of them started ahead of need, no more than it can hold.
-  const share = Math.max(1, Math.ceil(poolSize / able.length));
+  o.log(`sandboxes on ${able.map((h) => `${h.name} (${h.docker}${Number.isFinite(h.slots) ? `, ${h.slots} runs of ${each}` : ''})`).join(', ')}`);
+  // The jails shared out: each host keeps its part of them started ahead of need, no more than it can hold.
+  const share = Math.max(1, Math.ceil(o.poolSize / able.length));
   return spreadSandbox(
     able.map((h) => {
-      const slots = h.slots;
       const engine = { client: () => engineAt(h), where: `${h.name} (${h.docker})`, host: h.name };
       return {
         name: h.name,
-        slots,
-        box: createSandbox({ backend: 'docker', image: ctx.sandbox.image, warm: true, poolSize: Math.min(share, slots), modules, limits, python: ctx.python, engine, lender: h.lender, warn: (m) => ctx.log(`warning: ${h.name}: ${m}`), signal: ctx.signal }),
+        slots: h.slots,
+        box: createSandbox({
+          backend: 'docker',
+          image: o.image,
+          warm: true,
+          poolSize: Math.min(share, h.slots),
+          modules: o.modules,
+          limits: o.limits,
+          python: o.python,
+          engine,
+          lender: h.lender,
+          warn: (m) => o.log(`warning: ${h.name}: ${m}`),
+          signal: o.signal,
+        }),
       };
     }),
-    (m) => ctx.log(m),
+    o.log,
   );
 }
 

@@ -196,6 +196,8 @@ export function launchScript(overrides: string[]): string {
 #                          when unset, this script starts one here (needs mlepipe on PATH), on this
 #                          machine's first address (MLEPIPE_SANDBOX_HOST overrides), behind a token
 #   MLEPIPE_SANDBOX_TOKEN  the service's token (made here when unset); the job's workers get it
+#   MLEPIPE_SANDBOX_ON     a host name or label of this machine's mlepipe settings: the service started
+#                          here runs its jails on those hosts' engines (\`sandbox serve --on\`)
 #   MLEPIPE_OUTPUT         where checkpoints/, metrics.jsonl and tensorboard/ go (default: this folder); every Ray
 #                          node writes there, so it must be shared storage on a cluster
 set -euo pipefail
@@ -204,7 +206,7 @@ OUT=$(mkdir -p "\${MLEPIPE_OUTPUT:-.}" && cd "\${MLEPIPE_OUTPUT:-.}" && pwd)
 export MLEPIPE_SANDBOX_TOKEN=\${MLEPIPE_SANDBOX_TOKEN:-$(python3 -c 'import secrets; print(secrets.token_hex(24))')}
 if [ -z "\${MLEPIPE_SANDBOX_URL:-}" ]; then
   host=\${MLEPIPE_SANDBOX_HOST:-$(hostname -I | awk '{print $1}')}
-  mlepipe sandbox serve --export . --host "$host" --port "\${MLEPIPE_SANDBOX_PORT:-8765}" > sandbox-serve.log 2>&1 &
+  mlepipe sandbox serve --export . --host "$host" --port "\${MLEPIPE_SANDBOX_PORT:-8765}" \${MLEPIPE_SANDBOX_ON:+--on "\$MLEPIPE_SANDBOX_ON"} > sandbox-serve.log 2>&1 &
   trap 'kill $! 2>/dev/null || true' EXIT
   for _ in $(seq 60); do grep -q 'listening on' sandbox-serve.log && break; sleep 1; done
   MLEPIPE_SANDBOX_URL=$(sed -n 's/.*listening on \\(http[^ ]*\\).*/\\1/p' sandbox-serve.log | head -1)

@@ -167,7 +167,7 @@ test('a host that counts its CPUs (cpus:) holds as many runs at once as they all
     const r = await cli(['run', 'e.yaml', '-j', '2'], { cwd: dir });
     assert.is(r.exitCode, 0, r.stderr);
     const logs = await nodeLogs(dir);
-    assert.match(logs, /host b has fewer than 2 CPUs: it runs none of this node's sandboxes/);
+    assert.match(logs, /host b has fewer than 2 CPUs: it runs none of these sandboxes/);
     assert.match(logs, /sandboxes on a \(tcp:\/\/127\.0\.0\.1:\d+, 1 runs of 2 CPUs\)/);
     assert.match(logs, /sessions per host: a 6\b/);
     assert.is(small.length, 0);
