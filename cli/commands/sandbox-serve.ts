@@ -6,20 +6,20 @@ import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { UserError } from '../../core/errors.js';
 import { onceAborted } from '../../core/proc.js';
+import { defaultPython } from '../../core/python.js';
 import { parseFormula } from '../../core/rewards/parse.js';
 import { REWARD_PRESETS, type RewardInputs } from '../../core/rewards/presets.js';
 import { readSandboxSpec } from '../../gpu/verl/export.js';
 import { loopback, startSandboxService } from '../../gpu/verl/service.js';
 import { openShaping, type ServiceShaping } from '../../gpu/verl/service-shaping.js';
 import type { MlabConfig } from '../../gpu/verl/service-mlab.js';
-import { starterScore } from '../../stages/eval/tasks.js';
-import type { IO } from '../io.js';
-import { sandboxFromSettings } from './sandbox.js';
-import { defaultPython } from '../../core/python.js';
 import { defaultGpus, gpuCapacity, hostsFor } from '../../pipelines/config/hosts.js';
 import { loadSettings } from '../../pipelines/config/settings.js';
 import { sandboxPlacement } from '../../pipelines/run/hosts.js';
+import { starterScore } from '../../stages/eval/tasks.js';
 import { hostSandboxes } from '../../stages/sandbox.js';
+import type { IO } from '../io.js';
+import { sandboxFromSettings } from './sandbox.js';
 
 export interface SandboxServeArgs {
   export?: string;
