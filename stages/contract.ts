@@ -170,6 +170,12 @@ export interface Stage<P = Record<string, unknown>> {
   check?(params: P, ctx: KeyContext): ParamIssue[];
   /** Anything besides params that changes the output (hashes of dependency files, image digests). */
   keyExtras?(params: P, ctx: ExtrasContext): Promise<unknown>;
+  /**
+   * Episodes whose jails a node holds open at once at most (its concurrency): with `sandbox: { on:,
+   * gpus_per_run: }`, the node takes that many runs' GPUs from its hosts when it starts. Stages that
+   * take `sandbox:` say it.
+   */
+  sandboxRuns?(params: P): number;
   /** Where a node runs when the stage sends it elsewhere itself (a Ray job), in a few words for the plan. */
   placement?(params: P): string | undefined;
   run(ctx: StageContext<P>): Promise<StageResult | void>;

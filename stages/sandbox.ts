@@ -70,7 +70,7 @@ export function hostSandboxes(o: HostSandboxes): Sandbox {
   });
   // Hosts with too few GPUs or CPUs for one run take none (loading refused the stage if no host has enough).
   const able = hosts.filter((h) => h.slots > 0);
-  for (const h of hosts.filter((x) => !able.includes(x))) o.log(`host ${h.name} ${h.lender?.slots === 0 || (perRun > 0 && !h.lender) ? `lends fewer than ${perRun} GPUs` : `has fewer than ${cpusPerRun} CPUs`}: it runs none of these sandboxes`);
+  for (const h of hosts.filter((x) => !able.includes(x))) o.log(`host ${h.name} ${h.lender?.slots === 0 || (perRun > 0 && !h.lender) ? `has fewer than ${perRun} GPUs free for them` : `has fewer than ${cpusPerRun} CPUs`}: it runs none of these sandboxes`);
   const each = [perRun > 0 ? `${perRun} GPUs` : '', cpusPerRun > 0 ? `${cpusPerRun} CPUs` : ''].filter(Boolean).join(' and ');
   if (!able.length) throw new UserError(`no host of ${hosts.map((h) => h.name).join(', ')} can hold a run of ${each}`);
   o.log(`sandboxes on ${able.map((h) => `${h.name} (${h.docker}${Number.isFinite(h.slots) ? `, ${h.slots} runs of ${each}` : ''})`).join(', ')}`);

@@ -16,7 +16,7 @@ import type { CacheStore } from '../cache/store.js';
 import { damageReason } from '../cache/verify.js';
 import type { KeyedNode } from '../compile/keys.js';
 import type { Experiment } from '../config/types.js';
-import { sandboxPlacement } from './hosts.js';
+import { sandboxPlacement, type LentGpus } from './hosts.js';
 import type { Reporter } from './reporter.js';
 
 export interface NodeOutcome {
@@ -54,6 +54,8 @@ export interface ExecuteArgs {
   reporter: Reporter;
   /** The host the scheduler placed the node on (`on:`), with the GPUs it holds there. */
   host?: HostPlacement;
+  /** The GPUs its host sandboxes took from the hosts' pool (sandbox: { gpus_per_run }). */
+  sandboxGpus?: LentGpus;
   /** Lines the node's log starts with (why this is another try). */
   notes?: readonly string[];
   /** A finished entry to rebuild this one from (plan action rescore): the stage's rescore runs instead of its work. */
@@ -122,7 +124,7 @@ export async function executeNode(a: ExecuteArgs): Promise<NodeOutcome> {
         log: writeLog,
         progress: (done, total) => reporter.progress(node.id, done, total),
         host: a.host,
-        ...(node.stage.sandbox ? sandboxPlacement(node.stage.sandbox, a.exp.settings.hosts) : {}),
+        ...(node.stage.sandbox ? sandboxPlacement(node.stage.sandbox, a.exp.settings.hosts, a.sandboxGpus) : {}),
       };
       if (from) writeLog(`mlepipe: rescoring from ${source?.state === 'ok' ? source.manifest.node : ''} (${from.key.slice(0, 12)}): only post-hoc params differ`);
       result = from ? await stage.rescore!.run(ctx, from) : await stage.run(ctx);

@@ -55,6 +55,25 @@ test('after a host fault: the other matching hosts first (waiting for them when 
   assert.is(sized.take('x', 2, new Set(['big']))!.placement.name, 'big');
 });
 
+test("a node's sandboxes take their GPUs from the same pool as on: nodes: whole runs, as many as the node holds at once, given back once", () => {
+  const pool = new HostPool(HOSTS);
+  // A trainer on a holds GPU 0: the sandboxes beside it get only 1, then b's.
+  const trainer = pool.take('a', 1)!;
+  const lent = pool.lendSandboxes(['a', 'b', 'any', 'cpu'], 1, 2)!;
+  assert.equal(Object.fromEntries(lent.gpus), { a: ['1'], b: ['4'], any: 'all' });
+  // b's 7 is still free; nothing is left on a, for a node or for another node's sandboxes.
+  assert.is(pool.take('a', 1), undefined);
+  assert.equal(Object.fromEntries(pool.lendSandboxes(['a', 'b'], 1, 4)!.gpus), { a: [], b: ['7'] });
+  // Runs of 2 GPUs fit on no host now: the node waits.
+  assert.is(pool.lendSandboxes(['a', 'b'], 2, 1), undefined);
+  lent.give();
+  lent.give(); // giving twice gives once
+  trainer.give();
+  // b has only 4 free (7 is still lent): no run of 2 there.
+  assert.equal(Object.fromEntries(pool.lendSandboxes(['a', 'b'], 2, 3)!.gpus), { a: ['0', '1'], b: [] });
+  assert.equal(pool.take('h200', 1)!.placement.gpus, { ids: ['4'] });
+});
+
 test('shm_size: bytes, or sizes with binary units as Docker reads them', () => {
   assert.equal(['16g', '512MiB', '1.5GiB', '64k', '100', '2 TB'].map(sizeBytes), [16 * 1024 ** 3, 512 * 1024 ** 2, 1.5 * 1024 ** 3, 64 * 1024, 100, 2 * 1024 ** 4]);
   assert.is(sizeBytes(4096), 4096);

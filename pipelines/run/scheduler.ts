@@ -7,12 +7,13 @@ import { VERSION } from '../../core/version.js';
 import { UserError } from '../../core/errors.js';
 import { dotted, valuePos } from '../../core/source.js';
 import type { InputNode } from '../../stages/contract.js';
+import { getStage } from '../../stages/registry.js';
 import { updateLockfile, type LockEntry } from '../cache/lockfile.js';
 import type { Manifest } from '../cache/manifest.js';
 import { sha256 } from '../../core/hash.js';
 import type { Plan } from '../plan.js';
 import { executeNode, Interrupted, NodeFailure } from './execute.js';
-import { HostPool, type Held } from './hosts.js';
+import { HostPool, type Held, type LentGpus } from './hosts.js';
 import type { Reporter, RunSummary } from './reporter.js';
 
 export interface RunOptions {
@@ -112,7 +113,7 @@ export async function runPlan(plan: Plan, opts: RunOptions): Promise<RunResult> 
   // Host faults so far, per node: their hosts are passed over while another matching host is left.
   const faults = new Map<string, { hosts: Set<string>; notes: string[] }>();
 
-  const launch = (id: string, held?: Held) => {
+  const launch = (id: string, held?: Held, lent?: LentGpus) => {
     const p = byId.get(id)!;
     state.set(id, 'running');
     const job = executeNode({
@@ -124,6 +125,7 @@ export async function runPlan(plan: Plan, opts: RunOptions): Promise<RunResult> 
       signal,
       reporter,
       host: held?.placement,
+      sandboxGpus: lent,
       notes: faults.get(id)?.notes,
       rescoreFrom: rescoreFrom(p),
       record: (m) => record({ [id]: lockEntry(m) }),
@@ -164,6 +166,7 @@ export async function runPlan(plan: Plan, opts: RunOptions): Promise<RunResult> 
       })
       .finally(() => {
         held?.give();
+        lent?.give();
         running.delete(id);
       });
     running.set(id, job);
@@ -189,13 +192,18 @@ export async function runPlan(plan: Plan, opts: RunOptions): Promise<RunResult> 
         }
         if (!ins.every((s) => s === 'done')) continue;
         const on = p.node.stage.on;
-        if (on === undefined) {
-          launch(id);
+        // Waits for a matching host with enough free GPUs; later nodes may start meanwhile.
+        const held = on === undefined ? undefined : pool.take(on, p.node.stage.gpus, faults.get(id)?.hosts);
+        if (on !== undefined && !held) continue;
+        // Its sandboxes' GPUs too, from the same hosts' pool, so that no device is held twice.
+        const sb = p.node.stage.sandbox;
+        const perRun = sb?.gpusPerRun ?? 0;
+        const lent = sb && perRun > 0 ? pool.lendSandboxes(sb.hosts, perRun, getStage(p.node.kind)?.sandboxRuns?.(p.node.params as never) ?? 1) : undefined;
+        if (sb && perRun > 0 && !lent) {
+          held?.give();
           continue;
         }
-        // Waits for a matching host with enough free GPUs; later nodes may start meanwhile.
-        const held = pool.take(on, p.node.stage.gpus, faults.get(id)?.hosts);
-        if (held) launch(id, held);
+        launch(id, held, lent);
       }
     }
     if (!running.size) break;

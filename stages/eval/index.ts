@@ -135,6 +135,7 @@ export const evalStage: Stage<EvalParams> = {
   // (limits: is always filled, with its default, so it cannot say the preset was chosen).
   resolve: (p, { inputKinds }) => (inputKinds.includes('mlebench') && p.time_budget === undefined ? { ...p, time_budget: MLEBENCH_TIME_BUDGET } : { ...p }),
   breakdowns: ['policy', 'task', 'win_rate', 'latency', 'steps'],
+  sandboxRuns: (p) => p.concurrency,
   flow: {
     gives: ['trajectories'],
     // Tasks (and their split) come from needs: unless tasks: names a folder; a bare `template` policy is a grpo stage's checkpoint.

@@ -202,6 +202,8 @@ export const grpo: Stage<GrpoParams> = {
   // Which checkpoints stay in the item store changes no output.
   keyIgnore: ['concurrency', 'keep_checkpoints'],
   breakdowns: ['curve'],
+  // As its rollouts run (run.ts, verl-run.ts).
+  sandboxRuns: (p) => Math.min(p.concurrency, p.batch_size * p.group_size),
   flow: {
     gives: ['policy', 'trajectories'],
     takes: (p) => (p.tasks ? [] : ['tasks', ...(p.split !== 'all' || (validates(p) && p.val_split !== 'all') ? ['split' as const] : [])]),
