@@ -6,7 +6,7 @@
 // concurrency is the same in both (BENCH_CONCURRENCY, default 2). The load
 // average is printed before and after; the last line is one JSON object.
 import { execa } from 'execa';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { engineProxy } from '../test/hosts/engines.js';
@@ -39,7 +39,9 @@ async function once(hosts: number) {
     // Not spawnSync: the proxies live in this process and must keep forwarding while the CLI runs.
     const r = await execa(process.execPath, [CLI, 'run', 'e.yaml'], { cwd: dir, env: { ...process.env, CI: 'true' }, reject: false });
     if (r.exitCode !== 0) throw new Error(`eval on ${hosts} host(s) failed: ${r.stderr}`);
-    const agentsS = Number(/agents\s+done in ([\d.]+)s/.exec(r.stderr)?.[1]);
+    // The node's own duration from the lock file, in ms: the progress line rounds it to whole seconds.
+    const lock = JSON.parse(await readFile(join(dir, 'e.lock.json'), 'utf8')) as { nodes: Record<string, { durationMs?: number }> };
+    const agentsS = +((lock.nodes.agents?.durationMs ?? NaN) / 1000).toFixed(2);
     const runs = TASKS * POLICIES.length;
     return { hosts, runs, agents_s: agentsS, runs_per_min: +((runs / agentsS) * 60).toFixed(1) };
   } finally {
