@@ -6,18 +6,10 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { cli, outputsOf, readJsonl, tmpProject } from '../helpers.js';
-import { serveExport } from '../verl/serve-export.js';
+import { exportExperiment, serveExport } from '../verl/serve-export.js';
 import { engineProxy } from './engines.js';
 
-const EXP = `name: served
-models:
-  tiny: { provider: openai, base_url: "http://127.0.0.1:9/v1", model: tiny-coder, path: Qwen/Qwen3-0.6B, api_key_env: TINY_KEY }
-stages:
-  tasks: { uses: generate, with: { seeds: mlebench-tabular, count: 2, samples: [50, 80], seed: 1 } }
-  verified: { uses: filter, needs: [tasks], with: { val: 0 } }
-  demos: { uses: eval, needs: [verified], with: { policy: scripted:linear, max_turns: 4, step_timeout: 60, seed: 3 } }
-  rl: { uses: grpo, needs: [verified], with: { policy: tiny, trainer: verl-export, reward: sandmle-paper, steps: 2, batch_size: 2, group_size: 4, max_turns: 3, verl: { gpus_per_node: 8 } } }
-`;
+const EXP = exportExperiment('served');
 
 type Traj = { task_id: string; turns: { action: string; code?: string }[]; messages: unknown[]; submission: string | null; ended: string; scaffold: string };
 type Grade = { reward: number; variables: Record<string, number>; grade_error: string | null };

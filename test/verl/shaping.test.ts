@@ -14,19 +14,11 @@ import { execa } from 'execa';
 import { parse, stringify } from 'yaml';
 import { referenceMessage } from '../../agents/shaping/spice.js';
 import { ROOT, cli, outputsOf, readJsonl, tmpProject } from '../helpers.js';
-import { serveExport } from './serve-export.js';
+import { exportExperiment, serveExport } from './serve-export.js';
 
 const PY = join(ROOT, '.venv', 'verl', 'bin', 'python');
 
-const EXP = `name: shaped
-models:
-  tiny: { provider: openai, base_url: "http://127.0.0.1:9/v1", model: tiny-coder, path: Qwen/Qwen3-0.6B, api_key_env: TINY_KEY }
-stages:
-  tasks: { uses: generate, with: { seeds: mlebench-tabular, count: 2, samples: [50, 80], seed: 1 } }
-  verified: { uses: filter, needs: [tasks], with: { val: 0 } }
-  demos: { uses: eval, needs: [verified], with: { policy: scripted:linear, max_turns: 4, step_timeout: 60, seed: 3 } }
-  rl: { uses: grpo, needs: [verified, demos], with: { policy: tiny, trainer: verl-export, reward: sandmle-paper, steps: 2, batch_size: 2, group_size: 4, max_turns: 3, verl: { gpus_per_node: 8 }, shaping: { kind: spice, beta: 0.5, references: 2 } } }
-`;
+const EXP = exportExperiment('shaped', { needs: 'verified, demos', rlWith: 'shaping: { kind: spice, beta: 0.5, references: 2 }' });
 
 type Entry = { task_id: string; text: string; source: string; step: number };
 type Traj = { task_id: string; messages: { role: string; content: string }[]; turns: { action: string; code?: string }[]; submission: string | null; ended: string; scaffold: string; variables: { success: number } };
