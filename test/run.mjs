@@ -46,17 +46,22 @@ function find(dir) {
 }
 
 const named = filters.filter((f) => f.endsWith('.ts') && existsSync(f) && statSync(f).isFile());
-// How long each file took last time on this machine. The slowest start first, so that two long files do
-// not end up running one after the other at the end. Files never timed come after them, those under test/
+// How long each file took last time on this machine, else in the reference run kept beside this runner
+// (test/durations.json: a clean clone has no times of its own, and in name order the slowest files came
+// last and ran on after the rest had finished). The slowest start first, so that two long files do not end
+// up running one after the other at the end. Files never timed come after them, those under test/
 // (fixture and end-to-end tests, the slow ones) before the unit tests beside the code.
 const TIMES = join(tmpdir(), 'mlepipe-test-times.json');
-const lastTimes = (() => {
+const readTimes = (file) => {
   try {
-    return JSON.parse(readFileSync(TIMES, 'utf8'));
+    return JSON.parse(readFileSync(file, 'utf8'));
   } catch {
     return {};
   }
-})();
+};
+const DURATIONS = fileURLToPath(new URL('./durations.json', import.meta.url));
+const DURATIONS_ABOUT = 'Seconds each test file took in a whole run of test/run.mjs, two files at a time on the 2-core machine; the runner starts the slowest first. MLEPIPE_TEST_DURATIONS=write node test/run.mjs refreshes it.';
+const lastTimes = { ...readTimes(DURATIONS).seconds, ...readTimes(TIMES) };
 const files = [...new Set([...named, ...ROOTS.flatMap((r) => find(r)).filter((f) => !filters.length || filters.some((x) => f.includes(x)))])]
   .sort((a, b) => Number(!a.startsWith('test')) - Number(!b.startsWith('test')) || a.localeCompare(b))
   .sort((a, b) => (lastTimes[b] ?? -1) - (lastTimes[a] ?? -1));
@@ -243,9 +248,18 @@ await Promise.all(
 );
 rmSync(traceDir, { recursive: true, force: true });
 try {
-  writeFileSync(TIMES, JSON.stringify({ ...lastTimes, ...times }));
+  writeFileSync(TIMES, JSON.stringify({ ...readTimes(TIMES), ...times }));
 } catch {
   // only an ordering hint
+}
+// `MLEPIPE_TEST_DURATIONS=write node test/run.mjs` refreshes the reference times after a whole run.
+if (process.env.MLEPIPE_TEST_DURATIONS === 'write' && !filters.length) {
+  const seconds = Object.fromEntries(
+    Object.entries(times)
+      .sort(([a], [b]) => (a < b ? -1 : 1))
+      .map(([f, t]) => [f, Math.round(t * 10) / 10]),
+  );
+  writeFileSync(DURATIONS, `${JSON.stringify({ about: DURATIONS_ABOUT, seconds }, null, 1)}\n`);
 }
 const cpu = childCpuSeconds() - cpu0;
 process.stdout.write(`\n${files.length} test files in ${((Date.now() - t0) / 1000).toFixed(1)}s (time scale ${scale}), ${cpu.toFixed(0)} CPU seconds in their processes\n`);

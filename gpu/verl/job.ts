@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
+import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { execa } from 'execa';
 import { packageRoot } from '../../core/assets.js';
@@ -108,8 +108,7 @@ export async function runJob(o: JobOptions): Promise<{ id: string; reattached: b
       ...(o.launch ?? []),
       ...overrides,
     ];
-    const r = await execa(ray, args, { reject: false, all: true });
-    if (r.exitCode !== 0) throw new EnvError(`ray job submit to ${job.address} failed: ${(r.all ?? '').trim().split('\n').slice(-5).join(' ')}`);
+    await submit(ray, args, job, o.log);
     o.log(`submitted ray job ${job.id} to ${job.address}`);
   } else {
     o.log(`reattached to ray job ${job.id} at ${job.address} (${state})`);
@@ -135,21 +134,59 @@ export async function runJob(o: JobOptions): Promise<{ id: string; reattached: b
   return { id: job.id, reattached };
 }
 
-const freePort = () =>
-  new Promise<number>((ok, fail) => {
-    const srv = createServer();
-    srv.once('error', fail);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => ok(port));
-    });
-  });
+/** What Ray's job server answers while the head's job agent has not registered: its own words ask to try again. */
+const NO_AGENT_YET = 'No available agent to submit job';
+/** How long a submission keeps trying while the job server says its agent is not there yet. */
+export const SUBMIT_PATIENCE_MS = 120_000;
+
+/**
+ * `ray job submit`, tried again while the job server says no job agent is available yet (it waits 10 s for
+ * one, then asks the caller to try later; a head's agent registers after its dashboard answers, later still on
+ * a loaded machine). The submission id is fixed, so a try that reached Ray is found by status, not repeated.
+ */
+export async function submit(ray: string, args: readonly string[], job: JobRecord, log: (line: string) => void, patienceMs = SUBMIT_PATIENCE_MS): Promise<void> {
+  const until = Date.now() + patienceMs;
+  for (;;) {
+    const r = await execa(ray, args, { reject: false, all: true });
+    if (r.exitCode === 0) return;
+    const said = (r.all ?? '').trim();
+    if (!said.includes(NO_AGENT_YET) || Date.now() > until) throw new EnvError(`ray job submit to ${job.address} failed: ${said.split('\n').slice(-5).join(' ')}`);
+    if ((await status(job)) !== undefined) return;
+    log(`ray's job server at ${job.address} has no job agent yet; submitting again`);
+    await new Promise((r) => setTimeout(r, 2000));
+  }
+}
+
+/**
+ * n distinct free loopback ports: every listener is open before any closes, so no two are the same (one at a
+ * time, the system may hand back the port it was just given).
+ */
+async function freePorts(n: number): Promise<number[]> {
+  const servers = await Promise.all(
+    Array.from(
+      { length: n },
+      () =>
+        new Promise<Server>((ok, fail) => {
+          const srv = createServer();
+          srv.once('error', fail);
+          srv.listen(0, '127.0.0.1', () => ok(srv));
+        }),
+    ),
+  );
+  const ports = servers.map((s) => (s.address() as { port: number }).port);
+  await Promise.all(servers.map((s) => new Promise((ok) => s.close(ok))));
+  return ports;
+}
 
 /**
  * Ports Ray otherwise takes at fixed numbers (its client server 10001, the dashboard agent 52365): a second
- * head on the same machine, another node's or another user's, would fail to start on them.
+ * head on the same machine, another node's or another user's, would fail to start on them. `extra` more free
+ * ports come after them, all distinct.
  */
-export const ownPorts = async () => ['--ray-client-server-port', String(await freePort()), '--dashboard-agent-listen-port', String(await freePort())];
+export async function ownPorts(extra = 0): Promise<{ args: string[]; agent: number; more: number[] }> {
+  const [client, agent, ...more] = await freePorts(2 + extra);
+  return { args: ['--ray-client-server-port', String(client), '--dashboard-agent-listen-port', String(agent)], agent, more };
+}
 
 export interface LocalHead {
   /** The dashboard's address, where jobs are submitted. */
@@ -163,7 +200,8 @@ export interface LocalHead {
  */
 export async function startLocalHead(o: { cpus: number; log: (line: string) => void; env?: Record<string, string> }): Promise<LocalHead> {
   const temp = await mkdtemp(join(tmpdir(), 'ray-'));
-  const [gcs, dash] = [await freePort(), await freePort()];
+  const own = await ownPorts(3);
+  const [gcs, dash, metrics] = own.more;
   const args = [
     'start',
     '--head',
@@ -180,12 +218,14 @@ export async function startLocalHead(o: { cpus: number; log: (line: string) => v
     String(dash),
     '--include-dashboard',
     'true',
-    ...(await ownPorts()),
+    ...own.args,
     '--temp-dir',
     temp,
     '--disable-usage-stats',
   ];
-  const head = execa(rayCli(), args, { reject: false, all: true, buffer: false, env: { RAY_USAGE_STATS_ENABLED: '0', ...o.env } });
+  // Ray's dashboard serves its own metrics on a fixed port (44227) unless told otherwise: two heads on one machine,
+  // or a head beside a process whose ray.init started one, fought over it, and the loser's job agent could not listen.
+  const head = execa(rayCli(), args, { reject: false, all: true, buffer: false, env: { RAY_USAGE_STATS_ENABLED: '0', DASHBOARD_METRIC_PORT: String(metrics), ...o.env } });
   // The dashboard answers before the node itself is up; `ray start` says when it is, and a node that
   // timed out starting (a loaded machine) leaves a dashboard with no node behind.
   let said = '';
@@ -202,14 +242,15 @@ export async function startLocalHead(o: { cpus: number; log: (line: string) => v
     await head;
     await rm(temp, { recursive: true, force: true });
   };
-  // Ready once its node has started and its job server answers.
+  const answers = (url: string) =>
+    fetch(url).then(
+      () => true,
+      () => false,
+    );
+  // Ready once its node has started, its job server answers and so does the job agent submissions go to
+  // (the job server otherwise refuses them for a while).
   for (let i = 0; ; i++) {
-    const up =
-      said.includes('Ray runtime started') &&
-      (await fetch(`${address}/api/version`).then(
-        (r) => r.ok,
-        () => false,
-      ));
+    const up = said.includes('Ray runtime started') && (await answers(`${address}/api/version`)) && (await answers(`http://127.0.0.1:${own.agent}/`));
     if (up) return { address, stop };
     if (head.exitCode !== null || i > 240) {
       await stop();

@@ -39,10 +39,14 @@ test('a killed run reattaches to its Ray job instead of submitting a second one'
     const env = { TINY_KEY: 'sk-test' };
     const log = await rlLog(dir);
     const first = cliStart(['run', 'e.yaml'], { cwd: dir, env });
+    let ended = false;
+    void first.then(() => (ended = true));
     let id = '';
     await waitFor(
       async () => {
         id = /submitted ray job (\S+)/.exec(await log())?.[1] ?? '';
+        // A run that ended without submitting will never submit: say why now, not at the wait's limit.
+        if (!id && ended) assert.unreachable(`the run ended before it submitted a job:\n${(await log()).slice(-2000)}`);
         return id !== '';
       },
       300_000,

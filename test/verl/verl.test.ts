@@ -196,7 +196,7 @@ test('(c) a local Ray head runs the agent loop and the reward function as Ray ta
   const temp = await mkdtemp(join('/tmp', 'ray-'));
   const ray = join(ROOT, '.venv', 'verl', 'bin', 'ray');
   // --block keeps the head in this process group's child; stopping it stops what it started.
-  const head = execa(ray, ['start', '--head', '--block', '--num-cpus', '2', '--node-ip-address', '127.0.0.1', '--port', String(await closedPort()), '--temp-dir', temp, '--include-dashboard', 'false', ...(await ownPorts()), '--disable-usage-stats'], {
+  const head = execa(ray, ['start', '--head', '--block', '--num-cpus', '2', '--node-ip-address', '127.0.0.1', '--port', String(await closedPort()), '--temp-dir', temp, '--include-dashboard', 'false', ...(await ownPorts()).args, '--disable-usage-stats'], {
     reject: false,
     env: { RAY_USAGE_STATS_ENABLED: '0' },
   });
