@@ -5,7 +5,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { envInstalled, pythonEnv } from '../core/python.js';
 import type { StageContext } from './contract.js';
-import { stageSandbox } from './sandbox.js';
+import { execa } from 'execa';
+import { readdir } from 'node:fs/promises';
+import { assetPath } from '../core/assets.js';
+import { preloadFor, stageSandbox } from './sandbox.js';
 
 test('the process backend runs steps with the interpreter the stage was given', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'mlepipe-stagebox-'));
@@ -93,5 +96,32 @@ test("a jail is as large as the stage's memory_mb: a step may use more than the 
     await rm(dir, { recursive: true, force: true });
   }
 });
+
+test("scripted agents' jails preload every library the kit, the suite's starters and the tools import, and neither torch nor XGBoost", async () => {
+  const mlab = preloadFor({ models: false, mlab: true })!;
+  const kit = preloadFor({ models: false, mlab: false })!;
+  assert.is(preloadFor({ models: true, mlab: true }), undefined, "a model's code may import anything: the whole environment");
+  for (const list of [mlab, kit]) for (const heavy of ['torch', 'xgboost']) assert.not.ok(list.includes(heavy), heavy);
+  // Every top-level library the Python sources name (starters are strings inside the generator's files), less
+  // the standard library, the packages' own modules, torch (trace_tensor_shapes imports it itself), the
+  // tokenizer libraries the NLP tools use where installed (the agent environment has neither) and statsmodels
+  // (the time-series tools alone import it, 1.2 s of CPU that every jail of a stage would pay).
+  const sources = [...(await pyFiles(assetPath('tools/py'))), ...(await pyFiles(assetPath('tasks/py/mltoolbench')))];
+  const named = new Set<string>();
+  for (const f of sources) for (const m of (await readFile(f, 'utf8')).matchAll(/^\s*(?:from|import)\s+([A-Za-z_][\w]*)/gm)) named.add(m[1]);
+  const std = (await execa(pythonEnv('agent').python, ['-c', 'import sys; print(" ".join(sys.stdlib_module_names))'])).stdout.split(' ');
+  const own = ['mlepipe_tools', 'mltoolbench', 'grade', 'attain', 'torch', 'tiktoken', 'tokenizers', 'transformers', 'statsmodels'];
+  const libraries = [...named].filter((m) => !std.includes(m) && !own.includes(m));
+  assert.ok(libraries.includes('networkx') && libraries.includes('PIL'), libraries.join(' '));
+  for (const lib of libraries)
+    assert.ok(
+      mlab.some((m) => m === lib || m.startsWith(`${lib}.`)),
+      `${lib} is imported but not preloaded`,
+    );
+});
+
+async function pyFiles(dir: string): Promise<string[]> {
+  return (await readdir(dir, { recursive: true })).filter((f) => f.endsWith('.py')).map((f) => join(dir, f));
+}
 
 test.run();

@@ -1,10 +1,13 @@
 // The sandbox a stage runs agent or generated code in: the project's backend,
 // served by a pool of warm executors the size of the stage's concurrency.
+import { KIT_MODULES } from '../agents/policies/kitcode.js';
 import { UserError } from '../core/errors.js';
 import { engineAt } from '../sandbox/hosts.js';
 import { GpuLender } from '../sandbox/gpus.js';
 import { createSandbox, type Limits, type Sandbox } from '../sandbox/index.js';
 import { spreadSandbox } from '../sandbox/spread.js';
+import { SUITE_MODULES } from '../tasks/mltoolbench.js';
+import { TOOL_MODULES } from '../tools/index.js';
 import type { SandboxHost, StageContext } from './contract.js';
 
 /** What each run's jail is given: its memory (the stage's memory_mb) and, from sandbox: cpus_per_run, its CPUs. */
@@ -38,6 +41,17 @@ export function stageSandbox(ctx: StageContext<unknown>, poolSize: number, modul
     warn: (m) => ctx.log(`warning: ${m}`),
     signal: ctx.signal,
   });
+}
+
+/**
+ * What an eval or grpo stage's jails preload, from who writes the code its steps run: a model may import
+ * anything the agent environment has (undefined: all of it); scripted agents and the template policy run
+ * the kit's code, and under the mlab scaffold also the suite's starters and the diagnostic tools, none of
+ * which import torch or XGBoost (about half of a jail's start-up).
+ */
+export function preloadFor(o: { models: boolean; mlab: boolean }): readonly string[] | undefined {
+  if (o.models) return undefined;
+  return o.mlab ? [...new Set([...KIT_MODULES, ...SUITE_MODULES, ...TOOL_MODULES])] : KIT_MODULES;
 }
 
 /** Where and how a stage's (or the verl sandbox service's) jails run on hosts' engines. */

@@ -1,6 +1,7 @@
 // The MLToolBench-style suite's instance list (tasks/py/mltoolbench/instances.tsv,
 // shared with the Python generator) and the selection a stage makes from it.
 import { assetText } from '../core/assets.js';
+import { sklearnStackWith } from '../sandbox/warm/modules.js';
 
 export type SuiteSplit = 'train' | 'id' | 'ood';
 
@@ -43,3 +44,10 @@ export function selectInstances(sel: SuiteSelection): SuiteInstance[] {
   const picked = suiteInstances().filter((i) => (sel.split === 'all' || i.split === sel.split) && (!sel.templates || sel.templates.includes(i.template)) && (!sel.domains || sel.domains.includes(i.domain)));
   return sel.limit ? picked.slice(0, sel.limit) : picked;
 }
+
+/**
+ * What the suite's generator and its starter scripts import (tasks/py/mltoolbench): scikit-learn's stack,
+ * SciPy's image filters and Pillow, never torch or XGBoost. The stage that builds the suite preloads only
+ * these in its warm jails.
+ */
+export const SUITE_MODULES = sklearnStackWith('sklearn.svm', 'sklearn.naive_bayes', 'scipy.ndimage', 'scipy.stats', 'PIL.Image');

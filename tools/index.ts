@@ -8,6 +8,7 @@ import { assetPath } from '../core/assets.js';
 import { UserError } from '../core/errors.js';
 import { suggestion } from '../core/suggest.js';
 import type { Limits, Session } from '../sandbox/index.js';
+import { sklearnStackWith } from '../sandbox/warm/modules.js';
 import { checkArgs } from './args.js';
 import { MODULES, TOOLS } from './catalog.js';
 import { DOMAINS, type Domain, type ToolAnswer, type ToolSpec } from './types.js';
@@ -40,6 +41,14 @@ export function getTool(name: string): ToolSpec {
     )} (mlepipe tools list shows them)`,
   );
 }
+
+/**
+ * What the tools' modules import (tools/py/mlepipe_tools), so that a warm jail that serves tool calls forks
+ * them ready: SciPy's statistics and signals, the scikit-learn parts the tools fit, NetworkX and Pillow.
+ * torch is left out (only trace_tensor_shapes needs it, and that call imports it itself), and so is statsmodels
+ * (the time-series tools alone import it: 1.2 s of CPU that every jail would pay).
+ */
+export const TOOL_MODULES = sklearnStackWith('scipy.stats', 'scipy.signal', 'sklearn.feature_selection', 'sklearn.feature_extraction.text', 'sklearn.cluster', 'sklearn.tree', 'networkx', 'PIL.Image');
 
 /** Longest answer text handed to the agent; the evidence keeps everything. */
 const MAX_TEXT = 2000;

@@ -5,7 +5,6 @@ import { existsSync } from 'node:fs';
 import { copyFile, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { makePolicy, type Policy } from '../../agents/policies/index.js';
-import { KIT_MODULES } from '../../agents/policies/kitcode.js';
 import { replaying } from '../../agents/policies/replay.js';
 import { aide } from '../../agents/scaffolds/aide/index.js';
 import { mlabScaffold } from '../../agents/scaffolds/mlab/index.js';
@@ -17,7 +16,7 @@ import { rewardFormula, rewardInputs } from '../../core/rewards/presets.js';
 import { humanRank } from '../../tasks/leaderboard.js';
 import { medalReport } from '../../tasks/medals.js';
 import type { Metrics, StageContext, StageResult } from '../contract.js';
-import { stageSandbox } from '../sandbox.js';
+import { preloadFor, stageSandbox } from '../sandbox.js';
 import { serveModel, type ServedModel } from '../worker.js';
 import { gradingReport, latencyRows, mlebenchReport, policyRows, taskRows, winRateRows, type RunRecord } from './aggregate.js';
 import { branchTurn, loadSaved, replayMismatches, savedReplies, savedRun, type BranchRecord } from './branch.js';
@@ -71,9 +70,8 @@ export async function run(ctx: StageContext<EvalParams>): Promise<StageResult | 
   const inputs = rewardInputs(p.reward, ctx.rewards, p);
   const jobs = tasks.flatMap((task) => policies.flatMap((policy, pi) => Array.from({ length: p.repeats }, (_, repeat) => ({ task, policy, pi, repeat }))));
   // Jails are reused from rollout to rollout: never more of them than rollouts.
-  // The kit's agents import the kit's stack only; a model's code, or mlab's tools, may import anything.
-  const kitOnly = p.scaffold !== 'mlab' && names.every(({ ref }) => ref.kind !== 'openai');
-  const sandbox = stageSandbox(ctx, Math.min(p.concurrency, jobs.length), kitOnly ? KIT_MODULES : undefined, { memoryMb: p.memory_mb });
+  const preload = preloadFor({ models: names.some(({ ref }) => ref.kind === 'openai'), mlab: p.scaffold === 'mlab' });
+  const sandbox = stageSandbox(ctx, Math.min(p.concurrency, jobs.length), preload, { memoryMb: p.memory_mb });
   let finished = 0;
   const one = async ({ task, policy, pi, repeat }: (typeof jobs)[number]): Promise<Trajectory> => {
     const itemId = `${pi}-${slug(policy.name)}__${task.id}__r${repeat}`;

@@ -3,7 +3,6 @@
 import { cp, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { templateUpdate } from '../../agents/grpo/template-trainer.js';
-import { KIT_MODULES } from '../../agents/policies/kitcode.js';
 import { openaiPolicy } from '../../agents/policies/openai.js';
 import { freshCheckpoint, templatePolicy } from '../../agents/policies/template/index.js';
 import type { TemplateCheckpoint } from '../../agents/policies/template/model.js';
@@ -15,7 +14,7 @@ import { type ExportOptions, writeVerlExport } from '../../gpu/verl/export.js';
 import { verlWeightsOf } from '../verl-job.js';
 import type { Metrics, StageContext, StageResult } from '../contract.js';
 import { listTasks, type TaskRef } from '../eval/tasks.js';
-import { stageSandbox } from '../sandbox.js';
+import { preloadFor, stageSandbox } from '../sandbox.js';
 import { buildBatch, isCrashed, templateSamples, type Rollout } from './batch.js';
 import type { Trajectory } from '../../agents/trajectory.js';
 import { stepMetrics, valMetrics } from './metrics.js';
@@ -100,9 +99,8 @@ export async function run(ctx: StageContext<GrpoParams>): Promise<StageResult | 
       ? templatePolicy('template', ck, { temperature: p.temperature, seed: `${p.seed}:${k}`, maxTurns: p.max_turns })
       : openaiPolicy(p.policy, worker!.spec, { sampling: { temperature: p.temperature, seed: p.seed * 100_003 + k, logprobs: true }, log: ctx.log });
   // Jails are reused from rollout to rollout: never more of them than a step's rollouts.
-  // The template policy writes the kit's code, which imports the kit's stack only; mlab's tools may import anything.
-  const kitOnly = p.trainer === 'template' && p.scaffold !== 'mlab';
-  const sandbox = stageSandbox(ctx, Math.min(p.concurrency, p.batch_size * p.group_size), kitOnly ? KIT_MODULES : undefined, { memoryMb: p.memory_mb });
+  const preload = preloadFor({ models: p.trainer !== 'template', mlab: p.scaffold === 'mlab' });
+  const sandbox = stageSandbox(ctx, Math.min(p.concurrency, p.batch_size * p.group_size), preload, { memoryMb: p.memory_mb });
   const scaffolds = {
     train: p.scaffold === 'mlab' ? mlabScaffold({ tools: p.tools ?? 'domain', toolDropout: p.tool_dropout, seed: p.seed }) : react,
     // Validation offers every tool: dropout is a training-time control.

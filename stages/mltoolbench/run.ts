@@ -9,7 +9,7 @@ import { assetPath } from '../../core/assets.js';
 import { mapLimit } from '../../core/pool.js';
 import { runEvaluator } from '../../tasks/evaluate.js';
 import { importInstance, instanceProblem, readSuiteManifest } from '../../tasks/mltoolbench-import.js';
-import { selectInstances, suiteInstances, type SuiteInstance } from '../../tasks/mltoolbench.js';
+import { selectInstances, suiteInstances, SUITE_MODULES, type SuiteInstance } from '../../tasks/mltoolbench.js';
 import type { StageContext, StageResult } from '../contract.js';
 import { stageSandbox } from '../sandbox.js';
 import type { MltoolbenchParams } from './index.js';
@@ -41,7 +41,8 @@ export async function run(ctx: StageContext<MltoolbenchParams>): Promise<StageRe
   await mkdir(join(ctx.outDir, 'tasks'));
   const empty = await mkdtemp(join(tmpdir(), 'mlepipe-mltb-'));
   await mkdir(join(empty, 'public'));
-  const sandbox = stageSandbox(ctx, Math.min(p.concurrency, picked.length));
+  // The generator and its starters import the suite's stack only (no torch, no XGBoost).
+  const sandbox = stageSandbox(ctx, Math.min(p.concurrency, picked.length), SUITE_MODULES);
   let done = 0;
   const buildOne = async (inst: SuiteInstance, d: string): Promise<Built> => {
     const session = await sandbox.open({ task: empty, signal: ctx.signal });
