@@ -121,16 +121,17 @@ export async function toolTask(media = false): Promise<string> {
   return dir;
 }
 
-/** A warm bwrap session on the agent environment over a fresh tool task (or the task folder given, left in place), as agents get one. */
+/** A warm bwrap session on the agent environment over a fresh tool task (or the task folder given, left in place), as scripted agents get one. */
 export async function toolSession(media = false, given?: string) {
   const { createSandbox } = await import('../sandbox/index.js');
   const { envInstalled, pythonEnv } = await import('../core/python.js');
-  const { runTool } = await import('../tools/index.js');
+  const { runTool, TOOL_MODULES } = await import('../tools/index.js');
   const { rm } = await import('node:fs/promises');
   const agent = pythonEnv('agent');
   if (!envInstalled(agent)) throw new Error(`the agent environment is not installed: ${agent.fix}`);
   const task = given ?? (await toolTask(media));
-  const sandbox = createSandbox({ backend: 'bwrap', warm: true, python: agent.python, poolSize: 0 });
+  // Preloading what the tools import, as a scripted agent's jail does.
+  const sandbox = createSandbox({ backend: 'bwrap', warm: true, python: agent.python, poolSize: 0, modules: TOOL_MODULES });
   const session = await sandbox.open({ task });
   return {
     task,
