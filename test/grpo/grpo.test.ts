@@ -79,7 +79,9 @@ ${TASKS}  rl: { uses: grpo, needs: [verified], with: { split: all, steps: 3, bat
   const first = cliStart(['run', 'e.yaml'], { cwd: dir });
   const finishedSteps = async () => {
     let n = 0;
-    for (const item of await readdir(items).catch(() => [] as string[])) if (await exists(join(items, item, 'step.json'))) n++;
+    // Published steps only: a step being written sits in a `.tmp-` folder (step.json first) until it is renamed
+    // into place, and a kill before the rename leaves that step to run again.
+    for (const item of await readdir(items).catch(() => [] as string[])) if (!item.includes('.tmp-') && (await exists(join(items, item, 'step.json')))) n++;
     return n;
   };
   await waitFor(async () => (await finishedSteps()) >= 1, 120_000, 'the first step');

@@ -177,10 +177,23 @@ while True:
         pass
 `,
   census: `
+# Processes of earlier steps that can still run: a zombie, or a process the kernel is still tearing down
+# after a SIGKILL (pending, it cannot be caught), runs no more code. Every other process is listed with its
+# state, so that a failure says what was left.
 import os
 me, parent = os.getpid(), os.getppid()
-others = [p for p in os.listdir('/proc') if p.isdigit() and int(p) not in (1, me, parent)]
-print('OTHERS', len(others), others)
+def info(p):
+    try:
+        st = dict(l.split(':', 1) for l in open(f'/proc/{p}/status').read().splitlines() if ':' in l)
+        cmd = open(f'/proc/{p}/cmdline', 'rb').read().replace(b'\\0', b' ').decode(errors='replace')[:80]
+    except OSError:
+        return None
+    killed = any(int(st.get(k, '0').strip(), 16) & (1 << 8) for k in ('SigPnd', 'ShdPnd'))
+    return {'pid': int(p), 'state': st.get('State', '?').strip(), 'sigkill_pending': killed, 'cmd': cmd}
+others = [i for p in os.listdir('/proc') if p.isdigit() and int(p) not in (1, me, parent) for i in [info(p)] if i]
+live = [i['pid'] for i in others if not i['state'].startswith(('Z', 'X')) and not i['sigkill_pending']]
+print('OTHERS', len(live), live)
+print('DYING', [i for i in others if i['pid'] not in live])
 `,
   memory: `
 try:
