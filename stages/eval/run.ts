@@ -70,7 +70,8 @@ export async function run(ctx: StageContext<EvalParams>): Promise<StageResult | 
   const inputs = rewardInputs(p.reward, ctx.rewards, p);
   const jobs = tasks.flatMap((task) => policies.flatMap((policy, pi) => Array.from({ length: p.repeats }, (_, repeat) => ({ task, policy, pi, repeat }))));
   // Jails are reused from rollout to rollout: never more of them than rollouts.
-  const preload = preloadFor({ models: names.some(({ ref }) => ref.kind === 'openai'), mlab: p.scaffold === 'mlab' });
+  // A model writes code as a policy, or as the mlab AI actions' action_model (Edit Script (AI) runs what it wrote).
+  const preload = preloadFor({ models: names.some(({ ref }) => ref.kind === 'openai') || p.action_model !== undefined, mlab: p.scaffold === 'mlab' });
   const sandbox = stageSandbox(ctx, Math.min(p.concurrency, jobs.length), preload, { memoryMb: p.memory_mb });
   let finished = 0;
   const one = async ({ task, policy, pi, repeat }: (typeof jobs)[number]): Promise<Trajectory> => {
