@@ -47,8 +47,8 @@ function find(dir) {
 
 const named = filters.filter((f) => f.endsWith('.ts') && existsSync(f) && statSync(f).isFile());
 // How long each file took last time on this machine, else in the reference run kept beside this runner
-// (test/durations.json: a clean clone has no times of its own, and in name order the slowest files came
-// last and ran on after the rest had finished). The slowest start first, so that two long files do not end
+// (test/durations.json: a fresh machine has no times of its own, and in name order the slowest files may
+// come last and run on after the rest have finished). The slowest start first, so that two long files do not end
 // up running one after the other at the end. Files never timed come after them, those under test/
 // (fixture and end-to-end tests, the slow ones) before the unit tests beside the code.
 const TIMES = join(tmpdir(), 'mlepipe-test-times.json');
