@@ -43,6 +43,9 @@ export function stageSandbox(ctx: StageContext<unknown>, poolSize: number, modul
   });
 }
 
+/** What scripted agents under the mlab scaffold run: the kit, the suite's starters and the tools. */
+const MLAB_MODULES: readonly string[] = [...new Set([...KIT_MODULES, ...SUITE_MODULES, ...TOOL_MODULES])];
+
 /**
  * What an eval or grpo stage's jails preload, from who writes the code its steps run: a model may import
  * anything the agent environment has (undefined: all of it); scripted agents and the template policy run
@@ -51,7 +54,7 @@ export function stageSandbox(ctx: StageContext<unknown>, poolSize: number, modul
  */
 export function preloadFor(o: { models: boolean; mlab: boolean }): readonly string[] | undefined {
   if (o.models) return undefined;
-  return o.mlab ? [...new Set([...KIT_MODULES, ...SUITE_MODULES, ...TOOL_MODULES])] : KIT_MODULES;
+  return o.mlab ? MLAB_MODULES : KIT_MODULES;
 }
 
 /** Where and how a stage's (or the verl sandbox service's) jails run on hosts' engines. */

@@ -1,5 +1,6 @@
 // Shared by fixture and end-to-end tests: temp projects and the built CLI.
 import { execa, type ResultPromise } from 'execa';
+import { existsSync } from 'node:fs';
 import { cp, mkdir, mkdtemp, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -166,3 +167,18 @@ stages:
   tasks: { uses: generate, with: { seeds: mlebench-tabular, count: 2, samples: [50, 80], seed: 1 } }
   verified: { uses: filter, needs: [tasks], with: { val: 0 } }
 `;
+
+/**
+ * Training steps a node has published in a cache's item store (`items`: its items/ folder), under one node's
+ * `key` or under all: a step being written lies in a `.tmp-` folder, step.json first, and counts only once
+ * renamed into place (a kill before the rename leaves the step to run again).
+ */
+export async function publishedSteps(items: string, key?: string): Promise<number> {
+  let n = 0;
+  for (const k of key ? [key] : await readdir(items).catch(() => [] as string[])) {
+    for (const item of await readdir(join(items, k)).catch(() => [] as string[])) {
+      if (!item.includes('.tmp-') && existsSync(join(items, k, item, 'step.json'))) n++;
+    }
+  }
+  return n;
+}

@@ -10,7 +10,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { exists } from '../../core/fs.js';
 import { mean, sem } from '../../core/stats.js';
-import { cli, cliStart, tmpProject, waitFor, nodeKey, nodeLog, outputsOf, readJsonl, sharedCacheSettings } from '../helpers.js';
+import { cli, cliStart, tmpProject, waitFor, nodeKey, nodeLog, outputsOf, publishedSteps, readJsonl, sharedCacheSettings } from '../helpers.js';
 import { startTestWorker } from './test-worker.js';
 import { readScalars } from '../train-log/read.js';
 
@@ -75,15 +75,9 @@ stages:
 ${TASKS}  rl: { uses: grpo, needs: [verified], with: { split: all, steps: 3, batch_size: 1, group_size: 2, max_turns: 2 } }
 `);
   // This node's checkpoints only: the cache holds the other tests' nodes too.
-  const items = join(cache, 'items', await nodeKey(dir, 'rl'));
+  const key = await nodeKey(dir, 'rl');
   const first = cliStart(['run', 'e.yaml'], { cwd: dir });
-  const finishedSteps = async () => {
-    let n = 0;
-    // Published steps only: a step being written sits in a `.tmp-` folder (step.json first) until it is renamed
-    // into place, and a kill before the rename leaves that step to run again.
-    for (const item of await readdir(items).catch(() => [] as string[])) if (!item.includes('.tmp-') && (await exists(join(items, item, 'step.json')))) n++;
-    return n;
-  };
+  const finishedSteps = () => publishedSteps(join(cache, 'items'), key);
   await waitFor(async () => (await finishedSteps()) >= 1, 120_000, 'the first step');
   process.kill(first.pid!, 'SIGKILL');
   await first.catch(() => undefined);

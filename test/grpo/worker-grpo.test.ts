@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { exists } from '../../core/fs.js';
 import { mean } from '../../core/stats.js';
 import { startLocalWorker } from '../../gpu/trainer/local.js';
-import { cli, cliStart, tmpProject, waitFor, nodeLogs, outputsOf, readJsonl } from '../helpers.js';
+import { cli, cliStart, tmpProject, waitFor, nodeLogs, outputsOf, readJsonl, publishedSteps } from '../helpers.js';
 import { startTestWorker } from './test-worker.js';
 
 // Tasks with one-line descriptions: the tiny model's context is 1,024 tokens, and the ReAct prompt takes most of it.
@@ -30,17 +30,8 @@ const logs = nodeLogs;
 const out = (dir: string, node: string) => outputsOf(dir, node);
 const jsonl = readJsonl;
 
-/** Published steps (an item being written lies in a .tmp- folder, and counts only once renamed). */
-async function finishedSteps(dir: string): Promise<number> {
-  const items = join(dir, '.mlepipe', 'items');
-  let n = 0;
-  for (const key of await readdir(items).catch(() => [] as string[])) {
-    for (const item of await readdir(join(items, key)).catch(() => [] as string[])) {
-      if (!item.includes('.tmp-') && (await exists(join(items, key, item, 'step.json')))) n++;
-    }
-  }
-  return n;
-}
+/** Steps published in the project's own cache. */
+const finishedSteps = (dir: string) => publishedSteps(join(dir, '.mlepipe', 'items'));
 
 const REAL = `name: real
 models:

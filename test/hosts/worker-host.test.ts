@@ -11,7 +11,7 @@ import { execa } from 'execa';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { exists } from '../../core/fs.js';
-import { cli, cliStart, closedPort, nodeLogs, outputsOf, readJsonl, ROOT, tmpProject, waitFor } from '../helpers.js';
+import { cli, cliStart, closedPort, nodeLogs, outputsOf, readJsonl, ROOT, tmpProject, waitFor, publishedSteps } from '../helpers.js';
 import { engineProxy, startSshd } from './engines.js';
 
 const docker = new Docker();
@@ -58,17 +58,8 @@ stages:
     with: { policy: tiny, trainer: worker, tasks: t, split: all, reward: verbose, steps: ${steps}, batch_size: 2, group_size: 3, max_turns: 1, lr: 0.01, seed: 3 }
 `;
 
-/** Published steps (an item being written lies in a .tmp- folder). */
-async function finishedSteps(dir: string): Promise<number> {
-  const items = join(dir, '.mlepipe', 'items');
-  let n = 0;
-  for (const key of await readdir(items).catch(() => [] as string[])) {
-    for (const item of await readdir(join(items, key)).catch(() => [] as string[])) {
-      if (!item.includes('.tmp-') && (await exists(join(items, key, item, 'step.json')))) n++;
-    }
-  }
-  return n;
-}
+/** Steps published in the project's own cache. */
+const finishedSteps = (dir: string) => publishedSteps(join(dir, '.mlepipe', 'items'));
 
 const shape = (rows: Array<Record<string, unknown>>) => rows.map((r) => Object.keys(r).sort());
 const manifestMetrics = async (out: string) => Object.keys((JSON.parse(await readFile(join(out, 'manifest.json'), 'utf8')) as { metrics: object }).metrics).sort();
