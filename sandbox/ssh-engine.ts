@@ -101,9 +101,21 @@ export class SshEngineAgent extends Agent {
   private async login(): Promise<Client> {
     const { Client } = await import('ssh2');
     const c = new Client();
+    // ssh2 can emit a second error for one failed login: a reset socket gives ECONNRESET and then, as
+    // it closes, "Connection lost before handshake". An error with no listener would end the process,
+    // so this listener stays for the client's life (callers add their own) and the login fails only
+    // once the socket has closed, with the first error, the one that names the cause.
+    let first: Error | undefined;
+    c.on('error', (err: Error) => {
+      first ??= err;
+    });
     await new Promise<void>((ok, fail) => {
-      c.once('ready', () => ok());
-      c.once('error', fail);
+      const closed = () => fail(first ?? new Error(`the SSH connection to ${this.config.host} closed before login`));
+      c.once('close', closed);
+      c.once('ready', () => {
+        c.off('close', closed);
+        ok();
+      });
       c.connect(this.config);
     });
     return c;
