@@ -2,6 +2,7 @@
 
 import numpy as np
 import pandas as pd
+from scipy.special import ndtr
 
 from .core import STARTER_HEAD, Template, register
 
@@ -19,13 +20,30 @@ def _sbm(rng, n, k, dim, homophily, deg, feat_noise):
             edges.add((min(a, b), max(a, b)))
     cent = rng.normal(0, 1, (k, dim))
     X = cent[y] * 0.6 + rng.normal(0, feat_noise, (n, dim))
+    E = np.array(sorted(edges))
+    logpost = _label_logpost(y, E, w, X, cent, homophily, n * deg // 2, feat_noise)
     # columns on very different scales, as raw word weights are
-    return y, np.array(sorted(edges)), X * 10 ** rng.uniform(-3.5, 0, dim)
+    return y, E, X * 10 ** rng.uniform(-3.5, 0, dim), logpost
+
+
+def _label_logpost(y, E, w, X, cent, homophily, draws, noise):
+    """log P(y_i = c | every other true label, the edges, x_i), up to a constant per node: classes are drawn alike, features
+    are Gaussian around 0.6 * centre, and each of the draws joins a node picked by weight w to one of its own class (homophily)
+    or of another. Edges are taken as Poisson counts and class sizes as they are."""
+    n, k = len(y), len(cent)
+    size = np.bincount(y, minlength=k)
+    # q[c, d]: the chance that one draw from a node of class c lands on a given node of class d
+    q = np.where(np.eye(k, dtype=bool), homophily / size[:, None], (1 - homophily) / (n - size[:, None]))
+    L = -((X[:, None] - 0.6 * cent[None]) ** 2).sum(2) / (2 * noise**2)
+    for a, b in ((E[:, 0], E[:, 1]), (E[:, 1], E[:, 0])):
+        np.add.at(L, a, np.log(w[a, None] * q[:, y[b]].T + w[b, None] * q[y[b]]))
+    # an absent edge counts too: the others draw towards a node of class c in proportion to their weight times q[., c]
+    return L - draws / w.sum() * (np.bincount(y, w, k) @ q)
 
 
 def _nodes(n, k, dim, homophily, deg, noise, train_frac=0.5):
     def make(rng):
-        y, E, X = _sbm(rng, n, k, dim, homophily, deg, noise)
+        y, E, X, logpost = _sbm(rng, n, k, dim, homophily, deg, noise)
         perm = rng.permutation(n)
         tr, te = perm[: int(train_frac * n)], np.sort(perm[int(train_frac * n) :])
         nodes = pd.DataFrame(X.round(4), columns=[f'f{i}' for i in range(dim)])
@@ -35,6 +53,7 @@ def _nodes(n, k, dim, homophily, deg, noise, train_frac=0.5):
             'files': {'nodes.csv': nodes, 'edges.csv': pd.DataFrame(E, columns=['src', 'dst']), 'train_labels.csv': labels, 'test_nodes.csv': pd.DataFrame({'node': te})},
             'answer': pd.DataFrame({'node': te, 'label': y[te]}),
             'sample': pd.DataFrame({'node': te, 'label': 0}),
+            'oracle': pd.DataFrame({'node': te, 'label': logpost[te].argmax(1)}),
             'grading': {'metric': 'accuracy', 'id': 'node', 'columns': ['label']},
         }
 
@@ -143,6 +162,8 @@ def _clrs(rng):
         'files': {'train_nodes.csv': df[tr].reset_index(drop=True), 'test_nodes.csv': test.drop(columns='distance'), 'edges.csv': pd.DataFrame(erows, columns=['graph', 'src', 'dst'])},
         'answer': test[['id', 'distance']],
         'sample': test[['id']].assign(distance=4),
+        # the distance follows from the graph's edges, which the files list
+        'oracle': test[['id', 'distance']],
         'grading': {'metric': 'accuracy', 'id': 'id', 'columns': ['distance']},
     }
 
@@ -206,7 +227,7 @@ register(
 
 
 def _molecules(rng, bond_rule):
-    rows, erows, labels = [], [], []
+    rows, erows, labels, signal = [], [], [], []
     for m in range(700):
         n = int(rng.integers(5, 16) if bond_rule else rng.integers(4, 41))
         atoms = rng.choice(['C', 'N', 'O', 'S'], n, p=[0.6, 0.15, 0.15, 0.1])
@@ -218,10 +239,12 @@ def _molecules(rng, bond_rule):
         rows += [(m, i, a) for i, a in enumerate(atoms)]
         erows += [(m, a, b, t) for a, b, t in bonds]
         if bond_rule:
-            score = sum(t >= 2 for _, _, t in bonds) - 0.6 * np.sum(atoms == 'O') + rng.normal(0, 0.6)
+            signal.append(sum(t >= 2 for _, _, t in bonds) - 0.6 * np.sum(atoms == 'O'))
+            score = signal[-1] + rng.normal(0, 0.6)
             labels.append(int(score > 1.5))
         else:
-            score = np.mean(atoms == 'N') - 0.5 * np.mean(atoms == 'S') + rng.normal(0, 0.02)
+            signal.append(np.mean(atoms == 'N') - 0.5 * np.mean(atoms == 'S'))
+            score = signal[-1] + rng.normal(0, 0.02)
             labels.append(int(score > 0.1))
     ids = np.arange(700)
     y = np.array(labels)
@@ -231,6 +254,8 @@ def _molecules(rng, bond_rule):
         'files': {'atoms.csv': atoms_df, 'bonds.csv': pd.DataFrame(erows, columns=['mol', 'a', 'b', 'bond_order']), 'train.csv': pd.DataFrame({'mol': ids[:tr], 'label': y[:tr]}), 'test.csv': pd.DataFrame({'mol': ids[tr:]})},
         'answer': pd.DataFrame({'mol': ids[tr:], 'label': y[tr:]}),
         'sample': pd.DataFrame({'mol': ids[tr:], 'label': 0.5}),
+        # P(label 1): the noise-free score, which the atoms and bonds fix, past the threshold by the noise
+        'oracle': pd.DataFrame({'mol': ids[tr:], 'label': ndtr((np.array(signal[tr:]) - (1.5 if bond_rule else 0.1)) / (0.6 if bond_rule else 0.02))}),
         'grading': {'metric': 'auc', 'id': 'mol', 'columns': ['label']},
     }
 

@@ -2,6 +2,7 @@
 
 import numpy as np
 import pandas as pd
+from scipy.special import ndtr
 
 from .core import STARTER_HEAD, Template, register
 
@@ -33,10 +34,13 @@ def _imdb(rng):
         texts.append(' '.join(list(rng.choice(filler, 14)) + body))
     ids = [f'r{i:05d}' for i in range(n)]
     tr = 700
+    # each cue agrees with the label 4 times out of 5, so the label that more cues agree with is the more probable (1 on a tie)
+    lean = [sum((w in pos) - (w in neg) for w in t.split()) for t in texts[tr:]]
     return {
         'files': {'train.csv': _frame(ids[:tr], text=texts[:tr], label=y[:tr]), 'test.csv': _frame(ids[tr:], text=texts[tr:])},
         'answer': _frame(ids[tr:], label=y[tr:]),
         'sample': _frame(ids[tr:], label=1),
+        'oracle': _frame(ids[tr:], label=(np.array(lean) >= 0).astype(int)),
         'grading': {'metric': 'accuracy', 'id': 'id', 'columns': ['label']},
     }
 
@@ -105,10 +109,18 @@ def _authors(rng):
     tr = 600
     lab = [names[v] for v in y]
     ans = _frame(ids[tr:], author=lab[tr:])
+    # a word of author a's own list is drawn 0.12 + 0.88 * 0.1 / 3 of the time under a, 0.88 * 0.1 / 3 under another;
+    # shared words and the length say nothing, so the posterior follows from each author's count of own words
+    owner = {w: a for a in range(3) for w in own[a]}
+    counts = np.array([np.bincount([owner[w] for w in t.split() if w in owner], minlength=3) for t in texts[tr:]])
+    logit = counts * np.log((0.12 + 0.088 / 3) / (0.088 / 3))
+    post = np.exp(logit - logit.max(1, keepdims=True))
+    post /= post.sum(1, keepdims=True)
     return {
         'files': {'train.csv': _frame(ids[:tr], text=texts[:tr], author=lab[:tr]), 'test.csv': _frame(ids[tr:], text=texts[tr:])},
         'answer': ans,
         'sample': _frame(ids[tr:], EAP=1 / 3, HPL=1 / 3, MWS=1 / 3),
+        'oracle': _frame(ids[tr:], **dict(zip(names, post.T))),
         'grading': {'metric': 'logloss', 'id': 'id', 'columns': ['author'], 'classes': names},
     }
 
@@ -151,18 +163,24 @@ def _essays(rng):
     vocab = words(rng, 500)
     filler, good, bad = vocab[:400], vocab[400:450], vocab[450:]
     n = 900
-    texts, score = [], []
+    texts, score, quality = [], [], []
     for _ in range(n):
         q = rng.uniform(0, 1)
+        quality.append(q)
         toks = [rng.choice(good) if rng.random() < 0.12 * q else rng.choice(bad) if rng.random() < 0.12 * (1 - q) else rng.choice(filler) for _ in range(rng.integers(40, 90))]
         texts.append(' '.join(toks))
         score.append(round(float(np.clip(1 + 4 * q + rng.normal(0, 0.3), 1, 5)) * 2) / 2)
     ids = [f'e{i:05d}' for i in range(n)]
     tr = 600
+    # the mean score given the true quality q: 1 + 4q + N(0, 0.3), clipped to [1, 5], rounded to a half step
+    steps = np.arange(1, 5.5, 0.5)
+    cdf = ndtr((np.r_[steps[:-1] + 0.25, np.inf] - (1 + 4 * np.array(quality[tr:]))[:, None]) / 0.3)
+    mean = np.diff(np.c_[np.zeros(len(cdf)), cdf], axis=1) @ steps
     return {
         'files': {'train.csv': _frame(ids[:tr], text=texts[:tr], score=score[:tr]), 'test.csv': _frame(ids[tr:], text=texts[tr:])},
         'answer': _frame(ids[tr:], score=score[tr:]),
         'sample': _frame(ids[tr:], score=3.0),
+        'oracle': _frame(ids[tr:], score=mean),
         'grading': {'metric': 'rmse', 'id': 'id', 'columns': ['score']},
     }
 
@@ -228,6 +246,8 @@ def _textnorm(rng):
         'files': {'train.csv': df[tr].reset_index(drop=True), 'test.csv': test[['id', 'sentence_id', 'before']].reset_index(drop=True)},
         'answer': test[['id', 'class']].reset_index(drop=True),
         'sample': test[['id']].assign(**{'class': 'PLAIN'}).reset_index(drop=True),
+        # the class follows from the token and its neighbours (a number after a month is a DATE, before a unit a MEASURE)
+        'oracle': test[['id', 'class']].reset_index(drop=True),
         'grading': {'metric': 'macro_f1', 'id': 'id', 'columns': ['class']},
     }
 
@@ -301,6 +321,8 @@ def _notebooks(rng):
         'files': {'train.csv': df[tr].reset_index(drop=True), 'test.csv': test.drop(columns='rank').reset_index(drop=True)},
         'answer': test[['id', 'notebook', 'rank']].reset_index(drop=True),
         'sample': test[['id']].assign(rank=0).reset_index(drop=True),
+        # each cell holds two words of its position's own list, so the text fixes the order
+        'oracle': test[['id', 'rank']].reset_index(drop=True),
         'grading': {'metric': 'kendall_tau', 'id': 'id', 'columns': ['rank'], 'group': 'notebook'},
     }
 
@@ -351,7 +373,26 @@ def _babylm(rng):
     cut = [rng.integers(1, len(c.split())) for c in test_ctx]
     ctx = [' '.join(c.split()[: k + 1]) for c, k in zip(test_ctx, cut)]
     tgt = [(c.split() + [t])[k + 1] for c, t, k in zip(test_ctx, target, cut)]
-    return {'files': {'train.csv': _frame(ids[:tr], text=sents[:tr]), 'test.csv': _frame(ids[tr:], context=ctx)}, 'answer': _frame(ids[tr:], next=tgt), 'sample': _frame(ids[tr:], next='.'), 'grading': {'metric': 'accuracy', 'id': 'id', 'columns': ['next']}}
+    return {
+        'files': {'train.csv': _frame(ids[:tr], text=sents[:tr]), 'test.csv': _frame(ids[tr:], context=ctx)},
+        'answer': _frame(ids[tr:], next=tgt),
+        'sample': _frame(ids[tr:], next='.'),
+        'oracle': _frame(ids[tr:], next=[_next_token(c, nxt, starts) for c in ctx]),
+        'grading': {'metric': 'accuracy', 'id': 'id', 'columns': ['next']},
+    }
+
+
+def _next_token(ctx, nxt, starts):
+    """The most probable next token of a _babylm context, under the chain and the sentence lengths that drew it."""
+    toks = ctx.split()
+    if toks[-1] == '.':
+        return starts[0]  # the next sentence's first word: any of the starts alike
+    # a sentence has L = 4..9 words alike and the context is any of its first 2..L + 1 tokens alike, so P(L | m words, no '.') ~ 1/L for L >= m
+    m = len(toks)
+    end = (1 / m if m >= 4 else 0) / sum(1 / L for L in range(max(m, 4), 10))
+    words, counts = np.unique(nxt[toks[-1]], return_counts=True)
+    best = int(counts.argmax())
+    return '.' if end > (1 - end) * (0.9 * counts[best] / 3 + 0.1 / 60) else str(words[best])
 
 
 BABYLM = '''from collections import Counter, defaultdict

@@ -17,6 +17,12 @@ def _split(df, target, tr, sample_value, metric, **grading):
     }
 
 
+def _log1p_mean(m, sd, scale=1.0):
+    """E[log1p(scale * exp(m + e))] for e ~ N(0, sd): what an RMSLE oracle puts under expm1 (Gauss-Hermite)."""
+    z, w = np.polynomial.hermite_e.hermegauss(20)
+    return np.log1p(scale * np.exp(m[:, None] + sd * z)) @ w / w.sum()
+
+
 def _house(rng):
     n = 900
     hood = rng.choice(list('ABCDEFGH'), n)
@@ -24,10 +30,14 @@ def _house(rng):
     frontage = rng.normal(70, 15, n)
     quality = rng.integers(1, 11, n)
     area = rng.lognormal(9, 0.3, n)
-    logp = 10.5 + 0.012 * frontage + 0.09 * quality + 0.3 * np.log(area) + np.array([effect[h] for h in hood]) + rng.normal(0, 0.08, n)
+    mean = 10.5 + 0.012 * frontage + 0.09 * quality + 0.3 * np.log(area) + np.array([effect[h] for h in hood])
+    logp = mean + rng.normal(0, 0.08, n)
     front = np.where(rng.random(n) < 0.3, np.nan, frontage.round(1))
     df = pd.DataFrame({'id': np.arange(n), 'lot_frontage': front, 'lot_area': area.round(0), 'overall_quality': quality, 'neighborhood': hood, 'year_built': rng.integers(1900, 2010, n), 'sale_price': np.exp(logp).round(0)})
-    return _split(df, 'sale_price', 650, 180000, 'rmsle')
+    d = _split(df, 'sale_price', 650, 180000, 'rmsle')
+    # the true lot frontage even where the table hides it
+    d['oracle'] = d['sample'].assign(sale_price=np.expm1(_log1p_mean(mean[650:], 0.08)))
+    return d
 
 
 HOUSE = '''from sklearn.linear_model import Ridge
@@ -102,6 +112,8 @@ def _spaceship(rng):
     d = _split(df, 'transported', 700, 1, 'accuracy')
     # the test table lists its columns in another order than the training table
     d['files']['test.csv'] = d['files']['test.csv'][['id', 'vip', 'room_service', 'cryo_sleep', 'home_planet', 'age']]
+    # the sign of the true logit, from the spend even where the table hides it
+    d['oracle'] = d['sample'].assign(transported=(logit[700:] > 0).astype(int))
     return d
 
 
@@ -156,7 +168,10 @@ def _titanic(rng):
     logit = 1.5 * sex - 0.6 * (pclass - 2) - 0.12 * (age - 35)
     y = (rng.random(n) < 1 / (1 + np.exp(-logit))).astype(int)
     df = pd.DataFrame({'id': np.arange(n), 'pclass': pclass, 'sex': sex, 'age': np.where(rng.random(n) < 0.3, np.nan, age.round(0)), 'fare': (rng.lognormal(3, 0.8, n) / pclass).round(2), 'ticket_number': rng.integers(100000, 999999, n), 'survived': y})
-    return _split(df, 'survived', 600, 0, 'accuracy')
+    d = _split(df, 'survived', 600, 0, 'accuracy')
+    # the sign of the true logit, from the age even where the table hides it
+    d['oracle'] = d['sample'].assign(survived=(logit[600:] > 0).astype(int))
+    return d
 
 
 TITANIC = '''from sklearn.preprocessing import StandardScaler
@@ -205,8 +220,10 @@ def _nomad(rng):
     a, b, c = (rng.uniform(5, 12, n) for _ in range(3))
     sg = rng.choice([12, 33, 167, 194, 206, 227], n)
     vol = a * b * c
-    fe = np.exp(-1.5 + 1.2 * x[:, 0] - 0.8 * x[:, 2] + 0.002 * (vol - 500) / 10 + rng.normal(0, 0.05, n)) * 0.2
-    bg = np.exp(0.4 + 1.1 * x[:, 0] - 1.3 * x[:, 2] - 0.0008 * (vol - 500) + rng.normal(0, 0.05, n))
+    m_fe = -1.5 + 1.2 * x[:, 0] - 0.8 * x[:, 2] + 0.002 * (vol - 500) / 10
+    fe = np.exp(m_fe + rng.normal(0, 0.05, n)) * 0.2
+    m_bg = 0.4 + 1.1 * x[:, 0] - 1.3 * x[:, 2] - 0.0008 * (vol - 500)
+    bg = np.exp(m_bg + rng.normal(0, 0.05, n))
     df = pd.DataFrame(
         {
             'id': np.arange(n),
@@ -221,7 +238,9 @@ def _nomad(rng):
             'bandgap_energy_ev': bg.round(5),
         }
     )
-    return _split(df, ['formation_energy_ev_natom', 'bandgap_energy_ev'], 550, 0.5, 'rmsle')
+    d = _split(df, ['formation_energy_ev_natom', 'bandgap_energy_ev'], 550, 0.5, 'rmsle')
+    d['oracle'] = d['sample'].assign(formation_energy_ev_natom=np.expm1(_log1p_mean(m_fe[550:], 0.05, 0.2)), bandgap_energy_ev=np.expm1(_log1p_mean(m_bg[550:], 0.05)))
+    return d
 
 
 NOMAD = '''from sklearn.neighbors import KNeighborsRegressor
@@ -279,10 +298,14 @@ def _california(rng):
     test = df.iloc[tr:].reset_index(drop=True)
     hidden = test['avg_rooms'].copy()
     test['avg_rooms'] = np.nan
+    # rooms ~ N(3 + 0.8 income, 0.4) and value carries 0.05 rooms + N(0, 0.2): the Gaussian posterior mean of rooms
+    prec = 1 / 0.4**2 + 0.05**2 / 0.2**2
+    post = ((3 + 0.8 * inc) / 0.4**2 + 0.05 * (value - 0.5 - 0.4 * inc) / 0.2**2) / prec
     return {
         'files': {'train.csv': df.iloc[:tr].reset_index(drop=True), 'test.csv': test},
         'answer': pd.DataFrame({'id': test['id'], 'avg_rooms': hidden}),
         'sample': pd.DataFrame({'id': test['id'], 'avg_rooms': 5.0}),
+        'oracle': pd.DataFrame({'id': test['id'], 'avg_rooms': post[tr:]}),
         'grading': {'metric': 'rmse', 'id': 'id', 'columns': ['avg_rooms']},
     }
 
@@ -320,7 +343,9 @@ def _breast(rng):
     df = pd.DataFrame(X.round(4), columns=['radius', 'texture', 'smoothness', 'symmetry', 'concavity', 'fractal'])
     df.insert(0, 'id', np.arange(n))
     df['malignant'] = y
-    return _split(df, 'malignant', 550, 0.5, 'logloss_binary')
+    d = _split(df, 'malignant', 550, 0.5, 'logloss_binary')
+    d['oracle'] = d['sample'].assign(malignant=1 / (1 + np.exp(-logit[550:])))
+    return d
 
 
 BREAST = '''from sklearn.linear_model import LogisticRegression

@@ -6,37 +6,59 @@ import pandas as pd
 from .core import STARTER_HEAD, Template, register
 
 LOOK, HOR = 48, 12
+PHI = 0.8
 
 
 def _series(rng, T, scales, period=24):
+    """The series (T x channels) and its unscaled parts: the seasonal term, an AR(PHI) term and a random-walk level."""
     t = np.arange(T)
-    out = []
-    for s in scales:
+    parts = []
+    for _ in scales:
         ph = rng.uniform(0, 2 * np.pi)
         x = np.sin(2 * np.pi * t / period + ph) + 0.5 * np.sin(4 * np.pi * t / period + 2 * ph)
         ar = np.zeros(T)
         e = rng.normal(0, 0.3, T)
         for i in range(1, T):
-            ar[i] = 0.8 * ar[i - 1] + e[i]
+            ar[i] = PHI * ar[i - 1] + e[i]
         level = np.cumsum(rng.normal(0, 0.08, T))
-        out.append(s * (x + ar + level) + 10 * s)
-    return np.stack(out, 1)
+        parts.append((x, ar, level))
+    x, ar, level = (np.stack(p, 1) for p in zip(*parts))
+    s = np.array(scales, float)
+    return s * (x + ar + level) + 10 * s, (x, ar, level)
+
+
+def _bridge(x, ar, level, seen, t):
+    """The conditional mean (and median: it is Gaussian) of the unscaled series at t given its true parts at the nearest seen steps
+    on either side: an AR(PHI) bridge and a random-walk bridge, or their forecast where nothing is seen after t."""
+    a = t - np.flatnonzero(seen[:t])[-1]
+    after = np.flatnonzero(seen[t:])
+    if not len(after):
+        return x[t] + PHI**a * ar[t - a] + level[t - a]
+    b = after[0]
+    u, v = ar[t - a], ar[t + b]
+    m_ar = (PHI**a * (1 - PHI ** (2 * b)) * u + PHI**b * (1 - PHI ** (2 * a)) * v) / (1 - PHI ** (2 * (a + b)))
+    return x[t] + m_ar + level[t - a] + a / (a + b) * (level[t + b] - level[t - a])
 
 
 def _forecast(channels, scales, period=24, T=1400, windows=60):
     def make(rng):
-        X = _series(rng, T + windows * (LOOK + HOR), scales, period)
+        X, (x, ar, level) = _series(rng, T + windows * (LOOK + HOR), scales, period)
         train = pd.DataFrame(X[:T].round(5), columns=channels)
         train.insert(0, 'step', np.arange(T))
         rows, ans = [], []
+        seen = np.arange(len(X)) < T
         for w in range(windows):
             s = T + w * (LOOK + HOR)
             rows += [(f'w{w}', k, *X[s + k]) for k in range(LOOK)]
             ans += [(f'w{w}_{h}', *X[s + LOOK + h]) for h in range(HOR)]
+            seen[s : s + LOOK] = True
+        # the next window starts right after each horizon, so the best guess is a bridge between the two, not a forecast
+        mean = [[_bridge(x[:, j], ar[:, j], level[:, j], seen, t) * c + 10 * c for j, c in enumerate(scales)] for t in np.flatnonzero(~seen[T:]) + T]
         test = pd.DataFrame(rows, columns=['window', 'step', *channels]).round(5)
         answer = pd.DataFrame(ans, columns=['id', *channels]).round(5)
         sample = answer[['id']].assign(**{c: float(train[c].mean()) for c in channels})
-        return {'files': {'train.csv': train, 'test.csv': test}, 'answer': answer, 'sample': sample, 'grading': {'metric': 'mse', 'id': 'id', 'columns': channels, 'scale': [float(train[c].std()) for c in channels]}}
+        oracle = answer[['id']].assign(**dict(zip(channels, np.array(mean).T)))
+        return {'files': {'train.csv': train, 'test.csv': test}, 'answer': answer, 'sample': sample, 'oracle': oracle, 'grading': {'metric': 'mse', 'id': 'id', 'columns': channels, 'scale': [float(train[c].std()) for c in channels]}}
 
     return make
 
@@ -110,7 +132,7 @@ register(
 
 def _impute(rng):
     chans, scales = ['load', 'temp'], [30.0, 0.4]
-    X = _series(rng, 3000, scales)
+    X, (x, ar, level) = _series(rng, 3000, scales)
     train = pd.DataFrame(X[:2000].round(5), columns=chans)
     train.insert(0, 'step', np.arange(2000))
     test = pd.DataFrame(X[2000:].round(5), columns=chans)
@@ -119,10 +141,12 @@ def _impute(rng):
     ans = [(f'{test.step[i]}_{c}', c, test[c][i]) for i in range(len(test)) for j, c in enumerate(chans) if hide[i, j]]
     test[chans] = test[chans].mask(hide)
     answer = pd.DataFrame(ans, columns=['id', 'channel', 'value'])
+    seen = np.r_[np.ones((2000, len(chans)), bool), ~hide]
     return {
         'files': {'train.csv': train, 'test.csv': test},
         'answer': answer,
         'sample': answer[['id']].assign(value=0.0),
+        'oracle': answer[['id']].assign(value=[_bridge(x[:, j], ar[:, j], level[:, j], seen[:, j], 2000 + i) * scales[j] + 10 * scales[j] for i, j in zip(*np.nonzero(hide))]),
         'grading': {'metric': 'mae', 'id': 'id', 'columns': ['value'], 'row_scale': {c: float(train[c].std()) for c in chans}, 'row_scale_by': 'channel'},
     }
 
@@ -182,19 +206,23 @@ register(
 
 
 def _ventilator(rng):
-    rows, steps = [], 40
+    rows, steps, clean = [], 40, []
     for b in range(260):
         R, C = rng.choice([5, 20, 50]), rng.choice([10, 20, 50])
         u_in = np.clip(rng.normal(20, 8) + np.cumsum(rng.normal(0, 2, steps)), 0, 100)
         u_out = (np.arange(steps) >= 15).astype(int)
         vol = np.cumsum(u_in * (1 - u_out)) * 0.03
-        p = np.where(u_out == 0, 5 + R * u_in / 100 + vol * 10 / C, 5 + 3 * np.exp(-0.3 * (np.arange(steps) - 15))) + rng.normal(0, 0.1, steps)
+        p0 = np.where(u_out == 0, 5 + R * u_in / 100 + vol * 10 / C, 5 + 3 * np.exp(-0.3 * (np.arange(steps) - 15)))
+        p = p0 + rng.normal(0, 0.1, steps)
+        clean += list(p0)
         rows += [(f'{b}_{t}', b, t, R, C, round(u_in[t], 4), u_out[t], round(p[t], 4)) for t in range(steps)]
     df = pd.DataFrame(rows, columns=['id', 'breath_id', 'time_step', 'R', 'C', 'u_in', 'u_out', 'pressure'])
     tr = df['breath_id'] < 180
     test = df[~tr].reset_index(drop=True)
     answer = test[test['u_out'] == 0][['id', 'pressure']].reset_index(drop=True)
-    return {'files': {'train.csv': df[tr].reset_index(drop=True), 'test.csv': test.drop(columns='pressure')}, 'answer': answer, 'sample': answer[['id']].assign(pressure=10.0), 'grading': {'metric': 'mae', 'id': 'id', 'columns': ['pressure']}}
+    # the median pressure is the noise-free one, which R, C, u_in and u_out fix
+    oracle = answer[['id']].assign(pressure=np.array(clean)[(~tr & (df['u_out'] == 0)).to_numpy()])
+    return {'files': {'train.csv': df[tr].reset_index(drop=True), 'test.csv': test.drop(columns='pressure')}, 'answer': answer, 'sample': answer[['id']].assign(pressure=10.0), 'oracle': oracle, 'grading': {'metric': 'mae', 'id': 'id', 'columns': ['pressure']}}
 
 
 VENT = '''from sklearn.linear_model import Ridge
@@ -254,6 +282,8 @@ def _crypto(rng):
         'files': {'train.csv': df[tr].reset_index(drop=True), 'test.csv': test.drop(columns='target')},
         'answer': test[['id', 'weight', 'target']],
         'sample': test[['id']].assign(target=0.0),
+        # the mean next return given the past: 0.3 times the next asset's last return (the step's market move is noise to a forecaster)
+        'oracle': test[['id']].assign(target=0.3 * test['ret_next_asset_lag1']),
         'grading': {'metric': 'weighted_corr', 'id': 'id', 'columns': ['target'], 'weight': 'weight'},
     }
 

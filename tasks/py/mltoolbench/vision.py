@@ -2,6 +2,7 @@
 
 import numpy as np
 import pandas as pd
+from scipy.special import log_ndtr, logsumexp
 
 from .core import STARTER_HEAD, Template, register
 
@@ -22,16 +23,27 @@ def _protos(rng, k, ch, freq=3):
 
 def _draw(rng, protos, y, noise):
     X = protos[y] + noise * rng.normal(size=(len(y),) + protos.shape[1:])
-    X = X * rng.uniform(0.8, 1.2, (len(y), 1, 1, 1)) + rng.normal(0, 0.1, (len(y), 1, 1, 1))
+    gain, shift = rng.uniform(0.8, 1.2, (len(y), 1, 1, 1)), rng.normal(0, 0.1, (len(y), 1, 1, 1))
+    X = X * gain + shift
     X = np.clip(128 + 60 * X, 0, 255).astype(np.uint8)
-    return X[..., 0] if X.shape[-1] == 1 else X
+    return (X[..., 0] if X.shape[-1] == 1 else X), gain.ravel(), shift.ravel()
+
+
+def _loglik(X, protos, noise, gain, shift):
+    """log P(image | class) for each class, given each image's true gain and shift: a pixel is 128 + 60 * (gain * (proto + noise * z) + shift),
+    clipped to [0, 255] and truncated to an integer (a level of width 1, or a censored tail at either end)."""
+    x = X.reshape(len(X), 1, -1).astype(float)
+    mu = 128 + 60 * (gain[:, None, None] * protos.reshape(1, len(protos), -1) + shift[:, None, None])
+    s = 60 * noise * gain[:, None, None]
+    inner = -0.5 * ((x + 0.5 - mu) / s) ** 2
+    return np.where(x == 0, log_ndtr((1 - mu) / s), np.where(x == 255, log_ndtr((mu - 255) / s), inner)).sum(2)
 
 
 def _classification(rng, k, ch, n, noise, weights=None):
     protos = _protos(rng, k, ch)
     y = rng.choice(k, size=n, p=weights)
-    X = _draw(rng, protos, y, noise)
-    return X, y
+    X, gain, shift = _draw(rng, protos, y, noise)
+    return X, y, protos, gain, shift
 
 
 def _frames(X, y, n_train, names=None):
@@ -46,11 +58,16 @@ def _frames(X, y, n_train, names=None):
 
 def _cls_data(k, ch, n_train, n_test, noise, metric='accuracy', weights=None, proba=False):
     def make(rng):
-        X, y = _classification(rng, k, ch, n_train + n_test, noise, weights)
+        X, y, protos, gain, shift = _classification(rng, k, ch, n_train + n_test, noise, weights)
         files, answer = _frames(X, y, n_train)
         fill = 0.5 if proba else int(np.bincount(y[:n_train]).argmax())
         sample = pd.DataFrame({'id': answer['id'], 'label': fill})
-        return {'files': files, 'answer': answer, 'sample': sample, 'grading': {'metric': metric, 'id': 'id', 'columns': ['label']}}
+        t = slice(n_train, None)
+        post = _loglik(X[t], protos, noise, gain[t], shift[t]) + np.log(weights if weights is not None else np.ones(k))
+        post = np.exp(post - post.max(1, keepdims=True))
+        post /= post.sum(1, keepdims=True)
+        oracle = sample.assign(label=post[:, 1] if proba else post.argmax(1))
+        return {'files': files, 'answer': answer, 'sample': sample, 'oracle': oracle, 'grading': {'metric': metric, 'id': 'id', 'columns': ['label']}}
 
     return make
 
@@ -211,7 +228,8 @@ def _tgs(rng):
     files['train.csv'] = pd.DataFrame({'id': ids[:n_train]})
     files['test.csv'] = pd.DataFrame({'id': ids[n_train:]})
     answer = pd.DataFrame({'id': ids[n_train:], 'mask': enc[n_train:]})
-    return {'files': files, 'answer': answer, 'sample': pd.DataFrame({'id': ids[n_train:], 'mask': ''}), 'grading': {'metric': 'mean_iou', 'id': 'id', 'columns': ['mask'], 'mask_size': SIZE * SIZE}}
+    # the true mask: the drawn ellipse itself
+    return {'files': files, 'answer': answer, 'sample': pd.DataFrame({'id': ids[n_train:], 'mask': ''}), 'oracle': answer.copy(), 'grading': {'metric': 'mean_iou', 'id': 'id', 'columns': ['mask'], 'mask_size': SIZE * SIZE}}
 
 
 TGS = '''from PIL import Image
@@ -268,7 +286,8 @@ def _aptos(rng):
             r, c = rng.integers(0, SIZE, 2)
             X[i, r, c] += 90
     files, answer = _frames(np.clip(X, 0, 255).astype(np.uint8), y, n_train)
-    return {'files': files, 'answer': answer, 'sample': pd.DataFrame({'id': answer['id'], 'label': 0}), 'grading': {'metric': 'qwk', 'id': 'id', 'columns': ['label']}}
+    # the grade is the lesion count (3 per grade, plus 0 or 1) over 3, rounded down, and the image shows every lesion (a bright pixel, 255 where two fall together)
+    return {'files': files, 'answer': answer, 'sample': pd.DataFrame({'id': answer['id'], 'label': 0}), 'oracle': answer.copy(), 'grading': {'metric': 'qwk', 'id': 'id', 'columns': ['label']}}
 
 
 APTOS = (
@@ -313,8 +332,21 @@ def _rsna(rng):
     for i in np.flatnonzero(y):
         cy, cx = rng.uniform(3, 13, 2)
         X[i] += 13 * np.exp(-((yy - cy) ** 2 + (xx - cx) ** 2) / 6)
-    files, answer = _frames(np.clip(X, 0, 255).astype(np.uint8), y, n_train)
-    return {'files': files, 'answer': answer, 'sample': pd.DataFrame({'id': answer['id'], 'label': 0.15}), 'grading': {'metric': 'pf1', 'id': 'id', 'columns': ['label']}}
+    X = np.clip(X, 0, 255).astype(np.uint8)
+    files, answer = _frames(X, y, n_train)
+    # P(positive | image): the blob's likelihood ratio averaged over its centre (a 0.25-pixel grid), prior 0.15
+    c = np.arange(3.125, 13, 0.25)
+    gy, gx = (g.ravel()[:, None, None] for g in np.meshgrid(c, c))
+    blobs = (13 * np.exp(-((yy - gy) ** 2 + (xx - gx) ** 2) / 6)).reshape(len(c) ** 2, -1)
+    x = X[n_train:].reshape(n_test, -1) + 0.5 - 90
+    lr = logsumexp((x @ blobs.T - 0.5 * (blobs**2).sum(1)) / 12**2, axis=1) - np.log(len(blobs))
+    post = 1 / (1 + np.exp(-(lr + np.log(0.15 / 0.85))))
+    # probabilistic F1 is linear-fractional in what is submitted, so its best is 0 or 1 per image: flag the k most probable,
+    # k maximising the F1 expected under the posterior
+    top = np.sort(post)[::-1]
+    k = int(np.argmax(2 * np.cumsum(top) / (np.arange(1, n_test + 1) + post.sum())))
+    oracle = pd.DataFrame({'id': answer['id'], 'label': (post >= top[k]).astype(float)})
+    return {'files': files, 'answer': answer, 'sample': pd.DataFrame({'id': answer['id'], 'label': 0.15}), 'oracle': oracle, 'grading': {'metric': 'pf1', 'id': 'id', 'columns': ['label']}}
 
 
 RSNA = '''Xtr, Xte = Xtr / 255.0, Xte / 255.0
