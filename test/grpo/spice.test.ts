@@ -5,7 +5,8 @@
 // trajectory carries its score, and the shaping reaches the metrics and the
 // tables. The same scored by an OpenAI-compatible server's echoed prompt
 // log-probabilities (a local server with a fixed table). Bad shaping settings
-// are refused at their position in the file.
+// are refused at their position in the file. The first two tests share one
+// cache, so their tasks and demonstrations are made once.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { readFile } from 'node:fs/promises';
@@ -13,18 +14,22 @@ import { join } from 'node:path';
 import { callSpan } from '../../agents/shaping/calls.js';
 import { exists } from '../../core/fs.js';
 import type { TurnShaping } from '../../stages/grpo/shaping.js';
-import { cli, outputsOf, readJsonl, tmpProject } from '../helpers.js';
+import { cli, outputsOf, readJsonl, sharedCacheSettings, tmpProject } from '../helpers.js';
 import { echoReply } from '../llm/echo.js';
 import { startReplayServer } from '../llm/replay-server.js';
+
+// Generated tasks and scripted demonstrations whose verified solutions seed the solution bank.
+const DEMOS = `  tasks: { uses: generate, with: { seeds: mlebench-tabular, count: 3, samples: [60, 100], seed: 4 } }
+  verified: { uses: filter, needs: [tasks], with: { val: 0 } }
+  demos: { uses: eval, needs: [verified], with: { policy: scripted:boosted, max_turns: 6 } }
+`;
+const { settings } = await sharedCacheSettings();
 
 const EXPERIMENT = `name: spice
 models:
   scorer: { provider: worker, tiny: 0, model: tiny-scorer, lora_rank: 8 }
 stages:
-  tasks: { uses: generate, with: { seeds: mlebench-tabular, count: 3, samples: [60, 100], seed: 4 } }
-  verified: { uses: filter, needs: [tasks], with: { val: 0 } }
-  demos: { uses: eval, needs: [verified], with: { policy: scripted:boosted, max_turns: 6 } }
-  rl:
+${DEMOS}  rl:
     uses: grpo
     needs: [verified, demos]
     with:
@@ -43,7 +48,7 @@ tables:
 `;
 
 test('a short SPICE run: pilot β inside κ, shaping on every tool-call turn, metrics in the table', async () => {
-  const dir = await tmpProject({ 'e.yaml': EXPERIMENT });
+  const dir = await tmpProject({ 'e.yaml': EXPERIMENT }, settings);
   const r = await cli(['run', 'e.yaml'], { cwd: dir });
   assert.is(r.exitCode, 0, r.stderr);
   const rl = await outputsOf(dir, 'rl');
@@ -111,19 +116,21 @@ test('a short SPICE run: pilot β inside κ, shaping on every tool-call turn, me
 test("scorer: an openai entry: every tool-call turn scored from the server's echoed prompt log-probabilities", async () => {
   const server = await startReplayServer([echoReply()]);
   try {
-    const dir = await tmpProject({
-      'e.yaml': `name: echo-spice
+    const dir = await tmpProject(
+      {
+        'e.yaml': `name: echo-spice
 models:
   judge: { provider: openai, base_url: "${server.url}", model: judge-7b, timeout_s: 30 }
 stages:
-  tasks: { uses: generate, with: { seeds: mlebench-tabular, count: 1, samples: [50, 80], seed: 4 } }
-  verified: { uses: filter, needs: [tasks], with: { val: 0 } }
-  demos: { uses: eval, needs: [verified], with: { policy: scripted:boosted, max_turns: 6 } }
-  rl: { uses: grpo, needs: [verified, demos], with: { split: all, reward: mltoolbench, steps: 1, batch_size: 1, group_size: 2, max_turns: 3, seed: 0, shaping: { kind: spice, scorer: judge, beta: 0.5, references: 1 } } }
+${DEMOS}  rl: { uses: grpo, needs: [verified, demos], with: { split: all, reward: mltoolbench, steps: 1, batch_size: 1, group_size: 2, max_turns: 3, seed: 0, shaping: { kind: spice, scorer: judge, beta: 0.5, references: 1 } } }
 `,
-    });
+      },
+      settings,
+    );
     const r = await cli(['run', 'e.yaml'], { cwd: dir });
     assert.is(r.exitCode, 0, r.stderr);
+    // The tasks and demonstrations are the first test's.
+    assert.match(r.stderr, /done: 1 ran, 3 cached, 0 failed/);
     const rl = await outputsOf(dir, 'rl');
     const [refs] = Object.values(JSON.parse(await readFile(join(rl, 'shaping', 'step_00001.json'), 'utf8')).references) as Array<Array<{ text: string }>>;
     assert.is(refs.length, 1);
