@@ -2,10 +2,6 @@
 config, the planned sequence and micro-batch (checked against what autograd really keeps), and a refusal
 before any weights are loaded when it cannot fit."""
 
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 import torch
 
@@ -14,7 +10,6 @@ from mlepipe_worker.memory import GIB, activation_bytes, count_parameters, layer
 from mlepipe_worker.model import QWEN3_8B, QWEN3_LORA_TARGETS, QWEN3_TINY, LoraSpec, build_policy, qwen3_config
 
 H200 = int(139.8 * GIB)
-WORKER = Path(__file__).resolve().parents[1]
 
 
 def plan(config, rank, tokens, checkpointing):
@@ -87,13 +82,24 @@ def test_a_layer_keeps_what_the_estimate_counts(change, lora):
     assert per_layer[True] == 2 * config["hidden_size"]
 
 
-def test_the_worker_refuses_to_start_a_plan_that_cannot_fit_before_it_loads_weights():
-    r = subprocess.run([sys.executable, "-m", "mlepipe_worker", "serve", "--tiny", "--lora-rank", "0", "--check-memory", "--device-memory-gib", "0.001", "--port", "0"], cwd=WORKER, capture_output=True, text=True, timeout=120)
-    assert r.returncode == 1
-    assert "mlepipe-worker: full fine-tuning of" in r.stderr and "turn gradient checkpointing on" in r.stderr
-    assert "listening" not in r.stdout
-    r = subprocess.run([sys.executable, "-m", "mlepipe_worker", "serve", "--tiny", "--lora-rank", "0", "--check-memory", "--device-memory-gib", "0.001", "--gradient-checkpointing", "--plan-tokens", "512", "--port", "0"], cwd=WORKER, capture_output=True, text=True, timeout=120)  # fmt: skip
-    assert r.returncode == 1 and "train a LoRA adapter" in r.stderr
+def test_the_worker_refuses_to_start_a_plan_that_cannot_fit_before_it_loads_weights(monkeypatch):
+    # `python -m mlepipe_worker serve` runs __main__.main; here it runs in this interpreter, which has imported torch
+    # and transformers already (a worker process of its own spends seconds on that). A refusal is a SystemExit with
+    # the message (exit status 1, the message on stderr), and any weights loaded before it fail the test.
+    from mlepipe_worker import __main__ as worker, model
+
+    def loaded(*_, **__):
+        raise AssertionError("weights were loaded before the plan was checked")
+
+    monkeypatch.setattr(model, "build_policy", loaded)
+    monkeypatch.setattr(model, "load_policy", loaded)
+    argv = ["serve", "--tiny", "--lora-rank", "0", "--check-memory", "--device-memory-gib", "0.001", "--port", "0"]
+    with pytest.raises(SystemExit) as full:
+        worker.main(argv)
+    assert "mlepipe-worker: full fine-tuning of" in str(full.value.code) and "turn gradient checkpointing on" in str(full.value.code)
+    with pytest.raises(SystemExit) as checkpointed:
+        worker.main([*argv, "--gradient-checkpointing", "--plan-tokens", "512"])
+    assert "mlepipe-worker: " in str(checkpointed.value.code) and "train a LoRA adapter" in str(checkpointed.value.code)
 
 
 def test_qwen3_14b_and_a_30b_a3b_moe_full_fine_tuning_are_refused_on_one_h200():
