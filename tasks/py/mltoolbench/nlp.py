@@ -163,24 +163,31 @@ def _essays(rng):
     vocab = words(rng, 500)
     filler, good, bad = vocab[:400], vocab[400:450], vocab[450:]
     n = 900
-    texts, score, quality = [], [], []
+    texts, score = [], []
     for _ in range(n):
         q = rng.uniform(0, 1)
-        quality.append(q)
         toks = [rng.choice(good) if rng.random() < 0.12 * q else rng.choice(bad) if rng.random() < 0.12 * (1 - q) else rng.choice(filler) for _ in range(rng.integers(40, 90))]
         texts.append(' '.join(toks))
         score.append(round(float(np.clip(1 + 4 * q + rng.normal(0, 0.3), 1, 5)) * 2) / 2)
     ids = [f'e{i:05d}' for i in range(n)]
     tr = 600
-    # the mean score given the true quality q: 1 + 4q + N(0, 0.3), clipped to [1, 5], rounded to a half step
+    # the mean score given the quality q: 1 + 4q + N(0, 0.3), clipped to [1, 5], rounded to a half step
+    qs = (np.arange(2000) + 0.5) / 2000
     steps = np.arange(1, 5.5, 0.5)
-    cdf = ndtr((np.r_[steps[:-1] + 0.25, np.inf] - (1 + 4 * np.array(quality[tr:]))[:, None]) / 0.3)
-    mean = np.diff(np.c_[np.zeros(len(cdf)), cdf], axis=1) @ steps
+    cdf = ndtr((np.r_[steps[:-1] + 0.25, np.inf] - (1 + 4 * qs)[:, None]) / 0.3)
+    mean = np.diff(np.c_[np.zeros(len(qs)), cdf], axis=1) @ steps
+    # averaged over q's posterior on a grid (prior U(0, 1)): a word is good with probability 0.12q, else bad with 0.12(1 - q),
+    # each list's words alike, so a text tells q through its counts of good, bad and other words
+    kind = {**dict.fromkeys(good, 0), **dict.fromkeys(bad, 1)}
+    n_gb = np.array([np.bincount([kind.get(w, 2) for w in t.split()], minlength=3) for t in texts[tr:]])
+    pg, pb = 0.12 * qs, (1 - 0.12 * qs) * 0.12 * (1 - qs)
+    ll = n_gb @ np.log([pg, pb, 1 - pg - pb])
+    post = np.exp(ll - ll.max(1, keepdims=True))
     return {
         'files': {'train.csv': _frame(ids[:tr], text=texts[:tr], score=score[:tr]), 'test.csv': _frame(ids[tr:], text=texts[tr:])},
         'answer': _frame(ids[tr:], score=score[tr:]),
         'sample': _frame(ids[tr:], score=3.0),
-        'oracle': _frame(ids[tr:], score=mean),
+        'oracle': _frame(ids[tr:], score=post @ mean / post.sum(1)),
         'grading': {'metric': 'rmse', 'id': 'id', 'columns': ['score']},
     }
 

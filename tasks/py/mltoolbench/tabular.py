@@ -2,6 +2,8 @@
 
 import numpy as np
 import pandas as pd
+from scipy.special import expit
+from scipy.stats import lognorm
 
 from .core import STARTER_HEAD, Template, register
 
@@ -18,9 +20,14 @@ def _split(df, target, tr, sample_value, metric, **grading):
 
 
 def _log1p_mean(m, sd, scale=1.0):
-    """E[log1p(scale * exp(m + e))] for e ~ N(0, sd): what an RMSLE oracle puts under expm1 (Gauss-Hermite)."""
+    """E[log1p(scale * exp(m + e))] for e ~ N(0, sd), sd a number or one per row: what an RMSLE oracle puts under expm1 (Gauss-Hermite)."""
     z, w = np.polynomial.hermite_e.hermegauss(20)
-    return np.log1p(scale * np.exp(m[:, None] + sd * z)) @ w / w.sum()
+    return np.log1p(scale * np.exp(m[:, None] + np.reshape(sd, (-1, 1)) * z)) @ w / w.sum()
+
+
+def _midpoints(lo, hi, k=2000):
+    """k midpoints of equal steps from lo to hi, one row per row of lo and hi."""
+    return lo[:, None] + (hi - lo)[:, None] * (np.arange(k) + 0.5) / k
 
 
 def _house(rng):
@@ -35,8 +42,11 @@ def _house(rng):
     front = np.where(rng.random(n) < 0.3, np.nan, frontage.round(1))
     df = pd.DataFrame({'id': np.arange(n), 'lot_frontage': front, 'lot_area': area.round(0), 'overall_quality': quality, 'neighborhood': hood, 'year_built': rng.integers(1900, 2010, n), 'sale_price': np.exp(logp).round(0)})
     d = _split(df, 'sale_price', 650, 180000, 'rmsle')
-    # the true lot frontage even where the table hides it
-    d['oracle'] = d['sample'].assign(sale_price=np.expm1(_log1p_mean(mean[650:], 0.08)))
+    # from the table: a hidden frontage ~ N(70, 15) widens the log price's noise to hypot(0.08, 0.012 * 15); the rounding of the shown values is negligible
+    te = d['files']['test.csv']
+    f = te['lot_frontage'].to_numpy()
+    m = 10.5 + 0.012 * np.where(np.isnan(f), 70, f) + 0.09 * te['overall_quality'] + 0.3 * np.log(te['lot_area']) + te['neighborhood'].map(effect)
+    d['oracle'] = d['sample'].assign(sale_price=np.expm1(_log1p_mean(m.to_numpy(), np.where(np.isnan(f), np.hypot(0.08, 0.012 * 15), 0.08))))
     return d
 
 
@@ -112,8 +122,16 @@ def _spaceship(rng):
     d = _split(df, 'transported', 700, 1, 'accuracy')
     # the test table lists its columns in another order than the training table
     d['files']['test.csv'] = d['files']['test.csv'][['id', 'vip', 'room_service', 'cryo_sleep', 'home_planet', 'age']]
-    # the sign of the true logit, from the spend even where the table hides it
-    d['oracle'] = d['sample'].assign(transported=(logit[700:] > 0).astype(int))
+    # from the table: the spend is 0 in cryo sleep, else lognormal(5, 1.2) within the shown value's rounding step (anywhere if hidden),
+    # taken at the midpoints of equal-probability steps; a hidden planet is Earth, Europa or Mars with its prior 0.5, 0.25, 0.25
+    te = d['files']['test.csv']
+    rs, cold, miss = te['room_service'].to_numpy(), te['cryo_sleep'].to_numpy(), te['home_planet'].isna().to_numpy()
+    shown = ~np.isnan(rs)
+    F = lognorm(1.2, scale=np.exp(5))
+    s = np.where(cold[:, None] == 1, 0, F.ppf(_midpoints(F.cdf(np.where(shown, np.maximum(rs - 0.5, 0), 0)), F.cdf(np.where(shown, rs + 0.5, np.inf)))))
+    w = np.where(miss[:, None], [0.5, 0.25, 0.25], te['home_planet'].to_numpy()[:, None] == ['Earth', 'Europa', 'Mars'])
+    z = 0.5 * cold[:, None, None] - 0.03 * (s[:, None] - 150) + np.array([-3.0, 0.9, -0.4])[:, None] + 7.0 * miss[:, None, None]
+    d['oracle'] = d['sample'].assign(transported=((expit(2 * z).mean(2) * w).sum(1) > 0.5).astype(int))
     return d
 
 
@@ -169,8 +187,12 @@ def _titanic(rng):
     y = (rng.random(n) < 1 / (1 + np.exp(-logit))).astype(int)
     df = pd.DataFrame({'id': np.arange(n), 'pclass': pclass, 'sex': sex, 'age': np.where(rng.random(n) < 0.3, np.nan, age.round(0)), 'fare': (rng.lognormal(3, 0.8, n) / pclass).round(2), 'ticket_number': rng.integers(100000, 999999, n), 'survived': y})
     d = _split(df, 'survived', 600, 0, 'accuracy')
-    # the sign of the true logit, from the age even where the table hides it
-    d['oracle'] = d['sample'].assign(survived=(logit[600:] > 0).astype(int))
+    # from the table: the age is U(1, 75) within the shown value's rounding step, anywhere in it if hidden
+    te = d['files']['test.csv']
+    a = te['age'].to_numpy()
+    ages = _midpoints(np.where(np.isnan(a), 1, np.maximum(a - 0.5, 1)), np.where(np.isnan(a), 75, np.minimum(a + 0.5, 75)))
+    p = expit((1.5 * te['sex'] - 0.6 * (te['pclass'] - 2)).to_numpy()[:, None] - 0.12 * (ages - 35)).mean(1)
+    d['oracle'] = d['sample'].assign(survived=(p > 0.5).astype(int))
     return d
 
 
