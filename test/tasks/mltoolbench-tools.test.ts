@@ -80,7 +80,9 @@ test('tabular: missing ages, unscaled fares, no false duplicates or overlap', as
   await ok(id, 'cardinality_check', { ...T, target: 'survived' });
   assert.match((await ok(id, 'feature_skewness_checker', { ...T, target: 'survived' })).text, 'fare');
   assert.match((await ok(id, 'duplicate_row_detector', { ...T, ignore: ['id'] })).text, /^0 duplicate rows/);
-  assert.match((await ok(id, 'detect_train_test_overlap', { train: 'public/train.csv', test: 'public/test.csv', ignore: ['id'] })).text, /^0 of 300 rows/);
+  // The held-out half each: 150 test rows, 150 public validation rows.
+  assert.match((await ok(id, 'detect_train_test_overlap', { train: 'public/train.csv', test: 'public/test.csv', ignore: ['id'] })).text, /^0 of 150 rows/);
+  assert.match((await ok(id, 'detect_train_test_overlap', { train: 'public/train.csv', test: 'public/valid.csv', ignore: ['id'] })).text, /^0 of 150 rows/);
   await ok(id, 'encoding_strategy_advisor', { ...T, target: 'survived' });
   await ok(id, 'feature_interaction_detector', { ...T, target: 'survived' });
 });
@@ -165,16 +167,18 @@ test('graph: labels and features by node id, the id column no feature, the hidde
   assert.match(String(f.evidence.suggestion), 'standardize');
   const id = 'graph-train-01';
   const E = { edges: 'public/edges.csv' };
-  const size = await ok(id, 'graph_size_summary', { ...E, features: 'public/nodes.csv', train_idx: 'public/train_labels.csv', test_idx: 'public/test_nodes.csv' });
-  assert.equal([size.evidence.nodes, size.evidence.feature_dim, size.evidence.splits], [700, 24, { train: 350, test: 350 }]);
+  // Transductive: every node is in nodes.csv; half the labelled ones fit, a quarter validate, a quarter test.
+  const size = await ok(id, 'graph_size_summary', { ...E, features: 'public/nodes.csv', train_idx: 'public/train_labels.csv', val_idx: 'public/valid_nodes.csv', test_idx: 'public/test_nodes.csv' });
+  assert.equal([size.evidence.nodes, size.evidence.feature_dim, size.evidence.splits], [700, 24, { train: 350, val: 175, test: 175 }]);
   await ok(id, 'degree_distribution', E);
   assert.match((await ok(id, 'node_label_balance', { labels: 'public/train_labels.csv' })).text, /^7 classes over 350/);
   await ok(id, 'node_feature_health', { features: 'public/nodes.csv' });
   assert.ok(((await ok(id, 'connectivity_components', E)).evidence.largest_fraction as number) > 0.9);
   assert.is((await ok(id, 'self_loop_duplicate_edge_detector', E)).evidence.self_loops, 0);
   assert.ok(((await ok(id, 'homophily_estimator', { ...E, labels: 'public/train_labels.csv' })).evidence.edge_homophily as number) > 0.7);
-  const split = await ok(id, 'split_integrity_check', { train_idx: 'public/train_labels.csv', test_idx: 'public/test_nodes.csv', labels: 'public/train_labels.csv' });
+  const split = await ok(id, 'split_integrity_check', { train_idx: 'public/train_labels.csv', val_idx: 'public/valid_nodes.csv', test_idx: 'public/test_nodes.csv', labels: 'public/train_labels.csv' });
   assert.is(split.evidence.ok, true, split.text);
+  assert.equal(split.evidence.overlaps, {});
 });
 
 test('every registered tool was called', () => {

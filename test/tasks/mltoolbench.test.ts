@@ -16,6 +16,13 @@ import { ROOT } from '../helpers.js';
 const PY = pythonEnv('agent').python;
 // No bytecode beside the sources: tasks/py is part of node keys.
 const suite = (args: string[], cwd = join(ROOT, 'tasks', 'py')) => execa(PY, ['-m', 'mltoolbench', ...args], { cwd, reject: false, env: { PYTHONDONTWRITEBYTECODE: '1' } });
+const py = (code: string) => execa(PY, ['-c', code], { cwd: join(ROOT, 'tasks', 'py'), reject: false, env: { PYTHONDONTWRITEBYTECODE: '1' } });
+/** What a script's lines print as JSON, once it has exited cleanly. */
+async function pyJson<T>(lines: string[]): Promise<T> {
+  const r = await py(lines.join('\n'));
+  assert.is(r.exitCode, 0, r.stderr);
+  return JSON.parse(r.stdout) as T;
+}
 
 test('the manifest: 115 instances, 16/5/2 per domain, 20 templates with 4 configurations each, OOD templates unseen', async () => {
   const all = suiteInstances();
@@ -53,7 +60,6 @@ test('the manifest: 115 instances, 16/5/2 per domain, 20 templates with 4 config
 });
 
 test('no starter holds a comment on or beside a line a fault changes, and a template that does is refused', async () => {
-  const py = (code: string) => execa(PY, ['-c', code], { cwd: join(ROOT, 'tasks', 'py'), reject: false, env: { PYTHONDONTWRITEBYTECODE: '1' } });
   const all = await py('import json\nfrom mltoolbench import cli\nfrom mltoolbench.core import TEMPLATES, comment_tells\nprint(json.dumps({n: comment_tells(t) for n, t in TEMPLATES.items()}))');
   assert.is(all.exitCode, 0, all.stderr);
   const tells = JSON.parse(all.stdout) as Record<string, unknown[]>;
@@ -111,7 +117,6 @@ test('attainability: each build records that its fix clears Eq. 5 on the baselin
     assert.ok(last.passed && (meta.is_lower_better ? last.reference < last.line : last.reference > last.line), `${id}: ${JSON.stringify(last)}`);
     assert.equal(meta.generation, { registered_seed: meta.generation.registered_seed, seed: meta.seed, redrawn: rec.tries.length - 1 });
   }
-  const py = (code: string) => execa(PY, ['-c', code], { cwd: join(ROOT, 'tasks', 'py'), reject: false, env: { PYTHONDONTWRITEBYTECODE: '1' } });
   // A fault too small to matter on any seed: the build tries three seeds, then fails naming them.
   const head = [
     'import json, sys, tempfile',
@@ -150,7 +155,7 @@ test('attainability: each build records that its fix clears Eq. 5 on the baselin
   const perfect = await suite(['build', 'graph-train-13', '--out', join(out, 'perfect'), '--runs', '1']);
   assert.is(perfect.exitCode, 0, perfect.stderr);
   const task = join(out, 'perfect', 'mltb-v1-graph-train-13');
-  const rec = JSON.parse(await readFile(join(task, 'private', 'attainability.json'), 'utf8')) as { attainable: boolean; tries: Array<{ seed: number; line: number; passed: boolean }> };
+  const rec = JSON.parse(await readFile(join(task, 'private', 'attainability.json'), 'utf8')) as { attainable: boolean; tries: Array<{ seed: number; line: number; oracle: number; passed: boolean }> };
   assert.is(rec.attainable, false);
   assert.equal(
     rec.tries.map((t) => [t.seed, t.passed]),
@@ -161,8 +166,117 @@ test('attainability: each build records that its fix clears Eq. 5 on the baselin
     ],
   );
   assert.ok(rec.tries.every((t) => t.line > 1));
+  // The oracle (the BFS distances themselves) scores 1: the bound, not the data, puts the line out of reach.
+  assert.ok(
+    rec.tries.every((t) => t.oracle === 1),
+    JSON.stringify(rec.tries),
+  );
   const meta = JSON.parse(await readFile(join(task, 'task.json'), 'utf8')) as { seed: number; generation: Record<string, number> };
   assert.equal(meta.generation, { registered_seed: 14030, seed: 14030, redrawn: 0 });
+});
+
+test('App. F partitions: the held-out rows cut into public validation and hidden test by unit (id, group, or time block with an embargo), never across', async () => {
+  // Every template, from a seed of its own: what the split keeps apart, read back from the partition's output.
+  const check = [
+    'import json',
+    'import numpy as np, pandas as pd',
+    'from mltoolbench import cli, partition',
+    'from mltoolbench.core import TEMPLATES',
+    'out = {}',
+    'for name, t in TEMPLATES.items():',
+    '    data = t.make(np.random.default_rng(41))',
+    '    cut, units = partition.split(name, data, 41)',
+    '    f, pol, idc = cut["files"], partition.policy(name), data["grading"]["id"]',
+    '    table = partition.test_table(f)',
+    '    col = pol.unit or idc',
+    '    ans = data["answer"].set_index(idc)',
+    '    va, ta = f["valid_answers.csv"], cut["answer"]',
+    '    fit = [v for k, v in f.items() if isinstance(v, pd.DataFrame) and k.startswith("train") and col in v.columns]',
+    '    out[name] = {',
+    '        "policy": pol.about, "chronological": pol.chronological, "embargo": pol.embargo,',
+    '        "held_out": list(map(str, dict.fromkeys(data["files"][table][col]))),',
+    '        "valid": list(map(str, dict.fromkeys(f[table.replace("test", "valid", 1)][col]))), "test": list(map(str, dict.fromkeys(f[table][col]))),',
+    '        "fit_units": sorted({str(u) for v in fit for u in v[col]}),',
+    '        "answer_ids": [len(va), len(ta), len(set(va[idc]) & set(ta[idc])), len(ans)],',
+    '        "answers_kept": bool(ans.loc[va[idc]].reset_index().equals(va) and ans.loc[ta[idc]].reset_index().equals(ta)),',
+    '        "sample_rows": cut["sample"][idc].tolist() == ta[idc].tolist(),',
+    '    }',
+    'print(json.dumps(out))',
+  ];
+  const all = await pyJson<Record<string, { policy: string; chronological: boolean; embargo: number; held_out: string[]; valid: string[]; test: string[]; fit_units: string[]; answer_ids: number[]; answers_kept: boolean; sample_rows: boolean }>>(check);
+  assert.is(Object.keys(all).length, 30);
+  for (const [name, p] of Object.entries(all)) {
+    const [nValid, nTest, shared, nAll] = p.answer_ids;
+    assert.is(shared, 0, `${name}: an answer id in both partitions`);
+    assert.ok(nValid > 0 && nTest > 0, `${name}: ${nValid} / ${nTest}`);
+    assert.ok(p.answers_kept && p.sample_rows, `${name}: the answers or the sample moved`);
+    assert.equal(
+      p.valid.filter((u) => p.test.includes(u)),
+      [],
+      `${name}: a unit in both partitions`,
+    );
+    // A group of the fitting rows never reappears in a held-out partition (where the fitting rows carry the group).
+    assert.equal(
+      [...p.valid, ...p.test].filter((u) => p.fit_units.includes(u)),
+      [],
+      `${name}: a unit fit on and held out`,
+    );
+    assert.ok(Math.abs(p.valid.length - p.test.length) <= 1, `${name}: ${p.valid.length} / ${p.test.length} units`);
+    if (p.chronological) {
+      // In the test table's order: an embargo, the validation block, an embargo, the test block.
+      const e = p.embargo;
+      assert.equal(p.valid, p.held_out.slice(e, e + p.valid.length), name);
+      assert.equal(p.test, p.held_out.slice(2 * e + p.valid.length), name);
+      assert.ok(e >= 1, name);
+    } else assert.ok(nValid + nTest === nAll, `${name}: every held-out answer is in one partition`);
+  }
+  assert.match(all['ts-etth-forecast'].policy, /one window \(48\+12 steps, lookback plus horizon\) dropped before each block/);
+  assert.match(all['nlp-textnorm'].policy, /grouped by sentence/);
+  assert.match(all['graph-cora'].policy, /labelled node sets are disjoint/);
+  // A built instance: the validation files are public and named in the prompt, and task.json records the cut.
+  const task = join(out, 'a', 'mltb-v1-time_series-id-03');
+  const names = (await listFiles(join(task, 'public'))).map((f) => f.path);
+  assert.ok(names.includes('valid.csv') && names.includes('valid_answers.csv'), names.join(' '));
+  const text = await readFile(join(task, 'public', 'description.md'), 'utf8');
+  assert.match(text, /^SPLIT POLICY: fit on the training files and validate on `public\/valid\.csv` \(the same format as `public\/test\.csv`\), whose true values are in `public\/valid_answers\.csv`/m);
+  const meta = JSON.parse(await readFile(join(task, 'task.json'), 'utf8')) as { partition: { units: Record<string, number>; rows: Record<string, number> } };
+  const hidden = (await readFile(join(task, 'private', 'answer.csv'), 'utf8')).trim().split('\n').length - 1;
+  const shown = (await readFile(join(task, 'public', 'valid_answers.csv'), 'utf8')).trim().split('\n').length - 1;
+  assert.equal(meta.partition.rows, { valid: shown, test: hidden });
+  assert.ok(meta.partition.units.dropped > 0, JSON.stringify(meta.partition));
+});
+
+test("the Bayes oracle: every template's, in the submission's format, grades better than the sample; a healthy instance it cannot pass is out of reach", async () => {
+  const check = [
+    'import json, os, tempfile',
+    'import numpy as np',
+    'from mltoolbench import cli',
+    'from mltoolbench.core import TEMPLATES, _write_frame, _grade_fn',
+    'grade, out = _grade_fn(), {}',
+    'for name, t in TEMPLATES.items():',
+    '    data = t.make(np.random.default_rng(43))',
+    '    o, s, idc = data["oracle"], data["sample"], data["grading"]["id"]',
+    '    d = tempfile.mkdtemp()',
+    '    _write_frame(data["answer"], os.path.join(d, "answer.csv"))',
+    '    json.dump(dict(data["grading"], is_lower_better=t.lower), open(os.path.join(d, "grading.json"), "w"))',
+    '    score = lambda f: (_write_frame(f, os.path.join(d, "sub.csv")), grade(os.path.join(d, "sub.csv"), d)[0])[1]',
+    '    out[name] = {"format": list(o.columns) == list(s.columns) and o[idc].tolist() == data["answer"][idc].tolist(), "lower": t.lower, "oracle": score(o), "sample": score(s)}',
+    'print(json.dumps(out))',
+  ];
+  const all = await pyJson<Record<string, { format: boolean; lower: boolean; oracle: number; sample: number }>>(check);
+  assert.is(Object.keys(all).length, 30);
+  for (const [name, o] of Object.entries(all)) {
+    assert.ok(o.format, `${name}: the oracle is not a submission of the hidden rows`);
+    assert.ok(o.lower ? o.oracle < o.sample : o.oracle > o.sample, `${name}: oracle ${o.oracle}, sample ${o.sample}`);
+  }
+  // The ventilator's starter already sits at the noise floor its generator draws (MAE of N(0, 0.1)):
+  // the line is within the metric's range, but not even the oracle passes it.
+  const floor = await suite(['build', 'time_series-train-13', '--out', join(out, 'floor'), '--runs', '2']);
+  assert.is(floor.exitCode, 0, floor.stderr);
+  const rec = JSON.parse(await readFile(join(out, 'floor', 'mltb-v1-time_series-train-13', 'private', 'attainability.json'), 'utf8')) as { attainable: boolean; tries: Array<{ bound: boolean; oracle: number; line: number; passed: boolean }> };
+  assert.is(rec.attainable, false);
+  assert.is(rec.tries.length, 3);
+  for (const t of rec.tries) assert.ok(t.bound && !t.passed && t.oracle > t.line, JSON.stringify(t));
 });
 
 test('the agent side holds no fault metadata and no hidden answers', async () => {

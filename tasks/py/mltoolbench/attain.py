@@ -4,8 +4,12 @@ For an instance with a fault, the reference is its fix (the healthy starter on t
 hidden partition): run on the baseline's seeds, its mean must beat the faulty starter's mean by
 Eq. 5's margin. When it does not, the data drawn from that generation seed leave the fault too
 small to matter, and the instance is drawn again from the next seed, up to TRIES seeds; every try
-is recorded. A healthy instance has no reference here (its starter is the best configuration the
-template knows), so only the bound is checked: the success line must lie inside the metric's range.
+is recorded. A healthy instance has no fix (its starter is the best configuration the template
+knows), so its reference is the template's Bayes oracle, the prediction the generating
+process itself would make from its noise-free quantities: its score on the hidden partition must pass
+the line, and the line must lie inside the metric's range. The oracle's score is recorded for every
+instance.
+
 The fix's scores can be kept in a cache folder, keyed by everything they depend on.
 """
 
@@ -29,7 +33,7 @@ def _digest(t, config, seed, runs):
     """Everything the fix's scores depend on: the generator's code, the template, the data seed, the seeds run."""
     h = hashlib.sha256()
     module = sys.modules[t.make.__module__].__file__ if t.make.__module__ in sys.modules else ''
-    for path in sorted({os.path.join(HERE, 'core.py'), os.path.join(HERE, 'grade.py'), module} - {''}):
+    for path in sorted({os.path.join(HERE, 'core.py'), os.path.join(HERE, 'partition.py'), os.path.join(HERE, 'grade.py'), module} - {''}):
         h.update(open(path, 'rb').read())
     h.update(json.dumps([t.name, config, seed, runs]).encode())
     return h.hexdigest()
@@ -50,16 +54,17 @@ def _fix_scores(t, config, seed, runs, run, cache):
     return scores
 
 
-def check(t, inst, seed, scores, run_fix, cache=None):
-    """One try's record: the starter's mean, the reference's (the fix's, when there is a fault), the line, passed."""
+def check(t, inst, seed, scores, run_fix, oracle, cache=None):
+    """One try's record: the starter's mean, the reference's (the fix's, when there is a fault), the oracle's, the line, passed."""
     b = float(np.mean(scores))
     line = success_line(b, t.lower)
-    rec = {'seed': seed, 'starter': round(b, 6), 'line': round(line, 6)}
+    sign = -1 if t.lower else 1
+    rec = {'seed': seed, 'starter': round(b, 6), 'line': round(line, 6), 'oracle': round(oracle, 6)}
     if inst['config'] == 'healthy':
-        rec.update(reference=None, passed=bool(line > 0) if t.lower else bool(line < BEST.get(t.metric, float('inf'))))
+        bound = bool(line > 0) if t.lower else bool(line < BEST.get(t.metric, float('inf')))
+        rec.update(reference=None, bound=bound, passed=bound and bool(sign * (oracle - line) > 0))
         return rec
     fix = _fix_scores(t, inst['config'], seed, len(scores), run_fix, cache)
     m = float(np.mean(fix))
-    sign = -1 if t.lower else 1
     rec.update(reference=round(m, 6), passed=bool(sign * (m - b) > max(0.1 * abs(b), 0.01)))
     return rec

@@ -21,6 +21,8 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
+from . import partition
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 TEMPLATES = {}
 
@@ -142,6 +144,8 @@ DOMAIN_NAMES = {'vision': 'vision', 'cv': 'vision', 'nlp': 'NLP', 'tabular': 'ta
 def describe(t, inst, data, sample_head, baseline):
     """The task prompt's fields (TASK ID to RESOURCE BUDGET), filled from what the agent may know."""
     files = sorted(k for k in data['files'] if '/' not in k)
+    test = partition.test_table(data['files'])
+    valid = test.replace('test', 'valid', 1)
     for folder in sorted({k.split('/')[0] for k in data['files'] if '/' in k}):
         files.append(f'{folder}/ (PNG files named by id)')
     b, sd, runs = baseline
@@ -154,7 +158,7 @@ def describe(t, inst, data, sample_head, baseline):
         'WORKSPACE: the current folder; the task files are read-only under `public/`.',
         'STARTER FILES: `public/train.py` trains a model and writes `submission.csv`: `python public/train.py --seed 0` (`--data DIR` reads the task files from DIR, `--out FILE` writes the submission to FILE).',
         'DATA: ' + ', '.join(f'`public/{f}`' for f in files) + '.',
-        'SPLIT POLICY: fit and validate on the public files only; the test labels are hidden and only the evaluator reads them.',
+        f'SPLIT POLICY: fit on the training files and validate on `public/{valid}` (the same format as `public/{test}`), whose true values are in `public/valid_answers.csv` (scored by the same metric); the test labels are hidden and only the evaluator reads them. The validation and test partitions: {partition.policy(t.name).about}.',
         f"METRIC: {data['grading']['metric']}, {better} is better.",
         f'BASELINE: the starter scores {b:.6g} on the hidden test split (mean over seeds 0-{runs - 1}, standard deviation {sd:.3g}).',
         f'SUCCESS RULE: a valid submission succeeds when its score is {better} than the baseline by more than max(0.1 * |baseline|, 0.01), i.e. {"below" if t.lower else "above"} {line:.6g}.',
@@ -228,11 +232,11 @@ def build(inst, dest, runs=10, cache=None):
     tries = []
     for k in range(attain.TRIES):
         seed = inst['seed'] + k
-        task, code, scores = _build_one({**inst, 'seed': seed}, dest, runs)
+        task, code, scores, oracle = _build_one({**inst, 'seed': seed}, dest, runs)
         healthy = starter(t, 'healthy')[0]
         grade = _grade_fn()
         n = len(scores)
-        tries.append(attain.check(t, inst, seed, scores, lambda healthy=healthy, grade=grade, n=n: [run_starter(dest, healthy, s, grade) for s in range(n)], cache))
+        tries.append(attain.check(t, inst, seed, scores, lambda healthy=healthy, grade=grade, n=n: [run_starter(dest, healthy, s, grade) for s in range(n)], oracle, cache))
         if tries[-1]['passed']:
             break
     else:
@@ -240,10 +244,10 @@ def build(inst, dest, runs=10, cache=None):
             raise RuntimeError(f"{inst['id']}: Eq. 5 is out of reach on every seed tried: " + json.dumps(tries))
         # A healthy starter within 10% of the metric's best on every seed: no seed repairs that, only the
         # template could. The instance is kept from its registered seed and marked as out of reach.
-        task, code, scores = _build_one(inst, dest, runs)
+        task, code, scores, _ = _build_one(inst, dest, runs)
     # The record stays out of the agent's sight (it says whether a reference exists); task.json says which seed was used.
     with open(os.path.join(dest, 'private', 'attainability.json'), 'w') as fh:
-        json.dump({'rule': 'the fix, or for a healthy instance the metric bound, clears Eq. 5 over the baseline seeds', 'seeds': runs, 'registered_seed': inst['seed'], 'tries': tries, 'attainable': tries[-1]['passed']}, fh, indent=1)
+        json.dump({'rule': 'the fix (a healthy instance: the Bayes oracle, inside the metric bound) clears Eq. 5 over the baseline seeds', 'seeds': runs, 'registered_seed': inst['seed'], 'tries': tries, 'attainable': tries[-1]['passed']}, fh, indent=1)
     task['generation'] = {'registered_seed': inst['seed'], 'seed': task['seed'], 'redrawn': len(tries) - 1 if tries[-1]['passed'] else 0}
     task['files'] = file_digests(dest)
     with open(os.path.join(dest, 'task.json'), 'w') as fh:
@@ -252,12 +256,22 @@ def build(inst, dest, runs=10, cache=None):
     return task
 
 
+def _grade_frame(frame, dest, grade):
+    """A submission's score, the frame written where the task's evaluator reads it and removed after."""
+    path = os.path.join(dest, '.oracle_run.csv')
+    try:
+        _write_frame(frame, path)
+        return grade(path, os.path.join(dest, 'private'))[0]
+    finally:
+        os.remove(path)
+
+
 def _build_one(inst, dest, runs):
-    """Writes one instance from its seed: public/, private/, task.json; gives the task, the starter and its scores."""
+    """Writes one instance from its seed: public/, private/, task.json; gives the task, the starter, its scores and the oracle's."""
     t = TEMPLATES[inst['template']]
     dest = os.path.abspath(dest)
     rng = np.random.default_rng(inst['seed'])
-    data = t.make(rng)
+    data, units = partition.split(t.name, t.make(rng), inst['seed'])
     if os.path.exists(dest):
         shutil.rmtree(dest)
     pub, priv = os.path.join(dest, 'public'), os.path.join(dest, 'private')
@@ -299,5 +313,8 @@ def _build_one(inst, dest, runs):
         'is_lower_better': t.lower,
         'seed': inst['seed'],
         'baseline': {'mean': round(b, 6), 'std': round(sd, 6), 'runs': runs, 'scores': [round(s, 6) for s in scores]},
+        'partition': {'policy': partition.policy(t.name).about, 'units': {k: len(v) for k, v in units.items()}, 'rows': {'valid': len(data['files']['valid_answers.csv']), 'test': len(data['answer'])}},
     }
-    return task, code, scores
+    # The generator's own best prediction of the hidden rows, scored like a submission and never written
+    # into the task: what the data allow, for the attainability check.
+    return task, code, scores, _grade_frame(data['oracle'], dest, grade)
