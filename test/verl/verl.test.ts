@@ -93,17 +93,6 @@ async function serve(verl: string, cwd: string) {
 
 test('(a) verl composes its trainer config with the exported overrides and its own checks pass', async () => {
   const { verl } = await setup();
-  const r = await execa(PY, ['-m', 'mlepipe_verl.check'], { cwd: verl, reject: false });
-  assert.is(r.exitCode, 0, r.stderr.slice(-3000));
-  const got = JSON.parse(r.stdout.trim().split('\n').pop()!);
-  assert.equal([got.rollout, got.mode, got.agent_loops, got.train_batch_size, got.n, got.ppo_mini_batch_size], ['vllm', 'async', ['mlepipe_react'], 2, 4, 2]);
-  assert.ok(got.prompt_length + got.response_length <= 32_768);
-  // Every save carries the Hugging Face weights the node hands on; verl keeps keep_checkpoints (2) + 1.
-  assert.equal([got.save_contents, got.max_actor_ckpt_to_keep], [['model', 'optimizer', 'extra', 'hf_model'], 3]);
-  // The layout for the model's shape: dynamic batches whose token budget holds a whole trajectory, as verl composed it.
-  assert.equal([got.layout.sp, got.layout.offload, got.use_dynamic_bsz], [1, false, true]);
-  assert.ok(got.ppo_max_token_len_per_gpu * got.ulysses >= got.prompt_length + got.response_length, JSON.stringify(got));
-  assert.type(got.layout.estimate.training, 'number');
   const overrides = doc0(await readFile(join(verl, 'trainer_overrides.yaml'), 'utf8'));
   const variant = async (name: string, list: string[]) => {
     const file = join(await mkdtemp(join(tmpdir(), `verl-${name}-`)), 'overrides.yaml');
@@ -124,13 +113,25 @@ test('(a) verl composes its trainer config with the exported overrides and its o
     'old',
     overrides.filter((o) => !o.startsWith('actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu') && !o.startsWith('actor_rollout_ref.actor.use_dynamic_bsz')),
   );
-  // The three failing variants in one interpreter (test/verl/checks.py): importing verl is most of a check's time.
-  const many = await execa(PY, [CHECKS, small, oneGpu, old], { cwd: verl, reject: false });
+  // The export's own overrides and the three failing variants in one interpreter (test/verl/checks.py: each as
+  // `python -m mlepipe_verl.check FILE` would end, which test/verl/mlab.test.ts and shaping.test.ts run as such):
+  // importing verl is most of a check's time.
+  const many = await execa(PY, [CHECKS, 'trainer_overrides.yaml', small, oneGpu, old], { cwd: verl, reject: false });
   assert.is(many.exitCode, 0, many.stderr.slice(-3000));
-  const [tight, none, bad] = many.stdout
+  const [ok, tight, none, bad] = many.stdout
     .trim()
     .split('\n')
     .map((l) => JSON.parse(l) as { exit_code: number; stdout: string; stderr: string });
+  assert.is(ok.exit_code, 0, ok.stderr.slice(-3000));
+  const got = JSON.parse(ok.stdout.trim().split('\n').pop()!);
+  assert.equal([got.rollout, got.mode, got.agent_loops, got.train_batch_size, got.n, got.ppo_mini_batch_size], ['vllm', 'async', ['mlepipe_react'], 2, 4, 2]);
+  assert.ok(got.prompt_length + got.response_length <= 32_768);
+  // Every save carries the Hugging Face weights the node hands on; verl keeps keep_checkpoints (2) + 1.
+  assert.equal([got.save_contents, got.max_actor_ckpt_to_keep], [['model', 'optimizer', 'extra', 'hf_model'], 3]);
+  // The layout for the model's shape: dynamic batches whose token budget holds a whole trajectory, as verl composed it.
+  assert.equal([got.layout.sp, got.layout.offload, got.use_dynamic_bsz], [1, false, true]);
+  assert.ok(got.ppo_max_token_len_per_gpu * got.ulysses >= got.prompt_length + got.response_length, JSON.stringify(got));
+  assert.type(got.layout.estimate.training, 'number');
   assert.is(tight.exit_code, 1, tight.stdout);
   assert.match(tight.stderr, 'token budget');
   // One rollout replica per GPU, counted as verl's server manager counts them.
