@@ -7,7 +7,7 @@
 // bank it had.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { cp, mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
@@ -17,6 +17,7 @@ import { ROOT, cli, outputsOf, readJsonl, tmpProject } from '../helpers.js';
 import { exportExperiment, serveExport } from './serve-export.js';
 
 const PY = join(ROOT, '.venv', 'verl', 'bin', 'python');
+const CHECKS = join(ROOT, 'test', 'verl', 'checks.py');
 
 const EXP = exportExperiment('shaped', { needs: 'verified, demos', rlWith: 'shaping: { kind: spice, beta: 0.5, references: 2 }' });
 
@@ -45,21 +46,30 @@ test('the export carries the estimator, the shaping loop and the bank, and passe
   assert.is(loop[0].shaping, true);
   assert.match(await readFile(join(verl, 'trainer_overrides.yaml'), 'utf8'), 'algorithm.adv_estimator=mlepipe_turn');
   assert.match(await readFile(join(verl, 'launch.sh'), 'utf8'), 'VERL_USE_EXTERNAL_MODULES\\": \\"mlepipe_verl.turn_credit');
-  const r = await execa(PY, ['-m', 'mlepipe_verl.check'], { cwd: verl, reject: false });
-  assert.is(r.exitCode, 0, r.stderr.slice(-3000));
+  // The estimator without the loop that shapes, in a variant whose agent loop file is the export's without
+  // `shaping: true`: the check refuses it. Both checks in one interpreter (test/verl/checks.py, each ending as
+  // `python -m mlepipe_verl.check FILE` would): importing verl is most of a check's time.
+  const unshaped = await mkdtemp(join(tmpdir(), 'verl-unshaped-'));
+  await writeFile(join(unshaped, 'agent_loop.yaml'), stringify(loop.map(({ shaping: _s, ...e }) => e)));
+  const LOOP = 'actor_rollout_ref.rollout.agent.agent_loop_config_path=';
+  const { overrides } = parse(await readFile(join(verl, 'trainer_overrides.yaml'), 'utf8')) as { overrides: string[] };
+  assert.ok(overrides.includes(`${LOOP}agent_loop.yaml`));
+  await writeFile(join(unshaped, 'overrides.yaml'), stringify({ overrides: overrides.map((o) => (o.startsWith(LOOP) ? `${LOOP}${join(unshaped, 'agent_loop.yaml')}` : o)) }));
+  const checks = await execa(PY, [CHECKS, 'trainer_overrides.yaml', join(unshaped, 'overrides.yaml')], { cwd: verl, reject: false });
+  assert.is(checks.exitCode, 0, checks.stderr.slice(-3000));
+  const [r, bad] = checks.stdout
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { exit_code: number; stdout: string; stderr: string });
+  assert.is(r.exit_code, 0, r.stderr.slice(-3000));
   const got = JSON.parse(r.stdout.trim().split('\n').pop()!) as { adv_estimator: string; shaping: boolean };
   assert.equal([got.adv_estimator, got.shaping], ['mlepipe_turn', true]);
+  assert.is(bad.exit_code, 1, bad.stdout);
+  assert.match(bad.stderr, 'reads per-turn shaping the agent loop does not make');
   // The same stage run as a Ray job (trainer: verl) validates and plans.
   const plan = await cli(['plan', 'e.yaml', '-S', 'stages.rl.with.trainer=verl', '--json'], { cwd: dir });
   assert.is(plan.exitCode, 0, plan.stderr);
   assert.equal((JSON.parse(plan.stdout) as { nodes: { id: string; action: string }[] }).nodes.find((n) => n.id === 'rl')?.action, 'run');
-  // The estimator without the loop that shapes: the check refuses it.
-  const copy = await mkdtemp(join(tmpdir(), 'verl-unshaped-'));
-  await cp(verl, copy, { recursive: true });
-  await writeFile(join(copy, 'agent_loop.yaml'), stringify(loop.map(({ shaping: _s, ...e }) => e)));
-  const bad = await execa(PY, ['-m', 'mlepipe_verl.check'], { cwd: copy, reject: false });
-  assert.is(bad.exitCode, 1, bad.stdout);
-  assert.match(bad.stderr, 'reads per-turn shaping the agent loop does not make');
 });
 
 test("the service plans an episode's calls against the step's references; a verified episode joins the bank for later steps, and stays after a restart", async () => {

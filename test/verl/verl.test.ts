@@ -114,7 +114,7 @@ test('(a) verl composes its trainer config with the exported overrides and its o
     overrides.filter((o) => !o.startsWith('actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu') && !o.startsWith('actor_rollout_ref.actor.use_dynamic_bsz')),
   );
   // The export's own overrides and the three failing variants in one interpreter (test/verl/checks.py: each as
-  // `python -m mlepipe_verl.check FILE` would end, which test/verl/mlab.test.ts and shaping.test.ts run as such):
+  // `python -m mlepipe_verl.check FILE` would end; test/verl/mlab.test.ts runs that command as such):
   // importing verl is most of a check's time.
   const many = await execa(PY, [CHECKS, 'trainer_overrides.yaml', small, oneGpu, old], { cwd: verl, reject: false });
   assert.is(many.exitCode, 0, many.stderr.slice(-3000));
