@@ -1,7 +1,8 @@
 // The filter stage's run(): each task graded on its sample submission and
 // checked for sanity, duplicates dropped, the rest split into train and val.
-import { cp, readdir, readFile, writeFile } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { linkTree } from '../../core/fs.js';
 import { sha256 } from '../../core/hash.js';
 import { Rng } from '../../core/random.js';
 import { mapLimit } from '../../core/pool.js';
@@ -60,7 +61,8 @@ export async function run(ctx: StageContext<FilterParams>): Promise<StageResult 
   const nVal = Math.min(order.length, p.val >= 1 ? Math.floor(p.val) : Math.round(order.length * p.val));
   const val = order.slice(0, nVal).sort();
   const train = order.slice(nVal).sort();
-  for (const t of unique) await cp(t.dir, join(ctx.outDir, 'tasks', t.id), { recursive: true });
+  // Linked, not copied: the upstream node's files are as final as this node's (an image task has hundreds).
+  for (const t of unique) await linkTree(t.dir, join(ctx.outDir, 'tasks', t.id));
   const counts = { input: tasks.length, evaluator_ok: evaluatorOk, sane, unique: unique.length, train: train.length, val: val.length };
   await writeFile(join(ctx.outDir, 'split.json'), JSON.stringify({ train, val }, null, 2) + '\n');
   await writeFile(join(ctx.outDir, 'filter.json'), JSON.stringify({ counts, dropped: drops }, null, 2) + '\n');

@@ -1,8 +1,9 @@
 // The generate stage's run(): seeds picked, each task built procedurally or
 // through the LLM factory roles, one item checkpoint per task.
-import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { linkTree } from '../../core/fs.js';
 import { buildLlmTask } from '../../agents/factory/build.js';
 import { LlmClient } from '../../agents/llm/client.js';
 import { seedDescription } from '../../seeds/describe.js';
@@ -56,7 +57,8 @@ export async function run(ctx: StageContext<GenerateParams>): Promise<StageResul
       }
       const r = JSON.parse(await readFile(join(dir, 'result.json'), 'utf8')) as ItemResult;
       results.push(r);
-      if (r.ok) await cp(join(dir, 'task'), join(ctx.outDir, 'tasks', r.task_id!), { recursive: true });
+      // Linked, not copied: a finished item is as final as the node (an image task has hundreds of files).
+      if (r.ok) await linkTree(join(dir, 'task'), join(ctx.outDir, 'tasks', r.task_id!));
       else ctx.log(`task ${index} (${r.seed_id}) dropped at ${r.stage}: ${r.error}`);
       ctx.progress(++done, count);
     }

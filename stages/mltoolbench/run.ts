@@ -6,6 +6,7 @@ import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { assetPath } from '../../core/assets.js';
+import { linkTree } from '../../core/fs.js';
 import { mapLimit } from '../../core/pool.js';
 import { runEvaluator } from '../../tasks/evaluate.js';
 import { importInstance, instanceProblem, readSuiteManifest } from '../../tasks/mltoolbench-import.js';
@@ -79,7 +80,8 @@ export async function run(ctx: StageContext<MltoolbenchParams>): Promise<StageRe
           });
         }
         const r = JSON.parse(await readFile(join(dir, 'result.json'), 'utf8')) as Built;
-        if (r.ok) await cp(join(dir, 'task'), join(ctx.outDir, 'tasks', r.id), { recursive: true });
+        // Linked, not copied: a finished item is as final as the node (an image instance has a thousand files).
+        if (r.ok) await linkTree(join(dir, 'task'), join(ctx.outDir, 'tasks', r.id));
         else ctx.log(`${r.id}: ${r.error}`);
         ctx.progress(++done, picked.length);
         return r;
