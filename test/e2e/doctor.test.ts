@@ -3,11 +3,14 @@ import * as assert from 'uvu/assert';
 import { execa } from 'execa';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { cli, packageCopy, tmpProject } from '../helpers.js';
+import { cli, packageCopy, tmpProject, type CliResult } from '../helpers.js';
+
+/** `doctor --json` with the process backend and no python: setting, run once for the two tests that read it. */
+let plain: Promise<CliResult> | undefined;
+const plainDoctor = () => (plain ??= tmpProject({}, 'sandbox: { backend: process }\n').then((cwd) => cli(['doctor', '--json'], { cwd })));
 
 test('doctor finds an interpreter with numpy, pandas and sklearn, and says where it comes from', async () => {
-  const dir = await tmpProject({}, 'sandbox: { backend: process }\n');
-  const r = await cli(['doctor', '--json'], { cwd: dir });
+  const r = await plainDoctor();
   const { checks } = JSON.parse(r.stdout);
   const py = checks.find((c: { name: string }) => c.name === 'python');
   assert.ok(py.ok, py.detail);
@@ -18,7 +21,7 @@ test('doctor finds an interpreter with numpy, pandas and sklearn, and says where
 
 test('doctor says whether the interpreter stages grade with can load MLE-bench’s graders', async () => {
   // The agent environment has MLE-bench's grading requirements; Debian's Python has the numeric stack only.
-  const good = JSON.parse((await cli(['doctor', '--json'], { cwd: await tmpProject({}, 'sandbox: { backend: process }\n') })).stdout);
+  const good = JSON.parse((await plainDoctor()).stdout);
   const ok = good.checks.find((c: { name: string }) => c.name === 'mlebench grading');
   assert.ok(ok.ok, ok.detail);
   assert.match(ok.detail, 'py7zr, yaml, tqdm');
