@@ -3,6 +3,7 @@
 // size and mtime; a file is hashed only where its mtime disagrees or was never
 // recorded. The full check (`cache verify`) hashes every file and also looks
 // for files the manifest does not list.
+import { lstatSync, type Stats } from 'node:fs';
 import { lstat, readFile } from 'node:fs/promises';
 import { isAbsolute, join, posix } from 'node:path';
 import { UserError } from '../../core/errors.js';
@@ -43,8 +44,18 @@ export async function checkEntry(dir: string, key: string, full = false): Promis
   return problems.length ? { state: 'damaged', problems } : { state: 'ok', manifest };
 }
 
+function lstatOrNull(path: string): Stats | null {
+  try {
+    return lstatSync(path);
+  } catch {
+    return null;
+  }
+}
+
 async function checkFile(path: string, f: FileEntry, full: boolean): Promise<'missing' | 'changed' | undefined> {
-  const st = await lstat(path).catch(() => null);
+  // Synchronous: an awaited lstat costs about 35 µs of CPU in libuv's thread pool hand-offs, ten times the call
+  // itself, and every plan, run and outputs stats each file of the entries it looks at (thousands in a task suite).
+  const st = lstatOrNull(path);
   if (!st) return 'missing';
   if (!st.isFile() || st.size !== f.size) return 'changed';
   if (!full && f.mtimeMs === st.mtimeMs) return undefined;
