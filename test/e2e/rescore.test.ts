@@ -8,7 +8,7 @@ import * as assert from 'uvu/assert';
 import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { cli, closedPort, nodeKey, outputsOf, readJsonl, tmpProject } from '../helpers.js';
+import { cli, closedPort, nodeKey, outputsOf, readJsonl, sharedCacheSettings, tmpProject } from '../helpers.js';
 
 const HEAD = `stages:
   tasks: { uses: generate, with: { seeds: mlebench-tabular, count: 2, samples: [50, 80], seed: 1 } }
@@ -31,9 +31,10 @@ ${HEAD}  agents:
     matrix: { reward: [sandmle-paper, sparse, sandmle-code] }
 `;
 
-const SETTINGS = 'cache: .mlepipe\n';
+// One cache for both tests: the tasks they grade are generated and filtered once.
+const { cache, settings: SETTINGS } = await sharedCacheSettings();
 // The docker backend on an engine nobody answers: any episode would fail to open its jail.
-const BROKEN = 'cache: .mlepipe\nsandbox: { backend: docker }\n';
+const BROKEN = `${SETTINGS}sandbox: { backend: docker }\n`;
 
 /** The fields of a results row an episode decides; its timing differs from run to run. */
 const episodeFields = (r: Record<string, unknown>) => {
@@ -76,10 +77,10 @@ test('reward changed alone: plan and diff say rescore, no episode reruns, result
   assert.is(rescored.exitCode, 0, rescored.stderr + rescored.stdout);
   const key = await nodeKey(dir, 'agents', 'f.yaml');
   // No rollout checkpoint was made under the new key: the episodes were read, not run.
-  assert.not.ok(existsSync(join(dir, '.mlepipe', 'items', key)));
-  const log = await readFile(join(dir, '.mlepipe', 'logs', `${key}.log`), 'utf8');
+  assert.not.ok(existsSync(join(cache, 'items', key)));
+  const log = await readFile(join(cache, 'logs', `${key}.log`), 'utf8');
   assert.match(log, /rescored 4 recorded runs of [0-9a-f]{12}; no episode ran/);
-  const manifest = JSON.parse(await readFile(join(dir, '.mlepipe', 'nodes', key, 'manifest.json'), 'utf8')) as { rescoredFrom?: string; metrics: Record<string, unknown> };
+  const manifest = JSON.parse(await readFile(join(cache, 'nodes', key, 'manifest.json'), 'utf8')) as { rescoredFrom?: string; metrics: Record<string, unknown> };
   assert.is(manifest.rescoredFrom, await nodeKey(dir, 'agents', 'e.yaml'));
   assert.is(manifest.metrics.rescored_runs, 4);
 
@@ -96,7 +97,7 @@ test('reward changed alone: plan and diff say rescore, no episode reruns, result
   const full = await cli(['run', 'f.yaml', '--force', 'agents'], { cwd: dir });
   assert.is(full.exitCode, 0, full.stderr);
   const again = await outputsOf(dir, 'agents', 'f.yaml');
-  assert.ok(existsSync(join(dir, '.mlepipe', 'items', key)), 'the full run made its rollout checkpoints');
+  assert.ok(existsSync(join(cache, 'items', key)), 'the full run made its rollout checkpoints');
   assert.equal((await readJsonl(join(again, 'results.jsonl'))).map(episodeFields), results.map(episodeFields));
   const rowsAgain = JSON.parse(await readFile(join(again, 'rows.json'), 'utf8')) as typeof rows;
   const timeless = (r: typeof rows) => [r.policy.map(({ duration_s: _d, ...x }) => x), r.task, r.win_rate];
@@ -117,7 +118,7 @@ test('an ablation over rewards runs its episodes once and rescores the other arm
   );
   const r = await cli(['run', 'a.yaml'], { cwd: dir });
   assert.is(r.exitCode, 0, r.stderr);
-  for (const arm of arms.slice(1)) assert.not.ok(existsSync(join(dir, '.mlepipe', 'items', await nodeKey(dir, arm.id, 'a.yaml'))), arm.id);
+  for (const arm of arms.slice(1)) assert.not.ok(existsSync(join(cache, 'items', await nodeKey(dir, arm.id, 'a.yaml'))), arm.id);
   const paper = await readJsonl(join(await outputsOf(dir, 'agents@reward=sandmle-paper', 'a.yaml'), 'trajectories.jsonl'));
   const sp = await readJsonl(join(await outputsOf(dir, 'agents@reward=sparse', 'a.yaml'), 'trajectories.jsonl'));
   // The same runs, scored by each arm's formula.
