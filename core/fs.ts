@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { statSync } from 'node:fs';
-import { cp, link, mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { linkSync, mkdirSync, readdirSync, statSync } from 'node:fs';
+import { cp, mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import { hashFile } from './hash.js';
 
@@ -24,12 +24,23 @@ export async function writeFileAtomic(path: string, data: string): Promise<void>
  * system, a symbolic link) that entry is copied as `cp` copies it.
  */
 export async function linkTree(src: string, dst: string): Promise<void> {
-  await mkdir(dst, { recursive: true });
-  for (const e of await readdir(src, { withFileTypes: true })) {
+  // Synchronous calls: an awaited one costs more in thread pool hand-offs than the link itself (1,200 links
+  // took 70 ms of CPU awaited one by one, 23 ms synchronously).
+  mkdirSync(dst, { recursive: true });
+  for (const e of readdirSync(src, { withFileTypes: true })) {
     const [from, to] = [join(src, e.name), join(dst, e.name)];
     if (e.isDirectory()) await linkTree(from, to);
     else if (!e.isFile()) await cp(from, to, { recursive: true });
-    else await link(from, to).catch(() => cp(from, to));
+    else if (!linked(from, to)) await cp(from, to);
+  }
+}
+
+function linked(from: string, to: string): boolean {
+  try {
+    linkSync(from, to);
+    return true;
+  } catch {
+    return false;
   }
 }
 
