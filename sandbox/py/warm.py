@@ -438,7 +438,8 @@ def reset():
     return {"reset": True, "left": left}
 
 
-send({"ready": True, "pid": os.getpid(), "import_s": round(IMPORT_S, 3), "vm_mb": vm_bytes() // MB})
+# oom_count says whether this server reads its cgroup's OOM count (a number) or leaves OOM kills to the host.
+send({"ready": True, "pid": os.getpid(), "import_s": round(IMPORT_S, 3), "vm_mb": vm_bytes() // MB, "oom_count": oom_kills()})
 while True:
     line = REQUESTS.next()
     if line is None:

@@ -27,6 +27,8 @@ export class WarmExecutor {
   private readonly answers: Answers;
   private stderrTail: string[] = [];
   private dead = false;
+  /** The server reads its own cgroup's OOM count (a jail on another engine), so the host's watch is not needed. */
+  private ownOom = false;
 
   private constructor(
     readonly slot: Slot,
@@ -61,6 +63,7 @@ export class WarmExecutor {
       signal?.throwIfAborted();
       throw new Error(`the warm executor did not start: ${ex.stderrTail.join('').trim().split('\n').slice(-3).join(' | ') || 'no answer'}`);
     }
+    ex.ownOom = typeof hello.oom_count === 'number';
     return ex;
   }
 
@@ -111,7 +114,10 @@ export class WarmExecutor {
       this.send(killRequest(reason));
       killSent.abort();
     };
-    const unwatch = await this.jail.watchOom(() => kill('oom'));
+    // A server that counts its own OOM kills reads the count after the last step's processes are gone. The
+    // host's watch of another engine is its event stream, which comes late: an event of the last step's
+    // teardown would arrive during this one and end it as out of memory.
+    const unwatch = this.ownOom ? () => {} : await this.jail.watchOom(() => kill('oom'));
     // Checked again after the wait above, and from here on synchronously: a kill must follow its run request.
     if (signal?.aborted) {
       unwatch();
