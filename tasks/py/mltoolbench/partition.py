@@ -120,7 +120,8 @@ def split(name, data, seed):
         raise AssertionError(f'{name}: the sample submission is not row for row the answers')
 
     def part(df, keys, of):
-        return df[of.isin(keys)].reset_index(drop=True)
+        # By position: the sample and the oracle are row for row the answers, whatever their index.
+        return df[of.isin(keys).to_numpy()].reset_index(drop=True)
 
     files[table] = part(test, hidden, test[col])
     files[table.replace('test', 'valid', 1)] = part(test, valid, test[col])
@@ -128,4 +129,5 @@ def split(name, data, seed):
     out = dict(data, files=files, answer=part(answer, hidden, of_answer), sample=part(data['sample'], hidden, of_answer))
     if 'oracle' in data:
         out['oracle'] = part(data['oracle'], hidden, of_answer)
-    return out, {'valid': valid, 'test': hidden, 'dropped': [u for u in units if u not in set(valid) | set(hidden)]}
+    kept = set(valid) | set(hidden)
+    return out, {'valid': valid, 'test': hidden, 'dropped': [u for u in units if u not in kept]}
