@@ -145,7 +145,7 @@ def describe(t, inst, data, sample_head, baseline):
     """The task prompt's fields (TASK ID to RESOURCE BUDGET), filled from what the agent may know."""
     files = sorted(k for k in data['files'] if '/' not in k)
     test = partition.test_table(data['files'])
-    valid = test.replace('test', 'valid', 1)
+    valid = partition.valid_table(test)
     for folder in sorted({k.split('/')[0] for k in data['files'] if '/' in k}):
         files.append(f'{folder}/ (PNG files named by id)')
     b, sd, runs = baseline
@@ -242,8 +242,8 @@ def build(inst, dest, runs=10, cache=None):
     else:
         if inst['config'] != 'healthy':
             raise RuntimeError(f"{inst['id']}: Eq. 5 is out of reach on every seed tried: " + json.dumps(tries))
-        # A healthy starter within 10% of the metric's best on every seed: no seed repairs that, only the
-        # template could. The instance is kept from its registered seed and marked as out of reach.
+        # A healthy instance whose line is past the metric's best, or past the oracle's score, on every seed:
+        # no seed repairs that, only the template could. It is kept from its registered seed, marked out of reach.
         task, code, scores, _ = _build_one(inst, dest, runs)
     # The record stays out of the agent's sight (it says whether a reference exists); task.json says which seed was used.
     with open(os.path.join(dest, 'private', 'attainability.json'), 'w') as fh:

@@ -89,6 +89,11 @@ def test_table(files):
     return names[0]
 
 
+def valid_table(test):
+    """The validation inputs' file beside the test table: `test.csv` gives `valid.csv`, `test_nodes.csv` `valid_nodes.csv`."""
+    return test.replace('test', 'valid', 1)
+
+
 def split(name, data, seed):
     """The template's data with its held-out rows cut into validation and test; the units of each, for checks."""
     pol = policy(name)
@@ -124,7 +129,7 @@ def split(name, data, seed):
         return df[of.isin(keys).to_numpy()].reset_index(drop=True)
 
     files[table] = part(test, hidden, test[col])
-    files[table.replace('test', 'valid', 1)] = part(test, valid, test[col])
+    files[valid_table(table)] = part(test, valid, test[col])
     files['valid_answers.csv'] = part(answer, valid, of_answer)
     out = dict(data, files=files, answer=part(answer, hidden, of_answer), sample=part(data['sample'], hidden, of_answer))
     if 'oracle' in data:
