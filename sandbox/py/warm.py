@@ -4,7 +4,9 @@
 # `python3 -c`; argv[1] is a JSON config. Protocol: one JSON object per line
 # on stdin (requests) and on the original stdout (answers); while a step runs,
 # a {"op": "kill"} request stops it at once.
+import gc
 import json
+import mmap
 import os
 import random
 import resource
@@ -28,6 +30,11 @@ for _mod in CFG.get("modules", []):
     except Exception as _err:  # a broken module must not stop the executor
         print(f"mlepipe warm executor: cannot import {_mod}: {_err}", file=sys.stderr)
 IMPORT_S = time.time() - t0
+# Modules imported only once a step of this jail has imported them (torch: about as much start-up as the
+# whole scikit-learn stack, for steps that mostly never use it). A step's child names those it ended up with
+# in a page it shares with the server; only names on this list are ever acted on.
+LATER = [m for m in CFG.get("later", []) if m not in sys.modules]
+USED = mmap.mmap(-1, 4096)
 # `python -c` puts the working folder (/workspace) first on the path: the server must never import what a
 # step wrote there. Steps get /workspace back in front, as `python FILE` gives them.
 sys.path = [p for p in sys.path if p not in ("", ".", "/workspace")]
@@ -239,6 +246,11 @@ def child(req, out_w, err_w):
             sys.stderr.flush()
         except Exception:
             pass
+        try:
+            USED.seek(0)
+            USED.write(" ".join(m for m in LATER if m in sys.modules).encode()[: len(USED) - 1] + b"\0")
+        except Exception:
+            pass
     finally:
         os._exit(code)
 
@@ -254,6 +266,11 @@ def run(req):
     err_r, err_w = os.pipe()
     req["rlimits"]["as"] = vm_bytes() + req["memory_mb"] * MB
     start = time.time()
+    # Everything the server holds (the preloaded modules: a few hundred thousand objects) leaves the collector's
+    # reach first. Otherwise the child's first full collection walks them all and copies every page they sit
+    # on: a scikit-learn fit's step cost four times the CPU time (0.17 s against 0.04 s) with torch preloaded.
+    gc.freeze()
+    USED[:1] = b"\0"
     pid = os.fork()
     if pid == 0:
         child(req, out_w, err_w)
@@ -355,6 +372,17 @@ def run(req):
     return answer
 
 
+def learn():
+    """Imports the later modules the last step used, so that the jail's next steps find them loaded."""
+    named = USED[:].split(b"\0", 1)[0].decode("ascii", "replace").split()
+    for mod in [m for m in LATER if m in named]:
+        LATER.remove(mod)
+        try:
+            __import__(mod)
+        except Exception as err:  # the step imported it, so this should not fail; the jail goes on without it
+            print(f"mlepipe warm executor: cannot import {mod}: {err}", file=sys.stderr)
+
+
 def remove(path):
     """Removes a file or a whole tree, whatever modes a step left on it (it ran as this same user)."""
     try:
@@ -452,6 +480,7 @@ while True:
             # What the step left is torn down now, while the host works on its answer, rather than at the
             # start of the next step: dying forks of a server with big modules imported take a while.
             sweep()
+            learn()
         elif op == "kill":
             pass  # for a step that had already ended: nothing to stop, nothing to answer
         elif op == "reset":

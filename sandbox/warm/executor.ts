@@ -12,6 +12,7 @@ import { finishStep, workspaceCheck, type Ending } from '../limits.js';
 import type { Limits, Step, StepResult } from '../types.js';
 import { publicDir } from '../workspace.js';
 import { newSlot, type JailHandle, type JailLauncher, type Slot } from './jail.js';
+import { onFirstUse } from './modules.js';
 import { Answers, isRunAnswer, killRequest, runRequest, type KillReason } from './protocol.js';
 
 export { DEFAULT_WARM_MODULES } from './modules.js';
@@ -51,7 +52,7 @@ export class WarmExecutor {
     const slot = await newSlot();
     let jail: JailHandle;
     try {
-      jail = await launcher.start(slot, limits, [python, '-c', assetText('sandbox/py/warm.py'), JSON.stringify({ modules, ...launcher.serverConfig })]);
+      jail = await launcher.start(slot, limits, [python, '-c', assetText('sandbox/py/warm.py'), JSON.stringify({ modules, later: onFirstUse(modules), ...launcher.serverConfig })]);
     } catch (err) {
       await rm(slot.root, { recursive: true, force: true });
       throw err;
