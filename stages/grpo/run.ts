@@ -121,7 +121,8 @@ export async function run(ctx: StageContext<GrpoParams>): Promise<StageResult | 
     reward: formula,
     inputs,
     concurrency: p.concurrency,
-    signal: ctx.signal,
+    // A worker that died mid-step ends the step's rollouts at once (its failure then names the worker).
+    signal: worker ? AbortSignal.any([ctx.signal, worker.gone]) : ctx.signal,
   });
   const curve: Array<Record<string, number | null>> = [];
   // Turn-level shaping: the bank as it stands before each step's rollouts, the scorer opened on first use.

@@ -28,6 +28,12 @@ export interface WorkerTrainer {
   readonly spec: ModelSpec;
   readonly client: TrainerClient;
   readonly tokenizer: TokenizerIdentity;
+  /**
+   * Aborted once the worker this node started has exited: the step's rollouts, which sample from it, stop
+   * then instead of retrying a dead endpoint (seven seconds of backoff per request). Never aborted for a
+   * worker this node did not start.
+   */
+  readonly gone: AbortSignal;
   /** One optimiser step on the batch, then a checkpoint when one is due (always, for a worker started here). */
   step(batch: Batch, k: number, signal: AbortSignal): Promise<Record<string, unknown>>;
   /** After step k is recorded: drops the checkpoints that neither the resume nor keep_checkpoints needs (retention.ts). */
@@ -65,6 +71,7 @@ export async function openWorkerTrainer(ctx: StageContext<unknown>, o: WorkerTra
   const ckptDir = workerCkptDir(ctx);
   let served: ServedModel | undefined;
   let exited = false;
+  const gone = new AbortController();
   let client: TrainerClient;
   let spec: ModelSpec;
   if (!local && ctx.host) {
@@ -74,7 +81,10 @@ export async function openWorkerTrainer(ctx: StageContext<unknown>, o: WorkerTra
     await mkdir(ckptDir, { recursive: true });
     served = await serveModel(ctx, o.policy, { ckptDir, args: [...(o.gradientCheckpointing ? ['--gradient-checkpointing'] : []), '--check-memory', '--plan-tokens', String(o.planTokens)] });
     ctx.log(`trainer worker: gradient checkpointing ${served.worker?.health.gradient_checkpointing ? 'on' : 'off'}`);
-    void served.worker?.exited.then(() => (exited = true));
+    void served.worker?.exited.then(() => {
+      exited = true;
+      gone.abort(new Error('the trainer worker exited'));
+    });
     client = served.trainer!;
     spec = served.spec;
   } else {
@@ -125,6 +135,7 @@ export async function openWorkerTrainer(ctx: StageContext<unknown>, o: WorkerTra
       spec,
       client,
       tokenizer,
+      gone: gone.signal,
       async step(batch, k, signal) {
         const update: UpdateResult & Record<string, unknown> = await guard(k, 'the update', () => client.update(batch, signal));
         if (local || keep(k)) update.saved = (await guard(k, 'the save', () => client.save(k, stepTag(k), signal))).path;
