@@ -66,7 +66,7 @@ def serve(req):
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
     # The preloaded modules leave the collector's reach, so that the evaluator's collections do not walk them and
-    # copy every page they sit on (sandbox/py/warm.py measures it).
+    # copy every page they sit on (sandbox/py/warm.py gives the figure for a step).
     gc.freeze()
     pid = os.fork()
     if pid == 0:
