@@ -3,6 +3,8 @@
 import { execa } from 'execa';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { mkdtemp, readdir } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ROOT, TIME_SCALE } from './helpers.js';
 import { pytestCases } from './pytest.js';
@@ -35,6 +37,16 @@ test('a file whose tests pass but some are skipped or left out by .only fails, e
   assert.match(out, /skip\.fixture\.ts {2}\(2\/5 passed/);
   assert.match(out, 'skip.fixture.ts skipped 3 tests (test.skip, or left out by a test.only): each counts as failed');
   assert.ok(out.trimEnd().endsWith('\n2 passed, 3 failed'), out);
+});
+
+test("MLEPIPE_TEST_TMP holds each file's temp folder, the summary says so, and a passing file's folder is removed", async () => {
+  const root = await mkdtemp(join(tmpdir(), 'mlepipe-runner-tmp-'));
+  const r = await execa(process.execPath, ['test/run.mjs', join(FIXTURES, 'tmp.fixture.ts')], { cwd: ROOT, env: { MLEPIPE_TEST_TMP: root, MLEPIPE_TEST_TIME_SCALE: String(TIME_SCALE) }, reject: false });
+  const out = String(r.stdout);
+  assert.is(r.exitCode, 0, out);
+  assert.match(out, `; temp folders in ${root}\n`);
+  assert.ok(out.trimEnd().endsWith('\n1 passed, 0 failed'), out);
+  assert.equal(await readdir(root), []);
 });
 
 test("a pytest report gives one case per Python test, with a failure's or skip's message", () => {
