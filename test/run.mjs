@@ -10,7 +10,7 @@
 // it was in counts as one failure, and the runner names that test (from the
 // trace test/uvu/index.mjs writes as each test starts).
 import { spawn } from 'node:child_process';
-import { accessSync, constants, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statfsSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statfsSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -49,8 +49,9 @@ function tempRoot() {
   return tmpdir();
 }
 const TEMP_ROOT = tempRoot();
-const TSX_CACHE = join(tmpdir(), `mlepipe-test-tsx-${process.geteuid?.() ?? 'user'}`);
-mkdirSync(TSX_CACHE, { recursive: true });
+// Compiled TypeScript (test/ts/hooks.mjs), one folder for the whole run and the next: each file starts from
+// the modules the files before it compiled instead of compiling every import again.
+const TS_CACHE = join(tmpdir(), `mlepipe-test-ts-${process.geteuid?.() ?? 'user'}`);
 // One thread per numeric library (torch, numpy, sklearn) unless the caller chose a number: files run two at a time,
 // each with its CLI, a worker or a jail beside it, on cores other people share. A second OpenMP thread then
 // finds no free core and busy-waits for it: the tiny models' steps took 25 times the CPU time and 20 times
@@ -145,6 +146,7 @@ function slowest(tests, endedAt) {
 }
 
 const REGISTER = fileURLToPath(new URL('./uvu/register.mjs', import.meta.url));
+const TYPESCRIPT = fileURLToPath(new URL('./ts/register.mjs', import.meta.url));
 const running = new Set();
 const killGroup = (child) => {
   try {
@@ -201,11 +203,9 @@ function runFile(file, index) {
     // Its own process group, so that a kill reaches the CLI runs and jails a test started too.
     // Its own temp folder (projects, workspaces, keys), removed when the file passes and kept for a look when it fails.
     const temp = mkdtempSync(join(TEMP_ROOT, 'mlt-'));
-    // tsx keeps its compiled modules in TMPDIR/tsx-<uid>: linked to one folder for the whole run, each file
-    // starts from the modules the files before it compiled instead of compiling every import again.
-    symlinkSync(TSX_CACHE, join(temp, `tsx-${process.geteuid?.() ?? 'user'}`));
-    const child = spawn(process.execPath, ['--import', 'tsx', '--import', REGISTER, file], {
-      env: { ...process.env, ...THREADS, NO_COLOR: '1', FORCE_COLOR: '0', MLEPIPE_TEST_TIME_SCALE: String(fileScale), MLEPIPE_TEST_TRACE: trace, TMPDIR: temp },
+    // Source maps: a failure's stack names lines of the TypeScript, not of its compiled form.
+    const child = spawn(process.execPath, ['--enable-source-maps', '--import', TYPESCRIPT, '--import', REGISTER, file], {
+      env: { ...process.env, ...THREADS, NO_COLOR: '1', FORCE_COLOR: '0', MLEPIPE_TEST_TIME_SCALE: String(fileScale), MLEPIPE_TEST_TRACE: trace, MLEPIPE_TEST_TS_CACHE: TS_CACHE, TMPDIR: temp },
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true,
     });
