@@ -11,7 +11,7 @@ import { imagePython, jailPython } from './interpreter.js';
 import type { GpuLender } from './gpus.js';
 import { taskStore } from './task-store.js';
 import { processBackend } from './backends/process.js';
-import type { Backend, BackendName, Limits, SessionOptions } from './types.js';
+import { DEFAULT_LIMITS, type Backend, type BackendName, type Limits, type SessionOptions } from './types.js';
 import { bwrapJails, type JailLauncher } from './warm/jail.js';
 import { WarmPool } from './warm/pool.js';
 
@@ -41,8 +41,11 @@ export interface SandboxConfig {
 
 export interface Sandbox extends Backend {
   shutdown(): Promise<void>;
-  /** Warm jails started so far, and sessions served by a reused one (zeros without warm executors). */
-  jails(): { started: number; reused: number };
+  /**
+   * Warm jails started so far, those taken over from an earlier stage of the run (sandbox/warm/shelf.ts), and
+   * sessions served by a reused one (zeros without warm executors).
+   */
+  jails(): { started: number; handed: number; reused: number };
 }
 
 export function createSandbox(cfg: SandboxConfig): Sandbox {
@@ -65,7 +68,7 @@ export function createSandbox(cfg: SandboxConfig): Sandbox {
   }
   if (!cfg.warm || cfg.backend === 'process') {
     if (cfg.warm) warn('warm executors need bwrap or docker; the process backend starts every step cold');
-    return { name: cold.name, open: (o) => cold.open(withBase(o)), shutdown: async () => {}, jails: () => ({ started: 0, reused: 0 }) };
+    return { name: cold.name, open: (o) => cold.open(withBase(o)), shutdown: async () => {}, jails: () => ({ started: 0, handed: 0, reused: 0 }) };
   }
   // Warm servers are started with the interpreter's path inside the jail.
   let launcher: JailLauncher;
@@ -89,9 +92,12 @@ export function createSandbox(cfg: SandboxConfig): Sandbox {
     fallback: { name: cold.name, open: (o) => cold.open(withBase(o)) },
     warn,
     signal: cfg.signal,
+    // Jails in bwrap pass from stage to stage of a run when they would be started alike. Containers do not: on
+    // another machine's engine they are the host's, and a run must not hold them past its stage.
+    shelf: cfg.backend === 'bwrap' ? JSON.stringify(['bwrap', python, { ...DEFAULT_LIMITS, ...cfg.limits }]) : undefined,
   });
   pool.fill();
-  return { name: pool.name, open: (o) => pool.open(o), shutdown: () => pool.shutdown(), jails: () => ({ started: pool.started, reused: pool.reused }) };
+  return { name: pool.name, open: (o) => pool.open(o), shutdown: () => pool.shutdown(), jails: () => ({ started: pool.started, handed: pool.handed, reused: pool.reused }) };
 }
 
 export type { Backend, BackendName, Limits, Session, Step, StepResult } from './types.js';

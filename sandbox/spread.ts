@@ -119,6 +119,6 @@ export function spreadSandbox(hosts: readonly HostSandbox[], log: (message: stri
       log(`sessions per host: ${hosts.map((h) => `${h.name} ${served.get(h.name)}${lost.get(h.name) ? ` (${lost.get(h.name)} lost with the host)` : ''}`).join(', ')}`);
       await Promise.all(hosts.map((h) => h.box.shutdown()));
     },
-    jails: () => hosts.reduce((t, h) => ({ started: t.started + h.box.jails().started, reused: t.reused + h.box.jails().reused }), { started: 0, reused: 0 }),
+    jails: () => hosts.reduce((t, h) => ({ started: t.started + h.box.jails().started, handed: t.handed + h.box.jails().handed, reused: t.reused + h.box.jails().reused }), { started: 0, handed: 0, reused: 0 }),
   };
 }

@@ -11,6 +11,7 @@ import { getStage } from '../../stages/registry.js';
 import { updateLockfile, type LockEntry } from '../cache/lockfile.js';
 import type { Manifest } from '../cache/manifest.js';
 import { sha256 } from '../../core/hash.js';
+import { closeShelf, openShelf } from '../../sandbox/warm/shelf.js';
 import type { Plan } from '../plan.js';
 import { executeNode, Interrupted, NodeFailure } from './execute.js';
 import { HostPool, type Held, type LentGpus } from './hosts.js';
@@ -39,6 +40,16 @@ export interface RunResult {
 type State = 'pending' | 'running' | 'done' | 'failed' | 'skipped';
 
 export async function runPlan(plan: Plan, opts: RunOptions): Promise<RunResult> {
+  // Warm jails pass from stage to stage of the run (sandbox/warm/shelf.ts); none outlives it.
+  openShelf();
+  try {
+    return await runNodes(plan, opts);
+  } finally {
+    await closeShelf();
+  }
+}
+
+async function runNodes(plan: Plan, opts: RunOptions): Promise<RunResult> {
   const t0 = Date.now();
   const { store, experiment: exp } = plan;
   const reporter = opts.reporter;

@@ -19,21 +19,29 @@ import time
 import traceback
 
 CFG = json.loads(sys.argv[1])
+
+
+def preload(modules):
+    """Imports `modules`, those this interpreter lacks skipped. The imports create hundreds of thousands of
+    objects and none of them is garbage: with the collector on, it walked them again and again, about a
+    tenth of a jail's start-up (0.91 against 0.80 CPU-s for the scikit-learn stack with LightGBM). It is
+    back on before any step runs."""
+    gc.disable()
+    for mod in modules:
+        try:
+            __import__(mod)
+        except ModuleNotFoundError as err:
+            # Not offered by this interpreter (Debian's has no LightGBM): steps that need it fail on their own.
+            if err.name != mod.split(".")[0]:
+                print(f"mlepipe warm executor: cannot import {mod}: {err}", file=sys.stderr)
+        except Exception as err:  # a broken module must not stop the executor
+            print(f"mlepipe warm executor: cannot import {mod}: {err}", file=sys.stderr)
+    gc.enable()
+    return {"preloaded": True}
+
+
 t0 = time.time()
-# The imports create hundreds of thousands of objects and none of them is garbage: with the collector on, it
-# walked them again and again, about a tenth of a jail's start-up (0.91 against 0.80 CPU-s for the
-# scikit-learn stack with LightGBM). It goes back on before any step runs.
-gc.disable()
-for _mod in CFG.get("modules", []):
-    try:
-        __import__(_mod)
-    except ModuleNotFoundError as _err:
-        # Not offered by this interpreter (Debian's has no LightGBM): steps that need it fail on their own.
-        if _err.name != _mod.split(".")[0]:
-            print(f"mlepipe warm executor: cannot import {_mod}: {_err}", file=sys.stderr)
-    except Exception as _err:  # a broken module must not stop the executor
-        print(f"mlepipe warm executor: cannot import {_mod}: {_err}", file=sys.stderr)
-gc.enable()
+preload(CFG.get("modules", []))
 IMPORT_S = time.time() - t0
 # Modules imported only once a step of this jail has imported them (torch: about as much start-up as the
 # whole scikit-learn stack, for steps that mostly never use it). A step's child names those it ended up with
@@ -380,14 +388,10 @@ def run(req):
 def learn():
     """Imports the later modules the last step used, so that the jail's next steps find them loaded."""
     named = USED[:].split(b"\0", 1)[0].decode("ascii", "replace").split()
-    gc.disable()  # as for the preload above
-    for mod in [m for m in LATER if m in named]:
+    wanted = [m for m in LATER if m in named]
+    for mod in wanted:
         LATER.remove(mod)
-        try:
-            __import__(mod)
-        except Exception as err:  # the step imported it, so this should not fail; the jail goes on without it
-            print(f"mlepipe warm executor: cannot import {mod}: {err}", file=sys.stderr)
-    gc.enable()
+    preload(wanted)
 
 
 def remove(path):
@@ -494,6 +498,11 @@ while True:
             send(reset())
         elif op == "remove":
             send(remove_paths(req.get("paths", [])))
+        elif op == "preload":
+            # A jail handed on to a stage that preloads more (sandbox/warm/shelf.ts).
+            more = [str(m) for m in req.get("modules", [])]
+            LATER[:] = [m for m in LATER if m not in more]
+            send(preload(more))
         elif op == "exit":
             break
         else:

@@ -36,6 +36,8 @@ export class WarmExecutor {
     readonly kind: 'warm-bwrap' | 'warm-docker',
     private readonly jail: JailHandle,
     readonly limits: Limits,
+    /** What its server has imported (or tried to: an interpreter without a module skips it). */
+    private readonly modules: Set<string>,
   ) {
     this.answers = new Answers(jail.stdout);
     jail.stderr.on('data', (c: Buffer) => {
@@ -57,7 +59,7 @@ export class WarmExecutor {
       await rm(slot.root, { recursive: true, force: true });
       throw err;
     }
-    const ex = new WarmExecutor(slot, launcher.kind, jail, limits);
+    const ex = new WarmExecutor(slot, launcher.kind, jail, limits, new Set(modules));
     const hello = await ex.answers.next(START_TIMEOUT_MS, signal);
     if (!hello?.ready) {
       await ex.close();
@@ -70,6 +72,16 @@ export class WarmExecutor {
 
   get alive(): boolean {
     return !this.dead;
+  }
+
+  /** Has the server import what it has not yet of `modules` (a jail handed on to a stage that preloads more). */
+  async preload(modules: readonly string[]): Promise<void> {
+    const more = modules.filter((m) => !this.modules.has(m));
+    if (!more.length) return;
+    this.send({ op: 'preload', modules: more });
+    const answer = await this.answers.next(START_TIMEOUT_MS);
+    if (!answer?.preloaded) throw new Error(`the warm executor did not import ${more.join(', ')}: ${answer?.error ? String(answer.error) : 'no answer'}`);
+    for (const m of more) this.modules.add(m);
   }
 
   private send(request: Record<string, unknown>): void {

@@ -5,6 +5,7 @@ import { onceAborted } from '../../core/proc.js';
 import { DEFAULT_LIMITS, type Backend, type Limits, type Session, type SessionOptions } from '../types.js';
 import { DEFAULT_WARM_MODULES, WarmExecutor } from './executor.js';
 import type { JailLauncher } from './jail.js';
+import { shelve, unshelve } from './shelf.js';
 
 export interface WarmPoolOptions {
   launcher: JailLauncher;
@@ -24,6 +25,11 @@ export interface WarmPoolOptions {
    * the interpreter and its imports. False gives every session a jail nobody used before.
    */
   reuse?: boolean;
+  /**
+   * What jails this pool can share with other stages' pools of the run (sandbox/warm/shelf.ts): the same
+   * key means the same launcher, interpreter and limits. Unset: the pool's jails are its own.
+   */
+  shelf?: string;
 }
 
 /** A Backend whose sessions run in warm jails, started ahead of need. */
@@ -58,8 +64,7 @@ export class WarmPool implements Backend {
     const want = Math.max(this.opts.size ?? 2, this.waiters.length + (reuse ? this.inUse : 0));
     while (!this.broken && !this.closed && have() < want) {
       this.starting++;
-      this.started++;
-      const started = WarmExecutor.start(this.opts.launcher, this.opts.python, this.opts.modules ?? DEFAULT_WARM_MODULES, this.limits, this.stopping.signal)
+      const started = this.launch()
         .then(
           async (ex) => {
             if (this.closed) return ex.close();
@@ -79,6 +84,26 @@ export class WarmPool implements Backend {
           this.inflight.delete(started);
         });
       this.inflight.add(started);
+    }
+  }
+
+  /** A jail an earlier stage of the run left on the shelf, given what this pool preloads; else a new one. */
+  private async launch(): Promise<WarmExecutor> {
+    const modules = this.opts.modules ?? DEFAULT_WARM_MODULES;
+    const start = () => {
+      this.started++;
+      return WarmExecutor.start(this.opts.launcher, this.opts.python, modules, this.limits, this.stopping.signal);
+    };
+    const kept = this.opts.shelf === undefined ? undefined : unshelve(this.opts.shelf);
+    if (!kept) return start();
+    try {
+      await kept.preload(modules);
+      this.handed++;
+      return kept;
+    } catch {
+      // It could not take the imports (it died meanwhile): a jail of this pool's own instead.
+      await kept.close();
+      return start();
     }
   }
 
@@ -150,8 +175,15 @@ export class WarmPool implements Backend {
   reused = 0;
   /** Jails started (warm servers launched), successful or not. */
   started = 0;
+  /** Jails taken from the shelf, which an earlier stage's pool left there. */
+  handed = 0;
 
-  /** Closes the spare jails and kills those still starting; once, however often it is called. */
+  /** Whether idle jails go on the shelf at shutdown: not when interrupted, nor when sessions must not share jails. */
+  private get shelving(): boolean {
+    return this.opts.shelf !== undefined && this.opts.reuse !== false && !this.opts.signal?.aborted;
+  }
+
+  /** Shelves or closes the spare jails and kills those still starting; once, however often it is called. */
   shutdown(): Promise<void> {
     this.shut ??= (async () => {
       this.closed = true;
@@ -159,7 +191,8 @@ export class WarmPool implements Backend {
       for (const w of this.waiters.splice(0)) w(null);
       // Jails still starting were told to stop (above) and close themselves; that is quick.
       await Promise.all([...this.inflight]);
-      await Promise.all(this.idle.splice(0).map((ex) => ex.close()));
+      const spare = this.idle.splice(0).filter((ex) => !(this.shelving && shelve(this.opts.shelf!, ex)));
+      await Promise.all(spare.map((ex) => ex.close()));
     })();
     return this.shut;
   }

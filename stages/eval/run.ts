@@ -136,7 +136,7 @@ export async function run(ctx: StageContext<EvalParams>): Promise<StageResult | 
   }
   if (ctx.signal.aborted) throw new Error('interrupted');
   const jails = sandbox.jails();
-  if (jails.started) ctx.log(`sandbox: ${jails.started} warm jails started for ${jobs.length} rollouts (${jails.reused} sessions in a reused jail)`);
+  if (jails.started || jails.handed) ctx.log(`sandbox: ${jails.started} warm jails started and ${jails.handed} taken over from an earlier stage for ${jobs.length} rollouts (${jails.reused} sessions in a reused jail)`);
   const facts = new Map(await Promise.all(tasks.map(async (t) => [t.id, await taskFacts(t.dir)] as const)));
   const metrics = await writeOutputs(
     ctx.outDir,

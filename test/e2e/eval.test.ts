@@ -7,7 +7,7 @@ import * as assert from 'uvu/assert';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { startReplayServer } from '../llm/replay-server.js';
-import { cli, closedPort, tmpProject, tinyEvalHead } from '../helpers.js';
+import { cli, closedPort, nodeLogs, tmpProject, tinyEvalHead } from '../helpers.js';
 
 const EXP = (url: string) => `${tinyEvalHead('tiny-eval', url)}  agents:
     uses: eval
@@ -44,6 +44,8 @@ test('scripted and openai policies through the CLI: medal table, report --json, 
       server.requests.map((q) => q.model),
       Array(6).fill('tiny-coder'),
     );
+    // The agents' jails are the task generator's, handed on within the run (sandbox/warm/shelf.ts).
+    assert.match(await nodeLogs(dir), /sandbox: 0 warm jails started and 2 taken over from an earlier stage for 4 rollouts/);
     assert.is(server.requests[0].temperature, 0.7);
     assert.match(server.requests[0].messages[0].content, '<think>');
     assert.match(server.requests[1].messages.at(-1)!.content, /^exit code 0 · [\d.]+ s\n--- stdout ---\ncopied/);
