@@ -1,5 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { execa } from 'execa';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -67,6 +68,16 @@ test('another interpreter is identified by path, version and installed packages;
     assert.is(await interpreterIdentity('/usr/bin/python3'), id);
   }
   assert.equal(await interpreterIdentity('/nonexistent/python3'), { interpreter: '/nonexistent/python3', unavailable: 'not found' });
+});
+
+test('the tooling environments collect garbage less often (scripts/setup-python.sh); the agent environment keeps Python’s default', async () => {
+  const gen0 = async (name: string) => {
+    const python = join(packageRoot(), '.venv', name, 'bin', 'python');
+    assert.ok(existsSync(python), `.venv/${name} is not installed: bash scripts/setup-python.sh ${name}`);
+    return Number((await execa(python, ['-c', 'import gc; print(gc.get_threshold()[0])'])).stdout);
+  };
+  for (const name of ['trainer', 'verl', 'logger', 'lint']) assert.is(await gen0(name), 50000, name);
+  assert.is(await gen0('agent'), 700);
 });
 
 test.run();
