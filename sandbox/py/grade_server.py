@@ -21,12 +21,14 @@ import traceback
 CFG = json.loads(sys.argv[1])
 # Off while the preloaded modules import: their objects are never garbage (sandbox/py/warm.py gives the figure).
 gc.disable()
-for _mod in CFG.get("modules", []):
-    try:
-        __import__(_mod)
-    except Exception:  # a missing module is imported (and fails) in the evaluator itself
-        pass
-gc.enable()
+try:
+    for _mod in CFG.get("modules", []):
+        try:
+            __import__(_mod)
+        except Exception:  # a missing module is imported (and fails) in the evaluator itself
+            pass
+finally:
+    gc.enable()
 
 CTL = os.fdopen(os.dup(1), "w", buffering=1)
 # What the server itself might print stays out of the protocol.

@@ -74,12 +74,15 @@ export class WarmExecutor {
     return !this.dead;
   }
 
-  /** Has the server import what it has not yet of `modules` (a jail handed on to a stage that preloads more). */
-  async preload(modules: readonly string[]): Promise<void> {
+  /**
+   * Has the server import what it has not yet of `modules` (a jail handed on to a stage that preloads more);
+   * `signal` gives up waiting, as for a start.
+   */
+  async preload(modules: readonly string[], signal?: AbortSignal): Promise<void> {
     const more = modules.filter((m) => !this.modules.has(m));
     if (!more.length) return;
     this.send({ op: 'preload', modules: more });
-    const answer = await this.answers.next(START_TIMEOUT_MS);
+    const answer = await this.answers.next(START_TIMEOUT_MS, signal);
     if (!answer?.preloaded) throw new Error(`the warm executor did not import ${more.join(', ')}: ${answer?.error ? String(answer.error) : 'no answer'}`);
     for (const m of more) this.modules.add(m);
   }

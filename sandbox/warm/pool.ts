@@ -97,11 +97,11 @@ export class WarmPool implements Backend {
     const kept = this.opts.shelf === undefined ? undefined : unshelve(this.opts.shelf);
     if (!kept) return start();
     try {
-      await kept.preload(modules);
+      await kept.preload(modules, this.stopping.signal);
       this.handed++;
       return kept;
     } catch {
-      // It could not take the imports (it died meanwhile): a jail of this pool's own instead.
+      // It could not take the imports (it died meanwhile, or the pool is shutting down): a jail of its own instead.
       await kept.close();
       return start();
     }
