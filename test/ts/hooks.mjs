@@ -14,11 +14,14 @@ import { fileURLToPath } from 'node:url';
 
 let cache;
 let options;
+/** What every compiled module's key starts from: the compiler's settings, which are the same for the whole process. */
+let settingsHash;
 let esbuild;
 
 export function initialize(data) {
   cache = data.cache;
   options = { loader: 'ts', format: 'esm', target: 'node20', sourcemap: 'inline', tsconfigRaw: { compilerOptions: data.compilerOptions } };
+  settingsHash = createHash('sha256').update(JSON.stringify(options)).digest('hex');
 }
 
 const relative = (s) => s.startsWith('./') || s.startsWith('../') || s.startsWith('/') || s.startsWith('file:');
@@ -41,7 +44,7 @@ export async function load(url, context, next) {
   if (!url.endsWith('.ts')) return next(url, context);
   const path = fileURLToPath(url);
   const text = await readFile(path, 'utf8');
-  const key = createHash('sha256').update(JSON.stringify(options)).update('\0').update(path).update('\0').update(text).digest('hex').slice(0, 40);
+  const key = createHash('sha256').update(settingsHash).update('\0').update(path).update('\0').update(text).digest('hex').slice(0, 40);
   const kept = join(cache, `${key}.mjs`);
   try {
     return { format: 'module', source: await readFile(kept, 'utf8'), shortCircuit: true };
