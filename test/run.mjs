@@ -14,11 +14,22 @@ import { accessSync, constants, existsSync, mkdtempSync, readdirSync, readFileSy
 import { cpus, tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { pick, prepare, runCheck } from '../scripts/checks.mjs';
 import { timeScale } from './time-scale.mjs';
 
 const ROOTS = ['core', 'pipelines', 'stages', 'cli', 'sandbox', 'tasks', 'agents', 'tools', 'seeds', 'gpu', 'test'].filter((d) => existsSync(d));
-// Arguments: substrings of test file paths, or paths of files to run as they are.
-const filters = process.argv.slice(2);
+// Arguments: substrings of test file paths, or paths of files to run as they are. --checks adds the static
+// checks (scripts/checks.mjs), --checks=NAME,... some of them, by name or group; they then share the lanes
+// with the files: `npm test` runs the suite that way.
+const checkArgs = process.argv.slice(2).filter((a) => a === '--checks' || a.startsWith('--checks='));
+let checks = [];
+try {
+  checks = checkArgs.flatMap((a) => pick(a === '--checks' ? [] : a.slice('--checks='.length).split(',').filter(Boolean)));
+} catch (err) {
+  console.error(`test runner: ${err.message}`);
+  process.exit(2);
+}
+const filters = process.argv.slice(2).filter((a) => !checkArgs.includes(a));
 const jobs = Number(process.env.MLEPIPE_TEST_JOBS ?? Math.min(2, cpus().length));
 // One factor for the whole run, handed to every file so that they agree.
 const scale = timeScale();
@@ -263,10 +274,45 @@ function runFile(file, index) {
   });
 }
 
-const queue = files.map((f, i) => [f, i]);
+/**
+ * One static check in a lane, like a file: its output is shown when it fails, and it counts as one test
+ * passed or failed. It has a file's time limit too.
+ */
+async function runStatic(check) {
+  const startedAt = Date.now();
+  let current;
+  let killed = false;
+  const timer = setTimeout(() => {
+    killed = true;
+    if (current) killGroup(current);
+  }, perFileTimeoutMs);
+  const r = await runCheck(check, {
+    env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0' },
+    onStart: (child) => {
+      current = child;
+      running.add(child);
+      child.on('close', () => running.delete(child));
+    },
+  });
+  clearTimeout(timer);
+  const secs = (Date.now() - startedAt) / 1000;
+  times[`check:${check.name}`] = secs;
+  if (r.ok) passed++;
+  else failed++;
+  const note = killed ? `[test runner] check ${check.name} was killed after ${perFileTimeoutMs / 1000}s (its time limit)\n` : '';
+  process.stdout.write(`\n── check ${check.name}  (${r.ok ? 'passed' : 'FAILED'}, ${secs.toFixed(1)}s)\n${r.ok ? '' : r.out + note}`);
+}
+
+// The checks take their place among the files by their last times; one never timed is taken to be as slow
+// as the slowest check usually is, so that it does not wait for the end of the run.
+const CHECK_GUESS_S = 20;
+if (checks.length) prepare();
+const queue = [...files.map((f, i) => ({ key: f, run: () => runFile(f, i) })), ...[...new Set(checks)].map((c) => ({ key: `check:${c.name}`, run: () => runStatic(c) }))].sort(
+  (a, b) => (lastTimes[b.key] ?? (b.key.startsWith('check:') ? CHECK_GUESS_S : -1)) - (lastTimes[a.key] ?? (a.key.startsWith('check:') ? CHECK_GUESS_S : -1)),
+);
 await Promise.all(
   Array.from({ length: Math.max(1, jobs) }, async () => {
-    while (queue.length) await runFile(...queue.shift());
+    while (queue.length) await queue.shift().run();
   }),
 );
 rmSync(traceDir, { recursive: true, force: true });
@@ -285,6 +331,8 @@ if (process.env.MLEPIPE_TEST_DURATIONS === 'write' && !filters.length) {
   writeFileSync(DURATIONS, `${JSON.stringify({ about: DURATIONS_ABOUT, seconds }, null, 1)}\n`);
 }
 const cpu = childCpuSeconds() - cpu0;
-process.stdout.write(`\n${files.length} test files in ${((Date.now() - t0) / 1000).toFixed(1)}s (time scale ${scale}), ${cpu.toFixed(0)} CPU seconds in their processes; temp folders in ${TEMP_ROOT}\n`);
+process.stdout.write(
+  `\n${files.length} test files${checks.length ? ` and ${new Set(checks).size} static check${new Set(checks).size === 1 ? '' : 's'}` : ''} in ${((Date.now() - t0) / 1000).toFixed(1)}s (time scale ${scale}), ${cpu.toFixed(0)} CPU seconds in their processes; temp folders in ${TEMP_ROOT}\n`,
+);
 console.log(`${passed} passed, ${failed} failed`);
 process.exitCode = failed ? 1 : 0;

@@ -1,12 +1,15 @@
 // test/run.mjs itself: a file that crashes or is killed at its time limit still counts the tests it
-// finished, names the test it was in, a throwing before hook shows its error, and skipped tests fail a file.
+// finished, names the test it was in, a throwing before hook shows its error, and skipped tests fail a file;
+// the static checks (scripts/checks.mjs) run in its lanes and count as tests.
 import { execa } from 'execa';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { existsSync } from 'node:fs';
 import { mkdtemp, readdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ROOT, TIME_SCALE } from './helpers.js';
+import { CHECKS, pick, runCheck } from '../scripts/checks.mjs';
 import { pytestCases } from './pytest.js';
 
 const FIXTURES = join('test', 'fixtures', 'runner');
@@ -47,6 +50,59 @@ test("MLEPIPE_TEST_TMP holds each file's temp folder, the summary says so, and a
   assert.match(out, `; temp folders in ${root}\n`);
   assert.ok(out.trimEnd().endsWith('\n1 passed, 0 failed'), out);
   assert.equal(await readdir(root), []);
+});
+
+test('--checks=NAME runs a static check in a lane beside the files, counted as one test; an unknown name is refused before anything runs', async () => {
+  const env = { MLEPIPE_TEST_TIME_SCALE: String(TIME_SCALE) };
+  const r = await execa(process.execPath, ['test/run.mjs', '--checks=ruff', join(FIXTURES, 'skip.fixture.ts')], { cwd: ROOT, env, reject: false });
+  const out = String(r.stdout);
+  assert.match(out, /── check ruff {2}\(passed, [\d.]+s\)/);
+  assert.match(out, /\n1 test files and 1 static check in /);
+  // The fixture's 2 passed and 3 skipped, and the check.
+  assert.ok(out.trimEnd().endsWith('\n3 passed, 3 failed'), out);
+  const bad = await execa(process.execPath, ['test/run.mjs', '--checks=ruff,nonesuch', join(FIXTURES, 'skip.fixture.ts')], { cwd: ROOT, env, reject: false });
+  assert.is(bad.exitCode, 2, String(bad.stdout));
+  assert.match(String(bad.stderr), 'test runner: no check or group named nonesuch (checks: tsc, eslint, prettier, ruff, mypy-worker, mypy-tools;');
+  assert.not.match(String(bad.stdout), 'skip.fixture');
+});
+
+test('a failing check gives its output and the command that failed, and the commands after it do not run; a tool that is not installed says how to get it', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'mlepipe-check-'));
+  const after = join(dir, 'after');
+  const failing = {
+    name: 'lint-x',
+    group: 'lint:ts',
+    commands: [
+      [process.execPath, '-e', 'console.log("x.ts:1:1 one problem"); process.exit(3)'],
+      [process.execPath, '-e', `require('fs').writeFileSync(${JSON.stringify(after)}, '')`],
+    ],
+  };
+  const r = await runCheck(failing);
+  assert.is(r.ok, false);
+  assert.match(r.out, 'x.ts:1:1 one problem');
+  assert.match(r.out, `[lint-x] ${process.execPath} -e`);
+  assert.match(r.out, 'exited with code 3');
+  assert.not.ok(existsSync(after), 'the second command ran after the first failed');
+  const missing = await runCheck({ name: 'm', group: 'lint:py', commands: [[join(dir, 'no-such-tool'), 'check']] });
+  assert.equal([missing.ok, missing.out.includes(`${join(dir, 'no-such-tool')} is missing: run scripts/setup.sh`)], [false, true]);
+  const passing = await runCheck({ name: 'p', group: 'lint:ts', commands: [[process.execPath, '-e', `require('fs').writeFileSync(${JSON.stringify(after)}, '')`]] });
+  assert.equal([passing.ok, existsSync(after)], [true, true]);
+});
+
+test('checks are named by name or group: lint is both halves, typecheck is tsc, none is all of them', () => {
+  assert.equal(
+    pick(['lint']).map((c) => c.name),
+    CHECKS.filter((c) => c.group !== 'typecheck').map((c) => c.name),
+  );
+  assert.equal(
+    pick(['typecheck']).map((c) => c.name),
+    ['tsc'],
+  );
+  assert.equal(
+    pick(['lint:py', 'prettier']).map((c) => c.name),
+    ['ruff', 'mypy-worker', 'mypy-tools', 'prettier'],
+  );
+  assert.is(pick([]).length, CHECKS.length);
 });
 
 test("a pytest report gives one case per Python test, with a failure's or skip's message", () => {
