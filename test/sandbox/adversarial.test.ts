@@ -167,8 +167,9 @@ for (const [name, backend, warm, onHost] of [
   });
 
   t('detached grandchildren (setsid, nohup, double fork) do not outlive the step', async () => {
-    const r = await step(A.daemons, { timeoutMs: 3000 });
-    assert.ok(r.timedOut);
+    const r = await step(A.daemons, { timeoutMs: scaled(60_000) });
+    assert.is(r.exitCode, 0, r.stdout + r.stderr);
+    assert.is(r.timedOut, false);
     assert.match(r.stdout, 'OK: daemons started');
     // Checked as soon as the step has returned: it returns once its processes are gone.
     assert.is(await pgrep(`time.sleep\\(${tag.replace('.', '\\.')}\\)`), '', 'no process survives');
