@@ -132,7 +132,8 @@ test("a verified episode's summary is the summarizer's paragraph, or the record'
   const server = await startReplayServer([{ content: '<think>Short.</think>It fit a linear model on the engineered features.' }]);
   try {
     const dir = await exportDir('');
-    const config = (url: string) => JSON.stringify({ kind: 'spice', beta: 1, references: 2, summaries: 'full', seed: 0, summarizer: { name: 'teacher', spec: { provider: 'openai', base_url: url, model: 'teacher-model' } } });
+    // No retries: the unreachable summarizer below fails at once instead of after the backoff (about 12 s).
+    const config = (url: string) => JSON.stringify({ kind: 'spice', beta: 1, references: 2, summaries: 'full', seed: 0, summarizer: { name: 'teacher', spec: { provider: 'openai', base_url: url, model: 'teacher-model', retries: 0 } } });
     await writeFile(join(dir, 'shaping', 'config.json'), config(server.url));
     const s = (await openShaping(dir))!;
     await s.graded('t1', 2, EPISODE, true);
