@@ -11,7 +11,7 @@
 // episodes is refused at its position.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { cli, closedPort, nodeLogs, outputsOf, readJsonl, tmpProject } from '../helpers.js';
+import { cli, closedPort, nodeKey, nodeLog, outputsOf, readJsonl, sharedCacheSettings, tmpProject } from '../helpers.js';
 import { engineProxy } from './engines.js';
 
 const created: Record<string, Array<Record<string, unknown>>> = { a: [], b: [] };
@@ -27,7 +27,14 @@ test.after(() => {
   for (const p of proxies) p.cut();
 });
 
-const hosts = (a: string, b: string) => `sandbox: { backend: docker }\nhosts:\n  a: { docker: "${a}", labels: [cpu] }\n  b: { docker: "${b}", labels: [cpu] }\n`;
+// One cache for the file: every test's tasks are the same nodes, generated and filtered once. Its evals are
+// forced (run), so each runs every episode again (a forced node does not reuse item checkpoints), and what a
+// test reads of one is read before the next eval with the same key replaces it.
+const { cache, settings: CACHE } = await sharedCacheSettings();
+const run = (dir: string, ...more: string[]) => cli(['run', 'e.yaml', '--force=agents', ...more], { cwd: dir });
+const nodeLogs = async (dir: string) => nodeLog(cache, await nodeKey(dir, 'agents'));
+
+const hosts = (a: string, b: string) => `${CACHE}sandbox: { backend: docker }\nhosts:\n  a: { docker: "${a}", labels: [cpu] }\n  b: { docker: "${b}", labels: [cpu] }\n`;
 const EXP = (placement: string, policies = 'scripted:linear, scripted:forest') => `name: spread
 stages:
   tasks: { uses: generate, with: { seeds: mlebench-tabular, count: 3, samples: [50, 80], seed: 1 } }
@@ -49,12 +56,16 @@ async function results(dir: string): Promise<Result[]> {
 test('an eval with its sandboxes on two hosts gives the results of the same eval here; each host ran containers without network or mounts', async () => {
   const [a, b] = proxies.map((p) => `tcp://127.0.0.1:${p.port}`);
   const there = await tmpProject({ 'e.yaml': EXP('sandbox: { on: cpu }') }, hosts(a, b));
-  const r = await cli(['run', 'e.yaml'], { cwd: there });
+  const r = await run(there);
   assert.is(r.exitCode, 0, r.stderr);
+  // Read before the eval here, which has the same key (placement is not in it) and replaces the entry.
+  const far = await results(there);
+  const logs = await nodeLogs(there);
   const here = await tmpProject({ 'e.yaml': EXP('') }, hosts(a, b));
-  const l = await cli(['run', 'e.yaml'], { cwd: here });
+  const l = await run(here);
   assert.is(l.exitCode, 0, l.stderr);
-  const [far, near] = [await results(there), await results(here)];
+  assert.match(await nodeLogs(here), /mlepipe: forced: the item checkpoints of earlier attempts were removed/);
+  const near = await results(here);
   assert.is(far.length, 6);
   localOutcome = outcome(near);
   assert.equal(outcome(far), localOutcome);
@@ -76,7 +87,6 @@ test('an eval with its sandboxes on two hosts gives the results of the same eval
     const fills = created[h].filter((c) => c.User === '0:0');
     assert.ok(fills.length <= 3, `host ${h}: ${fills.length} store fills`);
   }
-  const logs = await nodeLogs(there);
   assert.match(logs, /sandboxes on a \(tcp:\/\/127\.0\.0\.1:\d+\), b \(tcp:\/\/127\.0\.0\.1:\d+\)/);
   // Every run is one session: the six of them split between the two hosts.
   const [, na, nb] = /sessions per host: a (\d+), b (\d+)/.exec(logs) ?? [];
@@ -87,13 +97,13 @@ test('a host whose engine does not answer hands its sessions to the other; with 
   const before = created.b.length;
   const gone = `tcp://127.0.0.1:${await closedPort()}`;
   const dir = await tmpProject({ 'e.yaml': EXP('sandbox: { on: cpu }', 'scripted:linear') }, hosts(gone, `tcp://127.0.0.1:${proxies[1].port}`));
-  const r = await cli(['run', 'e.yaml'], { cwd: dir });
+  const r = await run(dir);
   assert.is(r.exitCode, 0, r.stderr);
   assert.is((await results(dir)).length, 3);
   assert.ok(created.b.length > before);
   assert.match(await nodeLogs(dir), /host a could not open a sandbox \(no Docker engine at a \(tcp:/);
   const none = await tmpProject({ 'e.yaml': EXP('sandbox: { on: cpu }', 'scripted:linear') }, hosts(gone, gone));
-  const f = await cli(['run', 'e.yaml'], { cwd: none });
+  const f = await run(none);
   assert.is(f.exitCode, 1, f.stderr);
   assert.match(f.stderr, /no sandbox host could open a session: a: no Docker engine at a .*; b: no Docker engine at b/);
 });
@@ -108,7 +118,7 @@ test('a host lost mid-evaluation loses only the runs it held: they start again o
     dying.cut();
   });
   const dir = await tmpProject({ 'e.yaml': EXP('sandbox: { on: cpu }') }, hosts(`tcp://127.0.0.1:${proxies[0].port}`, `tcp://127.0.0.1:${dying.port}`));
-  const r = await cli(['run', 'e.yaml'], { cwd: dir });
+  const r = await run(dir);
   assert.is(r.exitCode, 0, r.stderr);
   assert.ok(cutAt, 'no session fetched its workspace from host b');
   const logs = await nodeLogs(dir);
@@ -123,7 +133,7 @@ test('a host lost mid-evaluation loses only the runs it held: they start again o
   assert.is(got.length, 6);
   if (!localOutcome) {
     const here = await tmpProject({ 'e.yaml': EXP('') }, hosts('tcp://127.0.0.1:1', 'tcp://127.0.0.1:1'));
-    assert.is((await cli(['run', 'e.yaml'], { cwd: here })).exitCode, 0);
+    assert.is((await run(here)).exitCode, 0);
     localOutcome = outcome(await results(here));
   }
   assert.equal(outcome(got), localOutcome);
@@ -133,9 +143,9 @@ test('gpus_per_run and cpus_per_run reach the engine per jail: each jail its own
   const seen: Array<Record<string, unknown>> = [];
   const p = await engineProxy(seen);
   try {
-    const settings = `sandbox: { backend: docker }\nhosts:\n  g: { docker: "tcp://127.0.0.1:${p.port}", labels: [gpu], gpus: ["0", "1", "2"] }\n`;
+    const settings = `${CACHE}sandbox: { backend: docker }\nhosts:\n  g: { docker: "tcp://127.0.0.1:${p.port}", labels: [gpu], gpus: ["0", "1", "2"] }\n`;
     const dir = await tmpProject({ 'e.yaml': EXP('sandbox: { on: gpu, gpus_per_run: 1, cpus_per_run: 2 }', 'scripted:linear') }, settings);
-    const r = await cli(['run', 'e.yaml'], { cwd: dir });
+    const r = await run(dir);
     // This machine has no GPU driver: the engine refuses to start the containers, and the node says so.
     assert.is(r.exitCode, 1, r.stderr);
     assert.match(r.stderr, /could not select device driver "" with capabilities: \[\[gpu\]\]/);
@@ -164,9 +174,9 @@ test('a host that counts its CPUs (cpus:) holds as many runs at once as they all
   const small: Array<Record<string, unknown>> = [];
   const [p, q] = [await engineProxy(specs, lines), await engineProxy(small)];
   try {
-    const settings = `sandbox: { backend: docker }\nhosts:\n  a: { docker: "tcp://127.0.0.1:${p.port}", labels: [cpu], cpus: 3 }\n  b: { docker: "tcp://127.0.0.1:${q.port}", labels: [cpu], cpus: 1 }\n`;
+    const settings = `${CACHE}sandbox: { backend: docker }\nhosts:\n  a: { docker: "tcp://127.0.0.1:${p.port}", labels: [cpu], cpus: 3 }\n  b: { docker: "tcp://127.0.0.1:${q.port}", labels: [cpu], cpus: 1 }\n`;
     const dir = await tmpProject({ 'e.yaml': EXP('sandbox: { on: cpu, cpus_per_run: 2 }') }, settings);
-    const r = await cli(['run', 'e.yaml', '-j', '2'], { cwd: dir });
+    const r = await run(dir, '-j', '2');
     assert.is(r.exitCode, 0, r.stderr);
     const logs = await nodeLogs(dir);
     assert.match(logs, /host b has fewer than 2 CPUs: it runs none of these sandboxes/);
@@ -186,7 +196,8 @@ test('a host that counts its CPUs (cpus:) holds as many runs at once as they all
 });
 
 test('a label no host carries loads with a warning and is refused by run before anything runs; sandbox: on a stage that runs no episodes is refused at its position', async () => {
-  const settings = hosts('tcp://127.0.0.1:1', 'tcp://127.0.0.1:2');
+  // A cache of its own: nothing may have generated this file's tasks before.
+  const settings = hosts('tcp://127.0.0.1:1', 'tcp://127.0.0.1:2').replace(CACHE, '');
   const dir = await tmpProject({ 'e.yaml': EXP('sandbox: { on: gpu }') }, settings);
   const v = await cli(['validate', 'e.yaml'], { cwd: dir });
   assert.is(v.exitCode, 0, v.stderr);
