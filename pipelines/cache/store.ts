@@ -145,17 +145,6 @@ export class CacheStore {
     return itemStore(join(this.root, 'items', key));
   }
 
-  /**
-   * Removes the item checkpoints of `key` (call it holding the key's lock); true when there were some. They
-   * let an attempt continue an earlier one that stopped; a forced node starts over instead.
-   */
-  async dropItems(key: string): Promise<boolean> {
-    const root = join(this.root, 'items', key);
-    if (!(await exists(root))) return false;
-    await rm(root, { recursive: true, force: true });
-    return true;
-  }
-
   logPath(key: string): string {
     return join(this.root, 'logs', `${key}.log`);
   }

@@ -89,8 +89,6 @@ export async function executeNode(a: ExecuteArgs): Promise<NodeOutcome> {
       reporter.log(node.id, line);
     };
     for (const note of a.notes ?? []) writeLog(`mlepipe: ${note}`);
-    // Forced means run in full: finished items of earlier attempts (generated tasks, rollouts, steps) are not reused.
-    if (a.forced && (await store.dropItems(node.key))) writeLog('mlepipe: forced: the item checkpoints of earlier attempts were removed; every item runs again');
     if (a.host) writeLog(`mlepipe: on host ${a.host.name}${gpuNote(a.host)}`);
     staged = await store.staging(node.key);
     const python = choosePython(a.exp.settings.python);
