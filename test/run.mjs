@@ -1,7 +1,8 @@
 // Runs every *.test.ts file in its own Node process (two at a time by
 // default), prints each file's uvu output, and ends with one line
 // `N passed, N failed` for humans and CI alike. Optional arguments filter
-// files by substring.
+// files by substring. With --checks the static checks of scripts/checks.mjs
+// (type-check, linters) run in the same lanes, each counted as one test.
 //
 // A file with skipped tests fails: each test `.skip` or `.only` left out counts as one failure.
 //
@@ -95,7 +96,8 @@ const readTimes = (file) => {
   }
 };
 const DURATIONS = fileURLToPath(new URL('./durations.json', import.meta.url));
-const DURATIONS_ABOUT = 'Seconds each test file took in a whole run of test/run.mjs, two files at a time on the 2-core machine; the runner starts the slowest first. MLEPIPE_TEST_DURATIONS=write node test/run.mjs refreshes it.';
+const DURATIONS_ABOUT =
+  'Seconds each test file and static check (check:NAME) took in a whole run of test/run.mjs --checks, two at a time on the 2-core machine; the runner starts the slowest first. MLEPIPE_TEST_DURATIONS=write node test/run.mjs --checks refreshes it.';
 const lastTimes = { ...readTimes(DURATIONS).seconds, ...readTimes(TIMES) };
 const files = [...new Set([...named, ...ROOTS.flatMap((r) => find(r)).filter((f) => !filters.length || filters.some((x) => f.includes(x)))])]
   .sort((a, b) => Number(!a.startsWith('test')) - Number(!b.startsWith('test')) || a.localeCompare(b))
