@@ -40,7 +40,8 @@ const run = async (dir: string, ...more: string[]) => {
 };
 const nodeLogs = async (dir: string) => nodeLog(cache, await nodeKey(dir, 'agents'));
 
-const hosts = (a: string, b: string) => `${CACHE}sandbox: { backend: docker }\nhosts:\n  a: { docker: "${a}", labels: [cpu] }\n  b: { docker: "${b}", labels: [cpu] }\n`;
+const ownCacheHosts = (a: string, b: string) => `sandbox: { backend: docker }\nhosts:\n  a: { docker: "${a}", labels: [cpu] }\n  b: { docker: "${b}", labels: [cpu] }\n`;
+const hosts = (a: string, b: string) => CACHE + ownCacheHosts(a, b);
 const EXP = (placement: string, policies = 'scripted:linear, scripted:forest') => `name: spread
 stages:
   tasks: { uses: generate, with: { seeds: mlebench-tabular, count: 3, samples: [50, 80], seed: 1 } }
@@ -202,7 +203,7 @@ test('a host that counts its CPUs (cpus:) holds as many runs at once as they all
 
 test('a label no host carries loads with a warning and is refused by run before anything runs; sandbox: on a stage that runs no episodes is refused at its position', async () => {
   // A cache of its own: nothing may have generated this file's tasks before.
-  const settings = hosts('tcp://127.0.0.1:1', 'tcp://127.0.0.1:2').replace(CACHE, '');
+  const settings = ownCacheHosts('tcp://127.0.0.1:1', 'tcp://127.0.0.1:2');
   const dir = await tmpProject({ 'e.yaml': EXP('sandbox: { on: gpu }') }, settings);
   const v = await cli(['validate', 'e.yaml'], { cwd: dir });
   assert.is(v.exitCode, 0, v.stderr);

@@ -102,8 +102,8 @@ for host in ['127.0.0.1', 'localhost', '::1']:
 while True:
     pass
 `,
-  // Three kinds of detached process, each of which says it is running (a marker file in the workspace) before the step ends on
-  // its own: the harness, not a timeout, has to find and end them.
+  // Three kinds of detached process, each of which says it is running (a marker file in the workspace)
+  // before the step ends on its own: the harness, not a timeout, has to find and end them.
   daemons: `
 import os, signal, subprocess, sys, time
 cmd = [sys.executable, '-c', 'import os, signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); signal.signal(signal.SIGHUP, signal.SIG_IGN); open(".daemon-%d" % os.getpid(), "w").close(); time.sleep(${tag})']
