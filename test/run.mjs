@@ -61,6 +61,9 @@ function tempRoot() {
   return tmpdir();
 }
 const TEMP_ROOT = tempRoot();
+// Task entries (generated tasks, their filter, MLToolBench suites) that files opting in share through
+// test/shared-tasks.ts: one file builds a key, the others copy it. Removed at the end of the run.
+const SHARED_TASKS = mkdtempSync(join(TEMP_ROOT, 'mlt-tasks-'));
 // Compiled TypeScript (test/ts/hooks.mjs), one folder for the whole run and the next: each file starts from
 // the modules the files before it compiled instead of compiling every import again.
 const TS_CACHE = join(tmpdir(), `mlepipe-test-ts-${process.geteuid?.() ?? 'user'}`);
@@ -173,6 +176,7 @@ for (const sig of ['SIGINT', 'SIGTERM']) {
   process.on(sig, () => {
     for (const child of running) killGroup(child);
     rmSync(traceDir, { recursive: true, force: true });
+    rmSync(SHARED_TASKS, { recursive: true, force: true });
     process.exit(130);
   });
 }
@@ -218,7 +222,7 @@ function runFile(file, index) {
     const temp = mkdtempSync(join(TEMP_ROOT, 'mlt-'));
     // Source maps: a failure's stack names lines of the TypeScript, not of its compiled form.
     const child = spawn(process.execPath, ['--enable-source-maps', '--import', TYPESCRIPT, '--import', REGISTER, file], {
-      env: { ...process.env, ...THREADS, NO_COLOR: '1', FORCE_COLOR: '0', MLEPIPE_TEST_TIME_SCALE: String(fileScale), MLEPIPE_TEST_TRACE: trace, MLEPIPE_TEST_TS_CACHE: TS_CACHE, TMPDIR: temp },
+      env: { ...process.env, ...THREADS, NO_COLOR: '1', FORCE_COLOR: '0', MLEPIPE_TEST_TIME_SCALE: String(fileScale), MLEPIPE_TEST_TRACE: trace, MLEPIPE_TEST_TS_CACHE: TS_CACHE, MLEPIPE_TEST_SHARED_TASKS: SHARED_TASKS, TMPDIR: temp },
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true,
     });
@@ -318,6 +322,7 @@ await Promise.all(
   }),
 );
 rmSync(traceDir, { recursive: true, force: true });
+rmSync(SHARED_TASKS, { recursive: true, force: true });
 try {
   writeFileSync(TIMES, JSON.stringify({ ...readTimes(TIMES), ...times }));
 } catch {

@@ -8,7 +8,10 @@ import * as assert from 'uvu/assert';
 import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { cli, closedPort, nodeKey, outputsOf, readJsonl, sharedCacheSettings, tmpProject } from '../helpers.js';
+import { cli, closedPort, nodeKey, outputsOf, readJsonl, sharedCacheSettings, tmpProject, shareTaskNodes } from '../helpers.js';
+
+// The generated tasks come from another test file that built the same key, when one did (test/shared-tasks.ts).
+shareTaskNodes();
 
 const HEAD = `stages:
   tasks: { uses: generate, with: { seeds: mlebench-tabular, count: 2, samples: [50, 80], seed: 1 } }

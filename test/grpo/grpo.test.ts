@@ -10,9 +10,12 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { exists } from '../../core/fs.js';
 import { mean, sem } from '../../core/stats.js';
-import { cli, cliStart, tmpProject, waitFor, nodeKey, nodeLog, outputsOf, publishedSteps, readJsonl, sharedCacheSettings } from '../helpers.js';
+import { cli, cliStart, tmpProject, waitFor, nodeKey, nodeLog, outputsOf, publishedSteps, readJsonl, sharedCacheSettings, shareTaskNodes } from '../helpers.js';
 import { startTestWorker } from './test-worker.js';
 import { readScalars } from '../train-log/read.js';
+
+// The generated tasks come from another test file that built the same key, when one did (test/shared-tasks.ts).
+shareTaskNodes();
 
 const TASKS = `  tasks: { uses: generate, with: { seeds: mlebench-tabular, count: 3, samples: [60, 100], seed: 4 } }
   verified: { uses: filter, needs: [tasks], with: { val: 0 } }

@@ -14,9 +14,12 @@ import { join } from 'node:path';
 import { callSpan } from '../../agents/shaping/calls.js';
 import { exists } from '../../core/fs.js';
 import type { TurnShaping } from '../../stages/grpo/shaping.js';
-import { cli, outputsOf, readJsonl, sharedCacheSettings, tmpProject } from '../helpers.js';
+import { cli, outputsOf, readJsonl, sharedCacheSettings, tmpProject, shareTaskNodes } from '../helpers.js';
 import { echoReply } from '../llm/echo.js';
 import { startReplayServer } from '../llm/replay-server.js';
+
+// The generated tasks come from another test file that built the same key, when one did (test/shared-tasks.ts).
+shareTaskNodes();
 
 // Generated tasks and scripted demonstrations whose verified solutions seed the solution bank.
 const DEMOS = `  tasks: { uses: generate, with: { seeds: mlebench-tabular, count: 3, samples: [60, 100], seed: 4 } }

@@ -11,9 +11,12 @@ import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { summarise } from '../../agents/shaping/bank.js';
 import type { Trajectory } from '../../agents/trajectory.js';
-import { cli, outputsOf, readJsonl, tmpProject } from '../helpers.js';
+import { cli, outputsOf, readJsonl, tmpProject, shareTaskNodes } from '../helpers.js';
 import { echoReply } from '../llm/echo.js';
 import { startReplayServer, type ReplayServer } from '../llm/replay-server.js';
+
+// The generated tasks come from another test file that built the same key, when one did (test/shared-tasks.ts).
+shareTaskNodes();
 
 const taskOf = (prompt: string) => /^Task (\S+)\.$/m.exec(prompt)?.[1] ?? '?';
 

@@ -13,8 +13,11 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { cli, closedPort, nodeKey, nodeLog, outputsOf, readJsonl, sharedCacheSettings, tmpProject } from '../helpers.js';
+import { cli, closedPort, nodeKey, nodeLog, outputsOf, readJsonl, sharedCacheSettings, tmpProject, ownTaskNodes, shareTaskNodes } from '../helpers.js';
 import { engineProxy } from './engines.js';
+
+// The generated tasks come from another test file that built the same key, when one did (test/shared-tasks.ts).
+shareTaskNodes();
 
 const created: Record<string, Array<Record<string, unknown>>> = { a: [], b: [] };
 // The results of the plain eval run here (the first test's), for later tests to compare with.
@@ -202,9 +205,10 @@ test('a host that counts its CPUs (cpus:) holds as many runs at once as they all
 });
 
 test('a label no host carries loads with a warning and is refused by run before anything runs; sandbox: on a stage that runs no episodes is refused at its position', async () => {
-  // A cache of its own: nothing may have generated this file's tasks before.
+  // A cache of its own, which no other test or file fills: nothing may have generated its tasks before.
   const settings = ownCacheHosts('tcp://127.0.0.1:1', 'tcp://127.0.0.1:2');
   const dir = await tmpProject({ 'e.yaml': EXP('sandbox: { on: gpu }') }, settings);
+  ownTaskNodes(dir);
   const v = await cli(['validate', 'e.yaml'], { cwd: dir });
   assert.is(v.exitCode, 0, v.stderr);
   assert.match(v.stderr, /^warning: e\.yaml:8:\d+: stages\.agents\.sandbox\.on: no host named or labelled "gpu" in .*mlepipe run refuses this node; -S stages\.agents\.sandbox=null runs its sandboxes here/m);

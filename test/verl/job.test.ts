@@ -12,7 +12,10 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { rayCli, startLocalHead } from '../../gpu/verl/job.js';
 import { startReplayServer } from '../llm/replay-server.js';
-import { ROOT, cli, cliStart, nodeKey, nodeLog, sharedCacheSettings, tmpProject, waitFor } from '../helpers.js';
+import { ROOT, cli, cliStart, nodeKey, nodeLog, sharedCacheSettings, tmpProject, waitFor, shareTaskNodes } from '../helpers.js';
+
+// The generated tasks come from another test file that built the same key, when one did (test/shared-tasks.ts).
+shareTaskNodes();
 
 const EXP = (url: string, address: string) => `name: verl-job
 models:

@@ -19,8 +19,11 @@ import { parse } from 'yaml';
 import { rolloutTools } from '../../agents/scaffolds/mlab/index.js';
 import { readTaskView } from '../../agents/scaffolds/public.js';
 import { startReplayServer } from '../llm/replay-server.js';
-import { ROOT, cli, outputsOf, readJsonl, tmpProject } from '../helpers.js';
+import { ROOT, cli, outputsOf, readJsonl, tmpProject, shareTaskNodes } from '../helpers.js';
 import { serveExport } from './serve-export.js';
+
+// The generated tasks come from another test file that built the same key, when one did (test/shared-tasks.ts).
+shareTaskNodes();
 
 const PY = join(ROOT, '.venv', 'verl', 'bin', 'python');
 
