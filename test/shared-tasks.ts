@@ -50,15 +50,30 @@ async function publish(from: string, to: string, staging: string): Promise<void>
   await rename(tmp, to).catch(() => rm(tmp, { recursive: true, force: true }));
 }
 
-/** Before a run in `cwd`: the store's entries that its cache lacks. */
+/**
+ * The shared kinds the experiment files in `cwd` use. The store keeps each kind's entries apart, so that a
+ * project takes only those it may need: an MLToolBench suite's entry is tens of megabytes, and a project of
+ * generated tasks has no use for it.
+ */
+async function kindsUsed(cwd: string): Promise<string[]> {
+  const used = new Set<string>();
+  for (const f of (await readdir(cwd).catch(() => [] as string[])).filter((n) => /\.ya?ml$/.test(n))) {
+    for (const m of (await readFile(join(cwd, f), 'utf8').catch(() => '')).matchAll(/\buses:\s*([\w-]+)/g)) if (KINDS.has(m[1])) used.add(m[1]);
+  }
+  return [...used];
+}
+
+/** Before a run in `cwd`: the store's entries of the kinds its experiments use that its cache lacks. */
 export async function takeTaskNodes(cwd: string): Promise<void> {
   const from = store(cwd);
   if (!from) return;
   const cache = await cacheOf(cwd);
   await mkdir(join(cache, 'nodes'), { recursive: true });
-  for (const key of await readdir(from).catch(() => [] as string[])) {
-    if (key.startsWith('.') || existsSync(join(cache, 'nodes', key))) continue;
-    await publish(join(from, key), join(cache, 'nodes', key), join(cache, 'tmp'));
+  for (const kind of await kindsUsed(cwd)) {
+    for (const key of await readdir(join(from, kind)).catch(() => [] as string[])) {
+      if (key.startsWith('.') || existsSync(join(cache, 'nodes', key))) continue;
+      await publish(join(from, kind, key), join(cache, 'nodes', key), join(cache, 'tmp'));
+    }
   }
 }
 
@@ -68,11 +83,10 @@ export async function giveTaskNodes(cwd: string): Promise<void> {
   if (!to) return;
   const nodes = join(await cacheOf(cwd), 'nodes');
   for (const key of await readdir(nodes).catch(() => [] as string[])) {
-    if (existsSync(join(to, key))) continue;
     const kind = await readFile(join(nodes, key, 'manifest.json'), 'utf8').then(
       (t) => (JSON.parse(t) as { kind?: string }).kind,
       () => undefined,
     );
-    if (kind && KINDS.has(kind)) await publish(join(nodes, key), join(to, key), to);
+    if (kind && KINDS.has(kind) && !existsSync(join(to, kind, key))) await publish(join(nodes, key), join(to, kind, key), join(to, kind));
   }
 }

@@ -14,11 +14,8 @@ import * as assert from 'uvu/assert';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { startReplayServer } from '../llm/replay-server.js';
-import { cli, tmpProject, shareTaskNodes } from '../helpers.js';
+import { cli, tmpProject } from '../helpers.js';
 import { suiteInstances } from '../../tasks/mltoolbench.js';
-
-// The generated tasks come from another test file that built the same key, when one did (test/shared-tasks.ts).
-shareTaskNodes();
 
 const EXP = (url: string) => `name: intervene
 models:
