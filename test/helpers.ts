@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Manifest } from '../pipelines/cache/manifest.js';
-import { giveTaskNodes, takeTaskNodes } from './shared-tasks.js';
+import { withSharedTaskNodes } from './shared-tasks.js';
 import { timeScale } from './time-scale.mjs';
 
 export { ownTaskNodes, shareTaskNodes } from './shared-tasks.js';
@@ -52,11 +52,9 @@ const cleanEnv = (env: Record<string, string> = {}) => {
 /** Runs the built CLI to completion (the one in `root`, a package copy, when given). */
 export async function cli(args: string[], opts: { cwd: string; env?: Record<string, string>; root?: string }): Promise<CliResult> {
   const bin = opts.root ? join(opts.root, 'dist', 'cli.js') : CLI;
+  const call = () => execa(process.execPath, [bin, ...args], { cwd: opts.cwd, env: cleanEnv(opts.env), extendEnv: false, reject: false, timeout: CLI_LIMIT_MS });
   // A file that shares task nodes (shareTaskNodes) runs with the other files' generated tasks in its cache.
-  const run = args[0] === 'run';
-  if (run) await takeTaskNodes(opts.cwd);
-  const r = await execa(process.execPath, [bin, ...args], { cwd: opts.cwd, env: cleanEnv(opts.env), extendEnv: false, reject: false, timeout: CLI_LIMIT_MS });
-  if (run) await giveTaskNodes(opts.cwd);
+  const r = args[0] === 'run' ? await withSharedTaskNodes(opts.cwd, call) : await call();
   return { exitCode: r.exitCode ?? -1, stdout: String(r.stdout), stderr: String(r.stderr) };
 }
 

@@ -7,7 +7,9 @@
 // (evals, training) is shared, so what those tests check still runs in them.
 import { existsSync } from 'node:fs';
 import { cp, mkdir, readdir, readFile, rename, rm } from 'node:fs/promises';
-import { isAbsolute, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
+import type { Manifest } from '../pipelines/cache/manifest.js';
+import { loadSettings } from '../pipelines/config/settings.js';
 
 /** The stage kinds whose entries are shared: they make tasks, and their output depends only on their key. */
 const KINDS = new Set(['generate', 'filter', 'mltoolbench']);
@@ -27,13 +29,6 @@ export function ownTaskNodes(dir: string): void {
 }
 
 const store = (cwd: string) => (enabled && !own.has(resolve(cwd)) ? process.env.MLEPIPE_TEST_SHARED_TASKS : undefined);
-
-/** The cache folder of the project in `cwd`, from its mlepipe.config.yaml (`.mlepipe` when it names none). */
-async function cacheOf(cwd: string): Promise<string> {
-  const settings = await readFile(join(cwd, 'mlepipe.config.yaml'), 'utf8').catch(() => '');
-  const named = /^cache:\s*(\S+)\s*$/m.exec(settings)?.[1];
-  return named ? (isAbsolute(named) ? named : resolve(cwd, named)) : join(cwd, '.mlepipe');
-}
 
 const fresh = (dir: string) => join(dir, `.shared-${process.pid}-${Math.random().toString(36).slice(2)}`);
 
@@ -63,30 +58,30 @@ async function kindsUsed(cwd: string): Promise<string[]> {
   return [...used];
 }
 
-/** Before a run in `cwd`: the store's entries of the kinds its experiments use that its cache lacks. */
-export async function takeTaskNodes(cwd: string): Promise<void> {
-  const from = store(cwd);
-  if (!from) return;
-  const cache = await cacheOf(cwd);
-  await mkdir(join(cache, 'nodes'), { recursive: true });
+/**
+ * Runs `run` (an `mlepipe run` in `cwd`) with the store's entries of the kinds its experiments use copied into
+ * the project's cache first, and publishes the task entries it built afterwards. The cache folder is the one
+ * mlepipe resolves from the project's settings; the CLI runs without MLEPIPE_CACHE (test/helpers.ts cleanEnv).
+ */
+export async function withSharedTaskNodes<T>(cwd: string, run: () => Promise<T>): Promise<T> {
+  const shared = store(cwd);
+  if (!shared) return run();
+  const { cacheDir } = await loadSettings(cwd, {});
+  const nodes = join(cacheDir, 'nodes');
+  await mkdir(nodes, { recursive: true });
   for (const kind of await kindsUsed(cwd)) {
-    for (const key of await readdir(join(from, kind)).catch(() => [] as string[])) {
-      if (key.startsWith('.') || existsSync(join(cache, 'nodes', key))) continue;
-      await publish(join(from, kind, key), join(cache, 'nodes', key), join(cache, 'tmp'));
+    for (const key of await readdir(join(shared, kind)).catch(() => [] as string[])) {
+      if (key.startsWith('.') || existsSync(join(nodes, key))) continue;
+      await publish(join(shared, kind, key), join(nodes, key), join(cacheDir, 'tmp'));
     }
   }
-}
-
-/** After a run in `cwd`: its task entries that the store lacks. */
-export async function giveTaskNodes(cwd: string): Promise<void> {
-  const to = store(cwd);
-  if (!to) return;
-  const nodes = join(await cacheOf(cwd), 'nodes');
+  const result = await run();
   for (const key of await readdir(nodes).catch(() => [] as string[])) {
     const kind = await readFile(join(nodes, key, 'manifest.json'), 'utf8').then(
-      (t) => (JSON.parse(t) as { kind?: string }).kind,
+      (t) => (JSON.parse(t) as Pick<Manifest, 'kind'>).kind,
       () => undefined,
     );
-    if (kind && KINDS.has(kind) && !existsSync(join(to, kind, key))) await publish(join(nodes, key), join(to, kind, key), join(to, kind));
+    if (kind && KINDS.has(kind) && !existsSync(join(shared, kind, key))) await publish(join(nodes, key), join(shared, kind, key), join(shared, kind));
   }
+  return result;
 }
