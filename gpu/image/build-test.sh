@@ -19,8 +19,18 @@ if [ ! -f "$venv/.installed-lock" ]; then
   echo "build-test.sh: the trainer environment is not installed; run bash scripts/setup-trainer.sh" >&2
   exit 3
 fi
-base="$(readlink -f "$venv/bin/python3")"       # .../versions/3.11.7/bin/python3.11
+base="$(readlink -f "$venv/bin/python3")"       # /usr/bin/python3.11, or .../versions/3.11.7/bin/python3.11
 prefix="$(dirname "$(dirname "$base")")"
+ver="$("$base" -c 'import sys; print("%d.%d" % sys.version_info[:2])')"
+if [ "$prefix" = /usr ]; then
+  # A distribution's Python (setup-python.sh's default): its interpreter, the links the environment's
+  # python3 goes through, and its standard library, not the whole of /usr.
+  python_parts=(usr/bin/python3 "usr/bin/python$ver" "usr/lib/python$ver")
+  python_libs="/usr/lib/python$ver"
+else
+  python_parts=("${prefix#/}")
+  python_libs="$prefix/lib"
+fi
 lock="$(sha256sum <"$venv/.installed-lock" | cut -d' ' -f1)"
 fingerprint="$( (cat "$self"; echo "$lock"; echo "$base") | sha256sum | cut -c1-16)"
 current="$(docker image inspect -f '{{ index .Config.Labels "mlepipe.fingerprint" }}' "$IMAGE" 2>/dev/null || true)"
@@ -39,8 +49,8 @@ echo 'root:x:0:0:root:/root:/bin/bash' >"$skel/etc/passwd"
 echo 'root:x:0:' >"$skel/etc/group"
 for t in bash sh cat ls mkdir rm sleep; do cp -L "$(command -v "$t")" "$skel/usr/bin/$t"; done
 # Every shared object the tools, the interpreter and the environment's extensions load from outside them.
-objects="$( { ls "$skel"/usr/bin/*; echo "$base"; find "$prefix/lib" "$venv" -name '*.so*' -type f; } )"
-for lib in $(echo "$objects" | xargs -r ldd 2>/dev/null | grep -o '=> /[^ ]*' | cut -c4- | grep -v -e "^$prefix/" -e "^$venv/" | sort -u); do
+objects="$( { ls "$skel"/usr/bin/*; echo "$base"; find "$python_libs" "$venv" -name '*.so*' -type f; } )"
+for lib in $(echo "$objects" | xargs -r ldd 2>/dev/null | grep -o '=> /[^ ]*' | cut -c4- | grep -v -e "^$python_libs/" -e "^$venv/" | sort -u); do
   mkdir -p "$skel$(dirname "$lib")" && cp -L "$lib" "$skel$lib"
 done
 for lib in /lib64/ld-linux-x86-64.so.2 /lib/ld-linux-aarch64.so.1; do
@@ -48,9 +58,10 @@ for lib in /lib64/ld-linux-x86-64.so.2 /lib/ld-linux-aarch64.so.1; do
 done
 # The interpreter's own third-party packages are not the environment's (include-system-site-packages is false).
 tar -C / -cf - \
-  --exclude="${prefix#/}/lib/python3*/site-packages" --exclude="${prefix#/}/lib/python3*/test" \
+  --exclude="${python_libs#/}/python3*/site-packages" --exclude="${python_libs#/}/python3*/test" \
+  --exclude="${python_libs#/}/site-packages" --exclude="${python_libs#/}/test" \
   --transform "flags=rh;s,^${venv#/},opt/mlepipe/trainer," \
-  -C "$skel" . -C / "${prefix#/}" "${venv#/}" |
+  -C "$skel" . -C / "${python_parts[@]}" "${venv#/}" |
   docker import \
     --change "ENV PATH=/opt/mlepipe/trainer/bin:/usr/bin:/bin" --change "ENV HOME=/root" \
     --change "LABEL mlepipe.fingerprint=$fingerprint" --change "LABEL mlepipe.trainer-lock=$lock" \
