@@ -31,6 +31,7 @@ else
   python_parts=("${prefix#/}")
   python_libs="$prefix/lib"
 fi
+stdlib="$prefix/lib/python$ver"
 lock="$(sha256sum <"$venv/.installed-lock" | cut -d' ' -f1)"
 fingerprint="$( (cat "$self"; echo "$lock"; echo "$base") | sha256sum | cut -c1-16)"
 current="$(docker image inspect -f '{{ index .Config.Labels "mlepipe.fingerprint" }}' "$IMAGE" 2>/dev/null || true)"
@@ -58,8 +59,7 @@ for lib in /lib64/ld-linux-x86-64.so.2 /lib/ld-linux-aarch64.so.1; do
 done
 # The interpreter's own third-party packages are not the environment's (include-system-site-packages is false).
 tar -C / -cf - \
-  --exclude="${python_libs#/}/python3*/site-packages" --exclude="${python_libs#/}/python3*/test" \
-  --exclude="${python_libs#/}/site-packages" --exclude="${python_libs#/}/test" \
+  --exclude="${stdlib#/}/site-packages" --exclude="${stdlib#/}/test" \
   --transform "flags=rh;s,^${venv#/},opt/mlepipe/trainer," \
   -C "$skel" . -C / "${python_parts[@]}" "${venv#/}" |
   docker import \
