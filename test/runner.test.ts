@@ -14,14 +14,20 @@ import { pytestCases } from './pytest.js';
 
 const FIXTURES = join('test', 'fixtures', 'runner');
 
+/**
+ * The runner on `args` with its temp root inside this file's own temp folder: a failing fixture's folder is
+ * kept by design, and in the machine's shared root (/dev/shm) it outlived this file's run.
+ */
+async function nestedRun(args: string[], env: Record<string, string> = {}) {
+  const root = await mkdtemp(join(tmpdir(), 'mlepipe-runner-tmp-'));
+  const r = await execa(process.execPath, ['test/run.mjs', ...args], { cwd: ROOT, env: { MLEPIPE_TEST_TMP: root, MLEPIPE_TEST_TIME_SCALE: String(TIME_SCALE), ...env }, reject: false });
+  return { ...r, root };
+}
+
 test('a crashed or killed file counts what it ran and says which test it was in', async () => {
   // Long enough for the hanging file to start and finish its first test, however loaded the machine.
   const limitS = Math.ceil(4 * TIME_SCALE);
-  const r = await execa(process.execPath, ['test/run.mjs', join(FIXTURES, 'crash.fixture.ts'), join(FIXTURES, 'hang.fixture.ts')], {
-    cwd: ROOT,
-    env: { MLEPIPE_TEST_FILE_TIMEOUT_S: String(limitS), MLEPIPE_TEST_TIME_SCALE: String(TIME_SCALE) },
-    reject: false,
-  });
+  const r = await nestedRun([join(FIXTURES, 'crash.fixture.ts'), join(FIXTURES, 'hang.fixture.ts')], { MLEPIPE_TEST_FILE_TIMEOUT_S: String(limitS) });
   const out = String(r.stdout);
   assert.is(r.exitCode, 1, out);
   assert.match(out, /crash\.fixture\.ts {2}\(1\/3 passed/);
@@ -31,10 +37,14 @@ test('a crashed or killed file counts what it ran and says which test it was in'
   // uvu 0.5 alone prints nothing for a throwing before hook.
   assert.match(out, /FAIL {2}setup {2}before hook\n {4}Error: the fixture could not start/);
   assert.ok(out.trimEnd().endsWith('\n2 passed, 4 failed'), out);
+  // Each failed file's temp folder is kept, under the temp root, and named in the output.
+  const kept = await readdir(r.root);
+  assert.is(kept.length, 2, kept.join(' '));
+  for (const k of kept) assert.match(out, `: its temp files are kept in ${join(r.root, k)}\n`);
 });
 
 test('a file whose tests pass but some are skipped or left out by .only fails, each of them counted', async () => {
-  const r = await execa(process.execPath, ['test/run.mjs', join(FIXTURES, 'skip.fixture.ts')], { cwd: ROOT, env: { MLEPIPE_TEST_TIME_SCALE: String(TIME_SCALE) }, reject: false });
+  const r = await nestedRun([join(FIXTURES, 'skip.fixture.ts')]);
   const out = String(r.stdout);
   assert.is(r.exitCode, 1, out);
   assert.match(out, /skip\.fixture\.ts {2}\(2\/5 passed/);
@@ -43,8 +53,7 @@ test('a file whose tests pass but some are skipped or left out by .only fails, e
 });
 
 test("MLEPIPE_TEST_TMP holds each file's temp folder, the summary says so, and a passing file's folder is removed", async () => {
-  const root = await mkdtemp(join(tmpdir(), 'mlepipe-runner-tmp-'));
-  const r = await execa(process.execPath, ['test/run.mjs', join(FIXTURES, 'tmp.fixture.ts')], { cwd: ROOT, env: { MLEPIPE_TEST_TMP: root, MLEPIPE_TEST_TIME_SCALE: String(TIME_SCALE) }, reject: false });
+  const { root, ...r } = await nestedRun([join(FIXTURES, 'tmp.fixture.ts')]);
   const out = String(r.stdout);
   assert.is(r.exitCode, 0, out);
   assert.match(out, `; temp folders in ${root}\n`);
@@ -53,14 +62,13 @@ test("MLEPIPE_TEST_TMP holds each file's temp folder, the summary says so, and a
 });
 
 test('--checks=NAME runs a static check in a lane beside the files, counted as one test; an unknown name is refused before anything runs', async () => {
-  const env = { MLEPIPE_TEST_TIME_SCALE: String(TIME_SCALE) };
-  const r = await execa(process.execPath, ['test/run.mjs', '--checks=ruff', join(FIXTURES, 'skip.fixture.ts')], { cwd: ROOT, env, reject: false });
+  const r = await nestedRun(['--checks=ruff', join(FIXTURES, 'skip.fixture.ts')]);
   const out = String(r.stdout);
   assert.match(out, /── check ruff {2}\(passed, [\d.]+s\)/);
   assert.match(out, /\n1 test files and 1 static check in /);
   // The fixture's 2 passed and 3 skipped, and the check.
   assert.ok(out.trimEnd().endsWith('\n3 passed, 3 failed'), out);
-  const bad = await execa(process.execPath, ['test/run.mjs', '--checks=ruff,nonesuch', join(FIXTURES, 'skip.fixture.ts')], { cwd: ROOT, env, reject: false });
+  const bad = await nestedRun(['--checks=ruff,nonesuch', join(FIXTURES, 'skip.fixture.ts')]);
   assert.is(bad.exitCode, 2, String(bad.stdout));
   assert.match(String(bad.stderr), 'test runner: no check or group named nonesuch (checks: tsc, eslint, prettier, ruff, mypy-worker, mypy-tools;');
   assert.not.match(String(bad.stdout), 'skip.fixture');
