@@ -45,6 +45,11 @@ tune_gc() {
   printf '%s\n' 'import gc; gc.set_threshold(50000, 20, 20)' > "$site/mlepipe-gc.pth"
 }
 
+# An interpreter's Python minor version, as a lock's header names it (3.11).
+minor_version() {
+  "$1" -c 'import sys; print("%d.%d" % sys.version_info[:2])'
+}
+
 setup_env() {
   local name=$1 venv lock base
   case "$name" in
@@ -63,7 +68,7 @@ setup_env() {
   base=${PYTHON:-}
   if [ -z "$base" ]; then
     base=python3
-    [ -x /usr/bin/python3 ] && [ "$(/usr/bin/python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])')" = "$want" ] && base=/usr/bin/python3
+    [ -x /usr/bin/python3 ] && [ "$(minor_version /usr/bin/python3)" = "$want" ] && base=/usr/bin/python3
   fi
   # An environment made from another interpreter than this one (an older set-up's default, or another
   # PYTHON=) is made again: a venv cannot change its interpreter in place.
@@ -84,7 +89,7 @@ setup_env() {
   fi
 
   if [ ! -x "$venv/bin/python" ]; then
-    have=$("$base" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+    have=$(minor_version "$base")
     if [ -n "$want" ] && [ "$have" != "$want" ]; then
       echo "setup-python: $lock is for Python $want; $base is $have (set PYTHON= to a Python $want)" >&2
       return 3

@@ -22,16 +22,16 @@ fi
 base="$(readlink -f "$venv/bin/python3")"       # /usr/bin/python3.11, or .../versions/3.11.7/bin/python3.11
 prefix="$(dirname "$(dirname "$base")")"
 ver="$("$base" -c 'import sys; print("%d.%d" % sys.version_info[:2])')"
+stdlib="$prefix/lib/python$ver"
 if [ "$prefix" = /usr ]; then
   # A distribution's Python (setup-python.sh's default): its interpreter, the links the environment's
   # python3 goes through, and its standard library, not the whole of /usr.
-  python_parts=(usr/bin/python3 "usr/bin/python$ver" "usr/lib/python$ver")
-  python_libs="/usr/lib/python$ver"
+  python_parts=(usr/bin/python3 "usr/bin/python$ver" "${stdlib#/}")
+  python_libs="$stdlib"
 else
   python_parts=("${prefix#/}")
   python_libs="$prefix/lib"
 fi
-stdlib="$prefix/lib/python$ver"
 lock="$(sha256sum <"$venv/.installed-lock" | cut -d' ' -f1)"
 fingerprint="$( (cat "$self"; echo "$lock"; echo "$base") | sha256sum | cut -c1-16)"
 current="$(docker image inspect -f '{{ index .Config.Labels "mlepipe.fingerprint" }}' "$IMAGE" 2>/dev/null || true)"
