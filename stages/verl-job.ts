@@ -7,23 +7,78 @@ import { existsSync } from 'node:fs';
 import { cp, writeFile } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
-import { UserError } from '../core/errors.js';
+import { execa } from 'execa';
+import { readTaskView } from '../agents/scaffolds/public.js';
+import { assetPath } from '../core/assets.js';
+import { EnvError, ParamError, UserError } from '../core/errors.js';
 import { readJsonFile } from '../core/text.js';
+import { trainerPython } from '../gpu/trainer/local.js';
+import { CPU_RUN_RAY_CPUS, readModelShape, vllmCpuProblem } from '../gpu/verl/cpu.js';
+import { readExportRun } from '../gpu/verl/export-files.js';
 import { localPython, runJob, startLocalHead, type JobRecord } from '../gpu/verl/job.js';
 import { verlModelPath } from '../gpu/verl/overrides.js';
 import type { StageContext } from './contract.js';
 import { CHECKPOINT_DIR, weightsFor } from './worker.js';
 
+/** A conversation a tiny model's tokenizer is trained on (the stage's own data). */
+export type CorpusRecord = { messages: ReadonlyArray<{ role: string; content: string }> };
+
 /**
- * What verl loads for a models: entry: its path:, or the full-weight checkpoint an upstream sft or grpo
- * node saved (its model/ and tokenizer/ folders; the config check refuses a LoRA one).
+ * What verl loads for a models: entry: its path:, the full-weight checkpoint an upstream sft or grpo
+ * node saved (its model/ and tokenizer/ folders; the config check refuses a LoRA one), or, for a
+ * `tiny: SEED` entry, a tiny random Qwen3 written into the node's item store in the shape vLLM's CPU
+ * build serves (mlepipe_worker tiny --preset vllm), its tokenizer trained on the stage's own
+ * conversations so that they stay short in tokens.
  */
-export function verlWeightsOf(ctx: StageContext<unknown>, name: string): { model: string; tokenizer?: string } {
+export async function verlWeightsOf(ctx: StageContext<unknown>, name: string, corpus: () => Promise<readonly CorpusRecord[]>): Promise<{ model: string; tokenizer?: string }> {
   const m = ctx.models[name];
+  if (m.provider === 'worker' && m.tiny !== undefined) {
+    const seed = m.tiny;
+    const dir =
+      (await ctx.items.get(`verl-tiny ${seed}`)) ??
+      (await ctx.items.put(`verl-tiny ${seed}`, async (d) => {
+        const texts = join(d, 'corpus.jsonl');
+        await writeFile(texts, (await corpus()).map((r) => JSON.stringify({ messages: r.messages }) + '\n').join(''));
+        const args = ['-m', 'mlepipe_worker', 'tiny', join(d, 'model'), '--preset', 'vllm', '--corpus', texts, '--seed', String(seed)];
+        const r = await execa(trainerPython(), args, { cwd: assetPath('gpu/worker'), reject: false, all: true, cancelSignal: ctx.signal, timeout: 600_000 });
+        if (r.exitCode !== 0) throw new EnvError(`model ${name}: writing the tiny model failed: ${String(r.all).trim().split('\n').slice(-3).join(' ')}`);
+        ctx.log(`model ${name}: ${String(r.stdout).trim().split('\n').pop()}`);
+      }));
+    return { model: join(dir, 'model') };
+  }
   if (m.provider !== 'worker' || m.checkpoint === undefined) return { model: verlModelPath(m, ctx.experimentDir) };
   const w = weightsFor(ctx, name, m) as { dir: string };
   if (!existsSync(join(w.dir, 'model', 'config.json'))) throw new UserError(`model ${name}: ${m.checkpoint}'s ${CHECKPOINT_DIR}/ holds no full weights (model/config.json): verl loads a model folder, not an adapter`);
   return { model: join(w.dir, 'model'), tokenizer: join(w.dir, 'tokenizer') };
+}
+
+/** A GRPO stage's tasks as a tiny model's tokenizer corpus: their descriptions, which fill most of each prompt. */
+export async function taskCorpus(tasks: ReadonlyArray<{ id: string; dir: string }>): Promise<CorpusRecord[]> {
+  const out: CorpusRecord[] = [];
+  for (const t of tasks) out.push({ messages: [{ role: 'user', content: (await readTaskView(t.dir, t.id)).description }] });
+  return out;
+}
+
+/** The verl: keys every stage that trains on verl has. */
+export interface VerlCluster {
+  ray_address?: string;
+  python?: string;
+  device: 'cuda' | 'cpu';
+  stall_timeout_s?: number;
+}
+
+/** How long a job may print nothing: the stage's, else 10 minutes on a CPU and no bound on GPUs. */
+export const stallSeconds = (v: VerlCluster): number => v.stall_timeout_s ?? (v.device === 'cpu' ? 600 : 0);
+
+/**
+ * A CPU run's weights must be ones vLLM's CPU build serves: refused before a Ray head starts, at the stage's
+ * verl.device (the config check refuses a path: model of that shape earlier; a checkpoint is read here).
+ */
+export function checkCpuWeights(v: VerlCluster, model: string): void {
+  if (v.device !== 'cpu') return;
+  const shape = readModelShape(model);
+  const why = shape && vllmCpuProblem(shape);
+  if (why) throw new ParamError(['verl', 'device'], `${model}: ${why}`);
 }
 
 export interface Service {
@@ -33,10 +88,9 @@ export interface Service {
 }
 
 export interface VerlJobOptions {
-  verl: { ray_address?: string; python?: string };
+  verl: VerlCluster;
   exportDir: string;
   resultsDir: string;
-  overrides: readonly string[];
   launch?: readonly string[];
   /** A service the job's workers reach (the sandbox, for GRPO), started once the cluster is known and closed with the job. */
   service?: () => Promise<Service>;
@@ -46,9 +100,12 @@ export async function runVerlJob(ctx: StageContext<unknown>, o: VerlJobOptions):
   // A head started for the run goes with it: a rerun starts another, and submits to it afresh.
   const cluster = o.verl.ray_address ?? ctx.ray?.address;
   // Every core: verl's TransferQueue and GPU workers hold a dozen CPUs on one GPU, and wait forever without them.
-  const head = cluster ? undefined : await startLocalHead({ cpus: availableParallelism(), log: ctx.log });
+  // A CPU run's head declares one logical GPU (verl's pools ask Ray for GPU bundles) and CPUs for the processes it places.
+  const cpu = o.verl.device === 'cpu';
+  const head = cluster ? undefined : await startLocalHead({ cpus: cpu ? Math.max(CPU_RUN_RAY_CPUS, availableParallelism()) : availableParallelism(), gpus: cpu ? 1 : undefined, log: ctx.log });
   let service: Service | undefined;
   try {
+    const run = await readExportRun(o.exportDir);
     const address = cluster ?? head!.address;
     // The job is recorded per cluster: the item store keeps the first record of an id.
     const jobId = `ray-job ${address}`;
@@ -59,7 +116,10 @@ export async function runVerlJob(ctx: StageContext<unknown>, o: VerlJobOptions):
       exportDir: o.exportDir,
       resultsDir: o.resultsDir,
       address,
-      overrides: o.overrides,
+      overrides: run.overrides,
+      env: run.env,
+      stallS: stallSeconds(o.verl),
+      auth: head ? { token: head.token } : {},
       launch: o.launch,
       // A head started here runs Ray from .venv/verl; its workers' Python is that one, which has verl.
       python: o.verl.python ?? (head ? localPython() : 'python3'),

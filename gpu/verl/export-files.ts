@@ -2,10 +2,10 @@
 // (main_ppo for GRPO, the SFT trainer for sft): parquet files whose chat
 // column is a list of {role, content}, the mlepipe_verl package the job
 // imports, and layout.json, the per-GPU estimate its layout was chosen by.
-import { cp, writeFile } from 'node:fs/promises';
+import { cp, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { assetPath } from '../../core/assets.js';
-import { ParamError } from '../../core/errors.js';
+import { InternalError, ParamError } from '../../core/errors.js';
 import { layoutFor, type Layout } from './scale.js';
 
 export const str = (name: string) => ({ name, type: 'BYTE_ARRAY' as const, converted_type: 'UTF8' as const, repetition_type: 'OPTIONAL' as const });
@@ -40,4 +40,28 @@ export async function writeLayout(dir: string, model: string, cluster: Parameter
   if (layout && 'error' in layout) throw new ParamError(['verl'], layout.error);
   await writeFile(join(dir, 'layout.json'), JSON.stringify(layout ?? { unknown: `the shape of ${model} is unknown (no config.json there, not a known name): ${o.unknown}` }, null, 1) + '\n');
   return layout;
+}
+
+/**
+ * trainer_overrides.yaml: the run an export describes. `overrides` are the trainer's Hydra overrides; `env`, where
+ * present, what the job's processes need in their environment besides (a CPU run's platform module and vLLM's
+ * device), which `trainer: verl` and launch.sh hand to the job's runtime environment.
+ */
+export interface ExportRun {
+  verl_version: string;
+  trainer?: 'sft';
+  overrides: string[];
+  env?: Record<string, string>;
+}
+
+export async function writeExportRun(dir: string, run: ExportRun): Promise<void> {
+  const { stringify } = await import('yaml');
+  await writeFile(join(dir, 'trainer_overrides.yaml'), stringify(run));
+}
+
+export async function readExportRun(dir: string): Promise<ExportRun> {
+  const { parse } = await import('yaml');
+  const run = parse(await readFile(join(dir, 'trainer_overrides.yaml'), 'utf8')) as ExportRun;
+  if (!run || !Array.isArray(run.overrides)) throw new InternalError(`${join(dir, 'trainer_overrides.yaml')} holds no overrides: list`);
+  return run;
 }

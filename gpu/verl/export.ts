@@ -18,11 +18,14 @@ import { chooseTools, type ToolChoice } from '../../agents/scaffolds/mlab/tools.
 import { publicFilesText, readTaskView, sampleName } from '../../agents/scaffolds/public.js';
 import type { MlabConfig } from './service-mlab.js';
 import { approxTokens } from '../../agents/scaffolds/react/context.js';
+import { ParamError } from '../../core/errors.js';
 import type { RewardInputs } from '../../core/rewards/presets.js';
 import { type OverrideOptions, TURN_CREDIT_MODULE, VERL_VERSION, verlOverrides } from './overrides.js';
 import type { BankEntry } from '../../agents/shaping/bank.js';
 import type { ShapingConfig } from './service-shaping.js';
-import { copyVerlPackage, messagesColumn, str, writeLayout, writeParquet } from './export-files.js';
+import { copyVerlPackage, messagesColumn, str, writeExportRun, writeLayout, writeParquet } from './export-files.js';
+import { cpuEnv, longestPrompt, readModelShape, type CpuRun } from './cpu.js';
+import { localPython } from './job.js';
 
 export { VERL_VERSION } from './overrides.js';
 
@@ -47,6 +50,8 @@ export interface ExportOptions extends Omit<OverrideOptions, 'promptLength' | 'r
   shaping?: { config: ShapingConfig; bank: readonly BankEntry[] };
   /** The mlab scaffold, run by the sandbox service (its tools and their dropout); default ReAct, run by the loop. */
   mlab?: { tools: ToolChoice; toolDropout: number; seed: number; observationChars: number };
+  /** A CPU smoke run (device: cpu): vLLM's CPU build, one worker, the KV cache in host memory. */
+  cpu?: CpuRun;
 }
 
 export const AGENT_NAME = 'mlepipe_react';
@@ -114,6 +119,20 @@ async function writeRows(file: string, data: Row[]): Promise<void> {
   );
 }
 
+/**
+ * A CPU run's prompt and response lengths: the longest prompt counted in the model's own tokens (gpu/verl/cpu.ts),
+ * with a tenth to spare, and the rest of the model's context (its max_position_embeddings, at most the stage's)
+ * for the turns. A context too short for the prompts is refused here, before a Ray head starts.
+ */
+async function cpuLengths(dir: string, o: ExportOptions): Promise<{ promptLength: number; responseLength: number }> {
+  const longest = await longestPrompt(localPython(), o.tokenizer ?? o.model, [join(dir, 'data', 'train.parquet'), join(dir, 'data', 'val.parquet')]);
+  const context = Math.min(o.contextTokens, readModelShape(o.model)?.max_position_embeddings ?? o.contextTokens);
+  const promptLength = Math.ceil((longest * 1.1) / 128) * 128;
+  if (promptLength + 256 > context) throw new ParamError(['verl', 'device'], `the longest prompt is ${longest} tokens of ${o.tokenizer ?? o.model}'s tokenizer, and the model's context (${context} tokens) leaves fewer than 256 for the turns`);
+  await writeFile(join(dir, 'layout.json'), JSON.stringify({ device: 'cpu', longest_prompt: longest, context }, null, 1) + '\n');
+  return { promptLength, responseLength: context - promptLength };
+}
+
 /** Prompt and response lengths in tokens: the longest prompt with room to spare, the rest of the context for the turns. */
 function lengths(all: Row[], contextTokens: number): { promptLength: number; responseLength: number } {
   const longest = Math.max(1, ...all.map((r) => approxTokens(r.prompt)));
@@ -134,8 +153,14 @@ export async function writeVerlExport(dir: string, train: readonly ExportTask[],
     await cp(t.dir, join(dir, 'tasks', t.id), { recursive: true });
   }
   await copyVerlPackage(dir);
-  const layout = await writeLayout(dir, o.model, o, o.contextTokens, { rollout: true, unknown: "verl's own defaults for batch sizes, offload and memory apply" });
-  const overrides = verlOverrides({ ...o, ...lengths([...trainRows, ...valRows], o.contextTokens), layout, turnCredit: o.shaping !== undefined, agentLoop: agentName(o) });
+  const { layout, sizes } = o.cpu
+    ? { layout: undefined, sizes: await cpuLengths(dir, o) }
+    : {
+        layout: await writeLayout(dir, o.model, o, o.contextTokens, { rollout: true, unknown: "verl's own defaults for batch sizes, offload and memory apply" }),
+        sizes: lengths([...trainRows, ...valRows], o.contextTokens),
+      };
+  const overrides = verlOverrides({ ...o, ...sizes, layout, turnCredit: o.shaping !== undefined, agentLoop: agentName(o), device: o.cpu ? 'cpu' : 'cuda' });
+  const env = o.cpu ? cpuEnv(o.cpu, [TURN_CREDIT_MODULE]) : {};
   const agentLoop = [
     {
       name: agentName(o),
@@ -165,8 +190,8 @@ export async function writeVerlExport(dir: string, train: readonly ExportTask[],
   };
   const spec: SandboxSpec = { reward: o.reward, inputs: o.inputs, memory_mb: o.memoryMb, ...(scaffold ? { scaffold } : {}) };
   await writeFile(join(dir, 'sandbox.json'), JSON.stringify(spec, null, 1) + '\n');
-  await writeFile(join(dir, 'trainer_overrides.yaml'), stringify({ verl_version: VERL_VERSION, overrides }));
-  await writeFile(join(dir, 'launch.sh'), launchScript(overrides), { mode: 0o755 });
+  await writeExportRun(dir, { verl_version: VERL_VERSION, overrides, ...(o.cpu ? { env } : {}) });
+  await writeFile(join(dir, 'launch.sh'), launchScript(overrides, env), { mode: 0o755 });
   if (o.shaping) {
     // The service's bank grows in this folder as the job verifies solutions (gpu/verl/service-shaping.ts).
     await mkdir(join(dir, 'shaping'), { recursive: true });
@@ -186,7 +211,12 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from mlepipe_verl.reward import compute_score  # noqa: E402,F401
 `;
 
-export function launchScript(overrides: string[]): string {
+export function launchScript(overrides: string[], extraEnv: Readonly<Record<string, string>> = {}): string {
+  // The job's environment: the sandbox's, the output paths, the modules verl imports (a CPU run's carry more).
+  const env = { MLEPIPE_SANDBOX_URL: '$MLEPIPE_SANDBOX_URL', MLEPIPE_SANDBOX_TOKEN: '$MLEPIPE_SANDBOX_TOKEN', VERL_FILE_LOGGER_PATH: '$OUT/metrics.jsonl', TENSORBOARD_DIR: '$OUT/tensorboard', VERL_USE_EXTERNAL_MODULES: TURN_CREDIT_MODULE, ...extraEnv };
+  const envJson = Object.entries(env)
+    .map(([k, v]) => `\\"${k}\\": \\"${v}\\"`)
+    .join(', ');
   // Checkpoints go under the output folder by absolute path: a relative one lands in each Ray worker's job folder.
   const args = overrides.map((x) => (x.startsWith('trainer.default_local_dir=') ? '"trainer.default_local_dir=$OUT/checkpoints"' : `"${x}"`));
   return `#!/usr/bin/env bash
@@ -213,7 +243,7 @@ if [ -z "\${MLEPIPE_SANDBOX_URL:-}" ]; then
 fi
 # tasks/ holds the answers: the service reads them here; the job's upload leaves them out.
 ray job submit --address "\${RAY_ADDRESS:-http://127.0.0.1:8265}" --working-dir . \\
-  --runtime-env-json "{\\"excludes\\": [\\"tasks/\\", \\"checkpoints/\\"], \\"env_vars\\": {\\"MLEPIPE_SANDBOX_URL\\": \\"$MLEPIPE_SANDBOX_URL\\", \\"MLEPIPE_SANDBOX_TOKEN\\": \\"$MLEPIPE_SANDBOX_TOKEN\\", \\"VERL_FILE_LOGGER_PATH\\": \\"$OUT/metrics.jsonl\\", \\"TENSORBOARD_DIR\\": \\"$OUT/tensorboard\\", \\"VERL_USE_EXTERNAL_MODULES\\": \\"${TURN_CREDIT_MODULE}\\"}}" \\
+  --runtime-env-json "{\\"excludes\\": [\\"tasks/\\", \\"checkpoints/\\"], \\"env_vars\\": {${envJson}}}" \\
   -- python3 -m mlepipe_verl.launch \\
 ${args.map((x) => `  ${x}`).join(' \\\n')}
 `;

@@ -6,15 +6,17 @@
 // absolute paths under `resultsDir`, which must be on a filesystem the Ray
 // nodes share with this machine (a local head, or a shared mount).
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
-import { tmpdir } from 'node:os';
+import { homedir, tmpdir } from 'node:os';
 import { execa } from 'execa';
 import { packageRoot } from '../../core/assets.js';
 import { EnvError } from '../../core/errors.js';
-import { TURN_CREDIT_MODULE } from './overrides.js';
+import { TURN_CREDIT_MODULE, withOverrides } from './overrides.js';
+
+export { withOverrides } from './overrides.js';
 
 export interface JobRecord {
   id: string;
@@ -30,6 +32,12 @@ export interface JobOptions {
   python: string;
   /** What mlepipe_verl.launch is told before the overrides: ['sft'] runs verl's SFT trainer instead of main_ppo. */
   launch?: readonly string[];
+  /** What the export's trainer_overrides.yaml says the job's processes need in their environment (a CPU run's platform). */
+  env?: Readonly<Record<string, string>>;
+  /** The token of a head this process started for the run (LocalHead.token); else the user's is used. */
+  auth?: RayAuth;
+  /** Seconds the job may go without a line of log before it is stopped and the node fails (0: no bound). */
+  stallS?: number;
   /** The sandbox service a GRPO job's agent loop and reward reach, and its token, handed to the job's workers in its runtime environment. */
   sandboxUrl?: string;
   sandboxToken?: string;
@@ -54,24 +62,41 @@ export const localPython = (): string => verlBin('python', 'python3');
 
 type Status = 'PENDING' | 'RUNNING' | 'STOPPED' | 'SUCCEEDED' | 'FAILED' | 'UNKNOWN';
 
+/**
+ * The token a Ray client presents to a cluster with token authentication, found as Ray's own clients find it:
+ * RAY_AUTH_TOKEN, the file RAY_AUTH_TOKEN_PATH names, else ~/.ray/auth_token (which a local `ray.init()` writes,
+ * after which every `ray start` turns authentication on). Undefined when there is none.
+ */
+export function rayToken(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  if (env.RAY_AUTH_TOKEN) return env.RAY_AUTH_TOKEN.trim();
+  const file = env.RAY_AUTH_TOKEN_PATH || join(homedir(), '.ray', 'auth_token');
+  return existsSync(file) ? readFileSync(file, 'utf8').trim() || undefined : undefined;
+}
+
+/** How this process talks to a cluster: the token of a head it started, else the user's (rayToken). */
+export interface RayAuth {
+  token?: string;
+}
+
+/** The environment of a `ray` command for the cluster: a head's own token; the user's the CLI finds itself. */
+const cliEnv = (auth: RayAuth = {}): Record<string, string> => (auth.token ? { RAY_AUTH_MODE: 'token', RAY_AUTH_TOKEN: auth.token } : {});
+
 /** The job's state from the job server's REST API (what `ray job status` reads), or undefined when Ray has no such job. */
-async function status(job: JobRecord): Promise<Status | undefined> {
+async function status(job: JobRecord, auth: RayAuth = {}): Promise<Status | undefined> {
   let res: Response;
+  const token = auth.token ?? rayToken();
   try {
-    res = await fetch(`${job.address.replace(/\/$/, '')}/api/jobs/${encodeURIComponent(job.id)}`);
+    res = await fetch(`${job.address.replace(/\/$/, '')}/api/jobs/${encodeURIComponent(job.id)}`, { headers: token ? { authorization: `Bearer ${token}` } : {} });
   } catch (err) {
     throw new EnvError(`cannot reach Ray's job server at ${job.address}: ${(err as Error).message}`);
   }
   if (res.status === 404) return undefined;
+  if (res.status === 401 || res.status === 403)
+    throw new EnvError(`Ray's job server at ${job.address} refused mlepipe's token (${res.status}): the cluster has token authentication; give its token as RAY_AUTH_TOKEN, or RAY_AUTH_TOKEN_PATH, or in ~/.ray/auth_token`);
   if (!res.ok) throw new EnvError(`Ray's job server at ${job.address} answered ${res.status} about job ${job.id}`);
   return ((await res.json()) as { status: Status }).status;
 }
 
-/** Replaces or adds Hydra overrides by key (Hydra refuses a key given twice). */
-export function withOverrides(base: readonly string[], extra: Record<string, string>): string[] {
-  const keys = new Set(Object.keys(extra));
-  return [...base.filter((o) => !keys.has(o.slice(0, o.indexOf('=')))), ...Object.entries(extra).map(([k, v]) => `${k}=${v}`)];
-}
 
 export async function runJob(o: JobOptions): Promise<{ id: string; reattached: boolean }> {
   const ray = rayCli();
@@ -80,7 +105,7 @@ export async function runJob(o: JobOptions): Promise<{ id: string; reattached: b
     job = { id: `mlepipe-${randomBytes(6).toString('hex')}`, address: o.address };
     await o.record(job);
   }
-  let state = await status(job);
+  let state = await status(job, o.auth);
   const reattached = state !== undefined;
   if (state === undefined) {
     const overrides = withOverrides(o.overrides, {
@@ -88,7 +113,7 @@ export async function runJob(o: JobOptions): Promise<{ id: string; reattached: b
     });
     const sandbox = o.sandboxUrl ? { MLEPIPE_SANDBOX_URL: o.sandboxUrl, MLEPIPE_SANDBOX_TOKEN: o.sandboxToken ?? '' } : {};
     // TensorBoard's folder for verl's tensorboard tracker (trainer.logger), beside its metrics file.
-    const env = { ...sandbox, VERL_FILE_LOGGER_PATH: join(o.resultsDir, 'metrics.jsonl'), TENSORBOARD_DIR: join(o.resultsDir, 'tensorboard'), VERL_USE_EXTERNAL_MODULES: TURN_CREDIT_MODULE };
+    const env = { ...sandbox, VERL_FILE_LOGGER_PATH: join(o.resultsDir, 'metrics.jsonl'), TENSORBOARD_DIR: join(o.resultsDir, 'tensorboard'), VERL_USE_EXTERNAL_MODULES: TURN_CREDIT_MODULE, ...o.env };
     const args = [
       'job',
       'submit',
@@ -108,25 +133,39 @@ export async function runJob(o: JobOptions): Promise<{ id: string; reattached: b
       ...(o.launch ?? []),
       ...overrides,
     ];
-    await submit(ray, args, job, o.log);
+    await submit(ray, args, job, o.log, SUBMIT_PATIENCE_MS, o.auth);
     o.log(`submitted ray job ${job.id} to ${job.address}`);
   } else {
     o.log(`reattached to ray job ${job.id} at ${job.address} (${state})`);
   }
   // The log follower ends with the job; an interrupt stops following, never the job.
-  const follow = execa(ray, ['job', 'logs', job.id, '--follow', '--address', job.address], { reject: false, cancelSignal: o.signal, all: true, buffer: false });
+  const follow = execa(ray, ['job', 'logs', job.id, '--follow', '--address', job.address], { reject: false, cancelSignal: o.signal, all: true, buffer: false, env: cliEnv(o.auth) });
   let partial = '';
+  let heard = Date.now();
   follow.all?.on('data', (c: Buffer) => {
+    heard = Date.now();
     const lines = (partial + c.toString()).split('\n');
     partial = lines.pop() ?? '';
     for (const l of lines) o.log(`[ray] ${l}`);
   });
-  await follow;
+  // A job whose processes wait on each other without end (a rollout server that died under verl's weight sync, a
+  // placement that cannot be met) says nothing more: past stallS of silence it is stopped, and the node fails.
+  let stalled = false;
+  const watchdog = o.stallS
+    ? setInterval(() => {
+        if (stalled || Date.now() - heard < o.stallS! * 1000) return;
+        stalled = true;
+        o.log(`ray job ${job.id} printed nothing for ${o.stallS} s; stopping it`);
+        void execa(ray, ['job', 'stop', '--address', job.address, job.id], { reject: false, timeout: 120_000, env: cliEnv(o.auth) }).then(() => follow.kill());
+      }, 1000)
+    : undefined;
+  await follow.finally(() => clearInterval(watchdog));
   if (partial) o.log(`[ray] ${partial}`);
   if (o.signal.aborted) throw new Error('interrupted (the Ray job keeps running; a rerun reattaches to it)');
+  if (stalled) throw new Error(`ray job ${job.id} printed nothing for ${o.stallS} s and was stopped (verl.stall_timeout_s; its log is above)`);
   // `logs --follow` can return a moment before the status settles.
   for (let i = 0; i < 30; i++) {
-    state = await status(job);
+    state = await status(job, o.auth);
     if (state !== 'RUNNING' && state !== 'PENDING') break;
     await new Promise((r) => setTimeout(r, 1000));
   }
@@ -144,14 +183,14 @@ export const SUBMIT_PATIENCE_MS = 120_000;
  * one, then asks the caller to try later; a head's agent registers after its dashboard answers, later still on
  * a loaded machine). The submission id is fixed, so a try that reached Ray is found by status, not repeated.
  */
-export async function submit(ray: string, args: readonly string[], job: JobRecord, log: (line: string) => void, patienceMs = SUBMIT_PATIENCE_MS): Promise<void> {
+export async function submit(ray: string, args: readonly string[], job: JobRecord, log: (line: string) => void, patienceMs = SUBMIT_PATIENCE_MS, auth: RayAuth = {}): Promise<void> {
   const until = Date.now() + patienceMs;
   for (;;) {
-    const r = await execa(ray, args, { reject: false, all: true });
+    const r = await execa(ray, args, { reject: false, all: true, env: cliEnv(auth) });
     if (r.exitCode === 0) return;
     const said = (r.all ?? '').trim();
     if (!said.includes(NO_AGENT_YET) || Date.now() > until) throw new EnvError(`ray job submit to ${job.address} failed: ${said.split('\n').slice(-5).join(' ')}`);
-    if ((await status(job)) !== undefined) return;
+    if ((await status(job, auth)) !== undefined) return;
     log(`ray's job server at ${job.address} has no job agent yet; submitting again`);
     await new Promise((r) => setTimeout(r, 2000));
   }
@@ -191,6 +230,8 @@ export async function ownPorts(extra = 0): Promise<{ args: string[]; agent: numb
 export interface LocalHead {
   /** The dashboard's address, where jobs are submitted. */
   address: string;
+  /** The head's own authentication token: clients give it as RAY_AUTH_TOKEN (the head started with it). */
+  token: string;
   stop(): Promise<void>;
 }
 
@@ -198,7 +239,7 @@ export interface LocalHead {
  * A Ray head on this machine with its job server, for a run that names no cluster. `--block` keeps
  * `ray start` in the foreground: stopping it stops every process of the head, and nobody else's.
  */
-export async function startLocalHead(o: { cpus: number; log: (line: string) => void; env?: Record<string, string> }): Promise<LocalHead> {
+export async function startLocalHead(o: { cpus: number; gpus?: number; log: (line: string) => void; env?: Record<string, string> }): Promise<LocalHead> {
   const temp = await mkdtemp(join(tmpdir(), 'ray-'));
   const own = await ownPorts(3);
   const [gcs, dash, metrics] = own.more;
@@ -208,6 +249,8 @@ export async function startLocalHead(o: { cpus: number; log: (line: string) => v
     '--block',
     '--num-cpus',
     String(o.cpus),
+    // A CPU run's one logical GPU: verl's resource pools ask Ray for GPU bundles (gpu/verl/cpu.ts).
+    ...(o.gpus ? ['--num-gpus', String(o.gpus)] : []),
     '--node-ip-address',
     '127.0.0.1',
     '--port',
@@ -225,7 +268,12 @@ export async function startLocalHead(o: { cpus: number; log: (line: string) => v
   ];
   // Ray's dashboard serves its own metrics on a fixed port (44227) unless told otherwise: two heads on one machine,
   // or a head beside a process whose ray.init started one, fought over it, and the loser's job agent could not listen.
-  const head = execa(rayCli(), args, { reject: false, all: true, buffer: false, env: { RAY_USAGE_STATS_ENABLED: '0', DASHBOARD_METRIC_PORT: String(metrics), ...o.env } });
+  // Token authentication with a token of its own: the head runs the jobs it is given as this user, and the user's
+  // ~/.ray/auth_token (if a local ray.init() wrote one) would otherwise turn authentication on with a token mlepipe
+  // does not hold.
+  const token = randomBytes(32).toString('hex');
+  const env = { RAY_USAGE_STATS_ENABLED: '0', DASHBOARD_METRIC_PORT: String(metrics), RAY_AUTH_MODE: 'token', RAY_AUTH_TOKEN: token, ...o.env };
+  const head = execa(rayCli(), args, { reject: false, all: true, buffer: false, env });
   // The dashboard answers before the node itself is up; `ray start` says when it is, and a node that
   // timed out starting (a loaded machine) leaves a dashboard with no node behind.
   let said = '';
@@ -251,7 +299,7 @@ export async function startLocalHead(o: { cpus: number; log: (line: string) => v
   // (the job server otherwise refuses them for a while).
   for (let i = 0; ; i++) {
     const up = said.includes('Ray runtime started') && (await answers(`${address}/api/version`)) && (await answers(`http://127.0.0.1:${own.agent}/`));
-    if (up) return { address, stop };
+    if (up) return { address, token, stop };
     if (head.exitCode !== null || i > 240) {
       await stop();
       const why = said

@@ -8,6 +8,7 @@ import { existsSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { InternalError, ParamError } from '../../core/errors.js';
 import type { ModelSpec } from '../../core/models.js';
+import { cpuPpoOverrides } from './cpu.js';
 import { layoutOverrides, rolloutTp, type Layout } from './scale.js';
 
 /** The verl release the export is written for and checked against (python/verl.lock). */
@@ -67,6 +68,8 @@ export interface OverrideOptions {
   layout?: Layout;
   /** Project settings' logger: (wandb adds verl's W&B tracker). */
   loggers?: readonly ('tensorboard' | 'wandb')[];
+  /** cpu: a CPU smoke run on vLLM's CPU build (gpu/verl/cpu.ts), one worker, no GPU layout. */
+  device?: 'cuda' | 'cpu';
 }
 
 /**
@@ -77,6 +80,13 @@ export interface OverrideOptions {
 export function verlLoggerOverride(loggers: readonly string[] = []): string {
   const list = ['console', 'file', 'tensorboard', ...(loggers.includes('wandb') ? ['wandb'] : [])];
   return `trainer.logger=[${list.map((l) => `'${l}'`).join(',')}]`;
+}
+
+/** Replaces or adds Hydra overrides by key (Hydra refuses a key given twice; a `+` key is the same key). */
+export function withOverrides(base: readonly string[], extra: Record<string, string>): string[] {
+  const key = (k: string) => k.replace(/^\+/, '');
+  const keys = new Set(Object.keys(extra).map(key));
+  return [...base.filter((o) => !keys.has(key(o.slice(0, o.indexOf('='))))), ...Object.entries(extra).map(([k, v]) => `${k}=${v}`)];
 }
 
 export function verlOverrides(o: OverrideOptions): string[] {
@@ -142,6 +152,6 @@ export function verlOverrides(o: OverrideOptions): string[] {
     verlLoggerOverride(o.loggers),
     'trainer.project_name=mlepipe',
     'trainer.experiment_name=grpo',
-    ...(o.layout ? layoutOverrides(o.layout) : []),
+    ...(o.device === 'cpu' ? cpuPpoOverrides(o.promptLength + o.responseLength) : o.layout ? layoutOverrides(o.layout) : []),
   ];
 }

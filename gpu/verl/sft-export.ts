@@ -14,9 +14,9 @@
 // check comparing the two is off (data.ignore_input_ids_mismatch). docs/training.md#seed-sft-on-verl.
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { stringify } from 'yaml';
-import { copyVerlPackage, messagesColumn, writeLayout, writeParquet } from './export-files.js';
-import { VERL_VERSION, verlLoggerOverride } from './overrides.js';
+import { cpuEnv, cpuSftOverrides, type CpuRun } from './cpu.js';
+import { copyVerlPackage, messagesColumn, writeExportRun, writeLayout, writeParquet } from './export-files.js';
+import { VERL_VERSION, verlLoggerOverride, withOverrides } from './overrides.js';
 import type { Layout } from './scale.js';
 
 export interface SftConversation {
@@ -43,6 +43,8 @@ export interface SftExportOptions {
   gpuMemoryGib: number;
   /** Project settings' logger: (verlLoggerOverride). */
   loggers?: readonly ('tensorboard' | 'wandb')[];
+  /** A CPU smoke run (device: cpu, gpu/verl/cpu.ts): one worker, no GPU layout. */
+  cpu?: CpuRun;
 }
 
 /** A parquet file of one `messages` column: a list of {role, content} per row. */
@@ -103,8 +105,9 @@ export async function writeSftExport(dir: string, train: readonly SftConversatio
   if (val.length) await writeMessagesParquet(join(dir, 'data', 'val.parquet'), val);
   await copyVerlPackage(dir);
   const cluster = { nodes: o.nodes, gpusPerNode: o.gpusPerNode, gpuMemoryGib: o.gpuMemoryGib, rolloutTp: 1 };
-  const layout = await writeLayout(dir, o.model, cluster, o.maxLength, { rollout: false, unknown: "verl's own defaults for the token budget and offload apply" });
-  const overrides = sftOverrides(o, val.length > 0, layout);
-  await writeFile(join(dir, 'trainer_overrides.yaml'), stringify({ verl_version: VERL_VERSION, trainer: 'sft', overrides }));
+  if (o.cpu) await writeFile(join(dir, 'layout.json'), JSON.stringify({ device: 'cpu' }, null, 1) + '\n');
+  const layout = o.cpu ? undefined : await writeLayout(dir, o.model, cluster, o.maxLength, { rollout: false, unknown: "verl's own defaults for the token budget and offload apply" });
+  const overrides = o.cpu ? withOverrides(sftOverrides(o, val.length > 0, layout), cpuSftOverrides()) : sftOverrides(o, val.length > 0, layout);
+  await writeExportRun(dir, { verl_version: VERL_VERSION, trainer: 'sft', overrides, ...(o.cpu ? { env: cpuEnv(o.cpu, []) } : {}) });
   return ['data/train.parquet', ...(val.length ? ['data/val.parquet'] : []), 'mlepipe_verl/', 'layout.json', 'trainer_overrides.yaml'];
 }

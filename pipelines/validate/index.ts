@@ -7,7 +7,7 @@ import { getStage } from '../../stages/registry.js';
 import type { WrittenExperiment } from '../config/types.js';
 import type { Origins } from '../../core/source.js';
 import { ablateShape } from './rules/ablate.js';
-import { verlFits, verlWeights, workerModels } from './rules/models.js';
+import { verlCpuModels, verlFits, verlWeights, workerModels } from './rules/models.js';
 import { needsExist, noCycles } from './rules/needs.js';
 import { definedRefs, knownKinds, tableSources } from './rules/references.js';
 import { rewardFormulas } from './rules/rewards.js';
@@ -17,7 +17,7 @@ import { validParts } from './valid-parts.js';
 import { checkWithSchema, validateWithSchema, type JsonSchema } from '../../core/jsonschema.js';
 import { isPlainObject } from '../config/merge.js';
 
-export const RULES: readonly Rule[] = [knownKinds, needsExist, noCycles, ablateShape, definedRefs, workerModels, verlWeights, verlFits, rewardFormulas, tableSources, stageChecks, inputKinds];
+export const RULES: readonly Rule[] = [knownKinds, needsExist, noCycles, ablateShape, definedRefs, workerModels, verlWeights, verlCpuModels, verlFits, rewardFormulas, tableSources, stageChecks, inputKinds];
 
 export interface Validated {
   doc: WrittenExperiment;

@@ -94,7 +94,7 @@ export interface GrpoParams {
   policy: string;
   trainer: 'template' | 'worker' | 'verl-export' | 'verl';
   worker_url?: string;
-  verl: { nodes: number; gpus_per_node: number; rollout: 'vllm' | 'sglang'; rollout_tp?: number; gpu_memory_gib: number; ray_address?: string; sandbox_host: string; python?: string };
+  verl: { nodes: number; gpus_per_node: number; rollout: 'vllm' | 'sglang'; rollout_tp?: number; gpu_memory_gib: number; device: 'cuda' | 'cpu'; kv_cache_gib: number; stall_timeout_s?: number; ray_address?: string; sandbox_host: string; python?: string };
   reward: string;
   /** Which grade and which format rule the reward reads (default: the reward preset's). */
   submission?: RewardInputs['submission'];
@@ -217,6 +217,7 @@ export const grpo: Stage<GrpoParams> = {
   },
 
   placement(p) {
+    if (p.trainer === 'verl' && p.verl.device === 'cpu') return 'a verl Ray job on this CPU with vLLM\'s CPU build (ray.address, else a Ray head on this machine)';
     if (p.trainer === 'verl') return `a verl Ray job on ${p.verl.nodes} × ${p.verl.gpus_per_node} GPUs (ray.address, else a Ray head on this machine)`;
     if (p.trainer === 'verl-export') return `a verl run directory for ${p.verl.nodes} × ${p.verl.gpus_per_node} GPUs (written, not launched)`;
     return undefined;

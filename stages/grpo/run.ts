@@ -11,7 +11,7 @@ import { ParamError } from '../../core/errors.js';
 import { mean } from '../../core/stats.js';
 import { rewardFormula, rewardInputs } from '../../core/rewards/presets.js';
 import { type ExportOptions, writeVerlExport } from '../../gpu/verl/export.js';
-import { verlWeightsOf } from '../verl-job.js';
+import { checkCpuWeights, taskCorpus, verlWeightsOf } from '../verl-job.js';
 import type { Metrics, StageContext, StageResult } from '../contract.js';
 import { listTasks, type TaskRef } from '../eval/tasks.js';
 import { preloadFor, stageSandbox } from '../sandbox.js';
@@ -49,8 +49,11 @@ export async function run(ctx: StageContext<GrpoParams>): Promise<StageResult | 
   const hyper = { lr, clip_low: p.clip.low, clip_high: p.clip.high, kl: p.kl, temperature: p.temperature };
 
   if (p.trainer === 'verl-export' || p.trainer === 'verl') {
+    const weights = await verlWeightsOf(ctx as StageContext<unknown>, p.policy, () => taskCorpus(train));
+    checkCpuWeights(p.verl, weights.model);
+    const cpu = p.verl.device === 'cpu';
     const options: ExportOptions = {
-      ...verlWeightsOf(ctx, p.policy),
+      ...weights,
       reward: formula,
       inputs,
       groupSize: p.group_size,
@@ -70,8 +73,10 @@ export async function run(ctx: StageContext<GrpoParams>): Promise<StageResult | 
       temperature: p.temperature,
       advantage: p.advantage,
       lossAggMode: p.loss_agg_mode,
-      nodes: p.verl.nodes,
-      gpusPerNode: p.verl.gpus_per_node,
+      // A CPU run trains on one worker, whatever the cluster keys say.
+      nodes: cpu ? 1 : p.verl.nodes,
+      gpusPerNode: cpu ? 1 : p.verl.gpus_per_node,
+      ...(cpu ? { cpu: { kvCacheGib: p.verl.kv_cache_gib } } : {}),
       rollout: p.verl.rollout,
       rolloutTp: p.verl.rollout_tp,
       gpuMemoryGib: p.verl.gpu_memory_gib,

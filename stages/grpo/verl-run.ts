@@ -24,7 +24,6 @@ export async function runVerl(ctx: StageContext<GrpoParams>, train: readonly Exp
   const p = ctx.params;
   const exportDir = (await ctx.items.get('verl-export')) ?? (await ctx.items.put('verl-export', async (d) => void (await writeVerlExport(d, train, val, o))));
   const resultsDir = (await ctx.items.get('verl-results')) ?? (await ctx.items.put('verl-results', async () => {}));
-  const overrides = ((await import('yaml')).parse(await readFile(join(exportDir, 'trainer_overrides.yaml'), 'utf8')) as { overrides: string[] }).overrides;
   // The sandbox service serves the job's agent loop and reward, behind a token per run: sandbox_host may be an address the whole cluster reaches.
   const service = async () => {
     const sandbox = stageSandbox(ctx, Math.min(p.concurrency, p.batch_size * p.group_size), undefined, { memoryMb: p.memory_mb });
@@ -53,7 +52,7 @@ export async function runVerl(ctx: StageContext<GrpoParams>, train: readonly Exp
       throw err;
     }
   };
-  const job = await runVerlJob(ctx as StageContext<unknown>, { verl: p.verl, exportDir, resultsDir, overrides, service });
+  const job = await runVerlJob(ctx as StageContext<unknown>, { verl: p.verl, exportDir, resultsDir, service });
   await cp(exportDir, join(ctx.outDir, 'verl'), { recursive: true });
   await collectTensorboard(resultsDir, ctx.outDir);
   // The last step's weights as a worker checkpoint (what an eval's `checkpoint:` entry serves); verl's own

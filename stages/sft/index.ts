@@ -28,7 +28,7 @@ import type { Schedule } from './schedule.js';
 export interface SftParams {
   model: string;
   trainer: 'worker' | 'verl';
-  verl: { nodes: number; gpus_per_node: number; gpu_memory_gib: number; ray_address?: string; python?: string };
+  verl: { nodes: number; gpus_per_node: number; gpu_memory_gib: number; device: 'cuda' | 'cpu'; stall_timeout_s?: number; ray_address?: string; python?: string };
   data?: string;
   filter: Filters;
   dedup: boolean;
@@ -82,7 +82,8 @@ export const sft: Stage<SftParams> = {
   },
 
   placement(p) {
-    return p.trainer === 'verl' ? `a verl SFT Ray job on ${p.verl.nodes} × ${p.verl.gpus_per_node} GPUs (ray.address, else a Ray head on this machine)` : undefined;
+    if (p.trainer !== 'verl') return undefined;
+    return `a verl SFT Ray job on ${p.verl.device === 'cpu' ? 'this CPU' : `${p.verl.nodes} × ${p.verl.gpus_per_node} GPUs`} (ray.address, else a Ray head on this machine)`;
   },
 
   check(p, ctx) {

@@ -12,7 +12,7 @@ import { sftCurve } from '../../gpu/verl/metrics.js';
 import { collectVerlCheckpoint } from '../../gpu/verl/checkpoint.js';
 import { writeSftExport } from '../../gpu/verl/sft-export.js';
 import type { Metrics, StageContext } from '../contract.js';
-import { collectTensorboard, runVerlJob, verlWeightsOf } from '../verl-job.js';
+import { checkCpuWeights, collectTensorboard, runVerlJob, verlWeightsOf } from '../verl-job.js';
 import { CHECKPOINT_DIR } from '../worker.js';
 import type { Example } from './data.js';
 import type { SftParams } from './index.js';
@@ -22,7 +22,9 @@ export async function runSftVerl(ctx: StageContext<SftParams>, train: readonly E
   // verl's dataloader drops the last incomplete batch: fewer conversations than a batch train nothing.
   if (train.length < p.batch_size) throw new ParamError(['batch_size'], `verl's SFT trainer drops an incomplete batch: ${train.length} training conversations make no batch of ${p.batch_size}`);
   const stepsPerEpoch = Math.floor(train.length / p.batch_size);
-  const weights = verlWeightsOf(ctx as StageContext<unknown>, p.model);
+  const weights = await verlWeightsOf(ctx as StageContext<unknown>, p.model, async () => train);
+  checkCpuWeights(p.verl, weights.model);
+  const cpu = p.verl.device === 'cpu';
   const o = {
     ...weights,
     epochs: p.epochs,
@@ -35,15 +37,16 @@ export async function runSftVerl(ctx: StageContext<SftParams>, train: readonly E
     maxGradNorm: p.max_grad_norm,
     gradientCheckpointing: p.gradient_checkpointing,
     seed: p.seed,
-    nodes: p.verl.nodes,
-    gpusPerNode: p.verl.gpus_per_node,
+    // A CPU run trains on one worker, whatever the cluster keys say.
+    nodes: cpu ? 1 : p.verl.nodes,
+    gpusPerNode: cpu ? 1 : p.verl.gpus_per_node,
     gpuMemoryGib: p.verl.gpu_memory_gib,
     loggers: ctx.tracking?.logger,
+    ...(cpu ? { cpu: { kvCacheGib: 1 } } : {}),
   };
   const exportDir = (await ctx.items.get('verl-sft-export')) ?? (await ctx.items.put('verl-sft-export', async (d) => void (await writeSftExport(d, train, val, o))));
   const resultsDir = (await ctx.items.get('verl-sft-results')) ?? (await ctx.items.put('verl-sft-results', async () => {}));
-  const overrides = ((await import('yaml')).parse(await readFile(join(exportDir, 'trainer_overrides.yaml'), 'utf8')) as { overrides: string[] }).overrides;
-  const job = await runVerlJob(ctx as StageContext<unknown>, { verl: p.verl, exportDir, resultsDir, overrides, launch: ['sft'] });
+  const job = await runVerlJob(ctx as StageContext<unknown>, { verl: p.verl, exportDir, resultsDir, launch: ['sft'] });
   await cp(exportDir, join(ctx.outDir, 'verl'), { recursive: true });
   await collectTensorboard(resultsDir, ctx.outDir);
   const { step } = await collectVerlCheckpoint(join(resultsDir, 'checkpoints'), join(ctx.outDir, CHECKPOINT_DIR), 'sft');

@@ -39,7 +39,8 @@ test('a killed run reattaches to its Ray job instead of submitting a second one'
   try {
     // The cluster is named by the project settings, not the stage.
     const dir = await tmpProject({ 'e.yaml': EXP(server.url, '').replace('ray_address: "", ', '') }, `${settings}ray: { address: "${head.address}" }\n`);
-    const env = { TINY_KEY: 'sk-test' };
+    // The head has a token of its own (token authentication): the CLI is given it as Ray's clients take it.
+    const env = { TINY_KEY: 'sk-test', RAY_AUTH_MODE: 'token', RAY_AUTH_TOKEN: head.token };
     const log = await rlLog(dir);
     const first = cliStart(['run', 'e.yaml'], { cwd: dir, env });
     let ended = false;
@@ -64,7 +65,7 @@ test('a killed run reattaches to its Ray job instead of submitting a second one'
     assert.not.match(logs, 'submitted ray job');
     // The job's own output reached the node's log.
     assert.match(logs, /\[ray\] /);
-    const jobs = await execa(rayCli(), ['job', 'list', '--address', head.address]);
+    const jobs = await execa(rayCli(), ['job', 'list', '--address', head.address], { env: { RAY_AUTH_MODE: 'token', RAY_AUTH_TOKEN: head.token } });
     assert.is((jobs.stdout + jobs.stderr).match(/submission_id[^,\n]*mlepipe-[0-9a-f]+/g)?.length, 1, jobs.stdout + jobs.stderr);
     // No GPU here: the job cannot train, and the node says how it ended.
     assert.is(second.exitCode, 1);

@@ -66,6 +66,12 @@ def parse(argv: list[str]) -> argparse.Namespace:
     t.add_argument("--vocab", type=int, default=1024, help="the tokenizer's vocabulary size (default 1024)")
     t.add_argument("--context", type=int, default=8192, help="the model's context length in tokens (default 8192)")
     t.add_argument("--seed", type=int, default=0, help="seed of the random weights")
+    t.add_argument(
+        "--preset",
+        choices=("worker", "vllm"),
+        default="worker",
+        help="the shapes: worker (as serve --tiny) or vllm (head size 32, which vLLM's CPU build serves)",
+    )
     return ap.parse_args(argv)
 
 
@@ -192,8 +198,13 @@ def main(argv: list[str] | None = None) -> None:
             from .tiny import corpus_texts, write_tiny
 
             corpus = corpus_texts(args.corpus) if args.corpus else tiny_corpus()
-            out, vocab = write_tiny(args.out, corpus, vocab_size=args.vocab, context=args.context, seed=args.seed)
-            print(f"mlepipe-worker: a tiny Qwen3 (context {args.context} tokens, vocabulary {vocab}) in {out}")
+            out, vocab = write_tiny(
+                args.out, corpus, vocab_size=args.vocab, context=args.context, seed=args.seed, preset=args.preset
+            )
+            print(
+                f"mlepipe-worker: a tiny Qwen3 ({args.preset} preset, context {args.context} tokens, "
+                f"vocabulary {vocab}) in {out}"
+            )
             return
         serve(args)
     except (OSError, ValueError) as err:

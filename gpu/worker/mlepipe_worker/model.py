@@ -42,6 +42,14 @@ QWEN3_TINY: dict[str, Any] = {
     **dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, intermediate_size=128, head_dim=16, max_position_embeddings=1024),
 }
 
+# The tiny model's shapes with heads vLLM's CPU attention serves: its kernels take a head size of 32 or more (a
+# head_dim of 16 starts a server that dies on its first request). Two heads of 32 instead of four of 16, one
+# key-value head instead of two: every weight matrix keeps its shape, so the model is no larger.
+QWEN3_TINY_VLLM: dict[str, Any] = {**QWEN3_TINY, **dict(num_attention_heads=2, num_key_value_heads=1, head_dim=32)}
+
+# The tiny presets by name (`python -m mlepipe_worker tiny --preset`).
+TINY_PRESETS: dict[str, dict[str, Any]] = {"worker": QWEN3_TINY, "vllm": QWEN3_TINY_VLLM}
+
 QWEN3_LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 
 MANIFEST = "mlepipe-worker.json"

@@ -5,6 +5,7 @@ import { getStage } from '../../../stages/registry.js';
 import { CONTEXT_TOKENS, type GrpoParams } from '../../../stages/grpo/index.js';
 import { verlModelPath } from '../../../gpu/verl/overrides.js';
 import { layoutFor } from '../../../gpu/verl/scale.js';
+import { readModelShape, vllmCpuProblem } from '../../../gpu/verl/cpu.js';
 import { isPlainObject, setPath } from '../../config/merge.js';
 import { cartesian } from '../../compile/graph.js';
 import { collectRefs } from './references.js';
@@ -61,8 +62,8 @@ export const verlWeights: Rule = ({ doc, params, origins }) => {
     const name = p && verlModel(st.uses, p);
     if (!p || !name) continue;
     const m = models[name];
-    // An undefined name is reported by the reference check.
-    if (!isPlainObject(m) || typeof m.path === 'string' || reported.has(name)) continue;
+    // An undefined name is reported by the reference check; a tiny: entry is written by the node itself.
+    if (!isPlainObject(m) || typeof m.path === 'string' || (m.provider === 'worker' && m.tiny !== undefined) || reported.has(name)) continue;
     // A full-weight checkpoint of a stage in needs: is a model folder too; a LoRA checkpoint holds only an adapter.
     if (m.provider === 'worker' && typeof m.checkpoint === 'string' && !m.lora_rank) continue;
     reported.add(name);
@@ -73,8 +74,30 @@ export const verlWeights: Rule = ({ doc, params, origins }) => {
     out.push({
       pos: keyPos(origins, ['models', name]),
       path: dotted(['models', name]),
-      message: `stage ${id} trains ${name} with trainer: ${p.trainer}, which loads its weights from path: (a Hugging Face model folder, or a hub id such as Qwen/Qwen3-8B) or a full-weight checkpoint: of a stage in needs:; ${why}`,
+      message: `stage ${id} trains ${name} with trainer: ${p.trainer}, which loads its weights from path: (a Hugging Face model folder, or a hub id such as Qwen/Qwen3-8B), a full-weight checkpoint: of a stage in needs:, or tiny: (a tiny random model the node writes); ${why}`,
     });
+  }
+  return out;
+};
+
+/**
+ * A CPU run (verl: { device: cpu }) serves its policy with vLLM's CPU build, whose attention kernels take
+ * heads of 32 or more: a path: model with smaller ones is refused at the stage's verl.device, before a Ray
+ * head starts and vLLM's server dies on its first request. A checkpoint is checked when its node runs.
+ */
+export const verlCpuModels: Rule = ({ doc, params, origins, experimentDir }) => {
+  const out: Diagnostic[] = [];
+  const models = (isPlainObject(doc.models) ? doc.models : {}) as Record<string, ModelSpec>;
+  for (const [id, st] of stageEntries(doc)) {
+    const p = params.get(id);
+    const name = p && verlModel(st.uses, p);
+    const v = p?.verl as { device?: string } | undefined;
+    const m = name ? models[name] : undefined;
+    if (!name || !isPlainObject(v) || v.device !== 'cpu' || !isPlainObject(m) || typeof m.path !== 'string') continue;
+    const shape = readModelShape(verlModelPath(m, experimentDir));
+    const why = shape && vllmCpuProblem(shape);
+    const at: Path = ['stages', id, 'with', 'verl', 'device'];
+    if (why) out.push({ pos: valuePos(origins, at), path: dotted(at), message: `stage ${id} runs ${name} (${m.path}) on vLLM's CPU build: ${why}` });
   }
   return out;
 };
@@ -129,7 +152,8 @@ function doesNotFit(uses: string, p: Record<string, unknown>, models: Record<str
   if (!name || !isPlainObject(v)) return undefined;
   const m = models[name];
   if (!isPlainObject(m) || (typeof m.path !== 'string' && typeof m.checkpoint !== 'string')) return undefined;
-  // A variant's matrix may replace verl: with an object the schema has not filled in; the stage's own check reports it.
+  // A CPU run has no GPU layout; a variant's matrix may replace verl: with an object the schema has not filled in (the stage's own check reports it).
+  if ((v as { device?: string }).device === 'cpu') return undefined;
   if (![v.nodes, v.gpus_per_node, v.gpu_memory_gib].every((x) => typeof x === 'number' && x > 0)) return undefined;
   const sft = uses === 'sft';
   if (sft && typeof p.max_length !== 'number') return undefined;
