@@ -16,6 +16,8 @@ export interface ModelSpec {
   checkpoint?: string;
   /** worker: the tiny random-weight Qwen3 with this seed (tests and CPU demos). */
   tiny?: number;
+  /** worker: what serves the weights for a node that samples from them: the trainer worker (default) or vLLM's server. */
+  serve?: 'worker' | 'vllm';
   /** worker: LoRA rank when training (0: full fine-tuning); the worker's default otherwise. */
   lora_rank?: number;
   /** Model name the endpoint serves. */
@@ -40,7 +42,9 @@ export function modelIdentity(m: ModelSpec): Record<string, unknown> {
   // An endpoint's path: is the weights verl trains (grpo with trainer: verl): they decide its outputs there.
   if (m.provider !== 'worker') return { provider: m.provider, model: m.model, ...sampling, ...(m.path !== undefined ? { path: m.path } : {}) };
   // A checkpoint from needs: is named by the upstream node's key, already part of the consumer's key.
-  return { provider: 'worker', model: m.model, path: m.path ?? null, checkpoint: m.checkpoint ?? null, tiny: m.tiny ?? null, lora_rank: m.lora_rank ?? null, ...sampling };
+  // vLLM samples with its own kernels and sampler: a served-by-vLLM entry's outputs are its own (named only when set,
+  // so that the keys of entries without it stay as they were).
+  return { provider: 'worker', model: m.model, path: m.path ?? null, checkpoint: m.checkpoint ?? null, tiny: m.tiny ?? null, lora_rank: m.lora_rank ?? null, ...sampling, ...(m.serve === 'vllm' ? { serve: 'vllm' } : {}) };
 }
 
 /** What a `worker` entry serves, or why it names no weights (exactly one of path, checkpoint, tiny). */

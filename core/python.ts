@@ -5,13 +5,15 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { packageRoot } from './assets.js';
 
-export type EnvName = 'agent' | 'trainer' | 'logger';
+export type EnvName = 'agent' | 'trainer' | 'verl' | 'logger';
 
 const ENVS: Record<EnvName, { venv: string; lock: string }> = {
   // Agents' code, task generators and graders.
   agent: { venv: '.venv/agent', lock: 'python/agent.lock' },
   // The trainer worker (CPU torch here; GPU hosts use their image's CUDA build).
   trainer: { venv: '.venv/trainer', lock: 'gpu/worker/requirements.lock' },
+  // verl 0.9.1, Ray and vLLM's CPU build: verl exports' checks, CPU runs of verl jobs, and `serve: vllm`.
+  verl: { venv: '.venv/verl', lock: 'python/verl.lock' },
   // TensorBoard and W&B writers for grpo and sft nodes' training metrics (stages/train-log.ts).
   logger: { venv: '.venv/logger', lock: 'python/logger.lock' },
 };

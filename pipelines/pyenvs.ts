@@ -58,6 +58,11 @@ export async function inspectEnv(name: EnvName, root?: string): Promise<EnvRepor
 /** One line about an environment for doctor's table. */
 export function envDetail(r: EnvReport): string {
   if (!r.installed) return `${r.path}: not installed`;
-  const problems = [...(r.current ? [] : ['installed from another lock']), ...(r.missing.length ? [`missing ${r.missing.join(', ')}`] : []), ...(r.mismatched.length ? [`other versions: ${r.mismatched.join(', ')}`] : []), ...(r.unwanted.length ? [`has what its lock leaves out (CUDA builds break vLLM): ${r.unwanted.join(', ')}`] : [])];
+  const problems = [
+    ...(r.current ? [] : ['installed from another lock']),
+    ...(r.missing.length ? [`missing ${r.missing.join(', ')}`] : []),
+    ...(r.mismatched.length ? [`other versions: ${r.mismatched.join(', ')}`] : []),
+    ...(r.unwanted.length ? [`has what its lock leaves out (CUDA builds break vLLM): ${r.unwanted.join(', ')}`] : []),
+  ];
   return problems.length ? `${r.path}: ${problems.join('; ')}` : `${r.path} (matches ${r.lock})`;
 }

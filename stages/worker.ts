@@ -11,6 +11,7 @@ import { workerWeights, type ModelSpec } from '../core/models.js';
 import { TrainerClient } from '../gpu/trainer/client.js';
 import type { HostWorker } from '../gpu/trainer/host.js';
 import { startLocalWorker, type LocalWorker } from '../gpu/trainer/local.js';
+import { localPython } from '../gpu/verl/job.js';
 import type { StageContext } from './contract.js';
 
 export interface ServedModel {
@@ -84,6 +85,33 @@ export async function serveModel(ctx: StageContext<unknown>, name: string, opts:
     collect: async () => {},
     stop: () => worker.stop(),
   };
+}
+
+/**
+ * A `models:` entry served for a node that only samples from it (an evaluation): a `serve: vllm` worker entry by
+ * vLLM's OpenAI-compatible server started for the node (gpu/vllm/server.ts, .venv/verl's interpreter), any other as
+ * serveModel serves it. Always call `stop()`.
+ */
+export async function serveForSampling(ctx: StageContext<unknown>, name: string): Promise<ServedModel> {
+  const spec = ctx.models[name];
+  if (spec?.provider !== 'worker' || spec.serve !== 'vllm') return serveModel(ctx, name);
+  if (ctx.host) throw new UserError(`model ${name}: serve: vllm starts vLLM on this machine; a node placed on a host (on:) serves it with the trainer worker (leave serve: out)`);
+  const weights = weightsFor(ctx, name, spec);
+  if (!('dir' in weights)) throw new UserError(`model ${name}: serve: vllm serves a model folder (path:) or a full-weight checkpoint:, not tiny:`);
+  // A worker checkpoint keeps the weights in model/ and the tokenizer beside them; a path: is a model folder.
+  const inCheckpoint = existsSync(join(weights.dir, 'model', 'config.json'));
+  if (!inCheckpoint && !existsSync(join(weights.dir, 'config.json'))) throw new UserError(`model ${name}: serve: vllm needs full weights (config.json); ${weights.dir} holds none (a LoRA adapter is served by the trainer worker)`);
+  const { startVllmServer } = await import('../gpu/vllm/server.js');
+  const server = await startVllmServer({
+    model: inCheckpoint ? join(weights.dir, 'model') : weights.dir,
+    tokenizer: inCheckpoint ? join(weights.dir, 'tokenizer') : undefined,
+    name: spec.model,
+    python: localPython(),
+    log: (line) => ctx.log(`vllm: ${line}`),
+    signal: ctx.signal,
+  });
+  ctx.log(`vLLM server: ${server.baseUrl}, serving ${spec.model}`);
+  return { spec: { ...spec, provider: 'openai', base_url: server.baseUrl }, collect: async () => {}, stop: () => server.stop() };
 }
 
 /** The worker in a container on the node's host, with the GPUs the scheduler handed the node. */

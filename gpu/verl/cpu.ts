@@ -43,8 +43,8 @@ export function cpuEnv(run: CpuRun, modules: readonly string[]): Record<string, 
  * main_ppo's keys for a CPU run, in place of the GPU layout's: no flash-attention (remove-padding packs
  * sequences for its varlen kernels; the model uses PyTorch's SDPA), no gradient checkpointing (the models a
  * CPU trains are small), vLLM in eager mode without sleep mode (CUDA's memory pool), its context the
- * model's, and one TransferQueue storage unit: each is a process holding memory, and a CPU run's batches
- * are small.
+ * model's, and fewer of verl's helper processes (one TransferQueue storage unit, two agent-loop and two
+ * reward workers, no dataloader workers): each is a process holding memory, and a CPU run's batches are small.
  */
 export function cpuPpoOverrides(contextTokens: number): string[] {
   return [
@@ -60,6 +60,10 @@ export function cpuPpoOverrides(contextTokens: number): string[] {
     `actor_rollout_ref.rollout.max_model_len=${contextTokens}`,
     'transfer_queue.backend.SimpleStorage.num_data_storage_units=1',
     'data.dataloader_num_workers=0',
+    // verl starts 8 agent-loop and 8 reward-loop workers by default, a Python process of 300-400 MB each; two
+    // of each keep a CPU run's batches moving (its rollouts wait on the sandbox and the one rollout server).
+    'actor_rollout_ref.rollout.agent.num_workers=2',
+    'reward.num_workers=2',
   ];
 }
 

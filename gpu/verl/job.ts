@@ -97,7 +97,6 @@ async function status(job: JobRecord, auth: RayAuth = {}): Promise<Status | unde
   return ((await res.json()) as { status: Status }).status;
 }
 
-
 export async function runJob(o: JobOptions): Promise<{ id: string; reattached: boolean }> {
   const ray = rayCli();
   let job = o.recorded && o.recorded.address === o.address ? o.recorded : undefined;

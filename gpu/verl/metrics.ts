@@ -4,11 +4,15 @@
 // 0.9.1 reports the training reward (critic/score/*), the policy's entropy and
 // the turns per step; the reward function's variables (mlepipe_NAME) only on
 // validation steps (val-aux/SOURCE/mlepipe_NAME/mean@N). What it does not
-// report is null.
+// report is null. Besides, the largest reward, the update's gradient norm and
+// how far the rollout's log-probabilities were from the actor's.
 const pick = (d: Record<string, unknown>, ...names: string[]): number | null => {
   for (const n of names) if (typeof d[n] === 'number' && Number.isFinite(d[n])) return Number((d[n] as number).toFixed(4));
   return null;
 };
+
+/** A value as verl logged it, not rounded. */
+const exact = (d: Record<string, unknown>, name: string): number | null => (typeof d[name] === 'number' && Number.isFinite(d[name]) ? (d[name] as number) : null);
 
 const VAL = 'val-aux/mlepipe/mlepipe_';
 
@@ -33,6 +37,13 @@ export function verlCurve(raw: string): Array<Record<string, number | null>> {
       masked: null,
       zero_signal_groups: null,
       entropy: pick(data, 'actor/entropy'),
+      reward_max: pick(data, 'critic/score/max'),
+      grad_norm: exact(data, 'actor/grad_norm'),
+      // How far the rollout's log-probabilities of the sampled tokens are from the actor's before its update: near 0
+      // when verl's weight sync put the last update into the rollout engine (unrounded: they are 1e-4 and less).
+      rollout_probs_diff_max: exact(data, 'training/rollout_probs_diff_max'),
+      rollout_probs_diff_mean: exact(data, 'training/rollout_probs_diff_mean'),
+      rollout_k3_kl: exact(data, 'rollout_corr/k3_kl'),
     };
     const valReward = pick(data, 'val-core/mlepipe/reward/mean@1');
     if (valReward !== null) Object.assign(row, { val_reward: valReward, val_valid: pick(data, `${VAL}execute/mean@1`), val_any_medal: pick(data, `${VAL}bronze/mean@1`) });

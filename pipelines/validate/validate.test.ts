@@ -128,8 +128,32 @@ stages:
     { 't/.keep': '' },
   );
   assert.equal(e, [
-    '3:3 models.label: stage rl trains label with trainer: verl-export, which loads its weights from path: (a Hugging Face model folder, or a hub id such as Qwen/Qwen3-8B) or a full-weight checkpoint: of a stage in needs:; this entry names none',
+    '3:3 models.label: stage rl trains label with trainer: verl-export, which loads its weights from path: (a Hugging Face model folder, or a hub id such as Qwen/Qwen3-8B), a full-weight checkpoint: of a stage in needs:, or tiny: (a tiny random model the node writes); this entry names none',
   ]);
+});
+
+test("a CPU run's model must have heads vLLM's CPU build serves: one of 16 is refused at verl.device; tiny: is written to fit", async () => {
+  const e = await errors(
+    `name: e
+models:
+  small: { provider: worker, path: small, model: small }
+  fits: { provider: worker, path: fits, model: fits }
+  tiny: { provider: worker, tiny: 0, model: tiny }
+stages:
+  rl: { uses: grpo, with: { tasks: t, split: all, val_split: all, policy: small, trainer: verl, verl: { device: cpu } } }
+  gpu: { uses: grpo, with: { tasks: t, split: all, val_split: all, policy: small, trainer: verl, verl: { gpus_per_node: 1 } } }
+  ok: { uses: grpo, with: { tasks: t, split: all, val_split: all, policy: fits, trainer: verl, verl: { device: cpu } } }
+  made: { uses: sft, with: { data: d.jsonl, model: tiny, trainer: verl, verl: { device: cpu } } }
+`,
+    {
+      't/.keep': '',
+      'd.jsonl': '{"messages": [{"role": "user", "content": "x"}, {"role": "assistant", "content": "y"}]}\n',
+      'small/config.json': JSON.stringify({ hidden_size: 64, num_attention_heads: 4, head_dim: 16 }),
+      'fits/config.json': JSON.stringify({ hidden_size: 64, num_attention_heads: 2, head_dim: 32 }),
+    },
+  );
+  assert.equal(e.length, 1, e.join('\n'));
+  assert.match(e[0], /^7:113 stages\.rl\.with\.verl\.device: stage rl runs small \(small\) on vLLM's CPU build: vLLM's CPU build serves attention heads of 32 or more, and this model's are 16/);
 });
 
 test('verl takes a full-weight checkpoint from needs:, not a LoRA adapter; a layout that cannot fit its GPUs is refused at verl:', async () => {

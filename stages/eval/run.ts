@@ -17,7 +17,7 @@ import { humanRank } from '../../tasks/leaderboard.js';
 import { medalReport } from '../../tasks/medals.js';
 import type { Metrics, StageContext, StageResult } from '../contract.js';
 import { preloadFor, stageSandbox } from '../sandbox.js';
-import { serveModel, type ServedModel } from '../worker.js';
+import { serveForSampling, type ServedModel } from '../worker.js';
 import { gradingReport, latencyRows, mlebenchReport, policyRows, taskRows, winRateRows, type RunRecord } from './aggregate.js';
 import { branchTurn, loadSaved, replayMismatches, savedReplies, savedRun, type BranchRecord } from './branch.js';
 import { interventionOf } from './intervention.js';
@@ -48,7 +48,7 @@ export async function run(ctx: StageContext<EvalParams>): Promise<StageResult | 
   try {
     for (const { ref } of names) {
       if (ref.kind !== 'openai' || ctx.models[ref.model].provider !== 'worker' || models[ref.model] !== ctx.models[ref.model]) continue;
-      const s = await serveModel(ctx, ref.model);
+      const s = await serveForSampling(ctx, ref.model);
       served.push(s);
       models[ref.model] = s.spec;
     }

@@ -217,7 +217,7 @@ export const grpo: Stage<GrpoParams> = {
   },
 
   placement(p) {
-    if (p.trainer === 'verl' && p.verl.device === 'cpu') return 'a verl Ray job on this CPU with vLLM\'s CPU build (ray.address, else a Ray head on this machine)';
+    if (p.trainer === 'verl' && p.verl.device === 'cpu') return "a verl Ray job on this CPU with vLLM's CPU build (ray.address, else a Ray head on this machine)";
     if (p.trainer === 'verl') return `a verl Ray job on ${p.verl.nodes} × ${p.verl.gpus_per_node} GPUs (ray.address, else a Ray head on this machine)`;
     if (p.trainer === 'verl-export') return `a verl run directory for ${p.verl.nodes} × ${p.verl.gpus_per_node} GPUs (written, not launched)`;
     return undefined;

@@ -61,7 +61,7 @@ test('doctor reports each Python environment: not installed, then stale and inco
   let report = JSON.parse((await cli(['doctor', '--json'], { cwd: dir, env, root })).stdout);
   assert.equal(report.python.source, 'system');
   const envs = Object.fromEntries(report.environments.map((e: Env) => [e.name, e])) as Record<string, Env>;
-  assert.equal(Object.keys(envs), ['agent', 'trainer', 'logger']);
+  assert.equal(Object.keys(envs), ['agent', 'trainer', 'verl', 'logger']);
   assert.equal(envs.agent, {
     name: 'agent',
     path: join(root, '.venv', 'agent'),
@@ -71,10 +71,12 @@ test('doctor reports each Python environment: not installed, then stale and inco
     current: false,
     missing: [],
     mismatched: [],
+    unwanted: [],
     fix: fix('agent'),
   });
   assert.is(envs.trainer.fix, fix('trainer'));
   assert.is(envs.logger.fix, fix('logger'));
+  assert.is(envs.verl.fix, fix('verl'));
   const py = report.checks.find((c: { name: string }) => c.name === 'python');
   assert.match(py.detail, 'fallback: the agent environment is not installed');
 

@@ -14,6 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { parse } from 'yaml';
+import { cpuEnv, cpuSftOverrides } from '../../gpu/verl/cpu.js';
 import { withOverrides } from '../../gpu/verl/job.js';
 import { sftCurve } from '../../gpu/verl/metrics.js';
 import { collectVerlCheckpoint } from '../../gpu/verl/checkpoint.js';
@@ -106,17 +107,14 @@ test("verl's SFT dataset reads the export: the ids decode to the conversation an
 test("one step of verl's SFT trainer on the CPU trains the export and saves Hugging Face weights, laid out as a worker checkpoint", async () => {
   const exp = join(dir, 'export');
   const overrides = (parse(await readFile(join(exp, 'trainer_overrides.yaml'), 'utf8')) as { overrides: string[] }).overrides;
-  // What a CPU needs besides (gpu/verl/tests/cpu_platform.py): no flash-attention, remove-padding or compile.
+  // What a CPU run's export adds (gpu/verl/cpu.ts: no flash-attention, remove-padding or compile), and its
+  // environment, whose platform module gpu/verl/tests/cpu_platform.py imports.
   const cpu = withOverrides(overrides, {
-    'trainer.device': 'cpu',
-    'model.use_remove_padding': 'false',
-    '+model.override_config.attn_implementation': 'sdpa',
-    'engine.use_torch_compile': 'false',
-    'data.num_workers': '0',
+    ...cpuSftOverrides(),
     'trainer.total_training_steps': '1',
     'trainer.default_local_dir': join(dir, 'checkpoints'),
   });
-  const env = { VERL_ENGINE_DEVICE: 'cuda', VERL_FILE_LOGGER_PATH: join(dir, 'metrics.jsonl'), TENSORBOARD_DIR: join(dir, 'tensorboard'), OMP_NUM_THREADS: '1' };
+  const env = { ...cpuEnv({ kvCacheGib: 1 }, []), VERL_FILE_LOGGER_PATH: join(dir, 'metrics.jsonl'), TENSORBOARD_DIR: join(dir, 'tensorboard'), OMP_NUM_THREADS: '1' };
   const torchrun = join(ROOT, '.venv', 'verl', 'bin', 'torchrun');
   const r = await execa(torchrun, ['--standalone', '--nproc_per_node=1', join(ROOT, 'gpu', 'verl', 'tests', 'cpu_platform.py'), ...cpu], { cwd: exp, env, reject: false, all: true });
   assert.is(r.exitCode, 0, r.all?.split('\n').slice(-30).join('\n'));

@@ -198,13 +198,8 @@ def main(argv: list[str] | None = None) -> None:
             from .tiny import corpus_texts, write_tiny
 
             corpus = corpus_texts(args.corpus) if args.corpus else tiny_corpus()
-            out, vocab = write_tiny(
-                args.out, corpus, vocab_size=args.vocab, context=args.context, seed=args.seed, preset=args.preset
-            )
-            print(
-                f"mlepipe-worker: a tiny Qwen3 ({args.preset} preset, context {args.context} tokens, "
-                f"vocabulary {vocab}) in {out}"
-            )
+            out, vocab = write_tiny(args.out, corpus, vocab_size=args.vocab, context=args.context, seed=args.seed, preset=args.preset)
+            print(f"mlepipe-worker: a tiny Qwen3 ({args.preset} preset, context {args.context} tokens, vocabulary {vocab}) in {out}")
             return
         serve(args)
     except (OSError, ValueError) as err:

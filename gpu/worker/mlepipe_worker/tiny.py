@@ -42,9 +42,7 @@ def corpus_texts(paths: Iterable[str | Path]) -> list[str]:
     return texts
 
 
-def write_tiny(
-    out: str | Path, corpus: list[str], *, vocab_size: int, context: int, seed: int, preset: str = "worker"
-) -> tuple[Path, int]:
+def write_tiny(out: str | Path, corpus: list[str], *, vocab_size: int, context: int, seed: int, preset: str = "worker") -> tuple[Path, int]:
     """Writes config, weights and tokenizer (with the ChatML template) to `out`; returns it and the vocabulary
     size (below `vocab_size` when the corpus has fewer distinct merges). `preset` names the shapes: worker (the
     trainer worker's --tiny) or vllm (heads vLLM's CPU build serves, model.QWEN3_TINY_VLLM)."""
