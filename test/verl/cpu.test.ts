@@ -63,6 +63,12 @@ test('verl SFT → verl GRPO on this CPU with vLLM’s CPU build → the checkpo
       policy,
     );
   }
+  // At temperature 0 both compute in float32 (vLLM's CPU build is told to: mlepipe_verl/vllm_serve.py), and each
+  // writes the same opening reply on every task.
+  for (const t of runs.filter((x) => x.policy === 'rl_worker')) {
+    const other = runs.find((x) => x.policy === 'rl_vllm' && x.task_id === t.task_id);
+    assert.is(other?.messages[2]?.content, t.messages[2].content, `${t.task_id}: the opening reply under vLLM`);
+  }
   // The report shows the training curve and the evaluation by server.
   assert.match(r.stdout, /training\n/);
   assert.match(r.stdout, /served\n/);
