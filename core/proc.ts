@@ -1,4 +1,6 @@
 // Process-group termination: TERM first, KILL shortly after for whatever ignores it.
+import { execa, type ResultPromise } from 'execa';
+import { gated, reapGroup } from './reaper.js';
 
 export function killTree(pid: number | undefined, graceMs = 2000): void {
   if (!pid) return;
@@ -54,4 +56,33 @@ export async function waitAtMost(p: Promise<unknown>, ms: number): Promise<void>
   } finally {
     clearTimeout(timer);
   }
+}
+
+export interface ServerGroup {
+  /** The server's process (its output in `all`). */
+  child: ResultPromise;
+  /** Settles when the process has exited, however it ended. */
+  exited: Promise<void>;
+  /** Ends the whole group (TERM, then KILL after `graceMs`) and waits for the process. */
+  stop(): Promise<void>;
+}
+
+/**
+ * A long-lived server (the trainer worker, vLLM) in a process group of its own, announced to the reaper before
+ * it runs (core/reaper.ts), so that it and every process it starts go with it however mlepipe ends; stop() ends
+ * the group, and the reaper lets go of it once it has exited.
+ */
+export async function startServerGroup(argv: readonly string[], o: { cwd: string; env?: Record<string, string>; graceMs?: number }): Promise<ServerGroup> {
+  const [gate, ...rest] = gated(argv);
+  const child: ResultPromise = execa(gate, rest, { cwd: o.cwd, env: o.env, detached: true, reject: false, stdin: 'pipe', all: true, buffer: false });
+  const release = await reapGroup(child);
+  const exited = (async () => {
+    await child;
+  })().catch(() => {});
+  void exited.then(release);
+  const stop = async () => {
+    killTree(child.pid, o.graceMs);
+    await exited;
+  };
+  return { child, exited, stop };
 }

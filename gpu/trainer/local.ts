@@ -5,14 +5,12 @@
 // node's log, ready once it says where it listens and answers /health.
 // A node placed on a host starts its worker in a container there instead
 // (host.ts); stages/worker.ts chooses, and is the one place stages start one.
-import { execa, type ResultPromise } from 'execa';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { packageRoot } from '../../core/assets.js';
 import { EnvError } from '../../core/errors.js';
-import { killTree, onceAborted } from '../../core/proc.js';
+import { onceAborted, startServerGroup } from '../../core/proc.js';
 import { envInstalled, pythonEnv } from '../../core/python.js';
-import { gated, reapGroup } from '../../core/reaper.js';
 import { TrainerClient, type Health } from './client.js';
 
 export interface LocalWorkerOptions {
@@ -91,25 +89,7 @@ export async function startLocalWorker(o: LocalWorkerOptions): Promise<LocalWork
   const root = packageRoot();
   const python = trainerPython(root);
   if ('dir' in o.model && !existsSync(o.model.dir)) throw new EnvError(`the trainer worker's model folder ${o.model.dir} does not exist`);
-  const [gate, ...argv] = gated([python, ...serveArgs(o)]);
-  const child: ResultPromise = execa(gate, argv, {
-    cwd: join(root, 'gpu', 'worker'),
-    env: { PYTHONUNBUFFERED: '1', TOKENIZERS_PARALLELISM: 'false' },
-    detached: true,
-    reject: false,
-    stdin: 'pipe',
-    all: true,
-    buffer: false,
-  });
-  const release = await reapGroup(child);
-  const exited = (async () => {
-    await child;
-  })().catch(() => {});
-  void exited.then(release);
-  const stop = async () => {
-    killTree(child.pid);
-    await exited;
-  };
+  const { child, exited, stop } = await startServerGroup([python, ...serveArgs(o)], { cwd: join(root, 'gpu', 'worker'), env: { PYTHONUNBUFFERED: '1', TOKENIZERS_PARALLELISM: 'false' } });
 
   const tail: string[] = [];
   const url = await new Promise<string>((resolve, reject) => {

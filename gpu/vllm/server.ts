@@ -4,11 +4,9 @@
 // so its engine process goes with it however mlepipe ends; its start is bounded, and a server that
 // exits first fails with its last lines.
 import { createServer } from 'node:net';
-import { execa, type ResultPromise } from 'execa';
 import { assetPath } from '../../core/assets.js';
 import { EnvError } from '../../core/errors.js';
-import { killTree, onceAborted } from '../../core/proc.js';
-import { gated, reapGroup } from '../../core/reaper.js';
+import { onceAborted, startServerGroup } from '../../core/proc.js';
 
 export interface VllmServerOptions {
   /** The weights' folder. */
@@ -66,25 +64,8 @@ export function vllmArgs(o: Pick<VllmServerOptions, 'model' | 'tokenizer' | 'nam
 
 export async function startVllmServer(o: VllmServerOptions): Promise<VllmServer> {
   const port = await freePort();
-  const [gate, ...argv] = gated([o.python, ...vllmArgs(o, port)]);
-  const child: ResultPromise = execa(gate, argv, {
-    cwd: assetPath('gpu/verl'),
-    env: { PYTHONUNBUFFERED: '1', TOKENIZERS_PARALLELISM: 'false' },
-    detached: true,
-    reject: false,
-    stdin: 'pipe',
-    all: true,
-    buffer: false,
-  });
-  const release = await reapGroup(child);
-  const exited = (async () => {
-    await child;
-  })().catch(() => {});
-  void exited.then(release);
-  const stop = async () => {
-    killTree(child.pid, 5000);
-    await exited;
-  };
+  // vLLM's engine process is a child of the server's: the group goes together.
+  const { child, exited, stop } = await startServerGroup([o.python, ...vllmArgs(o, port)], { cwd: assetPath('gpu/verl'), env: { PYTHONUNBUFFERED: '1', TOKENIZERS_PARALLELISM: 'false' }, graceMs: 5000 });
   const tail: string[] = [];
   void (async () => {
     for await (const raw of child.iterable({ from: 'all' })) {
