@@ -1,5 +1,5 @@
 // Process-group termination: TERM first, KILL shortly after for whatever ignores it.
-import { execa, type ResultPromise } from 'execa';
+import type { ResultPromise } from 'execa';
 import { gated, reapGroup } from './reaper.js';
 
 export function killTree(pid: number | undefined, graceMs = 2000): void {
@@ -73,6 +73,8 @@ export interface ServerGroup {
  * the group, and the reaper lets go of it once it has exited.
  */
 export async function startServerGroup(argv: readonly string[], o: { cwd: string; env?: Record<string, string>; graceMs?: number }): Promise<ServerGroup> {
+  // Loaded here: commands that start no server (plan, validate) never load execa (test/e2e/startup.test.ts).
+  const { execa } = await import('execa');
   const [gate, ...rest] = gated(argv);
   const child: ResultPromise = execa(gate, rest, { cwd: o.cwd, env: o.env, detached: true, reject: false, stdin: 'pipe', all: true, buffer: false });
   const release = await reapGroup(child);

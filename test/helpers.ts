@@ -50,9 +50,11 @@ const cleanEnv = (env: Record<string, string> = {}) => {
 };
 
 /** Runs the built CLI to completion (the one in `root`, a package copy, when given). */
-export async function cli(args: string[], opts: { cwd: string; env?: Record<string, string>; root?: string }): Promise<CliResult> {
+export async function cli(args: string[], opts: { cwd: string; env?: Record<string, string>; root?: string; limitMs?: number }): Promise<CliResult> {
   const bin = opts.root ? join(opts.root, 'dist', 'cli.js') : CLI;
-  const call = () => execa(process.execPath, [bin, ...args], { cwd: opts.cwd, env: cleanEnv(opts.env), extendEnv: false, reject: false, timeout: CLI_LIMIT_MS });
+  // A run whose work is minutes long by design (a whole training chain) names its own limit, scaled as the rest.
+  const timeout = opts.limitMs ? scaled(opts.limitMs) : CLI_LIMIT_MS;
+  const call = () => execa(process.execPath, [bin, ...args], { cwd: opts.cwd, env: cleanEnv(opts.env), extendEnv: false, reject: false, timeout });
   // A file that shares task nodes (shareTaskNodes) runs with the other files' generated tasks in its cache.
   const r = args[0] === 'run' ? await withSharedTaskNodes(opts.cwd, call) : await call();
   return { exitCode: r.exitCode ?? -1, stdout: String(r.stdout), stderr: String(r.stderr) };

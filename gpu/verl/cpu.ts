@@ -6,7 +6,6 @@
 // weight sync back into vLLM, not CUDA kernels or speed (docs/training.md, "A CPU smoke run").
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { execa } from 'execa';
 import { assetPath } from '../../core/assets.js';
 import { EnvError } from '../../core/errors.js';
 
@@ -104,6 +103,8 @@ export function vllmCpuProblem(shape: ModelShape): string | undefined {
  * characters or one, and an estimate would make verl drop every row.
  */
 export async function longestPrompt(python: string, tokenizer: string, files: readonly string[]): Promise<number> {
+  // Loaded here: the config check reads this module, and plan and validate never load execa (test/e2e/startup.test.ts).
+  const { execa } = await import('execa');
   const r = await execa(python, ['-m', 'mlepipe_verl.lengths', tokenizer, ...files], { cwd: assetPath('gpu/verl'), reject: false, timeout: 120_000 });
   const n = Number(String(r.stdout).trim().split('\n').pop());
   if (r.exitCode !== 0 || !Number.isInteger(n)) throw new EnvError(`could not count the prompts' tokens with ${python} (mlepipe_verl.lengths): ${String(r.stderr).trim().split('\n').slice(-3).join(' ') || `exit ${r.exitCode}`}`);

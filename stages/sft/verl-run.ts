@@ -42,6 +42,7 @@ export async function runSftVerl(ctx: StageContext<SftParams>, train: readonly E
     gpusPerNode: cpu ? 1 : p.verl.gpus_per_node,
     gpuMemoryGib: p.verl.gpu_memory_gib,
     loggers: ctx.tracking?.logger,
+    // The SFT trainer starts no vLLM: the KV cache setting only rides along in the CPU environment.
     ...(cpu ? { cpu: { kvCacheGib: 1 } } : {}),
   };
   const exportDir = (await ctx.items.get('verl-sft-export')) ?? (await ctx.items.put('verl-sft-export', async (d) => void (await writeSftExport(d, train, val, o))));

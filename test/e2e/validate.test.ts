@@ -181,7 +181,7 @@ test("the paper's RL configs train on verl: the plan says so, the one-GPU varian
 test("table1-seed-sft's SFT trains on verl: the plan says so, one H200 fits offloaded, a GPU too small or an entry without weights is refused before anything runs", async () => {
   const dir = await tmpProject({
     'e.yaml':
-      'name: e\nmodels:\n  base: { provider: worker, model: qwen3-8b, tiny: 0 }\n  lora: { provider: worker, path: /models/Qwen3-8B, model: qwen3-8b, lora_rank: 8 }\nstages:\n  s: { uses: sft, with: { model: lora, trainer: verl, data: chat.jsonl } }\n',
+      'name: e\nmodels:\n  base: { provider: openai, base_url: "http://127.0.0.1:1/v1", model: qwen3-8b }\n  small: { provider: worker, model: qwen3-8b, tiny: 0 }\n  lora: { provider: worker, path: /models/Qwen3-8B, model: qwen3-8b, lora_rank: 8 }\nstages:\n  s: { uses: sft, with: { model: lora, trainer: verl, data: chat.jsonl } }\n',
     'chat.jsonl':
       JSON.stringify({
         messages: [
@@ -201,9 +201,12 @@ test("table1-seed-sft's SFT trains on verl: the plan says so, one H200 fits offl
   assert.match(small.stderr, /table1-seed-sft\.yaml:\d+:\d+: stages\.sft\.with\.verl: stage sft: no layout of 8\.2B parameters fits 1 × 1 GPUs of 24 GiB at 32768 tokens a sequence: .*41\.9 GiB per GPU to train/);
   const lora = await cli(['validate', 'e.yaml'], { cwd: dir });
   assert.is(lora.exitCode, 2, lora.stdout);
-  assert.match(lora.stderr, /e\.yaml:6:\d+: stages\.s\.with\.model: trainer: verl fine-tunes every weight and saves them whole: lora has lora_rank: 8/);
+  assert.match(lora.stderr, /e\.yaml:7:\d+: stages\.s\.with\.model: trainer: verl fine-tunes every weight and saves them whole: lora has lora_rank: 8/);
   const none = await cli(['validate', 'e.yaml', '-S', 'stages.s.with.model=base'], { cwd: dir });
   assert.match(none.stderr, /e\.yaml:3:3: models\.base: stage s trains base with trainer: verl, which loads its weights from path:.*this entry names none/, none.stderr);
+  // A tiny: entry names weights the node writes itself (a tiny random model in the shape vLLM's CPU build serves).
+  const tiny = await cli(['validate', 'e.yaml', '-S', 'stages.s.with.model=small'], { cwd: dir });
+  assert.is(tiny.exitCode, 0, tiny.stderr);
 });
 
 test.run();

@@ -19,7 +19,8 @@ const FILE = 'verl-cpu.yaml';
 test('verl SFT → verl GRPO on this CPU with vLLM’s CPU build → the checkpoint served by the worker and by vLLM', async () => {
   const dir = await tmpProject({});
   await copyFile(join(ROOT, 'experiments', 'sandmle', FILE), join(dir, FILE));
-  const r = await cli(['run', FILE], { cwd: dir });
+  // Two verl jobs and two model servers: about 5 minutes on an idle 2-core machine, more beside the suite's other lane.
+  const r = await cli(['run', FILE], { cwd: dir, limitMs: 900_000 });
   const logs = await nodeLogs(dir);
   assert.is(r.exitCode, 0, `${r.stderr}\n${logs.slice(-4000)}`);
 

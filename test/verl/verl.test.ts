@@ -7,6 +7,7 @@
 //     and the exported reward function scores each trajectory exactly as
 //     mlepipe's own eval scores the same replies;
 // (c) a local Ray head runs the agent loop and the reward function as Ray tasks.
+import { randomBytes } from 'node:crypto';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -199,10 +200,13 @@ test('(c) a local Ray head runs the agent loop and the reward function as Ray ta
   const { dir, verl, tasks, server } = await setup();
   const temp = await mkdtemp(join('/tmp', 'ray-'));
   const ray = join(ROOT, '.venv', 'verl', 'bin', 'ray');
+  // Token authentication with a token of the test's own, as mlepipe's heads have (gpu/verl/job.ts): a
+  // ~/.ray/auth_token that a local ray.init() once wrote would otherwise turn it on with a token the driver lacks.
+  const auth = { RAY_AUTH_MODE: 'token', RAY_AUTH_TOKEN: randomBytes(32).toString('hex') };
   // --block keeps the head in this process group's child; stopping it stops what it started.
   const head = execa(ray, ['start', '--head', '--block', '--num-cpus', '2', '--node-ip-address', '127.0.0.1', '--port', String(await closedPort()), '--temp-dir', temp, '--include-dashboard', 'false', ...(await ownPorts()).args, '--disable-usage-stats'], {
     reject: false,
-    env: { RAY_USAGE_STATS_ENABLED: '0' },
+    env: { RAY_USAGE_STATS_ENABLED: '0', ...auth },
   });
   let log = '';
   head.stdout?.on('data', (c) => (log += c));
@@ -220,7 +224,7 @@ test('(c) a local Ray head runs the agent loop and the reward function as Ray ta
     );
     const address = (/--address='?([\d.:]+)/.exec(log) ?? /ray\.init\(address='?([^'\s)]+)/.exec(log))![1];
     const tok = await mkdtemp(join(tmpdir(), 'verl-tok-'));
-    const r = await execa(PY, [DRIVE, verl, tok, ...tasks, '--ray', address], { env: { MLEPIPE_SANDBOX_URL: svc.url, MLEPIPE_CHAT_URL: server.url }, reject: false });
+    const r = await execa(PY, [DRIVE, verl, tok, ...tasks, '--ray', address], { env: { MLEPIPE_SANDBOX_URL: svc.url, MLEPIPE_CHAT_URL: server.url, ...auth }, reject: false });
     assert.is(r.exitCode, 0, r.stderr.slice(-3000));
     const out = r.stdout
       .trim()
