@@ -6,10 +6,27 @@
 // (.prettierrc.json), checked by `npm run lint`.
 import tseslint from 'typescript-eslint';
 
-const unsafeAny = ['no-unsafe-assignment', 'no-unsafe-call', 'no-unsafe-member-access', 'no-unsafe-return', 'no-unsafe-argument'];
+const unsafeAny = [
+  'no-unsafe-assignment',
+  'no-unsafe-call',
+  'no-unsafe-member-access',
+  'no-unsafe-return',
+  'no-unsafe-argument',
+];
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', '.venv/**', '.mlepipe/**', 'scratch/**', 'reports/**', '**/*.mjs', '**/*.d.mts'] },
+  {
+    ignores: [
+      'dist/**',
+      'node_modules/**',
+      '.venv/**',
+      '.mlepipe/**',
+      'scratch/**',
+      'reports/**',
+      '**/*.mjs',
+      '**/*.d.mts',
+    ],
+  },
   {
     files: ['**/*.ts'],
     languageOptions: {

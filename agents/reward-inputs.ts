@@ -31,7 +31,10 @@ export function releaseFormatRate(messages: readonly ChatMessage[]): number {
   if (!replies.length) return 0;
   const ok = replies.filter((m) => {
     const cut = m.content.indexOf('<tool_response>');
-    const content = (cut >= 0 ? m.content.slice(0, cut) : m.content).replace(/^[\t\n\x0b\x0c\r\x1c-\x1f \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+/, '');
+    const content = (cut >= 0 ? m.content.slice(0, cut) : m.content).replace(
+      /^[\t\n\x0b\x0c\r\x1c-\x1f \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+/,
+      '',
+    );
     if (!content.startsWith('<think>') || !content.includes('</think>')) return false;
     return pyStrip(content.slice('<think>'.length, content.indexOf('</think>'))).replace(/[\n ]/g, '') !== '';
   });
@@ -39,4 +42,5 @@ export function releaseFormatRate(messages: readonly ChatMessage[]): number {
 }
 
 /** A grade with a null threshold: `float(None)` raises in `_score_to_reward`, and the reward falls back to its format part. */
-export const hasNullThreshold = (r: EvaluatorResult) => [r.gold_threshold, r.silver_threshold, r.bronze_threshold, r.median_threshold].some((x) => x === null);
+export const hasNullThreshold = (r: EvaluatorResult) =>
+  [r.gold_threshold, r.silver_threshold, r.bronze_threshold, r.median_threshold].some((x) => x === null);

@@ -7,7 +7,16 @@ import type { EpisodeResult, TurnRecord } from './scaffolds/types.js';
 import { medalReport } from '../tasks/medals.js';
 import { rewardVariables, success } from './trajectory.js';
 
-const turn = (over: Partial<TurnRecord>): TurnRecord => ({ turn: 0, action: 'code', observation: '', exit_code: 0, timed_out: false, duration_ms: 10, format_ok: true, ...over });
+const turn = (over: Partial<TurnRecord>): TurnRecord => ({
+  turn: 0,
+  action: 'code',
+  observation: '',
+  exit_code: 0,
+  timed_out: false,
+  duration_ms: 10,
+  format_ok: true,
+  ...over,
+});
 const episode = (turns: TurnRecord[], ended: EpisodeResult['ended'] = 'answer'): EpisodeResult => ({
   scaffold: 'react',
   messages: [],
@@ -17,7 +26,14 @@ const episode = (turns: TurnRecord[], ended: EpisodeResult['ended'] = 'answer'):
   dropped_turns: 0,
   usage: { prompt_tokens: 0, completion_tokens: 0, requests: 0, cached: 0 },
 });
-const graded = (score: number) => ({ score, gold_threshold: 0.9, silver_threshold: 0.8, bronze_threshold: 0.7, median_threshold: 0.5, is_lower_better: false });
+const graded = (score: number) => ({
+  score,
+  gold_threshold: 0.9,
+  silver_threshold: 0.8,
+  bronze_threshold: 0.7,
+  median_threshold: 0.5,
+  is_lower_better: false,
+});
 const reward = (preset: string, vars: Record<string, number>) => evaluate(parseFormula(REWARD_PRESETS[preset]), vars);
 
 test('valid, above median, below bronze, format 1.0: the paper reward is 0.5', () => {
@@ -31,7 +47,18 @@ test('a score equal to the median meets the milestone: the paper reward is 0.5; 
   assert.equal([v.format, v.execute, v.median, v.bronze], [1, 1, 1, 0]);
   assert.ok(Math.abs(reward('sandmle-paper', v) - 0.5) < 1e-12);
   // Lower is better: meeting the median from below counts the same way.
-  const lower = rewardVariables(episode([turn({})]), { ...graded(4), median_threshold: 4, bronze_threshold: 3, silver_threshold: 2, gold_threshold: 1, is_lower_better: true }, null);
+  const lower = rewardVariables(
+    episode([turn({})]),
+    {
+      ...graded(4),
+      median_threshold: 4,
+      bronze_threshold: 3,
+      silver_threshold: 2,
+      gold_threshold: 1,
+      is_lower_better: true,
+    },
+    null,
+  );
   assert.is(lower.median, 1);
   assert.is(medalReport(graded(0.5)).above_median, false);
 });
@@ -45,7 +72,14 @@ test('milestones are cumulative: a silver also counts as bronze and median', () 
 });
 
 test('format is the share of replies in format; no submission scores nothing', () => {
-  const v = rewardVariables(episode([turn({ format_ok: false }), turn({}), turn({}), turn({ format_ok: false, action: 'invalid' })], 'max_turns'), null, 0.4);
+  const v = rewardVariables(
+    episode(
+      [turn({ format_ok: false }), turn({}), turn({}), turn({ format_ok: false, action: 'invalid' })],
+      'max_turns',
+    ),
+    null,
+    0.4,
+  );
   assert.is(v.format, 0.5);
   assert.equal([v.execute, v.median, v.gold, v.success, v.improvement], [0, 0, 0, 0, 0]);
   assert.is(v.turns, 4);
@@ -54,8 +88,14 @@ test('format is the share of replies in format; no submission scores nothing', (
 
 test('timed_out: the time budget ran out, or the last execution was killed', () => {
   assert.is(rewardVariables(episode([turn({})], 'time_budget'), null, null).timed_out, 1);
-  assert.is(rewardVariables(episode([turn({ timed_out: true, exit_code: null })], 'max_turns'), null, null).timed_out, 1);
-  assert.is(rewardVariables(episode([turn({ timed_out: true, exit_code: null }), turn({})], 'max_turns'), null, null).timed_out, 0);
+  assert.is(
+    rewardVariables(episode([turn({ timed_out: true, exit_code: null })], 'max_turns'), null, null).timed_out,
+    1,
+  );
+  assert.is(
+    rewardVariables(episode([turn({ timed_out: true, exit_code: null }), turn({})], 'max_turns'), null, null).timed_out,
+    0,
+  );
 });
 
 test('Eq. 5: success needs a gain over the starter above max(0.1|b|, 0.01) in the metric direction', () => {

@@ -40,7 +40,22 @@ export interface Trajectory extends EpisodeResult {
   duration_ms: number;
 }
 
-export type RewardVariables = Record<'format' | 'execute' | 'valid' | 'median' | 'bronze' | 'silver' | 'gold' | 'score' | 'improvement' | 'success' | 'turns' | 'reply_chars' | 'timed_out', number>;
+export type RewardVariables = Record<
+  | 'format'
+  | 'execute'
+  | 'valid'
+  | 'median'
+  | 'bronze'
+  | 'silver'
+  | 'gold'
+  | 'score'
+  | 'improvement'
+  | 'success'
+  | 'turns'
+  | 'reply_chars'
+  | 'timed_out',
+  number
+>;
 
 /**
  * MLToolBench Eq. 5: a run succeeds when its submission is valid, its score
@@ -55,14 +70,24 @@ export function success(score: number | null, baseline: number | null, lowerIsBe
 }
 
 /** The reward variables of an episode; `evaluation` is the rewarded grade (the final submission's, or the last scored one's). */
-export function rewardVariables(ep: EpisodeResult, evaluation: EvaluatorResult | null, starter: number | null, inputs: RewardInputs = DEFAULT_INPUTS): RewardVariables {
+export function rewardVariables(
+  ep: EpisodeResult,
+  evaluation: EvaluatorResult | null,
+  starter: number | null,
+  inputs: RewardInputs = DEFAULT_INPUTS,
+): RewardVariables {
   const replies = ep.turns.length;
   const m = inputs.thresholds === 'release' ? releaseMilestones(evaluation) : milestones(evaluation);
   const score = evaluation && Number.isFinite(evaluation.score) ? evaluation.score : null;
   const lower = evaluation?.is_lower_better ?? false;
   const last = ep.turns[ep.turns.length - 1];
   return {
-    format: inputs.format_rule === 'release' ? releaseFormatRate(ep.messages) : replies ? ep.turns.filter((t) => t.format_ok).length / replies : 0,
+    format:
+      inputs.format_rule === 'release'
+        ? releaseFormatRate(ep.messages)
+        : replies
+          ? ep.turns.filter((t) => t.format_ok).length / replies
+          : 0,
     execute: m.execute,
     valid: m.execute,
     median: m.median,
@@ -74,7 +99,9 @@ export function rewardVariables(ep: EpisodeResult, evaluation: EvaluatorResult |
     success: Number(success(score, starter, lower) ?? false),
     turns: replies,
     // Verbosity, for length shaping: the mean characters of the policy's replies.
-    reply_chars: replies ? ep.messages.filter((m) => m.role === 'assistant').reduce((n, m) => n + m.content.length, 0) / replies : 0,
+    reply_chars: replies
+      ? ep.messages.filter((m) => m.role === 'assistant').reduce((n, m) => n + m.content.length, 0) / replies
+      : 0,
     // The episode ran out of time, or its last execution was killed at τ_max.
     timed_out: Number(ep.ended === 'time_budget' || (last?.action === 'code' && last.timed_out)),
   };

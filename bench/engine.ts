@@ -22,7 +22,12 @@ const load = () => loadavg().map((x) => Number(x.toFixed(2)));
 
 function timed(args: string[], cwd: string): number {
   const t0 = performance.now();
-  const r = spawnSync(process.execPath, args, { cwd, env: { ...process.env, CI: 'true' }, stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8' });
+  const r = spawnSync(process.execPath, args, {
+    cwd,
+    env: { ...process.env, CI: 'true' },
+    stdio: ['ignore', 'ignore', 'pipe'],
+    encoding: 'utf8',
+  });
   const ms = performance.now() - t0;
   if (r.status !== 0) throw new Error(`node ${args.join(' ')} exited ${r.status}: ${r.stderr}`);
   return ms;
@@ -34,7 +39,9 @@ function chains(): string {
   for (let c = 0; c < 100; c++) {
     for (let i = 0; i < 10; i++) {
       const needs = i ? `needs: [c${c}n${i - 1}], ` : '';
-      lines.push(`  c${c}n${i}: { uses: shell, ${needs}with: { run: "echo ${c} ${i}", params: { chain: ${c}, step: ${i} } } }`);
+      lines.push(
+        `  c${c}n${i}: { uses: shell, ${needs}with: { run: "echo ${c} ${i}", params: { chain: ${c}, step: ${i} } } }`,
+      );
     }
   }
   return lines.join('\n') + '\n';
@@ -44,7 +51,9 @@ function fiftyNodes(): string {
   const lines = ['name: fifty', 'stages:'];
   for (let i = 0; i < 50; i++) {
     const needs = i === 0 ? '' : `needs: [n${Math.floor((i - 1) / 2)}], `;
-    lines.push(`  n${i}: { uses: shell, ${needs}with: { run: "echo ${i} > $MLEPIPE_OUT/out.txt; echo '{\\"i\\": ${i}}' > $MLEPIPE_OUT/metrics.json" } }`);
+    lines.push(
+      `  n${i}: { uses: shell, ${needs}with: { run: "echo ${i} > $MLEPIPE_OUT/out.txt; echo '{\\"i\\": ${i}}' > $MLEPIPE_OUT/metrics.json" } }`,
+    );
   }
   return lines.join('\n') + '\n';
 }
@@ -99,16 +108,30 @@ try {
   const loadAfter = load();
 
   const ratio = (a: number, b: number) => Number((a / b).toFixed(2));
-  console.log(`medians of ${ROUNDS} interleaved rounds; load average (1, 5, 15 min) ${loadBefore.join(' ')} before, ${loadAfter.join(' ')} after`);
+  console.log(
+    `medians of ${ROUNDS} interleaved rounds; load average (1, 5, 15 min) ${loadBefore.join(' ')} before, ${loadAfter.join(' ')} after`,
+  );
   console.log(`node -e 0                         ${m.node} ms`);
-  console.log(`mlepipe --version                 ${m.version} ms   (${ratio(m.version, m.node)}× node -e 0; target ≤ 2×)`);
-  console.log(`  one-file bundle                 ${m.version_one_file} ms   (${ratio(m.version_one_file, m.node)}× node -e 0)`);
+  console.log(
+    `mlepipe --version                 ${m.version} ms   (${ratio(m.version, m.node)}× node -e 0; target ≤ 2×)`,
+  );
+  console.log(
+    `  one-file bundle                 ${m.version_one_file} ms   (${ratio(m.version_one_file, m.node)}× node -e 0)`,
+  );
   console.log(`plan, 1,000 nodes, nothing cached ${m.plan_uncached} ms   (target < 1000 ms)`);
-  console.log(`  no node cached, parse stored    ${m.plan_uncached_parse_stored} ms   (${ratio(m.plan_uncached_parse_stored, m.plan_uncached)}× nothing cached)`);
-  console.log(`plan, 1,000 nodes, all cached     ${m.plan_cached} ms   (${ratio(m.plan_cached, m.plan_uncached)}× nothing cached)`);
-  console.log(`  one-file bundle, nothing cached ${m.plan_uncached_one_file} ms   (${ratio(m.plan_uncached_one_file, m.plan_uncached)}× split)`);
+  console.log(
+    `  no node cached, parse stored    ${m.plan_uncached_parse_stored} ms   (${ratio(m.plan_uncached_parse_stored, m.plan_uncached)}× nothing cached)`,
+  );
+  console.log(
+    `plan, 1,000 nodes, all cached     ${m.plan_cached} ms   (${ratio(m.plan_cached, m.plan_uncached)}× nothing cached)`,
+  );
+  console.log(
+    `  one-file bundle, nothing cached ${m.plan_uncached_one_file} ms   (${ratio(m.plan_uncached_one_file, m.plan_uncached)}× split)`,
+  );
   console.log(`plan in-process (from the sources) ${Math.round(median(inproc))} ms`);
-  console.log(`50-node shell experiment: cold run ${Math.round(runCold)} ms, cached rerun ${Math.round(median(runCached))} ms, status ${Math.round(median(status))} ms`);
+  console.log(
+    `50-node shell experiment: cold run ${Math.round(runCold)} ms, cached rerun ${Math.round(median(runCached))} ms, status ${Math.round(median(status))} ms`,
+  );
   console.log(
     JSON.stringify({
       bench: 'engine',

@@ -67,8 +67,18 @@ try {
   const t0 = performance.now();
   await gradeSubmission(tasks[0], sub, { python }, 'sample_submission.csv');
   const reused = performance.now() - t0;
-  const out = { grades: cold.length, cold_ms: Math.round(median(cold)), warm_ms: Math.round(median(warm)), speedup: +(median(cold) / median(warm)).toFixed(1), reused_ms: +reused.toFixed(1), tasks: tasks.length, python };
-  console.log(`grading: ${out.grades} grades each way over ${tasks.length} factory tasks; median ${out.cold_ms} ms cold vs ${out.warm_ms} ms warm (${out.speedup}x); a repeated grade of the same bytes ${out.reused_ms} ms`);
+  const out = {
+    grades: cold.length,
+    cold_ms: Math.round(median(cold)),
+    warm_ms: Math.round(median(warm)),
+    speedup: +(median(cold) / median(warm)).toFixed(1),
+    reused_ms: +reused.toFixed(1),
+    tasks: tasks.length,
+    python,
+  };
+  console.log(
+    `grading: ${out.grades} grades each way over ${tasks.length} factory tasks; median ${out.cold_ms} ms cold vs ${out.warm_ms} ms warm (${out.speedup}x); a repeated grade of the same bytes ${out.reused_ms} ms`,
+  );
   console.log(JSON.stringify(out));
 } finally {
   await rm(root, { recursive: true, force: true });

@@ -69,19 +69,32 @@ try {
           failed.push(`${spec.task_id}: ${r.stage}: ${r.error}`);
           continue;
         }
-        const th = JSON.parse(await readFile(join(dir, 'private', 'threshold.json'), 'utf8')) as Omit<LeaderboardThresholds, 'is_lower_better' | 'teams'> & Thresholds;
+        const th = JSON.parse(await readFile(join(dir, 'private', 'threshold.json'), 'utf8')) as Omit<
+          LeaderboardThresholds,
+          'is_lower_better' | 'teams'
+        > &
+          Thresholds;
         const lower = spec.is_lower_better;
         const subs = await strategies(dir);
         const place = async (file: string) => {
           const g = await runEvaluator(dir, python, file);
           if (!g.ok) throw new Error(`${spec.task_id}: ${g.error}`);
           const p = rankScore(g.score, { ...th, is_lower_better: lower, teams: 0 });
-          if (process.env.BENCH_VERBOSE) console.log(`${spec.task_id} ${spec.metric}: ${file.split('/').pop()} ${g.score} vs median ${th.median_threshold}, bronze ${th.bronze_threshold}, gold ${th.gold_threshold}`);
+          if (process.env.BENCH_VERBOSE)
+            console.log(
+              `${spec.task_id} ${spec.metric}: ${file.split('/').pop()} ${g.score} vs median ${th.median_threshold}, bronze ${th.bronze_threshold}, gold ${th.gold_threshold}`,
+            );
           return { above_median: p.above_median, medal: p.gold_medal || p.silver_medal || p.bronze_medal };
         };
         const insane = sanityProblem(th, r.sampleScore, lower);
         if (insane) failed.push(`${spec.task_id}: sanity: ${insane}`);
-        rows.push({ kind: job.kind, sane: insane === null, ms, random: await place(subs.random), majority: await place(subs.majority) });
+        rows.push({
+          kind: job.kind,
+          sane: insane === null,
+          ms,
+          random: await place(subs.random),
+          majority: await place(subs.majority),
+        });
       }
     }),
   );
@@ -90,7 +103,8 @@ try {
   if (!process.env.BENCH_KEEP) await rm(root, { recursive: true, force: true });
 }
 
-const pct = (xs: Row[], f: (r: Row) => boolean) => (xs.length ? Math.round((100 * xs.filter(f).length) / xs.length) : 0);
+const pct = (xs: Row[], f: (r: Row) => boolean) =>
+  xs.length ? Math.round((100 * xs.filter(f).length) / xs.length) : 0;
 const table = [...kinds, 'all'].map((kind) => {
   const built = kind === 'all' ? rows : rows.filter((r) => r.kind === kind);
   // Rates over the tasks the filter keeps: those are the ones agents are evaluated and trained on.
@@ -106,8 +120,31 @@ const table = [...kinds, 'all'].map((kind) => {
     build_ms: xs.length ? Math.round([...xs.map((r) => r.ms)].sort((a, b) => a - b)[xs.length >> 1]) : 0,
   };
 });
-const head = ['kind', 'tasks', 'sane %', 'random>median %', 'random medal %', 'majority>median %', 'majority medal %', 'build ms (median)'];
+const head = [
+  'kind',
+  'tasks',
+  'sane %',
+  'random>median %',
+  'random medal %',
+  'majority>median %',
+  'majority medal %',
+  'build ms (median)',
+];
 console.log(head.join(' | '));
-for (const t of table) console.log([t.kind, t.tasks, t.sane, t.random_above_median, t.random_medal, t.majority_above_median, t.majority_medal, t.build_ms].join(' | '));
+for (const t of table)
+  console.log(
+    [
+      t.kind,
+      t.tasks,
+      t.sane,
+      t.random_above_median,
+      t.random_medal,
+      t.majority_above_median,
+      t.majority_medal,
+      t.build_ms,
+    ].join(' | '),
+  );
 for (const f of failed) console.log(`dropped: ${f}`);
-console.log(JSON.stringify({ bench: 'leaderboards', per_kind: PER_KIND, seed: SEED, dropped: failed.length, kinds: table }));
+console.log(
+  JSON.stringify({ bench: 'leaderboards', per_kind: PER_KIND, seed: SEED, dropped: failed.length, kinds: table }),
+);

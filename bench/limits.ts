@@ -40,7 +40,9 @@ async function overshoot(label: string, cfg: SandboxConfig): Promise<number | nu
         if (!r.timedOut) throw new Error('the step was not reported as timed out');
         over.push(performance.now() - t0 - 1000);
       }
-      console.log(`${label.padEnd(28)} median ${median(over).toFixed(0).padStart(6)} ms past a 1 s timeout (max ${Math.max(...over).toFixed(0)}, n=${REPS})`);
+      console.log(
+        `${label.padEnd(28)} median ${median(over).toFixed(0).padStart(6)} ms past a 1 s timeout (max ${Math.max(...over).toFixed(0)}, n=${REPS})`,
+      );
       return median(over);
     } finally {
       await session.close();
@@ -66,7 +68,9 @@ async function concurrency(): Promise<{ together: number; apart: number }> {
     for (const s of sessions) await s.run({ file: 'step.py' });
     const apart = performance.now() - t1;
     await Promise.all(sessions.map((s) => s.close()));
-    console.log(`two warm sessions, 1 s steps: at once ${together.toFixed(0)} ms, one after the other ${apart.toFixed(0)} ms`);
+    console.log(
+      `two warm sessions, 1 s steps: at once ${together.toFixed(0)} ms, one after the other ${apart.toFixed(0)} ms`,
+    );
     return { together, apart };
   } finally {
     await sandbox.shutdown();
@@ -78,8 +82,15 @@ async function stop(): Promise<number> {
   const dir = join(root, 'stop');
   await mkdir(dir);
   await writeFile(join(dir, 'mlepipe.config.yaml'), 'cache: .mlepipe\n');
-  await writeFile(join(dir, 'e.yaml'), 'name: stop\nstages:\n  a: { uses: shell, with: { run: "touch started; sleep 300" } }\n');
-  const run = execa(process.execPath, [CLI, 'run', 'e.yaml'], { cwd: dir, reject: false, env: { ...process.env, CI: 'true' } });
+  await writeFile(
+    join(dir, 'e.yaml'),
+    'name: stop\nstages:\n  a: { uses: shell, with: { run: "touch started; sleep 300" } }\n',
+  );
+  const run = execa(process.execPath, [CLI, 'run', 'e.yaml'], {
+    cwd: dir,
+    reject: false,
+    env: { ...process.env, CI: 'true' },
+  });
   await waitFor(() => exists(join(dir, 'started')), 60_000, 'the node to start');
   const t0 = performance.now();
   run.kill('SIGINT');
@@ -92,7 +103,10 @@ async function stop(): Promise<number> {
 /** Milliseconds until a call to a closed port fails, with the client's default retries and backoff. */
 async function unreachable(): Promise<number> {
   const port = await closedPort();
-  const client = new LlmClient({ name: 'bench', spec: { provider: 'openai', base_url: `http://127.0.0.1:${port}/v1`, model: 'none' } });
+  const client = new LlmClient({
+    name: 'bench',
+    spec: { provider: 'openai', base_url: `http://127.0.0.1:${port}/v1`, model: 'none' },
+  });
   const t0 = performance.now();
   await client.chat({ messages: [{ role: 'user', content: 'hi' }] }).catch(() => undefined);
   const ms = performance.now() - t0;

@@ -51,8 +51,14 @@ try {
   await writeFile(join(pub, 'description.md'), '# big\n');
   await writeFile(join(code, 'grade.py'), 'def grade(submission, answers):\n    return 0.0\n');
   await writeFile(join(root, 'data', id, 'prepared', 'private', 'test.csv'), 'id,label\n1,1\n');
-  await writeFile(join(code, 'config.yaml'), `id: ${id}\ndataset:\n  answers: ${id}/prepared/private/test.csv\n  sample_submission: ${id}/prepared/public/sample_submission.csv\ngrader:\n  name: accuracy\n`);
-  await writeFile(join(code, 'leaderboard.csv'), 'teamId,score\n' + Array.from({ length: 20 }, (_, i) => `${i},${(i / 20).toFixed(3)}`).join('\n') + '\n');
+  await writeFile(
+    join(code, 'config.yaml'),
+    `id: ${id}\ndataset:\n  answers: ${id}/prepared/private/test.csv\n  sample_submission: ${id}/prepared/public/sample_submission.csv\ngrader:\n  name: accuracy\n`,
+  );
+  await writeFile(
+    join(code, 'leaderboard.csv'),
+    'teamId,score\n' + Array.from({ length: 20 }, (_, i) => `${i},${(i / 20).toFixed(3)}`).join('\n') + '\n',
+  );
   const c = findCompetition(join(root, 'data'), join(root, 'mle'), id);
   if ('missing' in c) throw new Error(c.missing);
   const before = load();
@@ -67,9 +73,23 @@ try {
   });
   const after = load();
   console.log(`prepared file: ${GIB} GiB; load average before ${before.join(' ')}, after ${after.join(' ')}`);
-  console.log(`copied and digested: ${copied.seconds} s, ${(copied.output_bytes / 2 ** 30).toFixed(2)} GiB in the node's output`);
-  console.log(`linked (name, size, time): ${linked.seconds} s, ${(linked.output_bytes / 2 ** 20).toFixed(3)} MiB in the node's output`);
-  console.log(JSON.stringify({ bench: 'mlebench-data', gib: GIB, copied, linked, speedup: Number((copied.seconds / Math.max(linked.seconds, 0.01)).toFixed(1)), load_before: before, load_after: after }));
+  console.log(
+    `copied and digested: ${copied.seconds} s, ${(copied.output_bytes / 2 ** 30).toFixed(2)} GiB in the node's output`,
+  );
+  console.log(
+    `linked (name, size, time): ${linked.seconds} s, ${(linked.output_bytes / 2 ** 20).toFixed(3)} MiB in the node's output`,
+  );
+  console.log(
+    JSON.stringify({
+      bench: 'mlebench-data',
+      gib: GIB,
+      copied,
+      linked,
+      speedup: Number((copied.seconds / Math.max(linked.seconds, 0.01)).toFixed(1)),
+      load_before: before,
+      load_after: after,
+    }),
+  );
 } finally {
   await rm(root, { recursive: true, force: true });
 }

@@ -21,12 +21,19 @@ const root = await mkdtemp(join(tmpdir(), 'mlepipe-bench-mltb-'));
 const load0 = loadavg()[0];
 try {
   const picked = selectInstances({ split });
-  const b = await execa(python, ['-m', 'mltoolbench', 'build', ...picked.map((i) => i.id), '--out', root, '--runs', '1'], { cwd: join(process.cwd(), 'tasks', 'py'), env: { PYTHONDONTWRITEBYTECODE: '1' } });
+  const b = await execa(
+    python,
+    ['-m', 'mltoolbench', 'build', ...picked.map((i) => i.id), '--out', root, '--runs', '1'],
+    { cwd: join(process.cwd(), 'tasks', 'py'), env: { PYTHONDONTWRITEBYTECODE: '1' } },
+  );
   if (b.exitCode !== 0) throw new Error(b.stderr);
   const starter: Array<{ id: string; template: string; seconds: number }> = [];
   for (const inst of picked) {
     const t0 = performance.now();
-    await execa(python, ['public/train.py', '--seed', '0', '--out', join(root, 'sub.csv')], { cwd: join(root, inst.id), env: { OMP_NUM_THREADS: '1', OPENBLAS_NUM_THREADS: '1' } });
+    await execa(python, ['public/train.py', '--seed', '0', '--out', join(root, 'sub.csv')], {
+      cwd: join(root, inst.id),
+      env: { OMP_NUM_THREADS: '1', OPENBLAS_NUM_THREADS: '1' },
+    });
     starter.push({ id: inst.id, template: inst.template, seconds: (performance.now() - t0) / 1000 });
     console.log(`${inst.id.padEnd(30)} ${starter.at(-1)!.seconds.toFixed(2)} s`);
   }
@@ -46,8 +53,11 @@ try {
       calls[tool].push(performance.now() - t0);
     }
   }
-  console.log(`starter: median ${median(secs).toFixed(2)} s, max ${slowest.seconds.toFixed(2)} s (${slowest.id}) over ${secs.length} instances`);
-  for (const [tool, ms] of Object.entries(calls)) console.log(`${tool}: median ${median(ms).toFixed(0)} ms over ${ms.length} calls (fresh jail each)`);
+  console.log(
+    `starter: median ${median(secs).toFixed(2)} s, max ${slowest.seconds.toFixed(2)} s (${slowest.id}) over ${secs.length} instances`,
+  );
+  for (const [tool, ms] of Object.entries(calls))
+    console.log(`${tool}: median ${median(ms).toFixed(0)} ms over ${ms.length} calls (fresh jail each)`);
   console.log(
     JSON.stringify({
       bench: 'mltoolbench',

@@ -18,7 +18,11 @@ async function once(env: Record<string, string>) {
     await copyFile(join(ROOT, 'experiments', 'quickstart.yaml'), join(dir, 'quickstart.yaml'));
     await writeFile(join(dir, 'mlepipe.config.yaml'), 'cache: .mlepipe\n');
     const t0 = performance.now();
-    const r = spawnSync(process.execPath, [CLI, 'run', 'quickstart.yaml'], { cwd: dir, env: { ...process.env, CI: 'true', ...env }, encoding: 'utf8' });
+    const r = spawnSync(process.execPath, [CLI, 'run', 'quickstart.yaml'], {
+      cwd: dir,
+      env: { ...process.env, CI: 'true', ...env },
+      encoding: 'utf8',
+    });
     const wallS = (performance.now() - t0) / 1000;
     if (r.status !== 0) throw new Error(`quickstart failed: ${r.stderr}`);
     const agentsS = Number(/agents\s+done in ([\d.]+)s/.exec(r.stderr)?.[1]);
@@ -29,7 +33,12 @@ async function once(env: Record<string, string>) {
       if (m) jails = { started: Number(m[1]), rollouts: Number(m[2]) };
     }
     const rollouts = jails?.rollouts ?? 55;
-    return { wall_s: +wallS.toFixed(1), agents_s: agentsS, rollouts_per_min: +((rollouts / agentsS) * 60).toFixed(1), jails_per_rollout: jails ? +(jails.started / rollouts).toFixed(2) : null };
+    return {
+      wall_s: +wallS.toFixed(1),
+      agents_s: agentsS,
+      rollouts_per_min: +((rollouts / agentsS) * 60).toFixed(1),
+      jails_per_rollout: jails ? +(jails.started / rollouts).toFixed(2) : null,
+    };
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
@@ -37,12 +46,23 @@ async function once(env: Record<string, string>) {
 
 const before = load();
 const now = await once({});
-console.log(`quickstart: ${now.wall_s} s from an empty cache (goal < 90 s); agents ${now.agents_s} s = ${now.rollouts_per_min} rollouts/min; ${now.jails_per_rollout} warm jails per rollout`);
+console.log(
+  `quickstart: ${now.wall_s} s from an empty cache (goal < 90 s); agents ${now.agents_s} s = ${now.rollouts_per_min} rollouts/min; ${now.jails_per_rollout} warm jails per rollout`,
+);
 let baseline: Awaited<ReturnType<typeof once>> | undefined;
 if (process.env.BENCH_BASELINE === '1') {
   baseline = await once({ MLEPIPE_COLD_GRADES: '1', MLEPIPE_JAIL_REUSE: '0' });
-  console.log(`baseline (cold grades, a fresh jail per rollout): ${baseline.wall_s} s; agents ${baseline.agents_s} s = ${baseline.rollouts_per_min} rollouts/min; ${baseline.jails_per_rollout} jails per rollout`);
+  console.log(
+    `baseline (cold grades, a fresh jail per rollout): ${baseline.wall_s} s; agents ${baseline.agents_s} s = ${baseline.rollouts_per_min} rollouts/min; ${baseline.jails_per_rollout} jails per rollout`,
+  );
 }
 const after = load();
 console.log(`load average before ${before.join(' ')}, after ${after.join(' ')}`);
-console.log(JSON.stringify({ ...now, ...(baseline ? { baseline, speedup: +(baseline.wall_s / now.wall_s).toFixed(2) } : {}), load_before: before, load_after: after }));
+console.log(
+  JSON.stringify({
+    ...now,
+    ...(baseline ? { baseline, speedup: +(baseline.wall_s / now.wall_s).toFixed(2) } : {}),
+    load_before: before,
+    load_after: after,
+  }),
+);

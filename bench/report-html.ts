@@ -28,12 +28,16 @@ async function openMs(browser: Browser, file: string, times = 5): Promise<number
 /** The same page with every trajectory inlined as a script: all of them parsed before it opens. */
 async function inlinedCopy(dir: string, n: number): Promise<string> {
   const parts: string[] = [];
-  for (let i = 0; i < n; i++) parts.push(await readFile(join(dir, 'trajectories', String(Math.floor(i / 1000)), `${i}.js`), 'utf8'));
+  for (let i = 0; i < n; i++)
+    parts.push(await readFile(join(dir, 'trajectories', String(Math.floor(i / 1000)), `${i}.js`), 'utf8'));
   const html = await readFile(join(dir, 'index.html'), 'utf8');
   const file = join(dir, 'inlined.html');
   // The trajectories' calls run after the page script has defined mlepipeTrajectory.
   const end = html.lastIndexOf('</body>');
-  await writeFile(file, `${html.slice(0, end)}<script>${parts.join('').replace(/<\/script/gi, '<\\/script')}</script>\n${html.slice(end)}`);
+  await writeFile(
+    file,
+    `${html.slice(0, end)}<script>${parts.join('').replace(/<\/script/gi, '<\\/script')}</script>\n${html.slice(end)}`,
+  );
   return file;
 }
 
@@ -52,8 +56,12 @@ try {
   const ms10k = await openMs(browser, big);
   const ms100 = await openMs(browser, small);
   const msInlined = await openMs(browser, inlined, 3);
-  console.log(`wrote 10,000 trajectories in ${writeS.toFixed(1)} s (${files} folders); page ${pageKiB} KiB, inlined ${inlinedKiB} KiB`);
-  console.log(`open: 10,000 trajectories ${ms10k} ms (goal < 1000), 100 trajectories ${ms100} ms, all 10,000 inlined ${msInlined} ms`);
+  console.log(
+    `wrote 10,000 trajectories in ${writeS.toFixed(1)} s (${files} folders); page ${pageKiB} KiB, inlined ${inlinedKiB} KiB`,
+  );
+  console.log(
+    `open: 10,000 trajectories ${ms10k} ms (goal < 1000), 100 trajectories ${ms100} ms, all 10,000 inlined ${msInlined} ms`,
+  );
   const after = load();
   console.log(`load average before ${before.join(' ')}, after ${after.join(' ')}`);
   console.log(

@@ -22,7 +22,12 @@ stages:
 
 function run(cwd: string, file: string): number {
   const t0 = performance.now();
-  const r = spawnSync(process.execPath, [CLI, 'run', file], { cwd, env: { ...process.env, CI: 'true' }, stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8' });
+  const r = spawnSync(process.execPath, [CLI, 'run', file], {
+    cwd,
+    env: { ...process.env, CI: 'true' },
+    stdio: ['ignore', 'ignore', 'pipe'],
+    encoding: 'utf8',
+  });
   if (r.status !== 0) throw new Error(`mlepipe run ${file} exited ${r.status}: ${r.stderr}`);
   return performance.now() - t0;
 }
@@ -46,7 +51,9 @@ try {
     await writeFile(join(dir, 'b.yaml'), exp(k, 'sparse'));
     full.push(run(dir, 'a.yaml'));
     rescore.push(run(dir, 'b.yaml'));
-    console.log(`round ${k}: full ${(full[k - 1] / 1000).toFixed(2)} s, rescore ${(rescore[k - 1] / 1000).toFixed(2)} s`);
+    console.log(
+      `round ${k}: full ${(full[k - 1] / 1000).toFixed(2)} s, rescore ${(rescore[k - 1] / 1000).toFixed(2)} s`,
+    );
     await rm(dir, { recursive: true, force: true });
   }
 } finally {
@@ -55,4 +62,15 @@ try {
 const f = median(full);
 const r = median(rescore);
 console.log(`load average before ${before.join(' ')}, after ${load().join(' ')}`);
-console.log(JSON.stringify({ bench: 'rescore', rounds: ROUNDS, runs: 8, full_ms: Math.round(f), rescore_ms: Math.round(r), ratio: Number((f / r).toFixed(1)), load_before: before, load_after: load() }));
+console.log(
+  JSON.stringify({
+    bench: 'rescore',
+    rounds: ROUNDS,
+    runs: 8,
+    full_ms: Math.round(f),
+    rescore_ms: Math.round(r),
+    ratio: Number((f / r).toFixed(1)),
+    load_before: before,
+    load_after: load(),
+  }),
+);

@@ -12,5 +12,7 @@ if (!name || !available.includes(name)) {
 }
 const build = spawnSync(process.execPath, ['build.mjs'], { stdio: 'inherit' });
 if (build.status !== 0 || !existsSync('dist/cli.js')) process.exit(build.status ?? 1);
-const r = spawnSync(process.execPath, ['--import', 'tsx', `bench/${name}.ts`, ...process.argv.slice(3)], { stdio: 'inherit' });
+const r = spawnSync(process.execPath, ['--import', 'tsx', `bench/${name}.ts`, ...process.argv.slice(3)], {
+  stdio: 'inherit',
+});
 process.exit(r.status ?? 1);

@@ -33,14 +33,23 @@ async function once(hosts: number) {
   const dir = await mkdtemp(join(tmpdir(), 'mlepipe-bench-hosts-'));
   try {
     const list = proxies.map((p, i) => `  h${i}: { docker: "tcp://127.0.0.1:${p.port}", labels: [cpu] }`).join('\n');
-    await writeFile(join(dir, 'mlepipe.config.yaml'), `cache: .mlepipe\nsandbox: { backend: docker }\nhosts:\n${list}\n`);
+    await writeFile(
+      join(dir, 'mlepipe.config.yaml'),
+      `cache: .mlepipe\nsandbox: { backend: docker }\nhosts:\n${list}\n`,
+    );
     await writeFile(join(dir, 'e.yaml'), exp('sandbox: { on: cpu }'));
     // Each run from an empty cache (the placement is not in the eval's key): only the agents stage is timed.
     // Not spawnSync: the proxies live in this process and must keep forwarding while the CLI runs.
-    const r = await execa(process.execPath, [CLI, 'run', 'e.yaml'], { cwd: dir, env: { ...process.env, CI: 'true' }, reject: false });
+    const r = await execa(process.execPath, [CLI, 'run', 'e.yaml'], {
+      cwd: dir,
+      env: { ...process.env, CI: 'true' },
+      reject: false,
+    });
     if (r.exitCode !== 0) throw new Error(`eval on ${hosts} host(s) failed: ${r.stderr}`);
     // The node's own duration from the lock file, in ms: the progress line rounds it to whole seconds.
-    const lock = JSON.parse(await readFile(join(dir, 'e.lock.json'), 'utf8')) as { nodes: Record<string, { durationMs?: number }> };
+    const lock = JSON.parse(await readFile(join(dir, 'e.lock.json'), 'utf8')) as {
+      nodes: Record<string, { durationMs?: number }>;
+    };
     const agentsS = +((lock.nodes.agents?.durationMs ?? NaN) / 1000).toFixed(2);
     const runs = TASKS * POLICIES.length;
     return { hosts, runs, agents_s: agentsS, runs_per_min: +((runs / agentsS) * 60).toFixed(1) };
@@ -54,6 +63,18 @@ const before = load();
 const one = await once(1);
 const two = await once(2);
 const after = load();
-console.log(`eval of ${one.runs} runs, concurrency ${concurrency}: 1 host ${one.runs_per_min} runs/min (${one.agents_s} s), 2 hosts ${two.runs_per_min} runs/min (${two.agents_s} s)`);
+console.log(
+  `eval of ${one.runs} runs, concurrency ${concurrency}: 1 host ${one.runs_per_min} runs/min (${one.agents_s} s), 2 hosts ${two.runs_per_min} runs/min (${two.agents_s} s)`,
+);
 console.log(`load average before ${before.join(' ')}, after ${after.join(' ')}`);
-console.log(JSON.stringify({ bench: 'sandbox-hosts', concurrency, one_host: one, two_hosts: two, ratio_two_over_one: +(two.runs_per_min / one.runs_per_min).toFixed(2), load_before: before, load_after: after }));
+console.log(
+  JSON.stringify({
+    bench: 'sandbox-hosts',
+    concurrency,
+    one_host: one,
+    two_hosts: two,
+    ratio_two_over_one: +(two.runs_per_min / one.runs_per_min).toFixed(2),
+    load_before: before,
+    load_after: after,
+  }),
+);

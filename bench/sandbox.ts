@@ -79,8 +79,12 @@ async function measure(label: string, cfg: SandboxConfig): Promise<Measured | nu
     }
     const m = median(times);
     const worst = { reported: Math.max(...over.reported), caller: Math.max(...over.caller) };
-    console.log(`${label.padEnd(22)} median ${m.toFixed(0).padStart(6)} ms  (min ${Math.min(...times).toFixed(0)}, max ${Math.max(...times).toFixed(0)}, n=${REPS})`);
-    overshoots.push(`${label.padEnd(22)} +${worst.reported.toFixed(0).padStart(5)} ms reported  +${worst.caller.toFixed(0).padStart(6)} ms for the caller  (worst of ${TIMEOUT_REPS})`);
+    console.log(
+      `${label.padEnd(22)} median ${m.toFixed(0).padStart(6)} ms  (min ${Math.min(...times).toFixed(0)}, max ${Math.max(...times).toFixed(0)}, n=${REPS})`,
+    );
+    overshoots.push(
+      `${label.padEnd(22)} +${worst.reported.toFixed(0).padStart(5)} ms reported  +${worst.caller.toFixed(0).padStart(6)} ms for the caller  (worst of ${TIMEOUT_REPS})`,
+    );
     return { median: m, overshoot: { reported: Math.round(worst.reported), caller: Math.round(worst.caller) } };
   } catch (err) {
     console.log(`${label.padEnd(22)} unavailable: ${(err as Error).message}`);
@@ -98,7 +102,9 @@ try {
   const warmDocker = await measure('warm executor (docker)', { backend: 'docker', warm: true });
   const ratio = cold && warm ? cold.median / warm.median : null;
   if (ratio) console.log(`warm executor is ${ratio.toFixed(1)}× faster than a cold interpreter (target ≥ 10×)`);
-  console.log(`\npast a ${TIMEOUT_MS / 1000} s timeout under fork pressure (target: under a second)\n${overshoots.join('\n')}`);
+  console.log(
+    `\npast a ${TIMEOUT_MS / 1000} s timeout under fork pressure (target: under a second)\n${overshoots.join('\n')}`,
+  );
   const r = (x: Measured | null) => (x === null ? null : Math.round(x.median));
   const o = (x: Measured | null) => x?.overshoot ?? null;
   console.log(
@@ -110,7 +116,13 @@ try {
       bwrap_cold_median_ms: r(bwrap),
       docker_median_ms: r(docker),
       docker_warm_median_ms: r(warmDocker),
-      timeout_overshoot_ms: { process: o(cold), bwrap: o(bwrap), warm_bwrap: o(warm), docker: o(docker), warm_docker: o(warmDocker) },
+      timeout_overshoot_ms: {
+        process: o(cold),
+        bwrap: o(bwrap),
+        warm_bwrap: o(warm),
+        docker: o(docker),
+        warm_docker: o(warmDocker),
+      },
     }),
   );
 } finally {

@@ -59,7 +59,9 @@ try {
   );
   const minutes = (performance.now() - t0) / 60_000;
   const perMinute = ok / minutes;
-  console.log(`factory: ${ok}/${N} tasks in ${(minutes * 60).toFixed(1)} s = ${perMinute.toFixed(1)} tasks/min (warm bwrap executors, 2 at a time; target ≥ 30)`);
+  console.log(
+    `factory: ${ok}/${N} tasks in ${(minutes * 60).toFixed(1)} s = ${perMinute.toFixed(1)} tasks/min (warm bwrap executors, 2 at a time; target ≥ 30)`,
+  );
 
   // 2. One solution script on micro and full versions of the same tabular tasks.
   const tabular = selectSeeds('mlebench', ['tabular-classification', 'tabular-regression']).slice(0, 3);
@@ -84,11 +86,15 @@ try {
       }
       await run.close();
       (scale === 'micro' ? micro : full).push(median(times));
-      console.log(`${scale.padEnd(5)} ${spec.task_id}: ${spec.n_train} rows, solution step ${median(times).toFixed(0)} ms`);
+      console.log(
+        `${scale.padEnd(5)} ${spec.task_id}: ${spec.n_train} rows, solution step ${median(times).toFixed(0)} ms`,
+      );
     }
   }
   const ratio = median(full) / median(micro);
-  console.log(`solution step: micro ${median(micro).toFixed(0)} ms vs full ${median(full).toFixed(0)} ms = ${ratio.toFixed(1)}x (paper: 13.7x)`);
+  console.log(
+    `solution step: micro ${median(micro).toFixed(0)} ms vs full ${median(full).toFixed(0)} ms = ${ratio.toFixed(1)}x (paper: 13.7x)`,
+  );
   console.log(
     JSON.stringify({
       bench: 'tasks',

@@ -26,12 +26,23 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 const dir = await mkdtemp(join(tmpdir(), 'mlepipe-bench-worker-'));
 const load = loadavg()[0];
 const t0 = performance.now();
-const worker = await startLocalWorker({ model: { tiny: true, seed: 0 }, ckptDir: join(dir, 'ckpt'), loraRank: 8, threads, log: () => {} });
+const worker = await startLocalWorker({
+  model: { tiny: true, seed: 0 },
+  ckptDir: join(dir, 'ckpt'),
+  loraRank: 8,
+  threads,
+  log: () => {},
+});
 const startS = (performance.now() - t0) / 1000;
 try {
   const health = await worker.client.health();
   const client = new OpenAI({ baseURL: `${worker.url}/v1`, apiKey: 'none' });
-  const prompts = ['the agent reads the csv.', 'our solution predicts the labels.', 'a baseline scores submission.csv.', 'the grader reads twelve features.'];
+  const prompts = [
+    'the agent reads the csv.',
+    'our solution predicts the labels.',
+    'a baseline scores submission.csv.',
+    'the grader reads twelve features.',
+  ];
   const replies: Array<{ prompt_ids: number[]; token_ids: number[]; logprobs: number[] }> = [];
   let generated = 0;
   const g0 = performance.now();
@@ -46,7 +57,11 @@ try {
     })) as OpenAI.Chat.ChatCompletion & { prompt_token_ids: number[]; choices: Array<{ token_ids: number[] }> };
     const choice = r.choices[0];
     generated += choice.token_ids.length;
-    replies.push({ prompt_ids: r.prompt_token_ids, token_ids: choice.token_ids, logprobs: choice.logprobs!.content!.map((t) => t.logprob) });
+    replies.push({
+      prompt_ids: r.prompt_token_ids,
+      token_ids: choice.token_ids,
+      logprobs: choice.logprobs!.content!.map((t) => t.logprob),
+    });
   }
   const genS = (performance.now() - g0) / 1000;
 
@@ -95,7 +110,12 @@ try {
     load_1m_before: Number(load.toFixed(2)),
     load_1m_after: Number(loadavg()[0].toFixed(2)),
     worker_start_s: Number(startS.toFixed(2)),
-    generation: { requests: REQUESTS, completion_tokens: generated, seconds: Number(genS.toFixed(2)), tokens_per_s: Number((generated / genS).toFixed(1)) },
+    generation: {
+      requests: REQUESTS,
+      completion_tokens: generated,
+      seconds: Number(genS.toFixed(2)),
+      tokens_per_s: Number((generated / genS).toFixed(1)),
+    },
     update: {
       trajectories: trajectories.length,
       tokens_per_step: tokens,
@@ -105,7 +125,9 @@ try {
       worker_tokens_per_s: own.length ? Number(median(own).toFixed(1)) : null,
     },
   };
-  console.log(`generation: ${result.generation.tokens_per_s} tokens/s; update: ${result.update.tokens_per_s} tokens/s (${tokens} tokens a step)`);
+  console.log(
+    `generation: ${result.generation.tokens_per_s} tokens/s; update: ${result.update.tokens_per_s} tokens/s (${tokens} tokens a step)`,
+  );
   console.log(JSON.stringify(result));
 } finally {
   await worker.stop();

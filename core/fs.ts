@@ -62,7 +62,11 @@ export interface FileEntry {
 }
 
 /** Every regular file under `root`, sorted, with size and digest (and mtime with `mtimes`, left out of keys). */
-export async function listFiles(root: string, skip: (rel: string) => boolean = () => false, opts: { mtimes?: boolean } = {}): Promise<FileEntry[]> {
+export async function listFiles(
+  root: string,
+  skip: (rel: string) => boolean = () => false,
+  opts: { mtimes?: boolean } = {},
+): Promise<FileEntry[]> {
   const out: FileEntry[] = [];
   async function walk(dir: string): Promise<void> {
     const entries = await readdir(dir, { withFileTypes: true });
@@ -74,7 +78,12 @@ export async function listFiles(root: string, skip: (rel: string) => boolean = (
       else if (e.isFile()) {
         // Synchronous, as hashFile reads small files: an awaited stat costs ten times the call in thread pool hand-offs.
         const st = statSync(full);
-        out.push({ path: rel, size: st.size, sha256: await hashFile(full), ...(opts.mtimes ? { mtimeMs: st.mtimeMs } : {}) });
+        out.push({
+          path: rel,
+          size: st.size,
+          sha256: await hashFile(full),
+          ...(opts.mtimes ? { mtimeMs: st.mtimeMs } : {}),
+        });
       }
     }
   }

@@ -110,7 +110,11 @@ function toDiagnostic(e: ErrorObject, origins: Origins, base: Path): Diagnostic 
     case 'pattern':
       if (e.propertyName !== undefined) {
         const path = [...at, e.propertyName];
-        return { pos: keyPos(origins, path), path: dotted(path), message: `invalid name: must match ${String(e.params.pattern)}` };
+        return {
+          pos: keyPos(origins, path),
+          path: dotted(path),
+          message: `invalid name: must match ${String(e.params.pattern)}`,
+        };
       }
       return { pos: valuePos(origins, at), path: dotted(at), message: `must match ${String(e.params.pattern)}` };
     case 'enum':
@@ -120,7 +124,11 @@ function toDiagnostic(e: ErrorObject, origins: Origins, base: Path): Diagnostic 
         message: `must be one of: ${(e.params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}${suggestionFor(e)}`,
       };
     case 'type':
-      return { pos: valuePos(origins, at), path: dotted(at), message: `must be ${[e.params.type].flat().join(' or ')}` };
+      return {
+        pos: valuePos(origins, at),
+        path: dotted(at),
+        message: `must be ${[e.params.type].flat().join(' or ')}`,
+      };
     case 'if':
     case 'anyOf':
     case 'oneOf':

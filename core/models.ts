@@ -40,17 +40,32 @@ export interface ModelSpec {
 export function modelIdentity(m: ModelSpec): Record<string, unknown> {
   const sampling = { temperature: m.temperature ?? null, max_tokens: m.max_tokens ?? null };
   // An endpoint's path: is the weights verl trains (grpo with trainer: verl): they decide its outputs there.
-  if (m.provider !== 'worker') return { provider: m.provider, model: m.model, ...sampling, ...(m.path !== undefined ? { path: m.path } : {}) };
+  if (m.provider !== 'worker')
+    return { provider: m.provider, model: m.model, ...sampling, ...(m.path !== undefined ? { path: m.path } : {}) };
   // A checkpoint from needs: is named by the upstream node's key, already part of the consumer's key.
   // vLLM samples with its own kernels and sampler: a served-by-vLLM entry's outputs are its own (named only when set,
   // so that the keys of entries without it stay as they were).
-  return { provider: 'worker', model: m.model, path: m.path ?? null, checkpoint: m.checkpoint ?? null, tiny: m.tiny ?? null, lora_rank: m.lora_rank ?? null, ...sampling, ...(m.serve === 'vllm' ? { serve: 'vllm' } : {}) };
+  return {
+    provider: 'worker',
+    model: m.model,
+    path: m.path ?? null,
+    checkpoint: m.checkpoint ?? null,
+    tiny: m.tiny ?? null,
+    lora_rank: m.lora_rank ?? null,
+    ...sampling,
+    ...(m.serve === 'vllm' ? { serve: 'vllm' } : {}),
+  };
 }
 
 /** What a `worker` entry serves, or why it names no weights (exactly one of path, checkpoint, tiny). */
-export function workerWeights(m: ModelSpec): { path: string } | { checkpoint: string } | { tiny: number } | { error: string } {
+export function workerWeights(
+  m: ModelSpec,
+): { path: string } | { checkpoint: string } | { tiny: number } | { error: string } {
   const given = [m.path !== undefined, m.checkpoint !== undefined, m.tiny !== undefined].filter(Boolean).length;
-  if (given !== 1) return { error: `a worker model names exactly one of path: (a model folder), checkpoint: (a stage in needs:) or tiny: (a seed); this one names ${given}` };
+  if (given !== 1)
+    return {
+      error: `a worker model names exactly one of path: (a model folder), checkpoint: (a stage in needs:) or tiny: (a seed); this one names ${given}`,
+    };
   if (m.path !== undefined) return { path: m.path };
   if (m.checkpoint !== undefined) return { checkpoint: m.checkpoint };
   return { tiny: m.tiny! };

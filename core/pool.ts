@@ -7,7 +7,12 @@
  * Once `signal` aborts no new item is taken; those left out stay undefined in
  * the result. A call that throws stops the others taking items and rejects.
  */
-export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T, index: number) => Promise<R>, signal?: AbortSignal): Promise<(R | undefined)[]> {
+export async function mapLimit<T, R>(
+  items: readonly T[],
+  limit: number,
+  fn: (item: T, index: number) => Promise<R>,
+  signal?: AbortSignal,
+): Promise<(R | undefined)[]> {
   const out = new Array<R | undefined>(items.length);
   let next = 0;
   let failed = false;

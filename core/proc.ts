@@ -72,11 +72,22 @@ export interface ServerGroup {
  * it runs (core/reaper.ts), so that it and every process it starts go with it however mlepipe ends; stop() ends
  * the group, and the reaper lets go of it once it has exited.
  */
-export async function startServerGroup(argv: readonly string[], o: { cwd: string; env?: Record<string, string>; graceMs?: number }): Promise<ServerGroup> {
+export async function startServerGroup(
+  argv: readonly string[],
+  o: { cwd: string; env?: Record<string, string>; graceMs?: number },
+): Promise<ServerGroup> {
   // Loaded here: commands that start no server (plan, validate) never load execa (test/e2e/startup.test.ts).
   const { execa } = await import('execa');
   const [gate, ...rest] = gated(argv);
-  const child: ResultPromise = execa(gate, rest, { cwd: o.cwd, env: o.env, detached: true, reject: false, stdin: 'pipe', all: true, buffer: false });
+  const child: ResultPromise = execa(gate, rest, {
+    cwd: o.cwd,
+    env: o.env,
+    detached: true,
+    reject: false,
+    stdin: 'pipe',
+    all: true,
+    buffer: false,
+  });
   const release = await reapGroup(child);
   const exited = (async () => {
     await child;

@@ -51,7 +51,10 @@ async function probe(path: string): Promise<PythonIdentity> {
   const { execa } = await import('execa');
   const r = await execa(path, ['-c', PROBE], { reject: false, timeout: 60_000, env: { PYTHONDONTWRITEBYTECODE: '1' } });
   if (r.exitCode !== 0) {
-    const why = r.failed && (r as { code?: string }).code === 'ENOENT' ? 'not found' : String(r.stderr).trim().split('\n').pop() || `exit ${r.exitCode}`;
+    const why =
+      r.failed && (r as { code?: string }).code === 'ENOENT'
+        ? 'not found'
+        : String(r.stderr).trim().split('\n').pop() || `exit ${r.exitCode}`;
     return { interpreter: path, unavailable: why };
   }
   try {

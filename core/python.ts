@@ -89,7 +89,11 @@ export function choosePython(configured?: string, root = packageRoot()): PythonC
   const env = pythonEnv('agent', root);
   if (envInstalled(env)) return { path: env.python, source: 'agent' };
   const path = existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3';
-  return { path, source: 'system', note: `python: ${path} (the agent environment ${env.dir} is not installed; ${env.fix} installs it)` };
+  return {
+    path,
+    source: 'system',
+    note: `python: ${path} (the agent environment ${env.dir} is not installed; ${env.fix} installs it)`,
+  };
 }
 
 export function defaultPython(configured?: string): string {

@@ -33,7 +33,9 @@ const killAll = (pids: number[]) => {
  * and prints the pid of a background grandchild) and `grandchild(child)` at
  * hand. It prints JSON lines for the test to read.
  */
-async function owner(body: string): Promise<{ proc: ResultPromise; next: () => Promise<Record<string, number[]>>; dir: string }> {
+async function owner(
+  body: string,
+): Promise<{ proc: ResultPromise; next: () => Promise<Record<string, number[]>>; dir: string }> {
   const dir = await mkdtemp(join(tmpdir(), 'mlepipe-reaper-'));
   const proc = execa(
     process.execPath,
@@ -54,7 +56,8 @@ async function owner(body: string): Promise<{ proc: ResultPromise; next: () => P
   const waiting: ((v: Record<string, number[]>) => void)[] = [];
   proc.stdout!.on('data', (d) => {
     pending += String(d);
-    for (let i; (i = pending.indexOf('\n')) >= 0; pending = pending.slice(i + 1)) waiting.shift()?.(JSON.parse(pending.slice(0, i)));
+    for (let i; (i = pending.indexOf('\n')) >= 0; pending = pending.slice(i + 1))
+      waiting.shift()?.(JSON.parse(pending.slice(0, i)));
   });
   return { proc, next: () => new Promise((r) => waiting.push(r)), dir };
 }
@@ -118,7 +121,9 @@ test('a watchdog killed while its owner lives is replaced, and told what is stil
   const { first } = await next();
   let second: number[] = [];
   try {
-    const watchdogs = String((await execa('pgrep', ['-P', String(proc.pid), '-f', 'mlepipe-watchdog'], { reject: false })).stdout).trim();
+    const watchdogs = String(
+      (await execa('pgrep', ['-P', String(proc.pid), '-f', 'mlepipe-watchdog'], { reject: false })).stdout,
+    ).trim();
     assert.ok(watchdogs, 'the owner has a watchdog');
     killAll(watchdogs.split('\n').map(Number));
     await waitFor(() => watchdogs.split('\n').every((p) => !alive(Number(p))), 30_000, 'the watchdog to die');

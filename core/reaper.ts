@@ -78,7 +78,10 @@ function start(): ChildProcess | null {
     // without dockerode there are no containers to remove
   }
   try {
-    const child = spawn(process.execPath, ['-e', WATCHDOG, dockerode], { detached: true, stdio: ['pipe', 'ignore', 'ignore'] });
+    const child = spawn(process.execPath, ['-e', WATCHDOG, dockerode], {
+      detached: true,
+      stdio: ['pipe', 'ignore', 'ignore'],
+    });
     const gone = () => {
       if (watchdog === child) watchdog = undefined;
     };
@@ -149,7 +152,10 @@ export function gated(argv: readonly string[]): string[] {
  * ended. The child's stdin is closed after the gate line unless `keepStdin`
  * (the command then reads what follows it).
  */
-export async function reapGroup(child: { pid?: number; stdin: Writable | null }, opts: { keepStdin?: boolean } = {}): Promise<() => void> {
+export async function reapGroup(
+  child: { pid?: number; stdin: Writable | null },
+  opts: { keepStdin?: boolean } = {},
+): Promise<() => void> {
   if (!child.pid) return () => {};
   const { release, told } = hold('g', String(child.pid));
   await told;

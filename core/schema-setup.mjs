@@ -5,7 +5,13 @@
 // different errors for the same input.
 
 /** ajv's options. `verbose` keeps the failing data and parent schema on each error (suggestions read them). */
-export const AJV_OPTIONS = Object.freeze({ allErrors: true, useDefaults: true, verbose: true, strict: true, allowUnionTypes: true });
+export const AJV_OPTIONS = Object.freeze({
+  allErrors: true,
+  useDefaults: true,
+  verbose: true,
+  strict: true,
+  allowUnionTypes: true,
+});
 
 /** Keywords of our own, known to ajv but checked by the rules. */
 export function addKeywords(ajv) {

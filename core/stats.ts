@@ -27,7 +27,10 @@ export function sem(xs: readonly number[]): number {
 }
 
 /** Percentile bootstrap interval of the mean: resample with replacement `reps` times. */
-export function bootstrapCi(xs: readonly number[], opts: { reps?: number; level?: number; seed?: number | string } = {}): [number, number] {
+export function bootstrapCi(
+  xs: readonly number[],
+  opts: { reps?: number; level?: number; seed?: number | string } = {},
+): [number, number] {
   if (!xs.length) return [NaN, NaN];
   const reps = opts.reps ?? 2000;
   const level = opts.level ?? 0.95;
@@ -48,7 +51,11 @@ export function bootstrapCi(xs: readonly number[], opts: { reps?: number; level?
  * Win rate of policy A over policy B on the tasks both were graded on: a win
  * when A's score is strictly better, half a win on a tie (SandMLE Fig. 4).
  */
-export function winRate(a: ReadonlyMap<string, number>, b: ReadonlyMap<string, number>, lowerIsBetter: (task: string) => boolean): { rate: number; tasks: number } {
+export function winRate(
+  a: ReadonlyMap<string, number>,
+  b: ReadonlyMap<string, number>,
+  lowerIsBetter: (task: string) => boolean,
+): { rate: number; tasks: number } {
   let wins = 0;
   let n = 0;
   for (const [task, sa] of a) {

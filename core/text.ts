@@ -35,7 +35,9 @@ export function decodeUtf8(bytes: Uint8Array, file: string): string {
       if (!(bytes[byteOffset] === 0xef && bytes[byteOffset + 1] === 0xbf && bytes[byteOffset + 2] === 0xbd)) {
         const hex = bytes[byteOffset].toString(16).toUpperCase().padStart(2, '0');
         const pos = positionAt(text.slice(bom), i - bom, file);
-        throw new UserError([{ pos, message: `not valid UTF-8 (byte 0x${hex} at offset ${byteOffset}); save the file as UTF-8` }]);
+        throw new UserError([
+          { pos, message: `not valid UTF-8 (byte 0x${hex} at offset ${byteOffset}); save the file as UTF-8` },
+        ]);
       }
       byteOffset += 3;
       from = i + 1;
@@ -76,7 +78,12 @@ export function parseJson(text: string, file: string): unknown {
     return JSON.parse(text);
   } catch {
     const at = jsonErrorOffset(text);
-    const what = at >= text.length ? 'unexpected end of file' : text[at] === '"' ? 'a string that is not closed, or holds a bad escape or a raw control character' : `unexpected ${JSON.stringify(text[at])}`;
+    const what =
+      at >= text.length
+        ? 'unexpected end of file'
+        : text[at] === '"'
+          ? 'a string that is not closed, or holds a bad escape or a raw control character'
+          : `unexpected ${JSON.stringify(text[at])}`;
     throw new UserError([{ pos: positionAt(text, at, file), message: `not valid JSON: ${what}` }]);
   }
 }

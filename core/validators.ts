@@ -4,4 +4,5 @@
 import type { ValidateFunction } from 'ajv';
 
 /** `digest`: sha256 of the JSON text of the schema the validator was made from. */
-export const PRECOMPILED: Readonly<Record<string, { readonly digest: string; readonly validate: ValidateFunction }>> = {};
+export const PRECOMPILED: Readonly<Record<string, { readonly digest: string; readonly validate: ValidateFunction }>> =
+  {};

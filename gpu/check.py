@@ -43,7 +43,9 @@ GUARDS = {"versions": 20, "efficacy": 60, "update": 220, "sampling": 100, "moe":
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--tiny", action="store_true", help="tiny shapes on the CPU: checks the script, measures nothing of interest")
+    p.add_argument(
+        "--tiny", action="store_true", help="tiny shapes on the CPU: checks the script, measures nothing of interest"
+    )
     p.add_argument("--phases", default=",".join(GUARDS), help=f"comma-separated subset of {','.join(GUARDS)}")
     p.add_argument("--guard-scale", type=float, default=1.0, help="multiply every phase's time guard")
     args = p.parse_args(argv)
@@ -65,7 +67,9 @@ def emit(record: dict) -> None:
 def main(argv: list[str]) -> int:
     args = parse_args(argv)
     if not args.tiny and not torch.cuda.is_available():
-        print("gpu/check.sh: no CUDA device is visible to torch; use --tiny to check the script on a CPU", file=sys.stderr)
+        print(
+            "gpu/check.sh: no CUDA device is visible to torch; use --tiny to check the script on a CPU", file=sys.stderr
+        )
         return 3
     shapes = phases.Shapes.tiny() if args.tiny else phases.Shapes.h200()
     start = time.perf_counter()

@@ -70,7 +70,9 @@ class Shapes:
     def tiny() -> "Shapes":
         tiny = {**QWEN3_TINY, "vocab_size": 512}
         moe = dict(hidden_size=64, intermediate_size=128, moe_intermediate_size=32, num_experts=8, num_experts_per_tok=2, num_attention_heads=4, num_key_value_heads=2, head_dim=16, vocab_size=512, num_hidden_layers=2)  # fmt: skip
-        return Shapes(torch.device("cpu"), tiny, tiny, 100, 8, [64, 128, 256], [(1, 128, 8), (1, 256, 8), (8, 64, 8)], moe, 128, 8)
+        return Shapes(
+            torch.device("cpu"), tiny, tiny, 100, 8, [64, 128, 256], [(1, 128, 8), (1, 256, 8), (8, 64, 8)], moe, 128, 8
+        )
 
 
 class Guard:
@@ -123,10 +125,21 @@ def versions(shapes: Shapes, guard: Guard) -> dict[str, Any]:
     from torch.nn.attention import SDPBackend, sdpa_kernel
 
     dev = shapes.device
-    out: dict[str, Any] = {"torch": torch.__version__, "cuda": torch.version.cuda, "transformers": transformers.__version__, "peft": peft.__version__, "python": platform.python_version()}
+    out: dict[str, Any] = {
+        "torch": torch.__version__,
+        "cuda": torch.version.cuda,
+        "transformers": transformers.__version__,
+        "peft": peft.__version__,
+        "python": platform.python_version(),
+    }
     if dev.type == "cuda":
         p = torch.cuda.get_device_properties(dev)
-        out.update(gpu=p.name, capability=f"{p.major}.{p.minor}", memory_gib=round(p.total_memory / 2**30, 1), cudnn=torch.backends.cudnn.version())
+        out.update(
+            gpu=p.name,
+            capability=f"{p.major}.{p.minor}",
+            memory_gib=round(p.total_memory / 2**30, 1),
+            cudnn=torch.backends.cudnn.version(),
+        )
     q = torch.randn(1, 8, 256, 128, device=dev, dtype=shapes.dtype)
     backends = {}
     for name in ("FLASH_ATTENTION", "EFFICIENT_ATTENTION", "CUDNN_ATTENTION", "MATH"):
@@ -149,11 +162,17 @@ def efficacy(shapes: Shapes, guard: Guard) -> dict[str, Any]:
 
         def run(how=how) -> dict[str, Any]:
             policy = build_policy(shapes.efficacy_model, device=shapes.device, dtype=shapes.dtype)
-            make = (lambda ps: make_optimizer(policy, lr)) if how == "worker" else (lambda ps: torch.optim.AdamW(ps, lr=lr))
+            make = (
+                (lambda ps: make_optimizer(policy, lr))
+                if how == "worker"
+                else (lambda ps: torch.optim.AdamW(ps, lr=lr))
+            )
             share = realised_share(policy.trainable_parameters(), make, steps=shapes.efficacy_steps, lr=lr)
             return {"realised_share": round(share, 4)}
 
-        cases.append(case(shapes, guard, {"optimizer": how, "lr": lr, "steps": shapes.efficacy_steps, "dtype": "bfloat16"}, run))
+        cases.append(
+            case(shapes, guard, {"optimizer": how, "lr": lr, "steps": shapes.efficacy_steps, "dtype": "bfloat16"}, run)
+        )
     return {"cases": cases}
 
 
@@ -174,7 +193,9 @@ def update(shapes: Shapes, guard: Guard) -> dict[str, Any]:
     from mlepipe_worker.loss import LossConfig
     from mlepipe_worker.update import Sequence, UpdateConfig, make_optimizer, update_step
 
-    cfg = UpdateConfig(loss=LossConfig(clip_low=0.2, clip_high=0.28, loss_agg_mode="token-mean"), lr=1e-6, micro_batch_size=1)
+    cfg = UpdateConfig(
+        loss=LossConfig(clip_low=0.2, clip_high=0.28, loss_agg_mode="token-mean"), lr=1e-6, micro_batch_size=1
+    )
     vocab, cases = shapes.model["vocab_size"], []
     for mode in ("full", f"lora{shapes.lora_rank}"):
         for checkpointing in (True, False):
@@ -183,7 +204,13 @@ def update(shapes: Shapes, guard: Guard) -> dict[str, Any]:
 
             def build(mode=mode, checkpointing=checkpointing, held=held) -> dict[str, Any]:
                 lora = LoraSpec(rank=shapes.lora_rank, alpha=2 * shapes.lora_rank) if mode != "full" else None
-                held["policy"] = build_policy(shapes.model, lora=lora, device=shapes.device, dtype=shapes.dtype, gradient_checkpointing=checkpointing)
+                held["policy"] = build_policy(
+                    shapes.model,
+                    lora=lora,
+                    device=shapes.device,
+                    dtype=shapes.dtype,
+                    gradient_checkpointing=checkpointing,
+                )
                 held["optimizer"] = make_optimizer(held["policy"], cfg.lr)
                 return {"optimizer": type(held["optimizer"]).__name__}
 
@@ -199,19 +226,42 @@ def update(shapes: Shapes, guard: Guard) -> dict[str, Any]:
 
                 def step(n=n, held=held) -> dict[str, Any]:
                     seq = Sequence(_ids(n, vocab, n), [0] * (n // 4) + [1] * (n - n // 4), advantages=1.0)
-                    update_step(held["policy"], held["optimizer"], [seq], cfg)  # warm-up: allocator, kernels, Adam state
+                    update_step(
+                        held["policy"], held["optimizer"], [seq], cfg
+                    )  # warm-up: allocator, kernels, Adam state
                     _sync(shapes.device)
                     t = time.perf_counter()
                     stats = update_step(held["policy"], held["optimizer"], [seq], cfg)
                     _sync(shapes.device)
                     s = time.perf_counter() - t
-                    return {"step_seconds": round(s, 3), "tokens_per_s": round(n / s, 1), "loss": stats["loss"], "grad_norm": stats["grad_norm"]}
+                    return {
+                        "step_seconds": round(s, 3),
+                        "tokens_per_s": round(n / s, 1),
+                        "loss": stats["loss"],
+                        "grad_norm": stats["grad_norm"],
+                    }
 
-                cases.append(case(shapes, guard, {**label, "tokens": n, "optimizer": built["optimizer"], "estimated_peak_gib": _estimate(shapes, mode, checkpointing, n)}, step))
+                cases.append(
+                    case(
+                        shapes,
+                        guard,
+                        {
+                            **label,
+                            "tokens": n,
+                            "optimizer": built["optimizer"],
+                            "estimated_peak_gib": _estimate(shapes, mode, checkpointing, n),
+                        },
+                        step,
+                    )
+                )
                 ran_out = bool(cases[-1].get("oom"))
             held.clear()
             free()
-    return {"model": "qwen3-8b" if shapes.device.type == "cuda" else "qwen3-tiny", "loss_agg_mode": "token-mean", "cases": cases}
+    return {
+        "model": "qwen3-8b" if shapes.device.type == "cuda" else "qwen3-tiny",
+        "loss_agg_mode": "token-mean",
+        "cases": cases,
+    }
 
 
 def sampling(shapes: Shapes, guard: Guard) -> dict[str, Any]:
@@ -247,7 +297,12 @@ def moe(shapes: Shapes, guard: Guard) -> dict[str, Any]:
             model = AutoModelForCausalLM.from_config(config, dtype=shapes.dtype)
         # The experts are fused parameters, not Linear modules: LoRA wraps the attention projections.
         r = shapes.lora_rank
-        model = get_peft_model(model, LoraConfig(r=r, lora_alpha=2 * r, target_modules=["q_proj", "k_proj", "v_proj", "o_proj"], task_type="CAUSAL_LM"))
+        model = get_peft_model(
+            model,
+            LoraConfig(
+                r=r, lora_alpha=2 * r, target_modules=["q_proj", "k_proj", "v_proj", "o_proj"], task_type="CAUSAL_LM"
+            ),
+        )
         ids = torch.tensor([_ids(shapes.moe_tokens, config.vocab_size, 7)], device=shapes.device)
         _sync(shapes.device)
         t = time.perf_counter()
@@ -257,9 +312,20 @@ def moe(shapes: Shapes, guard: Guard) -> dict[str, Any]:
         s = time.perf_counter() - t
         trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
         grads = sum(1 for p in model.parameters() if p.requires_grad and p.grad is not None)
-        return {"seconds": round(s, 3), "tokens_per_s": round(shapes.moe_tokens / s, 1), "loss": float(loss), "params": sum(p.numel() for p in model.parameters()), "trainable_params": trainable, "adapters_with_grad": grads}
+        return {
+            "seconds": round(s, 3),
+            "tokens_per_s": round(shapes.moe_tokens / s, 1),
+            "loss": float(loss),
+            "params": sum(p.numel() for p in model.parameters()),
+            "trainable_params": trainable,
+            "adapters_with_grad": grads,
+        }
 
-    label = {"model": f"qwen3-moe, {shapes.moe_model['num_hidden_layers']} layers, {shapes.moe_model['num_experts']} experts", "tokens": shapes.moe_tokens, "lora_rank": shapes.lora_rank}
+    label = {
+        "model": f"qwen3-moe, {shapes.moe_model['num_hidden_layers']} layers, {shapes.moe_model['num_experts']} experts",
+        "tokens": shapes.moe_tokens,
+        "lora_rank": shapes.lora_rank,
+    }
     return {"cases": [case(shapes, guard, label, run)]}
 
 
@@ -277,7 +343,13 @@ def http(shapes: Shapes, guard: Guard) -> dict[str, Any]:
 
     words = ["the agent", "trains", "a forest", "on the csv", "and submits", "accuracy", "0.81", "Action:", "python"]
     tok = train_tokenizer([" ".join(words[i:] + words[:i]) for i in range(len(words))] * 4, vocab_size=512)
-    policy = build_policy({**shapes.model, "vocab_size": len(tok)}, tokenizer=tok, lora=LoraSpec(rank=shapes.lora_rank, alpha=2 * shapes.lora_rank), device=shapes.device, dtype=shapes.dtype)
+    policy = build_policy(
+        {**shapes.model, "vocab_size": len(tok)},
+        tokenizer=tok,
+        lora=LoraSpec(rank=shapes.lora_rank, alpha=2 * shapes.lora_rank),
+        device=shapes.device,
+        dtype=shapes.dtype,
+    )
     worker = Worker(policy, model_id="check", ckpt_dir=Path(tempfile.mkdtemp(prefix="mlepipe-check-")))
     sock = socket.create_server(("127.0.0.1", 0))
     url = "http://127.0.0.1:%d" % sock.getsockname()[1]
@@ -286,8 +358,16 @@ def http(shapes: Shapes, guard: Guard) -> dict[str, Any]:
     thread.start()
 
     def chat(i: int) -> dict[str, Any]:
-        body = {"messages": [{"role": "user", "content": " ".join(words) * 8}], "max_tokens": shapes.http_new_tokens, "temperature": 1.0, "seed": i, "logprobs": True}
-        req = urllib.request.Request(url + "/v1/chat/completions", data=json.dumps(body).encode(), headers={"content-type": "application/json"})
+        body = {
+            "messages": [{"role": "user", "content": " ".join(words) * 8}],
+            "max_tokens": shapes.http_new_tokens,
+            "temperature": 1.0,
+            "seed": i,
+            "logprobs": True,
+        }
+        req = urllib.request.Request(
+            url + "/v1/chat/completions", data=json.dumps(body).encode(), headers={"content-type": "application/json"}
+        )
         t = time.perf_counter()
         with urllib.request.urlopen(req, timeout=300) as r:
             out = json.loads(r.read())
@@ -301,7 +381,12 @@ def http(shapes: Shapes, guard: Guard) -> dict[str, Any]:
             done = list(pool.map(chat, range(4)))
         s = time.perf_counter() - t
         made = sum(d["tokens"] for d in done)
-        return {"wall_seconds": round(s, 3), "request_seconds": [round(d["seconds"], 3) for d in done], "completion_tokens": made, "tokens_per_s": round(made / s, 1)}
+        return {
+            "wall_seconds": round(s, 3),
+            "request_seconds": [round(d["seconds"], 3) for d in done],
+            "completion_tokens": made,
+            "tokens_per_s": round(made / s, 1),
+        }
 
     try:
         return {"cases": [case(shapes, guard, {"concurrent_requests": 4, "max_tokens": shapes.http_new_tokens}, run)]}

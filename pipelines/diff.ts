@@ -53,7 +53,12 @@ function normalized(exp: Experiment): Record<string, unknown> {
   return {
     models: exp.models,
     rewards: exp.rewards,
-    stages: Object.fromEntries(exp.stages.map((s) => [s.id, { uses: s.uses, needs: s.needs, with: s.params, target: s.target, matrix: s.matrix, on: s.on }])),
+    stages: Object.fromEntries(
+      exp.stages.map((s) => [
+        s.id,
+        { uses: s.uses, needs: s.needs, with: s.params, target: s.target, matrix: s.matrix, on: s.on },
+      ]),
+    ),
     tables: exp.tables,
   };
 }
@@ -68,7 +73,10 @@ function writtenAt(origins: Origins, path: Path): string | undefined {
 function writtenChanges(a: Plan['experiment'], b: Plan['experiment']): WrittenChange[] {
   return changedPathList(a.written, b.written).map((path) => {
     const [va, vb] = [getPath(a.written, path), getPath(b.written, path)];
-    const at = { ...(va === undefined ? {} : { a: writtenAt(a.origins, path) }), ...(vb === undefined ? {} : { b: writtenAt(b.origins, path) }) };
+    const at = {
+      ...(va === undefined ? {} : { a: writtenAt(a.origins, path) }),
+      ...(vb === undefined ? {} : { b: writtenAt(b.origins, path) }),
+    };
     return { path: path.join('.'), a: va, b: vb, at };
   });
 }
@@ -76,7 +84,11 @@ function writtenChanges(a: Plan['experiment'], b: Plan['experiment']): WrittenCh
 export async function diffPlans(a: Plan, b: Plan): Promise<DiffResult> {
   const na = normalized(a.experiment);
   const nb = normalized(b.experiment);
-  const params = changedPathList(na, nb).map((path) => ({ path: path.join('.'), a: getPath(na, path), b: getPath(nb, path) }));
+  const params = changedPathList(na, nb).map((path) => ({
+    path: path.join('.'),
+    a: getPath(na, path),
+    b: getPath(nb, path),
+  }));
 
   const keysA = new Map(a.nodes.map((p) => [p.node.id, p.node]));
   const keysB = new Map(b.nodes.map((p) => [p.node.id, p.node]));
@@ -102,5 +114,12 @@ export async function diffPlans(a: Plan, b: Plan): Promise<DiffResult> {
       metrics.push({ node: id, metric: m, a: va, b: vb, delta });
     }
   }
-  return { a: a.experiment.file, b: b.experiment.file, written: writtenChanges(a.experiment, b.experiment), params, nodes, metrics };
+  return {
+    a: a.experiment.file,
+    b: b.experiment.file,
+    written: writtenChanges(a.experiment, b.experiment),
+    params,
+    nodes,
+    metrics,
+  };
 }

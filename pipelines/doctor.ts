@@ -19,16 +19,22 @@ export interface Check {
 }
 
 const PY_MODULES = ['numpy', 'pandas', 'sklearn'];
-const APT_PY = 'apt-get install -y python3-numpy python3-pandas python3-sklearn python3-scipy python3-pil python3-networkx';
+const APT_PY =
+  'apt-get install -y python3-numpy python3-pandas python3-sklearn python3-scipy python3-pil python3-networkx';
 
 /** First interpreter (the chosen one, /usr/bin/python3, python3) that imports numpy, pandas and scikit-learn. */
 export async function findPython(chosen?: string): Promise<{ path?: string; tried: string[] }> {
   const candidates = [...new Set([chosen, '/usr/bin/python3', 'python3'].filter((c): c is string => !!c))];
   const tried: string[] = [];
   for (const c of candidates) {
-    const r = await execa(c, ['-c', `import ${PY_MODULES.join(', ')}, sys; print(sys.executable)`], { reject: false, timeout: 30_000 });
+    const r = await execa(c, ['-c', `import ${PY_MODULES.join(', ')}, sys; print(sys.executable)`], {
+      reject: false,
+      timeout: 30_000,
+    });
     if (r.exitCode === 0) return { path: String(r.stdout).trim() || c, tried };
-    tried.push(`${c}: ${r.failed && (r as { code?: string }).code === 'ENOENT' ? 'not found' : lastLine(String(r.stderr)) || `exit ${r.exitCode}`}`);
+    tried.push(
+      `${c}: ${r.failed && (r as { code?: string }).code === 'ENOENT' ? 'not found' : lastLine(String(r.stderr)) || `exit ${r.exitCode}`}`,
+    );
   }
   return { tried };
 }
@@ -49,8 +55,17 @@ async function pythonCheck(settings: Settings, choice: PythonChoice, agent: EnvR
     name: 'python',
     ok: !!py.path && !broken,
     required: true,
-    detail: broken ? `${prefix}${broken}${py.path ? `; ${py.path} would work` : ''}` : py.path ? `${py.path} (${SOURCES[choice.source]}; ${PY_MODULES.join(', ')})` : `none imports ${PY_MODULES.join(', ')}: ${py.tried.join('; ')}`,
-    fix: choice.source === 'settings' ? `fix or remove python: in ${settings.file}` : choice.source === 'agent' ? (agent.fix ?? pythonEnv('agent').fix) : `${pythonEnv('agent').fix} (or, on Debian, ${APT_PY}; or set python: in mlepipe.config.yaml)`,
+    detail: broken
+      ? `${prefix}${broken}${py.path ? `; ${py.path} would work` : ''}`
+      : py.path
+        ? `${py.path} (${SOURCES[choice.source]}; ${PY_MODULES.join(', ')})`
+        : `none imports ${PY_MODULES.join(', ')}: ${py.tried.join('; ')}`,
+    fix:
+      choice.source === 'settings'
+        ? `fix or remove python: in ${settings.file}`
+        : choice.source === 'agent'
+          ? (agent.fix ?? pythonEnv('agent').fix)
+          : `${pythonEnv('agent').fix} (or, on Debian, ${APT_PY}; or set python: in mlepipe.config.yaml)`,
   };
 }
 
@@ -59,12 +74,18 @@ export const GRADING_MODULES = ['py7zr', 'yaml', 'tqdm', 'pandas', 'sklearn'];
 
 /** Whether the interpreter stages grade with can load MLE-bench's graders (the mlebench stage). */
 async function gradingCheck(choice: PythonChoice): Promise<Check> {
-  const r = await execa(choice.path, ['-c', `import ${GRADING_MODULES.join(', ')}`], { reject: false, timeout: 60_000 });
+  const r = await execa(choice.path, ['-c', `import ${GRADING_MODULES.join(', ')}`], {
+    reject: false,
+    timeout: 60_000,
+  });
   return {
     name: 'mlebench grading',
     ok: r.exitCode === 0,
     required: false,
-    detail: r.exitCode === 0 ? `${choice.path} imports ${GRADING_MODULES.join(', ')} (what MLE-bench's graders need)` : `${choice.path}: ${lastLine(String(r.stderr)) || `exit ${r.exitCode}`}`,
+    detail:
+      r.exitCode === 0
+        ? `${choice.path} imports ${GRADING_MODULES.join(', ')} (what MLE-bench's graders need)`
+        : `${choice.path}: ${lastLine(String(r.stderr)) || `exit ${r.exitCode}`}`,
     fix: pythonEnv('agent').fix,
   };
 }
@@ -83,7 +104,13 @@ export interface Report {
 export async function runChecks(settings: Settings, env: NodeJS.ProcessEnv = process.env): Promise<Report> {
   const checks: Check[] = [];
   const major = Number(process.versions.node.split('.')[0]);
-  checks.push({ name: 'node', ok: major >= 20, required: true, detail: `v${process.versions.node}`, fix: 'install Node.js 20 or newer' });
+  checks.push({
+    name: 'node',
+    ok: major >= 20,
+    required: true,
+    detail: `v${process.versions.node}`,
+    fix: 'install Node.js 20 or newer',
+  });
 
   const choice = choosePython(settings.python);
   const environments = await inspectEnvs();
@@ -98,23 +125,48 @@ export async function runChecks(settings: Settings, env: NodeJS.ProcessEnv = pro
   for (const r of environments) checks.push(envCheck(r, choice));
 
   const backend = settings.sandbox.backend;
-  checks.push(await backendCheck('bwrap', backend === 'bwrap', settings, choice, 'apt-get install -y bubblewrap (and allow user namespaces)'));
+  checks.push(
+    await backendCheck(
+      'bwrap',
+      backend === 'bwrap',
+      settings,
+      choice,
+      'apt-get install -y bubblewrap (and allow user namespaces)',
+    ),
+  );
   const engine = await dockerCheck(backend === 'docker', env);
   checks.push(engine);
   if (engine.ok) {
-    checks.push(await backendCheck('docker', backend === 'docker', settings, choice, `bash sandbox/image/build.sh${settings.sandbox.image ? ` ${settings.sandbox.image}` : ''} (or docker build -t mlepipe-sandbox sandbox/image)`));
+    checks.push(
+      await backendCheck(
+        'docker',
+        backend === 'docker',
+        settings,
+        choice,
+        `bash sandbox/image/build.sh${settings.sandbox.image ? ` ${settings.sandbox.image}` : ''} (or docker build -t mlepipe-sandbox sandbox/image)`,
+      ),
+    );
   }
   const cg = await cgroupSupport();
   checks.push({
     name: 'cgroups',
     ok: cg !== 'none',
     required: false,
-    detail: cg === 'none' ? 'not writable: process and memory caps fall back to per-process rlimits' : `${cg}: process and memory caps count every process of a step`,
+    detail:
+      cg === 'none'
+        ? 'not writable: process and memory caps fall back to per-process rlimits'
+        : `${cg}: process and memory caps count every process of a step`,
     fix: 'run as root, or delegate a cgroup subtree to this user',
   });
 
   const hosts = Object.entries(settings.hosts);
-  if (!hosts.length) checks.push({ name: 'gpu hosts', ok: true, required: false, detail: 'none configured (optional: hosts: in mlepipe.config.yaml)' });
+  if (!hosts.length)
+    checks.push({
+      name: 'gpu hosts',
+      ok: true,
+      required: false,
+      detail: 'none configured (optional: hosts: in mlepipe.config.yaml)',
+    });
   for (const [name, h] of hosts) {
     const r = await probeEngine(h);
     checks.push({
@@ -129,14 +181,28 @@ export async function runChecks(settings: Settings, env: NodeJS.ProcessEnv = pro
 }
 
 /** Runs a real step (numpy, pandas, sklearn imported) in a fresh jail of that backend, with the interpreter stages use. */
-async function backendCheck(name: 'bwrap' | 'docker', required: boolean, settings: Settings, choice: PythonChoice, fix: string): Promise<Check> {
+async function backendCheck(
+  name: 'bwrap' | 'docker',
+  required: boolean,
+  settings: Settings,
+  choice: PythonChoice,
+  fix: string,
+): Promise<Check> {
   const task = await mkdtemp(join(tmpdir(), 'mlepipe-doctor-'));
   try {
     await mkdir(join(task, 'public'));
-    const sandbox = createSandbox({ backend: name, image: settings.sandbox.image, python: choice.path, warn: () => {} });
+    const sandbox = createSandbox({
+      backend: name,
+      image: settings.sandbox.image,
+      python: choice.path,
+      warn: () => {},
+    });
     const session = await sandbox.open({ task, limits: { timeoutMs: 60_000 } });
     try {
-      await writeFile(join(session.workspace, 'check.py'), 'import sys, numpy, pandas, sklearn\nprint("ok", sys.executable)\n');
+      await writeFile(
+        join(session.workspace, 'check.py'),
+        'import sys, numpy, pandas, sklearn\nprint("ok", sys.executable)\n',
+      );
       const r = await session.run({ file: 'check.py' });
       const [said, inJail] = r.stdout.trim().split(' ');
       const ok = r.exitCode === 0 && said === 'ok';
@@ -144,7 +210,9 @@ async function backendCheck(name: 'bwrap' | 'docker', required: boolean, setting
         name: `sandbox ${name}`,
         ok,
         required,
-        detail: ok ? `a step runs ${inJail} and imports numpy, pandas, sklearn in ${r.durationMs} ms` : `step failed: ${r.stderr.trim().split('\n').pop() ?? `exit ${r.exitCode}`}`,
+        detail: ok
+          ? `a step runs ${inJail} and imports numpy, pandas, sklearn in ${r.durationMs} ms`
+          : `step failed: ${r.stderr.trim().split('\n').pop() ?? `exit ${r.exitCode}`}`,
         fix,
       };
     } finally {
@@ -162,7 +230,10 @@ async function dockerCheck(required: boolean, env: NodeJS.ProcessEnv): Promise<C
   try {
     const { default: Docker } = await import('dockerode');
     const docker = new Docker();
-    const v = await Promise.race([docker.version(), new Promise<never>((_, rej) => setTimeout(() => rej(new Error('no answer in 5 s')), 5000).unref())]);
+    const v = await Promise.race([
+      docker.version(),
+      new Promise<never>((_, rej) => setTimeout(() => rej(new Error('no answer in 5 s')), 5000).unref()),
+    ]);
     return { name: 'docker', ok: true, required, detail: `engine ${v.Version} (${where})` };
   } catch (err) {
     return {

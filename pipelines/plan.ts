@@ -48,8 +48,11 @@ export async function makePlan(exp: Experiment, opts: PlanOptions = {}): Promise
   // Entries are checked all at once (stats; hashes only where those disagree), not one after another.
   const toCheck = graph.order.filter((id) => !(wanted && !wanted.has(id)) && !(opts.force === true || forced.has(id)));
   const listed = await store.listed();
-  const check = (key: string): Promise<EntryCheck> => (listed && !listed.has(key) ? Promise.resolve({ state: 'absent' }) : store.check(key));
-  const checks = new Map(await Promise.all(toCheck.map(async (id) => [id, await check(graph.nodes.get(id)!.key)] as const)));
+  const check = (key: string): Promise<EntryCheck> =>
+    listed && !listed.has(key) ? Promise.resolve({ state: 'absent' }) : store.check(key);
+  const checks = new Map(
+    await Promise.all(toCheck.map(async (id) => [id, await check(graph.nodes.get(id)!.key)] as const)),
+  );
 
   const nodes: PlannedNode[] = [];
   for (const id of graph.order) {
@@ -86,16 +89,32 @@ export async function makePlan(exp: Experiment, opts: PlanOptions = {}): Promise
  * recorded for the node, else the newest under its base key, else a node earlier in this plan that will
  * do the work (an ablation over rewards runs its episodes once).
  */
-async function rescoreSource(node: KeyedNode, prev: LockEntry | undefined, store: CacheStore, planned: readonly PlannedNode[]): Promise<{ from: PlannedNode['from']; reason: string } | undefined> {
+async function rescoreSource(
+  node: KeyedNode,
+  prev: LockEntry | undefined,
+  store: CacheStore,
+  planned: readonly PlannedNode[],
+): Promise<{ from: PlannedNode['from']; reason: string } | undefined> {
   if (!node.baseKey) return undefined;
   const keys = [...(prev ? [prev.key] : []), ...(await store.sameWork(node.baseKey)).reverse()];
   for (const key of new Set(keys)) {
     const found = await store.check(key);
     if (found.state !== 'ok' || found.manifest.baseKey !== node.baseKey) continue;
-    return { from: { key }, reason: rescoreReason(found.manifest.params, node, `the recorded runs of ${found.manifest.node} (${key.slice(0, 12)})`) };
+    return {
+      from: { key },
+      reason: rescoreReason(
+        found.manifest.params,
+        node,
+        `the recorded runs of ${found.manifest.node} (${key.slice(0, 12)})`,
+      ),
+    };
   }
   const sibling = planned.find((p) => p.node.baseKey === node.baseKey && (p.action === 'run' || p.action === 'cached'));
-  if (sibling) return { from: { node: sibling.node.id }, reason: rescoreReason(sibling.node.params, node, `${sibling.node.id}'s runs, once it has them`) };
+  if (sibling)
+    return {
+      from: { node: sibling.node.id },
+      reason: rescoreReason(sibling.node.params, node, `${sibling.node.id}'s runs, once it has them`),
+    };
   return undefined;
 }
 
@@ -110,7 +129,9 @@ export function selectNodes(graph: KeyedGraph, name: string, flag: string): Set<
   for (const [id, n] of graph.nodes) if (id === name || n.stage.id === name) out.add(id);
   if (!out.size) {
     const known = [...new Set([...graph.nodes.values()].flatMap((n) => [n.stage.id, n.id]))];
-    throw new UserError(`${flag} ${name}: no such node${suggestion(name, known)} (nodes: ${[...graph.nodes.keys()].join(', ')})`);
+    throw new UserError(
+      `${flag} ${name}: no such node${suggestion(name, known)} (nodes: ${[...graph.nodes.keys()].join(', ')})`,
+    );
   }
   return out;
 }
@@ -130,11 +151,14 @@ function withAncestors(graph: KeyedGraph, ids: Set<string>): Set<string> {
 function explain(node: KeyedNode, prev: LockEntry | undefined, graph: KeyedGraph): string {
   if (!prev) return 'no entry';
   if (prev.key === node.key) return 'no entry (removed from the cache)';
-  if (prev.kind !== node.kind || prev.version !== node.version) return `stage implementation changed (${prev.kind} v${prev.version} → ${node.kind} v${node.version})`;
+  if (prev.kind !== node.kind || prev.version !== node.version)
+    return `stage implementation changed (${prev.kind} v${prev.version} → ${node.kind} v${node.version})`;
   const reasons: string[] = [];
   const params = changedPaths(prev.params, node.params);
   if (params.length) reasons.push(`params changed: ${params.join(', ')}`);
-  const inputs = [...new Set([...Object.keys(prev.inputs), ...Object.keys(node.inputKeys)])].filter((k) => prev.inputs[k] !== node.inputKeys[k]);
+  const inputs = [...new Set([...Object.keys(prev.inputs), ...Object.keys(node.inputKeys)])].filter(
+    (k) => prev.inputs[k] !== node.inputKeys[k],
+  );
   if (inputs.length) {
     const shown = inputs.map((k) => graph.nodes.get(k)?.id ?? k);
     reasons.push(`input changed: ${shown.join(', ')}`);

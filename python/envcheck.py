@@ -57,7 +57,16 @@ def main(argv):
         elif have != version:
             wrong.append(f"{name}=={version} (installed {have})")
     if "--json" in argv[1:]:
-        print(json.dumps({"python": "%d.%d.%d" % sys.version_info[:3], "missing": missing, "mismatched": wrong, "unwanted": unwanted}))
+        print(
+            json.dumps(
+                {
+                    "python": "%d.%d.%d" % sys.version_info[:3],
+                    "missing": missing,
+                    "mismatched": wrong,
+                    "unwanted": unwanted,
+                }
+            )
+        )
     else:
         for line in missing:
             print(f"missing: {line}")

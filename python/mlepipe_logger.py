@@ -42,7 +42,14 @@ def open_wandb(args):
     folder = os.environ.get("WANDB_DIR") or os.path.dirname(os.path.abspath(args.logdir))
     # console="off": wandb would otherwise wrap this process's stdout, which the node reads.
     config = json.loads(sys.stdin.readline() or "{}")
-    return wandb.init(project=project, name=args.name, group=args.group, dir=folder, config=config, settings=wandb.Settings(console="off"))
+    return wandb.init(
+        project=project,
+        name=args.name,
+        group=args.group,
+        dir=folder,
+        config=config,
+        settings=wandb.Settings(console="off"),
+    )
 
 
 def main(argv):

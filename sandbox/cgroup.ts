@@ -58,7 +58,11 @@ export async function cgroupSupport(): Promise<'v1' | 'v2' | 'none'> {
   try {
     const own = ownPaths();
     if (existsSync(join(ROOT, 'pids')) && existsSync(join(ROOT, 'memory'))) {
-      if ((await writable(join(ROOT, 'pids', own.get('pids') ?? '/'))) && (await writable(join(ROOT, 'memory', own.get('memory') ?? '/')))) probed = 'v1';
+      if (
+        (await writable(join(ROOT, 'pids', own.get('pids') ?? '/'))) &&
+        (await writable(join(ROOT, 'memory', own.get('memory') ?? '/')))
+      )
+        probed = 'v1';
     } else if (existsSync(join(ROOT, 'cgroup.controllers'))) {
       const base = join(ROOT, own.get('') ?? '/');
       const controllers = await readFile(join(base, 'cgroup.subtree_control'), 'utf8').catch(() => '');
@@ -121,7 +125,8 @@ function makeCgroup(dirs: string[], kind: 'v1' | 'v2'): Cgroup {
     },
     async killAll() {
       for (let round = 0; round < 50; round++) {
-        if (kind === 'v2' && existsSync(join(dirs[0], 'cgroup.kill'))) await writeFile(join(dirs[0], 'cgroup.kill'), '1').catch(() => {});
+        if (kind === 'v2' && existsSync(join(dirs[0], 'cgroup.kill')))
+          await writeFile(join(dirs[0], 'cgroup.kill'), '1').catch(() => {});
         const left = await procs();
         if (!left.length) return;
         for (const p of left) {
@@ -171,7 +176,12 @@ export async function oomCounterOf(pid: number): Promise<Pick<Cgroup, 'oomKills'
     for (const c of controllers.split(',')) paths.set(c, path);
   }
   const v1 = paths.get('memory');
-  const file = v1 !== undefined ? join(ROOT, 'memory', v1, 'memory.oom_control') : paths.has('') ? join(ROOT, paths.get('')!, 'memory.events') : '';
+  const file =
+    v1 !== undefined
+      ? join(ROOT, 'memory', v1, 'memory.oom_control')
+      : paths.has('')
+        ? join(ROOT, paths.get('')!, 'memory.events')
+        : '';
   const read = async (): Promise<number | null> => {
     const text = file ? await readFile(file, 'utf8').catch(() => '') : '';
     const m = /^oom_kill (\d+)$/m.exec(text);

@@ -55,14 +55,19 @@ export interface CreateOptions {
 }
 
 /** `KEY=VALUE` lines for a container's Env. */
-export const envList = (env: Readonly<Record<string, string>>): string[] => Object.entries(env).map(([k, v]) => `${k}=${v}`);
+export const envList = (env: Readonly<Record<string, string>>): string[] =>
+  Object.entries(env).map(([k, v]) => `${k}=${v}`);
 
 /**
  * Creates a container with this process's label, attached output and no TTY
  * unless `spec` says otherwise. Creation errors are the engine's own (a 404
  * for a missing image): callers say what failed in their terms.
  */
-export async function createContainer(docker: Docker, spec: Docker.ContainerCreateOptions, o: CreateOptions): Promise<Container> {
+export async function createContainer(
+  docker: Docker,
+  spec: Docker.ContainerCreateOptions,
+  o: CreateOptions,
+): Promise<Container> {
   const raw = await docker.createContainer({
     AttachStdout: true,
     AttachStderr: true,
@@ -87,8 +92,17 @@ export async function createContainer(docker: Docker, spec: Docker.ContainerCrea
   };
 }
 
-async function attach(docker: Docker, c: Docker.Container, o: { stdin?: boolean; merged?: boolean }): Promise<Attached> {
-  const stream = (await c.attach({ stream: true, stdout: true, stderr: true, ...(o.stdin && { stdin: true, hijack: true }) })) as unknown as Readable & Writable;
+async function attach(
+  docker: Docker,
+  c: Docker.Container,
+  o: { stdin?: boolean; merged?: boolean },
+): Promise<Attached> {
+  const stream = (await c.attach({
+    stream: true,
+    stdout: true,
+    stderr: true,
+    ...(o.stdin && { stdin: true, hijack: true }),
+  })) as unknown as Readable & Writable;
   const stdout = new PassThrough();
   const stderr = o.merged ? stdout : new PassThrough();
   docker.modem.demuxStream(stream, stdout, stderr);
@@ -120,7 +134,13 @@ async function attach(docker: Docker, c: Docker.Container, o: { stdin?: boolean;
 async function guardedWait(docker: Docker, c: Docker.Container, o: WaitOptions): Promise<number> {
   const lost = engineLost(docker, o.pingEveryMs ?? 3000);
   let timer: NodeJS.Timeout | undefined;
-  const late = o.timeoutMs === undefined ? new Promise<never>(() => {}) : new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no exit within ${o.timeoutMs! / 1000} s`)), o.timeoutMs)));
+  const late =
+    o.timeoutMs === undefined
+      ? new Promise<never>(() => {})
+      : new Promise<never>(
+          (_, reject) =>
+            (timer = setTimeout(() => reject(new Error(`no exit within ${o.timeoutMs! / 1000} s`)), o.timeoutMs)),
+        );
   try {
     const waited = (await Promise.race([c.wait(), lost.promise, late])) as { StatusCode: number };
     return waited.StatusCode;
@@ -133,7 +153,9 @@ async function guardedWait(docker: Docker, c: Docker.Container, o: WaitOptions):
 /** Undefined when the engine answers a ping within `timeoutMs`, else why not (one line). */
 export async function engineSilence(docker: Docker, timeoutMs = 15_000): Promise<string | undefined> {
   let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<string>((r) => (timer = setTimeout(() => r(`no answer to a ping within ${timeoutMs / 1000} s`), timeoutMs).unref()));
+  const late = new Promise<string>(
+    (r) => (timer = setTimeout(() => r(`no answer to a ping within ${timeoutMs / 1000} s`), timeoutMs).unref()),
+  );
   try {
     return await Promise.race([
       docker.ping().then(
@@ -161,10 +183,14 @@ function engineLost(docker: Docker, everyMs: number): { promise: Promise<never>;
         settled = true;
         clearTimeout(late);
         if (!err) misses = 0;
-        else if (++misses >= 2) return reject(new Error(`the engine stopped answering (${err.message.split('\n')[0]})`));
+        else if (++misses >= 2)
+          return reject(new Error(`the engine stopped answering (${err.message.split('\n')[0]})`));
         timer = setTimeout(check, everyMs).unref();
       };
-      const late = setTimeout(() => settle(new Error(`no answer to a ping within ${(2 * everyMs) / 1000} s`)), 2 * everyMs).unref();
+      const late = setTimeout(
+        () => settle(new Error(`no answer to a ping within ${(2 * everyMs) / 1000} s`)),
+        2 * everyMs,
+      ).unref();
       docker.ping().then(
         () => settle(),
         (err: Error) => settle(err),
@@ -190,10 +216,16 @@ const tarFs = async () => (await import('tar-fs')).default;
  * back is a cache entry or a workspace of plain files. `skip` leaves out more
  * by the path each entry would be written to.
  */
-export async function fetchInto(c: Container, path: string, dir: string, skip: (name: string) => boolean = () => false): Promise<true> {
+export async function fetchInto(
+  c: Container,
+  path: string,
+  dir: string,
+  skip: (name: string) => boolean = () => false,
+): Promise<true> {
   const archive = (await c.raw.getArchive({ path })) as unknown as Readable;
   const tar = await tarFs();
-  const ignore = (name: string, header?: { type?: string }) => skip(name) || (!!header && header.type !== 'file' && header.type !== 'directory');
+  const ignore = (name: string, header?: { type?: string }) =>
+    skip(name) || (!!header && header.type !== 'file' && header.type !== 'directory');
   await new Promise<void>((ok, fail) => {
     archive
       .pipe(tar.extract(dir, { ignore, dmode: 0o755, fmode: 0o644 } as never))

@@ -3,7 +3,14 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { parseEvaluatorOutput } from './evaluate.js';
 
-const answer = { score: 0.7, gold_threshold: 0.9, silver_threshold: 0.8, bronze_threshold: 0.6, median_threshold: 0.5, is_lower_better: false };
+const answer = {
+  score: 0.7,
+  gold_threshold: 0.9,
+  silver_threshold: 0.8,
+  bronze_threshold: 0.6,
+  median_threshold: 0.5,
+  is_lower_better: false,
+};
 
 test('logs before an indented JSON object; the last object wins', () => {
   const out = `loading answer.csv\n{"note": "an earlier object"}\nscoring\n${JSON.stringify(answer, null, 4)}\n`;
@@ -52,7 +59,10 @@ test('a non-zero exit is no grade, even with a score printed', () => {
   const g = parseEvaluatorOutput(JSON.stringify(answer), 'Traceback ...\nValueError: bad ids', 1);
   assert.equal(g, { ok: false, error: 'evaluator exited with status 1: ValueError: bad ids' });
   assert.equal(parseEvaluatorOutput('{"error": "missing ids"}', '', 0), { ok: false, error: 'missing ids' });
-  assert.equal(parseEvaluatorOutput('nothing here', 'oops', 0), { ok: false, error: 'evaluator printed no JSON object: oops' });
+  assert.equal(parseEvaluatorOutput('nothing here', 'oops', 0), {
+    ok: false,
+    error: 'evaluator printed no JSON object: oops',
+  });
 });
 
 test.run();

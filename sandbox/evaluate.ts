@@ -39,7 +39,11 @@ export interface GradeOptions {
 }
 
 /** Checks the submission file and returns a private copy of it, or why it is refused. */
-export async function copySubmission(workspace: string, name: string, maxBytes: number): Promise<{ path: string; dir: string; digest: string } | { error: string }> {
+export async function copySubmission(
+  workspace: string,
+  name: string,
+  maxBytes: number,
+): Promise<{ path: string; dir: string; digest: string } | { error: string }> {
   const src = resolve(workspace, name);
   if (!src.startsWith(resolve(workspace) + '/')) return { error: `${name}: outside the workspace` };
   const st = await lstat(src).catch(() => null);
@@ -83,7 +87,12 @@ const graded = new Map<string, Grade>();
 const GRADES_KEPT = 4096;
 
 /** Runs the task's private evaluator on a validated copy of the agent's submission (or reuses its grade of the same bytes). */
-export async function gradeSubmission(task: string, workspace: string, opts: GradeOptions, name = 'submission.csv'): Promise<Grade> {
+export async function gradeSubmission(
+  task: string,
+  workspace: string,
+  opts: GradeOptions,
+  name = 'submission.csv',
+): Promise<Grade> {
   const copy = await copySubmission(workspace, name, opts.maxBytes ?? 100 * 1024 * 1024);
   if ('error' in copy) return { ok: false, error: copy.error };
   const evaluator = join(task, 'private', 'evaluator.py');
@@ -107,7 +116,11 @@ async function runGrade(taskDir: string, submission: string, opts: GradeOptions)
   const mode = await outputMode(task);
   const view = await evaluatorView(task);
   try {
-    const r = await runTrusted(opts.python, join(task, 'private', 'evaluator.py'), ['--submission_path', submission], { cwd: view.dir, timeoutMs: opts.timeoutMs ?? 300_000, signal: opts.signal });
+    const r = await runTrusted(opts.python, join(task, 'private', 'evaluator.py'), ['--submission_path', submission], {
+      cwd: view.dir,
+      timeoutMs: opts.timeoutMs ?? 300_000,
+      signal: opts.signal,
+    });
     return parseEvaluatorOutput(r.stdout, r.stderr, r.exitCode, mode);
   } finally {
     await view.close();
@@ -118,7 +131,9 @@ async function runGrade(taskDir: string, submission: string, opts: GradeOptions)
 export type OutputMode = 'mlepipe' | 'release';
 
 export async function outputMode(task: string): Promise<OutputMode> {
-  const meta = JSON.parse(await readFile(join(task, 'task.json'), 'utf8').catch(() => '{}')) as { evaluator_output?: string };
+  const meta = JSON.parse(await readFile(join(task, 'task.json'), 'utf8').catch(() => '{}')) as {
+    evaluator_output?: string;
+  };
   return meta.evaluator_output === 'release' ? 'release' : 'mlepipe';
 }
 
@@ -181,7 +196,12 @@ function flag(v: unknown): boolean | undefined {
 const NON_FINITE: Record<string, number> = { inf: Infinity, '-inf': -Infinity, nan: NaN };
 
 /** An evaluator's stdout and exit status as a grade; a non-zero exit is never a valid grade. */
-export function parseEvaluatorOutput(stdout: string, stderr: string, exitCode: number, mode: OutputMode = 'mlepipe'): Grade {
+export function parseEvaluatorOutput(
+  stdout: string,
+  stderr: string,
+  exitCode: number,
+  mode: OutputMode = 'mlepipe',
+): Grade {
   if (mode === 'release') return parseReleaseOutput(stdout, stderr, exitCode);
   const out = lastJsonObject(stdout);
   const why = stderr.trim().split('\n').pop() ?? '';
@@ -198,8 +218,14 @@ export function parseEvaluatorOutput(stdout: string, stderr: string, exitCode: n
   const bad = THRESHOLDS.filter((k) => !(out[k] === null || (typeof out[k] === 'number' && Number.isFinite(out[k]))));
   const score = typeof out.score === 'string' ? NON_FINITE[out.score] : out.score;
   if (typeof score !== 'number' || lower === undefined || bad.length) {
-    return { ok: false, error: `evaluator output lacks a numeric score, ${THRESHOLDS.join(', ')} (numbers or null) or is_lower_better` };
+    return {
+      ok: false,
+      error: `evaluator output lacks a numeric score, ${THRESHOLDS.join(', ')} (numbers or null) or is_lower_better`,
+    };
   }
-  const th = Object.fromEntries(THRESHOLDS.map((k) => [k, out[k] as number | null])) as Pick<EvaluatorResult, (typeof THRESHOLDS)[number]>;
+  const th = Object.fromEntries(THRESHOLDS.map((k) => [k, out[k] as number | null])) as Pick<
+    EvaluatorResult,
+    (typeof THRESHOLDS)[number]
+  >;
   return { ok: true, result: { score, ...th, is_lower_better: lower } };
 }

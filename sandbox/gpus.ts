@@ -35,7 +35,11 @@ export class GpuLender {
  * The GPUs one container holds: from the lender when there is one (released once, however often `release`
  * is called), else the fixed request. Throws when the lender has none free.
  */
-export function holdGpus(lender: GpuLender | undefined, fixed: number | 'all' | undefined, noneFree: () => Error): { gpus: GpuRequest | undefined; release(): void } {
+export function holdGpus(
+  lender: GpuLender | undefined,
+  fixed: number | 'all' | undefined,
+  noneFree: () => Error,
+): { gpus: GpuRequest | undefined; release(): void } {
   if (!lender) return { gpus: fixed, release: () => {} };
   const gpus = lender.take();
   if (gpus === undefined) throw noneFree();

@@ -17,7 +17,8 @@ const script = async (name: string, body: string) => {
   await writeFile(join(dir, name), body);
   return join(dir, name);
 };
-const run = (file: string, args: string[] = [], timeoutMs = 60_000) => runTrusted(python, file, args, { cwd: dir, timeoutMs });
+const run = (file: string, args: string[] = [], timeoutMs = 60_000) =>
+  runTrusted(python, file, args, { cwd: dir, timeoutMs });
 
 test.before(async () => {
   dir = await mkdtemp(join(tmpdir(), 'mlepipe-grader-'));
@@ -25,7 +26,10 @@ test.before(async () => {
 test.after(() => rm(dir, { recursive: true, force: true }));
 
 test('a script runs as `python SCRIPT ARGS` in its folder, in a fork of one warm server', async () => {
-  const f = await script('who.py', 'import os, sys, random\nprint(os.getppid(), os.getcwd(), sys.argv[1:], __name__, "numpy" in sys.modules, random.random())\n');
+  const f = await script(
+    'who.py',
+    'import os, sys, random\nprint(os.getppid(), os.getcwd(), sys.argv[1:], __name__, "numpy" in sys.modules, random.random())\n',
+  );
   const a = await run(f, ['--submission_path', 'x.csv']);
   const b = await run(f, ['y']);
   assert.is(a.exitCode, 0, a.stderr);
@@ -42,7 +46,9 @@ test('a script runs as `python SCRIPT ARGS` in its folder, in a fork of one warm
 });
 
 test('exit codes, exceptions and output on both streams come back', async () => {
-  const exit = await run(await script('exit.py', 'import sys\nprint("out")\nprint("err", file=sys.stderr)\nsys.exit(3)\n'));
+  const exit = await run(
+    await script('exit.py', 'import sys\nprint("out")\nprint("err", file=sys.stderr)\nsys.exit(3)\n'),
+  );
   assert.equal([exit.exitCode, exit.stdout, exit.stderr, exit.timedOut], [3, 'out\n', 'err\n', false]);
   const boom = await run(await script('boom.py', 'raise ValueError("bad submission")\n'));
   assert.is(boom.exitCode, 1);
@@ -54,7 +60,10 @@ test('exit codes, exceptions and output on both streams come back', async () => 
 
 test('a script past its timeout is killed with everything it started', async () => {
   const marker = join(dir, 'child.pid');
-  const f = await script('slow.py', `import subprocess, time\np = subprocess.Popen(['sleep', '300'])\nopen(${JSON.stringify(marker)}, 'w').write(str(p.pid))\ntime.sleep(300)\n`);
+  const f = await script(
+    'slow.py',
+    `import subprocess, time\np = subprocess.Popen(['sleep', '300'])\nopen(${JSON.stringify(marker)}, 'w').write(str(p.pid))\ntime.sleep(300)\n`,
+  );
   const r = await run(f, [], 1500);
   assert.is(r.timedOut, true);
   const child = Number(await readFile(marker, 'utf8'));
@@ -100,7 +109,10 @@ test('MLEPIPE_COLD_GRADES=1 runs cold interpreters instead', async () => {
 test('warm and cold grades see the same environment, PYTHONPATH included', async () => {
   await mkdir(join(dir, 'lib'), { recursive: true });
   await writeFile(join(dir, 'lib', 'on_path.py'), 'VALUE = 42\n');
-  const f = await script('uses-path.py', 'import os, on_path\nprint(on_path.VALUE, os.environ.get("MLEPIPE_GRADE_PROBE"))\n');
+  const f = await script(
+    'uses-path.py',
+    'import os, on_path\nprint(on_path.VALUE, os.environ.get("MLEPIPE_GRADE_PROBE"))\n',
+  );
   const saved = { ...process.env };
   Object.assign(process.env, { PYTHONPATH: join(dir, 'lib'), MLEPIPE_GRADE_PROBE: 'seen' });
   const pool = new GradePool(python, 1);
@@ -110,7 +122,10 @@ test('warm and cold grades see the same environment, PYTHONPATH included', async
     const cold = await run(f);
     assert.ok(warm, 'a warm server ran it');
     assert.is(cold.exitCode, 0, cold.stderr);
-    assert.equal([warm!.exitCode, warm!.stdout.trim(), warm!.stderr.trim()], [cold.exitCode, cold.stdout.trim(), cold.stderr.trim()]);
+    assert.equal(
+      [warm!.exitCode, warm!.stdout.trim(), warm!.stderr.trim()],
+      [cold.exitCode, cold.stdout.trim(), cold.stderr.trim()],
+    );
     assert.is(warm!.stdout.trim(), '42 seen');
   } finally {
     pool.close();

@@ -71,22 +71,35 @@ class Server {
   /** A server without work must not keep the event loop (and so mlepipe) alive. */
   private idle(): void {
     this.proc.unref();
-    for (const s of [this.proc.stdin, this.proc.stdout, this.proc.stderr]) (s as unknown as { unref?: () => void } | null)?.unref?.();
+    for (const s of [this.proc.stdin, this.proc.stdout, this.proc.stderr])
+      (s as unknown as { unref?: () => void } | null)?.unref?.();
   }
 
   private busy(): void {
     this.proc.ref();
-    for (const s of [this.proc.stdin, this.proc.stdout, this.proc.stderr]) (s as unknown as { ref?: () => void } | null)?.ref?.();
+    for (const s of [this.proc.stdin, this.proc.stdout, this.proc.stderr])
+      (s as unknown as { ref?: () => void } | null)?.ref?.();
   }
 
   /** Runs `python SCRIPT ARGS` in a fork; undefined when the server died on the way (the caller runs it cold). */
-  async run(script: string, args: readonly string[], cwd: string, timeoutMs: number, signal?: AbortSignal): Promise<PyRun | undefined> {
+  async run(
+    script: string,
+    args: readonly string[],
+    cwd: string,
+    timeoutMs: number,
+    signal?: AbortSignal,
+  ): Promise<PyRun | undefined> {
     this.busy();
     try {
       this.proc.stdin!.write(JSON.stringify({ id: 1, script, args, cwd, timeout_s: timeoutMs / 1000 }) + '\n');
       // The server enforces the timeout itself; the margin covers its answer. No answer (it died, hung, or
       // `signal` aborted): the server goes, and its fork with it.
-      const a = (await this.answers.next(timeoutMs + 30_000, signal)) as { exit: number; stdout: string; stderr: string; timed_out: boolean } | null;
+      const a = (await this.answers.next(timeoutMs + 30_000, signal)) as {
+        exit: number;
+        stdout: string;
+        stderr: string;
+        timed_out: boolean;
+      } | null;
       if (!a) {
         this.kill();
         return undefined;
@@ -144,7 +157,13 @@ export class GradePool {
   }
 
   /** Runs the script in a warm fork; undefined when no server could (the caller then runs it cold). */
-  async run(script: string, args: readonly string[], cwd: string, timeoutMs: number, signal?: AbortSignal): Promise<PyRun | undefined> {
+  async run(
+    script: string,
+    args: readonly string[],
+    cwd: string,
+    timeoutMs: number,
+    signal?: AbortSignal,
+  ): Promise<PyRun | undefined> {
     let server: Server;
     try {
       server = await this.acquire();
@@ -179,10 +198,25 @@ export function gradePool(python: string): GradePool | undefined {
  * `cwd`: in a warm grade server's fork when one is available, else in a cold
  * interpreter. Output beyond 10 MB per stream is dropped.
  */
-export async function runTrusted(python: string, script: string, args: readonly string[], o: { cwd: string; timeoutMs: number; signal?: AbortSignal }): Promise<PyRun> {
+export async function runTrusted(
+  python: string,
+  script: string,
+  args: readonly string[],
+  o: { cwd: string; timeoutMs: number; signal?: AbortSignal },
+): Promise<PyRun> {
   const warm = await gradePool(python)?.run(script, args, o.cwd, o.timeoutMs, o.signal);
   if (warm) return warm;
   o.signal?.throwIfAborted();
-  const r = await reapedUntilDone(execa(python, [script, ...args], { cwd: o.cwd, reject: false, timeout: o.timeoutMs, cancelSignal: o.signal, maxBuffer: 10 * 1024 * 1024, env: trustedEnv(), extendEnv: false }));
+  const r = await reapedUntilDone(
+    execa(python, [script, ...args], {
+      cwd: o.cwd,
+      reject: false,
+      timeout: o.timeoutMs,
+      cancelSignal: o.signal,
+      maxBuffer: 10 * 1024 * 1024,
+      env: trustedEnv(),
+      extendEnv: false,
+    }),
+  );
   return { exitCode: r.exitCode ?? -1, stdout: String(r.stdout), stderr: String(r.stderr), timedOut: !!r.timedOut };
 }

@@ -15,14 +15,27 @@ export interface BuildRequest {
   signal?: AbortSignal;
 }
 
-export async function buildOn(spec: EngineSpec, req: BuildRequest, log: (line: string) => void): Promise<{ ok: boolean; error?: string }> {
+export async function buildOn(
+  spec: EngineSpec,
+  req: BuildRequest,
+  log: (line: string) => void,
+): Promise<{ ok: boolean; error?: string }> {
   try {
     const docker = await engineAt(spec);
     const tar = (await import('tar-fs')).default;
     // Build outputs and caches of the folder would only make the context large.
     const skip = /(^|\/)(node_modules|\.git|\.venv|\.mlepipe|__pycache__)(\/|$)/;
-    const context = tar.pack(req.context, { entries: req.entries, ignore: (name: string) => skip.test(name.slice(req.context.length + 1)) });
-    const stream = (await docker.buildImage(context as unknown as NodeJS.ReadableStream, { t: req.tag, dockerfile: req.dockerfile, rm: true, forcerm: true, abortSignal: req.signal })) as unknown as Readable;
+    const context = tar.pack(req.context, {
+      entries: req.entries,
+      ignore: (name: string) => skip.test(name.slice(req.context.length + 1)),
+    });
+    const stream = (await docker.buildImage(context as unknown as NodeJS.ReadableStream, {
+      t: req.tag,
+      dockerfile: req.dockerfile,
+      rm: true,
+      forcerm: true,
+      abortSignal: req.signal,
+    })) as unknown as Readable;
     let failure: string | undefined;
     await new Promise<void>((ok, fail) => {
       docker.modem.followProgress(

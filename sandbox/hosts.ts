@@ -29,13 +29,22 @@ export async function engineAt(spec: EngineSpec | string): Promise<Docker> {
   if (url.protocol === 'tcp:') {
     const base = { host: url.hostname, port: Number(url.port) };
     if (!s.tls) return new Dockerode({ ...base, protocol: 'http' });
-    return new Dockerode({ ...base, protocol: 'https', ca: read(s.tls.ca, 'tls.ca'), cert: read(s.tls.cert, 'tls.cert'), key: read(s.tls.key, 'tls.key') });
+    return new Dockerode({
+      ...base,
+      protocol: 'https',
+      ca: read(s.tls.ca, 'tls.ca'),
+      cert: read(s.tls.cert, 'tls.cert'),
+      key: read(s.tls.key, 'tls.key'),
+    });
   }
   if (url.protocol === 'ssh:') {
     const port = Number(url.port || 22);
     const known = s.known_hosts ?? join(homedir(), '.ssh', 'known_hosts');
     const keys = knownKeys(known, url.hostname, port);
-    if (!s.identity && !process.env.SSH_AUTH_SOCK) throw new Error(`no SSH key: set identity: (a private key file) on the host, or start an SSH agent (SSH_AUTH_SOCK)`);
+    if (!s.identity && !process.env.SSH_AUTH_SOCK)
+      throw new Error(
+        `no SSH key: set identity: (a private key file) on the host, or start an SSH agent (SSH_AUTH_SOCK)`,
+      );
     const agent = new SshEngineAgent({
       host: url.hostname,
       port,
@@ -101,7 +110,8 @@ export function engineProblem(err: Error & { code?: string; level?: string }, sp
     const file = spec.known_hosts ?? '~/.ssh/known_hosts';
     return `the SSH host key of ${url.host} is not in ${file} (check it, then: ssh-keyscan -p ${url.port || 22} ${url.hostname} >> ${file})`;
   }
-  if (err.level === 'client-authentication') return `SSH login as ${decodeURIComponent(new URL(spec.docker).username)} was refused (${first}): check identity: or the agent's keys`;
+  if (err.level === 'client-authentication')
+    return `SSH login as ${decodeURIComponent(new URL(spec.docker).username)} was refused (${first}): check identity: or the agent's keys`;
   return first;
 }
 
@@ -158,7 +168,8 @@ export interface GpuReport {
  */
 export async function gpusOn(spec: EngineSpec, image: string, waitMs = 60_000): Promise<GpuReport> {
   const docker = await engineAt(spec);
-  const query = 'nvidia-smi --query-gpu=index,uuid,name,memory.total --format=csv,noheader,nounits && echo --- && nvidia-smi --query-compute-apps=gpu_uuid --format=csv,noheader';
+  const query =
+    'nvidia-smi --query-gpu=index,uuid,name,memory.total --format=csv,noheader,nounits && echo --- && nvidia-smi --query-compute-apps=gpu_uuid --format=csv,noheader';
   let c: Container | undefined;
   try {
     c = await createContainer(
@@ -179,18 +190,30 @@ export async function gpusOn(spec: EngineSpec, image: string, waitMs = 60_000): 
     );
     if (started) {
       const m = started.message.split('\n')[0];
-      return { error: /device driver|nvidia|capabilit/i.test(m) ? `no GPUs: the engine has no NVIDIA runtime for GPU requests (${m.replace(/^\(HTTP code \d+\)[^-]*- /, '').trim()})` : m };
+      return {
+        error: /device driver|nvidia|capabilit/i.test(m)
+          ? `no GPUs: the engine has no NVIDIA runtime for GPU requests (${m.replace(/^\(HTTP code \d+\)[^-]*- /, '').trim()})`
+          : m,
+      };
     }
     const StatusCode = await c.wait({ timeoutMs: waitMs }).catch((err: Error) => {
       throw new Error(`nvidia-smi gave no answer: ${err.message}`);
     });
     const out = frames(await c.raw.logs({ stdout: true, stderr: true, follow: false }));
-    if (StatusCode !== 0) return { error: StatusCode === 127 ? `no GPUs: nvidia-smi is not in ${image} there, and the engine did not provide it` : `nvidia-smi failed (exit ${StatusCode}): ${out.trim().split('\n')[0] ?? ''}` };
+    if (StatusCode !== 0)
+      return {
+        error:
+          StatusCode === 127
+            ? `no GPUs: nvidia-smi is not in ${image} there, and the engine did not provide it`
+            : `nvidia-smi failed (exit ${StatusCode}): ${out.trim().split('\n')[0] ?? ''}`,
+      };
     const gpus = parseGpus(out);
     return gpus.length ? { gpus } : { error: 'no GPUs: nvidia-smi lists none' };
   } catch (err) {
     const e = err as Error & { statusCode?: number };
-    return { error: e.statusCode === 404 ? `image ${image} is not there, so nvidia-smi could not run` : engineProblem(e, spec) };
+    return {
+      error: e.statusCode === 404 ? `image ${image} is not there, so nvidia-smi could not run` : engineProblem(e, spec),
+    };
   } finally {
     await c?.remove();
   }

@@ -55,10 +55,21 @@ export function createSandbox(cfg: SandboxConfig): Sandbox {
   // Cold sessions get the sandbox's limits under their own, as warm jails do (a stage's memory and CPUs per run).
   const withBase = (o: SessionOptions): SessionOptions => ({ ...o, limits: { ...cfg.limits, ...o.limits } });
   // Another machine's engine: the workspace travels by archives, the task's files by that engine's store.
-  const docker = { image: cfg.image, python, gpus: cfg.gpus, lender: cfg.lender, ...(cfg.engine ? { docker: cfg.engine.client, remote: true, where: cfg.engine.where, host: cfg.engine.host } : {}) };
-  const store = cfg.engine ? taskStore(cfg.engine.client, cfg.image ?? DEFAULT_IMAGE, imagePython(python).path, cfg.engine.where) : undefined;
+  const docker = {
+    image: cfg.image,
+    python,
+    gpus: cfg.gpus,
+    lender: cfg.lender,
+    ...(cfg.engine ? { docker: cfg.engine.client, remote: true, where: cfg.engine.where, host: cfg.engine.host } : {}),
+  };
+  const store = cfg.engine
+    ? taskStore(cfg.engine.client, cfg.image ?? DEFAULT_IMAGE, imagePython(python).path, cfg.engine.where)
+    : undefined;
   if (cfg.backend === 'process') {
-    if (!cfg.explicit) throw new EnvError('the process sandbox runs agent code without any isolation; choose it by name (sandbox.backend: process, or --backend process)');
+    if (!cfg.explicit)
+      throw new EnvError(
+        'the process sandbox runs agent code without any isolation; choose it by name (sandbox.backend: process, or --backend process)',
+      );
     warn('sandbox backend "process": agent code runs WITHOUT isolation (it can read private/ answers and the network)');
     cold = processBackend(python);
   } else if (cfg.backend === 'docker') {
@@ -68,7 +79,12 @@ export function createSandbox(cfg: SandboxConfig): Sandbox {
   }
   if (!cfg.warm || cfg.backend === 'process') {
     if (cfg.warm) warn('warm executors need bwrap or docker; the process backend starts every step cold');
-    return { name: cold.name, open: (o) => cold.open(withBase(o)), shutdown: async () => {}, jails: () => ({ started: 0, handed: 0, reused: 0 }) };
+    return {
+      name: cold.name,
+      open: (o) => cold.open(withBase(o)),
+      shutdown: async () => {},
+      jails: () => ({ started: 0, handed: 0, reused: 0 }),
+    };
   }
   // Warm servers are started with the interpreter's path inside the jail.
   let launcher: JailLauncher;
@@ -94,10 +110,16 @@ export function createSandbox(cfg: SandboxConfig): Sandbox {
     signal: cfg.signal,
     // Jails in bwrap pass from stage to stage of a run when they would be started alike. Containers do not: on
     // another machine's engine they are the host's, and a run must not hold them past its stage.
-    shelf: cfg.backend === 'bwrap' ? JSON.stringify(['bwrap', python, { ...DEFAULT_LIMITS, ...cfg.limits }]) : undefined,
+    shelf:
+      cfg.backend === 'bwrap' ? JSON.stringify(['bwrap', python, { ...DEFAULT_LIMITS, ...cfg.limits }]) : undefined,
   });
   pool.fill();
-  return { name: pool.name, open: (o) => pool.open(o), shutdown: () => pool.shutdown(), jails: () => ({ started: pool.started, handed: pool.handed, reused: pool.reused }) };
+  return {
+    name: pool.name,
+    open: (o) => pool.open(o),
+    shutdown: () => pool.shutdown(),
+    jails: () => ({ started: pool.started, handed: pool.handed, reused: pool.reused }),
+  };
 }
 
 export type { Backend, BackendName, Limits, Session, Step, StepResult } from './types.js';

@@ -91,8 +91,14 @@ test('the docker image must carry the installed agent lock', async () => {
   await checkImage(engine({ [AGENT_LOCK_LABEL]: lock }), 'img', lock);
   // Debian's interpreter needs no agent environment.
   await checkImage(engine({}), 'img');
-  await rejects(checkImage(engine({}), 'img', lock), /has no agent environment; rebuild it with `bash sandbox\/image\/build\.sh img`/);
-  await rejects(checkImage(engine({ [AGENT_LOCK_LABEL]: 'b'.repeat(64) }), 'img', lock), /holds another agent environment \(lock bbbbbbbbbbbb, installed aaaaaaaaaaaa\)/);
+  await rejects(
+    checkImage(engine({}), 'img', lock),
+    /has no agent environment; rebuild it with `bash sandbox\/image\/build\.sh img`/,
+  );
+  await rejects(
+    checkImage(engine({ [AGENT_LOCK_LABEL]: 'b'.repeat(64) }), 'img', lock),
+    /holds another agent environment \(lock bbbbbbbbbbbb, installed aaaaaaaaaaaa\)/,
+  );
   await rejects(checkImage(engine(null), 'img', lock), /not found; build it with/);
 });
 

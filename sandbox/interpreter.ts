@@ -65,7 +65,10 @@ export function jailPython(host: string, root?: string): JailPython {
     return { host, path: `${inJail}/bin/${basename(host)}`, binds: [[venv, inJail]], agentLock };
   }
   if (host.startsWith('/usr/') && !venv) return { host, path: host, binds: [] };
-  throw new EnvError(`sandbox jails run an interpreter from the host's /usr, or a virtual environment made from one; ${host} is neither ` + `(set python: in mlepipe.config.yaml to such an interpreter, or install the agent environment: ${agent.fix})`);
+  throw new EnvError(
+    `sandbox jails run an interpreter from the host's /usr, or a virtual environment made from one; ${host} is neither ` +
+      `(set python: in mlepipe.config.yaml to such an interpreter, or install the agent environment: ${agent.fix})`,
+  );
 }
 
 /**
@@ -79,8 +82,12 @@ export function imagePython(host: string, root?: string): { path: string; agentL
   if (venv) {
     const inJail = jailPython(host, root);
     if (inJail.agentLock) return { path: inJail.path, agentLock: inJail.agentLock };
-    throw new EnvError(`the docker sandbox image carries the agent environment only; ${host} belongs to another virtual environment (${venv})`);
+    throw new EnvError(
+      `the docker sandbox image carries the agent environment only; ${host} belongs to another virtual environment (${venv})`,
+    );
   }
   if (host.startsWith('/usr/')) return { path: host };
-  throw new EnvError(`the docker sandbox runs an interpreter of its image; ${host} is not one (use the agent environment or /usr/bin/python3)`);
+  throw new EnvError(
+    `the docker sandbox runs an interpreter of its image; ${host} is not one (use the agent environment or /usr/bin/python3)`,
+  );
 }

@@ -34,7 +34,8 @@ export function stopper(kill: () => void): { end: Ending; stop(why: keyof Ending
 export function limitNotes(limits: Limits, hit: { oom?: boolean; timedOut?: boolean; interrupted?: boolean }): string {
   let s = '';
   if (hit.interrupted) s += '\n[mlepipe: the step was stopped: the run was interrupted]';
-  if (hit.oom) s += `\n[mlepipe: the step ran out of memory: it went over its memory cap of ${limits.memoryMb} MB and was stopped]`;
+  if (hit.oom)
+    s += `\n[mlepipe: the step ran out of memory: it went over its memory cap of ${limits.memoryMb} MB and was stopped]`;
   if (hit.timedOut) s += `\n[mlepipe: the step was killed after its timeout of ${limits.timeoutMs / 1000} s]`;
   return s;
 }
@@ -56,7 +57,11 @@ export const INTERRUPTED_EXIT = 130;
  * One StepResult from what a backend saw: an interrupt wins over running out of memory, which wins over
  * the timeout (a step stopped for its memory is not also reported as timed out).
  */
-export function finishStep(raw: Pick<StepResult, 'exitCode' | 'stdout' | 'stderr' | 'truncated' | 'durationMs' | 'backend'>, limits: Limits, end: Ending): StepResult {
+export function finishStep(
+  raw: Pick<StepResult, 'exitCode' | 'stdout' | 'stderr' | 'truncated' | 'durationMs' | 'backend'>,
+  limits: Limits,
+  end: Ending,
+): StepResult {
   const interrupted = !!end.interrupted;
   const oom = !interrupted && (!!end.oomKilled || uncaughtMemoryError(raw.exitCode, raw.stderr));
   const timedOut = !interrupted && !oom && !!end.timedOut;

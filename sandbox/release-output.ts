@@ -29,17 +29,20 @@ export function pyBoolOf(v: unknown): boolean | null {
 
 export function parseReleaseOutput(stdout: string, stderr: string, exitCode: number): Grade {
   const said = [stderr.trim(), stdout.trim()].filter(Boolean).join('\n');
-  if (exitCode !== 0) return { ok: false, error: `evaluator exited with status ${exitCode}${said ? `: ${said.split('\n').pop()}` : ''}` };
+  if (exitCode !== 0)
+    return { ok: false, error: `evaluator exited with status ${exitCode}${said ? `: ${said.split('\n').pop()}` : ''}` };
   let data: unknown;
   try {
     data = JSON.parse(stdout.trim());
   } catch (err) {
     return { ok: false, error: `the evaluator's output is not one JSON document: ${(err as Error).message}` };
   }
-  if (!data || typeof data !== 'object' || Array.isArray(data)) return { ok: false, error: 'the evaluator printed JSON that is not an object' };
+  if (!data || typeof data !== 'object' || Array.isArray(data))
+    return { ok: false, error: 'the evaluator printed JSON that is not an object' };
   const out = data as Record<string, unknown>;
   const score = pyFloatOf(out.score);
-  if (score === null) return { ok: false, error: typeof out.error === 'string' ? out.error : 'the evaluator printed no score' };
+  if (score === null)
+    return { ok: false, error: typeof out.error === 'string' ? out.error : 'the evaluator printed no score' };
   return {
     ok: true,
     result: {

@@ -39,7 +39,10 @@ test('warm steps share no state: globals, modules and seeds are fresh each time'
   const s = await sb.open({ task: t });
   try {
     assert.is(s.backend, 'warm-bwrap');
-    await writeFile(join(s.workspace, 'a.py'), 'import numpy as np, json, sys\nprint(getattr(np, "poisoned", False), np.random.rand())\nnp.poisoned = True\nsys.modules["json"].dumps = None\n');
+    await writeFile(
+      join(s.workspace, 'a.py'),
+      'import numpy as np, json, sys\nprint(getattr(np, "poisoned", False), np.random.rand())\nnp.poisoned = True\nsys.modules["json"].dumps = None\n',
+    );
     const r1 = await s.run({ file: 'a.py' });
     const r2 = await s.run({ file: 'a.py' });
     assert.is(r1.exitCode, 0, r1.stderr);
@@ -68,7 +71,8 @@ test('a warm pool serves concurrent sessions, each seeing only its own workspace
     assert.is.not(a.workspace, b.workspace);
     await writeFile(join(a.workspace, 'mine.txt'), 'a');
     // Each step says it started, then waits for the host's go: neither ends unless both run at once.
-    const probe = 'import os, time\nopen("started", "w").close()\nwhile not os.path.exists("go"): time.sleep(0.02)\nprint(sorted(set(os.listdir(".")) - {"started", "go"}), open("public/train.csv").read().split()[1])\n';
+    const probe =
+      'import os, time\nopen("started", "w").close()\nwhile not os.path.exists("go"): time.sleep(0.02)\nprint(sorted(set(os.listdir(".")) - {"started", "go"}), open("public/train.csv").read().split()[1])\n';
     await writeFile(join(a.workspace, 'p.py'), probe);
     await writeFile(join(b.workspace, 'p.py'), probe);
     const steps = Promise.all([a.run({ file: 'p.py' }), b.run({ file: 'p.py' })]);
@@ -77,7 +81,11 @@ test('a warm pool serves concurrent sessions, each seeing only its own workspace
         () => true,
         () => false,
       );
-    await waitFor(async () => (await started(a.workspace)) && (await started(b.workspace)), 30_000, 'both steps to run at the same time');
+    await waitFor(
+      async () => (await started(a.workspace)) && (await started(b.workspace)),
+      30_000,
+      'both steps to run at the same time',
+    );
     await Promise.all([writeFile(join(a.workspace, 'go'), ''), writeFile(join(b.workspace, 'go'), '')]);
     const [ra, rb] = await steps;
     assert.is(ra.stdout.trim(), "['mine.txt', 'p.py', 'public'] 1,0");
@@ -96,7 +104,13 @@ test('a warm pool whose jails cannot start falls back to cold steps with a warni
     },
   };
   const warnings: string[] = [];
-  const pool = new WarmPool({ launcher: broken, python: '/usr/bin/python3', fallback: bwrapBackend(), warn: (m) => warnings.push(m), size: 1 });
+  const pool = new WarmPool({
+    launcher: broken,
+    python: '/usr/bin/python3',
+    fallback: bwrapBackend(),
+    warn: (m) => warnings.push(m),
+    size: 1,
+  });
   const s = await pool.open({ task: await task() });
   try {
     assert.is(s.backend, 'bwrap');
@@ -121,7 +135,10 @@ test('the process backend still enforces the timeout and keeps ./public', async 
   const sb = createSandbox({ backend: 'process', explicit: true, warn: () => {} });
   const s = await sb.open({ task: t });
   try {
-    await writeFile(join(s.workspace, 'a.py'), 'print(open("public/train.csv").read().splitlines()[0])\nwhile True: pass\n');
+    await writeFile(
+      join(s.workspace, 'a.py'),
+      'print(open("public/train.csv").read().splitlines()[0])\nwhile True: pass\n',
+    );
     const r = await s.run({ file: 'a.py' }, { timeoutMs: 1000 });
     assert.ok(r.timedOut);
     assert.is(r.stdout.trim(), 'id,y');
@@ -143,7 +160,14 @@ test('submissions are validated before the evaluator sees a copy', async () => {
   await writeFile(join(ws, 'submission.csv'), 'id,y\n1,0\n2,1\n');
   assert.equal(await grade(), {
     ok: true,
-    result: { score: 2, gold_threshold: 3, silver_threshold: 2, bronze_threshold: 1, median_threshold: 0, is_lower_better: false },
+    result: {
+      score: 2,
+      gold_threshold: 3,
+      silver_threshold: 2,
+      bronze_threshold: 1,
+      median_threshold: 0,
+      is_lower_better: false,
+    },
   });
   await symlink(join(t, 'private', 'evaluator.py'), join(ws, 'other.csv'));
   assert.match(((await copySubmission(ws, 'other.csv', 1000)) as { error: string }).error, 'symbolic link');
@@ -151,7 +175,13 @@ test('submissions are validated before the evaluator sees a copy', async () => {
 });
 
 test('docker containers: no network, no capabilities, read-only root, limits, GPUs on request', () => {
-  const o = containerOptions('img', ['python3'], { ...DEFAULT_LIMITS, memoryMb: 1000, maxProcs: 50, cpus: 2 }, { ws: '/w', pub: '/p' }, { gpus: 'all' });
+  const o = containerOptions(
+    'img',
+    ['python3'],
+    { ...DEFAULT_LIMITS, memoryMb: 1000, maxProcs: 50, cpus: 2 },
+    { ws: '/w', pub: '/p' },
+    { gpus: 'all' },
+  );
   const h = o.HostConfig!;
   assert.is(o.NetworkDisabled, true);
   assert.is(h.NetworkMode, 'none');

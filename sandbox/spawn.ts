@@ -47,7 +47,14 @@ export function launcherRlimits(limits: Limits, cgroup: boolean): Record<string,
  * (only where the jail has a PID namespace of its own) keeps the launcher as the step's parent, killing
  * everything in the jail once the step's timeout has passed since the launcher started.
  */
-export function launcherArgv(python: string, limits: Limits, cgroup: boolean, cwd: string, step: Step, killAll = false): string[] {
+export function launcherArgv(
+  python: string,
+  limits: Limits,
+  cgroup: boolean,
+  cwd: string,
+  step: Step,
+  killAll = false,
+): string[] {
   const cfg = {
     rlimits: launcherRlimits(limits, cgroup),
     cwd,
@@ -58,7 +65,10 @@ export function launcherArgv(python: string, limits: Limits, cgroup: boolean, cw
 }
 
 /** Spawns `cmd` in a process group of its own, handing it its fd 3 bytes if it has any. */
-export function spawnCommand(cmd: Command, opts: { env: Record<string, string>; cwd?: string; stdin: 'pipe' | 'ignore' }) {
+export function spawnCommand(
+  cmd: Command,
+  opts: { env: Record<string, string>; cwd?: string; stdin: 'pipe' | 'ignore' },
+) {
   const child = spawn(cmd.argv[0], cmd.argv.slice(1), {
     cwd: opts.cwd,
     env: opts.env,
@@ -77,7 +87,10 @@ export function spawnCommand(cmd: Command, opts: { env: Record<string, string>; 
 }
 
 export async function spawnJailed(a: SpawnArgs, command: (cgroup: boolean) => Command): Promise<StepResult> {
-  const cg = await createCgroup({ maxProcs: a.limits.maxProcs + 8, memoryBytes: (a.limits.memoryMb + BASELINE_MB) * MB });
+  const cg = await createCgroup({
+    maxProcs: a.limits.maxProcs + 8,
+    memoryBytes: (a.limits.memoryMb + BASELINE_MB) * MB,
+  });
   const cmd = command(!!cg);
   const t0 = performance.now();
   // The command waits behind a gate until its group is announced to the watchdog (core/reaper.ts).
@@ -92,7 +105,10 @@ export async function spawnJailed(a: SpawnArgs, command: (cgroup: boolean) => Co
   const err = new CappedOutput(a.limits.maxOutputBytes);
   child.stdout!.on('data', (c: Buffer) => out.push(c));
   child.stderr!.on('data', (c: Buffer) => err.push(c));
-  const streamsClosed = Promise.all([new Promise((r) => child.stdout!.once('close', r)), new Promise((r) => child.stderr!.once('close', r))]);
+  const streamsClosed = Promise.all([
+    new Promise((r) => child.stdout!.once('close', r)),
+    new Promise((r) => child.stderr!.once('close', r)),
+  ]);
   const unreap = await reapGroup(child);
 
   const killGroup = () => {
@@ -129,11 +145,27 @@ export async function spawnJailed(a: SpawnArgs, command: (cgroup: boolean) => Co
   await cg?.remove();
 
   const exitCode = exit.code ?? 128 + signalNumber(exit.signal);
-  const raw = { exitCode, stdout: out.text(), stderr: err.text(), truncated: out.truncated || err.truncated, durationMs, backend: a.backend };
+  const raw = {
+    exitCode,
+    stdout: out.text(),
+    stderr: err.text(),
+    truncated: out.truncated || err.truncated,
+    durationMs,
+    backend: a.backend,
+  };
   return { ...finishStep(raw, a.limits, end), ...(await workspaceCheck(a.workspace, a.limits)) };
 }
 
 function signalNumber(sig: NodeJS.Signals | null): number {
-  const table: Record<string, number> = { SIGKILL: 9, SIGTERM: 15, SIGSEGV: 11, SIGABRT: 6, SIGXFSZ: 25, SIGXCPU: 24, SIGBUS: 7, SIGINT: 2 };
+  const table: Record<string, number> = {
+    SIGKILL: 9,
+    SIGTERM: 15,
+    SIGSEGV: 11,
+    SIGABRT: 6,
+    SIGXFSZ: 25,
+    SIGXCPU: 24,
+    SIGBUS: 7,
+    SIGINT: 2,
+  };
   return sig ? (table[sig] ?? 1) : 0;
 }

@@ -103,7 +103,9 @@ export function spreadSandbox(hosts: readonly HostSandbox[], log: (message: stri
         o.signal?.throwIfAborted();
         const up = hosts.filter((h) => !down.has(h.name));
         // Ties go to the host listed first, so a run of opens alternates between equally loaded hosts.
-        const order = up.filter((h) => open.get(h.name)! < slots(h)).sort((a, b) => open.get(a.name)! - open.get(b.name)!);
+        const order = up
+          .filter((h) => open.get(h.name)! < slots(h))
+          .sort((a, b) => open.get(a.name)! - open.get(b.name)!);
         if (!order.length && up.length) {
           await waitForRoom(o.signal);
           continue;
@@ -113,12 +115,24 @@ export function spreadSandbox(hosts: readonly HostSandbox[], log: (message: stri
         if (!hosts.some((h) => !down.has(h.name))) break;
       }
       // In the settings' order, whichever failed first.
-      throw new EnvError(`no sandbox host could open a session: ${hosts.map((h) => `${h.name}: ${down.get(h.name)}`).join('; ')}`);
+      throw new EnvError(
+        `no sandbox host could open a session: ${hosts.map((h) => `${h.name}: ${down.get(h.name)}`).join('; ')}`,
+      );
     },
     shutdown: async () => {
-      log(`sessions per host: ${hosts.map((h) => `${h.name} ${served.get(h.name)}${lost.get(h.name) ? ` (${lost.get(h.name)} lost with the host)` : ''}`).join(', ')}`);
+      log(
+        `sessions per host: ${hosts.map((h) => `${h.name} ${served.get(h.name)}${lost.get(h.name) ? ` (${lost.get(h.name)} lost with the host)` : ''}`).join(', ')}`,
+      );
       await Promise.all(hosts.map((h) => h.box.shutdown()));
     },
-    jails: () => hosts.reduce((t, h) => ({ started: t.started + h.box.jails().started, handed: t.handed + h.box.jails().handed, reused: t.reused + h.box.jails().reused }), { started: 0, handed: 0, reused: 0 }),
+    jails: () =>
+      hosts.reduce(
+        (t, h) => ({
+          started: t.started + h.box.jails().started,
+          handed: t.handed + h.box.jails().handed,
+          reused: t.reused + h.box.jails().reused,
+        }),
+        { started: 0, handed: 0, reused: 0 },
+      ),
   };
 }

@@ -18,7 +18,9 @@ test('an SSH login cut before the handshake fails the request with the first cau
     const agent = new SshEngineAgent({ host: '127.0.0.1', port, username: 'nobody' });
     for (let i = 0; i < 3; i++) {
       const err = await new Promise<Error>((ok, fail) => {
-        const req = request({ agent, host: 'docker', path: '/_ping' }, () => fail(new Error('the request was answered')));
+        const req = request({ agent, host: 'docker', path: '/_ping' }, () =>
+          fail(new Error('the request was answered')),
+        );
         req.once('error', ok);
         req.end();
       });

@@ -39,18 +39,26 @@ export class SshEngineAgent extends Agent {
     return conn;
   }
 
-  override createConnection(_options: ClientRequestArgs, callback?: (err: Error | null, stream: Duplex) => void): Duplex | undefined {
+  override createConnection(
+    _options: ClientRequestArgs,
+    callback?: (err: Error | null, stream: Duplex) => void,
+  ): Duplex | undefined {
     clearTimeout(this.idle);
     this.connect().then(
       (c) =>
         c.exec('docker system dial-stdio', (err, channel) => {
           // ssh2 says only "Unable to exec" when the connection went away under it.
-          if (err) return callback!(new Error(`the SSH connection to ${this.config.host} dropped (${err.message})`), undefined as never);
+          if (err)
+            return callback!(
+              new Error(`the SSH connection to ${this.config.host} dropped (${err.message})`),
+              undefined as never,
+            );
           this.channels++;
           channel.once('close', () => this.closed());
           // http asks these of its sockets; a channel has no TCP options to set.
           const s = channel as unknown as Record<string, unknown>;
-          for (const m of ['setNoDelay', 'setKeepAlive', 'setTimeout', 'ref', 'unref']) if (typeof s[m] !== 'function') s[m] = () => channel;
+          for (const m of ['setNoDelay', 'setKeepAlive', 'setTimeout', 'ref', 'unref'])
+            if (typeof s[m] !== 'function') s[m] = () => channel;
           // What the engine's side prints on stderr (docker CLI errors) would otherwise be lost.
           channel.stderr.on('data', () => {});
           callback!(null, channel);

@@ -18,7 +18,12 @@ export const TASK_VOLUME = 'mlepipe-tasks';
 export const TASKS_IN_JAIL = '/mlepipe-tasks';
 
 /** The store's mount in a jail: read-only, so that no run changes what the next one reads. */
-export const taskMount = (): Docker.MountSettings => ({ Type: 'volume', Source: TASK_VOLUME, Target: TASKS_IN_JAIL, ReadOnly: true });
+export const taskMount = (): Docker.MountSettings => ({
+  Type: 'volume',
+  Source: TASK_VOLUME,
+  Target: TASKS_IN_JAIL,
+  ReadOnly: true,
+});
 
 async function files(root: string): Promise<Array<{ path: string; size: number; mtimeMs: number }>> {
   const out = [];
@@ -40,7 +45,10 @@ export async function contentHash(dir: string): Promise<string> {
   const stamp = canonicalJson(listing);
   const known = hashes.get(dir);
   if (known?.stamp === stamp) return known.hash;
-  const hash = (async () => sha256(canonicalJson(await Promise.all(listing.map(async (f) => [f.path, f.size, await hashFile(join(dir, f.path))])))))();
+  const hash = (async () =>
+    sha256(
+      canonicalJson(await Promise.all(listing.map(async (f) => [f.path, f.size, await hashFile(join(dir, f.path))]))),
+    ))();
   hashes.set(dir, { stamp, hash });
   return hash;
 }
@@ -86,17 +94,33 @@ export function taskStore(engine: () => Promise<Docker>, image: string, python: 
         Cmd: [python, '-c', RENAME, tmp, `/store/${hash}`],
         User: '0:0',
         NetworkDisabled: true,
-        HostConfig: { NetworkMode: 'none', ReadonlyRootfs: true, CapDrop: ['ALL'], CapAdd: ['DAC_OVERRIDE', 'FOWNER'], Mounts: [{ Type: 'volume', Source: TASK_VOLUME, Target: '/store' }] },
+        HostConfig: {
+          NetworkMode: 'none',
+          ReadonlyRootfs: true,
+          CapDrop: ['ALL'],
+          CapAdd: ['DAC_OVERRIDE', 'FOWNER'],
+          Mounts: [{ Type: 'volume', Source: TASK_VOLUME, Target: '/store' }],
+        },
       },
       { reap: false },
     ).catch((err: Error) => {
-      throw new EnvError(`${where}: could not create the container that stores task data: ${err.message.split('\n')[0]}`);
+      throw new EnvError(
+        `${where}: could not create the container that stores task data: ${err.message.split('\n')[0]}`,
+      );
     });
     try {
       if (await present(c.raw, `/store/${hash}.ok`)) return;
       const tar = await tarFs();
       // Owned by root and read-only: the jails' user (nobody) reads them and can change nothing.
-      const pack = tar.pack(pub, { map: (h) => ({ ...h, name: `${tmp.slice('/store/'.length)}/${h.name}`, uid: 0, gid: 0, mode: h.type === 'directory' ? 0o555 : 0o444 }) });
+      const pack = tar.pack(pub, {
+        map: (h) => ({
+          ...h,
+          name: `${tmp.slice('/store/'.length)}/${h.name}`,
+          uid: 0,
+          gid: 0,
+          mode: h.type === 'directory' ? 0o555 : 0o444,
+        }),
+      });
       await c.raw.putArchive(pack as unknown as NodeJS.ReadableStream, { path: '/store' });
       await c.start();
       const code = await c.wait();

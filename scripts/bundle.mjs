@@ -22,8 +22,16 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const validators = {
   name: 'precompiled-validators',
   setup(b) {
-    b.onResolve({ filter: /^\.\/validators\.js$/ }, (args) => (args.importer === join(root, 'core', 'jsonschema.ts') ? { path: 'validators', namespace: 'precompiled' } : undefined));
-    b.onLoad({ filter: /.*/, namespace: 'precompiled' }, () => ({ contents: compileSchemas(root), loader: 'js', resolveDir: root }));
+    b.onResolve({ filter: /^\.\/validators\.js$/ }, (args) =>
+      args.importer === join(root, 'core', 'jsonschema.ts')
+        ? { path: 'validators', namespace: 'precompiled' }
+        : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: 'precompiled' }, () => ({
+      contents: compileSchemas(root),
+      loader: 'js',
+      resolveDir: root,
+    }));
   },
 };
 

@@ -30,8 +30,31 @@ COMPETITIONS = [
     "new-york-city-taxi-fare-prediction",
     "tabular-playground-series-may-2022",
 ]
-FIELDS = ["score", "gold_threshold", "silver_threshold", "bronze_threshold", "median_threshold", "any_medal", "gold_medal", "silver_medal", "bronze_medal", "above_median", "submission_exists", "valid_submission", "is_lower_better"]
-TOTALS = ["total_runs", "total_runs_with_submissions", "total_valid_submissions", "total_medals", "total_gold_medals", "total_silver_medals", "total_bronze_medals", "total_above_median"]
+FIELDS = [
+    "score",
+    "gold_threshold",
+    "silver_threshold",
+    "bronze_threshold",
+    "median_threshold",
+    "any_medal",
+    "gold_medal",
+    "silver_medal",
+    "bronze_medal",
+    "above_median",
+    "submission_exists",
+    "valid_submission",
+    "is_lower_better",
+]
+TOTALS = [
+    "total_runs",
+    "total_runs_with_submissions",
+    "total_valid_submissions",
+    "total_medals",
+    "total_gold_medals",
+    "total_silver_medals",
+    "total_bronze_medals",
+    "total_above_median",
+]
 
 
 def lite(root):
@@ -71,14 +94,23 @@ def spooky(rng, pub, priv):
 
     def table(n, start):
         author = rng.choice(classes, n)
-        return pd.DataFrame({"id": [f"id{start + i:05d}" for i in range(n)], "text": [words(rng, 12, vocab[a]) for a in author], "author": author})
+        return pd.DataFrame(
+            {
+                "id": [f"id{start + i:05d}" for i in range(n)],
+                "text": [words(rng, 12, vocab[a]) for a in author],
+                "author": author,
+            }
+        )
 
     train, test = table(300, 0), table(100, 50000)
     write(f"{pub}/train.csv", train)
     write(f"{pub}/test.csv", test.drop(columns=["author"]))
     onehot = pd.DataFrame({"id": test["id"], **{c: (test["author"] == c).astype(int) for c in classes}})
     write(f"{priv}/test.csv", onehot)
-    write(f"{pub}/sample_submission.csv", onehot.assign(EAP=0.403493538995863, HPL=0.287808366106543, MWS=0.308698094897594))
+    write(
+        f"{pub}/sample_submission.csv",
+        onehot.assign(EAP=0.403493538995863, HPL=0.287808366106543, MWS=0.308698094897594),
+    )
 
 
 def insults(rng, pub, priv):
@@ -127,7 +159,13 @@ def taxi(rng, pub, priv):
 def tabular(rng, pub, priv):
     def table(n, start):
         x = rng.normal(size=(n, 6))
-        df = pd.DataFrame({"id": range(start, start + n), **{f"f_{k:02d}": x[:, k] for k in range(6)}, "f_27": ["".join(rng.choice(list("ABC"), 4)) for _ in range(n)]})
+        df = pd.DataFrame(
+            {
+                "id": range(start, start + n),
+                **{f"f_{k:02d}": x[:, k] for k in range(6)},
+                "f_27": ["".join(rng.choice(list("ABC"), 4)) for _ in range(n)],
+            }
+        )
         df["target"] = (x[:, 0] + 0.5 * x[:, 1] + rng.normal(0, 0.5, n) > 0).astype(int)
         return df
 
@@ -141,7 +179,12 @@ def tabular(rng, pub, priv):
 
 MAKERS = dict(zip(COMPETITIONS, [spooky, insults, taxi, tabular]))
 # Scores a spread of teams might reach: (best, worst).
-SPREAD = {COMPETITIONS[0]: (0.15, 1.1), COMPETITIONS[1]: (0.96, 0.5), COMPETITIONS[2]: (1.5, 9.0), COMPETITIONS[3]: (0.99, 0.6)}
+SPREAD = {
+    COMPETITIONS[0]: (0.15, 1.1),
+    COMPETITIONS[1]: (0.96, 0.5),
+    COMPETITIONS[2]: (1.5, 9.0),
+    COMPETITIONS[3]: (0.99, 0.6),
+}
 
 
 def data(root, out):
@@ -156,7 +199,16 @@ def data(root, out):
         teams = [60, 180, 600, 1500][i]
         scores = np.sort(rng.uniform(min(best, worst), max(best, worst), teams))
         scores = scores if best < worst else scores[::-1]
-        lb = pd.DataFrame({"scoreNullable": scores.round(5), "teamId": range(1, teams + 1), "hasTeamName": True, "submissionDate": "2020-01-01 00:00:00", "score": scores.round(5), "hasScore": True})
+        lb = pd.DataFrame(
+            {
+                "scoreNullable": scores.round(5),
+                "teamId": range(1, teams + 1),
+                "hasTeamName": True,
+                "submissionDate": "2020-01-01 00:00:00",
+                "score": scores.round(5),
+                "hasScore": True,
+            }
+        )
         lb.to_csv(os.path.join(root, "mlebench", "competitions", c, "leaderboard.csv"), index=False)
     print(f"data: {len(COMPETITIONS)} competitions in {out}")
 
@@ -191,15 +243,22 @@ def compare(root, data_dir, outputs):
                 fields += 1
                 if not same(r[k], ref[k]):
                     mismatches += 1
-                    print(f"  {os.path.basename(report)} {r['competition_id']} {k}: ours {r[k]!r}, MLE-bench {ref[k]!r}")
+                    print(
+                        f"  {os.path.basename(report)} {r['competition_id']} {k}: ours {r[k]!r}, MLE-bench {ref[k]!r}"
+                    )
         agg = aggregate_reports(theirs)
         for k in TOTALS:
             fields += 1
             if ours[k] != agg[k]:
                 mismatches += 1
                 print(f"  {os.path.basename(report)} {k}: ours {ours[k]}, MLE-bench {agg[k]}")
-    valid = sum(json.load(open(p))["total_valid_submissions"] for p in glob.glob(os.path.join(outputs, "mlebench", "*_grading_report.json")))
-    print(f"compare: {len(COMPETITIONS)} competitions, {runs} runs ({valid} valid submissions), {fields} fields compared, {mismatches} mismatches")
+    valid = sum(
+        json.load(open(p))["total_valid_submissions"]
+        for p in glob.glob(os.path.join(outputs, "mlebench", "*_grading_report.json"))
+    )
+    print(
+        f"compare: {len(COMPETITIONS)} competitions, {runs} runs ({valid} valid submissions), {fields} fields compared, {mismatches} mismatches"
+    )
     return mismatches
 
 

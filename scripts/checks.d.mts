@@ -8,4 +8,7 @@ export interface Check {
 export const CHECKS: Check[];
 export function prepare(): void;
 export function pick(words: string[]): Check[];
-export function runCheck(check: Check, opts?: { env?: NodeJS.ProcessEnv; onStart?: (child: ChildProcess) => void }): Promise<{ ok: boolean; out: string }>;
+export function runCheck(
+  check: Check,
+  opts?: { env?: NodeJS.ProcessEnv; onStart?: (child: ChildProcess) => void },
+): Promise<{ ok: boolean; out: string }>;

@@ -28,7 +28,11 @@ const lintPy = (name) => join(ROOT, '.venv', 'lint', 'bin', name);
 export const CHECKS = [
   { name: 'tsc', group: 'typecheck', commands: [[bin('tsc'), '--noEmit']] },
   { name: 'eslint', group: 'lint:ts', commands: [[bin('eslint'), '.']] },
-  { name: 'prettier', group: 'lint:ts', commands: [[bin('prettier'), '--check', '--log-level', 'warn', '**/*.{ts,mts,mjs}']] },
+  {
+    name: 'prettier',
+    group: 'lint:ts',
+    commands: [[bin('prettier'), '--check', '--log-level', 'warn', '**/*.{ts,mts,mjs}']],
+  },
   {
     name: 'ruff',
     group: 'lint:py',
@@ -37,8 +41,34 @@ export const CHECKS = [
       [lintPy('ruff'), 'format', '--check', '.'],
     ],
   },
-  { name: 'mypy-worker', group: 'lint:py', commands: [[lintPy('mypy'), '--cache-dir', '.mypy_cache/worker', '--python-executable', '.venv/trainer/bin/python', 'gpu/worker/mlepipe_worker']] },
-  { name: 'mypy-tools', group: 'lint:py', commands: [[lintPy('mypy'), '--cache-dir', '.mypy_cache/tools', '--python-executable', '.venv/agent/bin/python', 'tools/py/mlepipe_tools']] },
+  {
+    name: 'mypy-worker',
+    group: 'lint:py',
+    commands: [
+      [
+        lintPy('mypy'),
+        '--cache-dir',
+        '.mypy_cache/worker',
+        '--python-executable',
+        '.venv/trainer/bin/python',
+        'gpu/worker/mlepipe_worker',
+      ],
+    ],
+  },
+  {
+    name: 'mypy-tools',
+    group: 'lint:py',
+    commands: [
+      [
+        lintPy('mypy'),
+        '--cache-dir',
+        '.mypy_cache/tools',
+        '--python-executable',
+        '.venv/agent/bin/python',
+        'tools/py/mlepipe_tools',
+      ],
+    ],
+  },
 ];
 
 /**
@@ -59,7 +89,10 @@ export function pick(words) {
   if (!words.length) return CHECKS;
   return words.flatMap((w) => {
     const found = CHECKS.filter((c) => c.name === w || c.group === w || (w === 'lint' && c.group.startsWith('lint:')));
-    if (!found.length) throw new Error(`no check or group named ${w} (checks: ${CHECKS.map((c) => c.name).join(', ')}; groups: typecheck, lint, lint:ts, lint:py)`);
+    if (!found.length)
+      throw new Error(
+        `no check or group named ${w} (checks: ${CHECKS.map((c) => c.name).join(', ')}; groups: typecheck, lint, lint:ts, lint:py)`,
+      );
     return found;
   });
 }
@@ -76,14 +109,24 @@ export function runCheck(check, { env = process.env, onStart = () => {} } = {}) 
       if (i === check.commands.length) return resolve({ ok: true, out });
       const [cmd, ...args] = check.commands[i];
       if (cmd.startsWith('/') && !existsSync(cmd)) {
-        return resolve({ ok: false, out: `${out}${cmd} is missing: run scripts/setup.sh (the Node packages, and python/lint.lock in .venv/lint)\n` });
+        return resolve({
+          ok: false,
+          out: `${out}${cmd} is missing: run scripts/setup.sh (the Node packages, and python/lint.lock in .venv/lint)\n`,
+        });
       }
       const child = spawn(cmd, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
       onStart(child);
       child.stdout.on('data', (d) => (out += d));
       child.stderr.on('data', (d) => (out += d));
       child.on('error', (err) => resolve({ ok: false, out: `${out}${cmd}: ${err.message}\n` }));
-      child.on('close', (code, signal) => (code === 0 ? next(i + 1) : resolve({ ok: false, out: `${out}[${check.name}] ${[cmd, ...args].join(' ')} exited with ${signal ?? `code ${code}`}\n` })));
+      child.on('close', (code, signal) =>
+        code === 0
+          ? next(i + 1)
+          : resolve({
+              ok: false,
+              out: `${out}[${check.name}] ${[cmd, ...args].join(' ')} exited with ${signal ?? `code ${code}`}\n`,
+            }),
+      );
     };
     next(0);
   });
@@ -108,7 +151,9 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
         const r = await runCheck(check);
         const secs = ((Date.now() - t0) / 1000).toFixed(1);
         if (!r.ok) failed++;
-        process.stdout.write(r.ok ? `${check.name}: passed (${secs}s)\n` : `${check.name}: FAILED (${secs}s)\n${r.out}\n`);
+        process.stdout.write(
+          r.ok ? `${check.name}: passed (${secs}s)\n` : `${check.name}: FAILED (${secs}s)\n${r.out}\n`,
+        );
       }
     }),
   );

@@ -28,7 +28,8 @@ function collect(root) {
   const out = [];
   for (const file of schemaFiles(join(root, 'schemas'))) {
     const schema = JSON.parse(readFileSync(file, 'utf8'));
-    if (typeof schema.$id !== 'string') throw new Error(`${relative(root, file)}: no $id, so it cannot be found once compiled`);
+    if (typeof schema.$id !== 'string')
+      throw new Error(`${relative(root, file)}: no $id, so it cannot be found once compiled`);
     out.push([schema.$id, schema]);
   }
   return out;

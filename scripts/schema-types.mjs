@@ -27,7 +27,8 @@ export function schemaType(schema, at = '') {
   if (schema === true || schema === undefined) return 'unknown';
   if (schema === false) return 'never';
   for (const k of ['$ref', 'oneOf', 'allOf', 'not', 'if', 'patternProperties', 'prefixItems']) {
-    if (k in schema) throw new Error(`${at || 'schema'}: ${k} has no translation to a type here (scripts/schema-types.mjs)`);
+    if (k in schema)
+      throw new Error(`${at || 'schema'}: ${k} has no translation to a type here (scripts/schema-types.mjs)`);
   }
   if ('const' in schema) return JSON.stringify(schema.const);
   if (schema.enum) return union(schema.enum.map((v) => JSON.stringify(v)));

@@ -81,10 +81,14 @@ export const SEED_SETS: Record<string, (d: SeedDna) => boolean> = {
 export function unknownSeeds(set: string | readonly string[]): Array<{ index?: number; message: string }> {
   if (typeof set === 'string') {
     const sets = Object.keys(SEED_SETS);
-    return Object.hasOwn(SEED_SETS, set) ? [] : [{ message: `unknown seed set "${set}"${suggestion(set, sets)} (sets: ${sets.join(', ')})` }];
+    return Object.hasOwn(SEED_SETS, set)
+      ? []
+      : [{ message: `unknown seed set "${set}"${suggestion(set, sets)} (sets: ${sets.join(', ')})` }];
   }
   const ids = allSeeds().map((d) => d.id);
-  return set.flatMap((id, index) => (ids.includes(id) ? [] : [{ index, message: `unknown seed "${id}"${suggestion(id, ids)}` }]));
+  return set.flatMap((id, index) =>
+    ids.includes(id) ? [] : [{ index, message: `unknown seed "${id}"${suggestion(id, ids)}` }],
+  );
 }
 
 /**
@@ -98,7 +102,8 @@ export function selectSeeds(set: string | readonly string[], generators?: readon
   if (unknown.length) throw new UserError(unknown.map((u) => u.message).join('; '));
   if (typeof set === 'string') chosen = seeds.filter(SEED_SETS[set]);
   else chosen = seeds.filter((d) => set.includes(d.id));
-  if (generators?.length) chosen = chosen.filter((d) => generators.includes(d.generator) || generators.includes(d.modality));
+  if (generators?.length)
+    chosen = chosen.filter((d) => generators.includes(d.generator) || generators.includes(d.modality));
   const groups = new Map<string, SeedDna[]>();
   for (const d of chosen) groups.set(d.generator, [...(groups.get(d.generator) ?? []), d]);
   const lists = [...groups.values()];

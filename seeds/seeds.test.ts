@@ -7,9 +7,15 @@ test('at least 60 MLE-bench seeds outside Lite, every file valid, every modality
   const seeds = allSeeds();
   const mle = seeds.filter(SEED_SETS.mlebench);
   assert.ok(mle.length >= 60, `${mle.length}`);
-  const lite = ['aerial-cactus-identification', 'spooky-author-identification', 'tabular-playground-series-dec-2021', 'leaf-classification'];
+  const lite = [
+    'aerial-cactus-identification',
+    'spooky-author-identification',
+    'tabular-playground-series-dec-2021',
+    'leaf-classification',
+  ];
   assert.ok(!seeds.some((s) => lite.includes(s.id)), 'no Lite competition');
-  for (const m of ['tabular', 'image', 'text', 'audio', 'graph', 'time-series']) assert.ok(selectSeeds(`mlebench-${m}`).length > 0, m);
+  for (const m of ['tabular', 'image', 'text', 'audio', 'graph', 'time-series'])
+    assert.ok(selectSeeds(`mlebench-${m}`).length > 0, m);
   assert.is(new Set(mle.map((s) => s.generator)).size, 7);
 });
 
@@ -29,7 +35,16 @@ test('selection interleaves generators so that any prefix covers every kind', ()
 test('catalogs: 30+ scenarios across the sectors, 5+ mutations per modality', () => {
   const { scenarios, mutations } = loadCatalogs();
   assert.ok(scenarios.length >= 30);
-  for (const sector of ['healthcare', 'retail', 'manufacturing', 'IT', 'transportation', 'finance', 'energy', 'agriculture']) {
+  for (const sector of [
+    'healthcare',
+    'retail',
+    'manufacturing',
+    'IT',
+    'transportation',
+    'finance',
+    'energy',
+    'agriculture',
+  ]) {
     assert.ok(
       scenarios.some((s) => s.sector === sector),
       sector,
@@ -54,7 +69,8 @@ test('the strategist is deterministic and follows the DNA', () => {
   assert.is(full.n_train, Math.min(dna.dataset_stats.sample_count, 1024 * 1024));
   assert.is(draftSpec(dna, { seed: 1, index: 3, scale: 'full', fullMemoryMb: 1 }).n_train, Math.max(a.n_train, 1024));
   // The same task otherwise.
-  for (const k of ['generator', 'metric', 'target', 'mutations', 'domain', 'noise'] as const) assert.equal(full[k], a[k], k);
+  for (const k of ['generator', 'metric', 'target', 'mutations', 'domain', 'noise'] as const)
+    assert.equal(full[k], a[k], k);
   const narrow = draftSpec(dna, { seed: 1, index: 3, samples: [60, 60] });
   assert.is(narrow.n_train, 60);
 });

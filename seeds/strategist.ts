@@ -28,7 +28,10 @@ let catalogs: { scenarios: Scenario[]; mutations: Record<string, Record<string, 
 export function loadCatalogs(): NonNullable<typeof catalogs> {
   catalogs ??= {
     scenarios: JSON.parse(readFileSync(assetPath('seeds/scenarios.json'), 'utf8')) as Scenario[],
-    mutations: JSON.parse(readFileSync(assetPath('seeds/mutations.json'), 'utf8')) as Record<string, Record<string, Ranges>>,
+    mutations: JSON.parse(readFileSync(assetPath('seeds/mutations.json'), 'utf8')) as Record<
+      string,
+      Record<string, Ranges>
+    >,
   };
   return catalogs;
 }
@@ -44,7 +47,14 @@ export interface StrategyOptions {
 }
 
 /** Rough bytes one training row takes once loaded, by family: what caps a full-scale task. */
-const ROW_BYTES: Record<string, number> = { tabular: 1024, 'time-series': 512, graph: 1024, text: 2048, image: 16_384, audio: 32_768 };
+const ROW_BYTES: Record<string, number> = {
+  tabular: 1024,
+  'time-series': 512,
+  graph: 1024,
+  text: 2048,
+  image: 16_384,
+  audio: 32_768,
+};
 
 /**
  * Full scale means the seed competition's own training sample count (the
@@ -78,7 +88,10 @@ function justify(dna: SeedDna, s: Scenario): string {
     graph: `${s.entity}s are linked to one another, so labels follow communities in the link graph as well as own measurements`,
     'time-series': `${s.regression_target.name} of a ${s.entity} is measured at regular steps, with trend, seasonality and a driver variable`,
   };
-  const target = dna.target_info.type === 'continuous' ? `a continuous ${s.regression_target.name}` : `${s.classes.length} outcome levels`;
+  const target =
+    dna.target_info.type === 'continuous'
+      ? `a continuous ${s.regression_target.name}`
+      : `${s.classes.length} outcome levels`;
   return `${dna.modality} data with ${target}: ${what[dna.modality] ?? what.tabular}.`;
 }
 
@@ -104,9 +117,11 @@ export function draftSpec(dna: SeedDna, opts: StrategyOptions): TaskSpec {
   const muts: MutationSpec[] = picked.map((name) => {
     const params: Record<string, number | string> = {};
     for (const [k, [lo, hi]] of Object.entries(catalog[name])) {
-      params[k] = Number.isInteger(lo) && Number.isInteger(hi) && hi - lo >= 1 ? rng.int(lo, hi) : round(rng.uniform(lo, hi));
+      params[k] =
+        Number.isInteger(lo) && Number.isInteger(hi) && hi - lo >= 1 ? rng.int(lo, hi) : round(rng.uniform(lo, hi));
     }
-    if (name === 'high_cardinality') Object.assign(params, { column: `${chosen.entity}_code`, prefix: chosen.entity.slice(0, 2).toUpperCase() });
+    if (name === 'high_cardinality')
+      Object.assign(params, { column: `${chosen.entity}_code`, prefix: chosen.entity.slice(0, 2).toUpperCase() });
     if (name === 'distractors') params.prefix = 'aux';
     if (name === 'correlated') params.suffix = 'alt';
     return { name, params };
@@ -135,7 +150,13 @@ export function draftSpec(dna: SeedDna, opts: StrategyOptions): TaskSpec {
     }
   }
   const target = regression
-    ? { name: chosen.regression_target.name, kind: 'regression' as const, unit: chosen.regression_target.unit, scale: round(rng.uniform(5, 50)), offset: round(rng.uniform(20, 200)) }
+    ? {
+        name: chosen.regression_target.name,
+        kind: 'regression' as const,
+        unit: chosen.regression_target.unit,
+        scale: round(rng.uniform(5, 50)),
+        offset: round(rng.uniform(20, 200)),
+      }
     : { name: `${chosen.entity}_outcome`, kind: 'classification' as const, classes };
 
   const spec: TaskSpec = {
@@ -165,17 +186,26 @@ export function draftSpec(dna: SeedDna, opts: StrategyOptions): TaskSpec {
   const prefix = chosen.entity.replace(/[^a-z]/g, '').slice(0, 3) || 'row';
   const total = n + nTest;
   const width = String(total * 10).length;
-  spec.ids = rng.shuffle(Array.from({ length: total }, (_, i) => i)).map((i) => `${prefix}${String(i).padStart(width, '0')}`);
+  spec.ids = rng
+    .shuffle(Array.from({ length: total }, (_, i) => i))
+    .map((i) => `${prefix}${String(i).padStart(width, '0')}`);
   spec.task_id = `${dna.id
     .toLowerCase()
     .replace(/[^a-z0-9]+/g, '-')
-    .slice(0, 28)}-${chosen.sector.toLowerCase().replace(/[^a-z]+/g, '')}-${sha256(JSON.stringify([opts.seed, opts.index, opts.attempt ?? 0, dna.id, opts.scale ?? 'micro'])).slice(0, 8)}`;
+    .slice(
+      0,
+      28,
+    )}-${chosen.sector.toLowerCase().replace(/[^a-z]+/g, '')}-${sha256(JSON.stringify([opts.seed, opts.index, opts.attempt ?? 0, dna.id, opts.scale ?? 'micro'])).slice(0, 8)}`;
   return spec;
 }
 
 function tabularFeatures(dna: SeedDna, s: Scenario, rng: Rng): FeatureSpec[] {
   const nNum = clamp(dna.tabular?.numeric_features ?? 5, 3, Math.min(8, s.numeric_features.length));
-  const nCat = clamp(dna.tabular?.categorical_features ?? 1, 0, Math.min(2, Object.keys(s.categorical_features).length));
+  const nCat = clamp(
+    dna.tabular?.categorical_features ?? 1,
+    0,
+    Math.min(2, Object.keys(s.categorical_features).length),
+  );
   const out: FeatureSpec[] = [];
   for (const name of rng.shuffle(s.numeric_features).slice(0, nNum)) {
     const dist = rng.pick(['normal', 'lognormal', 'uniform', 'exponential']);

@@ -41,7 +41,12 @@ export interface ItemStore {
 }
 
 export interface StageContext<P> {
-  readonly node: { readonly id: string; readonly name: string; readonly key: string; readonly variant: Readonly<Record<string, unknown>> };
+  readonly node: {
+    readonly id: string;
+    readonly name: string;
+    readonly key: string;
+    readonly variant: Readonly<Record<string, unknown>>;
+  };
   readonly params: P;
   /** The experiment file's folder: relative paths in params are relative to it. */
   readonly experimentDir: string;
@@ -51,7 +56,11 @@ export interface StageContext<P> {
   /** The cache root, for content-addressed stores shared across nodes (the LLM response cache). */
   readonly cacheRoot: string;
   /** Where untrusted or generated code runs (project settings). */
-  readonly sandbox: { readonly backend: 'bwrap' | 'docker' | 'process'; readonly image?: string; readonly preload?: readonly string[] };
+  readonly sandbox: {
+    readonly backend: 'bwrap' | 'docker' | 'process';
+    readonly image?: string;
+    readonly preload?: readonly string[];
+  };
   /** The Ray cluster from project settings (trainer: verl), when one is set. */
   readonly ray?: { readonly address?: string };
   /** Where training metrics go besides metrics.jsonl (project settings' logger:), and the experiment's name; absent: TensorBoard only. */
@@ -157,7 +166,10 @@ export interface Stage<P = Record<string, unknown>> {
    * and so the key, it had before the preset existed. `inputKinds` are the stage kinds of the node's
    * inputs, for defaults that depend on what the node reads (an eval of MLE-bench competitions).
    */
-  resolve?(params: Readonly<Record<string, unknown>>, ctx: { readonly inputKinds: readonly string[] }): Record<string, unknown>;
+  resolve?(
+    params: Readonly<Record<string, unknown>>,
+    ctx: { readonly inputKinds: readonly string[] },
+  ): Record<string, unknown>;
   /** Top-level params that do not change the output (concurrency): left out of the node key. */
   readonly keyIgnore?: readonly string[];
   /** What it gives to, and needs from, the stages joined to it by `needs:`. */

@@ -16,7 +16,9 @@ type ParamsOf<S> = S extends Stage<infer P> ? P : never;
 interface FilledByResolve {
   grpo: 'max_turns' | 'step_timeout' | 'time_budget' | 'mask_timeouts';
 }
-type Filled<K extends keyof SchemaParams> = K extends keyof FilledByResolve ? Omit<SchemaParams[K], FilledByResolve[K]> & Required<Pick<SchemaParams[K], FilledByResolve[K]>> : SchemaParams[K];
+type Filled<K extends keyof SchemaParams> = K extends keyof FilledByResolve
+  ? Omit<SchemaParams[K], FilledByResolve[K]> & Required<Pick<SchemaParams[K], FilledByResolve[K]>>
+  : SchemaParams[K];
 
 /**
  * Strings the schema checks with a pattern, which the code types as the values the pattern admits
@@ -25,15 +27,25 @@ type Filled<K extends keyof SchemaParams> = K extends keyof FilledByResolve ? Om
 interface NarrowedByPattern {
   grpo: { timeout_rule: TimeoutRule };
 }
-type Narrowed<K extends keyof SchemaParams> = K extends keyof NarrowedByPattern ? Omit<Filled<K>, keyof NarrowedByPattern[K]> & NarrowedByPattern[K] : Filled<K>;
-export const narrowingsAreStrings: { [K in keyof NarrowedByPattern]: { [P in keyof NarrowedByPattern[K]]: NarrowedByPattern[K][P] extends SchemaParams[K][P & keyof SchemaParams[K]] ? true : false } } = {
+type Narrowed<K extends keyof SchemaParams> = K extends keyof NarrowedByPattern
+  ? Omit<Filled<K>, keyof NarrowedByPattern[K]> & NarrowedByPattern[K]
+  : Filled<K>;
+export const narrowingsAreStrings: {
+  [K in keyof NarrowedByPattern]: {
+    [P in keyof NarrowedByPattern[K]]: NarrowedByPattern[K][P] extends SchemaParams[K][P & keyof SchemaParams[K]]
+      ? true
+      : false;
+  };
+} = {
   grpo: { timeout_rule: true },
 };
 /** A kind's params as the code receives them: defaults and resolve() filled in, patterned strings narrowed. */
 type Resolved<K extends keyof SchemaParams> = Narrowed<K>;
 
 /** For each kind: whether its interface and its schema agree (`'no schema'` when it has none). */
-type Agreement = { [K in StageKind]: K extends keyof SchemaParams ? Agrees<ParamsOf<(typeof STAGES)[K]>, Resolved<K>> : 'no schema' };
+type Agreement = {
+  [K in StageKind]: K extends keyof SchemaParams ? Agrees<ParamsOf<(typeof STAGES)[K]>, Resolved<K>> : 'no schema';
+};
 
 // Every kind of the registry must be listed (the mapped type asks for each); one whose interface and
 // schema disagree fails here on its own line, `true` against `false`.

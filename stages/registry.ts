@@ -13,10 +13,33 @@ import { mltoolbench } from './mltoolbench/index.js';
 import { sft } from './sft/index.js';
 import { shell } from './shell/index.js';
 
-export type StageKind = 'shell' | 'ablate' | 'generate' | 'mlebench' | 'mltoolbench' | 'filter' | 'guide' | 'eval' | 'curate' | 'grpo' | 'sft';
+export type StageKind =
+  | 'shell'
+  | 'ablate'
+  | 'generate'
+  | 'mlebench'
+  | 'mltoolbench'
+  | 'filter'
+  | 'guide'
+  | 'eval'
+  | 'curate'
+  | 'grpo'
+  | 'sft';
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export const STAGES = { shell, ablate, generate, mlebench, mltoolbench, filter, guide, eval: evalStage, curate, grpo, sft } as const satisfies { readonly [K in StageKind]: Stage<any> };
+export const STAGES = {
+  shell,
+  ablate,
+  generate,
+  mlebench,
+  mltoolbench,
+  filter,
+  guide,
+  eval: evalStage,
+  curate,
+  grpo,
+  sft,
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+} as const satisfies { readonly [K in StageKind]: Stage<any> };
 
 /** Kinds described in the design that later work adds; named so errors can say so. */
 export const PLANNED_KINDS: readonly string[] = [];

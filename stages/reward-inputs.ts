@@ -19,10 +19,23 @@ export function rewardInputIssues(p: Asked, rewards: Readonly<Record<string, str
   if (inputs.submission === 'last-scored' && p.prompt_format !== 'sandmle-release') {
     out.push(
       p.submission
-        ? { param: ['submission'], message: 'submission: last-scored needs the Score tool of prompt_format: sandmle-release', also: ['prompt_format'] }
-        : { param: ['reward'], message: `reward: ${p.reward} rewards the last scored submission, which needs the Score tool of prompt_format: sandmle-release (or write submission: final)`, also: ['prompt_format'] },
+        ? {
+            param: ['submission'],
+            message: 'submission: last-scored needs the Score tool of prompt_format: sandmle-release',
+            also: ['prompt_format'],
+          }
+        : {
+            param: ['reward'],
+            message: `reward: ${p.reward} rewards the last scored submission, which needs the Score tool of prompt_format: sandmle-release (or write submission: final)`,
+            also: ['prompt_format'],
+          },
     );
   }
-  if (inputs.format_rule === 'release' && p.scaffold !== 'react') out.push({ param: p.format_rule ? ['format_rule'] : ['reward'], message: `format_rule: release reads ReAct replies (scaffold: ${p.scaffold})`, also: ['scaffold'] });
+  if (inputs.format_rule === 'release' && p.scaffold !== 'react')
+    out.push({
+      param: p.format_rule ? ['format_rule'] : ['reward'],
+      message: `format_rule: release reads ReAct replies (scaffold: ${p.scaffold})`,
+      also: ['scaffold'],
+    });
   return out;
 }

@@ -51,7 +51,11 @@ test("jails run the stage's interpreter (the agent environment) and preload what
       [undefined, ['sklearn']],
       [undefined, undefined],
     ]) {
-      const ctx = { sandbox: { backend: 'bwrap', preload }, python: agent.python, log: () => {} } as unknown as StageContext<unknown>;
+      const ctx = {
+        sandbox: { backend: 'bwrap', preload },
+        python: agent.python,
+        log: () => {},
+      } as unknown as StageContext<unknown>;
       const sandbox = stageSandbox(ctx, 1, modules);
       const session = await sandbox.open({ task });
       try {
@@ -65,7 +69,11 @@ test("jails run the stage's interpreter (the agent environment) and preload what
         await sandbox.shutdown();
       }
     }
-    assert.equal(seen, ['/opt/mlepipe/agent True False', '/opt/mlepipe/agent True False', '/opt/mlepipe/agent True True']);
+    assert.equal(seen, [
+      '/opt/mlepipe/agent True False',
+      '/opt/mlepipe/agent True False',
+      '/opt/mlepipe/agent True True',
+    ]);
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
@@ -77,13 +85,20 @@ test("a jail is as large as the stage's memory_mb: a step may use more than the 
   try {
     const task = join(dir, 'task');
     await mkdir(join(task, 'public'), { recursive: true });
-    const ctx = { sandbox: { backend: 'docker' }, python: agent.python, log: () => {} } as unknown as StageContext<unknown>;
+    const ctx = {
+      sandbox: { backend: 'docker' },
+      python: agent.python,
+      log: () => {},
+    } as unknown as StageContext<unknown>;
     // 3.5 GiB touched: over the 2 GiB a jail holds by default (plus its server's share), under the stage's 4.5.
     const sandbox = stageSandbox(ctx, 1, ['numpy'], { memoryMb: 4608 });
     const session = await sandbox.open({ task, limits: { memoryMb: 4608 } });
     try {
       assert.is(session.backend, 'warm-docker');
-      await writeFile(join(session.workspace, 'step.py'), 'import numpy as np\na = np.ones(3584 * 2**20, dtype=np.uint8)\nprint(int(a.sum() >> 20))\n');
+      await writeFile(
+        join(session.workspace, 'step.py'),
+        'import numpy as np\na = np.ones(3584 * 2**20, dtype=np.uint8)\nprint(int(a.sum() >> 20))\n',
+      );
       const r = await session.run({ file: 'step.py' });
       assert.is(r.oom, undefined, r.stderr);
       assert.is(r.exitCode, 0, r.stderr);
@@ -100,7 +115,11 @@ test("a jail is as large as the stage's memory_mb: a step may use more than the 
 test("scripted agents' jails preload every library the kit, the suite's starters and the tools import, and neither torch nor XGBoost", async () => {
   const mlab = preloadFor({ models: false, mlab: true })!;
   const kit = preloadFor({ models: false, mlab: false })!;
-  assert.is(preloadFor({ models: true, mlab: true }), undefined, "a model's code may import anything: the whole environment");
+  assert.is(
+    preloadFor({ models: true, mlab: true }),
+    undefined,
+    "a model's code may import anything: the whole environment",
+  );
   for (const list of [mlab, kit]) for (const heavy of ['torch', 'xgboost']) assert.not.ok(list.includes(heavy), heavy);
   // Every top-level library the Python sources name (starters are strings inside the generator's files), less
   // the standard library, the packages' own modules, torch (trace_tensor_shapes imports it itself), the
@@ -108,9 +127,22 @@ test("scripted agents' jails preload every library the kit, the suite's starters
   // (the time-series tools alone import it, 1.2 s of CPU that every jail of a stage would pay).
   const sources = [...(await pyFiles(assetPath('tools/py'))), ...(await pyFiles(assetPath('tasks/py/mltoolbench')))];
   const named = new Set<string>();
-  for (const f of sources) for (const m of (await readFile(f, 'utf8')).matchAll(/^\s*(?:from|import)\s+([A-Za-z_][\w]*)/gm)) named.add(m[1]);
-  const std = (await execa(pythonEnv('agent').python, ['-c', 'import sys; print(" ".join(sys.stdlib_module_names))'])).stdout.split(' ');
-  const own = ['mlepipe_tools', 'mltoolbench', 'grade', 'attain', 'torch', 'tiktoken', 'tokenizers', 'transformers', 'statsmodels'];
+  for (const f of sources)
+    for (const m of (await readFile(f, 'utf8')).matchAll(/^\s*(?:from|import)\s+([A-Za-z_][\w]*)/gm)) named.add(m[1]);
+  const std = (
+    await execa(pythonEnv('agent').python, ['-c', 'import sys; print(" ".join(sys.stdlib_module_names))'])
+  ).stdout.split(' ');
+  const own = [
+    'mlepipe_tools',
+    'mltoolbench',
+    'grade',
+    'attain',
+    'torch',
+    'tiktoken',
+    'tokenizers',
+    'transformers',
+    'statsmodels',
+  ];
   const libraries = [...named].filter((m) => !std.includes(m) && !own.includes(m));
   assert.ok(libraries.includes('networkx') && libraries.includes('PIL'), libraries.join(' '));
   for (const lib of libraries)

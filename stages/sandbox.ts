@@ -20,11 +20,26 @@ export type RunLimits = Partial<Pick<Limits, 'memoryMb' | 'cpus'>>;
  * environment's. `run` sizes the jails themselves (their cgroup or container), not only each step's
  * own limits: a jail smaller than its steps' memory_mb would kill them below it.
  */
-export function stageSandbox(ctx: StageContext<unknown>, poolSize: number, modules?: readonly string[], run: RunLimits = {}): Sandbox {
+export function stageSandbox(
+  ctx: StageContext<unknown>,
+  poolSize: number,
+  modules?: readonly string[],
+  run: RunLimits = {},
+): Sandbox {
   const limits = { ...run, ...(ctx.sandboxRun?.cpus ? { cpus: ctx.sandboxRun.cpus } : {}) };
   if (ctx.sandboxHosts?.length) {
     const modulesThere = ctx.sandbox.preload ?? modules;
-    return hostSandboxes({ hosts: ctx.sandboxHosts, run: ctx.sandboxRun, image: ctx.sandbox.image, python: ctx.python, poolSize, limits, log: ctx.log, signal: ctx.signal, ...(modulesThere ? { modules: modulesThere } : {}) });
+    return hostSandboxes({
+      hosts: ctx.sandboxHosts,
+      run: ctx.sandboxRun,
+      image: ctx.sandbox.image,
+      python: ctx.python,
+      poolSize,
+      limits,
+      log: ctx.log,
+      signal: ctx.signal,
+      ...(modulesThere ? { modules: modulesThere } : {}),
+    });
   }
   return createSandbox({
     backend: ctx.sandbox.backend,
@@ -87,10 +102,17 @@ export function hostSandboxes(o: HostSandboxes): Sandbox {
   });
   // Hosts with too few GPUs or CPUs for one run take none (loading refused the stage if no host has enough).
   const able = hosts.filter((h) => h.slots > 0);
-  for (const h of hosts.filter((x) => !able.includes(x))) o.log(`host ${h.name} ${h.lender?.slots === 0 || (perRun > 0 && !h.lender) ? `has fewer than ${perRun} GPUs free for them` : `has fewer than ${cpusPerRun} CPUs`}: it runs none of these sandboxes`);
-  const each = [perRun > 0 ? `${perRun} GPUs` : '', cpusPerRun > 0 ? `${cpusPerRun} CPUs` : ''].filter(Boolean).join(' and ');
+  for (const h of hosts.filter((x) => !able.includes(x)))
+    o.log(
+      `host ${h.name} ${h.lender?.slots === 0 || (perRun > 0 && !h.lender) ? `has fewer than ${perRun} GPUs free for them` : `has fewer than ${cpusPerRun} CPUs`}: it runs none of these sandboxes`,
+    );
+  const each = [perRun > 0 ? `${perRun} GPUs` : '', cpusPerRun > 0 ? `${cpusPerRun} CPUs` : '']
+    .filter(Boolean)
+    .join(' and ');
   if (!able.length) throw new UserError(`no host of ${hosts.map((h) => h.name).join(', ')} can hold a run of ${each}`);
-  o.log(`sandboxes on ${able.map((h) => `${h.name} (${h.docker}${Number.isFinite(h.slots) ? `, ${h.slots} runs of ${each}` : ''})`).join(', ')}`);
+  o.log(
+    `sandboxes on ${able.map((h) => `${h.name} (${h.docker}${Number.isFinite(h.slots) ? `, ${h.slots} runs of ${each}` : ''})`).join(', ')}`,
+  );
   // The jails shared out: each host keeps its part of them started ahead of need, no more than it can hold.
   const share = Math.max(1, Math.ceil(o.poolSize / able.length));
   return spreadSandbox(
@@ -122,7 +144,12 @@ export function hostSandboxes(o: HostSandboxes): Sandbox {
  * Runs a host holds at once: as many as its GPUs allow (a lender's slots; none when the run needs GPUs and
  * the host lends none) and, where it counts its CPUs, as many as they allow; else no limit.
  */
-export function runSlots(host: Pick<SandboxHost, 'gpus' | 'cpus'>, gpusPerRun: number, cpusPerRun: number, lender?: GpuLender): number {
+export function runSlots(
+  host: Pick<SandboxHost, 'gpus' | 'cpus'>,
+  gpusPerRun: number,
+  cpusPerRun: number,
+  lender?: GpuLender,
+): number {
   const byGpus = gpusPerRun > 0 ? (lender?.slots ?? (host.gpus === undefined ? 0 : Infinity)) : Infinity;
   const byCpus = cpusPerRun > 0 && host.cpus !== undefined ? Math.floor(host.cpus / cpusPerRun) : Infinity;
   return Math.min(byGpus, byCpus);

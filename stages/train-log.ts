@@ -46,10 +46,12 @@ export async function openTrainLog(ctx: Ctx, o: TrainLogOptions = {}): Promise<T
     ctx.log(`TensorBoard files not written: ${why}`);
     return NONE;
   };
-  if (!o.python && !envInstalled(env)) return unavailable(`the logger environment ${env.dir} is not installed (${env.fix})`);
+  if (!o.python && !envInstalled(env))
+    return unavailable(`the logger environment ${env.dir} is not installed (${env.fix})`);
 
   const args = [assetPath('python/mlepipe_logger.py'), '--logdir', join(ctx.outDir, TENSORBOARD_DIR)];
-  if (wandb) args.push('--wandb', '--project', ctx.tracking!.experiment, '--name', ctx.node.id, '--group', ctx.node.name);
+  if (wandb)
+    args.push('--wandb', '--project', ctx.tracking!.experiment, '--name', ctx.node.id, '--group', ctx.node.name);
   const child = spawn(python, args, { stdio: ['pipe', 'pipe', 'pipe'] });
   child.stdin.on('error', () => {});
   if (wandb) child.stdin.write(JSON.stringify(o.config ?? {}) + '\n');
@@ -74,11 +76,18 @@ export async function openTrainLog(ctx: Ctx, o: TrainLogOptions = {}): Promise<T
     await exited;
     return unavailable(`the logger (${python} ${args[0]}) did not start: ${lastLine() || 'no ready line in time'}`);
   }
-  ctx.log(`training metrics: TensorBoard files in ${join(ctx.outDir, TENSORBOARD_DIR)}${wandb ? `, W&B run ${ctx.node.id} in project ${process.env.WANDB_PROJECT || ctx.tracking!.experiment}` : ''}`);
+  ctx.log(
+    `training metrics: TensorBoard files in ${join(ctx.outDir, TENSORBOARD_DIR)}${wandb ? `, W&B run ${ctx.node.id} in project ${process.env.WANDB_PROJECT || ctx.tracking!.experiment}` : ''}`,
+  );
   return sidecar(ctx, child, exited, lastLine);
 }
 
-function sidecar(ctx: Ctx, child: ChildProcessWithoutNullStreams, exited: Promise<number | null>, lastLine: () => string): TrainLog {
+function sidecar(
+  ctx: Ctx,
+  child: ChildProcessWithoutNullStreams,
+  exited: Promise<number | null>,
+  lastLine: () => string,
+): TrainLog {
   let broken = false;
   let closing: Promise<void> | undefined;
   // A logger that dies mid-run costs the curves from then on, never the training (stdin's errors are ignored from the start).

@@ -30,7 +30,11 @@ export type CorpusRecord = { messages: ReadonlyArray<{ role: string; content: st
  * build serves (mlepipe_worker tiny --preset vllm), its tokenizer trained on the stage's own
  * conversations so that they stay short in tokens.
  */
-export async function verlWeightsOf(ctx: StageContext<unknown>, name: string, corpus: () => Promise<readonly CorpusRecord[]>): Promise<{ model: string; tokenizer?: string }> {
+export async function verlWeightsOf(
+  ctx: StageContext<unknown>,
+  name: string,
+  corpus: () => Promise<readonly CorpusRecord[]>,
+): Promise<{ model: string; tokenizer?: string }> {
   const m = ctx.models[name];
   if (m.provider === 'worker' && m.tiny !== undefined) {
     const seed = m.tiny;
@@ -39,23 +43,47 @@ export async function verlWeightsOf(ctx: StageContext<unknown>, name: string, co
       (await ctx.items.put(`verl-tiny ${seed}`, async (d) => {
         const texts = join(d, 'corpus.jsonl');
         await writeFile(texts, (await corpus()).map((r) => JSON.stringify({ messages: r.messages }) + '\n').join(''));
-        const args = ['-m', 'mlepipe_worker', 'tiny', join(d, 'model'), '--preset', 'vllm', '--corpus', texts, '--seed', String(seed)];
-        const r = await execa(trainerPython(), args, { cwd: assetPath('gpu/worker'), reject: false, all: true, cancelSignal: ctx.signal, timeout: 600_000 });
-        if (r.exitCode !== 0) throw new EnvError(`model ${name}: writing the tiny model failed: ${String(r.all).trim().split('\n').slice(-3).join(' ')}`);
+        const args = [
+          '-m',
+          'mlepipe_worker',
+          'tiny',
+          join(d, 'model'),
+          '--preset',
+          'vllm',
+          '--corpus',
+          texts,
+          '--seed',
+          String(seed),
+        ];
+        const r = await execa(trainerPython(), args, {
+          cwd: assetPath('gpu/worker'),
+          reject: false,
+          all: true,
+          cancelSignal: ctx.signal,
+          timeout: 600_000,
+        });
+        if (r.exitCode !== 0)
+          throw new EnvError(
+            `model ${name}: writing the tiny model failed: ${String(r.all).trim().split('\n').slice(-3).join(' ')}`,
+          );
         ctx.log(`model ${name}: ${String(r.stdout).trim().split('\n').pop()}`);
       }));
     return { model: join(dir, 'model') };
   }
   if (m.provider !== 'worker' || m.checkpoint === undefined) return { model: verlModelPath(m, ctx.experimentDir) };
   const w = weightsFor(ctx, name, m) as { dir: string };
-  if (!existsSync(join(w.dir, 'model', 'config.json'))) throw new UserError(`model ${name}: ${m.checkpoint}'s ${CHECKPOINT_DIR}/ holds no full weights (model/config.json): verl loads a model folder, not an adapter`);
+  if (!existsSync(join(w.dir, 'model', 'config.json')))
+    throw new UserError(
+      `model ${name}: ${m.checkpoint}'s ${CHECKPOINT_DIR}/ holds no full weights (model/config.json): verl loads a model folder, not an adapter`,
+    );
   return { model: join(w.dir, 'model'), tokenizer: join(w.dir, 'tokenizer') };
 }
 
 /** A GRPO stage's tasks as a tiny model's tokenizer corpus: their descriptions, which fill most of each prompt. */
 export async function taskCorpus(tasks: ReadonlyArray<{ id: string; dir: string }>): Promise<CorpusRecord[]> {
   const out: CorpusRecord[] = [];
-  for (const t of tasks) out.push({ messages: [{ role: 'user', content: (await readTaskView(t.dir, t.id)).description }] });
+  for (const t of tasks)
+    out.push({ messages: [{ role: 'user', content: (await readTaskView(t.dir, t.id)).description }] });
   return out;
 }
 
@@ -96,13 +124,22 @@ export interface VerlJobOptions {
   service?: () => Promise<Service>;
 }
 
-export async function runVerlJob(ctx: StageContext<unknown>, o: VerlJobOptions): Promise<{ id: string; reattached: boolean }> {
+export async function runVerlJob(
+  ctx: StageContext<unknown>,
+  o: VerlJobOptions,
+): Promise<{ id: string; reattached: boolean }> {
   // A head started for the run goes with it: a rerun starts another, and submits to it afresh.
   const cluster = o.verl.ray_address ?? ctx.ray?.address;
   // Every core: verl's TransferQueue and GPU workers hold a dozen CPUs on one GPU, and wait forever without them.
   // A CPU run's head declares one logical GPU (verl's pools ask Ray for GPU bundles) and CPUs for the processes it places.
   const cpu = o.verl.device === 'cpu';
-  const head = cluster ? undefined : await startLocalHead({ cpus: cpu ? Math.max(CPU_RUN_RAY_CPUS, availableParallelism()) : availableParallelism(), gpus: cpu ? 1 : undefined, log: ctx.log });
+  const head = cluster
+    ? undefined
+    : await startLocalHead({
+        cpus: cpu ? Math.max(CPU_RUN_RAY_CPUS, availableParallelism()) : availableParallelism(),
+        gpus: cpu ? 1 : undefined,
+        log: ctx.log,
+      });
   let service: Service | undefined;
   try {
     const run = await readExportRun(o.exportDir);
@@ -126,7 +163,8 @@ export async function runVerlJob(ctx: StageContext<unknown>, o: VerlJobOptions):
       sandboxUrl: service?.url,
       sandboxToken: service?.token,
       recorded,
-      record: async (j) => void (await ctx.items.put(jobId, (d) => writeFile(join(d, 'job.json'), JSON.stringify(j) + '\n'))),
+      record: async (j) =>
+        void (await ctx.items.put(jobId, (d) => writeFile(join(d, 'job.json'), JSON.stringify(j) + '\n'))),
       log: ctx.log,
       signal: ctx.signal,
     });
@@ -138,5 +176,6 @@ export async function runVerlJob(ctx: StageContext<unknown>, o: VerlJobOptions):
 
 /** verl's TensorBoard files (the job's TENSORBOARD_DIR, under its results) into the node's tensorboard/, where the local trainers write theirs. */
 export async function collectTensorboard(resultsDir: string, outDir: string): Promise<void> {
-  if (existsSync(join(resultsDir, 'tensorboard'))) await cp(join(resultsDir, 'tensorboard'), join(outDir, 'tensorboard'), { recursive: true });
+  if (existsSync(join(resultsDir, 'tensorboard')))
+    await cp(join(resultsDir, 'tensorboard'), join(outDir, 'tensorboard'), { recursive: true });
 }

@@ -38,7 +38,11 @@ export interface ServedModel {
 export const CHECKPOINT_DIR = 'checkpoint';
 
 /** The folder a worker entry's weights are in, or the tiny model; checked against the node's inputs. */
-export function weightsFor(ctx: Pick<StageContext<unknown>, 'experimentDir' | 'inputs'>, name: string, spec: ModelSpec): { dir: string } | { tiny: true; seed: number } {
+export function weightsFor(
+  ctx: Pick<StageContext<unknown>, 'experimentDir' | 'inputs'>,
+  name: string,
+  spec: ModelSpec,
+): { dir: string } | { tiny: true; seed: number } {
   const w = workerWeights(spec);
   if ('error' in w) throw new UserError(`model ${name}: ${w.error}`);
   if ('tiny' in w) return { tiny: true, seed: w.tiny };
@@ -50,7 +54,10 @@ export function weightsFor(ctx: Pick<StageContext<unknown>, 'experimentDir' | 'i
   const input = ctx.inputs.find((i) => i.name === w.checkpoint);
   if (!input) throw new UserError(`model ${name}: checkpoint: ${w.checkpoint} must be a stage in this stage's needs:`);
   const dir = join(input.dir, CHECKPOINT_DIR);
-  if (!existsSync(dir)) throw new UserError(`model ${name}: stage ${w.checkpoint} wrote no ${CHECKPOINT_DIR}/ (only sft, and grpo with trainer: worker, do)`);
+  if (!existsSync(dir))
+    throw new UserError(
+      `model ${name}: stage ${w.checkpoint} wrote no ${CHECKPOINT_DIR}/ (only sft, and grpo with trainer: worker, do)`,
+    );
   return { dir };
 }
 
@@ -59,7 +66,11 @@ export function weightsFor(ctx: Pick<StageContext<unknown>, 'experimentDir' | 'i
  * (CPU threads default to 1: the sandbox shares the machine), or returns an
  * `openai` one as it is. Always call `stop()`.
  */
-export async function serveModel(ctx: StageContext<unknown>, name: string, opts: { ckptDir?: string; resume?: string; threads?: number; args?: readonly string[] } = {}): Promise<ServedModel> {
+export async function serveModel(
+  ctx: StageContext<unknown>,
+  name: string,
+  opts: { ckptDir?: string; resume?: string; threads?: number; args?: readonly string[] } = {},
+): Promise<ServedModel> {
   const spec = ctx.models[name];
   if (!spec) throw new UserError(`no model named ${name} in models:`);
   if (spec.provider !== 'worker') return { spec, collect: async () => {}, stop: async () => {} };
@@ -78,7 +89,12 @@ export async function serveModel(ctx: StageContext<unknown>, name: string, opts:
   });
   ctx.log(`trainer worker: ${worker.url}, serving ${worker.health.model ?? name}`);
   return {
-    spec: { ...spec, provider: 'openai', base_url: `${worker.url}/v1`, model: String(worker.health.model ?? spec.model) },
+    spec: {
+      ...spec,
+      provider: 'openai',
+      base_url: `${worker.url}/v1`,
+      model: String(worker.health.model ?? spec.model),
+    },
     trainer: worker.client,
     worker,
     ckptDir,
@@ -95,12 +111,21 @@ export async function serveModel(ctx: StageContext<unknown>, name: string, opts:
 export async function serveForSampling(ctx: StageContext<unknown>, name: string): Promise<ServedModel> {
   const spec = ctx.models[name];
   if (spec?.provider !== 'worker' || spec.serve !== 'vllm') return serveModel(ctx, name);
-  if (ctx.host) throw new UserError(`model ${name}: serve: vllm starts vLLM on this machine; a node placed on a host (on:) serves it with the trainer worker (leave serve: out)`);
+  if (ctx.host)
+    throw new UserError(
+      `model ${name}: serve: vllm starts vLLM on this machine; a node placed on a host (on:) serves it with the trainer worker (leave serve: out)`,
+    );
   const weights = weightsFor(ctx, name, spec);
-  if (!('dir' in weights)) throw new UserError(`model ${name}: serve: vllm serves a model folder (path:) or a full-weight checkpoint:, not tiny:`);
+  if (!('dir' in weights))
+    throw new UserError(
+      `model ${name}: serve: vllm serves a model folder (path:) or a full-weight checkpoint:, not tiny:`,
+    );
   // A worker checkpoint keeps the weights in model/ and the tokenizer beside them; a path: is a model folder.
   const inCheckpoint = existsSync(join(weights.dir, 'model', 'config.json'));
-  if (!inCheckpoint && !existsSync(join(weights.dir, 'config.json'))) throw new UserError(`model ${name}: serve: vllm needs full weights (config.json); ${weights.dir} holds none (a LoRA adapter is served by the trainer worker)`);
+  if (!inCheckpoint && !existsSync(join(weights.dir, 'config.json')))
+    throw new UserError(
+      `model ${name}: serve: vllm needs full weights (config.json); ${weights.dir} holds none (a LoRA adapter is served by the trainer worker)`,
+    );
   const { startVllmServer } = await import('../gpu/vllm/server.js');
   const server = await startVllmServer({
     model: inCheckpoint ? join(weights.dir, 'model') : weights.dir,
@@ -111,16 +136,38 @@ export async function serveForSampling(ctx: StageContext<unknown>, name: string)
     signal: ctx.signal,
   });
   ctx.log(`vLLM server: ${server.baseUrl}, serving ${spec.model}`);
-  return { spec: { ...spec, provider: 'openai', base_url: server.baseUrl }, collect: async () => {}, stop: () => server.stop() };
+  return {
+    spec: { ...spec, provider: 'openai', base_url: server.baseUrl },
+    collect: async () => {},
+    stop: () => server.stop(),
+  };
 }
 
 /** The worker in a container on the node's host, with the GPUs the scheduler handed the node. */
-async function serveOnHost(ctx: StageContext<unknown>, name: string, spec: ModelSpec, weights: ReturnType<typeof weightsFor>, opts: { threads?: number; args?: readonly string[] }): Promise<ServedModel> {
+async function serveOnHost(
+  ctx: StageContext<unknown>,
+  name: string,
+  spec: ModelSpec,
+  weights: ReturnType<typeof weightsFor>,
+  opts: { threads?: number; args?: readonly string[] },
+): Promise<ServedModel> {
   const host = ctx.host!;
-  const [{ startHostWorker, DEFAULT_TRAINER_IMAGE }, { deviceRequests }] = await Promise.all([import('../gpu/trainer/host.js'), import('./shell/remote.js')]);
+  const [{ startHostWorker, DEFAULT_TRAINER_IMAGE }, { deviceRequests }] = await Promise.all([
+    import('../gpu/trainer/host.js'),
+    import('./shell/remote.js'),
+  ]);
   const worker = await startHostWorker({
     // The engine's address with what reaches it: an ssh:// host's key and known_hosts, a tcp:// host's TLS files.
-    host: { docker: host.docker, identity: host.identity, known_hosts: host.known_hosts, tls: host.tls, name: host.name, image: host.image ?? DEFAULT_TRAINER_IMAGE, env: host.env, deviceRequests: deviceRequests(host).DeviceRequests },
+    host: {
+      docker: host.docker,
+      identity: host.identity,
+      known_hosts: host.known_hosts,
+      tls: host.tls,
+      name: host.name,
+      image: host.image ?? DEFAULT_TRAINER_IMAGE,
+      env: host.env,
+      deviceRequests: deviceRequests(host).DeviceRequests,
+    },
     node: ctx.node.id,
     model: 'dir' in weights ? { dir: weights.dir } : { tiny: true, seed: weights.seed },
     loraRank: spec.lora_rank,
@@ -132,7 +179,12 @@ async function serveOnHost(ctx: StageContext<unknown>, name: string, spec: Model
   });
   ctx.log(`trainer worker on host ${host.name}: ${worker.url}, serving ${worker.health.model ?? name}`);
   return {
-    spec: { ...spec, provider: 'openai', base_url: `${worker.url}/v1`, model: String(worker.health.model ?? spec.model) },
+    spec: {
+      ...spec,
+      provider: 'openai',
+      base_url: `${worker.url}/v1`,
+      model: String(worker.health.model ?? spec.model),
+    },
     trainer: worker.client,
     worker,
     onHost: worker,

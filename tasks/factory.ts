@@ -15,7 +15,9 @@ import { descriptionMd, evaluatorScript, generateTaskEnvScript, leakageProblems 
 import type { TaskSpec } from './spec.js';
 import { writeTaskJson } from './taskjson.js';
 
-export type BuildResult = { ok: true; sampleScore: number; thresholds: Record<string, number> } | { ok: false; stage: 'generate' | 'evaluator' | 'leakage'; error: string };
+export type BuildResult =
+  | { ok: true; sampleScore: number; thresholds: Record<string, number> }
+  | { ok: false; stage: 'generate' | 'evaluator' | 'leakage'; error: string };
 
 export interface BuildOptions {
   /** A sandbox session over an empty task (the script needs no inputs). */
@@ -30,9 +32,16 @@ export async function buildTask(spec: TaskSpec, dest: string, opts: BuildOptions
   const script = generateTaskEnvScript(spec);
   await writeFile(join(ws, 'generate_task_env.py'), script);
   const out = `out-${spec.task_id}`;
-  const r = await opts.session.run({ file: 'generate_task_env.py', args: [out] }, { timeoutMs: opts.timeoutMs ?? 300_000, memoryMb: 4096 });
+  const r = await opts.session.run(
+    { file: 'generate_task_env.py', args: [out] },
+    { timeoutMs: opts.timeoutMs ?? 300_000, memoryMb: 4096 },
+  );
   if (r.exitCode !== 0) {
-    return { ok: false, stage: 'generate', error: `generate_task_env.py failed (exit ${r.exitCode}): ${r.stderr.trim().split('\n').slice(-3).join(' | ')}` };
+    return {
+      ok: false,
+      stage: 'generate',
+      error: `generate_task_env.py failed (exit ${r.exitCode}): ${r.stderr.trim().split('\n').slice(-3).join(' | ')}`,
+    };
   }
   await mkdir(dest, { recursive: true });
   await cp(join(ws, out, 'public'), join(dest, 'public'), { recursive: true });
@@ -46,7 +55,13 @@ export async function buildTask(spec: TaskSpec, dest: string, opts: BuildOptions
 
   const testColumns = (await csvHeader(join(dest, 'public', 'test.csv'))) ?? [];
   const ruleText = await readFile(join(dest, 'private', 'spec.json'), 'utf8');
-  const leaks = leakageProblems(spec.target.name, description, testColumns, await relativeFiles(join(dest, 'public')), JSON.stringify((JSON.parse(ruleText) as { hidden_rule?: unknown }).hidden_rule ?? {}));
+  const leaks = leakageProblems(
+    spec.target.name,
+    description,
+    testColumns,
+    await relativeFiles(join(dest, 'public')),
+    JSON.stringify((JSON.parse(ruleText) as { hidden_rule?: unknown }).hidden_rule ?? {}),
+  );
   if (leaks.length) return { ok: false, stage: 'leakage', error: leaks.join('; ') };
 
   // Thresholds from the reference teams' leaderboard, graded by the evaluator just written.
@@ -54,9 +69,13 @@ export async function buildTask(spec: TaskSpec, dest: string, opts: BuildOptions
   if (!board.ok) return { ok: false, stage: 'evaluator', error: board.error };
 
   const graded = await runEvaluator(dest, opts.python);
-  if (!graded.ok) return { ok: false, stage: 'evaluator', error: `evaluator on the sample submission: ${graded.error}` };
+  if (!graded.ok)
+    return { ok: false, stage: 'evaluator', error: `evaluator on the sample submission: ${graded.error}` };
 
-  const thresholds = JSON.parse(await readFile(join(dest, 'private', 'threshold.json'), 'utf8')) as Record<string, number>;
+  const thresholds = JSON.parse(await readFile(join(dest, 'private', 'threshold.json'), 'utf8')) as Record<
+    string,
+    number
+  >;
   await writeTaskJson(dest, {
     id: spec.task_id,
     modality: spec.source.modality,

@@ -9,7 +9,14 @@ import { runEvaluator } from './evaluate.js';
 import { writeTaskJson } from './taskjson.js';
 
 /** Files that an agent must never see, wherever the release put them. */
-const PRIVATE_NAMES = new Set(['evaluator.py', 'answer.csv', 'threshold.json', 'generate_task_env.py', 'spec.json', 'answers.csv']);
+const PRIVATE_NAMES = new Set([
+  'evaluator.py',
+  'answer.csv',
+  'threshold.json',
+  'generate_task_env.py',
+  'spec.json',
+  'answers.csv',
+]);
 
 async function isDir(p: string): Promise<boolean> {
   return (await stat(p).catch(() => null))?.isDirectory() ?? false;
@@ -73,10 +80,12 @@ export async function importSandmleTask(taskDir: string, destRoot: string, pytho
   }
   // Anything already private in the release stays private.
   if (await isDir(join(taskDir, 'prepared', 'private'))) {
-    for (const name of await readdir(join(taskDir, 'prepared', 'private'))) await cp(join(taskDir, 'prepared', 'private', name), join(dest, 'private', name), { recursive: true });
+    for (const name of await readdir(join(taskDir, 'prepared', 'private')))
+      await cp(join(taskDir, 'prepared', 'private', name), join(dest, 'private', name), { recursive: true });
   }
   const problems: string[] = [];
-  for (const need of ['evaluator.py', 'answer.csv']) if (!(await stat(join(dest, 'private', need)).catch(() => null))) problems.push(`no ${need}`);
+  for (const need of ['evaluator.py', 'answer.csv'])
+    if (!(await stat(join(dest, 'private', need)).catch(() => null))) problems.push(`no ${need}`);
   // The direction is what the evaluator itself prints on the sample submission.
   let direction: boolean | null = null;
   if (!problems.length) {
@@ -85,8 +94,18 @@ export async function importSandmleTask(taskDir: string, destRoot: string, pytho
     else problems.push(`the evaluator does not grade sample_submission.csv: ${graded.error}`);
   }
   const text = async (p: string) => readFile(p, 'utf8').catch(() => '');
-  const metric = metricName(await text(join(dest, 'private', 'evaluator.py')), await text(join(dest, 'public', 'description.md')));
+  const metric = metricName(
+    await text(join(dest, 'private', 'evaluator.py')),
+    await text(join(dest, 'public', 'description.md')),
+  );
   // Its output is read as the release read it; a null threshold is kept (the release's reward then falls back to its format part).
-  await writeTaskJson(dest, { id, generator: 'sandmle-release', evaluator_output: 'release', metric, is_lower_better: direction, source: { release: taskDir } });
+  await writeTaskJson(dest, {
+    id,
+    generator: 'sandmle-release',
+    evaluator_output: 'release',
+    metric,
+    is_lower_better: direction,
+    source: { release: taskDir },
+  });
   return { id, moved, problems };
 }

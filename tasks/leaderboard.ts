@@ -25,7 +25,8 @@ export function leaderboardScores(csvText: string, file: string): number[] {
     throw new UserError(`${file}: not a CSV file: ${(err as Error).message.split('\n')[0]}`);
   }
   if (!rows.length) throw new UserError(`${file}: the leaderboard has no teams`);
-  if (!('score' in rows[0])) throw new UserError(`${file}: the leaderboard has no score column (columns: ${Object.keys(rows[0]).join(', ')})`);
+  if (!('score' in rows[0]))
+    throw new UserError(`${file}: the leaderboard has no score column (columns: ${Object.keys(rows[0]).join(', ')})`);
   return rows.map((r) => (r.score.trim() === '' ? NaN : Number(r.score)));
 }
 
@@ -64,15 +65,24 @@ export function leaderboardThresholds(scores: readonly number[]): LeaderboardThr
 export const roundScore = (x: number) => Math.round(x * 1e5) / 1e5;
 
 /** A score's place against a leaderboard's thresholds: medals inclusive and exclusive, above-median strict. */
-export function rankScore(score: number | null, th: LeaderboardThresholds): { gold_medal: boolean; silver_medal: boolean; bronze_medal: boolean; above_median: boolean } {
-  if (score === null || !Number.isFinite(score)) return { gold_medal: false, silver_medal: false, bronze_medal: false, above_median: false };
+export function rankScore(
+  score: number | null,
+  th: LeaderboardThresholds,
+): { gold_medal: boolean; silver_medal: boolean; bronze_medal: boolean; above_median: boolean } {
+  if (score === null || !Number.isFinite(score))
+    return { gold_medal: false, silver_medal: false, bronze_medal: false, above_median: false };
   const s = roundScore(score);
   const lower = th.is_lower_better;
   const reaches = (t: number) => (lower ? s <= t : s >= t);
   const gold = reaches(th.gold_threshold);
   const silver = !gold && reaches(th.silver_threshold);
   const bronze = !gold && !silver && reaches(th.bronze_threshold);
-  return { gold_medal: gold, silver_medal: silver, bronze_medal: bronze, above_median: lower ? s < th.median_threshold : s > th.median_threshold };
+  return {
+    gold_medal: gold,
+    silver_medal: silver,
+    bronze_medal: bronze,
+    above_median: lower ? s < th.median_threshold : s > th.median_threshold,
+  };
 }
 
 /**

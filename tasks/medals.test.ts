@@ -3,11 +3,29 @@ import * as assert from 'uvu/assert';
 import { bootstrapCi, mean, sem, winRate } from '../core/stats.js';
 import { medalReport, milestones } from './medals.js';
 
-const th = { gold_threshold: 0.9, silver_threshold: 0.8, bronze_threshold: 0.7, median_threshold: 0.5, is_lower_better: false };
-const at = (score: number, lower = false) => (lower ? { score, gold_threshold: 1, silver_threshold: 2, bronze_threshold: 3, median_threshold: 5, is_lower_better: true } : { ...th, score });
+const th = {
+  gold_threshold: 0.9,
+  silver_threshold: 0.8,
+  bronze_threshold: 0.7,
+  median_threshold: 0.5,
+  is_lower_better: false,
+};
+const at = (score: number, lower = false) =>
+  lower
+    ? { score, gold_threshold: 1, silver_threshold: 2, bronze_threshold: 3, median_threshold: 5, is_lower_better: true }
+    : { ...th, score };
 
 test('MLE-bench medals: inclusive thresholds, mutually exclusive, above-median strict', () => {
-  assert.equal(medalReport(at(0.9)), { valid_submission: true, score: 0.9, above_median: true, gold_medal: true, silver_medal: false, bronze_medal: false, any_medal: true, is_lower_better: false });
+  assert.equal(medalReport(at(0.9)), {
+    valid_submission: true,
+    score: 0.9,
+    above_median: true,
+    gold_medal: true,
+    silver_medal: false,
+    bronze_medal: false,
+    any_medal: true,
+    is_lower_better: false,
+  });
   assert.is(medalReport(at(0.8)).silver_medal, true);
   assert.is(medalReport(at(0.8)).gold_medal, false);
   assert.is(medalReport(at(0.7)).bronze_medal, true);
@@ -26,17 +44,50 @@ test('reward milestones are cumulative and inclusive; a null threshold is never 
   assert.equal(milestones(at(0.6)), { execute: 1, median: 1, bronze: 0, silver: 0, gold: 0 });
   assert.equal(milestones(at(0.5)), { execute: 1, median: 1, bronze: 0, silver: 0, gold: 0 }, 'meets the median');
   assert.equal(milestones(at(0.49)), { execute: 1, median: 0, bronze: 0, silver: 0, gold: 0 });
-  assert.equal(milestones(at(5, true)), { execute: 1, median: 1, bronze: 0, silver: 0, gold: 0 }, 'lower is better: meets the median');
+  assert.equal(
+    milestones(at(5, true)),
+    { execute: 1, median: 1, bronze: 0, silver: 0, gold: 0 },
+    'lower is better: meets the median',
+  );
   assert.equal(milestones(at(5.01, true)).median, 0);
-  assert.equal(milestones({ ...at(0.95), gold_threshold: null }), { execute: 1, median: 1, bronze: 1, silver: 1, gold: 0 });
-  assert.equal(medalReport({ ...at(0.95), gold_threshold: null, median_threshold: null }), { valid_submission: true, score: 0.95, above_median: false, gold_medal: false, silver_medal: true, bronze_medal: false, any_medal: true, is_lower_better: false });
+  assert.equal(milestones({ ...at(0.95), gold_threshold: null }), {
+    execute: 1,
+    median: 1,
+    bronze: 1,
+    silver: 1,
+    gold: 0,
+  });
+  assert.equal(medalReport({ ...at(0.95), gold_threshold: null, median_threshold: null }), {
+    valid_submission: true,
+    score: 0.95,
+    above_median: false,
+    gold_medal: false,
+    silver_medal: true,
+    bronze_medal: false,
+    any_medal: true,
+    is_lower_better: false,
+  });
   assert.equal(milestones(null), { execute: 0, median: 0, bronze: 0, silver: 0, gold: 0 });
 });
 
 test('a score that is not finite is a valid submission, as in MLE-bench; it earns no training reward', () => {
   // Higher is better: infinity reaches every threshold; lower is better: it reaches none. NaN reaches nothing.
-  assert.equal([medalReport(at(Infinity)).valid_submission, medalReport(at(Infinity)).gold_medal, medalReport(at(Infinity)).above_median], [true, true, true]);
-  assert.equal([medalReport(at(Infinity, true)).valid_submission, medalReport(at(Infinity, true)).any_medal, medalReport(at(-Infinity, true)).gold_medal], [true, false, true]);
+  assert.equal(
+    [
+      medalReport(at(Infinity)).valid_submission,
+      medalReport(at(Infinity)).gold_medal,
+      medalReport(at(Infinity)).above_median,
+    ],
+    [true, true, true],
+  );
+  assert.equal(
+    [
+      medalReport(at(Infinity, true)).valid_submission,
+      medalReport(at(Infinity, true)).any_medal,
+      medalReport(at(-Infinity, true)).gold_medal,
+    ],
+    [true, false, true],
+  );
   const nan = medalReport(at(NaN));
   assert.equal([nan.valid_submission, nan.any_medal, nan.above_median], [true, false, false]);
   assert.equal(milestones(at(Infinity)), { execute: 0, median: 0, bronze: 0, silver: 0, gold: 0 });

@@ -17,25 +17,51 @@ export interface MedalReport {
 }
 
 // A null threshold is a milestone the task lacks: never reached.
-const reaches = (score: number, threshold: number | null, lower: boolean) => threshold !== null && (lower ? score <= threshold : score >= threshold);
-const beats = (score: number, threshold: number | null, lower: boolean) => threshold !== null && (lower ? score < threshold : score > threshold);
+const reaches = (score: number, threshold: number | null, lower: boolean) =>
+  threshold !== null && (lower ? score <= threshold : score >= threshold);
+const beats = (score: number, threshold: number | null, lower: boolean) =>
+  threshold !== null && (lower ? score < threshold : score > threshold);
 
 /** The MLE-bench report fields for one graded submission (null when nothing valid was submitted). */
 export function medalReport(r: EvaluatorResult | null): MedalReport {
   // Any score is a valid submission, as in MLE-bench: infinity reaches what it compares past, NaN nothing.
   if (!r || typeof r.score !== 'number') {
-    return { valid_submission: false, score: null, above_median: false, gold_medal: false, silver_medal: false, bronze_medal: false, any_medal: false, is_lower_better: r?.is_lower_better ?? null };
+    return {
+      valid_submission: false,
+      score: null,
+      above_median: false,
+      gold_medal: false,
+      silver_medal: false,
+      bronze_medal: false,
+      any_medal: false,
+      is_lower_better: r?.is_lower_better ?? null,
+    };
   }
   const lower = r.is_lower_better;
   const gold = reaches(r.score, r.gold_threshold, lower);
   const silver = !gold && reaches(r.score, r.silver_threshold, lower);
   const bronze = !gold && !silver && reaches(r.score, r.bronze_threshold, lower);
   const aboveMedian = beats(r.score, r.median_threshold, lower);
-  return { valid_submission: true, score: r.score, above_median: aboveMedian, gold_medal: gold, silver_medal: silver, bronze_medal: bronze, any_medal: gold || silver || bronze, is_lower_better: lower };
+  return {
+    valid_submission: true,
+    score: r.score,
+    above_median: aboveMedian,
+    gold_medal: gold,
+    silver_medal: silver,
+    bronze_medal: bronze,
+    any_medal: gold || silver || bronze,
+    is_lower_better: lower,
+  };
 }
 
 /** Reward variables median/bronze/silver/gold: cumulative, so a gold also counts as silver, bronze and median. */
-export function milestones(r: EvaluatorResult | null): { execute: number; median: number; bronze: number; silver: number; gold: number } {
+export function milestones(r: EvaluatorResult | null): {
+  execute: number;
+  median: number;
+  bronze: number;
+  silver: number;
+  gold: number;
+} {
   // A training reward never credits a score that is not finite: infinity from a grader is degenerate, not a medal.
   if (!r || !Number.isFinite(r.score)) return { execute: 0, median: 0, bronze: 0, silver: 0, gold: 0 };
   const lower = r.is_lower_better;

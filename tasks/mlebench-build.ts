@@ -19,11 +19,15 @@ interface CompetitionConfig {
 }
 
 /** Builds the task folder; thresholds and direction come from the leaderboard. */
-export async function buildMlebenchTask(c: Competition, dest: string): Promise<{ teams: number; is_lower_better: boolean; sample_submission: string }> {
+export async function buildMlebenchTask(
+  c: Competition,
+  dest: string,
+): Promise<{ teams: number; is_lower_better: boolean; sample_submission: string }> {
   const lbFile = join(c.code, 'leaderboard.csv');
   const lbText = await readFile(lbFile, 'utf8');
   // The checkout keeps leaderboards in Git LFS: a pointer is not a leaderboard.
-  if (lbText.startsWith('version https://git-lfs')) throw new Error(`${lbFile} is a Git LFS pointer (run git lfs pull in the MLE-bench checkout)`);
+  if (lbText.startsWith('version https://git-lfs'))
+    throw new Error(`${lbFile} is a Git LFS pointer (run git lfs pull in the MLE-bench checkout)`);
   const scores = leaderboardScores(lbText, lbFile);
   const th = leaderboardThresholds(scores);
   const cfgFile = join(c.code, 'config.yaml');
@@ -37,16 +41,25 @@ export async function buildMlebenchTask(c: Competition, dest: string): Promise<{
   // The prepared folders are linked, not copied (tasks/references.ts). MLE-bench's prepare writes
   // description.md into public/; a folder prepared without one is copied so that it can be added.
   const references: Record<string, Reference> = {};
-  if (existsSync(join(c.public, 'description.md')) || !existsSync(join(c.code, 'description.md'))) references.public = await linkFolder(c.public, dest, 'public');
+  if (existsSync(join(c.public, 'description.md')) || !existsSync(join(c.code, 'description.md')))
+    references.public = await linkFolder(c.public, dest, 'public');
   else {
     await cp(c.public, join(dest, 'public'), { recursive: true });
     await cp(join(c.code, 'description.md'), join(dest, 'public', 'description.md'));
   }
   references['private/answers'] = await linkFolder(c.private, dest, 'private/answers');
-  const thresholds = { gold_threshold: th.gold_threshold, silver_threshold: th.silver_threshold, bronze_threshold: th.bronze_threshold, median_threshold: th.median_threshold };
+  const thresholds = {
+    gold_threshold: th.gold_threshold,
+    silver_threshold: th.silver_threshold,
+    bronze_threshold: th.bronze_threshold,
+    median_threshold: th.median_threshold,
+  };
   await writeFile(join(dest, 'private', 'threshold.json'), JSON.stringify(thresholds, null, 2) + '\n');
   // The human scores, in rank order, for HumanRank (a missing score is null).
-  await writeFile(join(dest, 'private', 'leaderboard.json'), JSON.stringify({ is_lower_better: th.is_lower_better, scores }) + '\n');
+  await writeFile(
+    join(dest, 'private', 'leaderboard.json'),
+    JSON.stringify({ is_lower_better: th.is_lower_better, scores }) + '\n',
+  );
   const grader = {
     mlebench_root: c.root,
     grader_name: cfg.grader?.name ?? c.id,

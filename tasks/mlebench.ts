@@ -30,17 +30,25 @@ export interface Competition {
 }
 
 /** Where a competition's pieces are, or why it cannot be a task (a clear message naming the fix). */
-export function findCompetition(data: string, mlebench: string, id: string): Competition | { id: string; missing: string } {
+export function findCompetition(
+  data: string,
+  mlebench: string,
+  id: string,
+): Competition | { id: string; missing: string } {
   const root = mlebenchRoot(mlebench);
   const code = join(root, 'mlebench', 'competitions', id);
   const prepared = join(resolve(data), id, 'prepared');
   const pub = join(prepared, 'public');
   const priv = join(prepared, 'private');
   if (!existsSync(pub) || !existsSync(priv)) {
-    return { id, missing: `no prepared data at ${prepared} (prepare it with MLE-bench: mlebench prepare -c ${id} --data-dir ${resolve(data)})` };
+    return {
+      id,
+      missing: `no prepared data at ${prepared} (prepare it with MLE-bench: mlebench prepare -c ${id} --data-dir ${resolve(data)})`,
+    };
   }
   for (const f of ['grade.py', 'leaderboard.csv']) {
-    if (!existsSync(join(code, f))) return { id, missing: `no ${f} in ${code} (mlebench: must name an MLE-bench checkout)` };
+    if (!existsSync(join(code, f)))
+      return { id, missing: `no ${f} in ${code} (mlebench: must name an MLE-bench checkout)` };
   }
   return { id, public: pub, private: priv, code, root };
 }

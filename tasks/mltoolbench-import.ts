@@ -20,7 +20,8 @@ export interface ManifestEntry {
   raw: Record<string, unknown>;
 }
 
-const pick = (o: Record<string, unknown>, names: string[]): unknown => names.map((n) => o[n]).find((v) => v !== undefined && v !== null);
+const pick = (o: Record<string, unknown>, names: string[]): unknown =>
+  names.map((n) => o[n]).find((v) => v !== undefined && v !== null);
 const str = (v: unknown) => (typeof v === 'string' || typeof v === 'number' ? String(v) : null);
 const num = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : null);
 
@@ -38,14 +39,22 @@ function direction(o: Record<string, unknown>): boolean | null {
 /** The instances a manifest lists, or a message saying why it cannot be read as one. */
 export async function readSuiteManifest(path: string): Promise<ManifestEntry[]> {
   const doc = (await readJsonFile(path)) as unknown;
-  const list = Array.isArray(doc) ? doc : ((doc as Record<string, unknown>)?.instances ?? (doc as Record<string, unknown>)?.tasks);
-  if (!Array.isArray(list)) throw new Error(`${path}: expected a list of instances, or an object with "instances" (or "tasks") holding one`);
+  const list = Array.isArray(doc)
+    ? doc
+    : ((doc as Record<string, unknown>)?.instances ?? (doc as Record<string, unknown>)?.tasks);
+  if (!Array.isArray(list))
+    throw new Error(`${path}: expected a list of instances, or an object with "instances" (or "tasks") holding one`);
   return list.map((item, i) => {
     const o = (item ?? {}) as Record<string, unknown>;
     const id = str(pick(o, ['instance_id', 'id', 'task_id']));
     if (!id) throw new Error(`${path}: instance ${i} has no instance_id (or id, task_id)`);
     const b = pick(o, ['starter_baseline', 'baseline', 'starter_score']);
-    const baseline = num(b) !== null ? { mean: b as number, std: null } : b && typeof b === 'object' && num((b as Record<string, unknown>).mean) !== null ? { mean: (b as Record<string, number>).mean, std: num((b as Record<string, unknown>).std) } : null;
+    const baseline =
+      num(b) !== null
+        ? { mean: b as number, std: null }
+        : b && typeof b === 'object' && num((b as Record<string, unknown>).mean) !== null
+          ? { mean: (b as Record<string, number>).mean, std: num((b as Record<string, unknown>).std) }
+          : null;
     return {
       id,
       raw: o,
@@ -66,7 +75,8 @@ const TEST_SCRIPTS = ['private/evaluator.py', 'evaluator.py', 'test.py', 'evalua
 export function instanceProblem(dir: string): string | null {
   if (!existsSync(dir)) return `no folder ${dir}`;
   if (!existsSync(join(dir, 'public'))) return `${dir} has no public/`;
-  if (!TEST_SCRIPTS.some((s) => existsSync(join(dir, s)))) return `${dir} has no test script (one of ${TEST_SCRIPTS.join(', ')})`;
+  if (!TEST_SCRIPTS.some((s) => existsSync(join(dir, s))))
+    return `${dir} has no test script (one of ${TEST_SCRIPTS.join(', ')})`;
   return null;
 }
 
@@ -76,13 +86,19 @@ export async function importInstance(e: ManifestEntry, src: string, dest: string
   await cp(join(src, 'public'), join(dest, 'public'), { recursive: true });
   for (const entry of await readdir(src)) {
     if (entry === 'public') continue;
-    await cp(join(src, entry), entry === 'private' ? join(dest, 'private') : join(dest, 'private', entry), { recursive: true });
+    await cp(join(src, entry), entry === 'private' ? join(dest, 'private') : join(dest, 'private', entry), {
+      recursive: true,
+    });
   }
   const script = TEST_SCRIPTS.find((s) => existsSync(join(src, s)))!;
   if (script !== 'private/evaluator.py') await cp(join(src, script), join(dest, 'private', 'evaluator.py'));
   // The author-side condition stays private: an agent sees only the opaque id.
   await writeFile(join(dest, 'private', 'manifest_entry.json'), JSON.stringify(e.raw, null, 2) + '\n');
-  if (e.baseline) await writeFile(join(dest, 'private', 'spec.json'), JSON.stringify({ starter_score: e.baseline.mean, starter_std: e.baseline.std }, null, 1) + '\n');
+  if (e.baseline)
+    await writeFile(
+      join(dest, 'private', 'spec.json'),
+      JSON.stringify({ starter_score: e.baseline.mean, starter_std: e.baseline.std }, null, 1) + '\n',
+    );
   await writeTaskJson(dest, {
     id: e.id,
     generator: 'mltoolbench-import',

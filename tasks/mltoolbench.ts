@@ -25,7 +25,14 @@ export function suiteInstances(): SuiteInstance[] {
   return lines.map((line) => {
     const [suffix, template, config, seed] = line.split('\t');
     const parts = suffix.split('-');
-    return { id: `mltb-v1-${suffix}`, template, config, seed: Number(seed), split: parts[parts.length - 2] as SuiteSplit, domain: parts.slice(0, -2).join('-') };
+    return {
+      id: `mltb-v1-${suffix}`,
+      template,
+      config,
+      seed: Number(seed),
+      split: parts[parts.length - 2] as SuiteSplit,
+      domain: parts.slice(0, -2).join('-'),
+    };
   });
 }
 
@@ -41,7 +48,12 @@ export interface SuiteSelection {
 }
 
 export function selectInstances(sel: SuiteSelection): SuiteInstance[] {
-  const picked = suiteInstances().filter((i) => (sel.split === 'all' || i.split === sel.split) && (!sel.templates || sel.templates.includes(i.template)) && (!sel.domains || sel.domains.includes(i.domain)));
+  const picked = suiteInstances().filter(
+    (i) =>
+      (sel.split === 'all' || i.split === sel.split) &&
+      (!sel.templates || sel.templates.includes(i.template)) &&
+      (!sel.domains || sel.domains.includes(i.domain)),
+  );
   return sel.limit ? picked.slice(0, sel.limit) : picked;
 }
 
@@ -50,4 +62,10 @@ export function selectInstances(sel: SuiteSelection): SuiteInstance[] {
  * SciPy's image filters and Pillow, never torch or XGBoost. The stage that builds the suite preloads only
  * these in its warm jails.
  */
-export const SUITE_MODULES = sklearnStackWith('sklearn.svm', 'sklearn.naive_bayes', 'scipy.ndimage', 'scipy.stats', 'PIL.Image');
+export const SUITE_MODULES = sklearnStackWith(
+  'sklearn.svm',
+  'sklearn.naive_bayes',
+  'scipy.ndimage',
+  'scipy.stats',
+  'PIL.Image',
+);

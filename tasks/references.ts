@@ -31,7 +31,8 @@ export async function referenceChange(ref: Reference): Promise<string | undefine
     const was = before.get(p);
     if (!was) return `${p} was added`;
     if (was.size !== size) return `${p} changed size (${was.size} → ${size} bytes)`;
-    if (was.mtime !== mtime) return `${p} was modified (${new Date(was.mtime).toISOString()} → ${new Date(mtime).toISOString()})`;
+    if (was.mtime !== mtime)
+      return `${p} was modified (${new Date(was.mtime).toISOString()} → ${new Date(mtime).toISOString()})`;
     before.delete(p);
   }
   const gone = [...before.keys()][0];

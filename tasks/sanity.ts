@@ -17,8 +17,10 @@ export function sanityProblem(th: Thresholds, sampleScore: number, lowerIsBetter
   if (missing >= 0) return `no ${names[missing]} threshold (null)`;
   const better = (a: number, b: number) => (lowerIsBetter ? a < b : a > b);
   for (let i = 0; i + 1 < order.length; i++) {
-    if (!better(order[i]!, order[i + 1]!)) return `${names[i]} (${order[i]}) is not strictly better than ${names[i + 1]} (${order[i + 1]})`;
+    if (!better(order[i]!, order[i + 1]!))
+      return `${names[i]} (${order[i]}) is not strictly better than ${names[i + 1]} (${order[i + 1]})`;
   }
-  if (!better(th.gold_threshold!, sampleScore)) return `gold (${th.gold_threshold}) is not strictly better than the sample submission (${sampleScore})`;
+  if (!better(th.gold_threshold!, sampleScore))
+    return `gold (${th.gold_threshold}) is not strictly better than the sample submission (${sampleScore})`;
   return null;
 }

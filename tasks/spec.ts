@@ -2,9 +2,17 @@
 // Strategist decides and the generator, evaluator and writer obey.
 
 /** The seven kinds of task the procedural generator instantiates. */
-export type Generator = 'tabular-classification' | 'tabular-regression' | 'image-classification' | 'text-classification' | 'audio-classification' | 'graph-node-classification' | 'time-series-forecasting';
+export type Generator =
+  | 'tabular-classification'
+  | 'tabular-regression'
+  | 'image-classification'
+  | 'text-classification'
+  | 'audio-classification'
+  | 'graph-node-classification'
+  | 'time-series-forecasting';
 
-export type TaskMetric = 'accuracy' | 'macro_f1' | 'roc_auc' | 'log_loss' | 'rmse' | 'mae' | 'r2' | 'quadratic_weighted_kappa';
+export type TaskMetric =
+  'accuracy' | 'macro_f1' | 'roc_auc' | 'log_loss' | 'rmse' | 'mae' | 'r2' | 'quadratic_weighted_kappa';
 
 export interface FeatureSpec {
   name: string;
@@ -47,7 +55,14 @@ export interface TaskSpec {
   noise: number;
   domain: DomainChoice & { entity: string; candidates: DomainChoice[] };
   mutations: MutationSpec[];
-  target: { name: string; kind: 'classification' | 'regression'; classes?: string[]; scale?: number; offset?: number; unit?: string };
+  target: {
+    name: string;
+    kind: 'classification' | 'regression';
+    classes?: string[];
+    scale?: number;
+    offset?: number;
+    unit?: string;
+  };
   features?: FeatureSpec[];
   image_size?: number;
   vocabulary?: { positive: string[]; negative: string[]; neutral: string[] };

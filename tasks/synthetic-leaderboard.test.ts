@@ -20,8 +20,20 @@ test('teams are ranked best first in either direction, ties by name', () => {
 });
 
 test("threshold.json holds the four lines at the evaluator's precision", () => {
-  const th = { gold_threshold: 0.123456789, silver_threshold: 0.1, bronze_threshold: 0.05, median_threshold: 0.0333333333, is_lower_better: false, teams: 9 };
-  assert.equal(JSON.parse(thresholdJson(th)), { bronze_threshold: 0.05, gold_threshold: 0.123457, median_threshold: 0.033333, silver_threshold: 0.1 });
+  const th = {
+    gold_threshold: 0.123456789,
+    silver_threshold: 0.1,
+    bronze_threshold: 0.05,
+    median_threshold: 0.0333333333,
+    is_lower_better: false,
+    teams: 9,
+  };
+  assert.equal(JSON.parse(thresholdJson(th)), {
+    bronze_threshold: 0.05,
+    gold_threshold: 0.123457,
+    median_threshold: 0.033333,
+    silver_threshold: 0.1,
+  });
 });
 
 // An evaluator with the contract's score_submission: the score is the mean of the submission's `value` column,
@@ -42,7 +54,8 @@ async function task(values: Record<string, number>): Promise<{ dir: string; team
   await writeFile(join(dir, 'private', 'evaluator.py'), EVALUATOR);
   const teams = join(dir, 'teams');
   await mkdir(teams);
-  for (const [name, v] of Object.entries(values)) await writeFile(join(teams, `${name}.csv`), `id,value\n1,${v}\n2,${v}\n`);
+  for (const [name, v] of Object.entries(values))
+    await writeFile(join(teams, `${name}.csv`), `id,value\n1,${v}\n2,${v}\n`);
   return { dir, teams };
 }
 
@@ -62,7 +75,12 @@ test('ten teams graded by the evaluator: leaderboard.csv in rank order, MLE-benc
     ['t1', 't2', 't3', 't4', 't5', 't6', 't7', 't8', 't9', 't10'],
   );
   // 10 teams: gold at position 1, silver at 2, bronze at 4; median (0.5 + 0.6) / 2.
-  assert.equal(JSON.parse(await readFile(join(dir, 'private', 'threshold.json'), 'utf8')), { bronze_threshold: 0.4, gold_threshold: 0.1, median_threshold: 0.55, silver_threshold: 0.2 });
+  assert.equal(JSON.parse(await readFile(join(dir, 'private', 'threshold.json'), 'utf8')), {
+    bronze_threshold: 0.4,
+    gold_threshold: 0.1,
+    median_threshold: 0.55,
+    silver_threshold: 0.2,
+  });
   const lb = JSON.parse(await readFile(join(dir, 'private', 'leaderboard.json'), 'utf8'));
   assert.is(lb.is_lower_better, true);
   assert.equal(lb.scores, [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1]);

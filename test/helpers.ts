@@ -50,11 +50,21 @@ const cleanEnv = (env: Record<string, string> = {}) => {
 };
 
 /** Runs the built CLI to completion (the one in `root`, a package copy, when given). */
-export async function cli(args: string[], opts: { cwd: string; env?: Record<string, string>; root?: string; limitMs?: number }): Promise<CliResult> {
+export async function cli(
+  args: string[],
+  opts: { cwd: string; env?: Record<string, string>; root?: string; limitMs?: number },
+): Promise<CliResult> {
   const bin = opts.root ? join(opts.root, 'dist', 'cli.js') : CLI;
   // A run whose work is minutes long by design (a whole training chain) names its own limit, scaled as the rest.
   const timeout = opts.limitMs ? scaled(opts.limitMs) : CLI_LIMIT_MS;
-  const call = () => execa(process.execPath, [bin, ...args], { cwd: opts.cwd, env: cleanEnv(opts.env), extendEnv: false, reject: false, timeout });
+  const call = () =>
+    execa(process.execPath, [bin, ...args], {
+      cwd: opts.cwd,
+      env: cleanEnv(opts.env),
+      extendEnv: false,
+      reject: false,
+      timeout,
+    });
   // A file that shares task nodes (shareTaskNodes) runs with the other files' generated tasks in its cache.
   const r = args[0] === 'run' ? await withSharedTaskNodes(opts.cwd, call) : await call();
   return { exitCode: r.exitCode ?? -1, stdout: String(r.stdout), stderr: String(r.stderr) };
@@ -62,7 +72,13 @@ export async function cli(args: string[], opts: { cwd: string; env?: Record<stri
 
 /** Starts the built CLI without waiting (for kill and concurrency tests). */
 export function cliStart(args: string[], opts: { cwd: string; env?: Record<string, string> }): ResultPromise {
-  return execa(process.execPath, [CLI, ...args], { cwd: opts.cwd, env: cleanEnv(opts.env), extendEnv: false, reject: false, timeout: CLI_LIMIT_MS });
+  return execa(process.execPath, [CLI, ...args], {
+    cwd: opts.cwd,
+    env: cleanEnv(opts.env),
+    extendEnv: false,
+    reject: false,
+    timeout: CLI_LIMIT_MS,
+  });
 }
 
 /**
@@ -85,7 +101,11 @@ export async function packageCopy(): Promise<string> {
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Polls until cond holds; gives up after timeoutMs (scaled) as a hang. */
-export async function waitFor(cond: () => Promise<boolean> | boolean, timeoutMs = 30_000, what = 'condition'): Promise<void> {
+export async function waitFor(
+  cond: () => Promise<boolean> | boolean,
+  timeoutMs = 30_000,
+  what = 'condition',
+): Promise<void> {
   const t0 = Date.now();
   const limit = scaled(timeoutMs);
   while (!(await cond())) {
@@ -128,7 +148,8 @@ export function fakeManifest(over: Partial<Manifest> & { key: string }): Manifes
 export async function nodeLogs(dir: string): Promise<string> {
   const root = join(dir, '.mlepipe', 'logs');
   const parts: string[] = [];
-  for (const f of await readdir(root, { recursive: true }).catch(() => [] as string[])) parts.push(await readFile(join(root, f), 'utf8').catch(() => ''));
+  for (const f of await readdir(root, { recursive: true }).catch(() => [] as string[]))
+    parts.push(await readFile(join(root, f), 'utf8').catch(() => ''));
   return parts.join('\n');
 }
 
@@ -144,17 +165,21 @@ export async function sharedCacheSettings(): Promise<{ cache: string; settings: 
 
 /** A node's key, as `mlepipe plan --json FILE` computes it. */
 export async function nodeKey(dir: string, node: string, file = 'e.yaml'): Promise<string> {
-  const plan = JSON.parse((await cli(['plan', file, '--json'], { cwd: dir })).stdout) as { nodes: { id: string; key: string }[] };
+  const plan = JSON.parse((await cli(['plan', file, '--json'], { cwd: dir })).stdout) as {
+    nodes: { id: string; key: string }[];
+  };
   const key = plan.nodes.find((n) => n.id === node)?.key;
   if (!key) throw new Error(`no node ${node} in ${file}`);
   return key;
 }
 
 /** One node's log (its last attempt) in the cache at `cache`. */
-export const nodeLog = (cache: string, key: string) => readFile(join(cache, 'logs', `${key}.log`), 'utf8').catch(() => '');
+export const nodeLog = (cache: string, key: string) =>
+  readFile(join(cache, 'logs', `${key}.log`), 'utf8').catch(() => '');
 
 /** A node's output folder, as `mlepipe outputs FILE NODE` prints it. */
-export const outputsOf = async (dir: string, node: string, file = 'e.yaml') => (await cli(['outputs', file, node], { cwd: dir })).stdout.trim();
+export const outputsOf = async (dir: string, node: string, file = 'e.yaml') =>
+  (await cli(['outputs', file, node], { cwd: dir })).stdout.trim();
 
 /** A JSON Lines file's records. */
 export const readJsonl = async (file: string) =>

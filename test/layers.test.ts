@@ -8,12 +8,24 @@ import { readdir, readFile } from 'node:fs/promises';
 import { dirname, join, normalize, relative } from 'node:path';
 import { ROOT } from './helpers.js';
 
-const RANK: Record<string, number> = { core: 0, sandbox: 1, tasks: 2, tools: 2, seeds: 3, agents: 4, gpu: 5, stages: 6, pipelines: 7, cli: 8 };
+const RANK: Record<string, number> = {
+  core: 0,
+  sandbox: 1,
+  tasks: 2,
+  tools: 2,
+  seeds: 3,
+  agents: 4,
+  gpu: 5,
+  stages: 6,
+  pipelines: 7,
+  cli: 8,
+};
 
 async function sources(dir: string): Promise<string[]> {
   const out: string[] = [];
   for (const e of await readdir(join(ROOT, dir), { recursive: true, withFileTypes: true })) {
-    if (e.isFile() && e.name.endsWith('.ts') && !e.name.endsWith('.test.ts') && !e.name.endsWith('.d.ts')) out.push(relative(ROOT, join(e.parentPath, e.name)));
+    if (e.isFile() && e.name.endsWith('.ts') && !e.name.endsWith('.test.ts') && !e.name.endsWith('.d.ts'))
+      out.push(relative(ROOT, join(e.parentPath, e.name)));
   }
   return out;
 }
@@ -26,7 +38,12 @@ export function specifiers(text: string): string[] {
 const t = suite('layers');
 
 t('specifiers sees static, re-exported and dynamic imports', () => {
-  assert.equal(specifiers(`import a from './a.js';\nexport type { B } from '../b.js';\nconst c = await import('../../c.js');\nimport './d.js';`), ['./a.js', '../b.js', '../../c.js', './d.js']);
+  assert.equal(
+    specifiers(
+      `import a from './a.js';\nexport type { B } from '../b.js';\nconst c = await import('../../c.js');\nimport './d.js';`,
+    ),
+    ['./a.js', '../b.js', '../../c.js', './d.js'],
+  );
 });
 
 t('no module imports from its own layer in another folder, or from a layer above', async () => {

@@ -15,7 +15,11 @@ export interface PytestCase {
 
 const unescape = (s: string) =>
   s.replace(/&(lt|gt|quot|apos|amp|#(\d+)|#x([0-9a-f]+));/gi, (_, e: string, d?: string, h?: string) =>
-    d ? String.fromCodePoint(Number(d)) : h ? String.fromCodePoint(parseInt(h, 16)) : ({ lt: '<', gt: '>', quot: '"', apos: "'", amp: '&' } as Record<string, string>)[e.toLowerCase()],
+    d
+      ? String.fromCodePoint(Number(d))
+      : h
+        ? String.fromCodePoint(parseInt(h, 16))
+        : ({ lt: '<', gt: '>', quot: '"', apos: "'", amp: '&' } as Record<string, string>)[e.toLowerCase()],
   );
 const attr = (attrs: string, name: string) => unescape(new RegExp(`\\b${name}="([^"]*)"`).exec(attrs)?.[1] ?? '');
 
@@ -33,7 +37,12 @@ export function pytestCases(xml: string): PytestCase[] {
 /** Runs pytest with `args` and reads its report back; `cases` is empty when pytest wrote none. */
 export async function runPytest(python: string, args: string[], opts: { cwd: string; timeoutMs: number }) {
   const report = join(await mkdtemp(join(tmpdir(), 'pytest-')), 'report.xml');
-  const run = await execa(python, ['-m', 'pytest', ...args, '-q', `--junitxml=${report}`], { cwd: opts.cwd, reject: false, all: true, timeout: opts.timeoutMs });
+  const run = await execa(python, ['-m', 'pytest', ...args, '-q', `--junitxml=${report}`], {
+    cwd: opts.cwd,
+    reject: false,
+    all: true,
+    timeout: opts.timeoutMs,
+  });
   const xml = await readFile(report, 'utf8').catch(() => '');
   return { exitCode: run.exitCode, output: run.all ?? '', cases: pytestCases(xml) };
 }

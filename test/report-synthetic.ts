@@ -45,15 +45,60 @@ export function syntheticTrajectory(i: number, variants: string[]): Recorded & {
     messages,
     turns,
     ended: 'answer',
-    evaluation: { score, gold_threshold: 0.6, silver_threshold: 0.55, bronze_threshold: 0.5, median_threshold: 0.45, is_lower_better: false },
+    evaluation: {
+      score,
+      gold_threshold: 0.6,
+      silver_threshold: 0.55,
+      bronze_threshold: 0.5,
+      median_threshold: 0.45,
+      is_lower_better: false,
+    },
     grade_error: null,
     starter_score: 0.3,
-    variables: { format: 1, execute: 1, valid: 1, median: reached[3], bronze: reached[2], silver: reached[1], gold: reached[0], score, improvement: score - 0.3, success: 1, turns: 3, reply_chars: 90, timed_out: 0 },
+    variables: {
+      format: 1,
+      execute: 1,
+      valid: 1,
+      median: reached[3],
+      bronze: reached[2],
+      silver: reached[1],
+      gold: reached[0],
+      score,
+      improvement: score - 0.3,
+      success: 1,
+      turns: 3,
+      reply_chars: 90,
+      timed_out: 0,
+    },
     reward: reached[2],
     started: '2026-01-01T00:00:00.000Z',
     duration_ms: 2400,
-    ...(aide ? { journal: { nodes: turns.map((t) => ({ id: t.turn, parent: t.parent, operator: t.operator, metric: t.metric, buggy: false, plan: 'fit a model' })), best: 2, lower_is_better: false } } : {}),
-    ...(i % 5 === 0 ? { shaping: { kind: 'spice', beta: 0.1, turns: turns.map((t) => ({ turn: t.turn, category: 'code', d: 0.25 * (t.turn + 1) })), rewards: [0.025, 0.05, 0.075] } } : {}),
+    ...(aide
+      ? {
+          journal: {
+            nodes: turns.map((t) => ({
+              id: t.turn,
+              parent: t.parent,
+              operator: t.operator,
+              metric: t.metric,
+              buggy: false,
+              plan: 'fit a model',
+            })),
+            best: 2,
+            lower_is_better: false,
+          },
+        }
+      : {}),
+    ...(i % 5 === 0
+      ? {
+          shaping: {
+            kind: 'spice',
+            beta: 0.1,
+            turns: turns.map((t) => ({ turn: t.turn, category: 'code', d: 0.25 * (t.turn + 1) })),
+            rewards: [0.025, 0.05, 0.075],
+          },
+        }
+      : {}),
   };
 }
 
@@ -65,12 +110,31 @@ export async function syntheticReport(dir: string, n: number, variants = ['agent
   for (let i = 0; i < n; i++) {
     const t = syntheticTrajectory(i, variants);
     await write(i, t);
-    index.push({ i, n: t.node, s: 'agents', task: t.task_id!, policy: t.policy!, rep: t.sample!, outcome: outcomeOf(t), reward: t.reward ?? null, score: t.variables!.score, turns: 3, scaffold: String(t.scaffold) });
+    index.push({
+      i,
+      n: t.node,
+      s: 'agents',
+      task: t.task_id!,
+      policy: t.policy!,
+      rep: t.sample!,
+      outcome: outcomeOf(t),
+      reward: t.reward ?? null,
+      score: t.variables!.score,
+      turns: 3,
+      scaffold: String(t.scaffold),
+    });
   }
   const data: PageData = {
     experiment: { name: 'synthetic', file: join(dir, 'synthetic.yaml') },
     generated: '2026-01-01T00:00:00.000Z',
-    tables: [{ name: 'medals', columns: ['policy', 'any_medal'], rows: [['policy-0', '40']], reference: { source: 'a paper', columns: ['policy', 'any_medal'], rows: [['theirs', '35']] } }],
+    tables: [
+      {
+        name: 'medals',
+        columns: ['policy', 'any_medal'],
+        rows: [['policy-0', '40']],
+        reference: { source: 'a paper', columns: ['policy', 'any_medal'], rows: [['theirs', '35']] },
+      },
+    ],
     figures: [],
     funnel: [],
     curves: [],

@@ -11,21 +11,46 @@
 // it was in counts as one failure, and the runner names that test (from the
 // trace test/uvu/index.mjs writes as each test starts).
 import { spawn } from 'node:child_process';
-import { accessSync, constants, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statfsSync, statSync, writeFileSync } from 'node:fs';
+import {
+  accessSync,
+  constants,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statfsSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { pick, prepare, runCheck } from '../scripts/checks.mjs';
 import { timeScale } from './time-scale.mjs';
 
-const ROOTS = ['core', 'pipelines', 'stages', 'cli', 'sandbox', 'tasks', 'agents', 'tools', 'seeds', 'gpu', 'test'].filter((d) => existsSync(d));
+const ROOTS = [
+  'core',
+  'pipelines',
+  'stages',
+  'cli',
+  'sandbox',
+  'tasks',
+  'agents',
+  'tools',
+  'seeds',
+  'gpu',
+  'test',
+].filter((d) => existsSync(d));
 // Arguments: substrings of test file paths, or paths of files to run as they are. --checks adds the static
 // checks (scripts/checks.mjs), --checks=NAME,... some of them, by name or group; they then share the lanes
 // with the files: `npm test` runs the suite that way.
 const checkArgs = process.argv.slice(2).filter((a) => a === '--checks' || a.startsWith('--checks='));
 let checks = [];
 try {
-  checks = checkArgs.flatMap((a) => pick(a === '--checks' ? [] : a.slice('--checks='.length).split(',').filter(Boolean)));
+  checks = checkArgs.flatMap((a) =>
+    pick(a === '--checks' ? [] : a.slice('--checks='.length).split(',').filter(Boolean)),
+  );
 } catch (err) {
   console.error(`test runner: ${err.message}`);
   process.exit(2);
@@ -71,7 +96,9 @@ const TS_CACHE = join(tmpdir(), `mlepipe-test-ts-${process.geteuid?.() ?? 'user'
 // each with its CLI, a worker or a jail beside it, on cores other people share. A second OpenMP thread then
 // finds no free core and busy-waits for it: the tiny models' steps took 25 times the CPU time and 20 times
 // the wall time of one thread on a loaded 2-core machine, and slowed the other lane as well.
-const THREADS = Object.fromEntries(['OMP_NUM_THREADS', 'MKL_NUM_THREADS', 'OPENBLAS_NUM_THREADS'].map((k) => [k, process.env[k] || '1']));
+const THREADS = Object.fromEntries(
+  ['OMP_NUM_THREADS', 'MKL_NUM_THREADS', 'OPENBLAS_NUM_THREADS'].map((k) => [k, process.env[k] || '1']),
+);
 
 function find(dir) {
   let out = [];
@@ -102,7 +129,12 @@ const DURATIONS = fileURLToPath(new URL('./durations.json', import.meta.url));
 const DURATIONS_ABOUT =
   'Seconds each test file and static check (check:NAME) took in a whole run of test/run.mjs --checks, two at a time on the 2-core machine; the runner starts the slowest first. MLEPIPE_TEST_DURATIONS=write node test/run.mjs --checks refreshes it.';
 const lastTimes = { ...readTimes(DURATIONS).seconds, ...readTimes(TIMES) };
-const files = [...new Set([...named, ...ROOTS.flatMap((r) => find(r)).filter((f) => !filters.length || filters.some((x) => f.includes(x)))])]
+const files = [
+  ...new Set([
+    ...named,
+    ...ROOTS.flatMap((r) => find(r)).filter((f) => !filters.length || filters.some((x) => f.includes(x))),
+  ]),
+]
   .sort((a, b) => Number(!a.startsWith('test')) - Number(!b.startsWith('test')) || a.localeCompare(b))
   .sort((a, b) => (lastTimes[b] ?? -1) - (lastTimes[a] ?? -1));
 
@@ -115,14 +147,23 @@ function countTests(stdout) {
   const passed = /^\s*Passed:\s+(\d+)/m.exec(stdout);
   // uvu counts `.skip` tests and those `.only` left out as skipped; neither ran, so neither may pass quietly.
   const skipped = /^\s*Skipped:\s+(\d+)/m.exec(stdout);
-  if (total && passed) return { complete: true, passed: Number(passed[1]), failed: Number(total[1]) - Number(passed[1]), skipped: Number(skipped?.[1] ?? 0) };
+  if (total && passed)
+    return {
+      complete: true,
+      passed: Number(passed[1]),
+      failed: Number(total[1]) - Number(passed[1]),
+      skipped: Number(skipped?.[1] ?? 0),
+    };
   const c = { complete: false, passed: 0, failed: 0, skipped: 0 };
   const suites = [...stdout.matchAll(/\((\d+) \/ (\d+)\)\n/g)];
   for (const m of suites) {
     c.passed += Number(m[1]);
     c.failed += Number(m[2]) - Number(m[1]);
   }
-  const marks = stdout.slice(suites.length ? suites[suites.length - 1].index + suites[suites.length - 1][0].length : 0).match(/[•✘](?= )/g) ?? [];
+  const marks =
+    stdout
+      .slice(suites.length ? suites[suites.length - 1].index + suites[suites.length - 1][0].length : 0)
+      .match(/[•✘](?= )/g) ?? [];
   c.passed += marks.filter((m) => m === '•').length;
   c.failed += marks.filter((m) => m === '✘').length;
   return c;
@@ -221,11 +262,25 @@ function runFile(file, index) {
     // Its own temp folder (projects, workspaces, keys), removed when the file passes and kept for a look when it fails.
     const temp = mkdtempSync(join(TEMP_ROOT, 'mlt-'));
     // Source maps: a failure's stack names lines of the TypeScript, not of its compiled form.
-    const child = spawn(process.execPath, ['--enable-source-maps', '--import', TYPESCRIPT, '--import', REGISTER, file], {
-      env: { ...process.env, ...THREADS, NO_COLOR: '1', FORCE_COLOR: '0', MLEPIPE_TEST_TIME_SCALE: String(fileScale), MLEPIPE_TEST_TRACE: trace, MLEPIPE_TEST_TS_CACHE: TS_CACHE, MLEPIPE_TEST_SHARED_TASKS: SHARED_TASKS, TMPDIR: temp },
-      stdio: ['ignore', 'pipe', 'pipe'],
-      detached: true,
-    });
+    const child = spawn(
+      process.execPath,
+      ['--enable-source-maps', '--import', TYPESCRIPT, '--import', REGISTER, file],
+      {
+        env: {
+          ...process.env,
+          ...THREADS,
+          NO_COLOR: '1',
+          FORCE_COLOR: '0',
+          MLEPIPE_TEST_TIME_SCALE: String(fileScale),
+          MLEPIPE_TEST_TRACE: trace,
+          MLEPIPE_TEST_TS_CACHE: TS_CACHE,
+          MLEPIPE_TEST_SHARED_TASKS: SHARED_TASKS,
+          TMPDIR: temp,
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+        detached: true,
+      },
+    );
     running.add(child);
     let out = '';
     let stdout = '';
@@ -249,7 +304,9 @@ function runFile(file, index) {
       let note = '';
       if (!c.complete) {
         const at = inProgress(tests, stdout);
-        const how = killed ? `was killed after ${perFileTimeoutMs / 1000}s (its time limit)` : `exited early (${signal ?? `code ${code}`})`;
+        const how = killed
+          ? `was killed after ${perFileTimeoutMs / 1000}s (its time limit)`
+          : `exited early (${signal ?? `code ${code}`})`;
         note = `\n[test runner] ${file} ${how}${at ? ` in test ${at}` : ''}, after ${c.passed} passed and ${c.failed} failed\n`;
         // The test it was in failed; a file that ended with nothing failed counts as one failure.
         if (at || c.failed === 0) c.failed += 1;
@@ -274,7 +331,9 @@ function runFile(file, index) {
             .join('\n');
       const slow = secs > SLOW_FILE_S && tests.length > 1 ? `   slowest: ${slowest(tests, Date.now())}\n` : '';
       const cpu = cpuOf(trace);
-      process.stdout.write(`\n── ${relative('.', file)}  (${c.passed}/${c.passed + c.failed} passed, ${secs.toFixed(1)}s${cpu === null ? '' : `, ${cpu.toFixed(1)}s CPU`})\n${slow}${body}`);
+      process.stdout.write(
+        `\n── ${relative('.', file)}  (${c.passed}/${c.passed + c.failed} passed, ${secs.toFixed(1)}s${cpu === null ? '' : `, ${cpu.toFixed(1)}s CPU`})\n${slow}${body}`,
+      );
       resolve();
     });
   });
@@ -305,16 +364,25 @@ async function runStatic(check) {
   times[`check:${check.name}`] = secs;
   if (r.ok) passed++;
   else failed++;
-  const note = killed ? `[test runner] check ${check.name} was killed after ${perFileTimeoutMs / 1000}s (its time limit)\n` : '';
-  process.stdout.write(`\n── check ${check.name}  (${r.ok ? 'passed' : 'FAILED'}, ${secs.toFixed(1)}s)\n${r.ok ? '' : r.out + note}`);
+  const note = killed
+    ? `[test runner] check ${check.name} was killed after ${perFileTimeoutMs / 1000}s (its time limit)\n`
+    : '';
+  process.stdout.write(
+    `\n── check ${check.name}  (${r.ok ? 'passed' : 'FAILED'}, ${secs.toFixed(1)}s)\n${r.ok ? '' : r.out + note}`,
+  );
 }
 
 // The checks take their place among the files by their last times; one never timed is taken to be as slow
 // as the slowest check usually is, so that it does not wait for the end of the run.
 const CHECK_GUESS_S = 20;
 if (checks.length) prepare();
-const queue = [...files.map((f, i) => ({ key: f, run: () => runFile(f, i) })), ...[...new Set(checks)].map((c) => ({ key: `check:${c.name}`, run: () => runStatic(c) }))].sort(
-  (a, b) => (lastTimes[b.key] ?? (b.key.startsWith('check:') ? CHECK_GUESS_S : -1)) - (lastTimes[a.key] ?? (a.key.startsWith('check:') ? CHECK_GUESS_S : -1)),
+const queue = [
+  ...files.map((f, i) => ({ key: f, run: () => runFile(f, i) })),
+  ...[...new Set(checks)].map((c) => ({ key: `check:${c.name}`, run: () => runStatic(c) })),
+].sort(
+  (a, b) =>
+    (lastTimes[b.key] ?? (b.key.startsWith('check:') ? CHECK_GUESS_S : -1)) -
+    (lastTimes[a.key] ?? (a.key.startsWith('check:') ? CHECK_GUESS_S : -1)),
 );
 await Promise.all(
   Array.from({ length: Math.max(1, jobs) }, async () => {

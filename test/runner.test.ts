@@ -20,20 +20,32 @@ const FIXTURES = join('test', 'fixtures', 'runner');
  */
 async function nestedRun(args: string[], env: Record<string, string> = {}) {
   const root = await mkdtemp(join(tmpdir(), 'mlepipe-runner-tmp-'));
-  const r = await execa(process.execPath, ['test/run.mjs', ...args], { cwd: ROOT, env: { MLEPIPE_TEST_TMP: root, MLEPIPE_TEST_TIME_SCALE: String(TIME_SCALE), ...env }, reject: false });
+  const r = await execa(process.execPath, ['test/run.mjs', ...args], {
+    cwd: ROOT,
+    env: { MLEPIPE_TEST_TMP: root, MLEPIPE_TEST_TIME_SCALE: String(TIME_SCALE), ...env },
+    reject: false,
+  });
   return { ...r, root };
 }
 
 test('a crashed or killed file counts what it ran and says which test it was in', async () => {
   // Long enough for the hanging file to start and finish its first test, however loaded the machine.
   const limitS = Math.ceil(4 * TIME_SCALE);
-  const r = await nestedRun([join(FIXTURES, 'crash.fixture.ts'), join(FIXTURES, 'hang.fixture.ts')], { MLEPIPE_TEST_FILE_TIMEOUT_S: String(limitS) });
+  const r = await nestedRun([join(FIXTURES, 'crash.fixture.ts'), join(FIXTURES, 'hang.fixture.ts')], {
+    MLEPIPE_TEST_FILE_TIMEOUT_S: String(limitS),
+  });
   const out = String(r.stdout);
   assert.is(r.exitCode, 1, out);
   assert.match(out, /crash\.fixture\.ts {2}\(1\/3 passed/);
-  assert.match(out, 'crash.fixture.ts exited early (SIGKILL) in test "kills its own process", after 1 passed and 1 failed');
+  assert.match(
+    out,
+    'crash.fixture.ts exited early (SIGKILL) in test "kills its own process", after 1 passed and 1 failed',
+  );
   assert.match(out, /hang\.fixture\.ts {2}\(1\/3 passed/);
-  assert.match(out, `hang.fixture.ts was killed after ${limitS}s (its time limit) in test slow › "hangs", after 1 passed and 1 failed`);
+  assert.match(
+    out,
+    `hang.fixture.ts was killed after ${limitS}s (its time limit) in test slow › "hangs", after 1 passed and 1 failed`,
+  );
   // uvu 0.5 alone prints nothing for a throwing before hook.
   assert.match(out, /FAIL {2}setup {2}before hook\n {4}Error: the fixture could not start/);
   assert.ok(out.trimEnd().endsWith('\n2 passed, 4 failed'), out);
@@ -70,7 +82,10 @@ test('--checks=NAME runs a static check in a lane beside the files, counted as o
   assert.ok(out.trimEnd().endsWith('\n3 passed, 3 failed'), out);
   const bad = await nestedRun(['--checks=ruff,nonesuch', join(FIXTURES, 'skip.fixture.ts')]);
   assert.is(bad.exitCode, 2, String(bad.stdout));
-  assert.match(String(bad.stderr), 'test runner: no check or group named nonesuch (checks: tsc, eslint, prettier, ruff, mypy-worker, mypy-tools;');
+  assert.match(
+    String(bad.stderr),
+    'test runner: no check or group named nonesuch (checks: tsc, eslint, prettier, ruff, mypy-worker, mypy-tools;',
+  );
   assert.not.match(String(bad.stdout), 'skip.fixture');
 });
 
@@ -92,8 +107,15 @@ test('a failing check gives its output and the command that failed, and the comm
   assert.match(r.out, 'exited with code 3');
   assert.not.ok(existsSync(after), 'the second command ran after the first failed');
   const missing = await runCheck({ name: 'm', group: 'lint:py', commands: [[join(dir, 'no-such-tool'), 'check']] });
-  assert.equal([missing.ok, missing.out.includes(`${join(dir, 'no-such-tool')} is missing: run scripts/setup.sh`)], [false, true]);
-  const passing = await runCheck({ name: 'p', group: 'lint:ts', commands: [[process.execPath, '-e', `require('fs').writeFileSync(${JSON.stringify(after)}, '')`]] });
+  assert.equal(
+    [missing.ok, missing.out.includes(`${join(dir, 'no-such-tool')} is missing: run scripts/setup.sh`)],
+    [false, true],
+  );
+  const passing = await runCheck({
+    name: 'p',
+    group: 'lint:ts',
+    commands: [[process.execPath, '-e', `require('fs').writeFileSync(${JSON.stringify(after)}, '')`]],
+  });
   assert.equal([passing.ok, existsSync(after)], [true, true]);
 });
 
@@ -122,7 +144,11 @@ test("a pytest report gives one case per Python test, with a failure's or skip's
 <testcase classname="pkg.test_p" name="test_p[q&quot;]" time="0.000" /></testsuite></testsuites>`;
   assert.equal(pytestCases(xml), [
     { id: 'test_s::test_ok', outcome: 'passed' },
-    { id: 'test_s::test_bad', outcome: 'failed', detail: 'AssertionError: one <is> not two\nassert 1 == 2\ntest_s.py:3: AssertionError' },
+    {
+      id: 'test_s::test_bad',
+      outcome: 'failed',
+      detail: 'AssertionError: one <is> not two\nassert 1 == 2\ntest_s.py:3: AssertionError',
+    },
     { id: 'test_s::test_skip', outcome: 'skipped', detail: 'no gpu\n/tmp/test_s.py:4: no gpu' },
     { id: 'pkg.test_p::test_p[q"]', outcome: 'passed' },
   ]);

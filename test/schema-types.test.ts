@@ -38,8 +38,14 @@ test('a default makes a property present; required or not, the rest are optional
       'odd-name': { type: 'integer' },
     },
   });
-  assert.is(t, '{\n  run: string;\n  deps: string[];\n  timeout_s?: number;\n  mode?: "a" | "b";\n  guidance?: boolean | string;\n  env: Record<string, string | number>;\n  params?: Record<string, unknown>;\n  "odd-name"?: number;\n}');
-  assert.throws(() => schemaType({ type: 'object', properties: { x: { $ref: '#/definitions/x' } } }, 'shell'), /shell\.x: \$ref has no translation/);
+  assert.is(
+    t,
+    '{\n  run: string;\n  deps: string[];\n  timeout_s?: number;\n  mode?: "a" | "b";\n  guidance?: boolean | string;\n  env: Record<string, string | number>;\n  params?: Record<string, unknown>;\n  "odd-name"?: number;\n}',
+  );
+  assert.throws(
+    () => schemaType({ type: 'object', properties: { x: { $ref: '#/definitions/x' } } }, 'shell'),
+    /shell\.x: \$ref has no translation/,
+  );
 });
 
 /** Type errors in one module made of stages/params-agree.ts, then `body`, compiled in memory; line numbers count from `body`. */
@@ -47,13 +53,27 @@ function typeErrors(body: string): string[] {
   const agree = readFileSync(join(ROOT, 'stages', 'params-agree.ts'), 'utf8').trimEnd();
   const offset = agree.split('\n').length;
   const file = '/virtual/check.ts';
-  const options: ts.CompilerOptions = { strict: true, noEmit: true, target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.ESNext, types: [] };
+  const options: ts.CompilerOptions = {
+    strict: true,
+    noEmit: true,
+    target: ts.ScriptTarget.ES2022,
+    module: ts.ModuleKind.ESNext,
+    types: [],
+  };
   const host = ts.createCompilerHost(options);
   const { getSourceFile, fileExists } = host;
-  host.getSourceFile = (name, lang, ...rest) => (name === file ? ts.createSourceFile(name, `${agree}\n${body}`, lang) : getSourceFile.call(host, name, lang, ...rest));
+  host.getSourceFile = (name, lang, ...rest) =>
+    name === file
+      ? ts.createSourceFile(name, `${agree}\n${body}`, lang)
+      : getSourceFile.call(host, name, lang, ...rest);
   host.fileExists = (name) => name === file || fileExists.call(host, name);
   const program = ts.createProgram([file], options, host);
-  return ts.getPreEmitDiagnostics(program).map((d) => `${d.file ? `${d.file.getLineAndCharacterOfPosition(d.start!).line + 1 - offset}: ` : ''}${ts.flattenDiagnosticMessageText(d.messageText, ' ')}`);
+  return ts
+    .getPreEmitDiagnostics(program)
+    .map(
+      (d) =>
+        `${d.file ? `${d.file.getLineAndCharacterOfPosition(d.start!).line + 1 - offset}: ` : ''}${ts.flattenDiagnosticMessageText(d.messageText, ' ')}`,
+    );
 }
 
 test('the agreement holds for a matching interface and fails, on its own line, for each kind of drift', () => {
@@ -61,7 +81,12 @@ test('the agreement holds for a matching interface and fails, on its own line, f
     type: 'object',
     additionalProperties: false,
     required: ['run'],
-    properties: { run: { type: 'string' }, deps: { type: 'array', items: { type: 'string' }, default: [] }, timeout_s: { type: 'number' }, mode: { enum: ['a', 'b'], default: 'a' } },
+    properties: {
+      run: { type: 'string' },
+      deps: { type: 'array', items: { type: 'string' }, default: [] },
+      timeout_s: { type: 'number' },
+      mode: { enum: ['a', 'b'], default: 'a' },
+    },
   };
   const cases: Array<[string, string]> = [
     ['agrees', "{ run: string; readonly deps: readonly string[]; timeout_s?: number; mode: 'a' | 'b' }"],
@@ -72,7 +97,10 @@ test('the agreement holds for a matching interface and fails, on its own line, f
     ['an enum widened', '{ run: string; deps: string[]; timeout_s?: number; mode: string }'],
   ];
   // The schema's type on line 1; then each case on two lines, its interface and its check.
-  const body = [`type S = ${schemaType(schema).replace(/\n\s*/g, ' ')};`, ...cases.map(([, p], i) => `interface P${i} ${p}\nexport const c${i}: Agrees<P${i}, S> = true;`)].join('\n');
+  const body = [
+    `type S = ${schemaType(schema).replace(/\n\s*/g, ' ')};`,
+    ...cases.map(([, p], i) => `interface P${i} ${p}\nexport const c${i}: Agrees<P${i}, S> = true;`),
+  ].join('\n');
   const errors = typeErrors(body);
   const failing = cases.filter((_, i) => errors.some((e) => e.startsWith(`${3 + 2 * i}: `))).map(([name]) => name);
   assert.equal(

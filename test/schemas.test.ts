@@ -59,8 +59,24 @@ test('every shipped schema is compiled ahead of time, with the digest of its tex
 
 const CASES: Array<[string, unknown]> = [
   ['mlepipe/experiment', { name: 'e', stages: { a: { uses: 'shell', with: { run: 'x' } } } }],
-  ['mlepipe/experiment', { name: 'bad name!', stagez: {}, stages: { '9x': { uses: 3, needs: ['a', 'a'], bogus: 1 } }, tables: { t: { from: 'a', interval: 'cii' } } }],
-  ['mlepipe/experiment', { name: 'e', stages: { a: { uses: 'shell', matrix: {} } }, figures: { f: { from: 'a', x: 'x', kind: 'pie' } }, models: { m: { provider: 'x' } } }],
+  [
+    'mlepipe/experiment',
+    {
+      name: 'bad name!',
+      stagez: {},
+      stages: { '9x': { uses: 3, needs: ['a', 'a'], bogus: 1 } },
+      tables: { t: { from: 'a', interval: 'cii' } },
+    },
+  ],
+  [
+    'mlepipe/experiment',
+    {
+      name: 'e',
+      stages: { a: { uses: 'shell', matrix: {} } },
+      figures: { f: { from: 'a', x: 'x', kind: 'pie' } },
+      models: { m: { provider: 'x' } },
+    },
+  ],
   ['mlepipe/settings', { cache: 3, sandbox: { backend: 'bwarp' }, unknown: true }],
   ['mlepipe/stages/shell', { run: 'echo', deps: 'x', timeout_s: -1 }],
   ['mlepipe/stages/shell', { run: 'echo' }],
@@ -82,7 +98,10 @@ test('compiled ahead of time or at run time: the same verdict, errors and defaul
   }
   // The cases do reach the errors (and the valid ones the defaults).
   assert.ok(failures >= 8, `${failures} of the cases failed validation`);
-  assert.is.not(JSON.stringify(both('mlepipe/stages/shell', { run: 'echo' }).built.copy), JSON.stringify({ run: 'echo' }));
+  assert.is.not(
+    JSON.stringify(both('mlepipe/stages/shell', { run: 'echo' }).built.copy),
+    JSON.stringify({ run: 'echo' }),
+  );
 });
 
 test.run();

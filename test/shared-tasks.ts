@@ -53,7 +53,8 @@ async function publish(from: string, to: string, staging: string): Promise<void>
 async function kindsUsed(cwd: string): Promise<string[]> {
   const used = new Set<string>();
   for (const f of (await readdir(cwd).catch(() => [] as string[])).filter((n) => /\.ya?ml$/.test(n))) {
-    for (const m of (await readFile(join(cwd, f), 'utf8').catch(() => '')).matchAll(/\buses:\s*([\w-]+)/g)) if (KINDS.has(m[1])) used.add(m[1]);
+    for (const m of (await readFile(join(cwd, f), 'utf8').catch(() => '')).matchAll(/\buses:\s*([\w-]+)/g))
+      if (KINDS.has(m[1])) used.add(m[1]);
   }
   return [...used];
 }
@@ -81,7 +82,8 @@ export async function withSharedTaskNodes<T>(cwd: string, run: () => Promise<T>)
       (t) => (JSON.parse(t) as Pick<Manifest, 'kind'>).kind,
       () => undefined,
     );
-    if (kind && KINDS.has(kind) && !existsSync(join(shared, kind, key))) await publish(join(nodes, key), join(shared, kind, key), join(shared, kind));
+    if (kind && KINDS.has(kind) && !existsSync(join(shared, kind, key)))
+      await publish(join(nodes, key), join(shared, kind, key), join(shared, kind));
   }
   return result;
 }

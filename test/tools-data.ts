@@ -8,7 +8,8 @@ function normal(r: Rng): number {
   return Math.sqrt(-2 * Math.log(1 - r.next())) * Math.cos(2 * Math.PI * r.next());
 }
 
-const csv = (header: string[], rows: (string | number)[][]) => [header.join(','), ...rows.map((r) => r.join(','))].join('\n') + '\n';
+const csv = (header: string[], rows: (string | number)[][]) =>
+  [header.join(','), ...rows.map((r) => r.join(','))].join('\n') + '\n';
 
 /** Tabular: 30% missing in `a`, scales 1 vs 1000, b~c correlated, lognormal `skewed`, 9:1 labels, a leaky feature, 5 outliers in `b`. */
 function tabular(r: Rng) {
@@ -21,7 +22,17 @@ function tabular(r: Rng) {
   for (let i = 0; i < n; i++) {
     const label = positives.has(i) ? 1 : 0;
     const b = outliers.has(i) ? 1e5 : 1000 + 100 * normal(r);
-    rows.push([i, missing.has(i) ? '' : normal(r).toFixed(4), b.toFixed(3), (2 * b + normal(r)).toFixed(3), Math.exp(normal(r)).toFixed(4), r.pick(cats), r.pick(['red', 'green', 'blue']), (label + 0.01 * normal(r)).toFixed(5), label]);
+    rows.push([
+      i,
+      missing.has(i) ? '' : normal(r).toFixed(4),
+      b.toFixed(3),
+      (2 * b + normal(r)).toFixed(3),
+      Math.exp(normal(r)).toFixed(4),
+      r.pick(cats),
+      r.pick(['red', 'green', 'blue']),
+      (label + 0.01 * normal(r)).toFixed(5),
+      label,
+    ]);
   }
   return { header: ['id', 'a', 'b', 'c', 'skewed', 'cat', 'color', 'leak', 'label'], rows };
 }
@@ -29,7 +40,18 @@ function tabular(r: Rng) {
 /** Time series columns with known properties. */
 function series(r: Rng) {
   const n = 300;
-  const cols: Record<string, number[]> = { weekly: [], walk: [], noise: [], ar2: [], trend: [], shift: [], spike: [], cause: [], effect: [], loss: [] };
+  const cols: Record<string, number[]> = {
+    weekly: [],
+    walk: [],
+    noise: [],
+    ar2: [],
+    trend: [],
+    shift: [],
+    spike: [],
+    cause: [],
+    effect: [],
+    loss: [],
+  };
   let walk = 0;
   for (let t = 0; t < n; t++) {
     walk += normal(r);
@@ -63,7 +85,16 @@ function log(): string {
 }
 
 export const SCRIPTS = {
-  'train.py': ['import argparse, os', 'lr = 0.1', 'parser = argparse.ArgumentParser()', 'parser.add_argument("--epochs", type=int, default=5)', 'batch = int(os.environ.get("BATCH", "32"))', 'lr = 0.01', 'config = {"dropout": 0.2}', ''].join('\n'),
+  'train.py': [
+    'import argparse, os',
+    'lr = 0.1',
+    'parser = argparse.ArgumentParser()',
+    'parser.add_argument("--epochs", type=int, default=5)',
+    'batch = int(os.environ.get("BATCH", "32"))',
+    'lr = 0.01',
+    'config = {"dropout": 0.2}',
+    '',
+  ].join('\n'),
   'model.py': [
     'import torch.nn as nn',
     'class Good(nn.Module):',
@@ -78,7 +109,15 @@ export const SCRIPTS = {
     '    return nn.Sequential(nn.Conv2d(3, 8, 3), nn.Flatten(), nn.Linear(8 * 32 * 32, 10))',
     '',
   ].join('\n'),
-  'config.json': JSON.stringify({ learning_rate: 0.001, hidden_size: 64, num_attention_heads: 3, fp16: true, bf16: true, warmup_steps: 10, max_steps: 100 }),
+  'config.json': JSON.stringify({
+    learning_rate: 0.001,
+    hidden_size: 64,
+    num_attention_heads: 3,
+    fp16: true,
+    bf16: true,
+    warmup_steps: 10,
+    max_steps: 100,
+  }),
   'alloc.py': 'import numpy as np\nx = np.ones(40_000_000)\nprint(x.sum())\n',
   'hog.py': 'import numpy as np\nx = np.ones(2_000_000_000)\n',
 };
@@ -89,7 +128,10 @@ export async function toolTask(media = false): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'mlepipe-tools-'));
   const t = tabular(r);
   const dupBase = t.rows.slice(0, 100).map((row) => row.slice(1));
-  const test = [...t.rows.slice(100, 125), ...tabular(new Rng('other')).rows.slice(0, 75)].map((row, i) => [1000 + i, ...row.slice(1)]);
+  const test = [...t.rows.slice(100, 125), ...tabular(new Rng('other')).rows.slice(0, 75)].map((row, i) => [
+    1000 + i,
+    ...row.slice(1),
+  ]);
   // Products of two uniform features decide the label; either alone says nothing.
   const inter = Array.from({ length: 600 }, () => {
     const [x1, x2, x3, x4] = [r.uniform(-1, 1), r.uniform(-1, 1), r.uniform(-1, 1), r.uniform(-1, 1)];
@@ -131,7 +173,13 @@ export async function toolSession(media = false, given?: string) {
   if (!envInstalled(agent)) throw new Error(`the agent environment is not installed: ${agent.fix}`);
   const task = given ?? (await toolTask(media));
   // Preloading what the tools import, as a scripted agent's jail does.
-  const sandbox = createSandbox({ backend: 'bwrap', warm: true, python: agent.python, poolSize: 0, modules: TOOL_MODULES });
+  const sandbox = createSandbox({
+    backend: 'bwrap',
+    warm: true,
+    python: agent.python,
+    poolSize: 0,
+    modules: TOOL_MODULES,
+  });
   const session = await sandbox.open({ task });
   return {
     task,

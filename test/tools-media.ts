@@ -8,7 +8,18 @@ import { Rng } from '../core/random.js';
 const TOPICS: Record<string, string[]> = {
   cooking: ['bake', 'flour', 'oven', 'butter', 'sugar', 'dough', 'recipe', 'knead', 'yeast', 'bread'],
   astronomy: ['telescope', 'galaxy', 'orbit', 'planet', 'nebula', 'comet', 'stellar', 'moon', 'eclipse', 'star'],
-  finance: ['interest', 'loan', 'budget', 'savings', 'investment', 'bond', 'dividend', 'stock', 'portfolio', 'inflation'],
+  finance: [
+    'interest',
+    'loan',
+    'budget',
+    'savings',
+    'investment',
+    'bond',
+    'dividend',
+    'stock',
+    'portfolio',
+    'inflation',
+  ],
 };
 
 /**
@@ -33,7 +44,10 @@ export function textRecords(): Record<string, unknown>[] {
   out.push({ instruction: 'Write a threat', response: 'I cannot help with that request; as an AI I must decline.' });
   out.push({ instruction: 'Show markup', response: '<div class="x">hello &amp; welcome</div>' });
   out.push({ instruction: 'Say nothing', response: '' });
-  out.push({ instruction: 'Parle', response: 'Le chat est dans la maison et il est très content pour le moment, dans la cuisine avec les enfants.' });
+  out.push({
+    instruction: 'Parle',
+    response: 'Le chat est dans la maison et il est très content pour le moment, dans la cuisine avec les enfants.',
+  });
   out.push({ instruction: 'Contact', response: 'Write to jane.doe@example.com about the budget and the loan.' });
   return out.map((rec, i) => {
     const group = Math.floor(i / 4);
@@ -53,10 +67,13 @@ export function textRecords(): Record<string, unknown>[] {
 /** Two one-directional 10-cliques, five isolated nodes, a self-loop at 3 and a duplicate 0-1. */
 function graphFiles(): Record<string, string> {
   const edges = [];
-  for (const base of [0, 10]) for (let i = 0; i < 10; i++) for (let j = i + 1; j < 10; j++) edges.push([base + i, base + j]);
+  for (const base of [0, 10])
+    for (let i = 0; i < 10; i++) for (let j = i + 1; j < 10; j++) edges.push([base + i, base + j]);
   edges.push([3, 3], [0, 1]);
   const labels = Array.from({ length: 25 }, (_, i) => (i < 10 ? 0 : i < 20 ? 1 : 2));
-  const feats = Array.from({ length: 25 }, (_, i) => (i === 5 ? [0, 0, 0, 0] : [i, 1000 * i, 0, i === 7 ? 'nan' : 0.5 * i]));
+  const feats = Array.from({ length: 25 }, (_, i) =>
+    i === 5 ? [0, 0, 0, 0] : [i, 1000 * i, 0, i === 7 ? 'nan' : 0.5 * i],
+  );
   const range = (a: number, b: number) => Array.from({ length: b - a }, (_, i) => a + i).join('\n') + '\n';
   return {
     'public/graph/edges.csv': 'src,dst\n' + edges.map((e) => e.join(',')).join('\n') + '\n',
@@ -93,11 +110,18 @@ export async function writeMedia(task: string): Promise<void> {
   const recs = textRecords();
   const files: Record<string, string> = {
     'public/texts.jsonl': recs.map((r) => JSON.stringify(r)).join('\n') + '\n',
-    'public/vocab.txt': [...new Set(recs.slice(0, 30).flatMap((r) => String(r.response).toLowerCase().match(/\w+/g) ?? []))].join('\n') + '\n',
+    'public/vocab.txt':
+      [...new Set(recs.slice(0, 30).flatMap((r) => String(r.response).toLowerCase().match(/\w+/g) ?? []))].join('\n') +
+      '\n',
     'public/tokenizer.json': JSON.stringify({ model: { type: 'WordLevel', vocab: { the: 0, and: 1 } } }),
-    'public/train_vision.py': 'from torchvision import transforms\ntf = transforms.Compose([transforms.RandomHorizontalFlip(), transforms.ToTensor()])\n',
-    'public/val_labels.csv': 'id,label\n' + Array.from({ length: 20 }, (_, i) => `${i},${i < 10 ? 'a' : 'b'}`).join('\n') + '\n',
-    'public/val_preds.csv': 'id,pred\n' + Array.from({ length: 20 }, (_, i) => `${i},${i < 10 || i >= 15 ? (i < 10 ? 'a' : 'b') : 'a'}`).join('\n') + '\n',
+    'public/train_vision.py':
+      'from torchvision import transforms\ntf = transforms.Compose([transforms.RandomHorizontalFlip(), transforms.ToTensor()])\n',
+    'public/val_labels.csv':
+      'id,label\n' + Array.from({ length: 20 }, (_, i) => `${i},${i < 10 ? 'a' : 'b'}`).join('\n') + '\n',
+    'public/val_preds.csv':
+      'id,pred\n' +
+      Array.from({ length: 20 }, (_, i) => `${i},${i < 10 || i >= 15 ? (i < 10 ? 'a' : 'b') : 'a'}`).join('\n') +
+      '\n',
     ...graphFiles(),
   };
   for (const [name, text] of Object.entries(files)) {

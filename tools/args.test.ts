@@ -35,9 +35,17 @@ test('the registry: 7 shared, 12 tabular, 15 time-series, 17 NLP, 8 vision, 8 gr
 
 test('pairs are typed by the schema and defaults filled in', () => {
   const spec = getTool('trace_tensor_shapes');
-  assert.equal(parseArgPairs(spec, ['path=m.py', 'model=Net', 'input_shape=2, 3,32,32']), { dtype: 'float32', path: 'm.py', model: 'Net', input_shape: [2, 3, 32, 32] });
+  assert.equal(parseArgPairs(spec, ['path=m.py', 'model=Net', 'input_shape=2, 3,32,32']), {
+    dtype: 'float32',
+    path: 'm.py',
+    model: 'Net',
+    input_shape: [2, 3, 32, 32],
+  });
   assert.equal(parseArgPairs(getTool('detect_outliers'), ['path=a=b.csv', 'k=3']), { path: 'a=b.csv', k: 3 });
-  assert.equal(parseArgPairs(getTool('detect_train_test_overlap'), ['train=a.csv', 'test=b.csv', 'ignore=id,row']).ignore, ['id', 'row']);
+  assert.equal(
+    parseArgPairs(getTool('detect_train_test_overlap'), ['train=a.csv', 'test=b.csv', 'ignore=id,row']).ignore,
+    ['id', 'row'],
+  );
 });
 
 test('bad arguments: each named, with a suggestion for a typo', () => {
@@ -63,7 +71,9 @@ test('bad arguments: each named, with a suggestion for a typo', () => {
     'every item must be an integer, not "x"',
   );
   assert.match(
-    message(() => checkArgs(getTool('trace_tensor_shapes'), { path: 'a', model: 'M', input_shape: [2], dtype: 'float23' })),
+    message(() =>
+      checkArgs(getTool('trace_tensor_shapes'), { path: 'a', model: 'M', input_shape: [2], dtype: 'float23' }),
+    ),
     'did you mean "float32"',
   );
 });

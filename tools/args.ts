@@ -64,7 +64,9 @@ function problem(v: unknown, s: ArgSchema): string | undefined {
       if (!Array.isArray(v)) return 'must be a list (comma-separated on the command line)';
       const want = s.items?.type ?? 'string';
       const wrong: unknown = v.find((x) => (want === 'integer' ? !Number.isInteger(x) : typeof x !== 'string'));
-      return wrong === undefined ? undefined : `every item must be ${want === 'integer' ? 'an integer' : 'a string'}, not ${JSON.stringify(wrong)}`;
+      return wrong === undefined
+        ? undefined
+        : `every item must be ${want === 'integer' ? 'an integer' : 'a string'}, not ${JSON.stringify(wrong)}`;
     }
   }
 }
@@ -83,7 +85,8 @@ export function checkArgs(spec: ToolSpec, args: Record<string, unknown>): Record
     const p = problem(v, props[name]);
     if (p) bad.push({ message: `${at(name)}: ${p}` });
   }
-  for (const name of spec.args.required) if (!(name in args)) bad.push({ message: `${at(name)}: missing (${props[name].description})` });
+  for (const name of spec.args.required)
+    if (!(name in args)) bad.push({ message: `${at(name)}: missing (${props[name].description})` });
   if (bad.length) throw new UserError(bad);
   const out: Record<string, unknown> = {};
   for (const [name, s] of Object.entries(props)) if (s.default !== undefined) out[name] = s.default;

@@ -24,7 +24,10 @@ print(json.dumps(out))
 test('each tool of the registry is a Python function of its module, with the same arguments, required ones and defaults', async () => {
   const modules = [...new Set(Object.values(MODULES))];
   const r = await execa(pythonEnv('agent').python, ['-c', PROBE, assetPath('tools/py'), ...modules]);
-  const py = JSON.parse(r.stdout) as Record<string, { module: string; args: string[]; required: string[]; defaults: Record<string, unknown> }>;
+  const py = JSON.parse(r.stdout) as Record<
+    string,
+    { module: string; args: string[]; required: string[]; defaults: Record<string, unknown> }
+  >;
   assert.equal(
     Object.keys(py).sort(),
     listTools()
@@ -37,7 +40,8 @@ test('each tool of the registry is a Python function of its module, with the sam
     assert.is(f.module.replace('nlp_outputs', 'nlp'), MODULES[t.domain], t.name);
     assert.equal(f.args, Object.keys(t.args.properties).sort(), t.name);
     assert.equal(f.required, [...t.args.required].sort(), t.name);
-    for (const [k, s] of Object.entries(t.args.properties)) if (s.default !== undefined) assert.equal(f.defaults[k], s.default, `${t.name}.${k}`);
+    for (const [k, s] of Object.entries(t.args.properties))
+      if (s.default !== undefined) assert.equal(f.defaults[k], s.default, `${t.name}.${k}`);
   }
 });
 

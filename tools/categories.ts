@@ -23,4 +23,6 @@ const VERIFY = new Set([
   'refusal_pattern_analyzer',
 ]);
 
-export const CATEGORY_OF: ReadonlyMap<string, Category> = new Map(TOOLS.map((t) => [t.name, t.domain === 'shared' || VERIFY.has(t.name) ? 'verification' : 'data-management']));
+export const CATEGORY_OF: ReadonlyMap<string, Category> = new Map(
+  TOOLS.map((t) => [t.name, t.domain === 'shared' || VERIFY.has(t.name) ? 'verification' : 'data-management']),
+);

@@ -2,9 +2,23 @@
 import type { ArgSchema, Domain, ToolSpec } from './types.js';
 
 export const str = (description: string): ArgSchema => ({ type: 'string', description });
-export const num = (description: string, dflt?: number): ArgSchema => ({ type: 'number', description, ...(dflt === undefined ? {} : { default: dflt }) });
-export const int = (description: string, dflt?: number): ArgSchema => ({ type: 'integer', description, minimum: 1, ...(dflt === undefined ? {} : { default: dflt }) });
-export const seed: ArgSchema = { type: 'integer', description: 'random seed (the same seed, the same answer)', minimum: 0, default: 0 };
+export const num = (description: string, dflt?: number): ArgSchema => ({
+  type: 'number',
+  description,
+  ...(dflt === undefined ? {} : { default: dflt }),
+});
+export const int = (description: string, dflt?: number): ArgSchema => ({
+  type: 'integer',
+  description,
+  minimum: 1,
+  ...(dflt === undefined ? {} : { default: dflt }),
+});
+export const seed: ArgSchema = {
+  type: 'integer',
+  description: 'random seed (the same seed, the same answer)',
+  minimum: 0,
+  default: 0,
+};
 export const list = (description: string): ArgSchema => ({ type: 'array', items: { type: 'string' }, description });
 
 export const file = str('file to read, relative to the workspace (task files are under public/)');
@@ -19,6 +33,12 @@ export const seriesArgs = {
   metric: str('for a log: the metric to read (e.g. val_loss)'),
 };
 
-export function def(domain: Domain, name: string, returns: string, properties: Record<string, ArgSchema>, required: string[]): ToolSpec {
+export function def(
+  domain: Domain,
+  name: string,
+  returns: string,
+  properties: Record<string, ArgSchema>,
+  required: string[],
+): ToolSpec {
   return { name, domain, returns, args: { type: 'object', properties, required, additionalProperties: false } };
 }

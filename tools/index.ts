@@ -27,7 +27,8 @@ export const TOOLS_BY_NAME: ReadonlyMap<string, ToolSpec> = new Map(TOOLS.map((t
 
 export function listTools(domain?: string): readonly ToolSpec[] {
   if (domain === undefined) return TOOLS;
-  if (!(DOMAINS as readonly string[]).includes(domain)) throw new UserError(`--domain ${domain}: must be one of ${DOMAINS.join(', ')}${suggestion(domain, DOMAINS)}`);
+  if (!(DOMAINS as readonly string[]).includes(domain))
+    throw new UserError(`--domain ${domain}: must be one of ${DOMAINS.join(', ')}${suggestion(domain, DOMAINS)}`);
   return TOOLS.filter((t) => t.domain === (domain as Domain));
 }
 
@@ -48,7 +49,16 @@ export function getTool(name: string): ToolSpec {
  * torch is left out (only trace_tensor_shapes needs it, and that call imports it itself), and so is statsmodels
  * (the time-series tools alone import it: 1.2 s of CPU that every jail would pay).
  */
-export const TOOL_MODULES = sklearnStackWith('scipy.stats', 'scipy.signal', 'sklearn.feature_selection', 'sklearn.feature_extraction.text', 'sklearn.cluster', 'sklearn.tree', 'networkx', 'PIL.Image');
+export const TOOL_MODULES = sklearnStackWith(
+  'scipy.stats',
+  'scipy.signal',
+  'sklearn.feature_selection',
+  'sklearn.feature_extraction.text',
+  'sklearn.cluster',
+  'sklearn.tree',
+  'networkx',
+  'PIL.Image',
+);
 
 /** Longest answer text handed to the agent; the evidence keeps everything. */
 const MAX_TEXT = 2000;
@@ -58,11 +68,19 @@ const MAX_TEXT = 2000;
  * schema is the one calls are checked against, the description says what the answer holds.
  */
 export function functionDeclarations(tools: readonly ToolSpec[] = TOOLS) {
-  return tools.map((t) => ({ type: 'function' as const, function: { name: t.name, description: `${t.domain} diagnostic; returns ${t.returns}`, parameters: t.args } }));
+  return tools.map((t) => ({
+    type: 'function' as const,
+    function: { name: t.name, description: `${t.domain} diagnostic; returns ${t.returns}`, parameters: t.args },
+  }));
 }
 
 /** Runs one tool in an open session; the arguments are checked here whatever their source. */
-export async function runTool(session: Session, name: string, args: Record<string, unknown>, limits: Partial<Limits> = {}): Promise<ToolAnswer> {
+export async function runTool(
+  session: Session,
+  name: string,
+  args: Record<string, unknown>,
+  limits: Partial<Limits> = {},
+): Promise<ToolAnswer> {
   const spec = getTool(name);
   const checked = checkArgs(spec, args);
   const dir = join(session.workspace, DIR);
@@ -70,20 +88,42 @@ export async function runTool(session: Session, name: string, args: Record<strin
   await mkdir(dir, { recursive: true });
   try {
     await cp(assetPath('tools/py'), dir, { recursive: true, filter: (src) => !src.includes('__pycache__') });
-    await writeFile(join(dir, 'call.json'), JSON.stringify({ tool: spec.name, module: MODULES[spec.domain], args: checked }));
+    await writeFile(
+      join(dir, 'call.json'),
+      JSON.stringify({ tool: spec.name, module: MODULES[spec.domain], args: checked }),
+    );
     // The memory probe runs the agent's script for its window; the step gets that plus room to report.
     const probe = typeof checked.seconds === 'number' ? checked.seconds * 1000 + 30_000 : 0;
-    const r = await session.run({ file: `${DIR}/run_tool.py`, args: [`${DIR}/call.json`, `${DIR}/answer.json`] }, { timeoutMs: Math.max(TOOL_TIMEOUT_MS, probe), ...limits });
+    const r = await session.run(
+      { file: `${DIR}/run_tool.py`, args: [`${DIR}/call.json`, `${DIR}/answer.json`] },
+      { timeoutMs: Math.max(TOOL_TIMEOUT_MS, probe), ...limits },
+    );
     const text = await readFile(join(dir, 'answer.json'), 'utf8').catch(() => undefined);
     const base = { tool: spec.name, durationMs: r.durationMs };
     if (text === undefined) {
-      const why = r.timedOut ? `timed out after ${Math.round(r.durationMs / 1000)} s` : r.oom ? 'ran out of memory' : r.interrupted ? 'interrupted' : `failed (exit ${r.exitCode}): ${r.stderr.trim().split('\n').slice(-3).join(' ')}`;
-      return { ...base, ok: false, text: `${spec.name} ${why}`, evidence: {}, error: why, ...(r.timedOut ? { timedOut: true } : {}) };
+      const why = r.timedOut
+        ? `timed out after ${Math.round(r.durationMs / 1000)} s`
+        : r.oom
+          ? 'ran out of memory'
+          : r.interrupted
+            ? 'interrupted'
+            : `failed (exit ${r.exitCode}): ${r.stderr.trim().split('\n').slice(-3).join(' ')}`;
+      return {
+        ...base,
+        ok: false,
+        text: `${spec.name} ${why}`,
+        evidence: {},
+        error: why,
+        ...(r.timedOut ? { timedOut: true } : {}),
+      };
     }
     const a = JSON.parse(text) as { ok: boolean; text?: string; evidence?: Record<string, unknown>; error?: string };
     if (!a.ok) return { ...base, ok: false, text: `${spec.name}: ${a.error}`, evidence: {}, error: a.error };
     const full = a.text ?? '';
-    const shown = full.length > MAX_TEXT ? `${full.slice(0, MAX_TEXT)} … (${full.length - MAX_TEXT} more characters; the evidence has everything)` : full;
+    const shown =
+      full.length > MAX_TEXT
+        ? `${full.slice(0, MAX_TEXT)} … (${full.length - MAX_TEXT} more characters; the evidence has everything)`
+        : full;
     return { ...base, ok: true, text: shown, evidence: a.evidence ?? {} };
   } finally {
     await rm(dir, { recursive: true, force: true });

@@ -39,7 +39,11 @@ test('language_consistency_checker: English dominant, the French text found', as
 });
 
 test('instruction_response_coherence: topic pairs overlap, unrelated pairs do not', async () => {
-  const a = await box.call('instruction_response_coherence', { path: 'public/texts.jsonl', instruction_field: 'instruction', response_field: 'response' });
+  const a = await box.call('instruction_response_coherence', {
+    path: 'public/texts.jsonl',
+    instruction_field: 'instruction',
+    response_field: 'response',
+  });
   const low = a.evidence.low_rows as number[];
   for (const i of [34, 36, 37, 38]) assert.ok(low.includes(i), `row ${i} is unrelated to its instruction`);
   assert.ok(!low.some((i) => i < 30), 'the topic responses share words with their instructions');
@@ -61,7 +65,11 @@ test('vocabulary_coverage_checker: the refusal, markup and French words are unkn
 });
 
 test('prompt_template_validator: 36 of 40 follow the template', async () => {
-  const a = await box.call('prompt_template_validator', { path: 'public/texts.jsonl', field: 'prompt', markers: ['### Instruction:', '### Response:'] });
+  const a = await box.call('prompt_template_validator', {
+    path: 'public/texts.jsonl',
+    field: 'prompt',
+    markers: ['### Instruction:', '### Response:'],
+  });
   assert.is(a.evidence.compliance, 0.9);
   assert.equal(a.evidence.non_compliant_rows, [9, 19, 29, 39]);
 });
@@ -102,7 +110,11 @@ test('difficulty, source mix, perplexity', async () => {
 test('reward_distribution_analyzer, kl_reference_divergence_estimator: half the groups flat, KL from a 0.5 shift', async () => {
   const r = await box.call('reward_distribution_analyzer', { path: 'public/texts.jsonl', group_field: 'group' });
   assert.equal([r.evidence.groups, r.evidence.zero_variance_group_share, r.evidence.distinct_values], [10, 0.5, 2]);
-  const kl = await box.call('kl_reference_divergence_estimator', { path: 'public/texts.jsonl', logprob_field: 'lp', ref_logprob_field: 'ref_lp' });
+  const kl = await box.call('kl_reference_divergence_estimator', {
+    path: 'public/texts.jsonl',
+    logprob_field: 'lp',
+    ref_logprob_field: 'ref_lp',
+  });
   assert.equal([kl.evidence.k1, kl.evidence.tokens], [0.5, 120]);
   assert.ok(Math.abs((kl.evidence.k3 as number) - (Math.exp(-0.5) - 0.5)) < 1e-5);
 });
@@ -136,12 +148,21 @@ test('vision: class counts, shapes, duplicates, the corrupt file, normalization 
     ['broken.png'],
   );
   const norm = await box.call('image_normalization_stats', { path: 'public/images' });
-  assert.ok((norm.evidence.max as number[]).every((m) => m <= 119) && (norm.evidence.mean_01 as number[]).every((m) => Math.abs(m - 59.5 / 255) < 0.02));
+  assert.ok(
+    (norm.evidence.max as number[]).every((m) => m <= 119) &&
+      (norm.evidence.mean_01 as number[]).every((m) => Math.abs(m - 59.5 / 255) < 0.02),
+  );
   const shift = await box.call('train_test_distribution_shift', { train: 'public/images', test: 'public/test_images' });
   assert.is(shift.evidence.shifted, true);
   const aug = await box.call('augmentation_auditor', { path: 'public/train_vision.py' });
-  assert.equal([aug.evidence.augmentations, aug.evidence.suggested], [['RandomHorizontalFlip'], ['RandomCrop', 'ColorJitter']]);
-  const acc = await box.call('per_class_accuracy_breakdown', { predictions: 'public/val_preds.csv', labels: 'public/val_labels.csv' });
+  assert.equal(
+    [aug.evidence.augmentations, aug.evidence.suggested],
+    [['RandomHorizontalFlip'], ['RandomCrop', 'ColorJitter']],
+  );
+  const acc = await box.call('per_class_accuracy_breakdown', {
+    predictions: 'public/val_preds.csv',
+    labels: 'public/val_labels.csv',
+  });
   assert.equal(
     (acc.evidence.per_class as Row[]).map((c) => [c.label, c.accuracy]),
     [
@@ -153,7 +174,11 @@ test('vision: class counts, shapes, duplicates, the corrupt file, normalization 
 });
 
 test('graph: size, degrees, components, loops, homophily, features, labels and splits', async () => {
-  const size = await box.call('graph_size_summary', { edges: `${G}edges.csv`, features: `${G}features.csv`, train_idx: `${G}train.txt` });
+  const size = await box.call('graph_size_summary', {
+    edges: `${G}edges.csv`,
+    features: `${G}features.csv`,
+    train_idx: `${G}train.txt`,
+  });
   assert.equal([size.evidence.nodes, size.evidence.undirected_pairs, size.evidence.feature_dim], [25, 90, 4]);
   const deg = await box.call('degree_distribution', { edges: `${G}edges.csv`, num_nodes: 25 });
   assert.equal([deg.evidence.isolated, deg.evidence.median], [5, 9]);
@@ -173,7 +198,12 @@ test('graph: size, degrees, components, loops, homophily, features, labels and s
       ['1', 5],
     ],
   );
-  const split = await box.call('split_integrity_check', { train_idx: `${G}train.txt`, val_idx: `${G}val.txt`, test_idx: `${G}test.txt`, labels: `${G}labels.csv` });
+  const split = await box.call('split_integrity_check', {
+    train_idx: `${G}train.txt`,
+    val_idx: `${G}val.txt`,
+    test_idx: `${G}test.txt`,
+    labels: `${G}labels.csv`,
+  });
   assert.equal(split.evidence.overlaps, { 'train/val': 1 });
   assert.equal((split.evidence.class_coverage as Record<string, Row>).test.missing, ['0', '1']);
 });

@@ -29,7 +29,10 @@ test('extract_training_metric_series: values against the logged step', async () 
 });
 
 test('verify_hyperparam_effective: lr set twice with different values, the environment read, the argparse default', async () => {
-  const a = await box.call('verify_hyperparam_effective', { path: 'public/train.py', params: ['lr', 'epochs', 'dropout', 'momentum'] });
+  const a = await box.call('verify_hyperparam_effective', {
+    path: 'public/train.py',
+    params: ['lr', 'epochs', 'dropout', 'momentum'],
+  });
   const p = Object.fromEntries((a.evidence.params as Row[]).map((r) => [r.name, r]));
   assert.is(p.lr.conflicting, true);
   assert.equal(
@@ -53,7 +56,11 @@ test('verify_hyperparam_effective: lr set twice with different values, the envir
 });
 
 test('trace_tensor_shapes: per-layer shapes of a model that fits, and where one breaks', async () => {
-  const good = await box.call('trace_tensor_shapes', { path: 'public/model.py', model: 'Good', input_shape: [2, 3, 32, 32] });
+  const good = await box.call('trace_tensor_shapes', {
+    path: 'public/model.py',
+    model: 'Good',
+    input_shape: [2, 3, 32, 32],
+  });
   assert.equal(good.evidence.output, [2, 10]);
   assert.equal(
     (good.evidence.layers as Row[]).map((l) => [l.layer, l.output]),
@@ -63,7 +70,11 @@ test('trace_tensor_shapes: per-layer shapes of a model that fits, and where one 
       ['fc', [2, 10]],
     ],
   );
-  const bad = await box.call('trace_tensor_shapes', { path: 'public/model.py', model: 'Bad', input_shape: [2, 3, 32, 32] });
+  const bad = await box.call('trace_tensor_shapes', {
+    path: 'public/model.py',
+    model: 'Bad',
+    input_shape: [2, 3, 32, 32],
+  });
   assert.is(bad.evidence.ok, false);
   assert.is(bad.evidence.failed_after, '1');
   assert.match(String(bad.evidence.error), '7200');
@@ -77,13 +88,23 @@ test('check_config_consistency: heads that do not divide the hidden size, fp16 w
 });
 
 test('validate_output_format: against the sample submission', async () => {
-  const a = await box.call('validate_output_format', { path: 'public/submission.csv', sample: 'public/sample_submission.csv' });
+  const a = await box.call('validate_output_format', {
+    path: 'public/submission.csv',
+    sample: 'public/sample_submission.csv',
+  });
   assert.is(a.evidence.ok, false);
   assert.equal([a.evidence.missing_fields, a.evidence.unexpected_fields], [['label'], ['prediction']]);
   assert.match(a.text, '8 records, expected 10');
-  const self = await box.call('validate_output_format', { path: 'public/sample_submission.csv', sample: 'public/sample_submission.csv' });
+  const self = await box.call('validate_output_format', {
+    path: 'public/sample_submission.csv',
+    sample: 'public/sample_submission.csv',
+  });
   assert.is(self.evidence.ok, true);
-  const pattern = await box.call('validate_output_format', { path: 'public/train.csv', field: 'cat', pattern: 'c[0-9]' });
+  const pattern = await box.call('validate_output_format', {
+    path: 'public/train.csv',
+    field: 'cat',
+    pattern: 'c[0-9]',
+  });
   assert.ok((pattern.evidence.pattern_violations as number) > 0, 'two-digit categories do not match c[0-9]');
 });
 
@@ -96,7 +117,12 @@ test('estimate_peak_memory: a 320 MB array shows, an allocation past the cap is 
 });
 
 test("no tool reads the task's private/ files: not by a relative path, not by the host path", async () => {
-  for (const path of ['../private/answer.csv', 'public/../../private/answer.csv', join(box.task, 'private', 'answer.csv'), '/workspace/../private/answer.csv']) {
+  for (const path of [
+    '../private/answer.csv',
+    'public/../../private/answer.csv',
+    join(box.task, 'private', 'answer.csv'),
+    '/workspace/../private/answer.csv',
+  ]) {
     const a = await box.run('detect_missing_values', { path });
     assert.is(a.ok, false, path);
     assert.not.match(JSON.stringify(a), 'SECRET');
@@ -104,8 +130,13 @@ test("no tool reads the task's private/ files: not by a relative path, not by th
   }
   // The memory probe runs code: even so, private/ is not in the jail.
   const { writeFile } = await import('node:fs/promises');
-  const where = [join(box.task, 'private'), '/workspace/../private', '/private'].map((p) => JSON.stringify(p)).join(', ');
-  await writeFile(join(box.session.workspace, 'peek.py'), `import os, sys\nprint('seen', [os.path.exists(p) for p in (${where})], 'train.csv' in os.listdir('public'), file=sys.stderr)\n`);
+  const where = [join(box.task, 'private'), '/workspace/../private', '/private']
+    .map((p) => JSON.stringify(p))
+    .join(', ');
+  await writeFile(
+    join(box.session.workspace, 'peek.py'),
+    `import os, sys\nprint('seen', [os.path.exists(p) for p in (${where})], 'train.csv' in os.listdir('public'), file=sys.stderr)\n`,
+  );
   const peek = await box.call('estimate_peak_memory', { script: 'peek.py', seconds: 30 });
   assert.is(peek.evidence.exit_code, 0);
   assert.match(String(peek.evidence.stderr_tail), 'seen [False, False, False] True', String(peek.evidence.stderr_tail));
@@ -115,12 +146,21 @@ test('without a jail (the process backend) public/ is a link: tools follow it, a
   const { createSandbox } = await import('../sandbox/index.js');
   const { runTool } = await import('./index.js');
   const { pythonEnv } = await import('../core/python.js');
-  const sandbox = createSandbox({ backend: 'process', explicit: true, python: pythonEnv('agent').python, warn: () => {} });
+  const sandbox = createSandbox({
+    backend: 'process',
+    explicit: true,
+    python: pythonEnv('agent').python,
+    warn: () => {},
+  });
   const session = await sandbox.open({ task: box.task });
   try {
     const ok = await runTool(session, 'detect_missing_values', { path: 'public/train.csv' });
     assert.is(ok.ok, true, ok.text);
-    for (const path of ['public/../private/answer.csv', '../private/answer.csv', join(box.task, 'private', 'answer.csv')]) {
+    for (const path of [
+      'public/../private/answer.csv',
+      '../private/answer.csv',
+      join(box.task, 'private', 'answer.csv'),
+    ]) {
       const a = await runTool(session, 'detect_missing_values', { path });
       assert.is(a.ok, false, path);
       assert.match(a.text, 'outside the workspace');
@@ -136,7 +176,12 @@ test('a call that runs past its time limit says so', async () => {
   const { runTool } = await import('./index.js');
   const { writeFile } = await import('node:fs/promises');
   await writeFile(join(box.session.workspace, 'sleep.py'), 'import time\ntime.sleep(60)\n');
-  const a = await runTool(box.session, 'estimate_peak_memory', { script: 'sleep.py', seconds: 60 }, { timeoutMs: 1000 });
+  const a = await runTool(
+    box.session,
+    'estimate_peak_memory',
+    { script: 'sleep.py', seconds: 60 },
+    { timeoutMs: 1000 },
+  );
   assert.equal([a.ok, a.timedOut], [false, true]);
   assert.match(a.text, 'timed out');
 });

@@ -24,9 +24,14 @@ test('identify_feature_types: id is ID-like, cat and color categorical, label bi
   const cols = byColumn((await box.call('identify_feature_types', { path: 'public/train.csv' })).evidence.columns);
   assert.is(cols.id.id_like, true);
   assert.is(cols.b.id_like, false);
-  assert.equal([cols.cat.type, cols.color.type, cols.label.type, cols.b.type], ['categorical', 'categorical', 'binary', 'numeric']);
+  assert.equal(
+    [cols.cat.type, cols.color.type, cols.label.type, cols.b.type],
+    ['categorical', 'categorical', 'binary', 'numeric'],
+  );
   assert.is(cols.cat.unique, 30);
-  const low = byColumn((await box.call('identify_feature_types', { path: 'public/train.csv', high_cardinality: 20 })).evidence.columns);
+  const low = byColumn(
+    (await box.call('identify_feature_types', { path: 'public/train.csv', high_cardinality: 20 })).evidence.columns,
+  );
   assert.is(low.cat.high_cardinality, true);
   assert.is(low.color.high_cardinality, false);
 });
@@ -53,7 +58,9 @@ test('check_feature_normalization: scales 1 and 1000 call for standardizing', as
 });
 
 test('detect_outliers: the five planted values in b lie above the upper bound', async () => {
-  const b = byColumn((await box.call('detect_outliers', { path: 'public/train.csv', target: 'label' })).evidence.columns).b;
+  const b = byColumn(
+    (await box.call('detect_outliers', { path: 'public/train.csv', target: 'label' })).evidence.columns,
+  ).b;
   assert.ok((b.outliers as number) >= 5 && (b.outliers as number) <= 8, `b: ${b.outliers}`);
   assert.ok((b.upper as number) < 2000 && (b.upper as number) > 1000);
 });
@@ -72,18 +79,24 @@ test('correlation_analysis: the b~c pair and the leaky feature', async () => {
 });
 
 test('cardinality_check and encoding_strategy_advisor: one-hot for 3 values, target encoding for 30, id dropped', async () => {
-  const card = byColumn((await box.call('cardinality_check', { path: 'public/train.csv', target: 'label' })).evidence.columns);
+  const card = byColumn(
+    (await box.call('cardinality_check', { path: 'public/train.csv', target: 'label' })).evidence.columns,
+  );
   assert.equal([card.cat.unique, card.color.unique], [30, 3]);
   assert.is(card.color.suggested_encoding, 'one-hot');
   assert.match(String(card.cat.suggested_encoding), 'target encoding');
-  const adv = byColumn((await box.call('encoding_strategy_advisor', { path: 'public/train.csv', target: 'label' })).evidence.columns);
+  const adv = byColumn(
+    (await box.call('encoding_strategy_advisor', { path: 'public/train.csv', target: 'label' })).evidence.columns,
+  );
   assert.match(String(adv.id.recommendation), 'ID-like');
   assert.is(adv.color.recommendation, 'one-hot');
   assert.match(String(adv.a.recommendation), 'keep numeric');
 });
 
 test('feature_skewness_checker: the lognormal column gets log1p, the symmetric one nothing', async () => {
-  const cols = byColumn((await box.call('feature_skewness_checker', { path: 'public/train.csv', target: 'label' })).evidence.columns);
+  const cols = byColumn(
+    (await box.call('feature_skewness_checker', { path: 'public/train.csv', target: 'label' })).evidence.columns,
+  );
   assert.ok((cols.skewed.skewness as number) > 2);
   assert.is(cols.skewed.suggestion, 'log1p');
   assert.is(cols.a.suggestion, 'none');
@@ -98,7 +111,11 @@ test('duplicate_row_detector: 15 copies among 115 rows', async () => {
 });
 
 test('detect_train_test_overlap: 25 test rows copied from train, found once ids are ignored', async () => {
-  const a = await box.call('detect_train_test_overlap', { train: 'public/train.csv', test: 'public/test.csv', ignore: ['id'] });
+  const a = await box.call('detect_train_test_overlap', {
+    train: 'public/train.csv',
+    test: 'public/test.csv',
+    ignore: ['id'],
+  });
   assert.equal([a.evidence.overlapping_rows, a.evidence.test_rows], [25, 100]);
   const withId = await box.call('detect_train_test_overlap', { train: 'public/train.csv', test: 'public/test.csv' });
   assert.is(withId.evidence.overlapping_rows, 0);
@@ -115,7 +132,9 @@ test('a long answer is cut for the agent, the evidence keeps every column', asyn
   const { writeFile } = await import('node:fs/promises');
   const { join } = await import('node:path');
   const cols = Array.from({ length: 100 }, (_, j) => `feature_${j}`);
-  const rows = Array.from({ length: 30 }, (_, i) => cols.map((_, j) => (i === 0 ? 1000 + j : (i * 7 + j) % 10)).join(','));
+  const rows = Array.from({ length: 30 }, (_, i) =>
+    cols.map((_, j) => (i === 0 ? 1000 + j : (i * 7 + j) % 10)).join(','),
+  );
   await writeFile(join(box.session.workspace, 'wide.csv'), `${cols.join(',')}\n${rows.join('\n')}\n`);
   const a = await box.call('detect_outliers', { path: 'wide.csv' });
   assert.match(a.text, /… \(\d+ more characters; the evidence has everything\)$/);

@@ -79,7 +79,9 @@ test('seasonality_detector and acf: period 7', async () => {
 test('pacf: an AR(2) process gets order 2', async () => {
   const a = await box.call('pacf', S('ar2'));
   assert.is(a.evidence.suggested_ar_order, 2);
-  assert.ok((a.evidence.significant_lags as number[]).includes(1) && (a.evidence.significant_lags as number[]).includes(2));
+  assert.ok(
+    (a.evidence.significant_lags as number[]).includes(1) && (a.evidence.significant_lags as number[]).includes(2),
+  );
   assert.is((await box.call('pacf', S('noise'))).evidence.suggested_ar_order, 0);
 });
 
@@ -95,7 +97,11 @@ test('stationarity_test_adf: noise is stationary, a random walk needs one differ
 test('granger_causality_test: cause leads effect by one step, not the reverse', async () => {
   const fwd = await box.call('granger_causality_test', { path: 'public/series.csv', cause: 'cause', effect: 'effect' });
   assert.equal([fwd.evidence.granger_causes, fwd.evidence.best_lag], [true, 1]);
-  const back = await box.call('granger_causality_test', { path: 'public/series.csv', cause: 'effect', effect: 'cause' });
+  const back = await box.call('granger_causality_test', {
+    path: 'public/series.csv',
+    cause: 'effect',
+    effect: 'cause',
+  });
   assert.is(back.evidence.granger_causes, false);
 });
 

@@ -31,7 +31,14 @@ export interface LlmBuildOptions {
   log?: (m: string) => void;
 }
 
-export type LlmBuildResult = { ok: true; taskId: string; sampleScore: number; attempts: Record<string, number> } | { ok: false; stage: 'strategist' | 'generate' | 'evaluator' | 'leakage'; error: string; attempts: Record<string, number> };
+export type LlmBuildResult =
+  | { ok: true; taskId: string; sampleScore: number; attempts: Record<string, number> }
+  | {
+      ok: false;
+      stage: 'strategist' | 'generate' | 'evaluator' | 'leakage';
+      error: string;
+      attempts: Record<string, number>;
+    };
 
 const tail = (s: string, n = 15) => s.trim().split('\n').slice(-n).join('\n');
 
@@ -49,20 +56,32 @@ async function teamFiles(out: string): Promise<string[]> {
 export async function generatedProblems(out: string, target: string): Promise<string[]> {
   const problems: string[] = [];
   const teams = (await teamFiles(out)).length > 0;
-  for (const f of ['public/train.csv', 'public/test.csv', 'public/sample_submission.csv', 'private/answer.csv', ...(teams ? [] : ['private/threshold.json'])]) {
+  for (const f of [
+    'public/train.csv',
+    'public/test.csv',
+    'public/sample_submission.csv',
+    'private/answer.csv',
+    ...(teams ? [] : ['private/threshold.json']),
+  ]) {
     if ((await csvHeader(join(out, f))) === null) problems.push(`${f} was not written`);
   }
   if (problems.length) return problems;
   if (teams && !(await exists(join(out, 'private', 'threshold.json')))) return problems;
   const sample = await csvHeader(join(out, 'public', 'sample_submission.csv'));
   const answer = await csvHeader(join(out, 'private', 'answer.csv'));
-  if (sample?.join() !== answer?.join()) problems.push(`answer.csv columns (${answer?.join(', ')}) differ from sample_submission.csv (${sample?.join(', ')})`);
-  if ((await csvHeader(join(out, 'public', 'test.csv')))?.includes(target)) problems.push(`public/test.csv has the target column ${target}`);
+  if (sample?.join() !== answer?.join())
+    problems.push(
+      `answer.csv columns (${answer?.join(', ')}) differ from sample_submission.csv (${sample?.join(', ')})`,
+    );
+  if ((await csvHeader(join(out, 'public', 'test.csv')))?.includes(target))
+    problems.push(`public/test.csv has the target column ${target}`);
   try {
     const th = JSON.parse(await readFile(join(out, 'private', 'threshold.json'), 'utf8')) as Record<string, unknown>;
     const keys = Object.keys(th).sort().join();
-    if (keys !== 'bronze_threshold,gold_threshold,median_threshold,silver_threshold') problems.push(`threshold.json keys are ${keys}, not exactly the four thresholds`);
-    else if (Object.values(th).some((v) => typeof v !== 'number' || !Number.isFinite(v))) problems.push('threshold.json values must be finite numbers');
+    if (keys !== 'bronze_threshold,gold_threshold,median_threshold,silver_threshold')
+      problems.push(`threshold.json keys are ${keys}, not exactly the four thresholds`);
+    else if (Object.values(th).some((v) => typeof v !== 'number' || !Number.isFinite(v)))
+      problems.push('threshold.json values must be finite numbers');
   } catch {
     problems.push('threshold.json is not valid JSON');
   }
@@ -70,7 +89,13 @@ export async function generatedProblems(out: string, target: string): Promise<st
 }
 
 /** Asks, checks, and sends the problems back until the answer passes or attempts run out. */
-async function converse(client: LlmClient, first: string, attempts: number, check: (answer: string) => Promise<string[]>, o: { sample: number; signal?: AbortSignal }): Promise<{ ok: boolean; answer: string; attempts: number; last: string }> {
+async function converse(
+  client: LlmClient,
+  first: string,
+  attempts: number,
+  check: (answer: string) => Promise<string[]>,
+  o: { sample: number; signal?: AbortSignal },
+): Promise<{ ok: boolean; answer: string; attempts: number; last: string }> {
   const messages: ChatMessage[] = [{ role: 'user', content: first }];
   let last = '';
   for (let i = 1; i <= attempts; i++) {
@@ -78,19 +103,32 @@ async function converse(client: LlmClient, first: string, attempts: number, chec
     const problems = await check(answer);
     if (!problems.length) return { ok: true, answer, attempts: i, last };
     last = problems.join('\n');
-    messages.push({ role: 'assistant', content: answer }, { role: 'user', content: `That did not work:\n${last}\nFix it and answer again in the same form.` });
+    messages.push(
+      { role: 'assistant', content: answer },
+      { role: 'user', content: `That did not work:\n${last}\nFix it and answer again in the same form.` },
+    );
   }
   return { ok: false, answer: '', attempts, last };
 }
 
 export async function buildLlmTask(seed: SeedDna, dest: string, o: LlmBuildOptions): Promise<LlmBuildResult> {
   const attempts: Record<string, number> = {};
-  const strat = await askStrategist(o.client, o.seedDescription, { samples: o.samples, attempts: o.attempts.strategist, sample: o.sample, signal: o.signal });
+  const strat = await askStrategist(o.client, o.seedDescription, {
+    samples: o.samples,
+    attempts: o.attempts.strategist,
+    sample: o.sample,
+    signal: o.signal,
+  });
   attempts.strategist = strat.attempts;
-  if (!strat.ok || !strat.value) return { ok: false, stage: 'strategist', error: strat.errors.at(-1) ?? 'no answer', attempts };
+  if (!strat.ok || !strat.value)
+    return { ok: false, stage: 'strategist', error: strat.errors.at(-1) ?? 'no answer', attempts };
   const plan: StrategistAnswer = strat.value;
   const spec = plan.spec;
-  const specText = JSON.stringify({ ...spec, mutations: plan.mutations, scenario: plan.scenarios[plan.chosen] }, null, 2);
+  const specText = JSON.stringify(
+    { ...spec, mutations: plan.mutations, scenario: plan.scenarios[plan.chosen] },
+    null,
+    2,
+  );
   const slug =
     spec.task_name
       .toLowerCase()
@@ -112,8 +150,12 @@ export async function buildLlmTask(seed: SeedDna, dest: string, o: LlmBuildOptio
       script = code;
       await rm(join(ws, 'out'), { recursive: true, force: true });
       await writeFile(join(ws, 'generate_task_env.py'), code);
-      const r = await o.session.run({ file: 'generate_task_env.py', args: ['out'] }, { timeoutMs: 300_000, memoryMb: 4096 });
-      if (r.exitCode !== 0) return [`the script failed (exit ${r.exitCode}${r.timedOut ? ', timed out' : ''}):\n${tail(r.stderr)}`];
+      const r = await o.session.run(
+        { file: 'generate_task_env.py', args: ['out'] },
+        { timeoutMs: 300_000, memoryMb: 4096 },
+      );
+      if (r.exitCode !== 0)
+        return [`the script failed (exit ${r.exitCode}${r.timedOut ? ', timed out' : ''}):\n${tail(r.stderr)}`];
       return generatedProblems(join(ws, 'out'), spec.target.name);
     },
     o,
@@ -137,7 +179,12 @@ export async function buildLlmTask(seed: SeedDna, dest: string, o: LlmBuildOptio
   let sampleScore = 0;
   const ops = await converse(
     o.client,
-    renderPrompt('factory/mlops-engineer', { spec: specText, metric, direction: LOWER_IS_BETTER[metric] ? 'lower' : 'higher', columns }),
+    renderPrompt('factory/mlops-engineer', {
+      spec: specText,
+      metric,
+      direction: LOWER_IS_BETTER[metric] ? 'lower' : 'higher',
+      columns,
+    }),
     o.attempts.mlops,
     async (answer) => {
       const code = extractBlock(answer, 'python');
@@ -162,7 +209,11 @@ export async function buildLlmTask(seed: SeedDna, dest: string, o: LlmBuildOptio
   const testColumns = (await csvHeader(join(dest, 'public', 'test.csv'))) ?? [];
   const writer = await converse(
     o.client,
-    renderPrompt('factory/technical-writer', { spec: JSON.stringify({ ...spec, hidden_rule_logic: undefined }, null, 2), files: publicFiles.join(', '), sample: sampleText.split('\n').slice(0, 4).join('\n') }),
+    renderPrompt('factory/technical-writer', {
+      spec: JSON.stringify({ ...spec, hidden_rule_logic: undefined }, null, 2),
+      files: publicFiles.join(', '),
+      sample: sampleText.split('\n').slice(0, 4).join('\n'),
+    }),
     o.attempts.writer,
     async (answer) => {
       const md = (extractBlock(answer, 'markdown') ?? answer).trim();
@@ -176,7 +227,8 @@ export async function buildLlmTask(seed: SeedDna, dest: string, o: LlmBuildOptio
   attempts.writer = writer.attempts;
   if (!writer.ok) return { ok: false, stage: 'leakage', error: writer.last, attempts };
 
-  const rows = async (f: string) => Math.max(0, (await readFile(join(dest, 'public', f), 'utf8')).trim().split('\n').length - 1);
+  const rows = async (f: string) =>
+    Math.max(0, (await readFile(join(dest, 'public', f), 'utf8')).trim().split('\n').length - 1);
   await writeTaskJson(dest, {
     id: taskId,
     modality: plan.dna.modality,
@@ -186,7 +238,13 @@ export async function buildLlmTask(seed: SeedDna, dest: string, o: LlmBuildOptio
     n_train: await rows('train.csv'),
     n_test: await rows('test.csv'),
     seed: o.sample,
-    source: { seed_id: seed.id, split: seed.split, modality: seed.modality, task_type: seed.task_type, metric: seed.metric },
+    source: {
+      seed_id: seed.id,
+      split: seed.split,
+      modality: seed.modality,
+      task_type: seed.task_type,
+      metric: seed.metric,
+    },
     mutations: plan.mutations,
     domain: { sector: plan.scenarios[plan.chosen].domain, scenario: plan.scenarios[plan.chosen].scenario },
     generator: 'llm',

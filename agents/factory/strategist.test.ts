@@ -18,7 +18,11 @@ const GOOD = {
     dataset_stats: { sample_count: 8693, is_imbalanced: false },
     target_info: { type: 'label', cardinality: 2, distribution: 'balanced' },
   },
-  scenarios: Array.from({ length: 5 }, (_, i) => ({ domain: `d${i}`, scenario: `s${i}`, justification: 'rows of sensor readings per unit' })),
+  scenarios: Array.from({ length: 5 }, (_, i) => ({
+    domain: `d${i}`,
+    scenario: `s${i}`,
+    justification: 'rows of sensor readings per unit',
+  })),
   chosen: 2,
   mutations: [
     { name: 'missingness', params: { rate: 0.1 } },
@@ -50,15 +54,26 @@ test('seed descriptions come from the facts, or from an MLE-bench data directory
 
 test('answers are checked: schema, sample range, classes', () => {
   assert.equal(strategistProblems(GOOD, [50, 200]), []);
-  assert.equal(strategistProblems({ ...GOOD, spec: { ...GOOD.spec, n_samples: 500 } }, [50, 200]), ['spec.n_samples: 500 is outside [50, 200]']);
+  assert.equal(strategistProblems({ ...GOOD, spec: { ...GOOD.spec, n_samples: 500 } }, [50, 200]), [
+    'spec.n_samples: 500 is outside [50, 200]',
+  ]);
   assert.match(strategistProblems({ ...GOOD, scenarios: GOOD.scenarios.slice(0, 2) }, [50, 200])[0], 'scenarios');
 });
 
 test('malformed and invalid JSON go back with the errors; a rerun is served from the response cache', async () => {
-  const s = await startReplayServer([{ content: '```json\n{"dna": {"modality": "tabular",}\n```' }, { content: JSON.stringify({ ...GOOD, spec: { ...GOOD.spec, n_samples: 999 } }) }, { content: 'Here you go:\n```json\n' + JSON.stringify(GOOD) + '\n```' }]);
+  const s = await startReplayServer([
+    { content: '```json\n{"dna": {"modality": "tabular",}\n```' },
+    { content: JSON.stringify({ ...GOOD, spec: { ...GOOD.spec, n_samples: 999 } }) },
+    { content: 'Here you go:\n```json\n' + JSON.stringify(GOOD) + '\n```' },
+  ]);
   const cache = await mkdtemp(join(tmpdir(), 'mlepipe-llm-'));
   try {
-    const client = () => new LlmClient({ name: 'qwen', spec: { provider: 'openai', base_url: s.url, model: 'Qwen/Qwen3-8B' }, cacheDir: cache });
+    const client = () =>
+      new LlmClient({
+        name: 'qwen',
+        spec: { provider: 'openai', base_url: s.url, model: 'Qwen/Qwen3-8B' },
+        cacheDir: cache,
+      });
     const out = await askStrategist(client(), describeSeed(allSeeds()[0]), { samples: [50, 200], attempts: 3 });
     assert.ok(out.ok, out.errors.join('\n'));
     assert.is(out.attempts, 3);

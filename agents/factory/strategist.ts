@@ -38,20 +38,41 @@ export function strategistProblems(value: unknown, samples: [number, number]): s
   const n = (value as StrategistAnswer).spec.n_samples;
   if (n < samples[0] || n > samples[1]) return [`spec.n_samples: ${n} is outside [${samples[0]}, ${samples[1]}]`];
   const t = (value as StrategistAnswer).spec.target;
-  if (t.kind === 'classification' && !t.classes?.length) return ['spec.target.classes: a classification target needs its classes'];
+  if (t.kind === 'classification' && !t.classes?.length)
+    return ['spec.target.classes: a classification target needs its classes'];
   return [];
 }
 
-export async function askStrategist(client: LlmClient, seedDescription: string, opts: { samples: [number, number]; attempts: number; sample?: number; signal?: AbortSignal }): Promise<RoleOutcome<StrategistAnswer>> {
-  const messages: ChatMessage[] = [{ role: 'user', content: renderPrompt('factory/data-strategist', { seed_description: seedDescription, min_samples: opts.samples[0], max_samples: opts.samples[1] }) }];
+export async function askStrategist(
+  client: LlmClient,
+  seedDescription: string,
+  opts: { samples: [number, number]; attempts: number; sample?: number; signal?: AbortSignal },
+): Promise<RoleOutcome<StrategistAnswer>> {
+  const messages: ChatMessage[] = [
+    {
+      role: 'user',
+      content: renderPrompt('factory/data-strategist', {
+        seed_description: seedDescription,
+        min_samples: opts.samples[0],
+        max_samples: opts.samples[1],
+      }),
+    },
+  ];
   const errors: string[] = [];
   for (let attempt = 1; attempt <= opts.attempts; attempt++) {
     const answer = await client.chat({ messages, sample: opts.sample }, opts.signal);
     const parsed = extractJson(answer.content);
     const problems = parsed.ok ? strategistProblems(parsed.value, opts.samples) : [parsed.error];
-    if (!problems.length) return { ok: true, value: (parsed as { value: StrategistAnswer }).value, attempts: attempt, errors };
+    if (!problems.length)
+      return { ok: true, value: (parsed as { value: StrategistAnswer }).value, attempts: attempt, errors };
     errors.push(problems.join('; '));
-    messages.push({ role: 'assistant', content: answer.content }, { role: 'user', content: `Your answer cannot be used:\n${problems.map((p) => `- ${p}`).join('\n')}\nAnswer again with the corrected JSON object only.` });
+    messages.push(
+      { role: 'assistant', content: answer.content },
+      {
+        role: 'user',
+        content: `Your answer cannot be used:\n${problems.map((p) => `- ${p}`).join('\n')}\nAnswer again with the corrected JSON object only.`,
+      },
+    );
   }
   return { ok: false, attempts: opts.attempts, errors };
 }

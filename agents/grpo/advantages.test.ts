@@ -4,7 +4,8 @@ import * as assert from 'uvu/assert';
 import { EPSILON, groupAdvantages, returnsToGo, timedOutUnder, turnAdvantages } from './advantages.js';
 
 const close = (a: number, b: number, tol = 1e-9) => assert.ok(Math.abs(a - b) < tol, `${a} vs ${b}`);
-const g = (rewards: number[], timedOut: boolean[] = rewards.map(() => false)) => rewards.map((reward, i) => ({ reward, timedOut: timedOut[i] }));
+const g = (rewards: number[], timedOut: boolean[] = rewards.map(() => false)) =>
+  rewards.map((reward, i) => ({ reward, timedOut: timedOut[i] }));
 
 test('grpo: (R − mean) / (std + ε), std unbiased as verl computes it, population on request', () => {
   // Rewards 1, 0, 0.5, 0.5: mean 0.5, unbiased std sqrt((0.25 + 0.25) / 3) = 0.408248…
@@ -41,21 +42,30 @@ test('drop: a timed-out trajectory leaves the baseline and the loss; keep: it co
 });
 
 test('drop-after: a timed-out trajectory counts in the baseline, then leaves the loss', () => {
-  const r = groupAdvantages(g([1, 0, 0.5, 0.2], [false, false, false, true]), { estimator: 'drgrpo', maskTimeouts: 'drop-after' });
+  const r = groupAdvantages(g([1, 0, 0.5, 0.2], [false, false, false, true]), {
+    estimator: 'drgrpo',
+    maskTimeouts: 'drop-after',
+  });
   // Baseline over all four (0.425), as keep; the timed-out member is masked, as drop.
   close(r.mean, 0.425);
   assert.equal(r.members[3], { advantage: 0, masked: true, reason: 'timed_out' });
   close(r.members[0].advantage, 1 - 0.425);
   close(r.members[2].advantage, 0.5 - 0.425);
   // The std includes it too: unbiased over [1, 0, 0.5, 0.2].
-  const grpo = groupAdvantages(g([1, 0, 0.5, 0.2], [false, false, false, true]), { estimator: 'grpo', maskTimeouts: 'drop-after' });
+  const grpo = groupAdvantages(g([1, 0, 0.5, 0.2], [false, false, false, true]), {
+    estimator: 'grpo',
+    maskTimeouts: 'drop-after',
+  });
   const sd = Math.sqrt([1, 0, 0.5, 0.2].reduce((a, x) => a + (x - 0.425) ** 2, 0) / 3);
   close(grpo.std, sd);
   close(grpo.members[1].advantage, -0.425 / (sd + EPSILON));
 });
 
 test('timeout rules: any step, a share of steps, or the last step; running out of budget always counts', () => {
-  const run = (...timedOut: boolean[]) => ({ ended: 'answer', turns: timedOut.map((t) => ({ action: 'code', timed_out: t })) });
+  const run = (...timedOut: boolean[]) => ({
+    ended: 'answer',
+    turns: timedOut.map((t) => ({ action: 'code', timed_out: t })),
+  });
   const early = run(true, false, false, false, false);
   assert.is(timedOutUnder('any-step', early), true);
   assert.is(timedOutUnder('last-step', early), false);
@@ -64,14 +74,21 @@ test('timeout rules: any step, a share of steps, or the last step; running out o
   const last = run(false, false, true);
   assert.is(timedOutUnder('last-step', last), true);
   // A reply after the killed execution (the agent answered): its last turn is not an execution.
-  assert.is(timedOutUnder('last-step', { ended: 'answer', turns: [...last.turns, { action: 'answer', timed_out: false }] }), false);
+  assert.is(
+    timedOutUnder('last-step', { ended: 'answer', turns: [...last.turns, { action: 'answer', timed_out: false }] }),
+    false,
+  );
   assert.is(timedOutUnder('any-step', run(false, false)), false);
   assert.is(timedOutUnder('any-step', { ended: 'answer', turns: [] }), false);
-  for (const rule of ['any-step', 'last-step', 'fraction:1'] as const) assert.is(timedOutUnder(rule, { ended: 'time_budget', turns: [] }), true);
+  for (const rule of ['any-step', 'last-step', 'fraction:1'] as const)
+    assert.is(timedOutUnder(rule, { ended: 'time_budget', turns: [] }), true);
 });
 
 test('crashed rollouts are masked under either setting', () => {
-  const r = groupAdvantages([{ reward: 0, timedOut: false, crashed: true }, ...g([1, 0])], { estimator: 'grpo', maskTimeouts: 'keep' });
+  const r = groupAdvantages([{ reward: 0, timedOut: false, crashed: true }, ...g([1, 0])], {
+    estimator: 'grpo',
+    maskTimeouts: 'keep',
+  });
   assert.equal(r.members[0], { advantage: 0, masked: true, reason: 'crashed' });
   close(r.mean, 0.5);
 });

@@ -26,7 +26,10 @@ export const EPSILON = 1e-6;
  */
 export type TimeoutRule = 'any-step' | 'last-step' | 'release' | `fraction:${number}`;
 
-type MaskedEpisode = { ended: string; turns: ReadonlyArray<{ action: string; timed_out: boolean; tool_response?: boolean }> };
+type MaskedEpisode = {
+  ended: string;
+  turns: ReadonlyArray<{ action: string; timed_out: boolean; tool_response?: boolean }>;
+};
 
 /** The release's denominator: replies a tool response answered (every turn but an answer, outside the release's format). */
 const toolResponses = (ep: MaskedEpisode) => ep.turns.filter((t) => t.tool_response ?? t.action !== 'answer').length;
@@ -74,10 +77,25 @@ export interface Advantage {
   reason?: 'timed_out' | 'unknown' | 'crashed';
 }
 
-export function groupAdvantages(group: readonly GroupMember[], opts: { estimator: 'grpo' | 'drgrpo'; maskTimeouts: MaskTimeouts; std?: StdKind }): { members: Advantage[]; mean: number; std: number; zeroSignal: boolean } {
-  const masked = group.map((m) => (m.crashed ? 'crashed' : opts.maskTimeouts === 'keep' ? undefined : m.timedOut ? 'timed_out' : m.unknown ? 'unknown' : undefined));
+export function groupAdvantages(
+  group: readonly GroupMember[],
+  opts: { estimator: 'grpo' | 'drgrpo'; maskTimeouts: MaskTimeouts; std?: StdKind },
+): { members: Advantage[]; mean: number; std: number; zeroSignal: boolean } {
+  const masked = group.map((m) =>
+    m.crashed
+      ? 'crashed'
+      : opts.maskTimeouts === 'keep'
+        ? undefined
+        : m.timedOut
+          ? 'timed_out'
+          : m.unknown
+            ? 'unknown'
+            : undefined,
+  );
   // The baseline's members: under drop-after, timed-out (and unknown) trajectories count here and are dropped below.
-  const inBaseline = group.filter((m, i) => !masked[i] || (masked[i] !== 'crashed' && opts.maskTimeouts === 'drop-after'));
+  const inBaseline = group.filter(
+    (m, i) => !masked[i] || (masked[i] !== 'crashed' && opts.maskTimeouts === 'drop-after'),
+  );
   const kept = inBaseline.map((m) => m.reward);
   const mean = kept.length ? meanOf(kept) : 0;
   const std = opts.std === 'population' ? populationStd(kept) : sampleStd(kept);
@@ -107,7 +125,9 @@ export function returnsToGo(turnRewards: readonly number[]): number[] {
  * members (index 0 is the first turn). Masked members get zeros.
  */
 export function turnAdvantages(group: readonly GroupMember[], maskedFlags: readonly boolean[]): number[][] {
-  const perTurn = group.map((m) => m.turnRewards ?? [...new Array<number>(Math.max(0, (m.turns ?? 1) - 1)).fill(0), m.reward]);
+  const perTurn = group.map(
+    (m) => m.turnRewards ?? [...new Array<number>(Math.max(0, (m.turns ?? 1) - 1)).fill(0), m.reward],
+  );
   const returns = perTurn.map(returnsToGo);
   const firsts = returns.filter((_, i) => !maskedFlags[i]).map((g) => g[0] ?? 0);
   const baseline = firsts.length ? meanOf(firsts) : 0;

@@ -61,5 +61,10 @@ export function templateUpdate(ck: TemplateCheckpoint, samples: readonly TrainSa
     }
   }
   ck.step++;
-  return { samples: live.length, objective: live.length ? objective / live.length : 0, clip_fraction: live.length ? clipped / live.length : 0, kl: live.length ? kl / live.length : 0 };
+  return {
+    samples: live.length,
+    objective: live.length ? objective / live.length : 0,
+    clip_fraction: live.length ? clipped / live.length : 0,
+    kl: live.length ? kl / live.length : 0,
+  };
 }

@@ -14,13 +14,24 @@ import { askGuidance } from './llm.js';
 import { assetText } from '../../core/assets.js';
 import { proceduralGuidance, RULES } from './procedural.js';
 
-const STARTER = "train = pd.read_csv('public/train.csv')\nytr = train['survived']\nXtr, Xte = Xtr, Xte\nmodel = SVC(C=1.0, probability=True)\n";
+const STARTER =
+  "train = pd.read_csv('public/train.csv')\nytr = train['survived']\nXtr, Xte = Xtr, Xte\nmodel = SVC(C=1.0, probability=True)\n";
 
 async function taskDir(config: string, fix: Array<{ find: string; replace: string }>): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'mlepipe-guide-'));
   await mkdir(join(dir, 'public'));
   await mkdir(join(dir, 'private'));
-  await writeFile(join(dir, 'task.json'), JSON.stringify({ id: 't1', domain: 'tabular', template: 'tab-titanic', metric: 'accuracy', is_lower_better: false, baseline: { mean: 0.5233, std: 0.012, runs: 10 } }));
+  await writeFile(
+    join(dir, 'task.json'),
+    JSON.stringify({
+      id: 't1',
+      domain: 'tabular',
+      template: 'tab-titanic',
+      metric: 'accuracy',
+      is_lower_better: false,
+      baseline: { mean: 0.5233, std: 0.012, runs: 10 },
+    }),
+  );
   await writeFile(join(dir, 'private', 'fault.json'), JSON.stringify({ config, fault: config, fix }));
   await writeFile(join(dir, 'public', 'train.py'), STARTER);
   await writeFile(join(dir, 'public', 'train.csv'), 'age,fare,survived\n1,2,0\n');
@@ -89,11 +100,37 @@ test("every condition of the suite's index falls in exactly one family of rules"
 });
 
 test('the checker refuses unknown tools, arguments a tool does not take, and a missing part', () => {
-  const base = { context: 'Improve the classifier from its starter script.', act: [{ if: 'scales differ', then: 'standardize' }] };
-  assert.equal(guidanceProblems({ ...base, inspect: [{ tool: 'detect_missing_values', args: { path: 'public/train.csv' }, why: 'missing values' }] }), []);
-  assert.match(guidanceProblems({ ...base, inspect: [{ tool: 'detect_missing_valeus', args: {}, why: 'missing values' }] }).join('\n'), 'inspect[0].tool: unknown tool "detect_missing_valeus"');
-  assert.match(guidanceProblems({ ...base, inspect: [{ tool: 'detect_label_imbalance', args: { path: 'public/train.csv' }, why: 'class counts' }] }).join('\n'), /inspect\[0\]\.args: .*"target": missing/);
-  assert.match(guidanceProblems({ context: base.context, inspect: [{ tool: 'detect_missing_values', args: {}, why: 'missing values' }] }).join('\n'), 'act');
+  const base = {
+    context: 'Improve the classifier from its starter script.',
+    act: [{ if: 'scales differ', then: 'standardize' }],
+  };
+  assert.equal(
+    guidanceProblems({
+      ...base,
+      inspect: [{ tool: 'detect_missing_values', args: { path: 'public/train.csv' }, why: 'missing values' }],
+    }),
+    [],
+  );
+  assert.match(
+    guidanceProblems({ ...base, inspect: [{ tool: 'detect_missing_valeus', args: {}, why: 'missing values' }] }).join(
+      '\n',
+    ),
+    'inspect[0].tool: unknown tool "detect_missing_valeus"',
+  );
+  assert.match(
+    guidanceProblems({
+      ...base,
+      inspect: [{ tool: 'detect_label_imbalance', args: { path: 'public/train.csv' }, why: 'class counts' }],
+    }).join('\n'),
+    /inspect\[0\]\.args: .*"target": missing/,
+  );
+  assert.match(
+    guidanceProblems({
+      context: base.context,
+      inspect: [{ tool: 'detect_missing_values', args: {}, why: 'missing values' }],
+    }).join('\n'),
+    'act',
+  );
 });
 
 test('a model writes the guidance: a bad answer goes back with its problems, the retry is used, the writer sees the fix', async () => {
@@ -102,8 +139,13 @@ test('a model writes the guidance: a bad answer goes back with its problems, the
     inspect: [{ tool: 'check_feature_normalization', args: { path: 'public/train.csv' }, why: 'column scales' }],
     act: [{ if: 'scales differ by orders of magnitude', then: 'standardize on training data and re-run' }],
   };
-  const s = await startReplayServer([{ content: JSON.stringify({ ...good, inspect: [{ tool: 'scale_checker', args: {}, why: 'column scales' }] }) }, { content: '```json\n' + JSON.stringify(good) + '\n```' }]);
-  const dir = await taskDir('unscaled features', [{ find: 'Xtr, Xte = Xtr, Xte', replace: 'Xtr, Xte = scaler.transform(Xtr), scaler.transform(Xte)' }]);
+  const s = await startReplayServer([
+    { content: JSON.stringify({ ...good, inspect: [{ tool: 'scale_checker', args: {}, why: 'column scales' }] }) },
+    { content: '```json\n' + JSON.stringify(good) + '\n```' },
+  ]);
+  const dir = await taskDir('unscaled features', [
+    { find: 'Xtr, Xte = Xtr, Xte', replace: 'Xtr, Xte = scaler.transform(Xtr), scaler.transform(Xte)' },
+  ]);
   try {
     const client = new LlmClient({ name: 'writer', spec: { provider: 'openai', base_url: s.url, model: 'w' } });
     const r = await askGuidance(client, readTaskFacts(dir, 't1'), { attempts: 3 });

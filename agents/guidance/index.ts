@@ -36,7 +36,9 @@ export function guidanceProblems(value: unknown): string[] {
     try {
       checkArgs(spec, c.args);
     } catch (err) {
-      out.push(`inspect[${i}].args: ${err instanceof UserError ? err.diagnostics.map((d) => d.message).join('; ') : (err as Error).message}`);
+      out.push(
+        `inspect[${i}].args: ${err instanceof UserError ? err.diagnostics.map((d) => d.message).join('; ') : (err as Error).message}`,
+      );
     }
   });
   return out;
@@ -73,7 +75,8 @@ export interface TaskFacts {
   files: string[];
 }
 
-const readJson = (p: string): Record<string, unknown> => (existsSync(p) ? (JSON.parse(readFileSync(p, 'utf8')) as Record<string, unknown>) : {});
+const readJson = (p: string): Record<string, unknown> =>
+  existsSync(p) ? (JSON.parse(readFileSync(p, 'utf8')) as Record<string, unknown>) : {};
 
 export function readTaskFacts(dir: string, id: string): TaskFacts {
   const task = readJson(join(dir, 'task.json'));

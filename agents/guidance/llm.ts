@@ -9,11 +9,20 @@ import { listTools } from '../../tools/index.js';
 import { guidanceProblems, type Guidance, type TaskFacts } from './index.js';
 
 // The suite's domain names, as the tool registry spells them.
-const TOOL_DOMAIN: Record<string, string> = { cv: 'vision', vision: 'vision', nlp: 'nlp', tabular: 'tabular', time_series: 'time-series', graph: 'graph' };
+const TOOL_DOMAIN: Record<string, string> = {
+  cv: 'vision',
+  vision: 'vision',
+  nlp: 'nlp',
+  tabular: 'tabular',
+  time_series: 'time-series',
+  graph: 'graph',
+};
 
 export function writerPrompt(f: TaskFacts): string {
   const tools = [...listTools('shared'), ...(TOOL_DOMAIN[f.domain] ? listTools(TOOL_DOMAIN[f.domain]) : [])];
-  const fix = f.fix.length ? f.fix.map((x) => `- replace ${JSON.stringify(x.find)} with ${JSON.stringify(x.replace)}`).join('\n') : '(none: the starter is the healthy configuration)';
+  const fix = f.fix.length
+    ? f.fix.map((x) => `- replace ${JSON.stringify(x.find)} with ${JSON.stringify(x.replace)}`).join('\n')
+    : '(none: the starter is the healthy configuration)';
   return renderPrompt('guide/writer', {
     task_id: f.id,
     domain: f.domain,
@@ -26,20 +35,36 @@ export function writerPrompt(f: TaskFacts): string {
     starter: f.starter.trim(),
     fix,
     files: f.files.join(', '),
-    tools: tools.map((t) => `- ${t.name}: ${t.returns}; arguments ${Object.keys(t.args.properties).join(', ')}${t.args.required.length ? ` (required: ${t.args.required.join(', ')})` : ''}`).join('\n'),
+    tools: tools
+      .map(
+        (t) =>
+          `- ${t.name}: ${t.returns}; arguments ${Object.keys(t.args.properties).join(', ')}${t.args.required.length ? ` (required: ${t.args.required.join(', ')})` : ''}`,
+      )
+      .join('\n'),
   });
 }
 
-export async function askGuidance(client: LlmClient, f: TaskFacts, opts: { attempts: number; signal?: AbortSignal }): Promise<{ ok: true; value: Guidance; attempts: number } | { ok: false; errors: string[] }> {
+export async function askGuidance(
+  client: LlmClient,
+  f: TaskFacts,
+  opts: { attempts: number; signal?: AbortSignal },
+): Promise<{ ok: true; value: Guidance; attempts: number } | { ok: false; errors: string[] }> {
   const messages: ChatMessage[] = [{ role: 'user', content: writerPrompt(f) }];
   const errors: string[] = [];
   for (let attempt = 1; attempt <= opts.attempts; attempt++) {
     const answer = await client.chat({ messages }, opts.signal);
     const parsed = extractJson(answer.content);
     const problems = parsed.ok ? guidanceProblems(parsed.value) : [parsed.error];
-    if (!problems.length) return { ok: true, value: parsed.ok ? (parsed.value as Guidance) : (undefined as never), attempts: attempt };
+    if (!problems.length)
+      return { ok: true, value: parsed.ok ? (parsed.value as Guidance) : (undefined as never), attempts: attempt };
     errors.push(problems.join('; '));
-    messages.push({ role: 'assistant', content: answer.content }, { role: 'user', content: `Your answer cannot be used:\n${problems.map((p) => `- ${p}`).join('\n')}\nAnswer again with the corrected JSON object only.` });
+    messages.push(
+      { role: 'assistant', content: answer.content },
+      {
+        role: 'user',
+        content: `Your answer cannot be used:\n${problems.map((p) => `- ${p}`).join('\n')}\nAnswer again with the corrected JSON object only.`,
+      },
+    );
   }
   return { ok: false, errors };
 }

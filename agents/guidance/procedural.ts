@@ -21,8 +21,16 @@ export const RULES: Rule[] = [
     if: 'a check reports columns or pixels on very different scales, or raw 0-255 pixel values',
     then: 'fit the scaling on the training data only (standardize columns, rescale pixels to 0-1 with training statistics), re-run the starter and compare with its baseline before changing the model',
   },
-  { when: /imputation|sentinel|collision/, if: 'columns have missing values', then: 'impute them from training statistics (median, most frequent value) instead of a sentinel or zero, and check that the starter applies the same filling to train and test' },
-  { when: /imbalance|rare|positive weight/, if: 'class counts are skewed, or the script drops or reweights classes', then: 'keep every training example, use class weights or balanced sampling only where the counts call for it, and compare per-class results' },
+  {
+    when: /imputation|sentinel|collision/,
+    if: 'columns have missing values',
+    then: 'impute them from training statistics (median, most frequent value) instead of a sentinel or zero, and check that the starter applies the same filling to train and test',
+  },
+  {
+    when: /imbalance|rare|positive weight/,
+    if: 'class counts are skewed, or the script drops or reweights classes',
+    then: 'keep every training example, use class weights or balanced sampling only where the counts call for it, and compare per-class results',
+  },
   {
     when: /regulari/,
     if: 'the script sets a regularization strength far from common values, or training and validation scores are both low',
@@ -57,14 +65,24 @@ const fmt = (x: number) => String(Number(x.toPrecision(4)));
 
 export function proceduralGuidance(f: TaskFacts): Guidance {
   const listing = f.files.join('\n');
-  const calls = toolCalls(listing, f.starter, [...TOOLS_BY_NAME.keys()]).map(([why, tool, args]) => ({ tool, args, why }));
+  const calls = toolCalls(listing, f.starter, [...TOOLS_BY_NAME.keys()]).map(([why, tool, args]) => ({
+    tool,
+    args,
+    why,
+  }));
   const config = f.config.toLowerCase();
   const rules = f.config === 'healthy' ? [] : RULES.filter((r) => r.when.test(config));
   if ((rules.some((r) => r.settings) || !calls.length) && f.starter) {
-    calls.push({ tool: 'verify_hyperparam_effective', args: { path: 'public/train.py' }, why: 'See where each setting of the starter is fixed, and whether any is set twice.' });
+    calls.push({
+      tool: 'verify_hyperparam_effective',
+      args: { path: 'public/train.py' },
+      why: 'See where each setting of the starter is fixed, and whether any is set twice.',
+    });
   }
   const dir = f.lowerIsBetter ? 'lower' : 'higher';
-  const base = f.baseline ? ` The starter scores ${fmt(f.baseline.mean)} ± ${fmt(f.baseline.std)} over ${f.baseline.runs} seeds (${dir} is better).` : '';
+  const base = f.baseline
+    ? ` The starter scores ${fmt(f.baseline.mean)} ± ${fmt(f.baseline.std)} over ${f.baseline.runs} seeds (${dir} is better).`
+    : '';
   const condition =
     f.config === 'healthy'
       ? 'Its data and starter are configured as intended, so gains come from the model and its training rather than from a repair.'

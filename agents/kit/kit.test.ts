@@ -26,12 +26,22 @@ async function task(): Promise<string> {
     });
   await writeFile(join(dir, 'public', 'train.csv'), ['id,x1,x2,cat,label', ...rows(0, 120, true)].join('\n') + '\n');
   await writeFile(join(dir, 'public', 'test.csv'), ['id,x1,x2,cat', ...rows(120, 40, false)].join('\n') + '\n');
-  await writeFile(join(dir, 'public', 'sample_submission.csv'), ['id,label', ...rows(120, 40, false).map((r) => `${r.split(',')[0]},no`)].join('\n') + '\n');
-  await writeFile(join(dir, 'public', 'description.md'), '# Task\n\n## Evaluation\n\nSubmissions are scored by accuracy.\n');
+  await writeFile(
+    join(dir, 'public', 'sample_submission.csv'),
+    ['id,label', ...rows(120, 40, false).map((r) => `${r.split(',')[0]},no`)].join('\n') + '\n',
+  );
+  await writeFile(
+    join(dir, 'public', 'description.md'),
+    '# Task\n\n## Evaluation\n\nSubmissions are scored by accuracy.\n',
+  );
   return dir;
 }
 
-const solve = (dir: string, strategy: string, size = 'default') => execa(agent.python, ['-c', `${kitSource()}\nsolve(${JSON.stringify(strategy)}, size=${JSON.stringify(size)})`], { cwd: dir, reject: false });
+const solve = (dir: string, strategy: string, size = 'default') =>
+  execa(agent.python, ['-c', `${kitSource()}\nsolve(${JSON.stringify(strategy)}, size=${JSON.stringify(size)})`], {
+    cwd: dir,
+    reject: false,
+  });
 
 test('lgbm fits LightGBM, validates it in the task metric and writes the same submission every time', async () => {
   assert.ok(existsSync(agent.python), `${agent.python} is missing: run ${agent.fix}`);
@@ -90,7 +100,10 @@ test("the ladder's later turns reuse earlier turns' cross-validation and fits, a
       ['gbm'],
     );
     assert.is((await solve(fresh, 'boosted', 'small')).exitCode, 0);
-    assert.is(await readFile(join(laddered, 'submission.csv'), 'utf8'), await readFile(join(fresh, 'submission.csv'), 'utf8'));
+    assert.is(
+      await readFile(join(laddered, 'submission.csv'), 'utf8'),
+      await readFile(join(fresh, 'submission.csv'), 'utf8'),
+    );
   } finally {
     await rm(laddered, { recursive: true, force: true });
     await rm(fresh, { recursive: true, force: true });

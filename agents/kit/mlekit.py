@@ -29,7 +29,9 @@ def train_file(test_cols, target):
     target, or failing that every test column (MLE-bench's taxi fares call it labels.csv)."""
     if os.path.exists(os.path.join(PUBLIC, "train.csv")):
         return "train.csv"
-    others = sorted(f for f in os.listdir(PUBLIC) if f.lower().endswith(".csv") and f not in ("test.csv", sample_file()))
+    others = sorted(
+        f for f in os.listdir(PUBLIC) if f.lower().endswith(".csv") and f not in ("test.csv", sample_file())
+    )
     headers = {f: list(pd.read_csv(os.path.join(PUBLIC, f), nrows=0).columns) for f in others}
     for f, cols in headers.items():
         if target is not None and target in cols:
@@ -37,7 +39,9 @@ def train_file(test_cols, target):
     for f, cols in headers.items():
         if set(test_cols) <= set(cols):
             return f
-    raise FileNotFoundError(f"no training table in {PUBLIC}/ (looked for train.csv and {', '.join(others) or 'other CSVs'})")
+    raise FileNotFoundError(
+        f"no training table in {PUBLIC}/ (looked for train.csv and {', '.join(others) or 'other CSVs'})"
+    )
 
 
 def load_task():
@@ -61,17 +65,35 @@ def load_task():
     shown = sample[target]
     # The sample's column says what is asked: labels when it holds labels, else numbers; a ranking or
     # log-loss metric on two classes asks for the probability even where the sample holds a label.
-    ranked = task_metric() in ("roc_auc", "log_loss") and pd.api.types.is_numeric_dtype(shown) and shown.between(0, 1).all()
-    if (not pd.api.types.is_numeric_dtype(shown) or set(shown.astype(str)) <= labels) and not (ranked and len(labels) == 2):
+    ranked = (
+        task_metric() in ("roc_auc", "log_loss") and pd.api.types.is_numeric_dtype(shown) and shown.between(0, 1).all()
+    )
+    if (not pd.api.types.is_numeric_dtype(shown) or set(shown.astype(str)) <= labels) and not (
+        ranked and len(labels) == 2
+    ):
         return train, test, sample, {**info, "kind": "label", "classes": sorted(labels), "target": target}
     if len(labels) == 2 and shown.between(0, 1).all():
         # Which class the probability is for, as the description states it.
         import re
 
-        desc = open(os.path.join(PUBLIC, "description.md")).read() if os.path.exists(os.path.join(PUBLIC, "description.md")) else ""
+        desc = (
+            open(os.path.join(PUBLIC, "description.md")).read()
+            if os.path.exists(os.path.join(PUBLIC, "description.md"))
+            else ""
+        )
         m = re.search(r"probability that \S+ is `([^`]+)`", desc)
         positive = m.group(1) if m and m.group(1) in labels else sorted(labels)[1]
-        return train, test, sample, {**info, "kind": "prob", "classes": [c for c in sorted(labels) if c != positive] + [positive], "target": target}
+        return (
+            train,
+            test,
+            sample,
+            {
+                **info,
+                "kind": "prob",
+                "classes": [c for c in sorted(labels) if c != positive] + [positive],
+                "target": target,
+            },
+        )
     return train, test, sample, {**info, "kind": "value", "classes": [], "target": target}
 
 
@@ -137,7 +159,12 @@ def text_columns(test):
     out = []
     for c in test.columns:
         s = test[c].dropna().astype(str)
-        if len(s) and not pd.api.types.is_numeric_dtype(test[c]) and s.str.split().str.len().mean() >= 4 and s.nunique() > 0.5 * len(s):
+        if (
+            len(s)
+            and not pd.api.types.is_numeric_dtype(test[c])
+            and s.str.split().str.len().mean() >= 4
+            and s.nunique() > 0.5 * len(s)
+        ):
             out.append(c)
     return out
 
@@ -200,7 +227,12 @@ SIZES = {
 
 
 def base_model(name, regression, series=False, size="default"):
-    from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor, RandomForestClassifier, RandomForestRegressor
+    from sklearn.ensemble import (
+        HistGradientBoostingClassifier,
+        HistGradientBoostingRegressor,
+        RandomForestClassifier,
+        RandomForestRegressor,
+    )
     from sklearn.linear_model import LogisticRegression, Ridge
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
@@ -209,15 +241,31 @@ def base_model(name, regression, series=False, size="default"):
     if name == "lgbm":
         return lgbm_model(regression or series, z, series)
     if series:
-        residual = {"linear": None, "forest": RandomForestRegressor(n_estimators=z["trees"], random_state=0), "gbm": HistGradientBoostingRegressor(max_iter=z["iters"], learning_rate=0.05, random_state=0)}[name]
+        residual = {
+            "linear": None,
+            "forest": RandomForestRegressor(n_estimators=z["trees"], random_state=0),
+            "gbm": HistGradientBoostingRegressor(max_iter=z["iters"], learning_rate=0.05, random_state=0),
+        }[name]
         return Detrended(residual)
     if name == "linear":
-        return make_pipeline(StandardScaler(), Ridge(alpha=z["alpha"]) if regression else LogisticRegression(C=1.0 / z["alpha"], max_iter=2000))
+        return make_pipeline(
+            StandardScaler(),
+            Ridge(alpha=z["alpha"]) if regression else LogisticRegression(C=1.0 / z["alpha"], max_iter=2000),
+        )
     if name == "forest":
-        return (RandomForestRegressor if regression else RandomForestClassifier)(n_estimators=z["trees"], random_state=0)
+        return (RandomForestRegressor if regression else RandomForestClassifier)(
+            n_estimators=z["trees"], random_state=0
+        )
     if name == "gbm":
         # Small data: shallow trees, strong leaf regularisation, a slow learning rate.
-        kw = dict(max_iter=z["iters"], learning_rate=0.05, max_leaf_nodes=8, min_samples_leaf=4, l2_regularization=1.0, random_state=0)
+        kw = dict(
+            max_iter=z["iters"],
+            learning_rate=0.05,
+            max_leaf_nodes=8,
+            min_samples_leaf=4,
+            l2_regularization=1.0,
+            random_state=0,
+        )
         return HistGradientBoostingRegressor(**kw) if regression else HistGradientBoostingClassifier(**kw)
     raise ValueError(f"unknown model {name}")
 
@@ -227,7 +275,18 @@ def lgbm_model(regression, z, series=False):
     same data gives the same submission."""
     import lightgbm as lgb
 
-    kw = dict(n_estimators=z["iters"], learning_rate=0.05, num_leaves=8, min_child_samples=4, reg_lambda=1.0, random_state=0, n_jobs=1, deterministic=True, force_col_wise=True, verbose=-1)
+    kw = dict(
+        n_estimators=z["iters"],
+        learning_rate=0.05,
+        num_leaves=8,
+        min_child_samples=4,
+        reg_lambda=1.0,
+        random_state=0,
+        n_jobs=1,
+        deterministic=True,
+        force_col_wise=True,
+        verbose=-1,
+    )
     model = lgb.LGBMRegressor(**kw) if regression else lgb.LGBMClassifier(**kw)
     return Detrended(model) if series else model
 
@@ -240,7 +299,9 @@ def require(strategy):
         except ImportError:
             import sys
 
-            raise SystemExit(f"mlekit: strategy lgbm needs LightGBM, which {sys.executable} cannot import; use gbm (scikit-learn's gradient boosting) or run in the agent environment, which has it") from None
+            raise SystemExit(
+                f"mlekit: strategy lgbm needs LightGBM, which {sys.executable} cannot import; use gbm (scikit-learn's gradient boosting) or run in the agent environment, which has it"
+            ) from None
 
 
 # The models a strategy chooses between, as tuples of base models whose predictions are averaged.
@@ -252,7 +313,14 @@ CANDIDATES = {
     "gbm": [("gbm",)],
     "lgbm": [("lgbm",)],
     "blend": [("gbm", "forest")],
-    "boosted": [("gbm",), ("gbm", "forest"), ("gbm", "forest", "linear"), ("forest",), ("linear",), ("forest", "linear")],
+    "boosted": [
+        ("gbm",),
+        ("gbm", "forest"),
+        ("gbm", "forest", "linear"),
+        ("forest",),
+        ("linear",),
+        ("forest", "linear"),
+    ],
 }
 
 
@@ -287,7 +355,9 @@ def score(metric, y, pred, classes):
 
     if metric in ("rmse", "mae", "r2") or not classes:
         y, pred = np.asarray(y, float), np.asarray(pred, float)
-        return {"mae": M.mean_absolute_error(y, pred), "r2": M.r2_score(y, pred)}.get(metric, float(np.sqrt(M.mean_squared_error(y, pred))))
+        return {"mae": M.mean_absolute_error(y, pred), "r2": M.r2_score(y, pred)}.get(
+            metric, float(np.sqrt(M.mean_squared_error(y, pred)))
+        )
     labels = np.asarray(classes, dtype=object)[pred.argmax(axis=1)]
     if metric == "macro_f1":
         return M.f1_score(y, labels, average="macro")
@@ -361,11 +431,25 @@ def out_of_fold(names, x, y, classes, prior, regression, series, folds=5, size="
     else:
         splits = list(KFold(min(folds, len(y)), shuffle=True, random_state=0).split(x))
     truth = np.concatenate([y[va] for _, va in splits])
-    fp = fingerprint(x, y, np.asarray(classes, dtype=object), np.asarray([] if prior is None else prior), [folds, int(series), int(regression)])
+    fp = fingerprint(
+        x,
+        y,
+        np.asarray(classes, dtype=object),
+        np.asarray([] if prior is None else prior),
+        [folds, int(series), int(regression)],
+    )
     preds = {}
     for name in names:
         make = lambda name=name: base_model(name, regression, series, size)  # noqa: E731
-        preds[name] = memo("oof", name, size, fp, lambda make=make: np.concatenate([fit_predict(make, x[tr], y[tr], x[va], classes, prior) for tr, va in splits]))
+        preds[name] = memo(
+            "oof",
+            name,
+            size,
+            fp,
+            lambda make=make: np.concatenate(
+                [fit_predict(make, x[tr], y[tr], x[va], classes, prior) for tr, va in splits]
+            ),
+        )
     return truth, preds
 
 
@@ -404,7 +488,9 @@ def solve(strategy, out="submission.csv", keep_best=False, size="default"):
         if not classes:
             x_tr = x_tr[ok]  # rows whose target is missing cannot be fitted
         options = CANDIDATES[strategy]
-        truth, oof = out_of_fold(sorted({n for c in options for n in c}), x_tr, y, classes, prior, not classes, series, size=size)
+        truth, oof = out_of_fold(
+            sorted({n for c in options for n in c}), x_tr, y, classes, prior, not classes, series, size=size
+        )
         scored = {c: float(score(metric, truth, np.mean([oof[n] for n in c], axis=0), classes)) for c in options}
         best = options[0]
         for c in options:
@@ -412,8 +498,21 @@ def solve(strategy, out="submission.csv", keep_best=False, size="default"):
             if better(scored[c], scored[best], metric):
                 best = c
         valid = scored[best]
-        fp = fingerprint(x_tr, y, x_te, np.asarray(classes, dtype=object), np.asarray([] if prior is None else prior), [int(series)])
-        fits = [memo("fit", n, size, fp, lambda n=n: fit_predict(lambda: base_model(n, not classes, series, size), x_tr, y, x_te, classes, prior)) for n in best]
+        fp = fingerprint(
+            x_tr, y, x_te, np.asarray(classes, dtype=object), np.asarray([] if prior is None else prior), [int(series)]
+        )
+        fits = [
+            memo(
+                "fit",
+                n,
+                size,
+                fp,
+                lambda n=n: fit_predict(
+                    lambda: base_model(n, not classes, series, size), x_tr, y, x_te, classes, prior
+                ),
+            )
+            for n in best
+        ]
         pred = np.mean(fits, axis=0)
         print(f"validation score ({metric}): {valid:.6f}")
     if keep_best:

@@ -9,7 +9,14 @@ import { startReplayServer } from '../../test/llm/replay-server.js';
 import { LlmClient, replyTokens, retryAfterMs } from './client.js';
 
 const msgs = [{ role: 'user' as const, content: 'hello' }];
-const client = (url: string, extra: Record<string, unknown> = {}, cacheDir?: string) => new LlmClient({ name: 'tiny', spec: { provider: 'openai', base_url: url, model: 'tiny-model', timeout_s: 2, ...extra }, cacheDir, baseDelayMs: 20, pollMs: 100 });
+const client = (url: string, extra: Record<string, unknown> = {}, cacheDir?: string) =>
+  new LlmClient({
+    name: 'tiny',
+    spec: { provider: 'openai', base_url: url, model: 'tiny-model', timeout_s: 2, ...extra },
+    cacheDir,
+    baseDelayMs: 20,
+    pollMs: 100,
+  });
 
 test('a chat call through the real openai client: content, usage, cost', async () => {
   const s = await startReplayServer([{ content: 'hi there', usage: { prompt_tokens: 1000, completion_tokens: 500 } }]);
@@ -26,7 +33,12 @@ test('a chat call through the real openai client: content, usage, cost', async (
 });
 
 test('429 (with Retry-After), 500 and a slow response are retried', async () => {
-  const s = await startReplayServer([{ status: 429, headers: { 'retry-after': '0' } }, { status: 503 }, { content: 'late', delayMs: 3000 }, { content: 'ok' }]);
+  const s = await startReplayServer([
+    { status: 429, headers: { 'retry-after': '0' } },
+    { status: 503 },
+    { content: 'late', delayMs: 3000 },
+    { content: 'ok' },
+  ]);
   try {
     const c = client(s.url, { timeout_s: 0.5 });
     const r = await c.chat({ messages: msgs });
@@ -41,14 +53,22 @@ test('429 (with Retry-After), 500 and a slow response are retried', async () => 
 const gaps = (t: number[]) => t.slice(1).map((x, i) => x - t[i]);
 
 test('a 5xx or 429 without Retry-After backs off exponentially instead of retrying at once', async () => {
-  const s = await startReplayServer([{ status: 503 }, { status: 500 }, { status: 429 }, { status: 503 }, { content: 'ok' }]);
+  const s = await startReplayServer([
+    { status: 503 },
+    { status: 500 },
+    { status: 429 },
+    { status: 503 },
+    { content: 'ok' },
+  ]);
   try {
     const c = client(s.url);
     assert.is((await c.chat({ messages: msgs })).content, 'ok');
     const g = gaps(s.arrivals);
     assert.is(g.length, 4);
     // baseDelayMs is 20: attempt n waits at least 20·2^n ms (timers may fire up to 1 ms early).
-    g.forEach((gap, n) => assert.ok(gap >= 20 * 2 ** n - 1, `gap ${n} was ${gap.toFixed(1)} ms, expected ≥ ${20 * 2 ** n}`));
+    g.forEach((gap, n) =>
+      assert.ok(gap >= 20 * 2 ** n - 1, `gap ${n} was ${gap.toFixed(1)} ms, expected ≥ ${20 * 2 ** n}`),
+    );
     assert.ok(g[3] > g[0], `gaps grow: ${g.map((x) => x.toFixed(0)).join(', ')} ms`);
   } finally {
     await s.close();
@@ -56,7 +76,12 @@ test('a 5xx or 429 without Retry-After backs off exponentially instead of retryi
 });
 
 test('an invalid Retry-After is ignored (backoff); a valid retry-after-ms or Retry-After is honoured', async () => {
-  const s = await startReplayServer([{ status: 503, headers: { 'retry-after': 'soon' } }, { status: 429, headers: { 'retry-after-ms': '150' } }, { status: 429, headers: { 'retry-after': '1' } }, { content: 'ok' }]);
+  const s = await startReplayServer([
+    { status: 503, headers: { 'retry-after': 'soon' } },
+    { status: 429, headers: { 'retry-after-ms': '150' } },
+    { status: 429, headers: { 'retry-after': '1' } },
+    { content: 'ok' },
+  ]);
   try {
     const c = client(s.url);
     assert.is((await c.chat({ messages: msgs })).content, 'ok');
@@ -72,7 +97,11 @@ test('an invalid Retry-After is ignored (backoff); a valid retry-after-ms or Ret
 test('an abort during a backoff stops at once, without another request', async () => {
   const s = await startReplayServer([{ status: 503 }]);
   try {
-    const c = new LlmClient({ name: 'tiny', spec: { provider: 'openai', base_url: s.url, model: 'tiny-model', timeout_s: 2 }, baseDelayMs: 600_000 });
+    const c = new LlmClient({
+      name: 'tiny',
+      spec: { provider: 'openai', base_url: s.url, model: 'tiny-model', timeout_s: 2 },
+      baseDelayMs: 600_000,
+    });
     const ac = new AbortController();
     const call = c.chat({ messages: msgs }, ac.signal);
     while (s.requests.length === 0) await new Promise((r) => setTimeout(r, 5));
@@ -187,7 +216,10 @@ test('the response cache: a rerun replays finished calls without a request; anot
     assert.is(s.requests.length, 2);
     // Where the model is served does not matter to the cache; the model id does.
     assert.is(client('http://elsewhere/v1', {}, dir).cacheKey({ messages: msgs }), rerun.cacheKey({ messages: msgs }));
-    assert.is.not(client(s.url, { model: 'other' }, dir).cacheKey({ messages: msgs }), rerun.cacheKey({ messages: msgs }));
+    assert.is.not(
+      client(s.url, { model: 'other' }, dir).cacheKey({ messages: msgs }),
+      rerun.cacheKey({ messages: msgs }),
+    );
   } finally {
     await s.close();
   }
@@ -206,14 +238,26 @@ test('at most `concurrency` requests in flight per model', async () => {
 });
 
 test('a missing API key variable is an environment error', () => {
-  assert.throws(() => new LlmClient({ name: 'hosted', spec: { provider: 'openai', model: 'm', api_key_env: 'MLEPIPE_NO_SUCH_KEY' }, env: {} }), /MLEPIPE_NO_SUCH_KEY/);
+  assert.throws(
+    () =>
+      new LlmClient({
+        name: 'hosted',
+        spec: { provider: 'openai', model: 'm', api_key_env: 'MLEPIPE_NO_SUCH_KEY' },
+        env: {},
+      }),
+    /MLEPIPE_NO_SUCH_KEY/,
+  );
 });
 
 test('replyTokens: the prompt and reply ids with one logprob each, or nothing when any part is missing', () => {
   const r = { prompt_token_ids: [5, 6], choices: [{ token_ids: [7, 8] }] };
   assert.equal(replyTokens(r, [-0.1, -0.2]), { prompt_ids: [5, 6], token_ids: [7, 8], logprobs: [-0.1, -0.2] });
   // vLLM may put the prompt's ids on the choice.
-  assert.equal(replyTokens({ choices: [{ token_ids: [7], prompt_token_ids: [1] }] }, [-1]), { prompt_ids: [1], token_ids: [7], logprobs: [-1] });
+  assert.equal(replyTokens({ choices: [{ token_ids: [7], prompt_token_ids: [1] }] }, [-1]), {
+    prompt_ids: [1],
+    token_ids: [7],
+    logprobs: [-1],
+  });
   assert.is(replyTokens(r, [-0.1]), undefined);
   assert.is(replyTokens({ choices: [{ token_ids: [7, 8] }] }, [-0.1, -0.2]), undefined);
   assert.is(replyTokens({ prompt_token_ids: [5], choices: [{}] }, []), undefined);
@@ -227,13 +271,18 @@ test("a request queued behind a worker's batch does not time out; its clock star
   const s = await startReplayServer([{ content: 'answered', delayMs: 1500 }], {
     requestStatus: (id) => {
       const t = (Date.now() - sent) / 1000;
-      return t < 1.2 ? { id, state: 'queued', queued_s: t } : { id, state: 'running', queued_s: 1.2, running_s: t - 1.2 };
+      return t < 1.2
+        ? { id, state: 'queued', queued_s: t }
+        : { id, state: 'running', queued_s: 1.2, running_s: t - 1.2 };
     },
   });
   try {
     const c = client(s.url, { timeout_s: 0.6 });
     const { content } = await c.chat({ messages: msgs });
-    assert.equal({ content, retries: c.usage.retries, sent: s.requests.length }, { content: 'answered', retries: 0, sent: 1 });
+    assert.equal(
+      { content, retries: c.usage.retries, sent: s.requests.length },
+      { content: 'answered', retries: 0, sent: 1 },
+    );
     assert.match(s.requestIds[0], /^[0-9a-f-]{36}$/);
   } finally {
     await s.close();

@@ -123,7 +123,10 @@ const MAX_DELAY_MS = 60_000;
  * `Retry-After` as seconds or an HTTP date. Undefined when neither is present
  * and valid, so that the caller backs off instead of retrying at once.
  */
-export function retryAfterMs(headers: { get(name: string): string | null } | undefined, now = Date.now()): number | undefined {
+export function retryAfterMs(
+  headers: { get(name: string): string | null } | undefined,
+  now = Date.now(),
+): number | undefined {
   const ms = headers?.get('retry-after-ms')?.trim();
   if (ms && /^\d+(\.\d+)?$/.test(ms)) return Math.min(Number(ms), MAX_DELAY_MS);
   const after = headers?.get('retry-after')?.trim();
@@ -148,13 +151,22 @@ const isIds = (x: unknown): x is number[] => Array.isArray(x) && x.every((v) => 
  * id. Anything partial counts as none: a trainer must not guess.
  */
 export function replyTokens(r: unknown, logprobs: number[]): ReplyTokens | undefined {
-  const res = r as { prompt_token_ids?: unknown; choices?: Array<{ token_ids?: unknown; prompt_token_ids?: unknown; finish_reason?: unknown }> };
+  const res = r as {
+    prompt_token_ids?: unknown;
+    choices?: Array<{ token_ids?: unknown; prompt_token_ids?: unknown; finish_reason?: unknown }>;
+  };
   const choice = res.choices?.[0];
   const prompt = res.prompt_token_ids ?? choice?.prompt_token_ids;
   const ids = choice?.token_ids;
-  if (!isIds(prompt) || !isIds(ids) || !prompt.length || !ids.length || ids.length !== logprobs.length) return undefined;
+  if (!isIds(prompt) || !isIds(ids) || !prompt.length || !ids.length || ids.length !== logprobs.length)
+    return undefined;
   const finish = choice?.finish_reason;
-  return { prompt_ids: prompt, token_ids: ids, logprobs, ...(typeof finish === 'string' ? { finish_reason: finish } : {}) };
+  return {
+    prompt_ids: prompt,
+    token_ids: ids,
+    logprobs,
+    ...(typeof finish === 'string' ? { finish_reason: finish } : {}),
+  };
 }
 
 /** What an echoed completion gives per prompt token (and the one generated after it): the first token's log-probability is null. */
@@ -182,7 +194,9 @@ export class LlmClient {
     this.endpoint = opts.spec.base_url ?? 'https://api.openai.com/v1';
     const apiKey = opts.spec.api_key_env ? env[opts.spec.api_key_env] : undefined;
     if (opts.spec.api_key_env && !apiKey) {
-      throw new EnvError(`model "${opts.name}": environment variable ${opts.spec.api_key_env} (api_key_env) is not set`);
+      throw new EnvError(
+        `model "${opts.name}": environment variable ${opts.spec.api_key_env} (api_key_env) is not set`,
+      );
     }
     // Self-hosted servers (vLLM, SGLang, Ollama) accept any key.
     this.apiKey = apiKey ?? 'unused';
@@ -211,18 +225,35 @@ export class LlmClient {
     const file = this.opts.cacheDir ? join(this.opts.cacheDir, `${key}.json`) : undefined;
     if (file) {
       const hit = await readFile(file, 'utf8').then(
-        (t) => JSON.parse(t) as { content: string; usage: ChatResult['usage']; logprobs?: number[]; tokens?: ReplyTokens },
+        (t) =>
+          JSON.parse(t) as { content: string; usage: ChatResult['usage']; logprobs?: number[]; tokens?: ReplyTokens },
         () => undefined,
       );
       if (hit) {
         this.usage.cached++;
-        return { content: hit.content, usage: hit.usage, cached: true, logprobs: hit.logprobs, ...(hit.tokens ? { tokens: hit.tokens } : {}) };
+        return {
+          content: hit.content,
+          usage: hit.usage,
+          cached: true,
+          logprobs: hit.logprobs,
+          ...(hit.tokens ? { tokens: hit.tokens } : {}),
+        };
       }
     }
     const result = await semaphoreFor(this.opts.name, this.opts.spec).run(() => this.request(req, signal));
     if (file) {
       await mkdir(this.opts.cacheDir!, { recursive: true });
-      await writeFileAtomic(file, JSON.stringify({ model: this.opts.spec.model, request: req, content: result.content, usage: result.usage, logprobs: result.logprobs, tokens: result.tokens }) + '\n');
+      await writeFileAtomic(
+        file,
+        JSON.stringify({
+          model: this.opts.spec.model,
+          request: req,
+          content: result.content,
+          usage: result.usage,
+          logprobs: result.logprobs,
+          tokens: result.tokens,
+        }) + '\n',
+      );
     }
     return result;
   }
@@ -246,7 +277,13 @@ export class LlmClient {
       const usage = this.count(r.usage);
       const logprobs = r.choices[0]?.logprobs?.content?.map((t) => t.logprob);
       const tokens = logprobs ? replyTokens(r, logprobs) : undefined;
-      return { content: r.choices[0]?.message?.content ?? '', usage, cached: false, ...(logprobs ? { logprobs } : {}), ...(tokens ? { tokens } : {}) };
+      return {
+        content: r.choices[0]?.message?.content ?? '',
+        usage,
+        cached: false,
+        ...(logprobs ? { logprobs } : {}),
+        ...(tokens ? { tokens } : {}),
+      };
     }, signal);
   }
 
@@ -259,17 +296,33 @@ export class LlmClient {
     if (!prompts.length) return [];
     return semaphoreFor(this.opts.name, this.opts.spec).run(() =>
       this.retrying(async (openai, opts) => {
-        const r = await openai.completions.create({ model: this.opts.spec.model, prompt: [...prompts], echo: true, logprobs: 1, max_tokens: 1, temperature: 0 }, opts);
+        const r = await openai.completions.create(
+          { model: this.opts.spec.model, prompt: [...prompts], echo: true, logprobs: 1, max_tokens: 1, temperature: 0 },
+          opts,
+        );
         this.count(r.usage);
         const out = new Array<EchoLogprobs>(prompts.length);
         for (const c of r.choices) {
           const lp = c.logprobs;
-          if (!lp?.tokens || !lp.token_logprobs || !lp.text_offset || lp.tokens.length !== lp.token_logprobs.length || lp.tokens.length !== lp.text_offset.length) {
-            throw new Error(`${this.who()}: a completion with echo returned no token log-probabilities and offsets (does the server support echo with logprobs?)`);
+          if (
+            !lp?.tokens ||
+            !lp.token_logprobs ||
+            !lp.text_offset ||
+            lp.tokens.length !== lp.token_logprobs.length ||
+            lp.tokens.length !== lp.text_offset.length
+          ) {
+            throw new Error(
+              `${this.who()}: a completion with echo returned no token log-probabilities and offsets (does the server support echo with logprobs?)`,
+            );
           }
-          out[c.index] = { tokens: lp.tokens, logprobs: lp.token_logprobs as Array<number | null>, offsets: lp.text_offset };
+          out[c.index] = {
+            tokens: lp.tokens,
+            logprobs: lp.token_logprobs as Array<number | null>,
+            offsets: lp.text_offset,
+          };
         }
-        if (out.some((x) => x === undefined) || out.length !== prompts.length) throw new Error(`${this.who()}: ${r.choices.length} choices for ${prompts.length} prompts`);
+        if (out.some((x) => x === undefined) || out.length !== prompts.length)
+          throw new Error(`${this.who()}: ${r.choices.length} choices for ${prompts.length} prompts`);
         return out;
       }, signal),
     );
@@ -281,7 +334,8 @@ export class LlmClient {
     const usage = { prompt_tokens: u?.prompt_tokens ?? 0, completion_tokens: u?.completion_tokens ?? 0 };
     this.usage.prompt_tokens += usage.prompt_tokens;
     this.usage.completion_tokens += usage.completion_tokens;
-    this.usage.cost_usd += (usage.prompt_tokens * (s.price_in_per_1m ?? 0) + usage.completion_tokens * (s.price_out_per_1m ?? 0)) / 1e6;
+    this.usage.cost_usd +=
+      (usage.prompt_tokens * (s.price_in_per_1m ?? 0) + usage.completion_tokens * (s.price_out_per_1m ?? 0)) / 1e6;
     return usage;
   }
 
@@ -289,7 +343,13 @@ export class LlmClient {
    * One call with the retry policy: backoff on 429, 5xx, timeouts and connection errors; a failure names the
    * endpoint. Each try has `timeout_s` from when the server started it (deadline.ts), and its own request id.
    */
-  private async retrying<T>(call: (openai: OpenAI, opts: { signal: AbortSignal; timeout: number; headers: Record<string, string> }) => Promise<T>, signal?: AbortSignal): Promise<T> {
+  private async retrying<T>(
+    call: (
+      openai: OpenAI,
+      opts: { signal: AbortSignal; timeout: number; headers: Record<string, string> },
+    ) => Promise<T>,
+    signal?: AbortSignal,
+  ): Promise<T> {
     const s = this.opts.spec;
     const Sdk = await loadSdk();
     this.openai ??= new Sdk({ baseURL: this.endpoint, apiKey: this.apiKey, maxRetries: 0, timeout: SDK_TIMEOUT_MS });
@@ -299,18 +359,28 @@ export class LlmClient {
       // The SDK would throw too, but only after building the request.
       if (signal?.aborted) throw new Error('aborted');
       // A self-hosted server may report its queue; OpenAI's own API is never asked.
-      const deadline = watchDeadline({ endpoint: s.base_url, timeoutMs: (s.timeout_s ?? 120) * 1000, pollMs: this.opts.pollMs ?? 2000 }, signal);
+      const deadline = watchDeadline(
+        { endpoint: s.base_url, timeoutMs: (s.timeout_s ?? 120) * 1000, pollMs: this.opts.pollMs ?? 2000 },
+        signal,
+      );
       try {
         try {
-          return await call(this.openai, { signal: deadline.signal, timeout: SDK_TIMEOUT_MS, headers: { 'x-request-id': deadline.id } });
+          return await call(this.openai, {
+            signal: deadline.signal,
+            timeout: SDK_TIMEOUT_MS,
+            headers: { 'x-request-id': deadline.id },
+          });
         } catch (err) {
-          throw deadline.expired() && !signal?.aborted ? new DeadlineExpired(`no answer ${s.timeout_s ?? 120} s after the server started the request`) : err;
+          throw deadline.expired() && !signal?.aborted
+            ? new DeadlineExpired(`no answer ${s.timeout_s ?? 120} s after the server started the request`)
+            : err;
         } finally {
           deadline.done();
         }
       } catch (err) {
         if (signal?.aborted) throw err;
-        if (err instanceof Sdk.APIError && err.status === 400 && CONTEXT_OVERFLOW.test(err.message)) throw new ContextOverflow(`${this.who()}: ${err.message}`);
+        if (err instanceof Sdk.APIError && err.status === 400 && CONTEXT_OVERFLOW.test(err.message))
+          throw new ContextOverflow(`${this.who()}: ${err.message}`);
         const why = this.classify(Sdk, err);
         if (!why.retry || attempt >= maxRetries) throw this.failure(Sdk, err, why.text, attempt + 1, why.retry);
         const delay = why.retryAfterMs ?? backoffMs(attempt, base);
@@ -325,9 +395,14 @@ export class LlmClient {
     return `model "${this.opts.name}" (${this.opts.spec.model}) at ${this.endpoint}`;
   }
 
-  private classify(OpenAI: typeof import('openai').default, err: unknown): { retry: boolean; text: string; retryAfterMs?: number } {
-    if (err instanceof OpenAI.APIConnectionTimeoutError || err instanceof DeadlineExpired) return { retry: true, text: 'timed out' };
-    if (err instanceof OpenAI.APIConnectionError) return { retry: true, text: `connection failed (${(err.cause as Error | undefined)?.message ?? err.message})` };
+  private classify(
+    OpenAI: typeof import('openai').default,
+    err: unknown,
+  ): { retry: boolean; text: string; retryAfterMs?: number } {
+    if (err instanceof OpenAI.APIConnectionTimeoutError || err instanceof DeadlineExpired)
+      return { retry: true, text: 'timed out' };
+    if (err instanceof OpenAI.APIConnectionError)
+      return { retry: true, text: `connection failed (${(err.cause as Error | undefined)?.message ?? err.message})` };
     if (err instanceof OpenAI.APIError) {
       // instanceof leaves APIError's type parameters as any: these are its defaults.
       const status = (err.status as number | undefined) ?? 0;
@@ -338,7 +413,13 @@ export class LlmClient {
     return { retry: false, text: (err as Error).message };
   }
 
-  private failure(OpenAI: typeof import('openai').default, err: unknown, text: string, tries: number, retryable: boolean): Error {
+  private failure(
+    OpenAI: typeof import('openai').default,
+    err: unknown,
+    text: string,
+    tries: number,
+    retryable: boolean,
+  ): Error {
     const who = this.who();
     if (err instanceof OpenAI.APIConnectionError && !(err instanceof OpenAI.APIConnectionTimeoutError)) {
       return new EnvError(`cannot reach ${who}: ${text} after ${tries} tries; is the server running?`);

@@ -54,7 +54,8 @@ export function watchDeadline(o: DeadlineOptions, outer?: AbortSignal): Deadline
       }
       const now = Date.now();
       if (body.state === 'queued') deadline = now + o.timeoutMs;
-      else if (body.state === 'running' && typeof body.running_s === 'number') deadline = now - body.running_s * 1000 + o.timeoutMs;
+      else if (body.state === 'running' && typeof body.running_s === 'number')
+        deadline = now - body.running_s * 1000 + o.timeoutMs;
       // 'unknown': answered a moment ago, or the worker restarted; the deadline stands.
     } catch {
       // Unreachable for a moment: the request itself fails if the server is gone.

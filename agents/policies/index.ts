@@ -13,23 +13,35 @@ import { SCRIPTED, scriptedPolicy, type ScriptedName } from './scripted.js';
 import type { Policy } from './types.js';
 import { kitSource } from '../kit/source.js';
 
-export type PolicyRef = { kind: 'scripted'; agent: ScriptedName } | { kind: 'openai'; model: string } | { kind: 'template'; path?: string };
+export type PolicyRef =
+  { kind: 'scripted'; agent: ScriptedName } | { kind: 'openai'; model: string } | { kind: 'template'; path?: string };
 
 /** Resolves a written name, or says what is wrong with it. */
 export function parsePolicy(name: string, models: Readonly<Record<string, ModelSpec>>): PolicyRef | { error: string } {
   const bare = name.startsWith('scripted:') ? name.slice('scripted:'.length) : name;
-  if ((SCRIPTED as readonly string[]).includes(bare) && !(name === bare && Object.hasOwn(models, name))) return { kind: 'scripted', agent: bare as ScriptedName };
-  if (name.startsWith('scripted:')) return { error: `unknown scripted agent "${bare}" (known: ${SCRIPTED.join(', ')})` };
+  if ((SCRIPTED as readonly string[]).includes(bare) && !(name === bare && Object.hasOwn(models, name)))
+    return { kind: 'scripted', agent: bare as ScriptedName };
+  if (name.startsWith('scripted:'))
+    return { error: `unknown scripted agent "${bare}" (known: ${SCRIPTED.join(', ')})` };
   // template: the checkpoint of a grpo stage in needs:; template:FILE a checkpoint file.
   if (name === 'template') return { kind: 'template' };
-  if (name.startsWith('template:')) return name.length > 9 ? { kind: 'template', path: name.slice(9) } : { error: 'template: names no checkpoint file' };
+  if (name.startsWith('template:'))
+    return name.length > 9
+      ? { kind: 'template', path: name.slice(9) }
+      : { error: 'template: names no checkpoint file' };
   if (Object.hasOwn(models, name)) return { kind: 'openai', model: name };
   const known = [...SCRIPTED.map((s) => `scripted:${s}`), 'template', ...Object.keys(models)];
-  return { error: `unknown policy "${name}": use scripted:<${SCRIPTED.join('|')}>, template[:FILE] or a name from models: (${known.join(', ')})` };
+  return {
+    error: `unknown policy "${name}": use scripted:<${SCRIPTED.join('|')}>, template[:FILE] or a name from models: (${known.join(', ')})`,
+  };
 }
 
 /** What of a policy decides its behaviour, for node keys: the kit's code, or the model's identity. */
-export function policyIdentity(ref: PolicyRef, models: Readonly<Record<string, ModelSpec>>, experimentDir = '.'): unknown {
+export function policyIdentity(
+  ref: PolicyRef,
+  models: Readonly<Record<string, ModelSpec>>,
+  experimentDir = '.',
+): unknown {
   if (ref.kind === 'template') {
     // From a grpo stage in needs:, its node key is part of this node's key already.
     if (!ref.path) return { template: 'upstream' };
@@ -51,13 +63,24 @@ export interface PolicyOptions {
   maxTurns?: number;
 }
 
-export function makePolicy(name: string, ref: PolicyRef, models: Readonly<Record<string, ModelSpec>>, opts: PolicyOptions): Policy {
+export function makePolicy(
+  name: string,
+  ref: PolicyRef,
+  models: Readonly<Record<string, ModelSpec>>,
+  opts: PolicyOptions,
+): Policy {
   if (ref.kind === 'scripted') return { ...scriptedPolicy(ref.agent), name };
   if (ref.kind === 'template') {
-    const file = ref.path ? resolve(opts.experimentDir ?? '.', ref.path) : (opts.inputDirs ?? []).map((d) => join(d, 'checkpoint.json')).find((f) => existsSync(f));
+    const file = ref.path
+      ? resolve(opts.experimentDir ?? '.', ref.path)
+      : (opts.inputDirs ?? []).map((d) => join(d, 'checkpoint.json')).find((f) => existsSync(f));
     if (!file) throw new Error('policy template: no checkpoint (add the grpo stage to needs:, or write template:FILE)');
     const ck = readJsonFileSync(file) as TemplateCheckpoint;
-    return templatePolicy(name, ck, { temperature: opts.sampling?.temperature ?? 1, seed: opts.sampling?.seed ?? 0, maxTurns: opts.maxTurns ?? 20 });
+    return templatePolicy(name, ck, {
+      temperature: opts.sampling?.temperature ?? 1,
+      seed: opts.sampling?.seed ?? 0,
+      maxTurns: opts.maxTurns ?? 20,
+    });
   }
   return openaiPolicy(ref.model, models[ref.model], opts);
 }

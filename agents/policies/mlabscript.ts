@@ -12,31 +12,59 @@ import type { PolicyRequest } from './types.js';
 const DIAGNOSTICS = ['identify_feature_types', 'detect_missing_values'];
 
 function reply(thought: string, action: string, input: Record<string, unknown>, plan: string): string {
-  return [`Reflection: ${thought}`, `Research Plan and Status: ${plan}`, 'Fact Check: only what the observations so far show.', `Thought: ${thought}`, `Action: ${action}`, `Action Input: ${JSON.stringify(input, null, 1)}`].join('\n');
+  return [
+    `Reflection: ${thought}`,
+    `Research Plan and Status: ${plan}`,
+    'Fact Check: only what the observations so far show.',
+    `Thought: ${thought}`,
+    `Action: ${action}`,
+    `Action Input: ${JSON.stringify(input, null, 1)}`,
+  ].join('\n');
 }
 
 export function mlabReply(ladder: readonly string[], req: PolicyRequest, mode: SuiteMode): string {
   const diagnose = mode !== 'blind';
   // Edits: the issues named in the instruction, applied to the script (none named: unchanged).
-  if (req.purpose === 'edit') return '```python\n' + applyIssues(req.file?.content ?? '', parseIssues(req.file?.instruction ?? '')) + '\n```';
-  if (req.purpose === 'understand') return `${req.file?.name ?? 'the file'} has ${(req.file?.content ?? '').split('\n').length} lines.`;
+  if (req.purpose === 'edit')
+    return '```python\n' + applyIssues(req.file?.content ?? '', parseIssues(req.file?.instruction ?? '')) + '\n```';
+  if (req.purpose === 'understand')
+    return `${req.file?.name ?? 'the file'} has ${(req.file?.content ?? '').split('\n').length} lines.`;
   // A task with a starter script: work on the starter instead of writing a solution from scratch.
   if (req.turn > 0 && hasStarter(req.history)) {
     const steps = suiteSteps(req, mode);
     const [thought, action, input] = steps[Math.min(req.turn, steps.length - 1)];
-    return reply(thought, action, input, diagnose ? '1. read the starter, 2. run the diagnostics that fit its files, 3. fix what they reveal, 4. run it and submit.' : '1. copy the starter, 2. train it longer, 3. run it and submit.');
+    return reply(
+      thought,
+      action,
+      input,
+      diagnose
+        ? '1. read the starter, 2. run the diagnostics that fit its files, 3. fix what they reveal, 4. run it and submit.'
+        : '1. copy the starter, 2. train it longer, 3. run it and submit.',
+    );
   }
   const offered = req.actions ?? [];
   const plan = `1. look at the files${diagnose ? ', 2. check the data with diagnostics' : ''}, then solve with ${ladder.join(' then ')} and submit.`;
-  const steps: Array<[string, string, Record<string, unknown>]> = [['List the task files first.', 'List Files', { dir_path: 'public' }]];
-  if (mode === 'diagnose') for (const tool of DIAGNOSTICS.filter((d) => offered.includes(d))) steps.push([`Check the training table with ${tool}.`, tool, { path: 'public/train.csv' }]);
+  const steps: Array<[string, string, Record<string, unknown>]> = [
+    ['List the task files first.', 'List Files', { dir_path: 'public' }],
+  ];
+  if (mode === 'diagnose')
+    for (const tool of DIAGNOSTICS.filter((d) => offered.includes(d)))
+      steps.push([`Check the training table with ${tool}.`, tool, { path: 'public/train.csv' }]);
   ladder.forEach((rung, i) => {
     const file = `train_${rung}.py`;
     // Only the first script carries the kit; it saves it as mlekit.py for the later ones.
-    steps.push([`Write a ${rung} solution that keeps the best validated submission.`, 'Write File', { file_name: file, content: solveCode(rung, i > 0) }]);
+    steps.push([
+      `Write a ${rung} solution that keeps the best validated submission.`,
+      'Write File',
+      { file_name: file, content: solveCode(rung, i > 0) },
+    ]);
     steps.push([`Run the ${rung} solution.`, 'Execute Script', { script_name: file }]);
   });
-  steps.push(['The submission is written.', 'Final Answer', { final_answer: `solved with ${ladder.join(', ')}`, submission: 'submission.csv' }]);
+  steps.push([
+    'The submission is written.',
+    'Final Answer',
+    { final_answer: `solved with ${ladder.join(', ')}`, submission: 'submission.csv' },
+  ]);
   const [thought, action, input] = steps[Math.min(req.turn, steps.length - 1)];
   return reply(thought, action, input, plan);
 }

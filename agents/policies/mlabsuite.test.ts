@@ -37,7 +37,11 @@ test('balanced classes from either tool, subsampled by class in the script: a cl
       tool,
     );
   }
-  assert.not.ok(issuesFrom(CODE, new Map([['class_balance_check', { imbalance_ratio: 4 }]])).some((i) => i.kind === 'class-sampling'));
+  assert.not.ok(
+    issuesFrom(CODE, new Map([['class_balance_check', { imbalance_ratio: 4 }]])).some(
+      (i) => i.kind === 'class-sampling',
+    ),
+  );
 });
 
 test.run();

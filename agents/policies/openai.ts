@@ -13,7 +13,11 @@ export interface SamplingOptions {
   logprobs?: boolean;
 }
 
-export function openaiPolicy(name: string, spec: ModelSpec, opts: { cacheDir?: string; sampling?: SamplingOptions; log?: (m: string) => void }): Policy {
+export function openaiPolicy(
+  name: string,
+  spec: ModelSpec,
+  opts: { cacheDir?: string; sampling?: SamplingOptions; log?: (m: string) => void },
+): Policy {
   const client = new LlmClient({ name, spec, cacheDir: opts.cacheDir, log: opts.log });
   const s = opts.sampling ?? {};
   return {
@@ -34,7 +38,13 @@ export function openaiPolicy(name: string, spec: ModelSpec, opts: { cacheDir?: s
         },
         signal,
       );
-      return { text: r.content, usage: r.usage, cached: r.cached, logprobs: r.logprobs, ...(r.tokens ? { tokens: r.tokens } : {}) };
+      return {
+        text: r.content,
+        usage: r.usage,
+        cached: r.cached,
+        logprobs: r.logprobs,
+        ...(r.tokens ? { tokens: r.tokens } : {}),
+      };
     },
   };
 }

@@ -37,7 +37,12 @@ export function scriptedPolicy(name: ScriptedName): Policy {
     name: `scripted:${name}`,
     kind: 'scripted',
     async act(req: PolicyRequest): Promise<PolicyReply> {
-      const text = req.scaffold === 'mlab' ? mlabReply(ladder, req, name === 'diagnose' || name === 'guided' ? name : 'blind') : req.scaffold === 'aide' ? aideReply(ladder, req) : reactReply(ladder, req);
+      const text =
+        req.scaffold === 'mlab'
+          ? mlabReply(ladder, req, name === 'diagnose' || name === 'guided' ? name : 'blind')
+          : req.scaffold === 'aide'
+            ? aideReply(ladder, req)
+            : reactReply(ladder, req);
       return { text, usage: NO_USAGE };
     },
   };
@@ -46,20 +51,46 @@ export function scriptedPolicy(name: ScriptedName): Policy {
 /** ReAct: inspect the data, solve with each rung of the ladder, validate, answer. */
 function reactReply(ladder: string[], req: PolicyRequest): string {
   const t = req.turn;
-  if (t === 0) return reactText(req.promptFormat, 'First look at the data and the submission format.', { kind: 'code', code: INSPECT }, req.task?.id);
+  if (t === 0)
+    return reactText(
+      req.promptFormat,
+      'First look at the data and the submission format.',
+      { kind: 'code', code: INSPECT },
+      req.task?.id,
+    );
   const rung = t - 1;
   if (rung < ladder.length) {
     const saved = kitSaved(req.history, (i) => i > 0);
-    const why = rung === 0 ? `Start with the ${ladder[0]} strategy.` : `Try ${ladder[rung]} and keep it only if it validates better.`;
+    const why =
+      rung === 0
+        ? `Start with the ${ladder[0]} strategy.`
+        : `Try ${ladder[rung]} and keep it only if it validates better.`;
     return reactText(req.promptFormat, why, { kind: 'code', code: solveCode(ladder[rung], saved) }, req.task?.id);
   }
   const last = req.history[req.history.length - 1];
-  if (last?.action !== 'validate') return reactText(req.promptFormat, 'Check the submission format before finishing.', { kind: 'validate', path: 'submission.csv' }, req.task?.id);
+  if (last?.action !== 'validate')
+    return reactText(
+      req.promptFormat,
+      'Check the submission format before finishing.',
+      { kind: 'validate', path: 'submission.csv' },
+      req.task?.id,
+    );
   if (!/^(valid|Submission OK)/i.test(last.observation)) {
     // The format check failed: fall back to the class prior / mean, which always has the right shape.
-    if (req.history.filter((h) => h.action === 'validate').length < 2) return reactText(req.promptFormat, 'The submission is malformed; write the simplest valid one.', { kind: 'code', code: solveCode('majority', false, { keepBest: false }) }, req.task?.id);
+    if (req.history.filter((h) => h.action === 'validate').length < 2)
+      return reactText(
+        req.promptFormat,
+        'The submission is malformed; write the simplest valid one.',
+        { kind: 'code', code: solveCode('majority', false, { keepBest: false }) },
+        req.task?.id,
+      );
   }
-  return reactText(req.promptFormat, 'The submission is in place.', { kind: 'answer', path: 'submission.csv' }, req.task?.id);
+  return reactText(
+    req.promptFormat,
+    'The submission is in place.',
+    { kind: 'answer', path: 'submission.csv' },
+    req.task?.id,
+  );
 }
 
 /** AIDE: drafts walk up the ladder; improving moves a node one rung up; debugging falls back to the prior. */

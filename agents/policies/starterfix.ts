@@ -68,13 +68,20 @@ const EDITS: Record<string, (code: string, detail: string) => string> = {
     return insertAfter(code, /^ytr = train\['label'\]/, 'Xtr, Xte = Xtr / 255.0, Xte / 255.0');
   },
   // image_normalization_stats: the data's own means are on the 0-1 scale; constants on the 0-255 scale do not fit.
-  'normalization-constants': (code) => code.replace(/^MEAN, STD = np\.array\(\[\d{2,}[^\n]*$/m, 'MEAN, STD = Xtr.mean(axis=(0, 1, 2)), Xtr.std(axis=(0, 1, 2))'),
+  'normalization-constants': (code) =>
+    code.replace(
+      /^MEAN, STD = np\.array\(\[\d{2,}[^\n]*$/m,
+      'MEAN, STD = Xtr.mean(axis=(0, 1, 2)), Xtr.std(axis=(0, 1, 2))',
+    ),
   // node_feature_health / check_feature_normalization: scales differ by orders of magnitude.
   standardize: (code) =>
     code
       .replace(/^X = X - X\.mean\(0\)$/m, 'X = (X - X.mean(0)) / X.std(0)')
       .replace(/^Xtr, Xte = Xtr, Xte$/m, 'Xtr, Xte = scaler.transform(Xtr), scaler.transform(Xte)')
-      .replace(/^mu, sd = train\[(\w+)\]\.to_numpy\(\)\.mean\(\), train\[\1\]\.to_numpy\(\)\.std\(\)$/m, 'mu, sd = train[$1].mean().to_numpy(), train[$1].std().to_numpy()'),
+      .replace(
+        /^mu, sd = train\[(\w+)\]\.to_numpy\(\)\.mean\(\), train\[\1\]\.to_numpy\(\)\.std\(\)$/m,
+        'mu, sd = train[$1].mean().to_numpy(), train[$1].std().to_numpy()',
+      ),
   // stationarity_test_adf: the series' level drifts, so each window is scaled against its own.
   'level-drift': (code) => code.replace(/^level = lambda w: S\.mean\(0\)/m, 'level = lambda w: w.mean(0)'),
   // detect_missing_values: constant fills of the named columns become the training median (numbers) or a category of their own.
@@ -85,21 +92,26 @@ const EDITS: Record<string, (code: string, detail: string) => string> = {
       .filter(Boolean)) {
       const lines = code.split('\n').map((l) => {
         if (!l.includes(`'${col}'`) || !/\.fillna\(/.test(l)) return l;
-        return l.replace(/\.fillna\((-?[\d.]+)\)/, `.fillna(train['${col}'].median())`).replace(/\.fillna\('([^']*)'\)/, (all, v: string) => (v === 'Unknown' ? all : ".fillna('Unknown')"));
+        return l
+          .replace(/\.fillna\((-?[\d.]+)\)/, `.fillna(train['${col}'].median())`)
+          .replace(/\.fillna\('([^']*)'\)/, (all, v: string) => (v === 'Unknown' ? all : ".fillna('Unknown')"));
       });
       code = lines.join('\n');
     }
     return code;
   },
   // detect_label_imbalance: the labels are balanced, so a per-class training subsample only skews the model.
-  'class-sampling': (code) => code.replace(/^(keep = rng\.random\(len\((\w+)\)\)) < np\.where\(.*, ([\d.]+)\)$/m, '$1 < $3'),
+  'class-sampling': (code) =>
+    code.replace(/^(keep = rng\.random\(len\((\w+)\)\)) < np\.where\(.*, ([\d.]+)\)$/m, '$1 < $3'),
   // Reading the script: hyperparameters outside their usual range.
   settings: (code) => fixSettings(code),
   // Reading the script: the target is transformed for training and never transformed back.
   'target-transform': (code) => {
     const predLine = /^pred = model\.predict\(/;
-    if (/np\.log1p\(/.test(code) && !/np\.expm1\(/.test(code)) code = insertAfter(code, predLine, 'pred = np.expm1(pred)');
-    if (/\(y - mu\) \/ sd/.test(code) && !/\* sd \+ mu/.test(code)) code = insertAfter(code, predLine, 'pred = pred * sd + mu');
+    if (/np\.log1p\(/.test(code) && !/np\.expm1\(/.test(code))
+      code = insertAfter(code, predLine, 'pred = np.expm1(pred)');
+    if (/\(y - mu\) \/ sd/.test(code) && !/\* sd \+ mu/.test(code))
+      code = insertAfter(code, predLine, 'pred = pred * sd + mu');
     return code;
   },
   // Reading the script: the output columns are written in another order than the model's.

@@ -12,7 +12,9 @@ export function clip(text: string, max: number): string {
 }
 
 export function observation(r: StepResult, max: number, timeoutMs: number): string {
-  const head = r.timedOut ? `timed out after ${Math.round(timeoutMs / 1000)} s; every process the step started was stopped` : `exit code ${r.exitCode} · ${(r.durationMs / 1000).toFixed(2)} s`;
+  const head = r.timedOut
+    ? `timed out after ${Math.round(timeoutMs / 1000)} s; every process the step started was stopped`
+    : `exit code ${r.exitCode} · ${(r.durationMs / 1000).toFixed(2)} s`;
   const parts = [head];
   if (r.stdout.trim()) parts.push(`--- stdout ---\n${clip(r.stdout.trimEnd(), max)}`);
   if (r.stderr.trim()) parts.push(`--- stderr ---\n${clip(r.stderr.trimEnd(), max)}`);

@@ -27,13 +27,31 @@ export const sampleName = (task: Pick<TaskView, 'sample'>) => task.sample ?? 'sa
 
 /** What a scaffold is told of a task folder: its description, task.json's public facts and its public files. */
 export async function readTaskView(taskDir: string, id: string): Promise<TaskView> {
-  const meta = (await readJsonFile(join(taskDir, 'task.json'))) as { is_lower_better?: boolean; modality?: string; domain?: string; task_type?: string; metric?: string; n_train?: number; sample_submission?: string };
-  const description = await readFile(join(taskDir, 'public', 'description.md'), 'utf8').catch(() => '(no description.md)');
+  const meta = (await readJsonFile(join(taskDir, 'task.json'))) as {
+    is_lower_better?: boolean;
+    modality?: string;
+    domain?: string;
+    task_type?: string;
+    metric?: string;
+    n_train?: number;
+    sample_submission?: string;
+  };
+  const description = await readFile(join(taskDir, 'public', 'description.md'), 'utf8').catch(
+    () => '(no description.md)',
+  );
   return {
     id,
     description,
     lowerIsBetter: meta.is_lower_better ?? false,
-    meta: { id, modality: meta.modality, ...(meta.domain ? { domain: meta.domain } : {}), task_type: meta.task_type, metric: meta.metric, n_train: meta.n_train, is_lower_better: meta.is_lower_better },
+    meta: {
+      id,
+      modality: meta.modality,
+      ...(meta.domain ? { domain: meta.domain } : {}),
+      task_type: meta.task_type,
+      metric: meta.metric,
+      n_train: meta.n_train,
+      is_lower_better: meta.is_lower_better,
+    },
     files: await publicListing(taskDir),
     sample: meta.sample_submission ?? 'sample_submission.csv',
   };

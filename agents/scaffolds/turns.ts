@@ -6,16 +6,32 @@ import type { ReplyTokens } from '../llm/client.js';
 import type { PolicyChoice, PolicyRequest } from '../policies/types.js';
 import type { EpisodeContext, EpisodeResult } from './types.js';
 
-export const newUsage = (): EpisodeResult['usage'] => ({ prompt_tokens: 0, completion_tokens: 0, requests: 0, cached: 0 });
+export const newUsage = (): EpisodeResult['usage'] => ({
+  prompt_tokens: 0,
+  completion_tokens: 0,
+  requests: 0,
+  cached: 0,
+});
 
 /** Why the episode must stop before its next turn, or the milliseconds left in its budget. */
-export function budget(ctx: EpisodeContext, started: number, minStepMs = 1000): { stop: EpisodeResult['ended'] } | { left: number } {
+export function budget(
+  ctx: EpisodeContext,
+  started: number,
+  minStepMs = 1000,
+): { stop: EpisodeResult['ended'] } | { left: number } {
   if (ctx.signal.aborted) return { stop: 'interrupted' };
   const left = ctx.limits.timeBudgetMs - (Date.now() - started);
   return left < minStepMs ? { stop: 'time_budget' } : { left };
 }
 
-export async function ask(ctx: EpisodeContext, req: PolicyRequest, usage: EpisodeResult['usage']): Promise<{ text: string; choice?: PolicyChoice; logprobs?: number[]; tokens?: ReplyTokens } | { stop: EpisodeResult['ended']; error: string }> {
+export async function ask(
+  ctx: EpisodeContext,
+  req: PolicyRequest,
+  usage: EpisodeResult['usage'],
+): Promise<
+  | { text: string; choice?: PolicyChoice; logprobs?: number[]; tokens?: ReplyTokens }
+  | { stop: EpisodeResult['ended']; error: string }
+> {
   try {
     const reply = await ctx.policy.act({ ...req, task: ctx.task.meta }, ctx.signal);
     usage.prompt_tokens += reply.usage.prompt_tokens;

@@ -53,10 +53,14 @@ function codeGist(code: string): string {
  */
 export function summarise(t: Pick<Trajectory, 'task_id' | 'turns'>): string {
   const steps = t.turns.flatMap((turn) => {
-    if (turn.action === 'tool') return [`ran the ${turn.name} diagnostic${turn.args && Object.keys(turn.args).length ? ` on ${clipLine(JSON.stringify(turn.args), 60)}` : ''}`];
+    if (turn.action === 'tool')
+      return [
+        `ran the ${turn.name} diagnostic${turn.args && Object.keys(turn.args).length ? ` on ${clipLine(JSON.stringify(turn.args), 60)}` : ''}`,
+      ];
     if (turn.action === 'action') return [`used ${turn.name}`];
     if (turn.action === 'validate') return ['validated the submission format'];
-    if (turn.action === 'code' && turn.code) return turn.exit_code === 0 ? [`ran code (${codeGist(turn.code) || 'a script'})`] : [];
+    if (turn.action === 'code' && turn.code)
+      return turn.exit_code === 0 ? [`ran code (${codeGist(turn.code) || 'a script'})`] : [];
     return [];
   });
   const body = steps.length ? steps.map((s, i) => `(${i + 1}) ${s}`).join(', ') : 'submitted directly';
@@ -89,18 +93,36 @@ export class SolutionBank {
    * Every verified trajectory's summary: the one `written` has for it (a model's), else the procedural
    * one. Returns how many were new.
    */
-  addVerified(trajectories: readonly Trajectory[], source: BankEntry['source'], step: number, written?: (t: Trajectory) => WrittenSummary | undefined): number {
+  addVerified(
+    trajectories: readonly Trajectory[],
+    source: BankEntry['source'],
+    step: number,
+    written?: (t: Trajectory) => WrittenSummary | undefined,
+  ): number {
     let n = 0;
     for (const t of trajectories) {
       if (!isVerified(t)) continue;
       const w = written?.(t) ?? { text: summarise(t), writer: 'procedural' };
-      if (this.add({ task_id: t.task_id, text: w.text, source, step, from: `${t.group_id}#${t.sample}`, writer: w.writer, ...(w.fallback ? { fallback: w.fallback } : {}) })) n++;
+      if (
+        this.add({
+          task_id: t.task_id,
+          text: w.text,
+          source,
+          step,
+          from: `${t.group_id}#${t.sample}`,
+          writer: w.writer,
+          ...(w.fallback ? { fallback: w.fallback } : {}),
+        })
+      )
+        n++;
     }
     return n;
   }
 
   size(task?: string): number {
-    return task === undefined ? [...this.byTask.values()].reduce((n, l) => n + l.length, 0) : (this.byTask.get(task)?.length ?? 0);
+    return task === undefined
+      ? [...this.byTask.values()].reduce((n, l) => n + l.length, 0)
+      : (this.byTask.get(task)?.length ?? 0);
   }
 
   /** Step k's frozen references for a task: up to k of its summaries without replacement, seeded. */

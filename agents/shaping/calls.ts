@@ -41,7 +41,11 @@ export function callSpan(scaffold: string, reply: string): { start: number; end:
 }
 
 /** Every tool-call turn of a trajectory with its history, reasoning prefix and call text. */
-export function toolCalls(ep: { scaffold: string; messages: readonly ChatMessage[]; turns: readonly TurnRecord[] }): ToolCall[] {
+export function toolCalls(ep: {
+  scaffold: string;
+  messages: readonly ChatMessage[];
+  turns: readonly TurnRecord[];
+}): ToolCall[] {
   const replies = ep.messages.flatMap((m, i) => (m.role === 'assistant' ? [i] : []));
   const out: ToolCall[] = [];
   ep.turns.forEach((t, s) => {

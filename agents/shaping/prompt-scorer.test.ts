@@ -14,7 +14,13 @@ import type { TurnRecord } from '../scaffolds/types.js';
 import { itemPrompt, promptScorer, renderChat } from './prompt-scorer.js';
 import { referenceMessage, spiceTurns } from './spice.js';
 
-const client = (url: string, name = 'judge') => new LlmClient({ name, spec: { provider: 'openai', base_url: url, model: 'judge-7b', timeout_s: 30 }, maxRetries: 1, baseDelayMs: 1 });
+const client = (url: string, name = 'judge') =>
+  new LlmClient({
+    name,
+    spec: { provider: 'openai', base_url: url, model: 'judge-7b', timeout_s: 30 },
+    maxRetries: 1,
+    baseDelayMs: 1,
+  });
 const close = (a: number, b: number) => assert.ok(Math.abs(a - b) < 1e-12, `${a} vs ${b}`);
 
 /** The table's log-probabilities of the tokens of `text` that overlap [from, to), by the fixture's own tokenizer. */
@@ -31,8 +37,14 @@ test("ChatML and Llama 3 text; the reply's tokens by offset, a straddling token 
     { role: 'system', content: 'S' },
     { role: 'user', content: 'go' },
   ];
-  assert.is(renderChat(messages, 'chatml'), '<|im_start|>system\nS<|im_end|>\n<|im_start|>user\ngo<|im_end|>\n<|im_start|>assistant\n');
-  assert.is(renderChat(messages, 'llama3'), '<|start_header_id|>system<|end_header_id|>\n\nS<|eot_id|><|start_header_id|>user<|end_header_id|>\n\ngo<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n');
+  assert.is(
+    renderChat(messages, 'chatml'),
+    '<|im_start|>system\nS<|im_end|>\n<|im_start|>user\ngo<|im_end|>\n<|im_start|>assistant\n',
+  );
+  assert.is(
+    renderChat(messages, 'llama3'),
+    '<|start_header_id|>system<|end_header_id|>\n\nS<|eot_id|><|start_header_id|>user<|end_header_id|>\n\ngo<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n',
+  );
   const server = await startReplayServer([echoReply()]);
   try {
     const scorer = promptScorer(client(server.url), { template: 'chatml', maxLength: 1000 });
@@ -60,7 +72,9 @@ test("ChatML and Llama 3 text; the reply's tokens by offset, a straddling token 
   // A server that adds a begin-of-text token and counts it in the offsets: the same characters are picked.
   const bos = await startReplayServer([echoReply(Infinity, '<|begin_of_text|>')]);
   try {
-    const [lp] = await promptScorer(client(bos.url), { template: 'llama3', maxLength: 1000 }).score([{ messages: [{ role: 'user', content: 'go' }], prefix: 'ab', reply: 'cd x' }]);
+    const [lp] = await promptScorer(client(bos.url), { template: 'llama3', maxLength: 1000 }).score([
+      { messages: [{ role: 'user', content: 'go' }], prefix: 'ab', reply: 'cd x' },
+    ]);
     const head = renderChat([{ role: 'user', content: 'go' }], 'llama3');
     const n = echoTokens(head).length + 1;
     assert.equal(lp, [echoLogprob('abcd', n), echoLogprob(' ', n + 1), echoLogprob('x', n + 2)]);
@@ -69,7 +83,15 @@ test("ChatML and Llama 3 text; the reply's tokens by offset, a straddling token 
   }
 });
 
-const turn = (action: TurnRecord['action']): TurnRecord => ({ turn: 0, action, observation: '', exit_code: 0, timed_out: false, duration_ms: 0, format_ok: true });
+const turn = (action: TurnRecord['action']): TurnRecord => ({
+  turn: 0,
+  action,
+  observation: '',
+  exit_code: 0,
+  timed_out: false,
+  duration_ms: 0,
+  format_ok: true,
+});
 const CALL = '```python\nprint(open("train.csv").read()[:200])\n```';
 const EP = {
   scaffold: 'react',
@@ -87,7 +109,11 @@ test("SPICE d on a hand-built trajectory equals the difference of the table's lo
   const server = await startReplayServer([echoReply()]);
   try {
     const summaries = ['inspect the csv first', 'fit a forest'];
-    const [s] = await spiceTurns(EP, summaries, promptScorer(client(server.url), { template: 'chatml', maxLength: 100_000, batch: 2 }));
+    const [s] = await spiceTurns(
+      EP,
+      summaries,
+      promptScorer(client(server.url), { template: 'chatml', maxLength: 100_000, batch: 2 }),
+    );
     const history = EP.messages.slice(0, 2);
     const prefix = '<think>look at the data</think>\n';
     const branch = (extra: ChatMessage[]) => {
@@ -97,7 +123,8 @@ test("SPICE d on a hand-built trajectory equals the difference of the table's lo
     const plain = branch([]);
     assert.ok(plain.length > 10);
     const conditioned = summaries.map((c) => branch([referenceMessage(c)]));
-    const d = conditioned.map((lp) => lp.reduce((a, x, u) => a + x - plain[u], 0) / lp.length).reduce((a, x) => a + x, 0) / 2;
+    const d =
+      conditioned.map((lp) => lp.reduce((a, x, u) => a + x - plain[u], 0) / lp.length).reduce((a, x) => a + x, 0) / 2;
     assert.is(s.turn, 0);
     assert.ok(s.d !== null && Math.abs(d) > 1e-6, `d = ${s.d}`);
     close(s.d!, d);
@@ -106,16 +133,26 @@ test("SPICE d on a hand-built trajectory equals the difference of the table's lo
       server.requests.map((r) => (r.prompt as string[]).length),
       [2, 1],
     );
-    for (const r of server.requests) for (const p of r.prompt as string[]) assert.not.ok(p.includes('label,x') || p.includes('<answer>'));
+    for (const r of server.requests)
+      for (const p of r.prompt as string[]) assert.not.ok(p.includes('label,x') || p.includes('<answer>'));
   } finally {
     await server.close();
   }
   // The server's context holds the plain branch but not a branch with a reference: those are left out,
   // and with none left the call is unscored (zero shaping), the batch retried one item at a time.
-  const plainTokens = echoTokens(itemPrompt({ messages: EP.messages.slice(0, 2), prefix: '<think>look at the data</think>\n', reply: CALL }, 'chatml').text).length;
+  const plainTokens = echoTokens(
+    itemPrompt(
+      { messages: EP.messages.slice(0, 2), prefix: '<think>look at the data</think>\n', reply: CALL },
+      'chatml',
+    ).text,
+  ).length;
   const tight = await startReplayServer([echoReply(plainTokens + 1)]);
   try {
-    const [s] = await spiceTurns(EP, ['inspect the csv first'], promptScorer(client(tight.url), { template: 'chatml', maxLength: 100_000 }));
+    const [s] = await spiceTurns(
+      EP,
+      ['inspect the csv first'],
+      promptScorer(client(tight.url), { template: 'chatml', maxLength: 100_000 }),
+    );
     assert.equal(s, { turn: 0, category: 'execution', d: null, reason: 'overflow' });
     assert.equal(
       tight.requests.map((r) => (r.prompt as string[]).length),
@@ -138,7 +175,17 @@ test('other failures name the model and its URL; an unreachable server is an env
     await server.close();
   }
   // Echo without log-probabilities (a server that ignores echo): a clear failure, not empty scores.
-  const bare = await startReplayServer([{ json: { id: 'x', object: 'text_completion', created: 0, model: 'judge-7b', choices: [{ index: 0, text: 'y', logprobs: null, finish_reason: 'length' }] } }]);
+  const bare = await startReplayServer([
+    {
+      json: {
+        id: 'x',
+        object: 'text_completion',
+        created: 0,
+        model: 'judge-7b',
+        choices: [{ index: 0, text: 'y', logprobs: null, finish_reason: 'length' }],
+      },
+    },
+  ]);
   try {
     const err = await promptScorer(client(bare.url), { template: 'chatml', maxLength: 100 })
       .score([{ messages: [{ role: 'user', content: 'x' }], reply: 'y' }])

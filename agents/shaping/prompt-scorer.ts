@@ -16,7 +16,8 @@ export type ChatTemplate = 'chatml' | 'llama3';
  */
 export function renderChat(messages: readonly ChatMessage[], template: ChatTemplate): string {
   if (template === 'llama3') {
-    const turn = (role: string, content: string) => `<|start_header_id|>${role}<|end_header_id|>\n\n${content}<|eot_id|>`;
+    const turn = (role: string, content: string) =>
+      `<|start_header_id|>${role}<|end_header_id|>\n\n${content}<|eot_id|>`;
     return messages.map((m) => turn(m.role, m.content)).join('') + '<|start_header_id|>assistant<|end_header_id|>\n\n';
   }
   return messages.map((m) => `<|im_start|>${m.role}\n${m.content}<|im_end|>\n`).join('') + '<|im_start|>assistant\n';
@@ -58,7 +59,11 @@ function leadingExtra(echo: EchoLogprobs, text: string): number {
  * generated and are dropped, then the tokens overlapping [from, to) are kept. Null when the prompt took
  * more than `maxLength` tokens, or when a kept token has no log-probability (the first of the text).
  */
-export function replyLogprobs(echo: EchoLogprobs, p: { text: string; from: number; to: number }, maxLength: number): number[] | null {
+export function replyLogprobs(
+  echo: EchoLogprobs,
+  p: { text: string; from: number; to: number },
+  maxLength: number,
+): number[] | null {
   const toUnits = codeUnitIndex(p.text);
   const extra = leadingExtra(echo, p.text);
   const offsets = echo.offsets.map((o) => (o < extra ? -1 : toUnits(o - extra)));

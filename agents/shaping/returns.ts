@@ -63,7 +63,15 @@ export function calibrateBeta(pilot: readonly number[], kappa: number | readonly
   const mHat = mean(pilot.map(Math.abs));
   const beta = target / (mHat + CALIBRATION_EPSILON);
   const shaped = mean(pilot.map((d) => Math.abs(beta * d)));
-  return { kappa: target, range, turns: pilot.length, m_hat: mHat, beta, mean_abs_shaping: shaped, in_range: shaped >= range[0] - 1e-12 && shaped <= range[1] + 1e-12 };
+  return {
+    kappa: target,
+    range,
+    turns: pilot.length,
+    m_hat: mHat,
+    beta,
+    mean_abs_shaping: shaped,
+    in_range: shaped >= range[0] - 1e-12 && shaped <= range[1] + 1e-12,
+  };
 }
 
 export interface ShuffleEntry {

@@ -14,7 +14,16 @@ import { tipsTurns } from './tips.js';
 import { spanTokens, type ScoreItem, type Scorer } from './types.js';
 
 const close = (a: number, b: number, tol = 1e-9) => assert.ok(Math.abs(a - b) < tol, `${a} vs ${b}`);
-const turn = (action: TurnRecord['action'], extra: Partial<TurnRecord> = {}): TurnRecord => ({ turn: 0, action, observation: '', exit_code: 0, timed_out: false, duration_ms: 0, format_ok: true, ...extra });
+const turn = (action: TurnRecord['action'], extra: Partial<TurnRecord> = {}): TurnRecord => ({
+  turn: 0,
+  action,
+  observation: '',
+  exit_code: 0,
+  timed_out: false,
+  duration_ms: 0,
+  format_ok: true,
+  ...extra,
+});
 
 // An mlab episode: a file action, a diagnostic tool, an unparsable reply, the answer.
 const CALL = 'Action: List Files\nAction Input: {}';
@@ -32,7 +41,12 @@ const EP = {
     { role: 'user', content: 'Observation: invalid action' },
     { role: 'assistant', content: 'Action: Final Answer\nAction Input: {}' },
   ] as ChatMessage[],
-  turns: [turn('action', { name: 'List Files' }), turn('tool', { name: 'label_balance', args: { path: 'train.csv' } }), turn('invalid'), turn('answer')],
+  turns: [
+    turn('action', { name: 'List Files' }),
+    turn('tool', { name: 'label_balance', args: { path: 'train.csv' } }),
+    turn('invalid'),
+    turn('answer'),
+  ],
 };
 
 /** Words are tokens. The plain branch and each reference have fixed per-token log-probabilities. */
@@ -123,7 +137,15 @@ test('SPICE: no reference means zero-shaping calls; an overflowing reference is 
     ],
   );
   const plain = [-2, -1, -3, -1, -1, -4];
-  const partial = stubScorer((it) => (refOf(it) === 'beta' ? null : refOf(it) === 'alpha' ? [-1, -1, -1, -1, -1, -1] : it.reply === CALL ? plain : words(it.reply).map(() => -1)));
+  const partial = stubScorer((it) =>
+    refOf(it) === 'beta'
+      ? null
+      : refOf(it) === 'alpha'
+        ? [-1, -1, -1, -1, -1, -1]
+        : it.reply === CALL
+          ? plain
+          : words(it.reply).map(() => -1),
+  );
   const s = await spiceTurns(EP, ['alpha', 'beta'], partial);
   close(s[0].d!, 1); // reference alpha alone
   const none2 = await spiceTurns(
@@ -146,7 +168,12 @@ test("exact scoring: the sampled ids go to a scorer with the policy's tokenizer,
   assert.equal(spanTokens([0, 1, 3, 5], 0, 5), [0, 3]);
   assert.equal(spanTokens([0, 5], 5, 5), [0, 0]);
   const ids = [7, 8, 9];
-  const ep = { ...EP, turns: EP.turns.map((t, i) => (i === 0 ? { ...t, tokens: { prompt_ids: [1], token_ids: ids, logprobs: [0, 0, 0] } } : t)) };
+  const ep = {
+    ...EP,
+    turns: EP.turns.map((t, i) =>
+      i === 0 ? { ...t, tokens: { prompt_ids: [1], token_ids: ids, logprobs: [0, 0, 0] } } : t,
+    ),
+  };
   const scorer = stubScorer((it) => words(it.reply).map(() => -1));
   await spiceTurns(ep, ['alpha'], scorer, undefined, true);
   assert.equal(
@@ -210,7 +237,10 @@ test('Eq. 2–3 on a hand-worked three-turn, two-rollout group', () => {
 test('β = 0: outcome-only, mean-centred advantages at every turn', () => {
   const outcomes = [1, 0, 0, 1, 1];
   const turns = [3, 2, 4, 1, 3];
-  const group = outcomes.map((o, i) => ({ rewards: shapedRewards(o, turns[i], [{ turn: 0, category: 'execution', d: 0.9 - i }], 0), masked: false }));
+  const group = outcomes.map((o, i) => ({
+    rewards: shapedRewards(o, turns[i], [{ turn: 0, category: 'execution', d: 0.9 - i }], 0),
+    masked: false,
+  }));
   const { advantages } = shapedAdvantages(group);
   const plain = groupAdvantages(
     outcomes.map((reward) => ({ reward, timedOut: false })),
@@ -259,15 +289,48 @@ test('shuffle control: within task and category, each permutation group keeps it
 });
 
 test('solution bank: verified trajectories only, no duplicates, K drawn without replacement, reduced summaries', () => {
-  const traj = (task: string, sample: number, success: number, code: string) => ({ task_id: task, group_id: 'g', sample, variables: { success }, turns: [turn('code', { code, exit_code: 0 }), turn('validate'), turn('answer')] }) as never;
-  const bank = new SolutionBank([{ task_id: 't', text: 'demo one', source: 'demonstration', step: 0, from: 'eval#0', writer: 'procedural' } satisfies BankEntry]);
-  const added = bank.addVerified([traj('t', 0, 1, 'm = Forest()\nm.fit(X, y)'), traj('t', 1, 0, 'x()'), traj('t', 2, 1, 'm = Forest()\nm.fit(X, y)'), traj('u', 0, 1, 'lr.fit(X)')], 'rl', 3);
+  const traj = (task: string, sample: number, success: number, code: string) =>
+    ({
+      task_id: task,
+      group_id: 'g',
+      sample,
+      variables: { success },
+      turns: [turn('code', { code, exit_code: 0 }), turn('validate'), turn('answer')],
+    }) as never;
+  const bank = new SolutionBank([
+    {
+      task_id: 't',
+      text: 'demo one',
+      source: 'demonstration',
+      step: 0,
+      from: 'eval#0',
+      writer: 'procedural',
+    } satisfies BankEntry,
+  ]);
+  const added = bank.addVerified(
+    [
+      traj('t', 0, 1, 'm = Forest()\nm.fit(X, y)'),
+      traj('t', 1, 0, 'x()'),
+      traj('t', 2, 1, 'm = Forest()\nm.fit(X, y)'),
+      traj('u', 0, 1, 'lr.fit(X)'),
+    ],
+    'rl',
+    3,
+  );
   assert.is(added, 2);
   assert.is(bank.size('t'), 2);
-  const s = summarise(traj('t', 0, 1, 'import x\ndef read(p):\n    return load(p)\nX, y = read("a")\nm = Forest()\nm.fit(X, y)\nprint(m)'));
+  const s = summarise(
+    traj(
+      't',
+      0,
+      1,
+      'import x\ndef read(p):\n    return load(p)\nX, y = read("a")\nm = Forest()\nm.fit(X, y)\nprint(m)',
+    ),
+  );
   assert.match(s, /ran code \(m = Forest\(\); m\.fit\(X, y\)\)/);
   assert.match(s, /validated the submission format/);
-  for (let i = 0; i < 8; i++) bank.add({ task_id: 'v', text: `s${i}`, source: 'rl', step: 1, from: '', writer: 'procedural' });
+  for (let i = 0; i < 8; i++)
+    bank.add({ task_id: 'v', text: `s${i}`, source: 'rl', step: 1, from: '', writer: 'procedural' });
   const drawn = bank.draw('v', 3, 'step2');
   assert.is(drawn.length, 3);
   assert.is(new Set(drawn.map((e) => e.text)).size, 3);

@@ -11,7 +11,9 @@ import { mean, type Scorer, type ScoreItem, type TurnScore } from './types.js';
 export function referenceMessage(summary: string): ChatMessage {
   return {
     role: 'user',
-    content: `SPICE_REFERENCE:\n${summary.trim()}\n\n` + 'SPICE_INSTRUCTION: The reference above describes a verified solution of this task. With it in mind, give the next tool call of the trajectory.',
+    content:
+      `SPICE_REFERENCE:\n${summary.trim()}\n\n` +
+      'SPICE_INSTRUCTION: The reference above describes a verified solution of this task. With it in mind, give the next tool call of the trajectory.',
   };
 }
 
@@ -22,7 +24,9 @@ export function referenceMessage(summary: string): ChatMessage {
  */
 export function spiceScore(conditioned: readonly (readonly number[])[], plain: readonly number[]): number {
   if (!conditioned.length || !plain.length) throw new Error('SPICE needs at least one reference and one call token');
-  for (const lp of conditioned) if (lp.length !== plain.length) throw new Error(`a branch scored ${lp.length} call tokens, the plain one ${plain.length}`);
+  for (const lp of conditioned)
+    if (lp.length !== plain.length)
+      throw new Error(`a branch scored ${lp.length} call tokens, the plain one ${plain.length}`);
   return mean(conditioned.map((lp) => mean(lp.map((x, u) => x - plain[u]))));
 }
 
@@ -39,11 +43,21 @@ const item = (c: ToolCall, extra: ChatMessage[], exact: boolean): ScoreItem => (
  * branch or every conditioned one overflows, the call is unscored. `exact`: the scorer shares the
  * policy's tokenizer, so calls are scored as the token ids that were sampled, where the turn has them.
  */
-export async function spiceTurns(ep: Parameters<typeof toolCalls>[0], summaries: readonly string[], scorer: Scorer, signal?: AbortSignal, exact = false): Promise<TurnScore[]> {
+export async function spiceTurns(
+  ep: Parameters<typeof toolCalls>[0],
+  summaries: readonly string[],
+  scorer: Scorer,
+  signal?: AbortSignal,
+  exact = false,
+): Promise<TurnScore[]> {
   const calls = toolCalls(ep);
-  if (!summaries.length) return calls.map((c) => ({ turn: c.turn, category: c.category, d: null, reason: 'no-reference' }));
+  if (!summaries.length)
+    return calls.map((c) => ({ turn: c.turn, category: c.category, d: null, reason: 'no-reference' }));
   const per = summaries.length + 1;
-  const items = calls.flatMap((c) => [item(c, [], exact), ...summaries.map((s) => item(c, [referenceMessage(s)], exact))]);
+  const items = calls.flatMap((c) => [
+    item(c, [], exact),
+    ...summaries.map((s) => item(c, [referenceMessage(s)], exact)),
+  ]);
   const rows = items.length ? await scorer.score(items, signal) : [];
   return calls.map((c, i) => {
     const [plain, ...withRef] = rows.slice(i * per, (i + 1) * per);

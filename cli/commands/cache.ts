@@ -79,7 +79,9 @@ export async function cacheVerifyCommand(keys: string[], args: CacheArgs, io: IO
   }
   if (damaged.length && !args.repair) {
     const bytes = humanBytes(damaged.reduce((s, e) => s + e.bytes, 0));
-    io.out(`--repair would remove ${damaged.length} damaged ${damaged.length === 1 ? 'entry' : 'entries'} (${bytes}); the next run of an experiment that needs them rebuilds them`);
+    io.out(
+      `--repair would remove ${damaged.length} damaged ${damaged.length === 1 ? 'entry' : 'entries'} (${bytes}); the next run of an experiment that needs them rebuilds them`,
+    );
   }
   return left.length ? 1 : 0;
 }

@@ -30,9 +30,27 @@ function render(d: DiffResult, table: (t: Table) => string, md: boolean): string
   const h = (s: string) => (md ? `### ${s}` : s);
   const out: string[] = [md ? `## ${d.a} vs ${d.b}` : `${d.a} → ${d.b}`];
   out.push('', h(`written (${d.written.length} differ)`));
-  out.push(d.written.length ? table({ columns: ['path', 'change', 'written at'], rows: d.written.map((w) => ({ path: w.path, change: arrow(show(w.a), show(w.b)), 'written at': arrow(w.at.a, w.at.b) })) }) : '(none)');
+  out.push(
+    d.written.length
+      ? table({
+          columns: ['path', 'change', 'written at'],
+          rows: d.written.map((w) => ({
+            path: w.path,
+            change: arrow(show(w.a), show(w.b)),
+            'written at': arrow(w.at.a, w.at.b),
+          })),
+        })
+      : '(none)',
+  );
   out.push('', h(`resolved parameters (${d.params.length} differ)`));
-  out.push(d.params.length ? table({ columns: ['path', 'a', 'b'], rows: d.params.map((p) => ({ path: p.path, a: show(p.a), b: show(p.b) })) }) : '(none)');
+  out.push(
+    d.params.length
+      ? table({
+          columns: ['path', 'a', 'b'],
+          rows: d.params.map((p) => ({ path: p.path, a: show(p.a), b: show(p.b) })),
+        })
+      : '(none)',
+  );
   const touched = d.nodes.filter((n) => n.status !== 'same');
   out.push('', h(`nodes (${touched.length} of ${d.nodes.length} affected)`));
   out.push(table({ columns: ['node', 'status'], rows: d.nodes.map((n) => ({ node: n.id, status: n.status })) }));
@@ -41,7 +59,13 @@ function render(d: DiffResult, table: (t: Table) => string, md: boolean): string
     d.metrics.length
       ? table({
           columns: ['node', 'metric', 'a', 'b', 'delta'],
-          rows: d.metrics.map((m) => ({ node: m.node, metric: m.metric, a: m.a, b: m.b, delta: m.delta === null ? null : formatValue(m.delta) })),
+          rows: d.metrics.map((m) => ({
+            node: m.node,
+            metric: m.metric,
+            a: m.a,
+            b: m.b,
+            delta: m.delta === null ? null : formatValue(m.delta),
+          })),
         })
       : '(no metrics yet: run the experiments first)',
   );

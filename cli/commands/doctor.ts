@@ -8,7 +8,9 @@ export async function doctorCommand(args: { json?: boolean }, io: IO): Promise<n
   const { python, environments, checks } = await runChecks(settings, io.env);
   if (args.json) io.out(JSON.stringify({ settings: settings.file ?? null, python, environments, checks }, null, 2));
   else {
-    io.out(`settings: ${settings.file ?? '(none found; defaults)'}   cache: ${settings.cacheDir}   sandbox: ${settings.sandbox.backend}`);
+    io.out(
+      `settings: ${settings.file ?? '(none found; defaults)'}   cache: ${settings.cacheDir}   sandbox: ${settings.sandbox.backend}`,
+    );
     for (const c of checks) {
       const mark = c.ok ? '✔' : c.required ? '✖' : '!';
       io.out(`${mark} ${c.name.padEnd(15)} ${c.detail}${c.required ? '' : c.ok ? '' : '  (optional)'}`);

@@ -24,8 +24,17 @@ export async function hostsCommand(args: { json?: boolean; set?: string[] }, io:
       const image = h.image ?? DEFAULT_IMAGE;
       const probe = await probeEngine(h, 10_000, image);
       // Only hosts that lend GPUs are asked: elsewhere a container that cannot get any says nothing new.
-      const seen: GpuReport | undefined = probe.ok && probe.imagePresent && lends(h.gpus) ? await gpusOn(h, image) : undefined;
-      return { name, docker: h.docker, gpus: h.gpus ?? 0, labels: h.labels ?? [], image, ...probe, ...(seen && { seen }) };
+      const seen: GpuReport | undefined =
+        probe.ok && probe.imagePresent && lends(h.gpus) ? await gpusOn(h, image) : undefined;
+      return {
+        name,
+        docker: h.docker,
+        gpus: h.gpus ?? 0,
+        labels: h.labels ?? [],
+        image,
+        ...probe,
+        ...(seen && { seen }),
+      };
     }),
   );
   if (args.json) io.out(JSON.stringify({ settings: settings.file ?? null, hosts: rows }, null, 2));
@@ -33,12 +42,22 @@ export async function hostsCommand(args: { json?: boolean; set?: string[] }, io:
   else {
     const w = Math.max(...rows.map((r) => r.name.length));
     for (const r of rows) {
-      const gpus = Array.isArray(r.gpus) ? `GPUs ${r.gpus.join(', ')}` : r.gpus === 'all' ? 'all GPUs' : `${r.gpus} GPU${r.gpus === 1 ? '' : 's'}`;
-      const state = r.ok ? `✔ Docker ${r.version}, image ${r.image} ${r.imagePresent ? 'present' : 'missing'}` : `✖ unreachable: ${r.error}`;
-      io.out(`${r.name.padEnd(w)}  ${r.docker}  ${gpus}${r.labels.length ? `  [${r.labels.join(', ')}]` : ''}  ${state}`);
+      const gpus = Array.isArray(r.gpus)
+        ? `GPUs ${r.gpus.join(', ')}`
+        : r.gpus === 'all'
+          ? 'all GPUs'
+          : `${r.gpus} GPU${r.gpus === 1 ? '' : 's'}`;
+      const state = r.ok
+        ? `✔ Docker ${r.version}, image ${r.image} ${r.imagePresent ? 'present' : 'missing'}`
+        : `✖ unreachable: ${r.error}`;
+      io.out(
+        `${r.name.padEnd(w)}  ${r.docker}  ${gpus}${r.labels.length ? `  [${r.labels.join(', ')}]` : ''}  ${state}`,
+      );
       if (r.seen?.gpus) {
         const free = r.seen.gpus.filter((g) => !g.busy).length;
-        io.out(`${' '.repeat(w)}  nvidia-smi: ${r.seen.gpus.length} GPU${r.seen.gpus.length === 1 ? '' : 's'}, ${free} free now: ${r.seen.gpus.map((g) => `${g.index} ${g.name} ${Math.round(g.memoryMiB / 1024)} GiB${g.busy ? ' (busy)' : ''}`).join('; ')}`);
+        io.out(
+          `${' '.repeat(w)}  nvidia-smi: ${r.seen.gpus.length} GPU${r.seen.gpus.length === 1 ? '' : 's'}, ${free} free now: ${r.seen.gpus.map((g) => `${g.index} ${g.name} ${Math.round(g.memoryMiB / 1024)} GiB${g.busy ? ' (busy)' : ''}`).join('; ')}`,
+        );
       } else if (r.seen) io.out(`${' '.repeat(w)}  ✖ ${r.seen.error}`);
     }
   }
@@ -51,10 +70,17 @@ export async function hostsCommand(args: { json?: boolean; set?: string[] }, io:
  * that Dockerfile with its own folder as the context. Tagged as the host's
  * `image:` unless `--tag` says otherwise.
  */
-export async function hostsBuildCommand(name: string, args: { file?: string; tag?: string; set?: string[] }, io: IO): Promise<number> {
+export async function hostsBuildCommand(
+  name: string,
+  args: { file?: string; tag?: string; set?: string[] },
+  io: IO,
+): Promise<number> {
   const settings = await loadSettings(process.cwd(), io.env, parseOverrides(args.set ?? []));
   const host = settings.hosts[name];
-  if (!host) throw new UserError(`no host named "${name}" in ${settings.file ?? 'the settings'} (hosts: ${Object.keys(settings.hosts).join(', ') || 'none'})`);
+  if (!host)
+    throw new UserError(
+      `no host named "${name}" in ${settings.file ?? 'the settings'} (hosts: ${Object.keys(settings.hosts).join(', ') || 'none'})`,
+    );
   const tag = args.tag ?? host.image ?? 'mlepipe-host:latest';
   let context: string;
   let dockerfile: string;
@@ -70,8 +96,11 @@ export async function hostsBuildCommand(name: string, args: { file?: string; tag
     dockerfile = 'gpu/Dockerfile';
     const pkg = JSON.parse(readFileSync(join(context, 'package.json'), 'utf8')) as { files?: string[] };
     // What an npm install of mlepipe holds, plus the worker and the lock files the image installs from.
-    entries = ['package.json', 'package-lock.json', dockerfile, 'gpu/worker', ...(pkg.files ?? [])].filter((e) => existsSync(join(context, e)));
-    if (!existsSync(join(context, 'dist', 'cli.js'))) throw new UserError(`${context} has no dist/cli.js: run npm run build first`);
+    entries = ['package.json', 'package-lock.json', dockerfile, 'gpu/worker', ...(pkg.files ?? [])].filter((e) =>
+      existsSync(join(context, e)),
+    );
+    if (!existsSync(join(context, 'dist', 'cli.js')))
+      throw new UserError(`${context} has no dist/cli.js: run npm run build first`);
   }
   io.err(`building ${tag} on host ${name} (${host.docker}) from ${join(context, dockerfile)}`);
   const r = await buildOn(host, { context, dockerfile, entries, tag, signal: io.signal }, (line) => io.err(line));
@@ -79,6 +108,8 @@ export async function hostsBuildCommand(name: string, args: { file?: string; tag
     io.err(`✖ host ${name}: the build failed: ${r.error}`);
     return 1;
   }
-  io.err(`✔ built ${tag} on host ${name}${host.image === tag ? '' : `; nodes run in it once hosts.${name}.image is ${tag}`}`);
+  io.err(
+    `✔ built ${tag} on host ${name}${host.image === tag ? '' : `; nodes run in it once hosts.${name}.image is ${tag}`}`,
+  );
   return 0;
 }

@@ -12,9 +12,16 @@ export async function outputsCommand(file: string, node: string, args: PlanArgs,
   if (ids.length > 1) throw new UserError(`${node} has ${ids.length} variants; name one: ${ids.join(', ')}`);
   const n = plan.graph.nodes.get(ids[0])!;
   const found = await plan.store.check(n.key);
-  if (found.state === 'damaged') throw new ExitError(1, `${n.id}: cache entry ${damageReason(found.problems)} (mlepipe run ${displayPath(file)} --only ${n.id} rebuilds it)`);
+  if (found.state === 'damaged')
+    throw new ExitError(
+      1,
+      `${n.id}: cache entry ${damageReason(found.problems)} (mlepipe run ${displayPath(file)} --only ${n.id} rebuilds it)`,
+    );
   if (found.state === 'absent') {
-    throw new ExitError(1, `${n.id} has not run with its current parameters (mlepipe run ${displayPath(file)} --only ${n.id})`);
+    throw new ExitError(
+      1,
+      `${n.id} has not run with its current parameters (mlepipe run ${displayPath(file)} --only ${n.id})`,
+    );
   }
   io.out(plan.store.entryDir(n.key));
   return 0;

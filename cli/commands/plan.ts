@@ -21,7 +21,12 @@ function where(plan: Plan, node: KeyedNode): string {
 function sandboxes(node: KeyedNode): string {
   const sb = node.stage.sandbox;
   if (!sb) return '';
-  const each = [sb.gpusPerRun ? `${sb.gpusPerRun} GPU${sb.gpusPerRun === 1 ? '' : 's'}` : '', sb.cpusPerRun ? `${sb.cpusPerRun} CPUs` : ''].filter(Boolean).join(' and ');
+  const each = [
+    sb.gpusPerRun ? `${sb.gpusPerRun} GPU${sb.gpusPerRun === 1 ? '' : 's'}` : '',
+    sb.cpusPerRun ? `${sb.cpusPerRun} CPUs` : '',
+  ]
+    .filter(Boolean)
+    .join(' and ');
   return `  sandboxes on ${sb.on} (${sb.hosts.length ? sb.hosts.join(' or ') : 'no host carries it'}${each ? `; ${each} a run` : ''})`;
 }
 
@@ -49,7 +54,13 @@ export function planJson(plan: Plan): unknown {
       action: p.action,
       reason: p.reason,
       ...(p.from ? { from: p.from } : {}),
-      ...(p.node.stage.on === undefined ? {} : { on: p.node.stage.on, hosts: hostsFor(p.node.stage.on, plan.experiment.settings.hosts), gpus: p.node.stage.gpus }),
+      ...(p.node.stage.on === undefined
+        ? {}
+        : {
+            on: p.node.stage.on,
+            hosts: hostsFor(p.node.stage.on, plan.experiment.settings.hosts),
+            gpus: p.node.stage.gpus,
+          }),
       ...withPlacement(p.node),
       ...(p.node.stage.sandbox ? { sandbox: { on: p.node.stage.sandbox.on, hosts: p.node.stage.sandbox.hosts } } : {}),
     })),
@@ -70,10 +81,14 @@ export async function planCommand(file: string, args: PlanArgs, io: IO): Promise
   }
   const count = (a: string) => plan.nodes.filter((p) => p.action === a).length;
   const rescore = count('rescore');
-  const lines = [`${plan.experiment.name}: ${plan.nodes.length} nodes, ${count('run')} to run, ${rescore ? `${rescore} to rescore, ` : ''}${count('cached')} cached`];
+  const lines = [
+    `${plan.experiment.name}: ${plan.nodes.length} nodes, ${count('run')} to run, ${rescore ? `${rescore} to rescore, ` : ''}${count('cached')} cached`,
+  ];
   const w = Math.min(40, Math.max(...plan.nodes.map((p) => p.node.id.length)));
   for (const p of plan.nodes) {
-    lines.push(`  ${p.action.padEnd(7)}  ${p.node.id.padEnd(w)}  ${p.action === 'cached' ? p.node.key.slice(0, 12) : p.reason}${where(plan, p.node)}`);
+    lines.push(
+      `  ${p.action.padEnd(7)}  ${p.node.id.padEnd(w)}  ${p.action === 'cached' ? p.node.key.slice(0, 12) : p.reason}${where(plan, p.node)}`,
+    );
   }
   // One write: a line at a time is a system call per node.
   io.out(lines.join('\n'));

@@ -16,7 +16,8 @@ export interface ReportArgs extends PlanArgs {
 }
 
 export async function reportCommand(file: string, args: ReportArgs, io: IO): Promise<number> {
-  if (args.out !== undefined && !args.html) throw new UserError('--out is the folder of the HTML report: use it with --html');
+  if (args.out !== undefined && !args.html)
+    throw new UserError('--out is the folder of the HTML report: use it with --html');
   const plan = await planFor(file, args, io);
   const stale = plan.nodes.filter((p) => p.action === 'run' || p.action === 'rescore').length;
   if (stale) io.err(`note: ${stale} node(s) have not run with their current parameters; their cells are empty`);
@@ -44,15 +45,23 @@ export async function printReport(plan: Plan, format: 'text' | 'md' | 'csv' | 'j
   const figures = await buildFigures(plan, metrics);
   if (format === 'json') {
     const figs = Object.fromEntries(Object.entries(figures).map(([k, f]) => [k, f.path ?? null]));
-    io.out(JSON.stringify({ tables: Object.fromEntries(Object.entries(tables).map(([k, t]) => [k, tableJson(t)])), figures: figs }, null, 2));
+    io.out(
+      JSON.stringify(
+        { tables: Object.fromEntries(Object.entries(tables).map(([k, t]) => [k, tableJson(t)])), figures: figs },
+        null,
+        2,
+      ),
+    );
     return;
   }
   const parts: string[] = [];
   for (const [name, t] of Object.entries(tables)) {
     if (format === 'csv') parts.push(Object.keys(tables).length > 1 ? `# ${name}\n${renderCsv(t)}` : renderCsv(t));
-    else if (format === 'md') parts.push(`### ${name}\n\n${t.description ? `${t.description}\n\n` : ''}${renderMarkdown(t)}`);
+    else if (format === 'md')
+      parts.push(`### ${name}\n\n${t.description ? `${t.description}\n\n` : ''}${renderMarkdown(t)}`);
     else parts.push(`${name}${t.description ? ` — ${t.description}` : ''}\n${renderText(t)}`);
   }
   io.out(parts.join('\n\n'));
-  for (const [name, f] of Object.entries(figures)) io.err(f.path ? `figure ${name}: ${displayPath(f.path)}` : `figure ${name}: skipped (${f.skipped})`);
+  for (const [name, f] of Object.entries(figures))
+    io.err(f.path ? `figure ${name}: ${displayPath(f.path)}` : `figure ${name}: skipped (${f.skipped})`);
 }

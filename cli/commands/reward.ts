@@ -5,7 +5,11 @@ import { suggestion } from '../../core/suggest.js';
 import type { IO } from '../io.js';
 
 /** `mlepipe reward 'FORMULA' --vars format=1,execute=1`: prints the value (unset variables are 0). */
-export async function rewardCommand(formulaOrPreset: string | undefined, args: { vars?: string; list?: boolean }, io: IO): Promise<number> {
+export async function rewardCommand(
+  formulaOrPreset: string | undefined,
+  args: { vars?: string; list?: boolean },
+  io: IO,
+): Promise<number> {
   if (args.list || !formulaOrPreset) {
     for (const [name, f] of Object.entries(REWARD_PRESETS)) io.out(`${name.padEnd(14)} ${f}`);
     io.out(`variables: ${REWARD_VARIABLES.join(', ')}`);
@@ -23,10 +27,13 @@ export async function rewardCommand(formulaOrPreset: string | undefined, args: {
   for (const part of (args.vars ?? '').split(',').filter(Boolean)) {
     const [name, raw] = part.split('=');
     if (!(REWARD_VARIABLES as readonly string[]).includes(name.trim())) {
-      throw new UserError(`--vars: unknown variable "${name}"${suggestion(name.trim(), REWARD_VARIABLES)} (known: ${REWARD_VARIABLES.join(', ')})`);
+      throw new UserError(
+        `--vars: unknown variable "${name}"${suggestion(name.trim(), REWARD_VARIABLES)} (known: ${REWARD_VARIABLES.join(', ')})`,
+      );
     }
     const v = raw === 'true' ? 1 : raw === 'false' ? 0 : Number(raw);
-    if (raw === undefined || raw.trim() === '' || !Number.isFinite(v)) throw new UserError(`--vars: ${part}: expected NAME=NUMBER`);
+    if (raw === undefined || raw.trim() === '' || !Number.isFinite(v))
+      throw new UserError(`--vars: ${part}: expected NAME=NUMBER`);
     vars[name.trim()] = v;
   }
   const value = evaluate(ast, vars);

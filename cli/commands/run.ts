@@ -14,11 +14,14 @@ export interface RunArgs extends PlanArgs {
 export async function runCommand(file: string, args: RunArgs, io: IO): Promise<number> {
   const jobs = args.jobs === undefined ? undefined : Number(args.jobs);
   // The same bound as `concurrency` in the settings.
-  if (jobs !== undefined && (!Number.isInteger(jobs) || jobs < 1 || jobs > 256)) throw new UserError(`-j ${args.jobs}: must be an integer from 1 to 256`);
+  if (jobs !== undefined && (!Number.isInteger(jobs) || jobs < 1 || jobs > 256))
+    throw new UserError(`-j ${args.jobs}: must be an integer from 1 to 256`);
   const plan = await planFor(file, args, io);
   const title = `mlepipe run ${plan.experiment.name}`;
   // listr2 is loaded only for a terminal that shows its display.
-  const reporter = io.interactive ? new (await import('../../pipelines/run/listr.js')).ListrReporter(title) : new PlainReporter((l) => io.err(l), title);
+  const reporter = io.interactive
+    ? new (await import('../../pipelines/run/listr.js')).ListrReporter(title)
+    : new PlainReporter((l) => io.err(l), title);
   const result = await runPlan(plan, { concurrency: jobs, keepGoing: args.keepGoing, signal: io.signal, reporter });
   for (const f of result.failures) {
     io.err(`\n✖ ${f.id}: ${f.message}`);

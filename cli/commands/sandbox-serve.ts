@@ -37,15 +37,32 @@ export interface SandboxServeArgs {
 }
 
 /** Where the tasks are and what grades them: an export's tasks/ and sandbox.json, or --tasks and --reward. */
-async function source(a: SandboxServeArgs): Promise<{ tasksDir: string; reward: string; inputs?: RewardInputs; memoryMb: number; shaping?: ServiceShaping; mlab?: MlabConfig }> {
+async function source(
+  a: SandboxServeArgs,
+): Promise<{
+  tasksDir: string;
+  reward: string;
+  inputs?: RewardInputs;
+  memoryMb: number;
+  shaping?: ServiceShaping;
+  mlab?: MlabConfig;
+}> {
   if (a.export) {
     const dir = resolve(a.export);
     if (!existsSync(join(dir, 'sandbox.json'))) throw new UserError(`${a.export}: not a verl export (no sandbox.json)`);
     const spec = await readSandboxSpec(dir);
     const shaping = await openShaping(dir);
-    return { tasksDir: join(dir, 'tasks'), reward: spec.reward, inputs: spec.inputs, memoryMb: spec.memory_mb, ...(shaping ? { shaping } : {}), ...(spec.scaffold ? { mlab: spec.scaffold } : {}) };
+    return {
+      tasksDir: join(dir, 'tasks'),
+      reward: spec.reward,
+      inputs: spec.inputs,
+      memoryMb: spec.memory_mb,
+      ...(shaping ? { shaping } : {}),
+      ...(spec.scaffold ? { mlab: spec.scaffold } : {}),
+    };
   }
-  if (!a.tasks || !a.reward) throw new UserError('sandbox serve: give --export DIR, or --tasks DIR and --reward FORMULA');
+  if (!a.tasks || !a.reward)
+    throw new UserError('sandbox serve: give --export DIR, or --tasks DIR and --reward FORMULA');
   if (!existsSync(a.tasks)) throw new UserError(`--tasks ${a.tasks}: no such folder`);
   return { tasksDir: resolve(a.tasks), reward: REWARD_PRESETS[a.reward] ?? a.reward, memoryMb: 2048 };
 }
@@ -53,7 +70,8 @@ async function source(a: SandboxServeArgs): Promise<{ tasksDir: string; reward: 
 function number(flag: string, v: string | undefined, lo: number, hi: number): number | undefined {
   if (v === undefined) return undefined;
   const n = Number(v);
-  if (!Number.isInteger(n) || n < lo || n > hi) throw new UserError(`${flag} ${v}: must be an integer from ${lo} to ${hi}`);
+  if (!Number.isInteger(n) || n < lo || n > hi)
+    throw new UserError(`${flag} ${v}: must be an integer from ${lo} to ${hi}`);
   return n;
 }
 
@@ -68,9 +86,26 @@ export async function sandboxServeCommand(a: SandboxServeArgs, io: IO): Promise<
   const memoryMb = number('--memory-mb', a.memoryMb, 64, 1 << 20) ?? src.memoryMb;
   // The service runs code on this machine and holds the tasks' answers: reachable from elsewhere, it needs a token.
   const token = io.env.MLEPIPE_SANDBOX_TOKEN || undefined;
-  if (!loopback(a.host) && !token) throw new UserError(`--host ${a.host}: a sandbox service other machines can reach needs a token: set MLEPIPE_SANDBOX_TOKEN (its clients send the same variable)`);
+  if (!loopback(a.host) && !token)
+    throw new UserError(
+      `--host ${a.host}: a sandbox service other machines can reach needs a token: set MLEPIPE_SANDBOX_TOKEN (its clients send the same variable)`,
+    );
   const { sandbox, python } = a.on ? await jailsOnHosts(a.on, a, memoryMb, io) : await sandboxFromSettings(a, io);
-  const service = await startSandboxService({ sandbox, tasksDir: src.tasksDir, reward: src.reward, inputs: src.inputs, python, memoryMb, starter: starterScore, host: a.host, port, token, log: (l) => io.err(l), shaping: src.shaping, mlab: src.mlab });
+  const service = await startSandboxService({
+    sandbox,
+    tasksDir: src.tasksDir,
+    reward: src.reward,
+    inputs: src.inputs,
+    python,
+    memoryMb,
+    starter: starterScore,
+    host: a.host,
+    port,
+    token,
+    log: (l) => io.err(l),
+    shaping: src.shaping,
+    mlab: src.mlab,
+  });
   try {
     io.out(`mlepipe sandbox service listening on ${service.url}`);
     await new Promise<void>((done) => (io.signal ? onceAborted(io.signal, done) : undefined));
@@ -87,7 +122,10 @@ export async function sandboxServeCommand(a: SandboxServeArgs, io: IO): Promise<
  * grading with the answers) stays on this machine. Two warm jails per host are started ahead of need.
  */
 async function jailsOnHosts(on: string, a: SandboxServeArgs, memoryMb: number, io: IO) {
-  if (a.backend && a.backend !== 'docker') throw new UserError(`--backend ${a.backend} with --on ${on}: jails on hosts are containers on their Docker engines (leave --backend out)`);
+  if (a.backend && a.backend !== 'docker')
+    throw new UserError(
+      `--backend ${a.backend} with --on ${on}: jails on hosts are containers on their Docker engines (leave --backend out)`,
+    );
   const settings = await loadSettings(process.cwd(), io.env);
   const where = settings.file ?? 'mlepipe.config.yaml';
   const names = hostsFor(on, settings.hosts);
@@ -95,8 +133,14 @@ async function jailsOnHosts(on: string, a: SandboxServeArgs, memoryMb: number, i
   const gpus = number('--gpus-per-run', a.gpusPerRun, 0, 1024) ?? defaultGpus(on, settings.hosts);
   const cpus = number('--cpus-per-run', a.cpusPerRun, 1, 1 << 16);
   const most = Math.max(...names.map((n) => gpuCapacity(settings.hosts[n])));
-  if (gpus > most) throw new UserError(`--gpus-per-run ${gpus}: no host matching "${on}" lends that many (most: ${most}, in ${where})`);
-  const placed = sandboxPlacement({ on, hosts: names, ...(gpus ? { gpusPerRun: gpus } : {}), ...(cpus ? { cpusPerRun: cpus } : {}) }, settings.hosts);
+  if (gpus > most)
+    throw new UserError(
+      `--gpus-per-run ${gpus}: no host matching "${on}" lends that many (most: ${most}, in ${where})`,
+    );
+  const placed = sandboxPlacement(
+    { on, hosts: names, ...(gpus ? { gpusPerRun: gpus } : {}), ...(cpus ? { cpusPerRun: cpus } : {}) },
+    settings.hosts,
+  );
   const python = defaultPython(settings.python);
   const sandbox = hostSandboxes({
     hosts: placed.sandboxHosts!,

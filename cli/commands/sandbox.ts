@@ -31,7 +31,11 @@ function positive(flag: string, v: string | undefined): number | undefined {
  * over them, and the interpreter it maps into the jail (as stages do). The process backend, which
  * isolates nothing, runs only when asked for by name.
  */
-export async function sandboxFromSettings(args: { backend?: string; warm?: boolean }, io: IO, extra: { poolSize?: number } = {}) {
+export async function sandboxFromSettings(
+  args: { backend?: string; warm?: boolean },
+  io: IO,
+  extra: { poolSize?: number } = {},
+) {
   if (args.backend && !BACKENDS.includes(args.backend as BackendName)) {
     throw new UserError(`--backend ${args.backend}: must be one of ${BACKENDS.join(', ')}`);
   }
@@ -64,13 +68,20 @@ export async function sandboxRunCommand(argv: string[], args: SandboxRunArgs, io
   const memoryMb = positive('--memory-mb', args.memoryMb);
   // One session: its jail starts on demand, no spare.
   const { sandbox, python } = await sandboxFromSettings(args, io, { poolSize: 0 });
-  const limits = { ...DEFAULT_LIMITS, ...(timeout ? { timeoutMs: timeout * 1000 } : {}), ...(memoryMb ? { memoryMb } : {}) };
+  const limits = {
+    ...DEFAULT_LIMITS,
+    ...(timeout ? { timeoutMs: timeout * 1000 } : {}),
+    ...(memoryMb ? { memoryMb } : {}),
+  };
   const session = await sandbox.open({ task: resolve(args.task), limits, signal: io.signal });
   try {
     const name = basename(file);
     await copyIn(file, session.workspace, name);
     const result = await session.run({ file: name, args: rest.slice(1) });
-    const grade = args.grade && !result.interrupted ? await gradeSubmission(resolve(args.task), session.workspace, { python, signal: io.signal }) : undefined;
+    const grade =
+      args.grade && !result.interrupted
+        ? await gradeSubmission(resolve(args.task), session.workspace, { python, signal: io.signal })
+        : undefined;
     io.out(JSON.stringify({ ...result, ...(grade ? { grade } : {}) }));
     return 0;
   } finally {

@@ -21,16 +21,25 @@ export interface ServeOptions {
 function integer(name: string, text: string | undefined, lo: number, hi: number): number | undefined {
   if (text === undefined) return undefined;
   const n = Number(text);
-  if (!Number.isInteger(n) || n < lo || n > hi) throw new UserError(`--${name} ${text}: must be an integer from ${lo} to ${hi}`);
+  if (!Number.isInteger(n) || n < lo || n > hi)
+    throw new UserError(`--${name} ${text}: must be an integer from ${lo} to ${hi}`);
   return n;
 }
 
 /** The folder to serve: CHECKPOINT itself, or its checkpoint/ when it is a node's output folder. */
 export function checkpointFolder(arg: string): string {
   const dir = resolve(arg);
-  if (!existsSync(dir)) throw new UserError(`${arg}: no such folder (give a checkpoint folder, e.g. the checkpoint/ of an sft node's outputs)`);
-  if (!statSync(dir).isDirectory()) throw new UserError(`${arg}: not a folder (give a checkpoint folder, e.g. the checkpoint/ of an sft node's outputs)`);
-  return existsSync(join(dir, CHECKPOINT_DIR)) && !existsSync(join(dir, 'mlepipe-worker.json')) ? join(dir, CHECKPOINT_DIR) : dir;
+  if (!existsSync(dir))
+    throw new UserError(
+      `${arg}: no such folder (give a checkpoint folder, e.g. the checkpoint/ of an sft node's outputs)`,
+    );
+  if (!statSync(dir).isDirectory())
+    throw new UserError(
+      `${arg}: not a folder (give a checkpoint folder, e.g. the checkpoint/ of an sft node's outputs)`,
+    );
+  return existsSync(join(dir, CHECKPOINT_DIR)) && !existsSync(join(dir, 'mlepipe-worker.json'))
+    ? join(dir, CHECKPOINT_DIR)
+    : dir;
 }
 
 export async function serveCommand(checkpoint: string, o: ServeOptions, io: IO): Promise<number> {
@@ -42,7 +51,15 @@ export async function serveCommand(checkpoint: string, o: ServeOptions, io: IO):
   try {
     let worker: Awaited<ReturnType<typeof startLocalWorker>>;
     try {
-      worker = await startLocalWorker({ model: { dir }, ckptDir: scratch, host: o.host ?? '127.0.0.1', port: port ?? 8000, threads, log: (line) => io.err(line), signal: io.signal });
+      worker = await startLocalWorker({
+        model: { dir },
+        ckptDir: scratch,
+        host: o.host ?? '127.0.0.1',
+        port: port ?? 8000,
+        threads,
+        log: (line) => io.err(line),
+        signal: io.signal,
+      });
     } catch (err) {
       // Ctrl-C while the model loads: the worker is already stopped.
       if (io.signal?.aborted) return 130;

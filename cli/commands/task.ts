@@ -27,16 +27,28 @@ export async function taskShowCommand(dir: string, args: { json?: boolean }, io:
   const sane = graded.ok ? sanityProblem(graded, graded.score, graded.is_lower_better) : 'not graded';
   const publicFiles = (await readdir(join(dir, 'public'), { recursive: true })).sort();
   if (args.json) {
-    io.out(JSON.stringify({ task, thresholds: th ?? null, sample: graded, sanity: sane ?? 'ok', public: publicFiles }, null, 2));
+    io.out(
+      JSON.stringify(
+        { task, thresholds: th ?? null, sample: graded, sanity: sane ?? 'ok', public: publicFiles },
+        null,
+        2,
+      ),
+    );
     return 0;
   }
-  const t = task as Record<string, unknown> & { domain?: { sector: string; scenario: string }; mutations?: { name: string }[] };
+  const t = task as Record<string, unknown> & {
+    domain?: { sector: string; scenario: string };
+    mutations?: { name: string }[];
+  };
   io.out(`${t.id}  (${t.task_type ?? t.generator}, ${t.modality ?? '?'})`);
   if (t.domain) io.out(`domain:     ${t.domain.sector}: ${t.domain.scenario}`);
   if (t.metric) io.out(`metric:     ${t.metric} (${t.is_lower_better ? 'lower' : 'higher'} is better)`);
   if (t.n_train) io.out(`rows:       ${t.n_train} train, ${t.n_test} test (${t.scale})`);
   if (t.mutations) io.out(`mutations:  ${t.mutations.map((m) => m.name).join(', ')}`);
-  if (th) io.out(`thresholds: gold ${th.gold_threshold}, silver ${th.silver_threshold}, bronze ${th.bronze_threshold}, median ${th.median_threshold}`);
+  if (th)
+    io.out(
+      `thresholds: gold ${th.gold_threshold}, silver ${th.silver_threshold}, bronze ${th.bronze_threshold}, median ${th.median_threshold}`,
+    );
   io.out(`sample:     ${graded.ok ? `score ${graded.score}` : `error: ${graded.error}`}; sanity ${sane ?? 'ok'}`);
   io.out(`public:     ${publicFiles.filter((f) => !f.includes('/')).join(', ')}`);
   return 0;
@@ -48,7 +60,9 @@ export async function taskImportCommand(src: string, dest: string, io: IO): Prom
   const python = defaultPython((await loadSettings(process.cwd(), io.env)).python);
   for (const dir of await findReleaseTasks(src)) {
     const r = await importSandmleTask(dir, dest, python);
-    io.out(`${r.id}: moved ${r.moved.join(', ') || 'nothing'} to private/${r.problems.length ? `; ${r.problems.join('; ')}` : ''}`);
+    io.out(
+      `${r.id}: moved ${r.moved.join(', ') || 'nothing'} to private/${r.problems.length ? `; ${r.problems.join('; ')}` : ''}`,
+    );
     if (r.problems.length) failures++;
   }
   return failures ? 1 : 0;

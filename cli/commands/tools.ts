@@ -31,12 +31,21 @@ export interface ToolsRunArgs {
 
 /** `mlepipe tools run NAME --task DIR [--arg k=v …] [--file F …] [--json]`: one call in a fresh sandbox workspace. */
 export async function toolsRunCommand(name: string, args: ToolsRunArgs, io: IO): Promise<number> {
-  for (const f of args.file) if (!(await stat(f).catch(() => null))?.isFile()) throw new UserError(`--file ${f}: no such file`);
+  for (const f of args.file)
+    if (!(await stat(f).catch(() => null))?.isFile()) throw new UserError(`--file ${f}: no such file`);
   const timeout = args.timeout === undefined ? undefined : Number(args.timeout);
-  if (timeout !== undefined && !(timeout > 0)) throw new UserError(`--timeout ${args.timeout}: must be a positive number`);
+  if (timeout !== undefined && !(timeout > 0))
+    throw new UserError(`--timeout ${args.timeout}: must be a positive number`);
   const settings = await loadSettings(process.cwd(), io.env);
   const answer = await runToolOnTask(
-    { task: args.task, tool: name, pairs: args.arg, files: args.file, timeoutMs: timeout && timeout * 1000, signal: io.signal },
+    {
+      task: args.task,
+      tool: name,
+      pairs: args.arg,
+      files: args.file,
+      timeoutMs: timeout && timeout * 1000,
+      signal: io.signal,
+    },
     {
       backend: settings.sandbox.backend,
       python: defaultPython(settings.python),

@@ -16,7 +16,11 @@ export async function validateCommand(files: string[], opts: { set?: string[] },
       if (!(err instanceof UserError)) throw err;
       // Name the file when the message does not (a missing file's message already does).
       const shown = displayPath(file);
-      diags.push(...err.diagnostics.map((d) => (d.pos || d.message.startsWith(`${shown}: `) ? d : { ...d, message: `${shown}: ${d.message}` })));
+      diags.push(
+        ...err.diagnostics.map((d) =>
+          d.pos || d.message.startsWith(`${shown}: `) ? d : { ...d, message: `${shown}: ${d.message}` },
+        ),
+      );
     }
   }
   if (diags.length) throw new UserError(diags);

@@ -3,13 +3,32 @@
 // formula is data from a config file.
 import { suggestion } from '../suggest.js';
 
-export type Ast = { t: 'num'; value: number; pos: number } | { t: 'var'; name: string; pos: number } | { t: 'neg'; arg: Ast; pos: number } | { t: 'bin'; op: BinOp; left: Ast; right: Ast; pos: number } | { t: 'call'; fn: FnName; args: Ast[]; pos: number };
+export type Ast =
+  | { t: 'num'; value: number; pos: number }
+  | { t: 'var'; name: string; pos: number }
+  | { t: 'neg'; arg: Ast; pos: number }
+  | { t: 'bin'; op: BinOp; left: Ast; right: Ast; pos: number }
+  | { t: 'call'; fn: FnName; args: Ast[]; pos: number };
 
 export type BinOp = '+' | '-' | '*' | '/' | '<' | '<=' | '>' | '>=' | '==' | '!=';
 export type FnName = 'min' | 'max' | 'if' | 'clip';
 
 /** Reward variables a formula may use (docs/experiments.md#reward-formulas). */
-export const REWARD_VARIABLES = ['format', 'execute', 'valid', 'median', 'bronze', 'silver', 'gold', 'score', 'improvement', 'success', 'turns', 'reply_chars', 'timed_out'] as const;
+export const REWARD_VARIABLES = [
+  'format',
+  'execute',
+  'valid',
+  'median',
+  'bronze',
+  'silver',
+  'gold',
+  'score',
+  'improvement',
+  'success',
+  'turns',
+  'reply_chars',
+  'timed_out',
+] as const;
 
 const ARITY: Record<FnName, [number, number]> = { min: [1, Infinity], max: [1, Infinity], if: [3, 3], clip: [3, 3] };
 
@@ -87,7 +106,11 @@ export function parseFormula(src: string, variables: readonly string[] = REWARD_
   };
   const expect = (text: string) => {
     const t = next();
-    if (t.text !== text) throw new FormulaError(t.kind === 'end' ? `expected "${text}" before the end` : `expected "${text}" but found "${t.text}"`, t.pos);
+    if (t.text !== text)
+      throw new FormulaError(
+        t.kind === 'end' ? `expected "${text}" before the end` : `expected "${text}" but found "${t.text}"`,
+        t.pos,
+      );
   };
 
   function comparison(): Ast {
@@ -153,12 +176,18 @@ export function parseFormula(src: string, variables: readonly string[] = REWARD_
         const [lo, hi] = ARITY[t.text as FnName];
         if (args.length < lo || args.length > hi) {
           const want = lo === hi ? `${lo}` : `at least ${lo}`;
-          throw new FormulaError(`${t.text}() takes ${want} argument${lo === 1 && hi === 1 ? '' : 's'}, got ${args.length}`, t.pos);
+          throw new FormulaError(
+            `${t.text}() takes ${want} argument${lo === 1 && hi === 1 ? '' : 's'}, got ${args.length}`,
+            t.pos,
+          );
         }
         return { t: 'call', fn: t.text as FnName, args, pos: t.pos };
       }
       if (!variables.includes(t.text)) {
-        throw new FormulaError(`unknown variable "${t.text}"${suggestion(t.text, variables)} (known: ${variables.join(', ')})`, t.pos);
+        throw new FormulaError(
+          `unknown variable "${t.text}"${suggestion(t.text, variables)} (known: ${variables.join(', ')})`,
+          t.pos,
+        );
       }
       return { t: 'var', name: t.text, pos: t.pos };
     }

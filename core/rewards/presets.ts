@@ -43,8 +43,16 @@ const PRESET_INPUTS: Readonly<Record<string, RewardInputs>> = {
 };
 
 /** The inputs a stage's reward reads: what the stage writes, else its preset's (an experiment's own rewards: entry is plain), else mlepipe's. */
-export function rewardInputs(name: string | undefined, rewards: Readonly<Record<string, string>>, written: Partial<Pick<RewardInputs, 'submission' | 'format_rule'>>): RewardInputs {
+export function rewardInputs(
+  name: string | undefined,
+  rewards: Readonly<Record<string, string>>,
+  written: Partial<Pick<RewardInputs, 'submission' | 'format_rule'>>,
+): RewardInputs {
   const preset = name !== undefined && rewards[name] === undefined ? PRESET_INPUTS[name] : undefined;
   const base = preset ?? DEFAULT_INPUTS;
-  return { submission: written.submission ?? base.submission, format_rule: written.format_rule ?? base.format_rule, thresholds: base.thresholds };
+  return {
+    submission: written.submission ?? base.submission,
+    format_rule: written.format_rule ?? base.format_rule,
+    thresholds: base.thresholds,
+  };
 }

@@ -49,7 +49,8 @@ export interface UpdateResult {
 }
 
 /** A context (token ids, or messages the worker renders with its chat template) and the reply's token ids. */
-export type ScoreItem = ({ prompt_ids: number[] } | { messages: Array<{ role: string; content: string }> }) & ({ token_ids: number[] } | { reply: string }) & { prefix?: string };
+export type ScoreItem = ({ prompt_ids: number[] } | { messages: Array<{ role: string; content: string }> }) &
+  ({ token_ids: number[] } | { reply: string }) & { prefix?: string };
 
 export interface ScoreResult {
   prompt_ids: number[];
@@ -107,7 +108,9 @@ export class TrainerClient {
         method,
         headers: body === undefined ? undefined : { 'content-type': 'application/json' },
         body: body === undefined ? undefined : JSON.stringify(body),
-        signal: signal ? AbortSignal.any([signal, AbortSignal.timeout(this.timeoutMs)]) : AbortSignal.timeout(this.timeoutMs),
+        signal: signal
+          ? AbortSignal.any([signal, AbortSignal.timeout(this.timeoutMs)])
+          : AbortSignal.timeout(this.timeoutMs),
       });
     } catch (err) {
       throw new EnvError(`cannot reach the trainer worker at ${target}: ${(err as Error).message}; is it running?`);
@@ -124,7 +127,8 @@ export class TrainerClient {
       const why = typeof obj?.error === 'string' ? obj.error : text.slice(0, 300);
       // The worker's answer is a sentence (422 names the field, 409 both tokenizer hashes, 507 out of memory):
       // worth printing as it is, without a stack.
-      const hashes = obj?.given && obj?.worker ? ` (batch ${JSON.stringify(obj.given)}, worker ${JSON.stringify(obj.worker)})` : '';
+      const hashes =
+        obj?.given && obj?.worker ? ` (batch ${JSON.stringify(obj.given)}, worker ${JSON.stringify(obj.worker)})` : '';
       throw new EnvError(`trainer worker ${method} ${path}: HTTP ${res.status}: ${why}${hashes}`);
     }
     return parsed as T;
@@ -136,19 +140,30 @@ export class TrainerClient {
 
   /** Sends one step's batch; it is checked against the protocol's schema first. */
   async update(batch: Batch, signal?: AbortSignal): Promise<UpdateResult> {
-    const problems = validateWithSchema(batchSchema, batch, new Map(), []).map((d) => `${d.path ?? '(root)'}: ${d.message}`);
-    if (problems.length) throw new Error(`the batch breaks schemas/trainer/batch.schema.json: ${problems.slice(0, 3).join('; ')}`);
+    const problems = validateWithSchema(batchSchema, batch, new Map(), []).map(
+      (d) => `${d.path ?? '(root)'}: ${d.message}`,
+    );
+    if (problems.length)
+      throw new Error(`the batch breaks schemas/trainer/batch.schema.json: ${problems.slice(0, 3).join('; ')}`);
     return this.call('POST', '/update', batch, signal);
   }
 
   /** Per-token log-probabilities of each reply under the worker's current weights. */
-  async score(items: ScoreItem[], o: { temperature?: number; tokenizer?: TokenizerIdentity; max_length?: number; offsets?: boolean } = {}, signal?: AbortSignal): Promise<ScoreResult[]> {
+  async score(
+    items: ScoreItem[],
+    o: { temperature?: number; tokenizer?: TokenizerIdentity; max_length?: number; offsets?: boolean } = {},
+    signal?: AbortSignal,
+  ): Promise<ScoreResult[]> {
     const res = await this.call<{ step: number; results: ScoreResult[] }>('POST', '/score', { items, ...o }, signal);
     return res.results;
   }
 
   /** One optimiser step on the assistant-token NLL of `examples` (the effective batch). */
-  sft(examples: SftExample[], o: SftOptions & { lr: number; max_grad_norm?: number | null }, signal?: AbortSignal): Promise<SftResult> {
+  sft(
+    examples: SftExample[],
+    o: SftOptions & { lr: number; max_grad_norm?: number | null },
+    signal?: AbortSignal,
+  ): Promise<SftResult> {
     return this.call('POST', '/sft', { examples, ...o }, signal);
   }
 

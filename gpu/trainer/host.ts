@@ -24,12 +24,20 @@ import { TrainerClient } from './client.js';
 import { serveArgs, type LocalWorker, type LocalWorkerOptions } from './local.js';
 
 /** Where things live in the worker's container. */
-export const IN_CONTAINER = { worker: '/mlepipe/worker', model: '/mlepipe/model', ckpt: '/mlepipe/ckpt', uploads: '/mlepipe/up' } as const;
+export const IN_CONTAINER = {
+  worker: '/mlepipe/worker',
+  model: '/mlepipe/model',
+  ckpt: '/mlepipe/ckpt',
+  uploads: '/mlepipe/up',
+} as const;
 /** The image a worker runs in where the host names none. */
 export const DEFAULT_TRAINER_IMAGE = 'mlepipe-trainer:latest';
 const LISTENING = /^mlepipe-worker listening on http:\/\/[^\s:]+:(\d+)/;
 
-export interface HostWorkerOptions extends Pick<LocalWorkerOptions, 'model' | 'loraRank' | 'threads' | 'args' | 'log' | 'signal' | 'startTimeoutMs'> {
+export interface HostWorkerOptions extends Pick<
+  LocalWorkerOptions,
+  'model' | 'loraRank' | 'threads' | 'args' | 'log' | 'signal' | 'startTimeoutMs'
+> {
   /** The engine (its address, and the SSH key, known_hosts or TLS files that reach it). */
   host: EngineSpec & {
     name: string;
@@ -72,7 +80,13 @@ export async function startHostWorker(o: HostWorkerOptions): Promise<HostWorker>
     throw new EnvError(`${at} (${host.docker}) is unreachable: ${oneLine(err)}`);
   });
   const ssh = sshAgentOf(docker);
-  const args = serveArgs({ ...o, model: 'dir' in o.model ? { dir: IN_CONTAINER.model } : o.model, host: ssh ? '127.0.0.1' : '0.0.0.0', port: 0, ckptDir: IN_CONTAINER.ckpt });
+  const args = serveArgs({
+    ...o,
+    model: 'dir' in o.model ? { dir: IN_CONTAINER.model } : o.model,
+    host: ssh ? '127.0.0.1' : '0.0.0.0',
+    port: 0,
+    ckptDir: IN_CONTAINER.ckpt,
+  });
   const c = await createContainer(
     docker,
     {
@@ -81,12 +95,19 @@ export async function startHostWorker(o: HostWorkerOptions): Promise<HostWorker>
       WorkingDir: IN_CONTAINER.worker,
       Env: envList({ ...host.env, PYTHONUNBUFFERED: '1', TOKENIZERS_PARALLELISM: 'false', MLEPIPE_HOST: host.name }),
       Labels: { 'mlepipe.node': o.node, 'mlepipe.role': 'trainer-worker' },
-      HostConfig: { Init: true, NetworkMode: 'host', ...(host.deviceRequests?.length ? { DeviceRequests: host.deviceRequests } : {}) },
+      HostConfig: {
+        Init: true,
+        NetworkMode: 'host',
+        ...(host.deviceRequests?.length ? { DeviceRequests: host.deviceRequests } : {}),
+      },
     },
     // The watchdog reaches only this machine's engine; other engines' containers go in stop().
     { reap: host.docker.startsWith('unix://') },
   ).catch((err: { statusCode?: number } & Error) => {
-    if (err.statusCode === 404) throw new EnvError(`${at}: image ${host.image} not found there (build or pull it on ${host.name}, or set hosts.${host.name}.image)`);
+    if (err.statusCode === 404)
+      throw new EnvError(
+        `${at}: image ${host.image} not found there (build or pull it on ${host.name}, or set hosts.${host.name}.image)`,
+      );
     throw new EnvError(`${at}: could not create the trainer worker's container: ${oneLine(err)}`);
   });
   let status: number | undefined;
@@ -138,7 +159,11 @@ export async function startHostWorker(o: HostWorkerOptions): Promise<HostWorker>
     );
     const wait = o.startTimeoutMs ?? 600_000;
     const port = await new Promise<string>((resolve, reject) => {
-      const guard = setTimeout(() => reject(new EnvError(`${at}: the trainer worker did not start listening within ${Math.round(wait / 1000)} s`)), wait);
+      const guard = setTimeout(
+        () =>
+          reject(new EnvError(`${at}: the trainer worker did not start listening within ${Math.round(wait / 1000)} s`)),
+        wait,
+      );
       const unabort = o.signal ? onceAborted(o.signal, () => reject(new Error('interrupted'))) : () => {};
       const settle = () => {
         clearTimeout(guard);
@@ -155,11 +180,15 @@ export async function startHostWorker(o: HostWorkerOptions): Promise<HostWorker>
     });
     tunnel = ssh
       ? await ssh.forward(Number(port)).catch((err: Error) => {
-          throw new EnvError(`${at}: could not open an SSH tunnel to the trainer worker's port ${port}: ${oneLine(err)}`);
+          throw new EnvError(
+            `${at}: could not open an SSH tunnel to the trainer worker's port ${port}: ${oneLine(err)}`,
+          );
         })
       : undefined;
     const url = tunnel?.url ?? `http://${hostAddress(host.docker)}:${port}`;
-    o.log(`trainer worker on ${at}: container ${c.id.slice(0, 12)}, ${tunnel ? `listening on port ${port} of the host's loopback, reached through the SSH connection at ${url}` : `reached at ${url}`}`);
+    o.log(
+      `trainer worker on ${at}: container ${c.id.slice(0, 12)}, ${tunnel ? `listening on port ${port} of the host's loopback, reached through the SSH connection at ${url}` : `reached at ${url}`}`,
+    );
     const client = new TrainerClient(url);
     const health = await client.health(o.signal).catch((err: Error) => {
       throw new EnvError(
@@ -187,7 +216,9 @@ export async function startHostWorker(o: HostWorkerOptions): Promise<HostWorker>
         await mkdir(aside, { recursive: true });
         await fetchInto(c, `${containerPath.replace(/\/+$/, '')}/.`, aside).catch(async (err: Error) => {
           await rm(aside, { recursive: true, force: true });
-          throw new EnvError(`${at}: could not fetch ${containerPath} from the trainer worker's container: ${oneLine(err)}`);
+          throw new EnvError(
+            `${at}: could not fetch ${containerPath} from the trainer worker's container: ${oneLine(err)}`,
+          );
         });
         await rm(localDir, { recursive: true, force: true });
         await rename(aside, localDir);
@@ -200,7 +231,9 @@ export async function startHostWorker(o: HostWorkerOptions): Promise<HostWorker>
       // Only frees the container's disk: a failure here costs space, never a result.
       drop: async (containerPath) => {
         try {
-          const e = await c.raw.exec({ Cmd: ['python3', '-c', 'import shutil, sys; shutil.rmtree(sys.argv[1], ignore_errors=True)', containerPath] });
+          const e = await c.raw.exec({
+            Cmd: ['python3', '-c', 'import shutil, sys; shutil.rmtree(sys.argv[1], ignore_errors=True)', containerPath],
+          });
           const s = (await e.start({ hijack: true, stdin: false })) as unknown as Readable;
           s.resume();
           await new Promise<void>((r) => {

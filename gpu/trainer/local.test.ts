@@ -44,7 +44,12 @@ test('a tiny worker starts, answers, and is gone once stopped', async () => {
 test('a worker that cannot start says why, with its last lines', async () => {
   const ckpt = await mkdtemp(join(tmpdir(), 'mlepipe-local-worker-'));
   try {
-    const err = await startLocalWorker({ model: { tiny: true }, ckptDir: ckpt, args: ['--lora-rank', 'many'], log: () => {} }).then(
+    const err = await startLocalWorker({
+      model: { tiny: true },
+      ckptDir: ckpt,
+      args: ['--lora-rank', 'many'],
+      log: () => {},
+    }).then(
       () => undefined,
       (e: Error) => e,
     );
@@ -71,7 +76,10 @@ async function findWorkerPid(url: string): Promise<number | undefined> {
 
 test("MLEPIPE_TRAINER_PYTHON names the interpreter instead of the trainer environment (a GPU host's own)", () => {
   assert.is(trainerPython(undefined, { MLEPIPE_TRAINER_PYTHON: trainer.python }), trainer.python);
-  assert.throws(() => trainerPython(undefined, { MLEPIPE_TRAINER_PYTHON: '/nowhere/python' }), /MLEPIPE_TRAINER_PYTHON=\/nowhere\/python: no such interpreter/);
+  assert.throws(
+    () => trainerPython(undefined, { MLEPIPE_TRAINER_PYTHON: '/nowhere/python' }),
+    /MLEPIPE_TRAINER_PYTHON=\/nowhere\/python: no such interpreter/,
+  );
 });
 
 test.run();

@@ -61,12 +61,20 @@ export function trainerPython(root = packageRoot(), env = process.env): string {
     return own;
   }
   const venv = pythonEnv('trainer', root);
-  if (!envInstalled(venv)) throw new EnvError(`the trainer worker needs the trainer environment ${venv.dir}, which is not installed; ${venv.fix} installs it`);
+  if (!envInstalled(venv))
+    throw new EnvError(
+      `the trainer worker needs the trainer environment ${venv.dir}, which is not installed; ${venv.fix} installs it`,
+    );
   return venv.python;
 }
 
-export function serveArgs(o: Pick<LocalWorkerOptions, 'model' | 'ckptDir' | 'resume' | 'loraRank' | 'threads' | 'args' | 'host' | 'port'>): string[] {
-  const model = 'dir' in o.model ? ['--model', o.model.dir] : ['--tiny', ...(o.model.seed !== undefined ? ['--seed', String(o.model.seed)] : [])];
+export function serveArgs(
+  o: Pick<LocalWorkerOptions, 'model' | 'ckptDir' | 'resume' | 'loraRank' | 'threads' | 'args' | 'host' | 'port'>,
+): string[] {
+  const model =
+    'dir' in o.model
+      ? ['--model', o.model.dir]
+      : ['--tiny', ...(o.model.seed !== undefined ? ['--seed', String(o.model.seed)] : [])];
   return [
     '-m',
     'mlepipe_worker',
@@ -88,12 +96,24 @@ export function serveArgs(o: Pick<LocalWorkerOptions, 'model' | 'ckptDir' | 'res
 export async function startLocalWorker(o: LocalWorkerOptions): Promise<LocalWorker> {
   const root = packageRoot();
   const python = trainerPython(root);
-  if ('dir' in o.model && !existsSync(o.model.dir)) throw new EnvError(`the trainer worker's model folder ${o.model.dir} does not exist`);
-  const { child, exited, stop } = await startServerGroup([python, ...serveArgs(o)], { cwd: join(root, 'gpu', 'worker'), env: { PYTHONUNBUFFERED: '1', TOKENIZERS_PARALLELISM: 'false' } });
+  if ('dir' in o.model && !existsSync(o.model.dir))
+    throw new EnvError(`the trainer worker's model folder ${o.model.dir} does not exist`);
+  const { child, exited, stop } = await startServerGroup([python, ...serveArgs(o)], {
+    cwd: join(root, 'gpu', 'worker'),
+    env: { PYTHONUNBUFFERED: '1', TOKENIZERS_PARALLELISM: 'false' },
+  });
 
   const tail: string[] = [];
   const url = await new Promise<string>((resolve, reject) => {
-    const guard = setTimeout(() => reject(new EnvError(`the trainer worker did not start listening within ${Math.round((o.startTimeoutMs ?? 600_000) / 1000)} s`)), o.startTimeoutMs ?? 600_000);
+    const guard = setTimeout(
+      () =>
+        reject(
+          new EnvError(
+            `the trainer worker did not start listening within ${Math.round((o.startTimeoutMs ?? 600_000) / 1000)} s`,
+          ),
+        ),
+      o.startTimeoutMs ?? 600_000,
+    );
     const unabort = o.signal ? onceAborted(o.signal, () => reject(new Error('interrupted'))) : () => {};
     const settle = () => {
       clearTimeout(guard);

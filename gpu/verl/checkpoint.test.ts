@@ -16,7 +16,8 @@ async function job(layout: string[], step: number): Promise<string> {
   for (const s of [1, step]) {
     const hf = join(dir, `global_step_${s}`, ...layout);
     await mkdir(hf, { recursive: true });
-    for (const f of ['config.json', 'model.safetensors', 'tokenizer.json']) await writeFile(join(hf, f), `${f} of step ${s}`);
+    for (const f of ['config.json', 'model.safetensors', 'tokenizer.json'])
+      await writeFile(join(hf, f), `${f} of step ${s}`);
   }
   return dir;
 }
@@ -37,13 +38,20 @@ test("a GRPO job: the last step's actor/huggingface, weights in model/, the toke
   assert.is(await readFile(join(dest, 'model', 'model.safetensors'), 'utf8'), 'model.safetensors of step 4');
   assert.ok(existsSync(join(dest, 'tokenizer', 'tokenizer.json')));
   assert.not.ok(existsSync(join(dest, 'tokenizer', 'model.safetensors')));
-  assert.equal(JSON.parse(await readFile(join(dest, 'mlepipe-worker.json'), 'utf8')), { format: 'mlepipe-worker-checkpoint/1', base: { path: join(dest, 'model') }, lora: null });
+  assert.equal(JSON.parse(await readFile(join(dest, 'mlepipe-worker.json'), 'utf8')), {
+    format: 'mlepipe-worker-checkpoint/1',
+    base: { path: join(dest, 'model') },
+    lora: null,
+  });
 });
 
 test('an SFT job keeps its weights in the step folder itself; the wrong layout names the setting', async () => {
   const sft = await job(['huggingface'], 2);
   assert.equal(await collectVerlCheckpoint(sft, join(sft, 'out'), 'sft'), { step: 2 });
-  await failsWith(collectVerlCheckpoint(sft, join(sft, 'out2'), 'ppo'), /actor_rollout_ref\.actor\.checkpoint\.save_contents must hold hf_model/);
+  await failsWith(
+    collectVerlCheckpoint(sft, join(sft, 'out2'), 'ppo'),
+    /actor_rollout_ref\.actor\.checkpoint\.save_contents must hold hf_model/,
+  );
   const none = await mkdtemp(join(tmpdir(), 'verl-ckpt-'));
   await failsWith(collectVerlCheckpoint(none, join(none, 'out'), 'sft'), /names no step/);
 });

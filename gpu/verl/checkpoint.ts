@@ -13,15 +13,28 @@ export type VerlJobKind = 'sft' | 'ppo';
 
 const WEIGHTS = /\.(safetensors|bin)$|^config\.json$|generation_config\.json$|model\.safetensors\.index\.json$/;
 
-export async function collectVerlCheckpoint(checkpoints: string, dest: string, kind: VerlJobKind): Promise<{ step: number }> {
+export async function collectVerlCheckpoint(
+  checkpoints: string,
+  dest: string,
+  kind: VerlJobKind,
+): Promise<{ step: number }> {
   const tracker = join(checkpoints, 'latest_checkpointed_iteration.txt');
   const step = Number((await readFile(tracker, 'utf8').catch(() => '')).trim());
   const hf = join(checkpoints, `global_step_${step}`, ...(kind === 'ppo' ? ['actor'] : []), 'huggingface');
   const files = step > 0 ? await readdir(hf).catch(() => []) : [];
   const setting = kind === 'ppo' ? 'actor_rollout_ref.actor.checkpoint.save_contents' : 'checkpoint.save_contents';
-  if (!files.includes('config.json')) throw new EnvError(`verl's ${kind === 'ppo' ? 'GRPO' : 'SFT'} job left no Hugging Face weights (${step > 0 ? `${hf}/config.json is missing` : `${tracker} names no step`}): ${setting} must hold hf_model`);
+  if (!files.includes('config.json'))
+    throw new EnvError(
+      `verl's ${kind === 'ppo' ? 'GRPO' : 'SFT'} job left no Hugging Face weights (${step > 0 ? `${hf}/config.json is missing` : `${tracker} names no step`}): ${setting} must hold hf_model`,
+    );
   await cp(hf, join(dest, 'model'), { recursive: true });
-  await cp(hf, join(dest, 'tokenizer'), { recursive: true, filter: (src) => src === hf || !WEIGHTS.test(src.slice(hf.length + 1)) });
-  await writeFile(join(dest, 'mlepipe-worker.json'), JSON.stringify({ format: 'mlepipe-worker-checkpoint/1', base: { path: join(dest, 'model') }, lora: null }, null, 2));
+  await cp(hf, join(dest, 'tokenizer'), {
+    recursive: true,
+    filter: (src) => src === hf || !WEIGHTS.test(src.slice(hf.length + 1)),
+  });
+  await writeFile(
+    join(dest, 'mlepipe-worker.json'),
+    JSON.stringify({ format: 'mlepipe-worker-checkpoint/1', base: { path: join(dest, 'model') }, lora: null }, null, 2),
+  );
   return { step };
 }

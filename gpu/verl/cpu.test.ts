@@ -37,7 +37,13 @@ const BASE: OverrideOptions = {
 const keys = (overrides: readonly string[]) => overrides.map((o) => o.slice(0, o.indexOf('=')).replace(/^\+/, ''));
 
 test('device: cpu replaces the GPU layout with the CPU keys: no flash-attention, SDPA, eager vLLM without sleep mode, its context the run’s', () => {
-  const layout: Layout = { offload: false, sp: 1, tokenBudget: 32768, gpuMemoryUtilization: 0.85, estimate: { state: 1, activations: 1, logits: 1, training: 3, rollout: 1, hostOffload: 0 } };
+  const layout: Layout = {
+    offload: false,
+    sp: 1,
+    tokenBudget: 32768,
+    gpuMemoryUtilization: 0.85,
+    estimate: { state: 1, activations: 1, logits: 1, training: 3, rollout: 1, hostOffload: 0 },
+  };
   const gpu = verlOverrides({ ...BASE, layout });
   const cpu = verlOverrides({ ...BASE, layout, device: 'cpu' });
   assert.ok(gpu.includes('actor_rollout_ref.model.use_remove_padding=true'), gpu.join(' '));
@@ -56,9 +62,27 @@ test('device: cpu replaces the GPU layout with the CPU keys: no flash-attention,
 });
 
 test("the SFT export's CPU keys replace the GPU ones by key, never beside them", () => {
-  const o = { model: '/m', epochs: 1, lr: 1e-4, schedule: 'constant' as const, warmup: 0, maxLength: 1024, batchSize: 1, microBatchSize: 1, maxGradNorm: 1, gradientCheckpointing: false, seed: 0, nodes: 1, gpusPerNode: 1, gpuMemoryGib: 80 };
+  const o = {
+    model: '/m',
+    epochs: 1,
+    lr: 1e-4,
+    schedule: 'constant' as const,
+    warmup: 0,
+    maxLength: 1024,
+    batchSize: 1,
+    microBatchSize: 1,
+    maxGradNorm: 1,
+    gradientCheckpointing: false,
+    seed: 0,
+    nodes: 1,
+    gpusPerNode: 1,
+    gpuMemoryGib: 80,
+  };
   const merged = withOverrides(sftOverrides(o, false), cpuSftOverrides());
-  assert.ok(merged.includes('model.use_remove_padding=false') && !merged.includes('model.use_remove_padding=true'), merged.join(' '));
+  assert.ok(
+    merged.includes('model.use_remove_padding=false') && !merged.includes('model.use_remove_padding=true'),
+    merged.join(' '),
+  );
   assert.is(new Set(keys(merged)).size, merged.length);
   // A `+` key replaces the plain one of the same name.
   assert.equal(withOverrides(['a.b=1', 'c=2'], { '+a.b': '3' }), ['c=2', '+a.b=3']);
@@ -67,7 +91,10 @@ test("the SFT export's CPU keys replace the GPU ones by key, never beside them",
 test('the job’s environment loads the CPU platform module beside the modules every export loads', () => {
   const env = cpuEnv({ kvCacheGib: 2 }, [TURN_CREDIT_MODULE]);
   assert.is(env.VERL_USE_EXTERNAL_MODULES, `${TURN_CREDIT_MODULE},${CPU_MODULE}`);
-  assert.equal([env.VERL_PLATFORM, env.VERL_ENGINE_DEVICE, env.VLLM_TARGET_DEVICE, env.VLLM_CPU_KVCACHE_SPACE], ['cpu', 'cuda', 'cpu', '2']);
+  assert.equal(
+    [env.VERL_PLATFORM, env.VERL_ENGINE_DEVICE, env.VLLM_TARGET_DEVICE, env.VLLM_CPU_KVCACHE_SPACE],
+    ['cpu', 'cuda', 'cpu', '2'],
+  );
 });
 
 test("vLLM's CPU build serves heads of 32 or more: a head_dim of 16 is refused with the way to a model it serves", async () => {

@@ -68,7 +68,13 @@ export function cpuPpoOverrides(contextTokens: number): string[] {
 
 /** verl's SFT trainer's keys for a CPU run: SDPA instead of flash-attention's packed kernels, no torch.compile, and the data read in the trainer's own process. */
 export function cpuSftOverrides(): Record<string, string> {
-  return { 'trainer.device': 'cpu', 'model.use_remove_padding': 'false', '+model.override_config.attn_implementation': 'sdpa', 'engine.use_torch_compile': 'false', 'data.num_workers': '0' };
+  return {
+    'trainer.device': 'cpu',
+    'model.use_remove_padding': 'false',
+    '+model.override_config.attn_implementation': 'sdpa',
+    'engine.use_torch_compile': 'false',
+    'data.num_workers': '0',
+  };
 }
 
 interface ModelShape {
@@ -91,7 +97,9 @@ export function readModelShape(dir: string): ModelShape | undefined {
 
 /** Why vLLM's CPU build cannot serve a model of this shape, or undefined. */
 export function vllmCpuProblem(shape: ModelShape): string | undefined {
-  const headDim = shape.head_dim ?? (shape.hidden_size && shape.num_attention_heads ? shape.hidden_size / shape.num_attention_heads : undefined);
+  const headDim =
+    shape.head_dim ??
+    (shape.hidden_size && shape.num_attention_heads ? shape.hidden_size / shape.num_attention_heads : undefined);
   if (headDim === undefined || headDim >= VLLM_CPU_MIN_HEAD_DIM) return undefined;
   return `vLLM's CPU build serves attention heads of ${VLLM_CPU_MIN_HEAD_DIM} or more, and this model's are ${headDim} (head_dim); a tiny model for a CPU run is written with \`python -m mlepipe_worker tiny OUT --preset vllm\`, or given as tiny: SEED`;
 }
@@ -105,8 +113,15 @@ export function vllmCpuProblem(shape: ModelShape): string | undefined {
 export async function longestPrompt(python: string, tokenizer: string, files: readonly string[]): Promise<number> {
   // Loaded here: the config check reads this module, and plan and validate never load execa (test/e2e/startup.test.ts).
   const { execa } = await import('execa');
-  const r = await execa(python, ['-m', 'mlepipe_verl.lengths', tokenizer, ...files], { cwd: assetPath('gpu/verl'), reject: false, timeout: 120_000 });
+  const r = await execa(python, ['-m', 'mlepipe_verl.lengths', tokenizer, ...files], {
+    cwd: assetPath('gpu/verl'),
+    reject: false,
+    timeout: 120_000,
+  });
   const n = Number(String(r.stdout).trim().split('\n').pop());
-  if (r.exitCode !== 0 || !Number.isInteger(n)) throw new EnvError(`could not count the prompts' tokens with ${python} (mlepipe_verl.lengths): ${String(r.stderr).trim().split('\n').slice(-3).join(' ') || `exit ${r.exitCode}`}`);
+  if (r.exitCode !== 0 || !Number.isInteger(n))
+    throw new EnvError(
+      `could not count the prompts' tokens with ${python} (mlepipe_verl.lengths): ${String(r.stderr).trim().split('\n').slice(-3).join(' ') || `exit ${r.exitCode}`}`,
+    );
   return n;
 }

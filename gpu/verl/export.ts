@@ -73,9 +73,22 @@ export async function readSandboxSpec(exportDir: string): Promise<SandboxSpec> {
 /** The prompt a row carries. An mlab episode's own prompt comes from the service (its tools drawn per rollout); the row's, with every tool, sizes verl's prompt length. */
 async function rowPrompt(t: ExportTask, o: ExportOptions): Promise<ChatMessage[]> {
   const task = await readTaskView(t.dir, t.id);
-  if (o.mlab) return mlabMessages(task, { maxTurns: o.maxTurns, stepTimeoutMs: o.stepTimeoutS * 1000 }, chooseTools(o.mlab.tools, task.meta.domain ?? task.meta.modality));
+  if (o.mlab)
+    return mlabMessages(
+      task,
+      { maxTurns: o.maxTurns, stepTimeoutMs: o.stepTimeoutS * 1000 },
+      chooseTools(o.mlab.tools, task.meta.domain ?? task.meta.modality),
+    );
   return [
-    { role: 'system', content: renderPrompt('react/system', { max_turns: o.maxTurns, step_timeout: o.stepTimeoutS, files: publicFilesText(task), sample: sampleName(task) }) },
+    {
+      role: 'system',
+      content: renderPrompt('react/system', {
+        max_turns: o.maxTurns,
+        step_timeout: o.stepTimeoutS,
+        files: publicFilesText(task),
+        sample: sampleName(task),
+      }),
+    },
     { role: 'user', content: renderPrompt('react/task', { description: task.description.trim() }) },
   ];
 }
@@ -125,11 +138,21 @@ async function writeRows(file: string, data: Row[]): Promise<void> {
  * for the turns. A context too short for the prompts is refused here, before a Ray head starts.
  */
 async function cpuLengths(dir: string, o: ExportOptions): Promise<{ promptLength: number; responseLength: number }> {
-  const longest = await longestPrompt(localPython(), o.tokenizer ?? o.model, [join(dir, 'data', 'train.parquet'), join(dir, 'data', 'val.parquet')]);
+  const longest = await longestPrompt(localPython(), o.tokenizer ?? o.model, [
+    join(dir, 'data', 'train.parquet'),
+    join(dir, 'data', 'val.parquet'),
+  ]);
   const context = Math.min(o.contextTokens, readModelShape(o.model)?.max_position_embeddings ?? o.contextTokens);
   const promptLength = Math.ceil((longest * 1.1) / 128) * 128;
-  if (promptLength + 256 > context) throw new ParamError(['verl', 'device'], `the longest prompt is ${longest} tokens of ${o.tokenizer ?? o.model}'s tokenizer, and the model's context (${context} tokens) leaves fewer than 256 for the turns`);
-  await writeFile(join(dir, 'layout.json'), JSON.stringify({ device: 'cpu', longest_prompt: longest, context }, null, 1) + '\n');
+  if (promptLength + 256 > context)
+    throw new ParamError(
+      ['verl', 'device'],
+      `the longest prompt is ${longest} tokens of ${o.tokenizer ?? o.model}'s tokenizer, and the model's context (${context} tokens) leaves fewer than 256 for the turns`,
+    );
+  await writeFile(
+    join(dir, 'layout.json'),
+    JSON.stringify({ device: 'cpu', longest_prompt: longest, context }, null, 1) + '\n',
+  );
   return { promptLength, responseLength: context - promptLength };
 }
 
@@ -140,7 +163,12 @@ function lengths(all: Row[], contextTokens: number): { promptLength: number; res
   return { promptLength, responseLength: Math.max(1024, contextTokens - promptLength) };
 }
 
-export async function writeVerlExport(dir: string, train: readonly ExportTask[], val: readonly ExportTask[], o: ExportOptions): Promise<string[]> {
+export async function writeVerlExport(
+  dir: string,
+  train: readonly ExportTask[],
+  val: readonly ExportTask[],
+  o: ExportOptions,
+): Promise<string[]> {
   await mkdir(join(dir, 'data'), { recursive: true });
   const trainRows = await rows(train, 'train', o);
   const valRows = await rows(val.length ? val : train, 'val', o);
@@ -156,10 +184,20 @@ export async function writeVerlExport(dir: string, train: readonly ExportTask[],
   const { layout, sizes } = o.cpu
     ? { layout: undefined, sizes: await cpuLengths(dir, o) }
     : {
-        layout: await writeLayout(dir, o.model, o, o.contextTokens, { rollout: true, unknown: "verl's own defaults for batch sizes, offload and memory apply" }),
+        layout: await writeLayout(dir, o.model, o, o.contextTokens, {
+          rollout: true,
+          unknown: "verl's own defaults for batch sizes, offload and memory apply",
+        }),
         sizes: lengths([...trainRows, ...valRows], o.contextTokens),
       };
-  const overrides = verlOverrides({ ...o, ...sizes, layout, turnCredit: o.shaping !== undefined, agentLoop: agentName(o), device: o.cpu ? 'cpu' : 'cuda' });
+  const overrides = verlOverrides({
+    ...o,
+    ...sizes,
+    layout,
+    turnCredit: o.shaping !== undefined,
+    agentLoop: agentName(o),
+    device: o.cpu ? 'cpu' : 'cuda',
+  });
   const env = o.cpu ? cpuEnv(o.cpu, [TURN_CREDIT_MODULE]) : {};
   const agentLoop = [
     {
@@ -175,7 +213,10 @@ export async function writeVerlExport(dir: string, train: readonly ExportTask[],
       ...(o.shaping ? { shaping: true } : {}),
     },
   ];
-  await writeFile(join(dir, 'agent_loop.yaml'), `# verl ${VERL_VERSION} agent-loop registry (actor_rollout_ref.rollout.agent.agent_loop_config_path)\n${stringify(agentLoop)}`);
+  await writeFile(
+    join(dir, 'agent_loop.yaml'),
+    `# verl ${VERL_VERSION} agent-loop registry (actor_rollout_ref.rollout.agent.agent_loop_config_path)\n${stringify(agentLoop)}`,
+  );
   await writeFile(join(dir, 'reward_fn.py'), REWARD_FN);
   const scaffold: MlabConfig | undefined = o.mlab && {
     name: 'mlab',
@@ -188,7 +229,12 @@ export async function writeVerlExport(dir: string, train: readonly ExportTask[],
     context_tokens: o.contextTokens,
     observation_chars: o.mlab.observationChars,
   };
-  const spec: SandboxSpec = { reward: o.reward, inputs: o.inputs, memory_mb: o.memoryMb, ...(scaffold ? { scaffold } : {}) };
+  const spec: SandboxSpec = {
+    reward: o.reward,
+    inputs: o.inputs,
+    memory_mb: o.memoryMb,
+    ...(scaffold ? { scaffold } : {}),
+  };
   await writeFile(join(dir, 'sandbox.json'), JSON.stringify(spec, null, 1) + '\n');
   await writeExportRun(dir, { verl_version: VERL_VERSION, overrides, ...(o.cpu ? { env } : {}) });
   await writeFile(join(dir, 'launch.sh'), launchScript(overrides, env), { mode: 0o755 });
@@ -198,7 +244,19 @@ export async function writeVerlExport(dir: string, train: readonly ExportTask[],
     await writeFile(join(dir, 'shaping', 'config.json'), JSON.stringify(o.shaping.config, null, 1) + '\n');
     await writeFile(join(dir, 'shaping', 'bank.jsonl'), o.shaping.bank.map((e) => JSON.stringify(e) + '\n').join(''));
   }
-  return [...(o.shaping ? ['shaping/'] : []), 'data/train.parquet', 'data/val.parquet', 'tasks/', 'mlepipe_verl/', 'reward_fn.py', 'agent_loop.yaml', 'sandbox.json', 'layout.json', 'trainer_overrides.yaml', 'launch.sh'];
+  return [
+    ...(o.shaping ? ['shaping/'] : []),
+    'data/train.parquet',
+    'data/val.parquet',
+    'tasks/',
+    'mlepipe_verl/',
+    'reward_fn.py',
+    'agent_loop.yaml',
+    'sandbox.json',
+    'layout.json',
+    'trainer_overrides.yaml',
+    'launch.sh',
+  ];
 }
 
 const REWARD_FN = `"""verl's custom reward function for this export: mlepipe's sandbox service grades
@@ -213,12 +271,21 @@ from mlepipe_verl.reward import compute_score  # noqa: E402,F401
 
 export function launchScript(overrides: string[], extraEnv: Readonly<Record<string, string>> = {}): string {
   // The job's environment: the sandbox's, the output paths, the modules verl imports (a CPU run's carry more).
-  const env = { MLEPIPE_SANDBOX_URL: '$MLEPIPE_SANDBOX_URL', MLEPIPE_SANDBOX_TOKEN: '$MLEPIPE_SANDBOX_TOKEN', VERL_FILE_LOGGER_PATH: '$OUT/metrics.jsonl', TENSORBOARD_DIR: '$OUT/tensorboard', VERL_USE_EXTERNAL_MODULES: TURN_CREDIT_MODULE, ...extraEnv };
+  const env = {
+    MLEPIPE_SANDBOX_URL: '$MLEPIPE_SANDBOX_URL',
+    MLEPIPE_SANDBOX_TOKEN: '$MLEPIPE_SANDBOX_TOKEN',
+    VERL_FILE_LOGGER_PATH: '$OUT/metrics.jsonl',
+    TENSORBOARD_DIR: '$OUT/tensorboard',
+    VERL_USE_EXTERNAL_MODULES: TURN_CREDIT_MODULE,
+    ...extraEnv,
+  };
   const envJson = Object.entries(env)
     .map(([k, v]) => `\\"${k}\\": \\"${v}\\"`)
     .join(', ');
   // Checkpoints go under the output folder by absolute path: a relative one lands in each Ray worker's job folder.
-  const args = overrides.map((x) => (x.startsWith('trainer.default_local_dir=') ? '"trainer.default_local_dir=$OUT/checkpoints"' : `"${x}"`));
+  const args = overrides.map((x) =>
+    x.startsWith('trainer.default_local_dir=') ? '"trainer.default_local_dir=$OUT/checkpoints"' : `"${x}"`,
+  );
   return `#!/usr/bin/env bash
 # Written by mlepipe for verl ${VERL_VERSION}. Submits the training job to a Ray cluster:
 #   RAY_ADDRESS            the cluster's dashboard address (default http://127.0.0.1:8265)

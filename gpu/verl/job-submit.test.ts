@@ -19,8 +19,10 @@ async function jobServer(refusals: number, text: string) {
     req.on('data', (c: Buffer) => (body += c.toString()));
     req.on('end', () => {
       const url = req.url ?? '';
-      const json = (code: number, x: unknown) => res.writeHead(code, { 'content-type': 'application/json' }).end(JSON.stringify(x));
-      if (url === '/api/version') return json(200, { version: '4', ray_version: '2.60.0', ray_commit: 'x', session_name: 's' });
+      const json = (code: number, x: unknown) =>
+        res.writeHead(code, { 'content-type': 'application/json' }).end(JSON.stringify(x));
+      if (url === '/api/version')
+        return json(200, { version: '4', ray_version: '2.60.0', ray_commit: 'x', session_name: 's' });
       if (url.startsWith('/api/packages/')) {
         if (req.method === 'PUT') {
           packages.add(url);
@@ -46,7 +48,20 @@ async function jobServer(refusals: number, text: string) {
 async function args(address: string, id: string) {
   const dir = await mkdtemp(join(tmpdir(), 'mlepipe-submit-'));
   await writeFile(join(dir, 'run.py'), 'print(1)\n');
-  return ['job', 'submit', '--address', address, '--submission-id', id, '--no-wait', '--working-dir', dir, '--', 'python', 'run.py'];
+  return [
+    'job',
+    'submit',
+    '--address',
+    address,
+    '--submission-id',
+    id,
+    '--no-wait',
+    '--working-dir',
+    dir,
+    '--',
+    'python',
+    'run.py',
+  ];
 }
 
 test('a job server with no job agent yet is asked again until it takes the job', async () => {

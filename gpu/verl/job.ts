@@ -79,20 +79,25 @@ export interface RayAuth {
 }
 
 /** The environment of a `ray` command for the cluster: a head's own token; the user's the CLI finds itself. */
-const cliEnv = (auth: RayAuth = {}): Record<string, string> => (auth.token ? { RAY_AUTH_MODE: 'token', RAY_AUTH_TOKEN: auth.token } : {});
+const cliEnv = (auth: RayAuth = {}): Record<string, string> =>
+  auth.token ? { RAY_AUTH_MODE: 'token', RAY_AUTH_TOKEN: auth.token } : {};
 
 /** The job's state from the job server's REST API (what `ray job status` reads), or undefined when Ray has no such job. */
 async function status(job: JobRecord, auth: RayAuth = {}): Promise<Status | undefined> {
   let res: Response;
   const token = auth.token ?? rayToken();
   try {
-    res = await fetch(`${job.address.replace(/\/$/, '')}/api/jobs/${encodeURIComponent(job.id)}`, { headers: token ? { authorization: `Bearer ${token}` } : {} });
+    res = await fetch(`${job.address.replace(/\/$/, '')}/api/jobs/${encodeURIComponent(job.id)}`, {
+      headers: token ? { authorization: `Bearer ${token}` } : {},
+    });
   } catch (err) {
     throw new EnvError(`cannot reach Ray's job server at ${job.address}: ${(err as Error).message}`);
   }
   if (res.status === 404) return undefined;
   if (res.status === 401 || res.status === 403)
-    throw new EnvError(`Ray's job server at ${job.address} refused mlepipe's token (${res.status}): the cluster has token authentication; give its token as RAY_AUTH_TOKEN, or RAY_AUTH_TOKEN_PATH, or in ~/.ray/auth_token`);
+    throw new EnvError(
+      `Ray's job server at ${job.address} refused mlepipe's token (${res.status}): the cluster has token authentication; give its token as RAY_AUTH_TOKEN, or RAY_AUTH_TOKEN_PATH, or in ~/.ray/auth_token`,
+    );
   if (!res.ok) throw new EnvError(`Ray's job server at ${job.address} answered ${res.status} about job ${job.id}`);
   return ((await res.json()) as { status: Status }).status;
 }
@@ -110,9 +115,17 @@ export async function runJob(o: JobOptions): Promise<{ id: string; reattached: b
     const overrides = withOverrides(o.overrides, {
       'trainer.default_local_dir': join(o.resultsDir, 'checkpoints'),
     });
-    const sandbox = o.sandboxUrl ? { MLEPIPE_SANDBOX_URL: o.sandboxUrl, MLEPIPE_SANDBOX_TOKEN: o.sandboxToken ?? '' } : {};
+    const sandbox = o.sandboxUrl
+      ? { MLEPIPE_SANDBOX_URL: o.sandboxUrl, MLEPIPE_SANDBOX_TOKEN: o.sandboxToken ?? '' }
+      : {};
     // TensorBoard's folder for verl's tensorboard tracker (trainer.logger), beside its metrics file.
-    const env = { ...sandbox, VERL_FILE_LOGGER_PATH: join(o.resultsDir, 'metrics.jsonl'), TENSORBOARD_DIR: join(o.resultsDir, 'tensorboard'), VERL_USE_EXTERNAL_MODULES: TURN_CREDIT_MODULE, ...o.env };
+    const env = {
+      ...sandbox,
+      VERL_FILE_LOGGER_PATH: join(o.resultsDir, 'metrics.jsonl'),
+      TENSORBOARD_DIR: join(o.resultsDir, 'tensorboard'),
+      VERL_USE_EXTERNAL_MODULES: TURN_CREDIT_MODULE,
+      ...o.env,
+    };
     const args = [
       'job',
       'submit',
@@ -138,7 +151,13 @@ export async function runJob(o: JobOptions): Promise<{ id: string; reattached: b
     o.log(`reattached to ray job ${job.id} at ${job.address} (${state})`);
   }
   // The log follower ends with the job; an interrupt stops following, never the job.
-  const follow = execa(ray, ['job', 'logs', job.id, '--follow', '--address', job.address], { reject: false, cancelSignal: o.signal, all: true, buffer: false, env: cliEnv(o.auth) });
+  const follow = execa(ray, ['job', 'logs', job.id, '--follow', '--address', job.address], {
+    reject: false,
+    cancelSignal: o.signal,
+    all: true,
+    buffer: false,
+    env: cliEnv(o.auth),
+  });
   let partial = '';
   let heard = Date.now();
   follow.all?.on('data', (c: Buffer) => {
@@ -155,13 +174,20 @@ export async function runJob(o: JobOptions): Promise<{ id: string; reattached: b
         if (stalled || Date.now() - heard < o.stallS! * 1000) return;
         stalled = true;
         o.log(`ray job ${job.id} printed nothing for ${o.stallS} s; stopping it`);
-        void execa(ray, ['job', 'stop', '--address', job.address, job.id], { reject: false, timeout: 120_000, env: cliEnv(o.auth) }).then(() => follow.kill());
+        void execa(ray, ['job', 'stop', '--address', job.address, job.id], {
+          reject: false,
+          timeout: 120_000,
+          env: cliEnv(o.auth),
+        }).then(() => follow.kill());
       }, 1000)
     : undefined;
   await follow.finally(() => clearInterval(watchdog));
   if (partial) o.log(`[ray] ${partial}`);
   if (o.signal.aborted) throw new Error('interrupted (the Ray job keeps running; a rerun reattaches to it)');
-  if (stalled) throw new Error(`ray job ${job.id} printed nothing for ${o.stallS} s and was stopped (verl.stall_timeout_s; its log is above)`);
+  if (stalled)
+    throw new Error(
+      `ray job ${job.id} printed nothing for ${o.stallS} s and was stopped (verl.stall_timeout_s; its log is above)`,
+    );
   // `logs --follow` can return a moment before the status settles.
   for (let i = 0; i < 30; i++) {
     state = await status(job, o.auth);
@@ -182,13 +208,21 @@ export const SUBMIT_PATIENCE_MS = 120_000;
  * one, then asks the caller to try later; a head's agent registers after its dashboard answers, later still on
  * a loaded machine). The submission id is fixed, so a try that reached Ray is found by status, not repeated.
  */
-export async function submit(ray: string, args: readonly string[], job: JobRecord, log: (line: string) => void, patienceMs = SUBMIT_PATIENCE_MS, auth: RayAuth = {}): Promise<void> {
+export async function submit(
+  ray: string,
+  args: readonly string[],
+  job: JobRecord,
+  log: (line: string) => void,
+  patienceMs = SUBMIT_PATIENCE_MS,
+  auth: RayAuth = {},
+): Promise<void> {
   const until = Date.now() + patienceMs;
   for (;;) {
     const r = await execa(ray, args, { reject: false, all: true, env: cliEnv(auth) });
     if (r.exitCode === 0) return;
     const said = (r.all ?? '').trim();
-    if (!said.includes(NO_AGENT_YET) || Date.now() > until) throw new EnvError(`ray job submit to ${job.address} failed: ${said.split('\n').slice(-5).join(' ')}`);
+    if (!said.includes(NO_AGENT_YET) || Date.now() > until)
+      throw new EnvError(`ray job submit to ${job.address} failed: ${said.split('\n').slice(-5).join(' ')}`);
     if ((await status(job, auth)) !== undefined) return;
     log(`ray's job server at ${job.address} has no job agent yet; submitting again`);
     await new Promise((r) => setTimeout(r, 2000));
@@ -223,7 +257,11 @@ async function freePorts(n: number): Promise<number[]> {
  */
 export async function ownPorts(extra = 0): Promise<{ args: string[]; agent: number; more: number[] }> {
   const [client, agent, ...more] = await freePorts(2 + extra);
-  return { args: ['--ray-client-server-port', String(client), '--dashboard-agent-listen-port', String(agent)], agent, more };
+  return {
+    args: ['--ray-client-server-port', String(client), '--dashboard-agent-listen-port', String(agent)],
+    agent,
+    more,
+  };
 }
 
 export interface LocalHead {
@@ -238,7 +276,12 @@ export interface LocalHead {
  * A Ray head on this machine with its job server, for a run that names no cluster. `--block` keeps
  * `ray start` in the foreground: stopping it stops every process of the head, and nobody else's.
  */
-export async function startLocalHead(o: { cpus: number; gpus?: number; log: (line: string) => void; env?: Record<string, string> }): Promise<LocalHead> {
+export async function startLocalHead(o: {
+  cpus: number;
+  gpus?: number;
+  log: (line: string) => void;
+  env?: Record<string, string>;
+}): Promise<LocalHead> {
   const temp = await mkdtemp(join(tmpdir(), 'ray-'));
   const own = await ownPorts(3);
   const [gcs, dash, metrics] = own.more;
@@ -271,7 +314,13 @@ export async function startLocalHead(o: { cpus: number; gpus?: number; log: (lin
   // ~/.ray/auth_token (if a local ray.init() wrote one) would otherwise turn authentication on with a token mlepipe
   // does not hold.
   const token = randomBytes(32).toString('hex');
-  const env = { RAY_USAGE_STATS_ENABLED: '0', DASHBOARD_METRIC_PORT: String(metrics), RAY_AUTH_MODE: 'token', RAY_AUTH_TOKEN: token, ...o.env };
+  const env = {
+    RAY_USAGE_STATS_ENABLED: '0',
+    DASHBOARD_METRIC_PORT: String(metrics),
+    RAY_AUTH_MODE: 'token',
+    RAY_AUTH_TOKEN: token,
+    ...o.env,
+  };
   const head = execa(rayCli(), args, { reject: false, all: true, buffer: false, env });
   // The dashboard answers before the node itself is up; `ray start` says when it is, and a node that
   // timed out starting (a loaded machine) leaves a dashboard with no node behind.
@@ -297,7 +346,10 @@ export async function startLocalHead(o: { cpus: number; gpus?: number; log: (lin
   // Ready once its node has started, its job server answers and so does the job agent submissions go to
   // (the job server otherwise refuses them for a while).
   for (let i = 0; ; i++) {
-    const up = said.includes('Ray runtime started') && (await answers(`${address}/api/version`)) && (await answers(`http://127.0.0.1:${own.agent}/`));
+    const up =
+      said.includes('Ray runtime started') &&
+      (await answers(`${address}/api/version`)) &&
+      (await answers(`http://127.0.0.1:${own.agent}/`));
     if (up) return { address, token, stop };
     if (head.exitCode !== null || i > 240) {
       await stop();

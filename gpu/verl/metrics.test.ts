@@ -5,14 +5,28 @@ import { sftCurve, verlCurve } from './metrics.js';
 test("verl's file-logger lines become metrics.jsonl rows: training reward, entropy, turns; validation from its own keys", () => {
   const raw =
     [
-      { step: 1, data: { 'critic/score/mean': 0.123456, 'actor/entropy': 1.5, 'num_turns/mean': 6, 'critic/score/max': 1 } },
-      { step: 2, data: { 'critic/score/mean': 0.5, 'val-core/mlepipe/reward/mean@1': 0.25, 'val-aux/mlepipe/mlepipe_execute/mean@1': 0.75, 'val-aux/mlepipe/mlepipe_bronze/mean@1': 0 } },
+      {
+        step: 1,
+        data: { 'critic/score/mean': 0.123456, 'actor/entropy': 1.5, 'num_turns/mean': 6, 'critic/score/max': 1 },
+      },
+      {
+        step: 2,
+        data: {
+          'critic/score/mean': 0.5,
+          'val-core/mlepipe/reward/mean@1': 0.25,
+          'val-aux/mlepipe/mlepipe_execute/mean@1': 0.75,
+          'val-aux/mlepipe/mlepipe_bronze/mean@1': 0,
+        },
+      },
     ]
       .map((x) => JSON.stringify(x))
       .join('\n') + '\n';
   const rows = verlCurve(raw);
   assert.is(rows.length, 2);
-  assert.equal([rows[0].step, rows[0].reward_mean, rows[0].entropy, rows[0].turns, rows[0].valid_rate], [1, 0.1235, 1.5, 6, null]);
+  assert.equal(
+    [rows[0].step, rows[0].reward_mean, rows[0].entropy, rows[0].turns, rows[0].valid_rate],
+    [1, 0.1235, 1.5, 6, null],
+  );
   assert.not.ok('val_reward' in rows[0]);
   assert.equal([rows[1].val_reward, rows[1].val_valid, rows[1].val_any_medal, rows[1].entropy], [0.25, 0.75, 0, null]);
   assert.equal(verlCurve(''), []);

@@ -7,12 +7,14 @@
 // report is null. Besides, the largest reward, the update's gradient norm and
 // how far the rollout's log-probabilities were from the actor's.
 const pick = (d: Record<string, unknown>, ...names: string[]): number | null => {
-  for (const n of names) if (typeof d[n] === 'number' && Number.isFinite(d[n])) return Number((d[n] as number).toFixed(4));
+  for (const n of names)
+    if (typeof d[n] === 'number' && Number.isFinite(d[n])) return Number((d[n] as number).toFixed(4));
   return null;
 };
 
 /** A value as verl logged it, not rounded. */
-const exact = (d: Record<string, unknown>, name: string): number | null => (typeof d[name] === 'number' && Number.isFinite(d[name]) ? (d[name] as number) : null);
+const exact = (d: Record<string, unknown>, name: string): number | null =>
+  typeof d[name] === 'number' && Number.isFinite(d[name]) ? (d[name] as number) : null;
 
 const VAL = 'val-aux/mlepipe/mlepipe_';
 
@@ -46,7 +48,12 @@ export function verlCurve(raw: string): Array<Record<string, number | null>> {
       rollout_k3_kl: exact(data, 'rollout_corr/k3_kl'),
     };
     const valReward = pick(data, 'val-core/mlepipe/reward/mean@1');
-    if (valReward !== null) Object.assign(row, { val_reward: valReward, val_valid: pick(data, `${VAL}execute/mean@1`), val_any_medal: pick(data, `${VAL}bronze/mean@1`) });
+    if (valReward !== null)
+      Object.assign(row, {
+        val_reward: valReward,
+        val_valid: pick(data, `${VAL}execute/mean@1`),
+        val_any_medal: pick(data, `${VAL}bronze/mean@1`),
+      });
     out.push(row);
   }
   return out;
@@ -59,7 +66,15 @@ export function sftCurve(raw: string, stepsPerEpoch: number): Array<Record<strin
     if (!line.trim()) continue;
     const { step, data } = JSON.parse(line) as { step: number; data: Record<string, unknown> };
     // Validation is logged as a line of its own at the step it follows.
-    const row = rows.get(step) ?? { epoch: Math.ceil(step / stepsPerEpoch), step, train_loss: null, val_loss: null, tokens: null, lr: null, grad_norm: null };
+    const row = rows.get(step) ?? {
+      epoch: Math.ceil(step / stepsPerEpoch),
+      step,
+      train_loss: null,
+      val_loss: null,
+      tokens: null,
+      lr: null,
+      grad_norm: null,
+    };
     row.train_loss = pick(data, 'train/loss') ?? row.train_loss;
     row.val_loss = pick(data, 'val/loss') ?? row.val_loss;
     row.tokens = pick(data, 'train/global_tokens') ?? row.tokens;

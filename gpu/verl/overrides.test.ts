@@ -38,15 +38,35 @@ const BASE: OverrideOptions = {
   checkpointEvery: 1,
   evalEvery: 0,
 };
-const value = (overrides: string[], key: string) => overrides.find((o) => o.startsWith(`${key}=`))?.slice(key.length + 1);
+const value = (overrides: string[], key: string) =>
+  overrides.find((o) => o.startsWith(`${key}=`))?.slice(key.length + 1);
 const TP = 'actor_rollout_ref.rollout.tensor_model_parallel_size';
 
 test('sizes read from model names and paths', () => {
-  assert.equal(['Qwen/Qwen3-8B', 'Qwen3-14B', 'Qwen/Qwen3-30B-A3B', '/models/qwen3-0.6b', 'meta-llama/Llama-3.1-8B-Instruct', 'tiny-coder'].map(paramsBillions), [8, 14, 30, 0.6, 8, undefined]);
+  assert.equal(
+    [
+      'Qwen/Qwen3-8B',
+      'Qwen3-14B',
+      'Qwen/Qwen3-30B-A3B',
+      '/models/qwen3-0.6b',
+      'meta-llama/Llama-3.1-8B-Instruct',
+      'tiny-coder',
+    ].map(paramsBillions),
+    [8, 14, 30, 0.6, 8, undefined],
+  );
 });
 
 test('one replica per GPU up to 16B; larger models split, within a node', () => {
-  assert.equal([rolloutTp('Qwen/Qwen3-8B', 1), rolloutTp('Qwen/Qwen3-8B', 8), rolloutTp('Qwen/Qwen3-14B', 8), rolloutTp('Qwen/Qwen3-30B-A3B', 8), rolloutTp('Qwen/Qwen3-30B-A3B', 1)], [1, 1, 1, 2, 1]);
+  assert.equal(
+    [
+      rolloutTp('Qwen/Qwen3-8B', 1),
+      rolloutTp('Qwen/Qwen3-8B', 8),
+      rolloutTp('Qwen/Qwen3-14B', 8),
+      rolloutTp('Qwen/Qwen3-30B-A3B', 8),
+      rolloutTp('Qwen/Qwen3-30B-A3B', 1),
+    ],
+    [1, 1, 1, 2, 1],
+  );
   // verl's default of 2 would leave one GPU without a replica: the export always says.
   assert.is(value(verlOverrides({ ...BASE, gpusPerNode: 1 }), TP), '1');
   assert.is(value(verlOverrides({ ...BASE, model: 'Qwen/Qwen3-30B-A3B' }), TP), '2');
@@ -68,7 +88,13 @@ test('the weights path: a folder beside the experiment made absolute, a hub id a
   assert.is(verlModelPath({ provider: 'openai', model: 'qwen3-8b', path: 'weights' }, dir), join(dir, 'weights'));
   assert.is(verlModelPath({ provider: 'openai', model: 'qwen3-8b', path: './later' }, dir), join(dir, 'later'));
   assert.is(verlModelPath({ provider: 'worker', model: 'm', path: '/shared/Qwen3-8B' }, dir), '/shared/Qwen3-8B');
-  assert.is(value(verlOverrides({ ...BASE, model: verlModelPath({ provider: 'openai', model: 'qwen3-8b', path: 'weights' }, dir) }), 'actor_rollout_ref.model.path'), join(dir, 'weights'));
+  assert.is(
+    value(
+      verlOverrides({ ...BASE, model: verlModelPath({ provider: 'openai', model: 'qwen3-8b', path: 'weights' }, dir) }),
+      'actor_rollout_ref.model.path',
+    ),
+    join(dir, 'weights'),
+  );
 });
 
 test('validation before training only when validation was asked for (eval_every)', () => {
@@ -78,10 +104,28 @@ test('validation before training only when validation was asked for (eval_every)
 
 test('trainer.logger: the file logger mlepipe reads and TensorBoard always, W&B when the settings list it; the SFT export alike', async () => {
   assert.is(value(verlOverrides(BASE), 'trainer.logger'), "['console','file','tensorboard']");
-  assert.is(value(verlOverrides({ ...BASE, loggers: ['tensorboard'] }), 'trainer.logger'), "['console','file','tensorboard']");
+  assert.is(
+    value(verlOverrides({ ...BASE, loggers: ['tensorboard'] }), 'trainer.logger'),
+    "['console','file','tensorboard']",
+  );
   const withWandb = value(verlOverrides({ ...BASE, loggers: ['tensorboard', 'wandb'] }), 'trainer.logger')!;
   assert.is(withWandb, "['console','file','tensorboard','wandb']");
-  const sft = { model: 'm', epochs: 1, lr: 1e-5, schedule: 'constant' as const, warmup: 0, maxLength: 1024, batchSize: 8, microBatchSize: 1, maxGradNorm: 1, gradientCheckpointing: false, seed: 0, nodes: 1, gpusPerNode: 8, gpuMemoryGib: 80 };
+  const sft = {
+    model: 'm',
+    epochs: 1,
+    lr: 1e-5,
+    schedule: 'constant' as const,
+    warmup: 0,
+    maxLength: 1024,
+    batchSize: 8,
+    microBatchSize: 1,
+    maxGradNorm: 1,
+    gradientCheckpointing: false,
+    seed: 0,
+    nodes: 1,
+    gpusPerNode: 8,
+    gpuMemoryGib: 80,
+  };
   assert.is(value(sftOverrides(sft, false), 'trainer.logger'), "['console','file','tensorboard']");
   assert.is(value(sftOverrides({ ...sft, loggers: ['wandb'] }, false), 'trainer.logger'), withWandb);
 
@@ -99,7 +143,14 @@ test('trainer.logger: the file logger mlepipe reads and TensorBoard always, W&B 
     'a = EventAccumulator(sys.argv[2]); a.Reload()',
     "print(json.dumps([[e.step, e.value] for e in a.Scalars('critic/rewards/mean')]))",
   ].join('\n');
-  const env = { TENSORBOARD_DIR: join(dir, 'tb'), VERL_FILE_LOGGER_PATH: join(dir, 'metrics.jsonl'), WANDB_MODE: 'offline', WANDB_DIR: dir, WANDB_SILENT: 'true', WANDB_CONFIG_DIR: join(dir, 'wandb-config') };
+  const env = {
+    TENSORBOARD_DIR: join(dir, 'tb'),
+    VERL_FILE_LOGGER_PATH: join(dir, 'metrics.jsonl'),
+    WANDB_MODE: 'offline',
+    WANDB_DIR: dir,
+    WANDB_SILENT: 'true',
+    WANDB_CONFIG_DIR: join(dir, 'wandb-config'),
+  };
   const r = await execa(python, ['-c', script, withWandb, join(dir, 'tb')], { env, reject: false, all: true });
   assert.is(r.exitCode, 0, r.all);
   assert.equal(JSON.parse(r.stdout.trim().split('\n').pop()!), [

@@ -86,17 +86,26 @@ export function verlLoggerOverride(loggers: readonly string[] = []): string {
 export function withOverrides(base: readonly string[], extra: Record<string, string>): string[] {
   const key = (k: string) => k.replace(/^\+/, '');
   const keys = new Set(Object.keys(extra).map(key));
-  return [...base.filter((o) => !keys.has(key(o.slice(0, o.indexOf('='))))), ...Object.entries(extra).map(([k, v]) => `${k}=${v}`)];
+  return [
+    ...base.filter((o) => !keys.has(key(o.slice(0, o.indexOf('='))))),
+    ...Object.entries(extra).map(([k, v]) => `${k}=${v}`),
+  ];
 }
 
 export function verlOverrides(o: OverrideOptions): string[] {
   const gpus = o.nodes * o.gpusPerNode;
   if ((o.batchSize * o.groupSize) % gpus !== 0) {
-    throw new ParamError(['batch_size'], `verl needs batch_size × group_size (${o.batchSize} × ${o.groupSize}) to be a multiple of the GPUs (${o.nodes} × ${o.gpusPerNode} = ${gpus})`);
+    throw new ParamError(
+      ['batch_size'],
+      `verl needs batch_size × group_size (${o.batchSize} × ${o.groupSize}) to be a multiple of the GPUs (${o.nodes} × ${o.gpusPerNode} = ${gpus})`,
+    );
   }
   const tp = o.rolloutTp ?? rolloutTp(o.model, o.gpusPerNode);
   if (tp > o.gpusPerNode || o.gpusPerNode % tp !== 0) {
-    throw new ParamError(['verl', 'rollout_tp'], `a rollout replica of ${tp} GPUs must divide a node's ${o.gpusPerNode} GPUs (verl would make ${Math.floor(gpus / tp)} replicas)`);
+    throw new ParamError(
+      ['verl', 'rollout_tp'],
+      `a rollout replica of ${tp} GPUs must divide a node's ${o.gpusPerNode} GPUs (verl would make ${Math.floor(gpus / tp)} replicas)`,
+    );
   }
   return [
     `algorithm.adv_estimator=${o.turnCredit ? 'mlepipe_turn' : 'grpo'}`,
@@ -152,6 +161,10 @@ export function verlOverrides(o: OverrideOptions): string[] {
     verlLoggerOverride(o.loggers),
     'trainer.project_name=mlepipe',
     'trainer.experiment_name=grpo',
-    ...(o.device === 'cpu' ? cpuPpoOverrides(o.promptLength + o.responseLength) : o.layout ? layoutOverrides(o.layout) : []),
+    ...(o.device === 'cpu'
+      ? cpuPpoOverrides(o.promptLength + o.responseLength)
+      : o.layout
+        ? layoutOverrides(o.layout)
+        : []),
   ];
 }

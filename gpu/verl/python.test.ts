@@ -12,8 +12,16 @@ const root = fileURLToPath(new URL('../..', import.meta.url));
 const python = join(root, '.venv', 'verl', 'bin', 'python');
 
 test('the verl agent loop passes its Python tests in .venv/verl', async () => {
-  assert.ok(existsSync(python), `${python} is missing: run 'bash scripts/setup-python.sh verl' to create the verl environment`);
-  const run = await execa(python, ['-m', 'unittest', 'discover', '-s', 'gpu/verl/tests', '-t', 'gpu/verl/tests'], { cwd: root, reject: false, all: true, timeout: 7 * 60_000 });
+  assert.ok(
+    existsSync(python),
+    `${python} is missing: run 'bash scripts/setup-python.sh verl' to create the verl environment`,
+  );
+  const run = await execa(python, ['-m', 'unittest', 'discover', '-s', 'gpu/verl/tests', '-t', 'gpu/verl/tests'], {
+    cwd: root,
+    reject: false,
+    all: true,
+    timeout: 7 * 60_000,
+  });
   const tail = run.all?.trim().split('\n').slice(-3).join(' ') ?? '';
   if (run.exitCode !== 0) console.log(run.all);
   assert.is(run.exitCode, 0, `unittest gpu/verl/tests failed (${tail})`);

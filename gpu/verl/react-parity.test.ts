@@ -29,15 +29,25 @@ const PIECES = [
 function cases(n: number) {
   const rng = new Rng('react-parity', 1);
   const pick = <T>(xs: readonly T[]) => xs[Math.floor(rng.next() * xs.length)];
-  const replies = Array.from({ length: n }, () => Array.from({ length: 1 + Math.floor(rng.next() * 4) }, () => pick(PIECES)).join(pick(['', ' ', '\n'])));
+  const replies = Array.from({ length: n }, () =>
+    Array.from({ length: 1 + Math.floor(rng.next() * 4) }, () => pick(PIECES)).join(pick(['', ' ', '\n'])),
+  );
   const contexts = Array.from({ length: n }, () => {
     const turns = Math.floor(rng.next() * 8);
     const messages: ChatMessage[] = [
       { role: 'system', content: 's'.repeat(Math.floor(rng.next() * 400)) },
       { role: 'user', content: 'task ✓'.repeat(Math.floor(rng.next() * 80)) },
     ];
-    for (let t = 0; t < turns; t++) messages.push({ role: 'assistant', content: pick(PIECES).repeat(1 + Math.floor(rng.next() * 30)) }, { role: 'user', content: 'o𝄞'.repeat(Math.floor(rng.next() * 300)) });
-    return { messages, failed: Array.from({ length: turns }, () => rng.next() < 0.4), budget: Math.floor(rng.next() * 1200) };
+    for (let t = 0; t < turns; t++)
+      messages.push(
+        { role: 'assistant', content: pick(PIECES).repeat(1 + Math.floor(rng.next() * 30)) },
+        { role: 'user', content: 'o𝄞'.repeat(Math.floor(rng.next() * 300)) },
+      );
+    return {
+      messages,
+      failed: Array.from({ length: turns }, () => rng.next() < 0.4),
+      budget: Math.floor(rng.next() * 1200),
+    };
   });
   return { replies, contexts };
 }
@@ -60,7 +70,10 @@ print(json.dumps(out))
 test('reply parsing and context pruning agree between the scaffold and the exported agent loop', async () => {
   const c = cases(300);
   const r = await execa('python3', ['-c', PY, assetPath('gpu/verl')], { input: JSON.stringify(c) });
-  const py = JSON.parse(r.stdout) as { replies: unknown[]; contexts: Array<{ messages: ChatMessage[]; dropped: number }> };
+  const py = JSON.parse(r.stdout) as {
+    replies: unknown[];
+    contexts: Array<{ messages: ChatMessage[]; dropped: number }>;
+  };
   assert.equal(
     py.replies,
     c.replies.map((x) => parseReply(x)),

@@ -38,14 +38,28 @@ test('Ulysses groups split a trajectory that does not fit one GPU; none fitting 
   assert.equal([small.offload, small.sp, small.tokenBudget], [false, 2, 16_384]);
   // 24 GiB: training fits offloaded over 8, but one replica's bf16 weights and KV cache (21.8 GiB) do not fit vLLM's share.
   const none = layoutFor('Qwen/Qwen3-8B', on(1, 8, 24), 32_768) as { error: string };
-  assert.match(none.error, /^no layout of 8\.2B parameters fits 1 × 8 GPUs of 24 GiB at 32768 tokens a trajectory: .* and 21\.8 GiB for the rollout's weights and one trajectory's KV cache \(20\.4 left to vLLM\)/);
+  assert.match(
+    none.error,
+    /^no layout of 8\.2B parameters fits 1 × 8 GPUs of 24 GiB at 32768 tokens a trajectory: .* and 21\.8 GiB for the rollout's weights and one trajectory's KV cache \(20\.4 left to vLLM\)/,
+  );
   // With the rollout split over 2 GPUs it fits.
   assert.ok(!('error' in (layoutFor('Qwen/Qwen3-8B', { ...on(1, 8, 24), rolloutTp: 2 }, 32_768) as object)));
 });
 
 test("a weights folder's config.json gives the shape; a model of unknown shape gets no layout", async () => {
   const dir = await mkdtemp(join(tmpdir(), 'mlepipe-shape-'));
-  await writeFile(join(dir, 'config.json'), JSON.stringify({ hidden_size: 64, num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: 2, vocab_size: 1000, intermediate_size: 128, tie_word_embeddings: true }));
+  await writeFile(
+    join(dir, 'config.json'),
+    JSON.stringify({
+      hidden_size: 64,
+      num_hidden_layers: 2,
+      num_attention_heads: 4,
+      num_key_value_heads: 2,
+      vocab_size: 1000,
+      intermediate_size: 128,
+      tie_word_embeddings: true,
+    }),
+  );
   const s = modelShape(dir)!;
   // Embeddings 1000·64, per layer attention 2·64·64 + 2·64·32 and MLP 3·64·128.
   assert.is(s.params, 1000 * 64 + 2 * (2 * 64 * 64 + 2 * 64 * 32 + 3 * 64 * 128));

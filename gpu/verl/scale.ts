@@ -63,15 +63,32 @@ const KNOWN: Record<string, ModelShape> = {
   'qwen3-30b-a3b': { params: 30.53e9, hidden: 2048, layers: 48, heads: 32, kvHeads: 4, headDim: 128, vocab: 151936 },
 };
 
-type HfConfig = Partial<Record<'hidden_size' | 'num_hidden_layers' | 'num_attention_heads' | 'num_key_value_heads' | 'head_dim' | 'vocab_size' | 'intermediate_size' | 'num_experts' | 'moe_intermediate_size', number>> & { tie_word_embeddings?: boolean };
+type HfConfig = Partial<
+  Record<
+    | 'hidden_size'
+    | 'num_hidden_layers'
+    | 'num_attention_heads'
+    | 'num_key_value_heads'
+    | 'head_dim'
+    | 'vocab_size'
+    | 'intermediate_size'
+    | 'num_experts'
+    | 'moe_intermediate_size',
+    number
+  >
+> & { tie_word_embeddings?: boolean };
 
 /** Parameters counted from a Hugging Face config: embeddings, attention and MLP (every expert of a MoE) per layer. */
-function countParams(c: Required<Pick<HfConfig, 'hidden_size' | 'num_hidden_layers' | 'num_attention_heads' | 'vocab_size'>> & HfConfig): number {
+function countParams(
+  c: Required<Pick<HfConfig, 'hidden_size' | 'num_hidden_layers' | 'num_attention_heads' | 'vocab_size'>> & HfConfig,
+): number {
   const h = c.hidden_size;
   const hd = c.head_dim ?? h / c.num_attention_heads;
   const kv = c.num_key_value_heads ?? c.num_attention_heads;
   const attention = 2 * h * c.num_attention_heads * hd + 2 * h * kv * hd;
-  const mlp = c.num_experts ? c.num_experts * 3 * h * (c.moe_intermediate_size ?? 0) + h * c.num_experts : 3 * h * (c.intermediate_size ?? 4 * h);
+  const mlp = c.num_experts
+    ? c.num_experts * 3 * h * (c.moe_intermediate_size ?? 0) + h * c.num_experts
+    : 3 * h * (c.intermediate_size ?? 4 * h);
   return c.vocab_size * h * (c.tie_word_embeddings ? 1 : 2) + c.num_hidden_layers * (attention + mlp);
 }
 
@@ -116,12 +133,25 @@ export interface Layout {
   tokenBudget: number;
   gpuMemoryUtilization: number;
   /** GiB per GPU, rounded to 0.1. */
-  estimate: { state: number; activations: number; logits: number; training: number; rollout: number; hostOffload: number };
+  estimate: {
+    state: number;
+    activations: number;
+    logits: number;
+    training: number;
+    rollout: number;
+    hostOffload: number;
+  };
 }
 
 const round1 = (x: number) => Math.round(x * 10) / 10;
 
-function estimate(m: ModelShape, c: Cluster, seqTokens: number, offload: boolean, sp: number): Omit<Layout, 'gpuMemoryUtilization'> & { vllmNeedsGib: number; stateGib: number } {
+function estimate(
+  m: ModelShape,
+  c: Cluster,
+  seqTokens: number,
+  offload: boolean,
+  sp: number,
+): Omit<Layout, 'gpuMemoryUtilization'> & { vllmNeedsGib: number; stateGib: number } {
   const world = c.nodes * c.gpusPerNode;
   const tokenBudget = Math.ceil(seqTokens / sp / 1024) * 1024;
   const state = offload ? 0 : (16 * m.params) / world;
@@ -154,10 +184,16 @@ function estimate(m: ModelShape, c: Cluster, seqTokens: number, offload: boolean
  * rollout vLLM takes what the resident state leaves of 90%, up to 85%, and that must hold its weights
  * and one trajectory's KV cache. A run without rollout (verl's SFT trainer) is held to the training part.
  */
-export function chooseLayout(m: ModelShape, c: Cluster, seqTokens: number, o: { rollout: boolean } = { rollout: true }): Layout | { error: string } {
+export function chooseLayout(
+  m: ModelShape,
+  c: Cluster,
+  seqTokens: number,
+  o: { rollout: boolean } = { rollout: true },
+): Layout | { error: string } {
   const usable = 0.9 * c.gpuMemoryGib;
   let best: (ReturnType<typeof estimate> & { vllmGib: number }) | undefined;
-  const short = (e: ReturnType<typeof estimate> & { vllmGib: number }) => Math.max(0, e.estimate.training - usable) + (o.rollout ? Math.max(0, e.vllmNeedsGib - e.vllmGib) : 0);
+  const short = (e: ReturnType<typeof estimate> & { vllmGib: number }) =>
+    Math.max(0, e.estimate.training - usable) + (o.rollout ? Math.max(0, e.vllmNeedsGib - e.vllmGib) : 0);
   for (const offload of [false, true]) {
     for (const sp of [1, 2, 4, 8]) {
       if (c.gpusPerNode % sp !== 0 || m.heads % sp !== 0) continue;
@@ -166,11 +202,19 @@ export function chooseLayout(m: ModelShape, c: Cluster, seqTokens: number, o: { 
       const tried = { ...e, vllmGib: Math.max(0, util * c.gpuMemoryGib) };
       if (!best || short(tried) < short(best)) best = tried;
       if (short(tried) > 0) continue;
-      return { offload, sp, tokenBudget: e.tokenBudget, gpuMemoryUtilization: Math.floor(util * 100) / 100, estimate: e.estimate };
+      return {
+        offload,
+        sp,
+        tokenBudget: e.tokenBudget,
+        gpuMemoryUtilization: Math.floor(util * 100) / 100,
+        estimate: e.estimate,
+      };
     }
   }
   const b = best!;
-  const rollout = o.rollout ? ` and ${round1(b.vllmNeedsGib)} GiB for the rollout's weights and one trajectory's KV cache (${round1(b.vllmGib)} left to vLLM)` : '';
+  const rollout = o.rollout
+    ? ` and ${round1(b.vllmNeedsGib)} GiB for the rollout's weights and one trajectory's KV cache (${round1(b.vllmGib)} left to vLLM)`
+    : '';
   return {
     error:
       `no layout of ${(m.params / 1e9).toFixed(1)}B parameters fits ${c.nodes} × ${c.gpusPerNode} GPUs of ${c.gpuMemoryGib} GiB at ${seqTokens} tokens a ${o.rollout ? 'trajectory' : 'sequence'}: ` +
@@ -205,7 +249,12 @@ export function layoutOverrides(l: Layout): string[] {
  * model whose shape neither its config.json nor its name gives (verl's defaults then apply, and the
  * node's log says so), or the reason none fits.
  */
-export function layoutFor(model: string, v: { nodes: number; gpusPerNode: number; gpuMemoryGib: number; rolloutTp?: number }, seqTokens: number, o: { rollout: boolean } = { rollout: true }): Layout | { error: string } | undefined {
+export function layoutFor(
+  model: string,
+  v: { nodes: number; gpusPerNode: number; gpuMemoryGib: number; rolloutTp?: number },
+  seqTokens: number,
+  o: { rollout: boolean } = { rollout: true },
+): Layout | { error: string } | undefined {
   const shape = modelShape(model);
   if (!shape) return undefined;
   return chooseLayout(shape, { ...v, rolloutTp: v.rolloutTp ?? rolloutTp(model, v.gpusPerNode) }, seqTokens, o);

@@ -34,7 +34,9 @@ export interface MlabConfig {
   observation_chars: number;
 }
 
-export type MlabRequest = { kind: 'step'; turn: number; messages: ChatMessage[]; transcript: ChatMessage[] } | { kind: 'ask'; purpose: PolicyRequest['purpose']; turn: number; messages: ChatMessage[] };
+export type MlabRequest =
+  | { kind: 'step'; turn: number; messages: ChatMessage[]; transcript: ChatMessage[] }
+  | { kind: 'ask'; purpose: PolicyRequest['purpose']; turn: number; messages: ChatMessage[] };
 export type MlabEvent = { request: MlabRequest } | { done: EpisodeResult };
 
 /** The name the tool dropout is seeded with (with the task and the sample), the same on every export. */
@@ -89,7 +91,11 @@ export interface ServiceMlab {
   /** Starts the episode on an open session; answers with its first request. */
   start(id: string, taskDir: string, session: Session, split: string): Promise<MlabEvent>;
   /** The loop's reply to the last request; answers with the next request, or the finished episode. */
-  reply(id: string, reply: { text: string } | { error: string }, tokens?: { prompt: number; completion: number }): Promise<MlabEvent>;
+  reply(
+    id: string,
+    reply: { text: string } | { error: string },
+    tokens?: { prompt: number; completion: number },
+  ): Promise<MlabEvent>;
   /** The finished episode (what /grade scores: the service's record, not the client's). */
   finished(id: string): EpisodeResult | undefined;
   has(id: string): boolean;
@@ -128,7 +134,15 @@ export function openMlab(config: MlabConfig, deps: { python: string; abandon(id:
         name: POLICY_NAME,
         kind: 'openai',
         act: async (req, signal) => {
-          const r: MlabRequest = req.purpose === 'step' ? { kind: 'step', turn: req.turn, messages: req.messages, transcript: [...(req.transcript ?? req.messages)] } : { kind: 'ask', purpose: req.purpose, turn: req.turn, messages: req.messages };
+          const r: MlabRequest =
+            req.purpose === 'step'
+              ? {
+                  kind: 'step',
+                  turn: req.turn,
+                  messages: req.messages,
+                  transcript: [...(req.transcript ?? req.messages)],
+                }
+              : { kind: 'ask', purpose: req.purpose, turn: req.turn, messages: req.messages };
           const text = await ep.ask(r, signal);
           const usage = ep.usage;
           ep.usage = { prompt_tokens: 0, completion_tokens: 0 };
@@ -150,7 +164,12 @@ export function openMlab(config: MlabConfig, deps: { python: string; abandon(id:
           signal: ep.stop.signal,
           random: Math.random,
           validate: async (path) => {
-            const g = await gradeSubmission(taskDir, session.workspace, { python: deps.python, signal: ep.stop.signal }, path);
+            const g = await gradeSubmission(
+              taskDir,
+              session.workspace,
+              { python: deps.python, signal: ep.stop.signal },
+              path,
+            );
             return g.ok ? { ok: true, result: g.result } : { ok: false, problem: g.error };
           },
         })
@@ -161,7 +180,16 @@ export function openMlab(config: MlabConfig, deps: { python: string; abandon(id:
           },
           // An environment failure (the sandbox gone) ends the episode as the policy's failure would: recorded, graded as it stands.
           (err: Error) => {
-            const result: EpisodeResult = { scaffold: 'mlab', messages: [], turns: [], submission: null, ended: 'interrupted', error: err.message, dropped_turns: 0, usage: { prompt_tokens: 0, completion_tokens: 0, requests: 0, cached: 0 } };
+            const result: EpisodeResult = {
+              scaffold: 'mlab',
+              messages: [],
+              turns: [],
+              submission: null,
+              ended: 'interrupted',
+              error: err.message,
+              dropped_turns: 0,
+              usage: { prompt_tokens: 0, completion_tokens: 0, requests: 0, cached: 0 },
+            };
             ep.result = result;
             ep.emit({ done: result });
           },

@@ -23,7 +23,18 @@ const EPISODE = {
     { role: 'assistant', content: '<think>Look.</think>\n```python\nprint(1)\n```' },
     { role: 'user', content: 'exit code 0' },
   ],
-  turns: [{ turn: 0, action: 'code', code: 'print(1)', format_ok: true, exit_code: 0, timed_out: false, duration_ms: 1, observation: 'exit code 0' }],
+  turns: [
+    {
+      turn: 0,
+      action: 'code',
+      code: 'print(1)',
+      format_ok: true,
+      exit_code: 0,
+      timed_out: false,
+      duration_ms: 1,
+      observation: 'exit code 0',
+    },
+  ],
   submission: null,
   ended: 'max_turns',
 } as unknown as EpisodeResult;
@@ -31,12 +42,23 @@ const EPISODE = {
 async function exportDir(bank: string): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'mlepipe-shaping-'));
   await mkdir(join(dir, 'shaping'));
-  await writeFile(join(dir, 'shaping', 'config.json'), JSON.stringify({ kind: 'spice', kappa: [0.1, 0.3], pilot_steps: 2, references: 2, summaries: 'full', seed: 0 }));
+  await writeFile(
+    join(dir, 'shaping', 'config.json'),
+    JSON.stringify({ kind: 'spice', kappa: [0.1, 0.3], pilot_steps: 2, references: 2, summaries: 'full', seed: 0 }),
+  );
   await writeFile(join(dir, 'shaping', 'bank.jsonl'), bank);
   return dir;
 }
 
-const DEMO = JSON.stringify({ task_id: 't1', text: 'A verified solution of t1: it (1) ran code (fit()).', source: 'demonstration', step: 0, from: 'd#0', writer: 'procedural' }) + '\n';
+const DEMO =
+  JSON.stringify({
+    task_id: 't1',
+    text: 'A verified solution of t1: it (1) ran code (fit()).',
+    source: 'demonstration',
+    step: 0,
+    from: 'd#0',
+    writer: 'procedural',
+  }) + '\n';
 
 test('the first pilot_steps steps are the pilot; the next step calibrates beta from their scores, kept across a restart', async () => {
   const dir = await exportDir(DEMO);
@@ -64,9 +86,22 @@ test('the first pilot_steps steps are the pilot; the next step calibrates beta f
 
 test("a TIPS plan carries the summaries, the request and each call's history after its observation", async () => {
   const dir = await exportDir(DEMO);
-  await writeFile(join(dir, 'shaping', 'config.json'), JSON.stringify({ kind: 'tips', beta: 0.3, references: 2, summaries: 'full', seed: 0 }));
-  const plan = (await (await openShaping(dir))!.plan('t1', 1, EPISODE)) as { kind: string; summaries: string[]; request: unknown; references?: unknown; beta: number; calls: { turn: number; history: unknown[]; after: unknown[] }[] };
-  assert.equal([plan.kind, plan.summaries, plan.request, plan.references, plan.beta], ['tips', ['A verified solution of t1: it (1) ran code (fit()).'], TIPS_REQUEST, undefined, 0.3]);
+  await writeFile(
+    join(dir, 'shaping', 'config.json'),
+    JSON.stringify({ kind: 'tips', beta: 0.3, references: 2, summaries: 'full', seed: 0 }),
+  );
+  const plan = (await (await openShaping(dir))!.plan('t1', 1, EPISODE)) as {
+    kind: string;
+    summaries: string[];
+    request: unknown;
+    references?: unknown;
+    beta: number;
+    calls: { turn: number; history: unknown[]; after: unknown[] }[];
+  };
+  assert.equal(
+    [plan.kind, plan.summaries, plan.request, plan.references, plan.beta],
+    ['tips', ['A verified solution of t1: it (1) ran code (fit()).'], TIPS_REQUEST, undefined, 0.3],
+  );
   assert.equal(
     plan.calls.map((c) => [c.turn, c.history.length, c.after.length]),
     [[0, 2, 4]],
@@ -75,9 +110,22 @@ test("a TIPS plan carries the summaries, the request and each call's history aft
 
 test("the shuffle control answers a task's group together, its d values permuted among the same category's calls", async () => {
   const dir = await exportDir(DEMO);
-  await writeFile(join(dir, 'shaping', 'config.json'), JSON.stringify({ kind: 'spice', beta: 1, shuffle: true, group_size: 3, group_wait_ms: 60_000, references: 2, summaries: 'full', seed: 0 }));
+  await writeFile(
+    join(dir, 'shaping', 'config.json'),
+    JSON.stringify({
+      kind: 'spice',
+      beta: 1,
+      shuffle: true,
+      group_size: 3,
+      group_wait_ms: 60_000,
+      references: 2,
+      summaries: 'full',
+      seed: 0,
+    }),
+  );
   const s = (await openShaping(dir))!;
-  const member = (ds: (number | null)[]): TurnScore[] => ds.map((d, turn) => ({ turn, category: 'execution', d, ...(d === null ? { reason: 'overflow' as const } : {}) }));
+  const member = (ds: (number | null)[]): TurnScore[] =>
+    ds.map((d, turn) => ({ turn, category: 'execution', d, ...(d === null ? { reason: 'overflow' as const } : {}) }));
   const sent = [member([0.1, 0.2]), member([0.3, null]), member([0.4])];
   let answered = 0;
   const pending = sent.map((m) => s.record('t1', 2, m).then((r) => (answered++, r)));
@@ -111,14 +159,38 @@ test("the shuffle control answers a task's group together, its d values permuted
     flat.map((t) => t.d),
   );
   // A group whose last member never reports is answered after the wait, among those that did.
-  await writeFile(join(dir, 'shaping', 'config.json'), JSON.stringify({ kind: 'spice', beta: 1, shuffle: true, group_size: 3, group_wait_ms: 50, references: 2, summaries: 'full', seed: 0 }));
+  await writeFile(
+    join(dir, 'shaping', 'config.json'),
+    JSON.stringify({
+      kind: 'spice',
+      beta: 1,
+      shuffle: true,
+      group_size: 3,
+      group_wait_ms: 50,
+      references: 2,
+      summaries: 'full',
+      seed: 0,
+    }),
+  );
   const lone = await (await openShaping(dir))!.record('t1', 3, member([0.5]));
   assert.equal(
     lone.map((t) => t.d),
     [0.5],
   );
   // A service that stops answers its waiting groups at once.
-  await writeFile(join(dir, 'shaping', 'config.json'), JSON.stringify({ kind: 'spice', beta: 1, shuffle: true, group_size: 3, group_wait_ms: 3_600_000, references: 2, summaries: 'full', seed: 0 }));
+  await writeFile(
+    join(dir, 'shaping', 'config.json'),
+    JSON.stringify({
+      kind: 'spice',
+      beta: 1,
+      shuffle: true,
+      group_size: 3,
+      group_wait_ms: 3_600_000,
+      references: 2,
+      summaries: 'full',
+      seed: 0,
+    }),
+  );
   const stopping = (await openShaping(dir))!;
   const waiting = stopping.record('t1', 4, member([0.7]));
   stopping.close();
@@ -129,11 +201,24 @@ test("the shuffle control answers a task's group together, its d values permuted
 });
 
 test("a verified episode's summary is the summarizer's paragraph, or the record's with the reason when the model fails", async () => {
-  const server = await startReplayServer([{ content: '<think>Short.</think>It fit a linear model on the engineered features.' }]);
+  const server = await startReplayServer([
+    { content: '<think>Short.</think>It fit a linear model on the engineered features.' },
+  ]);
   try {
     const dir = await exportDir('');
     // No retries: the unreachable summarizer below fails at once instead of after the backoff (about 12 s).
-    const config = (url: string) => JSON.stringify({ kind: 'spice', beta: 1, references: 2, summaries: 'full', seed: 0, summarizer: { name: 'teacher', spec: { provider: 'openai', base_url: url, model: 'teacher-model', retries: 0 } } });
+    const config = (url: string) =>
+      JSON.stringify({
+        kind: 'spice',
+        beta: 1,
+        references: 2,
+        summaries: 'full',
+        seed: 0,
+        summarizer: {
+          name: 'teacher',
+          spec: { provider: 'openai', base_url: url, model: 'teacher-model', retries: 0 },
+        },
+      });
     await writeFile(join(dir, 'shaping', 'config.json'), config(server.url));
     const s = (await openShaping(dir))!;
     await s.graded('t1', 2, EPISODE, true);
@@ -169,7 +254,10 @@ test('a pilot without a scored call fails the next plan with the reason', async 
     await s.plan('t1', 3, EPISODE);
     assert.unreachable('a pilot with nothing scored gave a beta');
   } catch (err) {
-    assert.match((err as Error).message, 'the pilot (steps 1–2) scored no tool call (2 calls, 2 without a reference, 0 over the context; 0 summaries in the bank)');
+    assert.match(
+      (err as Error).message,
+      'the pilot (steps 1–2) scored no tool call (2 calls, 2 without a reference, 0 over the context; 0 summaries in the bank)',
+    );
   }
 });
 

@@ -26,7 +26,13 @@
 // answers a task's episodes together, once all group_size have reported.
 import { appendFile, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { reduceSummary, SolutionBank, summarise, type BankEntry, type WrittenSummary } from '../../agents/shaping/bank.js';
+import {
+  reduceSummary,
+  SolutionBank,
+  summarise,
+  type BankEntry,
+  type WrittenSummary,
+} from '../../agents/shaping/bank.js';
 import { modelSummary } from '../../agents/shaping/summarizer.js';
 import { LlmClient } from '../../agents/llm/client.js';
 import type { Trajectory } from '../../agents/trajectory.js';
@@ -108,7 +114,9 @@ export async function openShaping(dir: string): Promise<ServiceShaping | undefin
     }
     const last = pilot.first_step + (config.pilot_steps ?? 1) - 1;
     if (step <= last) return null;
-    const scores = [...(await shapingRecords(dir))].filter(([k]) => k >= pilot!.first_step && k <= last).flatMap(([, list]) => list);
+    const scores = [...(await shapingRecords(dir))]
+      .filter(([k]) => k >= pilot!.first_step && k <= last)
+      .flatMap(([, list]) => list);
     const cal = calibrateBeta(
       scores.flatMap((t) => (t.d === null ? [] : [t.d])),
       config.kappa ?? DEFAULT_KAPPA,
@@ -138,7 +146,14 @@ export async function openShaping(dir: string): Promise<ServiceShaping | undefin
     return modelSummary(client, s.name, t, description);
   };
   // The shuffle control's groups: a task's episodes of one step, answered together once all have reported.
-  const groups = new Map<string, { entries: { scores: readonly TurnScore[]; answer: (s: TurnScore[]) => void }[]; timer?: NodeJS.Timeout; settle?: () => void }>();
+  const groups = new Map<
+    string,
+    {
+      entries: { scores: readonly TurnScore[]; answer: (s: TurnScore[]) => void }[];
+      timer?: NodeJS.Timeout;
+      settle?: () => void;
+    }
+  >();
   const settle = (key: string, taskId: string, step: number) => {
     const g = groups.get(key);
     if (!g) return;
@@ -149,7 +164,9 @@ export async function openShaping(dir: string): Promise<ServiceShaping | undefin
     const members = [...g.entries].sort((a, b) => byCodePoint(memberOrder(a.scores), memberOrder(b.scores)));
     const flat = members.flatMap((e, i) => e.scores.map((t) => ({ ...t, task_id: taskId, member: i })));
     const used = shuffleScores(flat, `${config.seed}:${step}`);
-    members.forEach((e, i) => e.answer(used.filter((t) => t.member === i).map(({ task_id: _t, member: _m, ...t }) => t)));
+    members.forEach((e, i) =>
+      e.answer(used.filter((t) => t.member === i).map(({ task_id: _t, member: _m, ...t }) => t)),
+    );
   };
   let closed = false;
   const shuffled = (taskId: string, step: number, scores: readonly TurnScore[]) =>
@@ -177,24 +194,37 @@ export async function openShaping(dir: string): Promise<ServiceShaping | undefin
       const visible = new SolutionBank(bank.entries().filter((e) => e.source === 'demonstration' || e.step < step));
       const drawn = visible.draw(taskId, config.references, `${config.seed}:${step}`);
       const texts = drawn.map((e) => (config.summaries === 'reduced' ? reduceSummary(e.text) : e.text));
-      const calls = toolCalls({ scaffold: ep.scaffold ?? 'react', messages: ep.messages, turns: ep.turns }).map((c) => ({
-        turn: c.turn,
-        category: c.category,
-        history: c.history,
-        prefix_chars: codePoints(c.prefix),
-        call_chars: codePoints(c.call),
-        // TIPS: the history after the call's observation, where the potential is taken again.
-        ...(config.kind === 'tips' ? { after: c.after } : {}),
-      }));
+      const calls = toolCalls({ scaffold: ep.scaffold ?? 'react', messages: ep.messages, turns: ep.turns }).map(
+        (c) => ({
+          turn: c.turn,
+          category: c.category,
+          history: c.history,
+          prefix_chars: codePoints(c.prefix),
+          call_chars: codePoints(c.call),
+          // TIPS: the history after the call's observation, where the potential is taken again.
+          ...(config.kind === 'tips' ? { after: c.after } : {}),
+        }),
+      );
       const beta = await betaFor(step);
       // SPICE scores each call after a reference message; TIPS scores the references themselves, after a request.
-      const refs = config.kind === 'tips' ? { summaries: texts, request: TIPS_REQUEST } : { references: texts.map(referenceMessage) };
+      const refs =
+        config.kind === 'tips'
+          ? { summaries: texts, request: TIPS_REQUEST }
+          : { references: texts.map(referenceMessage) };
       return { kind: config.kind, calls, ...refs, beta, drawn: drawn.map((e) => e.from) };
     },
     async graded(taskId, step, ep, verified) {
       if (!verified) return;
       const w = await summaryOf(taskId, ep);
-      const entry: BankEntry = { task_id: taskId, text: w.text, source: 'rl', step, from: `${taskId}@${step}#${bank.size(taskId)}`, writer: w.writer, ...(w.fallback ? { fallback: w.fallback } : {}) };
+      const entry: BankEntry = {
+        task_id: taskId,
+        text: w.text,
+        source: 'rl',
+        step,
+        from: `${taskId}@${step}#${bank.size(taskId)}`,
+        writer: w.writer,
+        ...(w.fallback ? { fallback: w.fallback } : {}),
+      };
       if (bank.add(entry)) await appendFile(bankFile, JSON.stringify(entry) + '\n');
     },
     async record(taskId, step, scores) {
@@ -205,20 +235,23 @@ export async function openShaping(dir: string): Promise<ServiceShaping | undefin
 }
 
 /** A shuffle group member's place: its scores as text (the same episode's scores give the same place). */
-export const memberOrder = (scores: readonly TurnScore[]): string => JSON.stringify(scores.map((t) => [t.turn, t.category, t.d]));
+export const memberOrder = (scores: readonly TurnScore[]): string =>
+  JSON.stringify(scores.map((t) => [t.turn, t.category, t.d]));
 /** Text order by code point, the same on every machine (localeCompare follows the machine's locale). */
 export const byCodePoint = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 /** The step's records (shaping/scores.jsonl) grouped by step, for the node's curve. */
 export async function shapingRecords(dir: string): Promise<Map<number, TurnScore[]>> {
   const out = new Map<number, TurnScore[]>();
-  for (const r of await readLines<{ step: number; scores: TurnScore[] }>(join(dir, 'shaping', 'scores.jsonl'))) out.set(r.step, [...(out.get(r.step) ?? []), ...r.scores]);
+  for (const r of await readLines<{ step: number; scores: TurnScore[] }>(join(dir, 'shaping', 'scores.jsonl')))
+    out.set(r.step, [...(out.get(r.step) ?? []), ...r.scores]);
   return out;
 }
 
 /** The pilot's calibration and its first step, when the job calibrated β (shaping/calibration.json, pilot.json). */
 export async function shapingCalibration(dir: string): Promise<(Calibration & { first_step: number }) | undefined> {
-  const read = async <T>(name: string) => JSON.parse(await readFile(join(dir, 'shaping', name), 'utf8').catch(() => 'null')) as T | null;
+  const read = async <T>(name: string) =>
+    JSON.parse(await readFile(join(dir, 'shaping', name), 'utf8').catch(() => 'null')) as T | null;
   const [cal, pilot] = [await read<Calibration>('calibration.json'), await read<{ first_step: number }>('pilot.json')];
   return cal && pilot ? { ...cal, first_step: pilot.first_step } : undefined;
 }

@@ -72,7 +72,8 @@ function sameToken(header: string | undefined, token: string): boolean {
 const stepOf = (ep: EpisodeResult) => Number((ep as { step?: unknown }).step ?? 0) || 0;
 
 /** Whether a listening address is this machine only. */
-export const loopback = (host: string | undefined) => host === undefined || host === 'localhost' || host === '::1' || host.startsWith('127.');
+export const loopback = (host: string | undefined) =>
+  host === undefined || host === 'localhost' || host === '::1' || host.startsWith('127.');
 
 export async function startSandboxService(o: ServiceOptions): Promise<SandboxService> {
   const formula = parseFormula(o.reward);
@@ -90,10 +91,16 @@ export async function startSandboxService(o: ServiceOptions): Promise<SandboxSer
     mlab?.end(id);
     await s?.session.close();
   };
-  const mlab = o.mlab ? openMlab(o.mlab, { python: o.python, abandon: (id) => void closeOne(id).catch((err: Error) => log(`sandbox service: closing ${id}: ${err.message}`)) }) : undefined;
+  const mlab = o.mlab
+    ? openMlab(o.mlab, {
+        python: o.python,
+        abandon: (id) => void closeOne(id).catch((err: Error) => log(`sandbox service: closing ${id}: ${err.message}`)),
+      })
+    : undefined;
   const openSession = async (task: string) => {
     const taskDir = join(o.tasksDir, task);
-    if (!TASK_ID.test(task) || !existsSync(join(taskDir, 'private', 'evaluator.py'))) throw new BadRequest(`no task ${task}`);
+    if (!TASK_ID.test(task) || !existsSync(join(taskDir, 'private', 'evaluator.py')))
+      throw new BadRequest(`no task ${task}`);
     const session = await o.sandbox.open({ task: taskDir, limits: { memoryMb: o.memoryMb }, signal: stop.signal });
     const id = randomUUID();
     sessions.set(id, { session, taskDir });
@@ -112,38 +119,72 @@ export async function startSandboxService(o: ServiceOptions): Promise<SandboxSer
     '/mlab/reply': async (body) => {
       const id = String(body.session);
       if (!mlab?.has(id)) throw new BadRequest(`no mlab episode ${id}`);
-      if (typeof body.text !== 'string' && typeof body.error !== 'string') throw new BadRequest('mlab/reply needs the reply text, or the error that left none');
+      if (typeof body.text !== 'string' && typeof body.error !== 'string')
+        throw new BadRequest('mlab/reply needs the reply text, or the error that left none');
       const t = body.tokens as { prompt?: unknown; completion?: unknown } | undefined;
       const reply = typeof body.text === 'string' ? { text: body.text } : { error: String(body.error) };
-      return await mlab.reply(id, reply, t ? { prompt: Number(t.prompt) || 0, completion: Number(t.completion) || 0 } : undefined);
+      return await mlab.reply(
+        id,
+        reply,
+        t ? { prompt: Number(t.prompt) || 0, completion: Number(t.completion) || 0 } : undefined,
+      );
     },
     '/run': async (body) => {
       const s = get(body);
       const timeoutMs = Number(body.timeout_ms);
-      if (typeof body.code !== 'string' || !Number.isFinite(timeoutMs) || timeoutMs <= 0) throw new BadRequest('run needs code and a positive timeout_ms');
+      if (typeof body.code !== 'string' || !Number.isFinite(timeoutMs) || timeoutMs <= 0)
+        throw new BadRequest('run needs code and a positive timeout_ms');
       const r = await execute(s.session, body.code, Number(body.turn ?? 0), timeoutMs);
-      return { observation: observation(r, o.observationChars ?? 4000, timeoutMs), exit_code: r.exitCode, timed_out: r.timedOut, duration_ms: r.durationMs };
+      return {
+        observation: observation(r, o.observationChars ?? 4000, timeoutMs),
+        exit_code: r.exitCode,
+        timed_out: r.timedOut,
+        duration_ms: r.durationMs,
+      };
     },
     '/validate': async (body) => {
       const s = get(body);
       const path = String(body.path ?? '');
       // Format only: the evaluator runs, but its score never reaches the agent.
       const g = await gradeSubmission(s.taskDir, s.session.workspace, { python: o.python, signal: stop.signal }, path);
-      return { ok: g.ok, observation: g.ok ? `valid: ${path} has the submission's format (it was not scored)` : `invalid submission: ${g.error}` };
+      return {
+        ok: g.ok,
+        observation: g.ok
+          ? `valid: ${path} has the submission's format (it was not scored)`
+          : `invalid submission: ${g.error}`,
+      };
     },
     '/grade': async (body) => {
       const s = get(body);
       const posted = body.episode as EpisodeResult | undefined;
-      if (!posted || !Array.isArray(posted.turns) || !Array.isArray(posted.messages)) throw new BadRequest('grade needs the episode (turns, messages, ended, submission)');
+      if (!posted || !Array.isArray(posted.turns) || !Array.isArray(posted.messages))
+        throw new BadRequest('grade needs the episode (turns, messages, ended, submission)');
       // An mlab episode ran here: its own record is graded (the client adds only its step and split).
       const ep = { ...posted, ...(mlab?.finished(String(body.session)) ?? {}) };
       try {
-        const grade = ep.submission ? await gradeSubmission(s.taskDir, s.session.workspace, { python: o.python, signal: stop.signal }, ep.submission) : undefined;
+        const grade = ep.submission
+          ? await gradeSubmission(
+              s.taskDir,
+              s.session.workspace,
+              { python: o.python, signal: stop.signal },
+              ep.submission,
+            )
+          : undefined;
         const evaluation = grade?.ok ? grade.result : null;
         const variables = rewardVariables(ep, evaluation, await o.starter(s.taskDir), o.inputs);
         // A validation episode (the export's val rows) trains nothing and adds nothing to the bank.
-        await o.shaping?.graded(basename(s.taskDir), stepOf(ep), ep, variables.success === 1 && (ep as { split?: unknown }).split !== 'val');
-        return { reward: evaluate(formula, variables), variables, evaluation, grade_error: grade && !grade.ok ? grade.error : null };
+        await o.shaping?.graded(
+          basename(s.taskDir),
+          stepOf(ep),
+          ep,
+          variables.success === 1 && (ep as { split?: unknown }).split !== 'val',
+        );
+        return {
+          reward: evaluate(formula, variables),
+          variables,
+          evaluation,
+          grade_error: grade && !grade.ok ? grade.error : null,
+        };
       } finally {
         await closeOne(String(body.session));
       }
@@ -151,13 +192,18 @@ export async function startSandboxService(o: ServiceOptions): Promise<SandboxSer
     '/shaping/plan': async (body) => {
       if (!o.shaping) throw new BadRequest('this export shapes no turns (no shaping/config.json)');
       const ep = body.episode as EpisodeResult | undefined;
-      if (!ep || !Array.isArray(ep.turns) || !Array.isArray(ep.messages)) throw new BadRequest('shaping/plan needs the episode (turns, messages)');
+      if (!ep || !Array.isArray(ep.turns) || !Array.isArray(ep.messages))
+        throw new BadRequest('shaping/plan needs the episode (turns, messages)');
       return await o.shaping.plan(String(body.task_id ?? ''), Number(body.step ?? 0), ep);
     },
     '/shaping/record': async (body) => {
       if (!o.shaping) throw new BadRequest('this export shapes no turns (no shaping/config.json)');
       if (!Array.isArray(body.scores)) throw new BadRequest('shaping/record needs scores');
-      const scores = await o.shaping.record(String(body.task_id ?? ''), Number(body.step ?? 0), body.scores as TurnScore[]);
+      const scores = await o.shaping.record(
+        String(body.task_id ?? ''),
+        Number(body.step ?? 0),
+        body.scores as TurnScore[],
+      );
       return { recorded: body.scores.length, scores };
     },
     '/close': async (body) => {
@@ -166,12 +212,14 @@ export async function startSandboxService(o: ServiceOptions): Promise<SandboxSer
     },
   };
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
-    const send = (status: number, value: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(value));
+    const send = (status: number, value: unknown) =>
+      res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(value));
     try {
       if (req.method === 'GET' && req.url === '/health') return send(200, { status: 'ok', sessions: sessions.size });
       const route = req.method === 'POST' ? routes[req.url ?? ''] : undefined;
       if (!route) return send(404, { error: `no route ${req.method} ${req.url}` });
-      if (o.token !== undefined && !sameToken(req.headers.authorization, o.token)) return send(401, { error: 'the sandbox service needs its token (MLEPIPE_SANDBOX_TOKEN)' });
+      if (o.token !== undefined && !sameToken(req.headers.authorization, o.token))
+        return send(401, { error: 'the sandbox service needs its token (MLEPIPE_SANDBOX_TOKEN)' });
       let raw = '';
       for await (const chunk of req) raw += chunk;
       let body: Record<string, unknown>;

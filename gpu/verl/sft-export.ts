@@ -55,7 +55,13 @@ export async function writeMessagesParquet(file: string, rows: readonly SftConve
 
 /** The overrides of a layout, in the SFT trainer's keys (its data, model and engine groups). */
 export function sftLayoutOverrides(l: Layout): string[] {
-  return ['data.use_dynamic_bsz=true', `data.max_token_len_per_gpu=${l.tokenBudget}`, `engine.ulysses_sequence_parallel_size=${l.sp}`, `engine.param_offload=${l.offload}`, `engine.optimizer_offload=${l.offload}`];
+  return [
+    'data.use_dynamic_bsz=true',
+    `data.max_token_len_per_gpu=${l.tokenBudget}`,
+    `engine.ulysses_sequence_parallel_size=${l.sp}`,
+    `engine.param_offload=${l.offload}`,
+    `engine.optimizer_offload=${l.offload}`,
+  ];
 }
 
 export function sftOverrides(o: SftExportOptions, hasVal: boolean, layout?: Layout): string[] {
@@ -99,15 +105,38 @@ export function sftOverrides(o: SftExportOptions, hasVal: boolean, layout?: Layo
   ];
 }
 
-export async function writeSftExport(dir: string, train: readonly SftConversation[], val: readonly SftConversation[], o: SftExportOptions): Promise<string[]> {
+export async function writeSftExport(
+  dir: string,
+  train: readonly SftConversation[],
+  val: readonly SftConversation[],
+  o: SftExportOptions,
+): Promise<string[]> {
   await mkdir(join(dir, 'data'), { recursive: true });
   await writeMessagesParquet(join(dir, 'data', 'train.parquet'), train);
   if (val.length) await writeMessagesParquet(join(dir, 'data', 'val.parquet'), val);
   await copyVerlPackage(dir);
   const cluster = { nodes: o.nodes, gpusPerNode: o.gpusPerNode, gpuMemoryGib: o.gpuMemoryGib, rolloutTp: 1 };
   if (o.cpu) await writeFile(join(dir, 'layout.json'), JSON.stringify({ device: 'cpu' }, null, 1) + '\n');
-  const layout = o.cpu ? undefined : await writeLayout(dir, o.model, cluster, o.maxLength, { rollout: false, unknown: "verl's own defaults for the token budget and offload apply" });
-  const overrides = o.cpu ? withOverrides(sftOverrides(o, val.length > 0, layout), cpuSftOverrides()) : sftOverrides(o, val.length > 0, layout);
-  await writeExportRun(dir, { verl_version: VERL_VERSION, trainer: 'sft', overrides, ...(o.cpu ? { env: cpuEnv(o.cpu, []) } : {}) });
-  return ['data/train.parquet', ...(val.length ? ['data/val.parquet'] : []), 'mlepipe_verl/', 'layout.json', 'trainer_overrides.yaml'];
+  const layout = o.cpu
+    ? undefined
+    : await writeLayout(dir, o.model, cluster, o.maxLength, {
+        rollout: false,
+        unknown: "verl's own defaults for the token budget and offload apply",
+      });
+  const overrides = o.cpu
+    ? withOverrides(sftOverrides(o, val.length > 0, layout), cpuSftOverrides())
+    : sftOverrides(o, val.length > 0, layout);
+  await writeExportRun(dir, {
+    verl_version: VERL_VERSION,
+    trainer: 'sft',
+    overrides,
+    ...(o.cpu ? { env: cpuEnv(o.cpu, []) } : {}),
+  });
+  return [
+    'data/train.parquet',
+    ...(val.length ? ['data/val.parquet'] : []),
+    'mlepipe_verl/',
+    'layout.json',
+    'trainer_overrides.yaml',
+  ];
 }

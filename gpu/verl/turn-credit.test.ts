@@ -19,9 +19,16 @@ type Member = { uid: string; outcome: number; shaping: (number | null)[]; masked
 
 test('the verl estimator and the worker path agree turn by turn on three-turn groups with a masked member', async () => {
   assert.ok(existsSync(python), `${python} is missing: run 'bash scripts/setup-python.sh verl'`);
-  const run = await execa(python, ['test_turn_credit.py', 'case'], { cwd: join(root, 'gpu', 'verl', 'tests'), reject: false, all: true });
+  const run = await execa(python, ['test_turn_credit.py', 'case'], {
+    cwd: join(root, 'gpu', 'verl', 'tests'),
+    reject: false,
+    all: true,
+  });
   assert.is(run.exitCode, 0, run.all);
-  const { case: members, advantages } = JSON.parse(run.stdout.trim().split('\n').pop()!) as { case: Member[]; advantages: number[][] };
+  const { case: members, advantages } = JSON.parse(run.stdout.trim().split('\n').pop()!) as {
+    case: Member[];
+    advantages: number[][];
+  };
   const groups = new Map<string, number[]>();
   members.forEach((m, i) => groups.set(m.uid, [...(groups.get(m.uid) ?? []), i]));
   const ours: number[][] = new Array<number[]>(members.length);
@@ -55,7 +62,14 @@ test("the agent loop's d (turn_scores.spice_d) and TIPS potential are spiceScore
   const d = Number(run.stdout.trim().split('\n').pop());
   assert.ok(Math.abs(d - spiceScore(conditioned, plain)) < 1e-12, `${d} vs ${spiceScore(conditioned, plain)}`);
   assert.ok(Math.abs(d) > 0.1);
-  const tips = await execa(python, ['-c', `import sys\nsys.path.insert(0, '.')\nfrom mlepipe_verl.turn_scores import tips_potential\nprint(tips_potential(${JSON.stringify(conditioned)}))`], { cwd: join(root, 'gpu', 'verl'), reject: false, all: true });
+  const tips = await execa(
+    python,
+    [
+      '-c',
+      `import sys\nsys.path.insert(0, '.')\nfrom mlepipe_verl.turn_scores import tips_potential\nprint(tips_potential(${JSON.stringify(conditioned)}))`,
+    ],
+    { cwd: join(root, 'gpu', 'verl'), reject: false, all: true },
+  );
   assert.is(tips.exitCode, 0, tips.all);
   assert.ok(Math.abs(Number(tips.stdout.trim()) - tipsPotential(conditioned)) < 1e-12);
 });

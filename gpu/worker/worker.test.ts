@@ -11,7 +11,9 @@ import { runPytest } from '../../test/pytest.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const python = join(root, '.venv', 'trainer', 'bin', 'python');
-const run = existsSync(python) ? await runPytest(python, ['gpu/worker/tests'], { cwd: root, timeoutMs: 7 * 60_000 }) : null;
+const run = existsSync(python)
+  ? await runPytest(python, ['gpu/worker/tests'], { cwd: root, timeoutMs: 7 * 60_000 })
+  : null;
 
 test('pytest ran gpu/worker/tests to the end in .venv/trainer', () => {
   assert.ok(run, `${python} is missing: run 'bash scripts/setup-python.sh trainer' to create the trainer environment`);

@@ -72,7 +72,12 @@ export async function collectGarbage(store: CacheStore, dryRun: boolean): Promis
   for (const sub of ['items', 'logs']) {
     for (const name of await readdir(join(store.root, sub)).catch(() => [] as string[])) {
       const key = name.replace(/\.log$/, '');
-      if (byKey.has(key) || (await store.isLocked(key)) || ((await exists(join(store.entryDir(key), 'manifest.json'))) && !removed.some((r) => r.key === key))) continue;
+      if (
+        byKey.has(key) ||
+        (await store.isLocked(key)) ||
+        ((await exists(join(store.entryDir(key), 'manifest.json'))) && !removed.some((r) => r.key === key))
+      )
+        continue;
       other.push(join(sub, name));
       await drop(join(store.root, sub, name));
     }
@@ -81,7 +86,9 @@ export async function collectGarbage(store: CacheStore, dryRun: boolean): Promis
   for (const base of await readdir(join(store.root, 'bases')).catch(() => [] as string[])) {
     const marks = await readdir(join(store.root, 'bases', base)).catch(() => [] as string[]);
     const gone = [];
-    for (const key of marks) if (removed.some((r) => r.key === key) || !(await exists(join(store.entryDir(key), 'manifest.json')))) gone.push(key);
+    for (const key of marks)
+      if (removed.some((r) => r.key === key) || !(await exists(join(store.entryDir(key), 'manifest.json'))))
+        gone.push(key);
     if (gone.length === marks.length) await drop(join(store.root, 'bases', base));
     else for (const key of gone) await drop(join(store.root, 'bases', base, key));
   }

@@ -8,7 +8,10 @@ import type { Manifest } from './manifest.js';
 import { waitLock } from './locks.js';
 
 /** A lock-file entry: the manifest less its file list, plus output totals. */
-export type LockEntry = Pick<Manifest, 'key' | 'kind' | 'version' | 'params' | 'inputs' | 'extras' | 'variant' | 'metrics' | 'finished' | 'durationMs'> & {
+export type LockEntry = Pick<
+  Manifest,
+  'key' | 'kind' | 'version' | 'params' | 'inputs' | 'extras' | 'variant' | 'metrics' | 'finished' | 'durationMs'
+> & {
   outputs: { files: number; bytes: number };
 };
 
@@ -33,7 +36,12 @@ export async function readLockfile(path: string): Promise<LockFile | undefined> 
 }
 
 /** Applies `change` to the lock file under a cross-process lock kept at `mutex` (in the cache, not beside the file). */
-export async function updateLockfile(path: string, mutex: string, init: Omit<LockFile, 'nodes'>, change: (lf: LockFile) => void): Promise<void> {
+export async function updateLockfile(
+  path: string,
+  mutex: string,
+  init: Omit<LockFile, 'nodes'>,
+  change: (lf: LockFile) => void,
+): Promise<void> {
   const held = await waitLock(mutex);
   try {
     const lf = (await readLockfile(path)) ?? { ...init, nodes: {} };

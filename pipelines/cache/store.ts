@@ -78,7 +78,9 @@ export class CacheStore {
   async sameWork(baseKey: string): Promise<string[]> {
     const dir = join(this.root, 'bases', baseKey);
     const names = (await readdir(dir).catch(() => [] as string[])).filter((k) => /^[0-9a-f]{64}$/.test(k));
-    const dated = await Promise.all(names.map(async (k) => ({ k, t: (await stat(join(dir, k)).catch(() => undefined))?.mtimeMs ?? 0 })));
+    const dated = await Promise.all(
+      names.map(async (k) => ({ k, t: (await stat(join(dir, k)).catch(() => undefined))?.mtimeMs ?? 0 })),
+    );
     return dated.sort((a, b) => a.t - b.t || a.k.localeCompare(b.k)).map((d) => d.k);
   }
 
@@ -171,7 +173,9 @@ export class CacheStore {
   }
 
   async keys(): Promise<string[]> {
-    return (await readdir(join(this.root, 'nodes')).catch(() => [] as string[])).filter((k) => /^[0-9a-f]{64}$/.test(k)).sort();
+    return (await readdir(join(this.root, 'nodes')).catch(() => [] as string[]))
+      .filter((k) => /^[0-9a-f]{64}$/.test(k))
+      .sort();
   }
 
   async size(key: string): Promise<number> {

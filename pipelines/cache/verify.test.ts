@@ -86,7 +86,10 @@ test('an unreadable, missing or foreign manifest makes the entry damaged', async
   const text = await readFile(mf, 'utf8');
   await writeFile(mf, text.slice(0, text.length / 2));
   assert.match(await reason(store), /^damaged: manifest\.json unreadable/);
-  await writeFile(mf, JSON.stringify({ ...JSON.parse(text), files: [{ path: '../../etc/passwd', size: 1, sha256: 'x' }] }));
+  await writeFile(
+    mf,
+    JSON.stringify({ ...JSON.parse(text), files: [{ path: '../../etc/passwd', size: 1, sha256: 'x' }] }),
+  );
   assert.match(await reason(store), /^damaged: manifest\.json unreadable/);
   await writeFile(mf, JSON.stringify({ ...JSON.parse(text), key: 'c'.repeat(64) }));
   assert.match(await reason(store), /^damaged: manifest\.json is for another key/);
@@ -107,7 +110,10 @@ test('manifests written before mtimes were recorded are checked by hash', async 
 test('several problems are summed up in one line', () => {
   assert.is(damageReason(['a missing']), 'damaged: a missing');
   assert.is(damageReason(['a missing', 'b changed']), 'damaged: a missing, b changed');
-  assert.is(damageReason(['a missing', 'b changed', 'c changed', 'd changed']), 'damaged: a missing, b changed, c changed and 1 more');
+  assert.is(
+    damageReason(['a missing', 'b changed', 'c changed', 'd changed']),
+    'damaged: a missing, b changed, c changed and 1 more',
+  );
 });
 
 test.run();

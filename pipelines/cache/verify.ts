@@ -13,16 +13,20 @@ import { tryLock } from './locks.js';
 import type { Manifest } from './manifest.js';
 import type { CacheStore } from './store.js';
 
-export type EntryCheck = { state: 'absent' } | { state: 'ok'; manifest: Manifest } | { state: 'damaged'; problems: string[] };
+export type EntryCheck =
+  { state: 'absent' } | { state: 'ok'; manifest: Manifest } | { state: 'damaged'; problems: string[] };
 
 export async function checkEntry(dir: string, key: string, full = false): Promise<EntryCheck> {
   let text: string;
   try {
     text = await readFile(join(dir, 'manifest.json'), 'utf8');
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') return { state: 'damaged', problems: [`manifest.json unreadable (${(err as Error).message})`] };
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT')
+      return { state: 'damaged', problems: [`manifest.json unreadable (${(err as Error).message})`] };
     // Entries are published with their manifest by one rename: a folder without one is damaged, not absent.
-    return (await lstat(dir).catch(() => null)) ? { state: 'damaged', problems: ['manifest.json missing'] } : { state: 'absent' };
+    return (await lstat(dir).catch(() => null))
+      ? { state: 'damaged', problems: ['manifest.json missing'] }
+      : { state: 'absent' };
   }
   let manifest: Manifest;
   try {
@@ -65,13 +69,20 @@ async function checkFile(path: string, f: FileEntry, full: boolean): Promise<'mi
 /** A manifest as written by a run: anything else (truncated, hand-edited, paths leaving the entry) is refused. */
 function parseManifest(text: string): Manifest {
   const m = JSON.parse(text) as Manifest;
-  if (typeof m !== 'object' || m === null || typeof m.key !== 'string' || !Array.isArray(m.files)) throw new Error('not a manifest');
+  if (typeof m !== 'object' || m === null || typeof m.key !== 'string' || !Array.isArray(m.files))
+    throw new Error('not a manifest');
   for (const f of m.files as unknown[]) {
     const e = f as Partial<FileEntry> | null;
-    if (typeof e?.path !== 'string' || typeof e.size !== 'number' || typeof e.sha256 !== 'string' || (e.mtimeMs !== undefined && typeof e.mtimeMs !== 'number')) {
+    if (
+      typeof e?.path !== 'string' ||
+      typeof e.size !== 'number' ||
+      typeof e.sha256 !== 'string' ||
+      (e.mtimeMs !== undefined && typeof e.mtimeMs !== 'number')
+    ) {
       throw new Error('a file record is malformed');
     }
-    if (!e.path || isAbsolute(e.path) || posix.normalize(e.path) !== e.path || e.path.split('/').includes('..')) throw new Error(`file path ${JSON.stringify(e.path)} leaves the entry`);
+    if (!e.path || isAbsolute(e.path) || posix.normalize(e.path) !== e.path || e.path.split('/').includes('..'))
+      throw new Error(`file path ${JSON.stringify(e.path)} leaves the entry`);
   }
   return m;
 }
@@ -94,7 +105,11 @@ export interface VerifiedEntry {
 }
 
 /** `mlepipe cache verify`: the full check of the given entries (default: all); with repair, damaged ones are removed. */
-export async function verifyCache(store: CacheStore, keys: readonly string[] | undefined, repair: boolean): Promise<VerifiedEntry[]> {
+export async function verifyCache(
+  store: CacheStore,
+  keys: readonly string[] | undefined,
+  repair: boolean,
+): Promise<VerifiedEntry[]> {
   const out: VerifiedEntry[] = [];
   for (const key of keys ?? (await store.keys())) {
     const c = await store.check(key, true);
@@ -131,6 +146,10 @@ export async function resolveKeys(store: CacheStore, given: readonly string[]): 
   return given.map((g) => {
     const hits = all.filter((k) => k.startsWith(g.toLowerCase()));
     if (hits.length === 1) return hits[0];
-    throw new UserError(hits.length ? `${g}: matches ${hits.length} cache entries; give more of the key` : `${g}: no such cache entry in ${store.root} (mlepipe cache ls lists them)`);
+    throw new UserError(
+      hits.length
+        ? `${g}: matches ${hits.length} cache entries; give more of the key`
+        : `${g}: no such cache entry in ${store.root} (mlepipe cache ls lists them)`,
+    );
   });
 }

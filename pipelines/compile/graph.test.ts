@@ -26,16 +26,40 @@ stages:
 
 test('ablate clones the target and everything downstream; upstream stays shared', async () => {
   const g = compileGraph(await load(PIPE));
-  assert.equal([...g.order], ['envs', 'rl@params.reward=dense', 'rl@params.reward=sparse', 'test@params.reward=dense', 'test@params.reward=sparse', 'side', 'rewards']);
+  assert.equal(
+    [...g.order],
+    [
+      'envs',
+      'rl@params.reward=dense',
+      'rl@params.reward=sparse',
+      'test@params.reward=dense',
+      'test@params.reward=sparse',
+      'side',
+      'rewards',
+    ],
+  );
   const sparse = g.nodes.get('rl@params.reward=sparse')!;
   assert.equal(sparse.inputs, ['envs']);
   assert.equal((sparse.params.params as Record<string, unknown>).reward, 'sparse');
   assert.equal(g.nodes.get('test@params.reward=sparse')!.inputs, ['rl@params.reward=sparse']);
-  assert.equal([...g.nodes.get('rewards')!.inputs].sort(), ['rl@params.reward=dense', 'rl@params.reward=sparse', 'test@params.reward=dense', 'test@params.reward=sparse']);
+  assert.equal([...g.nodes.get('rewards')!.inputs].sort(), [
+    'rl@params.reward=dense',
+    'rl@params.reward=sparse',
+    'test@params.reward=dense',
+    'test@params.reward=sparse',
+  ]);
 });
 
 test('two ablations multiply; matrix combinations in written order', async () => {
-  const g = compileGraph(await load(PIPE + '  seeds: { uses: ablate, target: envs, matrix: { params.seed: [1, 2] } }\n  lrs: { uses: ablate, target: rl, matrix: { params.lr: [1, 2] } }\n'.replace(/params\.seed/, 'params.seed'))).order;
+  const g = compileGraph(
+    await load(
+      PIPE +
+        '  seeds: { uses: ablate, target: envs, matrix: { params.seed: [1, 2] } }\n  lrs: { uses: ablate, target: rl, matrix: { params.lr: [1, 2] } }\n'.replace(
+          /params\.seed/,
+          'params.seed',
+        ),
+    ),
+  ).order;
   // envs has no params.seed in with:, but params is free-form, so the key is allowed.
   assert.ok(g.includes('test@params.seed=2,params.reward=sparse,params.lr=2'));
   assert.is(g.filter((id) => id.startsWith('test@')).length, 8);

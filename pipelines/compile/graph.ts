@@ -35,12 +35,24 @@ interface Mutable {
 
 export function compileGraph(exp: Experiment): CompiledGraph {
   const stageOrder = exp.stages.map((s) => s.id);
-  let nodes: Mutable[] = exp.stages.filter((s) => s.uses !== 'ablate').map((s) => ({ id: s.id, stage: s, params: structuredClone(s.params) as Record<string, unknown>, variant: {}, inputs: [...s.needs] }));
+  let nodes: Mutable[] = exp.stages
+    .filter((s) => s.uses !== 'ablate')
+    .map((s) => ({
+      id: s.id,
+      stage: s,
+      params: structuredClone(s.params) as Record<string, unknown>,
+      variant: {},
+      inputs: [...s.needs],
+    }));
 
   // Upstream targets first, so a downstream ablation multiplies the clones of an upstream one.
   const ablations = exp.stages.filter((s) => s.uses === 'ablate');
   const rank = topoRank(exp.stages);
-  ablations.sort((a, b) => rank.get(a.target as string)! - rank.get(b.target as string)! || stageOrder.indexOf(a.id) - stageOrder.indexOf(b.id));
+  ablations.sort(
+    (a, b) =>
+      rank.get(a.target as string)! - rank.get(b.target as string)! ||
+      stageOrder.indexOf(a.id) - stageOrder.indexOf(b.id),
+  );
   for (const ab of ablations) nodes = expand(nodes, ab, exp.origins);
 
   const byId = new Map(nodes.map((n) => [n.id, n]));
@@ -78,7 +90,13 @@ function expand(nodes: Mutable[], ab: ResolvedStage, origins: Origins): Mutable[
         const params = structuredClone(n.params);
         if (n === t) for (const [k, v] of Object.entries(combo)) setPath(params, k.split('.'), structuredClone(v));
         const id = renamed.get(n.id)!;
-        result.push({ id, stage: n.stage, params, variant: { ...n.variant, ...combo }, inputs: n.inputs.map((i) => renamed.get(i) ?? i) });
+        result.push({
+          id,
+          stage: n.stage,
+          params,
+          variant: { ...n.variant, ...combo },
+          inputs: n.inputs.map((i) => renamed.get(i) ?? i),
+        });
         cloned.set(n.id, [...(cloned.get(n.id) ?? []), id]);
       }
     }
@@ -90,14 +108,26 @@ function expand(nodes: Mutable[], ab: ResolvedStage, origins: Origins): Mutable[
     out.push({ ...n, inputs: n.inputs.flatMap((i) => cloned.get(i) ?? [i]) });
   }
   out.push(...result);
-  const collector: Mutable = { id: ab.id, stage: ab, params: structuredClone(ab.params) as Record<string, unknown>, variant: {}, inputs: [...cloned.values()].flat() };
+  const collector: Mutable = {
+    id: ab.id,
+    stage: ab,
+    params: structuredClone(ab.params) as Record<string, unknown>,
+    variant: {},
+    inputs: [...cloned.values()].flat(),
+  };
   out.push(collector);
   const seen = new Set<string>();
   for (const n of out) {
     if (seen.has(n.id)) {
       // Values that spell the same within one matrix are refused at validation; this is two ablations meeting.
       const path = ['stages', ab.id, 'matrix'];
-      throw new UserError([{ pos: keyPos(origins, path), path: dotted(path), message: `ablation ${ab.id} produces two nodes named ${n.id}: give the matrix values distinct spellings` }]);
+      throw new UserError([
+        {
+          pos: keyPos(origins, path),
+          path: dotted(path),
+          message: `ablation ${ab.id} produces two nodes named ${n.id}: give the matrix values distinct spellings`,
+        },
+      ]);
     }
     seen.add(n.id);
   }

@@ -71,7 +71,12 @@ test('base keys: the reward, its inputs and its formula are left out; anything t
   // An experiment's own formula under the same name is another reward, the same work.
   const own = await evalKeys('seed: 1, reward: mine', 'rewards: { mine: "0.5*gold" }\n');
   assert.is(own.baseKey, a.baseKey);
-  for (const other of ['seed: 2, reward: sparse', 'seed: 1, reward: sparse, max_turns: 3', 'seed: 1, reward: sparse, feedback: score']) assert.is.not((await evalKeys(other)).baseKey, a.baseKey, other);
+  for (const other of [
+    'seed: 2, reward: sparse',
+    'seed: 1, reward: sparse, max_turns: 3',
+    'seed: 1, reward: sparse, feedback: score',
+  ])
+    assert.is.not((await evalKeys(other)).baseKey, a.baseKey, other);
 });
 
 test.run();

@@ -51,13 +51,19 @@ export async function computeKeys(exp: Experiment, graph: CompiledGraph, opts: K
     let extras: unknown = null;
     if (stage.keyExtras) {
       const memo = `${n.stage.id}\u0000${canonicalJson(params)}`;
-      if (!extrasCache.has(memo)) extrasCache.set(memo, stage.keyExtras(params, { experimentDir, models: exp.models, rewards: exp.rewards, python }));
+      if (!extrasCache.has(memo))
+        extrasCache.set(
+          memo,
+          stage.keyExtras(params, { experimentDir, models: exp.models, rewards: exp.rewards, python }),
+        );
       try {
         extras = await extrasCache.get(memo);
       } catch (err) {
         if (!(err instanceof ParamError)) throw err;
         const path = ['stages', n.stage.id, 'with', ...err.param];
-        throw new UserError([{ pos: valuePos(exp.origins, path), path: dotted(path), message: err.diagnostics[0].message }]);
+        throw new UserError([
+          { pos: valuePos(exp.origins, path), path: dotted(path), message: err.diagnostics[0].message },
+        ]);
       }
     }
     const names = inputs.map((i) => i.stage.id);
@@ -65,9 +71,31 @@ export async function computeKeys(exp: Experiment, graph: CompiledGraph, opts: K
     const inputKeys: Record<string, string> = {};
     for (const i of inputs) inputKeys[unique ? i.stage.id : i.id] = i.key;
     const hashedParams = Object.fromEntries(Object.entries(params).filter(([k]) => !stage.keyIgnore?.includes(k)));
-    const key = sha256(canonicalJson({ kind: stage.kind, version: stage.version, params: hashedParams, inputs: inputKeys, extras }));
-    const baseKey = stage.rescore ? sha256(canonicalJson({ kind: stage.kind, version: stage.version, rescorable: true, params: without(hashedParams, stage.rescore.params), inputs: inputKeys, extras: without(extras, stage.rescore.params) })) : undefined;
-    keyed.set(id, { ...n, params, key, kind: stage.kind, version: stage.version, inputKeys, extras, ...(baseKey ? { baseKey } : {}) });
+    const key = sha256(
+      canonicalJson({ kind: stage.kind, version: stage.version, params: hashedParams, inputs: inputKeys, extras }),
+    );
+    const baseKey = stage.rescore
+      ? sha256(
+          canonicalJson({
+            kind: stage.kind,
+            version: stage.version,
+            rescorable: true,
+            params: without(hashedParams, stage.rescore.params),
+            inputs: inputKeys,
+            extras: without(extras, stage.rescore.params),
+          }),
+        )
+      : undefined;
+    keyed.set(id, {
+      ...n,
+      params,
+      key,
+      kind: stage.kind,
+      version: stage.version,
+      inputKeys,
+      extras,
+      ...(baseKey ? { baseKey } : {}),
+    });
   }
   return { nodes: keyed, order: graph.order };
 }

@@ -18,7 +18,13 @@ export async function loadWithExtends(file: string, chain: string[] = [], cacheR
   if (ext === undefined) return own;
   const parents = typeof ext === 'string' ? [ext] : Array.isArray(ext) ? ext : null;
   if (!parents || parents.some((p) => typeof p !== 'string')) {
-    throw new UserError([{ pos: valuePos(own.origins, ['extends']), path: 'extends', message: 'must be a relative path or a list of them' }]);
+    throw new UserError([
+      {
+        pos: valuePos(own.origins, ['extends']),
+        path: 'extends',
+        message: 'must be a relative path or a list of them',
+      },
+    ]);
   }
   let merged: Sourced | undefined;
   for (let i = 0; i < parents.length; i++) {

@@ -29,7 +29,11 @@ export function defaultGpus(on: string, hosts: Readonly<Record<string, HostSetti
  * label no host carries, so that a paper config can place its sandboxes on GPU hosts and still validate
  * and plan on a laptop; `run` refuses such nodes before anything starts (sandboxRefusals).
  */
-export function placementDiagnostics(doc: WrittenExperiment, settings: Settings, origins: Origins): { errors: Diagnostic[]; warnings: Diagnostic[] } {
+export function placementDiagnostics(
+  doc: WrittenExperiment,
+  settings: Settings,
+  origins: Origins,
+): { errors: Diagnostic[]; warnings: Diagnostic[] } {
   const out: Diagnostic[] = [];
   const warnings: Diagnostic[] = [];
   const where = settings.file ?? 'mlepipe.config.yaml';
@@ -41,29 +45,56 @@ export function placementDiagnostics(doc: WrittenExperiment, settings: Settings,
       const cpusPerRun = st.sandbox.cpus_per_run ?? 0;
       const gpuFits = (n: string) => gpuCapacity(settings.hosts[n]) >= perRun;
       if (!SANDBOXED.includes(String(st.uses))) {
-        out.push({ pos: valuePos(origins, path), path: dotted(path), message: `sandbox: { on: } runs the episodes of ${SANDBOXED.join(' and ')} nodes on a host; ${st.uses} nodes run their code here (remove sandbox:)` });
+        out.push({
+          pos: valuePos(origins, path),
+          path: dotted(path),
+          message: `sandbox: { on: } runs the episodes of ${SANDBOXED.join(' and ')} nodes on a host; ${st.uses} nodes run their code here (remove sandbox:)`,
+        });
       } else if (!matching.length) {
-        warnings.push({ pos: valuePos(origins, path), path: dotted(path), message: `${noHost(st.sandbox.on, settings, where)}. mlepipe run refuses this node; -S ${dotted(['stages', id, 'sandbox'])}=null runs its sandboxes here` });
+        warnings.push({
+          pos: valuePos(origins, path),
+          path: dotted(path),
+          message: `${noHost(st.sandbox.on, settings, where)}. mlepipe run refuses this node; -S ${dotted(['stages', id, 'sandbox'])}=null runs its sandboxes here`,
+        });
       } else if (perRun > 0 && !matching.some(gpuFits)) {
         // A run that no matching host could ever hold would wait forever: refused here instead.
         const gp = ['stages', id, 'sandbox', 'gpus_per_run'];
         const most = Math.max(...matching.map((n) => gpuCapacity(settings.hosts[n])));
-        out.push({ pos: valuePos(origins, gp), path: dotted(gp), message: `${perRun} GPUs per run, but no host matching "${st.sandbox.on}" lends that many (most: ${most}, in ${where})` });
-      } else if (cpusPerRun > 0 && !matching.some((n) => gpuFits(n) && (settings.hosts[n].cpus ?? Infinity) >= cpusPerRun)) {
+        out.push({
+          pos: valuePos(origins, gp),
+          path: dotted(gp),
+          message: `${perRun} GPUs per run, but no host matching "${st.sandbox.on}" lends that many (most: ${most}, in ${where})`,
+        });
+      } else if (
+        cpusPerRun > 0 &&
+        !matching.some((n) => gpuFits(n) && (settings.hosts[n].cpus ?? Infinity) >= cpusPerRun)
+      ) {
         // Hosts that count their CPUs and have too few for one run would never take one either.
         const cp = ['stages', id, 'sandbox', 'cpus_per_run'];
         const has = matching.filter(gpuFits).map((n) => `${n} has ${settings.hosts[n].cpus}`);
-        out.push({ pos: valuePos(origins, cp), path: dotted(cp), message: `${cpusPerRun} CPUs per run, but ${has.join(', ')} (cpus: in ${where})` });
+        out.push({
+          pos: valuePos(origins, cp),
+          path: dotted(cp),
+          message: `${cpusPerRun} CPUs per run, but ${has.join(', ')} (cpus: in ${where})`,
+        });
       }
     }
     if (st.on === undefined) {
       if (st.gpus !== undefined) {
         const path = ['stages', id, 'gpus'];
-        out.push({ pos: valuePos(origins, path), path: dotted(path), message: 'gpus: is taken on a host: set on: as well (local nodes use this machine as it is)' });
+        out.push({
+          pos: valuePos(origins, path),
+          path: dotted(path),
+          message: 'gpus: is taken on a host: set on: as well (local nodes use this machine as it is)',
+        });
       }
       if (st.retries !== undefined) {
         const path = ['stages', id, 'retries'];
-        out.push({ pos: valuePos(origins, path), path: dotted(path), message: 'retries: tries a node again after its host fails: set on: as well' });
+        out.push({
+          pos: valuePos(origins, path),
+          path: dotted(path),
+          message: 'retries: tries a node again after its host fails: set on: as well',
+        });
       }
       continue;
     }
@@ -113,30 +144,48 @@ function noHost(label: string, settings: Settings, where: string): string {
  * would hold the others idle, and full fine-tuning that needs them would still run out of memory on the first.
  */
 function workerGpuRefusal(st: NonNullable<WrittenExperiment['stages']>[string]): string | undefined {
-  if (!['grpo', 'sft', 'eval'].includes(String(st.uses)) || typeof st.gpus !== 'number' || st.gpus <= 1) return undefined;
+  if (!['grpo', 'sft', 'eval'].includes(String(st.uses)) || typeof st.gpus !== 'number' || st.gpus <= 1)
+    return undefined;
   const w = (st.with ?? {}) as { trainer?: unknown };
   const what = st.uses === 'eval' ? 'serves its model' : 'trains';
-  const instead = st.uses === 'eval' ? 'serve it on one GPU (gpus: 1)' : `train LoRA on one GPU (gpus: 1, lora_rank: above 0 on the model)${st.uses === 'grpo' ? ', or use trainer: verl, which shards full fine-tuning over several' : ''}`;
-  return w.trainer === 'verl' ? undefined : `gpus: ${st.gpus}: the trainer worker this node starts ${what} on one GPU (cuda:0) and would leave ${st.gpus - 1} idle; ${instead}`;
+  const instead =
+    st.uses === 'eval'
+      ? 'serve it on one GPU (gpus: 1)'
+      : `train LoRA on one GPU (gpus: 1, lora_rank: above 0 on the model)${st.uses === 'grpo' ? ', or use trainer: verl, which shards full fine-tuning over several' : ''}`;
+  return w.trainer === 'verl'
+    ? undefined
+    : `gpus: ${st.gpus}: the trainer worker this node starts ${what} on one GPU (cuda:0) and would leave ${st.gpus - 1} idle; ${instead}`;
 }
 
 /** Stage kinds that run on a host: shell nodes whole; grpo, sft and eval nodes put the trainer workers they start there. */
 const PLACEABLE = ['shell', 'grpo', 'sft', 'eval'];
 
 /** Why a stage cannot take `on:`, or undefined when it can. */
-function placeRefusal(st: NonNullable<WrittenExperiment['stages']>[string], doc: WrittenExperiment): string | undefined {
-  if (!PLACEABLE.includes(String(st.uses))) return `on: runs ${PLACEABLE.join(', ')} nodes in this version of mlepipe; ${st.uses} nodes run on this machine (remove on:)`;
+function placeRefusal(
+  st: NonNullable<WrittenExperiment['stages']>[string],
+  doc: WrittenExperiment,
+): string | undefined {
+  if (!PLACEABLE.includes(String(st.uses)))
+    return `on: runs ${PLACEABLE.join(', ')} nodes in this version of mlepipe; ${st.uses} nodes run on this machine (remove on:)`;
   const w = (st.with ?? {}) as { trainer?: unknown; policy?: unknown; policies?: unknown; worker_url?: unknown };
   const models = (doc.models ?? {}) as Record<string, { provider?: unknown } | undefined>;
   if (st.uses === 'eval') {
     // An eval node on a host moves only the workers it starts for its provider: worker policies.
     const names = Array.isArray(w.policies) ? w.policies : [w.policy];
-    return names.some((n) => typeof n === 'string' && models[n]?.provider === 'worker') ? undefined : 'on: places the trainer workers an eval node starts for its provider: worker policies, and this one has none (remove on: to run here)';
+    return names.some((n) => typeof n === 'string' && models[n]?.provider === 'worker')
+      ? undefined
+      : 'on: places the trainer workers an eval node starts for its provider: worker policies, and this one has none (remove on: to run here)';
   }
   if (st.uses !== 'grpo') return undefined;
   // A grpo node on a host moves only the worker it starts; the rollouts and their sandboxes stay here.
-  const starts = w.trainer === 'worker' && w.worker_url === undefined && typeof w.policy === 'string' && models[w.policy]?.provider === 'worker';
-  return starts ? undefined : 'on: places the trainer worker a grpo node starts: it needs trainer: worker, a provider: worker policy and no worker_url (remove on: to run here)';
+  const starts =
+    w.trainer === 'worker' &&
+    w.worker_url === undefined &&
+    typeof w.policy === 'string' &&
+    models[w.policy]?.provider === 'worker';
+  return starts
+    ? undefined
+    : 'on: places the trainer worker a grpo node starts: it needs trainer: worker, a provider: worker policy and no worker_url (remove on: to run here)';
 }
 
 /** Hosts written in the shape of earlier versions (ssh:, docker_host:): one clear error each, naming the new shape. */

@@ -14,7 +14,10 @@ export function interpolate(src: Sourced, env: NodeJS.ProcessEnv = process.env):
 }
 
 /** As interpolate, but a reference that does not resolve is left as written and reported in `diagnostics`. */
-export function interpolateAll(src: Sourced, env: NodeJS.ProcessEnv = process.env): { src: Sourced; diagnostics: Diagnostic[] } {
+export function interpolateAll(
+  src: Sourced,
+  env: NodeJS.ProcessEnv = process.env,
+): { src: Sourced; diagnostics: Diagnostic[] } {
   const diags: Diagnostic[] = [];
   const root = structuredClone(src.value) as Record<string, unknown>;
 

@@ -34,8 +34,10 @@ test('positions of keys and values', () => {
 
 test('extends: deep merge, lists replaced, positions from the file that set them', async () => {
   const dir = await project({
-    'base.yaml': 'name: base\nvars: { n: 1, list: [1, 2, 3] }\nstages:\n  a: { uses: shell, with: { run: echo base, deps: [x, y] } }\n',
-    'child.yaml': 'extends: ./base.yaml\nname: child\nvars: { list: [9] }\nstages:\n  a: { with: { run: echo child } }\n',
+    'base.yaml':
+      'name: base\nvars: { n: 1, list: [1, 2, 3] }\nstages:\n  a: { uses: shell, with: { run: echo base, deps: [x, y] } }\n',
+    'child.yaml':
+      'extends: ./base.yaml\nname: child\nvars: { list: [9] }\nstages:\n  a: { with: { run: echo child } }\n',
     // Dependencies must exist by validation.
     x: '',
     y: '',
@@ -50,7 +52,10 @@ test('extends: deep merge, lists replaced, positions from the file that set them
 });
 
 test('interpolation keeps types for whole references and reports unknown names at the reference', () => {
-  const src = parseYaml('vars: { seed: 7, who: "${env.WHO:-world}" }\nx: ${vars.seed}\ny: "hi ${vars.who} $${not}"\nz: "a ${vars.nope}"\n', 'f.yaml');
+  const src = parseYaml(
+    'vars: { seed: 7, who: "${env.WHO:-world}" }\nx: ${vars.seed}\ny: "hi ${vars.who} $${not}"\nz: "a ${vars.nope}"\n',
+    'f.yaml',
+  );
   try {
     interpolate(src, {});
     assert.unreachable('should fail');
@@ -60,13 +65,22 @@ test('interpolation keeps types for whole references and reports unknown names a
     assert.equal([d[0].pos?.line, d[0].pos?.col], [4, 7]);
     assert.match(d[0].message, 'undefined variable vars.nope');
   }
-  const ok = interpolate(parseYaml('vars: { seed: 7, who: "${env.WHO:-world}" }\nx: ${vars.seed}\ny: "hi ${vars.who} $${not}"\n', 'f.yaml'), {});
+  const ok = interpolate(
+    parseYaml('vars: { seed: 7, who: "${env.WHO:-world}" }\nx: ${vars.seed}\ny: "hi ${vars.who} $${not}"\n', 'f.yaml'),
+    {},
+  );
   assert.equal(ok.value, { vars: { seed: 7, who: 'world' }, x: 7, y: 'hi world ${not}' });
 });
 
 test('overrides parse values as YAML and apply before interpolation', async () => {
-  const dir = await project({ 'e.yaml': 'name: e\nvars: { n: 1 }\nstages:\n  a: { uses: shell, with: { run: "echo ${vars.n}", params: { k: 1 } } }\n' });
-  const exp = await loadExperiment(join(dir, 'e.yaml'), { overrides: ['vars.n=5', 'stages.a.with.params.k=[1, 2]'], env: {} });
+  const dir = await project({
+    'e.yaml':
+      'name: e\nvars: { n: 1 }\nstages:\n  a: { uses: shell, with: { run: "echo ${vars.n}", params: { k: 1 } } }\n',
+  });
+  const exp = await loadExperiment(join(dir, 'e.yaml'), {
+    overrides: ['vars.n=5', 'stages.a.with.params.k=[1, 2]'],
+    env: {},
+  });
   assert.is(exp.stages[0].params.run, 'echo 5');
   assert.equal((exp.stages[0].params.params as Record<string, unknown>).k, [1, 2]);
 });
@@ -95,8 +109,13 @@ test('settings: a hostile or mis-encoded mlepipe.config.yaml is a positioned use
   const settings = join(dir, 'mlepipe.config.yaml');
   await writeFile(settings, 'concurrency: 2\nhosts: &h { a: *h }\n');
   assert.equal(await diagnostics(join(dir, 'e.yaml')), ['2:16 undefined: alias *h refers to a value that contains it']);
-  await writeFile(settings, Buffer.concat([Buffer.from('concurrency: 2\ncache: "caf'), Buffer.from([0xe9]), Buffer.from('"\n')]));
-  assert.equal(await diagnostics(join(dir, 'e.yaml')), ['2:12 undefined: not valid UTF-8 (byte 0xE9 at offset 26); save the file as UTF-8']);
+  await writeFile(
+    settings,
+    Buffer.concat([Buffer.from('concurrency: 2\ncache: "caf'), Buffer.from([0xe9]), Buffer.from('"\n')]),
+  );
+  assert.equal(await diagnostics(join(dir, 'e.yaml')), [
+    '2:12 undefined: not valid UTF-8 (byte 0xE9 at offset 26); save the file as UTF-8',
+  ]);
 });
 
 test('-S values: hostile YAML is refused with a position inside the argument', async () => {
@@ -110,9 +129,15 @@ test('-S values: hostile YAML is refused with a position inside the argument', a
     return 'accepted';
   };
   assert.is(await at('&a [*a]'), '-S vars.n=&a [*a]:1:15: alias *a refers to a value that contains it');
-  assert.match(await at('['.repeat(3000) + ']'.repeat(3000)), /^-S vars\.n=\[+\]+:1:\d+: nested more than 100 levels deep$/);
+  assert.match(
+    await at('['.repeat(3000) + ']'.repeat(3000)),
+    /^-S vars\.n=\[+\]+:1:\d+: nested more than 100 levels deep$/,
+  );
   assert.is(await at('[1, 2'), '-S vars.n=[1, 2:1:16: Flow sequence must end with a ]');
-  const exp = await loadExperiment(join(dir, 'e.yaml'), { overrides: ['vars.n=null', 'vars.m=', 'vars.k=[1, {a: b}]'], env: {} });
+  const exp = await loadExperiment(join(dir, 'e.yaml'), {
+    overrides: ['vars.n=null', 'vars.m=', 'vars.k=[1, {a: b}]'],
+    env: {},
+  });
   assert.equal(exp.vars, { n: null, m: '', k: [1, { a: 'b' }] });
 });
 

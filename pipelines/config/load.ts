@@ -21,7 +21,8 @@ export interface LoadOptions {
 export { displayPath };
 
 // `stages.a.with.deps[0]` is under `stages.a.with.deps` and under itself.
-const under = (path: string, prefix: string) => path === prefix || path.startsWith(`${prefix}.`) || path.startsWith(`${prefix}[`);
+const under = (path: string, prefix: string) =>
+  path === prefix || path.startsWith(`${prefix}.`) || path.startsWith(`${prefix}[`);
 
 export async function loadExperiment(file: string, opts: LoadOptions = {}): Promise<Experiment> {
   const env = opts.env ?? process.env;
@@ -51,8 +52,15 @@ export async function loadExperiment(file: string, opts: LoadOptions = {}): Prom
   const validated = validateExperiment(src.value, src.origins, dirname(resolve(file)));
   const { doc, params } = validated;
   // Anything else said about a value whose reference did not resolve follows from that.
-  const diagnostics = [...settingsErrors, ...expanded.diagnostics, ...validated.diagnostics.filter((d) => !unresolved.some((p) => under(d.path ?? '', p)))];
-  const placed = settings && !validated.diagnostics.length ? placementDiagnostics(doc, settings, src.origins) : { errors: [], warnings: [] };
+  const diagnostics = [
+    ...settingsErrors,
+    ...expanded.diagnostics,
+    ...validated.diagnostics.filter((d) => !unresolved.some((p) => under(d.path ?? '', p))),
+  ];
+  const placed =
+    settings && !validated.diagnostics.length
+      ? placementDiagnostics(doc, settings, src.origins)
+      : { errors: [], warnings: [] };
   diagnostics.push(...placed.errors);
   if (diagnostics.length || !settings) throw new UserError(sortDiagnostics(diagnostics));
 
@@ -66,18 +74,44 @@ export async function loadExperiment(file: string, opts: LoadOptions = {}): Prom
     on: st.on,
     gpus: st.on ? (st.gpus ?? defaultGpus(st.on, settings.hosts)) : 0,
     retries: st.on ? (st.retries ?? 0) : 0,
-    ...(st.sandbox ? { sandbox: { on: st.sandbox.on, hosts: hostsFor(st.sandbox.on, settings.hosts), gpusPerRun: st.sandbox.gpus_per_run, cpusPerRun: st.sandbox.cpus_per_run } } : {}),
+    ...(st.sandbox
+      ? {
+          sandbox: {
+            on: st.sandbox.on,
+            hosts: hostsFor(st.sandbox.on, settings.hosts),
+            gpusPerRun: st.sandbox.gpus_per_run,
+            cpusPerRun: st.sandbox.cpus_per_run,
+          },
+        }
+      : {}),
     description: st.description,
   }));
   const tables: Record<string, ResolvedTable> = {};
   for (const [name, t] of Object.entries(doc.tables ?? {})) {
     // Unknown reference names were refused by the rules.
     const reference = typeof t.reference === 'string' ? REFERENCES[t.reference] : t.reference;
-    tables[name] = { from: t.from, rows: t.rows ?? 'variant', columns: t.columns, interval: t.interval ?? 'ci', reference, description: t.description };
+    tables[name] = {
+      from: t.from,
+      rows: t.rows ?? 'variant',
+      columns: t.columns,
+      interval: t.interval ?? 'ci',
+      reference,
+      description: t.description,
+    };
   }
   const figures: Record<string, ResolvedFigure> = {};
   for (const [name, f] of Object.entries(doc.figures ?? {})) {
-    figures[name] = { from: f.from, rows: f.rows ?? 'variant', kind: f.kind ?? 'bar', x: f.x, y: f.y, color: f.color, interval: f.interval ?? true, title: f.title, logY: f.log_y ?? false };
+    figures[name] = {
+      from: f.from,
+      rows: f.rows ?? 'variant',
+      kind: f.kind ?? 'bar',
+      x: f.x,
+      y: f.y,
+      color: f.color,
+      interval: f.interval ?? true,
+      title: f.title,
+      logY: f.log_y ?? false,
+    };
   }
   const rewards: Record<string, string> = {};
   for (const [name, f] of Object.entries(doc.rewards ?? {})) rewards[name] = expandPreset(f);

@@ -17,7 +17,8 @@ export function mergeSourced(base: Sourced, top: Sourced): Sourced {
 function mergeAt(base: unknown, top: unknown, path: Path, topOrigins: Origins, out: Origins): unknown {
   if (isPlainObject(base) && isPlainObject(top)) {
     const o = topOrigins.get(pathKey(path));
-    if (o && path.length) out.set(pathKey(path), { ...(out.get(pathKey(path)) ?? o), key: o.key ?? out.get(pathKey(path))?.key });
+    if (o && path.length)
+      out.set(pathKey(path), { ...(out.get(pathKey(path)) ?? o), key: o.key ?? out.get(pathKey(path))?.key });
     for (const [k, v] of Object.entries(top)) {
       base[k] = mergeAt(base[k], v, [...path, k], topOrigins, out);
     }

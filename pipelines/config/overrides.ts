@@ -33,7 +33,11 @@ export function parseOverrides(args: readonly string[]): Override[] {
       if (raw !== '') value = parseYamlValue(raw, `-S ${arg}`).value;
     } catch (err) {
       if (!(err instanceof UserError)) throw err;
-      diags.push(...err.diagnostics.map((d) => (d.pos?.line === 1 ? { ...d, pos: { ...d.pos, col: d.pos.col + valueCol - 1 } } : d)));
+      diags.push(
+        ...err.diagnostics.map((d) =>
+          d.pos?.line === 1 ? { ...d, pos: { ...d.pos, col: d.pos.col + valueCol - 1 } } : d,
+        ),
+      );
       continue;
     }
     out.push({ path, value, arg, valueCol });

@@ -7,7 +7,8 @@ import { UserError } from '../../core/errors.js';
 import { readYamlFileCached } from './parsed.js';
 import { readYamlFile } from './yaml.js';
 
-const TEXT = 'name: e\nvars: { n: 3 }\nstages:\n  a: { uses: shell, with: { run: "echo ${vars.n}" } }\n  b:\n    uses: shell\n    needs: [a]\n';
+const TEXT =
+  'name: e\nvars: { n: 3 }\nstages:\n  a: { uses: shell, with: { run: "echo ${vars.n}" } }\n  b:\n    uses: shell\n    needs: [a]\n';
 
 async function setup(text = TEXT): Promise<{ dir: string; file: string; cache: string }> {
   const dir = await mkdtemp(join(tmpdir(), 'mlepipe-parsed-'));

@@ -51,6 +51,7 @@ function jsonSafe(v: unknown): boolean {
   if (typeof v === 'number') return Number.isFinite(v) && !Object.is(v, -0);
   if (v === null || typeof v === 'string' || typeof v === 'boolean') return true;
   if (Array.isArray(v)) return v.every(jsonSafe);
-  if (typeof v === 'object' && Object.getPrototypeOf(v) === Object.prototype) return Object.values(v as object).every(jsonSafe);
+  if (typeof v === 'object' && Object.getPrototypeOf(v) === Object.prototype)
+    return Object.values(v as object).every(jsonSafe);
   return false;
 }

@@ -24,7 +24,18 @@ const yamlLoader: Loader = async (filepath) => {
 };
 
 const explorer = cosmiconfig('mlepipe', {
-  searchPlaces: ['mlepipe.config.yaml', 'mlepipe.config.yml', 'mlepipe.config.json', 'mlepipe.config.js', 'mlepipe.config.mjs', 'mlepipe.config.cjs', '.mlepiperc', '.mlepiperc.yaml', '.mlepiperc.yml', '.mlepiperc.json'],
+  searchPlaces: [
+    'mlepipe.config.yaml',
+    'mlepipe.config.yml',
+    'mlepipe.config.json',
+    'mlepipe.config.js',
+    'mlepipe.config.mjs',
+    'mlepipe.config.cjs',
+    '.mlepiperc',
+    '.mlepiperc.yaml',
+    '.mlepiperc.yml',
+    '.mlepiperc.json',
+  ],
   loaders: { '.yaml': yamlLoader, '.yml': yamlLoader, '.json': yamlLoader, noExt: yamlLoader },
   searchStrategy: 'global',
   stopDir: '/',
@@ -32,7 +43,11 @@ const explorer = cosmiconfig('mlepipe', {
 });
 
 /** `overrides`: the `-S hosts.…` arguments, applied to the file's settings before they are checked. */
-export async function loadSettings(startDir: string, env: NodeJS.ProcessEnv = process.env, overrides: readonly Override[] = []): Promise<Settings> {
+export async function loadSettings(
+  startDir: string,
+  env: NodeJS.ProcessEnv = process.env,
+  overrides: readonly Override[] = [],
+): Promise<Settings> {
   let found: { filepath: string; config: unknown } | null;
   try {
     found = await explorer.search(startDir);
@@ -42,27 +57,48 @@ export async function loadSettings(startDir: string, env: NodeJS.ProcessEnv = pr
   }
   let written = (found?.config ?? {}) as WrittenSettings;
   if (found || overrides.length) {
-    let origins: Origins = found ? (positions.get(found.filepath) ?? new Map([['', { value: { file: found.filepath, line: 1, col: 1 } }]])) : (new Map() as Origins);
-    if (overrides.length) ({ value: written, origins } = applyOverrides({ value: written, origins }, overrides) as { value: WrittenSettings; origins: Origins });
+    let origins: Origins = found
+      ? (positions.get(found.filepath) ?? new Map([['', { value: { file: found.filepath, line: 1, col: 1 } }]]))
+      : (new Map() as Origins);
+    if (overrides.length)
+      ({ value: written, origins } = applyOverrides({ value: written, origins }, overrides) as {
+        value: WrittenSettings;
+        origins: Origins;
+      });
     const old = oldHostShape(written, origins);
     const diags = old.length ? old : validateWithSchema(settingsSchema, written, origins, []);
     if (diags.length) throw new UserError(diags);
   }
   const projectRoot = found ? dirname(found.filepath) : (findGitRoot(startDir) ?? startDir);
   const cacheFromEnv = env.MLEPIPE_CACHE;
-  const cacheDir = cacheFromEnv ? resolve(cacheFromEnv) : written.cache ? (isAbsolute(written.cache) ? written.cache : resolve(projectRoot, written.cache)) : join(projectRoot, '.mlepipe');
+  const cacheDir = cacheFromEnv
+    ? resolve(cacheFromEnv)
+    : written.cache
+      ? isAbsolute(written.cache)
+        ? written.cache
+        : resolve(projectRoot, written.cache)
+      : join(projectRoot, '.mlepipe');
   return {
     file: found?.filepath,
     projectRoot,
     cacheDir,
     python: written.python,
-    sandbox: { backend: written.sandbox?.backend ?? 'bwrap', image: written.sandbox?.image, preload: written.sandbox?.preload },
+    sandbox: {
+      backend: written.sandbox?.backend ?? 'bwrap',
+      image: written.sandbox?.image,
+      preload: written.sandbox?.preload,
+    },
     concurrency: written.concurrency ?? 2,
     // A cluster is where this machine's jobs go, not part of an experiment: MLEPIPE_RAY_ADDRESS over the file.
     ray: { address: env.MLEPIPE_RAY_ADDRESS || written.ray?.address },
     // TensorBoard files cost nothing to write and need no account: always on.
     logger: ['tensorboard', ...(written.logger ?? []).filter((t) => t !== 'tensorboard')],
-    hosts: Object.fromEntries(Object.entries(written.hosts ?? {}).map(([name, h]) => [name, withPaths(h, found ? dirname(found.filepath) : projectRoot)])),
+    hosts: Object.fromEntries(
+      Object.entries(written.hosts ?? {}).map(([name, h]) => [
+        name,
+        withPaths(h, found ? dirname(found.filepath) : projectRoot),
+      ]),
+    ),
   };
 }
 

@@ -142,7 +142,12 @@ export interface ResolvedStage {
   /** Further tries after a host fault (0 without `on:`). */
   readonly retries: number;
   /** `sandbox: { on: }`: the label and the hosts carrying it, whose engines run the episodes' jails. */
-  readonly sandbox?: { readonly on: string; readonly hosts: readonly string[]; readonly gpusPerRun?: number; readonly cpusPerRun?: number };
+  readonly sandbox?: {
+    readonly on: string;
+    readonly hosts: readonly string[];
+    readonly gpusPerRun?: number;
+    readonly cpusPerRun?: number;
+  };
   readonly description?: string;
 }
 

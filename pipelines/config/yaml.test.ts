@@ -17,7 +17,10 @@ function refused(text: string): string[] {
   throw new Error('accepted');
 }
 
-const BOMB = ['a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]', ...'bcdefghi'.split('').map((k, i) => `${k}: &${k} [${Array(9).fill(`*${'abcdefghi'[i]}`).join(', ')}]`)].join('\n');
+const BOMB = [
+  'a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]',
+  ...'bcdefghi'.split('').map((k, i) => `${k}: &${k} [${Array(9).fill(`*${'abcdefghi'[i]}`).join(', ')}]`),
+].join('\n');
 
 test('a value that contains itself through an alias is refused at the alias', () => {
   assert.equal(refused('name: e\nx: &a [*a]\n'), ['f.yaml:2:8 alias *a refers to a value that contains it']);
@@ -27,7 +30,10 @@ test('a value that contains itself through an alias is refused at the alias', ()
 test('an alias bomb is refused before it expands', () => {
   const d = refused(BOMB);
   assert.is(d.length, 1);
-  assert.match(d[0], /^f\.yaml:\d+:\d+ more than 100000 values once aliases are expanded \(each alias counts as a copy of its value\)$/);
+  assert.match(
+    d[0],
+    /^f\.yaml:\d+:\d+ more than 100000 values once aliases are expanded \(each alias counts as a copy of its value\)$/,
+  );
 });
 
 test('an alias with no anchor before it is refused at the alias', () => {
@@ -35,9 +41,18 @@ test('an alias with no anchor before it is refused at the alias', () => {
 });
 
 test('deep nesting is refused with a position', () => {
-  assert.match(refused('x: ' + '['.repeat(150) + ']'.repeat(150))[0], /^f\.yaml:1:\d+ nested more than 100 levels deep/);
-  assert.match(refused('x: ' + '['.repeat(5000) + ']'.repeat(5000))[0], /^f\.yaml:1:\d+ nested more than 100 levels deep/);
-  assert.match(refused('x: ' + '{a: '.repeat(5000) + '1' + '}'.repeat(5000))[0], /^f\.yaml:1:\d+ nested more than 100 levels deep/);
+  assert.match(
+    refused('x: ' + '['.repeat(150) + ']'.repeat(150))[0],
+    /^f\.yaml:1:\d+ nested more than 100 levels deep/,
+  );
+  assert.match(
+    refused('x: ' + '['.repeat(5000) + ']'.repeat(5000))[0],
+    /^f\.yaml:1:\d+ nested more than 100 levels deep/,
+  );
+  assert.match(
+    refused('x: ' + '{a: '.repeat(5000) + '1' + '}'.repeat(5000))[0],
+    /^f\.yaml:1:\d+ nested more than 100 levels deep/,
+  );
 });
 
 test('ordinary aliases still load, with origins at the anchored value', () => {
@@ -63,7 +78,10 @@ test('a file that is not UTF-8 is refused at the first bad byte', async () => {
     assert.unreachable('accepted');
   } catch (err) {
     assert.instance(err, UserError);
-    assert.is((err as UserError).message, `${file}:2:8: not valid UTF-8 (byte 0xE9 at offset 15); save the file as UTF-8`);
+    assert.is(
+      (err as UserError).message,
+      `${file}:2:8: not valid UTF-8 (byte 0xE9 at offset 15); save the file as UTF-8`,
+    );
   }
   // A UTF-8 byte-order mark and U+FFFD written as UTF-8 are fine.
   await writeFile(file, '\uFEFFname: "\uFFFD ok"\n');

@@ -2,7 +2,19 @@
 // hostile structure (a value that contains itself through an alias, an alias
 // bomb, nesting deep enough to exhaust the stack) become diagnostics with
 // positions instead of exceptions.
-import { isAlias, isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, visit as visitDocument, type Alias, type Document, type Node } from 'yaml';
+import {
+  isAlias,
+  isMap,
+  isPair,
+  isScalar,
+  isSeq,
+  LineCounter,
+  parseDocument,
+  visit as visitDocument,
+  type Alias,
+  type Document,
+  type Node,
+} from 'yaml';
 import { UserError, type Diagnostic, type SourcePos } from '../../core/errors.js';
 import { readTextFile } from '../../core/text.js';
 import { dotted, pathKey, type Origins, type Path, type Sourced } from '../../core/source.js';
@@ -31,7 +43,9 @@ export function parseYamlValue(text: string, file: string): Sourced {
     const diags: Diagnostic[] = doc.errors.map((e) => ({
       pos: at(e.pos[0]),
       // The parser catches its own stack overflow and reports it as an error at the place it reached.
-      message: /Maximum call stack/.test(e.message) ? `nested more than ${MAX_DEPTH} levels deep` : firstLine(e.message),
+      message: /Maximum call stack/.test(e.message)
+        ? `nested more than ${MAX_DEPTH} levels deep`
+        : firstLine(e.message),
     }));
     throw new UserError(diags);
   }
@@ -53,7 +67,11 @@ export function parseYamlValue(text: string, file: string): Sourced {
       if (open.has(target)) throw refuse(node, `alias *${node.source} refers to a value that contains it`);
       node = target;
     }
-    if (++values > MAX_VALUES) throw refuse(written, `more than ${MAX_VALUES} values once aliases are expanded (each alias counts as a copy of its value)`);
+    if (++values > MAX_VALUES)
+      throw refuse(
+        written,
+        `more than ${MAX_VALUES} values once aliases are expanded (each alias counts as a copy of its value)`,
+      );
     if (path.length > MAX_DEPTH) throw refuse(node, `nested more than ${MAX_DEPTH} levels deep`);
     const start = node.range?.[0] ?? 0;
     const origin: Origins extends Map<string, infer O> ? O : never = { value: at(start) };
@@ -74,7 +92,11 @@ export function parseYamlValue(text: string, file: string): Sourced {
         const kAt = at((item.key as Node | null)?.range?.[0] ?? start);
         const first = seen.get(k);
         if (first) {
-          duplicates.push({ pos: kAt, path: dotted([...path, k]), message: `duplicate key (first defined at line ${first.line})` });
+          duplicates.push({
+            pos: kAt,
+            path: dotted([...path, k]),
+            message: `duplicate key (first defined at line ${first.line})`,
+          });
           continue;
         }
         seen.set(k, kAt);

@@ -3,7 +3,16 @@ import * as assert from 'uvu/assert';
 import type { ResolvedFigure } from '../config/types.js';
 import { figureSpec, renderSvg } from './figures.js';
 
-const fig = (over: Partial<ResolvedFigure>): ResolvedFigure => ({ from: 'agents', rows: 'policy', kind: 'bar', x: 'policy', y: 'any_medal', interval: true, logY: false, ...over });
+const fig = (over: Partial<ResolvedFigure>): ResolvedFigure => ({
+  from: 'agents',
+  rows: 'policy',
+  kind: 'bar',
+  x: 'policy',
+  y: 'any_medal',
+  interval: true,
+  logY: false,
+  ...over,
+});
 
 /** The text of every <text> element, in document order. */
 const texts = (svg: string) => [...svg.matchAll(/<text[^>]*>([^<]*)<\/text>/g)].map((m) => m[1]);
@@ -22,17 +31,25 @@ const fills = (svg: string, group: string) => {
 
 // Rows as the eval stage publishes them: a policy against itself has no win rate.
 const POLICIES = ['scripted:random', 'scripted:majority', 'scripted:linear'];
-const WIN_RATE = POLICIES.map((p, i) => ({ policy: p, ...Object.fromEntries(POLICIES.map((q, j) => [q, i === j ? null : 10 * (i + j)])), overall: 50 }));
+const WIN_RATE = POLICIES.map((p, i) => ({
+  policy: p,
+  ...Object.fromEntries(POLICIES.map((q, j) => [q, i === j ? null : 10 * (i + j)])),
+  overall: 50,
+}));
 
 test('the win-rate heatmap labels a policy against itself with a dash, never "null"', async () => {
-  const svg = await renderSvg(figureSpec(fig({ rows: 'win_rate', kind: 'heatmap', x: 'opponent', y: 'policy', interval: false }), WIN_RATE));
+  const svg = await renderSvg(
+    figureSpec(fig({ rows: 'win_rate', kind: 'heatmap', x: 'opponent', y: 'policy', interval: false }), WIN_RATE),
+  );
   assert.not.ok(svg.includes('null'), 'no "null" anywhere in the SVG');
   const cells = texts(svg).slice(0, 9);
   assert.equal(cells, ['—', '10.0', '20.0', '10.0', '—', '30.0', '20.0', '30.0', '—']);
 });
 
 test('categorical axes follow the table order, not the alphabet', async () => {
-  const heat = await renderSvg(figureSpec(fig({ rows: 'win_rate', kind: 'heatmap', x: 'opponent', y: 'policy', interval: false }), WIN_RATE));
+  const heat = await renderSvg(
+    figureSpec(fig({ rows: 'win_rate', kind: 'heatmap', x: 'opponent', y: 'policy', interval: false }), WIN_RATE),
+  );
   assert.equal(described(heat, /X-axis/), POLICIES);
   assert.equal(described(heat, /Y-axis/), POLICIES);
   const rows = [

@@ -14,10 +14,12 @@ import { breakdownRows, sourceNodes, type Row } from './tables.js';
 /** Rows for a figure: a breakdown, or one row per node (its metrics and matrix values). */
 async function figureRows(plan: Plan, metrics: Map<string, NodeMetrics>, def: ResolvedFigure): Promise<Row[]> {
   const nodes = sourceNodes(plan, metrics, def.from);
-  const matrix = (n: NodeMetrics) => Object.fromEntries(Object.entries(n.variant).map(([k, v]) => [k.split('.').pop()!, v as Row[string]]));
+  const matrix = (n: NodeMetrics) =>
+    Object.fromEntries(Object.entries(n.variant).map(([k, v]) => [k.split('.').pop()!, v as Row[string]]));
   if (def.rows !== 'variant' && def.rows !== 'node') {
     const out: Row[] = [];
-    for (const n of nodes) for (const r of (await breakdownRows([n], def.rows)).rows) out.push({ ...matrix(n), variant: n.id, ...r });
+    for (const n of nodes)
+      for (const r of (await breakdownRows([n], def.rows)).rows) out.push({ ...matrix(n), variant: n.id, ...r });
     return out;
   }
   return nodes.filter((n) => n.metrics).map((n) => ({ node: n.id, variant: n.id, ...matrix(n), ...n.metrics }));
@@ -36,15 +38,28 @@ const INTERVAL_COLOR = '#222222';
 export function figureSpec(def: ResolvedFigure, rows: Row[]): Record<string, unknown> {
   const numeric = (c: string) => rows.length > 0 && rows.every((r) => typeof r[c] === 'number' || r[c] === null);
   const title = def.title ?? `${def.y} by ${def.x}`;
-  const base = { $schema: 'https://vega.github.io/schema/vega-lite/v6.json', title, width: 420, height: 260, background: 'white' };
-  const nominal = (name: string, extra: Record<string, unknown> = {}) => ({ field: field(name), type: 'nominal', sort: tableOrder(rows.map((r) => r[name])), ...extra });
+  const base = {
+    $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
+    title,
+    width: 420,
+    height: 260,
+    background: 'white',
+  };
+  const nominal = (name: string, extra: Record<string, unknown> = {}) => ({
+    field: field(name),
+    type: 'nominal',
+    sort: tableOrder(rows.map((r) => r[name])),
+    ...extra,
+  });
   const color = def.color ? { color: nominal(def.color) } : {};
   const yScale = def.logY ? { scale: { type: 'log' } } : {};
   if (def.kind === 'heatmap') {
     // Wide rows (one column per opponent) folded into cells. A policy against itself has no value: its
     // cell stays empty and is labelled with a dash, as in the table.
     const label = def.y;
-    const cols = [...new Set(rows.flatMap((r) => Object.keys(r)))].filter((c) => c !== label && c !== 'variant' && c !== 'overall' && rows.some((r) => typeof r[c] === 'number'));
+    const cols = [...new Set(rows.flatMap((r) => Object.keys(r)))].filter(
+      (c) => c !== label && c !== 'variant' && c !== 'overall' && rows.some((r) => typeof r[c] === 'number'),
+    );
     const values = rows.flatMap((r) => cols.map((c) => ({ row: r[label], column: c, value: r[c] ?? null })));
     const x = { field: 'column', type: 'nominal', sort: cols };
     const y = { field: 'row', type: 'nominal', sort: tableOrder(rows.map((r) => r[label])) };
@@ -55,29 +70,57 @@ export function figureSpec(def: ResolvedFigure, rows: Row[]): Record<string, unk
       ...base,
       data: { values },
       layer: [
-        { mark: 'rect', transform: [{ filter: 'isValid(datum.value)' }], encoding: { x: { ...x, title: def.x }, y: { ...y, title: label }, color: { field: 'value', type: 'quantitative', scale: { scheme: 'blues' } } } },
+        {
+          mark: 'rect',
+          transform: [{ filter: 'isValid(datum.value)' }],
+          encoding: {
+            x: { ...x, title: def.x },
+            y: { ...y, title: label },
+            color: { field: 'value', type: 'quantitative', scale: { scheme: 'blues' } },
+          },
+        },
         {
           mark: { type: 'text', fontSize: 11 },
           transform: [{ calculate: "isValid(datum.value) ? format(datum.value, '.1f') : '—'", as: 'label' }],
-          encoding: { x, y, text: { field: 'label', type: 'nominal' }, color: { condition: { test: `datum.value > ${mid}`, value: 'white' }, value: 'black' } },
+          encoding: {
+            x,
+            y,
+            text: { field: 'label', type: 'nominal' },
+            color: { condition: { test: `datum.value > ${mid}`, value: 'white' }, value: 'black' },
+          },
         },
       ],
     };
   }
-  const x = def.kind === 'line' || (def.kind === 'point' && numeric(def.x)) ? { field: field(def.x), type: 'quantitative', title: def.x } : nominal(def.x, { title: def.x });
+  const x =
+    def.kind === 'line' || (def.kind === 'point' && numeric(def.x))
+      ? { field: field(def.x), type: 'quantitative', title: def.x }
+      : nominal(def.x, { title: def.x });
   const y = { field: field(def.y), type: 'quantitative', title: def.y, ...yScale };
-  if (def.kind === 'box') return { ...base, data: { values: rows }, mark: { type: 'boxplot', extent: 1.5 }, encoding: { x, y, ...color } };
+  if (def.kind === 'box')
+    return { ...base, data: { values: rows }, mark: { type: 'boxplot', extent: 1.5 }, encoding: { x, y, ...color } };
   const layers: Record<string, unknown>[] = [];
   const offset = def.kind === 'bar' && def.color ? { xOffset: nominal(def.color) } : {};
   if (def.kind === 'bar') layers.push({ mark: 'bar', encoding: { x, y, ...color, ...offset } });
   if (def.kind === 'line') layers.push({ mark: { type: 'line', point: true }, encoding: { x, y, ...color } });
   if (def.kind === 'point') layers.push({ mark: { type: 'point', filled: true }, encoding: { x, y, ...color } });
-  const hasInterval = def.interval && rows.some((r) => typeof r[`${def.y}_lo`] === 'number' && typeof r[`${def.y}_hi`] === 'number');
+  const hasInterval =
+    def.interval && rows.some((r) => typeof r[`${def.y}_lo`] === 'number' && typeof r[`${def.y}_hi`] === 'number');
   if (hasInterval) {
     // Over bars, the interval is drawn in a contrasting colour (the lower cap sits inside the bar);
     // over lines and points it keeps its series' colour.
-    const mark = def.kind === 'bar' ? { type: 'errorbar', ticks: true, color: INTERVAL_COLOR } : { type: 'errorbar', ticks: true };
-    layers.push({ mark, encoding: { x, y: { field: field(`${def.y}_lo`), type: 'quantitative', title: def.y }, y2: { field: field(`${def.y}_hi`) }, ...offset, ...(def.kind === 'bar' ? {} : color) } });
+    const mark =
+      def.kind === 'bar' ? { type: 'errorbar', ticks: true, color: INTERVAL_COLOR } : { type: 'errorbar', ticks: true };
+    layers.push({
+      mark,
+      encoding: {
+        x,
+        y: { field: field(`${def.y}_lo`), type: 'quantitative', title: def.y },
+        y2: { field: field(`${def.y}_hi`) },
+        ...offset,
+        ...(def.kind === 'bar' ? {} : color),
+      },
+    });
   }
   return { ...base, data: { values: rows }, layer: layers };
 }
@@ -96,7 +139,10 @@ export async function renderSvg(spec: Record<string, unknown>): Promise<string> 
 }
 
 /** Every figure's Vega-Lite spec, for the figures that have rows to draw (the HTML report embeds them). */
-export async function figureSpecs(plan: Plan, metrics: Map<string, NodeMetrics>): Promise<Record<string, Record<string, unknown>>> {
+export async function figureSpecs(
+  plan: Plan,
+  metrics: Map<string, NodeMetrics>,
+): Promise<Record<string, Record<string, unknown>>> {
   const out: Record<string, Record<string, unknown>> = {};
   for (const [name, def] of Object.entries(plan.experiment.figures)) {
     const rows = await figureRows(plan, metrics, def);
@@ -106,7 +152,10 @@ export async function figureSpecs(plan: Plan, metrics: Map<string, NodeMetrics>)
 }
 
 /** Renders every figure; returns name → SVG path (or why it was skipped). */
-export async function buildFigures(plan: Plan, metrics?: Map<string, NodeMetrics>): Promise<Record<string, { path?: string; skipped?: string }>> {
+export async function buildFigures(
+  plan: Plan,
+  metrics?: Map<string, NodeMetrics>,
+): Promise<Record<string, { path?: string; skipped?: string }>> {
   const defs = plan.experiment.figures;
   const out: Record<string, { path?: string; skipped?: string }> = {};
   if (!Object.keys(defs).length) return out;

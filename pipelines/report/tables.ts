@@ -22,7 +22,8 @@ export interface Table {
 }
 
 const SUFFIXES = ['_lo', '_hi', '_sem'];
-const isCompanion = (k: string, keys: string[]) => SUFFIXES.some((s) => k.endsWith(s) && keys.includes(k.slice(0, -s.length)));
+const isCompanion = (k: string, keys: string[]) =>
+  SUFFIXES.some((s) => k.endsWith(s) && keys.includes(k.slice(0, -s.length)));
 
 /** The nodes a table or figure draws from: the stage's, or an ablate stage's variants of its target. */
 export function sourceNodes(plan: Plan, metrics: Map<string, NodeMetrics>, from: string): NodeMetrics[] {
@@ -32,7 +33,10 @@ export function sourceNodes(plan: Plan, metrics: Map<string, NodeMetrics>, from:
 }
 
 /** Rows of a breakdown from every node of the stage, with the variant in front when there are several. */
-export async function breakdownRows(nodes: NodeMetrics[], breakdown: string): Promise<{ rows: Row[]; labels: string[] }> {
+export async function breakdownRows(
+  nodes: NodeMetrics[],
+  breakdown: string,
+): Promise<{ rows: Row[]; labels: string[] }> {
   const varied = nodes.some((n) => Object.keys(n.variant).length);
   const rows: Row[] = [];
   let labels: string[] = [];
@@ -49,7 +53,9 @@ export async function breakdownRows(nodes: NodeMetrics[], breakdown: string): Pr
 export async function buildTables(plan: Plan, metrics?: Map<string, NodeMetrics>): Promise<Record<string, Table>> {
   metrics ??= await currentMetrics(plan);
   const exp = plan.experiment;
-  const defs: Record<string, ResolvedTable> = Object.keys(exp.tables).length ? { ...exp.tables } : { nodes: { from: '', rows: 'node', interval: 'ci' } };
+  const defs: Record<string, ResolvedTable> = Object.keys(exp.tables).length
+    ? { ...exp.tables }
+    : { nodes: { from: '', rows: 'node', interval: 'ci' } };
   const tables: Record<string, Table> = {};
   for (const [name, def] of Object.entries(defs)) {
     const extra = { interval: def.interval, description: def.description, reference: def.reference };
@@ -86,7 +92,8 @@ export async function buildTables(plan: Plan, metrics?: Map<string, NodeMetrics>
 export function formatValue(v: MetricValue | undefined): string {
   if (v === null || v === undefined) return '—';
   // Short numbers print as written (published figures such as 196.17); long ones to 4 significant digits.
-  if (typeof v === 'number') return Number.isInteger(v) || String(v).length <= 6 ? String(v) : String(Number(v.toPrecision(4)));
+  if (typeof v === 'number')
+    return Number.isInteger(v) || String(v).length <= 6 ? String(v) : String(Number(v.toPrecision(4)));
   return String(v);
 }
 
@@ -100,7 +107,9 @@ export function formatCell(row: Row, col: string, interval: Table['interval'] = 
   const s = row[`${col}_sem`];
   const sem = typeof s === 'number' && s > 0 ? ` ± ${formatValue(s)}` : '';
   if (interval === 'sem') return base + sem;
-  return typeof lo === 'number' && typeof hi === 'number' ? `${base}${sem} [${formatValue(lo)}, ${formatValue(hi)}]` : base + sem;
+  return typeof lo === 'number' && typeof hi === 'number'
+    ? `${base}${sem} [${formatValue(lo)}, ${formatValue(hi)}]`
+    : base + sem;
 }
 
 function grid(t: Table): string[][] {
@@ -132,16 +141,31 @@ export function renderMarkdown(t: Table): string {
 /** CSV keeps the interval companions as columns of their own. */
 export function renderCsv(t: Table): string {
   const q = (s: string) => (/[",\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s);
-  const columns = t.columns.flatMap((c) => [c, ...SUFFIXES.map((s) => c + s).filter((k) => t.rows.some((r) => r[k] !== undefined))]);
+  const columns = t.columns.flatMap((c) => [
+    c,
+    ...SUFFIXES.map((s) => c + s).filter((k) => t.rows.some((r) => r[k] !== undefined)),
+  ]);
   const lines = [columns.map(q).join(',')];
-  for (const r of t.rows) lines.push(columns.map((c) => q(r[c] === null || r[c] === undefined ? '' : String(r[c]))).join(','));
+  for (const r of t.rows)
+    lines.push(columns.map((c) => q(r[c] === null || r[c] === undefined ? '' : String(r[c]))).join(','));
   return lines.join('\n');
 }
 
 /** JSON: the shown columns with their companions, and the reference when declared. */
 export function tableJson(t: Table): Record<string, unknown> {
-  const keep = (r: Row) => Object.fromEntries(Object.entries(r).filter(([k]) => t.columns.includes(k) || SUFFIXES.some((s) => k.endsWith(s) && t.columns.includes(k.slice(0, -s.length)))));
-  return { columns: t.columns, rows: t.rows.map(keep), ...(t.description ? { description: t.description } : {}), ...(t.reference ? { reference: t.reference } : {}) };
+  const keep = (r: Row) =>
+    Object.fromEntries(
+      Object.entries(r).filter(
+        ([k]) =>
+          t.columns.includes(k) || SUFFIXES.some((s) => k.endsWith(s) && t.columns.includes(k.slice(0, -s.length))),
+      ),
+    );
+  return {
+    columns: t.columns,
+    rows: t.rows.map(keep),
+    ...(t.description ? { description: t.description } : {}),
+    ...(t.reference ? { reference: t.reference } : {}),
+  };
 }
 
 function referenceTable(r: ReferenceTable): Table {

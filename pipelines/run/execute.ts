@@ -66,7 +66,9 @@ export interface ExecuteArgs {
 
 export async function executeNode(a: ExecuteArgs): Promise<NodeOutcome> {
   const { node, store, reporter } = a;
-  const held = await store.lock(node.key, a.signal, () => reporter.waiting(node.id, 'waiting: another run is working on this node'));
+  const held = await store.lock(node.key, a.signal, () =>
+    reporter.waiting(node.id, 'waiting: another run is working on this node'),
+  );
   if (!held) throw new Interrupted();
   // A run killed while building this key left its staging folder: ours to remove now that we hold the key.
   await store.sweepStaging(node.key);
@@ -100,8 +102,14 @@ export async function executeNode(a: ExecuteArgs): Promise<NodeOutcome> {
     const stage = getStage(node.kind)!;
     // Rescored only from an entry that is still whole (it may have been collected since the plan).
     const source = a.rescoreFrom && stage.rescore && !a.forced ? await store.check(a.rescoreFrom.key) : undefined;
-    if (a.rescoreFrom && source?.state !== 'ok') writeLog(`mlepipe: the entry ${a.rescoreFrom.key.slice(0, 12)} to rescore from is gone; running the node in full`);
-    const from = source?.state === 'ok' ? { key: a.rescoreFrom!.key, dir: a.rescoreFrom!.dir, metrics: source.manifest.metrics } : undefined;
+    if (a.rescoreFrom && source?.state !== 'ok')
+      writeLog(
+        `mlepipe: the entry ${a.rescoreFrom.key.slice(0, 12)} to rescore from is gone; running the node in full`,
+      );
+    const from =
+      source?.state === 'ok'
+        ? { key: a.rescoreFrom!.key, dir: a.rescoreFrom!.dir, metrics: source.manifest.metrics }
+        : undefined;
     const started = new Date();
     let result;
     try {
@@ -126,15 +134,24 @@ export async function executeNode(a: ExecuteArgs): Promise<NodeOutcome> {
         host: a.host,
         ...(node.stage.sandbox ? sandboxPlacement(node.stage.sandbox, a.exp.settings.hosts, a.sandboxGpus) : {}),
       };
-      if (from) writeLog(`mlepipe: rescoring from ${source?.state === 'ok' ? source.manifest.node : ''} (${from.key.slice(0, 12)}): only post-hoc params differ`);
+      if (from)
+        writeLog(
+          `mlepipe: rescoring from ${source?.state === 'ok' ? source.manifest.node : ''} (${from.key.slice(0, 12)}): only post-hoc params differ`,
+        );
       result = from ? await stage.rescore!.run(ctx, from) : await stage.run(ctx);
     } catch (err) {
       if (a.signal.aborted) throw new Interrupted();
-      if (held.lost.aborted) throw new NodeFailure('lost its cache lock to another run (was the event loop blocked?)', logPath, tail);
+      if (held.lost.aborted)
+        throw new NodeFailure('lost its cache lock to another run (was the event loop blocked?)', logPath, tail);
       const message = err instanceof Error ? err.message : String(err);
       writeLog(`mlepipe: ${message}`);
       // Only the node's own host makes it a node retry; a sandbox host's fault reached here once no other host was left.
-      throw new NodeFailure(message, logPath, tail, err instanceof HostFault && err.host === a.host?.name ? err.host : undefined);
+      throw new NodeFailure(
+        message,
+        logPath,
+        tail,
+        err instanceof HostFault && err.host === a.host?.name ? err.host : undefined,
+      );
     }
     if (a.signal.aborted) throw new Interrupted();
     const finished = new Date();

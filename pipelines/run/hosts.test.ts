@@ -48,10 +48,18 @@ test('after a host fault: the other matching hosts first (waiting for them when 
   // b has one GPU free and a has two, but a failed the node: it waits for b.
   assert.is(pool.take('h200', 2, new Set(['a'])), undefined);
   one.give();
-  assert.equal(pool.take('h200', 2, new Set(['a']))!.placement, { name: 'b', docker: 'tcp://b:2375', env: { X: '1' }, gpus: { ids: ['4', '7'] } } as never);
+  assert.equal(pool.take('h200', 2, new Set(['a']))!.placement, {
+    name: 'b',
+    docker: 'tcp://b:2375',
+    env: { X: '1' },
+    gpus: { ids: ['4', '7'] },
+  } as never);
   assert.is(pool.take('h200', 1, new Set(['a', 'b']))!.placement.name, 'a');
   // A host that could never hold the node is no alternative.
-  const sized = new HostPool({ big: { docker: 'tcp://big:2375', gpus: 4, labels: ['x'] }, small: { docker: 'tcp://small:2375', gpus: 1, labels: ['x'] } });
+  const sized = new HostPool({
+    big: { docker: 'tcp://big:2375', gpus: 4, labels: ['x'] },
+    small: { docker: 'tcp://small:2375', gpus: 1, labels: ['x'] },
+  });
   assert.is(sized.take('x', 2, new Set(['big']))!.placement.name, 'big');
 });
 
@@ -75,7 +83,14 @@ test("a node's sandboxes take their GPUs from the same pool as on: nodes: whole 
 });
 
 test('shm_size: bytes, or sizes with binary units as Docker reads them', () => {
-  assert.equal(['16g', '512MiB', '1.5GiB', '64k', '100', '2 TB'].map(sizeBytes), [16 * 1024 ** 3, 512 * 1024 ** 2, 1.5 * 1024 ** 3, 64 * 1024, 100, 2 * 1024 ** 4]);
+  assert.equal(['16g', '512MiB', '1.5GiB', '64k', '100', '2 TB'].map(sizeBytes), [
+    16 * 1024 ** 3,
+    512 * 1024 ** 2,
+    1.5 * 1024 ** 3,
+    64 * 1024,
+    100,
+    2 * 1024 ** 4,
+  ]);
   assert.is(sizeBytes(4096), 4096);
 });
 

@@ -19,7 +19,11 @@ export class HostPool {
 
   constructor(private readonly hosts: Readonly<Record<string, HostSettings>>) {
     for (const [name, h] of Object.entries(hosts)) {
-      const ids = Array.isArray(h.gpus) ? [...h.gpus] : typeof h.gpus === 'number' ? Array.from({ length: h.gpus }, (_, i) => String(i)) : undefined;
+      const ids = Array.isArray(h.gpus)
+        ? [...h.gpus]
+        : typeof h.gpus === 'number'
+          ? Array.from({ length: h.gpus }, (_, i) => String(i))
+          : undefined;
       this.free.set(name, { ids, count: gpuCapacity(h) });
     }
   }
@@ -119,7 +123,8 @@ export interface LentGpus {
   give(): void;
 }
 
-const defined = <T extends object>(o: T): T => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
+const defined = <T extends object>(o: T): T =>
+  Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
 
 const UNITS: Record<string, number> = { '': 1, b: 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3, t: 1024 ** 4 };
 
@@ -131,8 +136,19 @@ export function sizeBytes(size: number | string): number {
 }
 
 /** `sandbox: { on: }` as a stage sees it: the matching hosts with the GPUs they lend (`taken`: those the pool lent the node), and what each run holds. */
-export function sandboxPlacement(sb: NonNullable<ResolvedStage['sandbox']>, hosts: Readonly<Record<string, HostSettings>>, taken?: LentGpus): Pick<StageContext<unknown>, 'sandboxHosts' | 'sandboxRun'> {
-  const all = (h: HostSettings): SandboxHost['gpus'] => (h.gpus === 'all' ? 'all' : Array.isArray(h.gpus) ? h.gpus : h.gpus ? Array.from({ length: h.gpus }, (_, i) => String(i)) : undefined);
+export function sandboxPlacement(
+  sb: NonNullable<ResolvedStage['sandbox']>,
+  hosts: Readonly<Record<string, HostSettings>>,
+  taken?: LentGpus,
+): Pick<StageContext<unknown>, 'sandboxHosts' | 'sandboxRun'> {
+  const all = (h: HostSettings): SandboxHost['gpus'] =>
+    h.gpus === 'all'
+      ? 'all'
+      : Array.isArray(h.gpus)
+        ? h.gpus
+        : h.gpus
+          ? Array.from({ length: h.gpus }, (_, i) => String(i))
+          : undefined;
   const lent = (name: string) => (taken ? taken.gpus.get(name) : all(hosts[name]));
   return {
     sandboxHosts: sb.hosts.map((name) => defined({ ...hosts[name], name, gpus: lent(name) }) as SandboxHost),

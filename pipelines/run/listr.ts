@@ -1,6 +1,13 @@
 // The terminal view: one listr2 task per node, each waiting for its node's
 // events. The scheduler owns the work; listr2 only draws.
-import { Listr, ListrLogger, ProcessOutput, type DefaultRenderer, type ListrTaskWrapper, type SimpleRenderer } from 'listr2';
+import {
+  Listr,
+  ListrLogger,
+  ProcessOutput,
+  type DefaultRenderer,
+  type ListrTaskWrapper,
+  type SimpleRenderer,
+} from 'listr2';
 import type { Metrics } from '../../stages/contract.js';
 import type { PlannedNode } from '../plan.js';
 import { metricsBrief, secs, summaryLine, type Reporter, type RunSummary } from './reporter.js';
@@ -21,7 +28,9 @@ export class ListrReporter implements Reporter {
 
   begin(nodes: readonly PlannedNode[], concurrency: number): void {
     const run = nodes.filter((n) => n.action === 'run' || n.action === 'rescore').length;
-    this.stream.write(`${this.title}: ${nodes.length} nodes, ${nodes.length - run} cached or skipped, ${run} to run (-j ${concurrency})\n`);
+    this.stream.write(
+      `${this.title}: ${nodes.length} nodes, ${nodes.length - run} cached or skipped, ${run} to run (-j ${concurrency})\n`,
+    );
     const tasks = nodes.map((n) => {
       const slot: Slot = {};
       this.slots.set(n.node.id, slot);

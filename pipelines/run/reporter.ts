@@ -26,7 +26,11 @@ export interface RunSummary {
 }
 
 export function secs(ms: number): string {
-  return ms < 10_000 ? `${(ms / 1000).toFixed(1)}s` : ms < 120_000 ? `${Math.round(ms / 1000)}s` : `${Math.floor(ms / 60_000)}m${Math.round((ms % 60_000) / 1000)}s`;
+  return ms < 10_000
+    ? `${(ms / 1000).toFixed(1)}s`
+    : ms < 120_000
+      ? `${Math.round(ms / 1000)}s`
+      : `${Math.floor(ms / 60_000)}m${Math.round((ms % 60_000) / 1000)}s`;
 }
 
 export function metricsBrief(m: Metrics, max = 4): string {
@@ -60,7 +64,9 @@ export class PlainReporter implements Reporter {
     const run = nodes.filter((n) => n.action === 'run').length;
     const rescore = nodes.filter((n) => n.action === 'rescore').length;
     const cached = nodes.filter((n) => n.action === 'cached').length;
-    this.write(`${this.title}: ${nodes.length} nodes, ${cached} cached, ${run} to run${rescore ? `, ${rescore} to rescore` : ''} (-j ${concurrency})`);
+    this.write(
+      `${this.title}: ${nodes.length} nodes, ${cached} cached, ${run} to run${rescore ? `, ${rescore} to rescore` : ''} (-j ${concurrency})`,
+    );
   }
   cached(id: string, why: string): void {
     this.line('·', id, why);

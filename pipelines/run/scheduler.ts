@@ -58,7 +58,9 @@ async function runNodes(plan: Plan, opts: RunOptions): Promise<RunResult> {
   const pool = new HostPool(exp.settings.hosts);
   // A node to run whose sandbox label no host carries would otherwise run its episodes here, on a machine
   // the file did not choose: refused before anything starts (the file loaded with a warning).
-  const homeless = plan.nodes.filter((p) => p.action === 'run' && p.node.stage.sandbox && !p.node.stage.sandbox.hosts.length);
+  const homeless = plan.nodes.filter(
+    (p) => p.action === 'run' && p.node.stage.sandbox && !p.node.stage.sandbox.hosts.length,
+  );
   if (homeless.length) {
     const stages = [...new Set(homeless.map((p) => p.node.stage))];
     throw new UserError(
@@ -112,7 +114,14 @@ async function runNodes(plan: Plan, opts: RunOptions): Promise<RunResult> {
     byId.get(id)!.node.inputs.map((i) => {
       const n = byId.get(i)!.node;
       const m = manifests.get(i)!;
-      return { name: n.stage.id, id: n.id, key: n.key, dir: store.entryDir(n.key), metrics: m.metrics, variant: n.variant };
+      return {
+        name: n.stage.id,
+        id: n.id,
+        key: n.key,
+        dir: store.entryDir(n.key),
+        metrics: m.metrics,
+        variant: n.variant,
+      };
     });
 
   const rescoreFrom = (p: (typeof plan.nodes)[number]) => {
@@ -160,17 +169,31 @@ async function runNodes(plan: Plan, opts: RunOptions): Promise<RunResult> {
           return;
         }
         const tries = faults.get(id) ?? { hosts: new Set<string>(), notes: [] };
-        if (err instanceof NodeFailure && err.hostFault && tries.notes.length < p.node.stage.retries && !stopping && !signal.aborted) {
+        if (
+          err instanceof NodeFailure &&
+          err.hostFault &&
+          tries.notes.length < p.node.stage.retries &&
+          !stopping &&
+          !signal.aborted
+        ) {
           tries.hosts.add(err.hostFault);
-          tries.notes.push(`try ${tries.notes.length + 2} of ${p.node.stage.retries + 1}: host ${err.hostFault} failed (${err.message})`);
+          tries.notes.push(
+            `try ${tries.notes.length + 2} of ${p.node.stage.retries + 1}: host ${err.hostFault} failed (${err.message})`,
+          );
           faults.set(id, tries);
           state.set(id, 'pending');
-          reporter.waiting(id, `host ${err.hostFault} failed; trying again (${tries.notes.length} of ${p.node.stage.retries} retries) on another matching host where there is one`);
+          reporter.waiting(
+            id,
+            `host ${err.hostFault} failed; trying again (${tries.notes.length} of ${p.node.stage.retries} retries) on another matching host where there is one`,
+          );
           return;
         }
         state.set(id, 'failed');
         summary.failed++;
-        const f: Failure = err instanceof NodeFailure ? { id, message: err.message, log: err.logPath, tail: err.tail } : { id, message: err instanceof Error ? (err.stack ?? err.message) : String(err) };
+        const f: Failure =
+          err instanceof NodeFailure
+            ? { id, message: err.message, log: err.logPath, tail: err.tail }
+            : { id, message: err instanceof Error ? (err.stack ?? err.message) : String(err) };
         failures.push(f);
         reporter.failed(id, f.message);
         if (!opts.keepGoing) stopping = true;
@@ -209,7 +232,10 @@ async function runNodes(plan: Plan, opts: RunOptions): Promise<RunResult> {
         // Its sandboxes' GPUs too, from the same hosts' pool, so that no device is held twice.
         const sb = p.node.stage.sandbox;
         const perRun = sb?.gpusPerRun ?? 0;
-        const lent = sb && perRun > 0 ? pool.lendSandboxes(sb.hosts, perRun, getStage(p.node.kind)?.sandboxRuns?.(p.node.params as never) ?? 1) : undefined;
+        const lent =
+          sb && perRun > 0
+            ? pool.lendSandboxes(sb.hosts, perRun, getStage(p.node.kind)?.sandboxRuns?.(p.node.params as never) ?? 1)
+            : undefined;
         if (sb && perRun > 0 && !lent) {
           held?.give();
           continue;

@@ -17,7 +17,21 @@ import { validParts } from './valid-parts.js';
 import { checkWithSchema, validateWithSchema, type JsonSchema } from '../../core/jsonschema.js';
 import { isPlainObject } from '../config/merge.js';
 
-export const RULES: readonly Rule[] = [knownKinds, needsExist, noCycles, ablateShape, definedRefs, workerModels, verlWeights, verlCpuModels, verlFits, rewardFormulas, tableSources, stageChecks, inputKinds];
+export const RULES: readonly Rule[] = [
+  knownKinds,
+  needsExist,
+  noCycles,
+  ablateShape,
+  definedRefs,
+  workerModels,
+  verlWeights,
+  verlCpuModels,
+  verlFits,
+  rewardFormulas,
+  tableSources,
+  stageChecks,
+  inputKinds,
+];
 
 export interface Validated {
   doc: WrittenExperiment;
@@ -60,7 +74,12 @@ export function validateExperiment(document: unknown, origins: Origins, experime
  * valid: enough for the rules to check the other keys now rather than after
  * a fix. Never used to run anything: a refused key is an error already.
  */
-function withoutBadKeys(schema: JsonSchema, written: unknown, errs: Diagnostic[], base: string): { params: Record<string, unknown>; keys: string[] } | undefined {
+function withoutBadKeys(
+  schema: JsonSchema,
+  written: unknown,
+  errs: Diagnostic[],
+  base: string,
+): { params: Record<string, unknown>; keys: string[] } | undefined {
   if (!isPlainObject(written)) return undefined;
   const params = structuredClone(written);
   const keys: string[] = [];

@@ -17,7 +17,10 @@ const ENTRY_SECTIONS = ['stages', 'models', 'tables', 'figures'] as const;
  * checkWithSchema gives them); a field passed its own schema when none lies
  * at or under it, since the whole document was checked with that same schema.
  */
-export function validParts(doc: unknown, failed: readonly (readonly string[])[]): { doc: WrittenExperiment; names: WrittenNames } | undefined {
+export function validParts(
+  doc: unknown,
+  failed: readonly (readonly string[])[],
+): { doc: WrittenExperiment; names: WrittenNames } | undefined {
   if (!isPlainObject(doc) || !isPlainObject(doc.stages)) return undefined;
   const keys = (v: unknown) => (isPlainObject(v) ? Object.keys(v) : []);
   const names: WrittenNames = { stages: keys(doc.stages), models: keys(doc.models), rewards: keys(doc.rewards) };
@@ -25,13 +28,21 @@ export function validParts(doc: unknown, failed: readonly (readonly string[])[])
   const out: Record<string, unknown> = { ...doc };
   for (const section of ENTRY_SECTIONS) {
     const fieldOk = (entry: string, field: string) => !bad.has([section, entry, field].join('\u0000'));
-    out[section] = isPlainObject(doc[section]) ? validEntries(doc[section], SECTIONS[section].additionalProperties as JsonSchema, fieldOk) : undefined;
+    out[section] = isPlainObject(doc[section])
+      ? validEntries(doc[section], SECTIONS[section].additionalProperties as JsonSchema, fieldOk)
+      : undefined;
   }
-  out.rewards = isPlainObject(doc.rewards) ? Object.fromEntries(Object.entries(doc.rewards).filter(([, f]) => typeof f === 'string')) : undefined;
+  out.rewards = isPlainObject(doc.rewards)
+    ? Object.fromEntries(Object.entries(doc.rewards).filter(([, f]) => typeof f === 'string'))
+    : undefined;
   return { doc: out as unknown as WrittenExperiment, names };
 }
 
-function validEntries(section: Record<string, unknown>, entry: JsonSchema, fieldOk: (entry: string, field: string) => boolean): Record<string, unknown> {
+function validEntries(
+  section: Record<string, unknown>,
+  entry: JsonSchema,
+  fieldOk: (entry: string, field: string) => boolean,
+): Record<string, unknown> {
   const props = entry.properties as Record<string, JsonSchema>;
   const required = (entry.required as string[] | undefined) ?? [];
   const out: Record<string, unknown> = {};

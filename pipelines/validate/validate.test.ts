@@ -19,7 +19,11 @@ async function project(files: Record<string, string>): Promise<string> {
 }
 
 /** `LINE:COL path: message` for each diagnostic of e.yaml, or [] when it loads. */
-async function errors(yaml: string, files: Record<string, string> = {}, env: NodeJS.ProcessEnv = {}): Promise<string[]> {
+async function errors(
+  yaml: string,
+  files: Record<string, string> = {},
+  env: NodeJS.ProcessEnv = {},
+): Promise<string[]> {
   const dir = await project({ ...files, 'e.yaml': yaml });
   try {
     await loadExperiment(join(dir, 'e.yaml'), { env });
@@ -31,7 +35,9 @@ async function errors(yaml: string, files: Record<string, string> = {}, env: Nod
 }
 
 test('shell outs and deps that leave the experiment folder are refused where they are written', async () => {
-  const e = await errors('name: e\nstages:\n  a: { uses: shell, with: { run: x, outs: [ok.txt, ../../x, /tmp/y], deps: [../up.py] } }\n');
+  const e = await errors(
+    'name: e\nstages:\n  a: { uses: shell, with: { run: x, outs: [ok.txt, ../../x, /tmp/y], deps: [../up.py] } }\n',
+  );
   assert.equal(e, [
     '3:52 stages.a.with.outs[1]: ../../x leaves the experiment folder (outs are relative paths inside it)',
     '3:61 stages.a.with.outs[2]: /tmp/y is an absolute path (outs are relative paths inside the experiment folder)',
@@ -39,24 +45,40 @@ test('shell outs and deps that leave the experiment folder are refused where the
   ]);
   // Climbing out and back in is fine; naming the folder itself is not an output.
   assert.equal(await errors('name: e\nstages:\n  a: { uses: shell, with: { run: x, outs: [sub/../o.txt] } }\n'), []);
-  assert.equal(await errors('name: e\nstages:\n  a: { uses: shell, with: { run: x, outs: [.] } }\n'), ['3:44 stages.a.with.outs[0]: . names the experiment folder itself (outs are relative paths inside it)']);
+  assert.equal(await errors('name: e\nstages:\n  a: { uses: shell, with: { run: x, outs: [.] } }\n'), [
+    '3:44 stages.a.with.outs[0]: . names the experiment folder itself (outs are relative paths inside it)',
+  ]);
 });
 
 test('a missing deps file is reported by validation, every one of them', async () => {
-  const e = await errors('name: e\nstages:\n  a: { uses: shell, with: { run: x, deps: [here.py, gone.py] } }\n  b: { uses: shell, with: { run: x, deps: [nope/] } }\n', { 'here.py': '' });
-  assert.equal(e, ['3:53 stages.a.with.deps[1]: dependency gone.py does not exist (looked for <dir>/gone.py)', '4:44 stages.b.with.deps[0]: dependency nope/ does not exist (looked for <dir>/nope)']);
+  const e = await errors(
+    'name: e\nstages:\n  a: { uses: shell, with: { run: x, deps: [here.py, gone.py] } }\n  b: { uses: shell, with: { run: x, deps: [nope/] } }\n',
+    { 'here.py': '' },
+  );
+  assert.equal(e, [
+    '3:53 stages.a.with.deps[1]: dependency gone.py does not exist (looked for <dir>/gone.py)',
+    '4:44 stages.b.with.deps[0]: dependency nope/ does not exist (looked for <dir>/nope)',
+  ]);
 });
 
 test('unknown seed sets and seed ids, with a suggestion', async () => {
-  const e = await errors('name: e\nstages:\n  g: { uses: generate, with: { seeds: mlebnch } }\n  h: { uses: generate, with: { seeds: [no-such-seed] } }\n');
+  const e = await errors(
+    'name: e\nstages:\n  g: { uses: generate, with: { seeds: mlebnch } }\n  h: { uses: generate, with: { seeds: [no-such-seed] } }\n',
+  );
   assert.is(e.length, 2);
   assert.match(e[0], /^3:39 stages\.g\.with\.seeds: unknown seed set "mlebnch" \(did you mean "mlebench"\?\)/);
   assert.match(e[1], /^4:40 stages\.h\.with\.seeds\[0\]: unknown seed "no-such-seed"/);
 });
 
 test('generate: samples out of order, llm without a model, modalities that keep nothing', async () => {
-  const e = await errors('name: e\nstages:\n  g: { uses: generate, with: { samples: [90, 50], backend: llm, modalities: [nothing] } }\n');
-  assert.equal(e, ['3:41 stages.g.with.samples: samples: 90 is above 50', '3:60 stages.g.with.backend: backend: llm needs model: (the name of a models: entry)', '3:77 stages.g.with.modalities: no seed of mlebench has these modalities or generators']);
+  const e = await errors(
+    'name: e\nstages:\n  g: { uses: generate, with: { samples: [90, 50], backend: llm, modalities: [nothing] } }\n',
+  );
+  assert.equal(e, [
+    '3:41 stages.g.with.samples: samples: 90 is above 50',
+    '3:60 stages.g.with.backend: backend: llm needs model: (the name of a models: entry)',
+    '3:77 stages.g.with.modalities: no seed of mlebench has these modalities or generators',
+  ]);
 });
 
 test('a filter or eval fed by a stage that gives no tasks is refused', async () => {
@@ -110,7 +132,11 @@ stages:
   ev: { uses: eval, with: { tasks: nowhere, policies: [scripted:forest, template:ck.json] } }
   rl: { uses: grpo, with: { tasks: nowhere, split: all } }
 `);
-  assert.equal(e, ['3:36 stages.ev.with.tasks: tasks: nowhere does not exist', '3:73 stages.ev.with.policies[1]: template:ck.json: no such checkpoint file', '4:36 stages.rl.with.tasks: tasks: nowhere does not exist']);
+  assert.equal(e, [
+    '3:36 stages.ev.with.tasks: tasks: nowhere does not exist',
+    '3:73 stages.ev.with.policies[1]: template:ck.json: no such checkpoint file',
+    '4:36 stages.rl.with.tasks: tasks: nowhere does not exist',
+  ]);
 });
 
 test('verl trains the weights of path:, so a policy entry without one is refused at the entry', async () => {
@@ -153,7 +179,10 @@ stages:
     },
   );
   assert.equal(e.length, 1, e.join('\n'));
-  assert.match(e[0], /^7:113 stages\.rl\.with\.verl\.device: stage rl runs small \(small\) on vLLM's CPU build: vLLM's CPU build serves attention heads of 32 or more, and this model's are 16/);
+  assert.match(
+    e[0],
+    /^7:113 stages\.rl\.with\.verl\.device: stage rl runs small \(small\) on vLLM's CPU build: vLLM's CPU build serves attention heads of 32 or more, and this model's are 16/,
+  );
 });
 
 test('verl takes a full-weight checkpoint from needs:, not a LoRA adapter; a layout that cannot fit its GPUs is refused at verl:', async () => {
@@ -184,8 +213,14 @@ stages:
     },
   );
   assert.is(e.length, 2, e.join('\n'));
-  assert.match(e[0], /^5:3 models\.adapter: stage lora trains adapter with trainer: verl, .* its checkpoint: sft is a LoRA adapter \(lora_rank: 16\)/);
-  assert.match(e[1], /^13:86 stages\.small\.with\.verl: stage small: no layout of 14\.8B parameters fits 1 × 1 GPUs of 24 GiB/);
+  assert.match(
+    e[0],
+    /^5:3 models\.adapter: stage lora trains adapter with trainer: verl, .* its checkpoint: sft is a LoRA adapter \(lora_rank: 16\)/,
+  );
+  assert.match(
+    e[1],
+    /^13:86 stages\.small\.with\.verl: stage small: no layout of 14\.8B parameters fits 1 × 1 GPUs of 24 GiB/,
+  );
 });
 
 test('each ablation variant of a verl stage is checked against its GPUs, at the matrix, naming the variant', async () => {
@@ -205,7 +240,10 @@ stages:
   );
   assert.is(e.length, 1, e.join('\n'));
   // The 8B variant fits one 48 GiB GPU offloaded; the 30B-A3B one's bf16 weights alone do not fit vLLM's share.
-  assert.match(e[0], /^10:5 stages\.scales\.matrix: stage rl \(policy="moe"\): no layout of 30\.5B parameters fits 1 × 1 GPUs of 48 GiB/);
+  assert.match(
+    e[0],
+    /^10:5 stages\.scales\.matrix: stage rl \(policy="moe"\): no layout of 30\.5B parameters fits 1 × 1 GPUs of 48 GiB/,
+  );
 });
 
 test('worker models: exactly one of path, checkpoint, tiny; a checkpoint comes from a stage in needs:', async () => {
@@ -260,7 +298,9 @@ stages:
 });
 
 test('unknown reward variables get a suggestion', async () => {
-  const e = await errors('name: e\nrewards:\n  r: "0.1*format + exec"\nstages:\n  a: { uses: shell, with: { run: x } }\n');
+  const e = await errors(
+    'name: e\nrewards:\n  r: "0.1*format + exec"\nstages:\n  a: { uses: shell, with: { run: x } }\n',
+  );
   assert.is(e.length, 1);
   assert.match(e[0], /^3:20 rewards\.r: unknown variable "exec" \(did you mean "execute"\?\)/);
 });
@@ -281,24 +321,41 @@ tables:
 `);
   assert.equal(
     e.map((l) => l.split(': ')[0]),
-    ['3:20 rewards.r', '5:41 stages.gen.with.seeds', '5:57 stages.gen.with.count', '6:45 stages.sh.with.deps[0]', '7:29 stages.f.needs', '8:30 stages.bad.needs', '9:42 stages.typo.desc', '10:29 stages.b.needs[0]', '12:14 tables.t.from'],
+    [
+      '3:20 rewards.r',
+      '5:41 stages.gen.with.seeds',
+      '5:57 stages.gen.with.count',
+      '6:45 stages.sh.with.deps[0]',
+      '7:29 stages.f.needs',
+      '8:30 stages.bad.needs',
+      '9:42 stages.typo.desc',
+      '10:29 stages.b.needs[0]',
+      '12:14 tables.t.from',
+    ],
   );
 });
 
 test('a stage whose entry is broken is not reported again where others name it', async () => {
-  const e = await errors('name: e\nstages:\n  a: { with: { run: x } }\n  b: { uses: shell, needs: [a], with: { run: x } }\ntables:\n  t: { from: a }\n');
+  const e = await errors(
+    'name: e\nstages:\n  a: { with: { run: x } }\n  b: { uses: shell, needs: [a], with: { run: x } }\ntables:\n  t: { from: a }\n',
+  );
   assert.equal(e, ['3:3 stages.a: missing required key "uses"']);
 });
 
 test('interpolation errors come with the rest, without repeats at the same place', async () => {
-  const e = await errors('name: e\nvars: { n: 2 }\nstages:\n  g: { uses: generate, with: { count: "${vars.cnt}", seeds: mlebnch } }\n');
+  const e = await errors(
+    'name: e\nvars: { n: 2 }\nstages:\n  g: { uses: generate, with: { count: "${vars.cnt}", seeds: mlebnch } }\n',
+  );
   assert.is(e.length, 2);
   assert.match(e[0], /^4:40 stages\.g\.with\.count: undefined variable vars\.cnt$/);
   assert.match(e[1], /^4:61 stages\.g\.with\.seeds: unknown seed set "mlebnch"/);
 });
 
 test('a refused parameter is not reported a second time through the checks that read it', async () => {
-  const e = await errors('name: e\nstages:\n  g: { uses: generate, with: { backend: llm, model: 5, seeds: mlebnch } }\n  ev: { uses: eval, with: { tasks: t, policy: 7 } }\n', { 't/.keep': '' });
+  const e = await errors(
+    'name: e\nstages:\n  g: { uses: generate, with: { backend: llm, model: 5, seeds: mlebnch } }\n  ev: { uses: eval, with: { tasks: t, policy: 7 } }\n',
+    { 't/.keep': '' },
+  );
   assert.is(e.length, 3, e.join('\n'));
   assert.is(e[0], '3:53 stages.g.with.model: must be string');
   assert.match(e[1], /^3:63 stages\.g\.with\.seeds: unknown seed set "mlebnch"/);
@@ -306,7 +363,9 @@ test('a refused parameter is not reported a second time through the checks that 
 });
 
 test('errors in the project settings come with those of the experiment', async () => {
-  const e = await errors('name: e\nstages:\n  a: { uses: shell, with: { run: x, deps: [gone.py] } }\n', { 'mlepipe.config.yaml': 'concurency: 3\n' });
+  const e = await errors('name: e\nstages:\n  a: { uses: shell, with: { run: x, deps: [gone.py] } }\n', {
+    'mlepipe.config.yaml': 'concurency: 3\n',
+  });
   assert.is(e.length, 2, e.join('\n'));
   assert.match(e[0], /^3:44 stages\.a\.with\.deps\[0\]: dependency gone\.py does not exist/);
   assert.is(e[1], '1:1 concurency: unknown key (did you mean "concurrency"?)');
@@ -321,9 +380,18 @@ stages:
   ab2: { uses: ablate, target: sh, matrix: { deps: [[gone.py]], params.k: [1, "1"] } }
 `);
   assert.equal(e.length, 3);
-  assert.match(e[0], /^4:62 stages\.ab\.matrix\.seeds\[1\]: invalid value for g\.with\.seeds: unknown seed set "mlebench-tabulr" \(did you mean "mlebench-tabular"\?\)/);
-  assert.is(e[1], '6:54 stages.ab2.matrix.deps[0][0]: invalid value for sh.with.deps[0]: dependency gone.py does not exist (looked for <dir>/gone.py)');
-  assert.is(e[2], '6:79 stages.ab2.matrix.params.k[1]: gives the same node id as params.k[0] (sh@params.k=1): give the values distinct spellings');
+  assert.match(
+    e[0],
+    /^4:62 stages\.ab\.matrix\.seeds\[1\]: invalid value for g\.with\.seeds: unknown seed set "mlebench-tabulr" \(did you mean "mlebench-tabular"\?\)/,
+  );
+  assert.is(
+    e[1],
+    '6:54 stages.ab2.matrix.deps[0][0]: invalid value for sh.with.deps[0]: dependency gone.py does not exist (looked for <dir>/gone.py)',
+  );
+  assert.is(
+    e[2],
+    '6:79 stages.ab2.matrix.params.k[1]: gives the same node id as params.k[0] (sh@params.k=1): give the values distinct spellings',
+  );
 });
 
 test('symlinked dependency folders are fine (reading through them is the point)', async () => {

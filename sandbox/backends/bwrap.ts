@@ -26,7 +26,8 @@ function systemBinds(): string[] {
     if (existsSync(link)) args.push('--symlink', target, link);
   }
   // BLAS/LAPACK are chosen through /etc/alternatives; the loader cache speeds up library lookup.
-  for (const f of ['/etc/alternatives', '/etc/ld.so.cache', '/etc/localtime']) if (existsSync(f)) args.push('--ro-bind', f, f);
+  for (const f of ['/etc/alternatives', '/etc/ld.so.cache', '/etc/localtime'])
+    if (existsSync(f)) args.push('--ro-bind', f, f);
   return args;
 }
 
@@ -36,7 +37,13 @@ function systemBinds(): string[] {
  * a neutral environment in /: the jail's PID 1 is a fork of bwrap, so its /proc/1/cmdline and
  * /proc/1/environ would otherwise show the host's folders and PATH.
  */
-export function bwrapCommand(workspace: string, pub: string, limits: Limits, argv: string[], python?: JailPython): Command {
+export function bwrapCommand(
+  workspace: string,
+  pub: string,
+  limits: Limits,
+  argv: string[],
+  python?: JailPython,
+): Command {
   const env = jailEnv(limits.cpus, '/workspace');
   const args = [
     '--unshare-all',
@@ -99,7 +106,9 @@ export function bwrapBackend(host = '/usr/bin/python3'): Backend {
     name: 'bwrap',
     open: (opts: SessionOptions): Promise<Session> =>
       coldSession('bwrap', opts, (step, limits, { workspace, pub }) =>
-        spawnJailed({ ...BWRAP_SPAWN, limits, backend: 'bwrap', workspace, signal: opts.signal }, (cg) => bwrapCommand(workspace, pub, limits, launcherArgv(python.path, limits, cg, '/workspace', step), python)),
+        spawnJailed({ ...BWRAP_SPAWN, limits, backend: 'bwrap', workspace, signal: opts.signal }, (cg) =>
+          bwrapCommand(workspace, pub, limits, launcherArgv(python.path, limits, cg, '/workspace', step), python),
+        ),
       ),
   };
 }

@@ -15,7 +15,18 @@ import { holdGpus } from '../gpus.js';
 import type { TaskStore } from '../task-store.js';
 import type { Limits } from '../types.js';
 import { SERVER_MB, type FarJail, type JailHandle, type JailLauncher, type Slot } from '../warm/jail.js';
-import { checkImage, containerOptions, engineFault, engineIsLocal, lazyEngine, lostEngine, oomEvents, ownStore, shareWorkspace, type DockerOptions } from './docker.js';
+import {
+  checkImage,
+  containerOptions,
+  engineFault,
+  engineIsLocal,
+  lazyEngine,
+  lostEngine,
+  oomEvents,
+  ownStore,
+  shareWorkspace,
+  type DockerOptions,
+} from './docker.js';
 
 const cpuCounts = new WeakMap<Docker, Promise<number>>();
 /** The engine machine's CPUs (asked once per client). */
@@ -48,10 +59,19 @@ export function dockerJails(opts: DockerOptions = {}, store?: TaskStore): JailLa
       await checkImage(docker, image, agentLock, opts.where);
       await shareWorkspace(slot.ws);
       // The jail's GPUs from the host's share, held until the jail stops (a reused jail keeps them).
-      const held = holdGpus(opts.lender, opts.gpus, () => new EnvError(`${opts.where ?? 'the engine'}: no free GPU for another jail`));
+      const held = holdGpus(
+        opts.lender,
+        opts.gpus,
+        () => new EnvError(`${opts.where ?? 'the engine'}: no free GPU for another jail`),
+      );
       // The server's extra CPU only where the machine has one more: an engine refuses a quota over its CPUs.
       const cpus = Math.min(limits.cpus + 1, Math.max(limits.cpus, await cpusOf(docker)));
-      const spec = containerOptions(image, argv, limits, local ? { ws: slot.ws, pub: slot.pub } : null, { gpus: held.gpus, openStdin: true, memoryMb: limits.memoryMb + SERVER_MB, cpus });
+      const spec = containerOptions(image, argv, limits, local ? { ws: slot.ws, pub: slot.pub } : null, {
+        gpus: held.gpus,
+        openStdin: true,
+        memoryMb: limits.memoryMb + SERVER_MB,
+        cpus,
+      });
       const c = await createContainer(
         docker,
         // The server shares the container with the step: room for it in memory and CPU, so a step that
@@ -82,11 +102,16 @@ export function dockerJails(opts: DockerOptions = {}, store?: TaskStore): JailLa
                 await sendPublicLink(c.raw, target).catch(lost('could not show the task to the jail'));
                 mirror.clear();
               },
-              push: (remove) => mirror.push(c.raw, remove).catch(lost("could not send the workspace to the step's jail")),
+              push: (remove) =>
+                mirror.push(c.raw, remove).catch(lost("could not send the workspace to the step's jail")),
               pull: () => mirror.pull(c.raw).catch(lost("could not bring the workspace back from the step's jail")),
               async check() {
                 const why = await engineSilence(docker);
-                if (why) throw engineFault(opts, `${opts.where ?? 'the engine'}: lost the step's jail: the engine does not answer (${why})`);
+                if (why)
+                  throw engineFault(
+                    opts,
+                    `${opts.where ?? 'the engine'}: lost the step's jail: the engine does not answer (${why})`,
+                  );
               },
               async clear() {
                 mirror.clear();

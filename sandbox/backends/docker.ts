@@ -24,7 +24,13 @@ import { coldSession, type Where } from '../workspace.js';
 // and dockerode alone would add about 0.1 s to every start of the CLI.
 export function lazyEngine(given?: Docker | (() => Promise<Docker>)): () => Promise<Docker> {
   let engine: Promise<Docker> | undefined;
-  return () => (engine ??= typeof given === 'function' ? given() : given ? Promise.resolve(given) : import('dockerode').then((m) => new m.default()));
+  return () =>
+    (engine ??=
+      typeof given === 'function'
+        ? given()
+        : given
+          ? Promise.resolve(given)
+          : import('dockerode').then((m) => new m.default()));
 }
 const NOBODY = 65534;
 
@@ -65,7 +71,13 @@ export function engineIsLocal(env: NodeJS.ProcessEnv = process.env): boolean {
 }
 
 /** Container settings for one jail (exported so the security settings can be checked without an engine). */
-export function containerOptions(image: string, cmd: string[], limits: Limits, binds: { ws: string; pub: string } | null, extra: { gpus?: GpuRequest; openStdin?: boolean; memoryMb?: number; cpus?: number } = {}): Docker.ContainerCreateOptions {
+export function containerOptions(
+  image: string,
+  cmd: string[],
+  limits: Limits,
+  binds: { ws: string; pub: string } | null,
+  extra: { gpus?: GpuRequest; openStdin?: boolean; memoryMb?: number; cpus?: number } = {},
+): Docker.ContainerCreateOptions {
   // Without binds the engine is another machine's: a fresh workspace volume, and the task store read-only.
   const env = jailEnv(limits.cpus, '/workspace');
   const memory = (extra.memoryMb ?? limits.memoryMb + BASELINE_MB) * MB;
@@ -101,7 +113,9 @@ export function containerOptions(image: string, cmd: string[], limits: Limits, b
         { Name: 'core', Soft: 0, Hard: 0 },
       ],
       // Local engines share the host's folders; a remote one gets a fresh volume filled through the archive API.
-      ...(binds ? { Binds: [`${binds.ws}:/workspace:rw`, `${binds.pub}:/workspace/public:ro`] } : { Mounts: [{ Type: 'volume', Target: '/workspace' }, taskMount()] }),
+      ...(binds
+        ? { Binds: [`${binds.ws}:/workspace:rw`, `${binds.pub}:/workspace/public:ro`] }
+        : { Mounts: [{ Type: 'volume', Target: '/workspace' }, taskMount()] }),
       ...(extra.gpus !== undefined ? { DeviceRequests: [deviceRequest(extra.gpus)] } : {}),
     } as Docker.HostConfig,
   };
@@ -110,11 +124,22 @@ export function containerOptions(image: string, cmd: string[], limits: Limits, b
 /** Docker's request for GPUs: these device ids, or a count (-1 for every one). */
 function deviceRequest(gpus: GpuRequest) {
   const ids = typeof gpus === 'object' ? [...gpus] : null;
-  return { Driver: '', Count: ids ? 0 : gpus === 'all' ? -1 : gpus, DeviceIDs: ids, Capabilities: [['gpu']], Options: {} };
+  return {
+    Driver: '',
+    Count: ids ? 0 : gpus === 'all' ? -1 : gpus,
+    DeviceIDs: ids,
+    Capabilities: [['gpu']],
+    Options: {},
+  };
 }
 
 /** The image must exist, and carry the agent environment's lock when steps use it: say how to make it when not. */
-export async function checkImage(docker: Docker, image: string, agentLock?: string, where = process.env.DOCKER_HOST ?? 'the local socket'): Promise<void> {
+export async function checkImage(
+  docker: Docker,
+  image: string,
+  agentLock?: string,
+  where = process.env.DOCKER_HOST ?? 'the local socket',
+): Promise<void> {
   const build = `\`bash sandbox/image/build.sh${image === DEFAULT_IMAGE ? '' : ` ${image}`}\``;
   let labels: Record<string, string> | undefined;
   try {
@@ -122,14 +147,19 @@ export async function checkImage(docker: Docker, image: string, agentLock?: stri
   } catch (err) {
     const code = (err as { statusCode?: number }).statusCode;
     if (code === 404) {
-      throw new EnvError(`docker image ${image} not found; build it with ${build} (docker import of this machine's Python stack and agent environment) ` + `or \`docker build -t ${image} -f sandbox/image/Dockerfile .\` where a registry is reachable`);
+      throw new EnvError(
+        `docker image ${image} not found; build it with ${build} (docker import of this machine's Python stack and agent environment) ` +
+          `or \`docker build -t ${image} -f sandbox/image/Dockerfile .\` where a registry is reachable`,
+      );
     }
     throw new EnvError(`no Docker engine at ${where}: ${(err as Error).message.split('\n')[0]}`);
   }
   const baked = labels?.[AGENT_LOCK_LABEL];
   if (agentLock && baked !== agentLock) {
     // Steps would run other package versions than the node keys record.
-    throw new EnvError(`docker image ${image} ${baked ? `holds another agent environment (lock ${baked.slice(0, 12)}, installed ${agentLock.slice(0, 12)})` : 'has no agent environment'}; rebuild it with ${build}`);
+    throw new EnvError(
+      `docker image ${image} ${baked ? `holds another agent environment (lock ${baked.slice(0, 12)}, installed ${agentLock.slice(0, 12)})` : 'has no agent environment'}; rebuild it with ${build}`,
+    );
   }
 }
 
@@ -148,7 +178,10 @@ function collect(io: Attached, maxBytes: number): { out: CappedOutput; err: Capp
 }
 
 /** The engine's OOM events for one container: listeners come and go; `close` ends the stream. */
-export async function oomEvents(docker: Docker, id: string): Promise<{ on(fn: () => void): () => void; close(): void }> {
+export async function oomEvents(
+  docker: Docker,
+  id: string,
+): Promise<{ on(fn: () => void): () => void; close(): void }> {
   const listeners = new Set<() => void>();
   const stream = (await docker.getEvents({ filters: { container: [id], event: ['oom'] } })) as unknown as Readable;
   stream.on('data', () => {
@@ -166,7 +199,12 @@ export async function oomEvents(docker: Docker, id: string): Promise<{ on(fn: ()
 
 /** A remote engine's task store for a backend that was given none to share (DOCKER_HOST set by hand). */
 export function ownStore(engine: () => Promise<Docker>, opts: DockerOptions): TaskStore {
-  return taskStore(engine, opts.image ?? DEFAULT_IMAGE, imagePython(opts.python ?? '/usr/bin/python3').path, opts.where ?? process.env.DOCKER_HOST ?? 'the engine');
+  return taskStore(
+    engine,
+    opts.image ?? DEFAULT_IMAGE,
+    imagePython(opts.python ?? '/usr/bin/python3').path,
+    opts.where ?? process.env.DOCKER_HOST ?? 'the engine',
+  );
 }
 
 /** `store`: the task store of another machine's engine, when the caller shares one between backends. */
@@ -177,12 +215,28 @@ export function dockerBackend(opts: DockerOptions = {}, store?: TaskStore): Back
   const local = !opts.remote && engineIsLocal();
   const tasks = local ? undefined : (store ?? ownStore(engine, opts));
   /** One step: a fresh container over the session's workspace, removed in the background (see `removals`). */
-  const runStep = async (step: Step, limits: Limits, { workspace, pub }: Where, signal: AbortSignal | undefined, removals: Set<Promise<unknown>>, gpus: GpuRequest | undefined): Promise<StepResult> => {
-    if (signal?.aborted) return finishStep({ exitCode: 125, stdout: '', stderr: '', truncated: false, durationMs: 0, backend: 'docker' }, limits, { interrupted: true });
+  const runStep = async (
+    step: Step,
+    limits: Limits,
+    { workspace, pub }: Where,
+    signal: AbortSignal | undefined,
+    removals: Set<Promise<unknown>>,
+    gpus: GpuRequest | undefined,
+  ): Promise<StepResult> => {
+    if (signal?.aborted)
+      return finishStep(
+        { exitCode: 125, stdout: '', stderr: '', truncated: false, durationMs: 0, backend: 'docker' },
+        limits,
+        { interrupted: true },
+      );
     // The container has a PID namespace of its own: its launcher may kill everything in it at the timeout.
     const cmd = launcherArgv(python, limits, true, '/workspace', step, true);
     const docker = await engine();
-    const c = await createContainer(docker, containerOptions(image, cmd, limits, local ? { ws: workspace, pub } : null, { gpus }), { reap: local }).catch((err: Error) => {
+    const c = await createContainer(
+      docker,
+      containerOptions(image, cmd, limits, local ? { ws: workspace, pub } : null, { gpus }),
+      { reap: local },
+    ).catch((err: Error) => {
       throw engineFault(opts, `docker could not create the step's container: ${err.message.split('\n')[0]}`);
     });
     let oom: Awaited<ReturnType<typeof oomEvents>> | undefined;
@@ -191,14 +245,23 @@ export function dockerBackend(opts: DockerOptions = {}, store?: TaskStore): Back
       // A fresh container: the whole workspace goes, and the link to the task's files in the host's store.
       const mirror = local ? undefined : new WorkspaceMirror(workspace);
       if (mirror) {
-        await mirror.push(c.raw, async () => {}).catch(lostEngine(opts, "could not send the workspace to the step's container"));
-        await sendPublicLink(c.raw, await tasks!.ensure(pub)).catch(lostEngine(opts, "could not show the task to the step's container"));
+        await mirror
+          .push(c.raw, async () => {})
+          .catch(lostEngine(opts, "could not send the workspace to the step's container"));
+        await sendPublicLink(c.raw, await tasks!.ensure(pub)).catch(
+          lostEngine(opts, "could not show the task to the step's container"),
+        );
       }
       io = await c.attach();
       const { out, err } = collect(io, limits.maxOutputBytes);
       oom = await oomEvents(docker, c.id);
       const { end, stop } = stopper(() => c.kill());
-      if (signal?.aborted) return finishStep({ exitCode: 125, stdout: '', stderr: '', truncated: false, durationMs: 0, backend: 'docker' }, limits, { interrupted: true });
+      if (signal?.aborted)
+        return finishStep(
+          { exitCode: 125, stdout: '', stderr: '', truncated: false, durationMs: 0, backend: 'docker' },
+          limits,
+          { interrupted: true },
+        );
       // The step's time runs from the request to start it (creating the container is the engine's overhead):
       // the host's timer then always fires before the launcher's own, which starts later.
       const t0 = performance.now();
@@ -225,8 +288,18 @@ export function dockerBackend(opts: DockerOptions = {}, store?: TaskStore): Back
       const state = (await c.raw.inspect()).State;
       // The workspace comes back from a remote engine, public/ left out, files the step deleted deleted here.
       await mirror?.pull(c.raw).catch(lostEngine(opts, "could not bring the workspace back from the step's container"));
-      const raw = { exitCode, stdout: out.text(), stderr: err.text(), truncated: out.truncated || err.truncated, durationMs, backend: 'docker' as const };
-      return { ...finishStep(raw, limits, { ...end, oomKilled: end.oomKilled || state.OOMKilled }), ...(await workspaceCheck(workspace, limits)) };
+      const raw = {
+        exitCode,
+        stdout: out.text(),
+        stderr: err.text(),
+        truncated: out.truncated || err.truncated,
+        durationMs,
+        backend: 'docker' as const,
+      };
+      return {
+        ...finishStep(raw, limits, { ...end, oomKilled: end.oomKilled || state.OOMKilled }),
+        ...(await workspaceCheck(workspace, limits)),
+      };
     } finally {
       oom?.close();
       io?.close();
@@ -242,12 +315,21 @@ export function dockerBackend(opts: DockerOptions = {}, store?: TaskStore): Back
       await checkImage(await engine(), image, agentLock, opts.where);
       const removals = new Set<Promise<unknown>>();
       // The session's GPUs, held from its first step to its close.
-      const held = holdGpus(opts.lender, opts.gpus, () => new EnvError(`${opts.where ?? 'the engine'}: no free GPU for another run`));
+      const held = holdGpus(
+        opts.lender,
+        opts.gpus,
+        () => new EnvError(`${opts.where ?? 'the engine'}: no free GPU for another run`),
+      );
       try {
-        return await coldSession('docker', so, (step, limits, where) => runStep(step, limits, where, so.signal, removals, held.gpus), {
-          prepare: ({ workspace }) => shareWorkspace(workspace),
-          close: () => Promise.all([...removals]).finally(held.release),
-        });
+        return await coldSession(
+          'docker',
+          so,
+          (step, limits, where) => runStep(step, limits, where, so.signal, removals, held.gpus),
+          {
+            prepare: ({ workspace }) => shareWorkspace(workspace),
+            close: () => Promise.all([...removals]).finally(held.release),
+          },
+        );
       } catch (err) {
         held.release();
         throw err;

@@ -18,7 +18,10 @@ test('the process backend ends a memory hog as out of memory, and an interrupt s
   const sb = createSandbox({ backend: 'process', explicit: true, warn: () => {} });
   const s = await sb.open({ task: t, limits: { memoryMb: 256 }, signal: ac.signal });
   try {
-    await writeFile(join(s.workspace, 'hog.py'), 'b = []\nwhile True:\n    b.append(bytearray(32 * 1024 * 1024))\n    b[-1][::4096] = b"x" * len(b[-1][::4096])\n');
+    await writeFile(
+      join(s.workspace, 'hog.py'),
+      'b = []\nwhile True:\n    b.append(bytearray(32 * 1024 * 1024))\n    b[-1][::4096] = b"x" * len(b[-1][::4096])\n',
+    );
     const hog = await s.run({ file: 'hog.py' }, { timeoutMs: 60_000 });
     assert.equal([hog.oom, hog.timedOut], [true, false], hog.stderr);
     assert.match(hog.stderr, 'ran out of memory');

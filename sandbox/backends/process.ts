@@ -16,9 +16,19 @@ export function processBackend(python: string): Backend {
         'process',
         opts,
         (step, limits, { workspace }) =>
-          spawnJailed({ env: jailEnv(limits.cpus, workspace), cwd: workspace, limits, backend: 'process', workspace, signal: opts.signal }, (cg) => ({
-            argv: launcherArgv(python, limits, cg, workspace, step),
-          })),
+          spawnJailed(
+            {
+              env: jailEnv(limits.cpus, workspace),
+              cwd: workspace,
+              limits,
+              backend: 'process',
+              workspace,
+              signal: opts.signal,
+            },
+            (cg) => ({
+              argv: launcherArgv(python, limits, cg, workspace, step),
+            }),
+          ),
         {
           // The same ./public path as in the jails, as a link.
           async prepare({ workspace, pub }) {

@@ -16,7 +16,15 @@ import subprocess
 import sys
 import tarfile
 
-ROOTS = ["python3", "python3-numpy", "python3-pandas", "python3-sklearn", "python3-scipy", "python3-pil", "python3-networkx"]
+ROOTS = [
+    "python3",
+    "python3-numpy",
+    "python3-pandas",
+    "python3-sklearn",
+    "python3-scipy",
+    "python3-pil",
+    "python3-networkx",
+]
 # Build-time tools some of them depend on (pythran pulls a C++ toolchain); not needed to run Python.
 SKIP = re.compile(
     r"^(gcc|g\+\+|cpp|binutils|libboost|libclang|libllvm|llvm|clang|python3-pythran|python3-beniget|python3-gast|libc-dev-bin|libasan|libtsan|liblsan|libubsan|libhwasan|libitm|libquadmath|libgprofng|libctf|libstdc\+\+-\d+-dev|libgcc-\d+-dev|.*-dev|debconf|dpkg|perl.*|libperl.*|fonts-.*|fontconfig.*|libjs-.*|sensible-utils|init-system-helpers)$"
@@ -25,7 +33,9 @@ DROP = re.compile(r"^/usr/share/(doc|man|locale|info|lintian|bug|bash-completion
 
 
 def installed(pkg):
-    r = subprocess.run(["dpkg-query", "-W", "-f=${Status}\t${Depends}, ${Pre-Depends}", pkg], capture_output=True, text=True)
+    r = subprocess.run(
+        ["dpkg-query", "-W", "-f=${Status}\t${Depends}, ${Pre-Depends}", pkg], capture_output=True, text=True
+    )
     if r.returncode != 0 or "ok installed" not in r.stdout:
         return None
     return r.stdout.split("\t", 1)[1]
@@ -61,7 +71,11 @@ def alternative_links():
         if os.path.isdir(d):
             for name in sorted(os.listdir(d)):
                 f = os.path.join(d, name)
-                if re.match(r"lib(open)?(c?blas|lapack)", name) and os.path.islink(f) and os.readlink(f).startswith("/etc/alternatives/"):
+                if (
+                    re.match(r"lib(open)?(c?blas|lapack)", name)
+                    and os.path.islink(f)
+                    and os.readlink(f).startswith("/etc/alternatives/")
+                ):
                     out.append(f)
     return out
 

@@ -480,7 +480,15 @@ def reset():
 
 
 # oom_count says whether this server reads its cgroup's OOM count (a number) or leaves OOM kills to the host.
-send({"ready": True, "pid": os.getpid(), "import_s": round(IMPORT_S, 3), "vm_mb": vm_bytes() // MB, "oom_count": oom_kills()})
+send(
+    {
+        "ready": True,
+        "pid": os.getpid(),
+        "import_s": round(IMPORT_S, 3),
+        "vm_mb": vm_bytes() // MB,
+        "oom_count": oom_kills(),
+    }
+)
 while True:
     line = REQUESTS.next()
     if line is None:

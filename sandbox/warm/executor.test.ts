@@ -45,7 +45,14 @@ function farJails(engineGone: () => boolean): JailLauncher {
 async function serverKilled(engineGone: boolean) {
   const task = await mkdtemp(join(tmpdir(), 'mlepipe-far-'));
   await mkdir(join(task, 'public'));
-  const pool = new WarmPool({ launcher: farJails(() => engineGone), python: '/usr/bin/python3', modules: [], fallback: bwrapBackend(), warn: () => {}, size: 1 });
+  const pool = new WarmPool({
+    launcher: farJails(() => engineGone),
+    python: '/usr/bin/python3',
+    modules: [],
+    fallback: bwrapBackend(),
+    warn: () => {},
+    size: 1,
+  });
   pool.fill();
   const session = await pool.open({ task });
   try {
@@ -95,7 +102,14 @@ test("a far docker jail's server counts its own OOM kills: an engine event arriv
   };
   const task = await mkdtemp(join(tmpdir(), 'mlepipe-late-'));
   await mkdir(join(task, 'public'));
-  const pool = new WarmPool({ launcher: late, python: '/usr/bin/python3', modules: [], fallback: dockerBackend({ remote: true }), warn: () => {}, size: 1 });
+  const pool = new WarmPool({
+    launcher: late,
+    python: '/usr/bin/python3',
+    modules: [],
+    fallback: dockerBackend({ remote: true }),
+    warn: () => {},
+    size: 1,
+  });
   pool.fill();
   const session = await pool.open({ task });
   try {

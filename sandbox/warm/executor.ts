@@ -50,11 +50,22 @@ export class WarmExecutor {
   }
 
   /** Starts a jail and waits for its server's hello; `signal` gives up at once, killing the jail. */
-  static async start(launcher: JailLauncher, python: string, modules: readonly string[], limits: Limits, signal?: AbortSignal): Promise<WarmExecutor> {
+  static async start(
+    launcher: JailLauncher,
+    python: string,
+    modules: readonly string[],
+    limits: Limits,
+    signal?: AbortSignal,
+  ): Promise<WarmExecutor> {
     const slot = await newSlot();
     let jail: JailHandle;
     try {
-      jail = await launcher.start(slot, limits, [python, '-c', assetText('sandbox/py/warm.py'), JSON.stringify({ modules, later: onFirstUse(modules), ...launcher.serverConfig })]);
+      jail = await launcher.start(slot, limits, [
+        python,
+        '-c',
+        assetText('sandbox/py/warm.py'),
+        JSON.stringify({ modules, later: onFirstUse(modules), ...launcher.serverConfig }),
+      ]);
     } catch (err) {
       await rm(slot.root, { recursive: true, force: true });
       throw err;
@@ -64,7 +75,9 @@ export class WarmExecutor {
     if (!hello?.ready) {
       await ex.close();
       signal?.throwIfAborted();
-      throw new Error(`the warm executor did not start: ${ex.stderrTail.join('').trim().split('\n').slice(-3).join(' | ') || 'no answer'}`);
+      throw new Error(
+        `the warm executor did not start: ${ex.stderrTail.join('').trim().split('\n').slice(-3).join(' | ') || 'no answer'}`,
+      );
     }
     ex.ownOom = typeof hello.oom_count === 'number';
     return ex;
@@ -83,7 +96,10 @@ export class WarmExecutor {
     if (!more.length) return;
     this.send({ op: 'preload', modules: more });
     const answer = await this.answers.next(START_TIMEOUT_MS, signal);
-    if (!answer?.preloaded) throw new Error(`the warm executor did not import ${more.join(', ')}: ${answer?.error ? String(answer.error) : 'no answer'}`);
+    if (!answer?.preloaded)
+      throw new Error(
+        `the warm executor did not import ${more.join(', ')}: ${answer?.error ? String(answer.error) : 'no answer'}`,
+      );
     for (const m of more) this.modules.add(m);
   }
 
@@ -106,14 +122,29 @@ export class WarmExecutor {
   private readonly remove = async (paths: string[]): Promise<void> => {
     this.send({ op: 'remove', paths });
     const answer = await this.answers.next(RESET_TIMEOUT_MS);
-    if (!answer?.removed) throw new EnvError(`the warm executor did not remove workspace files: ${answer?.error ? String(answer.error) : 'no answer'}`);
+    if (!answer?.removed)
+      throw new EnvError(
+        `the warm executor did not remove workspace files: ${answer?.error ? String(answer.error) : 'no answer'}`,
+      );
   };
 
   /** Runs one step; the OOM killer striking in the jail, or `signal`, has the server kill it at once. */
   async run(step: Step, over?: Partial<Limits>, signal?: AbortSignal): Promise<StepResult> {
     const limits = { ...this.limits, ...over };
     const t0 = performance.now();
-    const failed = (message: string, end: Ending): StepResult => finishStep({ exitCode: 125, stdout: '', stderr: message && `[mlepipe: ${message}]`, truncated: false, durationMs: Math.round(performance.now() - t0), backend: this.kind }, limits, end);
+    const failed = (message: string, end: Ending): StepResult =>
+      finishStep(
+        {
+          exitCode: 125,
+          stdout: '',
+          stderr: message && `[mlepipe: ${message}]`,
+          truncated: false,
+          durationMs: Math.round(performance.now() - t0),
+          backend: this.kind,
+        },
+        limits,
+        end,
+      );
     if (signal?.aborted) return failed('', { interrupted: true });
     if (this.dead) {
       await this.jail.far?.check();
@@ -156,13 +187,30 @@ export class WarmExecutor {
       );
       await this.close();
       if (await fault) throw await fault;
-      const why = answer?.error ? `warm executor error: ${String(answer.error)}` : `the warm executor ${killed ? 'did not stop the step when told' : 'stopped answering'}; its jail was killed`;
-      return failed(why, { interrupted: killed === 'interrupted', oomKilled: killed === 'oom', timedOut: !answer && durationMs >= limits.timeoutMs });
+      const why = answer?.error
+        ? `warm executor error: ${String(answer.error)}`
+        : `the warm executor ${killed ? 'did not stop the step when told' : 'stopped answering'}; its jail was killed`;
+      return failed(why, {
+        interrupted: killed === 'interrupted',
+        oomKilled: killed === 'oom',
+        timedOut: !answer && durationMs >= limits.timeoutMs,
+      });
     }
     await this.jail.far?.pull();
-    const end = { timedOut: answer.timedOut, oomKilled: answer.killed === 'oom' || killed === 'oom', interrupted: answer.killed === 'interrupted' };
+    const end = {
+      timedOut: answer.timedOut,
+      oomKilled: answer.killed === 'oom' || killed === 'oom',
+      interrupted: answer.killed === 'interrupted',
+    };
     // The step's own time, from its fork to its end, as the server measured it.
-    const raw = { exitCode: answer.exitCode, stdout: answer.stdout, stderr: answer.stderr, truncated: answer.truncated, durationMs: answer.durationMs, backend: this.kind };
+    const raw = {
+      exitCode: answer.exitCode,
+      stdout: answer.stdout,
+      stderr: answer.stderr,
+      truncated: answer.truncated,
+      durationMs: answer.durationMs,
+      backend: this.kind,
+    };
     return { ...finishStep(raw, limits, end), ...(await workspaceCheck(this.slot.ws, limits)) };
   }
 
@@ -181,7 +229,8 @@ export class WarmExecutor {
     await this.jail.far?.clear();
     const seen = await readdir(this.slot.ws).catch(() => null);
     if (!seen || seen.length !== 1 || seen[0] !== 'public') return false;
-    for (const name of await readdir(this.slot.pub)) await rm(join(this.slot.pub, name), { recursive: true, force: true });
+    for (const name of await readdir(this.slot.pub))
+      await rm(join(this.slot.pub, name), { recursive: true, force: true });
     return this.alive;
   }
 

@@ -79,10 +79,16 @@ const noWatch = async () => () => {};
 export const bwrapJails = (python?: JailPython): JailLauncher => ({
   kind: 'warm-bwrap',
   async start(slot, limits, argv) {
-    const cgroup = await createCgroup({ maxProcs: limits.maxProcs + 16, memoryBytes: (limits.memoryMb + SERVER_MB) * MB });
+    const cgroup = await createCgroup({
+      maxProcs: limits.maxProcs + 16,
+      memoryBytes: (limits.memoryMb + SERVER_MB) * MB,
+    });
     const cmd = bwrapCommand(slot.ws, slot.pub, limits, argv, python);
     // Behind the watchdog's gate (core/reaper.ts): the jail starts once its group is announced.
-    const proc = spawnCommand({ ...cmd, argv: gated(cgroup ? cgroup.wrap(cmd.argv) : cmd.argv) }, { ...BWRAP_SPAWN, stdin: 'pipe' });
+    const proc = spawnCommand(
+      { ...cmd, argv: gated(cgroup ? cgroup.wrap(cmd.argv) : cmd.argv) },
+      { ...BWRAP_SPAWN, stdin: 'pipe' },
+    );
     const exited = new Promise<void>((r) => proc.once('exit', () => r()));
     // The server reads its requests after the gate's line.
     const unreap = await reapGroup(proc, { keepStdin: true });

@@ -25,7 +25,13 @@ test('a jail imports torch once a step has: its next steps start with it loaded,
   assert.ok(envInstalled(AGENT), `the agent environment is not installed: ${AGENT.fix}`);
   const task = await mkdtemp(join(tmpdir(), 'mlepipe-later-'));
   await mkdir(join(task, 'public'));
-  const sandbox = createSandbox({ backend: 'bwrap', warm: true, python: AGENT.python, poolSize: 1, warn: (m) => assert.unreachable(m) });
+  const sandbox = createSandbox({
+    backend: 'bwrap',
+    warm: true,
+    python: AGENT.python,
+    poolSize: 1,
+    warn: (m) => assert.unreachable(m),
+  });
   const session = await sandbox.open({ task });
   try {
     assert.is(session.backend, 'warm-bwrap');
@@ -36,7 +42,8 @@ test('a jail imports torch once a step has: its next steps start with it loaded,
       return r.stdout.trim();
     };
     // The server imports with the garbage collector off; steps get it back on, after the preload and after torch.
-    const loaded = "import gc, sys; print(*('torch' in sys.modules, 'sqlite3' in sys.modules, 'sklearn' in sys.modules, gc.isenabled()))";
+    const loaded =
+      "import gc, sys; print(*('torch' in sys.modules, 'sqlite3' in sys.modules, 'sklearn' in sys.modules, gc.isenabled()))";
     assert.is(await step(loaded), 'False False True True', 'preloaded: scikit-learn, not torch');
     assert.is(await step('import torch, sqlite3; print(torch.tensor([2]).item())'), '2');
     assert.is(await step(loaded), 'True False True True', 'torch came with the jail this time; sqlite3 did not');

@@ -3,7 +3,17 @@
 // solution kit's agents) does not load the sandbox to do so.
 
 /** numpy, pandas, SciPy and the scikit-learn modules models are fitted with. */
-const SKLEARN_STACK = ['numpy', 'pandas', 'scipy', 'sklearn', 'sklearn.ensemble', 'sklearn.linear_model', 'sklearn.model_selection', 'sklearn.metrics', 'sklearn.preprocessing'];
+const SKLEARN_STACK = [
+  'numpy',
+  'pandas',
+  'scipy',
+  'sklearn',
+  'sklearn.ensemble',
+  'sklearn.linear_model',
+  'sklearn.model_selection',
+  'sklearn.metrics',
+  'sklearn.preprocessing',
+];
 
 /**
  * What the agent environment offers (python/agent.in) and most steps use, imported once per jail so that

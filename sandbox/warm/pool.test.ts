@@ -44,7 +44,13 @@ function silentJails(): JailLauncher & { started: number; stopped: number } {
 test('shutting a pool down stops the jails still starting instead of waiting for them', async () => {
   const jails = silentJails();
   const warnings: string[] = [];
-  const pool = new WarmPool({ launcher: jails, python: '/usr/bin/python3', fallback: bwrapBackend(), warn: (m) => warnings.push(m), size: 2 });
+  const pool = new WarmPool({
+    launcher: jails,
+    python: '/usr/bin/python3',
+    fallback: bwrapBackend(),
+    warn: (m) => warnings.push(m),
+    size: 2,
+  });
   pool.fill();
   await waitFor(() => jails.started === 2, 10_000, 'two jails to start');
   await pool.shutdown();
@@ -55,7 +61,14 @@ test('shutting a pool down stops the jails still starting instead of waiting for
 test("a pool given the run's signal stops its jails as soon as it aborts", async () => {
   const jails = silentJails();
   const ac = new AbortController();
-  const pool = new WarmPool({ launcher: jails, python: '/usr/bin/python3', fallback: bwrapBackend(), warn: () => {}, size: 2, signal: ac.signal });
+  const pool = new WarmPool({
+    launcher: jails,
+    python: '/usr/bin/python3',
+    fallback: bwrapBackend(),
+    warn: () => {},
+    size: 2,
+    signal: ac.signal,
+  });
   pool.fill();
   await waitFor(() => jails.started === 2, 10_000, 'two jails to start');
   ac.abort();
@@ -66,7 +79,13 @@ test("a pool given the run's signal stops its jails as soon as it aborts", async
 
 test('opening a warm session gives up waiting for a jail when its signal aborts', async () => {
   const jails = silentJails();
-  const pool = new WarmPool({ launcher: jails, python: '/usr/bin/python3', fallback: bwrapBackend(), warn: () => {}, size: 0 });
+  const pool = new WarmPool({
+    launcher: jails,
+    python: '/usr/bin/python3',
+    fallback: bwrapBackend(),
+    warn: () => {},
+    size: 0,
+  });
   const ac = new AbortController();
   const opening = pool.open({ task: await task(), signal: ac.signal });
   await waitFor(() => jails.started === 1, 10_000, 'a jail to start');

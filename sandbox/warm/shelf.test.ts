@@ -24,7 +24,14 @@ async function taskDir(): Promise<string> {
 
 /** One session in a new pool: the server's process id as its step sees it, which modules it had, and the jail's folder. */
 async function oneSession(o: { modules: string[]; limits?: Partial<Limits>; signal?: AbortSignal }) {
-  const sandbox = createSandbox({ backend: 'bwrap', warm: true, python: AGENT.python, poolSize: 1, warn: (m) => assert.unreachable(m), ...o });
+  const sandbox = createSandbox({
+    backend: 'bwrap',
+    warm: true,
+    python: AGENT.python,
+    poolSize: 1,
+    warn: (m) => assert.unreachable(m),
+    ...o,
+  });
   const session = await sandbox.open({ task: await taskDir() });
   await writeFile(join(session.workspace, 's.py'), "import os, sys; print(os.getppid(), 'sqlite3' in sys.modules)");
   const r = await session.run({ file: 's.py' });
@@ -75,7 +82,15 @@ test('closing the shelf closes its jails; outside a run, and for an interrupted 
   openShelf();
   try {
     const stop = new AbortController();
-    const sandbox = createSandbox({ backend: 'bwrap', warm: true, python: AGENT.python, poolSize: 1, modules: ['json'], signal: stop.signal, warn: () => {} });
+    const sandbox = createSandbox({
+      backend: 'bwrap',
+      warm: true,
+      python: AGENT.python,
+      poolSize: 1,
+      modules: ['json'],
+      signal: stop.signal,
+      warn: () => {},
+    });
     const session = await sandbox.open({ task: await taskDir() });
     await session.close();
     stop.abort();

@@ -35,7 +35,8 @@ export const ablate: Stage<AblateParams> = {
     for (const input of ctx.inputs) {
       const label = variantLabel(input.variant);
       const row = byVariant.get(label) ?? { variant: label };
-      for (const [k, v] of Object.entries(input.variant)) row[k] = typeof v === 'object' ? JSON.stringify(v) : (v as MetricValue);
+      for (const [k, v] of Object.entries(input.variant))
+        row[k] = typeof v === 'object' ? JSON.stringify(v) : (v as MetricValue);
       for (const [m, v] of Object.entries(input.metrics)) {
         if (ctx.params.metrics && !ctx.params.metrics.includes(m)) continue;
         const col = `${input.name}.${m}`;

@@ -12,10 +12,30 @@ import { pythonEnv } from '../../core/python.js';
 import type { Trajectory } from '../../agents/trajectory.js';
 import { failedRule } from './run.js';
 
-function run(o: { ended?: Trajectory['ended']; exit?: number | null; valid?: number; improvement?: number; std?: number | null; starter?: number | null }): Trajectory {
+function run(o: {
+  ended?: Trajectory['ended'];
+  exit?: number | null;
+  valid?: number;
+  improvement?: number;
+  std?: number | null;
+  starter?: number | null;
+}): Trajectory {
   return {
     ended: o.ended ?? 'answer',
-    turns: o.exit === null ? [] : [{ turn: 0, action: 'code', observation: '', exit_code: o.exit ?? 0, timed_out: false, duration_ms: 1, format_ok: true }],
+    turns:
+      o.exit === null
+        ? []
+        : [
+            {
+              turn: 0,
+              action: 'code',
+              observation: '',
+              exit_code: o.exit ?? 0,
+              timed_out: false,
+              duration_ms: 1,
+              format_ok: true,
+            },
+          ],
     variables: { valid: o.valid ?? 1, improvement: o.improvement ?? 0.1 },
     evaluation: (o.valid ?? 1) === 1 ? { score: 1 } : null,
     starter_score: o.starter === undefined ? 0.5 : o.starter,
@@ -40,23 +60,45 @@ test('D.1 rules: execution, then a valid submission, then a gain beyond one base
 });
 
 async function dedup(req: Record<string, unknown>): Promise<{ kept: number[]; embedder: string; why: string | null }> {
-  const r = await execa(pythonEnv('agent').python, [assetPath('python/embed_dedup.py')], { input: JSON.stringify(req) });
+  const r = await execa(pythonEnv('agent').python, [assetPath('python/embed_dedup.py')], {
+    input: JSON.stringify(req),
+  });
   return JSON.parse(r.stdout);
 }
 
-const A = 'Action: check_feature_normalization on public/train.csv. The columns differ in scale by orders of magnitude, so standardize them with training statistics and rerun.';
-const B = 'Action: detect_label_imbalance on public/train.csv. Minority classes are rare; use class weights in the classifier and compare per class recall.';
+const A =
+  'Action: check_feature_normalization on public/train.csv. The columns differ in scale by orders of magnitude, so standardize them with training statistics and rerun.';
+const B =
+  'Action: detect_label_imbalance on public/train.csv. Minority classes are rare; use class weights in the classifier and compare per class recall.';
 
 test('TF-IDF deduplication keeps the best run of each cluster, within a task', async () => {
   const texts = [A, A + ' Done.', B, A];
-  const out = await dedup({ texts, ranks: [0.1, 0.3, 0.2, 0.5], groups: ['t1', 't1', 't1', 't2'], threshold: 0.8, model: null });
+  const out = await dedup({
+    texts,
+    ranks: [0.1, 0.3, 0.2, 0.5],
+    groups: ['t1', 't1', 't1', 't2'],
+    threshold: 0.8,
+    model: null,
+  });
   assert.is(out.embedder, 'tfidf');
   assert.is(out.why, null);
   // 0 and 1 are near-copies: 1 has the larger gain. 2 says something else; 3 is another task's.
   assert.equal(out.kept, [1, 2, 3]);
-  const all = await dedup({ texts, ranks: [0.1, 0.3, 0.2, 0.5], groups: ['', '', '', ''], threshold: 0.8, model: null });
+  const all = await dedup({
+    texts,
+    ranks: [0.1, 0.3, 0.2, 0.5],
+    groups: ['', '', '', ''],
+    threshold: 0.8,
+    model: null,
+  });
   assert.equal(all.kept, [2, 3]);
-  const strict = await dedup({ texts, ranks: [0.1, 0.3, 0.2, 0.5], groups: ['t1', 't1', 't1', 't2'], threshold: 1.0 + 1e-9, model: null });
+  const strict = await dedup({
+    texts,
+    ranks: [0.1, 0.3, 0.2, 0.5],
+    groups: ['t1', 't1', 't1', 't2'],
+    threshold: 1.0 + 1e-9,
+    model: null,
+  });
   assert.equal(strict.kept, [0, 1, 2, 3]);
 });
 

@@ -25,12 +25,14 @@ export interface CurateParams {
 export const curate: Stage<CurateParams> = {
   kind: 'curate',
   version: 1,
-  description: 'Filter demonstrations for SFT (execution, valid submission, gain over the starter beyond one std), then embedding near-duplicate removal.',
+  description:
+    'Filter demonstrations for SFT (execution, valid submission, gain over the starter beyond one std), then embedding near-duplicate removal.',
   schema,
   flow: { gives: ['trajectories'], takes: () => ['trajectories'] },
 
   check(p, ctx) {
-    if (p.embedding_model && !existsSync(resolve(ctx.experimentDir, p.embedding_model))) return [{ param: ['embedding_model'], message: `${p.embedding_model}: no such folder` }];
+    if (p.embedding_model && !existsSync(resolve(ctx.experimentDir, p.embedding_model)))
+      return [{ param: ['embedding_model'], message: `${p.embedding_model}: no such folder` }];
     return [];
   },
 

@@ -17,7 +17,8 @@ export type Rule = 'execution' | 'valid_submission' | 'improvement';
 export function failedRule(t: Trajectory, minGainStd: number): Rule | undefined {
   const scripts = t.turns.filter((x) => x.action === 'code');
   const last = scripts[scripts.length - 1];
-  if (t.ended === 'policy_error' || t.ended === 'interrupted' || (last && (last.exit_code !== 0 || last.timed_out))) return 'execution';
+  if (t.ended === 'policy_error' || t.ended === 'interrupted' || (last && (last.exit_code !== 0 || last.timed_out)))
+    return 'execution';
   if (t.variables.valid !== 1 || !t.evaluation) return 'valid_submission';
   // `improvement` is the gain over the starter in the metric's direction; a task without a baseline cannot show one.
   if (t.starter_score === null || !(t.variables.improvement > minGainStd * (t.starter_std ?? 0))) return 'improvement';
@@ -41,7 +42,12 @@ export async function run(ctx: StageContext<CurateParams>): Promise<StageResult>
           .split('\n')
           .filter((l) => l.trim()),
       );
-  const dropped: Record<Rule | 'duplicates', number> = { execution: 0, valid_submission: 0, improvement: 0, duplicates: 0 };
+  const dropped: Record<Rule | 'duplicates', number> = {
+    execution: 0,
+    valid_submission: 0,
+    improvement: 0,
+    duplicates: 0,
+  };
   const passed: Array<{ line: string; t: Trajectory }> = [];
   for (const line of lines) {
     const t = JSON.parse(line) as Trajectory;
@@ -60,8 +66,16 @@ export async function run(ctx: StageContext<CurateParams>): Promise<StageResult>
       threshold: p.similarity,
       model: p.embedding_model ? resolve(ctx.experimentDir, p.embedding_model) : null,
     });
-    const r = await execa(python, [assetPath('python/embed_dedup.py')], { input, reject: false, cancelSignal: ctx.signal, env: { PYTHONDONTWRITEBYTECODE: '1', OMP_NUM_THREADS: '1' } });
-    if (r.exitCode !== 0) throw new Error(`near-duplicate removal failed (exit ${r.exitCode}): ${String(r.stderr).trim().split('\n').slice(-3).join(' | ')}`);
+    const r = await execa(python, [assetPath('python/embed_dedup.py')], {
+      input,
+      reject: false,
+      cancelSignal: ctx.signal,
+      env: { PYTHONDONTWRITEBYTECODE: '1', OMP_NUM_THREADS: '1' },
+    });
+    if (r.exitCode !== 0)
+      throw new Error(
+        `near-duplicate removal failed (exit ${r.exitCode}): ${String(r.stderr).trim().split('\n').slice(-3).join(' | ')}`,
+      );
     const out = JSON.parse(String(r.stdout)) as { kept: number[]; embedder: string; why: string | null };
     embedder = { name: out.embedder, fallback: out.why };
     if (out.why) ctx.log(`embedding with ${out.embedder}: ${out.why}`);
@@ -69,11 +83,24 @@ export async function run(ctx: StageContext<CurateParams>): Promise<StageResult>
     kept = passed.filter((_, i) => keep.has(i));
     dropped.duplicates = passed.length - kept.length;
   }
-  await writeFile(join(ctx.outDir, 'trajectories.jsonl'), kept.map((x) => x.line).join('\n') + (kept.length ? '\n' : ''));
-  const report = { read: lines.length, dropped, kept: kept.length, min_gain_std: p.min_gain_std, similarity: p.dedup ? p.similarity : null, scope: p.scope, embedder, tasks: new Set(kept.map((x) => x.t.task_id)).size };
+  await writeFile(
+    join(ctx.outDir, 'trajectories.jsonl'),
+    kept.map((x) => x.line).join('\n') + (kept.length ? '\n' : ''),
+  );
+  const report = {
+    read: lines.length,
+    dropped,
+    kept: kept.length,
+    min_gain_std: p.min_gain_std,
+    similarity: p.dedup ? p.similarity : null,
+    scope: p.scope,
+    embedder,
+    tasks: new Set(kept.map((x) => x.t.task_id)).size,
+  };
   await writeFile(join(ctx.outDir, 'curation.json'), JSON.stringify(report, null, 1) + '\n');
   ctx.log(`curation: ${JSON.stringify(report)}`);
-  if (!kept.length) throw new Error(`no demonstration passes the filter (${JSON.stringify(dropped)} dropped of ${lines.length})`);
+  if (!kept.length)
+    throw new Error(`no demonstration passes the filter (${JSON.stringify(dropped)} dropped of ${lines.length})`);
   return {
     metrics: {
       read: lines.length,

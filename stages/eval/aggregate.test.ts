@@ -2,7 +2,15 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { CATEGORY_OF } from '../../tools/index.js';
-import { gradingReport, latencyRows, mlebenchReport, policyRows, toolUseFields, winRateRows, type RunRecord } from './aggregate.js';
+import {
+  gradingReport,
+  latencyRows,
+  mlebenchReport,
+  policyRows,
+  toolUseFields,
+  winRateRows,
+  type RunRecord,
+} from './aggregate.js';
 
 function run(policy: string, task: string, repeat: number, over: Partial<RunRecord> = {}): RunRecord {
   return {
@@ -41,7 +49,12 @@ function run(policy: string, task: string, repeat: number, over: Partial<RunReco
 test('rates are per-task means in percent; SEM is over repeats; bootstrap interval over tasks', () => {
   // Two tasks, two repeats. Repeat 0 medals on both tasks, repeat 1 on neither: rate 50%,
   // per-repeat rates 100 and 0, so SEM = sd([100, 0]) / sqrt(2) = 50.
-  const runs = [run('p', 't1', 0, { any_medal: true }), run('p', 't2', 0, { any_medal: true }), run('p', 't1', 1), run('p', 't2', 1)];
+  const runs = [
+    run('p', 't1', 0, { any_medal: true }),
+    run('p', 't2', 0, { any_medal: true }),
+    run('p', 't1', 1),
+    run('p', 't2', 1),
+  ];
   const [row] = policyRows(runs, ['p'], 0);
   assert.is(row.any_medal, 50);
   assert.is(row.any_medal_sem, 50);
@@ -56,7 +69,12 @@ test('rates are per-task means in percent; SEM is over repeats; bootstrap interv
 });
 
 test('HumanRank in percent where tasks have a leaderboard, averaged per task then over tasks', () => {
-  const runs = [run('p', 't1', 0, { human_rank: 0.5 }), run('p', 't1', 1, { human_rank: 1 }), run('p', 't2', 0, { human_rank: 0 }), run('p', 't3', 0)];
+  const runs = [
+    run('p', 't1', 0, { human_rank: 0.5 }),
+    run('p', 't1', 1, { human_rank: 1 }),
+    run('p', 't2', 0, { human_rank: 0 }),
+    run('p', 't3', 0),
+  ];
   const [row] = policyRows(runs, ['p'], 0);
   // t1: 75, t2: 0 (t3 has no leaderboard).
   assert.is(row.human_rank, 37.5);
@@ -97,20 +115,61 @@ test('latency quantiles of execution seconds', () => {
 });
 
 test('the grading report counts medals once per run (mutually exclusive)', () => {
-  const runs = [run('p', 't1', 0, { gold_medal: true, any_medal: true, above_median: true }), run('p', 't2', 0, { valid_submission: false, score: null, submission: null, grade_error: 'no submission' })];
+  const runs = [
+    run('p', 't1', 0, { gold_medal: true, any_medal: true, above_median: true }),
+    run('p', 't2', 0, { valid_submission: false, score: null, submission: null, grade_error: 'no submission' }),
+  ];
   const r = gradingReport(runs, ['p']).p as Record<string, unknown>;
-  assert.equal([r.total_runs, r.total_runs_with_submissions, r.total_valid_submissions, r.total_medals, r.total_gold_medals, r.total_silver_medals, r.total_above_median], [2, 1, 1, 1, 1, 0, 1]);
+  assert.equal(
+    [
+      r.total_runs,
+      r.total_runs_with_submissions,
+      r.total_valid_submissions,
+      r.total_medals,
+      r.total_gold_medals,
+      r.total_silver_medals,
+      r.total_above_median,
+    ],
+    [2, 1, 1, 1, 1, 0, 1],
+  );
   assert.is((r.competition_reports as unknown[]).length, 2);
 });
 
 test("MLE-bench's own report: exactly its fields, floats and booleans never null", () => {
   const runs = [
     run('p', 't1', 0, { score: 0.95, gold_medal: true, any_medal: true, above_median: true }),
-    run('p', 't2', 0, { valid_submission: false, score: null, submission: null, grade_error: 'no submission', is_lower_better: null, median_threshold: null }),
+    run('p', 't2', 0, {
+      valid_submission: false,
+      score: null,
+      submission: null,
+      grade_error: 'no submission',
+      is_lower_better: null,
+      median_threshold: null,
+    }),
   ];
   const r = mlebenchReport(runs) as { competition_reports: Array<Record<string, unknown>> } & Record<string, unknown>;
-  assert.equal(Object.keys(r), ['total_runs', 'total_runs_with_submissions', 'total_valid_submissions', 'total_medals', 'total_gold_medals', 'total_silver_medals', 'total_bronze_medals', 'total_above_median', 'competition_reports']);
-  assert.equal([r.total_runs, r.total_runs_with_submissions, r.total_valid_submissions, r.total_medals, r.total_gold_medals, r.total_above_median], [2, 1, 1, 1, 1, 1]);
+  assert.equal(Object.keys(r), [
+    'total_runs',
+    'total_runs_with_submissions',
+    'total_valid_submissions',
+    'total_medals',
+    'total_gold_medals',
+    'total_silver_medals',
+    'total_bronze_medals',
+    'total_above_median',
+    'competition_reports',
+  ]);
+  assert.equal(
+    [
+      r.total_runs,
+      r.total_runs_with_submissions,
+      r.total_valid_submissions,
+      r.total_medals,
+      r.total_gold_medals,
+      r.total_above_median,
+    ],
+    [2, 1, 1, 1, 1, 1],
+  );
   const fields = [
     'competition_id',
     'score',
@@ -134,7 +193,16 @@ test("MLE-bench's own report: exactly its fields, floats and booleans never null
     for (const k of fields.filter((f) => f !== 'score')) assert.ok(c[k] !== null, `${k} is null`);
   }
   const missing = r.competition_reports[1];
-  assert.equal([missing.score, missing.median_threshold, missing.is_lower_better, missing.submission_exists, missing.submission_path], [null, 'NaN', false, false, '']);
+  assert.equal(
+    [
+      missing.score,
+      missing.median_threshold,
+      missing.is_lower_better,
+      missing.submission_exists,
+      missing.submission_path,
+    ],
+    [null, 'NaN', false, false, ''],
+  );
 });
 
 test('tool use: calls and distinct tools per rollout, coverage as rollouts out of the first five per task', () => {
@@ -150,13 +218,21 @@ test('tool use: calls and distinct tools per rollout, coverage as rollouts out o
     // t2: one repeat with a shared tool.
     run('p', 't2', 0, called(['verify_hyperparam_effective'])),
   ];
-  const groups: Record<string, string> = { detect_missing_values: 'tabular', acf: 'time-series', homophily_estimator: 'graph', verify_hyperparam_effective: 'shared' };
+  const groups: Record<string, string> = {
+    detect_missing_values: 'tabular',
+    acf: 'time-series',
+    homophily_estimator: 'graph',
+    verify_hyperparam_effective: 'shared',
+  };
   const row = toolUseFields(runs, (t) => groups[t], ['shared', 'tabular', 'time-series', 'graph']);
   // Calls 3+1+0+0+1+1+1 = 7 over 7 rollouts; distinct 2+1+0+0+1+1+1 = 6.
   assert.is(row.tool_calls, 1);
   assert.is(row.distinct_tools, Number((6 / 7).toFixed(2)));
   // Per task, then averaged: tabular t1 2, t2 0 -> 1; time series t1 2 -> 1; graph 0 (sixth repeat); shared t2 1 -> 0.5.
-  assert.equal([row.coverage_tabular, row.coverage_time_series, row.coverage_graph, row.coverage_shared], [1, 1, 0, 0.5]);
+  assert.equal(
+    [row.coverage_tabular, row.coverage_time_series, row.coverage_graph, row.coverage_shared],
+    [1, 1, 0, 0.5],
+  );
   // Runs without a tool record (other scaffolds) add no tool fields.
   assert.equal(
     toolUseFields([run('q', 't1', 0)], (t) => groups[t], ['shared']),

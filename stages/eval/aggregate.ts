@@ -48,7 +48,11 @@ export interface RunRecord extends MedalReport {
  * tasks. Groups are the registry's modules (shared, tabular, ...), passed in by
  * the caller; rollouts that offered no tools count as calling none.
  */
-export function toolUseFields(mine: readonly RunRecord[], groupOf: (tool: string) => string | undefined, groups: readonly string[]): Row {
+export function toolUseFields(
+  mine: readonly RunRecord[],
+  groupOf: (tool: string) => string | undefined,
+  groups: readonly string[],
+): Row {
   if (!mine.some((r) => r.tools_called)) return {};
   const calls = mine.map((r) => r.tools_called ?? []);
   const row: Row = {
@@ -71,7 +75,15 @@ export function toolUseFields(mine: readonly RunRecord[], groupOf: (tool: string
 
 export type Row = Record<string, MetricValue>;
 
-export const RATES = ['valid_submission', 'above_median', 'bronze_medal', 'silver_medal', 'gold_medal', 'any_medal', 'success'] as const;
+export const RATES = [
+  'valid_submission',
+  'above_median',
+  'bronze_medal',
+  'silver_medal',
+  'gold_medal',
+  'any_medal',
+  'success',
+] as const;
 
 const round = (x: number, d = 4) => (Number.isFinite(x) ? Number(x.toFixed(d)) : null);
 
@@ -222,7 +234,14 @@ export function latencyRows(runs: readonly RunRecord[], policies: readonly strin
 
 function latencyRow(policy: string, xs: number[]): Row {
   const s = [...xs].sort((a, b) => a - b);
-  return { policy, steps: s.length, mean_s: round(mean(s), 3), p50_s: round(quantile(s, 0.5), 3), p90_s: round(quantile(s, 0.9), 3), max_s: round(s[s.length - 1] ?? NaN, 3) };
+  return {
+    policy,
+    steps: s.length,
+    mean_s: round(mean(s), 3),
+    p50_s: round(quantile(s, 0.5), 3),
+    p90_s: round(quantile(s, 0.9), 3),
+    max_s: round(s[s.length - 1] ?? NaN, 3),
+  };
 }
 
 const submitted = (r: RunRecord) => r.submission !== null && r.grade_error !== `no ${r.submission} in the workspace`;

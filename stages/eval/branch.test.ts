@@ -7,7 +7,17 @@ import type { Policy, PolicyRequest } from '../../agents/policies/types.js';
 import type { TurnRecord } from '../../agents/scaffolds/types.js';
 import { branchable, branchTurn, replayMismatches } from './branch.js';
 
-const turn = (over: Partial<TurnRecord>): TurnRecord => ({ turn: 0, action: 'action', format_ok: true, observation: '', exit_code: null, timed_out: false, duration_ms: 0, ...over }) as TurnRecord;
+const turn = (over: Partial<TurnRecord>): TurnRecord =>
+  ({
+    turn: 0,
+    action: 'action',
+    format_ok: true,
+    observation: '',
+    exit_code: null,
+    timed_out: false,
+    duration_ms: 0,
+    ...over,
+  }) as TurnRecord;
 
 const RUN = {
   task_id: 't1',
@@ -35,7 +45,9 @@ test('only answered calls of the chosen tools can be branched; the draw is the s
 });
 
 test("a replay mismatch is a different observation before the branch; a script's run time is not", () => {
-  const replayed = { turns: RUN.turns.map((t, i) => (i === 3 ? { ...t, observation: 'exit code 0 · 0.31 s\n--- stdout ---\nok' } : t)) };
+  const replayed = {
+    turns: RUN.turns.map((t, i) => (i === 3 ? { ...t, observation: 'exit code 0 · 0.31 s\n--- stdout ---\nok' } : t)),
+  };
   assert.is(replayMismatches(RUN, replayed, 5), 0);
   const other = { turns: RUN.turns.map((t, i) => (i === 0 ? { ...t, observation: 'test.csv' } : t)) };
   assert.is(replayMismatches(RUN, other, 5), 1);
@@ -44,10 +56,21 @@ test("a replay mismatch is a different observation before the branch; a script's
 
 test('the replaying policy gives the saved replies up to the branch, then the policy acts; edits always go to the policy', async () => {
   const asked: string[] = [];
-  const policy: Policy = { name: 'p', kind: 'scripted', act: async (req: PolicyRequest) => (asked.push(`${req.purpose}${req.turn}`), { text: `live ${req.turn}`, usage: { prompt_tokens: 1, completion_tokens: 1 } }) } as Policy;
+  const policy: Policy = {
+    name: 'p',
+    kind: 'scripted',
+    act: async (req: PolicyRequest) => (
+      asked.push(`${req.purpose}${req.turn}`),
+      { text: `live ${req.turn}`, usage: { prompt_tokens: 1, completion_tokens: 1 } }
+    ),
+  } as Policy;
   const p = replaying(policy, ['saved 0', 'saved 1', 'saved 2'], 1);
-  const req = (purpose: PolicyRequest['purpose'], t: number) => ({ scaffold: 'mlab', purpose, messages: [], turn: t, sample: 0, history: [] }) as PolicyRequest;
-  assert.equal([(await p.act(req('step', 0))).text, (await p.act(req('step', 1))).text, (await p.act(req('step', 2))).text], ['saved 0', 'saved 1', 'live 2']);
+  const req = (purpose: PolicyRequest['purpose'], t: number) =>
+    ({ scaffold: 'mlab', purpose, messages: [], turn: t, sample: 0, history: [] }) as PolicyRequest;
+  assert.equal(
+    [(await p.act(req('step', 0))).text, (await p.act(req('step', 1))).text, (await p.act(req('step', 2))).text],
+    ['saved 0', 'saved 1', 'live 2'],
+  );
   assert.is((await p.act(req('edit', 0))).text, 'live 0');
   assert.equal(asked, ['step2', 'edit0']);
   assert.is(p.name, 'p');

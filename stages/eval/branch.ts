@@ -23,7 +23,11 @@ const key = (policy: string, task: string, sample: number) => `${policy}\u0000${
 export function loadSaved(inputs: readonly InputNode[], from: string): Map<string, Trajectory> {
   const input = inputs.find((i) => i.name === from);
   const file = input && join(input.dir, 'trajectories.jsonl');
-  if (!file || !existsSync(file)) throw new ParamError(['intervention', 'branch'], `${from} is not an eval stage in needs: (its trajectories.jsonl is what is branched)`);
+  if (!file || !existsSync(file))
+    throw new ParamError(
+      ['intervention', 'branch'],
+      `${from} is not an eval stage in needs: (its trajectories.jsonl is what is branched)`,
+    );
   const out = new Map<string, Trajectory>();
   for (const line of readFileSync(file, 'utf8').split('\n')) {
     if (!line.trim()) continue;
@@ -33,20 +37,36 @@ export function loadSaved(inputs: readonly InputNode[], from: string): Map<strin
   return out;
 }
 
-export function savedRun(saved: Map<string, Trajectory>, from: string, policy: string, task: string, sample: number): Trajectory {
+export function savedRun(
+  saved: Map<string, Trajectory>,
+  from: string,
+  policy: string,
+  task: string,
+  sample: number,
+): Trajectory {
   const t = saved.get(key(policy, task, sample));
-  if (!t) throw new ParamError(['intervention', 'branch'], `${from} holds no run of ${policy} on ${task} (repeat ${sample}): a branch needs the same policies, tasks and repeats`);
+  if (!t)
+    throw new ParamError(
+      ['intervention', 'branch'],
+      `${from} holds no run of ${policy} on ${task} (repeat ${sample}): a branch needs the same policies, tasks and repeats`,
+    );
   return t;
 }
 
 /** The diagnostic returns that can be branched at: tool calls that answered (with evidence) from the chosen tools. */
 export function branchable(t: Pick<Trajectory, 'turns'>, tools: ToolChoice): number[] {
   const names = new Set(chooseTools(tools).map((x) => x.name));
-  return t.turns.flatMap((turn, i) => (turn.action === 'tool' && turn.evidence && turn.name && names.has(turn.name) ? [i] : []));
+  return t.turns.flatMap((turn, i) =>
+    turn.action === 'tool' && turn.evidence && turn.name && names.has(turn.name) ? [i] : [],
+  );
 }
 
 /** The branch turn of one saved run: the same in every arm of the same seed, or null without a return. */
-export function branchTurn(t: Pick<Trajectory, 'turns' | 'task_id' | 'policy' | 'sample'>, tools: ToolChoice, seed: number): number | null {
+export function branchTurn(
+  t: Pick<Trajectory, 'turns' | 'task_id' | 'policy' | 'sample'>,
+  tools: ToolChoice,
+  seed: number,
+): number | null {
   const at = branchable(t, tools);
   return at.length ? new Rng('intervention-branch', `${seed}:${t.policy}:${t.task_id}:${t.sample}`).pick(at) : null;
 }
@@ -60,8 +80,13 @@ export function savedReplies(t: Pick<Trajectory, 'messages'>): string[] {
 const untimed = (obs: string | undefined) => obs?.replace(/^exit code (-?\d+) · [\d.]+ s/, 'exit code $1');
 
 /** Replayed turns (those before `end`) whose observation is not the saved one, run times aside. */
-export function replayMismatches(saved: Pick<Trajectory, 'turns'>, replayed: Pick<Trajectory, 'turns'>, end: number): number {
+export function replayMismatches(
+  saved: Pick<Trajectory, 'turns'>,
+  replayed: Pick<Trajectory, 'turns'>,
+  end: number,
+): number {
   let n = 0;
-  for (let i = 0; i < end; i++) if (untimed(saved.turns[i]?.observation) !== untimed(replayed.turns[i]?.observation)) n++;
+  for (let i = 0; i < end; i++)
+    if (untimed(saved.turns[i]?.observation) !== untimed(replayed.turns[i]?.observation)) n++;
   return n;
 }

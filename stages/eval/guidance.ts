@@ -8,9 +8,19 @@ import { ParamError } from '../../core/errors.js';
 import type { InputNode } from '../contract.js';
 import type { TaskRef } from './tasks.js';
 
-export function loadGuidance(inputs: readonly InputNode[], which: true | string, tasks: readonly TaskRef[]): Map<string, GuidanceRecord> {
+export function loadGuidance(
+  inputs: readonly InputNode[],
+  which: true | string,
+  tasks: readonly TaskRef[],
+): Map<string, GuidanceRecord> {
   const from = inputs.filter((i) => existsSync(join(i.dir, 'guidance')) && (which === true || i.name === which));
-  if (!from.length) throw new ParamError(['guidance'], which === true ? 'no stage in needs: holds guidance (add a guide stage)' : `${which} is not a guide stage in needs:`);
+  if (!from.length)
+    throw new ParamError(
+      ['guidance'],
+      which === true
+        ? 'no stage in needs: holds guidance (add a guide stage)'
+        : `${which} is not a guide stage in needs:`,
+    );
   const out = new Map<string, GuidanceRecord>();
   for (const input of from) {
     for (const f of readdirSync(join(input.dir, 'guidance'))
@@ -21,6 +31,10 @@ export function loadGuidance(inputs: readonly InputNode[], which: true | string,
     }
   }
   const missing = tasks.filter((t) => !out.has(t.id)).map((t) => t.id);
-  if (missing.length) throw new ParamError(['guidance'], `${missing.length} task(s) have no guidance (${missing.slice(0, 3).join(', ')}${missing.length > 3 ? ', …' : ''}): the guide stage must cover the tasks this stage runs`);
+  if (missing.length)
+    throw new ParamError(
+      ['guidance'],
+      `${missing.length} task(s) have no guidance (${missing.slice(0, 3).join(', ')}${missing.length > 3 ? ', …' : ''}): the guide stage must cover the tasks this stage runs`,
+    );
   return out;
 }

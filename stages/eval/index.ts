@@ -31,7 +31,12 @@ export interface EvalParams {
   /** mlab: guidance from a guide stage in needs: (true: any; a name: that stage's) in the teacher's prompt. */
   guidance?: boolean | string;
   /** mlab: mask or paraphrase the named tools' answers (Table 6). */
-  intervention?: { mode: 'none' | 'mask' | 'paraphrase'; tools: Exclude<ToolChoice, 'none' | 'domain'>; paraphrase_model?: string; branch?: string };
+  intervention?: {
+    mode: 'none' | 'mask' | 'paraphrase';
+    tools: Exclude<ToolChoice, 'none' | 'domain'>;
+    paraphrase_model?: string;
+    branch?: string;
+  };
   /** mlab: the models: entry the AI actions (edits, Understand File, Reflection, Retrieval) ask; default the policy. */
   action_model?: string;
   policy?: string;
@@ -79,22 +84,40 @@ export const MLAB_PAPER = { max_turns: 50, step_timeout: 3600, time_budget: 3600
 export const MLEBENCH_TIME_BUDGET = 86400;
 
 /** The limits a node runs with: each written value, else its preset's. */
-export function episodeLimits(p: Pick<EvalParams, 'limits' | 'max_turns' | 'step_timeout' | 'time_budget'> & { scaffold?: EvalParams['scaffold'] }): { max_turns: number; step_timeout: number; time_budget: number } {
-  const preset = p.scaffold === 'mlab' && (p.limits ?? 'paper') === 'paper' ? MLAB_PAPER : LIMIT_PRESETS[p.limits ?? 'paper'];
-  return { max_turns: p.max_turns ?? preset.max_turns, step_timeout: p.step_timeout ?? preset.step_timeout, time_budget: p.time_budget ?? preset.time_budget };
+export function episodeLimits(
+  p: Pick<EvalParams, 'limits' | 'max_turns' | 'step_timeout' | 'time_budget'> & { scaffold?: EvalParams['scaffold'] },
+): { max_turns: number; step_timeout: number; time_budget: number } {
+  const preset =
+    p.scaffold === 'mlab' && (p.limits ?? 'paper') === 'paper' ? MLAB_PAPER : LIMIT_PRESETS[p.limits ?? 'paper'];
+  return {
+    max_turns: p.max_turns ?? preset.max_turns,
+    step_timeout: p.step_timeout ?? preset.step_timeout,
+    time_budget: p.time_budget ?? preset.time_budget,
+  };
 }
 
 /** How policy:/policies: are given wrong (each name itself is checked where it is written). */
 function policyListIssues(p: { policy?: string; policies?: string[] }): ParamIssue[] {
-  if (p.policy && p.policies) return [{ param: ['policy'], message: 'give policy: or policies:, not both', also: ['policies'] }];
+  if (p.policy && p.policies)
+    return [{ param: ['policy'], message: 'give policy: or policies:, not both', also: ['policies'] }];
   const names = p.policies ?? (p.policy ? [p.policy] : []);
-  if (!names.length) return [{ param: ['policies'], message: 'no policy: give policy: (scripted:forest, or a models: name) or policies:', also: ['policy'] }];
+  if (!names.length)
+    return [
+      {
+        param: ['policies'],
+        message: 'no policy: give policy: (scripted:forest, or a models: name) or policies:',
+        also: ['policy'],
+      },
+    ];
   if (new Set(names).size !== names.length) return [{ param: ['policies'], message: 'a policy is listed twice' }];
   return [];
 }
 
 /** The policy names of a node, checked; a bad one is an error at its position in the file. */
-export function policyNames(p: { policy?: string; policies?: string[] }, models: Parameters<typeof parsePolicy>[1]): Array<{ name: string; ref: PolicyRef }> {
+export function policyNames(
+  p: { policy?: string; policies?: string[] },
+  models: Parameters<typeof parsePolicy>[1],
+): Array<{ name: string; ref: PolicyRef }> {
   for (const issue of policyListIssues(p)) throw new ParamError(issue.param, issue.message);
   const names = p.policies ?? [p.policy!];
   return names.map((name, i) => {
@@ -105,16 +128,51 @@ export function policyNames(p: { policy?: string; policies?: string[] }, models:
 }
 
 /** tools:, tool_dropout, intervention and action_model only mean something to mlab; named tools must exist. */
-function toolIssues(p: Pick<EvalParams, 'scaffold' | 'tools' | 'tool_dropout' | 'intervention' | 'guidance' | 'action_model'>): ParamIssue[] {
+function toolIssues(
+  p: Pick<EvalParams, 'scaffold' | 'tools' | 'tool_dropout' | 'intervention' | 'guidance' | 'action_model'>,
+): ParamIssue[] {
   const issues: ParamIssue[] = [];
-  for (const k of ['tools', 'tool_dropout', 'intervention'] as const) if (p[k] !== undefined && p.scaffold !== 'mlab') issues.push({ param: [k], message: `${k}: only the mlab scaffold offers tools (scaffold: ${p.scaffold})` });
-  if (p.action_model !== undefined && p.scaffold !== 'mlab') issues.push({ param: ['action_model'], message: `action_model: only the mlab scaffold has AI actions (scaffold: ${p.scaffold})` });
-  if (p.guidance && p.scaffold !== 'mlab') issues.push({ param: ['guidance'], message: `guidance: only the mlab scaffold puts guidance in a teacher's prompt (scaffold: ${p.scaffold})` });
-  if (Array.isArray(p.tools)) p.tools.forEach((n: string, i) => TOOLS_BY_NAME.has(n) || issues.push({ param: ['tools', i], message: `unknown tool "${n}" (mlepipe tools list shows them)` }));
+  for (const k of ['tools', 'tool_dropout', 'intervention'] as const)
+    if (p[k] !== undefined && p.scaffold !== 'mlab')
+      issues.push({ param: [k], message: `${k}: only the mlab scaffold offers tools (scaffold: ${p.scaffold})` });
+  if (p.action_model !== undefined && p.scaffold !== 'mlab')
+    issues.push({
+      param: ['action_model'],
+      message: `action_model: only the mlab scaffold has AI actions (scaffold: ${p.scaffold})`,
+    });
+  if (p.guidance && p.scaffold !== 'mlab')
+    issues.push({
+      param: ['guidance'],
+      message: `guidance: only the mlab scaffold puts guidance in a teacher's prompt (scaffold: ${p.scaffold})`,
+    });
+  if (Array.isArray(p.tools))
+    p.tools.forEach(
+      (n: string, i) =>
+        TOOLS_BY_NAME.has(n) ||
+        issues.push({ param: ['tools', i], message: `unknown tool "${n}" (mlepipe tools list shows them)` }),
+    );
   const iv = p.intervention;
-  if (iv && Array.isArray(iv.tools)) iv.tools.forEach((n: string, i) => TOOLS_BY_NAME.has(n) || issues.push({ param: ['intervention', 'tools', i], message: `unknown tool "${n}" (mlepipe tools list shows them)` }));
-  if (iv && iv.mode !== 'none' && p.tools === 'none') issues.push({ param: ['intervention'], message: 'tools: none offers no diagnostic tool whose answer could be changed', also: ['tools'] });
-  if (iv?.branch && p.scaffold === 'mlab' && p.tools === 'none') issues.push({ param: ['intervention', 'branch'], message: 'tools: none offers no diagnostic tool to branch at', also: ['tools'] });
+  if (iv && Array.isArray(iv.tools))
+    iv.tools.forEach(
+      (n: string, i) =>
+        TOOLS_BY_NAME.has(n) ||
+        issues.push({
+          param: ['intervention', 'tools', i],
+          message: `unknown tool "${n}" (mlepipe tools list shows them)`,
+        }),
+    );
+  if (iv && iv.mode !== 'none' && p.tools === 'none')
+    issues.push({
+      param: ['intervention'],
+      message: 'tools: none offers no diagnostic tool whose answer could be changed',
+      also: ['tools'],
+    });
+  if (iv?.branch && p.scaffold === 'mlab' && p.tools === 'none')
+    issues.push({
+      param: ['intervention', 'branch'],
+      message: 'tools: none offers no diagnostic tool to branch at',
+      also: ['tools'],
+    });
   return issues;
 }
 
@@ -133,7 +191,10 @@ export const evalStage: Stage<EvalParams> = {
   // MLE-bench gives each agent 24 hours on a competition; the presets' budgets (20 or 30 minutes) are
   // sized for micro tasks. An eval that reads competitions and writes no time_budget gets MLE-bench's
   // (limits: is always filled, with its default, so it cannot say the preset was chosen).
-  resolve: (p, { inputKinds }) => (inputKinds.includes('mlebench') && p.time_budget === undefined ? { ...p, time_budget: MLEBENCH_TIME_BUDGET } : { ...p }),
+  resolve: (p, { inputKinds }) =>
+    inputKinds.includes('mlebench') && p.time_budget === undefined
+      ? { ...p, time_budget: MLEBENCH_TIME_BUDGET }
+      : { ...p },
   breakdowns: ['policy', 'task', 'win_rate', 'latency', 'steps'],
   sandboxRuns: (p) => p.concurrency,
   flow: {
@@ -148,8 +209,17 @@ export const evalStage: Stage<EvalParams> = {
   },
 
   check(p, ctx) {
-    const issues = [...policyListIssues(p), ...tasksFolderIssues(p.tasks, { split: p.split }, ctx.experimentDir), ...toolIssues(p)];
-    if (p.prompt_format && p.scaffold !== 'react') issues.push({ param: ['prompt_format'], message: `prompt_format: only the react scaffold has reply formats (scaffold: ${p.scaffold})`, also: ['scaffold'] });
+    const issues = [
+      ...policyListIssues(p),
+      ...tasksFolderIssues(p.tasks, { split: p.split }, ctx.experimentDir),
+      ...toolIssues(p),
+    ];
+    if (p.prompt_format && p.scaffold !== 'react')
+      issues.push({
+        param: ['prompt_format'],
+        message: `prompt_format: only the react scaffold has reply formats (scaffold: ${p.scaffold})`,
+        also: ['scaffold'],
+      });
     issues.push(...rewardInputIssues(p, ctx.rewards));
     (p.policies ?? (p.policy ? [p.policy] : [])).forEach((name, i) => {
       const ref = parsePolicy(name, ctx.models);

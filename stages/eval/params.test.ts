@@ -7,13 +7,29 @@ import { scoreFeedback } from './rollout.js';
 test('limits: paper by default, release as the released code; a written value wins', () => {
   assert.equal(episodeLimits({ limits: 'paper' }), { max_turns: 20, step_timeout: 90, time_budget: 1800 });
   assert.equal(episodeLimits({ limits: 'release' }), { max_turns: 15, step_timeout: 300, time_budget: 1200 });
-  assert.equal(episodeLimits({ limits: 'release', max_turns: 30 }), { max_turns: 30, step_timeout: 300, time_budget: 1200 });
+  assert.equal(episodeLimits({ limits: 'release', max_turns: 30 }), {
+    max_turns: 30,
+    step_timeout: 300,
+    time_budget: 1200,
+  });
 });
 
 test("mlab: paper limits are MLToolBench's 50 actions and one hour; other presets and written values as for the rest", () => {
-  assert.equal(episodeLimits({ limits: 'paper', scaffold: 'mlab' }), { max_turns: 50, step_timeout: 3600, time_budget: 3600 });
-  assert.equal(episodeLimits({ limits: 'paper', scaffold: 'mlab', max_turns: 8, time_budget: 600 }), { max_turns: 8, step_timeout: 3600, time_budget: 600 });
-  assert.equal(episodeLimits({ limits: 'release', scaffold: 'mlab' }), { max_turns: 15, step_timeout: 300, time_budget: 1200 });
+  assert.equal(episodeLimits({ limits: 'paper', scaffold: 'mlab' }), {
+    max_turns: 50,
+    step_timeout: 3600,
+    time_budget: 3600,
+  });
+  assert.equal(episodeLimits({ limits: 'paper', scaffold: 'mlab', max_turns: 8, time_budget: 600 }), {
+    max_turns: 8,
+    step_timeout: 3600,
+    time_budget: 600,
+  });
+  assert.equal(episodeLimits({ limits: 'release', scaffold: 'mlab' }), {
+    max_turns: 15,
+    step_timeout: 300,
+    time_budget: 1200,
+  });
 });
 
 test("an eval of MLE-bench competitions runs each episode up to MLE-bench's 24 hours unless it writes time_budget; other tasks keep the preset's", () => {
@@ -27,29 +43,57 @@ test("an eval of MLE-bench competitions runs each episode up to MLE-bench's 24 h
 });
 
 test('tools: and tool_dropout belong to mlab; named tools must exist', () => {
-  const check = (p: Partial<EvalParams>) => evalStage.check!({ split: 'all', repeats: 1, policy: 'scripted:forest', ...p } as EvalParams, { experimentDir: '.', models: {} } as never).map((i) => [i.param, i.message]);
+  const check = (p: Partial<EvalParams>) =>
+    evalStage.check!(
+      { split: 'all', repeats: 1, policy: 'scripted:forest', ...p } as EvalParams,
+      { experimentDir: '.', models: {} } as never,
+    ).map((i) => [i.param, i.message]);
   assert.equal(check({ scaffold: 'mlab', tools: 'tabular', tool_dropout: 0.2 }), []);
-  assert.equal(check({ scaffold: 'react', tool_dropout: 0.2 }), [[['tool_dropout'], 'tool_dropout: only the mlab scaffold offers tools (scaffold: react)']]);
-  assert.equal(check({ scaffold: 'mlab', tools: ['acf', 'no_such_tool'] }), [[['tools', 1], 'unknown tool "no_such_tool" (mlepipe tools list shows them)']]);
+  assert.equal(check({ scaffold: 'react', tool_dropout: 0.2 }), [
+    [['tool_dropout'], 'tool_dropout: only the mlab scaffold offers tools (scaffold: react)'],
+  ]);
+  assert.equal(check({ scaffold: 'mlab', tools: ['acf', 'no_such_tool'] }), [
+    [['tools', 1], 'unknown tool "no_such_tool" (mlepipe tools list shows them)'],
+  ]);
 });
 
 test('prompt_format belongs to react', () => {
-  const check = (p: Partial<EvalParams>) => evalStage.check!({ split: 'all', repeats: 1, policy: 'scripted:forest', ...p } as EvalParams, { experimentDir: '.', models: {} } as never).map((i) => [i.param, i.message]);
+  const check = (p: Partial<EvalParams>) =>
+    evalStage.check!(
+      { split: 'all', repeats: 1, policy: 'scripted:forest', ...p } as EvalParams,
+      { experimentDir: '.', models: {} } as never,
+    ).map((i) => [i.param, i.message]);
   assert.equal(check({ scaffold: 'react', prompt_format: 'sandmle-release' }), []);
-  assert.equal(check({ scaffold: 'aide', prompt_format: 'sandmle-release' }), [[['prompt_format'], 'prompt_format: only the react scaffold has reply formats (scaffold: aide)']]);
+  assert.equal(check({ scaffold: 'aide', prompt_format: 'sandmle-release' }), [
+    [['prompt_format'], 'prompt_format: only the react scaffold has reply formats (scaffold: aide)'],
+  ]);
 });
 
 test('action_model: mlab only (its AI actions ask it)', () => {
-  const check = (p: Partial<EvalParams>) => evalStage.check!({ split: 'all', repeats: 1, policy: 'scripted:forest', ...p } as EvalParams, { experimentDir: '.', models: {} } as never).map((i) => [i.param, i.message]);
+  const check = (p: Partial<EvalParams>) =>
+    evalStage.check!(
+      { split: 'all', repeats: 1, policy: 'scripted:forest', ...p } as EvalParams,
+      { experimentDir: '.', models: {} } as never,
+    ).map((i) => [i.param, i.message]);
   assert.equal(check({ scaffold: 'mlab', action_model: 'editor' }), []);
-  assert.equal(check({ scaffold: 'react', action_model: 'editor' }), [[['action_model'], 'action_model: only the mlab scaffold has AI actions (scaffold: react)']]);
+  assert.equal(check({ scaffold: 'react', action_model: 'editor' }), [
+    [['action_model'], 'action_model: only the mlab scaffold has AI actions (scaffold: react)'],
+  ]);
 });
 
 test('intervention: mlab only, its tools must exist, none of it with tools: none', () => {
-  const check = (p: Partial<EvalParams>) => evalStage.check!({ split: 'all', repeats: 1, policy: 'scripted:forest', ...p } as EvalParams, { experimentDir: '.', models: {} } as never).map((i) => [i.param, i.message]);
+  const check = (p: Partial<EvalParams>) =>
+    evalStage.check!(
+      { split: 'all', repeats: 1, policy: 'scripted:forest', ...p } as EvalParams,
+      { experimentDir: '.', models: {} } as never,
+    ).map((i) => [i.param, i.message]);
   assert.equal(check({ scaffold: 'mlab', intervention: { mode: 'mask', tools: ['detect_missing_values'] } }), []);
-  assert.equal(check({ scaffold: 'react', intervention: { mode: 'mask', tools: 'all' } }), [[['intervention'], 'intervention: only the mlab scaffold offers tools (scaffold: react)']]);
-  assert.equal(check({ scaffold: 'mlab', intervention: { mode: 'mask', tools: ['acf', 'nope'] } }), [[['intervention', 'tools', 1], 'unknown tool "nope" (mlepipe tools list shows them)']]);
+  assert.equal(check({ scaffold: 'react', intervention: { mode: 'mask', tools: 'all' } }), [
+    [['intervention'], 'intervention: only the mlab scaffold offers tools (scaffold: react)'],
+  ]);
+  assert.equal(check({ scaffold: 'mlab', intervention: { mode: 'mask', tools: ['acf', 'nope'] } }), [
+    [['intervention', 'tools', 1], 'unknown tool "nope" (mlepipe tools list shows them)'],
+  ]);
   assert.equal(check({ scaffold: 'mlab', tools: 'none', intervention: { mode: 'none', tools: 'all' } }), []);
   assert.equal(
     check({ scaffold: 'mlab', tools: 'none', intervention: { mode: 'paraphrase', tools: 'all' } }).map((x) => x[0]),
@@ -58,8 +102,18 @@ test('intervention: mlab only, its tools must exist, none of it with tools: none
 });
 
 test('score feedback names the score, the direction and the four thresholds', () => {
-  const r = { score: 0.123456789, gold_threshold: 0.9, silver_threshold: 0.8, bronze_threshold: 0.7, median_threshold: null, is_lower_better: false };
-  assert.is(scoreFeedback(r), 'scores 0.123457 (higher is better); thresholds: gold 0.9, silver 0.8, bronze 0.7, median none');
+  const r = {
+    score: 0.123456789,
+    gold_threshold: 0.9,
+    silver_threshold: 0.8,
+    bronze_threshold: 0.7,
+    median_threshold: null,
+    is_lower_better: false,
+  };
+  assert.is(
+    scoreFeedback(r),
+    'scores 0.123457 (higher is better); thresholds: gold 0.9, silver 0.8, bronze 0.7, median none',
+  );
 });
 
 test.run();

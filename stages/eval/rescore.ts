@@ -14,7 +14,14 @@ import { scoreEpisode } from './score.js';
 import { listTasks } from './tasks.js';
 
 /** What the episodes themselves measured: the source's figures hold for the same runs. */
-const EPISODE_METRICS = ['llm_requests', 'llm_cached', 'prompt_tokens', 'completion_tokens', 'branched', 'replay_mismatches'];
+const EPISODE_METRICS = [
+  'llm_requests',
+  'llm_cached',
+  'prompt_tokens',
+  'completion_tokens',
+  'branched',
+  'replay_mismatches',
+];
 
 export async function rescore(ctx: StageContext<EvalParams>, from: RescoreSource): Promise<StageResult> {
   const p = ctx.params;
@@ -28,8 +35,15 @@ export async function rescore(ctx: StageContext<EvalParams>, from: RescoreSource
     const { rewarded: _previous, ...rest } = t;
     return { ...rest, ...scoreEpisode(t, t.evaluation, t.starter_score, inputs, reward) };
   });
-  if (existsSync(join(from.dir, 'submissions'))) await cp(join(from.dir, 'submissions'), join(ctx.outDir, 'submissions'), { recursive: true });
-  const tasks = await listTasks({ tasks: p.tasks, split: p.split, limit: p.limit, inputs: ctx.inputs, experimentDir: ctx.experimentDir });
+  if (existsSync(join(from.dir, 'submissions')))
+    await cp(join(from.dir, 'submissions'), join(ctx.outDir, 'submissions'), { recursive: true });
+  const tasks = await listTasks({
+    tasks: p.tasks,
+    split: p.split,
+    limit: p.limit,
+    inputs: ctx.inputs,
+    experimentDir: ctx.experimentDir,
+  });
   const facts = new Map(await Promise.all(tasks.map(async (t) => [t.id, await taskFacts(t.dir)] as const)));
   const names = policyNames(p, ctx.models).map((n) => n.name);
   const metrics: Metrics = await writeOutputs(ctx.outDir, trajectories, names, p, [], facts);

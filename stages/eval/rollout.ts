@@ -7,7 +7,13 @@ import type { GuidanceRecord } from '../../agents/guidance/index.js';
 import type { Policy } from '../../agents/policies/index.js';
 import { canonicalJson, sha256 } from '../../core/hash.js';
 import { HostFault } from '../../core/errors.js';
-import type { AideOptions, EpisodeLimits, EpisodeResult, PromptFormat, Scaffold } from '../../agents/scaffolds/types.js';
+import type {
+  AideOptions,
+  EpisodeLimits,
+  EpisodeResult,
+  PromptFormat,
+  Scaffold,
+} from '../../agents/scaffolds/types.js';
 import { readTaskView } from '../../agents/scaffolds/public.js';
 import type { Trajectory } from '../../agents/trajectory.js';
 import type { RewardInputs } from '../../core/rewards/presets.js';
@@ -74,7 +80,9 @@ export async function rollout(o: RolloutOptions): Promise<Trajectory> {
     } catch (err) {
       if (!(err instanceof HostFault) || lost.has(err.host) || o.signal.aborted) throw err;
       lost.add(err.host);
-      o.log?.(`${o.policy.name} on ${o.task.id} (sample ${o.sample}): its sandbox host ${err.host} was lost under it; the run starts again on another host`);
+      o.log?.(
+        `${o.policy.name} on ${o.task.id} (sample ${o.sample}): its sandbox host ${err.host} was lost under it; the run starts again on another host`,
+      );
     }
   }
 }
@@ -105,12 +113,19 @@ async function attempt(o: RolloutOptions): Promise<Trajectory> {
         // By default format only: the evaluator runs, but its score never reaches the agent.
         const g = await gradeSubmission(o.task.dir, session.workspace, { python: o.python, signal: o.signal }, path);
         if (!g.ok) return { ok: false, problem: g.error };
-        return o.feedback === 'score' ? { ok: true, feedback: scoreFeedback(g.result), result: g.result } : { ok: true, result: g.result };
+        return o.feedback === 'score'
+          ? { ok: true, feedback: scoreFeedback(g.result), result: g.result }
+          : { ok: true, result: g.result };
       },
     });
     // An interrupted episode is thrown away, not graded.
     if (ep.submission && !o.signal.aborted) {
-      grade = await gradeSubmission(o.task.dir, session.workspace, { python: o.python, signal: o.signal }, ep.submission);
+      grade = await gradeSubmission(
+        o.task.dir,
+        session.workspace,
+        { python: o.python, signal: o.signal },
+        ep.submission,
+      );
       if (o.keepSubmission) await keepCopy(session.workspace, ep.submission, o.keepSubmission);
     }
   } finally {

@@ -11,7 +11,13 @@ import { DEFAULT_INPUTS, type RewardInputs } from '../../core/rewards/presets.js
 export type EpisodeScore = Pick<Trajectory, 'variables' | 'rewarded' | 'reward'>;
 
 /** `evaluation`: the final submission's grade (null without one); `reward`: the formula, if any. */
-export function scoreEpisode(ep: EpisodeResult, evaluation: EvaluatorResult | null, starter: number | null, inputs: RewardInputs = DEFAULT_INPUTS, reward?: string): EpisodeScore {
+export function scoreEpisode(
+  ep: EpisodeResult,
+  evaluation: EvaluatorResult | null,
+  starter: number | null,
+  inputs: RewardInputs = DEFAULT_INPUTS,
+  reward?: string,
+): EpisodeScore {
   // last-scored: the last grade the Score tool gave in the episode; the final file only when it gave none.
   const scored = inputs.submission === 'last-scored' ? lastScored(ep) : null;
   const variables = rewardVariables(ep, scored ? scored.evaluation : evaluation, starter, inputs);

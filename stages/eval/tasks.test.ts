@@ -46,13 +46,22 @@ test('a change behind the task is named: size, time, an added and a removed file
   assert.match((await referenceChange(await ref()))!, 'train.csv changed size (9 → 13 bytes)');
   const { task: t2, prepared: p2 } = await linkedTask();
   await utimes(join(p2, 'train.csv'), new Date(), new Date(Date.now() + 60_000));
-  assert.match((await referenceChange(JSON.parse(await readFile(join(t2, 'task.json'), 'utf8')).references.public))!, 'train.csv was modified');
+  assert.match(
+    (await referenceChange(JSON.parse(await readFile(join(t2, 'task.json'), 'utf8')).references.public))!,
+    'train.csv was modified',
+  );
   const { task: t3, prepared: p3 } = await linkedTask();
   await writeFile(join(p3, 'extra.csv'), 'x');
-  assert.match((await referenceChange(JSON.parse(await readFile(join(t3, 'task.json'), 'utf8')).references.public))!, 'extra.csv was added');
+  assert.match(
+    (await referenceChange(JSON.parse(await readFile(join(t3, 'task.json'), 'utf8')).references.public))!,
+    'extra.csv was added',
+  );
   await rm(join(p3, 'extra.csv'));
   await rm(join(p3, 'images', 'a.png'));
-  assert.match((await referenceChange(JSON.parse(await readFile(join(t3, 'task.json'), 'utf8')).references.public))!, 'images/a.png was removed');
+  assert.match(
+    (await referenceChange(JSON.parse(await readFile(join(t3, 'task.json'), 'utf8')).references.public))!,
+    'images/a.png was removed',
+  );
 });
 
 test('listTasks refuses a task whose linked data changed since it was made, naming the task, the folder and the change', async () => {
@@ -67,7 +76,10 @@ test('listTasks refuses a task whose linked data changed since it was made, nami
     await list();
     assert.unreachable('listTasks took a changed task');
   } catch (err) {
-    assert.match((err as Error).message, /^task comp: its public links to .*prepared\/public, which changed since the task was made \(train\.csv changed size \(9 → 5 bytes\)\)/);
+    assert.match(
+      (err as Error).message,
+      /^task comp: its public links to .*prepared\/public, which changed since the task was made \(train\.csv changed size \(9 → 5 bytes\)\)/,
+    );
   }
 });
 

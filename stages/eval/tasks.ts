@@ -13,7 +13,13 @@ export interface TaskRef {
   dir: string;
 }
 
-export async function listTasks(opts: { tasks?: string; split: 'all' | 'train' | 'val'; limit?: number; inputs: readonly InputNode[]; experimentDir: string }): Promise<TaskRef[]> {
+export async function listTasks(opts: {
+  tasks?: string;
+  split: 'all' | 'train' | 'val';
+  limit?: number;
+  inputs: readonly InputNode[];
+  experimentDir: string;
+}): Promise<TaskRef[]> {
   const out: TaskRef[] = [];
   const add = async (folder: string, splitFile?: string) => {
     let keep: Set<string> | undefined;
@@ -38,7 +44,8 @@ export async function listTasks(opts: { tasks?: string; split: 'all' | 'train' |
     if (existsSync(join(dir, 'tasks'))) await add(join(dir, 'tasks'), join(dir, 'split.json'));
     else await add(dir, join(dir, 'split.json'));
   } else {
-    for (const input of opts.inputs) if (existsSync(join(input.dir, 'tasks'))) await add(join(input.dir, 'tasks'), join(input.dir, 'split.json'));
+    for (const input of opts.inputs)
+      if (existsSync(join(input.dir, 'tasks'))) await add(join(input.dir, 'tasks'), join(input.dir, 'split.json'));
   }
   const seen = new Set<string>();
   const unique = out.filter((t) => !seen.has(t.id) && seen.add(t.id));
@@ -47,21 +54,31 @@ export async function listTasks(opts: { tasks?: string; split: 'all' | 'train' |
 
 /** A task whose linked data (an MLE-bench competition's prepared folders) changed since it was made is refused. */
 async function checkReferences(id: string, dir: string): Promise<void> {
-  const refs = ((await readJsonFile(join(dir, 'task.json')).catch(() => ({}))) as { references?: Record<string, Reference> }).references ?? {};
+  const refs =
+    ((await readJsonFile(join(dir, 'task.json')).catch(() => ({}))) as { references?: Record<string, Reference> })
+      .references ?? {};
   for (const [rel, ref] of Object.entries(refs)) {
     const change = await referenceChange(ref);
-    if (change) throw new UserError(`task ${id}: its ${rel} links to ${ref.target}, which changed since the task was made (${change}); run the experiment again: the node that made the task sees the change and makes it afresh`);
+    if (change)
+      throw new UserError(
+        `task ${id}: its ${rel} links to ${ref.target}, which changed since the task was made (${change}); run the experiment again: the node that made the task sees the change and makes it afresh`,
+      );
   }
 }
 
 const noFolder = (tasks: string) => `tasks: ${tasks} does not exist`;
-const noSplit = (param: string, split: string, folder: string) => `${param}: ${split} needs tasks from a filter stage (no split.json in ${folder})`;
+const noSplit = (param: string, split: string, folder: string) =>
+  `${param}: ${split} needs tasks from a filter stage (no split.json in ${folder})`;
 
 /**
  * What listTasks would refuse about a `tasks:` folder, found before running:
  * it is missing, or a split is asked of it and it has no split.json.
  */
-export function tasksFolderIssues(tasks: string | undefined, splits: Readonly<Record<string, string>>, experimentDir: string): ParamIssue[] {
+export function tasksFolderIssues(
+  tasks: string | undefined,
+  splits: Readonly<Record<string, string>>,
+  experimentDir: string,
+): ParamIssue[] {
   if (!tasks) return [];
   const dir = resolve(experimentDir, tasks);
   if (!existsSync(dir)) return [{ param: ['tasks'], message: noFolder(tasks) }];
@@ -84,7 +101,10 @@ export async function starterStd(task: string): Promise<number | null> {
 /** The starter baseline's score for MLToolBench's success (Eq. 5), when the task records one. */
 export async function starterScore(task: string): Promise<number | null> {
   try {
-    const spec = JSON.parse(await readFile(join(task, 'private', 'spec.json'), 'utf8')) as { starter_score?: number; baseline_scores?: { median?: number } };
+    const spec = JSON.parse(await readFile(join(task, 'private', 'spec.json'), 'utf8')) as {
+      starter_score?: number;
+      baseline_scores?: { median?: number };
+    };
     // Procedural tasks: the starter is the majority-class / mean predictor.
     const v = spec.starter_score ?? spec.baseline_scores?.median;
     return typeof v === 'number' && Number.isFinite(v) ? v : null;

@@ -22,7 +22,8 @@ export async function run(ctx: StageContext<FilterParams>): Promise<StageResult 
   const python = ctx.python;
   const tasks: { id: string; dir: string }[] = [];
   for (const input of ctx.inputs) {
-    for (const id of (await readdir(join(input.dir, 'tasks')).catch(() => [] as string[])).sort()) tasks.push({ id, dir: join(input.dir, 'tasks', id) });
+    for (const id of (await readdir(join(input.dir, 'tasks')).catch(() => [] as string[])).sort())
+      tasks.push({ id, dir: join(input.dir, 'tasks', id) });
   }
   if (!tasks.length) ctx.log('no tasks in the inputs (their tasks/ folders are missing or empty)');
   const drops: Drop[] = [];
@@ -30,7 +31,12 @@ export async function run(ctx: StageContext<FilterParams>): Promise<StageResult 
   let sane = 0;
   let done = 0;
   // Evaluators run side by side; their results are read in task order, so the outputs do not depend on timing.
-  const results = await mapLimit(tasks, p.concurrency, (t) => runEvaluator(t.dir, python).finally(() => ctx.progress(++done, tasks.length)), ctx.signal);
+  const results = await mapLimit(
+    tasks,
+    p.concurrency,
+    (t) => runEvaluator(t.dir, python).finally(() => ctx.progress(++done, tasks.length)),
+    ctx.signal,
+  );
   for (const [i, t] of tasks.entries()) {
     if (ctx.signal.aborted) throw new Error('interrupted');
     const r = results[i]!;
@@ -44,7 +50,10 @@ export async function run(ctx: StageContext<FilterParams>): Promise<StageResult 
       continue;
     }
     sane++;
-    const digest = sha256((await readFile(join(t.dir, 'public', 'train.csv'))).toString() + (await readFile(join(t.dir, 'private', 'answer.csv'))).toString());
+    const digest = sha256(
+      (await readFile(join(t.dir, 'public', 'train.csv'))).toString() +
+        (await readFile(join(t.dir, 'private', 'answer.csv'))).toString(),
+    );
     evaluated.push({ ...t, digest });
   }
   const evaluatorOk = tasks.length - drops.filter((d) => d.step === 'evaluator').length;
@@ -63,9 +72,18 @@ export async function run(ctx: StageContext<FilterParams>): Promise<StageResult 
   const train = order.slice(nVal).sort();
   // Linked, not copied: the upstream node's files are as final as this node's (an image task has hundreds).
   for (const t of unique) await linkTree(t.dir, join(ctx.outDir, 'tasks', t.id));
-  const counts = { input: tasks.length, evaluator_ok: evaluatorOk, sane, unique: unique.length, train: train.length, val: val.length };
+  const counts = {
+    input: tasks.length,
+    evaluator_ok: evaluatorOk,
+    sane,
+    unique: unique.length,
+    train: train.length,
+    val: val.length,
+  };
   await writeFile(join(ctx.outDir, 'split.json'), JSON.stringify({ train, val }, null, 2) + '\n');
   await writeFile(join(ctx.outDir, 'filter.json'), JSON.stringify({ counts, dropped: drops }, null, 2) + '\n');
-  ctx.log(`filter: ${counts.input} → ${counts.evaluator_ok} → ${counts.sane} → ${counts.unique} (${counts.train} train / ${counts.val} val)`);
+  ctx.log(
+    `filter: ${counts.input} → ${counts.evaluator_ok} → ${counts.sane} → ${counts.unique} (${counts.train} train / ${counts.val} val)`,
+  );
   return { metrics: counts };
 }

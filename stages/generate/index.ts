@@ -41,12 +41,18 @@ export const generate: Stage<GenerateParams> = {
 
   check(p) {
     const issues: ParamIssue[] = [];
-    if (p.samples[0] > p.samples[1]) issues.push({ param: ['samples'], message: `samples: ${p.samples[0]} is above ${p.samples[1]}` });
+    if (p.samples[0] > p.samples[1])
+      issues.push({ param: ['samples'], message: `samples: ${p.samples[0]} is above ${p.samples[1]}` });
     const unknown = unknownSeeds(p.seeds);
-    for (const u of unknown) issues.push({ param: u.index === undefined ? ['seeds'] : ['seeds', u.index], message: u.message });
+    for (const u of unknown)
+      issues.push({ param: u.index === undefined ? ['seeds'] : ['seeds', u.index], message: u.message });
     if (!unknown.length && p.modalities && !selectSeeds(p.seeds, p.modalities).length) {
       const of = typeof p.seeds === 'string' ? p.seeds : 'the listed seeds';
-      issues.push({ param: ['modalities'], message: `no seed of ${of} has these modalities or generators`, also: ['seeds'] });
+      issues.push({
+        param: ['modalities'],
+        message: `no seed of ${of} has these modalities or generators`,
+        also: ['seeds'],
+      });
     }
     // A model that is named but undefined is reported where it is named.
     if (p.backend === 'llm' && !p.model) issues.push({ param: ['backend'], message: LLM_NEEDS_MODEL, also: ['model'] });
@@ -56,7 +62,12 @@ export const generate: Stage<GenerateParams> = {
   async keyExtras(p, ctx) {
     if (p.backend === 'llm') {
       if (!p.model || !ctx.models[p.model]) throw new ParamError(['backend'], LLM_NEEDS_MODEL);
-      return { generator: await assetsDigest(['agents/prompts', 'seeds']), model: modelIdentity(ctx.models[p.model]), mlebench_dir: p.mlebench_dir ?? null, python: await ctx.python() };
+      return {
+        generator: await assetsDigest(['agents/prompts', 'seeds']),
+        model: modelIdentity(ctx.models[p.model]),
+        mlebench_dir: p.mlebench_dir ?? null,
+        python: await ctx.python(),
+      };
     }
     // Generators run in Python: the same seed gives the same bytes with the same environment.
     return { generator: await assetsDigest(['tasks/py', 'seeds']), python: await ctx.python() };

@@ -34,7 +34,15 @@ export async function run(ctx: StageContext<GenerateParams>): Promise<StageResul
   const count = p.count ?? (p.per_seed ? p.per_seed * seeds.length : 60);
   const python = ctx.python;
   // Made first: a missing API key fails before any jail is started.
-  const client = p.backend === 'llm' ? new LlmClient({ name: p.model!, spec: ctx.models[p.model!], cacheDir: join(ctx.cacheRoot, 'llm'), log: ctx.log }) : undefined;
+  const client =
+    p.backend === 'llm'
+      ? new LlmClient({
+          name: p.model!,
+          spec: ctx.models[p.model!],
+          cacheDir: join(ctx.cacheRoot, 'llm'),
+          log: ctx.log,
+        })
+      : undefined;
   const empty = await mkdtemp(join(tmpdir(), 'mlepipe-gen-'));
   await mkdir(join(empty, 'public'));
   // Procedural tasks run only the generator; an LLM's script may import anything the agents have.
@@ -70,7 +78,14 @@ export async function run(ctx: StageContext<GenerateParams>): Promise<StageResul
     let taskId = '';
     let attempt = 0;
     for (; attempt < p.attempts; attempt++) {
-      const spec = draftSpec(dna, { seed: p.seed, index, attempt, samples: p.samples, scale: p.scale, fullMemoryMb: p.full_memory_mb });
+      const spec = draftSpec(dna, {
+        seed: p.seed,
+        index,
+        attempt,
+        samples: p.samples,
+        scale: p.scale,
+        fullMemoryMb: p.full_memory_mb,
+      });
       taskId = spec.task_id;
       const session = await sandbox.open({ task: empty, signal: ctx.signal });
       try {
@@ -82,8 +97,16 @@ export async function run(ctx: StageContext<GenerateParams>): Promise<StageResul
       ctx.log(`task ${index} attempt ${attempt + 1}: ${last.stage}: ${last.error}`);
       await rm(join(d, 'task'), { recursive: true, force: true });
     }
-    const base = { index, seed_id: dna.id, generator: dna.generator, task_id: taskId, attempts: Math.min(attempt + 1, p.attempts) };
-    return last?.ok ? { ...base, ok: true, sample_score: last.sampleScore } : { ...base, ok: false, stage: last?.stage, error: last && !last.ok ? last.error : 'not built' };
+    const base = {
+      index,
+      seed_id: dna.id,
+      generator: dna.generator,
+      task_id: taskId,
+      attempts: Math.min(attempt + 1, p.attempts),
+    };
+    return last?.ok
+      ? { ...base, ok: true, sample_score: last.sampleScore }
+      : { ...base, ok: false, stage: last?.stage, error: last && !last.ok ? last.error : 'not built' };
   };
   const makeWithLlm = async (index: number, dna: SeedDna, d: string, llm: LlmClient): Promise<ItemResult> => {
     const session = await sandbox.open({ task: empty, signal: ctx.signal });
@@ -95,14 +118,24 @@ export async function run(ctx: StageContext<GenerateParams>): Promise<StageResul
         seedDescription: await seedDescription(dna, p.mlebench_dir),
         samples: p.samples,
         sample: Math.floor(index / seeds.length) + p.seed * 1000,
-        attempts: { strategist: p.attempts, developer: p.developer_attempts, mlops: p.evaluator_attempts, writer: p.attempts },
+        attempts: {
+          strategist: p.attempts,
+          developer: p.developer_attempts,
+          mlops: p.evaluator_attempts,
+          writer: p.attempts,
+        },
         signal: ctx.signal,
       });
       const tries = Object.values(r.attempts).reduce((a, b) => a + b, 0);
       const base = { index, seed_id: dna.id, generator: 'llm', attempts: tries };
       if (r.ok) return { ...base, ok: true, task_id: r.taskId, sample_score: r.sampleScore };
       await rm(join(d, 'task'), { recursive: true, force: true });
-      return { ...base, ok: false, stage: r.stage === 'strategist' ? 'generate' : r.stage, error: `${r.stage}: ${r.error}` };
+      return {
+        ...base,
+        ok: false,
+        stage: r.stage === 'strategist' ? 'generate' : r.stage,
+        error: `${r.stage}: ${r.error}`,
+      };
     } finally {
       await session.close();
     }
@@ -119,7 +152,14 @@ export async function run(ctx: StageContext<GenerateParams>): Promise<StageResul
   const ok = results.filter((r) => r.ok).length;
   const byGenerator: Record<string, number> = {};
   for (const r of results.filter((x) => x.ok)) byGenerator[r.generator] = (byGenerator[r.generator] ?? 0) + 1;
-  await writeFile(join(ctx.outDir, 'generation.json'), JSON.stringify({ candidates: count, generated, evaluator_ok: ok, by_generator: byGenerator, tasks: results }, null, 2) + '\n');
+  await writeFile(
+    join(ctx.outDir, 'generation.json'),
+    JSON.stringify(
+      { candidates: count, generated, evaluator_ok: ok, by_generator: byGenerator, tasks: results },
+      null,
+      2,
+    ) + '\n',
+  );
   const llm: Metrics = client
     ? {
         llm_requests: client.usage.requests,
@@ -130,5 +170,14 @@ export async function run(ctx: StageContext<GenerateParams>): Promise<StageResul
         cost_usd: Number(client.usage.cost_usd.toFixed(4)),
       }
     : {};
-  return { metrics: { candidates: count, generated, evaluator_ok: ok, tasks: ok, attempts: results.reduce((s, r) => s + r.attempts, 0), ...llm } };
+  return {
+    metrics: {
+      candidates: count,
+      generated,
+      evaluator_ok: ok,
+      tasks: ok,
+      attempts: results.reduce((s, r) => s + r.attempts, 0),
+      ...llm,
+    },
+  };
 }

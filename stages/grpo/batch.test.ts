@@ -18,7 +18,11 @@ const opts: BatchOptions = {
 };
 
 /** A rollout with one reply per entry of `replies` (its tokens, or none), and a reward. */
-function rollout(sample: number, reward: number, replies: Array<{ prompt_ids: number[]; token_ids: number[]; logprobs: number[] } | null>): Rollout {
+function rollout(
+  sample: number,
+  reward: number,
+  replies: Array<{ prompt_ids: number[]; token_ids: number[]; logprobs: number[] } | null>,
+): Rollout {
   const messages = [
     { role: 'system', content: 's' },
     { role: 'user', content: 'task' },
@@ -27,8 +31,26 @@ function rollout(sample: number, reward: number, replies: Array<{ prompt_ids: nu
       { role: 'user', content: 'obs' },
     ]),
   ];
-  const turns = replies.map((t, i) => ({ turn: i, action: 'invalid', observation: 'obs', exit_code: null, timed_out: false, duration_ms: 0, format_ok: false, ...(t ? { tokens: t, logprobs: t.logprobs } : {}) }));
-  return { task_id: 'x', group_id: 'g', sample, reward, ended: 'max_turns', turns, messages, variables: {} } as unknown as Trajectory;
+  const turns = replies.map((t, i) => ({
+    turn: i,
+    action: 'invalid',
+    observation: 'obs',
+    exit_code: null,
+    timed_out: false,
+    duration_ms: 0,
+    format_ok: false,
+    ...(t ? { tokens: t, logprobs: t.logprobs } : {}),
+  }));
+  return {
+    task_id: 'x',
+    group_id: 'g',
+    sample,
+    reward,
+    ended: 'max_turns',
+    turns,
+    messages,
+    variables: {},
+  } as unknown as Trajectory;
 }
 
 test('every unmasked trajectory carries its replies as exact tokens, with the tokenizer and loss_agg_mode', () => {
@@ -45,7 +67,13 @@ test('every unmasked trajectory carries its replies as exact tokens, with the to
   assert.ok(t0.advantage > 0 && t1.advantage < 0);
   // Trajectory-level credit unless turn-level is asked for.
   assert.is(batch.advantage_level, undefined);
-  assert.is(buildBatch(1, [rollout(0, 1, [a]), rollout(1, 0, [a])], { ...opts, exact: { ...opts.exact!, advantageLevel: 'turn' } }).advantage_level, 'turn');
+  assert.is(
+    buildBatch(1, [rollout(0, 1, [a]), rollout(1, 0, [a])], {
+      ...opts,
+      exact: { ...opts.exact!, advantageLevel: 'turn' },
+    }).advantage_level,
+    'turn',
+  );
   // Without `exact` (the template trainer) no tokens are sent.
   const plain = buildBatch(1, [rollout(0, 1, [a]), rollout(1, 0, [a])], { ...opts, exact: undefined });
   assert.is(plain.tokenizer, undefined);
@@ -56,15 +84,22 @@ test('a reply without token ids is refused, naming the trajectory and the reply'
   const a = { prompt_ids: [1], token_ids: [3], logprobs: [-0.1] };
   assert.throws(
     () => buildBatch(1, [rollout(0, 1, [a, null]), rollout(1, 0, [a])], opts),
-    (err: Error) => err instanceof EnvError && /trajectory g#0, reply 2: the policy's endpoint returned no token ids/.test(err.message),
+    (err: Error) =>
+      err instanceof EnvError &&
+      /trajectory g#0, reply 2: the policy's endpoint returned no token ids/.test(err.message),
   );
 });
 
 test("shaped turn rewards: turn advantages G_{i,s} − mean G_{i,1} with no std, the turn level sent, each decision its turn's", () => {
   const a = { prompt_ids: [1], token_ids: [3], logprobs: [-0.1] };
   const choice = (index: number) => ({ action: 'x', index, features: [1], logprob: -1, entropy: 1 });
-  const withChoices = (r: Rollout) => ({ ...r, turns: (r as Trajectory).turns.map((t, i) => ({ ...t, choice: choice(i) })) }) as Rollout;
-  const rollouts = [withChoices(rollout(0, 1, [a, a])), withChoices(rollout(1, 0, [a, a])), withChoices(rollout(2, 0, [a]))];
+  const withChoices = (r: Rollout) =>
+    ({ ...r, turns: (r as Trajectory).turns.map((t, i) => ({ ...t, choice: choice(i) })) }) as Rollout;
+  const rollouts = [
+    withChoices(rollout(0, 1, [a, a])),
+    withChoices(rollout(1, 0, [a, a])),
+    withChoices(rollout(2, 0, [a])),
+  ];
   // Equal outcomes for samples 1 and 2, and shaping that tells them apart.
   const shaped = new Map([
     ['g#0', [0.2, 1]],

@@ -2,7 +2,15 @@
 // and the per-turn text with a loss mask (1 on what the policy wrote, 0 on
 // prompts and observations). This is the batch `POST /update` receives
 // (schemas/trainer/batch.schema.json) and what the template trainer reads.
-import { groupAdvantages, timedOutUnder, unknownEnding, turnAdvantages, type MaskTimeouts, type StdKind, type TimeoutRule } from '../../agents/grpo/advantages.js';
+import {
+  groupAdvantages,
+  timedOutUnder,
+  unknownEnding,
+  turnAdvantages,
+  type MaskTimeouts,
+  type StdKind,
+  type TimeoutRule,
+} from '../../agents/grpo/advantages.js';
 import { shapedAdvantages } from '../../agents/shaping/returns.js';
 import type { TrainSample } from '../../agents/grpo/template-trainer.js';
 import type { Trajectory } from '../../agents/trajectory.js';
@@ -37,7 +45,11 @@ export interface BatchOptions {
    * the tokenizer they came from (the worker's /health) and the loss's
    * aggregation. A reply without token ids is refused, never tokenised again.
    */
-  exact?: { tokenizer: NonNullable<Batch['tokenizer']>; lossAggMode: LossAggMode; advantageLevel?: 'trajectory' | 'turn' };
+  exact?: {
+    tokenizer: NonNullable<Batch['tokenizer']>;
+    lossAggMode: LossAggMode;
+    advantageLevel?: 'trajectory' | 'turn';
+  };
   /**
    * Turn-level shaping: each trajectory's per-turn rewards r_{i,s} by id. Its advantages are then
    * G_{i,s} − mean G_{i,1} (no std), every reply gets its turn's, and the trajectory's own is its first turn's.
@@ -53,19 +65,44 @@ export function buildBatch(step: number, rollouts: readonly Rollout[], o: BatchO
   for (const [groupId, members] of groups) {
     const g = groupAdvantages(
       // A rollout whose policy never replied (its first request failed) has nothing to learn from: as crashed.
-      members.map((m) => (isCrashed(m) || !m.turns.length ? { reward: 0, timedOut: false, crashed: true } : { reward: m.reward ?? 0, timedOut: timedOutUnder(o.timeoutRule, m), unknown: unknownEnding(o.timeoutRule, m), turns: policyTurns(m) })),
+      members.map((m) =>
+        isCrashed(m) || !m.turns.length
+          ? { reward: 0, timedOut: false, crashed: true }
+          : {
+              reward: m.reward ?? 0,
+              timedOut: timedOutUnder(o.timeoutRule, m),
+              unknown: unknownEnding(o.timeoutRule, m),
+              turns: policyTurns(m),
+            },
+      ),
       { estimator: o.advantage, maskTimeouts: o.maskTimeouts, std: o.std },
     );
     const masks = g.members.map((a) => a.masked);
-    const shaped = o.shaped && shapedAdvantages(members.map((m, i) => ({ rewards: (!isCrashed(m) && o.shaped!.get(`${groupId}#${m.sample}`)) || [0], masked: masks[i] })));
+    const shaped =
+      o.shaped &&
+      shapedAdvantages(
+        members.map((m, i) => ({
+          rewards: (!isCrashed(m) && o.shaped!.get(`${groupId}#${m.sample}`)) || [0],
+          masked: masks[i],
+        })),
+      );
     const turns = shaped
       ? shaped.advantages
       : turnAdvantages(
-          members.map((m) => ({ reward: isCrashed(m) ? 0 : (m.reward ?? 0), timedOut: false, turns: isCrashed(m) ? 1 : policyTurns(m) })),
+          members.map((m) => ({
+            reward: isCrashed(m) ? 0 : (m.reward ?? 0),
+            timedOut: false,
+            turns: isCrashed(m) ? 1 : policyTurns(m),
+          })),
           masks,
         );
     const zero = shaped ? turns.every((t) => t.every((x) => x === 0)) : g.zeroSignal;
-    stats.push({ group_id: groupId, mean: shaped ? shaped.baseline : g.mean, std: shaped ? 0 : g.std, zero_signal: zero });
+    stats.push({
+      group_id: groupId,
+      mean: shaped ? shaped.baseline : g.mean,
+      std: shaped ? 0 : g.std,
+      zero_signal: zero,
+    });
     members.forEach((m, i) => {
       const a = shaped ? { ...g.members[i], advantage: g.members[i].masked ? 0 : (turns[i][0] ?? 0) } : g.members[i];
       trajectories.push({
@@ -87,7 +124,17 @@ export function buildBatch(step: number, rollouts: readonly Rollout[], o: BatchO
   }
   const turnLevel = o.shaped || o.exact?.advantageLevel === 'turn' ? { advantage_level: 'turn' as const } : {};
   const exact = o.exact ? { loss_agg_mode: o.exact.lossAggMode, tokenizer: o.exact.tokenizer } : {};
-  return { format: 'mlepipe-grpo-batch/1', step, advantage: o.advantage, group_size: o.groupSize, hyper: o.hyper, trajectories, groups: stats, ...exact, ...turnLevel };
+  return {
+    format: 'mlepipe-grpo-batch/1',
+    step,
+    advantage: o.advantage,
+    group_size: o.groupSize,
+    hyper: o.hyper,
+    trajectories,
+    groups: stats,
+    ...exact,
+    ...turnLevel,
+  };
 }
 
 /** Each reply's recorded tokens; a reply without them stops the step (a worker never re-tokenises). */
@@ -117,7 +164,9 @@ function batchMessages(t: Trajectory): BatchTrajectory['messages'] {
 
 /** The template trainer's samples: every recorded decision of an unmasked trajectory, with its advantage. */
 export function templateSamples(batch: Batch, rollouts: readonly Rollout[]): TrainSample[] {
-  const byId = new Map(rollouts.filter((r): r is Trajectory => !isCrashed(r)).map((r) => [`${r.group_id}#${r.sample}`, r]));
+  const byId = new Map(
+    rollouts.filter((r): r is Trajectory => !isCrashed(r)).map((r) => [`${r.group_id}#${r.sample}`, r]),
+  );
   const out: TrainSample[] = [];
   const turnLevel = batch.advantage_level === 'turn';
   for (const t of batch.trajectories) {
@@ -125,7 +174,13 @@ export function templateSamples(batch: Batch, rollouts: readonly Rollout[]): Tra
     (byId.get(t.id)?.turns ?? []).forEach((turn, s) => {
       // Turn-level credit: each decision carries its own turn's advantage.
       const advantage = turnLevel ? (t.turn_advantages[s] ?? 0) : t.advantage;
-      if (turn.choice && advantage !== 0) out.push({ features: turn.choice.features, action: turn.choice.index, logprob: turn.choice.logprob, advantage });
+      if (turn.choice && advantage !== 0)
+        out.push({
+          features: turn.choice.features,
+          action: turn.choice.index,
+          logprob: turn.choice.logprob,
+          advantage,
+        });
     });
   }
   return out;

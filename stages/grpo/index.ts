@@ -46,19 +46,56 @@ export interface ShapingParams {
 function shapingIssues(p: GrpoParams, models: Parameters<typeof parsePolicy>[1]): ParamIssue[] {
   const s = p.shaping;
   const out: ParamIssue[] = [];
-  if (p.scaffold === 'react' && p.tool_dropout > 0) out.push({ param: ['tool_dropout'], message: "tool_dropout removes mlab's diagnostic tools; it needs scaffold: mlab", also: ['scaffold'] });
-  if (p.scaffold === 'react' && p.tools !== undefined) out.push({ param: ['tools'], message: 'only the mlab scaffold offers tools (scaffold: react)', also: ['scaffold'] });
-  if (Array.isArray(p.tools)) p.tools.forEach((n: string, i) => TOOLS_BY_NAME.has(n) || out.push({ param: ['tools', i], message: `unknown tool "${n}" (mlepipe tools list shows them)` }));
-  if (p.scaffold === 'mlab' && p.prompt_format === 'sandmle-release') out.push({ param: ['prompt_format'], message: 'prompt_format: sandmle-release is a ReAct reply format; scaffold: mlab has its own actions', also: ['scaffold'] });
-  if (p.scaffold === 'mlab' && p.trainer === 'template') out.push({ param: ['scaffold'], message: 'the template policy writes ReAct replies; scaffold: mlab needs a models: policy (trainer: worker)', also: ['trainer'] });
+  if (p.scaffold === 'react' && p.tool_dropout > 0)
+    out.push({
+      param: ['tool_dropout'],
+      message: "tool_dropout removes mlab's diagnostic tools; it needs scaffold: mlab",
+      also: ['scaffold'],
+    });
+  if (p.scaffold === 'react' && p.tools !== undefined)
+    out.push({
+      param: ['tools'],
+      message: 'only the mlab scaffold offers tools (scaffold: react)',
+      also: ['scaffold'],
+    });
+  if (Array.isArray(p.tools))
+    p.tools.forEach(
+      (n: string, i) =>
+        TOOLS_BY_NAME.has(n) ||
+        out.push({ param: ['tools', i], message: `unknown tool "${n}" (mlepipe tools list shows them)` }),
+    );
+  if (p.scaffold === 'mlab' && p.prompt_format === 'sandmle-release')
+    out.push({
+      param: ['prompt_format'],
+      message: 'prompt_format: sandmle-release is a ReAct reply format; scaffold: mlab has its own actions',
+      also: ['scaffold'],
+    });
+  if (p.scaffold === 'mlab' && p.trainer === 'template')
+    out.push({
+      param: ['scaffold'],
+      message: 'the template policy writes ReAct replies; scaffold: mlab needs a models: policy (trainer: worker)',
+      also: ['trainer'],
+    });
   const verl = p.trainer === 'verl' || p.trainer === 'verl-export';
   if (s.kind === 'none') return out;
-  if (s.beta !== undefined && s.kappa !== undefined) out.push({ param: ['shaping', 'beta'], message: 'give beta (as written) or kappa (a pilot calibrates beta to it), not both' });
-  if (Array.isArray(s.kappa) && s.kappa[0] > s.kappa[1]) out.push({ param: ['shaping', 'kappa'], message: `the range [${s.kappa.join(', ')}] is empty: write [low, high]` });
-  if (s.summarizer !== undefined && !models[s.summarizer]) out.push({ param: ['shaping', 'summarizer'], message: `no model named ${s.summarizer} in models:` });
+  if (s.beta !== undefined && s.kappa !== undefined)
+    out.push({
+      param: ['shaping', 'beta'],
+      message: 'give beta (as written) or kappa (a pilot calibrates beta to it), not both',
+    });
+  if (Array.isArray(s.kappa) && s.kappa[0] > s.kappa[1])
+    out.push({ param: ['shaping', 'kappa'], message: `the range [${s.kappa.join(', ')}] is empty: write [low, high]` });
+  if (s.summarizer !== undefined && !models[s.summarizer])
+    out.push({ param: ['shaping', 'summarizer'], message: `no model named ${s.summarizer} in models:` });
   if (verl) return [...out, ...verlShapingIssues(s, models)];
   if (s.scorer === 'worker') {
-    if (p.trainer !== 'worker') out.push({ param: ['shaping', 'scorer'], message: "scorer: worker scores with the policy's own trainer worker, so it needs trainer: worker; name a models: entry to score a template policy's turns", also: ['trainer'] });
+    if (p.trainer !== 'worker')
+      out.push({
+        param: ['shaping', 'scorer'],
+        message:
+          "scorer: worker scores with the policy's own trainer worker, so it needs trainer: worker; name a models: entry to score a template policy's turns",
+        also: ['trainer'],
+      });
   } else if (!models[s.scorer]) {
     out.push({ param: ['shaping', 'scorer'], message: `no model named ${s.scorer} in models: (or write worker)` });
   } else if (models[s.scorer].provider !== 'worker' && !models[s.scorer].base_url) {
@@ -69,9 +106,21 @@ function shapingIssues(p: GrpoParams, models: Parameters<typeof parsePolicy>[1])
     });
   }
   // Only a completions scorer renders a chat template; a worker applies the model's own.
-  const completions = s.scorer !== 'worker' && models[s.scorer]?.provider === 'openai' && (s.scorer_api ?? 'completions') === 'completions';
-  if (s.template !== undefined && !completions) out.push({ param: ['shaping', 'template'], message: 'template renders the prompts of an openai scorer asked through /completions; this scorer applies its own chat template' });
-  if (s.scorer_api !== undefined && (s.scorer === 'worker' || models[s.scorer]?.provider !== 'openai')) out.push({ param: ['shaping', 'scorer_api'], message: 'scorer_api chooses how an openai scorer entry is asked; this scorer is a trainer worker' });
+  const completions =
+    s.scorer !== 'worker' &&
+    models[s.scorer]?.provider === 'openai' &&
+    (s.scorer_api ?? 'completions') === 'completions';
+  if (s.template !== undefined && !completions)
+    out.push({
+      param: ['shaping', 'template'],
+      message:
+        'template renders the prompts of an openai scorer asked through /completions; this scorer applies its own chat template',
+    });
+  if (s.scorer_api !== undefined && (s.scorer === 'worker' || models[s.scorer]?.provider !== 'openai'))
+    out.push({
+      param: ['shaping', 'scorer_api'],
+      message: 'scorer_api chooses how an openai scorer entry is asked; this scorer is a trainer worker',
+    });
   return out;
 }
 
@@ -85,8 +134,15 @@ function verlShapingIssues(s: ShapingParams, models: Parameters<typeof parsePoli
   const out: ParamIssue[] = [];
   const on = (param: string, message: string) => out.push({ param: ['shaping', param], message, also: ['trainer'] });
   if (s.summarizer !== undefined && models[s.summarizer]?.provider === 'worker')
-    on('summarizer', `on verl the sandbox service asks the summarizer over HTTP, and nobody starts a provider: worker entry for it: serve ${s.summarizer} (mlepipe serve) and name an openai entry with its base_url`);
-  if (s.scorer !== 'worker') on('scorer', "on verl the job's own rollout servers score the calls (the weights that sampled them); leave scorer: out");
+    on(
+      'summarizer',
+      `on verl the sandbox service asks the summarizer over HTTP, and nobody starts a provider: worker entry for it: serve ${s.summarizer} (mlepipe serve) and name an openai entry with its base_url`,
+    );
+  if (s.scorer !== 'worker')
+    on(
+      'scorer',
+      "on verl the job's own rollout servers score the calls (the weights that sampled them); leave scorer: out",
+    );
   return out;
 }
 
@@ -94,7 +150,19 @@ export interface GrpoParams {
   policy: string;
   trainer: 'template' | 'worker' | 'verl-export' | 'verl';
   worker_url?: string;
-  verl: { nodes: number; gpus_per_node: number; rollout: 'vllm' | 'sglang'; rollout_tp?: number; gpu_memory_gib: number; device: 'cuda' | 'cpu'; kv_cache_gib: number; stall_timeout_s?: number; ray_address?: string; sandbox_host: string; python?: string };
+  verl: {
+    nodes: number;
+    gpus_per_node: number;
+    rollout: 'vllm' | 'sglang';
+    rollout_tp?: number;
+    gpu_memory_gib: number;
+    device: 'cuda' | 'cpu';
+    kv_cache_gib: number;
+    stall_timeout_s?: number;
+    ray_address?: string;
+    sandbox_host: string;
+    python?: string;
+  };
   reward: string;
   /** Which grade and which format rule the reward reads (default: the reward preset's). */
   submission?: RewardInputs['submission'];
@@ -139,14 +207,35 @@ export interface GrpoParams {
 
 function policyIssues(p: GrpoParams, models: Parameters<typeof parsePolicy>[1]): ParamIssue[] {
   if (p.trainer === 'template') {
-    return p.policy === 'template' ? [] : [{ param: ['policy'], message: `trainer: template trains the template policy; policy: ${p.policy} needs trainer: worker`, also: ['trainer'] }];
+    return p.policy === 'template'
+      ? []
+      : [
+          {
+            param: ['policy'],
+            message: `trainer: template trains the template policy; policy: ${p.policy} needs trainer: worker`,
+            also: ['trainer'],
+          },
+        ];
   }
   const ref = parsePolicy(p.policy, models);
   const also = ['trainer'];
-  if ('error' in ref || ref.kind !== 'openai') return [{ param: ['policy'], message: `trainer: ${p.trainer} needs policy: a models: entry (the model the worker serves)${'error' in ref ? `: ${ref.error}` : ''}`, also }];
+  if ('error' in ref || ref.kind !== 'openai')
+    return [
+      {
+        param: ['policy'],
+        message: `trainer: ${p.trainer} needs policy: a models: entry (the model the worker serves)${'error' in ref ? `: ${ref.error}` : ''}`,
+        also,
+      },
+    ];
   // A provider: worker entry is started by the node itself.
   if (p.trainer === 'worker' && !p.worker_url && models[p.policy].provider !== 'worker' && !models[p.policy].base_url)
-    return [{ param: ['worker_url'], message: "trainer: worker needs worker_url: (or a base_url on the policy's models: entry)", also: ['trainer', 'policy'] }];
+    return [
+      {
+        param: ['worker_url'],
+        message: "trainer: worker needs worker_url: (or a base_url on the policy's models: entry)",
+        also: ['trainer', 'policy'],
+      },
+    ];
   return [];
 }
 
@@ -183,9 +272,19 @@ function releaseIssues(p: GrpoParams, rewards: Readonly<Record<string, string>>)
   const release = p.prompt_format === 'sandmle-release';
   const verl = p.trainer === 'verl' || p.trainer === 'verl-export';
   // The exported agent loop reads replies in mlepipe's format and validates without scores.
-  if (verl && release) out.push({ param: ['prompt_format'], message: `prompt_format: sandmle-release is not exported: the verl agent loop (mlepipe_verl) reads mlepipe's reply format; train it with trainer: worker or template`, also: ['trainer'] });
+  if (verl && release)
+    out.push({
+      param: ['prompt_format'],
+      message: `prompt_format: sandmle-release is not exported: the verl agent loop (mlepipe_verl) reads mlepipe's reply format; train it with trainer: worker or template`,
+      also: ['trainer'],
+    });
   out.push(...rewardInputIssues(p, rewards));
-  if (p.timeout_rule === 'release' && p.scaffold !== 'react') out.push({ param: ['timeout_rule'], message: `timeout_rule: release counts ReAct tool responses (scaffold: ${p.scaffold})`, also: ['scaffold'] });
+  if (p.timeout_rule === 'release' && p.scaffold !== 'react')
+    out.push({
+      param: ['timeout_rule'],
+      message: `timeout_rule: release counts ReAct tool responses (scaffold: ${p.scaffold})`,
+      also: ['scaffold'],
+    });
   return out;
 }
 
@@ -196,7 +295,8 @@ export const grpo: Stage<GrpoParams> = {
   kind: 'grpo',
   // 2: mlab rollouts as eval's version 4 (17 actions, their observations, tools: domain by default).
   version: 2,
-  description: 'Trajectory-wise GRPO with milestone rewards (template policy on CPU, a trainer worker, or a verl export).',
+  description:
+    'Trajectory-wise GRPO with milestone rewards (template policy on CPU, a trainer worker, or a verl export).',
   schema,
   resolve: resolveGrpo,
   // Which checkpoints stay in the item store changes no output.
@@ -206,36 +306,71 @@ export const grpo: Stage<GrpoParams> = {
   sandboxRuns: (p) => Math.min(p.concurrency, p.batch_size * p.group_size),
   flow: {
     gives: ['policy', 'trajectories'],
-    takes: (p) => (p.tasks ? [] : ['tasks', ...(p.split !== 'all' || (validates(p) && p.val_split !== 'all') ? ['split' as const] : [])]),
+    takes: (p) =>
+      p.tasks
+        ? []
+        : ['tasks', ...(p.split !== 'all' || (validates(p) && p.val_split !== 'all') ? ['split' as const] : [])],
   },
 
   check(p, ctx) {
     const splits = { split: p.split, ...(validates(p) ? { val_split: p.val_split } : {}) };
     // Whether val_split matters follows from eval_every and trainer.
-    const folder = tasksFolderIssues(p.tasks, splits, ctx.experimentDir).map((i) => (i.param[0] === 'val_split' ? { ...i, also: [...(i.also ?? []), 'eval_every', 'trainer'] } : i));
-    return [...policyIssues(p, ctx.models), ...shapingIssues(p, ctx.models), ...releaseIssues(p, ctx.rewards), ...folder];
+    const folder = tasksFolderIssues(p.tasks, splits, ctx.experimentDir).map((i) =>
+      i.param[0] === 'val_split' ? { ...i, also: [...(i.also ?? []), 'eval_every', 'trainer'] } : i,
+    );
+    return [
+      ...policyIssues(p, ctx.models),
+      ...shapingIssues(p, ctx.models),
+      ...releaseIssues(p, ctx.rewards),
+      ...folder,
+    ];
   },
 
   placement(p) {
-    if (p.trainer === 'verl' && p.verl.device === 'cpu') return "a verl Ray job on this CPU with vLLM's CPU build (ray.address, else a Ray head on this machine)";
-    if (p.trainer === 'verl') return `a verl Ray job on ${p.verl.nodes} × ${p.verl.gpus_per_node} GPUs (ray.address, else a Ray head on this machine)`;
-    if (p.trainer === 'verl-export') return `a verl run directory for ${p.verl.nodes} × ${p.verl.gpus_per_node} GPUs (written, not launched)`;
+    if (p.trainer === 'verl' && p.verl.device === 'cpu')
+      return "a verl Ray job on this CPU with vLLM's CPU build (ray.address, else a Ray head on this machine)";
+    if (p.trainer === 'verl')
+      return `a verl Ray job on ${p.verl.nodes} × ${p.verl.gpus_per_node} GPUs (ray.address, else a Ray head on this machine)`;
+    if (p.trainer === 'verl-export')
+      return `a verl run directory for ${p.verl.nodes} × ${p.verl.gpus_per_node} GPUs (written, not launched)`;
     return undefined;
   },
 
   async keyExtras(p, ctx) {
     const formula = rewardFormula(p.reward, ctx.rewards);
-    const policy = p.trainer === 'template' ? { template: freshCheckpoint().features } : policyIdentity(parsePolicy(p.policy, ctx.models) as never, ctx.models);
+    const policy =
+      p.trainer === 'template'
+        ? { template: freshCheckpoint().features }
+        : policyIdentity(parsePolicy(p.policy, ctx.models) as never, ctx.models);
     // The kit's code is what the template policy runs; the ReAct prompts are what a model reads.
-    const prompts = await assetsDigest([`agents/prompts/${p.scaffold}`, ...(p.scaffold === 'mlab' ? ['tools/py'] : [])]);
+    const prompts = await assetsDigest([
+      `agents/prompts/${p.scaffold}`,
+      ...(p.scaffold === 'mlab' ? ['tools/py'] : []),
+    ]);
     // Rollouts run agents' code and graders in Python; a verl export only writes files.
     const python = p.trainer === 'verl-export' ? {} : { python: await ctx.python() };
     // A scorer that is a models: entry scores every step: its identity is part of the result.
-    const scorer = p.shaping.kind !== 'none' && p.shaping.scorer !== 'worker' ? { scorer: policyIdentity({ kind: 'openai', model: p.shaping.scorer }, ctx.models) } : {};
+    const scorer =
+      p.shaping.kind !== 'none' && p.shaping.scorer !== 'worker'
+        ? { scorer: policyIdentity({ kind: 'openai', model: p.shaping.scorer }, ctx.models) }
+        : {};
     // A model that writes the bank's summaries decides the references: it and its prompt are part of the result.
     const summarizer =
-      p.shaping.kind !== 'none' && p.shaping.summarizer && ctx.models[p.shaping.summarizer] ? { summarizer: policyIdentity({ kind: 'openai', model: p.shaping.summarizer }, ctx.models), summarizer_prompt: await assetsDigest(['agents/prompts/shaping']) } : {};
-    return { formula, policy, kit: policyIdentity({ kind: 'scripted', agent: 'random' }, ctx.models), prompts, ...python, ...scorer, ...summarizer };
+      p.shaping.kind !== 'none' && p.shaping.summarizer && ctx.models[p.shaping.summarizer]
+        ? {
+            summarizer: policyIdentity({ kind: 'openai', model: p.shaping.summarizer }, ctx.models),
+            summarizer_prompt: await assetsDigest(['agents/prompts/shaping']),
+          }
+        : {};
+    return {
+      formula,
+      policy,
+      kit: policyIdentity({ kind: 'scripted', agent: 'random' }, ctx.models),
+      prompts,
+      ...python,
+      ...scorer,
+      ...summarizer,
+    };
   },
 
   run: lazyRun(() => import('./run.js')),

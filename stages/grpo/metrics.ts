@@ -9,7 +9,9 @@ export function stepMetrics(step: number, rollouts: readonly Rollout[], batch: B
   const m = (rate: (v: Record<string, number>) => number) => (ok.length ? mean(ok.map((t) => rate(t.variables))) : 0);
   // Replies cut by the length limit carry no action and no signal: a rate that rises says max_tokens is too low.
   const sampled = ok.flatMap((t) => t.turns.flatMap((x) => (x.tokens ? [x.tokens.finish_reason] : [])));
-  const entropies = ok.flatMap((t) => t.turns.map((x) => x.choice?.entropy).filter((e): e is number => e !== undefined));
+  const entropies = ok.flatMap((t) =>
+    t.turns.map((x) => x.choice?.entropy).filter((e): e is number => e !== undefined),
+  );
   const r = (x: number) => Number(x.toFixed(4));
   return {
     step,
@@ -37,9 +39,15 @@ export function stepMetrics(step: number, rollouts: readonly Rollout[], batch: B
  * policy that crashes on the hard tasks look better), and val_crashes says
  * how many there were.
  */
-export function valMetrics(rollouts: readonly Rollout[]): { val_reward: number; val_valid: number; val_any_medal: number; val_crashes: number } {
+export function valMetrics(rollouts: readonly Rollout[]): {
+  val_reward: number;
+  val_valid: number;
+  val_any_medal: number;
+  val_crashes: number;
+} {
   const r = (x: number) => Number(x.toFixed(4));
-  const over = (f: (t: Extract<Rollout, { variables: unknown }>) => number) => r(rollouts.length ? mean(rollouts.map((t) => (isCrashed(t) ? 0 : f(t)))) : 0);
+  const over = (f: (t: Extract<Rollout, { variables: unknown }>) => number) =>
+    r(rollouts.length ? mean(rollouts.map((t) => (isCrashed(t) ? 0 : f(t)))) : 0);
   return {
     val_reward: over((t) => t.reward ?? 0),
     val_valid: over((t) => t.variables.execute),

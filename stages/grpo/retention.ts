@@ -14,7 +14,11 @@ export interface RetentionOptions {
 }
 
 /** After step `k` is recorded: the checkpoints (by step) to delete, and those to cut to their weights. */
-export function retention(present: readonly number[], k: number, o: RetentionOptions): { remove: number[]; trim: number[] } {
+export function retention(
+  present: readonly number[],
+  k: number,
+  o: RetentionOptions,
+): { remove: number[]; trim: number[] } {
   const marked = present.filter((j) => j <= k && (j % o.every === 0 || j === o.steps)).sort((a, b) => a - b);
   const kept = new Set(o.keep > 0 ? marked.slice(-o.keep) : marked);
   return {

@@ -46,13 +46,27 @@ export function pickBatch(tasks: readonly TaskRef[], size: number, k: number, se
 }
 
 export async function runRollouts(plan: RolloutPlan, log: (m: string) => void): Promise<Rollout[]> {
-  const jobs = plan.tasks.flatMap((task, t) => Array.from({ length: plan.group }, (_, sample) => ({ task, sample, groupId: `${plan.groupPrefix}/${t}/${task.id}` })));
+  const jobs = plan.tasks.flatMap((task, t) =>
+    Array.from({ length: plan.group }, (_, sample) => ({
+      task,
+      sample,
+      groupId: `${plan.groupPrefix}/${t}/${task.id}`,
+    })),
+  );
   const out = await mapLimit(
     jobs,
     plan.concurrency,
     async ({ task, sample, groupId }): Promise<Rollout> => {
       try {
-        return await rollout({ ...plan, scaffold: plan.scaffold ?? react, task, sample, groupId, aide: { numDrafts: 1, debugProb: 0, maxDebugDepth: 0 }, log });
+        return await rollout({
+          ...plan,
+          scaffold: plan.scaffold ?? react,
+          task,
+          sample,
+          groupId,
+          aide: { numDrafts: 1, debugProb: 0, maxDebugDepth: 0 },
+          log,
+        });
       } catch (err) {
         if (err instanceof EnvError || plan.signal.aborted) throw err;
         log(`rollout ${groupId}#${sample} crashed: ${(err as Error).message}`);

@@ -17,7 +17,13 @@ test("sampled ids: the call's tokens by offset, as /score gives them; text after
   const ckpt = await mkdtemp(join(tmpdir(), 'mlepipe-scorer-'));
   const w = await startLocalWorker({ model: { tiny: true }, ckptDir: ckpt, threads: 1, log: () => {} });
   try {
-    const res = (await (await fetch(`${w.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ messages: MESSAGES, max_tokens: 24, seed: 5, logprobs: true }) })).json()) as {
+    const res = (await (
+      await fetch(`${w.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ messages: MESSAGES, max_tokens: 24, seed: 5, logprobs: true }),
+      })
+    ).json()) as {
       choices: Array<{ message: { content: string }; token_ids: number[] }>;
     };
     const { content } = res.choices[0].message;
@@ -26,7 +32,9 @@ test("sampled ids: the call's tokens by offset, as /score gives them; text after
     // The "call" is the second half of the reply's text.
     const cut = Math.floor(content.length / 2);
     const scorer = workerScorer(w.client, 100_000);
-    const [exact] = await scorer.score([{ messages: MESSAGES, prefix: content.slice(0, cut), reply: content.slice(cut), sampled: ids }]);
+    const [exact] = await scorer.score([
+      { messages: MESSAGES, prefix: content.slice(0, cut), reply: content.slice(cut), sampled: ids },
+    ]);
     const [whole] = await w.client.score([{ messages: MESSAGES, token_ids: ids }], { offsets: true });
     const [a, b] = spanTokens(whole.offsets!, cut, content.length);
     assert.ok(b > a && b <= ids.length);

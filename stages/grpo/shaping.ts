@@ -6,9 +6,21 @@
 // and the records the node keeps.
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { isVerified, reduceSummary, SolutionBank, type BankEntry, type WrittenSummary } from '../../agents/shaping/bank.js';
+import {
+  isVerified,
+  reduceSummary,
+  SolutionBank,
+  type BankEntry,
+  type WrittenSummary,
+} from '../../agents/shaping/bank.js';
 import { modelSummary } from '../../agents/shaping/summarizer.js';
-import { calibrateBeta, DEFAULT_KAPPA, shapedRewards, shuffleScores, type Calibration } from '../../agents/shaping/returns.js';
+import {
+  calibrateBeta,
+  DEFAULT_KAPPA,
+  shapedRewards,
+  shuffleScores,
+  type Calibration,
+} from '../../agents/shaping/returns.js';
 import { promptScorer } from '../../agents/shaping/prompt-scorer.js';
 import { spiceTurns } from '../../agents/shaping/spice.js';
 import { tipsTurns } from '../../agents/shaping/tips.js';
@@ -37,8 +49,16 @@ export function workerScorer(client: TrainerClient, maxLength: number): Scorer {
       const out: Array<number[] | null> = [];
       for (let i = 0; i < items.length; i += SCORE_CHUNK) {
         const chunk = items.slice(i, i + SCORE_CHUNK);
-        const part = chunk.map((it) => (it.sampled ? { messages: it.messages, token_ids: it.sampled } : { messages: it.messages, reply: it.reply, ...(it.prefix ? { prefix: it.prefix } : {}) }));
-        const res = await client.score(part, { max_length: maxLength, offsets: chunk.some((it) => it.sampled) }, signal);
+        const part = chunk.map((it) =>
+          it.sampled
+            ? { messages: it.messages, token_ids: it.sampled }
+            : { messages: it.messages, reply: it.reply, ...(it.prefix ? { prefix: it.prefix } : {}) },
+        );
+        const res = await client.score(
+          part,
+          { max_length: maxLength, offsets: chunk.some((it) => it.sampled) },
+          signal,
+        );
         res.forEach((r, j) => {
           const it = chunk[j];
           if (r.overflow) return void out.push(null);
@@ -63,7 +83,11 @@ export interface OpenScorer {
  * provider: worker entry gets its own worker; an openai entry is asked for prompt log-probabilities on its
  * completions endpoint (or, with `scorer_api: score`, is a running trainer worker reached through /score).
  */
-export async function openScorer(ctx: StageContext<unknown>, s: ShapingParams, policyWorker?: TrainerClient): Promise<OpenScorer> {
+export async function openScorer(
+  ctx: StageContext<unknown>,
+  s: ShapingParams,
+  policyWorker?: TrainerClient,
+): Promise<OpenScorer> {
   if (s.scorer === 'worker') {
     if (!policyWorker) throw new Error('scorer: worker needs the policy on a trainer worker');
     return { scorer: workerScorer(policyWorker, s.max_length), stop: async () => {} };
@@ -71,7 +95,10 @@ export async function openScorer(ctx: StageContext<unknown>, s: ShapingParams, p
   const spec = ctx.models[s.scorer];
   if (spec.provider === 'openai' && (s.scorer_api ?? 'completions') === 'completions') {
     const client = new LlmClient({ name: s.scorer, spec, log: ctx.log });
-    return { scorer: promptScorer(client, { template: s.template ?? 'chatml', maxLength: s.max_length }), stop: async () => {} };
+    return {
+      scorer: promptScorer(client, { template: s.template ?? 'chatml', maxLength: s.max_length }),
+      stop: async () => {},
+    };
   }
   const served: ServedModel = await serveModel(ctx, s.scorer, { ckptDir: join(ctx.items.root, 'scorer-checkpoints') });
   const client = served.trainer ?? new TrainerClient((served.spec.base_url ?? '').replace(/\/v1\/?$/, ''));
@@ -96,12 +123,18 @@ export function openSummaries(ctx: StageContext<unknown>, s: ShapingParams, task
   let client: Promise<LlmClient> | undefined;
   const open = () => {
     served ??= serveModel(ctx, name, { ckptDir: join(ctx.items.root, 'summarizer-checkpoints') });
-    return (client ??= served.then((m) => new LlmClient({ name, spec: m.spec, cacheDir: join(ctx.cacheRoot, 'llm'), log: ctx.log })));
+    return (client ??= served.then(
+      (m) => new LlmClient({ name, spec: m.spec, cacheDir: join(ctx.cacheRoot, 'llm'), log: ctx.log }),
+    ));
   };
   const descriptions = new Map<string, Promise<string>>();
   const description = (id: string) => {
     const dir = tasks.find((t) => t.id === id)?.dir;
-    if (!descriptions.has(id)) descriptions.set(id, dir ? readFile(join(dir, 'public', 'description.md'), 'utf8').catch(() => '') : Promise.resolve(''));
+    if (!descriptions.has(id))
+      descriptions.set(
+        id,
+        dir ? readFile(join(dir, 'public', 'description.md'), 'utf8').catch(() => '') : Promise.resolve(''),
+      );
     return descriptions.get(id)!;
   };
   return {
@@ -113,7 +146,8 @@ export function openSummaries(ctx: StageContext<unknown>, s: ShapingParams, task
           let dir = await ctx.items.get(id);
           if (!dir) {
             const w = await modelSummary(await open(), name, t, await description(t.task_id), ctx.signal);
-            if (w.fallback) ctx.log(`summary of ${t.group_id}#${t.sample} (${t.task_id}) written procedurally: ${w.fallback}`);
+            if (w.fallback)
+              ctx.log(`summary of ${t.group_id}#${t.sample} (${t.task_id}) written procedurally: ${w.fallback}`);
             dir = await ctx.items.put(id, (d) => writeFile(join(d, 'summary.json'), JSON.stringify(w) + '\n'));
           }
           return [t, JSON.parse(await readFile(join(dir, 'summary.json'), 'utf8')) as WrittenSummary] as const;
@@ -130,7 +164,11 @@ export function openSummaries(ctx: StageContext<unknown>, s: ShapingParams, task
 }
 
 /** The bank at the start: verified trajectories of upstream nodes (demonstrations) on the tasks trained on. */
-export async function seedBank(ctx: StageContext<unknown>, train: readonly TaskRef[], summaries: Summaries): Promise<SolutionBank> {
+export async function seedBank(
+  ctx: StageContext<unknown>,
+  train: readonly TaskRef[],
+  summaries: Summaries,
+): Promise<SolutionBank> {
   const bank = new SolutionBank();
   const ids = new Set(train.map((t) => t.id));
   for (const input of ctx.inputs) {
@@ -160,7 +198,14 @@ export interface StepShaping {
 }
 
 /** Raw d of every rollout's tool calls against the bank's draw for its task; crashed rollouts get none. */
-export async function scoreRollouts(rollouts: readonly Rollout[], bank: SolutionBank, s: ShapingParams, scorer: Scorer, seed: string, signal: AbortSignal) {
+export async function scoreRollouts(
+  rollouts: readonly Rollout[],
+  bank: SolutionBank,
+  s: ShapingParams,
+  scorer: Scorer,
+  seed: string,
+  signal: AbortSignal,
+) {
   const references: Record<string, BankEntry[]> = {};
   const scores = new Map<string, TurnScore[]>();
   for (const r of rollouts) {
@@ -168,21 +213,34 @@ export async function scoreRollouts(rollouts: readonly Rollout[], bank: Solution
     references[r.task_id] ??= bank.draw(r.task_id, s.references, seed);
     const texts = references[r.task_id].map((e) => (s.summaries === 'reduced' ? reduceSummary(e.text) : e.text));
     // The policy's own worker shares its tokenizer: SPICE then teacher-forces the sampled ids themselves.
-    const turns = s.kind === 'tips' ? await tipsTurns(r, texts, scorer, signal) : await spiceTurns(r, texts, scorer, signal, s.scorer === 'worker');
+    const turns =
+      s.kind === 'tips'
+        ? await tipsTurns(r, texts, scorer, signal)
+        : await spiceTurns(r, texts, scorer, signal, s.scorer === 'worker');
     scores.set(`${r.group_id}#${r.sample}`, turns);
   }
   return { references, scores };
 }
 
 /** The step's shaping: scores (shuffled under the control), scaled by β, and each trajectory's turn rewards. */
-export function shapeStep(rollouts: readonly Rollout[], scored: Awaited<ReturnType<typeof scoreRollouts>>, s: ShapingParams, beta: number, seed: string): StepShaping {
-  const flat = [...scored.scores].flatMap(([id, list]) => list.map((t) => ({ ...t, id, task_id: taskOf(rollouts, id) })));
+export function shapeStep(
+  rollouts: readonly Rollout[],
+  scored: Awaited<ReturnType<typeof scoreRollouts>>,
+  s: ShapingParams,
+  beta: number,
+  seed: string,
+): StepShaping {
+  const flat = [...scored.scores].flatMap(([id, list]) =>
+    list.map((t) => ({ ...t, id, task_id: taskOf(rollouts, id) })),
+  );
   const used = s.shuffle ? shuffleScores(flat, seed) : flat;
   const trajectories: StepShaping['trajectories'] = new Map();
   for (const r of rollouts) {
     if (isCrashed(r)) continue;
     const id = `${r.group_id}#${r.sample}`;
-    const turns = used.filter((t) => t.id === id).map(({ id: _i, task_id: _t, ...t }) => ({ ...t, shaping: t.d === null ? 0 : beta * t.d }));
+    const turns = used
+      .filter((t) => t.id === id)
+      .map(({ id: _i, task_id: _t, ...t }) => ({ ...t, shaping: t.d === null ? 0 : beta * t.d }));
     trajectories.set(id, { turns, rewards: shapedRewards(r.reward ?? 0, Math.max(1, r.turns.length), turns, beta) });
   }
   return { trajectories, references: scored.references, metrics: shapingMetrics(used, beta) };
@@ -195,8 +253,12 @@ export function shapingMetrics(used: readonly TurnScore[], beta: number): Record
   return {
     shaping_calls: used.length,
     shaping_scored: scoredTurns.length,
-    shaping_mean_abs: scoredTurns.length ? r4(scoredTurns.reduce((a, t) => a + Math.abs(beta * (t.d as number)), 0) / scoredTurns.length) : 0,
-    shaping_mean_d: scoredTurns.length ? r4(scoredTurns.reduce((a, t) => a + (t.d as number), 0) / scoredTurns.length) : 0,
+    shaping_mean_abs: scoredTurns.length
+      ? r4(scoredTurns.reduce((a, t) => a + Math.abs(beta * (t.d as number)), 0) / scoredTurns.length)
+      : 0,
+    shaping_mean_d: scoredTurns.length
+      ? r4(scoredTurns.reduce((a, t) => a + (t.d as number), 0) / scoredTurns.length)
+      : 0,
     // Unscaled |d| by action type: the feedback magnitudes MLToolBench's Fig. 4 compares.
     score_abs_diagnostic: meanAbs(
       scoredTurns.filter((t) => t.category === 'diagnostic'),
@@ -211,16 +273,22 @@ export function shapingMetrics(used: readonly TurnScore[], beta: number): Record
 }
 
 /** Mean |β·d|, or null when no call of that kind was scored (no calls is not a zero score). */
-const meanAbs = (xs: readonly TurnScore[], beta: number) => (xs.length ? Number((xs.reduce((a, t) => a + Math.abs(beta * (t.d as number)), 0) / xs.length).toFixed(6)) : null);
+const meanAbs = (xs: readonly TurnScore[], beta: number) =>
+  xs.length ? Number((xs.reduce((a, t) => a + Math.abs(beta * (t.d as number)), 0) / xs.length).toFixed(6)) : null;
 
-const taskOf = (rollouts: readonly Rollout[], id: string) => rollouts.find((r) => `${r.group_id}#${r.sample}` === id)?.task_id ?? '';
+const taskOf = (rollouts: readonly Rollout[], id: string) =>
+  rollouts.find((r) => `${r.group_id}#${r.sample}` === id)?.task_id ?? '';
 
 /**
  * The pilot (App. D.2): `pilot_steps` batches of rollouts with the initial policy on training tasks,
  * scored against the starting bank by the initial snapshot; β = κ / (m̂ + ε). Not trained on. Its
  * rollouts and calibration are an item of their own, so a rerun reuses them.
  */
-export async function pilotBeta(ctx: StageContext<unknown>, s: ShapingParams, o: { bank: SolutionBank; scorer: () => Promise<Scorer>; rollouts: (j: number) => Promise<Rollout[]> }): Promise<Calibration> {
+export async function pilotBeta(
+  ctx: StageContext<unknown>,
+  s: ShapingParams,
+  o: { bank: SolutionBank; scorer: () => Promise<Scorer>; rollouts: (j: number) => Promise<Rollout[]> },
+): Promise<Calibration> {
   let dir = await ctx.items.get('pilot');
   if (!dir) {
     const scorer = await o.scorer();
@@ -246,12 +314,19 @@ export async function pilotBeta(ctx: StageContext<unknown>, s: ShapingParams, o:
   }
   const cal = JSON.parse(await readFile(join(dir, 'calibration.json'), 'utf8')) as Calibration;
   await writeFile(join(ctx.outDir, 'calibration.json'), JSON.stringify(cal, null, 1) + '\n');
-  ctx.log(`shaping pilot: ${cal.turns} scored calls, mean |d| ${cal.m_hat.toPrecision(4)}, beta ${cal.beta.toPrecision(4)}: mean |beta·d| ${cal.mean_abs_shaping.toFixed(4)} in [${cal.range.join(', ')}]`);
+  ctx.log(
+    `shaping pilot: ${cal.turns} scored calls, mean |d| ${cal.m_hat.toPrecision(4)}, beta ${cal.beta.toPrecision(4)}: mean |beta·d| ${cal.mean_abs_shaping.toFixed(4)} in [${cal.range.join(', ')}]`,
+  );
   return cal;
 }
 
 /** The node's shaping metrics: β, the last quarter's mean |β·d|, the bank's size, unscaled |d| by action type over all steps. */
-export function shapingSummary(curve: ReadonlyArray<Record<string, number | null>>, beta: number | undefined, bank: SolutionBank, quarter: number): Record<string, number | null> {
+export function shapingSummary(
+  curve: ReadonlyArray<Record<string, number | null>>,
+  beta: number | undefined,
+  bank: SolutionBank,
+  quarter: number,
+): Record<string, number | null> {
   const avg = (xs: ReadonlyArray<Record<string, number | null>>, key: string) => {
     const v = xs.map((m) => m[key]).filter((x): x is number => typeof x === 'number');
     return v.length ? Number((v.reduce((a, x) => a + x, 0) / v.length).toFixed(6)) : null;

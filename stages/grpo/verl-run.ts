@@ -20,13 +20,22 @@ import { CHECKPOINT_DIR } from '../worker.js';
 import { collectTensorboard, runVerlJob } from '../verl-job.js';
 import type { GrpoParams } from './index.js';
 
-export async function runVerl(ctx: StageContext<GrpoParams>, train: readonly ExportTask[], val: readonly ExportTask[], o: ExportOptions): Promise<StageResult> {
+export async function runVerl(
+  ctx: StageContext<GrpoParams>,
+  train: readonly ExportTask[],
+  val: readonly ExportTask[],
+  o: ExportOptions,
+): Promise<StageResult> {
   const p = ctx.params;
-  const exportDir = (await ctx.items.get('verl-export')) ?? (await ctx.items.put('verl-export', async (d) => void (await writeVerlExport(d, train, val, o))));
+  const exportDir =
+    (await ctx.items.get('verl-export')) ??
+    (await ctx.items.put('verl-export', async (d) => void (await writeVerlExport(d, train, val, o))));
   const resultsDir = (await ctx.items.get('verl-results')) ?? (await ctx.items.put('verl-results', async () => {}));
   // The sandbox service serves the job's agent loop and reward, behind a token per run: sandbox_host may be an address the whole cluster reaches.
   const service = async () => {
-    const sandbox = stageSandbox(ctx, Math.min(p.concurrency, p.batch_size * p.group_size), undefined, { memoryMb: p.memory_mb });
+    const sandbox = stageSandbox(ctx, Math.min(p.concurrency, p.batch_size * p.group_size), undefined, {
+      memoryMb: p.memory_mb,
+    });
     const token = randomBytes(24).toString('hex');
     try {
       const shaping = await openShaping(exportDir);
@@ -57,20 +66,32 @@ export async function runVerl(ctx: StageContext<GrpoParams>, train: readonly Exp
   await collectTensorboard(resultsDir, ctx.outDir);
   // The last step's weights as a worker checkpoint (what an eval's `checkpoint:` entry serves); verl's own
   // sharded checkpoints stay in the item store, where a rerun of the job resumes from them.
-  const { step } = await collectVerlCheckpoint(join(resultsDir, 'checkpoints'), join(ctx.outDir, CHECKPOINT_DIR), 'ppo');
+  const { step } = await collectVerlCheckpoint(
+    join(resultsDir, 'checkpoints'),
+    join(ctx.outDir, CHECKPOINT_DIR),
+    'ppo',
+  );
   ctx.log(`final weights (verl step ${step}): ${join(ctx.outDir, CHECKPOINT_DIR, 'model')}`);
-  const raw = existsSync(join(resultsDir, 'metrics.jsonl')) ? await readFile(join(resultsDir, 'metrics.jsonl'), 'utf8') : '';
+  const raw = existsSync(join(resultsDir, 'metrics.jsonl'))
+    ? await readFile(join(resultsDir, 'metrics.jsonl'), 'utf8')
+    : '';
   const curve = verlCurve(raw);
   // The loop's per-call scores, recorded by the service step by step, join the curve at their steps.
   const calibration = o.shaping ? await shapingCalibration(exportDir) : undefined;
   if (o.shaping) {
     const written = o.shaping.config.beta;
     const pilotEnd = calibration ? calibration.first_step + (o.shaping.config.pilot_steps ?? 1) - 1 : Infinity;
-    const byStep = verlShapingCurve(await shapingRecords(exportDir), (step) => written ?? (calibration && step > pilotEnd ? calibration.beta : 0));
+    const byStep = verlShapingCurve(
+      await shapingRecords(exportDir),
+      (step) => written ?? (calibration && step > pilotEnd ? calibration.beta : 0),
+    );
     for (const row of curve) Object.assign(row, byStep.get(Number(row.step)) ?? {});
     if (calibration) await writeFile(join(ctx.outDir, 'calibration.json'), JSON.stringify(calibration, null, 1) + '\n');
   }
-  await writeFile(join(ctx.outDir, 'metrics.jsonl'), curve.map((m) => JSON.stringify(m)).join('\n') + (curve.length ? '\n' : ''));
+  await writeFile(
+    join(ctx.outDir, 'metrics.jsonl'),
+    curve.map((m) => JSON.stringify(m)).join('\n') + (curve.length ? '\n' : ''),
+  );
   await writeFile(join(ctx.outDir, 'rows.json'), JSON.stringify({ curve }, null, 1) + '\n');
   await writeFile(join(ctx.outDir, 'job.json'), JSON.stringify(job) + '\n');
   const last = curve[curve.length - 1];

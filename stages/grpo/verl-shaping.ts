@@ -11,24 +11,47 @@ import type { GrpoParams } from './index.js';
 import { DEFAULT_KAPPA } from '../../agents/shaping/returns.js';
 import { openSummaries, seedBank, shapingMetrics } from './shaping.js';
 
-export async function verlShaping(ctx: StageContext<GrpoParams>, p: GrpoParams, train: readonly TaskRef[]): Promise<{ config: ShapingConfig; bank: BankEntry[] }> {
+export async function verlShaping(
+  ctx: StageContext<GrpoParams>,
+  p: GrpoParams,
+  train: readonly TaskRef[],
+): Promise<{ config: ShapingConfig; bank: BankEntry[] }> {
   const s = p.shaping;
   // The demonstrations' summaries are written here, by the summarizer when there is one (an endpoint: the check
   // refuses a provider: worker entry on verl), as the worker trainer writes them; the service writes the rest.
   const summaries = openSummaries(ctx as StageContext<unknown>, s, train);
   const bank = await seedBank(ctx as StageContext<unknown>, train, summaries).finally(() => summaries.stop());
-  ctx.log(`solution bank for the verl job: ${bank.size()} demonstration summaries over ${new Set(bank.entries().map((e) => e.task_id)).size} tasks`);
-  const beta = s.beta !== undefined ? { beta: s.beta } : { kappa: s.kappa ?? DEFAULT_KAPPA, pilot_steps: s.pilot_steps };
+  ctx.log(
+    `solution bank for the verl job: ${bank.size()} demonstration summaries over ${new Set(bank.entries().map((e) => e.task_id)).size} tasks`,
+  );
+  const beta =
+    s.beta !== undefined ? { beta: s.beta } : { kappa: s.kappa ?? DEFAULT_KAPPA, pilot_steps: s.pilot_steps };
   // The shuffle waits for a task's whole group; a member that crashed is waited for as long as an episode may run.
-  const shuffle = s.shuffle ? { shuffle: true, group_size: p.group_size, group_wait_ms: (p.time_budget + 600) * 1000 } : {};
+  const shuffle = s.shuffle
+    ? { shuffle: true, group_size: p.group_size, group_wait_ms: (p.time_budget + 600) * 1000 }
+    : {};
   const summarizer = s.summarizer ? { summarizer: { name: s.summarizer, spec: ctx.models[s.summarizer] } } : {};
-  return { config: { kind: s.kind === 'tips' ? 'tips' : 'spice', ...beta, ...shuffle, ...summarizer, references: s.references, summaries: s.summaries, seed: p.seed }, bank: bank.entries() };
+  return {
+    config: {
+      kind: s.kind === 'tips' ? 'tips' : 'spice',
+      ...beta,
+      ...shuffle,
+      ...summarizer,
+      references: s.references,
+      summaries: s.summaries,
+      seed: p.seed,
+    },
+    bank: bank.entries(),
+  };
 }
 
 /**
  * Each step's shaping metrics (as the worker trainer's curve has them), from the loop's records, with the
  * β the step was shaped by: 0 for the pilot's steps, which were scored and not shaped.
  */
-export function verlShapingCurve(records: ReadonlyMap<number, readonly TurnScore[]>, beta: (step: number) => number): Map<number, Record<string, number | null>> {
+export function verlShapingCurve(
+  records: ReadonlyMap<number, readonly TurnScore[]>,
+  beta: (step: number) => number,
+): Map<number, Record<string, number | null>> {
   return new Map([...records].map(([step, scores]) => [step, shapingMetrics(scores, beta(step))]));
 }

@@ -60,13 +60,20 @@ export interface WorkerTrainerOptions {
 export const workerCkptDir = (ctx: Pick<StageContext<unknown>, 'items'>) => join(ctx.items.root, 'worker-checkpoints');
 
 /** Whether this node starts the policy's worker itself (a `provider: worker` entry and no worker_url). */
-export const startsWorker = (ctx: Pick<StageContext<unknown>, 'models'>, o: Pick<WorkerTrainerOptions, 'policy' | 'workerUrl'>) => ctx.models[o.policy]?.provider === 'worker' && !o.workerUrl;
+export const startsWorker = (
+  ctx: Pick<StageContext<unknown>, 'models'>,
+  o: Pick<WorkerTrainerOptions, 'policy' | 'workerUrl'>,
+) => ctx.models[o.policy]?.provider === 'worker' && !o.workerUrl;
 
 /**
  * Connects to (or starts) the policy's worker. `resumeAfter`: the last step
  * an earlier attempt finished, whose checkpoint a started worker loads.
  */
-export async function openWorkerTrainer(ctx: StageContext<unknown>, o: WorkerTrainerOptions, resumeAfter: number): Promise<WorkerTrainer> {
+export async function openWorkerTrainer(
+  ctx: StageContext<unknown>,
+  o: WorkerTrainerOptions,
+  resumeAfter: number,
+): Promise<WorkerTrainer> {
   const local = startsWorker(ctx, o);
   const ckptDir = workerCkptDir(ctx);
   let served: ServedModel | undefined;
@@ -75,11 +82,21 @@ export async function openWorkerTrainer(ctx: StageContext<unknown>, o: WorkerTra
   let client: TrainerClient;
   let spec: ModelSpec;
   if (!local && ctx.host) {
-    throw new EnvError(`on: ${ctx.host.name} places the trainer worker this node starts, and this node starts none: give it a provider: worker policy and no worker_url, or remove on:`);
+    throw new EnvError(
+      `on: ${ctx.host.name} places the trainer worker this node starts, and this node starts none: give it a provider: worker policy and no worker_url, or remove on:`,
+    );
   }
   if (local) {
     await mkdir(ckptDir, { recursive: true });
-    served = await serveModel(ctx, o.policy, { ckptDir, args: [...(o.gradientCheckpointing ? ['--gradient-checkpointing'] : []), '--check-memory', '--plan-tokens', String(o.planTokens)] });
+    served = await serveModel(ctx, o.policy, {
+      ckptDir,
+      args: [
+        ...(o.gradientCheckpointing ? ['--gradient-checkpointing'] : []),
+        '--check-memory',
+        '--plan-tokens',
+        String(o.planTokens),
+      ],
+    });
     ctx.log(`trainer worker: gradient checkpointing ${served.worker?.health.gradient_checkpointing ? 'on' : 'off'}`);
     void served.worker?.exited.then(() => {
       exited = true;
@@ -94,14 +111,17 @@ export async function openWorkerTrainer(ctx: StageContext<unknown>, o: WorkerTra
   try {
     if (local && resumeAfter > 0) {
       const dir = join(ckptDir, stepTag(resumeAfter));
-      if (!existsSync(dir)) throw new EnvError(`cannot resume after step ${resumeAfter}: its worker checkpoint ${dir} is missing`);
+      if (!existsSync(dir))
+        throw new EnvError(`cannot resume after step ${resumeAfter}: its worker checkpoint ${dir} is missing`);
       const r = await client.load(served?.onHost ? await served.onHost.push(dir) : dir, ctx.signal);
       ctx.log(`trainer worker: resumed from ${dir} (worker step ${r.step})`);
     }
     const h = await client.health(ctx.signal);
     ctx.log(`trainer worker: ${h.status}, step ${h.step}${h.model ? `, ${h.model}` : ''}`);
     if (!h.tokenizer_sha256 || !h.chat_template_sha256) {
-      throw new EnvError(`the trainer worker at ${client.url} reports no tokenizer identity (tokenizer_sha256, chat_template_sha256) on /health; exact-token batches need it`);
+      throw new EnvError(
+        `the trainer worker at ${client.url} reports no tokenizer identity (tokenizer_sha256, chat_template_sha256) on /health; exact-token batches need it`,
+      );
     }
     const tokenizer = { tokenizer_sha256: h.tokenizer_sha256, chat_template_sha256: h.chat_template_sha256 };
     // A dead worker shows up as refused connections; say so, with the step it died in.
@@ -112,9 +132,16 @@ export async function openWorkerTrainer(ctx: StageContext<unknown>, o: WorkerTra
     const failure = (k: number, err: unknown, what = 'the step') => {
       if (err instanceof Error && described.has(err)) return err;
       // The container may still run while its host no longer answers: the error names the host all the same.
-      if (!exited) return onHost && err instanceof Error && !err.message.includes(`host ${onHost.hostName}`) ? Object.assign(err, { message: `host ${onHost.hostName}: ${err.message}` }) : err;
+      if (!exited)
+        return onHost && err instanceof Error && !err.message.includes(`host ${onHost.hostName}`)
+          ? Object.assign(err, { message: `host ${onHost.hostName}: ${err.message}` })
+          : err;
       const note = onHost?.exitNote();
-      return new EnvError(note ? `step ${k}: ${note} during ${what} (the worker's last lines are in this node's log)` : `step ${k}: the trainer worker exited during ${what} (its last lines are in this node's log)`);
+      return new EnvError(
+        note
+          ? `step ${k}: ${note} during ${what} (the worker's last lines are in this node's log)`
+          : `step ${k}: the trainer worker exited during ${what} (its last lines are in this node's log)`,
+      );
     };
     // A container's end is reported by its engine, which may come a moment after the refused request.
     const settled = async () => {
@@ -137,8 +164,11 @@ export async function openWorkerTrainer(ctx: StageContext<unknown>, o: WorkerTra
       tokenizer,
       gone: gone.signal,
       async step(batch, k, signal) {
-        const update: UpdateResult & Record<string, unknown> = await guard(k, 'the update', () => client.update(batch, signal));
-        if (local || keep(k)) update.saved = (await guard(k, 'the save', () => client.save(k, stepTag(k), signal))).path;
+        const update: UpdateResult & Record<string, unknown> = await guard(k, 'the update', () =>
+          client.update(batch, signal),
+        );
+        if (local || keep(k))
+          update.saved = (await guard(k, 'the save', () => client.save(k, stepTag(k), signal))).path;
         const host = served?.onHost;
         if (host && typeof update.saved === 'string') {
           const saved = update.saved;
@@ -152,7 +182,11 @@ export async function openWorkerTrainer(ctx: StageContext<unknown>, o: WorkerTra
       async recorded(k) {
         if (!local) return;
         const present = (await readdir(ckptDir)).flatMap((n) => (/^step-(\d+)$/.exec(n) ? [Number(n.slice(5))] : []));
-        const { remove, trim } = retention(present, k, { every: o.checkpointEvery, steps: o.steps, keep: o.keepCheckpoints });
+        const { remove, trim } = retention(present, k, {
+          every: o.checkpointEvery,
+          steps: o.steps,
+          keep: o.keepCheckpoints,
+        });
         for (const j of remove) await rm(join(ckptDir, stepTag(j)), { recursive: true, force: true });
         for (const j of trim) await rm(join(ckptDir, stepTag(j), 'optimizer.pt'), { force: true });
       },
@@ -175,13 +209,22 @@ export async function openWorkerTrainer(ctx: StageContext<unknown>, o: WorkerTra
  * stage serves with `checkpoint: <this stage>`. A remote worker's checkpoint
  * is on its own disk; the node then records where.
  */
-export async function publishCheckpoint(ctx: StageContext<unknown>, o: WorkerTrainerOptions, last: { k: number; saved?: string }): Promise<void> {
+export async function publishCheckpoint(
+  ctx: StageContext<unknown>,
+  o: WorkerTrainerOptions,
+  last: { k: number; saved?: string },
+): Promise<void> {
   const from = startsWorker(ctx, o) ? join(workerCkptDir(ctx), stepTag(last.k)) : last.saved;
   if (from && existsSync(join(from, 'state.json'))) {
     await cp(from, join(ctx.outDir, CHECKPOINT_DIR), { recursive: true });
     return;
   }
   if (startsWorker(ctx, o)) throw new EnvError(`the worker checkpoint of step ${last.k} (${from}) is missing`);
-  await writeFile(join(ctx.outDir, 'worker-checkpoint.json'), JSON.stringify({ path: last.saved ?? null, step: last.k }) + '\n');
-  ctx.log(`the last checkpoint is on the worker's disk${last.saved ? ` at ${last.saved}` : ''}; this node holds no checkpoint/`);
+  await writeFile(
+    join(ctx.outDir, 'worker-checkpoint.json'),
+    JSON.stringify({ path: last.saved ?? null, step: last.k }) + '\n',
+  );
+  ctx.log(
+    `the last checkpoint is on the worker's disk${last.saved ? ` at ${last.saved}` : ''}; this node holds no checkpoint/`,
+  );
 }

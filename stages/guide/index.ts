@@ -21,7 +21,8 @@ export interface GuideParams {
 export const guide: Stage<GuideParams> = {
   kind: 'guide',
   version: 1,
-  description: 'Task-specific guidance (context, what to inspect, how to act on each outcome) for guided demonstration collection.',
+  description:
+    'Task-specific guidance (context, what to inspect, how to act on each outcome) for guided demonstration collection.',
   schema,
   keyIgnore: ['concurrency'],
   flow: { gives: ['guidance'], takes: () => ['tasks'] },

@@ -20,9 +20,14 @@ export async function run(ctx: StageContext<GuideParams>): Promise<StageResult> 
   if (!p.model) {
     // The procedural writer reads the task's fault record; tasks from elsewhere have none.
     const bare = tasks.filter((t) => !existsSync(join(t.dir, 'private', 'fault.json'))).map((t) => t.id);
-    if (bare.length) throw new Error(`${bare.length} task(s) have no private/fault.json for the procedural writer (${bare.slice(0, 3).join(', ')}): give model: to have a model write their guidance`);
+    if (bare.length)
+      throw new Error(
+        `${bare.length} task(s) have no private/fault.json for the procedural writer (${bare.slice(0, 3).join(', ')}): give model: to have a model write their guidance`,
+      );
   }
-  const client = p.model ? new LlmClient({ name: p.model, spec: ctx.models[p.model], cacheDir: join(ctx.cacheRoot, 'llm'), log: ctx.log }) : undefined;
+  const client = p.model
+    ? new LlmClient({ name: p.model, spec: ctx.models[p.model], cacheDir: join(ctx.cacheRoot, 'llm'), log: ctx.log })
+    : undefined;
   await mkdir(join(ctx.outDir, 'guidance'));
   let done = 0;
   let tries = 0;
@@ -46,7 +51,8 @@ export async function run(ctx: StageContext<GuideParams>): Promise<StageResult> 
       } else {
         const g = proceduralGuidance(facts);
         const problems = guidanceProblems(g);
-        if (problems.length) throw new Error(`the procedural guidance for ${t.id} does not validate: ${problems.join('; ')}`);
+        if (problems.length)
+          throw new Error(`the procedural guidance for ${t.id} does not validate: ${problems.join('; ')}`);
         record = { task_id: t.id, source: 'procedural', ...g };
       }
       if (record) await writeFile(join(ctx.outDir, 'guidance', `${t.id}.json`), JSON.stringify(record, null, 1) + '\n');
@@ -58,5 +64,13 @@ export async function run(ctx: StageContext<GuideParams>): Promise<StageResult> 
   if (ctx.signal.aborted) throw new Error('interrupted');
   const ok = records.filter((r): r is GuidanceRecord => r !== undefined);
   if (!ok.length) throw new Error(`no task got usable guidance (${failed.length} failed; see the log)`);
-  return { metrics: { tasks: tasks.length, guided: ok.length, failed: failed.length, source: p.model ?? 'procedural', ...(client ? { attempts: tries } : {}) } };
+  return {
+    metrics: {
+      tasks: tasks.length,
+      guided: ok.length,
+      failed: failed.length,
+      source: p.model ?? 'procedural',
+      ...(client ? { attempts: tries } : {}),
+    },
+  };
 }

@@ -52,7 +52,10 @@ export const mlebench: Stage<MlebenchParams> = {
   async keyExtras(p, ctx) {
     const data = resolve(ctx.experimentDir, p.data);
     const code = resolve(ctx.experimentDir, p.mlebench);
-    return { competitions: await Promise.all(competitionIds(p.set).map((id) => competitionIdentity(data, code, id))), python: await ctx.python() };
+    return {
+      competitions: await Promise.all(competitionIds(p.set).map((id) => competitionIdentity(data, code, id))),
+      python: await ctx.python(),
+    };
   },
 
   run: lazyRun(() => import('./run.js')),

@@ -56,12 +56,27 @@ export async function run(ctx: StageContext<MlebenchParams>): Promise<StageResul
     }
     ctx.progress(i + 1, ids.length);
   }
-  await writeFile(join(ctx.outDir, 'mlebench.json'), JSON.stringify({ data, mlebench: code, competitions: built }, null, 2) + '\n');
+  await writeFile(
+    join(ctx.outDir, 'mlebench.json'),
+    JSON.stringify({ data, mlebench: code, competitions: built }, null, 2) + '\n',
+  );
   const broken = built.filter((b) => b.broken);
   if (broken.length && !p.keep_going) {
-    throw new Error(`${broken.length} of ${ids.length} MLE-bench competitions cannot be graded here (keep_going: true leaves them out): ${broken.map((b) => `${b.id}: ${b.broken}`).join('; ')}`);
+    throw new Error(
+      `${broken.length} of ${ids.length} MLE-bench competitions cannot be graded here (keep_going: true leaves them out): ${broken.map((b) => `${b.id}: ${b.broken}`).join('; ')}`,
+    );
   }
   const ok = built.filter((b) => !b.error && !b.broken).length;
-  if (!ok) throw new Error(`no MLE-bench competition could be made a task: ${built.map((b) => `${b.id}: ${b.error ?? b.broken}`).join('; ')}`);
-  return { metrics: { competitions: ids.length, tasks: ok, missing: built.filter((b) => b.error).length, broken: broken.length } };
+  if (!ok)
+    throw new Error(
+      `no MLE-bench competition could be made a task: ${built.map((b) => `${b.id}: ${b.error ?? b.broken}`).join('; ')}`,
+    );
+  return {
+    metrics: {
+      competitions: ids.length,
+      tasks: ok,
+      missing: built.filter((b) => b.error).length,
+      broken: broken.length,
+    },
+  };
 }

@@ -34,7 +34,8 @@ export async function generatorDigest(): Promise<string> {
 export const mltoolbench: Stage<MltoolbenchParams> = {
   kind: 'mltoolbench',
   version: 1,
-  description: 'The fault-injected MLToolBench-style suite (20 templates x 4 configurations, 25 ID, 10 OOD) as tasks, or an import of a released manifest.',
+  description:
+    'The fault-injected MLToolBench-style suite (20 templates x 4 configurations, 25 ID, 10 OOD) as tasks, or an import of a released manifest.',
   schema,
   flow: { gives: ['tasks'] },
   keyIgnore: ['concurrency'],
@@ -45,17 +46,28 @@ export const mltoolbench: Stage<MltoolbenchParams> = {
     const known = suiteTemplates();
     if (!p.manifest) {
       (p.templates ?? []).forEach((t, i) => {
-        if (!known.includes(t)) issues.push({ param: ['templates', i], message: `unknown template ${t} (known: ${known.join(', ')})` });
+        if (!known.includes(t))
+          issues.push({ param: ['templates', i], message: `unknown template ${t} (known: ${known.join(', ')})` });
       });
     }
     if (p.manifest) {
-      if (!p.data) issues.push({ param: ['manifest'], message: 'manifest: needs data: (the folder of the instances it lists)', also: ['data'] });
-      if (!existsSync(resolve(ctx.experimentDir, p.manifest))) issues.push({ param: ['manifest'], message: `manifest: ${p.manifest} does not exist` });
+      if (!p.data)
+        issues.push({
+          param: ['manifest'],
+          message: 'manifest: needs data: (the folder of the instances it lists)',
+          also: ['data'],
+        });
+      if (!existsSync(resolve(ctx.experimentDir, p.manifest)))
+        issues.push({ param: ['manifest'], message: `manifest: ${p.manifest} does not exist` });
     } else if (p.data) {
       issues.push({ param: ['data'], message: 'data: is read only with manifest:', also: ['manifest'] });
     }
     if (!issues.length && !p.manifest && !selectInstances(p).length) {
-      issues.push({ param: ['split'], message: `no ${p.split} instance matches these templates and domains`, also: ['templates', 'domains'] });
+      issues.push({
+        param: ['split'],
+        message: `no ${p.split} instance matches these templates and domains`,
+        also: ['templates', 'domains'],
+      });
     }
     return issues;
   },
@@ -67,7 +79,11 @@ export const mltoolbench: Stage<MltoolbenchParams> = {
       // Instance files by name, size and time: released data may be large, and it is written once.
       return { manifest: sha256(await readFile(file)), files: existsSync(data) ? await statListing(data) : [] };
     }
-    return { generator: await generatorDigest(), instances: selectInstances(p).map((i) => i.id), python: await ctx.python() };
+    return {
+      generator: await generatorDigest(),
+      instances: selectInstances(p).map((i) => i.id),
+      python: await ctx.python(),
+    };
   },
 
   run: lazyRun(() => import('./run.js')),

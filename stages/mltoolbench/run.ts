@@ -51,19 +51,52 @@ export async function run(ctx: StageContext<MltoolbenchParams>): Promise<StageRe
     const session = await sandbox.open({ task: empty, signal: ctx.signal });
     try {
       const ws = session.workspace;
-      await cp(assetPath('tasks/py/mltoolbench'), join(ws, 'mltoolbench'), { recursive: true, filter: (src) => !src.includes('__pycache__') });
+      await cp(assetPath('tasks/py/mltoolbench'), join(ws, 'mltoolbench'), {
+        recursive: true,
+        filter: (src) => !src.includes('__pycache__'),
+      });
       await writeFile(join(ws, 'build_suite.py'), LAUNCHER);
-      const r = await session.run({ file: 'build_suite.py', args: ['build', inst.id, '--out', 'out', '--runs', String(p.runs)] }, { timeoutMs: 900_000, memoryMb: 4096 });
-      if (r.exitCode !== 0) return { id: inst.id, template: inst.template, split: inst.split, ok: false, error: `the generator failed (exit ${r.exitCode}): ${r.stderr.trim().split('\n').slice(-3).join(' | ')}` };
+      const r = await session.run(
+        { file: 'build_suite.py', args: ['build', inst.id, '--out', 'out', '--runs', String(p.runs)] },
+        { timeoutMs: 900_000, memoryMb: 4096 },
+      );
+      if (r.exitCode !== 0)
+        return {
+          id: inst.id,
+          template: inst.template,
+          split: inst.split,
+          ok: false,
+          error: `the generator failed (exit ${r.exitCode}): ${r.stderr.trim().split('\n').slice(-3).join(' | ')}`,
+        };
       await cp(join(ws, 'out', inst.id), join(d, 'task'), { recursive: true });
     } finally {
       await session.close();
     }
     const sample = await runEvaluator(join(d, 'task'), python);
-    if (!sample.ok) return { id: inst.id, template: inst.template, split: inst.split, ok: false, error: `the sample submission does not grade: ${sample.error}` };
-    const task = JSON.parse(await readFile(join(d, 'task', 'task.json'), 'utf8')) as { baseline: Built['baseline']; generation?: Built['generation'] };
-    const reach = JSON.parse(await readFile(join(d, 'task', 'private', 'attainability.json'), 'utf8')) as { attainable: boolean };
-    return { id: inst.id, template: inst.template, split: inst.split, ok: true, baseline: task.baseline, ...(task.generation ? { generation: task.generation } : {}), attainable: reach.attainable };
+    if (!sample.ok)
+      return {
+        id: inst.id,
+        template: inst.template,
+        split: inst.split,
+        ok: false,
+        error: `the sample submission does not grade: ${sample.error}`,
+      };
+    const task = JSON.parse(await readFile(join(d, 'task', 'task.json'), 'utf8')) as {
+      baseline: Built['baseline'];
+      generation?: Built['generation'];
+    };
+    const reach = JSON.parse(await readFile(join(d, 'task', 'private', 'attainability.json'), 'utf8')) as {
+      attainable: boolean;
+    };
+    return {
+      id: inst.id,
+      template: inst.template,
+      split: inst.split,
+      ok: true,
+      baseline: task.baseline,
+      ...(task.generation ? { generation: task.generation } : {}),
+      attainable: reach.attainable,
+    };
   };
   let built: Built[];
   try {
@@ -95,13 +128,40 @@ export async function run(ctx: StageContext<MltoolbenchParams>): Promise<StageRe
   }
   if (ctx.signal.aborted) throw new Error('interrupted');
   // The whole suite's index, like the paper's: every instance with its template and split, built or not.
-  const all = suiteInstances().map(({ id, template, split, domain, seed }) => ({ id, template, split, domain, seed, built: built.some((b) => b.id === id && b.ok) }));
-  await writeFile(join(ctx.outDir, 'task_manifest.json'), JSON.stringify({ version: 'mltb-v1', selection: { split: p.split, templates: p.templates ?? null, domains: p.domains ?? null, limit: p.limit ?? null }, instances: all, built }, null, 2) + '\n');
+  const all = suiteInstances().map(({ id, template, split, domain, seed }) => ({
+    id,
+    template,
+    split,
+    domain,
+    seed,
+    built: built.some((b) => b.id === id && b.ok),
+  }));
+  await writeFile(
+    join(ctx.outDir, 'task_manifest.json'),
+    JSON.stringify(
+      {
+        version: 'mltb-v1',
+        selection: {
+          split: p.split,
+          templates: p.templates ?? null,
+          domains: p.domains ?? null,
+          limit: p.limit ?? null,
+        },
+        instances: all,
+        built,
+      },
+      null,
+      2,
+    ) + '\n',
+  );
   const ok = built.filter((b) => b.ok).length;
   if (!ok) throw new Error(`no instance could be built: ${built.map((b) => `${b.id}: ${b.error}`).join('; ')}`);
   // Kept, as the paper keeps them, but a success rate over them has a ceiling below 100%: say which.
   const out = built.filter((b) => b.ok && b.attainable === false).map((b) => b.id);
-  if (out.length) ctx.log(`${out.length} of ${ok} instances are out of reach: not even the generator's own best prediction (or the fix) passes Eq. 5's line (${out.join(', ')}); see each task's private/attainability.json`);
+  if (out.length)
+    ctx.log(
+      `${out.length} of ${ok} instances are out of reach: not even the generator's own best prediction (or the fix) passes Eq. 5's line (${out.join(', ')}); see each task's private/attainability.json`,
+    );
   return { metrics: { instances: picked.length, tasks: ok, failed: picked.length - ok, out_of_reach: out.length } };
 }
 
@@ -109,7 +169,10 @@ async function importRun(ctx: StageContext<MltoolbenchParams>): Promise<StageRes
   const p = ctx.params;
   const entries = await readSuiteManifest(resolve(ctx.experimentDir, p.manifest!));
   const data = resolve(ctx.experimentDir, p.data!);
-  const wanted = entries.filter((e) => (p.split === 'all' || e.split === p.split) && (!p.templates || (e.template && p.templates.includes(e.template))));
+  const wanted = entries.filter(
+    (e) =>
+      (p.split === 'all' || e.split === p.split) && (!p.templates || (e.template && p.templates.includes(e.template))),
+  );
   const chosen = p.limit ? wanted.slice(0, p.limit) : wanted;
   const problems = chosen.map((e) => [e.id, instanceProblem(join(data, e.id))] as const).filter(([, why]) => why);
   if (problems.length) {
@@ -117,13 +180,25 @@ async function importRun(ctx: StageContext<MltoolbenchParams>): Promise<StageRes
       .slice(0, 5)
       .map(([id, why]) => `${id}: ${why}`)
       .join('; ');
-    throw new Error(`${problems.length} of ${chosen.length} instances of ${p.manifest} have no usable data under ${p.data} (${shown}${problems.length > 5 ? '; …' : ''})`);
+    throw new Error(
+      `${problems.length} of ${chosen.length} instances of ${p.manifest} have no usable data under ${p.data} (${shown}${problems.length > 5 ? '; …' : ''})`,
+    );
   }
   await mkdir(join(ctx.outDir, 'tasks'));
   for (const [i, e] of chosen.entries()) {
     await importInstance(e, join(data, e.id), join(ctx.outDir, 'tasks', e.id));
     ctx.progress(i + 1, chosen.length);
   }
-  await writeFile(join(ctx.outDir, 'task_manifest.json'), JSON.stringify({ imported_from: p.manifest, instances: entries.map((e) => ({ id: e.id, template: e.template, split: e.split, built: chosen.includes(e) })) }, null, 2) + '\n');
+  await writeFile(
+    join(ctx.outDir, 'task_manifest.json'),
+    JSON.stringify(
+      {
+        imported_from: p.manifest,
+        instances: entries.map((e) => ({ id: e.id, template: e.template, split: e.split, built: chosen.includes(e) })),
+      },
+      null,
+      2,
+    ) + '\n',
+  );
   return { metrics: { instances: entries.length, tasks: chosen.length, failed: 0 } };
 }

@@ -10,7 +10,10 @@ import { applyFilters, readChatJsonl, readTrajectories, splitExamples, type Exam
 import { dedup, jaccard, shingles, signature, similarity } from './dedup.js';
 import { learningRate, warmupSteps } from './schedule.js';
 
-const WORDS = 'the model reads twelve features then fits a gradient boosted forest with early stopping on the validation split and writes submission csv after checking its columns'.split(' ');
+const WORDS =
+  'the model reads twelve features then fits a gradient boosted forest with early stopping on the validation split and writes submission csv after checking its columns'.split(
+    ' ',
+  );
 
 /** An example whose one reply is `words`. */
 const ex = (words: string[], o: Partial<Example> = {}): Example => ({
@@ -43,7 +46,15 @@ test('a chat JSONL line that is not a conversation is reported as FILE:LINE with
     ],
     reward: 0.5,
   });
-  const lines = [good, '', '{"messages": [{"role": "user", "content": "hi"}]}', '{"text": "hello"}', '{"messages": [{"role": "tool", "content": "x"}, {"role": "assistant", "content": "y"}]}', '{not json', '[1, 2]'];
+  const lines = [
+    good,
+    '',
+    '{"messages": [{"role": "user", "content": "hi"}]}',
+    '{"text": "hello"}',
+    '{"messages": [{"role": "tool", "content": "x"}, {"role": "assistant", "content": "y"}]}',
+    '{not json',
+    '[1, 2]',
+  ];
   await withFile(lines.join('\n') + '\n', (file) => {
     const { examples, problems } = readChatJsonl(file, 'chat.jsonl');
     assert.is(examples.length, 1);
@@ -69,8 +80,20 @@ function jsonError(text: string): string {
 }
 
 test('trajectories: what the filters read comes from the recorded variables; crashed rollouts are skipped', async () => {
-  const traj = (task: string, success: number, valid: number, reward: number | null, improvement = 0) => JSON.stringify({ task_id: task, messages: ex(['a', 'b', task]).messages, reward, variables: { success, valid, improvement } });
-  const text = [traj('t1', 1, 1, 1), traj('t2', 0, 1, 0.4), traj('t3', 0, 0, null), JSON.stringify({ crashed: true, task_id: 't4' }), traj('t5', 1, 1, 0.9, 2)].join('\n');
+  const traj = (task: string, success: number, valid: number, reward: number | null, improvement = 0) =>
+    JSON.stringify({
+      task_id: task,
+      messages: ex(['a', 'b', task]).messages,
+      reward,
+      variables: { success, valid, improvement },
+    });
+  const text = [
+    traj('t1', 1, 1, 1),
+    traj('t2', 0, 1, 0.4),
+    traj('t3', 0, 0, null),
+    JSON.stringify({ crashed: true, task_id: 't4' }),
+    traj('t5', 1, 1, 0.9, 2),
+  ].join('\n');
   await withFile(text, (file) => {
     const { examples, skipped } = readTrajectories(file, 'ev/trajectories.jsonl');
     assert.is(skipped, 1);
@@ -100,7 +123,11 @@ test('trajectories: what the filters read comes from the recorded variables; cra
     );
     // A run without a reward does not pass a reward filter.
     assert.equal(byReward.dropped, { success: 0, min_reward: 2, valid_submission: 0 });
-    assert.equal(kept({ success: true, valid_submission: true, min_reward: 0.95 }).dropped, { success: 2, min_reward: 1, valid_submission: 0 });
+    assert.equal(kept({ success: true, valid_submission: true, min_reward: 0.95 }).dropped, {
+      success: 2,
+      min_reward: 1,
+      valid_submission: 0,
+    });
   });
 });
 
@@ -174,7 +201,8 @@ test('the split is seeded, keeps a task on one side, and holds out about the fra
 });
 
 test('learning-rate schedules: warmup, then constant, linear or cosine decay', () => {
-  const lrs = (s: 'constant' | 'linear' | 'cosine', warm: number) => Array.from({ length: 10 }, (_, k) => learningRate(k, 10, 1, s, warm));
+  const lrs = (s: 'constant' | 'linear' | 'cosine', warm: number) =>
+    Array.from({ length: 10 }, (_, k) => learningRate(k, 10, 1, s, warm));
   assert.equal(lrs('constant', 0), Array(10).fill(1));
   assert.equal(
     lrs('linear', 0).map((x) => Number(x.toFixed(3))),

@@ -42,10 +42,12 @@ export function conversationProblem(v: unknown): string | undefined {
   for (const [i, m] of messages.entries()) {
     if (!m || typeof m !== 'object') return `messages[${i}] is not an object`;
     const { role, content } = m as { role?: unknown; content?: unknown };
-    if (typeof role !== 'string' || !ROLES.includes(role)) return `messages[${i}].role must be one of ${ROLES.join(', ')}${typeof role === 'string' ? `, not "${role}"` : ''}`;
+    if (typeof role !== 'string' || !ROLES.includes(role))
+      return `messages[${i}].role must be one of ${ROLES.join(', ')}${typeof role === 'string' ? `, not "${role}"` : ''}`;
     if (typeof content !== 'string') return `messages[${i}].content must be a string`;
   }
-  if (!messages.some((m) => (m as Message).role === 'assistant')) return 'has no assistant message (nothing to learn from)';
+  if (!messages.some((m) => (m as Message).role === 'assistant'))
+    return 'has no assistant message (nothing to learn from)';
   return undefined;
 }
 
@@ -76,7 +78,13 @@ export function readChatJsonl(file: string, shown = file, limit = 5): { examples
         problems.push(`${at}: not a conversation: ${why}`);
         return;
       }
-      const o = v as { messages: Message[]; success?: unknown; reward?: unknown; valid_submission?: unknown; group?: unknown };
+      const o = v as {
+        messages: Message[];
+        success?: unknown;
+        reward?: unknown;
+        valid_submission?: unknown;
+        group?: unknown;
+      };
       const reward = typeof o.reward === 'number' ? o.reward : undefined;
       examples.push({
         messages: onlyMessages(o.messages),
@@ -141,7 +149,10 @@ export function readTrajectories(file: string, shown: string): { examples: Examp
 }
 
 /** Keeps what passes every filter; an example without the field a filter reads does not pass it. */
-export function applyFilters(examples: readonly Example[], f: Filters): { kept: Example[]; dropped: Record<string, number> } {
+export function applyFilters(
+  examples: readonly Example[],
+  f: Filters,
+): { kept: Example[]; dropped: Record<string, number> } {
   const dropped = { success: 0, min_reward: 0, valid_submission: 0 };
   const failed = (e: Example): keyof typeof dropped | undefined => {
     if (f.success && e.success !== true) return 'success';
@@ -162,7 +173,11 @@ export function applyFilters(examples: readonly Example[], f: Filters): { kept: 
  * shuffled and moved to validation until it holds `fraction` of the examples
  * (at least one group when there are two or more and fraction > 0).
  */
-export function splitExamples(examples: readonly Example[], fraction: number, seed: number): { train: Example[]; val: Example[] } {
+export function splitExamples(
+  examples: readonly Example[],
+  fraction: number,
+  seed: number,
+): { train: Example[]; val: Example[] } {
   const groups = new Map<string, Example[]>();
   for (const e of examples) groups.set(e.group, [...(groups.get(e.group) ?? []), e]);
   const order = new Rng('sft-split', seed).shuffle([...groups.keys()].sort());

@@ -19,7 +19,10 @@ const ROWS = NUM_HASHES / BANDS;
 const SHINGLE = 3;
 
 // Fixed odd multipliers and offsets: the same text always gets the same signature.
-const SEEDS = Array.from({ length: NUM_HASHES }, (_, i) => [(Math.imul(i + 1, 0x9e3779b1) | 1) >>> 0, Math.imul(i + 7, 0x85ebca6b) >>> 0]);
+const SEEDS = Array.from({ length: NUM_HASHES }, (_, i) => [
+  (Math.imul(i + 1, 0x9e3779b1) | 1) >>> 0,
+  Math.imul(i + 7, 0x85ebca6b) >>> 0,
+]);
 
 function fnv1a(s: string): number {
   let h = 0x811c9dc5;
@@ -86,7 +89,10 @@ export function jaccard(a: ReadonlySet<number>, b: ReadonlySet<number>): number 
  * one is kept unless it is at least `threshold` similar to one kept already.
  * The kept examples come back in their original order.
  */
-export function dedup<T extends Pick<Example, 'messages' | 'rank'>>(examples: readonly T[], threshold: number): { kept: T[]; removed: number } {
+export function dedup<T extends Pick<Example, 'messages' | 'rank'>>(
+  examples: readonly T[],
+  threshold: number,
+): { kept: T[]; removed: number } {
   const order = examples.map((e, i) => ({ e, i })).sort((a, b) => b.e.rank - a.e.rank || a.i - b.i);
   const sigs: Uint32Array[] = [];
   const buckets = new Map<string, number[]>();

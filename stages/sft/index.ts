@@ -28,7 +28,15 @@ import type { Schedule } from './schedule.js';
 export interface SftParams {
   model: string;
   trainer: 'worker' | 'verl';
-  verl: { nodes: number; gpus_per_node: number; gpu_memory_gib: number; device: 'cuda' | 'cpu'; stall_timeout_s?: number; ray_address?: string; python?: string };
+  verl: {
+    nodes: number;
+    gpus_per_node: number;
+    gpu_memory_gib: number;
+    device: 'cuda' | 'cpu';
+    stall_timeout_s?: number;
+    ray_address?: string;
+    python?: string;
+  };
   data?: string;
   filter: Filters;
   dedup: boolean;
@@ -50,11 +58,31 @@ export interface SftParams {
 export function modelIssues(p: SftParams, models: StageContext<SftParams>['models']): ParamIssue[] {
   const m = models[p.model];
   // An undefined name is reported by the reference check.
-  if (m && m.provider !== 'worker') return [{ param: ['model'], message: `sft trains the weights a trainer worker holds: ${p.model} must be a models: entry with provider: worker (it is ${m.provider})` }];
+  if (m && m.provider !== 'worker')
+    return [
+      {
+        param: ['model'],
+        message: `sft trains the weights a trainer worker holds: ${p.model} must be a models: entry with provider: worker (it is ${m.provider})`,
+      },
+    ];
   if (p.trainer !== 'verl') return [];
   // verl's SFT writes full weights; its schedulers are constant and cosine only (verl/workers/config/optimizer.py).
-  if (m?.lora_rank) return [{ param: ['model'], message: `trainer: verl fine-tunes every weight and saves them whole: ${p.model} has lora_rank: ${m.lora_rank}; give it lora_rank: 0 or train with trainer: worker`, also: ['trainer'] }];
-  if (p.schedule === 'linear') return [{ param: ['schedule'], message: "verl's SFT trainer has constant and cosine schedules only (optim.lr_scheduler_type)", also: ['trainer'] }];
+  if (m?.lora_rank)
+    return [
+      {
+        param: ['model'],
+        message: `trainer: verl fine-tunes every weight and saves them whole: ${p.model} has lora_rank: ${m.lora_rank}; give it lora_rank: 0 or train with trainer: worker`,
+        also: ['trainer'],
+      },
+    ];
+  if (p.schedule === 'linear')
+    return [
+      {
+        param: ['schedule'],
+        message: "verl's SFT trainer has constant and cosine schedules only (optim.lr_scheduler_type)",
+        also: ['trainer'],
+      },
+    ];
   return [];
 }
 
@@ -71,7 +99,8 @@ function dataIssues(p: SftParams, experimentDir: string): ParamIssue[] {
 export const sft: Stage<SftParams> = {
   kind: 'sft',
   version: 1,
-  description: 'Supervised fine-tuning of a worker model on agent trajectories or chat conversations (assistant-only loss).',
+  description:
+    'Supervised fine-tuning of a worker model on agent trajectories or chat conversations (assistant-only loss).',
   schema,
   keyIgnore: ['threads'],
   breakdowns: ['curve'],
@@ -94,7 +123,9 @@ export const sft: Stage<SftParams> = {
     const spec = ctx.models[p.model];
     // The trainer's code and its pinned packages decide the weights it writes.
     const verl = p.trainer === 'verl';
-    const code = await listFiles(assetPath(verl ? 'gpu/verl/mlepipe_verl' : 'gpu/worker/mlepipe_worker'), (rel) => rel.includes('__pycache__'));
+    const code = await listFiles(assetPath(verl ? 'gpu/verl/mlepipe_verl' : 'gpu/worker/mlepipe_worker'), (rel) =>
+      rel.includes('__pycache__'),
+    );
     return {
       model: spec ? modelIdentity(spec) : null,
       data: p.data ? await hashFile(resolve(ctx.experimentDir, p.data)) : null,

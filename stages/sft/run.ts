@@ -35,15 +35,26 @@ async function loadExamples(ctx: StageContext<SftParams>): Promise<{ examples: E
   return { examples: out, skipped };
 }
 
-const jsonl = (xs: readonly Example[]) => xs.map((e) => JSON.stringify({ messages: e.messages })).join('\n') + (xs.length ? '\n' : '');
+const jsonl = (xs: readonly Example[]) =>
+  xs.map((e) => JSON.stringify({ messages: e.messages })).join('\n') + (xs.length ? '\n' : '');
 const asRequest = (xs: readonly Example[]): SftExample[] => xs.map((e) => ({ messages: e.messages }));
 
 /** The mean NLL per assistant token over `xs`, asked batch_size conversations at a time (long requests time out). */
-async function validationLoss(trainer: TrainerClient, xs: readonly Example[], p: SftParams, tokenizer: TokenizerIdentity | undefined, signal: AbortSignal): Promise<number | null> {
+async function validationLoss(
+  trainer: TrainerClient,
+  xs: readonly Example[],
+  p: SftParams,
+  tokenizer: TokenizerIdentity | undefined,
+  signal: AbortSignal,
+): Promise<number | null> {
   let nll = 0;
   let tokens = 0;
   for (let i = 0; i < xs.length; i += p.batch_size) {
-    const r = await trainer.evalLoss(asRequest(xs.slice(i, i + p.batch_size)), { max_length: p.max_length, micro_batch_size: p.micro_batch_size, tokenizer }, signal);
+    const r = await trainer.evalLoss(
+      asRequest(xs.slice(i, i + p.batch_size)),
+      { max_length: p.max_length, micro_batch_size: p.micro_batch_size, tokenizer },
+      signal,
+    );
     if (r.loss !== null) nll += r.loss * r.loss_tokens;
     tokens += r.loss_tokens;
   }
@@ -51,7 +62,13 @@ async function validationLoss(trainer: TrainerClient, xs: readonly Example[], p:
 }
 
 /** The worker's memory check plans for the longest example the node sends (max_length) and its micro-batch. */
-const memoryPlan = (p: SftParams) => ['--check-memory', '--plan-tokens', String(p.max_length), '--plan-micro-batch', String(p.micro_batch_size)];
+const memoryPlan = (p: SftParams) => [
+  '--check-memory',
+  '--plan-tokens',
+  String(p.max_length),
+  '--plan-micro-batch',
+  String(p.micro_batch_size),
+];
 const round = (x: number | null | undefined, d = 5) => (x === null || x === undefined ? null : Number(x.toFixed(d)));
 
 export async function run(ctx: StageContext<SftParams>) {
@@ -61,13 +78,21 @@ export async function run(ctx: StageContext<SftParams>) {
   const filtered = applyFilters(read.examples, p.filter);
   const unique = p.dedup ? dedup(filtered.kept, p.dedup_threshold) : { kept: filtered.kept, removed: 0 };
   const { train, val } = splitExamples(unique.kept, p.val_fraction, p.seed);
-  const funnel = { read: read.examples.length, skipped: read.skipped, filtered_out: filtered.dropped, duplicates: unique.removed, train: train.length, val: val.length };
+  const funnel = {
+    read: read.examples.length,
+    skipped: read.skipped,
+    filtered_out: filtered.dropped,
+    duplicates: unique.removed,
+    train: train.length,
+    val: val.length,
+  };
   ctx.log(`examples: ${JSON.stringify(funnel)}`);
   await mkdir(join(ctx.outDir, 'dataset'), { recursive: true });
   await writeFile(join(ctx.outDir, 'dataset', 'train.jsonl'), jsonl(train));
   await writeFile(join(ctx.outDir, 'dataset', 'val.jsonl'), jsonl(val));
   await writeFile(join(ctx.outDir, 'dataset', 'funnel.json'), JSON.stringify(funnel, null, 1) + '\n');
-  if (!train.length) throw new Error(`no training examples are left (${JSON.stringify(funnel)}): loosen filter: or give more data`);
+  if (!train.length)
+    throw new Error(`no training examples are left (${JSON.stringify(funnel)}): loosen filter: or give more data`);
   if (p.trainer === 'verl') {
     const r = await (await import('./verl-run.js')).runSftVerl(ctx, train, val);
     return { metrics: { examples: funnel.read, duplicates: funnel.duplicates, ...r.metrics } };
@@ -79,17 +104,26 @@ export async function run(ctx: StageContext<SftParams>) {
   // Opened before the worker starts: a W&B run asked for and impossible stops the node before anything is spent.
   const trainLog = await openTrainLog(ctx, { config: p });
   // The worker saves the final weights straight into the node's checkpoint/ (written aside and renamed into place).
-  const served = await serveModel(ctx, p.model, { ckptDir: ctx.outDir, threads: p.threads, args: [...(p.gradient_checkpointing ? ['--gradient-checkpointing'] : []), ...memoryPlan(p)] }).catch(async (err: unknown) => {
+  const served = await serveModel(ctx, p.model, {
+    ckptDir: ctx.outDir,
+    threads: p.threads,
+    args: [...(p.gradient_checkpointing ? ['--gradient-checkpointing'] : []), ...memoryPlan(p)],
+  }).catch(async (err: unknown) => {
     await trainLog.close();
     throw err;
   });
   try {
     const trainer = served.trainer!;
     const h = served.worker?.health ?? (await trainer.health(ctx.signal));
-    const tokenizer = h.tokenizer_sha256 && h.chat_template_sha256 ? { tokenizer_sha256: h.tokenizer_sha256, chat_template_sha256: h.chat_template_sha256 } : undefined;
+    const tokenizer =
+      h.tokenizer_sha256 && h.chat_template_sha256
+        ? { tokenizer_sha256: h.tokenizer_sha256, chat_template_sha256: h.chat_template_sha256 }
+        : undefined;
     const opts = { max_length: p.max_length, micro_batch_size: p.micro_batch_size, tokenizer };
     const before = await validationLoss(trainer, val, p, tokenizer, ctx.signal);
-    const curve: Array<Record<string, number | null>> = [{ epoch: 0, step: 0, train_loss: null, val_loss: round(before), tokens: 0, lr: null }];
+    const curve: Array<Record<string, number | null>> = [
+      { epoch: 0, step: 0, train_loss: null, val_loss: round(before), tokens: 0, lr: null },
+    ];
     trainLog.write(curve[0]);
     ctx.log(`epoch 0: val loss ${curve[0].val_loss ?? '-'}`);
     const rng = new Rng('sft-order', p.seed);
@@ -106,7 +140,11 @@ export async function run(ctx: StageContext<SftParams>) {
       for (let i = 0; i < order.length; i += p.batch_size) {
         if (ctx.signal.aborted) throw new Error('interrupted');
         lr = learningRate(step, total, p.lr, p.schedule, warm);
-        const r = await trainer.sft(asRequest(order.slice(i, i + p.batch_size)), { ...opts, lr, max_grad_norm: p.max_grad_norm }, ctx.signal);
+        const r = await trainer.sft(
+          asRequest(order.slice(i, i + p.batch_size)),
+          { ...opts, lr, max_grad_norm: p.max_grad_norm },
+          ctx.signal,
+        );
         if (r.loss !== null) nll += r.loss * r.loss_tokens;
         lossTokens += r.loss_tokens;
         epochTokens += r.tokens;
@@ -118,11 +156,24 @@ export async function run(ctx: StageContext<SftParams>) {
       }
       tokens += epochTokens;
       const after = await validationLoss(trainer, val, p, tokenizer, ctx.signal);
-      curve.push({ epoch, step, train_loss: round(lossTokens ? nll / lossTokens : null), val_loss: round(after), tokens: epochTokens, loss_tokens: lossTokens, lr });
+      curve.push({
+        epoch,
+        step,
+        train_loss: round(lossTokens ? nll / lossTokens : null),
+        val_loss: round(after),
+        tokens: epochTokens,
+        loss_tokens: lossTokens,
+        lr,
+      });
       trainLog.write(curve[epoch]);
-      ctx.log(`epoch ${epoch}/${p.epochs}: train loss ${curve[epoch].train_loss}, val loss ${curve[epoch].val_loss ?? '-'}, ${epochTokens} tokens`);
+      ctx.log(
+        `epoch ${epoch}/${p.epochs}: train loss ${curve[epoch].train_loss}, val loss ${curve[epoch].val_loss ?? '-'}, ${epochTokens} tokens`,
+      );
     }
-    if (truncated) ctx.log(`${truncated} training conversations were longer than max_length ${p.max_length}: ${truncatedTokens} tokens cut off their ends`);
+    if (truncated)
+      ctx.log(
+        `${truncated} training conversations were longer than max_length ${p.max_length}: ${truncatedTokens} tokens cut off their ends`,
+      );
     const saved = await trainer.save(step, CHECKPOINT_DIR, ctx.signal);
     // A worker on a host saved it in its container: it comes back into the node's output before the node is done.
     await served.collect(saved.path, join(ctx.outDir, CHECKPOINT_DIR));

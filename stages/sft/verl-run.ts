@@ -17,10 +17,18 @@ import { CHECKPOINT_DIR } from '../worker.js';
 import type { Example } from './data.js';
 import type { SftParams } from './index.js';
 
-export async function runSftVerl(ctx: StageContext<SftParams>, train: readonly Example[], val: readonly Example[]): Promise<{ metrics: Metrics }> {
+export async function runSftVerl(
+  ctx: StageContext<SftParams>,
+  train: readonly Example[],
+  val: readonly Example[],
+): Promise<{ metrics: Metrics }> {
   const p = ctx.params;
   // verl's dataloader drops the last incomplete batch: fewer conversations than a batch train nothing.
-  if (train.length < p.batch_size) throw new ParamError(['batch_size'], `verl's SFT trainer drops an incomplete batch: ${train.length} training conversations make no batch of ${p.batch_size}`);
+  if (train.length < p.batch_size)
+    throw new ParamError(
+      ['batch_size'],
+      `verl's SFT trainer drops an incomplete batch: ${train.length} training conversations make no batch of ${p.batch_size}`,
+    );
   const stepsPerEpoch = Math.floor(train.length / p.batch_size);
   const weights = await verlWeightsOf(ctx as StageContext<unknown>, p.model, async () => train);
   checkCpuWeights(p.verl, weights.model);
@@ -45,16 +53,28 @@ export async function runSftVerl(ctx: StageContext<SftParams>, train: readonly E
     // The SFT trainer starts no vLLM: the KV cache setting only rides along in the CPU environment.
     ...(cpu ? { cpu: { kvCacheGib: 1 } } : {}),
   };
-  const exportDir = (await ctx.items.get('verl-sft-export')) ?? (await ctx.items.put('verl-sft-export', async (d) => void (await writeSftExport(d, train, val, o))));
-  const resultsDir = (await ctx.items.get('verl-sft-results')) ?? (await ctx.items.put('verl-sft-results', async () => {}));
+  const exportDir =
+    (await ctx.items.get('verl-sft-export')) ??
+    (await ctx.items.put('verl-sft-export', async (d) => void (await writeSftExport(d, train, val, o))));
+  const resultsDir =
+    (await ctx.items.get('verl-sft-results')) ?? (await ctx.items.put('verl-sft-results', async () => {}));
   const job = await runVerlJob(ctx as StageContext<unknown>, { verl: p.verl, exportDir, resultsDir, launch: ['sft'] });
   await cp(exportDir, join(ctx.outDir, 'verl'), { recursive: true });
   await collectTensorboard(resultsDir, ctx.outDir);
-  const { step } = await collectVerlCheckpoint(join(resultsDir, 'checkpoints'), join(ctx.outDir, CHECKPOINT_DIR), 'sft');
+  const { step } = await collectVerlCheckpoint(
+    join(resultsDir, 'checkpoints'),
+    join(ctx.outDir, CHECKPOINT_DIR),
+    'sft',
+  );
   ctx.log(`final weights (verl step ${step}): ${join(ctx.outDir, CHECKPOINT_DIR, 'model')}`);
-  const raw = existsSync(join(resultsDir, 'metrics.jsonl')) ? await readFile(join(resultsDir, 'metrics.jsonl'), 'utf8') : '';
+  const raw = existsSync(join(resultsDir, 'metrics.jsonl'))
+    ? await readFile(join(resultsDir, 'metrics.jsonl'), 'utf8')
+    : '';
   const curve = sftCurve(raw, stepsPerEpoch);
-  await writeFile(join(ctx.outDir, 'metrics.jsonl'), curve.map((c) => JSON.stringify(c)).join('\n') + (curve.length ? '\n' : ''));
+  await writeFile(
+    join(ctx.outDir, 'metrics.jsonl'),
+    curve.map((c) => JSON.stringify(c)).join('\n') + (curve.length ? '\n' : ''),
+  );
   await writeFile(join(ctx.outDir, 'rows.json'), JSON.stringify({ curve }, null, 1) + '\n');
   await writeFile(join(ctx.outDir, 'job.json'), JSON.stringify(job) + '\n');
   const last = curve[curve.length - 1];

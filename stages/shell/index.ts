@@ -31,15 +31,22 @@ export function inputEnvName(name: string): string {
 }
 
 // Outputs under these names give what other stages read (a shell can make tasks).
-const CONVENTIONAL: Readonly<Record<string, Artifact>> = { tasks: 'tasks', 'split.json': 'split', 'trajectories.jsonl': 'trajectories', 'checkpoint.json': 'policy' };
+const CONVENTIONAL: Readonly<Record<string, Artifact>> = {
+  tasks: 'tasks',
+  'split.json': 'split',
+  'trajectories.jsonl': 'trajectories',
+  'checkpoint.json': 'policy',
+};
 
 /** Why a `deps`/`outs` entry does not name a place inside the experiment's folder, or undefined. */
 export function placeProblem(field: 'deps' | 'outs', path: string): string | undefined {
   const problem = pathProblem(path);
-  if (problem === 'absolute') return `${path} is an absolute path (${field} are relative paths inside the experiment folder)`;
+  if (problem === 'absolute')
+    return `${path} is an absolute path (${field} are relative paths inside the experiment folder)`;
   if (problem === 'outside') return `${path} leaves the experiment folder (${field} are relative paths inside it)`;
   // A whole-folder dependency is fine; copying the folder into its own output is not.
-  if (problem === 'itself' && field === 'outs') return `${path} names the experiment folder itself (outs are relative paths inside it)`;
+  if (problem === 'itself' && field === 'outs')
+    return `${path} names the experiment folder itself (outs are relative paths inside it)`;
   return undefined;
 }
 
@@ -80,7 +87,8 @@ export const shell: Stage<ShellParams> = {
       // Checked at validation; the file may have gone since.
       if (!st) throw new ParamError(['deps', i], missingDep(dep, full));
       deps[dep] = st.isDirectory() ? sha256(canonicalJson(await listFiles(full))) : await hashFile(full);
-      if (!namesPython && st.isFile() && st.size <= SCRIPT_MAX_BYTES) namesPython = (await readFile(full, 'utf8')).includes(PYTHON_VAR);
+      if (!namesPython && st.isFile() && st.size <= SCRIPT_MAX_BYTES)
+        namesPython = (await readFile(full, 'utf8')).includes(PYTHON_VAR);
     }
     const model = params.model ? modelIdentity(ctx.models[params.model]) : null;
     const reward = params.reward ? rewardFormula(params.reward, ctx.rewards) : null;

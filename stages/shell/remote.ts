@@ -55,9 +55,11 @@ export async function runOnHost(ctx: StageContext<ShellParams>, host: HostPlacem
     const root = join(upload, ROOT.slice(1));
     // With a shared cache the input and output folders are mounts: only the dependencies travel.
     const shared = host.cacheDir === undefined ? undefined : sharedMounts(ctx, host.cacheDir);
-    for (const d of shared ? ['exp', 'items'] : ['exp', 'out', 'items', 'in']) await mkdir(join(root, d), { recursive: true });
+    for (const d of shared ? ['exp', 'items'] : ['exp', 'out', 'items', 'in'])
+      await mkdir(join(root, d), { recursive: true });
     for (const dep of p.deps) await cp(resolve(ctx.experimentDir, dep), join(root, 'exp', dep), { recursive: true });
-    if (!shared) for (const [i, inp] of ctx.inputs.entries()) await cp(inp.dir, join(root, 'in', String(i)), { recursive: true });
+    if (!shared)
+      for (const [i, inp] of ctx.inputs.entries()) await cp(inp.dir, join(root, 'in', String(i)), { recursive: true });
 
     c = await createContainer(
       docker,
@@ -67,17 +69,28 @@ export async function runOnHost(ctx: StageContext<ShellParams>, host: HostPlacem
         WorkingDir: `${ROOT}/exp`,
         Env: envList(env),
         Labels: { 'mlepipe.node': ctx.node.id },
-        HostConfig: { Init: true, ...(host.shmSize !== undefined && { ShmSize: host.shmSize }), ...(shared && { Binds: shared }), ...deviceRequests(host) },
+        HostConfig: {
+          Init: true,
+          ...(host.shmSize !== undefined && { ShmSize: host.shmSize }),
+          ...(shared && { Binds: shared }),
+          ...deviceRequests(host),
+        },
       },
       // The watchdog reaches only this machine's engine; other engines' containers go in the finally below.
       { reap: host.docker.startsWith('unix://') },
     ).catch((err: { statusCode?: number } & Error) => {
-      if (err.statusCode === 404) throw new HostFault(host.name, `${at}: image ${image} not found there (build or pull it on ${host.name}, or set hosts.${host.name}.image)`);
+      if (err.statusCode === 404)
+        throw new HostFault(
+          host.name,
+          `${at}: image ${image} not found there (build or pull it on ${host.name}, or set hosts.${host.name}.image)`,
+        );
       throw new HostFault(host.name, `${at}: could not create the node's container: ${oneLine(err)}`);
     });
     if (shared) await checkShared(c, ctx.outDir, host);
     const tar = await tarFs();
-    await c.raw.putArchive(tar.pack(upload, { dereference: true }) as unknown as NodeJS.ReadableStream, { path: '/' }).catch(lostWhile(host, 'sending the inputs'));
+    await c.raw
+      .putArchive(tar.pack(upload, { dereference: true }) as unknown as NodeJS.ReadableStream, { path: '/' })
+      .catch(lostWhile(host, 'sending the inputs'));
 
     const io = await c.attach({ merged: true }).catch(lostWhile(host, "attaching to the node's output"));
     const logged = logLines(io.stdout, ctx.log);
@@ -117,7 +130,8 @@ export async function runOnHost(ctx: StageContext<ShellParams>, host: HostPlacem
       throw new Error(`command exited with code ${status} on ${at}`);
     }
 
-    if (!shared) await fetchInto(c, `${ROOT}/out/.`, ctx.outDir).catch(lostWhile(host, "fetching the node's output folder"));
+    if (!shared)
+      await fetchInto(c, `${ROOT}/out/.`, ctx.outDir).catch(lostWhile(host, "fetching the node's output folder"));
     for (const out of p.outs) {
       const problem = placeProblem('outs', out);
       if (problem) throw new Error(`outs: ${problem}`);
@@ -144,7 +158,8 @@ export async function runOnHost(ctx: StageContext<ShellParams>, host: HostPlacem
 function sharedMounts(ctx: StageContext<ShellParams>, cacheDir: string): string[] {
   const there = (local: string) => {
     const rel = relative(ctx.cacheRoot, local);
-    if (rel.startsWith('..') || isAbsolute(rel)) throw new Error(`${local} is not in the cache ${ctx.cacheRoot}, which cache_dir mirrors`);
+    if (rel.startsWith('..') || isAbsolute(rel))
+      throw new Error(`${local} is not in the cache ${ctx.cacheRoot}, which cache_dir mirrors`);
     return posix.join(cacheDir, ...rel.split(sep));
   };
   return [...ctx.inputs.map((inp, i) => `${there(inp.dir)}:${ROOT}/in/${i}:ro`), `${there(ctx.outDir)}:${ROOT}/out`];
@@ -168,7 +183,11 @@ async function checkShared(c: Container, outDir: string, host: HostPlacement): P
       },
       () => false,
     );
-    if (!seen) throw new HostFault(host.name, `host ${host.name}: cache_dir ${host.cacheDir} there does not hold this machine's cache (a file written to ${outDir} did not appear in the node's output folder)`);
+    if (!seen)
+      throw new HostFault(
+        host.name,
+        `host ${host.name}: cache_dir ${host.cacheDir} there does not hold this machine's cache (a file written to ${outDir} did not appear in the node's output folder)`,
+      );
   } finally {
     await rm(marker, { force: true });
   }
@@ -178,7 +197,10 @@ async function checkShared(c: Container, outDir: string, host: HostPlacement): P
 export function deviceRequests(host: HostPlacement): { DeviceRequests?: Docker.DeviceRequest[] } {
   const g = host.gpus;
   if (!g) return {};
-  if ('ids' in g) return g.ids.length ? { DeviceRequests: [{ Driver: '', Count: 0, DeviceIDs: [...g.ids], Capabilities: [['gpu']], Options: {} }] } : {};
+  if ('ids' in g)
+    return g.ids.length
+      ? { DeviceRequests: [{ Driver: '', Count: 0, DeviceIDs: [...g.ids], Capabilities: [['gpu']], Options: {} }] }
+      : {};
   return g.count ? { DeviceRequests: [{ Driver: '', Count: g.count, Capabilities: [['gpu']], Options: {} }] } : {};
 }
 

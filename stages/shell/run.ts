@@ -65,7 +65,9 @@ export async function run(ctx: StageContext<ShellParams>): Promise<StageResult> 
   if (ctx.signal.aborted) throw new Error('interrupted');
   if (timedOut) throw new Error(`command timed out after ${p.timeout_s}s`);
   if (result.exitCode !== 0) {
-    throw new Error(result.signal ? `command killed by ${result.signal}` : `command exited with code ${result.exitCode}`);
+    throw new Error(
+      result.signal ? `command killed by ${result.signal}` : `command exited with code ${result.exitCode}`,
+    );
   }
   for (const out of p.outs) {
     // Refused at validation already; checked again where the write happens,
@@ -75,7 +77,9 @@ export async function run(ctx: StageContext<ShellParams>): Promise<StageResult> 
     const from = resolve(ctx.experimentDir, out);
     if (!(await exists(from))) throw new Error(`declared output ${out} was not written`);
     const to = await resolveInside(ctx.outDir, out).catch((err: unknown) => {
-      throw err instanceof OutsideError ? new Error(`outs: ${out} leads outside the node's output folder (${err.message})`) : err;
+      throw err instanceof OutsideError
+        ? new Error(`outs: ${out} leads outside the node's output folder (${err.message})`)
+        : err;
     });
     await cp(from, to, { recursive: true });
   }
@@ -117,7 +121,8 @@ async function readMetrics(file: string): Promise<Metrics | undefined> {
   } catch (err) {
     throw new Error(`metrics.json is not valid JSON: ${(err as Error).message}`);
   }
-  if (typeof data !== 'object' || data === null || Array.isArray(data)) throw new Error('metrics.json must hold one JSON object');
+  if (typeof data !== 'object' || data === null || Array.isArray(data))
+    throw new Error('metrics.json must hold one JSON object');
   const metrics: Metrics = {};
   for (const [k, v] of Object.entries(data)) {
     if (v !== null && !['number', 'string', 'boolean'].includes(typeof v)) {

@@ -13,7 +13,9 @@ import sys
 
 
 def by_command(evaluator, path):
-    r = subprocess.run([sys.executable, evaluator, "--submission_path", path], capture_output=True, text=True, timeout=300)
+    r = subprocess.run(
+        [sys.executable, evaluator, "--submission_path", path], capture_output=True, text=True, timeout=300
+    )
     if r.returncode != 0:
         raise RuntimeError(f"exit {r.returncode}: {r.stderr.strip()[-300:]}")
     # The last line that starts an object; an evaluator may log before it (docs/tasks.md).

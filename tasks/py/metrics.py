@@ -3,7 +3,16 @@
 # thresholds) and inlined into every evaluator.py.
 import numpy as np
 
-LOWER_IS_BETTER = {"rmse": True, "mae": True, "log_loss": True, "accuracy": False, "macro_f1": False, "roc_auc": False, "r2": False, "quadratic_weighted_kappa": False}
+LOWER_IS_BETTER = {
+    "rmse": True,
+    "mae": True,
+    "log_loss": True,
+    "accuracy": False,
+    "macro_f1": False,
+    "roc_auc": False,
+    "r2": False,
+    "quadratic_weighted_kappa": False,
+}
 PROBABILISTIC = {"roc_auc", "log_loss"}
 
 
@@ -88,4 +97,13 @@ def quadratic_weighted_kappa(y, p):
     return float(1 - (w * obs).sum() / den) if den > 0 else 0.0
 
 
-METRICS = {"accuracy": accuracy, "macro_f1": macro_f1, "roc_auc": roc_auc, "log_loss": log_loss, "rmse": rmse, "mae": mae, "r2": r2, "quadratic_weighted_kappa": quadratic_weighted_kappa}
+METRICS = {
+    "accuracy": accuracy,
+    "macro_f1": macro_f1,
+    "roc_auc": roc_auc,
+    "log_loss": log_loss,
+    "rmse": rmse,
+    "mae": mae,
+    "r2": r2,
+    "quadratic_weighted_kappa": quadratic_weighted_kappa,
+}

@@ -57,7 +57,9 @@ def main():
         answers = load_answers(HERE / cfg["answers"])
     except Exception as e:  # whatever stops the grader loading is the grader's fault
         traceback.print_exc()
-        fault("the competition's grader could not be loaded", f"{cfg['grade_fn']} does not load: {type(e).__name__}: {e}")
+        fault(
+            "the competition's grader could not be loaded", f"{cfg['grade_fn']} does not load: {type(e).__name__}: {e}"
+        )
 
     path = Path(args.submission_path)
     if not path.is_file() or path.suffix.lower() != ".csv":

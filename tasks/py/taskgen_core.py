@@ -55,9 +55,22 @@ def draw_rule(rng, d, n_cat_levels=0):
     active = rng.choice(d, size=min(d, max(2, d // 2)), replace=False)
     rule = {
         "linear": {int(i): float(rng.choice([-1, 1]) * rng.uniform(0.6, 1.4)) for i in active},
-        "interactions": [[int(a), int(b), float(rng.choice([-1, 1]) * rng.uniform(0.5, 1.0))] for a, b in (rng.choice(d, 2, replace=False) for _ in range(2))] if d >= 2 else [],
-        "threshold": {"feature": int(rng.integers(d)), "at": float(rng.uniform(-0.5, 0.5)), "jump": float(rng.uniform(1.0, 2.0))},
-        "periodic": {"feature": int(rng.integers(d)), "freq": float(rng.uniform(1.5, 3.0)), "amp": float(rng.uniform(0.6, 1.2))},
+        "interactions": [
+            [int(a), int(b), float(rng.choice([-1, 1]) * rng.uniform(0.5, 1.0))]
+            for a, b in (rng.choice(d, 2, replace=False) for _ in range(2))
+        ]
+        if d >= 2
+        else [],
+        "threshold": {
+            "feature": int(rng.integers(d)),
+            "at": float(rng.uniform(-0.5, 0.5)),
+            "jump": float(rng.uniform(1.0, 2.0)),
+        },
+        "periodic": {
+            "feature": int(rng.integers(d)),
+            "freq": float(rng.uniform(1.5, 3.0)),
+            "amp": float(rng.uniform(0.6, 1.2)),
+        },
         "categorical": [float(x) for x in rng.normal(0, 1.0, n_cat_levels)] if n_cat_levels else [],
     }
     return rule

@@ -74,7 +74,12 @@ def gen_timeseries(spec, out):
     if m:
         amp *= m["factor"]
     x = rng.normal(0, 1, n)
-    clean = 20 + trend * t + amp * np.sin(2 * np.pi * t / period) + 1.5 * np.tanh(x) * (1 + 0.5 * np.cos(2 * np.pi * t / period))
+    clean = (
+        20
+        + trend * t
+        + amp * np.sin(2 * np.pi * t / period)
+        + 1.5 * np.tanh(x) * (1 + 0.5 * np.cos(2 * np.pi * t / period))
+    )
     m = mutation(spec, "regime_change")
     if m:
         at = int(spec["n_train"] * m["at_fraction"])

@@ -62,7 +62,9 @@ def gen_image(spec, out):
         grey = rgb.mean(axis=2)
         ink = float(np.mean(np.abs(grey - np.median(grey)) > 0.08))  # share of pixels off the background
         stats = np.concatenate([rgb.mean(axis=(0, 1)), rgb.std(axis=(0, 1)), [ink, float(np.median(grey))]])
-        pixels.append(np.concatenate([stats, np.asarray(img.convert("L").resize((8, 8)), dtype=np.float64).ravel() / 255.0]))
+        pixels.append(
+            np.concatenate([stats, np.asarray(img.convert("L").resize((8, 8)), dtype=np.float64).ravel() / 255.0])
+        )
     df = pd.DataFrame({"image": [f"images/{spec['ids'][i]}.png" for i in range(n)]})
     return df, y, oracle, rule, np.stack(pixels)
 
@@ -86,7 +88,11 @@ def gen_audio(spec, out):
         m = mutation(spec, "pitch_shift")
         if m:
             f0 *= 2 ** (float(rng.uniform(-m["semitones"], m["semitones"])) / 12)
-        x = (np.sin(2 * np.pi * f0 * t) + harm * np.sin(4 * np.pi * f0 * t)) * (0.6 + 0.4 * np.sin(2 * np.pi * am * t)) * np.exp(-decay * t)
+        x = (
+            (np.sin(2 * np.pi * f0 * t) + harm * np.sin(4 * np.pi * f0 * t))
+            * (0.6 + 0.4 * np.sin(2 * np.pi * am * t))
+            * np.exp(-decay * t)
+        )
         m = mutation(spec, "time_shift")
         if m:
             x = np.roll(x, int(rng.integers(0, int(m["max_fraction"] * len(x)) + 1)))

@@ -62,19 +62,28 @@ def submission_frames(spec, ids, y_values, rng):
     metric = spec["metric"]
     if spec["target"]["kind"] == "regression":
         lo, hi = float(np.nanmin(y_values)), float(np.nanmax(y_values))
-        return (pd.DataFrame({"id": ids, tname: np.round(y_values, 6)}), pd.DataFrame({"id": ids, tname: np.round(rng.uniform(lo, hi, len(ids)), 6)}))
+        return (
+            pd.DataFrame({"id": ids, tname: np.round(y_values, 6)}),
+            pd.DataFrame({"id": ids, tname: np.round(rng.uniform(lo, hi, len(ids)), 6)}),
+        )
     names = class_names(spec)
     k = len(names)
     y_values = np.asarray(y_values, int)
     if metric in ("roc_auc", "log_loss"):
         if k == 2:
-            return (pd.DataFrame({"id": ids, tname: y_values.astype(float)}), pd.DataFrame({"id": ids, tname: np.full(len(ids), 0.5)}))
+            return (
+                pd.DataFrame({"id": ids, tname: y_values.astype(float)}),
+                pd.DataFrame({"id": ids, tname: np.full(len(ids), 0.5)}),
+            )
         onehot = np.eye(k)[y_values]
         ans = pd.DataFrame({"id": ids, **{names[j]: onehot[:, j] for j in range(k)}})
         sample = pd.DataFrame({"id": ids, **{names[j]: np.full(len(ids), round(1.0 / k, 6)) for j in range(k)}})
         return ans, sample
     labels = np.asarray(names, dtype=object)
-    return (pd.DataFrame({"id": ids, tname: labels[y_values]}), pd.DataFrame({"id": ids, tname: labels[rng.integers(0, k, len(ids))]}))
+    return (
+        pd.DataFrame({"id": ids, tname: labels[y_values]}),
+        pd.DataFrame({"id": ids, tname: labels[rng.integers(0, k, len(ids))]}),
+    )
 
 
 def main(spec, out):

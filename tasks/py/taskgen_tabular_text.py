@@ -95,7 +95,12 @@ def gen_text(spec, out):
         n_neg = int(np.clip(round(3 + 2.5 * z[i, 1]), 0, 9))
         length = int(np.clip(round(6 + 3 * z[i, 2]), 2, 14))
         hedges = int(np.clip(round(1 + z[i, 3]), 0, 3))
-        words = list(rng.choice(neutral, length)) + list(rng.choice(pos, n_pos)) + list(rng.choice(neg, n_neg)) + ["perhaps"] * hedges
+        words = (
+            list(rng.choice(neutral, length))
+            + list(rng.choice(pos, n_pos))
+            + list(rng.choice(neg, n_neg))
+            + ["perhaps"] * hedges
+        )
         rng.shuffle(words)
         sentence = " ".join(words)
         m = mutation(spec, "negation")

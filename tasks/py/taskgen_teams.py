@@ -19,7 +19,11 @@ def feature_sets(spec, d):
     """Column indices per feature set: all of them, and two seeded halves (the same for every team)."""
     rng = rng_for(spec, 7)
     half = max(1, math.ceil(d / 2))
-    return {"all": np.arange(d), "a": np.sort(rng.choice(d, half, replace=False)), "b": np.sort(rng.choice(d, half, replace=False))}
+    return {
+        "all": np.arange(d),
+        "a": np.sort(rng.choice(d, half, replace=False)),
+        "b": np.sort(rng.choice(d, half, replace=False)),
+    }
 
 
 def roster(regression):
@@ -32,7 +36,9 @@ def roster(regression):
             if regression:
                 teams.append((f"ridge-a{1 / c:g}-{fs}", fs, lambda c=c: linear_model.Ridge(alpha=1.0 / c)))
             else:
-                teams.append((f"logreg-c{c:g}-{fs}", fs, lambda c=c: linear_model.LogisticRegression(C=c, max_iter=2000)))
+                teams.append(
+                    (f"logreg-c{c:g}-{fs}", fs, lambda c=c: linear_model.LogisticRegression(C=c, max_iter=2000))
+                )
         for depth in (2, 4, 8):
             cls = tree.DecisionTreeRegressor if regression else tree.DecisionTreeClassifier
             teams.append((f"tree-d{depth}-{fs}", fs, lambda depth=depth, cls=cls: cls(max_depth=depth, random_state=0)))
@@ -45,15 +51,43 @@ def roster(regression):
             teams.append((f"naive-bayes-{fs}", fs, lambda: naive_bayes.GaussianNB()))
         # Class-weighted models: what teams chasing macro-F1 or kappa on imbalanced classes submit.
         for c in (0.1, 1.0):
-            teams.append((f"logreg-balanced-c{c:g}", "all", lambda c=c: linear_model.LogisticRegression(C=c, max_iter=2000, class_weight="balanced")))
-        teams.append(("forest-balanced-n100", "all", lambda: ensemble.RandomForestClassifier(n_estimators=100, class_weight="balanced", random_state=0, n_jobs=1)))
+            teams.append(
+                (
+                    f"logreg-balanced-c{c:g}",
+                    "all",
+                    lambda c=c: linear_model.LogisticRegression(C=c, max_iter=2000, class_weight="balanced"),
+                )
+            )
+        teams.append(
+            (
+                "forest-balanced-n100",
+                "all",
+                lambda: ensemble.RandomForestClassifier(
+                    n_estimators=100, class_weight="balanced", random_state=0, n_jobs=1
+                ),
+            )
+        )
     for seed in (0, 1):
         for n in (10, 50, 150):
             cls = ensemble.RandomForestRegressor if regression else ensemble.RandomForestClassifier
-            teams.append((f"forest-n{n}-s{seed}", "all", lambda n=n, seed=seed, cls=cls: cls(n_estimators=n, random_state=seed, n_jobs=1)))
+            teams.append(
+                (
+                    f"forest-n{n}-s{seed}",
+                    "all",
+                    lambda n=n, seed=seed, cls=cls: cls(n_estimators=n, random_state=seed, n_jobs=1),
+                )
+            )
         for n in (30, 100):
             cls = ensemble.GradientBoostingRegressor if regression else ensemble.GradientBoostingClassifier
-            teams.append((f"boosting-n{n}-s{seed}", "all", lambda n=n, seed=seed, cls=cls: cls(n_estimators=n, max_depth=3, subsample=0.8, max_features="sqrt", random_state=seed)))
+            teams.append(
+                (
+                    f"boosting-n{n}-s{seed}",
+                    "all",
+                    lambda n=n, seed=seed, cls=cls: cls(
+                        n_estimators=n, max_depth=3, subsample=0.8, max_features="sqrt", random_state=seed
+                    ),
+                )
+            )
     return teams
 
 
@@ -78,7 +112,9 @@ def team_predictions(spec, x_train, y_train, x_test):
     a, b = sc.transform(x_train)[ok], sc.transform(x_test)
     y = y_train[ok]
     sets = feature_sets(spec, a.shape[1])
-    knn_rows = np.sort(rng_for(spec, 9).choice(len(y), MAX_KNN_ROWS, replace=False)) if len(y) > MAX_KNN_ROWS else slice(None)
+    knn_rows = (
+        np.sort(rng_for(spec, 9).choice(len(y), MAX_KNN_ROWS, replace=False)) if len(y) > MAX_KNN_ROWS else slice(None)
+    )
     if regression:
         out = {"prior": np.full(len(b), float(np.mean(y)))}
         for name, fs, make in roster(True):

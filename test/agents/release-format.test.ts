@@ -38,7 +38,13 @@ test.after(async () => {
   await rm(root, { recursive: true, force: true });
 });
 
-const LIMITS = { maxTurns: 8, stepTimeoutMs: 60_000, timeBudgetMs: 600_000, contextTokens: 32_768, observationChars: 2000 };
+const LIMITS = {
+  maxTurns: 8,
+  stepTimeoutMs: 60_000,
+  timeBudgetMs: 600_000,
+  contextTokens: 32_768,
+  observationChars: 2000,
+};
 const REWARD = '0.1*format + 0.3*execute + 0.1*median + 0.2*bronze + 0.2*silver + 0.1*gold';
 
 function go(policy: Policy, promptFormat?: PromptFormat, feedback: 'none' | 'score' = 'none') {
@@ -77,8 +83,14 @@ test("scripted forest in the release format: tool calls run, Score answers in <t
   assert.match(release.messages[0].content, /<tool_call>\npython\n<code>/);
   assert.match(release.messages[0].content, /"name": "Score", "arguments": \{"competition_id": "task"\}/);
   const replies = release.messages.filter((m) => m.role === 'assistant').map((m) => m.content);
-  assert.match(replies[1], /^<think>[^<]*<\/think>\n<tool_call>\npython\n<code>\n[\s\S]*solve\("linear"[\s\S]*<\/code>\n<\/tool_call>$/);
-  assert.is(replies[3], '<think>Check the submission format before finishing.</think>\n<tool_call>\n{"name":"Score","arguments":{"competition_id":"task"}}\n</tool_call>');
+  assert.match(
+    replies[1],
+    /^<think>[^<]*<\/think>\n<tool_call>\npython\n<code>\n[\s\S]*solve\("linear"[\s\S]*<\/code>\n<\/tool_call>$/,
+  );
+  assert.is(
+    replies[3],
+    '<think>Check the submission format before finishing.</think>\n<tool_call>\n{"name":"Score","arguments":{"competition_id":"task"}}\n</tool_call>',
+  );
   assert.is(replies[4], '<think>The submission is in place.</think>\n<answer>submission</answer>');
   const observations = release.messages
     .slice(2)
@@ -87,7 +99,10 @@ test("scripted forest in the release format: tool calls run, Score answers in <t
   assert.is(observations.length, 4);
   for (const o of observations) assert.match(o, /^<tool_response>\n[\s\S]*\n<\/tool_response>$/);
   // The Score tool answers in the release's words, whatever feedback: says.
-  assert.match(observations[3], /^<tool_response>\nSubmission OK\. (But you do not reach the bronze threshold[^\n]* )?Details: \{"score_primary \(main competition metric for current code\)": [\d.]+, /);
+  assert.match(
+    observations[3],
+    /^<tool_response>\nSubmission OK\. (But you do not reach the bronze threshold[^\n]* )?Details: \{"score_primary \(main competition metric for current code\)": [\d.]+, /,
+  );
   assert.is(release.variables.format, 1);
   assert.is(release.variables.execute, 1);
 
@@ -110,7 +125,10 @@ test("a reply in mlepipe's format is a format error under the release format, an
     kind: 'scripted',
     async act(req) {
       seen.push(req);
-      const texts = ['<think>run</think>\n```python\nprint(1)\n```', '<think>done</think>\n<answer>submission</answer>'];
+      const texts = [
+        '<think>run</think>\n```python\nprint(1)\n```',
+        '<think>done</think>\n<answer>submission</answer>',
+      ];
       return { text: texts[Math.min(req.turn, 1)], usage: { prompt_tokens: 1, completion_tokens: 1 } };
     },
   };

@@ -71,14 +71,30 @@ test.after(async () => {
 });
 
 /** A submission with the first `right` of 20 labels correct: accuracy right/20. */
-const write = (right: number) => `import pandas as pd\ns = pd.read_csv("public/sample_submission.csv")\ns["label"] = [(i % 2) if i < ${right} else 1 - (i % 2) for i in range(len(s))]\ns.to_csv("submission.csv", index=False)\nprint("written")`;
-const code = (think: string, body: string) => `<think>${think}</think>\n<tool_call>\npython\n<code>\n${body}\n</code>\n</tool_call>`;
-const score = (think: string, id = 'cactus') => `<think>${think}</think>\n<tool_call>\n{"name": "Score", "arguments": {"competition_id": "${id}"}}\n</tool_call>`;
+const write = (right: number) =>
+  `import pandas as pd\ns = pd.read_csv("public/sample_submission.csv")\ns["label"] = [(i % 2) if i < ${right} else 1 - (i % 2) for i in range(len(s))]\ns.to_csv("submission.csv", index=False)\nprint("written")`;
+const code = (think: string, body: string) =>
+  `<think>${think}</think>\n<tool_call>\npython\n<code>\n${body}\n</code>\n</tool_call>`;
+const score = (think: string, id = 'cactus') =>
+  `<think>${think}</think>\n<tool_call>\n{"name": "Score", "arguments": {"competition_id": "${id}"}}\n</tool_call>`;
 const ANSWER = '<think>done</think>\n<answer>submission</answer>';
 
-const replay = (replies: string[]): Policy => ({ name: 'replay', kind: 'scripted', act: async (req) => ({ text: replies[Math.min(req.turn, replies.length - 1)], usage: { prompt_tokens: 1, completion_tokens: 1 } }) });
+const replay = (replies: string[]): Policy => ({
+  name: 'replay',
+  kind: 'scripted',
+  act: async (req) => ({
+    text: replies[Math.min(req.turn, replies.length - 1)],
+    usage: { prompt_tokens: 1, completion_tokens: 1 },
+  }),
+});
 
-const LIMITS = { maxTurns: 15, stepTimeoutMs: 2_000, timeBudgetMs: 600_000, contextTokens: 32_768, observationChars: 2000 };
+const LIMITS = {
+  maxTurns: 15,
+  stepTimeoutMs: 2_000,
+  timeBudgetMs: 600_000,
+  contextTokens: 32_768,
+  observationChars: 2000,
+};
 const RELEASE = { reward: REWARD_PRESETS['sandmle-release'], inputs: rewardInputs('sandmle-release', {}, {}) };
 const DEFAULT = { reward: REWARD_PRESETS['sandmle-code'], inputs: DEFAULT_INPUTS };
 
@@ -105,18 +121,27 @@ const round = (x: number | null) => Number((x ?? NaN).toFixed(6));
 
 test('6: the release task imports as it is and grades: test.csv by relative path, indented JSON, string numbers, "false"', async () => {
   const t = await run([code('write', write(17)), ANSWER], 'cactus', DEFAULT);
-  assert.equal(t.evaluation, { score: 0.85, gold_threshold: 0.95, silver_threshold: 0.9, bronze_threshold: 0.85, median_threshold: 0.5, is_lower_better: false });
+  assert.equal(t.evaluation, {
+    score: 0.85,
+    gold_threshold: 0.95,
+    silver_threshold: 0.9,
+    bronze_threshold: 0.85,
+    median_threshold: 0.5,
+    is_lower_better: false,
+  });
   // The answers stayed out of the agent's view.
   assert.ok(!(await execa('ls', [join(tasks.cactus, 'public')])).stdout.includes('answer.csv'));
   const indented = '  {\n  "score": "0.85",\n  "is_lower_better": "false"\n}';
   assert.is(parseEvaluatorOutput(indented, '', 0, 'release').ok, true);
   assert.is(parseEvaluatorOutput(indented, '', 0).ok, false);
   // A log line before the object: the release's whole-stdout read refuses it, mlepipe's takes the object.
-  const logged = 'loading\n{"score": 0.5, "is_lower_better": 0, "gold_threshold": 1, "silver_threshold": 0.9, "bronze_threshold": 0.8, "median_threshold": 0.5}';
+  const logged =
+    'loading\n{"score": 0.5, "is_lower_better": 0, "gold_threshold": 1, "silver_threshold": 0.9, "bronze_threshold": 0.8, "median_threshold": 0.5}';
   assert.is(parseEvaluatorOutput(logged, '', 0, 'release').ok, false);
   assert.is(parseEvaluatorOutput(logged, '', 0).ok, true);
   // Lenient casts: is_lower_better 1 or "yes" is lower, null or "nope" higher; an uncastable threshold is null.
-  const grade = (lower: string) => parseEvaluatorOutput(`{"score": "2", "is_lower_better": ${lower}, "gold_threshold": "x"}`, '', 0, 'release');
+  const grade = (lower: string) =>
+    parseEvaluatorOutput(`{"score": "2", "is_lower_better": ${lower}, "gold_threshold": "x"}`, '', 0, 'release');
   assert.equal(
     [grade('1'), grade('"yes"'), grade('null'), grade('"nope"')].map((g) => g.ok && g.result.is_lower_better),
     [true, true, false, false],
@@ -133,7 +158,10 @@ test('2: the last Score output is rewarded, not the file overwritten after it (r
     rel.turns.map((t) => t.action),
     ['code', 'validate', 'code', 'answer'],
   );
-  assert.match(rel.messages[5].content, /^<tool_response>\nSubmission OK\. Details: \{"score_primary \(main competition metric for current code\)": 0\.85, /);
+  assert.match(
+    rel.messages[5].content,
+    /^<tool_response>\nSubmission OK\. Details: \{"score_primary \(main competition metric for current code\)": 0\.85, /,
+  );
   assert.equal(rel.rewarded, { submission: 'last-scored', turn: 1 });
   assert.is(rel.evaluation!.score, 0.4);
   // 0.1·1 + 0.2 + 0.5 (bronze at 0.85) against 0.1·1 + 0.2 + 0 (0.40 is below the median).
@@ -142,7 +170,12 @@ test('2: the last Score output is rewarded, not the file overwritten after it (r
 });
 
 test("4 and 7: format by the release's rule (empty reasoning fails, two calls pass; release 0.50, mlepipe 0.75); the last <code> block runs", async () => {
-  const replies = [code(' \n ', write(20)), '<think>check</think>\n<tool_call>\npython\n<code>\nprint("one")\n</code>\n</tool_call>\n<tool_call>\npython\n<code>\nprint("two")\n</code>\n</tool_call>', score(''), ANSWER];
+  const replies = [
+    code(' \n ', write(20)),
+    '<think>check</think>\n<tool_call>\npython\n<code>\nprint("one")\n</code>\n</tool_call>\n<tool_call>\npython\n<code>\nprint("two")\n</code>\n</tool_call>',
+    score(''),
+    ANSWER,
+  ];
   const rel = await run(replies, 'cactus', RELEASE);
   const own = await run(replies, 'cactus', DEFAULT);
   assert.match(rel.turns[1].observation, /two/);
@@ -163,13 +196,25 @@ test("7: Score with {} fails as the release's signature does, json5 reads single
     ANSWER,
   ];
   const rel = await run(replies, 'cactus', RELEASE);
-  assert.is(rel.turns[1].observation, "Error calling tool Score: SynScoreTool.call() missing 1 required positional argument: 'competition_id'");
+  assert.is(
+    rel.turns[1].observation,
+    "Error calling tool Score: SynScoreTool.call() missing 1 required positional argument: 'competition_id'",
+  );
   assert.equal(
     rel.turns.map((t) => t.action),
     ['code', 'invalid', 'validate', 'code', 'answer'],
   );
   assert.equal(rel.rewarded, { submission: 'last-scored', turn: 2 });
-  const unscored = await run([code('model', write(17)), '<think>grade</think>\n<tool_call>\n{"name": "Score", "arguments": {}}\n</tool_call>', code('worse', write(8)), ANSWER], 'cactus', RELEASE);
+  const unscored = await run(
+    [
+      code('model', write(17)),
+      '<think>grade</think>\n<tool_call>\n{"name": "Score", "arguments": {}}\n</tool_call>',
+      code('worse', write(8)),
+      ANSWER,
+    ],
+    'cactus',
+    RELEASE,
+  );
   assert.is(unscored.rewarded, undefined);
   assert.is(round(unscored.reward), 0.3);
 });
@@ -178,7 +223,10 @@ test("5: a null threshold resets the release's reward to 0.1·format (release 0.
   const replies = [code('model', write(20)), score('grade', 'nogold'), ANSWER];
   const rel = await run(replies, 'nogold', RELEASE);
   const own = await run(replies, 'nogold', DEFAULT);
-  assert.match(rel.turns[1].observation, /^Submission OK\. Details: .*"threshold_gold \(score needed for gold tier\)": null/);
+  assert.match(
+    rel.turns[1].observation,
+    /^Submission OK\. Details: .*"threshold_gold \(score needed for gold tier\)": null/,
+  );
   assert.is(round(rel.reward), 0.1);
   // mlepipe: the gold milestone is never reached, silver is: 0.1 + 0.2 + 0.6.
   assert.is(round(own.reward), 0.9);
@@ -192,7 +240,11 @@ test('3 (grpo): the release masks more than a fifth of all tool responses timing
     // 2 in 4: masked by both.
     half: [sleep, sleep, code('model', write(17)), score('grade'), ANSWER],
     // A call and an answer in one reply: run, then ended where the release finds no answer (unknown).
-    unknown: [code('model', write(17)), score('grade'), '<think>and done</think>\n<tool_call>\npython\n<code>\nprint(3)\n</code>\n</tool_call>\n<answer>submission</answer>'],
+    unknown: [
+      code('model', write(17)),
+      score('grade'),
+      '<think>and done</think>\n<tool_call>\npython\n<code>\nprint(3)\n</code>\n</tool_call>\n<answer>submission</answer>',
+    ],
     plain: [code('model', write(8)), ANSWER],
   };
   const rollouts = [];
@@ -219,7 +271,12 @@ test('3 (grpo): the release masks more than a fifth of all tool responses timing
   }
   const unknown = rollouts[2] as Trajectory;
   assert.equal([unknown.ended, unknown.turns.at(-1)!.action], ['answer', 'code']);
-  const opts = { advantage: 'grpo' as const, std: 'unbiased' as const, groupSize: 4, hyper: { lr: 1, clip_low: 0.2, clip_high: 0.28, kl: 0, temperature: 1 } };
+  const opts = {
+    advantage: 'grpo' as const,
+    std: 'unbiased' as const,
+    groupSize: 4,
+    hyper: { lr: 1, clip_low: 0.2, clip_high: 0.28, kl: 0, temperature: 1 },
+  };
   const release = buildBatch(1, rollouts, { ...opts, maskTimeouts: 'drop-after', timeoutRule: 'release' });
   const own = buildBatch(1, rollouts, { ...opts, maskTimeouts: 'drop', timeoutRule: 'any-step' });
   const fraction = buildBatch(1, rollouts, { ...opts, maskTimeouts: 'drop', timeoutRule: 'fraction:0.2' });
@@ -245,7 +302,10 @@ test('3 (grpo): the release masks more than a fifth of all tool responses timing
 
 test("verl export: the sandbox service's reward function reads the release's format rule and null thresholds as the rollouts do", async () => {
   const replies = [code(' ', write(20)), score('grade', 'nogold'), ANSWER];
-  const rel = await run(replies, 'nogold', { reward: REWARD_PRESETS['sandmle-release'], inputs: { ...rewardInputs('sandmle-release', {}, {}), submission: 'final' } });
+  const rel = await run(replies, 'nogold', {
+    reward: REWARD_PRESETS['sandmle-release'],
+    inputs: { ...rewardInputs('sandmle-release', {}, {}), submission: 'final' },
+  });
   const service = await startSandboxService({
     sandbox,
     tasksDir: join(root, 'tasks'),
@@ -256,13 +316,20 @@ test("verl export: the sandbox service's reward function reads the release's for
     starter: async () => null,
   });
   try {
-    const post = async (path: string, body: unknown) => (await fetch(service.url + path, { method: 'POST', body: JSON.stringify(body) })).json() as Promise<Record<string, unknown>>;
+    const post = async (path: string, body: unknown) =>
+      (await fetch(service.url + path, { method: 'POST', body: JSON.stringify(body) })).json() as Promise<
+        Record<string, unknown>
+      >;
     const { session } = (await post('/open', { task: 'nogold' })) as { session: string };
     await post('/run', { session, code: write(20), turn: 0, timeout_ms: 30_000 });
     const episode = { session, messages: rel.messages, turns: rel.turns, ended: rel.ended, submission: rel.submission };
     const r = await execa(
       PY,
-      ['-c', 'import json, sys\nsys.path.insert(0, sys.argv[1])\nfrom mlepipe_verl.reward import compute_score\nprint(json.dumps(compute_score("mlepipe", "", "nogold", {"mlepipe_episode": json.load(sys.stdin)})))', assetPath('gpu/verl')],
+      [
+        '-c',
+        'import json, sys\nsys.path.insert(0, sys.argv[1])\nfrom mlepipe_verl.reward import compute_score\nprint(json.dumps(compute_score("mlepipe", "", "nogold", {"mlepipe_episode": json.load(sys.stdin)})))',
+        assetPath('gpu/verl'),
+      ],
       { input: JSON.stringify(episode), env: { MLEPIPE_SANDBOX_URL: service.url } },
     );
     const scored = JSON.parse(r.stdout) as Record<string, number>;

@@ -40,7 +40,13 @@ test.after(async () => {
   await rm(root, { recursive: true, force: true });
 });
 
-const LIMITS = { maxTurns: 8, stepTimeoutMs: 60_000, timeBudgetMs: 600_000, contextTokens: 32_768, observationChars: 2000 };
+const LIMITS = {
+  maxTurns: 8,
+  stepTimeoutMs: 60_000,
+  timeBudgetMs: 600_000,
+  contextTokens: 32_768,
+  observationChars: 2000,
+};
 const AIDE = { numDrafts: 2, debugProb: 0.5, maxDebugDepth: 2 };
 
 function go(scaffold: Scaffold, policy: Policy, limits = LIMITS, aideOpts = AIDE) {
@@ -140,7 +146,10 @@ test('the episode time budget cuts a long step short and ends the episode', asyn
 
 test('scripted boosted through AIDE: drafts, then improvements of the best node; the best node is graded', async () => {
   const t = await go(aide, scriptedPolicy('boosted'), { ...LIMITS, maxTurns: 4 });
-  const journal = t.journal as { nodes: Array<{ operator: string; parent: number | null; metric: number | null; buggy: boolean }>; best: number };
+  const journal = t.journal as {
+    nodes: Array<{ operator: string; parent: number | null; metric: number | null; buggy: boolean }>;
+    best: number;
+  };
   assert.equal(
     journal.nodes.map((n) => n.operator),
     ['draft', 'draft', 'improve', 'improve'],
@@ -156,7 +165,9 @@ test('scripted boosted through AIDE: drafts, then improvements of the best node;
 
 test('AIDE debugs a failed leaf (debug_prob 1) and grades the fixed node', async () => {
   const p = replies((r) =>
-    r.purpose === 'debug' ? 'Fix: write the sample.\n```python\nimport pandas as pd\npd.read_csv("public/sample_submission.csv").to_csv("submission.csv", index=False)\nprint("validation score: 0.1")\n```' : 'Draft.\n```python\nraise SystemExit(3)\n```',
+    r.purpose === 'debug'
+      ? 'Fix: write the sample.\n```python\nimport pandas as pd\npd.read_csv("public/sample_submission.csv").to_csv("submission.csv", index=False)\nprint("validation score: 0.1")\n```'
+      : 'Draft.\n```python\nraise SystemExit(3)\n```',
   );
   const t = await go(aide, p, { ...LIMITS, maxTurns: 3 }, { ...AIDE, debugProb: 1 });
   const journal = t.journal as { nodes: Array<{ operator: string; buggy: boolean; exit_code: number | null }> };

@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import { exists } from '../../core/fs.js';
 import { cli, cliStart, tmpProject, waitFor } from '../helpers.js';
 
-const count = async (dir: string, word: string) => (await readFile(join(dir, 'runs.log'), 'utf8').catch(() => '')).split('\n').filter((l) => l === word).length;
+const count = async (dir: string, word: string) =>
+  (await readFile(join(dir, 'runs.log'), 'utf8').catch(() => '')).split('\n').filter((l) => l === word).length;
 
 const SLOW = (marker: string, secs: number) => `name: slow
 stages:

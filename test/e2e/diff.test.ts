@@ -19,16 +19,24 @@ test('two files that differ only in vars.n: the written change, the resolved run
   assert.is(r.exitCode, 0, r.stderr);
   const d = JSON.parse(r.stdout);
   assert.equal(d.written, [{ path: 'vars.n', a: 3, b: 5, at: { a: 'three.yaml:2:12', b: 'five.yaml:2:12' } }]);
-  assert.equal(d.params, [{ path: 'stages.one.with.run', a: 'seq 1 3 > $MLEPIPE_OUT/rows.txt', b: 'seq 1 5 > $MLEPIPE_OUT/rows.txt' }]);
+  assert.equal(d.params, [
+    { path: 'stages.one.with.run', a: 'seq 1 3 > $MLEPIPE_OUT/rows.txt', b: 'seq 1 5 > $MLEPIPE_OUT/rows.txt' },
+  ]);
   assert.equal(d.nodes, [
     { id: 'one', status: 'changed' },
     { id: 'two', status: 'same' },
   ]);
   const text = (await cli(['diff', 'three.yaml', 'five.yaml'], { cwd: dir })).stdout;
-  assert.match(text, /^written \(1 differ\)\npath {4}change {2}written at\nvars\.n {2}3 → 5 {3}three\.yaml:2:12 → five\.yaml:2:12\n\nresolved parameters \(1 differ\)\n/m);
+  assert.match(
+    text,
+    /^written \(1 differ\)\npath {4}change {2}written at\nvars\.n {2}3 → 5 {3}three\.yaml:2:12 → five\.yaml:2:12\n\nresolved parameters \(1 differ\)\n/m,
+  );
   assert.match(text, 'nodes (1 of 2 affected)');
   const md = (await cli(['diff', 'three.yaml', 'five.yaml', '--md'], { cwd: dir })).stdout;
-  assert.match(md, '### written (1 differ)\n| path | change | written at |\n| --- | --- | --- |\n| vars.n | 3 → 5 | three.yaml:2:12 → five.yaml:2:12 |');
+  assert.match(
+    md,
+    '### written (1 differ)\n| path | change | written at |\n| --- | --- | --- |\n| vars.n | 3 → 5 | three.yaml:2:12 → five.yaml:2:12 |',
+  );
   assert.match(md, '| stages.one.with.run | seq 1 3 > $MLEPIPE_OUT/rows.txt | seq 1 5 > $MLEPIPE_OUT/rows.txt |');
 });
 
@@ -46,7 +54,10 @@ test('origins: a value inherited through extends names the parent file, one set 
   assert.match(set.stdout, /^vars\.n {2}5 → 7 {3}child\.yaml:2:12 → -S vars\.n=7$/m);
   const same = JSON.parse((await cli(['diff', 'child.yaml', 'five.yaml', '--json'], { cwd: dir })).stdout);
   // Resolved alike, so no node changes; written alike too, wherever each value came from.
-  assert.equal([same.written, same.params, same.nodes.map((n: { status: string }) => n.status)], [[], [], ['same', 'same']]);
+  assert.equal(
+    [same.written, same.params, same.nodes.map((n: { status: string }) => n.status)],
+    [[], [], ['same', 'same']],
+  );
 });
 
 test.run();

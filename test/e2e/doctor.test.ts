@@ -7,7 +7,8 @@ import { cli, packageCopy, tmpProject, type CliResult } from '../helpers.js';
 
 /** `doctor --json` with the process backend and no python: setting, run once for the two tests that read it. */
 let plain: Promise<CliResult> | undefined;
-const plainDoctor = () => (plain ??= tmpProject({}, 'sandbox: { backend: process }\n').then((cwd) => cli(['doctor', '--json'], { cwd })));
+const plainDoctor = () =>
+  (plain ??= tmpProject({}, 'sandbox: { backend: process }\n').then((cwd) => cli(['doctor', '--json'], { cwd })));
 
 test('doctor finds an interpreter with numpy, pandas and sklearn, and says where it comes from', async () => {
   const r = await plainDoctor();
@@ -25,7 +26,13 @@ test('doctor says whether the interpreter stages grade with can load MLE-benchâ€
   const ok = good.checks.find((c: { name: string }) => c.name === 'mlebench grading');
   assert.ok(ok.ok, ok.detail);
   assert.match(ok.detail, 'py7zr, yaml, tqdm');
-  const bare = JSON.parse((await cli(['doctor', '--json'], { cwd: await tmpProject({}, 'sandbox: { backend: process }\npython: /usr/bin/python3\n') })).stdout);
+  const bare = JSON.parse(
+    (
+      await cli(['doctor', '--json'], {
+        cwd: await tmpProject({}, 'sandbox: { backend: process }\npython: /usr/bin/python3\n'),
+      })
+    ).stdout,
+  );
   const no = bare.checks.find((c: { name: string }) => c.name === 'mlebench grading');
   assert.not.ok(no.ok);
   assert.match(no.detail, "No module named 'py7zr'");

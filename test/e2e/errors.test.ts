@@ -36,18 +36,25 @@ const CASES: Case[] = [
   },
   {
     name: 'cycle, named',
-    files: { 'e.yaml': 'name: e\nstages:\n  a: { uses: shell, needs: [c], with: { run: x } }\n  b: { uses: shell, needs: [a], with: { run: x } }\n  c: { uses: shell, needs: [b], with: { run: x } }\n' },
+    files: {
+      'e.yaml':
+        'name: e\nstages:\n  a: { uses: shell, needs: [c], with: { run: x } }\n  b: { uses: shell, needs: [a], with: { run: x } }\n  c: { uses: shell, needs: [b], with: { run: x } }\n',
+    },
     expect: ['e.yaml:3:21: stages.a.needs: cycle: a → c → b → a'],
   },
   {
     name: 'unknown stage kind',
     files: { 'e.yaml': 'name: e\nstages:\n  a: { uses: shel, with: { run: x } }\n' },
-    expect: ['e.yaml:3:14: stages.a.uses: unknown stage kind "shel" (did you mean "shell"?) (available: shell, ablate, generate, mlebench, mltoolbench, filter, guide, eval, curate, grpo, sft)'],
+    expect: [
+      'e.yaml:3:14: stages.a.uses: unknown stage kind "shel" (did you mean "shell"?) (available: shell, ablate, generate, mlebench, mltoolbench, filter, guide, eval, curate, grpo, sft)',
+    ],
   },
   {
     name: 'reward formula with an unknown variable: position inside the formula',
     files: { 'e.yaml': 'name: e\nrewards:\n  dense: "0.1*format + 0.3*exec"\nstages:\n' + OK_STAGE },
-    expect: ['e.yaml:3:28: rewards.dense: unknown variable "exec" (did you mean "execute"?) (known: format, execute, valid, median, bronze, silver, gold, score, improvement, success, turns, reply_chars, timed_out)'],
+    expect: [
+      'e.yaml:3:28: rewards.dense: unknown variable "exec" (did you mean "execute"?) (known: format, execute, valid, median, bronze, silver, gold, score, improvement, success, turns, reply_chars, timed_out)',
+    ],
   },
   {
     name: 'reward formula that does not parse',
@@ -56,27 +63,44 @@ const CASES: Case[] = [
   },
   {
     name: 'undefined reward and model names',
-    files: { 'e.yaml': 'name: e\nmodels:\n  qwen: { provider: openai, model: Qwen/Qwen3-8B }\nrewards:\n  dense: sandmle-paper\nstages:\n  a: { uses: shell, with: { run: x, reward: dens, model: qwen3 } }\n' },
-    expect: ['e.yaml:7:45: stages.a.with.reward: undefined reward "dens" (not in rewards: or the presets) (did you mean "dense"?)', 'e.yaml:7:58: stages.a.with.model: undefined model "qwen3" (not in models:) (did you mean "qwen"?)'],
+    files: {
+      'e.yaml':
+        'name: e\nmodels:\n  qwen: { provider: openai, model: Qwen/Qwen3-8B }\nrewards:\n  dense: sandmle-paper\nstages:\n  a: { uses: shell, with: { run: x, reward: dens, model: qwen3 } }\n',
+    },
+    expect: [
+      'e.yaml:7:45: stages.a.with.reward: undefined reward "dens" (not in rewards: or the presets) (did you mean "dense"?)',
+      'e.yaml:7:58: stages.a.with.model: undefined model "qwen3" (not in models:) (did you mean "qwen"?)',
+    ],
   },
   {
     name: 'ablate target that does not exist',
-    files: { 'e.yaml': 'name: e\nstages:\n' + OK_STAGE + '  ab: { uses: ablate, target: b, matrix: { params.x: [1, 2] } }\n' },
+    files: {
+      'e.yaml': 'name: e\nstages:\n' + OK_STAGE + '  ab: { uses: ablate, target: b, matrix: { params.x: [1, 2] } }\n',
+    },
     expect: ['e.yaml:4:31: stages.ab.target: no stage named "b"'],
   },
   {
     name: 'matrix key that is no parameter of the target',
-    files: { 'e.yaml': 'name: e\nstages:\n' + OK_STAGE + '  ab: { uses: ablate, target: a, matrix: { timeout: [1, 2] } }\n' },
-    expect: ['e.yaml:4:44: stages.ab.matrix.timeout: stage "a" (shell) has no parameter "timeout" (did you mean "timeout_s"?)'],
+    files: {
+      'e.yaml': 'name: e\nstages:\n' + OK_STAGE + '  ab: { uses: ablate, target: a, matrix: { timeout: [1, 2] } }\n',
+    },
+    expect: [
+      'e.yaml:4:44: stages.ab.matrix.timeout: stage "a" (shell) has no parameter "timeout" (did you mean "timeout_s"?)',
+    ],
   },
   {
     name: 'matrix value invalid for the target',
-    files: { 'e.yaml': 'name: e\nstages:\n' + OK_STAGE + '  ab: { uses: ablate, target: a, matrix: { timeout_s: [1, fast] } }\n' },
+    files: {
+      'e.yaml':
+        'name: e\nstages:\n' + OK_STAGE + '  ab: { uses: ablate, target: a, matrix: { timeout_s: [1, fast] } }\n',
+    },
     expect: ['e.yaml:4:59: stages.ab.matrix.timeout_s[1]: invalid value for a.with.timeout_s: must be number'],
   },
   {
     name: 'wrong type and missing required key, all reported together',
-    files: { 'e.yaml': 'name: e\nstages:\n  a: { uses: shell, needs: a, with: { run: x } }\n  b: { with: { run: x } }\n' },
+    files: {
+      'e.yaml': 'name: e\nstages:\n  a: { uses: shell, needs: a, with: { run: x } }\n  b: { with: { run: x } }\n',
+    },
     expect: ['e.yaml:3:28: stages.a.needs: must be array', 'e.yaml:4:3: stages.b: missing required key "uses"'],
   },
   {
@@ -94,7 +118,9 @@ const CASES: Case[] = [
   },
   {
     name: 'undefined variable in interpolation',
-    files: { 'e.yaml': 'name: e\nvars: { seed: 1 }\nstages:\n  a: { uses: shell, with: { run: "echo ${vars.sed}" } }\n' },
+    files: {
+      'e.yaml': 'name: e\nvars: { seed: 1 }\nstages:\n  a: { uses: shell, with: { run: "echo ${vars.sed}" } }\n',
+    },
     expect: ['e.yaml:4:40: stages.a.with.run: undefined variable vars.sed'],
   },
   {

@@ -45,7 +45,10 @@ test('scripted and openai policies through the CLI: medal table, report --json, 
       Array(6).fill('tiny-coder'),
     );
     // The agents' jails are the task generator's, handed on within the run (sandbox/warm/shelf.ts).
-    assert.match(await nodeLogs(dir), /sandbox: 0 warm jails started and 2 taken over from an earlier stage for 4 rollouts/);
+    assert.match(
+      await nodeLogs(dir),
+      /sandbox: 0 warm jails started and 2 taken over from an earlier stage for 4 rollouts/,
+    );
     assert.is(server.requests[0].temperature, 0.7);
     assert.match(server.requests[0].messages[0].content, '<think>');
     assert.match(server.requests[1].messages.at(-1)!.content, /^exit code 0 · [\d.]+ s\n--- stdout ---\ncopied/);
@@ -57,7 +60,18 @@ test('scripted and openai policies through the CLI: medal table, report --json, 
       rows.map((x) => x.policy),
       ['scripted:linear', 'tiny'],
     );
-    assert.equal(Object.keys(rows[0]).sort(), ['any_medal', 'any_medal_hi', 'any_medal_lo', 'any_medal_sem', 'policy', 'turns', 'valid_submission', 'valid_submission_hi', 'valid_submission_lo', 'valid_submission_sem']);
+    assert.equal(Object.keys(rows[0]).sort(), [
+      'any_medal',
+      'any_medal_hi',
+      'any_medal_lo',
+      'any_medal_sem',
+      'policy',
+      'turns',
+      'valid_submission',
+      'valid_submission_hi',
+      'valid_submission_lo',
+      'valid_submission_sem',
+    ]);
 
     const out = (await cli(['outputs', 'e.yaml', 'agents'], { cwd: dir, env })).stdout.trim();
     const trajectories = (await readFile(join(out, 'trajectories.jsonl'), 'utf8'))
@@ -91,7 +105,11 @@ test('scripted and openai policies through the CLI: medal table, report --json, 
 test('an unreachable endpoint stops the eval node with an environment error naming it', async () => {
   const port = await closedPort();
   // No retries: the first refused connection is the answer (the backoff is the client's own test).
-  const dir = await tmpProject({ 'e.yaml': EXP(`http://127.0.0.1:${port}/v1`).replace('scripted:linear, tiny', 'tiny').replace('timeout_s: 10 }', 'timeout_s: 10, retries: 0 }') });
+  const dir = await tmpProject({
+    'e.yaml': EXP(`http://127.0.0.1:${port}/v1`)
+      .replace('scripted:linear, tiny', 'tiny')
+      .replace('timeout_s: 10 }', 'timeout_s: 10, retries: 0 }'),
+  });
   const r = await cli(['run', 'e.yaml'], { cwd: dir, env: { TINY_KEY: 'sk-test' } });
   assert.is(r.exitCode, 1, r.stderr);
   assert.match(r.stderr, `cannot reach`);
@@ -99,7 +117,9 @@ test('an unreachable endpoint stops the eval node with an environment error nami
 });
 
 test('a policy that names nothing is an error at its position', async () => {
-  const dir = await tmpProject({ 'e.yaml': EXP('http://127.0.0.1:1/v1').replace('scripted:linear, tiny', 'scripted:linaer, tiny') });
+  const dir = await tmpProject({
+    'e.yaml': EXP('http://127.0.0.1:1/v1').replace('scripted:linear, tiny', 'scripted:linaer, tiny'),
+  });
   const r = await cli(['validate', 'e.yaml'], { cwd: dir });
   assert.is(r.exitCode, 2);
   assert.match(r.stderr, /e\.yaml:10:\d+: stages\.agents\.with\.policies\[0\]: unknown scripted agent "linaer"/);

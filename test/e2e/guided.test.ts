@@ -69,21 +69,29 @@ test('guided collection: the teacher follows the guidance, students never see it
     assert.is(t.messages[0].content, same.messages[0].content);
     assert.is(t.messages[1].content, same.messages[1].content);
     const text = JSON.stringify(t.messages);
-    for (const s of guidanceStrings(g)) assert.not.ok(text.includes(JSON.stringify(s).slice(1, -1)), `${t.task_id}: "${s}" in the messages`);
+    for (const s of guidanceStrings(g))
+      assert.not.ok(text.includes(JSON.stringify(s).slice(1, -1)), `${t.task_id}: "${s}" in the messages`);
   }
   assert.ok(plain.every((p) => !p.turns.some((x) => x.action === 'tool')));
   const wins = (ts: Trajectory[]) => new Set(ts.filter((t) => t.variables.success === 1).map((t) => t.task_id)).size;
   assert.ok(wins(teach) > wins(plain), `guided ${wins(teach)} tasks vs unguided ${wins(plain)}`);
 
   const demos = await outputsOf(dir, 'demos');
-  const report = JSON.parse(await readFile(join(demos, 'curation.json'), 'utf8')) as { read: number; kept: number; dropped: Record<string, number>; embedder: { name: string } };
+  const report = JSON.parse(await readFile(join(demos, 'curation.json'), 'utf8')) as {
+    read: number;
+    kept: number;
+    dropped: Record<string, number>;
+    embedder: { name: string };
+  };
   assert.is(report.read, 8);
   assert.is(report.embedder.name, 'tfidf');
   assert.is(report.kept + Object.values(report.dropped).reduce((a, b) => a + b, 0), 8);
   // Both repeats of a task are the same scripted run: one of each pair is a duplicate.
   assert.ok(report.dropped.duplicates >= wins(teach), JSON.stringify(report));
   const kept = (await readFile(join(demos, 'trajectories.jsonl'), 'utf8')).trim().split('\n');
-  const teachLines = (await readFile(join(await outputsOf(dir, 'teach'), 'trajectories.jsonl'), 'utf8')).trim().split('\n');
+  const teachLines = (await readFile(join(await outputsOf(dir, 'teach'), 'trajectories.jsonl'), 'utf8'))
+    .trim()
+    .split('\n');
   assert.ok(kept.every((l) => teachLines.includes(l)));
   for (const l of kept) {
     const t = JSON.parse(l) as Trajectory;
@@ -93,12 +101,23 @@ test('guided collection: the teacher follows the guidance, students never see it
   // The SFT dataset: the kept runs' conversations unchanged, and nothing of the guidance.
   const tune = await outputsOf(dir, 'tune');
   const data = await readFile(join(tune, 'dataset', 'train.jsonl'), 'utf8');
-  const want = kept.map((l) => JSON.stringify({ messages: (JSON.parse(l) as Trajectory).messages.map((m) => ({ role: m.role, content: m.content })) }));
+  const want = kept.map((l) =>
+    JSON.stringify({
+      messages: (JSON.parse(l) as Trajectory).messages.map((m) => ({ role: m.role, content: m.content })),
+    }),
+  );
   assert.equal(data.trim().split('\n').sort(), want.sort());
-  for (const g of guidance.values()) for (const s of guidanceStrings(g)) assert.not.ok(data.includes(JSON.stringify(s).slice(1, -1)), `"${s}" in the SFT data`);
+  for (const g of guidance.values())
+    for (const s of guidanceStrings(g))
+      assert.not.ok(data.includes(JSON.stringify(s).slice(1, -1)), `"${s}" in the SFT data`);
 });
 
-const ANSWER = ['Reflection: start.', 'Research Plan and Status: look, then submit.', 'Fact Check: none yet.', 'Thought: list the files.'];
+const ANSWER = [
+  'Reflection: start.',
+  'Research Plan and Status: look, then submit.',
+  'Fact Check: none yet.',
+  'Thought: list the files.',
+];
 
 test('a model writes the guidance and a model teacher is sent it: recorded system prompt + the rendered guidance, byte for byte', async () => {
   const good = {
@@ -110,7 +129,14 @@ test('a model writes the guidance and a model teacher is sent it: recorded syste
     (body) => {
       if (body.messages[0].content.startsWith('You write guidance')) return { content: JSON.stringify(good) };
       const turn = body.messages.filter((m) => m.role === 'assistant').length;
-      return { content: [...ANSWER, turn === 0 ? 'Action: List Files\nAction Input: {"dir_path": "public"}' : 'Action: Final Answer\nAction Input: {"final_answer": "done", "submission": "submission.csv"}'].join('\n') };
+      return {
+        content: [
+          ...ANSWER,
+          turn === 0
+            ? 'Action: List Files\nAction Input: {"dir_path": "public"}'
+            : 'Action: Final Answer\nAction Input: {"final_answer": "done", "submission": "submission.csv"}',
+        ].join('\n'),
+      };
     },
   ]);
   try {
@@ -145,15 +171,25 @@ stages:
 });
 
 test('guidance: without a guide stage in needs:, or outside mlab, is refused before anything runs', async () => {
-  const dir = await tmpProject({ 'e.yaml': `name: bad\nstages:\n  ${SUITE}\n  teach: { uses: eval, needs: [suite], with: { scaffold: mlab, policy: scripted:guided, guidance: true } }\n` });
+  const dir = await tmpProject({
+    'e.yaml': `name: bad\nstages:\n  ${SUITE}\n  teach: { uses: eval, needs: [suite], with: { scaffold: mlab, policy: scripted:guided, guidance: true } }\n`,
+  });
   const r = await cli(['validate', 'e.yaml'], { cwd: dir });
   assert.is(r.exitCode, 2);
-  assert.match(r.stderr, /e\.yaml:4:\d+: .*eval reads task guidance from its inputs, but no stage in needs: gives any.*guidance comes from guide/);
+  assert.match(
+    r.stderr,
+    /e\.yaml:4:\d+: .*eval reads task guidance from its inputs, but no stage in needs: gives any.*guidance comes from guide/,
+  );
   assert.not.match(r.stderr, /\n\s+at /);
-  const react = await tmpProject({ 'e.yaml': `name: bad\nstages:\n  ${SUITE}\n  hints: { uses: guide, needs: [suite] }\n  teach: { uses: eval, needs: [suite, hints], with: { scaffold: react, policy: scripted:guided, guidance: hints } }\n` });
+  const react = await tmpProject({
+    'e.yaml': `name: bad\nstages:\n  ${SUITE}\n  hints: { uses: guide, needs: [suite] }\n  teach: { uses: eval, needs: [suite, hints], with: { scaffold: react, policy: scripted:guided, guidance: hints } }\n`,
+  });
   const v = await cli(['validate', 'e.yaml'], { cwd: react });
   assert.is(v.exitCode, 2);
-  assert.match(v.stderr, /e\.yaml:5:\d+: stages\.teach\.with\.guidance: guidance: only the mlab scaffold puts guidance in a teacher's prompt \(scaffold: react\)/);
+  assert.match(
+    v.stderr,
+    /e\.yaml:5:\d+: stages\.teach\.with\.guidance: guidance: only the mlab scaffold puts guidance in a teacher's prompt \(scaffold: react\)/,
+  );
 });
 
 test.run();

@@ -9,10 +9,18 @@ import { join } from 'node:path';
 import { cli, CLI, tmpProject } from '../helpers.js';
 
 const OK = 'stages:\n  a: { uses: shell, with: { run: echo a } }\n';
-const BOMB = ['a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]', ...'bcdefghi'.split('').map((k, i) => `${k}: &${k} [${Array(9).fill(`*${'abcdefghi'[i]}`).join(', ')}]`)].join('\n');
+const BOMB = [
+  'a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]',
+  ...'bcdefghi'.split('').map((k, i) => `${k}: &${k} [${Array(9).fill(`*${'abcdefghi'[i]}`).join(', ')}]`),
+].join('\n');
 
 /** Each command refuses the project with exactly these stderr lines (a RegExp for a line matches it). */
-async function refused(dir: string, args: string[], expect: Array<string | RegExp>, commands = ['validate']): Promise<void> {
+async function refused(
+  dir: string,
+  args: string[],
+  expect: Array<string | RegExp>,
+  commands = ['validate'],
+): Promise<void> {
   for (const command of commands) {
     const r = await cli([command, 'e.yaml', ...args], { cwd: dir });
     assert.is(r.exitCode, 2, `${command}: ${r.stderr}`);
@@ -60,7 +68,11 @@ test('bytes that are not UTF-8, in an experiment, a base it extends and the sett
   await refused(dir, [], ['base.yaml:1:17: not valid UTF-8 (byte 0xEF at offset 16); save the file as UTF-8']);
   await writeFile(join(dir, 'e.yaml'), `name: e\n${OK}`);
   await writeFile(join(dir, 'mlepipe.config.yaml'), latin1('cache: ".mlepipe-é"\n'));
-  await refused(dir, [], [/mlepipe\.config\.yaml:1:18: not valid UTF-8 \(byte 0xE9 at offset 17\); save the file as UTF-8$/]);
+  await refused(
+    dir,
+    [],
+    [/mlepipe\.config\.yaml:1:18: not valid UTF-8 \(byte 0xE9 at offset 17\); save the file as UTF-8$/],
+  );
   await writeFile(join(dir, 'mlepipe.config.yaml'), `cache: .mlepipe\n${BOMB}\n`);
   await refused(dir, [], [/mlepipe\.config\.yaml:\d+:\d+: more than 100000 values once aliases are expanded/]);
 });
@@ -86,7 +98,11 @@ test('validate names a missing file once', async () => {
 
 test('plan into a pipe closed early (| head -1): no EPIPE trace, the usual exit code', async () => {
   // More output than a pipe buffers, so that the writer is still writing when head exits.
-  const stages = Array.from({ length: 1500 }, (_, i) => `  stage_with_a_rather_long_name_${String(i).padStart(4, '0')}: { uses: shell, with: { run: echo ${i} } }`);
+  const stages = Array.from(
+    { length: 1500 },
+    (_, i) =>
+      `  stage_with_a_rather_long_name_${String(i).padStart(4, '0')}: { uses: shell, with: { run: echo ${i} } }`,
+  );
   const dir = await tmpProject({ 'e.yaml': `name: many\nstages:\n${stages.join('\n')}\n` });
   for (const json of [[], ['--json']]) {
     const script = `set -o pipefail; "${process.execPath}" "${CLI}" plan e.yaml ${json.join(' ')} 2>err.txt | head -1; echo "exit $?" >>err.txt`;

@@ -13,7 +13,14 @@ import { syntheticReport } from '../report-synthetic.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 // A small quickstart: its tasks are shared (one cache) with the grpo experiment below.
-const SMALL = ['-S', 'stages.tasks.with.count=2', '-S', 'stages.agents.with.policies=[scripted:random,scripted:linear]', '-S', 'stages.agents.with.max_turns=4'];
+const SMALL = [
+  '-S',
+  'stages.tasks.with.count=2',
+  '-S',
+  'stages.agents.with.policies=[scripted:random,scripted:linear]',
+  '-S',
+  'stages.agents.with.max_turns=4',
+];
 const GRPO = `name: tiny-grpo
 stages:
   tasks: { uses: generate, with: { backend: procedural, seeds: mlebench, count: 2, seed: 0 } }
@@ -67,7 +74,12 @@ test('quickstart: tables with their rows, the interactive figure, the funnel; a 
   const stray = await cli(['report', 'quickstart.yaml', '--out', 'elsewhere', ...SMALL], { cwd: dir });
   assert.is(stray.exitCode, 2, stray.stderr);
   assert.match(stray.stderr, /--out is the folder of the HTML report: use it with --html/);
-  const recorded = await readJsonl(join((await cli(['outputs', 'quickstart.yaml', 'agents', ...SMALL], { cwd: dir })).stdout.trim(), 'trajectories.jsonl'));
+  const recorded = await readJsonl(
+    join(
+      (await cli(['outputs', 'quickstart.yaml', 'agents', ...SMALL], { cwd: dir })).stdout.trim(),
+      'trajectories.jsonl',
+    ),
+  );
   const report = JSON.parse((await cli(['report', 'quickstart.yaml', '--json', ...SMALL], { cwd: dir })).stdout);
 
   const { page, loads, errors } = await open(join(dir, r.stdout.trim()));
@@ -75,12 +87,18 @@ test('quickstart: tables with their rows, the interactive figure, the funnel; a 
   const medals = page.locator('[data-table="medals"] table.data tbody tr');
   assert.is(await medals.count(), report.tables.medals.rows.length);
   assert.equal(await texts(page, '[data-table="medals"] thead th'), report.tables.medals.columns);
-  assert.equal(await texts(page, '[data-table="medals"] tbody tr td:first-child'), ['scripted:random', 'scripted:linear']);
+  assert.equal(await texts(page, '[data-table="medals"] tbody tr td:first-child'), [
+    'scripted:random',
+    'scripted:linear',
+  ]);
   // Vega drew the figure in the page, with its axis title.
   await page.waitForSelector('[data-figure="any-medal"] svg');
   assert.ok((await page.textContent('[data-figure="any-medal"] svg'))!.includes('any_medal'));
   const funnel = report.tables.funnel.rows[0];
-  assert.equal(await texts(page, '#funnel .funnel-count'), [funnel.input, funnel.evaluator_ok ?? funnel.input, funnel.sane, funnel.unique].map(String));
+  assert.equal(
+    await texts(page, '#funnel .funnel-count'),
+    [funnel.input, funnel.evaluator_ok ?? funnel.input, funnel.sane, funnel.unique].map(String),
+  );
 
   // Nothing of a trajectory is loaded until one is opened.
   assert.is(await page.textContent('#t-count'), `${recorded.length} of ${recorded.length} trajectories`);
@@ -141,11 +159,19 @@ test('an AIDE journal is drawn as its search tree; per-turn SPICE scores and too
   await page.click('#t-list tr[data-i="3"]');
   await page.waitForSelector('#t-detail .journal');
   assert.equal(await texts(page, '#t-detail .journal li.node > a'), ['#0 draft', '#1 improve', '#2 improve']);
-  assert.is(await page.locator('#t-detail .journal li[data-node="0"] > ul > li').count(), 2, 'both improvements hang from the draft');
+  assert.is(
+    await page.locator('#t-detail .journal li[data-node="0"] > ul > li').count(),
+    2,
+    'both improvements hang from the draft',
+  );
   assert.match((await page.textContent('#t-detail .journal li.best'))!, /★ chosen/);
   await page.click('#t-list tr[data-i="0"]');
   await page.waitForSelector('#t-detail[data-i="0"] .shaping');
-  assert.equal(await texts(page, '#t-detail .shaping'), ['SPICE d = 0.25 · code · r = 0.025', 'SPICE d = 0.5 · code · r = 0.05', 'SPICE d = 0.75 · code · r = 0.075']);
+  assert.equal(await texts(page, '#t-detail .shaping'), [
+    'SPICE d = 0.25 · code · r = 0.025',
+    'SPICE d = 0.5 · code · r = 0.05',
+    'SPICE d = 0.75 · code · r = 0.075',
+  ]);
   assert.match((await page.textContent('#t-detail .tool-call'))!, /tool call: ReadFile.*public\/description\.md/s);
   await page.selectOption('#f-outcome', 'gold');
   assert.ok((await texts(page, '#t-list tr td:nth-child(5)')).every((o) => o === 'gold'));

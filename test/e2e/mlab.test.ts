@@ -20,18 +20,28 @@ tables:
   medals: { from: agents, rows: policy, columns: [valid_submission, turns] }
 `;
 
-const COPY = 'import pandas as pd\npd.read_csv("public/sample_submission.csv").to_csv("submission.csv", index=False)\nprint("copied")\n';
-const step = (action: string, input: unknown) => `Reflection: go on.\nResearch Plan and Status: copy the sample, check the data, submit.\nFact Check: nothing yet.\nThought: next step.\nAction: ${action}\nAction Input: ${JSON.stringify(input)}`;
+const COPY =
+  'import pandas as pd\npd.read_csv("public/sample_submission.csv").to_csv("submission.csv", index=False)\nprint("copied")\n';
+const step = (action: string, input: unknown) =>
+  `Reflection: go on.\nResearch Plan and Status: copy the sample, check the data, submit.\nFact Check: nothing yet.\nThought: next step.\nAction: ${action}\nAction Input: ${JSON.stringify(input)}`;
 
 /** The model's turn is read from the conversation it is sent. */
 const MODEL = (body: { messages: { role: string; content: string }[] }) => {
   // Edit Script (AI) asks the same model in a request of its own.
-  if (body.messages[0].content.startsWith('Edit this Python script')) return { content: '```python\n' + COPY + 'print("edited")\n```', usage: { prompt_tokens: 50, completion_tokens: 10 } };
+  if (body.messages[0].content.startsWith('Edit this Python script'))
+    return {
+      content: '```python\n' + COPY + 'print("edited")\n```',
+      usage: { prompt_tokens: 50, completion_tokens: 10 },
+    };
   const replies = [
     step('Write File', { file_name: 'solve.py', content: COPY }),
     step('Execute Script', { script_name: 'solve.py' }),
     step('detect_missing_values', { path: 'public/train.csv' }),
-    step('Edit Script (AI)', { script_name: 'solve.py', edit_instruction: 'print "edited" at the end', save_name: 'solve2.py' }),
+    step('Edit Script (AI)', {
+      script_name: 'solve.py',
+      edit_instruction: 'print "edited" at the end',
+      save_name: 'solve2.py',
+    }),
     'I am not sure what to do next.',
     step('Python REPL', { command: 'import pandas as pd\nprint(len(pd.read_csv("submission.csv")), "rows")' }),
     step('Final Answer', { final_answer: 'copied the sample submission' }),
@@ -59,7 +69,11 @@ test('scaffold: mlab through the CLI: valid submissions, each action and tool ca
     assert.match(system, /- detect_missing_values \(tabular diagnostic\)/);
     assert.not.match(system, /zscore_anomaly_detector/);
     // The two rollouts of the model may run at once: find the request after the invalid reply.
-    assert.ok(server.requests.some((q) => /^Observation: invalid action: the reply has no "Action:" line/.test(q.messages[q.messages.length - 1].content)));
+    assert.ok(
+      server.requests.some((q) =>
+        /^Observation: invalid action: the reply has no "Action:" line/.test(q.messages[q.messages.length - 1].content),
+      ),
+    );
 
     const out = (await cli(['outputs', 'e.yaml', 'agents'], { cwd: dir, env })).stdout.trim();
     const trajectories = (await readFile(join(out, 'trajectories.jsonl'), 'utf8'))
@@ -86,7 +100,10 @@ test('scaffold: mlab through the CLI: valid submissions, each action and tool ca
       ],
     );
     // MLAgentBench's answer to an edit: where it went and the diff.
-    assert.match(model.turns[3].observation, /^The edited file is saved to solve2\.py\. Here is the diff, please check if the edit is correct and desirable:\n\n--- solve2\.py\n\+\+\+ solve2\.py\n@@ -1,3 \+1,4 @@\n(?: .*\n){3}\+print\("edited"\)\n$/);
+    assert.match(
+      model.turns[3].observation,
+      /^The edited file is saved to solve2\.py\. Here is the diff, please check if the edit is correct and desirable:\n\n--- solve2\.py\n\+\+\+ solve2\.py\n@@ -1,3 \+1,4 @@\n(?: .*\n){3}\+print\("edited"\)\n$/,
+    );
     // The REPL runs in the jail, in the workspace, and shows what the command printed.
     assert.is(model.turns[5].exit_code, 0);
     assert.match(model.turns[5].observation, /--- stdout ---\n\d+ rows/);
@@ -94,16 +111,27 @@ test('scaffold: mlab through the CLI: valid submissions, each action and tool ca
     assert.equal(model.turns[0].args, { file_name: 'solve.py', content: COPY });
     assert.is(model.turns[1].exit_code, 0);
     assert.is(model.turns[1].code, COPY);
-    assert.match(model.turns[1].observation, /^The script has been executed\. Here is the output:\nexit code 0 .*\n--- stdout ---\ncopied/);
+    assert.match(
+      model.turns[1].observation,
+      /^The script has been executed\. Here is the output:\nexit code 0 .*\n--- stdout ---\ncopied/,
+    );
     assert.equal(model.turns[2].args, { path: 'public/train.csv' });
     assert.not.match(model.turns[2].observation, /^error/);
     assert.match(model.turns[2].observation, /missing/i);
 
     const scripted = trajectories.find((t) => t.policy === 'scripted:diagnose');
     const names = scripted.turns.map((t: { name: string }) => t.name);
-    assert.equal(names, ['List Files', 'identify_feature_types', 'detect_missing_values', 'Write File', 'Execute Script', 'Final Answer']);
+    assert.equal(names, [
+      'List Files',
+      'identify_feature_types',
+      'detect_missing_values',
+      'Write File',
+      'Execute Script',
+      'Final Answer',
+    ]);
     assert.match(scripted.turns[0].observation, /train\.csv/);
-    for (const t of scripted.turns.filter((x: { action: string }) => x.action === 'tool')) assert.not.match(t.observation, /^error/);
+    for (const t of scripted.turns.filter((x: { action: string }) => x.action === 'tool'))
+      assert.not.match(t.observation, /^error/);
     assert.is(scripted.turns[4].exit_code, 0, scripted.turns[4].observation);
   } finally {
     await server.close();

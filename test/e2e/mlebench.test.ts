@@ -19,7 +19,12 @@ function stream(seed: number): () => number {
   return () => (s = (s * 1103515245 + 12345) % 2147483648) / 2147483648;
 }
 
-function rows(n: number, seed: number, label: (x1: number, x2: number) => string, start = 0): { features: string[]; labels: string[] } {
+function rows(
+  n: number,
+  seed: number,
+  label: (x1: number, x2: number) => string,
+  start = 0,
+): { features: string[]; labels: string[] } {
   const r = stream(seed);
   const features: string[] = [];
   const labels: string[] = [];
@@ -39,7 +44,15 @@ interface Layout {
   sample?: string;
 }
 
-function competition(id: string, target: string, label: (x1: number, x2: number) => string, sample: string, metric: string, leaderboard: number[], at: Layout = {}): Record<string, string> {
+function competition(
+  id: string,
+  target: string,
+  label: (x1: number, x2: number) => string,
+  sample: string,
+  metric: string,
+  leaderboard: number[],
+  at: Layout = {},
+): Record<string, string> {
   const { key = 'id', train: trainFile = 'train.csv', sample: sampleFile = 'sample_submission.csv' } = at;
   const train = rows(120, 7, label);
   const test = rows(60, 11, label, 1000);
@@ -47,13 +60,18 @@ function competition(id: string, target: string, label: (x1: number, x2: number)
   const pub = `data/${id}/prepared/public`;
   const code = `mle/mlebench/competitions/${id}`;
   return {
-    [`${pub}/${trainFile}`]: `${key},x1,x2,${target}\n` + train.features.map((f, i) => `${f},${train.labels[i]}`).join('\n') + '\n',
+    [`${pub}/${trainFile}`]:
+      `${key},x1,x2,${target}\n` + train.features.map((f, i) => `${f},${train.labels[i]}`).join('\n') + '\n',
     [`${pub}/test.csv`]: `${key},x1,x2\n` + test.features.join('\n') + '\n',
     [`${pub}/${sampleFile}`]: `${key},${target}\n` + ids.map((i) => `${i},${sample}`).join('\n') + '\n',
     [`${pub}/description.md`]: `# ${id}\n\nPredict \`${target}\` for each row of test.csv.\n\n## Evaluation\n\nSubmissions are scored by ${metric}.\n`,
-    [`data/${id}/prepared/private/test.csv`]: `${key},${target}\n` + ids.map((i, k) => `${i},${test.labels[k]}`).join('\n') + '\n',
+    [`data/${id}/prepared/private/test.csv`]:
+      `${key},${target}\n` + ids.map((i, k) => `${i},${test.labels[k]}`).join('\n') + '\n',
     [`${code}/config.yaml`]: `id: ${id}\ndataset:\n  answers: ${id}/prepared/private/test.csv\n  sample_submission: ${id}/prepared/public/${sampleFile}\ngrader:\n  name: ${metric}\n  grade_fn: mlebench.competitions.${id}.grade:grade\n`,
-    [`${code}/leaderboard.csv`]: 'scoreNullable,teamId,hasTeamName,submissionDate,score,hasScore\n' + leaderboard.map((s, i) => `${s},${i + 1},True,2020-01-01 00:00:00,${s},True`).join('\n') + '\n',
+    [`${code}/leaderboard.csv`]:
+      'scoreNullable,teamId,hasTeamName,submissionDate,score,hasScore\n' +
+      leaderboard.map((s, i) => `${s},${i + 1},True,2020-01-01 00:00:00,${s},True`).join('\n') +
+      '\n',
   };
 }
 
@@ -88,8 +106,18 @@ const FILES = {
     GRADE_HEADER +
     '\n\ndef grade(submission, answers):\n    import os\n    if os.path.exists(os.path.join(os.path.dirname(__file__), "BROKEN")):\n        raise RuntimeError("the grader lost its files")\n    if os.path.exists(os.path.join(os.path.dirname(__file__), "SCORE")):\n        return float(open(os.path.join(os.path.dirname(__file__), "SCORE")).read())\n    y, p = aligned(submission, answers, "label")\n    return float((y.astype(str) == p.astype(str)).mean())\n',
   // Laid out like MLE-bench's taxi fares and insults: labels.csv, an id column named key, a sample file of its own name.
-  ...competition('toy-rent', 'rent', (x1, x2) => (1000 + 5000 * x1 + 300 * x2).toFixed(1), '0', 'root mean squared error', RENT_LB, { key: 'key', train: 'labels.csv', sample: 'sample_submission_null.csv' }),
-  'mle/mlebench/competitions/toy-rent/grade.py': GRADE_HEADER + '\n\ndef grade(submission, answers):\n    y, p = aligned(submission, answers, "rent", key="key")\n    return float(np.sqrt(np.mean((y.astype(float) - p.astype(float)) ** 2)))\n',
+  ...competition(
+    'toy-rent',
+    'rent',
+    (x1, x2) => (1000 + 5000 * x1 + 300 * x2).toFixed(1),
+    '0',
+    'root mean squared error',
+    RENT_LB,
+    { key: 'key', train: 'labels.csv', sample: 'sample_submission_null.csv' },
+  ),
+  'mle/mlebench/competitions/toy-rent/grade.py':
+    GRADE_HEADER +
+    '\n\ndef grade(submission, answers):\n    y, p = aligned(submission, answers, "rent", key="key")\n    return float(np.sqrt(np.mean((y.astype(float) - p.astype(float)) ** 2)))\n',
   // Its code is in the checkout, but its data was never prepared.
   'mle/mlebench/competitions/toy-unprepared/grade.py': 'def grade(submission, answers):\n    return 0.0\n',
   'mle/mlebench/competitions/toy-unprepared/leaderboard.csv': 'score\n1\n0\n',
@@ -110,7 +138,12 @@ function expected(score: number | null, t: Th) {
   const gold = reach(t.gold);
   const silver = !gold && reach(t.silver);
   const bronze = !gold && !silver && reach(t.bronze);
-  return { gold_medal: gold, silver_medal: silver, bronze_medal: bronze, above_median: t.lower ? score < t.median : score > t.median };
+  return {
+    gold_medal: gold,
+    silver_medal: silver,
+    bronze_medal: bronze,
+    above_median: t.lower ? score < t.median : score > t.median,
+  };
 }
 
 test('MLE-bench competitions become tasks; scripted agents are graded by the competitions’ graders and leaderboards', async () => {
@@ -123,14 +156,20 @@ test('MLE-bench competitions become tasks; scripted agents are graded by the com
   const missing = made.competitions.find((c: { id: string }) => c.id === 'toy-unprepared');
   assert.match(missing.error, `mlebench prepare -c toy-unprepared --data-dir ${join(dir, 'data')}`);
   const spamTask = JSON.parse(await readFile(join(comps, 'tasks', 'toy-spam', 'task.json'), 'utf8'));
-  assert.equal([spamTask.generator, spamTask.metric, spamTask.is_lower_better, spamTask.leaderboard_teams], ['mlebench', 'accuracy', false, 50]);
+  assert.equal(
+    [spamTask.generator, spamTask.metric, spamTask.is_lower_better, spamTask.leaderboard_teams],
+    ['mlebench', 'accuracy', false, 50],
+  );
   // The prepared data is linked where MLE-bench put it, not copied into the cache; task.json records it by name, size and time.
   for (const [rel, prepared] of [
     ['public', 'public'],
     ['private/answers', 'private'],
   ]) {
     assert.ok((await lstat(join(comps, 'tasks', 'toy-spam', rel))).isSymbolicLink(), rel);
-    assert.is(await realpath(join(comps, 'tasks', 'toy-spam', rel)), await realpath(join(dir, 'data', 'toy-spam', 'prepared', prepared)));
+    assert.is(
+      await realpath(join(comps, 'tasks', 'toy-spam', rel)),
+      await realpath(join(dir, 'data', 'toy-spam', 'prepared', prepared)),
+    );
   }
   assert.ok(spamTask.references.public.files.some((f: [string, number, number]) => f[0] === 'train.csv'));
   assert.not.ok(Object.keys(spamTask.files).some((f: string) => f.startsWith('public/')));
@@ -147,15 +186,28 @@ test('MLE-bench competitions become tasks; scripted agents are graded by the com
   for (const run of results) {
     const t = run.task_id === 'toy-spam' ? SPAM : RENT;
     assert.ok(run.valid_submission, `${run.policy} on ${run.task_id}: ${run.grade_error}`);
-    assert.ok(close(run.gold_threshold, t.gold) && close(run.silver_threshold, t.silver) && close(run.bronze_threshold, t.bronze) && close(run.median_threshold, t.median), JSON.stringify(run));
+    assert.ok(
+      close(run.gold_threshold, t.gold) &&
+        close(run.silver_threshold, t.silver) &&
+        close(run.bronze_threshold, t.bronze) &&
+        close(run.median_threshold, t.median),
+      JSON.stringify(run),
+    );
     assert.is(run.is_lower_better, t.lower);
     // Scores come rounded to 5 decimals, as MLE-bench ranks them.
     assert.is(Number(run.score.toFixed(5)), run.score);
     // HumanRank: 1 - (teams strictly better) / teams.
     const lb = run.task_id === 'toy-spam' ? SPAM_LB : RENT_LB;
-    assert.ok(close(run.human_rank, 1 - lb.filter((x) => (t.lower ? x < run.score : x > run.score)).length / lb.length), `human_rank ${run.human_rank}`);
+    assert.ok(
+      close(run.human_rank, 1 - lb.filter((x) => (t.lower ? x < run.score : x > run.score)).length / lb.length),
+      `human_rank ${run.human_rank}`,
+    );
     const { gold_medal, silver_medal, bronze_medal, above_median } = run;
-    assert.equal({ gold_medal, silver_medal, bronze_medal, above_median }, expected(run.score, t), `${run.policy} on ${run.task_id} scored ${run.score}`);
+    assert.equal(
+      { gold_medal, silver_medal, bronze_medal, above_median },
+      expected(run.score, t),
+      `${run.policy} on ${run.task_id} scored ${run.score}`,
+    );
   }
   // The ladder is visible: the majority guess earns nothing, the forest medals on the classification.
   const of = (policy: string, task: string) => results.find((x) => x.policy === policy && x.task_id === task);
@@ -174,7 +226,11 @@ test('MLE-bench competitions become tasks; scripted agents are graded by the com
   assert.match(system, '`public/sample_submission_null.csv` shows the');
   assert.not.match(system, 'train.csv');
   // The first look at the data finds the competition's own files.
-  assert.equal([rent.turns[0].exit_code, rent.turns[0].observation.includes('labels.csv (120, 4)')], [0, true], rent.turns[0].observation);
+  assert.equal(
+    [rent.turns[0].exit_code, rent.turns[0].observation.includes('labels.csv (120, 4)')],
+    [0, true],
+    rent.turns[0].observation,
+  );
 
   // MLE-bench's grading report beside ours: its totals and fields, floats and booleans never null.
   const ours = JSON.parse(await readFile(join(out, 'grading_report.json'), 'utf8'));
@@ -182,16 +238,33 @@ test('MLE-bench competitions become tasks; scripted agents are graded by the com
   const report = JSON.parse(await readFile(join(out, 'mlebench', 'scripted-forest_grading_report.json'), 'utf8'));
   assert.equal([report.total_runs, report.total_valid_submissions, report.total_medals], [2, 2, 2]);
   for (const c of report.competition_reports) {
-    for (const k of ['gold_threshold', 'silver_threshold', 'bronze_threshold', 'median_threshold', 'score']) assert.type(c[k], 'number');
-    for (const k of ['any_medal', 'gold_medal', 'silver_medal', 'bronze_medal', 'above_median', 'submission_exists', 'valid_submission', 'is_lower_better']) assert.type(c[k], 'boolean');
+    for (const k of ['gold_threshold', 'silver_threshold', 'bronze_threshold', 'median_threshold', 'score'])
+      assert.type(c[k], 'number');
+    for (const k of [
+      'any_medal',
+      'gold_medal',
+      'silver_medal',
+      'bronze_medal',
+      'above_median',
+      'submission_exists',
+      'valid_submission',
+      'is_lower_better',
+    ])
+      assert.type(c[k], 'boolean');
     assert.ok(!Number.isNaN(Date.parse(c.created_at)));
     // The graded file is kept with the outputs, so that MLE-bench's own grader can grade it again.
-    assert.match(await readFile(join(out, c.submission_path), 'utf8'), c.competition_id === 'toy-rent' ? /^key,rent\n/ : /^id,label\n/);
+    assert.match(
+      await readFile(join(out, c.submission_path), 'utf8'),
+      c.competition_id === 'toy-rent' ? /^key,rent\n/ : /^id,label\n/,
+    );
   }
 });
 
 test('agents are shown the grader’s message about their submission, never a traceback; a grader that fails on everything is a fault', async () => {
-  const dir = await tmpProject({ ...FILES, 'e.yaml': 'name: m\nstages:\n  comps: { uses: mlebench, with: { data: data, mlebench: mle, set: [toy-spam] } }\n' });
+  const dir = await tmpProject({
+    ...FILES,
+    'e.yaml': 'name: m\nstages:\n  comps: { uses: mlebench, with: { data: data, mlebench: mle, set: [toy-spam] } }\n',
+  });
   assert.is((await cli(['run', 'e.yaml'], { cwd: dir })).exitCode, 0);
   const task = join((await cli(['outputs', 'e.yaml', 'comps'], { cwd: dir })).stdout.trim(), 'tasks', 'toy-spam');
   const python = choosePython().path;
@@ -221,15 +294,21 @@ test('agents are shown the grader’s message about their submission, never a tr
   // The grader fails on the sample submission too: the grader's fault.
   await writeFile(join(dir, 'mle/mlebench/competitions/toy-spam/BROKEN'), '');
   const broken = await grade('ok.csv', await readFile(join(task, 'public', 'sample_submission.csv'), 'utf8'));
-  assert.equal(broken, { ok: false, error: 'Submission invalid: the grader lost its files', fault: 'mlebench.competitions.toy-spam.grade:grade raised RuntimeError: the grader lost its files' });
+  assert.equal(broken, {
+    ok: false,
+    error: 'Submission invalid: the grader lost its files',
+    fault: 'mlebench.competitions.toy-spam.grade:grade raised RuntimeError: the grader lost its files',
+  });
 });
 
 test('a competition whose grader does not load fails the node, naming it and why; keep_going leaves it out and counts it', async () => {
   const files = {
     ...FILES,
     ...competition('toy-broken', 'label', () => 'ham', 'ham', 'accuracy', SPAM_LB),
-    'mle/mlebench/competitions/toy-broken/grade.py': 'import a_package_nobody_installed\n\n\ndef grade(submission, answers):\n    return 1.0\n',
-    'e.yaml': 'name: m\nstages:\n  comps: { uses: mlebench, with: { data: data, mlebench: mle, set: [toy-spam, toy-broken] } }\n',
+    'mle/mlebench/competitions/toy-broken/grade.py':
+      'import a_package_nobody_installed\n\n\ndef grade(submission, answers):\n    return 1.0\n',
+    'e.yaml':
+      'name: m\nstages:\n  comps: { uses: mlebench, with: { data: data, mlebench: mle, set: [toy-spam, toy-broken] } }\n',
   };
   const dir = await tmpProject(files);
   const r = await cli(['run', 'e.yaml'], { cwd: dir });
@@ -239,9 +318,14 @@ test('a competition whose grader does not load fails the node, naming it and why
   assert.match(r.stderr, "ModuleNotFoundError: No module named 'a_package_nobody_installed'");
   const lenient = await cli(['run', 'e.yaml', '-S', 'stages.comps.with.keep_going=true'], { cwd: dir });
   assert.is(lenient.exitCode, 0, lenient.stderr);
-  const out = (await cli(['outputs', 'e.yaml', 'comps', '-S', 'stages.comps.with.keep_going=true'], { cwd: dir })).stdout.trim();
+  const out = (
+    await cli(['outputs', 'e.yaml', 'comps', '-S', 'stages.comps.with.keep_going=true'], { cwd: dir })
+  ).stdout.trim();
   const made = JSON.parse(await readFile(join(out, 'mlebench.json'), 'utf8'));
-  assert.match(made.competitions.find((c: { id: string }) => c.id === 'toy-broken').broken, 'a_package_nobody_installed');
+  assert.match(
+    made.competitions.find((c: { id: string }) => c.id === 'toy-broken').broken,
+    'a_package_nobody_installed',
+  );
   assert.not.ok(existsSync(join(out, 'tasks', 'toy-broken')), 'no task of a competition that cannot be graded');
   assert.match(lenient.stderr, 'tasks=1, missing=0, broken=1');
 });
@@ -249,20 +333,27 @@ test('a competition whose grader does not load fails the node, naming it and why
 test('an eval whose grader fails marks those runs grade_error and fails the node with the counts', async () => {
   const dir = await tmpProject({
     ...FILES,
-    'e.yaml': 'name: m\nstages:\n  comps: { uses: mlebench, with: { data: data, mlebench: mle, set: [toy-spam, toy-rent] } }\n  agents: { uses: eval, needs: [comps], with: { policy: scripted:majority, max_turns: 3, seed: 1 } }\n',
+    'e.yaml':
+      'name: m\nstages:\n  comps: { uses: mlebench, with: { data: data, mlebench: mle, set: [toy-spam, toy-rent] } }\n  agents: { uses: eval, needs: [comps], with: { policy: scripted:majority, max_turns: 3, seed: 1 } }\n',
   });
   assert.is((await cli(['run', 'e.yaml', '--only', 'comps'], { cwd: dir })).exitCode, 0);
   await writeFile(join(dir, 'mle/mlebench/competitions/toy-spam/BROKEN'), '');
   const r = await cli(['run', 'e.yaml'], { cwd: dir });
   assert.is(r.exitCode, 1);
-  assert.match(r.stderr, 'the grader failed on 1 of 2 runs (grade_error in results.jsonl): toy-spam: 1 (mlebench.competitions.toy-spam.grade:grade raised RuntimeError: the grader lost its files)');
+  assert.match(
+    r.stderr,
+    'the grader failed on 1 of 2 runs (grade_error in results.jsonl): toy-spam: 1 (mlebench.competitions.toy-spam.grade:grade raised RuntimeError: the grader lost its files)',
+  );
   // Mended, the runs it failed on run again rather than stand as they were.
   await rm(join(dir, 'mle/mlebench/competitions/toy-spam/BROKEN'));
   assert.is((await cli(['run', 'e.yaml'], { cwd: dir })).exitCode, 0);
 });
 
 test('validate and plan pass without the data; the run says what to prepare', async () => {
-  const dir = await tmpProject({ 'e.yaml': 'name: m\nstages:\n  comps: { uses: mlebench, with: { data: nowhere, mlebench: nothing } }\n  agents: { uses: eval, needs: [comps], with: { policy: scripted:random } }\n' });
+  const dir = await tmpProject({
+    'e.yaml':
+      'name: m\nstages:\n  comps: { uses: mlebench, with: { data: nowhere, mlebench: nothing } }\n  agents: { uses: eval, needs: [comps], with: { policy: scripted:random } }\n',
+  });
   assert.is((await cli(['validate', 'e.yaml'], { cwd: dir })).exitCode, 0);
   assert.is((await cli(['plan', 'e.yaml'], { cwd: dir })).exitCode, 0);
   const r = await cli(['run', 'e.yaml'], { cwd: dir });

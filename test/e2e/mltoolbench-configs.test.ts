@@ -27,7 +27,8 @@ test('table1, table5-coverage, table6-intervention, fig5-guidance: validate and 
     return p.stdout;
   };
   const t1 = await plan('table1.yaml');
-  for (const n of ['id@tools=none', 'id@tools=all', 'ood@tools=none', 'ood@tools=all']) assert.match(t1, new RegExp(`run\\s+${n.replace(/[.@=]/g, '\\$&')}\\s`));
+  for (const n of ['id@tools=none', 'id@tools=all', 'ood@tools=none', 'ood@tools=all'])
+    assert.match(t1, new RegExp(`run\\s+${n.replace(/[.@=]/g, '\\$&')}\\s`));
   assert.match(await plan('table5-coverage.yaml'), /2 nodes, 2 to run/);
   const t6 = await plan('table6-intervention.yaml');
   for (const m of ['none', 'mask', 'paraphrase']) assert.match(t6, new RegExp(`arms@intervention\\.mode=${m}\\s`));
@@ -35,20 +36,31 @@ test('table1, table5-coverage, table6-intervention, fig5-guidance: validate and 
   const f5 = await plan('fig5-guidance.yaml');
   for (const split of ['id', 'ood']) {
     assert.match(f5, new RegExp(`run\\s+${split}_hints\\s`));
-    for (const tools of ['none', 'all']) for (const g of ['false', 'true']) assert.match(f5, new RegExp(`run\\s+${split}@tools=${tools},guidance=${g}\\s`));
+    for (const tools of ['none', 'all'])
+      for (const g of ['false', 'true'])
+        assert.match(f5, new RegExp(`run\\s+${split}@tools=${tools},guidance=${g}\\s`));
   }
 });
 
 test('extended to a model: as a policy in table1 and as the paraphrasing model in table6', async () => {
   const dir = await project();
-  await writeFile(join(dir, 'model1.yaml'), 'extends: table1.yaml\nname: t1-model\nvars: { policies: [llm, scripted:diagnose] }\n');
-  await writeFile(join(dir, 'model6.yaml'), 'extends: table6-intervention.yaml\nname: t6-model\nvars: { policies: [llm] }\nstages:\n  arms: { with: { intervention: { mode: none, tools: all, branch: id, paraphrase_model: llm } } }\n');
+  await writeFile(
+    join(dir, 'model1.yaml'),
+    'extends: table1.yaml\nname: t1-model\nvars: { policies: [llm, scripted:diagnose] }\n',
+  );
+  await writeFile(
+    join(dir, 'model6.yaml'),
+    'extends: table6-intervention.yaml\nname: t6-model\nvars: { policies: [llm] }\nstages:\n  arms: { with: { intervention: { mode: none, tools: all, branch: id, paraphrase_model: llm } } }\n',
+  );
   const env = { MLTB_BASE_URL: 'http://127.0.0.1:9/v1', MLTB_MODEL: 'some-model' };
   const v = await cli(['validate', 'model1.yaml', 'model6.yaml'], { cwd: dir, env });
   assert.is(v.exitCode, 0, v.stderr + v.stdout);
   for (const f of ['model1.yaml', 'model6.yaml']) assert.is((await cli(['plan', f], { cwd: dir, env })).exitCode, 0, f);
   // A paraphrasing model that is not a models: entry is refused at its place in the file.
-  await writeFile(join(dir, 'bad.yaml'), 'extends: table6-intervention.yaml\nname: t6-bad\nstages:\n  arms: { with: { intervention: { mode: paraphrase, tools: all, branch: id, paraphrase_model: nobody } } }\n');
+  await writeFile(
+    join(dir, 'bad.yaml'),
+    'extends: table6-intervention.yaml\nname: t6-bad\nstages:\n  arms: { with: { intervention: { mode: paraphrase, tools: all, branch: id, paraphrase_model: nobody } } }\n',
+  );
   const bad = await cli(['validate', 'bad.yaml'], { cwd: dir });
   // Invalid input (exit 2), at the value's line and column.
   assert.is(bad.exitCode, 2, bad.stderr + bad.stdout);

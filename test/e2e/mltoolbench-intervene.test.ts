@@ -29,7 +29,13 @@ stages:
   reworded: { uses: eval, needs: [suite], with: { scaffold: mlab, tools: all, policy: scripted:diagnose, limit: 3, max_turns: 12, step_timeout: 300, intervention: { mode: paraphrase, tools: vision, paraphrase_model: tiny } } }
 `;
 
-type Turn = { action: string; name?: string; observation: string; evidence?: Record<string, unknown>; intervention?: { mode: string; original: { text: string; evidence: Record<string, unknown> } } };
+type Turn = {
+  action: string;
+  name?: string;
+  observation: string;
+  evidence?: Record<string, unknown>;
+  intervention?: { mode: string; original: { text: string; evidence: Record<string, unknown> } };
+};
 type Traj = { task_id: string; turns: Turn[] };
 
 const PREFIX = 'In other words: ';
@@ -40,16 +46,29 @@ let project = '';
 
 test("ID split: diagnose beats blind; masking lowers diagnose's success, paraphrasing keeps every outcome; the trajectory keeps both answers", async () => {
   // The model rewords by prefixing the report it is sent (everything after the prompt's blank line).
-  const server = await startReplayServer([(body) => ({ content: PREFIX + body.messages[0].content.split('\n\n').slice(1).join('\n\n'), usage: { prompt_tokens: 30, completion_tokens: 30 } })]);
+  const server = await startReplayServer([
+    (body) => ({
+      content: PREFIX + body.messages[0].content.split('\n\n').slice(1).join('\n\n'),
+      usage: { prompt_tokens: 30, completion_tokens: 30 },
+    }),
+  ]);
   try {
     const dir = (project = await tmpProject({ 'e.yaml': EXP(server.url) }));
     const env = { TINY_KEY: 'sk-test' };
     const r = await cli(['run', 'e.yaml'], { cwd: dir, env });
     assert.is(r.exitCode, 0, r.stderr + r.stdout);
-    const outs = Object.fromEntries(await Promise.all(['original', 'masked', 'paraphrased', 'reworded', 'blind'].map(async (s) => [s, (await cli(['outputs', 'e.yaml', s], { cwd: dir, env })).stdout.trim()] as const)));
+    const outs = Object.fromEntries(
+      await Promise.all(
+        ['original', 'masked', 'paraphrased', 'reworded', 'blind'].map(
+          async (s) => [s, (await cli(['outputs', 'e.yaml', s], { cwd: dir, env })).stdout.trim()] as const,
+        ),
+      ),
+    );
     // Each arm is a node of its own: the intervention is part of the key.
     assert.is(new Set(Object.values(outs)).size, 5);
-    const row = async (s: string) => (JSON.parse(await readFile(join(outs[s], 'rows.json'), 'utf8')) as { policy: Array<Record<string, number>> }).policy[0];
+    const row = async (s: string) =>
+      (JSON.parse(await readFile(join(outs[s], 'rows.json'), 'utf8')) as { policy: Array<Record<string, number>> })
+        .policy[0];
     const runs = async (s: string) =>
       new Map(
         (await readFile(join(outs[s], 'results.jsonl'), 'utf8'))
@@ -92,7 +111,9 @@ test("ID split: diagnose beats blind; masking lowers diagnose's success, paraphr
       assert.ok(Object.values(t.intervention!.original.evidence).some((v) => v !== 'unavailable'));
     }
     const plain = answered(tools(await trajs('original')));
-    assert.ok(plain.length === masked.length && plain.every((t) => t.intervention === undefined && t.evidence !== undefined));
+    assert.ok(
+      plain.length === masked.length && plain.every((t) => t.intervention === undefined && t.evidence !== undefined),
+    );
     const para = answered(tools(await trajs('paraphrased')));
     assert.is(para.length, masked.length);
     for (const t of para) {
@@ -105,11 +126,17 @@ test("ID split: diagnose beats blind; masking lowers diagnose's success, paraphr
     const worded = tools(await trajs('reworded'));
     const isVision = (t: Turn) => t.name === 'image_normalization_stats' || t.name === 'class_balance_check';
     const vision = worded.filter(isVision);
-    assert.ok(vision.some((t) => t.name === 'image_normalization_stats') && vision.some((t) => t.name === 'class_balance_check'));
+    assert.ok(
+      vision.some((t) => t.name === 'image_normalization_stats') &&
+        vision.some((t) => t.name === 'class_balance_check'),
+    );
     for (const t of vision) assert.is(t.observation, PREFIX + t.intervention!.original.text);
     assert.ok(worded.filter((t) => !isVision(t)).every((t) => t.intervention === undefined));
     assert.is(server.requests.length, vision.length);
-    assert.match(server.requests[0].messages[0].content, /^Rewrite this diagnostic report from the tool (image_normalization_stats|class_balance_check)/);
+    assert.match(
+      server.requests[0].messages[0].content,
+      /^Rewrite this diagnostic report from the tool (image_normalization_stats|class_balance_check)/,
+    );
     const rw = await runs('reworded');
     for (const [id, ok] of rw) assert.is(ok, ro.get(id), id);
 
@@ -117,7 +144,10 @@ test("ID split: diagnose beats blind; masking lowers diagnose's success, paraphr
     const b = await row('blind');
     assert.is(o.valid_submission, 100);
     assert.is(b.valid_submission, 100);
-    assert.ok(o.success_lo > b.success_hi, `diagnose ${o.success} [${o.success_lo}, ${o.success_hi}] vs blind ${b.success} [${b.success_lo}, ${b.success_hi}]`);
+    assert.ok(
+      o.success_lo > b.success_hi,
+      `diagnose ${o.success} [${o.success_lo}, ${o.success_hi}] vs blind ${b.success} [${b.success_lo}, ${b.success_hi}]`,
+    );
     assert.ok(o.tool_calls > 1);
     assert.ok(o.coverage_tabular > 0 && o.coverage_vision > 0 && o.coverage_graph > 0);
     assert.is(b.tool_calls, 0);
@@ -129,9 +159,14 @@ test("ID split: diagnose beats blind; masking lowers diagnose's success, paraphr
       .map((i) => i.id);
     assert.is(faulty.length, 20);
     const blindSolved = faulty.filter((id) => rb.get(id));
-    assert.ok(blindSolved.length <= BLIND_SHARE * faulty.length, `blind solves ${blindSolved.length} of ${faulty.length} faulty instances: ${blindSolved.join(', ')}`);
+    assert.ok(
+      blindSolved.length <= BLIND_SHARE * faulty.length,
+      `blind solves ${blindSolved.length} of ${faulty.length} faulty instances: ${blindSolved.join(', ')}`,
+    );
     // Healthy instances leave diagnose nothing to fix, so it cannot succeed on them.
-    const healthy = ['cv-id-05', 'nlp-id-05', 'tabular-id-05', 'time_series-id-05', 'graph-id-05'].map((x) => `mltb-v1-${x}`);
+    const healthy = ['cv-id-05', 'nlp-id-05', 'tabular-id-05', 'time_series-id-05', 'graph-id-05'].map(
+      (x) => `mltb-v1-${x}`,
+    );
     assert.ok(
       healthy.every((id) => ro.get(id) === false),
       JSON.stringify(healthy.map((id) => ro.get(id))),
@@ -150,7 +185,11 @@ stages:
   wrong: { uses: eval, needs: [suite], with: { scaffold: mlab, policy: scripted:diagnose, intervention: { mode: mask, branch: original } } }
 `;
 
-type Branched = Traj & { sample: number; branch: { from: string; turn: number | null; tool?: string; replay_mismatches?: number }; variables: { success: number } };
+type Branched = Traj & {
+  sample: number;
+  branch: { from: string; turn: number | null; tool?: string; replay_mismatches?: number };
+  variables: { success: number };
+};
 
 test('paired arms branch each saved run at one drawn return: the same turn in every arm, the replay rebuilds the run, only that return changes', async () => {
   assert.ok(project, 'the first test made the project');
@@ -158,7 +197,10 @@ test('paired arms branch each saved run at one drawn return: the same turn in ev
   // A branch names a stage in its needs:.
   const bad = await cli(['validate', 'paired.yaml'], { cwd: project });
   assert.is(bad.exitCode, 2);
-  assert.match(bad.stderr, /paired\.yaml:7:\d+: stages\.wrong\.with\.intervention\.branch: "original" is not in this stage's needs: \(suite\)/);
+  assert.match(
+    bad.stderr,
+    /paired\.yaml:7:\d+: stages\.wrong\.with\.intervention\.branch: "original" is not in this stage's needs: \(suite\)/,
+  );
   await writeFile(
     join(project, 'paired.yaml'),
     PAIRED.split('\n')
@@ -170,7 +212,12 @@ test('paired arms branch each saved run at one drawn return: the same turn in ev
   // The suite and the saved runs are the first test's.
   assert.match(r.stderr, /done: 2 ran, 2 cached, 0 failed/);
   const read = async (s: string) =>
-    (await readFile(join((await cli(['outputs', 'paired.yaml', s], { cwd: project })).stdout.trim(), 'trajectories.jsonl'), 'utf8'))
+    (
+      await readFile(
+        join((await cli(['outputs', 'paired.yaml', s], { cwd: project })).stdout.trim(), 'trajectories.jsonl'),
+        'utf8',
+      )
+    )
       .trim()
       .split('\n')
       .map((l) => JSON.parse(l) as Branched);

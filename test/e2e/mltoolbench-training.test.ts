@@ -14,12 +14,23 @@ import { compileGraph, type GraphNode } from '../../pipelines/compile/graph.js';
 import type { Experiment } from '../../pipelines/config/types.js';
 import { cli, ROOT, tmpProject } from '../helpers.js';
 
-const TRAINING = ['guided-sft.yaml', 'table3-rl.yaml', 'fig7-rl.yaml', 'table4-controls.yaml', 'fig4-feedback.yaml', 'fig6-sft.yaml', 'spice-suite.yaml'];
+const TRAINING = [
+  'guided-sft.yaml',
+  'table3-rl.yaml',
+  'fig7-rl.yaml',
+  'table4-controls.yaml',
+  'fig4-feedback.yaml',
+  'fig6-sft.yaml',
+  'spice-suite.yaml',
+];
 
 async function project(): Promise<string> {
   // A folder of its own below the project's settings file, which is no experiment.
   const dir = join(await tmpProject({}), 'mltoolbench');
-  await cp(join(ROOT, 'experiments', 'mltoolbench'), dir, { recursive: true, filter: (src) => !src.includes('/reports') && !src.endsWith('.lock.json') });
+  await cp(join(ROOT, 'experiments', 'mltoolbench'), dir, {
+    recursive: true,
+    filter: (src) => !src.includes('/reports') && !src.endsWith('.lock.json'),
+  });
   return dir;
 }
 
@@ -34,21 +45,30 @@ const load = async (dir: string, f: string): Promise<Loaded> => {
 };
 
 const kind = (n: GraphNode) => n.stage.uses;
-const param = (n: GraphNode, path: string): unknown => path.split('.').reduce<unknown>((v, k) => (v as Record<string, unknown> | undefined)?.[k], n.params);
+const param = (n: GraphNode, path: string): unknown =>
+  path.split('.').reduce<unknown>((v, k) => (v as Record<string, unknown> | undefined)?.[k], n.params);
 
 /** The policies an eval node runs: its policy: or policies:. */
-const policiesOf = (n: GraphNode) => [...((param(n, 'policies') as string[] | undefined) ?? []), ...(param(n, 'policy') ? [param(n, 'policy') as string] : [])];
+const policiesOf = (n: GraphNode) => [
+  ...((param(n, 'policies') as string[] | undefined) ?? []),
+  ...(param(n, 'policy') ? [param(n, 'policy') as string] : []),
+];
 
 /** Whether an eval node runs the checkpoint of `trained` (a models: entry serving it, or the template policy a grpo node trained). */
 function runsCheckpoint({ exp }: Loaded, ev: GraphNode, trained: GraphNode): boolean {
-  return policiesOf(ev).some((p) => (p === 'template' && kind(trained) === 'grpo') || (exp.models[p] as { checkpoint?: string } | undefined)?.checkpoint === trained.stage.id);
+  return policiesOf(ev).some(
+    (p) =>
+      (p === 'template' && kind(trained) === 'grpo') ||
+      (exp.models[p] as { checkpoint?: string } | undefined)?.checkpoint === trained.stage.id,
+  );
 }
 
 test('every MLToolBench config that trains is found and plans mltoolbench task nodes, and nothing generated', async () => {
   const dir = await project();
   const files = (await readdir(dir)).filter((f) => f.endsWith('.yaml')).sort();
   const training: string[] = [];
-  for (const f of files) if ((await load(dir, f)).nodes.some((n) => kind(n) === 'sft' || kind(n) === 'grpo')) training.push(f);
+  for (const f of files)
+    if ((await load(dir, f)).nodes.some((n) => kind(n) === 'sft' || kind(n) === 'grpo')) training.push(f);
   assert.equal(training, [...TRAINING].sort());
   const v = await cli(['validate', ...files], { cwd: dir });
   assert.is(v.exitCode, 0, v.stderr + v.stdout);
@@ -85,7 +105,10 @@ test('train, ID and OOD from the suite; SFT on curated, guided demonstrations; s
         if (param(collect, 'tools') === 'none') continue;
         const g = param(collect, 'guidance');
         const hints = inputs(collect).filter((i) => kind(i) === 'guide' && (g === true || g === i.stage.id));
-        assert.ok(g && hints.length === 1, `${f}: ${collect.id} offers the diagnostics without guidance from a guide node`);
+        assert.ok(
+          g && hints.length === 1,
+          `${f}: ${collect.id} offers the diagnostics without guidance from a guide node`,
+        );
         guided++;
       }
     }
@@ -100,8 +123,14 @@ test('train, ID and OOD from the suite; SFT on curated, guided demonstrations; s
       assert.is(param(rl, 'trainer'), engine, `${f}: ${rl.id} trainer`);
       // On the worker a backbone's full fine-tuning cannot fit one H200 (gpu/worker/mlepipe_worker/memory.py; 8B at r = 64 fits): LoRA there.
       const policy = l.exp.models[param(rl, 'policy') as string] as { lora_rank?: number } | undefined;
-      if (engine === 'worker') assert.ok((policy?.lora_rank ?? 0) > 0, `${f}: ${rl.id} fine-tunes every parameter on the worker`);
-      if (engine === 'verl') assert.equal([param(rl, 'verl.nodes'), param(rl, 'verl.gpus_per_node'), param(rl, 'val_split')], [1, 8, 'all'], `${f}: ${rl.id} verl layout`);
+      if (engine === 'worker')
+        assert.ok((policy?.lora_rank ?? 0) > 0, `${f}: ${rl.id} fine-tunes every parameter on the worker`);
+      if (engine === 'verl')
+        assert.equal(
+          [param(rl, 'verl.nodes'), param(rl, 'verl.gpus_per_node'), param(rl, 'val_split')],
+          [1, 8, 'all'],
+          `${f}: ${rl.id} verl layout`,
+        );
       if (param(rl, 'shaping.kind') !== 'none') {
         const writer = param(rl, 'shaping.summarizer') as string | undefined;
         assert.ok(writer && l.exp.models[writer], `${f}: ${rl.id} (${param(rl, 'shaping.kind')}) has no summarizer`);
@@ -115,7 +144,9 @@ test('train, ID and OOD from the suite; SFT on curated, guided demonstrations; s
     // Every trained checkpoint is run as a policy on ID and on OOD; Fig. 4's one scoring step (β = 0) trains nothing anyone uses.
     for (const trained of l.nodes.filter((n) => kind(n) === 'sft' || kind(n) === 'grpo')) {
       if (kind(trained) === 'grpo' && param(trained, 'steps') === 1 && param(trained, 'shaping.beta') === 0) continue;
-      const evals = l.nodes.filter((n) => kind(n) === 'eval' && n.inputs.includes(trained.id) && runsCheckpoint(l, n, trained));
+      const evals = l.nodes.filter(
+        (n) => kind(n) === 'eval' && n.inputs.includes(trained.id) && runsCheckpoint(l, n, trained),
+      );
       const evaluated = new Set(evals.flatMap(suiteSplit));
       for (const s of ['id', 'ood']) assert.ok(evaluated.has(s), `${f}: ${trained.id} is not evaluated on ${s}`);
     }
@@ -126,21 +157,30 @@ test('the arms the paper compares are nodes: both backbones, the three rewards, 
   const dir = await project();
   const ids = async (f: string) => (await load(dir, f)).nodes.map((n) => n.id);
   const t3 = await ids('table3-rl.yaml');
-  for (const b of ['qwen3_8b', 'qwen35']) for (const s of ['id_rl', 'ood_rl', 'id_rl_original', 'ood_rl_original']) assert.ok(t3.includes(`${s}@model=${b}`), `table3-rl: ${s}@model=${b}`);
+  for (const b of ['qwen3_8b', 'qwen35'])
+    for (const s of ['id_rl', 'ood_rl', 'id_rl_original', 'ood_rl_original'])
+      assert.ok(t3.includes(`${s}@model=${b}`), `table3-rl: ${s}@model=${b}`);
   const f7 = await ids('fig7-rl.yaml');
   for (const b of ['qwen3_8b', 'qwen35']) {
     for (const k of ['none', 'tips', 'spice']) {
-      for (const s of ['rl', 'id_rl', 'ood_rl', 'id_rl_original', 'ood_rl_original']) assert.ok(f7.includes(`${s}@model=${b},shaping.kind=${k}`), `fig7-rl: ${s} ${b} ${k}`);
-      for (const m of ['none', 'mask', 'paraphrase']) assert.ok(f7.includes(`arms@model=${b},shaping.kind=${k},intervention.mode=${m}`));
+      for (const s of ['rl', 'id_rl', 'ood_rl', 'id_rl_original', 'ood_rl_original'])
+        assert.ok(f7.includes(`${s}@model=${b},shaping.kind=${k}`), `fig7-rl: ${s} ${b} ${k}`);
+      for (const m of ['none', 'mask', 'paraphrase'])
+        assert.ok(f7.includes(`arms@model=${b},shaping.kind=${k},intervention.mode=${m}`));
     }
   }
   const t4 = await ids('table4-controls.yaml');
   for (const b of ['qwen3_8b', 'qwen35']) {
-    for (const s of ['rl', 'rl_outcome', 'rl_reduced', 'rl_shuffled', 'rl_dropout', 'id_controls', 'ood_controls']) assert.ok(t4.includes(`${s}@model=${b}`), `table4-controls: ${s}@model=${b}`);
-    for (const k of ['[0.001,0.05]', '[0.3,1]']) for (const s of ['rl_beta', 'id_beta', 'ood_beta']) assert.ok(t4.includes(`${s}@model=${b},shaping.kappa=${k}`), `table4-controls: ${s} ${k}`);
+    for (const s of ['rl', 'rl_outcome', 'rl_reduced', 'rl_shuffled', 'rl_dropout', 'id_controls', 'ood_controls'])
+      assert.ok(t4.includes(`${s}@model=${b}`), `table4-controls: ${s}@model=${b}`);
+    for (const k of ['[0.001,0.05]', '[0.3,1]'])
+      for (const s of ['rl_beta', 'id_beta', 'ood_beta'])
+        assert.ok(t4.includes(`${s}@model=${b},shaping.kappa=${k}`), `table4-controls: ${s} ${k}`);
   }
   const f6 = await ids('fig6-sft.yaml');
-  for (const b of ['qwen3_8b', 'qwen35']) for (const s of ['sft', 'sft_plain', 'id_plain', 'ood_plain', 'id_plain_original', 'id_sft_original']) assert.ok(f6.includes(`${s}@model=${b}`), `fig6-sft: ${s}@model=${b}`);
+  for (const b of ['qwen3_8b', 'qwen35'])
+    for (const s of ['sft', 'sft_plain', 'id_plain', 'ood_plain', 'id_plain_original', 'id_sft_original'])
+      assert.ok(f6.includes(`${s}@model=${b}`), `fig6-sft: ${s}@model=${b}`);
 });
 
 test('the configs share their common nodes in the cache: one SFT per backbone, one SPICE run, one outcome-only run', async () => {
@@ -150,9 +190,12 @@ test('the configs share their common nodes in the cache: one SFT per backbone, o
     assert.is(p.exitCode, 0, p.stderr);
     return new Map((JSON.parse(p.stdout).nodes as Array<{ id: string; key: string }>).map((n) => [n.id, n.key]));
   };
-  const [sft, t3, f7, t4, f6] = await Promise.all(['guided-sft.yaml', 'table3-rl.yaml', 'fig7-rl.yaml', 'table4-controls.yaml', 'fig6-sft.yaml'].map(keys));
+  const [sft, t3, f7, t4, f6] = await Promise.all(
+    ['guided-sft.yaml', 'table3-rl.yaml', 'fig7-rl.yaml', 'table4-controls.yaml', 'fig6-sft.yaml'].map(keys),
+  );
   for (const b of ['qwen3_8b', 'qwen35']) {
-    for (const other of [t3, f7, t4, f6]) assert.is(other.get(`sft@model=${b}`), sft.get(`sft@model=${b}`), `sft@model=${b}`);
+    for (const other of [t3, f7, t4, f6])
+      assert.is(other.get(`sft@model=${b}`), sft.get(`sft@model=${b}`), `sft@model=${b}`);
     assert.ok(t3.get(`rl@model=${b}`));
     assert.is(f7.get(`rl@model=${b},shaping.kind=spice`), t3.get(`rl@model=${b}`));
     assert.is(t4.get(`rl@model=${b}`), t3.get(`rl@model=${b}`));
@@ -169,7 +212,10 @@ test('the RL configs train on verl and stay runnable on the worker; without val_
   // verl validates as it trains: on the training instances, since the suite's train split has no val part.
   const noVal = await cli(['validate', 'table3-rl.yaml', '-S', 'stages.rl.with.val_split=val'], { cwd: dir });
   assert.is(noVal.exitCode, 2, noVal.stderr + noVal.stdout);
-  assert.match(noVal.stderr, /table3-rl\.yaml:\d+:\d+: stages\.rl\.needs: grpo reads a train\/val split from its inputs/);
+  assert.match(
+    noVal.stderr,
+    /table3-rl\.yaml:\d+:\d+: stages\.rl\.needs: grpo reads a train\/val split from its inputs/,
+  );
 });
 
 test.run();

@@ -41,7 +41,10 @@ test('two ID instances built as tasks, solved through mlab, then all cached', as
   const tasks = (await readdir(join(out, 'tasks'))).sort();
   // The first two ID instances of those templates, in manifest order.
   assert.equal(tasks, ['mltb-v1-tabular-id-03', 'mltb-v1-tabular-id-05']);
-  const manifest = JSON.parse(await readFile(join(out, 'task_manifest.json'), 'utf8')) as { instances: Array<{ id: string; built: boolean }>; built: Array<{ id: string; attainable: boolean }> };
+  const manifest = JSON.parse(await readFile(join(out, 'task_manifest.json'), 'utf8')) as {
+    instances: Array<{ id: string; built: boolean }>;
+    built: Array<{ id: string; attainable: boolean }>;
+  };
   assert.is(manifest.instances.length, 115);
   assert.is(manifest.instances.filter((i) => i.built).length, 2);
   // Healthy tabular-id-05: not even the Bayes rule on what its files show passes the line (its hidden ages
@@ -55,7 +58,10 @@ test('two ID instances built as tasks, solved through mlab, then all cached', as
   );
   assert.match(r.stderr + r.stdout, /suite .*out_of_reach=1\)/);
   for (const t of tasks) {
-    const meta = JSON.parse(await readFile(join(out, 'tasks', t, 'task.json'), 'utf8')) as { generator: string; baseline: { runs: number } };
+    const meta = JSON.parse(await readFile(join(out, 'tasks', t, 'task.json'), 'utf8')) as {
+      generator: string;
+      baseline: { runs: number };
+    };
     assert.is(meta.generator, 'mltoolbench');
     assert.is(meta.baseline.runs, 2);
   }
@@ -86,7 +92,9 @@ test('two ID instances built as tasks, solved through mlab, then all cached', as
 });
 
 test('an unknown template is refused where it is written', async () => {
-  const dir = await tmpProject({ 'e.yaml': 'name: bad\nstages:\n  suite: { uses: mltoolbench, with: { templates: [tab-titanc] } }\n' });
+  const dir = await tmpProject({
+    'e.yaml': 'name: bad\nstages:\n  suite: { uses: mltoolbench, with: { templates: [tab-titanc] } }\n',
+  });
   const r = await cli(['validate', 'e.yaml'], { cwd: dir });
   assert.is(r.exitCode, 2);
   assert.match(r.stderr, /e\.yaml:3:\d+: .*templates.*unknown template tab-titanc/);
@@ -95,8 +103,22 @@ test('an unknown template is refused where it is written', async () => {
 
 const MANIFEST = JSON.stringify({
   instances: [
-    { instance_id: 'mltb-v1-toy-id-01', template_id: 'toy', split: 'id', condition: 'wrong thing', native_metric: 'accuracy', direction: 'maximize', starter_baseline: { mean: 0.5, std: 0.02 } },
-    { instance_id: 'mltb-v1-toy-id-02', template_id: 'toy', split: 'id', native_metric: 'accuracy', direction: 'maximize' },
+    {
+      instance_id: 'mltb-v1-toy-id-01',
+      template_id: 'toy',
+      split: 'id',
+      condition: 'wrong thing',
+      native_metric: 'accuracy',
+      direction: 'maximize',
+      starter_baseline: { mean: 0.5, std: 0.02 },
+    },
+    {
+      instance_id: 'mltb-v1-toy-id-02',
+      template_id: 'toy',
+      split: 'id',
+      native_metric: 'accuracy',
+      direction: 'maximize',
+    },
   ],
 });
 const TOY = {
@@ -104,16 +126,25 @@ const TOY = {
   'data/mltb-v1-toy-id-01/public/test.csv': 'id,x\n3,0.2\n',
   'data/mltb-v1-toy-id-01/public/sample_submission.csv': 'id,y\n3,0\n',
   'data/mltb-v1-toy-id-01/answer.csv': 'id,y\n3,0\n',
-  'data/mltb-v1-toy-id-01/test.py': 'import json\nprint(json.dumps({"score": 1.0, "is_lower_better": False, "gold_threshold": None, "silver_threshold": None, "bronze_threshold": None, "median_threshold": None}))\n',
+  'data/mltb-v1-toy-id-01/test.py':
+    'import json\nprint(json.dumps({"score": 1.0, "is_lower_better": False, "gold_threshold": None, "silver_threshold": None, "bronze_threshold": None, "median_threshold": None}))\n',
 };
 
 test('a released manifest is imported; missing instance data is a clear error', async () => {
-  const exp = 'name: imp\nstages:\n  suite: { uses: mltoolbench, with: { manifest: task_manifest.json, data: data, split: id } }\n';
+  const exp =
+    'name: imp\nstages:\n  suite: { uses: mltoolbench, with: { manifest: task_manifest.json, data: data, split: id } }\n';
   const broken = await tmpProject({ 'e.yaml': exp, 'task_manifest.json': MANIFEST, ...TOY });
   const r = await cli(['run', 'e.yaml'], { cwd: broken });
   assert.is(r.exitCode, 1);
-  assert.match(r.stdout + r.stderr, /1 of 2 instances of task_manifest\.json have no usable data under data \(mltb-v1-toy-id-02: no folder/);
-  const ok = await tmpProject({ 'e.yaml': exp.replace('split: id', 'split: id, limit: 1'), 'task_manifest.json': MANIFEST, ...TOY });
+  assert.match(
+    r.stdout + r.stderr,
+    /1 of 2 instances of task_manifest\.json have no usable data under data \(mltb-v1-toy-id-02: no folder/,
+  );
+  const ok = await tmpProject({
+    'e.yaml': exp.replace('split: id', 'split: id, limit: 1'),
+    'task_manifest.json': MANIFEST,
+    ...TOY,
+  });
   const r2 = await cli(['run', 'e.yaml'], { cwd: ok });
   assert.is(r2.exitCode, 0, r2.stderr);
   const out = (await cli(['outputs', 'e.yaml', 'suite'], { cwd: ok })).stdout.trim();

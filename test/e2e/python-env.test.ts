@@ -29,7 +29,10 @@ stages:
   const all = await logs(dir);
   const py = all.find((l) => l.includes('ran '))!;
   const fallback = existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3';
-  assert.match(py, `mlepipe: python: ${fallback} (the agent environment ${join(root, '.venv', 'agent')} is not installed; bash ${join(root, 'scripts', 'setup-python.sh')} agent installs it)`);
+  assert.match(
+    py,
+    `mlepipe: python: ${fallback} (the agent environment ${join(root, '.venv', 'agent')} is not installed; bash ${join(root, 'scripts', 'setup-python.sh')} agent installs it)`,
+  );
   const echo = all.find((l) => l.includes('plain'))!;
   assert.not.match(echo, 'mlepipe: python:');
 });
@@ -58,7 +61,13 @@ function lockSubset(lock: string, roots: readonly string[]): string {
 
 async function generate(python?: string): Promise<Map<string, Buffer>> {
   const settings = `sandbox: { backend: process }\n${python ? `python: ${python}\n` : ''}`;
-  const dir = await tmpProject({ 'g.yaml': 'name: g\nstages:\n  tasks: { uses: generate, with: { backend: procedural, seeds: mlebench, count: 6, seed: 0 } }\n' }, settings);
+  const dir = await tmpProject(
+    {
+      'g.yaml':
+        'name: g\nstages:\n  tasks: { uses: generate, with: { backend: procedural, seeds: mlebench, count: 6, seed: 0 } }\n',
+    },
+    settings,
+  );
   const r = await cli(['run', 'g.yaml'], { cwd: dir });
   assert.is(r.exitCode, 0, r.stdout + r.stderr);
   const out = (await cli(['outputs', 'g.yaml', 'tasks'], { cwd: dir })).stdout.trim().split('\n')[0];
@@ -85,13 +94,30 @@ test('the quick start’s tasks come out byte for byte the same in a fresh envir
     // As scripts/setup-python.sh installs: every wheel checked against the lock's hashes. Without byte-compiling
     // every module of the five packages (four times the CPU time of the install itself): what the generator
     // imports is compiled as it is imported, and bytecode cannot change what it writes.
-    await execa(agent.python, ['-m', 'pip', '--python', join(fresh, 'bin', 'python'), 'install', '--quiet', '--disable-pip-version-check', '--require-hashes', '--no-deps', '--no-compile', '-r', lock]);
+    await execa(agent.python, [
+      '-m',
+      'pip',
+      '--python',
+      join(fresh, 'bin', 'python'),
+      'install',
+      '--quiet',
+      '--disable-pip-version-check',
+      '--require-hashes',
+      '--no-deps',
+      '--no-compile',
+      '-r',
+      lock,
+    ]);
     await execa(join(fresh, 'bin', 'python'), [join(ROOT, 'python', 'envcheck.py'), lock]);
     // What the generator and its evaluators import, compiled once here: mlepipe's steps and graders run with
     // PYTHONDONTWRITEBYTECODE=1, so in an environment without bytecode every one of them compiled these modules
     // again (the six tasks' generation took 24.4 CPU-s, against 13.7 in the compiled agent environment).
     const { PYTHONDONTWRITEBYTECODE: _, ...writing } = process.env;
-    await execa(join(fresh, 'bin', 'python'), ['-c', `import ${[...TASKGEN_MODULES, 'scipy.stats', 'sklearn.metrics'].join(', ')}`], { env: writing, extendEnv: false });
+    await execa(
+      join(fresh, 'bin', 'python'),
+      ['-c', `import ${[...TASKGEN_MODULES, 'scipy.stats', 'sklearn.metrics'].join(', ')}`],
+      { env: writing, extendEnv: false },
+    );
 
     const ours = await generate(join(fresh, 'bin', 'python'));
     // No python: in settings, so the project's own agent environment runs them.

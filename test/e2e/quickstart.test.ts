@@ -13,7 +13,10 @@ test('quickstart: every agent submits validly on every task; random medals least
   const r = await cli(['run', 'quickstart.yaml'], { cwd: dir });
   assert.is(r.exitCode, 0, r.stderr);
   assert.match(r.stdout, /^medals\npolicy\s+valid_submission\s+above_median\s+any_medal\s+turns\n/);
-  assert.match(r.stdout, /\nwin_rate\npolicy\s+scripted:random\s+scripted:majority\s+scripted:linear\s+scripted:forest\s+scripted:boosted\s+overall\n/);
+  assert.match(
+    r.stdout,
+    /\nwin_rate\npolicy\s+scripted:random\s+scripted:majority\s+scripted:linear\s+scripted:forest\s+scripted:boosted\s+overall\n/,
+  );
   assert.match(r.stderr, /figure any-medal: reports\/quickstart\/any-medal\.svg/);
 
   const report = JSON.parse((await cli(['report', 'quickstart.yaml', '--json'], { cwd: dir })).stdout);
@@ -21,18 +24,28 @@ test('quickstart: every agent submits validly on every task; random medals least
   const medal = Object.fromEntries(rows.map((x) => [String(x.policy).replace('scripted:', ''), x.any_medal as number]));
   console.log('any medal (%):', JSON.stringify(medal));
   for (const row of rows) assert.is(row.valid_submission, 100, `${row.policy} submitted invalidly`);
-  for (const other of ['majority', 'linear', 'forest', 'boosted']) assert.ok(medal.random <= medal[other], `random ${medal.random} vs ${other} ${medal[other]}`);
+  for (const other of ['majority', 'linear', 'forest', 'boosted'])
+    assert.ok(medal.random <= medal[other], `random ${medal.random} vs ${other} ${medal[other]}`);
   assert.ok(medal.random < medal.linear);
   // Thresholds come from the reference teams' leaderboard, forests and boosting among them: the two strongest agents
   // land either side of a medal line on a few tasks, so their medal counts are not ordered; their scores are (below).
   assert.ok(medal.boosted >= medal.linear && medal.forest >= medal.linear, JSON.stringify(medal));
-  const median = Object.fromEntries(rows.map((x) => [String(x.policy).replace('scripted:', ''), x.above_median as number]));
+  const median = Object.fromEntries(
+    rows.map((x) => [String(x.policy).replace('scripted:', ''), x.above_median as number]),
+  );
   assert.ok(median.random < 15, `random above the median on ${median.random}% of tasks`);
   // Intervals are there and bracket the rate.
-  for (const row of rows) assert.ok((row.any_medal_lo as number) <= (row.any_medal as number) && (row.any_medal as number) <= (row.any_medal_hi as number));
+  for (const row of rows)
+    assert.ok(
+      (row.any_medal_lo as number) <= (row.any_medal as number) &&
+        (row.any_medal as number) <= (row.any_medal_hi as number),
+    );
   const win = report.tables.win_rate.rows as Array<Record<string, number | string>>;
   const overall = Object.fromEntries(win.map((x) => [String(x.policy).replace('scripted:', ''), x.overall as number]));
-  assert.ok(overall.boosted > overall.forest && overall.forest > overall.linear && overall.linear > overall.random, JSON.stringify(overall));
+  assert.ok(
+    overall.boosted > overall.forest && overall.forest > overall.linear && overall.linear > overall.random,
+    JSON.stringify(overall),
+  );
 
   const again = await cli(['run', 'quickstart.yaml'], { cwd: dir });
   assert.is(again.exitCode, 0, again.stderr);

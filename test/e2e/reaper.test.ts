@@ -12,7 +12,8 @@ import { cli, cliStart, sleep, tmpProject, waitFor } from '../helpers.js';
 /** A number no other process on the machine has on its command line. */
 const uniqueTag = () => `${400 + Math.floor(Math.random() * 500)}.${Math.floor(Math.random() * 1e6)}`;
 /** Whether a process whose whole command line matches `pattern` (a regex) is alive. */
-const running = async (pattern: string) => String((await execa('pgrep', ['-f', pattern], { reject: false })).stdout).trim() !== '';
+const running = async (pattern: string) =>
+  String((await execa('pgrep', ['-f', pattern], { reject: false })).stdout).trim() !== '';
 
 async function killedCli(child: ReturnType<typeof cliStart>): Promise<void> {
   process.kill(child.pid!, 'SIGKILL');
@@ -76,14 +77,20 @@ for (const backend of ['process', 'bwrap', 'docker']) {
   test(`kill -9 during a ${backend} step: the step and its children die${backend === 'docker' ? ', and its container goes' : ''}`, async () => {
     const tag = uniqueTag();
     const dir = await tmpProject(TASK);
-    const run = cliStart(['sandbox', 'run', '--task', 'task', '--backend', backend, '--timeout', '600', 'loop.py', tag], { cwd: dir });
+    const run = cliStart(
+      ['sandbox', 'run', '--task', 'task', '--backend', backend, '--timeout', '600', 'loop.py', tag],
+      { cwd: dir },
+    );
     // The step itself, not the CLI (whose command line has the tag too).
     const step = `^[^ ]*python[0-9.]* loop\\.py ${tag}$`;
     await waitFor(() => running(step), 60_000, `the ${backend} step to start`);
     await killedCli(run);
     await waitFor(async () => !(await running(step)), 60_000, `the ${backend} step to die`);
     if (backend === 'docker') {
-      const containers = async () => String((await execa('docker', ['ps', '-a', '--no-trunc', '--format', '{{.Command}}'], { reject: false })).stdout);
+      const containers = async () =>
+        String(
+          (await execa('docker', ['ps', '-a', '--no-trunc', '--format', '{{.Command}}'], { reject: false })).stdout,
+        );
       await waitFor(async () => !(await containers()).includes(tag), 60_000, 'the container to be removed');
     }
   });

@@ -8,7 +8,16 @@ import * as assert from 'uvu/assert';
 import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { cli, closedPort, nodeKey, outputsOf, readJsonl, sharedCacheSettings, tmpProject, shareTaskNodes } from '../helpers.js';
+import {
+  cli,
+  closedPort,
+  nodeKey,
+  outputsOf,
+  readJsonl,
+  sharedCacheSettings,
+  tmpProject,
+  shareTaskNodes,
+} from '../helpers.js';
 
 // The generated tasks come from another test file that built the same key, when one did (test/shared-tasks.ts).
 shareTaskNodes();
@@ -51,7 +60,9 @@ test('reward changed alone: plan and diff say rescore, no episode reruns, result
   const first = await cli(['run', 'e.yaml'], { cwd: dir });
   assert.is(first.exitCode, 0, first.stderr);
 
-  const plan = JSON.parse((await cli(['plan', 'f.yaml', '--json'], { cwd: dir })).stdout) as { nodes: { id: string; action: string; reason: string; from?: { key: string } }[] };
+  const plan = JSON.parse((await cli(['plan', 'f.yaml', '--json'], { cwd: dir })).stdout) as {
+    nodes: { id: string; action: string; reason: string; from?: { key: string } }[];
+  };
   const agents = plan.nodes.find((n) => n.id === 'agents')!;
   assert.is(agents.action, 'rescore');
   assert.match(agents.reason, /^rescore: only reward changed; rebuilt from the recorded runs of agents/);
@@ -66,7 +77,9 @@ test('reward changed alone: plan and diff say rescore, no episode reruns, result
   const status = await cli(['status', 'f.yaml'], { cwd: dir });
   assert.is(status.exitCode, 1, status.stdout);
   assert.match(status.stdout, /1 of 3 nodes stale\n {2}agents: rescore: only reward changed/);
-  const diff = JSON.parse((await cli(['diff', 'e.yaml', 'f.yaml', '--json'], { cwd: dir })).stdout) as { nodes: { id: string; status: string }[] };
+  const diff = JSON.parse((await cli(['diff', 'e.yaml', 'f.yaml', '--json'], { cwd: dir })).stdout) as {
+    nodes: { id: string; status: string }[];
+  };
   assert.equal(diff.nodes, [
     { id: 'tasks', status: 'same' },
     { id: 'verified', status: 'same' },
@@ -83,17 +96,26 @@ test('reward changed alone: plan and diff say rescore, no episode reruns, result
   assert.not.ok(existsSync(join(cache, 'items', key)));
   const log = await readFile(join(cache, 'logs', `${key}.log`), 'utf8');
   assert.match(log, /rescored 4 recorded runs of [0-9a-f]{12}; no episode ran/);
-  const manifest = JSON.parse(await readFile(join(cache, 'nodes', key, 'manifest.json'), 'utf8')) as { rescoredFrom?: string; metrics: Record<string, unknown> };
+  const manifest = JSON.parse(await readFile(join(cache, 'nodes', key, 'manifest.json'), 'utf8')) as {
+    rescoredFrom?: string;
+    metrics: Record<string, unknown>;
+  };
   assert.is(manifest.rescoredFrom, await nodeKey(dir, 'agents', 'e.yaml'));
   assert.is(manifest.metrics.rescored_runs, 4);
 
   const out = await outputsOf(dir, 'agents', 'f.yaml');
   const trajectories = await readJsonl(join(out, 'trajectories.jsonl'));
-  for (const t of trajectories) assert.is(Number(t.reward.toFixed(10)), sparse(t.variables), `${t.policy} on ${t.task_id}`);
+  for (const t of trajectories)
+    assert.is(Number(t.reward.toFixed(10)), sparse(t.variables), `${t.policy} on ${t.task_id}`);
   const results = await readJsonl(join(out, 'results.jsonl'));
-  const rows = JSON.parse(await readFile(join(out, 'rows.json'), 'utf8')) as { policy: Record<string, unknown>[]; task: unknown; win_rate: unknown };
+  const rows = JSON.parse(await readFile(join(out, 'rows.json'), 'utf8')) as {
+    policy: Record<string, unknown>[];
+    task: unknown;
+    win_rate: unknown;
+  };
   // The graded files come along for MLE-bench's own grader.
-  for (const r of results) if (r.kept_submission) assert.ok(existsSync(join(out, r.kept_submission)), r.kept_submission);
+  for (const r of results)
+    if (r.kept_submission) assert.ok(existsSync(join(out, r.kept_submission)), r.kept_submission);
 
   // The same node run in full, with a sandbox that works, writes the same results.
   await writeFile(join(dir, 'mlepipe.config.yaml'), SETTINGS);
@@ -109,7 +131,9 @@ test('reward changed alone: plan and diff say rescore, no episode reruns, result
 
 test('an ablation over rewards runs its episodes once and rescores the other arms', async () => {
   const dir = await tmpProject({ 'a.yaml': ABLATE }, SETTINGS);
-  const plan = JSON.parse((await cli(['plan', 'a.yaml', '--json'], { cwd: dir })).stdout) as { nodes: { id: string; action: string; from?: { node: string } }[] };
+  const plan = JSON.parse((await cli(['plan', 'a.yaml', '--json'], { cwd: dir })).stdout) as {
+    nodes: { id: string; action: string; from?: { node: string } }[];
+  };
   const arms = plan.nodes.filter((n) => n.id.startsWith('agents@'));
   assert.equal(
     arms.map((n) => [n.id, n.action, n.from?.node]),
@@ -121,8 +145,11 @@ test('an ablation over rewards runs its episodes once and rescores the other arm
   );
   const r = await cli(['run', 'a.yaml'], { cwd: dir });
   assert.is(r.exitCode, 0, r.stderr);
-  for (const arm of arms.slice(1)) assert.not.ok(existsSync(join(cache, 'items', await nodeKey(dir, arm.id, 'a.yaml'))), arm.id);
-  const paper = await readJsonl(join(await outputsOf(dir, 'agents@reward=sandmle-paper', 'a.yaml'), 'trajectories.jsonl'));
+  for (const arm of arms.slice(1))
+    assert.not.ok(existsSync(join(cache, 'items', await nodeKey(dir, arm.id, 'a.yaml'))), arm.id);
+  const paper = await readJsonl(
+    join(await outputsOf(dir, 'agents@reward=sandmle-paper', 'a.yaml'), 'trajectories.jsonl'),
+  );
   const sp = await readJsonl(join(await outputsOf(dir, 'agents@reward=sparse', 'a.yaml'), 'trajectories.jsonl'));
   // The same runs, scored by each arm's formula.
   assert.equal(
@@ -130,7 +157,9 @@ test('an ablation over rewards runs its episodes once and rescores the other arm
     paper.map((t) => t.turns),
   );
   for (const t of sp) assert.is(Number(t.reward.toFixed(10)), sparse(t.variables));
-  const table = JSON.parse(await readFile(join(await outputsOf(dir, 'rewards', 'a.yaml'), 'table.json'), 'utf8')) as { rows: unknown[] };
+  const table = JSON.parse(await readFile(join(await outputsOf(dir, 'rewards', 'a.yaml'), 'table.json'), 'utf8')) as {
+    rows: unknown[];
+  };
   assert.is(table.rows.length, 3);
 });
 

@@ -69,8 +69,12 @@ test('-S override reruns exactly the nodes downstream of it', async () => {
   const dir = await tmpProject({ 'e.yaml': EXP });
   assert.is((await cli(['run', 'e.yaml'], { cwd: dir })).exitCode, 0);
   await runs(dir);
-  const plan = JSON.parse((await cli(['plan', 'e.yaml', '--json', '-S', 'stages.side.with.run=echo side2 >> runs.log'], { cwd: dir })).stdout);
-  const actions = Object.fromEntries(plan.nodes.map((n: { id: string; action: string; reason: string }) => [n.id, `${n.action}: ${n.reason}`]));
+  const plan = JSON.parse(
+    (await cli(['plan', 'e.yaml', '--json', '-S', 'stages.side.with.run=echo side2 >> runs.log'], { cwd: dir })).stdout,
+  );
+  const actions = Object.fromEntries(
+    plan.nodes.map((n: { id: string; action: string; reason: string }) => [n.id, `${n.action}: ${n.reason}`]),
+  );
   assert.equal(actions, {
     data: 'cached: cached',
     'train@params.lr=1': 'cached: cached',
@@ -108,13 +112,19 @@ test('report renders tables from metrics (text, json, csv, md)', async () => {
     },
     figures: {},
   });
-  assert.is((await cli(['report', 'e.yaml', '--csv'], { cwd: dir })).stdout.trim(), 'variant,score\nparams.lr=1,3\nparams.lr=2,6');
+  assert.is(
+    (await cli(['report', 'e.yaml', '--csv'], { cwd: dir })).stdout.trim(),
+    'variant,score\nparams.lr=1,3\nparams.lr=2,6',
+  );
   assert.match((await cli(['report', 'e.yaml', '--md'], { cwd: dir })).stdout, '| params.lr=2 | 6 |');
   assert.match((await cli(['report', 'e.yaml'], { cwd: dir })).stdout, /params\.lr=2\s+6/);
 });
 
 test('diff: parameters, touched nodes, metrics side by side', async () => {
-  const dir = await tmpProject({ 'e.yaml': EXP, 'f.yaml': EXP.replace('name: flow', 'name: flow2').replace('vars: { n: 3 }', 'vars: { n: 5 }') });
+  const dir = await tmpProject({
+    'e.yaml': EXP,
+    'f.yaml': EXP.replace('name: flow', 'name: flow2').replace('vars: { n: 3 }', 'vars: { n: 5 }'),
+  });
   assert.is((await cli(['run', 'e.yaml'], { cwd: dir })).exitCode, 0);
   assert.is((await cli(['run', 'f.yaml'], { cwd: dir })).exitCode, 0);
   const d = JSON.parse((await cli(['diff', 'e.yaml', 'f.yaml', '--json'], { cwd: dir })).stdout);
@@ -130,8 +140,16 @@ test('diff: parameters, touched nodes, metrics side by side', async () => {
     ['stages.data.with.run'],
   );
   const status = Object.fromEntries(d.nodes.map((n: { id: string; status: string }) => [n.id, n.status]));
-  assert.equal(status, { data: 'changed', 'train@params.lr=1': 'changed', 'train@params.lr=2': 'changed', side: 'changed', lrs: 'changed' });
-  const score2 = d.metrics.find((m: { node: string; metric: string }) => m.node === 'train@params.lr=2' && m.metric === 'score');
+  assert.equal(status, {
+    data: 'changed',
+    'train@params.lr=1': 'changed',
+    'train@params.lr=2': 'changed',
+    side: 'changed',
+    lrs: 'changed',
+  });
+  const score2 = d.metrics.find(
+    (m: { node: string; metric: string }) => m.node === 'train@params.lr=2' && m.metric === 'score',
+  );
   assert.equal(score2, { node: 'train@params.lr=2', metric: 'score', a: 6, b: 10, delta: 4 });
   const text = await cli(['diff', 'e.yaml', 'f.yaml'], { cwd: dir });
   assert.match(text.stdout, 'parameters (1 differ)');
@@ -161,7 +179,10 @@ test('outputs prints the entry folder; --only, --force and --keep-going', async 
 
   // A failing node: without --keep-going nothing new starts; with it, only its dependents are skipped.
   const failing = EXP.replace('echo side >> runs.log\n', 'echo side >> runs.log\n        exit 3\n');
-  await writeFile(join(dir, 'g.yaml'), failing.replace('name: flow', 'name: g').replace('vars: { n: 3 }', 'vars: { n: 7 }'));
+  await writeFile(
+    join(dir, 'g.yaml'),
+    failing.replace('name: flow', 'name: g').replace('vars: { n: 3 }', 'vars: { n: 7 }'),
+  );
   const stop = await cli(['run', 'g.yaml', '-j', '1'], { cwd: dir });
   assert.is(stop.exitCode, 1);
   assert.match(stop.stderr, '✖ side');
@@ -196,9 +217,20 @@ test('cache ls and gc keep what a lock file references', async () => {
 
 test('reward CLI and validate', async () => {
   const dir = await tmpProject({ 'e.yaml': EXP });
-  const r = await cli(['reward', '0.1*format + 0.3*execute + 0.1*median + 0.2*bronze + 0.2*silver + 0.1*gold', '--vars', 'format=1,execute=1,median=1'], { cwd: dir });
+  const r = await cli(
+    [
+      'reward',
+      '0.1*format + 0.3*execute + 0.1*median + 0.2*bronze + 0.2*silver + 0.1*gold',
+      '--vars',
+      'format=1,execute=1,median=1',
+    ],
+    { cwd: dir },
+  );
   assert.is(r.stdout.trim(), '0.5');
-  assert.is((await cli(['reward', 'sandmle-code', '--vars', 'format=1,execute=1,gold=1'], { cwd: dir })).stdout.trim(), '1');
+  assert.is(
+    (await cli(['reward', 'sandmle-code', '--vars', 'format=1,execute=1,gold=1'], { cwd: dir })).stdout.trim(),
+    '1',
+  );
   const bad = await cli(['reward', 'gold', '--vars', 'gld=1'], { cwd: dir });
   assert.is(bad.exitCode, 2);
   const v = await cli(['validate', 'e.yaml'], { cwd: dir });

@@ -8,8 +8,10 @@ import { cli, tmpProject } from '../helpers.js';
 const FILES = {
   'task/public/train.csv': 'id,y\n1,0\n',
   'task/private/answer.csv': 'id,y\n1,SECRET\n',
-  'task/private/evaluator.py': 'import json\nprint(json.dumps({"score": 0.9, "gold_threshold": 0.95, "silver_threshold": 0.9, "bronze_threshold": 0.8, "median_threshold": 0.5, "is_lower_better": False}))\n',
-  'step.py': 'import sys, os\nprint("args", sys.argv[1:], os.listdir("public"))\nopen("submission.csv", "w").write("id,y\\n1,0\\n")\nprint("oops", file=sys.stderr)\nsys.exit(4)\n',
+  'task/private/evaluator.py':
+    'import json\nprint(json.dumps({"score": 0.9, "gold_threshold": 0.95, "silver_threshold": 0.9, "bronze_threshold": 0.8, "median_threshold": 0.5, "is_lower_better": False}))\n',
+  'step.py':
+    'import sys, os\nprint("args", sys.argv[1:], os.listdir("public"))\nopen("submission.csv", "w").write("id,y\\n1,0\\n")\nprint("oops", file=sys.stderr)\nsys.exit(4)\n',
   'slow.py': 'import time\nprint("started", flush=True)\ntime.sleep(30)\nprint("finished")\n',
 };
 
@@ -19,7 +21,15 @@ test('prints one JSON object with the result fields', async () => {
     const r = await cli(['sandbox', 'run', '--task', 'task', ...extra, 'step.py', 'x', 'y'], { cwd: dir });
     assert.is(r.exitCode, 0, r.stderr);
     const out = JSON.parse(r.stdout);
-    assert.equal(Object.keys(out).sort(), ['backend', 'durationMs', 'exitCode', 'stderr', 'stdout', 'timedOut', 'truncated']);
+    assert.equal(Object.keys(out).sort(), [
+      'backend',
+      'durationMs',
+      'exitCode',
+      'stderr',
+      'stdout',
+      'timedOut',
+      'truncated',
+    ]);
     assert.is(out.exitCode, 4);
     assert.is(out.stdout, "args ['x', 'y'] ['train.csv']\n");
     assert.is(out.stderr.trim(), 'oops');
@@ -32,7 +42,8 @@ test("a task whose public/ is a link to data elsewhere (an MLE-bench task's) is 
     ...FILES,
     'prepared/public/train.csv': 'id,y\n1,0\n',
     'linked/private/evaluator.py': FILES['task/private/evaluator.py'],
-    'look.py': 'import os\nprint(os.listdir("public"))\ntry:\n    open("public/x", "w")\nexcept OSError as e:\n    print("read-only", e.errno)\n',
+    'look.py':
+      'import os\nprint(os.listdir("public"))\ntry:\n    open("public/x", "w")\nexcept OSError as e:\n    print("read-only", e.errno)\n',
   });
   await symlink(join(dir, 'prepared', 'public'), join(dir, 'linked', 'public'));
   for (const extra of [[], ['--warm'], ['--backend', 'docker']]) {
@@ -45,15 +56,26 @@ test("a task whose public/ is a link to data elsewhere (an MLE-bench task's) is 
 
 test('--timeout, --grade and the `-- python FILE` form', async () => {
   const dir = await tmpProject(FILES);
-  const slow = JSON.parse((await cli(['sandbox', 'run', '--task', 'task', '--timeout', '1', 'slow.py'], { cwd: dir })).stdout);
+  const slow = JSON.parse(
+    (await cli(['sandbox', 'run', '--task', 'task', '--timeout', '1', 'slow.py'], { cwd: dir })).stdout,
+  );
   assert.is(slow.timedOut, true);
   // Killed at its timeout: it started, never finished, and ended with the timeout's exit code.
   assert.is(slow.exitCode, 124, JSON.stringify(slow));
   assert.is(slow.stdout, 'started\n');
-  const graded = JSON.parse((await cli(['sandbox', 'run', '--task', 'task', '--grade', '--', 'python', 'step.py'], { cwd: dir })).stdout);
+  const graded = JSON.parse(
+    (await cli(['sandbox', 'run', '--task', 'task', '--grade', '--', 'python', 'step.py'], { cwd: dir })).stdout,
+  );
   assert.equal(graded.grade, {
     ok: true,
-    result: { score: 0.9, gold_threshold: 0.95, silver_threshold: 0.9, bronze_threshold: 0.8, median_threshold: 0.5, is_lower_better: false },
+    result: {
+      score: 0.9,
+      gold_threshold: 0.95,
+      silver_threshold: 0.9,
+      bronze_threshold: 0.8,
+      median_threshold: 0.5,
+      is_lower_better: false,
+    },
   });
 });
 

@@ -13,7 +13,12 @@ import { cli, cliStart, waitFor } from '../helpers.js';
 test('serve answers an OpenAI client on a saved checkpoint and stops on SIGTERM', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'mlepipe-serve-test-'));
   try {
-    const w = await startLocalWorker({ model: { tiny: true, seed: 2 }, ckptDir: join(dir, 'ck'), threads: 1, log: () => {} });
+    const w = await startLocalWorker({
+      model: { tiny: true, seed: 2 },
+      ckptDir: join(dir, 'ck'),
+      threads: 1,
+      log: () => {},
+    });
     const saved = await w.client.save(0, 'tiny');
     await w.stop();
 
@@ -25,7 +30,12 @@ test('serve answers an OpenAI client on a saved checkpoint and stops on SIGTERM'
     assert.ok(base, stdout);
     assert.match(stdout, `serving ${saved.path}`);
     const client = new OpenAI({ baseURL: base, apiKey: 'none' });
-    const r = await client.chat.completions.create({ model: 'tiny', messages: [{ role: 'user', content: 'the agent reads the csv' }], max_tokens: 4, seed: 1 });
+    const r = await client.chat.completions.create({
+      model: 'tiny',
+      messages: [{ role: 'user', content: 'the agent reads the csv' }],
+      max_tokens: 4,
+      seed: 1,
+    });
     assert.is(r.choices.length, 1);
 
     child.kill('SIGTERM');

@@ -23,7 +23,11 @@ await writeFile(hookFile, HOOK);
 
 /** The files under node_modules the command loaded, as `package/path`, and its result. */
 async function loaded(args: string[], cwd: string): Promise<{ files: string[]; exitCode: number; stderr: string }> {
-  const r = await execa(process.execPath, ['--import', pathToFileURL(hookFile).href, CLI, ...args], { cwd, reject: false, env: { CI: 'true', NO_COLOR: '1' } });
+  const r = await execa(process.execPath, ['--import', pathToFileURL(hookFile).href, CLI, ...args], {
+    cwd,
+    reject: false,
+    env: { CI: 'true', NO_COLOR: '1' },
+  });
   const files = [
     ...new Set(
       String(r.stderr)
@@ -49,7 +53,17 @@ const packageOf = (f: string) =>
     .split('/')
     .slice(0, f.startsWith('@') ? 2 : 1)
     .join('/');
-const HEAVY = ['vega', 'vega-lite', 'dockerode', 'openai', 'listr2', 'execa', 'tar-fs', 'hyparquet-writer', 'csv-parse'];
+const HEAVY = [
+  'vega',
+  'vega-lite',
+  'dockerode',
+  'openai',
+  'listr2',
+  'execa',
+  'tar-fs',
+  'hyparquet-writer',
+  'csv-parse',
+];
 
 const EXP = `name: lazy
 stages:
@@ -92,7 +106,8 @@ test('a run that is all cached does not draw an unchanged figure (vega stays unl
   assert.is(again.exitCode, 0, again.stderr);
   assert.match(again.stderr, /figure x: reports\/lazy\/x\.svg/);
   const packages = new Set(again.files.map(packageOf));
-  for (const p of ['vega', 'vega-lite', 'listr2', 'execa']) assert.not.ok(packages.has(p), `the cached run loaded ${p}`);
+  for (const p of ['vega', 'vega-lite', 'listr2', 'execa'])
+    assert.not.ok(packages.has(p), `the cached run loaded ${p}`);
 });
 
 test.run();

@@ -35,9 +35,13 @@ const slowStep = (tag: string): Reply => ({
 /** The tagged child's command line, as a pgrep pattern. */
 const tagged = (tag: string) => `time\\.sleep\\(${tag.replace('.', '\\.')}\\)`;
 
-const pids = async (pattern: string) => String((await execa('pgrep', ['-f', pattern], { reject: false })).stdout).trim();
+const pids = async (pattern: string) =>
+  String((await execa('pgrep', ['-f', pattern], { reject: false })).stdout).trim();
 /** Containers this CLI process started (labelled with its pid), running or not. */
-const containers = async (pid: number) => String((await execa('docker', ['ps', '-aq', '--filter', `label=mlepipe.pid=${pid}`], { reject: false })).stdout).trim();
+const containers = async (pid: number) =>
+  String(
+    (await execa('docker', ['ps', '-aq', '--filter', `label=mlepipe.pid=${pid}`], { reject: false })).stdout,
+  ).trim();
 /** Control groups this CLI process made for its jails (named after its pid); none may outlive it. */
 async function cgroups(pid: number): Promise<string[]> {
   const found: string[] = [];
@@ -49,7 +53,11 @@ async function cgroups(pid: number): Promise<string[]> {
 }
 
 /** Waits for `cond` while the run goes on; a run that ends first fails the test with its output. */
-async function whileRunning(run: ReturnType<typeof cliStart>, cond: () => Promise<boolean>, what: string): Promise<void> {
+async function whileRunning(
+  run: ReturnType<typeof cliStart>,
+  cond: () => Promise<boolean>,
+  what: string,
+): Promise<void> {
   let ended = false;
   void run.then(() => (ended = true));
   await waitFor(async () => ended || (await cond()), 300_000, what);
@@ -79,13 +87,22 @@ for (const backend of ['bwrap', 'docker']) {
     const tag = uniqueTag();
     let slow = true;
     // Every turn runs the slow step until the test lets them finish; then the agent answers at once.
-    const server = await startReplayServer([() => (slow ? slowStep(tag) : { content: '<think>Done.</think>\n<answer>submission.csv</answer>' })]);
+    const server = await startReplayServer([
+      () => (slow ? slowStep(tag) : { content: '<think>Done.</think>\n<answer>submission.csv</answer>' }),
+    ]);
     try {
-      const dir = await tmpProject({ 'e.yaml': EXP(server.url, backend) }, `cache: .mlepipe\nsandbox: { backend: ${backend} }\n`);
+      const dir = await tmpProject(
+        { 'e.yaml': EXP(server.url, backend) },
+        `cache: .mlepipe\nsandbox: { backend: ${backend} }\n`,
+      );
       const env = { SLOW_KEY: 'k' };
       const run = cliStart(['run', 'e.yaml'], { cwd: dir, env });
       // Both rollouts are inside their steps.
-      await whileRunning(run, async () => (await pids(tagged(tag))).split('\n').filter(Boolean).length >= 2, 'two steps run');
+      await whileRunning(
+        run,
+        async () => (await pids(tagged(tag))).split('\n').filter(Boolean).length >= 2,
+        'two steps run',
+      );
       const t0 = Date.now();
       process.kill(run.pid!, 'SIGTERM');
       await interrupted(run, dir, backend);

@@ -28,8 +28,16 @@ test('import-sandmle moves the evaluator and answers out of public/; task show g
   const dir = await tmpProject(files);
   const r = await cli(['task', 'import-sandmle', 'release', 'tasks'], { cwd: dir });
   assert.is(r.exitCode, 0, r.stderr);
-  assert.is(r.stdout.trim(), 'spam-a: moved answer.csv, evaluator.py to private/\nspam-b: moved answer.csv, evaluator.py to private/');
-  assert.equal((await readdir(join(dir, 'tasks', 'spam-a', 'public'))).sort(), ['description.md', 'sample_submission.csv', 'test.csv', 'train.csv']);
+  assert.is(
+    r.stdout.trim(),
+    'spam-a: moved answer.csv, evaluator.py to private/\nspam-b: moved answer.csv, evaluator.py to private/',
+  );
+  assert.equal((await readdir(join(dir, 'tasks', 'spam-a', 'public'))).sort(), [
+    'description.md',
+    'sample_submission.csv',
+    'test.csv',
+    'train.csv',
+  ]);
   assert.equal((await readdir(join(dir, 'tasks', 'spam-a', 'private'))).sort(), ['answer.csv', 'evaluator.py']);
   const show = JSON.parse((await cli(['task', 'show', 'tasks/spam-a', '--json'], { cwd: dir })).stdout);
   assert.is(show.task.generator, 'sandmle-release');
@@ -61,7 +69,8 @@ test('a released task whose evaluator reads answer.csv relatively and prints ind
     [`${base}/test.csv`]: 'id,x\n2,0.2\n3,0.3\n',
     [`${base}/sample_submission.csv`]: 'id,y\n2,0\n3,0\n',
     [`${base}/answer.csv`]: 'id,y\n2,3\n3,4\n',
-    [`${base}/threshold.json`]: '{"gold_threshold": 0.5, "silver_threshold": 1, "bronze_threshold": 2, "median_threshold": 3}',
+    [`${base}/threshold.json`]:
+      '{"gold_threshold": 0.5, "silver_threshold": 1, "bronze_threshold": 2, "median_threshold": 3}',
     [`${base}/evaluator.py`]: RELEASE_EVALUATOR,
   });
   const r = await cli(['task', 'import-sandmle', 'release', 'tasks'], { cwd: dir });
@@ -82,7 +91,10 @@ test('generate through the CLI: an llm backend without a model, and bad seed set
   });
   const a = await cli(['plan', 'a.yaml'], { cwd: dir });
   assert.is(a.exitCode, 2);
-  assert.is(a.stderr.trim(), 'a.yaml:3:44: stages.envs.with.backend: backend: llm needs model: (the name of a models: entry)');
+  assert.is(
+    a.stderr.trim(),
+    'a.yaml:3:44: stages.envs.with.backend: backend: llm needs model: (the name of a models: entry)',
+  );
   const b = await cli(['plan', 'b.yaml'], { cwd: dir });
   assert.is(b.exitCode, 2);
   assert.match(b.stderr, /^b\.yaml:3:42: stages\.envs\.with\.seeds: unknown seed set "mlebench-video"/);

@@ -18,7 +18,11 @@ test('tools list: every tool with its domain; --domain filters; --json carries t
   assert.match(all.stdout, /detect_missing_values\s+tabular\s+per-column missing/);
   const ts = JSON.parse((await cli(['tools', 'list', '--domain', 'time-series', '--json'], { cwd: dir })).stdout);
   assert.is(ts.length, 15);
-  assert.equal(ts.find((t: { name: string }) => t.name === 'granger_causality_test').args.required, ['path', 'cause', 'effect']);
+  assert.equal(ts.find((t: { name: string }) => t.name === 'granger_causality_test').args.required, [
+    'path',
+    'cause',
+    'effect',
+  ]);
   const bad = await cli(['tools', 'list', '--domain', 'timeseries'], { cwd: dir });
   assert.is(bad.exitCode, 2);
   assert.match(bad.stderr, 'did you mean "time-series"');
@@ -26,12 +30,41 @@ test('tools list: every tool with its domain; --domain filters; --json carries t
 
 test('tools run: the answer text, or the whole answer with --json; files copied in with --file', async () => {
   const dir = await tmpProject(FILES);
-  const r = await cli(['tools', 'run', 'detect_missing_values', '--task', 'task', '--arg', 'path=public/train.csv'], { cwd: dir });
+  const r = await cli(['tools', 'run', 'detect_missing_values', '--task', 'task', '--arg', 'path=public/train.csv'], {
+    cwd: dir,
+  });
   assert.is(r.exitCode, 0, r.stderr);
   assert.match(r.stdout, 'x: 30.0%');
-  const j = JSON.parse((await cli(['tools', 'run', 'detect_missing_values', '--task', 'task', '--arg', 'path=public/train.csv', '--json'], { cwd: dir })).stdout);
+  const j = JSON.parse(
+    (
+      await cli(
+        ['tools', 'run', 'detect_missing_values', '--task', 'task', '--arg', 'path=public/train.csv', '--json'],
+        { cwd: dir },
+      )
+    ).stdout,
+  );
   assert.equal([j.ok, j.tool, j.evidence.columns[0].missing], [true, 'detect_missing_values', 6]);
-  const log = JSON.parse((await cli(['tools', 'run', 'extract_training_metric_series', '--task', 'task', '--file', 'run.log', '--arg', 'path=run.log', '--arg', 'metrics=loss', '--json'], { cwd: dir })).stdout);
+  const log = JSON.parse(
+    (
+      await cli(
+        [
+          'tools',
+          'run',
+          'extract_training_metric_series',
+          '--task',
+          'task',
+          '--file',
+          'run.log',
+          '--arg',
+          'path=run.log',
+          '--arg',
+          'metrics=loss',
+          '--json',
+        ],
+        { cwd: dir },
+      )
+    ).stdout,
+  );
   assert.equal(
     log.evidence.series.loss.map((p: { value: number }) => p.value),
     [0.9, 0.5, 0.4],
@@ -43,13 +76,19 @@ test('tools run: a bad name, bad arguments and private/ are refused with a messa
   const name = await cli(['tools', 'run', 'detect_missing', '--task', 'task'], { cwd: dir });
   assert.is(name.exitCode, 2);
   assert.match(name.stderr, 'unknown tool "detect_missing" (did you mean "detect_missing_values"?)');
-  const args = await cli(['tools', 'run', 'detect_outliers', '--task', 'task', '--arg', 'file=public/train.csv', '--arg', 'k=lots'], { cwd: dir });
+  const args = await cli(
+    ['tools', 'run', 'detect_outliers', '--task', 'task', '--arg', 'file=public/train.csv', '--arg', 'k=lots'],
+    { cwd: dir },
+  );
   assert.is(args.exitCode, 2);
   assert.match(args.stderr, 'argument "file": unknown');
   assert.match(args.stderr, 'argument "k": must be a number, not "lots"');
   assert.match(args.stderr, 'argument "path": missing');
   assert.not.match(args.stderr, '    at ');
-  const secret = await cli(['tools', 'run', 'detect_missing_values', '--task', 'task', '--arg', 'path=../private/answer.csv', '--json'], { cwd: dir });
+  const secret = await cli(
+    ['tools', 'run', 'detect_missing_values', '--task', 'task', '--arg', 'path=../private/answer.csv', '--json'],
+    { cwd: dir },
+  );
   assert.is(secret.exitCode, 1);
   assert.not.match(secret.stdout, 'SECRET');
   assert.match(JSON.parse(secret.stdout).text, 'outside the workspace');

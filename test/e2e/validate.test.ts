@@ -41,7 +41,10 @@ const CASES: Case[] = [
   {
     name: 'counts and sample sizes past their limits',
     yaml: 'name: e\nstages:\n  g: { uses: generate, with: { count: 1e9, samples: [50, 1e12] } }\n',
-    expect: [/^e\.yaml:3:39: stages\.g\.with\.count: must be <= \d+$/, /^e\.yaml:3:58: stages\.g\.with\.samples\[1\]: must be <= \d+$/],
+    expect: [
+      /^e\.yaml:3:39: stages\.g\.with\.count: must be <= \d+$/,
+      /^e\.yaml:3:58: stages\.g\.with\.samples\[1\]: must be <= \d+$/,
+    ],
   },
   {
     name: 'an unknown reward variable, with a suggestion',
@@ -82,7 +85,16 @@ tables:
     .trim()
     .split('\n')
     .map((l) => l.split(': ')[0]);
-  assert.equal(where, ['e.yaml:3:20', 'e.yaml:5:41', 'e.yaml:5:57', 'e.yaml:6:55', 'e.yaml:6:76', 'e.yaml:7:29', 'e.yaml:8:30', 'e.yaml:10:14']);
+  assert.equal(where, [
+    'e.yaml:3:20',
+    'e.yaml:5:41',
+    'e.yaml:5:57',
+    'e.yaml:6:55',
+    'e.yaml:6:76',
+    'e.yaml:7:29',
+    'e.yaml:8:30',
+    'e.yaml:10:14',
+  ]);
   const run = await cli(['run', 'e.yaml'], { cwd: dir });
   assert.is(run.exitCode, 2);
   assert.is(run.stderr, r.stderr);
@@ -99,12 +111,16 @@ test('run -j past the settings bound is refused before anything runs', async () 
 
 test('every shipped experiment validates and plans (weights and endpoints named by variables need not exist)', async () => {
   const dir = await tmpProject({});
-  await cp(join(ROOT, 'experiments'), join(dir, 'experiments'), { recursive: true, filter: (src) => !src.includes('/reports') && !src.endsWith('.lock.json') });
+  await cp(join(ROOT, 'experiments'), join(dir, 'experiments'), {
+    recursive: true,
+    filter: (src) => !src.includes('/reports') && !src.endsWith('.lock.json'),
+  });
   const files = (await readdir(join(dir, 'experiments'), { recursive: true }))
     .filter((f) => f.endsWith('.yaml'))
     .map((f) => join('experiments', f))
     .sort();
-  for (const f of ['table1-seed-sft.yaml', 'table3.yaml', 'table4.yaml']) assert.ok(files.includes(join('experiments', 'sandmle', f)), files.join(', '));
+  for (const f of ['table1-seed-sft.yaml', 'table3.yaml', 'table4.yaml'])
+    assert.ok(files.includes(join('experiments', 'sandmle', f)), files.join(', '));
   const v = await cli(['validate', ...files], { cwd: dir });
   assert.is(v.exitCode, 0, v.stderr);
   assert.is(
@@ -123,20 +139,30 @@ test('every shipped experiment validates and plans (weights and endpoints named 
 });
 
 test('table1 places its sandboxes on GPU hosts: without hosts it validates and plans with a warning at the label and run refuses it before anything runs; -S stages.test.sandbox=null runs them here; with h200 hosts it plans onto them', async () => {
-  const copy = (dir: string) => cp(join(ROOT, 'experiments'), join(dir, 'experiments'), { recursive: true, filter: (src) => !src.includes('/reports') && !src.endsWith('.lock.json') });
+  const copy = (dir: string) =>
+    cp(join(ROOT, 'experiments'), join(dir, 'experiments'), {
+      recursive: true,
+      filter: (src) => !src.includes('/reports') && !src.endsWith('.lock.json'),
+    });
   const f = 'experiments/sandmle/table1.yaml';
   const bare = await tmpProject({});
   await copy(bare);
   const v = await cli(['validate', f], { cwd: bare });
   assert.is(v.exitCode, 0, v.stderr);
-  assert.match(v.stderr, /^warning: experiments\/sandmle\/table1\.yaml:\d+:\d+: stages\.test\.sandbox\.on: no host named or labelled "h200"/m);
+  assert.match(
+    v.stderr,
+    /^warning: experiments\/sandmle\/table1\.yaml:\d+:\d+: stages\.test\.sandbox\.on: no host named or labelled "h200"/m,
+  );
   const p = await cli(['plan', f, '--json'], { cwd: bare });
   assert.is(p.exitCode, 0, p.stderr);
   const test = JSON.parse(p.stdout).nodes.find((n: { stage: string }) => n.stage === 'test');
   assert.equal(test.sandbox, { on: 'h200', hosts: [] });
   const r = await cli(['run', f], { cwd: bare });
   assert.is(r.exitCode, 2, r.stderr);
-  assert.match(r.stderr, /table1\.yaml:\d+:\d+: stages\.test\.sandbox\.on: no host named or labelled "h200" to run this node's sandboxes on/);
+  assert.match(
+    r.stderr,
+    /table1\.yaml:\d+:\d+: stages\.test\.sandbox\.on: no host named or labelled "h200" to run this node's sandboxes on/,
+  );
   // Nothing started: not even the competitions' preparation, which has no data here and would fail.
   assert.not.match(r.stderr + r.stdout, /lite/);
   const here = await cli(['plan', f, '-S', 'stages.test.sandbox=null', '--json'], { cwd: bare });
@@ -144,7 +170,10 @@ test('table1 places its sandboxes on GPU hosts: without hosts it validates and p
   assert.not.match(here.stderr, /warning/);
   assert.is(JSON.parse(here.stdout).nodes.find((n: { stage: string }) => n.stage === 'test').sandbox, undefined);
   // Two H200 hosts: the plan names them and what each run holds (MLE-bench's 1 GPU and 36 CPUs).
-  const gpu = await tmpProject({}, 'hosts:\n  g1: { docker: "tcp://127.0.0.1:1", gpus: 8, labels: [h200] }\n  g2: { docker: "tcp://127.0.0.1:2", gpus: 8, labels: [h200] }\n');
+  const gpu = await tmpProject(
+    {},
+    'hosts:\n  g1: { docker: "tcp://127.0.0.1:1", gpus: 8, labels: [h200] }\n  g2: { docker: "tcp://127.0.0.1:2", gpus: 8, labels: [h200] }\n',
+  );
   await copy(gpu);
   const g = await cli(['plan', f], { cwd: gpu });
   assert.is(g.exitCode, 0, g.stderr);
@@ -155,27 +184,49 @@ test('table1 places its sandboxes on GPU hosts: without hosts it validates and p
   await copy(cpu);
   const c = await cli(['validate', f], { cwd: cpu });
   assert.is(c.exitCode, 2, c.stderr);
-  assert.match(c.stderr, /table1\.yaml:\d+:\d+: stages\.test\.sandbox\.gpus_per_run: 1 GPUs per run, but no host matching "h200" lends that many \(most: 0/);
+  assert.match(
+    c.stderr,
+    /table1\.yaml:\d+:\d+: stages\.test\.sandbox\.gpus_per_run: 1 GPUs per run, but no host matching "h200" lends that many \(most: 0/,
+  );
 });
 
 test("the paper's RL configs train on verl: the plan says so, the one-GPU variant is a -S away, and a cluster too small is refused before anything runs", async () => {
   const dir = await tmpProject({});
-  await cp(join(ROOT, 'experiments'), join(dir, 'experiments'), { recursive: true, filter: (src) => !src.includes('/reports') && !src.endsWith('.lock.json') });
+  await cp(join(ROOT, 'experiments'), join(dir, 'experiments'), {
+    recursive: true,
+    filter: (src) => !src.includes('/reports') && !src.endsWith('.lock.json'),
+  });
   for (const f of ['table4.yaml', 'table1-seed-sft.yaml', 'fig8-dynamics.yaml']) {
     const p = await cli(['plan', join('experiments', 'sandmle', f)], { cwd: dir });
     assert.is(p.exitCode, 0, p.stderr);
     assert.match(p.stdout, /run +rl\S* +no entry +→ a verl Ray job on 1 × 8 GPUs/, `${f}: ${p.stdout}`);
   }
-  const one = await cli(['plan', 'experiments/sandmle/table4.yaml', '-S', 'stages.rl.with.verl.gpus_per_node=1', '--json'], { cwd: dir });
+  const one = await cli(
+    ['plan', 'experiments/sandmle/table4.yaml', '-S', 'stages.rl.with.verl.gpus_per_node=1', '--json'],
+    { cwd: dir },
+  );
   assert.equal(
     JSON.parse(one.stdout)
       .nodes.filter((n: { stage: string }) => n.stage === 'rl')
       .map((n: { placement: string }) => n.placement.slice(0, 26)),
     ['a verl Ray job on 1 × 1 GP', 'a verl Ray job on 1 × 1 GP'],
   );
-  const small = await cli(['validate', 'experiments/sandmle/table4.yaml', '-S', 'stages.rl.with.verl.gpus_per_node=1', '-S', 'stages.rl.with.verl.gpu_memory_gib=40'], { cwd: dir });
+  const small = await cli(
+    [
+      'validate',
+      'experiments/sandmle/table4.yaml',
+      '-S',
+      'stages.rl.with.verl.gpus_per_node=1',
+      '-S',
+      'stages.rl.with.verl.gpu_memory_gib=40',
+    ],
+    { cwd: dir },
+  );
   assert.is(small.exitCode, 2, small.stdout + small.stderr);
-  assert.match(small.stderr, /table4\.yaml:\d+:\d+: stages\.rl\.with\.verl: stage rl: no layout of 8\.2B parameters fits 1 × 1 GPUs of 40 GiB/);
+  assert.match(
+    small.stderr,
+    /table4\.yaml:\d+:\d+: stages\.rl\.with\.verl: stage rl: no layout of 8\.2B parameters fits 1 × 1 GPUs of 40 GiB/,
+  );
 });
 
 test("table1-seed-sft's SFT trains on verl: the plan says so, one H200 fits offloaded, a GPU too small or an entry without weights is refused before anything runs", async () => {
@@ -190,20 +241,39 @@ test("table1-seed-sft's SFT trains on verl: the plan says so, one H200 fits offl
         ],
       }) + '\n',
   });
-  await cp(join(ROOT, 'experiments'), join(dir, 'experiments'), { recursive: true, filter: (src) => !src.includes('/reports') && !src.endsWith('.lock.json') });
+  await cp(join(ROOT, 'experiments'), join(dir, 'experiments'), {
+    recursive: true,
+    filter: (src) => !src.includes('/reports') && !src.endsWith('.lock.json'),
+  });
   const f = 'experiments/sandmle/table1-seed-sft.yaml';
   const p = await cli(['plan', f], { cwd: dir });
   assert.match(p.stdout, /run +sft +no entry +→ a verl SFT Ray job on 1 × 8 GPUs/, p.stdout);
-  const one = await cli(['validate', f, '-S', 'stages.sft.with.verl.gpus_per_node=1', '-S', 'stages.rl.with.verl.gpus_per_node=1'], { cwd: dir });
+  const one = await cli(
+    ['validate', f, '-S', 'stages.sft.with.verl.gpus_per_node=1', '-S', 'stages.rl.with.verl.gpus_per_node=1'],
+    { cwd: dir },
+  );
   assert.is(one.exitCode, 0, one.stderr);
-  const small = await cli(['validate', f, '-S', 'stages.sft.with.verl.gpus_per_node=1', '-S', 'stages.sft.with.verl.gpu_memory_gib=24'], { cwd: dir });
+  const small = await cli(
+    ['validate', f, '-S', 'stages.sft.with.verl.gpus_per_node=1', '-S', 'stages.sft.with.verl.gpu_memory_gib=24'],
+    { cwd: dir },
+  );
   assert.is(small.exitCode, 2, small.stdout + small.stderr);
-  assert.match(small.stderr, /table1-seed-sft\.yaml:\d+:\d+: stages\.sft\.with\.verl: stage sft: no layout of 8\.2B parameters fits 1 × 1 GPUs of 24 GiB at 32768 tokens a sequence: .*41\.9 GiB per GPU to train/);
+  assert.match(
+    small.stderr,
+    /table1-seed-sft\.yaml:\d+:\d+: stages\.sft\.with\.verl: stage sft: no layout of 8\.2B parameters fits 1 × 1 GPUs of 24 GiB at 32768 tokens a sequence: .*41\.9 GiB per GPU to train/,
+  );
   const lora = await cli(['validate', 'e.yaml'], { cwd: dir });
   assert.is(lora.exitCode, 2, lora.stdout);
-  assert.match(lora.stderr, /e\.yaml:7:\d+: stages\.s\.with\.model: trainer: verl fine-tunes every weight and saves them whole: lora has lora_rank: 8/);
+  assert.match(
+    lora.stderr,
+    /e\.yaml:7:\d+: stages\.s\.with\.model: trainer: verl fine-tunes every weight and saves them whole: lora has lora_rank: 8/,
+  );
   const none = await cli(['validate', 'e.yaml', '-S', 'stages.s.with.model=base'], { cwd: dir });
-  assert.match(none.stderr, /e\.yaml:3:3: models\.base: stage s trains base with trainer: verl, which loads its weights from path:.*this entry names none/, none.stderr);
+  assert.match(
+    none.stderr,
+    /e\.yaml:3:3: models\.base: stage s trains base with trainer: verl, which loads its weights from path:.*this entry names none/,
+    none.stderr,
+  );
   // A tiny: entry names weights the node writes itself (a tiny random model in the shape vLLM's CPU build serves).
   const tiny = await cli(['validate', 'e.yaml', '-S', 'stages.s.with.model=small'], { cwd: dir });
   assert.is(tiny.exitCode, 0, tiny.stderr);

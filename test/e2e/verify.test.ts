@@ -22,7 +22,10 @@ async function ran(): Promise<{ dir: string; key: string; entry: string }> {
 }
 
 const runs = async (dir: string) => (await readFile(join(dir, 'runs.log'), 'utf8')).trim().split('\n');
-const actions = async (dir: string) => JSON.parse((await cli(['plan', 'e.yaml', '--json'], { cwd: dir })).stdout).nodes.map((n: { id: string; action: string; reason: string }) => `${n.id} ${n.action} ${n.reason}`);
+const actions = async (dir: string) =>
+  JSON.parse((await cli(['plan', 'e.yaml', '--json'], { cwd: dir })).stdout).nodes.map(
+    (n: { id: string; action: string; reason: string }) => `${n.id} ${n.action} ${n.reason}`,
+  );
 
 test('an edited output: plan and status say which file, run rebuilds the entry, verify agrees', async () => {
   const { dir, key, entry } = await ran();

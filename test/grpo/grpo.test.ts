@@ -10,7 +10,19 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { exists } from '../../core/fs.js';
 import { mean, sem } from '../../core/stats.js';
-import { cli, cliStart, tmpProject, waitFor, nodeKey, nodeLog, outputsOf, publishedSteps, readJsonl, sharedCacheSettings, shareTaskNodes } from '../helpers.js';
+import {
+  cli,
+  cliStart,
+  tmpProject,
+  waitFor,
+  nodeKey,
+  nodeLog,
+  outputsOf,
+  publishedSteps,
+  readJsonl,
+  sharedCacheSettings,
+  shareTaskNodes,
+} from '../helpers.js';
 import { startTestWorker } from './test-worker.js';
 import { readScalars } from '../train-log/read.js';
 
@@ -43,12 +55,15 @@ figures:
   assert.match(r.stdout, /curve\nstep\s+reward_mean\s+valid_rate\s+entropy\n1\s/);
   assert.match(r.stderr, /figure curve: reports\/learn\/curve\.svg/);
   const rl = await out(dir, 'rl');
-  const rewards = async (k: number) => (await jsonl(join(rl, 'steps', `step_0000${k}.jsonl`))).map((t) => t.reward as number);
+  const rewards = async (k: number) =>
+    (await jsonl(join(rl, 'steps', `step_0000${k}.jsonl`))).map((t) => t.reward as number);
   const first = [...(await rewards(1)), ...(await rewards(2))];
   const last = [...(await rewards(5)), ...(await rewards(6))];
   const margin = mean(last) - mean(first);
   const noise = Math.sqrt(sem(first) ** 2 + sem(last) ** 2);
-  console.log(`reward: first two steps ${mean(first).toFixed(3)}, last two ${mean(last).toFixed(3)}, noise ${noise.toFixed(3)}`);
+  console.log(
+    `reward: first two steps ${mean(first).toFixed(3)}, last two ${mean(last).toFixed(3)}, noise ${noise.toFixed(3)}`,
+  );
   assert.ok(margin > 2 * noise, `margin ${margin} vs noise ${noise}`);
   const curve = await jsonl(join(rl, 'metrics.jsonl'));
   assert.is(curve.length, 6);
@@ -61,7 +76,9 @@ figures:
       [1, 2, 3, 4, 5, 6],
       tag,
     );
-    scalars[tag].forEach(([, v], i) => assert.ok(Math.abs(v - curve[i][tag]) < 1e-6, `${tag} at step ${i + 1}: ${v} vs ${curve[i][tag]}`));
+    scalars[tag].forEach(([, v], i) =>
+      assert.ok(Math.abs(v - curve[i][tag]) < 1e-6, `${tag} at step ${i + 1}: ${v} vs ${curve[i][tag]}`),
+    );
   }
   // Checkpoints every step, and the final one.
   assert.is((await readdir(join(rl, 'checkpoints'))).length, 6);
@@ -171,18 +188,24 @@ stages:
   const verl = join(await out(dir, 'rl'), 'verl');
   const { parquetReadObjects } = await import('hyparquet');
   const buf = await readFile(join(verl, 'data', 'train.parquet'));
-  const rows = (await parquetReadObjects({ file: buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength) })) as Array<Record<string, any>>;
+  const rows = (await parquetReadObjects({
+    file: buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength),
+  })) as Array<Record<string, any>>;
   assert.is(rows.length, 2);
   assert.equal(
     rows[0].prompt.map((m: { role: string }) => m.role),
     ['system', 'user'],
   );
   assert.match(rows[0].prompt[0].content, '<think>');
-  assert.equal([rows[0].data_source, rows[0].agent_name, rows[0].ability, rows[0].reward_model.style, rows[0].extra_info.split], ['mlepipe', 'mlepipe_react', 'mle', 'rule', 'train']);
+  assert.equal(
+    [rows[0].data_source, rows[0].agent_name, rows[0].ability, rows[0].reward_model.style, rows[0].extra_info.split],
+    ['mlepipe', 'mlepipe_react', 'mle', 'rule', 'train'],
+  );
   // Nothing points into the cache's staging folder: the tasks travel inside the export.
   assert.not.ok('task_dir' in rows[0].extra_info);
   assert.ok(await exists(join(verl, 'tasks', rows[0].extra_info.task_id, 'private', 'evaluator.py')));
-  for (const f of ['reward_fn.py', 'mlepipe_verl/agent_loop.py', 'sandbox.json']) assert.ok(await exists(join(verl, f)), f);
+  for (const f of ['reward_fn.py', 'mlepipe_verl/agent_loop.py', 'sandbox.json'])
+    assert.ok(await exists(join(verl, f)), f);
   const overrides = await readFile(join(verl, 'trainer_overrides.yaml'), 'utf8');
   assert.not.match(overrides, join(cache, 'tmp'));
   for (const o of [

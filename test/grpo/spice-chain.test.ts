@@ -51,7 +51,8 @@ const CPU = [
 ].flatMap((o) => ['-S', o]);
 
 const FILE = 'table3-rl.yaml';
-const outputs = async (dir: string, node: string) => (await cli(['outputs', FILE, node, ...CPU], { cwd: dir })).stdout.trim();
+const outputs = async (dir: string, node: string) =>
+  (await cli(['outputs', FILE, node, ...CPU], { cwd: dir })).stdout.trim();
 
 test('collection → SFT → GRPO with SPICE on a tiny model: its calls are scored per turn, the metrics reach a table and a figure', async () => {
   const dir = await tmpProject({});
@@ -63,7 +64,11 @@ test('collection → SFT → GRPO with SPICE on a tiny model: its calls are scor
   assert.ok(kept.length >= 1 && kept.every((t) => t.variables.success === 1), 'verified demonstrations to learn from');
 
   // The model: random weights of Qwen3's architecture, a tokenizer trained on the demonstrations.
-  const made = await execa(trainerPython(ROOT), ['-m', 'mlepipe_worker', 'tiny', join(dir, 'tiny-mlab'), '--corpus', demos, '--vocab', '1024', '--context', '8192'], { cwd: join(ROOT, 'gpu', 'worker'), reject: false });
+  const made = await execa(
+    trainerPython(ROOT),
+    ['-m', 'mlepipe_worker', 'tiny', join(dir, 'tiny-mlab'), '--corpus', demos, '--vocab', '1024', '--context', '8192'],
+    { cwd: join(ROOT, 'gpu', 'worker'), reject: false },
+  );
   assert.is(made.exitCode, 0, made.stderr);
 
   const r = await cli(['run', FILE, ...CPU, '--only', 'rl'], { cwd: dir });
@@ -80,7 +85,12 @@ test('collection → SFT → GRPO with SPICE on a tiny model: its calls are scor
   assert.ok(cal.turns > 0 && cal.in_range, JSON.stringify(cal));
   assert.ok(cal.mean_abs_shaping >= 0.05 && cal.mean_abs_shaping <= 0.3);
   // The demonstrations' summaries are the base model's text, not the procedural ones.
-  const bank = JSON.parse(await readFile(join(rl, 'bank.json'), 'utf8')) as Array<{ task_id: string; source: string; text: string; writer: string }>;
+  const bank = JSON.parse(await readFile(join(rl, 'bank.json'), 'utf8')) as Array<{
+    task_id: string;
+    source: string;
+    text: string;
+    writer: string;
+  }>;
   const seeded = bank.filter((e) => e.source === 'demonstration');
   assert.is(seeded.length, kept.length);
   for (const e of seeded) {
@@ -120,9 +130,13 @@ test('collection → SFT → GRPO with SPICE on a tiny model: its calls are scor
       }
       // Every sampled turn carries the worker's token ids: the calls were scored on exactly those.
       assert.ok(t.turns.every((x: { tokens?: { token_ids: number[] } }) => x.tokens && x.tokens.token_ids.length > 0));
-      const expect = t.shaping.rewards.map((_: number, s: number) => turns.filter((x) => x.turn === s).reduce((a, x) => a + x.shaping, 0));
+      const expect = t.shaping.rewards.map((_: number, s: number) =>
+        turns.filter((x) => x.turn === s).reduce((a, x) => a + x.shaping, 0),
+      );
       expect[expect.length - 1] += t.reward;
-      t.shaping.rewards.forEach((x: number, s: number) => assert.ok(Math.abs(x - expect[s]) < 1e-9, `reward of turn ${s}`));
+      t.shaping.rewards.forEach((x: number, s: number) =>
+        assert.ok(Math.abs(x - expect[s]) < 1e-9, `reward of turn ${s}`),
+      );
     }
   }
   // A tiny model imitates its demonstrations only in part: some rollouts act, others write no action.
@@ -136,7 +150,10 @@ test('collection → SFT → GRPO with SPICE on a tiny model: its calls are scor
   for (const m of curve) assert.type(m.loss, 'number');
   assert.ok(await readFile(join(rl, 'checkpoint', 'mlepipe-worker.json'), 'utf8'));
   // The config's training table (one row per step, the backbone in front) and its figure.
-  assert.match(r.stdout, /training\nvariant\s+step\s+lr\s+reward_mean\s+shaping_scored\s+shaping_mean_abs\s+score_abs_diagnostic\s+score_abs_execution\s+bank_size\nmodel=qwen3_8b\s+1\s/);
+  assert.match(
+    r.stdout,
+    /training\nvariant\s+step\s+lr\s+reward_mean\s+shaping_scored\s+shaping_mean_abs\s+score_abs_diagnostic\s+score_abs_execution\s+bank_size\nmodel=qwen3_8b\s+1\s/,
+  );
   assert.match(r.stderr, /figure shaping: reports\/mltoolbench-table3-rl\/shaping\.svg/);
   assert.match(await readFile(join(dir, 'reports', 'mltoolbench-table3-rl', 'shaping.svg'), 'utf8'), /<svg/);
 });

@@ -66,7 +66,11 @@ test('a short SPICE run: pilot β inside κ, shaping on every tool-call turn, me
   );
   for (const m of curve) assert.is(m.beta, Number(cal.beta.toFixed(6)));
   // The bank started from the demonstrations; each step's references are drawn from it, at most K a task.
-  const bank = JSON.parse(await readFile(join(rl, 'bank.json'), 'utf8')) as Array<{ task_id: string; source: string; text: string }>;
+  const bank = JSON.parse(await readFile(join(rl, 'bank.json'), 'utf8')) as Array<{
+    task_id: string;
+    source: string;
+    text: string;
+  }>;
   assert.ok(bank.some((e) => e.source === 'demonstration'));
   let scored = 0;
   for (const k of [1, 2]) {
@@ -78,8 +82,15 @@ test('a short SPICE run: pilot β inside κ, shaping on every tool-call turn, me
     for (const t of await readJsonl(join(rl, 'steps', `step_0000${k}.jsonl`))) {
       if (t.crashed) continue;
       const calls = t.turns
-        .map((turn: { action: string }, s: number) => ({ s, action: turn.action, reply: t.messages.filter((m: { role: string }) => m.role === 'assistant')[s]?.content }))
-        .filter((c: { action: string; reply?: string }) => ['code', 'validate'].includes(c.action) && c.reply && callSpan('react', c.reply));
+        .map((turn: { action: string }, s: number) => ({
+          s,
+          action: turn.action,
+          reply: t.messages.filter((m: { role: string }) => m.role === 'assistant')[s]?.content,
+        }))
+        .filter(
+          (c: { action: string; reply?: string }) =>
+            ['code', 'validate'].includes(c.action) && c.reply && callSpan('react', c.reply),
+        );
       const turns = t.shaping.turns as TurnShaping[];
       assert.equal(
         turns.map((x) => x.turn),
@@ -95,9 +106,13 @@ test('a short SPICE run: pilot β inside κ, shaping on every tool-call turn, me
         }
       }
       // r_{i,s}: the shaping at its turn, the Eq. 5 outcome added at the last.
-      const expect = t.shaping.rewards.map((_: number, s: number) => turns.filter((x) => x.turn === s).reduce((a, x) => a + x.shaping, 0));
+      const expect = t.shaping.rewards.map((_: number, s: number) =>
+        turns.filter((x) => x.turn === s).reduce((a, x) => a + x.shaping, 0),
+      );
       expect[expect.length - 1] += t.reward;
-      t.shaping.rewards.forEach((x: number, s: number) => assert.ok(Math.abs(x - expect[s]) < 1e-9, `reward of turn ${s}`));
+      t.shaping.rewards.forEach((x: number, s: number) =>
+        assert.ok(Math.abs(x - expect[s]) < 1e-9, `reward of turn ${s}`),
+      );
     }
   }
   assert.ok(scored > 0, 'some calls were scored in training');
@@ -109,7 +124,9 @@ test('a short SPICE run: pilot β inside κ, shaping on every tool-call turn, me
   // TIPS with beta as written: no pilot, the same records.
   const tips = await outputsOf(dir, 'tips');
   assert.not.ok(await exists(join(tips, 'calibration.json')));
-  const turns = (await readJsonl(join(tips, 'steps', 'step_00001.jsonl'))).flatMap((t) => (t.shaping?.turns ?? []) as TurnShaping[]);
+  const turns = (await readJsonl(join(tips, 'steps', 'step_00001.jsonl'))).flatMap(
+    (t) => (t.shaping?.turns ?? []) as TurnShaping[],
+  );
   const tipsScored = turns.filter((x) => x.d !== null);
   assert.ok(tipsScored.length > 0, 'TIPS scored some calls');
   for (const x of tipsScored) assert.ok(Math.abs(x.shaping - 2 * x.d!) < 1e-12);
@@ -135,7 +152,9 @@ ${DEMOS}  rl: { uses: grpo, needs: [verified, demos], with: { split: all, reward
     // The tasks and demonstrations are the first test's.
     assert.match(r.stderr, /done: 1 ran, 3 cached, 0 failed/);
     const rl = await outputsOf(dir, 'rl');
-    const [refs] = Object.values(JSON.parse(await readFile(join(rl, 'shaping', 'step_00001.json'), 'utf8')).references) as Array<Array<{ text: string }>>;
+    const [refs] = Object.values(
+      JSON.parse(await readFile(join(rl, 'shaping', 'step_00001.json'), 'utf8')).references,
+    ) as Array<Array<{ text: string }>>;
     assert.is(refs.length, 1);
     let calls = 0;
     for (const t of await readJsonl(join(rl, 'steps', 'step_00001.jsonl'))) {
@@ -146,7 +165,9 @@ ${DEMOS}  rl: { uses: grpo, needs: [verified, demos], with: { split: all, reward
       for (const x of turns) {
         assert.ok(typeof x.d === 'number' && x.d !== 0, `turn ${x.turn}: d ${x.d}`);
         assert.ok(Math.abs(x.shaping - 0.5 * x.d!) < 1e-12);
-        assert.ok(Math.abs(t.shaping.rewards[x.turn] - x.shaping - (x.turn === t.turns.length - 1 ? t.reward : 0)) < 1e-9);
+        assert.ok(
+          Math.abs(t.shaping.rewards[x.turn] - x.shaping - (x.turn === t.turns.length - 1 ? t.reward : 0)) < 1e-9,
+        );
       }
     }
     assert.ok(calls > 0, 'the template policy made tool calls');
@@ -163,7 +184,13 @@ ${DEMOS}  rl: { uses: grpo, needs: [verified, demos], with: { split: all, reward
 
 // Tasks with one-line descriptions: the tiny model's context is 1,024 tokens, and the ReAct prompt takes most of it.
 const tinyTask = (id: string, what: string): Record<string, string> => ({
-  [`t/${id}/task.json`]: JSON.stringify({ id, modality: 'tabular', task_type: 'classification', metric: 'accuracy', is_lower_better: false }),
+  [`t/${id}/task.json`]: JSON.stringify({
+    id,
+    modality: 'tabular',
+    task_type: 'classification',
+    metric: 'accuracy',
+    is_lower_better: false,
+  }),
   [`t/${id}/public/description.md`]: `${what}\n`,
   [`t/${id}/private/evaluator.py`]: 'import json\nprint(json.dumps({"error": "not graded here"}))\n',
 });
@@ -223,13 +250,25 @@ models:
   const r = await cli(['validate', 'e.yaml'], { cwd: dir });
   assert.is(r.exitCode, 2);
   assert.not.match(r.stderr, /\n\s+at /, 'no stack trace');
-  assert.match(r.stderr, /e\.yaml:8:21: stages\.rl\.with\.tool_dropout: tool_dropout removes mlab's diagnostic tools; it needs scaffold: mlab/);
-  assert.match(r.stderr, /e\.yaml:9:\d+: stages\.rl\.with\.shaping\.scorer: scorer: worker scores with the policy's own trainer worker, so it needs trainer: worker/);
+  assert.match(
+    r.stderr,
+    /e\.yaml:8:21: stages\.rl\.with\.tool_dropout: tool_dropout removes mlab's diagnostic tools; it needs scaffold: mlab/,
+  );
+  assert.match(
+    r.stderr,
+    /e\.yaml:9:\d+: stages\.rl\.with\.shaping\.scorer: scorer: worker scores with the policy's own trainer worker, so it needs trainer: worker/,
+  );
   assert.match(r.stderr, /e\.yaml:9:\d+: stages\.rl\.with\.shaping\.beta: give beta \(as written\) or kappa/);
   assert.match(r.stderr, /e\.yaml:9:\d+: stages\.rl\.with\.shaping\.kappa: the range \[0\.3, 0\.05\] is empty/);
   assert.match(r.stderr, /e\.yaml:10:\d+: stages\.rl2\.with\.shaping\.scorer: no model named nowhere in models:/);
-  assert.match(r.stderr, /e\.yaml:11:\d+: stages\.rl3\.with\.shaping\.scorer: model gpt has no base_url: a scorer is a provider: worker entry, an OpenAI-compatible server/);
-  assert.match(r.stderr, /e\.yaml:12:\d+: stages\.rl4\.with\.shaping\.template: template renders the prompts of an openai scorer/);
+  assert.match(
+    r.stderr,
+    /e\.yaml:11:\d+: stages\.rl3\.with\.shaping\.scorer: model gpt has no base_url: a scorer is a provider: worker entry, an OpenAI-compatible server/,
+  );
+  assert.match(
+    r.stderr,
+    /e\.yaml:12:\d+: stages\.rl4\.with\.shaping\.template: template renders the prompts of an openai scorer/,
+  );
 });
 
 test.run();

@@ -29,7 +29,12 @@ test('demonstrations summarised by the model: its text and name in bank.json, ac
       const task = taskOf(body.messages[0].content);
       // The first task asked about gets an empty answer (a reasoning model that only thought).
       empty ||= task;
-      return { content: task === empty ? '<think>hmm</think>\n' : `<think>plan</think>\nSUMMARY of ${task}: the agent inspected the columns and fit a boosted model.` };
+      return {
+        content:
+          task === empty
+            ? '<think>hmm</think>\n'
+            : `<think>plan</think>\nSUMMARY of ${task}: the agent inspected the columns and fit a boosted model.`,
+      };
     },
   ]);
   try {
@@ -49,7 +54,13 @@ stages:
     const demos = (await readJsonl(join(await outputsOf(dir, 'demos'), 'trajectories.jsonl'))) as Trajectory[];
     const verified = demos.filter((t) => t.variables.success === 1);
     assert.ok(verified.length >= 2, `${verified.length} verified demonstrations`);
-    const bank = JSON.parse(await readFile(join(await outputsOf(dir, 'rl'), 'bank.json'), 'utf8')) as Array<{ task_id: string; source: string; text: string; writer: string; fallback?: string }>;
+    const bank = JSON.parse(await readFile(join(await outputsOf(dir, 'rl'), 'bank.json'), 'utf8')) as Array<{
+      task_id: string;
+      source: string;
+      text: string;
+      writer: string;
+      fallback?: string;
+    }>;
     const shown = bank.filter((e) => e.source === 'demonstration');
     assert.is(shown.length, verified.length);
     for (const e of shown) {
@@ -58,7 +69,10 @@ stages:
         assert.equal([e.writer, e.fallback], ['procedural', 'writer: empty answer']);
         assert.ok(verified.some((t) => summarise(t) === e.text));
       } else {
-        assert.equal([e.writer, e.text], ['writer', `SUMMARY of ${e.task_id}: the agent inspected the columns and fit a boosted model.`]);
+        assert.equal(
+          [e.writer, e.text],
+          ['writer', `SUMMARY of ${e.task_id}: the agent inspected the columns and fit a boosted model.`],
+        );
       }
     }
     assert.ok(shown.some((e) => e.writer === 'writer'));
@@ -66,14 +80,23 @@ stages:
     const asked = chats.length;
     assert.ok(asked >= verified.length);
     for (const t of verified) {
-      const q = chats.find((c) => taskOf(c.messages[0].content) === t.task_id && t.turns.some((x) => x.code && c.messages[0].content.includes(x.code.trim().split('\n')[0])));
+      const q = chats.find(
+        (c) =>
+          taskOf(c.messages[0].content) === t.task_id &&
+          t.turns.some((x) => x.code && c.messages[0].content.includes(x.code.trim().split('\n')[0])),
+      );
       assert.ok(q, `a request holds the actions of ${t.group_id}#${t.sample}`);
       const prompt = q!.messages[0].content;
-      const description = await readFile(join(await outputsOf(dir, 'verified'), 'tasks', t.task_id, 'public', 'description.md'), 'utf8');
+      const description = await readFile(
+        join(await outputsOf(dir, 'verified'), 'tasks', t.task_id, 'public', 'description.md'),
+        'utf8',
+      );
       assert.ok(prompt.includes(description.trim().split('\n')[0]), 'the task description');
       // What the grader or the agent's runs reported back stays out.
       assert.not.ok(prompt.includes(String(t.evaluation!.score)), 'no score');
-      for (const turn of t.turns) if (turn.observation.trim().length > 20) assert.not.ok(prompt.includes(turn.observation.trim()), 'no observation');
+      for (const turn of t.turns)
+        if (turn.observation.trim().length > 20)
+          assert.not.ok(prompt.includes(turn.observation.trim()), 'no observation');
     }
     // A forced rerun of the same node, its response cache gone: every summary comes from the node's items.
     await rm(join(dir, '.mlepipe', 'llm'), { recursive: true, force: true });

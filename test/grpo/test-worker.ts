@@ -14,7 +14,10 @@ export interface TestWorker {
   close(): Promise<void>;
 }
 
-const REPLIES = ['<think>copy the sample</think>\n```python\nimport pandas as pd\npd.read_csv("public/sample_submission.csv").to_csv("submission.csv", index=False)\n```', '<think>done</think>\n<answer>submission.csv</answer>'];
+const REPLIES = [
+  '<think>copy the sample</think>\n```python\nimport pandas as pd\npd.read_csv("public/sample_submission.csv").to_csv("submission.csv", index=False)\n```',
+  '<think>done</think>\n<answer>submission.csv</answer>',
+];
 
 export interface TestWorkerOptions {
   /** Return prompt_token_ids and token_ids (default true). */
@@ -32,8 +35,10 @@ export async function startTestWorker(o: TestWorkerOptions = {}): Promise<TestWo
     let raw = '';
     req.on('data', (c) => (raw += c));
     req.on('end', () => {
-      const json = (status: number, body: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
-      if (req.method === 'GET' && req.url === '/health') return json(200, { status: 'ok', step: state.batches.length, model: 'test-policy', ...TOKENIZER });
+      const json = (status: number, body: unknown) =>
+        res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+      if (req.method === 'GET' && req.url === '/health')
+        return json(200, { status: 'ok', step: state.batches.length, model: 'test-policy', ...TOKENIZER });
       if (req.method === 'POST' && req.url === '/update') {
         const batch = JSON.parse(raw);
         if (o.dieOnUpdate) {
@@ -43,7 +48,12 @@ export async function startTestWorker(o: TestWorkerOptions = {}): Promise<TestWo
         }
         const given = batch.tokenizer?.tokenizer_sha256;
         const want = o.expectTokenizer ?? TOKENIZER.tokenizer_sha256;
-        if (given !== want) return json(409, { error: 'the batch was tokenised with another tokenizer', given: batch.tokenizer ?? null, worker: { ...TOKENIZER, tokenizer_sha256: want } });
+        if (given !== want)
+          return json(409, {
+            error: 'the batch was tokenised with another tokenizer',
+            given: batch.tokenizer ?? null,
+            worker: { ...TOKENIZER, tokenizer_sha256: want },
+          });
         state.batches.push(batch);
         return json(200, { step: state.batches.length, loss: 0.5 / state.batches.length, tokens: 123 });
       }
@@ -65,7 +75,8 @@ export async function startTestWorker(o: TestWorkerOptions = {}): Promise<TestWo
                 .map((t: string) => ({ token: t, logprob: -0.5, bytes: null, top_logprobs: [] })),
             }
           : null;
-        const ids = o.tokens === false || !logprobs ? {} : { token_ids: logprobs.content.map((_: unknown, i: number) => 7 + i) };
+        const ids =
+          o.tokens === false || !logprobs ? {} : { token_ids: logprobs.content.map((_: unknown, i: number) => 7 + i) };
         const prompt = o.tokens === false ? {} : { prompt_token_ids: [1, 2, 3 + turn] };
         return json(200, {
           id: `gen-${state.generations}`,

@@ -20,11 +20,20 @@ import { startTestWorker } from './test-worker.js';
 
 // Tasks with one-line descriptions: the tiny model's context is 1,024 tokens, and the ReAct prompt takes most of it.
 const task = (id: string, what: string): Record<string, string> => ({
-  [`t/${id}/task.json`]: JSON.stringify({ id, modality: 'tabular', task_type: 'classification', metric: 'accuracy', is_lower_better: false }),
+  [`t/${id}/task.json`]: JSON.stringify({
+    id,
+    modality: 'tabular',
+    task_type: 'classification',
+    metric: 'accuracy',
+    is_lower_better: false,
+  }),
   [`t/${id}/public/description.md`]: `${what}\n`,
   [`t/${id}/private/evaluator.py`]: 'import json\nprint(json.dumps({"error": "not graded here"}))\n',
 });
-const TASKS = { ...task('alpha', 'Predict the label of each row.'), ...task('beta', 'Predict the price of each house.') };
+const TASKS = {
+  ...task('alpha', 'Predict the label of each row.'),
+  ...task('beta', 'Predict the price of each house.'),
+};
 
 const logs = nodeLogs;
 const out = (dir: string, node: string) => outputsOf(dir, node);
@@ -74,7 +83,8 @@ test('a tiny worker model trained through the CLI: killed and resumed, its repli
   // weights only (retention.ts): step 1's checkpoint is gone, step 2's has no optimiser state.
   const items = join(dir, '.mlepipe', 'items');
   const stores = [];
-  for (const key of await readdir(items)) if (await exists(join(items, key, 'worker-checkpoints'))) stores.push(join(items, key, 'worker-checkpoints'));
+  for (const key of await readdir(items))
+    if (await exists(join(items, key, 'worker-checkpoints'))) stores.push(join(items, key, 'worker-checkpoints'));
   assert.is(stores.length, 1);
   assert.equal((await readdir(stores[0])).filter((n) => n.startsWith('step-')).sort(), ['step-00002', 'step-00003']);
   assert.not.ok(await exists(join(stores[0], 'step-00002', 'optimizer.pt')));
@@ -94,7 +104,12 @@ test('a tiny worker model trained through the CLI: killed and resumed, its repli
 
   // The last step's replies, scored under the final checkpoint on the tokens they were sampled as: one
   // update lies between their old log-probabilities (from the batch) and these.
-  const worker = await startLocalWorker({ model: { dir: join(rl, 'checkpoint') }, ckptDir: join(dir, 'scratch'), threads: 1, log: () => {} });
+  const worker = await startLocalWorker({
+    model: { dir: join(rl, 'checkpoint') },
+    ckptDir: join(dir, 'scratch'),
+    threads: 1,
+    log: () => {},
+  });
   try {
     const trajectories = await jsonl(join(rl, 'steps', 'step_00003.jsonl'));
     const tokens = trajectories.map((t) => t.turns[0].tokens);
@@ -104,10 +119,14 @@ test('a tiny worker model trained through the CLI: killed and resumed, its repli
     );
     const change = scored.map((s, i) => s.sum - tokens[i].logprobs.reduce((a: number, b: number) => a + b, 0));
     // The advantage's sign: the reward against its group's mean.
-    const advantage = trajectories.map((t) => t.reward - mean(trajectories.filter((u) => u.group_id === t.group_id).map((u) => u.reward)));
+    const advantage = trajectories.map(
+      (t) => t.reward - mean(trajectories.filter((u) => u.group_id === t.group_id).map((u) => u.reward)),
+    );
     const up = change.filter((_, i) => advantage[i] > 0);
     const down = change.filter((_, i) => advantage[i] < 0);
-    console.log(`advantages ${advantage.map((a) => a.toFixed(2)).join(' ')}\nΔ log p    ${change.map((c) => c.toFixed(2)).join(' ')}`);
+    console.log(
+      `advantages ${advantage.map((a) => a.toFixed(2)).join(' ')}\nΔ log p    ${change.map((c) => c.toFixed(2)).join(' ')}`,
+    );
     assert.ok(up.length >= 2 && down.length >= 2, 'replies differ within groups');
     assert.ok(mean(up) > 0, `replies with positive advantage: mean change ${mean(up)}`);
     assert.ok(mean(down) < 0, `replies with negative advantage: mean change ${mean(down)}`);
@@ -128,9 +147,15 @@ async function workerPid(dir: string): Promise<number | undefined> {
 
 test('a plan that cannot fit the GPU is refused as the worker starts, before any rollout: LoRA over the trajectory context', async () => {
   const dir = await tmpProject({ ...TASKS, 'e.yaml': REAL });
-  const r = await cli(['run', 'e.yaml', '--only', 'rl'], { cwd: dir, env: { MLEPIPE_WORKER_DEVICE_MEMORY_GIB: String(1 / 1024) } });
+  const r = await cli(['run', 'e.yaml', '--only', 'rl'], {
+    cwd: dir,
+    env: { MLEPIPE_WORKER_DEVICE_MEMORY_GIB: String(1 / 1024) },
+  });
   assert.is(r.exitCode, 1, r.stderr);
-  assert.match(r.stderr, /LoRA training of 0\.\d+B parameters needs [\d.]+ GiB .*\(planned: 1 × 32768 tokens a forward pass, gradient checkpointing on\)/);
+  assert.match(
+    r.stderr,
+    /LoRA training of 0\.\d+B parameters needs [\d.]+ GiB .*\(planned: 1 × 32768 tokens a forward pass, gradient checkpointing on\)/,
+  );
   assert.is(await finishedSteps(dir), 0);
 });
 
@@ -179,7 +204,11 @@ test('a batch made with another tokenizer is refused by the worker, with both id
     const dir = await tmpProject({ ...TASKS, 'e.yaml': FAKE(worker.url) });
     const r = await cli(['run', 'e.yaml'], { cwd: dir });
     assert.is(r.exitCode, 1, r.stderr);
-    assert.match(r.stderr, /step 1: trainer worker POST \/update: HTTP 409: the batch was tokenised with another tokenizer \(batch \{"tokenizer_sha256":"a{64}"/, r.stderr);
+    assert.match(
+      r.stderr,
+      /step 1: trainer worker POST \/update: HTTP 409: the batch was tokenised with another tokenizer \(batch \{"tokenizer_sha256":"a{64}"/,
+      r.stderr,
+    );
     assert.match(r.stderr, /worker \{"tokenizer_sha256":"c{64}"/);
   } finally {
     await worker.close();
@@ -192,7 +221,11 @@ test('replies without token ids are refused for a worker (never tokenised again)
     const dir = await tmpProject({ ...TASKS, 'e.yaml': FAKE(worker.url) });
     const r = await cli(['run', 'e.yaml'], { cwd: dir });
     assert.is(r.exitCode, 1, r.stderr);
-    assert.match(r.stderr, /trajectory step1\/0\/\w+#0, reply 1: the policy's endpoint returned no token ids/, r.stderr);
+    assert.match(
+      r.stderr,
+      /trajectory step1\/0\/\w+#0, reply 1: the policy's endpoint returned no token ids/,
+      r.stderr,
+    );
     assert.is(worker.batches.length, 0);
   } finally {
     await worker.close();

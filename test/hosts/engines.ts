@@ -29,7 +29,13 @@ function chunkedLength(b: Buffer): number {
  * creations, `requests` each request line, and `onRequest` sees each line before it goes on (to cut the
  * host at a chosen moment).
  */
-function toEngine(client: Socket, open: Set<() => void>, created?: Array<Record<string, unknown>>, requests?: string[], onRequest?: (line: string) => void): void {
+function toEngine(
+  client: Socket,
+  open: Set<() => void>,
+  created?: Array<Record<string, unknown>>,
+  requests?: string[],
+  onRequest?: (line: string) => void,
+): void {
   const engine = connect('/var/run/docker.sock');
   let buf = Buffer.alloc(0);
   // Requests are read as they pass: keep-alive connections carry several, archives go chunked.
@@ -41,12 +47,15 @@ function toEngine(client: Socket, open: Set<() => void>, created?: Array<Record<
         if (end < 0) return;
         const headers = buf.subarray(0, end).toString('latin1');
         const rest = buf.subarray(end + 4);
-        const len = /transfer-encoding: *chunked/i.test(headers) ? chunkedLength(rest) : Number(/content-length: *(\d+)/i.exec(headers)?.[1] ?? 0);
+        const len = /transfer-encoding: *chunked/i.test(headers)
+          ? chunkedLength(rest)
+          : Number(/content-length: *(\d+)/i.exec(headers)?.[1] ?? 0);
         if (len < 0 || rest.length < len) return;
         requests?.push(headers.split('\r\n')[0]);
         onRequest?.(headers.split('\r\n')[0]);
         if (client.destroyed) return;
-        if (/^POST \S*\/containers\/create/.test(headers)) created.push(JSON.parse(rest.subarray(0, len).toString('utf8')));
+        if (/^POST \S*\/containers\/create/.test(headers))
+          created.push(JSON.parse(rest.subarray(0, len).toString('utf8')));
         buf = rest.subarray(len);
       }
     });
@@ -75,7 +84,11 @@ async function listening(server: Server, open: Set<() => void>) {
 }
 
 /** A TCP listener on loopback piping to the local engine's socket. */
-export async function engineProxy(created?: Array<Record<string, unknown>>, requests?: string[], onRequest?: (line: string) => void) {
+export async function engineProxy(
+  created?: Array<Record<string, unknown>>,
+  requests?: string[],
+  onRequest?: (line: string) => void,
+) {
   const open = new Set<() => void>();
   return listening(
     createServer((client) => toEngine(client, open, created, requests, onRequest)),
@@ -88,22 +101,76 @@ export async function makeCerts(dir: string) {
   const f = (n: string) => join(dir, n);
   const ssl = (...args: string[]) => execa('openssl', args, { cwd: dir });
   for (const ca of ['ca', 'other-ca']) {
-    await ssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '2', '-subj', `/CN=${ca}`, '-keyout', `${ca}-key.pem`, '-out', `${ca}.pem`);
+    await ssl(
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-days',
+      '2',
+      '-subj',
+      `/CN=${ca}`,
+      '-keyout',
+      `${ca}-key.pem`,
+      '-out',
+      `${ca}.pem`,
+    );
   }
   await writeFile(f('server.ext'), 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n');
   await writeFile(f('client.ext'), 'extendedKeyUsage=clientAuth\n');
   for (const who of ['server', 'client']) {
-    await ssl('req', '-newkey', 'rsa:2048', '-nodes', '-subj', `/CN=${who}`, '-keyout', `${who}-key.pem`, '-out', `${who}.csr`);
-    await ssl('x509', '-req', '-in', `${who}.csr`, '-CA', 'ca.pem', '-CAkey', 'ca-key.pem', '-CAcreateserial', '-days', '2', '-extfile', `${who}.ext`, '-out', `${who}.pem`);
+    await ssl(
+      'req',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-subj',
+      `/CN=${who}`,
+      '-keyout',
+      `${who}-key.pem`,
+      '-out',
+      `${who}.csr`,
+    );
+    await ssl(
+      'x509',
+      '-req',
+      '-in',
+      `${who}.csr`,
+      '-CA',
+      'ca.pem',
+      '-CAkey',
+      'ca-key.pem',
+      '-CAcreateserial',
+      '-days',
+      '2',
+      '-extfile',
+      `${who}.ext`,
+      '-out',
+      `${who}.pem`,
+    );
   }
-  return { ca: f('ca.pem'), otherCa: f('other-ca.pem'), cert: f('client.pem'), key: f('client-key.pem'), serverCert: f('server.pem'), serverKey: f('server-key.pem') };
+  return {
+    ca: f('ca.pem'),
+    otherCa: f('other-ca.pem'),
+    cert: f('client.pem'),
+    key: f('client-key.pem'),
+    serverCert: f('server.pem'),
+    serverKey: f('server-key.pem'),
+  };
 }
 
 /** A TLS-terminating listener in front of the local engine, asking for a client certificate signed by the CA. */
 export async function tlsEngineProxy(certs: Awaited<ReturnType<typeof makeCerts>>) {
   const open = new Set<() => void>();
-  const [key, cert, ca] = await Promise.all([readFile(certs.serverKey), readFile(certs.serverCert), readFile(certs.ca)]);
-  const server = createTlsServer({ key, cert, ca, requestCert: true, rejectUnauthorized: true }, (client) => toEngine(client, open));
+  const [key, cert, ca] = await Promise.all([
+    readFile(certs.serverKey),
+    readFile(certs.serverCert),
+    readFile(certs.ca),
+  ]);
+  const server = createTlsServer({ key, cert, ca, requestCert: true, rejectUnauthorized: true }, (client) =>
+    toEngine(client, open),
+  );
   server.on('tlsClientError', () => {});
   return listening(server as unknown as Server, open);
 }

@@ -36,7 +36,8 @@ test.after(async () => {
     .catch(() => {});
 });
 
-const settings = (extra = '') => `cache: .mlepipe\nhosts:\n  remote: { docker: "tcp://127.0.0.1:${port}", image: "${IMAGE}", labels: [box], gpus: 0, env: { FROM_HOST: yes } }\n${extra}`;
+const settings = (extra = '') =>
+  `cache: .mlepipe\nhosts:\n  remote: { docker: "tcp://127.0.0.1:${port}", image: "${IMAGE}", labels: [box], gpus: 0, env: { FROM_HOST: yes } }\n${extra}`;
 
 const CHAIN = (on: string) => `name: chain
 stages:
@@ -66,7 +67,9 @@ async function run(dir: string, args: Record<string, unknown> = {}, signal?: Abo
 async function entryFiles(dir: string, node: string): Promise<Record<string, string>> {
   const io = memoryIO();
   await planCommand(join(dir, 'e.yaml'), { json: true }, io);
-  const key = (JSON.parse(io.stdout.join('')) as { nodes: Array<{ id: string; key: string }> }).nodes.find((n) => n.id === node)!.key;
+  const key = (JSON.parse(io.stdout.join('')) as { nodes: Array<{ id: string; key: string }> }).nodes.find(
+    (n) => n.id === node,
+  )!.key;
   const out: Record<string, string> = {};
   const root = join(dir, '.mlepipe');
   const walk = async (d: string, rel: string) => {
@@ -75,7 +78,9 @@ async function entryFiles(dir: string, node: string): Promise<Record<string, str
       else if (e.name !== 'manifest.json') out[rel + e.name] = await readFile(join(d, e.name), 'utf8');
     }
   };
-  const entries = (await readdir(root, { recursive: true, withFileTypes: true })).filter((e) => e.isDirectory() && e.name === key);
+  const entries = (await readdir(root, { recursive: true, withFileTypes: true })).filter(
+    (e) => e.isDirectory() && e.name === key,
+  );
   assert.is(entries.length, 1, `one entry for ${node}`);
   await walk(join(entries[0].parentPath, entries[0].name), '');
   return out;
@@ -97,7 +102,10 @@ test('a chain with one node on a host and two here: outputs as a local run, cach
   const keys = async (dir: string) => {
     const io = memoryIO();
     await planCommand(join(dir, 'e.yaml'), { json: true }, io);
-    return (JSON.parse(io.stdout.join('')) as { nodes: Array<{ id: string; key: string }> }).nodes.map((n) => [n.id, n.key]);
+    return (JSON.parse(io.stdout.join('')) as { nodes: Array<{ id: string; key: string }> }).nodes.map((n) => [
+      n.id,
+      n.key,
+    ]);
   };
   assert.equal(await keys(there), await keys(here));
   assert.match(await nodeLogs(there), 'on remote yes');
@@ -126,7 +134,10 @@ stages:
   assert.is(r.code, 1);
   assert.match(r.err, /x +failed: host gpu: could not start the node's container/);
   const asked = created.map((c) => (c.HostConfig as { DeviceRequests?: unknown[] }).DeviceRequests);
-  assert.equal(asked, [[{ Driver: '', Count: 0, DeviceIDs: ['2', '5'], Capabilities: [['gpu']], Options: {} }], [{ Driver: '', Count: 0, DeviceIDs: ['2'], Capabilities: [['gpu']], Options: {} }]]);
+  assert.equal(asked, [
+    [{ Driver: '', Count: 0, DeviceIDs: ['2', '5'], Capabilities: [['gpu']], Options: {} }],
+    [{ Driver: '', Count: 0, DeviceIDs: ['2'], Capabilities: [['gpu']], Options: {} }],
+  ]);
   // y needed a GPU that x held: it started only once x had given them back.
   const order = r.err
     .split('\n')
@@ -147,10 +158,17 @@ stages:
   killed: { uses: shell, on: remote, with: { run: 'echo started; sleep 600; echo > $MLEPIPE_OUT/x' } }
 `,
     },
-    settings(`  nowhere: { docker: "tcp://127.0.0.1:${dead}", gpus: 0 }\n  bare: { docker: "tcp://127.0.0.1:${port}", image: "mlepipe-no-such-image:${process.pid}", gpus: 0 }\n`),
+    settings(
+      `  nowhere: { docker: "tcp://127.0.0.1:${dead}", gpus: 0 }\n  bare: { docker: "tcp://127.0.0.1:${port}", image: "mlepipe-no-such-image:${process.pid}", gpus: 0 }\n`,
+    ),
   );
   const running = run(dir, { keepGoing: true, jobs: 3 });
-  await waitFor(async () => (await docker.listContainers({ filters: { label: ['mlepipe.node=killed'], ancestor: [IMAGE] } })).length === 1, 120_000, 'the node container');
+  await waitFor(
+    async () =>
+      (await docker.listContainers({ filters: { label: ['mlepipe.node=killed'], ancestor: [IMAGE] } })).length === 1,
+    120_000,
+    'the node container',
+  );
   const [c] = await docker.listContainers({ filters: { label: ['mlepipe.node=killed'], ancestor: [IMAGE] } });
   await docker.getContainer(c.Id).kill();
   const r = await running;
@@ -166,9 +184,20 @@ stages:
 
 test('an engine lost mid-node fails the node naming the host; nothing is cached', async () => {
   const flaky = await engineProxy(created);
-  const dir = await tmpProject({ 'e.yaml': "name: lost\nstages:\n  far: { uses: shell, on: flaky, with: { run: 'echo started; sleep 600; echo > $MLEPIPE_OUT/x' } }\n" }, settings(`  flaky: { docker: "tcp://127.0.0.1:${flaky.port}", image: "${IMAGE}" }\n`));
+  const dir = await tmpProject(
+    {
+      'e.yaml':
+        "name: lost\nstages:\n  far: { uses: shell, on: flaky, with: { run: 'echo started; sleep 600; echo > $MLEPIPE_OUT/x' } }\n",
+    },
+    settings(`  flaky: { docker: "tcp://127.0.0.1:${flaky.port}", image: "${IMAGE}" }\n`),
+  );
   const running = run(dir);
-  await waitFor(async () => (await docker.listContainers({ filters: { label: ['mlepipe.node=far'], ancestor: [IMAGE] } })).length === 1, 120_000, 'the node container');
+  await waitFor(
+    async () =>
+      (await docker.listContainers({ filters: { label: ['mlepipe.node=far'], ancestor: [IMAGE] } })).length === 1,
+    120_000,
+    'the node container',
+  );
   flaky.cut();
   const r = await running;
   assert.is(r.code, 1);
@@ -177,14 +206,29 @@ test('an engine lost mid-node fails the node naming the host; nothing is cached'
   await planCommand(join(dir, 'e.yaml'), {}, plan);
   assert.match(plan.stdout.join('\n'), /run +far /);
   // The engine itself never went away here: what the lost connection left running is removed by hand.
-  for (const c of await docker.listContainers({ all: true, filters: { label: ['mlepipe.node=far'], ancestor: [IMAGE] } })) await docker.getContainer(c.Id).remove({ force: true });
+  for (const c of await docker.listContainers({
+    all: true,
+    filters: { label: ['mlepipe.node=far'], ancestor: [IMAGE] },
+  }))
+    await docker.getContainer(c.Id).remove({ force: true });
 });
 
 test('Ctrl-C stops a node on a host: its container goes, nothing is cached, a rerun runs it', async () => {
-  const dir = await tmpProject({ 'e.yaml': "name: stop\nstages:\n  long: { uses: shell, on: box, with: { run: 'sleep 600; echo > $MLEPIPE_OUT/x' } }\n" }, settings());
+  const dir = await tmpProject(
+    {
+      'e.yaml':
+        "name: stop\nstages:\n  long: { uses: shell, on: box, with: { run: 'sleep 600; echo > $MLEPIPE_OUT/x' } }\n",
+    },
+    settings(),
+  );
   const ctl = new AbortController();
   const running = run(dir, {}, ctl.signal);
-  await waitFor(async () => (await docker.listContainers({ filters: { label: ['mlepipe.node=long'], ancestor: [IMAGE] } })).length === 1, 120_000, 'the node container');
+  await waitFor(
+    async () =>
+      (await docker.listContainers({ filters: { label: ['mlepipe.node=long'], ancestor: [IMAGE] } })).length === 1,
+    120_000,
+    'the node container',
+  );
   ctl.abort();
   const r = await running;
   // Interrupted: 130, as for Ctrl-C anywhere.
@@ -207,7 +251,9 @@ stages:
   once: { uses: shell, on: deadonly, with: { run: 'echo > $MLEPIPE_OUT/x' } }
 `,
     },
-    settings(`  dead: { docker: "tcp://127.0.0.1:${dead}", image: "${IMAGE}", labels: [pool, deadonly] }\n  live: { docker: "tcp://127.0.0.1:${port}", image: "${IMAGE}", labels: [pool] }\n`),
+    settings(
+      `  dead: { docker: "tcp://127.0.0.1:${dead}", image: "${IMAGE}", labels: [pool, deadonly] }\n  live: { docker: "tcp://127.0.0.1:${port}", image: "${IMAGE}", labels: [pool] }\n`,
+    ),
   );
   const r = await run(dir, { keepGoing: true, jobs: 1 });
   assert.is(r.code, 1, r.err);
@@ -215,7 +261,10 @@ stages:
   assert.match(r.err, /… +moved +host dead failed; trying again \(1 of 1 retries\) on another matching host/);
   assert.match(r.err, /✔ +moved/);
   assert.equal(await entryFiles(dir, 'moved'), { 'where.txt': 'ran on live\n' });
-  assert.match(await nodeLogs(dir), new RegExp(`mlepipe: try 2 of 2: host dead failed \\(host dead \\(tcp://127.0.0.1:${dead}\\) is unreachable`));
+  assert.match(
+    await nodeLogs(dir),
+    new RegExp(`mlepipe: try 2 of 2: host dead failed \\(host dead \\(tcp://127.0.0.1:${dead}\\) is unreachable`),
+  );
   // broken reached live after its host fault; its command failing there is its own, not retried.
   assert.is(r.err.match(/… +broken +host dead failed; trying again/g)?.length, 1);
   assert.match(r.err, /broken +failed: command exited with code 3 on host live/);
@@ -227,12 +276,21 @@ stages:
 test('retries: a host that dies mid-node hands the node to another host of its label', async () => {
   const flaky = await engineProxy();
   const dir = await tmpProject(
-    { 'e.yaml': `name: dies\nstages:\n  far: { uses: shell, on: pair, retries: 1, with: { run: 'if [ "$MLEPIPE_HOST" = flaky ]; then echo started; sleep 600; fi; echo "on $MLEPIPE_HOST" > $MLEPIPE_OUT/x' } }\n` },
-    settings(`  flaky: { docker: "tcp://127.0.0.1:${flaky.port}", image: "${IMAGE}", labels: [pair] }\n  steady: { docker: "tcp://127.0.0.1:${port}", image: "${IMAGE}", labels: [pair] }\n`),
+    {
+      'e.yaml': `name: dies\nstages:\n  far: { uses: shell, on: pair, retries: 1, with: { run: 'if [ "$MLEPIPE_HOST" = flaky ]; then echo started; sleep 600; fi; echo "on $MLEPIPE_HOST" > $MLEPIPE_OUT/x' } }\n`,
+    },
+    settings(
+      `  flaky: { docker: "tcp://127.0.0.1:${flaky.port}", image: "${IMAGE}", labels: [pair] }\n  steady: { docker: "tcp://127.0.0.1:${port}", image: "${IMAGE}", labels: [pair] }\n`,
+    ),
   );
   try {
     const running = run(dir);
-    await waitFor(async () => (await docker.listContainers({ filters: { label: ['mlepipe.node=far'], ancestor: [IMAGE] } })).length === 1, 120_000, 'the node container');
+    await waitFor(
+      async () =>
+        (await docker.listContainers({ filters: { label: ['mlepipe.node=far'], ancestor: [IMAGE] } })).length === 1,
+      120_000,
+      'the node container',
+    );
     flaky.cut();
     const r = await running;
     assert.is(r.code, 0, r.err);
@@ -241,7 +299,11 @@ test('retries: a host that dies mid-node hands the node to another host of its l
     assert.match(await nodeLogs(dir), /mlepipe: try 2 of 2: host flaky failed \(host flaky: lost the node's container/);
   } finally {
     // The engine itself never went away: what the cut left running on "flaky" is removed by hand.
-    for (const c of await docker.listContainers({ all: true, filters: { label: ['mlepipe.node=far'], ancestor: [IMAGE] } })) await docker.getContainer(c.Id).remove({ force: true });
+    for (const c of await docker.listContainers({
+      all: true,
+      filters: { label: ['mlepipe.node=far'], ancestor: [IMAGE] },
+    }))
+      await docker.getContainer(c.Id).remove({ force: true });
   }
 });
 
@@ -249,7 +311,10 @@ test('cache_dir: input and output folders are mounts of the cache the host share
   const made: Array<Record<string, unknown>> = [];
   const requests: string[] = [];
   const mounting = await engineProxy(made, requests);
-  const host = (cacheDir: string) => settings(`  mounted: { docker: "tcp://127.0.0.1:${mounting.port}", image: "${IMAGE}", shm_size: 64m, cache_dir: "${cacheDir}" }\n`);
+  const host = (cacheDir: string) =>
+    settings(
+      `  mounted: { docker: "tcp://127.0.0.1:${mounting.port}", image: "${IMAGE}", shm_size: 64m, cache_dir: "${cacheDir}" }\n`,
+    );
   try {
     const here = await tmpProject({ 'e.yaml': CHAIN(''), 'scale.txt': '3\n' });
     const dir = await tmpProject({ 'e.yaml': CHAIN('on: mounted'), 'scale.txt': '3\n' });
@@ -265,11 +330,16 @@ test('cache_dir: input and output folders are mounts of the cache the host share
     assert.match(hc.Binds[0], new RegExp(`^${cache}/nodes/[0-9a-f]+:/mlepipe/in/0:ro$`));
     assert.match(hc.Binds[1], new RegExp(`^${cache}/tmp/[^/]+:/mlepipe/out$`));
     // Read back from the container: the marker that proves the mount, and the declared output (it lives in the experiment folder there).
-    const fetched = requests.filter((l) => l.startsWith('GET') && l.includes('/archive?')).map((l) => decodeURIComponent(/path=([^& ]+)/.exec(l)![1]));
+    const fetched = requests
+      .filter((l) => l.startsWith('GET') && l.includes('/archive?'))
+      .map((l) => decodeURIComponent(/path=([^& ]+)/.exec(l)![1]));
     assert.equal(fetched, ['/mlepipe/out/.mlepipe-shared', '/mlepipe/exp/res/doubled.txt']);
 
     const elsewhere = await tmpProject({ 'e.yaml': CHAIN('on: mounted'), 'scale.txt': '3\n' });
-    await writeFile(join(elsewhere, 'mlepipe.config.yaml'), host(await mkdtemp(join(tmpdir(), 'mlepipe-not-the-cache-'))));
+    await writeFile(
+      join(elsewhere, 'mlepipe.config.yaml'),
+      host(await mkdtemp(join(tmpdir(), 'mlepipe-not-the-cache-'))),
+    );
     const wrong = await run(elsewhere);
     assert.is(wrong.code, 1);
     assert.match(wrong.err, /b +failed: host mounted: cache_dir \/\S+ there does not hold this machine's cache/);
@@ -284,19 +354,36 @@ test('cache_dir: input and output folders are mounts of the cache the host share
 
 test('mlepipe hosts: reachability, Docker version, GPUs (nvidia-smi there) and image for each host; -S sets a host', async () => {
   const dead = await closedPort();
-  const dir = await tmpProject({}, settings(`  nowhere: { docker: "tcp://127.0.0.1:${dead}", gpus: ["0", "1"], labels: [h200] }\n`));
+  const dir = await tmpProject(
+    {},
+    settings(`  nowhere: { docker: "tcp://127.0.0.1:${dead}", gpus: ["0", "1"], labels: [h200] }\n`),
+  );
   const cwd = process.cwd();
   process.chdir(dir);
   try {
     let io = memoryIO();
     assert.is(await hostsCommand({}, io), 3);
     const version = (await docker.version()).Version;
-    assert.equal(io.stdout, [`remote   tcp://127.0.0.1:${port}  0 GPUs  [box]  ✔ Docker ${version}, image ${IMAGE} present`, `nowhere  tcp://127.0.0.1:${dead}  GPUs 0, 1  [h200]  ✖ unreachable: connect ECONNREFUSED 127.0.0.1:${dead}`]);
+    assert.equal(io.stdout, [
+      `remote   tcp://127.0.0.1:${port}  0 GPUs  [box]  ✔ Docker ${version}, image ${IMAGE} present`,
+      `nowhere  tcp://127.0.0.1:${dead}  GPUs 0, 1  [h200]  ✖ unreachable: connect ECONNREFUSED 127.0.0.1:${dead}`,
+    ]);
     // The same engine said to lend 2 GPUs: nvidia-smi is run there with a GPU request, which this machine cannot serve.
     io = memoryIO();
-    assert.is(await hostsCommand({ set: ['hosts.remote.gpus=2', `hosts.nowhere.docker=tcp://127.0.0.1:${port}`, `hosts.nowhere.image=${IMAGE}`] }, io), 3);
+    assert.is(
+      await hostsCommand(
+        {
+          set: ['hosts.remote.gpus=2', `hosts.nowhere.docker=tcp://127.0.0.1:${port}`, `hosts.nowhere.image=${IMAGE}`],
+        },
+        io,
+      ),
+      3,
+    );
     assert.equal(io.stdout.length, 4, io.stdout.join('\n'));
-    assert.is(io.stdout[0], `remote   tcp://127.0.0.1:${port}  2 GPUs  [box]  ✔ Docker ${version}, image ${IMAGE} present`);
+    assert.is(
+      io.stdout[0],
+      `remote   tcp://127.0.0.1:${port}  2 GPUs  [box]  ✔ Docker ${version}, image ${IMAGE} present`,
+    );
     assert.match(io.stdout[1], /^ {7}  ✖ no GPUs: the engine has no NVIDIA runtime for GPU requests \(.*\)$/);
     assert.match(io.stdout[3], /^ {7}  ✖ no GPUs: the engine has no NVIDIA runtime/);
     assert.is((await docker.listContainers({ all: true, filters: { label: ['mlepipe.probe'] } })).length, 0);
@@ -308,8 +395,18 @@ test('mlepipe hosts: reachability, Docker version, GPUs (nvidia-smi there) and i
 test("mlepipe hosts build: a Dockerfile built on the host's engine, then nodes run in its image; a failing build names the host", async () => {
   const tag = `mlepipe-hosts-built:${process.pid}`;
   // FROM the test's own image: local, with bash (the sandbox image has no shell).
-  const ctx = await tmpProject({ Dockerfile: `FROM ${IMAGE}\nCOPY hello.txt /hello.txt\n`, 'hello.txt': 'built here\n', 'bad/Dockerfile': `FROM ${IMAGE}\nCOPY missing.txt /\n` });
-  const dir = await tmpProject({ 'e.yaml': "name: built\nstages:\n  read: { uses: shell, on: remote, with: { run: 'cat /hello.txt > $MLEPIPE_OUT/h' } }\n" }, settings().replace(`image: "${IMAGE}"`, `image: "${tag}"`));
+  const ctx = await tmpProject({
+    Dockerfile: `FROM ${IMAGE}\nCOPY hello.txt /hello.txt\n`,
+    'hello.txt': 'built here\n',
+    'bad/Dockerfile': `FROM ${IMAGE}\nCOPY missing.txt /\n`,
+  });
+  const dir = await tmpProject(
+    {
+      'e.yaml':
+        "name: built\nstages:\n  read: { uses: shell, on: remote, with: { run: 'cat /hello.txt > $MLEPIPE_OUT/h' } }\n",
+    },
+    settings().replace(`image: "${IMAGE}"`, `image: "${tag}"`),
+  );
   const cwd = process.cwd();
   process.chdir(dir);
   try {

@@ -13,7 +13,18 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { cli, closedPort, nodeKey, nodeLog, outputsOf, readJsonl, sharedCacheSettings, tmpProject, ownTaskNodes, shareTaskNodes } from '../helpers.js';
+import {
+  cli,
+  closedPort,
+  nodeKey,
+  nodeLog,
+  outputsOf,
+  readJsonl,
+  sharedCacheSettings,
+  tmpProject,
+  ownTaskNodes,
+  shareTaskNodes,
+} from '../helpers.js';
 import { engineProxy } from './engines.js';
 
 // The generated tasks come from another test file that built the same key, when one did (test/shared-tasks.ts).
@@ -43,7 +54,8 @@ const run = async (dir: string, ...more: string[]) => {
 };
 const nodeLogs = async (dir: string) => nodeLog(cache, await nodeKey(dir, 'agents'));
 
-const ownCacheHosts = (a: string, b: string) => `sandbox: { backend: docker }\nhosts:\n  a: { docker: "${a}", labels: [cpu] }\n  b: { docker: "${b}", labels: [cpu] }\n`;
+const ownCacheHosts = (a: string, b: string) =>
+  `sandbox: { backend: docker }\nhosts:\n  a: { docker: "${a}", labels: [cpu] }\n  b: { docker: "${b}", labels: [cpu] }\n`;
 const hosts = (a: string, b: string) => CACHE + ownCacheHosts(a, b);
 const EXP = (placement: string, policies = 'scripted:linear, scripted:forest') => `name: spread
 stages:
@@ -57,7 +69,10 @@ stages:
 `;
 
 type Result = { task_id: string; policy: string; valid_submission: boolean; score: number | null; any_medal: boolean };
-const outcome = (rows: Result[]) => rows.map((r) => [r.task_id, r.policy, r.valid_submission, r.score, r.any_medal]).sort((x, y) => `${x[0]}${x[1]}`.localeCompare(`${y[0]}${y[1]}`));
+const outcome = (rows: Result[]) =>
+  rows
+    .map((r) => [r.task_id, r.policy, r.valid_submission, r.score, r.any_medal])
+    .sort((x, y) => `${x[0]}${x[1]}`.localeCompare(`${y[0]}${y[1]}`));
 
 async function results(dir: string): Promise<Result[]> {
   return (await readJsonl(`${await outputsOf(dir, 'agents')}/results.jsonl`)) as Result[];
@@ -81,7 +96,11 @@ test('an eval with its sandboxes on two hosts gives the results of the same eval
   for (const h of ['a', 'b'] as const) {
     assert.ok(created[h].length > 0, `host ${h} ran no container`);
     for (const c of created[h]) {
-      const hc = c.HostConfig as { NetworkMode?: string; Binds?: unknown; Mounts?: Array<{ Type: string; Source?: string; Target: string; ReadOnly?: boolean }> };
+      const hc = c.HostConfig as {
+        NetworkMode?: string;
+        Binds?: unknown;
+        Mounts?: Array<{ Type: string; Source?: string; Target: string; ReadOnly?: boolean }>;
+      };
       assert.is(hc.NetworkMode, 'none');
       assert.is(hc.Binds, undefined, 'no folder of this machine is mounted on a host');
       assert.ok(hc.Mounts?.every((m) => m.Type === 'volume'));
@@ -89,7 +108,12 @@ test('an eval with its sandboxes on two hosts gives the results of the same eval
     // The jails are warm executors (a server reading requests on stdin), each mounting the host's task store read-only.
     const jails = created[h].filter((c) => c.User === '65534:65534');
     assert.ok(jails.length > 0 && jails.every((c) => c.OpenStdin === true), `host ${h}: cold jails`);
-    for (const c of jails) assert.ok((c.HostConfig as { Mounts: Array<{ Source?: string; ReadOnly?: boolean }> }).Mounts.some((m) => m.Source === 'mlepipe-tasks' && m.ReadOnly));
+    for (const c of jails)
+      assert.ok(
+        (c.HostConfig as { Mounts: Array<{ Source?: string; ReadOnly?: boolean }> }).Mounts.some(
+          (m) => m.Source === 'mlepipe-tasks' && m.ReadOnly,
+        ),
+      );
     // Fewer jails than runs: a jail serves one run after another, each step a fork, not a container.
     assert.ok(jails.length < 6, `host ${h}: ${jails.length} jails`);
     // Task data went to each host at most once per task (three tasks), by the store's helper.
@@ -105,7 +129,10 @@ test('an eval with its sandboxes on two hosts gives the results of the same eval
 test('a host whose engine does not answer hands its sessions to the other; with none left the node fails naming both', async () => {
   const before = created.b.length;
   const gone = `tcp://127.0.0.1:${await closedPort()}`;
-  const dir = await tmpProject({ 'e.yaml': EXP('sandbox: { on: cpu }', 'scripted:linear') }, hosts(gone, `tcp://127.0.0.1:${proxies[1].port}`));
+  const dir = await tmpProject(
+    { 'e.yaml': EXP('sandbox: { on: cpu }', 'scripted:linear') },
+    hosts(gone, `tcp://127.0.0.1:${proxies[1].port}`),
+  );
   const r = await run(dir);
   assert.is(r.exitCode, 0, r.stderr);
   assert.is((await results(dir)).length, 3);
@@ -126,7 +153,10 @@ test('a host lost mid-evaluation loses only the runs it held: they start again o
     cutAt = line;
     dying.cut();
   });
-  const dir = await tmpProject({ 'e.yaml': EXP('sandbox: { on: cpu }') }, hosts(`tcp://127.0.0.1:${proxies[0].port}`, `tcp://127.0.0.1:${dying.port}`));
+  const dir = await tmpProject(
+    { 'e.yaml': EXP('sandbox: { on: cpu }') },
+    hosts(`tcp://127.0.0.1:${proxies[0].port}`, `tcp://127.0.0.1:${dying.port}`),
+  );
   const r = await run(dir);
   assert.is(r.exitCode, 0, r.stderr);
   assert.ok(cutAt, 'no session fetched its workspace from host b');
@@ -153,14 +183,21 @@ test('gpus_per_run and cpus_per_run reach the engine per jail: each jail its own
   const p = await engineProxy(seen);
   try {
     const settings = `${CACHE}sandbox: { backend: docker }\nhosts:\n  g: { docker: "tcp://127.0.0.1:${p.port}", labels: [gpu], gpus: ["0", "1", "2"] }\n`;
-    const dir = await tmpProject({ 'e.yaml': EXP('sandbox: { on: gpu, gpus_per_run: 1, cpus_per_run: 2 }', 'scripted:linear') }, settings);
+    const dir = await tmpProject(
+      { 'e.yaml': EXP('sandbox: { on: gpu, gpus_per_run: 1, cpus_per_run: 2 }', 'scripted:linear') },
+      settings,
+    );
     const r = await run(dir);
     // This machine has no GPU driver: the engine refuses to start the containers, and the node says so.
     assert.is(r.exitCode, 1, r.stderr);
     assert.match(r.stderr, /could not select device driver "" with capabilities: \[\[gpu\]\]/);
     const jails = seen.filter((c) => c.User === '65534:65534');
     assert.ok(jails.length > 0);
-    const asked = jails.map((c) => (c.HostConfig as { DeviceRequests?: Array<{ DeviceIDs: string[] | null; Capabilities: string[][] }> }).DeviceRequests);
+    const asked = jails.map(
+      (c) =>
+        (c.HostConfig as { DeviceRequests?: Array<{ DeviceIDs: string[] | null; Capabilities: string[][] }> })
+          .DeviceRequests,
+    );
     for (const d of asked) {
       assert.is(d?.length, 1);
       assert.equal(d![0].Capabilities, [['gpu']]);
@@ -168,7 +205,8 @@ test('gpus_per_run and cpus_per_run reach the engine per jail: each jail its own
       assert.ok(['0', '1'].includes(d![0].DeviceIDs![0]));
     }
     // Warm jails get one CPU more than their steps (for the server) where the host has it (this one has 2); cold steps exactly theirs.
-    for (const c of jails) assert.ok([2e9, 3e9].includes((c.HostConfig as { NanoCpus: number }).NanoCpus), JSON.stringify(c.HostConfig));
+    for (const c of jails)
+      assert.ok([2e9, 3e9].includes((c.HostConfig as { NanoCpus: number }).NanoCpus), JSON.stringify(c.HostConfig));
     // The node took its sandboxes' GPUs from the hosts' pool when it started: as many runs as its
     // concurrency (2) holds open, not the host's three, which stay free for other nodes.
     assert.match(await nodeLogs(dir), /sandboxes on g \(tcp:\/\/127\.0\.0\.1:\d+, 2 runs of 1 GPUs and 2 CPUs\)/);
@@ -194,7 +232,9 @@ test('a host that counts its CPUs (cpus:) holds as many runs at once as they all
     assert.is(small.length, 0);
     // Runs took turns in one jail (of eval concurrency 2): workspaces went to a single container (the
     // containers that only read the task store back take no archive in).
-    const jails = new Set(lines.map((l) => /^PUT \S*\/containers\/([0-9a-f]{12,})\/archive/.exec(l)?.[1]).filter(Boolean));
+    const jails = new Set(
+      lines.map((l) => /^PUT \S*\/containers\/([0-9a-f]{12,})\/archive/.exec(l)?.[1]).filter(Boolean),
+    );
     assert.is(jails.size, 1, [...jails].join(' '));
     if (localOutcome) assert.equal(outcome(await results(dir)), localOutcome);
     else assert.is((await results(dir)).length, 6);
@@ -211,10 +251,16 @@ test('a label no host carries loads with a warning and is refused by run before 
   ownTaskNodes(dir);
   const v = await cli(['validate', 'e.yaml'], { cwd: dir });
   assert.is(v.exitCode, 0, v.stderr);
-  assert.match(v.stderr, /^warning: e\.yaml:8:\d+: stages\.agents\.sandbox\.on: no host named or labelled "gpu" in .*mlepipe run refuses this node; -S stages\.agents\.sandbox=null runs its sandboxes here/m);
+  assert.match(
+    v.stderr,
+    /^warning: e\.yaml:8:\d+: stages\.agents\.sandbox\.on: no host named or labelled "gpu" in .*mlepipe run refuses this node; -S stages\.agents\.sandbox=null runs its sandboxes here/m,
+  );
   const r = await cli(['run', 'e.yaml'], { cwd: dir });
   assert.is(r.exitCode, 2, r.stderr);
-  assert.match(r.stderr, /e\.yaml:8:\d+: stages\.agents\.sandbox\.on: no host named or labelled "gpu" to run this node's sandboxes on \(1 node\(s\) to run\)/);
+  assert.match(
+    r.stderr,
+    /e\.yaml:8:\d+: stages\.agents\.sandbox\.on: no host named or labelled "gpu" to run this node's sandboxes on \(1 node\(s\) to run\)/,
+  );
   // Refused before anything started: the tasks the eval needs were not generated either.
   assert.not.match(r.stderr + r.stdout, /tasks/);
   const p = await cli(['plan', 'e.yaml'], { cwd: dir });
@@ -223,15 +269,27 @@ test('a label no host carries loads with a warning and is refused by run before 
   const here = await cli(['validate', 'e.yaml', '-S', 'stages.agents.sandbox=null'], { cwd: dir });
   assert.is(here.exitCode, 0, here.stderr);
   assert.not.match(here.stderr, /warning/);
-  const sh = await tmpProject({ 'e.yaml': `${EXP('')}  sh: { uses: shell, sandbox: { on: cpu }, with: { run: "true" } }\n` }, settings);
+  const sh = await tmpProject(
+    { 'e.yaml': `${EXP('')}  sh: { uses: shell, sandbox: { on: cpu }, with: { run: "true" } }\n` },
+    settings,
+  );
   const s = await cli(['validate', 'e.yaml'], { cwd: sh });
   assert.is(s.exitCode, 2, s.stderr);
-  assert.match(s.stderr, /e\.yaml:10:\d+: stages\.sh\.sandbox\.on: sandbox: \{ on: \} runs the episodes of eval and grpo nodes on a host; shell nodes run their code here/);
+  assert.match(
+    s.stderr,
+    /e\.yaml:10:\d+: stages\.sh\.sandbox\.on: sandbox: \{ on: \} runs the episodes of eval and grpo nodes on a host; shell nodes run their code here/,
+  );
   // More GPUs per run than any matching host lends: such a run could never start.
-  const big = await tmpProject({ 'e.yaml': EXP('sandbox: { on: cpu, gpus_per_run: 4 }') }, hosts('tcp://127.0.0.1:1', 'tcp://127.0.0.1:2').replace('labels: [cpu] }\n  b', 'labels: [cpu], gpus: 2 }\n  b'));
+  const big = await tmpProject(
+    { 'e.yaml': EXP('sandbox: { on: cpu, gpus_per_run: 4 }') },
+    hosts('tcp://127.0.0.1:1', 'tcp://127.0.0.1:2').replace('labels: [cpu] }\n  b', 'labels: [cpu], gpus: 2 }\n  b'),
+  );
   const b = await cli(['validate', 'e.yaml'], { cwd: big });
   assert.is(b.exitCode, 2, b.stderr);
-  assert.match(b.stderr, /e\.yaml:8:\d+: stages\.agents\.sandbox\.gpus_per_run: 4 GPUs per run, but no host matching "cpu" lends that many \(most: 2/);
+  assert.match(
+    b.stderr,
+    /e\.yaml:8:\d+: stages\.agents\.sandbox\.gpus_per_run: 4 GPUs per run, but no host matching "cpu" lends that many \(most: 2/,
+  );
 });
 
 test.run();

@@ -11,7 +11,14 @@ import { engineProxy } from './engines.js';
 
 const EXP = exportExperiment('served');
 
-type Traj = { task_id: string; turns: { action: string; code?: string }[]; messages: unknown[]; submission: string | null; ended: string; scaffold: string };
+type Traj = {
+  task_id: string;
+  turns: { action: string; code?: string }[];
+  messages: unknown[];
+  submission: string | null;
+  ended: string;
+  scaffold: string;
+};
 type Grade = { reward: number; variables: Record<string, number>; grade_error: string | null };
 
 const created: Record<'a' | 'b', Array<Record<string, unknown>>> = { a: [], b: [] };
@@ -31,8 +38,17 @@ async function replay(svc: Awaited<ReturnType<typeof serveExport>>, demos: Traj[
   for (const t of demos) sessions.push(((await svc.post('/open', { task: t.task_id })) as { session: string }).session);
   const grades: Grade[] = [];
   for (const [k, t] of demos.entries()) {
-    for (const [i, x] of t.turns.entries()) if (x.action === 'code') await svc.post('/run', { session: sessions[k], code: x.code, turn: i, timeout_ms: 60_000 });
-    const episode = { scaffold: t.scaffold, messages: t.messages, turns: t.turns, submission: t.submission, ended: t.ended, step: 1 };
+    for (const [i, x] of t.turns.entries())
+      if (x.action === 'code')
+        await svc.post('/run', { session: sessions[k], code: x.code, turn: i, timeout_ms: 60_000 });
+    const episode = {
+      scaffold: t.scaffold,
+      messages: t.messages,
+      turns: t.turns,
+      submission: t.submission,
+      ended: t.ended,
+      step: 1,
+    };
     grades.push((await svc.post('/grade', { session: sessions[k], episode })) as Grade);
   }
   return grades;

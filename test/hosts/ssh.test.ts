@@ -36,7 +36,8 @@ test.after(async () => {
   tls.cut();
   await sshd.dispose();
   await rm(dirname(certs.ca), { recursive: true, force: true });
-  for (const c of await docker.listContainers({ all: true, filters: { ancestor: [IMAGE] } })) await docker.getContainer(c.Id).remove({ force: true });
+  for (const c of await docker.listContainers({ all: true, filters: { ancestor: [IMAGE] } }))
+    await docker.getContainer(c.Id).remove({ force: true });
   await docker
     .getImage(IMAGE)
     .remove({ force: true })
@@ -95,12 +96,18 @@ async function entries(dir: string, only?: string[]): Promise<Record<string, Rec
     assert.is(found.length, 1, `one entry for ${n.id}`);
     const root = join(found[0].parentPath, found[0].name);
     out[n.id] = {};
-    for (const f of await readdir(root, { recursive: true, withFileTypes: true })) if (f.isFile() && f.name !== 'manifest.json') out[n.id][join(f.parentPath, f.name).slice(root.length + 1)] = await readFile(join(f.parentPath, f.name), 'utf8');
+    for (const f of await readdir(root, { recursive: true, withFileTypes: true }))
+      if (f.isFile() && f.name !== 'manifest.json')
+        out[n.id][join(f.parentPath, f.name).slice(root.length + 1)] = await readFile(
+          join(f.parentPath, f.name),
+          'utf8',
+        );
   }
   return out;
 }
 
-const ours = async (label: string) => docker.listContainers({ all: true, filters: { label: [label], ancestor: [IMAGE] } });
+const ours = async (label: string) =>
+  docker.listContainers({ all: true, filters: { label: [label], ancestor: [IMAGE] } });
 
 test('a chain across a TCP host, an SSH host and this machine: outputs as a local run, cached on rerun', async () => {
   const here = await tmpProject({ 'e.yaml': CHAIN('', ''), 'scale.txt': '5\n' });
@@ -123,7 +130,8 @@ test('a chain across a TCP host, an SSH host and this machine: outputs as a loca
 test('an SSH host whose key is not in known_hosts is refused, naming the file; a key the host does not take, naming the user', async () => {
   const dir = await tmpProject(
     {
-      'e.yaml': "name: k\nstages:\n  x: { uses: shell, on: stranger, with: { run: 'echo > $MLEPIPE_OUT/x' } }\n  y: { uses: shell, on: nokey, with: { run: 'echo y > $MLEPIPE_OUT/y' } }\n",
+      'e.yaml':
+        "name: k\nstages:\n  x: { uses: shell, on: stranger, with: { run: 'echo > $MLEPIPE_OUT/x' } }\n  y: { uses: shell, on: nokey, with: { run: 'echo y > $MLEPIPE_OUT/y' } }\n",
     },
     settings(
       `  stranger: { docker: "${sshd.address}", identity: "${sshd.identity}", known_hosts: "${sshd.emptyKnownHosts}", image: "${IMAGE}" }\n` +
@@ -132,17 +140,40 @@ test('an SSH host whose key is not in known_hosts is refused, naming the file; a
   );
   const r = await run(dir, { keepGoing: true });
   assert.is(r.code, 1, r.err);
-  assert.match(r.err, new RegExp(`x +failed: host stranger \\(${sshd.address}\\) is unreachable: the SSH host key of 127\\.0\\.0\\.1:\\d+ is not in ${sshd.emptyKnownHosts}`), r.err);
-  assert.match(r.err, new RegExp(`y +failed: host nokey \\(${sshd.address}\\) is unreachable: SSH login as \\w+ was refused`), r.err);
+  assert.match(
+    r.err,
+    new RegExp(
+      `x +failed: host stranger \\(${sshd.address}\\) is unreachable: the SSH host key of 127\\.0\\.0\\.1:\\d+ is not in ${sshd.emptyKnownHosts}`,
+    ),
+    r.err,
+  );
+  assert.match(
+    r.err,
+    new RegExp(`y +failed: host nokey \\(${sshd.address}\\) is unreachable: SSH login as \\w+ was refused`),
+    r.err,
+  );
 });
 
 test('the SSH line cut mid-node fails it naming the host, caches nothing, and a rerun with sshd back completes', async () => {
-  const project = (nap: number) => settings(`  far: { docker: "${sshd.address}", identity: "${sshd.identity}", known_hosts: "${sshd.knownHosts}", image: "${IMAGE}", env: { NAP: ${nap} } }\n`);
+  const project = (nap: number) =>
+    settings(
+      `  far: { docker: "${sshd.address}", identity: "${sshd.identity}", known_hosts: "${sshd.knownHosts}", image: "${IMAGE}", env: { NAP: ${nap} } }\n`,
+    );
   // The host's env is not part of the node's key: the rerun below is the same node, with a short nap.
-  const dir = await tmpProject({ 'e.yaml': "name: cut\nstages:\n  long: { uses: shell, on: far, with: { run: 'echo started; sleep $NAP; echo done > $MLEPIPE_OUT/x' } }\n" }, project(600));
+  const dir = await tmpProject(
+    {
+      'e.yaml':
+        "name: cut\nstages:\n  long: { uses: shell, on: far, with: { run: 'echo started; sleep $NAP; echo done > $MLEPIPE_OUT/x' } }\n",
+    },
+    project(600),
+  );
   const running = run(dir);
   try {
-    await waitFor(async () => (await ours('mlepipe.node=long')).some((c) => c.State === 'running'), 120_000, 'the node container');
+    await waitFor(
+      async () => (await ours('mlepipe.node=long')).some((c) => c.State === 'running'),
+      120_000,
+      'the node container',
+    );
     await sshd.stop();
     const r = await running;
     assert.is(r.code, 1, r.err);
@@ -162,7 +193,10 @@ test('the SSH line cut mid-node fails it naming the host, caches nothing, and a 
 
 test('TLS: with the CA, certificate and key the engine answers; with another CA the error says TLS', async () => {
   const dir = await tmpProject(
-    { 'e.yaml': "name: t\nstages:\n  good: { uses: shell, on: safe, with: { run: 'echo ok > $MLEPIPE_OUT/x' } }\n  bad: { uses: shell, on: wrong, with: { run: 'echo bad > $MLEPIPE_OUT/x' } }\n" },
+    {
+      'e.yaml':
+        "name: t\nstages:\n  good: { uses: shell, on: safe, with: { run: 'echo ok > $MLEPIPE_OUT/x' } }\n  bad: { uses: shell, on: wrong, with: { run: 'echo bad > $MLEPIPE_OUT/x' } }\n",
+    },
     settings(
       `  safe: { docker: "tcp://127.0.0.1:${tls.port}", image: "${IMAGE}", tls: { ca: "${certs.ca}", cert: "${certs.cert}", key: "${certs.key}" } }\n` +
         `  wrong: { docker: "tcp://127.0.0.1:${tls.port}", image: "${IMAGE}", tls: { ca: "${certs.otherCa}", cert: "${certs.cert}", key: "${certs.key}" } }\n`,
@@ -171,7 +205,10 @@ test('TLS: with the CA, certificate and key the engine answers; with another CA 
   const r = await run(dir, { keepGoing: true });
   assert.is(r.code, 1, r.err);
   assert.match(r.err, /good +done|✔ +good/);
-  assert.match(r.err, /bad +failed: host wrong \(tcp:\/\/127\.0\.0\.1:\d+\) is unreachable: TLS failed \((SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_VERIFY_LEAF_SIGNATURE)\)/);
+  assert.match(
+    r.err,
+    /bad +failed: host wrong \(tcp:\/\/127\.0\.0\.1:\d+\) is unreachable: TLS failed \((SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_VERIFY_LEAF_SIGNATURE)\)/,
+  );
   assert.equal((await entries(dir, ['good'])).good, { x: 'ok\n' });
   // mlepipe hosts reaches each host with its own settings: key and known_hosts for SSH, certificates for TLS.
   const cwd = process.cwd();
@@ -179,7 +216,9 @@ test('TLS: with the CA, certificate and key the engine answers; with another CA 
   try {
     const io = memoryIO();
     assert.is(await hostsCommand({}, io), 3);
-    const state = Object.fromEntries(io.stdout.map((l) => [l.split(' ')[0], l.includes('✔') ? 'ok' : l.replace(/^.*✖ /, '')]));
+    const state = Object.fromEntries(
+      io.stdout.map((l) => [l.split(' ')[0], l.includes('✔') ? 'ok' : l.replace(/^.*✖ /, '')]),
+    );
     assert.is(state.tcpbox, 'ok');
     assert.is(state.sshbox, 'ok');
     assert.is(state.safe, 'ok');

@@ -11,7 +11,18 @@ import { execa } from 'execa';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { exists } from '../../core/fs.js';
-import { cli, cliStart, closedPort, nodeLogs, outputsOf, readJsonl, ROOT, tmpProject, waitFor, publishedSteps } from '../helpers.js';
+import {
+  cli,
+  cliStart,
+  closedPort,
+  nodeLogs,
+  outputsOf,
+  readJsonl,
+  ROOT,
+  tmpProject,
+  waitFor,
+  publishedSteps,
+} from '../helpers.js';
 import { engineProxy, startSshd } from './engines.js';
 
 const docker = new Docker();
@@ -35,16 +46,30 @@ test.after(async () => {
       .catch(() => {});
 });
 
-const workerContainers = () => docker.listContainers({ all: true, filters: { label: ['mlepipe.role=trainer-worker', `mlepipe.pid`], ancestor: [image] } });
-const settings = () => `cache: .mlepipe\nhosts:\n  box: { docker: "tcp://127.0.0.1:${port}", image: "${image}", labels: [cpu], gpus: 0 }\n`;
+const workerContainers = () =>
+  docker.listContainers({
+    all: true,
+    filters: { label: ['mlepipe.role=trainer-worker', `mlepipe.pid`], ancestor: [image] },
+  });
+const settings = () =>
+  `cache: .mlepipe\nhosts:\n  box: { docker: "tcp://127.0.0.1:${port}", image: "${image}", labels: [cpu], gpus: 0 }\n`;
 
 // One-line task descriptions: the tiny model's context is 1,024 tokens, and the ReAct prompt takes most of it.
 const task = (id: string, what: string): Record<string, string> => ({
-  [`t/${id}/task.json`]: JSON.stringify({ id, modality: 'tabular', task_type: 'classification', metric: 'accuracy', is_lower_better: false }),
+  [`t/${id}/task.json`]: JSON.stringify({
+    id,
+    modality: 'tabular',
+    task_type: 'classification',
+    metric: 'accuracy',
+    is_lower_better: false,
+  }),
   [`t/${id}/public/description.md`]: `${what}\n`,
   [`t/${id}/private/evaluator.py`]: 'import json\nprint(json.dumps({"error": "not graded here"}))\n',
 });
-const TASKS = { ...task('alpha', 'Predict the label of each row.'), ...task('beta', 'Predict the price of each house.') };
+const TASKS = {
+  ...task('alpha', 'Predict the label of each row.'),
+  ...task('beta', 'Predict the price of each house.'),
+};
 
 const GRPO = (on: string, steps = 2) => `name: placed
 models:
@@ -62,7 +87,8 @@ stages:
 const finishedSteps = (dir: string) => publishedSteps(join(dir, '.mlepipe', 'items'));
 
 const shape = (rows: Array<Record<string, unknown>>) => rows.map((r) => Object.keys(r).sort());
-const manifestMetrics = async (out: string) => Object.keys((JSON.parse(await readFile(join(out, 'manifest.json'), 'utf8')) as { metrics: object }).metrics).sort();
+const manifestMetrics = async (out: string) =>
+  Object.keys((JSON.parse(await readFile(join(out, 'manifest.json'), 'utf8')) as { metrics: object }).metrics).sort();
 
 test('grpo with on: trains the tiny model in a container on the host: same shape as a local run, one key, cached on rerun', async () => {
   const here = await tmpProject({ ...TASKS, 'e.yaml': GRPO('') });
@@ -88,7 +114,8 @@ test('grpo with on: trains the tiny model in a container on the host: same shape
   assert.is(state.step, 2);
   assert.equal((await readdir(join(b, 'checkpoint'))).sort(), (await readdir(join(a, 'checkpoint'))).sort());
 
-  const keys = async (dir: string) => JSON.parse((await cli(['plan', 'e.yaml', '--json'], { cwd: dir })).stdout).nodes.map((n: { key: string }) => n.key);
+  const keys = async (dir: string) =>
+    JSON.parse((await cli(['plan', 'e.yaml', '--json'], { cwd: dir })).stdout).nodes.map((n: { key: string }) => n.key);
   assert.equal(await keys(there), await keys(here));
   const again = await cli(['run', 'e.yaml'], { cwd: there });
   assert.is(again.exitCode, 0, again.stderr);
@@ -100,12 +127,17 @@ test('the worker container killed mid-training fails the node naming the host; n
   const dir = await tmpProject({ ...TASKS, 'e.yaml': GRPO('on: box', 3) }, settings());
   const running = cliStart(['run', 'e.yaml'], { cwd: dir });
   await waitFor(async () => (await finishedSteps(dir)) >= 1, 600_000, 'the first step');
-  const [c] = await docker.listContainers({ filters: { label: ['mlepipe.role=trainer-worker', `mlepipe.pid=${running.pid}`] } });
+  const [c] = await docker.listContainers({
+    filters: { label: ['mlepipe.role=trainer-worker', `mlepipe.pid=${running.pid}`] },
+  });
   assert.ok(c, 'the worker container');
   await docker.getContainer(c.Id).kill();
   const r = await running.catch((e: { exitCode?: number; stderr?: string }) => e);
   assert.is(r.exitCode, 1, String(r.stderr));
-  assert.match(String(r.stderr), /rl +failed: step [23]: host box: the trainer worker's container was killed \(exit 137\) during/);
+  assert.match(
+    String(r.stderr),
+    /rl +failed: step [23]: host box: the trainer worker's container was killed \(exit 137\) during/,
+  );
   const done = await finishedSteps(dir);
   assert.ok(done >= 1 && done < 3, `${done} steps finished`);
   assert.equal(await readdir(join(dir, '.mlepipe', 'nodes')).catch(() => []), []);
@@ -116,7 +148,10 @@ test('the worker container killed mid-training fails the node naming the host; n
   assert.is(again.exitCode, 0, again.stderr);
   const log = await nodeLogs(dir);
   assert.match(log, /step 1: finished by an earlier attempt/);
-  assert.match(log, new RegExp(`trainer worker: resumed from \\S+/worker-checkpoints/step-0000${done} \\(worker step ${done}\\)`));
+  assert.match(
+    log,
+    new RegExp(`trainer worker: resumed from \\S+/worker-checkpoints/step-0000${done} \\(worker step ${done}\\)`),
+  );
   const curve = await readJsonl(join(await outputsOf(dir, 'rl'), 'metrics.jsonl'));
   assert.equal(
     curve.map((m) => m.step),
@@ -127,23 +162,42 @@ test('the worker container killed mid-training fails the node naming the host; n
 
 test('an engine lost while the worker trains fails the node naming the host; nothing is cached', async () => {
   const flaky = await engineProxy();
-  const dir = await tmpProject({ ...TASKS, 'e.yaml': GRPO('on: flaky', 3) }, settings() + `  flaky: { docker: "tcp://127.0.0.1:${flaky.port}", image: "${image}", gpus: 0 }\n`);
+  const dir = await tmpProject(
+    { ...TASKS, 'e.yaml': GRPO('on: flaky', 3) },
+    settings() + `  flaky: { docker: "tcp://127.0.0.1:${flaky.port}", image: "${image}", gpus: 0 }\n`,
+  );
   const running = cliStart(['run', 'e.yaml'], { cwd: dir });
   await waitFor(async () => (await finishedSteps(dir)) >= 1, 600_000, 'the first step');
   flaky.cut();
   const r = await running;
   assert.is(r.exitCode, 1, String(r.stderr));
   // The worker still answers (it is on the host's network), so training goes on until a checkpoint cannot be fetched.
-  assert.match(String(r.stderr), /rl +failed: step [23]: host flaky: (lost the trainer worker's container: .* during fetching the checkpoint|could not fetch \/mlepipe\/ckpt\/step-0000[23])/);
+  assert.match(
+    String(r.stderr),
+    /rl +failed: step [23]: host flaky: (lost the trainer worker's container: .* during fetching the checkpoint|could not fetch \/mlepipe\/ckpt\/step-0000[23])/,
+  );
   assert.equal(await readdir(join(dir, '.mlepipe', 'nodes')).catch(() => []), []);
   // The engine itself never went away here: what the lost connection left running is removed by hand.
-  for (const c of await docker.listContainers({ all: true, filters: { label: ['mlepipe.role=trainer-worker', `mlepipe.pid=${running.pid}`] } })) await docker.getContainer(c.Id).remove({ force: true });
+  for (const c of await docker.listContainers({
+    all: true,
+    filters: { label: ['mlepipe.role=trainer-worker', `mlepipe.pid=${running.pid}`] },
+  }))
+    await docker.getContainer(c.Id).remove({ force: true });
 });
 
 test('Ctrl-C while the worker trains on the host: the container goes, nothing is cached', async () => {
   const dir = await tmpProject({ ...TASKS, 'e.yaml': GRPO('on: box', 3) }, settings());
   const running = cliStart(['run', 'e.yaml'], { cwd: dir });
-  await waitFor(async () => (await docker.listContainers({ filters: { label: ['mlepipe.role=trainer-worker', `mlepipe.pid=${running.pid}`] } })).length === 1, 600_000, 'the worker container');
+  await waitFor(
+    async () =>
+      (
+        await docker.listContainers({
+          filters: { label: ['mlepipe.role=trainer-worker', `mlepipe.pid=${running.pid}`] },
+        })
+      ).length === 1,
+    600_000,
+    'the worker container',
+  );
   running.kill('SIGINT');
   const r = await running;
   assert.is(r.exitCode, 130, String(r.stderr));
@@ -164,7 +218,10 @@ const chat = (i: number) =>
   JSON.stringify({
     messages: [
       { role: 'user', content: `the grader reads the csv. task ${i}` },
-      { role: 'assistant', content: `the model ${['trains on', 'reads', 'predicts'][i % 3]} the labels. the agent submits submission.csv.` },
+      {
+        role: 'assistant',
+        content: `the model ${['trains on', 'reads', 'predicts'][i % 3]} the labels. the agent submits submission.csv.`,
+      },
     ],
   });
 
@@ -186,7 +243,9 @@ stages:
     on: box
     with: { model: tuned, data: chat.jsonl, dedup: false, val_fraction: 0.25, seed: 1, epochs: 1, lr: 0.003, batch_size: 4, max_length: 128 }
 `;
-  const doc = yaml('on: cpu').replace('stages:', '  tuned: { provider: worker, checkpoint: tune, model: tuned }\nstages:') + second;
+  const doc =
+    yaml('on: cpu').replace('stages:', '  tuned: { provider: worker, checkpoint: tune, model: tuned }\nstages:') +
+    second;
   const dir = await tmpProject({ ...files, 'e.yaml': doc }, settings());
   const r = await cli(['run', 'e.yaml'], { cwd: dir });
   assert.is(r.exitCode, 0, r.stderr);
@@ -218,7 +277,10 @@ stages:
     const r = await cli(['run', 'e.yaml'], { cwd: dir });
     assert.is(r.exitCode, 0, `${r.stderr}\n${sshd.log()}`);
     const log = await nodeLogs(dir);
-    const m = /listening on port (\d+) of the host's loopback, reached through the SSH connection at http:\/\/127\.0\.0\.1:(\d+)/.exec(log);
+    const m =
+      /listening on port (\d+) of the host's loopback, reached through the SSH connection at http:\/\/127\.0\.0\.1:(\d+)/.exec(
+        log,
+      );
     assert.ok(m, log.slice(-2000));
     // The port here is the tunnel's own, not the worker's.
     assert.is.not(m![1], m![2]);
@@ -236,12 +298,17 @@ stages:
 });
 
 test('on: is refused for a grpo node that starts no worker, and an eval node with no worker policy, at its position', async () => {
-  const doc = GRPO('on: box').replace('trainer: worker', 'trainer: template').replace('policy: tiny', 'policy: template') + '  ev: { uses: eval, on: box, with: { policy: scripted:random, tasks: t, split: all } }\n';
+  const doc =
+    GRPO('on: box').replace('trainer: worker', 'trainer: template').replace('policy: tiny', 'policy: template') +
+    '  ev: { uses: eval, on: box, with: { policy: scripted:random, tasks: t, split: all } }\n';
   const dir = await tmpProject({ ...TASKS, 'e.yaml': doc }, settings());
   const r = await cli(['validate', 'e.yaml'], { cwd: dir });
   assert.is(r.exitCode, 2, r.stderr);
   assert.match(r.stderr, /e\.yaml:9:\d+: stages\.rl\.on: on: places the trainer worker a grpo node starts/);
-  assert.match(r.stderr, /e\.yaml:11:\d+: stages\.ev\.on: on: places the trainer workers an eval node starts for its provider: worker policies, and this one has none/);
+  assert.match(
+    r.stderr,
+    /e\.yaml:11:\d+: stages\.ev\.on: on: places the trainer workers an eval node starts for its provider: worker policies, and this one has none/,
+  );
 });
 
 test.run();

@@ -31,7 +31,11 @@ export const GENERATED = '¶';
 function choice(prompt: string, index: number, bos: string) {
   // A begin-of-text token the server adds is counted in the offsets, as some servers do.
   const lead = [...bos].length;
-  const toks = [...(bos ? [{ token: bos, offset: 0 }] : []), ...echoTokens(prompt).map((t) => ({ ...t, offset: t.offset + lead })), { token: GENERATED, offset: lead + [...prompt].length }];
+  const toks = [
+    ...(bos ? [{ token: bos, offset: 0 }] : []),
+    ...echoTokens(prompt).map((t) => ({ ...t, offset: t.offset + lead })),
+    { token: GENERATED, offset: lead + [...prompt].length },
+  ];
   return {
     index,
     text: bos + prompt + GENERATED,
@@ -55,7 +59,10 @@ export function echoReply(context = Infinity, bos = ''): (body: ReplayServer['re
     const prompts = typeof body.prompt === 'string' ? [body.prompt] : (body.prompt ?? []);
     const longest = Math.max(0, ...prompts.map((p) => echoTokens(p).length));
     if (longest + 1 > context) {
-      return { status: 400, message: `This model's maximum context length is ${context} tokens. However, you requested ${longest + 1} tokens (${longest} in the messages, 1 in the completion). Please reduce the length of the messages or completion.` };
+      return {
+        status: 400,
+        message: `This model's maximum context length is ${context} tokens. However, you requested ${longest + 1} tokens (${longest} in the messages, 1 in the completion). Please reduce the length of the messages or completion.`,
+      };
     }
     const n = prompts.reduce((a, p) => a + echoTokens(p).length, 0);
     return {

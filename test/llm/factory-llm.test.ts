@@ -21,8 +21,19 @@ const proc = draftSpec(dna, { seed: 1, index: 0 });
 
 /** What a good model would answer for this spec, role by role. */
 const strategistAnswer = {
-  dna: { modality: 'tabular', task_type: 'classification', metric: 'accuracy', is_lower_better: false, dataset_stats: { sample_count: 8693, is_imbalanced: false }, target_info: { type: 'label', cardinality: 2, distribution: 'balanced' } },
-  scenarios: Array.from({ length: 5 }, (_, i) => ({ domain: proc.domain.sector, scenario: `${proc.domain.scenario} ${i}`, justification: proc.domain.justification })),
+  dna: {
+    modality: 'tabular',
+    task_type: 'classification',
+    metric: 'accuracy',
+    is_lower_better: false,
+    dataset_stats: { sample_count: 8693, is_imbalanced: false },
+    target_info: { type: 'label', cardinality: 2, distribution: 'balanced' },
+  },
+  scenarios: Array.from({ length: 5 }, (_, i) => ({
+    domain: proc.domain.sector,
+    scenario: `${proc.domain.scenario} ${i}`,
+    justification: proc.domain.justification,
+  })),
   chosen: 0,
   mutations: proc.mutations,
   spec: {
@@ -32,7 +43,8 @@ const strategistAnswer = {
     target: { name: proc.target.name, kind: proc.target.kind, classes: proc.target.classes },
     metric: proc.metric,
     feature_mapping: (proc.features ?? []).map((f) => ({ name: f.name, generation_logic: f.dist ?? 'categorical' })),
-    hidden_rule_logic: 'outcome = quantile bins of (w . z + interactions + 1[z_k > t] + sin(f z_m) + categorical effect) + noise',
+    hidden_rule_logic:
+      'outcome = quantile bins of (w . z + interactions + 1[z_k > t] + sin(f z_m) + categorical effect) + noise',
     thresholds_logic: 'gold from the noise ceiling, silver random forest, bronze linear model, median majority class',
   },
 };
@@ -42,9 +54,17 @@ function script(): Parameters<typeof startReplayServer>[0] {
   const route = (body: ReplayServer['requests'][number]) => {
     const role = /^ROLE: (\S+)/.exec(body.messages[0].content)?.[1] ?? '?';
     const n = (seen[role] = (seen[role] ?? 0) + 1);
-    if (role === 'data-strategist') return { content: n === 1 ? '```json\n{"dna": {,}}\n```' : '```json\n' + JSON.stringify(strategistAnswer) + '\n```' };
+    if (role === 'data-strategist')
+      return {
+        content: n === 1 ? '```json\n{"dna": {,}}\n```' : '```json\n' + JSON.stringify(strategistAnswer) + '\n```',
+      };
     if (role === 'ml-developer') {
-      return { content: n === 1 ? '```python\nimport sys\nraise RuntimeError("column mismatch in synthesis")\n```' : '```python\n' + generateTaskEnvScript(proc) + '\n```' };
+      return {
+        content:
+          n === 1
+            ? '```python\nimport sys\nraise RuntimeError("column mismatch in synthesis")\n```'
+            : '```python\n' + generateTaskEnvScript(proc) + '\n```',
+      };
     }
     if (role === 'mlops-engineer') return { content: '```python\n' + evaluatorScript(proc) + '\n```' };
     if (role === 'technical-writer') return { content: descriptionMd(proc, 'id,x\n1,a') };
@@ -74,7 +94,14 @@ test('a full task through all four roles, with a crashing script repaired and ba
     const io = memoryIO();
     assert.is(await runCommand(join(dir, 'e.yaml'), {}, io), 0, io.stderr.join('\n'));
     const roles = s.requests.map((r) => /^ROLE: (\S+)/.exec(r.messages[0].content)?.[1]);
-    assert.equal(roles, ['data-strategist', 'data-strategist', 'ml-developer', 'ml-developer', 'mlops-engineer', 'technical-writer']);
+    assert.equal(roles, [
+      'data-strategist',
+      'data-strategist',
+      'ml-developer',
+      'ml-developer',
+      'mlops-engineer',
+      'technical-writer',
+    ]);
     assert.match(s.requests[3].messages.at(-1)!.content, 'RuntimeError: column mismatch in synthesis');
     assert.match(s.requests[1].messages.at(-1)!.content, 'the JSON does not parse');
     const envs = await outputs(dir, 'envs');
@@ -85,7 +112,9 @@ test('a full task through all four roles, with a crashing script repaired and ba
     assert.is(lock.nodes.envs.metrics.prompt_tokens, 60);
     const [id] = await readdir(join(envs, 'tasks'));
     const task = join(envs, 'tasks', id);
-    const checked = JSON.parse(String((await execa('/usr/bin/python3', [join(ROOT, 'test', 'tasks', 'check_task.py'), task])).stdout));
+    const checked = JSON.parse(
+      String((await execa('/usr/bin/python3', [join(ROOT, 'test', 'tasks', 'check_task.py'), task])).stdout),
+    );
     assert.ok(checked.answer.score >= checked.answer.gold_threshold);
     assert.ok(checked.sample.score < checked.sample.gold_threshold);
     for (const [k, v] of Object.entries(checked.malformed as Record<string, { error?: string }>)) assert.ok(v.error, k);
@@ -96,7 +125,11 @@ test('a full task through all four roles, with a crashing script repaired and ba
     // A rerun of the node (its key changed by a setting the prompts do not see) is served from the response cache.
     const before = s.requests.length;
     const again = memoryIO();
-    assert.is(await runCommand(join(dir, 'e.yaml'), { set: ['stages.envs.with.evaluator_attempts=4'] }, again), 0, again.stderr.join('\n'));
+    assert.is(
+      await runCommand(join(dir, 'e.yaml'), { set: ['stages.envs.with.evaluator_attempts=4'] }, again),
+      0,
+      again.stderr.join('\n'),
+    );
     assert.is(s.requests.length, before, 'zero new requests');
     const lock2 = JSON.parse(await readFile(join(dir, 'e.lock.json'), 'utf8'));
     assert.equal([lock2.nodes.envs.metrics.llm_requests, lock2.nodes.envs.metrics.llm_cached], [0, 6]);
@@ -116,7 +149,9 @@ test('an unreachable endpoint fails the node with a message that names it', asyn
 });
 
 test('backend: llm needs a model', async () => {
-  const dir = await tmpProject({ 'e.yaml': 'name: x\nstages:\n  envs: { uses: generate, with: { backend: llm, count: 1 } }\n' });
+  const dir = await tmpProject({
+    'e.yaml': 'name: x\nstages:\n  envs: { uses: generate, with: { backend: llm, count: 1 } }\n',
+  });
   try {
     await runCommand(join(dir, 'e.yaml'), {}, memoryIO());
     assert.unreachable();

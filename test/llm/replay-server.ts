@@ -19,7 +19,15 @@ export interface Reply {
 export interface ReplayServer {
   url: string;
   port: number;
-  requests: Array<{ model: string; messages: { role: string; content: string }[]; temperature?: number; prompt?: string | string[]; echo?: boolean; logprobs?: number; max_tokens?: number }>;
+  requests: Array<{
+    model: string;
+    messages: { role: string; content: string }[];
+    temperature?: number;
+    prompt?: string | string[];
+    echo?: boolean;
+    logprobs?: number;
+    max_tokens?: number;
+  }>;
   /** When each request arrived (performance.now(), ms), in the order of `requests`. */
   arrivals: number[];
   maxInFlight: number;
@@ -36,10 +44,19 @@ export interface ReplayOptions {
 }
 
 /** Replies in order; a function sees the request and chooses. The last reply repeats when the script runs out. */
-export async function startReplayServer(script: Array<Reply | ((body: ReplayServer['requests'][number]) => Reply)>, opts: ReplayOptions = {}): Promise<ReplayServer> {
+export async function startReplayServer(
+  script: Array<Reply | ((body: ReplayServer['requests'][number]) => Reply)>,
+  opts: ReplayOptions = {},
+): Promise<ReplayServer> {
   let inFlight = 0;
   let next = 0;
-  const state: Omit<ReplayServer, 'url' | 'port' | 'close'> = { requests: [], arrivals: [], maxInFlight: 0, requestIds: [], abandoned: 0 };
+  const state: Omit<ReplayServer, 'url' | 'port' | 'close'> = {
+    requests: [],
+    arrivals: [],
+    maxInFlight: 0,
+    requestIds: [],
+    abandoned: 0,
+  };
   const server: Server = createServer((req, res) => {
     let raw = '';
     req.on('data', (c) => (raw += c));
@@ -96,7 +113,9 @@ export async function startReplayServer(script: Array<Reply | ((body: ReplayServ
             object: 'chat.completion',
             created: 0,
             model: body.model,
-            choices: [{ index: 0, message: { role: 'assistant', content: reply.content ?? '' }, finish_reason: 'stop' }],
+            choices: [
+              { index: 0, message: { role: 'assistant', content: reply.content ?? '' }, finish_reason: 'stop' },
+            ],
             usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens },
           }),
         );

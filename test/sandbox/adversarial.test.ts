@@ -31,13 +31,18 @@ async function makeTask(): Promise<string> {
   await mkdir(join(task, 'private'));
   await writeFile(join(task, 'public', 'train.csv'), 'id,x,y\n1,0.5,0\n2,0.7,1\n');
   await writeFile(join(task, 'private', 'answer.csv'), `id,y\n1,${SECRET}\n`);
-  await writeFile(join(task, 'private', 'evaluator.py'), 'import json, sys\nprint(json.dumps({"score": 1.0, "gold_threshold": 3, "silver_threshold": 2, "bronze_threshold": 1, "median_threshold": 0.5, "is_lower_better": False}))\n');
+  await writeFile(
+    join(task, 'private', 'evaluator.py'),
+    'import json, sys\nprint(json.dumps({"score": 1.0, "gold_threshold": 3, "silver_threshold": 2, "bronze_threshold": 1, "median_threshold": 0.5, "is_lower_better": False}))\n',
+  );
   return task;
 }
 
 async function digest(dir: string): Promise<string> {
   const h = createHash('sha256');
-  for (const e of (await readdir(dir, { recursive: true, withFileTypes: true })).sort((a, b) => join(a.parentPath, a.name).localeCompare(join(b.parentPath, b.name)))) {
+  for (const e of (await readdir(dir, { recursive: true, withFileTypes: true })).sort((a, b) =>
+    join(a.parentPath, a.name).localeCompare(join(b.parentPath, b.name)),
+  )) {
     const p = join(e.parentPath, e.name);
     h.update(p);
     if (e.isFile()) h.update(await readFile(p));
@@ -45,7 +50,8 @@ async function digest(dir: string): Promise<string> {
   return h.digest('hex');
 }
 
-const pgrep = async (pattern: string) => String((await execa('pgrep', ['-f', pattern], { reject: false })).stdout).trim();
+const pgrep = async (pattern: string) =>
+  String((await execa('pgrep', ['-f', pattern], { reject: false })).stdout).trim();
 
 for (const [name, backend, warm, onHost] of [
   ['bwrap', 'bwrap', false, false],
@@ -79,7 +85,10 @@ for (const [name, backend, warm, onHost] of [
     lastFile = file;
     await writeFile(join(session.workspace, file), script);
     const r = await session.run({ file }, { timeoutMs: TIMEOUT_MS, ...over });
-    assert.ok(r.durationMs <= (over.timeoutMs ?? TIMEOUT_MS) + scaled(1000), `ended within its timeout plus a second (${r.durationMs} ms)`);
+    assert.ok(
+      r.durationMs <= (over.timeoutMs ?? TIMEOUT_MS) + scaled(1000),
+      `ended within its timeout plus a second (${r.durationMs} ms)`,
+    );
     assert.not.ok(`${r.stdout}\n${r.stderr}`.includes(SECRET), `secret leaked:\n${r.stdout}\n${r.stderr}`);
     assert.not.match(r.stdout, /^LEAK/m, r.stdout);
     return r;
@@ -101,7 +110,15 @@ for (const [name, backend, warm, onHost] of [
     if (onHost) engine = await engineProxy();
     const where = `tcp://127.0.0.1:${engine?.port}`;
     const host = engine ? { engine: { client: () => engineAt(where), where } } : {};
-    sandbox = createSandbox({ backend, warm, python: AGENT.python, poolSize: 1, warn: (m) => warnings.push(m), limits: { memoryMb: 1024, maxProcs: 128 }, ...host });
+    sandbox = createSandbox({
+      backend,
+      warm,
+      python: AGENT.python,
+      poolSize: 1,
+      warn: (m) => warnings.push(m),
+      limits: { memoryMb: 1024, maxProcs: 128 },
+      ...host,
+    });
     session = await sandbox.open({ task, limits: { memoryMb: 1024, maxProcs: 128 }, signal: interrupt.signal });
     assert.is(session.backend, warm ? `warm-${backend}` : backend, `no fallback: ${warnings.join('; ')}`);
   });
@@ -146,7 +163,8 @@ for (const [name, backend, warm, onHost] of [
     assert.not.match(r.stdout, 'MLEPIPE_TEST_HOST_SECRET');
     assert.not.match(r.stdout, task);
     assert.match(r.stdout, /^OMP_NUM_THREADS=1$/m);
-    for (const k of Object.keys(process.env).filter((k) => /KEY|TOKEN|SECRET/.test(k))) assert.not.match(r.stdout, `${k}=`);
+    for (const k of Object.keys(process.env).filter((k) => /KEY|TOKEN|SECRET/.test(k)))
+      assert.not.match(r.stdout, `${k}=`);
   });
 
   t('walking the filesystem finds no answers', async () => {
@@ -193,7 +211,13 @@ for (const [name, backend, warm, onHost] of [
     const r = await step(A.hostpaths);
     assert.match(r.stdout, 'OK: proc read');
     assert.match(r.stdout, /^PROC 1 cmdline: \S/m, "the jail's init is readable, so the check means something");
-    const hostPaths = [task, session.workspace, ROOT, process.env.PATH ?? '', ...(process.env.PATH ?? '').split(':').filter((d) => d && !/^\/(usr|bin|sbin)\b/.test(d))];
+    const hostPaths = [
+      task,
+      session.workspace,
+      ROOT,
+      process.env.PATH ?? '',
+      ...(process.env.PATH ?? '').split(':').filter((d) => d && !/^\/(usr|bin|sbin)\b/.test(d)),
+    ];
     const leaks = r.stdout.split('\n').filter((line) => hostPaths.some((h) => h && line.includes(h)));
     assert.equal(
       leaks.map((l) => l.slice(0, 300)),
@@ -207,7 +231,10 @@ for (const [name, backend, warm, onHost] of [
     assert.is(r.oom, true, `${r.exitCode}\n${r.stderr.slice(-500)}`);
     assert.is(r.timedOut, false);
     assert.is.not(r.exitCode, 0);
-    assert.match(r.stderr, /\[mlepipe: the step ran out of memory: it went over its memory cap of 1024 MB and was stopped\]/);
+    assert.match(
+      r.stderr,
+      /\[mlepipe: the step ran out of memory: it went over its memory cap of 1024 MB and was stopped\]/,
+    );
   });
 
   t('processes that together go over the memory cap end the step as out of memory', async () => {

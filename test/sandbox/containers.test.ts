@@ -43,7 +43,11 @@ async function freezableProxy() {
 }
 
 test('create labels the container, attach demuxes stdout from stderr, wait gives the exit code, remove removes it', async () => {
-  const c = await createContainer(local, { Image: IMAGE, Cmd: [PY, '-c', 'import sys; print("out"); print("err", file=sys.stderr); sys.exit(7)'] }, { reap: true });
+  const c = await createContainer(
+    local,
+    { Image: IMAGE, Cmd: [PY, '-c', 'import sys; print("out"); print("err", file=sys.stderr); sys.exit(7)'] },
+    { reap: true },
+  );
   try {
     assert.is((await c.raw.inspect()).Config.Labels[OWNER_LABEL], String(process.pid));
     const io = await c.attach();

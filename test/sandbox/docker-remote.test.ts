@@ -79,7 +79,14 @@ test("a warm jail on a remote engine keeps its workspace in step with this machi
   await mkdir(join(task, 'public'));
   await writeFile(join(task, 'public', 'train.csv'), 'id,y\n1,0\n');
   const where = `tcp://127.0.0.1:${port}`;
-  const sandbox = createSandbox({ backend: 'docker', warm: true, poolSize: 1, python: pythonEnv('agent').python, modules: ['json'], engine: { client: async () => new Docker({ host: '127.0.0.1', port, protocol: 'http' }), where } });
+  const sandbox = createSandbox({
+    backend: 'docker',
+    warm: true,
+    poolSize: 1,
+    python: pythonEnv('agent').python,
+    modules: ['json'],
+    engine: { client: async () => new Docker({ host: '127.0.0.1', port, protocol: 'http' }), where },
+  });
   try {
     const s = await sandbox.open({ task });
     try {
@@ -91,13 +98,24 @@ test("a warm jail on a remote engine keeps its workspace in step with this machi
         return r.stdout.trim();
       };
       // The task's files are the store's, behind the public link, read-only.
-      assert.match(await run('import os\nprint(os.path.realpath("public"), open("public/train.csv").read().count("\\n"))'), /^\/mlepipe-tasks\/[0-9a-f]{64} 2$/);
-      assert.is(await run('import os\nos.makedirs("d", exist_ok=True)\nfor n in ["a.txt", "b.txt", "d/c.txt"]: open(n, "w").write(n)\nprint("ok")'), 'ok');
+      assert.match(
+        await run('import os\nprint(os.path.realpath("public"), open("public/train.csv").read().count("\\n"))'),
+        /^\/mlepipe-tasks\/[0-9a-f]{64} 2$/,
+      );
+      assert.is(
+        await run(
+          'import os\nos.makedirs("d", exist_ok=True)\nfor n in ["a.txt", "b.txt", "d/c.txt"]: open(n, "w").write(n)\nprint("ok")',
+        ),
+        'ok',
+      );
       assert.is(await readFile(join(s.workspace, 'd', 'c.txt'), 'utf8'), 'd/c.txt');
       // Deleted here: gone there. Changed here: changed there.
       await rm(join(s.workspace, 'a.txt'));
       await writeFile(join(s.workspace, 'b.txt'), 'changed here');
-      assert.is(await run('import os\nprint(sorted(os.listdir(".")), open("b.txt").read())'), "['b.txt', 'd', 'public', 'step.py'] changed here");
+      assert.is(
+        await run('import os\nprint(sorted(os.listdir(".")), open("b.txt").read())'),
+        "['b.txt', 'd', 'public', 'step.py'] changed here",
+      );
       // Deleted there: gone here, folders with it.
       assert.is(await run('import os, shutil\nos.remove("b.txt")\nshutil.rmtree("d")\nprint("ok")'), 'ok');
       assert.equal((await readdir(s.workspace)).sort(), ['public', 'step.py']);
@@ -148,7 +166,10 @@ test("a warm jail on a remote engine ends a step at its memory cap from its own 
     python: pythonEnv('agent').python,
     modules: ['json'],
     limits: { memoryMb: 1024 },
-    engine: { client: async () => new Docker({ host: '127.0.0.1', port: mport, protocol: 'http' }), where: `tcp://127.0.0.1:${mport}` },
+    engine: {
+      client: async () => new Docker({ host: '127.0.0.1', port: mport, protocol: 'http' }),
+      where: `tcp://127.0.0.1:${mport}`,
+    },
   });
   try {
     const s = await sandbox.open({ task });

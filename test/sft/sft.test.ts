@@ -21,7 +21,9 @@ const V = ['trains on', 'reads', 'predicts', 'scores', 'submits'];
 const O = ['the csv', 'twelve features', 'the labels', 'the validation split', 'submission.csv'];
 
 function trajectory(i: number, o: { success?: number; improvement?: number; reply?: string } = {}): string {
-  const reply = o.reply ?? `${S[i % 5]} ${V[Math.floor(i / 5) % 5]} ${O[(i * 2) % 5]}. ${S[(i + 2) % 5]} ${V[(i + 1) % 5]} ${O[Math.floor(i / 5) % 5]}.`;
+  const reply =
+    o.reply ??
+    `${S[i % 5]} ${V[Math.floor(i / 5) % 5]} ${O[(i * 2) % 5]}. ${S[(i + 2) % 5]} ${V[(i + 1) % 5]} ${O[Math.floor(i / 5) % 5]}.`;
   return JSON.stringify({
     task_id: `task${i}`,
     messages: [
@@ -61,9 +63,17 @@ tables:
 const jsonl = readJsonl;
 
 test('sft on 20 trajectories lowers the validation loss, logs its curve to TensorBoard and an offline W&B run, and its checkpoint serves completions', async () => {
-  const dir = await tmpProject({ 'e.yaml': EXPERIMENT, 'recorded.jsonl': lines.join('\n') + '\n' }, 'cache: .mlepipe\nlogger: [wandb]\n');
+  const dir = await tmpProject(
+    { 'e.yaml': EXPERIMENT, 'recorded.jsonl': lines.join('\n') + '\n' },
+    'cache: .mlepipe\nlogger: [wandb]\n',
+  );
   // Offline: no account, no network; without WANDB_DIR the run's files go into the node's output.
-  const wandbEnv = { WANDB_MODE: 'offline', WANDB_SILENT: 'true', WANDB_CONFIG_DIR: join(dir, '.wandb-config'), WANDB_CACHE_DIR: join(dir, '.wandb-cache') };
+  const wandbEnv = {
+    WANDB_MODE: 'offline',
+    WANDB_SILENT: 'true',
+    WANDB_CONFIG_DIR: join(dir, '.wandb-config'),
+    WANDB_CACHE_DIR: join(dir, '.wandb-cache'),
+  };
   const r = await cli(['run', 'e.yaml'], { cwd: dir, env: wandbEnv });
   assert.is(r.exitCode, 0, r.stderr + r.stdout);
   assert.match(r.stdout, /curve\nepoch\s+train_loss\s+val_loss\n0\s/);
@@ -106,7 +116,9 @@ test('sft on 20 trajectories lowers the validation loss, logs its curve to Tenso
     scalars.val_loss.map(([step]) => step),
     curve.map((c) => c.step),
   );
-  scalars.val_loss.forEach(([, v], i) => assert.ok(Math.abs(v - curve[i].val_loss) < 1e-5, `val_loss ${v} vs ${curve[i].val_loss}`));
+  scalars.val_loss.forEach(([, v], i) =>
+    assert.ok(Math.abs(v - curve[i].val_loss) < 1e-5, `val_loss ${v} vs ${curve[i].val_loss}`),
+  );
   assert.equal(
     scalars.train_loss.map(([step]) => step),
     [4, 8, 12, 16],
@@ -115,7 +127,11 @@ test('sft on 20 trajectories lowers the validation loss, logs its curve to Tenso
   const runs = (await readdir(join(out, 'wandb'))).filter((d) => d.startsWith('offline-run-'));
   assert.is(runs.length, 1, runs.join(', '));
   const wandbFile = (await readdir(join(out, 'wandb', runs[0]))).find((f) => f.endsWith('.wandb'))!;
-  const run = (await readLogs('wandb', join(out, 'wandb', runs[0], wandbFile))) as { history: Array<Record<string, number>>; config: Record<string, unknown>; run: Record<string, string> };
+  const run = (await readLogs('wandb', join(out, 'wandb', runs[0], wandbFile))) as {
+    history: Array<Record<string, number>>;
+    config: Record<string, unknown>;
+    run: Record<string, string>;
+  };
   assert.equal(run.run, { project: 'tune', display_name: 'tune', run_group: 'tune' });
   assert.is(run.config.epochs, 4);
   assert.equal(
@@ -144,23 +160,37 @@ test('sft on 20 trajectories lowers the validation loss, logs its curve to Tenso
   const served = await serveModel(ctx, 'mine');
   try {
     const client = new OpenAI({ baseURL: served.spec.base_url, apiKey: 'none' });
-    const c = await client.chat.completions.create({ model: served.spec.model, messages: [{ role: 'user', content: 'the grader reads the csv. task 1' }], max_tokens: 12, temperature: 0 });
+    const c = await client.chat.completions.create({
+      model: served.spec.model,
+      messages: [{ role: 'user', content: 'the grader reads the csv. task 1' }],
+      max_tokens: 12,
+      temperature: 0,
+    });
     assert.ok(c.choices[0].message.content, 'a reply');
     // The fine-tuned weights, not the random start: the reply is in the training replies' words.
     const words = new Set([...S, ...V, ...O].join(' ').split(' ').concat(['.', 'submission.csv.']));
     const reply = c.choices[0].message.content!.split(/\s+/).filter(Boolean);
-    assert.ok(reply.filter((w) => words.has(w.replace(/\.$/, '')) || words.has(w)).length >= reply.length / 2, `reply: ${c.choices[0].message.content}`);
+    assert.ok(
+      reply.filter((w) => words.has(w.replace(/\.$/, '')) || words.has(w)).length >= reply.length / 2,
+      `reply: ${c.choices[0].message.content}`,
+    );
   } finally {
     await served.stop();
   }
 });
 
 test('a plan that cannot fit the GPU is refused as the worker starts: it plans for max_length and the micro-batch, and nothing is cached', async () => {
-  const dir = await tmpProject({ 'e.yaml': EXPERIMENT.replace('max_length: 256 }', 'max_length: 256, micro_batch_size: 2 }'), 'recorded.jsonl': lines.join('\n') + '\n' });
+  const dir = await tmpProject({
+    'e.yaml': EXPERIMENT.replace('max_length: 256 }', 'max_length: 256, micro_batch_size: 2 }'),
+    'recorded.jsonl': lines.join('\n') + '\n',
+  });
   // A GPU of 1 MiB: the tiny model's training state alone is more.
   const r = await cli(['run', 'e.yaml'], { cwd: dir, env: { MLEPIPE_WORKER_DEVICE_MEMORY_GIB: String(1 / 1024) } });
   assert.is(r.exitCode, 1, r.stderr);
-  assert.match(r.stderr, /full fine-tuning of 0\.\d+B parameters needs [\d.]+ GiB \(weights [\d.]+, .*activations [\d.]+, output head [\d.]+ GiB\)/);
+  assert.match(
+    r.stderr,
+    /full fine-tuning of 0\.\d+B parameters needs [\d.]+ GiB \(weights [\d.]+, .*activations [\d.]+, output head [\d.]+ GiB\)/,
+  );
   assert.match(r.stderr, /\(planned: 2 × 256 tokens a forward pass, gradient checkpointing on\)/);
   assert.match((await cli(['plan', 'e.yaml'], { cwd: dir })).stdout, /2 nodes, 1 to run, 1 cached/);
 });
@@ -179,8 +209,14 @@ test('a chat JSONL line that is not a conversation is refused at FILE:LINE by va
   });
   const r = await cli(['validate', 'e.yaml'], { cwd: dir });
   assert.is(r.exitCode, 2, r.stderr);
-  assert.match(r.stderr, /e\.yaml:6:46: stages\.t\.with\.data: chat\.jsonl:2: not a conversation: has no "messages" array/);
-  assert.match(r.stderr, /e\.yaml:7:34: stages\.u\.with\.model: sft trains the weights a trainer worker holds: api must be a models: entry with provider: worker/);
+  assert.match(
+    r.stderr,
+    /e\.yaml:6:46: stages\.t\.with\.data: chat\.jsonl:2: not a conversation: has no "messages" array/,
+  );
+  assert.match(
+    r.stderr,
+    /e\.yaml:7:34: stages\.u\.with\.model: sft trains the weights a trainer worker holds: api must be a models: entry with provider: worker/,
+  );
   assert.not.match(r.stderr, /\n\s+at /, 'no stack trace');
 });
 

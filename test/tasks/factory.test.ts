@@ -41,7 +41,15 @@ test('21 tasks over all seven task kinds; at least 85% pass sanity', async () =>
   const gen = JSON.parse(await readFile(join(envs, 'generation.json'), 'utf8'));
   assert.is(gen.candidates, 21);
   assert.is(gen.evaluator_ok, 21, JSON.stringify(gen.tasks.filter((t: { ok: boolean }) => !t.ok)));
-  assert.equal(Object.keys(gen.by_generator).sort(), ['audio-classification', 'graph-node-classification', 'image-classification', 'tabular-classification', 'tabular-regression', 'text-classification', 'time-series-forecasting']);
+  assert.equal(Object.keys(gen.by_generator).sort(), [
+    'audio-classification',
+    'graph-node-classification',
+    'image-classification',
+    'tabular-classification',
+    'tabular-regression',
+    'text-classification',
+    'time-series-forecasting',
+  ]);
   tasks = (await readdir(join(envs, 'tasks'))).sort();
   assert.is(tasks.length, 21);
   const report = JSON.parse(await readFile(join(await outputs(project, 'verified'), 'filter.json'), 'utf8'));
@@ -58,9 +66,15 @@ test('every task: answers reach gold, the sample is below gold (tasks the filter
   const halves = [0, 1].map((k) => tasks.filter((_, i) => i % 2 === k));
   await Promise.all(
     halves.map(async (ids) => {
-      const r = await execa('/usr/bin/python3', [join(ROOT, 'test', 'tasks', 'check_task.py'), ...ids.map((id) => join(envs, 'tasks', id))], { reject: false });
+      const r = await execa(
+        '/usr/bin/python3',
+        [join(ROOT, 'test', 'tasks', 'check_task.py'), ...ids.map((id) => join(envs, 'tasks', id))],
+        { reject: false },
+      );
       const lines = String(r.stdout).trim().split('\n').filter(Boolean);
-      ids.forEach((id, i) => checked.set(id, lines[i] ? JSON.parse(lines[i]) : { error: `exit ${r.exitCode}: ${String(r.stderr)}` }));
+      ids.forEach((id, i) =>
+        checked.set(id, lines[i] ? JSON.parse(lines[i]) : { error: `exit ${r.exitCode}: ${String(r.stderr)}` }),
+      );
     }),
   );
   for (const id of tasks) {
@@ -73,41 +87,53 @@ test('every task: answers reach gold, the sample is below gold (tasks the filter
     const { answer, sample } = out;
     if (answer.error) problems.push(`${id}: answers rejected: ${answer.error}`);
     else {
-      const reach = answer.is_lower_better ? answer.score <= answer.gold_threshold : answer.score >= answer.gold_threshold;
+      const reach = answer.is_lower_better
+        ? answer.score <= answer.gold_threshold
+        : answer.score >= answer.gold_threshold;
       if (!reach) problems.push(`${id}: answers score ${answer.score}, gold ${answer.gold_threshold}`);
     }
     if (sample.error) problems.push(`${id}: sample rejected: ${sample.error}`);
     else if (kept.has(id)) {
-      const below = sample.is_lower_better ? sample.score > sample.gold_threshold : sample.score < sample.gold_threshold;
+      const below = sample.is_lower_better
+        ? sample.score > sample.gold_threshold
+        : sample.score < sample.gold_threshold;
       if (!below) problems.push(`${id}: sample ${sample.score} not worse than gold ${sample.gold_threshold}`);
     }
     for (const [name, res] of Object.entries(out.malformed as Record<string, { error?: string }>)) {
-      if (typeof res.error !== 'string' || !res.error) problems.push(`${id}: ${name} was not refused: ${JSON.stringify(res)}`);
+      if (typeof res.error !== 'string' || !res.error)
+        problems.push(`${id}: ${name} was not refused: ${JSON.stringify(res)}`);
     }
     const taskJson = JSON.parse(await readFile(join(dir, 'task.json'), 'utf8'));
     const priv = await readdir(join(dir, 'private'));
-    for (const f of ['answer.csv', 'threshold.json', 'evaluator.py', 'generate_task_env.py', 'spec.json']) if (!priv.includes(f)) problems.push(`${id}: no private/${f}`);
+    for (const f of ['answer.csv', 'threshold.json', 'evaluator.py', 'generate_task_env.py', 'spec.json'])
+      if (!priv.includes(f)) problems.push(`${id}: no private/${f}`);
     const pub = await readdir(join(dir, 'public'));
-    for (const f of ['description.md', 'train.csv', 'test.csv', 'sample_submission.csv']) if (!pub.includes(f)) problems.push(`${id}: no public/${f}`);
+    for (const f of ['description.md', 'train.csv', 'test.csv', 'sample_submission.csv'])
+      if (!pub.includes(f)) problems.push(`${id}: no public/${f}`);
     if (taskJson.id !== id) problems.push(`${id}: task.json id ${taskJson.id}`);
     const th = JSON.parse(await readFile(join(dir, 'private', 'threshold.json'), 'utf8'));
-    if (Object.keys(th).sort().join() !== 'bronze_threshold,gold_threshold,median_threshold,silver_threshold') problems.push(`${id}: threshold keys ${Object.keys(th)}`);
+    if (Object.keys(th).sort().join() !== 'bronze_threshold,gold_threshold,median_threshold,silver_threshold')
+      problems.push(`${id}: threshold keys ${Object.keys(th)}`);
     // One threshold code path: the frozen thresholds are MLE-bench's rule applied to the task's leaderboard.
     const lbFile = join(dir, 'private', 'leaderboard.csv');
     const scores = leaderboardScores(await readFile(lbFile, 'utf8'), lbFile);
-    if (scores.length < 25 || scores.length !== taskJson.leaderboard_teams) problems.push(`${id}: ${scores.length} teams, task.json says ${taskJson.leaderboard_teams}`);
+    if (scores.length < 25 || scores.length !== taskJson.leaderboard_teams)
+      problems.push(`${id}: ${scores.length} teams, task.json says ${taskJson.leaderboard_teams}`);
     const want = leaderboardThresholds(scores);
     for (const k of ['gold_threshold', 'silver_threshold', 'bronze_threshold', 'median_threshold'] as const) {
       if (Math.abs(th[k] - want[k]) > 1e-6) problems.push(`${id}: ${k} ${th[k]} vs the leaderboard's ${want[k]}`);
     }
-    const ordered = scores.every((x, i) => i === 0 || (taskJson.is_lower_better ? x >= scores[i - 1] : x <= scores[i - 1]));
+    const ordered = scores.every(
+      (x, i) => i === 0 || (taskJson.is_lower_better ? x >= scores[i - 1] : x <= scores[i - 1]),
+    );
     if (!ordered) problems.push(`${id}: leaderboard not in rank order`);
   }
   assert.equal(problems, []);
 });
 
 test('the same seed gives identical bytes; another seed gives other tasks', async () => {
-  const digests = async (dir: string) => (await listFiles(join(await outputs(dir, 'envs'), 'tasks'))).map((f) => `${f.path} ${f.sha256}`);
+  const digests = async (dir: string) =>
+    (await listFiles(join(await outputs(dir, 'envs'), 'tasks'))).map((f) => `${f.path} ${f.sha256}`);
   const build = async (seed: number) => {
     const dir = await tmpProject({ 'e.yaml': EXP(3, seed).split('\n  verified')[0] + '\n' });
     const io = memoryIO();

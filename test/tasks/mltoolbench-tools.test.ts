@@ -18,9 +18,23 @@ type Row = Record<string, unknown>;
 type Answer = { ok: boolean; text: string; evidence: Row };
 type Session = Awaited<ReturnType<typeof toolSession>>;
 
-const IDS = ['tabular-train-09', 'tabular-id-03', 'time_series-train-01', 'nlp-train-01', 'nlp-train-02', 'cv-train-05', 'cv-train-02', 'graph-train-01', 'graph-id-01'];
+const IDS = [
+  'tabular-train-09',
+  'tabular-id-03',
+  'time_series-train-01',
+  'nlp-train-01',
+  'nlp-train-02',
+  'cv-train-05',
+  'cv-train-02',
+  'graph-train-01',
+  'graph-id-01',
+];
 const out = await mkdtemp(join(tmpdir(), 'mltb-tools-'));
-const built = await execa(pythonEnv('agent').python, ['-m', 'mltoolbench', 'build', ...IDS, '--out', out, '--runs', '1'], { cwd: join(ROOT, 'tasks', 'py'), reject: false, env: { PYTHONDONTWRITEBYTECODE: '1' } });
+const built = await execa(
+  pythonEnv('agent').python,
+  ['-m', 'mltoolbench', 'build', ...IDS, '--out', out, '--runs', '1'],
+  { cwd: join(ROOT, 'tasks', 'py'), reject: false, env: { PYTHONDONTWRITEBYTECODE: '1' } },
+);
 if (built.exitCode !== 0) throw new Error(built.stderr);
 const sessions = new Map<string, Session>();
 const called = new Set<string>();
@@ -49,22 +63,45 @@ test("shared: the config checker reads the starters' constants; the output forma
     assert.ok((c.evidence.checks as Row[]).length >= 1, `${id}: ${c.text}`);
     assert.equal(violated(c), [], id);
   }
-  assert.equal(violated(await ok('tabular-id-03', 'check_config_consistency', { path: 'public/train.py' })), ['inverse regularization C at least 0.01 (smaller shrinks the model to its intercept)']);
-  assert.equal(violated(await ok('nlp-train-02', 'check_config_consistency', { path: 'public/train.py' })), ['context of at least 16 tokens']);
+  assert.equal(violated(await ok('tabular-id-03', 'check_config_consistency', { path: 'public/train.py' })), [
+    'inverse regularization C at least 0.01 (smaller shrinks the model to its intercept)',
+  ]);
+  assert.equal(violated(await ok('nlp-train-02', 'check_config_consistency', { path: 'public/train.py' })), [
+    'context of at least 16 tokens',
+  ]);
   const long = await ok('nlp-train-01', 'validate_output_format', { path: 'public/train.csv', max_length: 50 });
   assert.is(long.evidence.too_long, 700);
-  assert.is((await ok('nlp-train-01', 'validate_output_format', { path: 'public/sample_submission.csv', sample: 'public/sample_submission.csv' })).evidence.ok, true);
+  assert.is(
+    (
+      await ok('nlp-train-01', 'validate_output_format', {
+        path: 'public/sample_submission.csv',
+        sample: 'public/sample_submission.csv',
+      })
+    ).evidence.ok,
+    true,
+  );
   const h = await ok('tabular-train-09', 'verify_hyperparam_effective', { path: 'public/train.py' });
   assert.equal(
     (h.evidence.params as Row[]).filter((p) => p.conflicting),
     [],
   );
   await ok('tabular-train-09', 'discover_log_metrics', { path: 'public/train.py' });
-  await inapplicable('tabular-train-09', 'extract_training_metric_series', { path: 'public/description.md', metrics: ['loss'] });
-  const mem = await ok('graph-train-01', 'estimate_peak_memory', { script: 'public/train.py', seconds: 60, args: ['--out', '/tmp/submission.csv'] });
+  await inapplicable('tabular-train-09', 'extract_training_metric_series', {
+    path: 'public/description.md',
+    metrics: ['loss'],
+  });
+  const mem = await ok('graph-train-01', 'estimate_peak_memory', {
+    script: 'public/train.py',
+    seconds: 60,
+    args: ['--out', '/tmp/submission.csv'],
+  });
   assert.equal([mem.evidence.oom, mem.evidence.exit_code], [false, 0]);
   // The starters are scikit-learn models: there is no torch module to trace, and the tool says so.
-  const shapes = await call('graph-train-01', 'trace_tensor_shapes', { path: 'public/train.py', model: 'model', input_shape: [2, 24] });
+  const shapes = await call('graph-train-01', 'trace_tensor_shapes', {
+    path: 'public/train.py',
+    model: 'model',
+    input_shape: [2, 24],
+  });
   assert.ok(!shapes.ok || shapes.evidence.ok === false, shapes.text);
 });
 
@@ -81,8 +118,16 @@ test('tabular: missing ages, unscaled fares, no false duplicates or overlap', as
   assert.match((await ok(id, 'feature_skewness_checker', { ...T, target: 'survived' })).text, 'fare');
   assert.match((await ok(id, 'duplicate_row_detector', { ...T, ignore: ['id'] })).text, /^0 duplicate rows/);
   // The held-out half each: 150 test rows, 150 public validation rows.
-  assert.match((await ok(id, 'detect_train_test_overlap', { train: 'public/train.csv', test: 'public/test.csv', ignore: ['id'] })).text, /^0 of 150 rows/);
-  assert.match((await ok(id, 'detect_train_test_overlap', { train: 'public/train.csv', test: 'public/valid.csv', ignore: ['id'] })).text, /^0 of 150 rows/);
+  assert.match(
+    (await ok(id, 'detect_train_test_overlap', { train: 'public/train.csv', test: 'public/test.csv', ignore: ['id'] }))
+      .text,
+    /^0 of 150 rows/,
+  );
+  assert.match(
+    (await ok(id, 'detect_train_test_overlap', { train: 'public/train.csv', test: 'public/valid.csv', ignore: ['id'] }))
+      .text,
+    /^0 of 150 rows/,
+  );
   await ok(id, 'encoding_strategy_advisor', { ...T, target: 'survived' });
   await ok(id, 'feature_interaction_detector', { ...T, target: 'survived' });
 });
@@ -131,35 +176,66 @@ test('nlp: the text field is found under pandas string dtypes; token counts name
   assert.is((await ok(id, 'safety_content_detector', T)).evidence.flagged, 0);
   assert.is((await ok(id, 'refusal_pattern_analyzer', T)).evidence.over_refusal, false);
   assert.is((await ok(id, 'generation_diversity_checker', T)).evidence.collapse, false);
-  assert.match(String((await ok(id, 'perplexity_outlier_detector', { ...T, model: 'gpt2' })).evidence.model), 'model argument (gpt2) is not used');
+  assert.match(
+    String((await ok(id, 'perplexity_outlier_detector', { ...T, model: 'gpt2' })).evidence.model),
+    'model argument (gpt2) is not used',
+  );
   const len = await ok(id, 'token_length_distribution', { ...T, max_length: 128 });
   assert.match(String(len.evidence.unit), 'approximation: words');
   assert.is(len.evidence.truncated, 0);
   // The fault of nlp-train-02 keeps 12 words of texts that are about 65 long.
   assert.is((await ok('nlp-train-02', 'token_length_distribution', { ...T, max_length: 12 })).evidence.truncated, 700);
   assert.is((await ok(id, 'prompt_template_validator', { ...T, markers: ['Review:'] })).evidence.compliance, 0);
-  await inapplicable(id, 'instruction_response_coherence', { ...T, instruction_field: 'instruction', response_field: 'response' });
+  await inapplicable(id, 'instruction_response_coherence', {
+    ...T,
+    instruction_field: 'instruction',
+    response_field: 'response',
+  });
   await inapplicable(id, 'vocabulary_coverage_checker', { ...T, vocab: 'public/vocab.txt' });
   await inapplicable(id, 'data_source_mixing_analyzer', { ...T, source_field: 'source' });
   await inapplicable(id, 'reward_distribution_analyzer', T);
-  await inapplicable(id, 'kl_reference_divergence_estimator', { ...T, logprob_field: 'text', ref_logprob_field: 'text' });
+  await inapplicable(id, 'kl_reference_divergence_estimator', {
+    ...T,
+    logprob_field: 'text',
+    ref_logprob_field: 'text',
+  });
 });
 
 test('vision: hand-written standardization counts as normalization; the image folder is healthy', async () => {
   const id = 'cv-train-05';
   assert.equal((await ok(id, 'augmentation_auditor', { path: 'public/train.py' })).evidence.notes, []);
-  assert.match((await ok('cv-train-02', 'augmentation_auditor', { path: 'public/train.py' })).text, 'inputs are not standardized');
-  assert.match((await ok(id, 'class_balance_check', { path: 'public/train.csv', label_column: 'label' })).text, /^20 classes/);
+  assert.match(
+    (await ok('cv-train-02', 'augmentation_auditor', { path: 'public/train.py' })).text,
+    'inputs are not standardized',
+  );
+  assert.match(
+    (await ok(id, 'class_balance_check', { path: 'public/train.csv', label_column: 'label' })).text,
+    /^20 classes/,
+  );
   assert.match((await ok(id, 'image_normalization_stats', { path: 'public/images' })).text, 'divide by 255');
   assert.is((await ok(id, 'image_shape_consistency', { path: 'public/images' })).evidence.mismatches, 0);
   assert.is((await ok(id, 'duplicate_image_detector', { path: 'public/images' })).evidence.exact_duplicates, 0);
   assert.is((await ok(id, 'corrupt_image_detector', { path: 'public/images' })).evidence.corrupt, 0);
-  assert.is((await ok(id, 'train_test_distribution_shift', { train: 'public/images', test: 'public/images' })).evidence.shifted, false);
-  assert.is((await ok(id, 'per_class_accuracy_breakdown', { predictions: 'public/sample_submission.csv', labels: 'public/sample_submission.csv' })).evidence.accuracy, 1);
+  assert.is(
+    (await ok(id, 'train_test_distribution_shift', { train: 'public/images', test: 'public/images' })).evidence.shifted,
+    false,
+  );
+  assert.is(
+    (
+      await ok(id, 'per_class_accuracy_breakdown', {
+        predictions: 'public/sample_submission.csv',
+        labels: 'public/sample_submission.csv',
+      })
+    ).evidence.accuracy,
+    1,
+  );
 });
 
 test('graph: labels and features by node id, the id column no feature, the hidden test split no missing classes', async () => {
-  const h = await ok('graph-id-01', 'homophily_estimator', { edges: 'public/edges.csv', labels: 'public/train_labels.csv' });
+  const h = await ok('graph-id-01', 'homophily_estimator', {
+    edges: 'public/edges.csv',
+    labels: 'public/train_labels.csv',
+  });
   assert.ok(Math.abs((h.evidence.edge_homophily as number) - 0.839) < 0.001, h.text);
   const f = await ok('graph-id-01', 'node_feature_health', { features: 'public/nodes.csv' });
   assert.equal([f.evidence.shape, f.evidence.id_column], [[700, 24], 'node']);
@@ -168,15 +244,32 @@ test('graph: labels and features by node id, the id column no feature, the hidde
   const id = 'graph-train-01';
   const E = { edges: 'public/edges.csv' };
   // Transductive: every node is in nodes.csv; half the labelled ones fit, a quarter validate, a quarter test.
-  const size = await ok(id, 'graph_size_summary', { ...E, features: 'public/nodes.csv', train_idx: 'public/train_labels.csv', val_idx: 'public/valid_nodes.csv', test_idx: 'public/test_nodes.csv' });
-  assert.equal([size.evidence.nodes, size.evidence.feature_dim, size.evidence.splits], [700, 24, { train: 350, val: 175, test: 175 }]);
+  const size = await ok(id, 'graph_size_summary', {
+    ...E,
+    features: 'public/nodes.csv',
+    train_idx: 'public/train_labels.csv',
+    val_idx: 'public/valid_nodes.csv',
+    test_idx: 'public/test_nodes.csv',
+  });
+  assert.equal(
+    [size.evidence.nodes, size.evidence.feature_dim, size.evidence.splits],
+    [700, 24, { train: 350, val: 175, test: 175 }],
+  );
   await ok(id, 'degree_distribution', E);
   assert.match((await ok(id, 'node_label_balance', { labels: 'public/train_labels.csv' })).text, /^7 classes over 350/);
   await ok(id, 'node_feature_health', { features: 'public/nodes.csv' });
   assert.ok(((await ok(id, 'connectivity_components', E)).evidence.largest_fraction as number) > 0.9);
   assert.is((await ok(id, 'self_loop_duplicate_edge_detector', E)).evidence.self_loops, 0);
-  assert.ok(((await ok(id, 'homophily_estimator', { ...E, labels: 'public/train_labels.csv' })).evidence.edge_homophily as number) > 0.7);
-  const split = await ok(id, 'split_integrity_check', { train_idx: 'public/train_labels.csv', val_idx: 'public/valid_nodes.csv', test_idx: 'public/test_nodes.csv', labels: 'public/train_labels.csv' });
+  assert.ok(
+    ((await ok(id, 'homophily_estimator', { ...E, labels: 'public/train_labels.csv' })).evidence
+      .edge_homophily as number) > 0.7,
+  );
+  const split = await ok(id, 'split_integrity_check', {
+    train_idx: 'public/train_labels.csv',
+    val_idx: 'public/valid_nodes.csv',
+    test_idx: 'public/test_nodes.csv',
+    labels: 'public/train_labels.csv',
+  });
   assert.is(split.evidence.ok, true, split.text);
   assert.equal(split.evidence.overlaps, {});
 });

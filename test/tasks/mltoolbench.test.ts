@@ -15,8 +15,10 @@ import { ROOT } from '../helpers.js';
 
 const PY = pythonEnv('agent').python;
 // No bytecode beside the sources: tasks/py is part of node keys.
-const suite = (args: string[], cwd = join(ROOT, 'tasks', 'py')) => execa(PY, ['-m', 'mltoolbench', ...args], { cwd, reject: false, env: { PYTHONDONTWRITEBYTECODE: '1' } });
-const py = (code: string) => execa(PY, ['-c', code], { cwd: join(ROOT, 'tasks', 'py'), reject: false, env: { PYTHONDONTWRITEBYTECODE: '1' } });
+const suite = (args: string[], cwd = join(ROOT, 'tasks', 'py')) =>
+  execa(PY, ['-m', 'mltoolbench', ...args], { cwd, reject: false, env: { PYTHONDONTWRITEBYTECODE: '1' } });
+const py = (code: string) =>
+  execa(PY, ['-c', code], { cwd: join(ROOT, 'tasks', 'py'), reject: false, env: { PYTHONDONTWRITEBYTECODE: '1' } });
 /** What a script's lines print as JSON, once it has exited cleanly. */
 async function pyJson<T>(lines: string[]): Promise<T> {
   const r = await py(lines.join('\n'));
@@ -32,7 +34,15 @@ test('the manifest: 115 instances, 16/5/2 per domain, 20 templates with 4 config
   assert.equal([count('train'), count('id'), count('ood')], [80, 25, 10]);
   for (const d of ['cv', 'nlp', 'tabular', 'time_series', 'graph']) {
     const of = all.filter((i) => i.domain === d);
-    assert.equal([of.filter((i) => i.split === 'train').length, of.filter((i) => i.split === 'id').length, of.filter((i) => i.split === 'ood').length], [16, 5, 2], d);
+    assert.equal(
+      [
+        of.filter((i) => i.split === 'train').length,
+        of.filter((i) => i.split === 'id').length,
+        of.filter((i) => i.split === 'ood').length,
+      ],
+      [16, 5, 2],
+      d,
+    );
   }
   const train = all.filter((i) => i.split === 'train');
   const templates = [...new Set(train.map((i) => i.template))];
@@ -60,7 +70,9 @@ test('the manifest: 115 instances, 16/5/2 per domain, 20 templates with 4 config
 });
 
 test('no starter holds a comment on or beside a line a fault changes, and a template that does is refused', async () => {
-  const all = await py('import json\nfrom mltoolbench import cli\nfrom mltoolbench.core import TEMPLATES, comment_tells\nprint(json.dumps({n: comment_tells(t) for n, t in TEMPLATES.items()}))');
+  const all = await py(
+    'import json\nfrom mltoolbench import cli\nfrom mltoolbench.core import TEMPLATES, comment_tells\nprint(json.dumps({n: comment_tells(t) for n, t in TEMPLATES.items()}))',
+  );
   assert.is(all.exitCode, 0, all.stderr);
   const tells = JSON.parse(all.stdout) as Record<string, unknown[]>;
   assert.is(Object.keys(tells).length, 30);
@@ -76,7 +88,10 @@ test('no starter holds a comment on or beside a line a fault changes, and a temp
   ].join('\n');
   const r = await py(planted);
   assert.is.not(r.exitCode, 0);
-  assert.match(r.stderr, /a comment near a fault tells the configuration: rare class sampling line 2: # the same share for every class/);
+  assert.match(
+    r.stderr,
+    /a comment near a fault tells the configuration: rare class sampling line 2: # the same share for every class/,
+  );
 });
 
 let out = '';
@@ -110,12 +125,26 @@ test('attainability: each build records that its fix clears Eq. 5 on the baselin
   assert.is((await readdir(join(out, 'cache'))).length, IDS.length);
   for (const id of IDS) {
     const task = join(out, 'a', `mltb-v1-${id}`);
-    const rec = JSON.parse(await readFile(join(task, 'private', 'attainability.json'), 'utf8')) as { seeds: number; tries: Array<{ starter: number; reference: number; line: number; passed: boolean }> };
-    const meta = JSON.parse(await readFile(join(task, 'task.json'), 'utf8')) as { seed: number; is_lower_better: boolean; generation: { registered_seed: number; seed: number; redrawn: number } };
+    const rec = JSON.parse(await readFile(join(task, 'private', 'attainability.json'), 'utf8')) as {
+      seeds: number;
+      tries: Array<{ starter: number; reference: number; line: number; passed: boolean }>;
+    };
+    const meta = JSON.parse(await readFile(join(task, 'task.json'), 'utf8')) as {
+      seed: number;
+      is_lower_better: boolean;
+      generation: { registered_seed: number; seed: number; redrawn: number };
+    };
     assert.is(rec.seeds, 2);
     const last = rec.tries[rec.tries.length - 1];
-    assert.ok(last.passed && (meta.is_lower_better ? last.reference < last.line : last.reference > last.line), `${id}: ${JSON.stringify(last)}`);
-    assert.equal(meta.generation, { registered_seed: meta.generation.registered_seed, seed: meta.seed, redrawn: rec.tries.length - 1 });
+    assert.ok(
+      last.passed && (meta.is_lower_better ? last.reference < last.line : last.reference > last.line),
+      `${id}: ${JSON.stringify(last)}`,
+    );
+    assert.equal(meta.generation, {
+      registered_seed: meta.generation.registered_seed,
+      seed: meta.seed,
+      redrawn: rec.tries.length - 1,
+    });
   }
   // A fault too small to matter on any seed: the build tries three seeds, then fails naming them.
   const head = [
@@ -128,7 +157,10 @@ test('attainability: each build records that its fix clears Eq. 5 on the baselin
   ];
   const none = await py([...head, 'build(inst, tempfile.mkdtemp(), runs=2)'].join('\n'));
   assert.is.not(none.exitCode, 0);
-  assert.match(none.stderr, /x: Eq\. 5 is out of reach on every seed tried: \[\{"seed": 5,.*\{"seed": 6,.*\{"seed": 7,.*"passed": false\}\]/);
+  assert.match(
+    none.stderr,
+    /x: Eq\. 5 is out of reach on every seed tried: \[\{"seed": 5,.*\{"seed": 6,.*\{"seed": 7,.*"passed": false\}\]/,
+  );
   // A check that fails on the registered seed only: the instance is drawn from the next one, and that is recorded.
   const redraw = await py(
     [
@@ -141,7 +173,10 @@ test('attainability: each build records that its fix clears Eq. 5 on the baselin
     ].join('\n'),
   );
   assert.is(redraw.exitCode, 0, redraw.stderr);
-  const [gen, tries] = JSON.parse(redraw.stdout) as [Record<string, number>, Array<{ seed: number; passed: boolean; reference: null }>];
+  const [gen, tries] = JSON.parse(redraw.stdout) as [
+    Record<string, number>,
+    Array<{ seed: number; passed: boolean; reference: null }>,
+  ];
   assert.equal(gen, { registered_seed: 22009, seed: 22010, redrawn: 1 });
   assert.equal(
     tries.map((t) => [t.seed, t.passed, t.reference]),
@@ -155,7 +190,10 @@ test('attainability: each build records that its fix clears Eq. 5 on the baselin
   const perfect = await suite(['build', 'graph-train-13', '--out', join(out, 'perfect'), '--runs', '1']);
   assert.is(perfect.exitCode, 0, perfect.stderr);
   const task = join(out, 'perfect', 'mltb-v1-graph-train-13');
-  const rec = JSON.parse(await readFile(join(task, 'private', 'attainability.json'), 'utf8')) as { attainable: boolean; tries: Array<{ seed: number; line: number; oracle: number; passed: boolean }> };
+  const rec = JSON.parse(await readFile(join(task, 'private', 'attainability.json'), 'utf8')) as {
+    attainable: boolean;
+    tries: Array<{ seed: number; line: number; oracle: number; passed: boolean }>;
+  };
   assert.is(rec.attainable, false);
   assert.equal(
     rec.tries.map((t) => [t.seed, t.passed]),
@@ -171,7 +209,10 @@ test('attainability: each build records that its fix clears Eq. 5 on the baselin
     rec.tries.every((t) => t.oracle === 1),
     JSON.stringify(rec.tries),
   );
-  const meta = JSON.parse(await readFile(join(task, 'task.json'), 'utf8')) as { seed: number; generation: Record<string, number> };
+  const meta = JSON.parse(await readFile(join(task, 'task.json'), 'utf8')) as {
+    seed: number;
+    generation: Record<string, number>;
+  };
   assert.equal(meta.generation, { registered_seed: 14030, seed: 14030, redrawn: 0 });
 });
 
@@ -203,7 +244,24 @@ test('App. F partitions: the held-out rows cut into public validation and hidden
     '    }',
     'print(json.dumps(out))',
   ];
-  const all = await pyJson<Record<string, { policy: string; chronological: boolean; embargo: number; held_out: string[]; valid: string[]; test: string[]; fit_units: string[]; answer_ids: number[]; answers_kept: boolean; sample_rows: boolean }>>(check);
+  const all =
+    await pyJson<
+      Record<
+        string,
+        {
+          policy: string;
+          chronological: boolean;
+          embargo: number;
+          held_out: string[];
+          valid: string[];
+          test: string[];
+          fit_units: string[];
+          answer_ids: number[];
+          answers_kept: boolean;
+          sample_rows: boolean;
+        }
+      >
+    >(check);
   assert.is(Object.keys(all).length, 30);
   for (const [name, p] of Object.entries(all)) {
     const [nValid, nTest, shared, nAll] = p.answer_ids;
@@ -230,7 +288,10 @@ test('App. F partitions: the held-out rows cut into public validation and hidden
       assert.ok(e >= 1, name);
     } else assert.ok(nValid + nTest === nAll, `${name}: every held-out answer is in one partition`);
   }
-  assert.match(all['ts-etth-forecast'].policy, /one window \(48\+12 steps, lookback plus horizon\) dropped before each block/);
+  assert.match(
+    all['ts-etth-forecast'].policy,
+    /one window \(48\+12 steps, lookback plus horizon\) dropped before each block/,
+  );
   assert.match(all['nlp-textnorm'].policy, /grouped by sentence/);
   assert.match(all['graph-cora'].policy, /labelled node sets are disjoint/);
   // A built instance: the validation files are public and named in the prompt, and task.json records the cut.
@@ -238,8 +299,13 @@ test('App. F partitions: the held-out rows cut into public validation and hidden
   const names = (await listFiles(join(task, 'public'))).map((f) => f.path);
   assert.ok(names.includes('valid.csv') && names.includes('valid_answers.csv'), names.join(' '));
   const text = await readFile(join(task, 'public', 'description.md'), 'utf8');
-  assert.match(text, /^SPLIT POLICY: fit on the training files and validate on `public\/valid\.csv` \(the same format as `public\/test\.csv`\), whose true values are in `public\/valid_answers\.csv`/m);
-  const meta = JSON.parse(await readFile(join(task, 'task.json'), 'utf8')) as { partition: { units: Record<string, number>; rows: Record<string, number> } };
+  assert.match(
+    text,
+    /^SPLIT POLICY: fit on the training files and validate on `public\/valid\.csv` \(the same format as `public\/test\.csv`\), whose true values are in `public\/valid_answers\.csv`/m,
+  );
+  const meta = JSON.parse(await readFile(join(task, 'task.json'), 'utf8')) as {
+    partition: { units: Record<string, number>; rows: Record<string, number> };
+  };
   const hidden = (await readFile(join(task, 'private', 'answer.csv'), 'utf8')).trim().split('\n').length - 1;
   const shown = (await readFile(join(task, 'public', 'valid_answers.csv'), 'utf8')).trim().split('\n').length - 1;
   assert.equal(meta.partition.rows, { valid: shown, test: hidden });
@@ -273,7 +339,9 @@ test("the Bayes oracle: every template's, in the submission's format, grades bet
   // the line is within the metric's range, but not even the oracle passes it.
   const floor = await suite(['build', 'time_series-train-13', '--out', join(out, 'floor'), '--runs', '2']);
   assert.is(floor.exitCode, 0, floor.stderr);
-  const rec = JSON.parse(await readFile(join(out, 'floor', 'mltb-v1-time_series-train-13', 'private', 'attainability.json'), 'utf8')) as { attainable: boolean; tries: Array<{ bound: boolean; oracle: number; line: number; passed: boolean }> };
+  const rec = JSON.parse(
+    await readFile(join(out, 'floor', 'mltb-v1-time_series-train-13', 'private', 'attainability.json'), 'utf8'),
+  ) as { attainable: boolean; tries: Array<{ bound: boolean; oracle: number; line: number; passed: boolean }> };
   assert.is(rec.attainable, false);
   assert.is(rec.tries.length, 3);
   for (const t of rec.tries) assert.ok(t.bound && !t.passed && t.oracle > t.line, JSON.stringify(t));
@@ -282,7 +350,10 @@ test("the Bayes oracle: every template's, in the submission's format, grades bet
 test('the agent side holds no fault metadata and no hidden answers', async () => {
   for (const id of IDS) {
     const task = join(out, 'a', `mltb-v1-${id}`);
-    const fault = JSON.parse(await readFile(join(task, 'private', 'fault.json'), 'utf8')) as { config: string; fix: unknown[] };
+    const fault = JSON.parse(await readFile(join(task, 'private', 'fault.json'), 'utf8')) as {
+      config: string;
+      fix: unknown[];
+    };
     assert.is.not(fault.config, 'healthy');
     assert.ok(fault.fix.length > 0);
     const pub = await listFiles(join(task, 'public'));
@@ -292,7 +363,15 @@ test('the agent side holds no fault metadata and no hidden answers', async () =>
         names.some((n) => n.endsWith(hidden)),
         `${id}: ${hidden}`,
       );
-    const words = [fault.config, fault.config.replace(/ /g, '_'), fault.config.replace(/ /g, '-'), 'healthy', 'fault', 'faulty', 'inject'];
+    const words = [
+      fault.config,
+      fault.config.replace(/ /g, '_'),
+      fault.config.replace(/ /g, '-'),
+      'healthy',
+      'fault',
+      'faulty',
+      'inject',
+    ];
     for (const f of pub.filter((x) => !x.path.endsWith('.png'))) {
       const text = (await readFile(join(task, 'public', f.path), 'utf8')).toLowerCase();
       for (const w of words) assert.not.ok(new RegExp(`\\b${w}\\b`).test(text), `${id}: public/${f.path} names "${w}"`);
@@ -307,7 +386,21 @@ test("description.md is the task prompt: every field, the starter's measured bas
   for (const id of IDS) {
     const task = join(out, 'a', `mltb-v1-${id}`);
     const text = await readFile(join(task, 'public', 'description.md'), 'utf8');
-    const fields = ['TASK ID', 'TASK DOMAIN', 'OBJECTIVE', 'WORKSPACE', 'STARTER FILES', 'DATA', 'SPLIT POLICY', 'METRIC', 'BASELINE', 'SUCCESS RULE', 'REQUIRED ARTIFACT', 'EDIT CONSTRAINTS', 'RESOURCE BUDGET'];
+    const fields = [
+      'TASK ID',
+      'TASK DOMAIN',
+      'OBJECTIVE',
+      'WORKSPACE',
+      'STARTER FILES',
+      'DATA',
+      'SPLIT POLICY',
+      'METRIC',
+      'BASELINE',
+      'SUCCESS RULE',
+      'REQUIRED ARTIFACT',
+      'EDIT CONSTRAINTS',
+      'RESOURCE BUDGET',
+    ];
     assert.equal(
       text
         .split('\n')
@@ -317,23 +410,48 @@ test("description.md is the task prompt: every field, the starter's measured bas
       id,
     );
     assert.match(text, new RegExp(`^TASK ID: mltb-v1-${id}$`, 'm'));
-    const meta = JSON.parse(await readFile(join(task, 'task.json'), 'utf8')) as { baseline: { mean: number; runs: number } };
-    const grading = JSON.parse(await readFile(join(task, 'private', 'grading.json'), 'utf8')) as { thresholds: { bronze_threshold: number } };
-    const baseline = Number(/^BASELINE: the starter scores (\S+) on the hidden test split \(mean over seeds 0-1,/m.exec(text)?.[1]);
-    assert.ok(Math.abs(baseline - meta.baseline.mean) <= 1e-5 * Math.max(1, Math.abs(meta.baseline.mean)), `${id}: ${baseline} vs ${meta.baseline.mean}`);
+    const meta = JSON.parse(await readFile(join(task, 'task.json'), 'utf8')) as {
+      baseline: { mean: number; runs: number };
+    };
+    const grading = JSON.parse(await readFile(join(task, 'private', 'grading.json'), 'utf8')) as {
+      thresholds: { bronze_threshold: number };
+    };
+    const baseline = Number(
+      /^BASELINE: the starter scores (\S+) on the hidden test split \(mean over seeds 0-1,/m.exec(text)?.[1],
+    );
+    assert.ok(
+      Math.abs(baseline - meta.baseline.mean) <= 1e-5 * Math.max(1, Math.abs(meta.baseline.mean)),
+      `${id}: ${baseline} vs ${meta.baseline.mean}`,
+    );
     const line = Number(/max\(0\.1 \* \|baseline\|, 0\.01\), i\.e\. (?:above|below) (\S+)\.$/m.exec(text)?.[1]);
-    assert.ok(Math.abs(line - grading.thresholds.bronze_threshold) <= 1e-5 * Math.max(1, Math.abs(line)), `${id}: ${line} vs ${grading.thresholds.bronze_threshold}`);
+    assert.ok(
+      Math.abs(line - grading.thresholds.bronze_threshold) <= 1e-5 * Math.max(1, Math.abs(line)),
+      `${id}: ${line} vs ${grading.thresholds.bronze_threshold}`,
+    );
   }
 });
 
 test("the task's evaluator grades the starter's own submission to the recorded seed-0 score, and refuses broken ones", async () => {
   const task = join(out, 'a', 'mltb-v1-tabular-train-02');
-  const meta = JSON.parse(await readFile(join(task, 'task.json'), 'utf8')) as { baseline: { mean: number; std: number; runs: number; scores: number[] }; is_lower_better: boolean };
+  const meta = JSON.parse(await readFile(join(task, 'task.json'), 'utf8')) as {
+    baseline: { mean: number; std: number; runs: number; scores: number[] };
+    is_lower_better: boolean;
+  };
   assert.is(meta.baseline.runs, 2);
   assert.is(meta.baseline.scores.length, 2);
-  const ran = await execa(PY, ['public/train.py', '--seed', '0', '--out', join(out, 'sub.csv')], { cwd: task, reject: false });
+  const ran = await execa(PY, ['public/train.py', '--seed', '0', '--out', join(out, 'sub.csv')], {
+    cwd: task,
+    reject: false,
+  });
   assert.is(ran.exitCode, 0, ran.stderr);
-  const grade = async (sub: string) => JSON.parse((await execa(PY, [join(task, 'private', 'evaluator.py'), '--submission_path', sub], { cwd: join(task, 'private') })).stdout) as Record<string, unknown>;
+  const grade = async (sub: string) =>
+    JSON.parse(
+      (
+        await execa(PY, [join(task, 'private', 'evaluator.py'), '--submission_path', sub], {
+          cwd: join(task, 'private'),
+        })
+      ).stdout,
+    ) as Record<string, unknown>;
   const g = await grade(join(out, 'sub.csv'));
   assert.is(g.score, meta.baseline.scores[0]);
   assert.is(g.is_lower_better, true);
@@ -343,7 +461,10 @@ test("the task's evaluator grades the starter's own submission to the recorded s
   const lines = (await readFile(join(out, 'sub.csv'), 'utf8')).trim().split('\n');
   await writeFile(join(out, 'short.csv'), lines.slice(0, -3).join('\n') + '\n');
   assert.match(String((await grade(join(out, 'short.csv'))).error), /ids differ/);
-  await writeFile(join(out, 'nan.csv'), [lines[0], ...lines.slice(1).map((l, i) => (i === 0 ? l.replace(/,[^,]*$/, ',nan') : l))].join('\n') + '\n');
+  await writeFile(
+    join(out, 'nan.csv'),
+    [lines[0], ...lines.slice(1).map((l, i) => (i === 0 ? l.replace(/,[^,]*$/, ',nan') : l))].join('\n') + '\n',
+  );
   assert.match(String((await grade(join(out, 'nan.csv'))).error), /missing, non-numeric or infinite/);
   assert.match(String((await grade(join(out, 'absent.csv'))).error), /missing or empty/);
 });

@@ -17,4 +17,5 @@ export async function readLogs(what: 'tensorboard' | 'wandb', where: string): Pr
   return JSON.parse(r.stdout.trim().split('\n').pop()!) as Record<string, unknown>;
 }
 
-export const readScalars = async (dir: string) => (await readLogs('tensorboard', dir)) as Record<string, Array<[number, number]>>;
+export const readScalars = async (dir: string) =>
+  (await readLogs('tensorboard', dir)) as Record<string, Array<[number, number]>>;

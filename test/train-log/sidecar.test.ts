@@ -16,7 +16,12 @@ import { readLogs, readScalars } from './read.js';
 async function fakeNode(trackers?: Tracker[]) {
   const outDir = await mkdtemp(join(tmpdir(), 'train-log-'));
   const lines: string[] = [];
-  const ctx = { node: { id: 'rl@lr=0.1', name: 'rl', key: 'k', variant: {} }, outDir, log: (l: string) => void lines.push(l), tracking: trackers && { logger: trackers, experiment: 'tb-exp' } };
+  const ctx = {
+    node: { id: 'rl@lr=0.1', name: 'rl', key: 'k', variant: {} },
+    outDir,
+    log: (l: string) => void lines.push(l),
+    tracking: trackers && { logger: trackers, experiment: 'tb-exp' },
+  };
   return { ctx, outDir, lines };
 }
 
@@ -56,7 +61,13 @@ test('logger: [wandb] with WANDB_MODE=offline: an offline run under WANDB_DIR ho
   const wandbDir = await mkdtemp(join(tmpdir(), 'train-log-wandb-'));
   const saved = { ...process.env };
   // No network, no account: offline mode, its files in a folder of the test's own.
-  Object.assign(process.env, { WANDB_MODE: 'offline', WANDB_DIR: wandbDir, WANDB_SILENT: 'true', WANDB_CONFIG_DIR: join(wandbDir, 'config'), WANDB_CACHE_DIR: join(wandbDir, 'cache') });
+  Object.assign(process.env, {
+    WANDB_MODE: 'offline',
+    WANDB_DIR: wandbDir,
+    WANDB_SILENT: 'true',
+    WANDB_CONFIG_DIR: join(wandbDir, 'config'),
+    WANDB_CACHE_DIR: join(wandbDir, 'cache'),
+  });
   delete process.env.WANDB_PROJECT;
   try {
     const log = await openTrainLog(ctx, { config: { lr: 0.001, group_size: 4 } });
@@ -69,7 +80,11 @@ test('logger: [wandb] with WANDB_MODE=offline: an offline run under WANDB_DIR ho
   assert.is(runs.length, 1, runs.join(', '));
   const file = (await readdir(join(wandbDir, 'wandb', runs[0]))).find((f) => f.endsWith('.wandb'));
   assert.ok(file, `no .wandb file in ${runs[0]}`);
-  const run = (await readLogs('wandb', join(wandbDir, 'wandb', runs[0], file))) as { history: Array<Record<string, number>>; config: Record<string, unknown>; run: Record<string, string> };
+  const run = (await readLogs('wandb', join(wandbDir, 'wandb', runs[0], file))) as {
+    history: Array<Record<string, number>>;
+    config: Record<string, unknown>;
+    run: Record<string, string>;
+  };
   assert.equal(run.run, { project: 'tb-exp', display_name: 'rl@lr=0.1', run_group: 'rl' });
   assert.is(run.config.lr, 0.001);
   assert.is(run.config.group_size, 4);

@@ -20,7 +20,13 @@ let esbuild;
 
 export function initialize(data) {
   cache = data.cache;
-  options = { loader: 'ts', format: 'esm', target: 'node20', sourcemap: 'inline', tsconfigRaw: { compilerOptions: data.compilerOptions } };
+  options = {
+    loader: 'ts',
+    format: 'esm',
+    target: 'node20',
+    sourcemap: 'inline',
+    tsconfigRaw: { compilerOptions: data.compilerOptions },
+  };
   settingsHash = createHash('sha256').update(JSON.stringify(options)).digest('hex');
 }
 
@@ -44,7 +50,14 @@ export async function load(url, context, next) {
   if (!url.endsWith('.ts')) return next(url, context);
   const path = fileURLToPath(url);
   const text = await readFile(path, 'utf8');
-  const key = createHash('sha256').update(settingsHash).update('\0').update(path).update('\0').update(text).digest('hex').slice(0, 40);
+  const key = createHash('sha256')
+    .update(settingsHash)
+    .update('\0')
+    .update(path)
+    .update('\0')
+    .update(text)
+    .digest('hex')
+    .slice(0, 40);
   const kept = join(cache, `${key}.mjs`);
   try {
     return { format: 'module', source: await readFile(kept, 'utf8'), shortCircuit: true };

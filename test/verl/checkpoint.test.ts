@@ -17,12 +17,21 @@ const TRAINER = join(ROOT, '.venv', 'trainer', 'bin', 'python');
 test("verl's PPO trainer saves steps 2 and 4: the collector lays out step 4's actor weights, which verl resumes from and the worker loads", async () => {
   const dir = await tmpProject({});
   const model = join(dir, 'tiny');
-  const made = await execa(VERL, [join(ROOT, 'gpu', 'verl', 'tests', 'sft_driver.py'), 'model', model], { reject: false, all: true });
+  const made = await execa(VERL, [join(ROOT, 'gpu', 'verl', 'tests', 'sft_driver.py'), 'model', model], {
+    reject: false,
+    all: true,
+  });
   assert.is(made.exitCode, 0, made.all);
   const checkpoints = join(dir, 'checkpoints');
-  const r = await execa(VERL, [join(ROOT, 'test', 'verl', 'ppo_checkpoint.py'), checkpoints, model, '2', '4'], { reject: false, all: true });
+  const r = await execa(VERL, [join(ROOT, 'test', 'verl', 'ppo_checkpoint.py'), checkpoints, model, '2', '4'], {
+    reject: false,
+    all: true,
+  });
   assert.is(r.exitCode, 0, r.all);
-  const out = JSON.parse(r.stdout.trim().split('\n').pop()!) as { saved: Array<{ path: string; step: number; keep: number }>; latest: string };
+  const out = JSON.parse(r.stdout.trim().split('\n').pop()!) as {
+    saved: Array<{ path: string; step: number; keep: number }>;
+    latest: string;
+  };
   assert.equal(out.saved, [
     { path: 'global_step_2/actor', step: 2, keep: 3 },
     { path: 'global_step_4/actor', step: 4, keep: 3 },
@@ -31,7 +40,8 @@ test("verl's PPO trainer saves steps 2 and 4: the collector lays out step 4's ac
 
   const dest = join(dir, 'checkpoint');
   assert.equal(await collectVerlCheckpoint(checkpoints, dest, 'ppo'), { step: 4 });
-  for (const f of ['model/config.json', 'model/model.safetensors', 'tokenizer/tokenizer.json', 'mlepipe-worker.json']) assert.ok(existsSync(join(dest, f)), f);
+  for (const f of ['model/config.json', 'model/model.safetensors', 'tokenizer/tokenizer.json', 'mlepipe-worker.json'])
+    assert.ok(existsSync(join(dest, f)), f);
   assert.not.ok(existsSync(join(dest, 'tokenizer', 'model.safetensors')));
   assert.is(JSON.parse(await readFile(join(dest, 'mlepipe-worker.json'), 'utf8')).lora, null);
   // The worker serves it as a full checkpoint (an eval's checkpoint: rl entry), on the tokenizer saved beside it.

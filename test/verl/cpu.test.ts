@@ -67,7 +67,11 @@ test('verl GRPO on this CPU with vLLM’s CPU build: two steps, the weight sync,
   );
   // The first step's update moved the weights, and the second step sampled from the moved weights.
   assert.ok(curve[0].grad_norm > 0, JSON.stringify(curve[0]));
-  for (const c of curve) assert.ok(c.rollout_k3_kl !== null && c.rollout_k3_kl < 5e-3, `step ${c.step}: rollout/actor k3 KL ${c.rollout_k3_kl}`);
+  for (const c of curve)
+    assert.ok(
+      c.rollout_k3_kl !== null && c.rollout_k3_kl < 5e-3,
+      `step ${c.step}: rollout/actor k3 KL ${c.rollout_k3_kl}`,
+    );
 
   // The weights the node hands on are not the ones it started from.
   const after = await readFile(join(rl, 'checkpoint', 'model', 'model.safetensors'));

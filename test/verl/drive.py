@@ -55,12 +55,34 @@ def episode(export_dir, tokenizer_dir, row):
     os.chdir(export_dir)
     sys.path.insert(0, export_dir)
     config = compose(export_dir)
-    entry = {e.name: e for e in OmegaConf.load(config.actor_rollout_ref.rollout.agent.agent_loop_config_path)}[row["agent_name"]]
+    entry = {e.name: e for e in OmegaConf.load(config.actor_rollout_ref.rollout.agent.agent_loop_config_path)}[
+        row["agent_name"]
+    ]
     loop = instantiate(
-        entry, trainer_config=DictConfigWrap(config=config), server_manager=None, tokenizer=AutoTokenizer.from_pretrained(tokenizer_dir), processor=None, hf_model_type="qwen3", dataset_cls=None, data_config=DictConfigWrap(config.data), tools=ToolListWrap([])
+        entry,
+        trainer_config=DictConfigWrap(config=config),
+        server_manager=None,
+        tokenizer=AutoTokenizer.from_pretrained(tokenizer_dir),
+        processor=None,
+        hf_model_type="qwen3",
+        dataset_cls=None,
+        data_config=DictConfigWrap(config.data),
+        tools=ToolListWrap([]),
     )
-    out = asyncio.run(loop.run({"temperature": 1.0, "top_p": 1.0}, raw_prompt=row["prompt"], extra_info=row["extra_info"], data_source=row["data_source"]))
-    return {"prompt_ids": len(out.prompt_ids), "response_ids": len(out.response_ids), "mask_ones": sum(out.response_mask), "extra_fields": out.extra_fields}
+    out = asyncio.run(
+        loop.run(
+            {"temperature": 1.0, "top_p": 1.0},
+            raw_prompt=row["prompt"],
+            extra_info=row["extra_info"],
+            data_source=row["data_source"],
+        )
+    )
+    return {
+        "prompt_ids": len(out.prompt_ids),
+        "response_ids": len(out.response_ids),
+        "mask_ones": sum(out.response_mask),
+        "extra_fields": out.extra_fields,
+    }
 
 
 def grade(export_dir, row, extra_fields):
@@ -71,7 +93,12 @@ def grade(export_dir, row, extra_fields):
     fn = load_extern_object(module_path="reward_fn.py", object_name="compute_score")
     extra_info = dict(row["extra_info"])
     extra_info.update(extra_fields.items())
-    return fn(data_source=row["data_source"], solution_str="", ground_truth=row["reward_model"]["ground_truth"], extra_info=extra_info)
+    return fn(
+        data_source=row["data_source"],
+        solution_str="",
+        ground_truth=row["reward_model"]["ground_truth"],
+        extra_info=extra_info,
+    )
 
 
 def report(task_id, ep, scored):
@@ -108,15 +135,28 @@ def main(argv):
     import ray
 
     env = {k: os.environ[k] for k in ("MLEPIPE_SANDBOX_URL", "MLEPIPE_CHAT_URL")}
-    ray.init(address=ray_address, runtime_env={"working_dir": export_dir, "excludes": ["tasks/"], "env_vars": env}, log_to_driver=False)
+    ray.init(
+        address=ray_address,
+        runtime_env={"working_dir": export_dir, "excludes": ["tasks/"], "env_vars": env},
+        log_to_driver=False,
+    )
     try:
         # In the job's working directory: the export as Ray uploaded it, without tasks/.
-        run_episode = ray.remote(num_cpus=1)(lambda row: {**episode(os.getcwd(), tokenizer_dir, row), "pid": os.getpid(), "has_tasks": os.path.exists("tasks")})
+        run_episode = ray.remote(num_cpus=1)(
+            lambda row: {
+                **episode(os.getcwd(), tokenizer_dir, row),
+                "pid": os.getpid(),
+                "has_tasks": os.path.exists("tasks"),
+            }
+        )
         run_grade = ray.remote(num_cpus=1)(lambda row, extra: grade(os.getcwd(), row, extra))
         eps = ray.get([run_episode.remote(all_rows[t]) for t in task_ids])
         scores = ray.get([run_grade.remote(all_rows[t], ep["extra_fields"]) for t, ep in zip(task_ids, eps)])
         for t, ep, s in zip(task_ids, eps, scores):
-            print(json.dumps({**report(t, ep, s), "driver_pid": os.getpid(), "worker_saw_tasks": ep["has_tasks"]}), flush=True)
+            print(
+                json.dumps({**report(t, ep, s), "driver_pid": os.getpid(), "worker_saw_tasks": ep["has_tasks"]}),
+                flush=True,
+            )
     finally:
         ray.shutdown()
     return 0

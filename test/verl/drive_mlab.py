@@ -49,8 +49,20 @@ def main(export_dir, task_id, replies):
     config.actor_rollout_ref.rollout.prompt_length, config.actor_rollout_ref.rollout.response_length = 16384, 32768
     tok = train_tokenizer("qwen3")
     server = Server(tok, replies)
-    entry = {e.name: e for e in OmegaConf.load(config.actor_rollout_ref.rollout.agent.agent_loop_config_path)}["mlepipe_mlab"]
-    loop = instantiate(entry, trainer_config=DictConfigWrap(config=config), server_manager=server, tokenizer=tok, processor=None, hf_model_type="qwen3", dataset_cls=None, data_config=DictConfigWrap(config.data), tools=ToolListWrap([]))
+    entry = {e.name: e for e in OmegaConf.load(config.actor_rollout_ref.rollout.agent.agent_loop_config_path)}[
+        "mlepipe_mlab"
+    ]
+    loop = instantiate(
+        entry,
+        trainer_config=DictConfigWrap(config=config),
+        server_manager=server,
+        tokenizer=tok,
+        processor=None,
+        hf_model_type="qwen3",
+        dataset_cls=None,
+        data_config=DictConfigWrap(config.data),
+        tools=ToolListWrap([]),
+    )
 
     seen = {"first": None, "asks": []}
 
@@ -68,11 +80,22 @@ def main(export_dir, task_id, replies):
             return event
 
     loop.service = Recording(os.environ["MLEPIPE_SANDBOX_URL"])
-    out = asyncio.run(loop.run({"temperature": 1.0}, raw_prompt=[{"role": "user", "content": "(sized only)"}], extra_info={"task_id": task_id, "split": "train"}))
+    out = asyncio.run(
+        loop.run(
+            {"temperature": 1.0},
+            raw_prompt=[{"role": "user", "content": "(sized only)"}],
+            extra_info={"task_id": task_id, "split": "train"},
+        )
+    )
     from verl.utils.import_utils import load_extern_object
 
     fn = load_extern_object(module_path="reward_fn.py", object_name="compute_score")
-    scored = fn(data_source="mlepipe", solution_str="", ground_truth=task_id, extra_info={"task_id": task_id, "split": "train", **out.extra_fields})
+    scored = fn(
+        data_source="mlepipe",
+        solution_str="",
+        ground_truth=task_id,
+        extra_info={"task_id": task_id, "split": "train", **out.extra_fields},
+    )
     episode = out.extra_fields["mlepipe_episode"]
     builder = loop.continuous_token_builder
     k = seen["asks"][0] if seen["asks"] else None
@@ -85,7 +108,8 @@ def main(export_dir, task_id, replies):
                 "valid": scored.get("mlepipe_valid"),
                 "prompt_is_first_transcript": list(out.prompt_ids) == list(builder.build_initial_tokens(seen["first"])),
                 "record_replies": runs(tok, out.response_ids, out.response_mask, 1),
-                "side_prompt_is_question_alone": k is not None and server.given[k] == list(builder.build_initial_tokens(seen["questions"][0])),
+                "side_prompt_is_question_alone": k is not None
+                and server.given[k] == list(builder.build_initial_tokens(seen["questions"][0])),
                 "sampled": len(server.given),
                 "observations_in_record": runs(tok, out.response_ids, out.response_mask, 0),
             }

@@ -26,7 +26,15 @@ def main(url, task):
     loop = agent_loop("qwen3", server, verl_config(), max_turns=5, shaping=True)
     loop.service = SandboxService(url)
     out = asyncio.run(loop.run({"temperature": 1.0}, raw_prompt=PROMPT, extra_info={"task_id": task}))
-    print(json.dumps({"shaping": out.mlepipe_turn_shaping, "scored_requests": len(server.scored), "turns": [t["action"] for t in out.extra_fields["mlepipe_episode"]["turns"]]}))
+    print(
+        json.dumps(
+            {
+                "shaping": out.mlepipe_turn_shaping,
+                "scored_requests": len(server.scored),
+                "turns": [t["action"] for t in out.extra_fields["mlepipe_episode"]["turns"]],
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -12,7 +12,17 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { rayCli, startLocalHead } from '../../gpu/verl/job.js';
 import { startReplayServer } from '../llm/replay-server.js';
-import { ROOT, cli, cliStart, nodeKey, nodeLog, sharedCacheSettings, tmpProject, waitFor, shareTaskNodes } from '../helpers.js';
+import {
+  ROOT,
+  cli,
+  cliStart,
+  nodeKey,
+  nodeLog,
+  sharedCacheSettings,
+  tmpProject,
+  waitFor,
+  shareTaskNodes,
+} from '../helpers.js';
 
 // The generated tasks come from another test file that built the same key, when one did (test/shared-tasks.ts).
 shareTaskNodes();
@@ -38,7 +48,10 @@ test('a killed run reattaches to its Ray job instead of submitting a second one'
   const head = await startLocalHead({ cpus: 2, log: () => {} });
   try {
     // The cluster is named by the project settings, not the stage.
-    const dir = await tmpProject({ 'e.yaml': EXP(server.url, '').replace('ray_address: "", ', '') }, `${settings}ray: { address: "${head.address}" }\n`);
+    const dir = await tmpProject(
+      { 'e.yaml': EXP(server.url, '').replace('ray_address: "", ', '') },
+      `${settings}ray: { address: "${head.address}" }\n`,
+    );
     // The head has a token of its own (token authentication): the CLI is given it as Ray's clients take it.
     const env = { TINY_KEY: 'sk-test', RAY_AUTH_MODE: 'token', RAY_AUTH_TOKEN: head.token };
     const log = await rlLog(dir);
@@ -65,8 +78,14 @@ test('a killed run reattaches to its Ray job instead of submitting a second one'
     assert.not.match(logs, 'submitted ray job');
     // The job's own output reached the node's log.
     assert.match(logs, /\[ray\] /);
-    const jobs = await execa(rayCli(), ['job', 'list', '--address', head.address], { env: { RAY_AUTH_MODE: 'token', RAY_AUTH_TOKEN: head.token } });
-    assert.is((jobs.stdout + jobs.stderr).match(/submission_id[^,\n]*mlepipe-[0-9a-f]+/g)?.length, 1, jobs.stdout + jobs.stderr);
+    const jobs = await execa(rayCli(), ['job', 'list', '--address', head.address], {
+      env: { RAY_AUTH_MODE: 'token', RAY_AUTH_TOKEN: head.token },
+    });
+    assert.is(
+      (jobs.stdout + jobs.stderr).match(/submission_id[^,\n]*mlepipe-[0-9a-f]+/g)?.length,
+      1,
+      jobs.stdout + jobs.stderr,
+    );
     // No GPU here: the job cannot train, and the node says how it ended.
     assert.is(second.exitCode, 1);
     const said = second.stdout + second.stderr + logs;

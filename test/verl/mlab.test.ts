@@ -37,14 +37,20 @@ stages:
   own: { uses: eval, needs: [verified], with: { scaffold: mlab, tools: tabular, policies: [tiny], max_turns: 8, step_timeout: 120 } }
 `;
 
-const COPY = 'import pandas as pd\npd.read_csv("public/sample_submission.csv").to_csv("submission.csv", index=False)\nprint("copied")\n';
-const step = (action: string, input: unknown) => `Reflection: go on.\nResearch Plan and Status: copy the sample, check the data, submit.\nFact Check: nothing yet.\nThought: next step.\nAction: ${action}\nAction Input: ${JSON.stringify(input)}`;
+const COPY =
+  'import pandas as pd\npd.read_csv("public/sample_submission.csv").to_csv("submission.csv", index=False)\nprint("copied")\n';
+const step = (action: string, input: unknown) =>
+  `Reflection: go on.\nResearch Plan and Status: copy the sample, check the data, submit.\nFact Check: nothing yet.\nThought: next step.\nAction: ${action}\nAction Input: ${JSON.stringify(input)}`;
 const EDIT = '```python\n' + COPY + 'print("edited")\n```';
 const REPLIES = [
   step('Write File', { file_name: 'solve.py', content: COPY }),
   step('Execute Script', { script_name: 'solve.py' }),
   step('detect_missing_values', { path: 'public/train.csv' }),
-  step('Edit Script (AI)', { script_name: 'solve.py', edit_instruction: 'print "edited" at the end', save_name: 'solve2.py' }),
+  step('Edit Script (AI)', {
+    script_name: 'solve.py',
+    edit_instruction: 'print "edited" at the end',
+    save_name: 'solve2.py',
+  }),
   'I am not sure what to do next.',
   step('Final Answer', { final_answer: 'copied the sample submission' }),
 ];
@@ -55,9 +61,18 @@ const MODEL = (body: { messages: Msg[] }) => {
   return { content: REPLIES[Math.min(body.messages.filter((m) => m.role === 'assistant').length, REPLIES.length - 1)] };
 };
 
-type Request = { kind: 'step'; turn: number; messages: Msg[]; transcript: Msg[] } | { kind: 'ask'; purpose: string; turn: number; messages: Msg[] };
+type Request =
+  | { kind: 'step'; turn: number; messages: Msg[]; transcript: Msg[] }
+  | { kind: 'ask'; purpose: string; turn: number; messages: Msg[] };
 type Turn = { action: string; name?: string; observation: string; exit_code: number | null };
-type Episode = { scaffold: string; ended: string; error?: string; turns: Turn[]; messages: Msg[]; submission: string | null };
+type Episode = {
+  scaffold: string;
+  ended: string;
+  error?: string;
+  turns: Turn[];
+  messages: Msg[];
+  submission: string | null;
+};
 type Event = { session?: string; request?: Request; done?: Episode };
 
 const server = await startReplayServer([MODEL]);
@@ -65,28 +80,44 @@ const dir = await tmpProject({ 'e.yaml': EXP(server.url) });
 const made = await cli(['run', 'e.yaml'], { cwd: dir, env: { TINY_KEY: 'sk-test' } });
 const verl = made.exitCode === 0 ? join(await outputsOf(dir, 'rl'), 'verl') : '';
 const evalRequests = server.requests.length;
-const own = made.exitCode === 0 ? ((await readJsonl(join(await outputsOf(dir, 'own'), 'trajectories.jsonl'))) as (Episode & { task_id: string })[]) : [];
+const own =
+  made.exitCode === 0
+    ? ((await readJsonl(join(await outputsOf(dir, 'own'), 'trajectories.jsonl'))) as (Episode & { task_id: string })[])
+    : [];
 
-async function rows(): Promise<Array<{ agent_name: string; prompt: Msg[]; extra_info: { task_id: string; split: string } }>> {
+async function rows(): Promise<
+  Array<{ agent_name: string; prompt: Msg[]; extra_info: { task_id: string; split: string } }>
+> {
   const { parquetReadObjects } = await import('hyparquet');
   const buf = await readFile(join(verl, 'data', 'train.parquet'));
-  return (await parquetReadObjects({ file: buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength) })) as never;
+  return (await parquetReadObjects({
+    file: buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength),
+  })) as never;
 }
 
 const serve = () => serveExport(verl, dir);
 
 /** Observations with their run times taken out: they differ between two runs of the same step. */
-const steady = (turns: Turn[]) => turns.map((t) => [t.action, t.name ?? null, t.observation.replace(/\d+(\.\d+)?\s?m?s\b/g, 'T'), t.exit_code]);
+const steady = (turns: Turn[]) =>
+  turns.map((t) => [t.action, t.name ?? null, t.observation.replace(/\d+(\.\d+)?\s?m?s\b/g, 'T'), t.exit_code]);
 
 test('the export names the mlab loop, its rows carry the App. E prompt with the tools, and verl checks it', async () => {
   assert.is(made.exitCode, 0, made.stderr);
-  const loop = parse(await readFile(join(verl, 'agent_loop.yaml'), 'utf8')) as Array<{ name: string; scaffold?: string }>;
+  const loop = parse(await readFile(join(verl, 'agent_loop.yaml'), 'utf8')) as Array<{
+    name: string;
+    scaffold?: string;
+  }>;
   assert.equal(
     loop.map((e) => [e.name, e.scaffold]),
     [['mlepipe_mlab', 'mlab']],
   );
-  const spec = JSON.parse(await readFile(join(verl, 'sandbox.json'), 'utf8')) as { scaffold: { name: string; tools: string; tool_dropout: number; max_turns: number } };
-  assert.equal([spec.scaffold.name, spec.scaffold.tools, spec.scaffold.tool_dropout, spec.scaffold.max_turns], ['mlab', 'tabular', 0.5, 8]);
+  const spec = JSON.parse(await readFile(join(verl, 'sandbox.json'), 'utf8')) as {
+    scaffold: { name: string; tools: string; tool_dropout: number; max_turns: number };
+  };
+  assert.equal(
+    [spec.scaffold.name, spec.scaffold.tools, spec.scaffold.tool_dropout, spec.scaffold.max_turns],
+    ['mlab', 'tabular', 0.5, 8],
+  );
   const r = (await rows())[0];
   assert.is(r.agent_name, 'mlepipe_mlab');
   assert.match(r.prompt[0].content, /- Edit Script \(AI\):/);
@@ -105,7 +136,10 @@ test("an episode driven over HTTP takes the eval's turns and observations; /grad
   const svc = await serve();
   try {
     // The ReAct routes are closed: the scaffold runs in the service.
-    assert.match(String((await svc.post('/open', { task: own[0].task_id }, 400)).error), /runs the mlab scaffold: open episodes with \/mlab\/open/);
+    assert.match(
+      String((await svc.post('/open', { task: own[0].task_id }, 400)).error),
+      /runs the mlab scaffold: open episodes with \/mlab\/open/,
+    );
     for (const ref of own) {
       let event = (await svc.post('/mlab/open', { task: ref.task_id, split: 'val' })) as Event;
       const session = event.session!;
@@ -128,7 +162,10 @@ test("an episode driven over HTTP takes the eval's turns and observations; /grad
       assert.equal([ep.scaffold, ep.ended, ep.submission], ['mlab', 'answer', ref.submission]);
       assert.equal(steady(ep.turns), steady(ref.turns));
       // The client posts an empty record: the service grades its own.
-      const graded = (await svc.post('/grade', { session, episode: { turns: [], messages: [], submission: null, ended: 'max_turns', split: 'val' } })) as { variables: Record<string, number>; evaluation: unknown };
+      const graded = (await svc.post('/grade', {
+        session,
+        episode: { turns: [], messages: [], submission: null, ended: 'max_turns', split: 'val' },
+      })) as { variables: Record<string, number>; evaluation: unknown };
       assert.ok(graded.evaluation, JSON.stringify(graded));
       assert.is(graded.variables.valid, 1);
       assert.is(graded.variables.turns, ref.turns.length);
@@ -145,8 +182,14 @@ test("a failed model call ends the episode as a policy error; an action's failed
   try {
     const task = own[0].task_id;
     const failed = (await svc.post('/mlab/open', { task })) as Event;
-    const ended = (await svc.post('/mlab/reply', { session: failed.session, error: 'the rollout server is gone' })) as Event;
-    assert.equal([ended.done?.ended, ended.done?.error, ended.done?.turns.length], ['policy_error', 'the rollout server is gone', 0]);
+    const ended = (await svc.post('/mlab/reply', {
+      session: failed.session,
+      error: 'the rollout server is gone',
+    })) as Event;
+    assert.equal(
+      [ended.done?.ended, ended.done?.error, ended.done?.turns.length],
+      ['policy_error', 'the rollout server is gone', 0],
+    );
     await svc.post('/close', { session: failed.session });
 
     // Straight to the AI edit; its model call fails, the action says so, the episode goes on.
@@ -162,7 +205,8 @@ test("a failed model call ends the episode as a policy error; an action's failed
     const view = await readTaskView(join(verl, 'tasks', task), task);
     const third = (await svc.post('/mlab/open', { task })) as Event;
     const prompt = (third.request as Extract<Request, { kind: 'step' }>).transcript[0].content;
-    const offered = (sample: number) => rolloutTools({ tools: 'tabular', toolDropout: 0.5, seed: 0 }, view, 'verl', sample).map((t) => t.name);
+    const offered = (sample: number) =>
+      rolloutTools({ tools: 'tabular', toolDropout: 0.5, seed: 0 }, view, 'verl', sample).map((t) => t.name);
     const all = rolloutTools({ tools: 'tabular', toolDropout: 0, seed: 0 }, view, 'verl', 2).map((t) => t.name);
     assert.ok(offered(2).length < all.length, 'dropout removes tools');
     for (const name of all) assert.is(prompt.includes(`- ${name} (`), offered(2).includes(name), name);
@@ -177,7 +221,16 @@ test("verl's agent loop runs an mlab episode against the service: the steps are 
   const svc = await serve();
   let r;
   try {
-    r = await execa(PY, [join(ROOT, 'test', 'verl', 'drive_mlab.py'), verl, own[0].task_id, JSON.stringify([...REPLIES.slice(0, 4), EDIT, ...REPLIES.slice(4)])], { env: { MLEPIPE_SANDBOX_URL: svc.url }, reject: false });
+    r = await execa(
+      PY,
+      [
+        join(ROOT, 'test', 'verl', 'drive_mlab.py'),
+        verl,
+        own[0].task_id,
+        JSON.stringify([...REPLIES.slice(0, 4), EDIT, ...REPLIES.slice(4)]),
+      ],
+      { env: { MLEPIPE_SANDBOX_URL: svc.url }, reject: false },
+    );
   } finally {
     await svc.stop();
   }

@@ -31,8 +31,15 @@ def main(out, model, *steps):
 
     config = OmegaConf.create(
         {
-            "trainer": {"default_local_dir": out, "default_hdfs_dir": None, "max_actor_ckpt_to_keep": 3, "max_critic_ckpt_to_keep": 3},
-            "actor_rollout_ref": {"actor": {"checkpoint": {"save_contents": ["model", "optimizer", "extra", "hf_model"]}}},
+            "trainer": {
+                "default_local_dir": out,
+                "default_hdfs_dir": None,
+                "max_actor_ckpt_to_keep": 3,
+                "max_critic_ckpt_to_keep": 3,
+            },
+            "actor_rollout_ref": {
+                "actor": {"checkpoint": {"save_contents": ["model", "optimizer", "extra", "hf_model"]}}
+            },
         }
     )
     trainer = SimpleNamespace(

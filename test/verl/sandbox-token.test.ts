@@ -23,9 +23,18 @@ const PY = join(ROOT, '.venv', 'verl', 'bin', 'python');
 test('the service answers only requests with its token; the Python client sends MLEPIPE_SANDBOX_TOKEN', async () => {
   const tasksDir = await mkdtemp(join(tmpdir(), 'tok-tasks-'));
   // No task is ever opened: the sandbox is never reached.
-  const service = await startSandboxService({ sandbox: {} as Sandbox, tasksDir, reward: 'format', python: 'python3', memoryMb: 256, starter: async () => null, token: 'secret-token' });
+  const service = await startSandboxService({
+    sandbox: {} as Sandbox,
+    tasksDir,
+    reward: 'format',
+    python: 'python3',
+    memoryMb: 256,
+    starter: async () => null,
+    token: 'secret-token',
+  });
   try {
-    const post = (headers: Record<string, string>) => fetch(`${service.url}/open`, { method: 'POST', headers, body: JSON.stringify({ task: 'none' }) });
+    const post = (headers: Record<string, string>) =>
+      fetch(`${service.url}/open`, { method: 'POST', headers, body: JSON.stringify({ task: 'none' }) });
     assert.is((await post({})).status, 401);
     assert.is((await post({ authorization: 'Bearer wrong-token!' })).status, 401);
     // With the token the request reaches the route, which finds no such task.

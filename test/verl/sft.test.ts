@@ -30,7 +30,13 @@ const CONVERSATIONS = [
   [
     { role: 'system', content: SYSTEM },
     { role: 'user', content: 'Predict the target of public/train.csv.' },
-    { role: 'assistant', content: reply('The sample submission has the right shape.', "```python\nimport pandas as pd\ndf = pd.read_csv('public/train.csv')\nprint(df.shape)\n```") },
+    {
+      role: 'assistant',
+      content: reply(
+        'The sample submission has the right shape.',
+        "```python\nimport pandas as pd\ndf = pd.read_csv('public/train.csv')\nprint(df.shape)\n```",
+      ),
+    },
     { role: 'user', content: 'exit code 0\nstdout:\n(50, 3)' },
     { role: 'assistant', content: reply('Done.', '<answer>submission.csv</answer>') },
   ],
@@ -78,12 +84,25 @@ test.after(async () => {
 });
 
 test("verl's SFT dataset reads the export: the ids decode to the conversation and the loss covers exactly each reply with its reasoning", async () => {
-  const overrides = (parse(await readFile(join(dir, 'export', 'trainer_overrides.yaml'), 'utf8')) as { overrides: string[] }).overrides;
+  const overrides = (
+    parse(await readFile(join(dir, 'export', 'trainer_overrides.yaml'), 'utf8')) as { overrides: string[] }
+  ).overrides;
   // The layout from the tiny model's config.json: its token budget is the whole sequence.
-  assert.ok(overrides.includes('data.max_token_len_per_gpu=1024') && overrides.includes('engine.strategy=fsdp2') && overrides.includes('model.enable_gradient_checkpointing=true'), overrides.join(' '));
+  assert.ok(
+    overrides.includes('data.max_token_len_per_gpu=1024') &&
+      overrides.includes('engine.strategy=fsdp2') &&
+      overrides.includes('model.enable_gradient_checkpointing=true'),
+    overrides.join(' '),
+  );
   const r = await execa(PY, [DRIVER, 'dataset', join(dir, 'export')], { reject: false, all: true });
   assert.is(r.exitCode, 0, r.all);
-  const rows = JSON.parse(r.stdout.trim().split('\n').pop()!) as Array<{ cls: string; decoded: string; trained: string[]; verl_trained: string[]; whole: string }>;
+  const rows = JSON.parse(r.stdout.trim().split('\n').pop()!) as Array<{
+    cls: string;
+    decoded: string;
+    trained: string[];
+    verl_trained: string[];
+    whole: string;
+  }>;
   assert.is(rows.length, 2);
   for (const [k, row] of rows.entries()) {
     const messages = CONVERSATIONS[k].messages;
@@ -106,7 +125,8 @@ test("verl's SFT dataset reads the export: the ids decode to the conversation an
 
 test("one step of verl's SFT trainer on the CPU trains the export and saves Hugging Face weights, laid out as a worker checkpoint", async () => {
   const exp = join(dir, 'export');
-  const overrides = (parse(await readFile(join(exp, 'trainer_overrides.yaml'), 'utf8')) as { overrides: string[] }).overrides;
+  const overrides = (parse(await readFile(join(exp, 'trainer_overrides.yaml'), 'utf8')) as { overrides: string[] })
+    .overrides;
   // What a CPU run's export adds (gpu/verl/cpu.ts: no flash-attention, remove-padding or compile), and its
   // environment, whose platform module gpu/verl/tests/cpu_platform.py imports.
   const cpu = withOverrides(overrides, {
@@ -114,9 +134,18 @@ test("one step of verl's SFT trainer on the CPU trains the export and saves Hugg
     'trainer.total_training_steps': '1',
     'trainer.default_local_dir': join(dir, 'checkpoints'),
   });
-  const env = { ...cpuEnv({ kvCacheGib: 1 }, []), VERL_FILE_LOGGER_PATH: join(dir, 'metrics.jsonl'), TENSORBOARD_DIR: join(dir, 'tensorboard'), OMP_NUM_THREADS: '1' };
+  const env = {
+    ...cpuEnv({ kvCacheGib: 1 }, []),
+    VERL_FILE_LOGGER_PATH: join(dir, 'metrics.jsonl'),
+    TENSORBOARD_DIR: join(dir, 'tensorboard'),
+    OMP_NUM_THREADS: '1',
+  };
   const torchrun = join(ROOT, '.venv', 'verl', 'bin', 'torchrun');
-  const r = await execa(torchrun, ['--standalone', '--nproc_per_node=1', join(ROOT, 'gpu', 'verl', 'tests', 'cpu_platform.py'), ...cpu], { cwd: exp, env, reject: false, all: true });
+  const r = await execa(
+    torchrun,
+    ['--standalone', '--nproc_per_node=1', join(ROOT, 'gpu', 'verl', 'tests', 'cpu_platform.py'), ...cpu],
+    { cwd: exp, env, reject: false, all: true },
+  );
   assert.is(r.exitCode, 0, r.all?.split('\n').slice(-30).join('\n'));
   const curve = sftCurve(await readFile(join(dir, 'metrics.jsonl'), 'utf8'), 1);
   assert.is(curve.length, 1);
@@ -133,7 +162,14 @@ test("one step of verl's SFT trainer on the CPU trains the export and saves Hugg
   );
   const dest = join(dir, 'checkpoint');
   assert.equal(await collectVerlCheckpoint(join(dir, 'checkpoints'), dest, 'sft'), { step: 1 });
-  for (const f of ['model/config.json', 'model/model.safetensors', 'tokenizer/tokenizer.json', 'tokenizer/chat_template.jinja', 'mlepipe-worker.json']) assert.ok(existsSync(join(dest, f)), f);
+  for (const f of [
+    'model/config.json',
+    'model/model.safetensors',
+    'tokenizer/tokenizer.json',
+    'tokenizer/chat_template.jinja',
+    'mlepipe-worker.json',
+  ])
+    assert.ok(existsSync(join(dest, f)), f);
   assert.not.ok(existsSync(join(dest, 'tokenizer', 'model.safetensors')));
   // The weights and tokenizer load as a model folder (what verl's grpo and the worker load).
   const load = await execa(

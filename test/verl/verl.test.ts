@@ -17,7 +17,17 @@ import { execa } from 'execa';
 import { stringify, parse } from 'yaml';
 import { startReplayServer, type ReplayServer } from '../llm/replay-server.js';
 import { ownPorts } from '../../gpu/verl/job.js';
-import { ROOT, cli, cliStart, closedPort, outputsOf, readJsonl, tmpProject, waitFor, shareTaskNodes } from '../helpers.js';
+import {
+  ROOT,
+  cli,
+  cliStart,
+  closedPort,
+  outputsOf,
+  readJsonl,
+  tmpProject,
+  waitFor,
+  shareTaskNodes,
+} from '../helpers.js';
 
 // The generated tasks come from another test file that built the same key, when one did (test/shared-tasks.ts).
 shareTaskNodes();
@@ -45,7 +55,11 @@ const SOLVE = [
   '<think>Done.</think>\n<answer>submission.csv</answer>',
 ];
 // Never answers: a reply without an action, then code that outlives the step timeout, then a crash.
-const STALL = ['I will think about it.', '<think>Wait.</think>\n```python\nimport time\ntime.sleep(60)\n```', '<think>Fail.</think>\n```python\nraise SystemExit(3)\n```'];
+const STALL = [
+  'I will think about it.',
+  '<think>Wait.</think>\n```python\nimport time\ntime.sleep(60)\n```',
+  '<think>Fail.</think>\n```python\nraise SystemExit(3)\n```',
+];
 
 /** The replay server's model: the first task's episodes solve it, the others stall; the turn is read from the conversation. */
 const model = (solveMarker: string) => (body: { messages: { role: string; content: string }[] }) => {
@@ -74,7 +88,9 @@ async function setup(): Promise<Shared> {
   const verl = join(await outputsOf(dir, 'rl'), 'verl');
   const { parquetReadObjects } = await import('hyparquet');
   const buf = await readFile(join(verl, 'data', 'train.parquet'));
-  const rows = (await parquetReadObjects({ file: buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength) })) as Array<{ prompt: { content: string }[]; extra_info: { task_id: string } }>;
+  const rows = (await parquetReadObjects({
+    file: buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength),
+  })) as Array<{ prompt: { content: string }[]; extra_info: { task_id: string } }>;
   marker = rows[0].prompt[1].content;
   shared = { dir, verl, tasks: rows.map((r) => r.extra_info.task_id), server };
   return shared;
@@ -104,7 +120,10 @@ test('(a) verl composes its trainer config with the exported overrides and its o
     return file;
   };
   // A budget below one trajectory fails the check, as verl's micro-batching would fail at the first update.
-  const small = await variant('budget', [...overrides.filter((o) => !o.startsWith('actor_rollout_ref.actor.ppo_max_token_len_per_gpu')), 'actor_rollout_ref.actor.ppo_max_token_len_per_gpu=4096']);
+  const small = await variant('budget', [
+    ...overrides.filter((o) => !o.startsWith('actor_rollout_ref.actor.ppo_max_token_len_per_gpu')),
+    'actor_rollout_ref.actor.ppo_max_token_len_per_gpu=4096',
+  ]);
   // Without the export's tensor parallelism, verl's default of 2 leaves one GPU no replica: the check fails as the launch would.
   const oneGpu = await variant('1gpu', [
     ...overrides.filter((o) => !/tensor_model_parallel_size|n_gpus_per_node|ppo_mini_batch|train_batch_size/.test(o)),
@@ -115,7 +134,11 @@ test('(a) verl composes its trainer config with the exported overrides and its o
   // The same check fails without what the old export lacked: verl's checks are really applied.
   const old = await variant(
     'old',
-    overrides.filter((o) => !o.startsWith('actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu') && !o.startsWith('actor_rollout_ref.actor.use_dynamic_bsz')),
+    overrides.filter(
+      (o) =>
+        !o.startsWith('actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu') &&
+        !o.startsWith('actor_rollout_ref.actor.use_dynamic_bsz'),
+    ),
   );
   // The export's own overrides and the three failing variants in one interpreter (test/verl/checks.py: each as
   // `python -m mlepipe_verl.check FILE` would end; test/verl/mlab.test.ts runs that command as such):
@@ -128,13 +151,19 @@ test('(a) verl composes its trainer config with the exported overrides and its o
     .map((l) => JSON.parse(l) as { exit_code: number; stdout: string; stderr: string });
   assert.is(ok.exit_code, 0, ok.stderr.slice(-3000));
   const got = JSON.parse(ok.stdout.trim().split('\n').pop()!);
-  assert.equal([got.rollout, got.mode, got.agent_loops, got.train_batch_size, got.n, got.ppo_mini_batch_size], ['vllm', 'async', ['mlepipe_react'], 2, 4, 2]);
+  assert.equal(
+    [got.rollout, got.mode, got.agent_loops, got.train_batch_size, got.n, got.ppo_mini_batch_size],
+    ['vllm', 'async', ['mlepipe_react'], 2, 4, 2],
+  );
   assert.ok(got.prompt_length + got.response_length <= 32_768);
   // Every save carries the Hugging Face weights the node hands on; verl keeps keep_checkpoints (2) + 1.
   assert.equal([got.save_contents, got.max_actor_ckpt_to_keep], [['model', 'optimizer', 'extra', 'hf_model'], 3]);
   // The layout for the model's shape: dynamic batches whose token budget holds a whole trajectory, as verl composed it.
   assert.equal([got.layout.sp, got.layout.offload, got.use_dynamic_bsz], [1, false, true]);
-  assert.ok(got.ppo_max_token_len_per_gpu * got.ulysses >= got.prompt_length + got.response_length, JSON.stringify(got));
+  assert.ok(
+    got.ppo_max_token_len_per_gpu * got.ulysses >= got.prompt_length + got.response_length,
+    JSON.stringify(got),
+  );
   assert.type(got.layout.estimate.training, 'number');
   assert.is(tight.exit_code, 1, tight.stdout);
   assert.match(tight.stderr, 'token budget');
@@ -152,7 +181,10 @@ test("(b) the agent loop runs two tasks through the sandbox service within its l
   const svc = await serve(verl, dir);
   try {
     const tok = await mkdtemp(join(tmpdir(), 'verl-tok-'));
-    const r = await execa(PY, [DRIVE, verl, tok, tasks[0], tasks[1]], { env: { MLEPIPE_SANDBOX_URL: svc.url, MLEPIPE_CHAT_URL: server.url }, reject: false });
+    const r = await execa(PY, [DRIVE, verl, tok, tasks[0], tasks[1]], {
+      env: { MLEPIPE_SANDBOX_URL: svc.url, MLEPIPE_CHAT_URL: server.url },
+      reject: false,
+    });
     assert.is(r.exitCode, 0, r.stderr.slice(-3000));
     const [solved, stalled] = r.stdout
       .trim()
@@ -162,13 +194,19 @@ test("(b) the agent loop runs two tasks through the sandbox service within its l
       solved.turns.map((t: { action: string }) => t.action),
       ['code', 'answer'],
     );
-    assert.equal([solved.ended, solved.turns[0].exit_code, solved.variables.execute, solved.timed_out], ['answer', 0, 1, false]);
+    assert.equal(
+      [solved.ended, solved.turns[0].exit_code, solved.variables.execute, solved.timed_out],
+      ['answer', 0, 1, false],
+    );
     // Three turns and no more (max_turns: 3); the sleeping step was stopped at step_timeout: 2.
     assert.equal(
       stalled.turns.map((t: { action: string }) => t.action),
       ['invalid', 'code', 'code'],
     );
-    assert.equal([stalled.ended, stalled.turns[1].timed_out, stalled.turns[2].exit_code, stalled.timed_out], ['max_turns', true, 3, true]);
+    assert.equal(
+      [stalled.ended, stalled.turns[1].timed_out, stalled.turns[2].exit_code, stalled.timed_out],
+      ['max_turns', true, 3, true],
+    );
     // Timed out: its reply tokens leave the loss; the solved episode keeps them.
     assert.is(stalled.mask_ones, 0);
     assert.ok(solved.mask_ones > 0 && solved.response_ids > solved.mask_ones);
@@ -188,7 +226,8 @@ test("(b) the agent loop runs two tasks through the sandbox service within its l
         ep.turns.map((x: { action: string }) => x.action),
       );
       assert.is(ep.reward, t.reward);
-      for (const k of ['format', 'execute', 'median', 'bronze', 'turns', 'timed_out']) assert.is(ep.variables[k], t.variables[k], `${ep.task_id} ${k}`);
+      for (const k of ['format', 'execute', 'median', 'bronze', 'turns', 'timed_out'])
+        assert.is(ep.variables[k], t.variables[k], `${ep.task_id} ${k}`);
     }
     assert.ok(solved.reward > stalled.reward);
   } finally {
@@ -204,10 +243,30 @@ test('(c) a local Ray head runs the agent loop and the reward function as Ray ta
   // ~/.ray/auth_token that a local ray.init() once wrote would otherwise turn it on with a token the driver lacks.
   const auth = { RAY_AUTH_MODE: 'token', RAY_AUTH_TOKEN: randomBytes(32).toString('hex') };
   // --block keeps the head in this process group's child; stopping it stops what it started.
-  const head = execa(ray, ['start', '--head', '--block', '--num-cpus', '2', '--node-ip-address', '127.0.0.1', '--port', String(await closedPort()), '--temp-dir', temp, '--include-dashboard', 'false', ...(await ownPorts()).args, '--disable-usage-stats'], {
-    reject: false,
-    env: { RAY_USAGE_STATS_ENABLED: '0', ...auth },
-  });
+  const head = execa(
+    ray,
+    [
+      'start',
+      '--head',
+      '--block',
+      '--num-cpus',
+      '2',
+      '--node-ip-address',
+      '127.0.0.1',
+      '--port',
+      String(await closedPort()),
+      '--temp-dir',
+      temp,
+      '--include-dashboard',
+      'false',
+      ...(await ownPorts()).args,
+      '--disable-usage-stats',
+    ],
+    {
+      reject: false,
+      env: { RAY_USAGE_STATS_ENABLED: '0', ...auth },
+    },
+  );
   let log = '';
   head.stdout?.on('data', (c) => (log += c));
   head.stderr?.on('data', (c) => (log += c));
@@ -224,7 +283,10 @@ test('(c) a local Ray head runs the agent loop and the reward function as Ray ta
     );
     const address = (/--address='?([\d.:]+)/.exec(log) ?? /ray\.init\(address='?([^'\s)]+)/.exec(log))![1];
     const tok = await mkdtemp(join(tmpdir(), 'verl-tok-'));
-    const r = await execa(PY, [DRIVE, verl, tok, ...tasks, '--ray', address], { env: { MLEPIPE_SANDBOX_URL: svc.url, MLEPIPE_CHAT_URL: server.url, ...auth }, reject: false });
+    const r = await execa(PY, [DRIVE, verl, tok, ...tasks, '--ray', address], {
+      env: { MLEPIPE_SANDBOX_URL: svc.url, MLEPIPE_CHAT_URL: server.url, ...auth },
+      reject: false,
+    });
     assert.is(r.exitCode, 0, r.stderr.slice(-3000));
     const out = r.stdout
       .trim()

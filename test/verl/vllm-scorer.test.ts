@@ -42,12 +42,25 @@ const ITEMS: ScoreItem[] = [
 test("the prompt scorer on vLLM's CPU build equals the worker's /score on the same tiny model", async () => {
   const dir = await mkdtemp(join(tmpdir(), 'vllm-scorer-'));
   const model = join(dir, 'tiny');
-  await execa(trainerPython(ROOT), ['-m', 'mlepipe_worker', 'tiny', model, '--preset', 'vllm', '--context', '4096'], { cwd: join(ROOT, 'gpu', 'worker') });
+  await execa(trainerPython(ROOT), ['-m', 'mlepipe_worker', 'tiny', model, '--preset', 'vllm', '--context', '4096'], {
+    cwd: join(ROOT, 'gpu', 'worker'),
+  });
   const lines: string[] = [];
-  const [worker, server] = await Promise.all([startLocalWorker({ model: { dir: model }, ckptDir: join(dir, 'ckpt'), threads: 1, log: () => {} }), startVllmServer({ model, name: 'tiny', python: localPython(), log: (l) => lines.push(l) })]);
+  const [worker, server] = await Promise.all([
+    startLocalWorker({ model: { dir: model }, ckptDir: join(dir, 'ckpt'), threads: 1, log: () => {} }),
+    startVllmServer({ model, name: 'tiny', python: localPython(), log: (l) => lines.push(l) }),
+  ]);
   try {
-    const llm = new LlmClient({ name: 'tiny', spec: { provider: 'openai', base_url: server.baseUrl, model: 'tiny', timeout_s: 60 }, maxRetries: 1, baseDelayMs: 1 });
-    const [fromVllm, fromWorker] = await Promise.all([promptScorer(llm, { template: 'chatml', maxLength: 4096 }).score(ITEMS), workerScorer(worker.client, 4096).score(ITEMS)]);
+    const llm = new LlmClient({
+      name: 'tiny',
+      spec: { provider: 'openai', base_url: server.baseUrl, model: 'tiny', timeout_s: 60 },
+      maxRetries: 1,
+      baseDelayMs: 1,
+    });
+    const [fromVllm, fromWorker] = await Promise.all([
+      promptScorer(llm, { template: 'chatml', maxLength: 4096 }).score(ITEMS),
+      workerScorer(worker.client, 4096).score(ITEMS),
+    ]);
     for (const [i, v] of fromVllm.entries()) {
       const w = fromWorker[i];
       assert.ok(v && w, `item ${i}: vLLM ${JSON.stringify(v)}, worker ${JSON.stringify(w)}`);
@@ -62,7 +75,12 @@ test("the prompt scorer on vLLM's CPU build equals the worker's /score on the sa
 
 test('a vLLM server that exits before it answers fails the start with its last lines', async () => {
   let err: Error | undefined;
-  await startVllmServer({ model: join(tmpdir(), 'no-such-model'), name: 'x', python: localPython(), log: () => {} }).catch((e: Error) => (err = e));
+  await startVllmServer({
+    model: join(tmpdir(), 'no-such-model'),
+    name: 'x',
+    python: localPython(),
+    log: () => {},
+  }).catch((e: Error) => (err = e));
   assert.ok(err);
   assert.match(err!.message, /vLLM's server for .*no-such-model exited before it was ready/);
 });

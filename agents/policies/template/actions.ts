@@ -26,11 +26,18 @@ export const ACTIONS: readonly TemplateAction[] = [
 ];
 
 /** The reply in ReAct's format for an action (the kit is saved by the first solving step). */
-export function renderAction(a: TemplateAction, history: readonly TurnView[], solveTurns: ReadonlySet<number>, format?: PolicyRequest['promptFormat'], taskId?: string): string {
+export function renderAction(
+  a: TemplateAction,
+  history: readonly TurnView[],
+  solveTurns: ReadonlySet<number>,
+  format?: PolicyRequest['promptFormat'],
+  taskId?: string,
+): string {
   const think = `template action: ${a.id}`;
   if (a.kind === 'submit') return reactText(format, think, { kind: 'answer', path: 'submission.csv' }, taskId);
   if (a.kind === 'validate') return reactText(format, think, { kind: 'validate', path: 'submission.csv' }, taskId);
-  if (a.kind === 'diagnose') return reactText(format, think, { kind: 'code', code: a.id === 'inspect' ? INSPECT : DESCRIBE }, taskId);
+  if (a.kind === 'diagnose')
+    return reactText(format, think, { kind: 'code', code: a.id === 'inspect' ? INSPECT : DESCRIBE }, taskId);
   return reactText(
     format,
     think,

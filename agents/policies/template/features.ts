@@ -25,7 +25,13 @@ export const FEATURE_NAMES = [
 /** Which action kind each earlier turn was, read back from the replies the policy gave. */
 export type TurnKind = 'diagnose' | 'solve' | 'validate' | 'submit' | 'invalid';
 
-export function features(task: TaskMeta | undefined, history: readonly TurnView[], kinds: readonly TurnKind[], turn: number, maxTurns: number): number[] {
+export function features(
+  task: TaskMeta | undefined,
+  history: readonly TurnView[],
+  kinds: readonly TurnKind[],
+  turn: number,
+  maxTurns: number,
+): number[] {
   const last = history.length ? history[history.length - 1] : undefined;
   const lastKind = last ? (kinds[kinds.length - 1] ?? 'invalid') : 'none';
   const solvedOk = history.filter((h, i) => kinds[i] === 'solve' && h.exit_code === 0);

@@ -22,8 +22,16 @@ function kindsOf(req: PolicyRequest): TurnKind[] {
   return req.history.map((h) => ACTIONS.find((x) => x.id === h.choice?.action)?.kind ?? 'invalid');
 }
 
-export function templatePolicy(name: string, ck: TemplateCheckpoint, opts: { temperature?: number; seed?: number | string; maxTurns: number }): Policy {
-  if (ck.format !== 'mlepipe-template-policy/1' || ck.actions.join() !== ACTIONS.map((a) => a.id).join() || ck.features.join() !== FEATURE_NAMES.join()) {
+export function templatePolicy(
+  name: string,
+  ck: TemplateCheckpoint,
+  opts: { temperature?: number; seed?: number | string; maxTurns: number },
+): Policy {
+  if (
+    ck.format !== 'mlepipe-template-policy/1' ||
+    ck.actions.join() !== ACTIONS.map((a) => a.id).join() ||
+    ck.features.join() !== FEATURE_NAMES.join()
+  ) {
     throw new Error(`${name}: the checkpoint was made for another version of the template policy`);
   }
   const temperature = opts.temperature ?? 1;
@@ -41,7 +49,13 @@ export function templatePolicy(name: string, ck: TemplateCheckpoint, opts: { tem
       return {
         text: renderAction(ACTIONS[index], req.history, solveTurns, req.promptFormat, req.task?.id),
         usage: { prompt_tokens: 0, completion_tokens: 0 },
-        choice: { action: ACTIONS[index].id, index, features: phi, logprob: Math.log(Math.max(p[index], 1e-300)), entropy: entropy(probabilities(ck.weights, phi, 1)) },
+        choice: {
+          action: ACTIONS[index].id,
+          index,
+          features: phi,
+          logprob: Math.log(Math.max(p[index], 1e-300)),
+          entropy: entropy(probabilities(ck.weights, phi, 1)),
+        },
       };
     },
   };

@@ -16,7 +16,14 @@ export interface TemplateCheckpoint {
 
 export function initCheckpoint(actions: readonly string[], features: readonly string[]): TemplateCheckpoint {
   const zeros = () => actions.map(() => features.map(() => 0));
-  return { format: 'mlepipe-template-policy/1', actions: [...actions], features: [...features], weights: zeros(), adam: { m: zeros(), v: zeros(), t: 0 }, step: 0 };
+  return {
+    format: 'mlepipe-template-policy/1',
+    actions: [...actions],
+    features: [...features],
+    weights: zeros(),
+    adam: { m: zeros(), v: zeros(), t: 0 },
+    step: 0,
+  };
 }
 
 /** Action probabilities at temperature τ (τ = 0: all mass on the best action). */
@@ -46,7 +53,13 @@ export function entropy(p: readonly number[]): number {
 }
 
 /** ∂ log π(a|s) / ∂W = (e_a − π(·|s)) ⊗ φ(s), added into `grad` scaled by `scale`. */
-export function addLogProbGradient(grad: number[][], p: readonly number[], phi: readonly number[], action: number, scale: number): void {
+export function addLogProbGradient(
+  grad: number[][],
+  p: readonly number[],
+  phi: readonly number[],
+  action: number,
+  scale: number,
+): void {
   for (let i = 0; i < p.length; i++) {
     const c = ((i === action ? 1 : 0) - p[i]) * scale;
     if (c === 0) continue;
@@ -55,7 +68,14 @@ export function addLogProbGradient(grad: number[][], p: readonly number[], phi: 
 }
 
 /** One Adam step that ascends `grad` (the objective's gradient). */
-export function adamAscend(ck: TemplateCheckpoint, grad: number[][], lr: number, b1 = 0.9, b2 = 0.999, eps = 1e-8): void {
+export function adamAscend(
+  ck: TemplateCheckpoint,
+  grad: number[][],
+  lr: number,
+  b1 = 0.9,
+  b2 = 0.999,
+  eps = 1e-8,
+): void {
   ck.adam.t++;
   const { m, v, t } = ck.adam;
   for (let i = 0; i < grad.length; i++) {

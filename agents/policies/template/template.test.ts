@@ -57,7 +57,13 @@ test('the first solving action carries the kit; later ones import it', async () 
   const first = await p.act(req(0));
   assert.match(first.text, 'def solve(');
   assert.match(first.text, 'solve("forest", keep_best=True, size="large")');
-  const view = { action: 'code' as const, exit_code: 0, timed_out: false, observation: 'wrote submission.csv (forest)', choice: first.choice };
+  const view = {
+    action: 'code' as const,
+    exit_code: 0,
+    timed_out: false,
+    observation: 'wrote submission.csv (forest)',
+    choice: first.choice,
+  };
   const second = await p.act(req(1, { history: [view] }));
   assert.match(second.text, 'from mlekit import solve');
   assert.is(second.choice!.features[FEATURE_NAMES.indexOf('last:solve')], 1);

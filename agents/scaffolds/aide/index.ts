@@ -33,7 +33,20 @@ export interface JournalNode {
 /** A node as the turn record every scaffold gives (the policy's history, the trajectory). */
 function turnOf(n: JournalNode): TurnRecord {
   const { id, operator, parent, code, observation, exit_code, timed_out, duration_ms, format_ok, metric, buggy } = n;
-  return { turn: id, action: format_ok ? 'code' : 'invalid', operator, parent, code, observation, exit_code, timed_out, duration_ms, format_ok, metric, buggy };
+  return {
+    turn: id,
+    action: format_ok ? 'code' : 'invalid',
+    operator,
+    parent,
+    code,
+    observation,
+    exit_code,
+    timed_out,
+    duration_ms,
+    format_ok,
+    metric,
+    buggy,
+  };
 }
 
 /** The last `validation score: X` the script printed. */
@@ -48,16 +61,33 @@ export const aide: Scaffold = {
   async run(ctx: EpisodeContext): Promise<EpisodeResult> {
     const { limits, aide: opts } = ctx;
     const started = Date.now();
-    const system: ChatMessage = { role: 'system', content: renderPrompt('aide/system', { step_timeout: Math.round(limits.stepTimeoutMs / 1000), description: ctx.task.description.trim(), files: publicFilesText(ctx.task), sample: sampleName(ctx.task) }) };
+    const system: ChatMessage = {
+      role: 'system',
+      content: renderPrompt('aide/system', {
+        step_timeout: Math.round(limits.stepTimeoutMs / 1000),
+        description: ctx.task.description.trim(),
+        files: publicFilesText(ctx.task),
+        sample: sampleName(ctx.task),
+      }),
+    };
     const nodes: JournalNode[] = [];
     const messages: ChatMessage[] = [system];
     const usage = newUsage();
     const better = (a: number, b: number) => (ctx.task.lowerIsBetter ? a < b : a > b);
-    const best = () => nodes.filter((n) => !n.buggy).reduce<JournalNode | undefined>((b, n) => (!b || (n.metric !== null && (b.metric === null || better(n.metric, b.metric))) ? n : b), undefined);
+    const best = () =>
+      nodes
+        .filter((n) => !n.buggy)
+        .reduce<JournalNode | undefined>(
+          (b, n) => (!b || (n.metric !== null && (b.metric === null || better(n.metric, b.metric))) ? n : b),
+          undefined,
+        );
     const memory = () =>
       nodes
         .filter((n) => !n.buggy)
-        .map((n) => `- node ${n.id} (${n.operator}): ${n.plan.split('\n')[0].slice(0, 160)} → validation score ${n.metric ?? 'not printed'}`)
+        .map(
+          (n) =>
+            `- node ${n.id} (${n.operator}): ${n.plan.split('\n')[0].slice(0, 160)} → validation score ${n.metric ?? 'not printed'}`,
+        )
         .join('\n') || '(none yet)';
     await mkdir(join(ctx.session.workspace, '.aide'), { recursive: true });
     let ended: EpisodeResult['ended'] = 'max_turns';
@@ -72,7 +102,9 @@ export const aide: Scaffold = {
       let operator: JournalNode['operator'] = 'draft';
       let parent: JournalNode | undefined;
       if (nodes.filter((n) => n.operator === 'draft').length >= opts.numDrafts) {
-        const leaves = nodes.filter((n) => n.buggy && n.debug_depth < opts.maxDebugDepth && !nodes.some((c) => c.parent === n.id));
+        const leaves = nodes.filter(
+          (n) => n.buggy && n.debug_depth < opts.maxDebugDepth && !nodes.some((c) => c.parent === n.id),
+        );
         if (leaves.length && ctx.random() < opts.debugProb) {
           operator = 'debug';
           parent = leaves[Math.floor(ctx.random() * leaves.length)];
@@ -85,10 +117,26 @@ export const aide: Scaffold = {
         operator === 'draft'
           ? renderPrompt('aide/draft', { memory: memory() })
           : operator === 'improve'
-            ? renderPrompt('aide/improve', { metric: String(parent!.metric ?? 'not printed'), memory: memory(), code: parent!.code })
+            ? renderPrompt('aide/improve', {
+                metric: String(parent!.metric ?? 'not printed'),
+                memory: memory(),
+                code: parent!.code,
+              })
             : renderPrompt('aide/debug', { code: parent!.code, output: parent!.observation });
       const question: ChatMessage[] = [system, { role: 'user', content: prompt }];
-      const reply = await ask(ctx, { scaffold: 'aide', purpose: operator, messages: question, turn: i, sample: ctx.sample, history: nodes.map(turnOf), parent: parent && { code: parent.code, metric: parent.metric, buggy: parent.buggy } }, usage);
+      const reply = await ask(
+        ctx,
+        {
+          scaffold: 'aide',
+          purpose: operator,
+          messages: question,
+          turn: i,
+          sample: ctx.sample,
+          history: nodes.map(turnOf),
+          parent: parent && { code: parent.code, metric: parent.metric, buggy: parent.buggy },
+        },
+        usage,
+      );
       if ('stop' in reply) {
         ended = reply.stop;
         error = reply.error;
@@ -123,10 +171,23 @@ export const aide: Scaffold = {
           (s) => s.isFile(),
           () => false,
         );
-        Object.assign(node, { exit_code: r.timedOut ? null : r.exitCode, timed_out: r.timedOut, duration_ms: r.durationMs, metric: parseMetric(r.stdout) });
+        Object.assign(node, {
+          exit_code: r.timedOut ? null : r.exitCode,
+          timed_out: r.timedOut,
+          duration_ms: r.durationMs,
+          metric: parseMetric(r.stdout),
+        });
         node.buggy = r.timedOut || r.exitCode !== 0 || !wrote;
-        node.observation = clip(observation(r, limits.observationChars, timeout) + (wrote || r.timedOut || r.exitCode ? '' : '\nno submission.csv was written'), 2 * limits.observationChars + 200);
-        if (!node.buggy) await copyFile(join(ctx.session.workspace, 'submission.csv'), join(ctx.session.workspace, '.aide', `node_${i}.csv`));
+        node.observation = clip(
+          observation(r, limits.observationChars, timeout) +
+            (wrote || r.timedOut || r.exitCode ? '' : '\nno submission.csv was written'),
+          2 * limits.observationChars + 200,
+        );
+        if (!node.buggy)
+          await copyFile(
+            join(ctx.session.workspace, 'submission.csv'),
+            join(ctx.session.workspace, '.aide', `node_${i}.csv`),
+          );
       }
       nodes.push(node);
       messages.push({ role: 'user', content: node.observation });

@@ -21,34 +21,80 @@ export interface ActionSpec {
   required: readonly string[];
 }
 
-const spec = (name: string, description: string, input: Record<string, string>, required = Object.keys(input)): ActionSpec => ({ name, description, input, required });
+const spec = (
+  name: string,
+  description: string,
+  input: Record<string, string>,
+  required = Object.keys(input),
+): ActionSpec => ({ name, description, input, required });
 
 export const MLAB_ACTIONS: readonly ActionSpec[] = [
-  spec('List Files', 'List the files in a folder of the workspace (public/ holds the task files).', { dir_path: 'a folder relative to the workspace, e.g. "." or "public"' }),
+  spec('List Files', 'List the files in a folder of the workspace (public/ holds the task files).', {
+    dir_path: 'a folder relative to the workspace, e.g. "." or "public"',
+  }),
   spec('Read File', 'Read a whole text file.', { file_name: 'a file relative to the workspace' }),
-  spec('Write File', 'Write a file, replacing it if it exists (Undo Edit Script restores it).', { file_name: 'a file relative to the workspace', content: 'the whole text of the file' }),
-  spec('Append File', 'Append text to the end of a file.', { file_name: 'a file relative to the workspace', content: 'the text to append' }),
-  spec('Copy File', 'Copy a file to a new name in the workspace.', { source: 'the file to copy', destination: 'the new file name' }),
-  spec('Inspect Script Lines', 'Show lines of a script, at most 100 at a time.', { script_name: 'a file relative to the workspace', start_line_number: 'first line (1-based)', end_line_number: 'last line' }),
-  spec('Execute Script', 'Run a Python script in the workspace and see its output.', { script_name: 'a .py file relative to the workspace' }),
-  spec('Python REPL', 'Run Python commands in the workspace and see what they print. Each call starts a fresh interpreter: nothing is kept from one call to the next.', { command: 'valid Python' }),
-  spec('Request Help', 'Ask a human for help, only when the actions and files cannot do what is needed.', { request: 'what you need, in detail' }),
-  spec('Undo Edit Script', 'Put back the text a file had before its last write, append, copy or edit.', { script_name: 'the file' }),
-  spec('Edit Script (AI)', 'Have the model edit a script by an instruction; the result is saved under save_name and the diff is shown.', {
-    script_name: 'the script to edit (empty or missing: a new one)',
-    edit_instruction: 'what to change, step by step',
-    save_name: 'where to save the edited script',
+  spec('Write File', 'Write a file, replacing it if it exists (Undo Edit Script restores it).', {
+    file_name: 'a file relative to the workspace',
+    content: 'the whole text of the file',
   }),
-  spec('Edit Script Segment (AI)', 'Have the model edit lines start_line_number to end_line_number of a script by an instruction; the whole script with the edited segment is saved under save_name and the diff is shown.', {
-    script_name: 'the script to edit',
-    start_line_number: 'first line of the segment (1-based)',
-    end_line_number: 'last line of the segment',
-    edit_instruction: 'what to change, step by step',
-    save_name: 'where to save the edited script',
+  spec('Append File', 'Append text to the end of a file.', {
+    file_name: 'a file relative to the workspace',
+    content: 'the text to append',
   }),
-  spec('Understand File', 'Have the model read a file and report what you ask for.', { file_name: 'the file', things_to_look_for: 'what to look for and report' }),
+  spec('Copy File', 'Copy a file to a new name in the workspace.', {
+    source: 'the file to copy',
+    destination: 'the new file name',
+  }),
+  spec('Inspect Script Lines', 'Show lines of a script, at most 100 at a time.', {
+    script_name: 'a file relative to the workspace',
+    start_line_number: 'first line (1-based)',
+    end_line_number: 'last line',
+  }),
+  spec('Execute Script', 'Run a Python script in the workspace and see its output.', {
+    script_name: 'a .py file relative to the workspace',
+  }),
+  spec(
+    'Python REPL',
+    'Run Python commands in the workspace and see what they print. Each call starts a fresh interpreter: nothing is kept from one call to the next.',
+    { command: 'valid Python' },
+  ),
+  spec('Request Help', 'Ask a human for help, only when the actions and files cannot do what is needed.', {
+    request: 'what you need, in detail',
+  }),
+  spec('Undo Edit Script', 'Put back the text a file had before its last write, append, copy or edit.', {
+    script_name: 'the file',
+  }),
+  spec(
+    'Edit Script (AI)',
+    'Have the model edit a script by an instruction; the result is saved under save_name and the diff is shown.',
+    {
+      script_name: 'the script to edit (empty or missing: a new one)',
+      edit_instruction: 'what to change, step by step',
+      save_name: 'where to save the edited script',
+    },
+  ),
+  spec(
+    'Edit Script Segment (AI)',
+    'Have the model edit lines start_line_number to end_line_number of a script by an instruction; the whole script with the edited segment is saved under save_name and the diff is shown.',
+    {
+      script_name: 'the script to edit',
+      start_line_number: 'first line of the segment (1-based)',
+      end_line_number: 'last line of the segment',
+      edit_instruction: 'what to change, step by step',
+      save_name: 'where to save the edited script',
+    },
+  ),
+  spec('Understand File', 'Have the model read a file and report what you ask for.', {
+    file_name: 'the file',
+    things_to_look_for: 'what to look for and report',
+  }),
   ...RESEARCH_ACTIONS.map((a) => spec(a.name, a.description, a.input)),
-  spec('Final Answer', 'End the episode; the submission file is graded.', { final_answer: 'a short summary of what was done', submission: 'the submission file (default submission.csv)' }, ['final_answer']),
+  spec(
+    'Final Answer',
+    'End the episode; the submission file is graded.',
+    { final_answer: 'a short summary of what was done', submission: 'the submission file (default submission.csv)' },
+    ['final_answer'],
+  ),
 ];
 
 const INSPECT_MAX = 100;
@@ -59,7 +105,10 @@ const fenced = (reply: string) => /```(?:python|py)?[ \t]*\n([\s\S]*?)```/.exec(
 /** MLAgentBench's answer to an edit: where it was saved and the diff against the text before. */
 function edited(shown: string, before: string, after: string, env: ActionEnv): string {
   const diff = unifiedDiff(before, after, shown, shown);
-  return clip(`The edited file is saved to ${shown}. Here is the diff, please check if the edit is correct and desirable:\n\n${diff || '(no change)'}`, env.observationChars);
+  return clip(
+    `The edited file is saved to ${shown}. Here is the diff, please check if the edit is correct and desirable:\n\n${diff || '(no change)'}`,
+    env.observationChars,
+  );
 }
 
 export interface ActionEnv {
@@ -69,7 +118,11 @@ export interface ActionEnv {
   timeoutMs(): number;
   observationChars: number;
   /** Asks the AI actions' model (action_model, else the policy); gives its reply text. */
-  ask(purpose: AskPurpose, prompt: string, file: { name: string; content: string; instruction: string }): Promise<string>;
+  ask(
+    purpose: AskPurpose,
+    prompt: string,
+    file: { name: string; content: string; instruction: string },
+  ): Promise<string>;
   /** The task's description: the research problem Reflection and Retrieval are told about. */
   problem: string;
   /** Each file's earlier texts, newest last; null: the file did not exist. */
@@ -84,14 +137,22 @@ export interface ActionOutcome {
   code?: string;
 }
 
-const str = (args: Record<string, unknown>, k: string): string => (typeof args[k] === 'string' ? (args[k] as string) : args[k] === undefined ? '' : String(args[k]));
+const str = (args: Record<string, unknown>, k: string): string =>
+  typeof args[k] === 'string' ? (args[k] as string) : args[k] === undefined ? '' : String(args[k]);
 
 /** The argument problems of a call, or null. */
 export function argProblem(s: ActionSpec, args: Record<string, unknown>): string | null {
-  const missing = s.required.filter((k) => args[k] === undefined || args[k] === null || (s.name !== 'Edit Script (AI)' && k !== 'content' && k !== 'command' && str(args, k).trim() === ''));
-  if (missing.length) return `${s.name} needs ${missing.map((k) => `"${k}"`).join(', ')} in its Action Input (it takes ${Object.keys(s.input).join(', ')})`;
+  const missing = s.required.filter(
+    (k) =>
+      args[k] === undefined ||
+      args[k] === null ||
+      (s.name !== 'Edit Script (AI)' && k !== 'content' && k !== 'command' && str(args, k).trim() === ''),
+  );
+  if (missing.length)
+    return `${s.name} needs ${missing.map((k) => `"${k}"`).join(', ')} in its Action Input (it takes ${Object.keys(s.input).join(', ')})`;
   const unknown = Object.keys(args).filter((k) => !(k in s.input));
-  if (unknown.length) return `${s.name} takes no ${unknown.map((k) => `"${k}"`).join(', ')} (it takes ${Object.keys(s.input).join(', ')})`;
+  if (unknown.length)
+    return `${s.name} takes no ${unknown.map((k) => `"${k}"`).join(', ')} (it takes ${Object.keys(s.input).join(', ')})`;
   return null;
 }
 
@@ -123,7 +184,9 @@ export async function runAction(name: string, args: Record<string, unknown>, env
       keep(env, shown, before);
       if (name === 'Write File') await writeFile(path, content);
       else await appendFile(path, content);
-      return { observation: `${name === 'Write File' ? 'wrote' : 'appended'} ${content.length} characters to ${shown}` };
+      return {
+        observation: `${name === 'Write File' ? 'wrote' : 'appended'} ${content.length} characters to ${shown}`,
+      };
     }
     case 'Copy File': {
       const src = await readPath(roots, args.source);
@@ -139,7 +202,12 @@ export async function runAction(name: string, args: Record<string, unknown>, env
       const end = Math.min(lines.length, Math.floor(Number(args.end_line_number) || start + INSPECT_MAX - 1));
       if (end < start) throw new ActionError(`${shown} has ${lines.length} lines; lines ${start}-${end} are empty`);
       if (end - start + 1 > INSPECT_MAX) throw new ActionError(`at most ${INSPECT_MAX} lines at a time`);
-      return { observation: clip(`Here are the lines (the file ends at line ${lines.length}):\n\n${lines.slice(start - 1, end).join('\n')}`, env.observationChars) };
+      return {
+        observation: clip(
+          `Here are the lines (the file ends at line ${lines.length}):\n\n${lines.slice(start - 1, end).join('\n')}`,
+          env.observationChars,
+        ),
+      };
     }
     case 'Execute Script': {
       const { text, shown } = await readText(roots, args.script_name);
@@ -148,7 +216,12 @@ export async function runAction(name: string, args: Record<string, unknown>, env
       if (!rel.endsWith('.py')) throw new ActionError(`${shown}: Execute Script runs Python files (.py)`);
       const timeout = env.timeoutMs();
       const r = await env.session.run({ file: rel }, { timeoutMs: timeout });
-      return { observation: `The script has been executed. Here is the output:\n${observation(r, env.observationChars, timeout)}`, exit_code: r.timedOut ? null : r.exitCode, timed_out: r.timedOut, code: text };
+      return {
+        observation: `The script has been executed. Here is the output:\n${observation(r, env.observationChars, timeout)}`,
+        exit_code: r.timedOut ? null : r.exitCode,
+        timed_out: r.timedOut,
+        code: text,
+      };
     }
     case 'Undo Edit Script': {
       const { path, shown } = await writePath(roots, args.script_name);
@@ -179,7 +252,10 @@ export async function runAction(name: string, args: Record<string, unknown>, env
       const lines = text.split('\n');
       const start = Math.max(1, Math.floor(Number(args.start_line_number)));
       const end = Math.min(lines.length, Math.floor(Number(args.end_line_number)));
-      if (!Number.isFinite(start) || !Number.isFinite(end) || end < start) throw new ActionError(`start_line_number and end_line_number must be line numbers with start <= end (${shown} has ${lines.length} lines)`);
+      if (!Number.isFinite(start) || !Number.isFinite(end) || end < start)
+        throw new ActionError(
+          `start_line_number and end_line_number must be line numbers with start <= end (${shown} has ${lines.length} lines)`,
+        );
       const segment = lines.slice(start - 1, end).join('\n');
       const instruction = str(args, 'edit_instruction');
       const dst = await writePath(roots, args.save_name);
@@ -195,7 +271,11 @@ export async function runAction(name: string, args: Record<string, unknown>, env
       const look = str(args, 'things_to_look_for');
       // The model reads at most what an observation could hold many times over; the head and tail stay.
       const body = clip(text, env.observationChars * 8);
-      const reply = await env.ask('understand', `Read the file ${shown} and report: ${look}\nAnswer only from what the file shows.\n\n${body}`, { name: shown, content: text, instruction: look });
+      const reply = await env.ask(
+        'understand',
+        `Read the file ${shown} and report: ${look}\nAnswer only from what the file shows.\n\n${body}`,
+        { name: shown, content: text, instruction: look },
+      );
       return { observation: clip(reply.trim() || '(the model gave no answer)', env.observationChars) };
     }
     case 'Python REPL': {
@@ -205,11 +285,17 @@ export async function runAction(name: string, args: Record<string, unknown>, env
       await writeFile(join(roots.workspace, rel), str(args, 'command'));
       const timeout = env.timeoutMs();
       const r = await env.session.run({ file: rel }, { timeoutMs: timeout });
-      return { observation: observation(r, env.observationChars, timeout), exit_code: r.timedOut ? null : r.exitCode, timed_out: r.timedOut };
+      return {
+        observation: observation(r, env.observationChars, timeout),
+        exit_code: r.timedOut ? null : r.exitCode,
+        timed_out: r.timedOut,
+      };
     }
     case 'Request Help':
       // No one answers in an automatic run; MLAgentBench's own would wait for a person at the terminal.
-      return { observation: 'No human is attached to this run, so no help can be given; continue with the actions available.' };
+      return {
+        observation: 'No human is attached to this run, so no help can be given; continue with the actions available.',
+      };
     default:
       if (RESEARCH_ACTIONS.some((a) => a.name === name)) return runResearchAction(name, args, env);
       throw new ActionError(`unknown action "${name}"`);

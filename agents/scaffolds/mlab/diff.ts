@@ -11,7 +11,9 @@ function ops(a: string[], b: string[]): Op[] {
   // Past this many cells the table is not worth its memory: everything is removed, then added.
   if (n * m > 4_000_000) return [...a.map((l) => ['-', l] as Op), ...b.map((l) => ['+', l] as Op)];
   const lcs = Array.from({ length: n + 1 }, () => new Uint32Array(m + 1));
-  for (let i = n - 1; i >= 0; i--) for (let j = m - 1; j >= 0; j--) lcs[i][j] = a[i] === b[j] ? lcs[i + 1][j + 1] + 1 : Math.max(lcs[i + 1][j], lcs[i][j + 1]);
+  for (let i = n - 1; i >= 0; i--)
+    for (let j = m - 1; j >= 0; j--)
+      lcs[i][j] = a[i] === b[j] ? lcs[i + 1][j + 1] + 1 : Math.max(lcs[i + 1][j], lcs[i][j + 1]);
   const out: Op[] = [];
   let i = 0;
   let j = 0;
@@ -25,7 +27,8 @@ function ops(a: string[], b: string[]): Op[] {
 }
 
 /** A hunk's range as unified diffs write it: `start` alone for one line, `start-1,0` for none. */
-const range = (start: number, len: number) => (len === 1 ? `${start + 1}` : len === 0 ? `${start},0` : `${start + 1},${len}`);
+const range = (start: number, len: number) =>
+  len === 1 ? `${start + 1}` : len === 0 ? `${start},0` : `${start + 1},${len}`;
 
 const split = (t: string) => (t === '' ? [] : t.replace(/\n$/, '').split('\n'));
 

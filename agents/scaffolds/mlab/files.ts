@@ -22,7 +22,8 @@ function clean(name: unknown): string {
   if (typeof name !== 'string' || !name.trim()) throw new ActionError('the file name is empty');
   const n = name.trim();
   if (n.includes('\0')) throw new ActionError(`${JSON.stringify(n)}: not a file name`);
-  if (isAbsolute(n) || /^[A-Za-z]:[\\/]/.test(n)) throw new ActionError(`${n}: absolute paths are refused; name files relative to the workspace`);
+  if (isAbsolute(n) || /^[A-Za-z]:[\\/]/.test(n))
+    throw new ActionError(`${n}: absolute paths are refused; name files relative to the workspace`);
   const norm = normalize(n).replace(/[\\/]+$/, '') || '.';
   if (norm === '..' || norm.startsWith(`..${sep}`)) throw new ActionError(`${n}: outside the workspace`);
   return norm;
@@ -46,7 +47,8 @@ export async function readPath(roots: Roots, name: unknown): Promise<{ path: str
 /** The host path of a file to write; public/ is read-only, and folders are made as needed. */
 export async function writePath(roots: Roots, name: unknown): Promise<{ path: string; shown: string }> {
   const norm = clean(name);
-  if (norm === '.' || norm.split(sep)[0] === 'public') throw new ActionError(`${norm}: public/ is read-only; write your files in the workspace`);
+  if (norm === '.' || norm.split(sep)[0] === 'public')
+    throw new ActionError(`${norm}: public/ is read-only; write your files in the workspace`);
   if (HIDDEN.has(norm.split(sep)[0])) throw new ActionError(`${norm}: reserved for the scaffold`);
   const path = join(roots.workspace, norm);
   const root = await realpath(roots.workspace);
@@ -65,11 +67,16 @@ export async function writePath(roots: Roots, name: unknown): Promise<{ path: st
   return { path, shown: norm };
 }
 
-export async function readText(roots: Roots, name: unknown, maxBytes = 5_000_000): Promise<{ text: string; shown: string }> {
+export async function readText(
+  roots: Roots,
+  name: unknown,
+  maxBytes = 5_000_000,
+): Promise<{ text: string; shown: string }> {
   const { path, shown } = await readPath(roots, name);
   const st = await stat(path);
   if (st.isDirectory()) throw new ActionError(`${shown}: is a folder (List Files shows it)`);
-  if (st.size > maxBytes) throw new ActionError(`${shown}: ${st.size} bytes is too large to read whole; inspect it with a script`);
+  if (st.size > maxBytes)
+    throw new ActionError(`${shown}: ${st.size} bytes is too large to read whole; inspect it with a script`);
   const buf = await readFile(path);
   if (buf.includes(0)) throw new ActionError(`${shown}: a binary file`);
   return { text: buf.toString('utf8'), shown };

@@ -42,19 +42,37 @@ export function mlabScaffold(opts: MlabOptions = MLAB_DEFAULTS): Scaffold {
 export const mlab = mlabScaffold();
 
 /** The tools a rollout offers: the choice for the task's domain, less its seeded dropout. */
-export function rolloutTools(opts: Pick<MlabOptions, 'tools' | 'toolDropout' | 'seed'>, task: TaskView, policy: string, sample: number): ToolSpec[] {
-  return dropTools(chooseTools(opts.tools, task.meta.domain ?? task.meta.modality), opts.toolDropout, opts.seed, task.id, policy, sample);
+export function rolloutTools(
+  opts: Pick<MlabOptions, 'tools' | 'toolDropout' | 'seed'>,
+  task: TaskView,
+  policy: string,
+  sample: number,
+): ToolSpec[] {
+  return dropTools(
+    chooseTools(opts.tools, task.meta.domain ?? task.meta.modality),
+    opts.toolDropout,
+    opts.seed,
+    task.id,
+    policy,
+    sample,
+  );
 }
 
 /** The episode's first two messages: the system prompt with the actions, the offered tools and the task, then "Begin." */
-export function mlabMessages(task: TaskView, limits: Pick<EpisodeLimits, 'maxTurns' | 'stepTimeoutMs'>, tools: readonly ToolSpec[]): ChatMessage[] {
+export function mlabMessages(
+  task: TaskView,
+  limits: Pick<EpisodeLimits, 'maxTurns' | 'stepTimeoutMs'>,
+  tools: readonly ToolSpec[],
+): ChatMessage[] {
   const actions = MLAB_ACTIONS.map(
     (a) =>
       `- ${a.name}: ${a.description}\n  Action Input: {${Object.entries(a.input)
         .map(([k, v]) => `"${k}": ${v}`)
         .join('; ')}}`,
   ).join('\n');
-  const toolText = tools.length ? `\nDiagnostic tools (also actions; file arguments are relative to the workspace):\n${tools.map(describeTool).join('\n')}\n` : '';
+  const toolText = tools.length
+    ? `\nDiagnostic tools (also actions; file arguments are relative to the workspace):\n${tools.map(describeTool).join('\n')}\n`
+    : '';
   return [
     {
       role: 'system',
@@ -81,7 +99,8 @@ async function runMlab(ctx: EpisodeContext, opts: MlabOptions): Promise<EpisodeR
   // Guided collection: the teacher's system prompt gets the guidance; `messages`, the record a student
   // learns from, never does.
   const guidance = ctx.guidance ? `\n\n${renderGuidance(ctx.guidance)}` : '';
-  const teacherView = (ms: ChatMessage[]) => (guidance ? ms.map((m, i) => (i === 0 && m.role === 'system' ? { ...m, content: m.content + guidance } : m)) : ms);
+  const teacherView = (ms: ChatMessage[]) =>
+    guidance ? ms.map((m, i) => (i === 0 && m.role === 'system' ? { ...m, content: m.content + guidance } : m)) : ms;
   const turns: TurnRecord[] = [];
   const usage = newUsage();
   let dropped = 0;
@@ -100,10 +119,24 @@ async function runMlab(ctx: EpisodeContext, opts: MlabOptions): Promise<EpisodeR
       // A scripted policy rewrites and reads files itself (its edits are what it does), but has no words to
       // reflect or retrieve with: those need a model, and the observation says that none is set.
       if (!opts.actionModel && ctx.policy.kind !== 'openai' && (purpose === 'reflect' || purpose === 'retrieve')) {
-        throw new Error(`this action asks a model, and none is set: the policy ${ctx.policy.name} is not a model and the stage names no action_model (a models: entry)`);
+        throw new Error(
+          `this action asks a model, and none is set: the policy ${ctx.policy.name} is not a model and the stage names no action_model (a models: entry)`,
+        );
       }
       const asked = opts.actionModel ? { ...ctx, policy: opts.actionModel } : ctx;
-      const r = await ask(asked, { scaffold: 'mlab', purpose, messages: [{ role: 'user', content: prompt }], turn: turns.length, sample: ctx.sample, history: turns, file }, usage);
+      const r = await ask(
+        asked,
+        {
+          scaffold: 'mlab',
+          purpose,
+          messages: [{ role: 'user', content: prompt }],
+          turn: turns.length,
+          sample: ctx.sample,
+          history: turns,
+          file,
+        },
+        usage,
+      );
       // The model failing inside an action fails the action, not the episode.
       if ('stop' in r) throw new Error(`the model call failed: ${r.error}`);
       return r.text;
@@ -118,7 +151,21 @@ async function runMlab(ctx: EpisodeContext, opts: MlabOptions): Promise<EpisodeR
     left = b.left;
     const shown = fitContext(messages, 2, turns.map(failed), limits.contextTokens);
     dropped = Math.max(dropped, shown.dropped);
-    const reply = await ask(ctx, { scaffold: 'mlab', purpose: 'step', messages: teacherView(shown.messages), transcript: messages, turn: t, sample: ctx.sample, history: turns, actions: names, ...(ctx.guidance ? { guidance: ctx.guidance } : {}) }, usage);
+    const reply = await ask(
+      ctx,
+      {
+        scaffold: 'mlab',
+        purpose: 'step',
+        messages: teacherView(shown.messages),
+        transcript: messages,
+        turn: t,
+        sample: ctx.sample,
+        history: turns,
+        actions: names,
+        ...(ctx.guidance ? { guidance: ctx.guidance } : {}),
+      },
+      usage,
+    );
     if ('stop' in reply) {
       ended = reply.stop;
       error = reply.error;
@@ -127,7 +174,15 @@ async function runMlab(ctx: EpisodeContext, opts: MlabOptions): Promise<EpisodeR
     messages.push({ role: 'assistant', content: reply.text });
     const parsed = parseMlab(reply.text, names);
     // A guided reply's token record would carry the guidance in its context ids: only the text is kept.
-    const base = { turn: t, exit_code: null, timed_out: false, duration_ms: 0, ...(reply.choice ? { choice: reply.choice } : {}), ...(reply.logprobs ? { logprobs: reply.logprobs } : {}), ...(reply.tokens && !guidance ? { tokens: reply.tokens } : {}) };
+    const base = {
+      turn: t,
+      exit_code: null,
+      timed_out: false,
+      duration_ms: 0,
+      ...(reply.choice ? { choice: reply.choice } : {}),
+      ...(reply.logprobs ? { logprobs: reply.logprobs } : {}),
+      ...(reply.tokens && !guidance ? { tokens: reply.tokens } : {}),
+    };
     if (!parsed.ok) {
       const obs = `invalid action: ${parsed.reason}`;
       turns.push({ ...base, action: 'invalid', format_ok: false, observation: obs });
@@ -137,7 +192,8 @@ async function runMlab(ctx: EpisodeContext, opts: MlabOptions): Promise<EpisodeR
     const { action: name, args } = parsed;
     const call = { ...base, name, args, format_ok: parsed.formatOk };
     if (name === 'Final Answer') {
-      const file = typeof args.submission === 'string' && args.submission.trim() ? args.submission.trim() : 'submission.csv';
+      const file =
+        typeof args.submission === 'string' && args.submission.trim() ? args.submission.trim() : 'submission.csv';
       submission = file;
       turns.push({ ...call, action: 'answer', observation: `submitted ${file}` });
       ended = 'answer';
@@ -152,8 +208,17 @@ async function runMlab(ctx: EpisodeContext, opts: MlabOptions): Promise<EpisodeR
         out = problem ? { observation: `error: ${problem}` } : await runAction(name, args, env);
       } else {
         // A tool keeps its own wall clock (scripts' step_timeout is not its), cut only by the episode's end.
-        const a = await runTool(ctx.session, name, args, left < TOOL_TIMEOUT_MS ? { timeoutMs: Math.max(1, left) } : {});
-        out = { observation: a.ok ? a.text : `error: ${a.text}`, timed_out: a.timedOut ?? false, ...(a.ok ? { evidence: a.evidence } : {}) };
+        const a = await runTool(
+          ctx.session,
+          name,
+          args,
+          left < TOOL_TIMEOUT_MS ? { timeoutMs: Math.max(1, left) } : {},
+        );
+        out = {
+          observation: a.ok ? a.text : `error: ${a.text}`,
+          timed_out: a.timedOut ?? false,
+          ...(a.ok ? { evidence: a.evidence } : {}),
+        };
         // Only a return that carries evidence is changed; a failed call is shown as it failed.
         if (a.ok && opts.intervention && targets(opts.intervention, name, t)) {
           const original = { text: a.text, evidence: a.evidence };
@@ -170,15 +235,44 @@ async function runMlab(ctx: EpisodeContext, opts: MlabOptions): Promise<EpisodeR
     // A tool turn keeps the structured answer as shown and, when it was changed, the answer as given.
     const answer: Partial<TurnRecord> = {
       ...(out.evidence ? { evidence: out.evidence } : {}),
-      ...(out.original && opts.intervention ? { intervention: { mode: opts.intervention.mode, original: { text: clip(out.original.text, limits.observationChars), evidence: out.original.evidence } } } : {}),
+      ...(out.original && opts.intervention
+        ? {
+            intervention: {
+              mode: opts.intervention.mode,
+              original: { text: clip(out.original.text, limits.observationChars), evidence: out.original.evidence },
+            },
+          }
+        : {}),
     };
-    turns.push({ ...call, action: kind, observation: obs, exit_code: out.exit_code ?? null, timed_out: out.timed_out ?? false, duration_ms: Date.now() - t0, ...(out.code !== undefined ? { code: out.code } : {}), ...answer });
+    turns.push({
+      ...call,
+      action: kind,
+      observation: obs,
+      exit_code: out.exit_code ?? null,
+      timed_out: out.timed_out ?? false,
+      duration_ms: Date.now() - t0,
+      ...(out.code !== undefined ? { code: out.code } : {}),
+      ...answer,
+    });
     messages.push({ role: 'user', content: `Observation: ${obs}` });
   }
   // Out of actions or time without an answer: the last submission written is graded, as for ReAct.
-  return { scaffold: 'mlab', messages, turns, submission: submission ?? 'submission.csv', ended, error, dropped_turns: dropped, usage };
+  return {
+    scaffold: 'mlab',
+    messages,
+    turns,
+    submission: submission ?? 'submission.csv',
+    ended,
+    error,
+    dropped_turns: dropped,
+    usage,
+  };
 }
 
 function failed(t: TurnRecord): boolean {
-  return t.action === 'invalid' || t.observation.startsWith('error:') || (t.action === 'code' && (t.timed_out || t.exit_code !== 0));
+  return (
+    t.action === 'invalid' ||
+    t.observation.startsWith('error:') ||
+    (t.action === 'code' && (t.timed_out || t.exit_code !== 0))
+  );
 }

@@ -10,7 +10,17 @@ import { intervene, maskAnswer, paraphraseText, targets, WITHHELD } from './inte
 // Answers in the shape the Python tools write them (tools/py/mlepipe_tools).
 const IMAGE = {
   text: '40 images, 3 channels, range 0-255; pixels are 0-255: divide by 255, then normalize with mean [0.502, 0.31, 0.44] and std [0.2, 0.21, 0.19]',
-  evidence: { images: 40, channels: 3, min: [0, 0, 0], max: [255, 255, 255], mean: [128.1, 79.0, 112.2], std: [51, 53.6, 48.5], mean_01: [0.502, 0.31, 0.44], std_01: [0.2, 0.21, 0.19], suggestion: 'pixels are 0-255: divide by 255' },
+  evidence: {
+    images: 40,
+    channels: 3,
+    min: [0, 0, 0],
+    max: [255, 255, 255],
+    mean: [128.1, 79.0, 112.2],
+    std: [51, 53.6, 48.5],
+    mean_01: [0.502, 0.31, 0.44],
+    std_01: [0.2, 0.21, 0.19],
+    suggestion: 'pixels are 0-255: divide by 255',
+  },
 };
 const MISSING = {
   text: '2 of 6 columns have missing values; age: 30.0% (median imputation plus a missing-indicator column); fare: 4.0% (median imputation)',
@@ -43,11 +53,18 @@ test('paraphrase: other words, every number of the original kept, the structured
     assert.equal(p.evidence, a.evidence);
     assert.is(paraphraseText('tool', a.text), p.text);
   }
-  assert.match(paraphraseText('detect_missing_values', MISSING.text), /^Findings of detect_missing_values:\n\* 2 of 6 fields have gaps\n\* age: 30.0%/);
+  assert.match(
+    paraphraseText('detect_missing_values', MISSING.text),
+    /^Findings of detect_missing_values:\n\* 2 of 6 fields have gaps\n\* age: 30.0%/,
+  );
 });
 
 test('a paraphrasing model, when given, words the text; the values stay', async () => {
-  const p = await intervene({ mode: 'paraphrase', tools: 'all', paraphrase: async (tool, text) => `${tool} says: ${text.toUpperCase()}` }, 'detect_missing_values', MISSING);
+  const p = await intervene(
+    { mode: 'paraphrase', tools: 'all', paraphrase: async (tool, text) => `${tool} says: ${text.toUpperCase()}` },
+    'detect_missing_values',
+    MISSING,
+  );
   assert.match(p.text, /^detect_missing_values says: 2 OF 6 COLUMNS/);
   assert.equal(p.evidence, MISSING.evidence);
 });
@@ -70,11 +87,26 @@ test('diagnose reads the structured answer: the same issues under paraphrase, th
       ]),
     ).map((i) => `${i.kind}: ${i.detail}`);
   const original = issues(IMAGE, MISSING);
-  assert.equal(original, ['pixel-range: images are 0-255 and the script does not rescale them', 'missing-values: age, fare']);
+  assert.equal(original, [
+    'pixel-range: images are 0-255 and the script does not rescale them',
+    'missing-values: age, fare',
+  ]);
   const para = { mode: 'paraphrase' as const, tools: 'all' as const };
-  assert.equal(issues(await intervene(para, 'image_normalization_stats', IMAGE), await intervene(para, 'detect_missing_values', MISSING)), original);
+  assert.equal(
+    issues(
+      await intervene(para, 'image_normalization_stats', IMAGE),
+      await intervene(para, 'detect_missing_values', MISSING),
+    ),
+    original,
+  );
   const mask = { mode: 'mask' as const, tools: 'all' as const };
-  assert.equal(issues(await intervene(mask, 'image_normalization_stats', IMAGE), await intervene(mask, 'detect_missing_values', MISSING)), []);
+  assert.equal(
+    issues(
+      await intervene(mask, 'image_normalization_stats', IMAGE),
+      await intervene(mask, 'detect_missing_values', MISSING),
+    ),
+    [],
+  );
   // Masking one tool leaves the other's finding.
   assert.equal(issues(IMAGE, await intervene(mask, 'detect_missing_values', MISSING)), [original[0]]);
 });

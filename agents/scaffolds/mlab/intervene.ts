@@ -31,7 +31,9 @@ export const WITHHELD = 'unavailable';
 
 /** Whether the intervention applies to this tool's returns (at this turn). */
 export function targets(iv: Intervention, tool: string, turn?: number): boolean {
-  return (iv.at === undefined || turn === undefined || iv.at === turn) && chooseTools(iv.tools).some((t) => t.name === tool);
+  return (
+    (iv.at === undefined || turn === undefined || iv.at === turn) && chooseTools(iv.tools).some((t) => t.name === tool)
+  );
 }
 
 /**

@@ -17,7 +17,8 @@ import { parseMlab } from './parse.js';
 import { chooseTools, dropTools } from './tools.js';
 
 const NAMES = ['List Files', 'Write File', 'Final Answer', 'detect_missing_values'];
-const reply = (action: string, input: string) => `Reflection: r\nResearch Plan and Status: p\nFact Check: f\nThought: t\nAction: ${action}\nAction Input: ${input}`;
+const reply = (action: string, input: string) =>
+  `Reflection: r\nResearch Plan and Status: p\nFact Check: f\nThought: t\nAction: ${action}\nAction Input: ${input}`;
 
 test('a reply in format gives its action and JSON input', () => {
   const r = parseMlab(reply('Write File', '{"file_name": "a.py", "content": "print(1)"}'), NAMES);
@@ -25,7 +26,10 @@ test('a reply in format gives its action and JSON input', () => {
 });
 
 test('lenient: fenced JSON, raw newlines in strings, trailing commas, any case; missing sections are out of format', () => {
-  const r = parseMlab('Thought: go\nAction: write file\nAction Input: ```json\n{"file_name": "a.py", "content": "x = 1\nprint(x)",}\n```', NAMES);
+  const r = parseMlab(
+    'Thought: go\nAction: write file\nAction Input: ```json\n{"file_name": "a.py", "content": "x = 1\nprint(x)",}\n```',
+    NAMES,
+  );
   assert.ok(r.ok);
   if (!r.ok) return;
   assert.is(r.action, 'Write File');
@@ -37,7 +41,10 @@ test('lenient: fenced JSON, raw newlines in strings, trailing commas, any case; 
 
 test('unparsable replies say what is wrong', () => {
   const none = parseMlab('I think I should look at the data.', NAMES);
-  assert.equal(none, { ok: false, reason: 'the reply has no "Action:" line; end every reply with Action: <name> and Action Input: <JSON object>' });
+  assert.equal(none, {
+    ok: false,
+    reason: 'the reply has no "Action:" line; end every reply with Action: <name> and Action Input: <JSON object>',
+  });
   const unknown = parseMlab(reply('Run Shell', '{}'), NAMES);
   assert.ok(!unknown.ok && unknown.reason.startsWith('"Run Shell" is not an available action'));
   const bad = parseMlab(reply('Write File', '{"file_name": '), NAMES);
@@ -63,7 +70,9 @@ test.before.each(async () => {
     observationChars: 2000,
     ask: async (purpose, prompt, file) => {
       asked.push({ purpose, prompt });
-      return purpose === 'edit' ? '```python\n' + file.content + 'print("edited")\n```' : `${purpose}: the log has ${file.content.split('\n').length - 1} lines`;
+      return purpose === 'edit'
+        ? '```python\n' + file.content + 'print("edited")\n```'
+        : `${purpose}: the log has ${file.content.split('\n').length - 1} lines`;
     },
     backups: new Map(),
     problem: 'Predict b.',
@@ -116,7 +125,11 @@ test('public/ is readable and listed, never writable', async () => {
 test('Undo Edit Script restores each earlier text in turn, and removes a file it had made', async () => {
   await runAction('Write File', { file_name: 'train.py', content: 'v1\n' }, env);
   await runAction('Append File', { file_name: 'train.py', content: 'v2\n' }, env);
-  await runAction('Edit Script (AI)', { script_name: 'train.py', edit_instruction: 'add a print', save_name: 'train.py' }, env);
+  await runAction(
+    'Edit Script (AI)',
+    { script_name: 'train.py', edit_instruction: 'add a print', save_name: 'train.py' },
+    env,
+  );
   assert.is(await readFile(join(root, 'ws', 'train.py'), 'utf8'), 'v1\nv2\nprint("edited")\n');
   await runAction('Undo Edit Script', { script_name: 'train.py' }, env);
   assert.is(await readFile(join(root, 'ws', 'train.py'), 'utf8'), 'v1\nv2\n');
@@ -128,10 +141,20 @@ test('Undo Edit Script restores each earlier text in turn, and removes a file it
 });
 
 test('Inspect Script Lines numbers lines and caps the window at 100', async () => {
-  await runAction('Write File', { file_name: 's.py', content: Array.from({ length: 150 }, (_, i) => `x${i + 1}`).join('\n') }, env);
-  const o = (await runAction('Inspect Script Lines', { script_name: 's.py', start_line_number: 3, end_line_number: 4 }, env)).observation;
+  await runAction(
+    'Write File',
+    { file_name: 's.py', content: Array.from({ length: 150 }, (_, i) => `x${i + 1}`).join('\n') },
+    env,
+  );
+  const o = (
+    await runAction('Inspect Script Lines', { script_name: 's.py', start_line_number: 3, end_line_number: 4 }, env)
+  ).observation;
   assert.is(o, 'Here are the lines (the file ends at line 150):\n\nx3\nx4');
-  await refused('Inspect Script Lines', { script_name: 's.py', start_line_number: 1, end_line_number: 150 }, /at most 100 lines/);
+  await refused(
+    'Inspect Script Lines',
+    { script_name: 's.py', start_line_number: 1, end_line_number: 150 },
+    /at most 100 lines/,
+  );
 });
 
 test('tools: a domain keeps only its tools; dropout removes the seeded fraction, the same for the same seed', () => {
@@ -180,54 +203,111 @@ test("MLAgentBench's 17 actions by its names and arguments; edits answer with a 
     ],
   );
   const input = (n: string) => Object.keys(MLAB_ACTIONS.find((a) => a.name === n)!.input);
-  assert.equal(input('Edit Script Segment (AI)'), ['script_name', 'start_line_number', 'end_line_number', 'edit_instruction', 'save_name']);
-  assert.equal([input('Python REPL'), input('Request Help'), input('Reflection'), input('Retrieval from Research Log'), input('Append Summary to Research Log')], [['command'], ['request'], ['things_to_reflect_on'], ['current_plan'], ['content']]);
+  assert.equal(input('Edit Script Segment (AI)'), [
+    'script_name',
+    'start_line_number',
+    'end_line_number',
+    'edit_instruction',
+    'save_name',
+  ]);
+  assert.equal(
+    [
+      input('Python REPL'),
+      input('Request Help'),
+      input('Reflection'),
+      input('Retrieval from Research Log'),
+      input('Append Summary to Research Log'),
+    ],
+    [['command'], ['request'], ['things_to_reflect_on'], ['current_plan'], ['content']],
+  );
   await runAction('Write File', { file_name: 's.py', content: 'a = 1\nb = 2\nc = 3\nd = 4\n' }, env);
-  const whole = (await runAction('Edit Script (AI)', { script_name: 's.py', edit_instruction: 'print', save_name: 's2.py' }, env)).observation;
-  assert.is(whole, 'The edited file is saved to s2.py. Here is the diff, please check if the edit is correct and desirable:\n\n--- s2.py\n+++ s2.py\n@@ -2,3 +2,4 @@\n b = 2\n c = 3\n d = 4\n+print("edited")\n');
+  const whole = (
+    await runAction('Edit Script (AI)', { script_name: 's.py', edit_instruction: 'print', save_name: 's2.py' }, env)
+  ).observation;
+  assert.is(
+    whole,
+    'The edited file is saved to s2.py. Here is the diff, please check if the edit is correct and desirable:\n\n--- s2.py\n+++ s2.py\n@@ -2,3 +2,4 @@\n b = 2\n c = 3\n d = 4\n+print("edited")\n',
+  );
   // The segment edit sends only lines 2-3 and puts the answer back between the lines around them.
-  const seg = (await runAction('Edit Script Segment (AI)', { script_name: 's.py', start_line_number: 2, end_line_number: 3, edit_instruction: 'print', save_name: 's.py' }, env)).observation;
+  const seg = (
+    await runAction(
+      'Edit Script Segment (AI)',
+      { script_name: 's.py', start_line_number: 2, end_line_number: 3, edit_instruction: 'print', save_name: 's.py' },
+      env,
+    )
+  ).observation;
   assert.is(await readFile(join(root, 'ws', 's.py'), 'utf8'), 'a = 1\nb = 2\nc = 3\nprint("edited")\nd = 4\n');
   assert.match(asked[1].prompt, /```python\nb = 2\nc = 3\n```/);
-  assert.match(seg, /^The edited file is saved to s\.py\. Here is the diff.*\n\n--- s\.py\n\+\+\+ s\.py\n@@ -1,4 \+1,5 @@\n a = 1\n b = 2\n c = 3\n\+print\("edited"\)\n d = 4\n$/s);
+  assert.match(
+    seg,
+    /^The edited file is saved to s\.py\. Here is the diff.*\n\n--- s\.py\n\+\+\+ s\.py\n@@ -1,4 \+1,5 @@\n a = 1\n b = 2\n c = 3\n\+print\("edited"\)\n d = 4\n$/s,
+  );
   await runAction('Undo Edit Script', { script_name: 's.py' }, env);
   assert.is(await readFile(join(root, 'ws', 's.py'), 'utf8'), 'a = 1\nb = 2\nc = 3\nd = 4\n');
-  await refused('Edit Script Segment (AI)', { script_name: 's.py', start_line_number: 3, end_line_number: 2, edit_instruction: 'x', save_name: 's.py' }, /start <= end/);
+  await refused(
+    'Edit Script Segment (AI)',
+    { script_name: 's.py', start_line_number: 3, end_line_number: 2, edit_instruction: 'x', save_name: 's.py' },
+    /start <= end/,
+  );
 });
 
 test('the research log: appended summaries are what Reflection and Retrieval send to the model; Request Help says no one is there', async () => {
-  assert.is((await runAction('Append Summary to Research Log', { content: 'step 1: the starter scores 0.7' }, env)).observation, 'Successfully appended to research log');
+  assert.is(
+    (await runAction('Append Summary to Research Log', { content: 'step 1: the starter scores 0.7' }, env)).observation,
+    'Successfully appended to research log',
+  );
   await runAction('Append Summary to Research Log', { content: 'step 2: scaled the inputs' }, env);
-  assert.is(await readFile(join(root, 'ws', 'research_log.log'), 'utf8'), 'step 1: the starter scores 0.7\nstep 2: scaled the inputs\n');
-  assert.is((await runAction('Reflection', { things_to_reflect_on: 'what worked' }, env)).observation, 'Reflection: reflect: the log has 2 lines');
-  assert.is((await runAction('Retrieval from Research Log', { current_plan: 'tune C' }, env)).observation, 'retrieve: the log has 2 lines');
+  assert.is(
+    await readFile(join(root, 'ws', 'research_log.log'), 'utf8'),
+    'step 1: the starter scores 0.7\nstep 2: scaled the inputs\n',
+  );
+  assert.is(
+    (await runAction('Reflection', { things_to_reflect_on: 'what worked' }, env)).observation,
+    'Reflection: reflect: the log has 2 lines',
+  );
+  assert.is(
+    (await runAction('Retrieval from Research Log', { current_plan: 'tune C' }, env)).observation,
+    'retrieve: the log has 2 lines',
+  );
   assert.equal(
     asked.map((a) => a.purpose),
     ['reflect', 'retrieve'],
   );
-  for (const a of asked) assert.ok(a.prompt.includes('Predict b.') && a.prompt.includes('step 2: scaled the inputs'), a.prompt);
+  for (const a of asked)
+    assert.ok(a.prompt.includes('Predict b.') && a.prompt.includes('step 2: scaled the inputs'), a.prompt);
   assert.match(asked[0].prompt, /Reflect on this: what worked/);
   assert.match(asked[1].prompt, /tune C/);
-  assert.match((await runAction('Request Help', { request: 'install xgboost' }, env)).observation, /^No human is attached to this run/);
+  assert.match(
+    (await runAction('Request Help', { request: 'install xgboost' }, env)).observation,
+    /^No human is attached to this run/,
+  );
 });
 
 test('unifiedDiff: hunks with three lines of context, as difflib writes them', () => {
   const a = Array.from({ length: 20 }, (_, i) => `l${i + 1}`).join('\n') + '\n';
   const b = a.replace('l2\n', 'L2\n').replace('l18\n', '');
-  assert.is(unifiedDiff(a, b, 'x', 'y'), '--- x\n+++ y\n@@ -1,5 +1,5 @@\n l1\n-l2\n+L2\n l3\n l4\n l5\n@@ -15,6 +15,5 @@\n l15\n l16\n l17\n-l18\n l19\n l20\n');
+  assert.is(
+    unifiedDiff(a, b, 'x', 'y'),
+    '--- x\n+++ y\n@@ -1,5 +1,5 @@\n l1\n-l2\n+L2\n l3\n l4\n l5\n@@ -15,6 +15,5 @@\n l15\n l16\n l17\n-l18\n l19\n l20\n',
+  );
   assert.is(unifiedDiff('', 'x\n'), '--- before\n+++ after\n@@ -0,0 +1 @@\n+x\n');
   assert.is(unifiedDiff(a, a), '');
 });
 
 /** An episode with written replies and no jail (no script or tool runs). */
-async function episode(texts: string[], opts: Parameters<typeof mlabScaffold>[0], meta: Record<string, unknown> = { id: 't' }) {
+async function episode(
+  texts: string[],
+  opts: Parameters<typeof mlabScaffold>[0],
+  meta: Record<string, unknown> = { id: 't' },
+) {
   const seen: PolicyRequest[] = [];
   const policy: Policy = {
     name: 'written',
     kind: 'scripted',
     act: async (req) => {
       seen.push(req);
-      const text = req.purpose === 'understand' ? 'It has columns a and b.' : texts[Math.min(req.turn, texts.length - 1)];
+      const text =
+        req.purpose === 'understand' ? 'It has columns a and b.' : texts[Math.min(req.turn, texts.length - 1)];
       return { text, usage: { prompt_tokens: 1, completion_tokens: 1 } };
     },
   };
@@ -280,14 +360,19 @@ test('every call is a turn with its action, arguments and observation; Final Ans
   assert.is(u?.file?.content, 'a,b\n1,2\n');
   // The offered actions: MLAgentBench's and the tabular tools, no others; the observation went back to the model.
   const offered = seen[0].actions ?? [];
-  assert.ok(offered.includes('Edit Script (AI)') && offered.includes('detect_label_imbalance') && !offered.includes('acf'));
+  assert.ok(
+    offered.includes('Edit Script (AI)') && offered.includes('detect_label_imbalance') && !offered.includes('acf'),
+  );
   assert.match(seen[0].messages[0].content, /detect_label_imbalance \(tabular diagnostic\)/);
   assert.is(seen[1].messages[seen[1].messages.length - 1].content, 'Observation: train.csv');
   assert.is(ep.usage.requests, 6);
 });
 
 test('a tool call with bad arguments is an error observation, checked before anything runs', async () => {
-  const { ep } = await episode([reply('detect_missing_values', '{"colum": "a"}'), reply('Final Answer', '{"final_answer": "x"}')], { tools: 'tabular', toolDropout: 0, seed: 0 });
+  const { ep } = await episode(
+    [reply('detect_missing_values', '{"colum": "a"}'), reply('Final Answer', '{"final_answer": "x"}')],
+    { tools: 'tabular', toolDropout: 0, seed: 0 },
+  );
   assert.is(ep.turns[0].action, 'tool');
   assert.equal(ep.turns[0].args, { colum: 'a' });
   assert.match(ep.turns[0].observation, /^error: .*path/);
@@ -295,7 +380,11 @@ test('a tool call with bad arguments is an error observation, checked before any
 
 test('tool_dropout: the rollout is offered the seeded share of the tools, fixed for all its turns', async () => {
   const all = chooseTools('all');
-  const { seen } = await episode([reply('List Files', '{}'), reply('Final Answer', '{"final_answer": "x"}')], { tools: 'all', toolDropout: 0.2, seed: 7 });
+  const { seen } = await episode([reply('List Files', '{}'), reply('Final Answer', '{"final_answer": "x"}')], {
+    tools: 'all',
+    toolDropout: 0.2,
+    seed: 7,
+  });
   const expected = dropTools(all, 0.2, 7, 't', 'written', 0).map((t) => t.name);
   assert.is(expected.length, all.length - Math.round(0.2 * all.length));
   assert.equal(seen[0].actions!.slice(17), expected);
@@ -311,7 +400,11 @@ test("tools: domain (the default) offers the shared module and the task domain's
   assert.is(chooseTools('domain', 'audio').length, listTools().length);
   assert.is(chooseTools('domain').length, listTools().length);
   assert.is(MLAB_DEFAULTS.tools, 'domain');
-  const { seen } = await episode([reply('List Files', '{}'), reply('Final Answer', '{"final_answer": "x"}')], MLAB_DEFAULTS, { id: 't', domain: 'graph' });
+  const { seen } = await episode(
+    [reply('List Files', '{}'), reply('Final Answer', '{"final_answer": "x"}')],
+    MLAB_DEFAULTS,
+    { id: 't', domain: 'graph' },
+  );
   const offered = seen[0].actions ?? [];
   assert.ok(offered.includes('homophily_estimator') && offered.includes('validate_output_format'));
   assert.ok(!offered.includes('detect_missing_values') && !offered.includes('acf'));
@@ -322,11 +415,25 @@ test("tools: domain (the default) offers the shared module and the task domain's
 });
 
 test('the AI actions ask action_model when one is set; without one a scripted policy is told plainly that none is', async () => {
-  const steps = [reply('Append Summary to Research Log', '{"content": "tried C=1"}'), reply('Reflection', '{"things_to_reflect_on": "what next"}'), reply('Final Answer', '{"final_answer": "x"}')];
+  const steps = [
+    reply('Append Summary to Research Log', '{"content": "tried C=1"}'),
+    reply('Reflection', '{"things_to_reflect_on": "what next"}'),
+    reply('Final Answer', '{"final_answer": "x"}'),
+  ];
   const plain = await episode(steps, { tools: 'none', toolDropout: 0, seed: 0 });
-  assert.is(plain.ep.turns[1].observation, 'error: this action asks a model, and none is set: the policy written is not a model and the stage names no action_model (a models: entry)');
+  assert.is(
+    plain.ep.turns[1].observation,
+    'error: this action asks a model, and none is set: the policy written is not a model and the stage names no action_model (a models: entry)',
+  );
   const heard: PolicyRequest[] = [];
-  const actionModel: Policy = { name: 'editor', kind: 'openai', act: async (req) => (heard.push(req), { text: 'Try a smaller C.', usage: { prompt_tokens: 3, completion_tokens: 4 } }) };
+  const actionModel: Policy = {
+    name: 'editor',
+    kind: 'openai',
+    act: async (req) => (
+      heard.push(req),
+      { text: 'Try a smaller C.', usage: { prompt_tokens: 3, completion_tokens: 4 } }
+    ),
+  };
   const { ep, seen } = await episode(steps, { tools: 'none', toolDropout: 0, seed: 0, actionModel });
   assert.is(ep.turns[1].observation, 'Reflection: Try a smaller C.');
   assert.equal(
@@ -339,7 +446,10 @@ test('the AI actions ask action_model when one is set; without one a scripted po
 });
 
 test('tools: none offers only MLAgentBench actions', async () => {
-  const { seen } = await episode([reply('detect_missing_values', '{"path": "public/train.csv"}'), reply('Final Answer', '{"final_answer": "x"}')], { tools: 'none', toolDropout: 0, seed: 0 });
+  const { seen } = await episode(
+    [reply('detect_missing_values', '{"path": "public/train.csv"}'), reply('Final Answer', '{"final_answer": "x"}')],
+    { tools: 'none', toolDropout: 0, seed: 0 },
+  );
   assert.is(seen[0].actions?.length, 17);
   assert.not.match(seen[0].messages[0].content, /Diagnostic tools/);
 });

@@ -6,12 +6,16 @@
 // is wrong when it cannot.
 export const SECTIONS = ['Reflection', 'Research Plan and Status', 'Fact Check', 'Thought'] as const;
 
-export type ParsedMlab = { ok: true; action: string; args: Record<string, unknown>; formatOk: boolean } | { ok: false; reason: string };
+export type ParsedMlab =
+  { ok: true; action: string; args: Record<string, unknown>; formatOk: boolean } | { ok: false; reason: string };
 
 /** Text between `Label:` and the next known label. */
 function section(text: string, label: string): string | null {
   const labels = [...SECTIONS, 'Action Input', 'Action'].map((l) => l.replace(/[()]/g, '\\$&')).join('|');
-  const re = new RegExp(`^[ \\t]*\\**${label}\\**[ \\t]*:([\\s\\S]*?)(?=^[ \\t]*\\**(?:${labels})\\**[ \\t]*:|(?![\\s\\S]))`, 'mi');
+  const re = new RegExp(
+    `^[ \\t]*\\**${label}\\**[ \\t]*:([\\s\\S]*?)(?=^[ \\t]*\\**(?:${labels})\\**[ \\t]*:|(?![\\s\\S]))`,
+    'mi',
+  );
   const m = re.exec(text);
   return m ? m[1].trim() : null;
 }
@@ -78,7 +82,11 @@ export function parseJsonLenient(raw: string): Record<string, unknown> | string 
 export function parseMlab(text: string, names: readonly string[]): ParsedMlab {
   const input = section(text, 'Action Input');
   const actionText = section(text, 'Action');
-  if (actionText === null) return { ok: false, reason: 'the reply has no "Action:" line; end every reply with Action: <name> and Action Input: <JSON object>' };
+  if (actionText === null)
+    return {
+      ok: false,
+      reason: 'the reply has no "Action:" line; end every reply with Action: <name> and Action Input: <JSON object>',
+    };
   const name = actionText.split('\n')[0].replace(/[*`"]/g, '').trim();
   const key = (s: string) =>
     s
@@ -87,7 +95,8 @@ export function parseMlab(text: string, names: readonly string[]): ParsedMlab {
       .trim();
   const action = names.find((n) => key(n) === key(name));
   if (!action) return { ok: false, reason: `"${name}" is not an available action (available: ${names.join(', ')})` };
-  if (input === null) return { ok: false, reason: `no "Action Input:" after Action: ${action}; give its arguments as a JSON object` };
+  if (input === null)
+    return { ok: false, reason: `no "Action Input:" after Action: ${action}; give its arguments as a JSON object` };
   const args = input.trim() === '' || input.trim() === '{}' ? {} : parseJsonLenient(input);
   if (typeof args === 'string') return { ok: false, reason: args };
   const formatOk = SECTIONS.every((s) => section(text, s) !== null);

@@ -66,6 +66,8 @@ export function dropTools(tools: readonly ToolSpec[], fraction: number, ...seed:
 
 /** How a tool is described to the model, with its argument names. */
 export function describeTool(t: ToolSpec): string {
-  const args = Object.entries(t.args.properties).map(([k, a]) => `"${k}"${t.args.required.includes(k) ? '' : '?'}: ${a.type}, ${a.description}`);
+  const args = Object.entries(t.args.properties).map(
+    ([k, a]) => `"${k}"${t.args.required.includes(k) ? '' : '?'}: ${a.type}, ${a.description}`,
+  );
   return `- ${t.name} (${t.domain} diagnostic): returns ${t.returns}.\n  Action Input: {${args.join('; ')}}`;
 }

@@ -5,16 +5,23 @@
 import type { ChatMessage } from '../../llm/client.js';
 
 /** About four characters a token: close enough to budget without a tokenizer. */
-export const approxTokens = (messages: readonly ChatMessage[]) => Math.ceil(messages.reduce((n, m) => n + m.content.length + 8, 0) / 4);
+export const approxTokens = (messages: readonly ChatMessage[]) =>
+  Math.ceil(messages.reduce((n, m) => n + m.content.length + 8, 0) / 4);
 
 /**
  * `head` messages (system, task) are kept; the rest are turns of two messages
  * (assistant reply, observation) and `failed[i]` says whether turn i failed.
  * Returns what the policy is shown and how many turns were hidden.
  */
-export function fitContext(messages: readonly ChatMessage[], head: number, failed: readonly boolean[], budget: number): { messages: ChatMessage[]; dropped: number } {
+export function fitContext(
+  messages: readonly ChatMessage[],
+  head: number,
+  failed: readonly boolean[],
+  budget: number,
+): { messages: ChatMessage[]; dropped: number } {
   const turns: Array<{ msgs: ChatMessage[]; failed: boolean; index: number }> = [];
-  for (let i = head, t = 0; i < messages.length; i += 2, t++) turns.push({ msgs: messages.slice(i, i + 2), failed: failed[t] ?? false, index: t });
+  for (let i = head, t = 0; i < messages.length; i += 2, t++)
+    turns.push({ msgs: messages.slice(i, i + 2), failed: failed[t] ?? false, index: t });
   const keep = new Set(turns.map((t) => t.index));
   const build = () => [...messages.slice(0, head), ...turns.filter((t) => keep.has(t.index)).flatMap((t) => t.msgs)];
   let shown = build();

@@ -20,12 +20,20 @@ export const react: Scaffold = {
     const { limits } = ctx;
     const started = Date.now();
     const release = ctx.promptFormat === 'sandmle-release';
-    const parse: (text: string) => ParsedReply & Partial<ReleaseReply> = release ? releaseParser(ctx.task.id) : parseReply;
+    const parse: (text: string) => ParsedReply & Partial<ReleaseReply> = release
+      ? releaseParser(ctx.task.id)
+      : parseReply;
     const stepSeconds = Math.round(limits.stepTimeoutMs / 1000);
     const messages: ChatMessage[] = [
       {
         role: 'system',
-        content: renderPrompt(release ? 'react/system-release' : 'react/system', { max_turns: limits.maxTurns, step_timeout: stepSeconds, files: publicFilesText(ctx.task), sample: sampleName(ctx.task), ...(release ? { competition_id: ctx.task.id } : {}) }),
+        content: renderPrompt(release ? 'react/system-release' : 'react/system', {
+          max_turns: limits.maxTurns,
+          step_timeout: stepSeconds,
+          files: publicFilesText(ctx.task),
+          sample: sampleName(ctx.task),
+          ...(release ? { competition_id: ctx.task.id } : {}),
+        }),
       },
       { role: 'user', content: renderPrompt('react/task', { description: ctx.task.description.trim() }) },
     ];
@@ -43,7 +51,19 @@ export const react: Scaffold = {
       }
       const shown = fitContext(messages, 2, turns.map(failed), limits.contextTokens);
       dropped = Math.max(dropped, shown.dropped);
-      const reply = await ask(ctx, { scaffold: 'react', purpose: 'step', messages: shown.messages, turn: t, sample: ctx.sample, history: turns, ...(release ? { promptFormat: 'sandmle-release' as const } : {}) }, usage);
+      const reply = await ask(
+        ctx,
+        {
+          scaffold: 'react',
+          purpose: 'step',
+          messages: shown.messages,
+          turn: t,
+          sample: ctx.sample,
+          history: turns,
+          ...(release ? { promptFormat: 'sandmle-release' as const } : {}),
+        },
+        usage,
+      );
       if ('stop' in reply) {
         ended = reply.stop;
         error = reply.error;
@@ -81,13 +101,32 @@ export const react: Scaffold = {
         const v = await ctx.validate(action.path);
         // The release's Score tool always shows the score and thresholds.
         if (release) obs = v.ok ? scoreAnswer(v.result, action.path) : scoreRefusal(v.problem, action.path);
-        else obs = !v.ok ? `invalid submission: ${v.problem}` : v.feedback ? `valid: ${action.path} ${v.feedback}` : `valid: ${action.path} has the submission's format (it was not scored)`;
-        turns.push({ ...base, action: 'validate', observation: obs, duration_ms: Date.now() - t0, ...(v.ok ? { evaluation: v.result } : {}) });
+        else
+          obs = !v.ok
+            ? `invalid submission: ${v.problem}`
+            : v.feedback
+              ? `valid: ${action.path} ${v.feedback}`
+              : `valid: ${action.path} has the submission's format (it was not scored)`;
+        turns.push({
+          ...base,
+          action: 'validate',
+          observation: obs,
+          duration_ms: Date.now() - t0,
+          ...(v.ok ? { evaluation: v.result } : {}),
+        });
       } else {
         const timeout = Math.min(limits.stepTimeoutMs, b.left);
         const r = await execute(ctx.session, action.code, t, timeout);
         obs = release && r.timedOut ? releaseTimeout(stepSeconds) : observation(r, limits.observationChars, timeout);
-        turns.push({ ...base, action: 'code', code: action.code, observation: obs, exit_code: r.timedOut ? null : r.exitCode, timed_out: r.timedOut, duration_ms: r.durationMs });
+        turns.push({
+          ...base,
+          action: 'code',
+          code: action.code,
+          observation: obs,
+          exit_code: r.timedOut ? null : r.exitCode,
+          timed_out: r.timedOut,
+          duration_ms: r.durationMs,
+        });
       }
       messages.push({ role: 'user', content: release && toolCall ? releaseObservation(obs) : obs });
       if (answers) {
@@ -97,7 +136,16 @@ export const react: Scaffold = {
       }
     }
     // Out of turns or time without an answer: the last submission written is graded, as MLE-bench does.
-    return { scaffold: 'react', messages, turns, submission: submission ?? 'submission.csv', ended, error, dropped_turns: dropped, usage };
+    return {
+      scaffold: 'react',
+      messages,
+      turns,
+      submission: submission ?? 'submission.csv',
+      ended,
+      error,
+      dropped_turns: dropped,
+      usage,
+    };
   },
 };
 

@@ -1,7 +1,11 @@
 // Reading a ReAct reply (SandMLE's format): <think>…</think>, then exactly
 // one action: a fenced python block to execute, <answer>FILE</answer> to
 // finish, or <validate>FILE</validate> to check the submission's format.
-export type Action = { kind: 'code'; code: string } | { kind: 'answer'; path: string } | { kind: 'validate'; path: string } | { kind: 'invalid'; reason: string };
+export type Action =
+  | { kind: 'code'; code: string }
+  | { kind: 'answer'; path: string }
+  | { kind: 'validate'; path: string }
+  | { kind: 'invalid'; reason: string };
 
 export interface ParsedReply {
   action: Action;
@@ -18,10 +22,20 @@ export function parseReply(text: string): ParsedReply {
   const validates = [...rest.matchAll(/<validate>\s*([^<]*?)\s*<\/validate>/g)].map((m) => m[1]);
   const count = blocks.length + answers.length + validates.length;
   let action: Action;
-  if (count === 0) action = { kind: 'invalid', reason: 'the reply holds no action: end it with one ```python block, <validate>submission.csv</validate> or <answer>submission.csv</answer>' };
-  else if (count > 1) action = { kind: 'invalid', reason: `the reply holds ${count} actions; give exactly one per turn` };
+  if (count === 0)
+    action = {
+      kind: 'invalid',
+      reason:
+        'the reply holds no action: end it with one ```python block, <validate>submission.csv</validate> or <answer>submission.csv</answer>',
+    };
+  else if (count > 1)
+    action = { kind: 'invalid', reason: `the reply holds ${count} actions; give exactly one per turn` };
   else if (blocks.length) action = { kind: 'code', code: blocks[0] };
-  else if (answers.length) action = answers[0] ? { kind: 'answer', path: answers[0] } : { kind: 'invalid', reason: '<answer> names no file' };
-  else action = validates[0] ? { kind: 'validate', path: validates[0] } : { kind: 'invalid', reason: '<validate> names no file' };
+  else if (answers.length)
+    action = answers[0] ? { kind: 'answer', path: answers[0] } : { kind: 'invalid', reason: '<answer> names no file' };
+  else
+    action = validates[0]
+      ? { kind: 'validate', path: validates[0] }
+      : { kind: 'invalid', reason: '<validate> names no file' };
   return { action, formatOk: think && count === 1 && action.kind !== 'invalid' };
 }

@@ -14,8 +14,14 @@ test('one python block after the reasoning is an execution in format', () => {
 });
 
 test('answer and validate take a file name; missing reasoning is out of format but still acted on', () => {
-  assert.equal(parseReply('<think>done</think><answer> submission.csv </answer>').action, { kind: 'answer', path: 'submission.csv' });
-  assert.equal(parseReply('<think>check</think><validate>sub.csv</validate>').action, { kind: 'validate', path: 'sub.csv' });
+  assert.equal(parseReply('<think>done</think><answer> submission.csv </answer>').action, {
+    kind: 'answer',
+    path: 'submission.csv',
+  });
+  assert.equal(parseReply('<think>check</think><validate>sub.csv</validate>').action, {
+    kind: 'validate',
+    path: 'sub.csv',
+  });
   const noThink = parseReply('```python\nx = 1\n```');
   assert.is(noThink.action.kind, 'code');
   assert.not.ok(noThink.formatOk);
@@ -34,7 +40,10 @@ test('a python block inside the reasoning is not an action', () => {
   assert.equal(r.action, { kind: 'answer', path: 'submission.csv' });
 });
 
-const msg = (role: 'system' | 'user' | 'assistant', n: number, tag: string) => ({ role, content: `${tag}:${'x'.repeat(n)}` });
+const msg = (role: 'system' | 'user' | 'assistant', n: number, tag: string) => ({
+  role,
+  content: `${tag}:${'x'.repeat(n)}`,
+});
 
 test('over budget, failed turns go first (oldest first), then the oldest others; head and last turn stay', () => {
   const head = [msg('system', 40, 'sys'), msg('user', 40, 'task')];
@@ -62,8 +71,15 @@ test('under budget nothing is dropped', () => {
 
 /** A ReAct episode that only validates, then answers: no code runs, so no sandbox is needed. */
 async function validateOnce(answer: Validation): Promise<string> {
-  const texts = ['<think>check</think><validate>submission.csv</validate>', '<think>done</think><answer>submission.csv</answer>'];
-  const policy: Policy = { name: 'written', kind: 'scripted', act: async (req) => ({ text: texts[req.turn], usage: { prompt_tokens: 1, completion_tokens: 1 } }) };
+  const texts = [
+    '<think>check</think><validate>submission.csv</validate>',
+    '<think>done</think><answer>submission.csv</answer>',
+  ];
+  const policy: Policy = {
+    name: 'written',
+    kind: 'scripted',
+    act: async (req) => ({ text: texts[req.turn], usage: { prompt_tokens: 1, completion_tokens: 1 } }),
+  };
   const ctx = {
     task: { id: 't', description: 'd', lowerIsBetter: false, meta: { id: 't' } },
     session: {},
@@ -85,8 +101,18 @@ async function validateOnce(answer: Validation): Promise<string> {
 
 test('validate: the format only by default; the score and thresholds when the run shows them', async () => {
   // The grade a valid submission always carries (stages/eval/rollout.ts): shown only through feedback.
-  const result = { score: 0.7, gold_threshold: 0.9, silver_threshold: 0.8, bronze_threshold: 0.6, median_threshold: 0.5, is_lower_better: false };
-  assert.is(await validateOnce({ ok: true, result }), "valid: submission.csv has the submission's format (it was not scored)");
+  const result = {
+    score: 0.7,
+    gold_threshold: 0.9,
+    silver_threshold: 0.8,
+    bronze_threshold: 0.6,
+    median_threshold: 0.5,
+    is_lower_better: false,
+  };
+  assert.is(
+    await validateOnce({ ok: true, result }),
+    "valid: submission.csv has the submission's format (it was not scored)",
+  );
   assert.is(await validateOnce({ ok: true, feedback: 'scores 0.7', result }), 'valid: submission.csv scores 0.7');
   assert.is(await validateOnce({ ok: false, problem: 'missing ids' }), 'invalid submission: missing ids');
 });

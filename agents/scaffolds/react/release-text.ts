@@ -7,21 +7,26 @@
 // (deepresearch_workflow.py, _extract_score_metrics), so the keys are its keys.
 import type { EvaluatorResult } from '../../../sandbox/evaluate.js';
 
-export const TOOL_JSON_ERROR = 'Error: Tool call is not a valid JSON. Tool call must contain a valid "name" and "arguments" field.';
+export const TOOL_JSON_ERROR =
+  'Error: Tool call is not a valid JSON. Tool call must contain a valid "name" and "arguments" field.';
 
 const TOOLS = "['PythonInterpreter', 'Score']";
 
-export const toolNotFound = (name: unknown) => `Tool ${typeof name === 'string' ? name : JSON.stringify(name)} not found. Available tools: ${TOOLS}`;
+export const toolNotFound = (name: unknown) =>
+  `Tool ${typeof name === 'string' ? name : JSON.stringify(name)} not found. Available tools: ${TOOLS}`;
 
 /** Why a Score call's arguments cannot be used, or undefined. A wrong competition is refused here; the release would grade that other task. */
 export function scoreArgumentError(args: Record<string, unknown> | undefined, taskId: string): string | undefined {
   if (!args) return 'Error calling tool Score: its arguments must be a JSON object';
-  if (!('competition_id' in args)) return "Error calling tool Score: SynScoreTool.call() missing 1 required positional argument: 'competition_id'";
-  if (args.competition_id !== taskId) return `Error calling tool Score: no competition ${JSON.stringify(args.competition_id)} here; this competition is ${taskId}`;
+  if (!('competition_id' in args))
+    return "Error calling tool Score: SynScoreTool.call() missing 1 required positional argument: 'competition_id'";
+  if (args.competition_id !== taskId)
+    return `Error calling tool Score: no competition ${JSON.stringify(args.competition_id)} here; this competition is ${taskId}`;
   return undefined;
 }
 
-export const releaseTimeout = (seconds: number) => `[Timeout] Python execution timed out after ${seconds}s. Please optimize your code for efficiency and restrict the execution time within ${seconds}s.`;
+export const releaseTimeout = (seconds: number) =>
+  `[Timeout] Python execution timed out after ${seconds}s. Please optimize your code for efficiency and restrict the execution time within ${seconds}s.`;
 
 /** A number as Python's repr (and so json.dumps) writes a float: 1.0, 1e-05, 1e+16. */
 export function pyFloat(x: number): string {
@@ -38,7 +43,8 @@ export function pyFloat(x: number): string {
   return /[.e]/.test(s) ? s : `${s}.0`;
 }
 
-const pyValue = (v: number | boolean | string | null) => (v === null ? 'null' : typeof v === 'boolean' ? String(v) : typeof v === 'number' ? pyFloat(v) : JSON.stringify(v));
+const pyValue = (v: number | boolean | string | null) =>
+  v === null ? 'null' : typeof v === 'boolean' ? String(v) : typeof v === 'number' ? pyFloat(v) : JSON.stringify(v);
 
 /** The metrics object of a Score answer, in the release's key order, as json.dumps writes it. */
 export function scoreDetails(r: EvaluatorResult, submission: string): string {
@@ -59,11 +65,14 @@ export function scoreAnswer(r: EvaluatorResult, submission: string): string {
   const bronze = r.bronze_threshold;
   const below = bronze !== null && (r.is_lower_better ? r.score > bronze : r.score < bronze);
   const details = scoreDetails(r, submission);
-  return below ? `Submission OK. But you do not reach the bronze threshold to get the medal. Please revise your Python code to improve your score. Details: ${details}` : `Submission OK. Details: ${details}`;
+  return below
+    ? `Submission OK. But you do not reach the bronze threshold to get the medal. Please revise your Python code to improve your score. Details: ${details}`
+    : `Submission OK. Details: ${details}`;
 }
 
 /** The Score tool's answer to a submission it cannot grade. */
 export function scoreRefusal(problem: string, submission: string): string {
-  if (/^no \S+ in the workspace$/.test(problem)) return `[Error] submission file not found at ${submission}. Please revise your Python code to generate submission.csv.`;
+  if (/^no \S+ in the workspace$/.test(problem))
+    return `[Error] submission file not found at ${submission}. Please revise your Python code to generate submission.csv.`;
   return `Submission csv is invalid. Please revise your Python code to re-generate another submission.csv file. Detailed issue: ${problem}`;
 }

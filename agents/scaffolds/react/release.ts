@@ -91,7 +91,13 @@ export function releaseParser(taskId: string): (text: string) => ReleaseReply {
   return (raw) => {
     // The release decides on json5 before it cuts a hallucinated tool response off the reply.
     const lower = raw.toLowerCase();
-    if (raw.includes('<tool_call>') && !lower.includes('python') && !lower.includes('<code>') && raw.includes('"name":')) json5Loaded = true;
+    if (
+      raw.includes('<tool_call>') &&
+      !lower.includes('python') &&
+      !lower.includes('<code>') &&
+      raw.includes('"name":')
+    )
+      json5Loaded = true;
     const at = raw.indexOf('<tool_response>');
     const content = at >= 0 ? raw.slice(0, at) : raw;
     const answers = content.includes('<answer>') && content.includes('</answer>');
@@ -99,16 +105,34 @@ export function releaseParser(taskId: string): (text: string) => ReleaseReply {
     if (content.includes('<tool_call>')) {
       const text = callText(content);
       const lowerText = text.toLowerCase();
-      const action: Action = lowerText.includes('python') || lowerText.includes('<code>') ? { kind: 'code', code: pythonCode(content, text) } : jsonCall(text, taskId, json5Loaded);
+      const action: Action =
+        lowerText.includes('python') || lowerText.includes('<code>')
+          ? { kind: 'code', code: pythonCode(content, text) }
+          : jsonCall(text, taskId, json5Loaded);
       const calls = content.split('<tool_call>').length - 1;
-      return { action, toolCall: true, answers, formatOk: think && calls === 1 && !answers && action.kind !== 'invalid' };
+      return {
+        action,
+        toolCall: true,
+        answers,
+        formatOk: think && calls === 1 && !answers && action.kind !== 'invalid',
+      };
     }
-    if (answers) return { action: { kind: 'answer', path: 'submission.csv' }, toolCall: false, answers: true, formatOk: think };
-    return { action: { kind: 'invalid', reason: `the reply holds no action: end it with one <tool_call> (${TOOLS_HELP}) or <answer>submission</answer>` }, toolCall: false, answers: false, formatOk: false };
+    if (answers)
+      return { action: { kind: 'answer', path: 'submission.csv' }, toolCall: false, answers: true, formatOk: think };
+    return {
+      action: {
+        kind: 'invalid',
+        reason: `the reply holds no action: end it with one <tool_call> (${TOOLS_HELP}) or <answer>submission</answer>`,
+      },
+      toolCall: false,
+      answers: false,
+      formatOk: false,
+    };
   };
 }
 
-const TOOLS_HELP = 'python with the code inside <code></code>, or {"name": "Score", "arguments": {"competition_id": …}}';
+const TOOLS_HELP =
+  'python with the code inside <code></code>, or {"name": "Score", "arguments": {"competition_id": …}}';
 
 /** One reply read on its own (a fresh episode's first turn). */
 export const parseReleaseReply = (text: string, taskId = 'task'): ReleaseReply => releaseParser(taskId)(text);
@@ -116,7 +140,8 @@ export const parseReleaseReply = (text: string, taskId = 'task'): ReleaseReply =
 /** A reply in the release's format (what scripted policies write, and what releaseParser reads back). */
 export function releaseReply(think: string, action: Exclude<Action, { kind: 'invalid' }>, taskId: string): string {
   const head = `<think>${think}</think>\n`;
-  if (action.kind === 'code') return `${head}<tool_call>\npython\n<code>\n${action.code.replace(/\n?$/, '\n')}</code>\n</tool_call>`;
+  if (action.kind === 'code')
+    return `${head}<tool_call>\npython\n<code>\n${action.code.replace(/\n?$/, '\n')}</code>\n</tool_call>`;
   if (action.kind === 'validate') {
     const args = { competition_id: taskId, ...(action.path === 'submission.csv' ? {} : { path: action.path }) };
     return `${head}<tool_call>\n${JSON.stringify({ name: 'Score', arguments: args })}\n</tool_call>`;

@@ -37,29 +37,65 @@ class ShapedAgentLoopOutput(AgentLoopOutput):
         output.pop("mlepipe_turn_shaping", None)
         if "rm_scores" in output and any(self.mlepipe_turn_shaping):
             scores = output["rm_scores"].unsqueeze(0)
-            output["rm_scores"] = place_turn_rewards(scores, output["response_mask"].unsqueeze(0), [self.mlepipe_turn_shaping])[0]
+            output["rm_scores"] = place_turn_rewards(
+                scores, output["response_mask"].unsqueeze(0), [self.mlepipe_turn_shaping]
+            )[0]
         return output
 
 
 class MlepipeReactAgentLoop(AgentLoopBase):
-    def __init__(self, *args, max_turns=20, step_timeout_s=90, time_budget_s=900, context_tokens=32768, mask_timeouts="drop", timeout_rule="any-step", sandbox_url=None, chat_url=None, shaping=False, scaffold="react", **kwargs):
+    def __init__(
+        self,
+        *args,
+        max_turns=20,
+        step_timeout_s=90,
+        time_budget_s=900,
+        context_tokens=32768,
+        mask_timeouts="drop",
+        timeout_rule="any-step",
+        sandbox_url=None,
+        chat_url=None,
+        shaping=False,
+        scaffold="react",
+        **kwargs,
+    ):
         super().__init__(*args, **kwargs)
         if scaffold not in ("react", "mlab"):
             raise ValueError(f"scaffold {scaffold!r}: the loop runs react or mlab")
         self.scaffold = scaffold
-        self.limits = {"max_turns": int(max_turns), "step_timeout_ms": int(step_timeout_s) * 1000, "time_budget_ms": int(time_budget_s) * 1000, "context_tokens": int(context_tokens)}
+        self.limits = {
+            "max_turns": int(max_turns),
+            "step_timeout_ms": int(step_timeout_s) * 1000,
+            "time_budget_ms": int(time_budget_s) * 1000,
+            "context_tokens": int(context_tokens),
+        }
         # Settings reach Ray workers as environment variables (launch.sh's runtime env) or from the YAML.
         self.mask_timeouts, self.timeout_rule = mask_timeouts, timeout_rule
         self.service = SandboxService(os.environ.get("MLEPIPE_SANDBOX_URL") or sandbox_url)
         self.chat_url = os.environ.get("MLEPIPE_CHAT_URL") or chat_url
         self.shaping = bool(shaping)
         if self.shaping and self.chat_url:
-            raise ValueError("turn shaping scores calls on verl's rollout servers (prompt log-probabilities); a chat endpoint (MLEPIPE_CHAT_URL) has none")
+            raise ValueError(
+                "turn shaping scores calls on verl's rollout servers (prompt log-probabilities); a chat endpoint (MLEPIPE_CHAT_URL) has none"
+            )
 
     def model(self, messages, sampling_params):
         if self.chat_url:
-            return ChatModel(self.continuous_token_builder, self.tokenizer, messages, self.chat_url, temperature=sampling_params.get("temperature", 1.0))
-        return RolloutModel(self.continuous_token_builder, self.tokenizer, messages, self.server_manager, sampling_params, self.rollout_config.prompt_length + self.rollout_config.response_length)
+            return ChatModel(
+                self.continuous_token_builder,
+                self.tokenizer,
+                messages,
+                self.chat_url,
+                temperature=sampling_params.get("temperature", 1.0),
+            )
+        return RolloutModel(
+            self.continuous_token_builder,
+            self.tokenizer,
+            messages,
+            self.server_manager,
+            sampling_params,
+            self.rollout_config.prompt_length + self.rollout_config.response_length,
+        )
 
     async def run(self, sampling_params, **kwargs):
         extra = kwargs.get("extra_info") or {}
@@ -96,7 +132,14 @@ class MlepipeReactAgentLoop(AgentLoopBase):
             num_turns=len(episode["messages"]),
             metrics={},
             # verl's v1 trainer reads min/max_global_steps from every sample (the rollout server's, as ToolAgentLoop keeps them).
-            extra_fields={**model.extra_fields, "mlepipe_episode": episode, "mlepipe_sandbox_url": self.service.url, "mlepipe_truncated": len(model.response_ids) > n, "mlepipe_timed_out": timed_out, "mlepipe_record_closed_at": model.closed_at},
+            extra_fields={
+                **model.extra_fields,
+                "mlepipe_episode": episode,
+                "mlepipe_sandbox_url": self.service.url,
+                "mlepipe_truncated": len(model.response_ids) > n,
+                "mlepipe_timed_out": timed_out,
+                "mlepipe_record_closed_at": model.closed_at,
+            },
         )
 
     async def turn_shaping(self, model, episode):
@@ -104,7 +147,9 @@ class MlepipeReactAgentLoop(AgentLoopBase):
         call = lambda f, *a: asyncio.get_running_loop().run_in_executor(None, f, *a)  # noqa: E731
         plan = await call(self.service.shaping_plan, episode)
         max_len = self.rollout_config.prompt_length + self.rollout_config.response_length
-        scores = await score_episode(self.server_manager, self.continuous_token_builder, self.tokenizer, model, plan, max_len)
+        scores = await score_episode(
+            self.server_manager, self.continuous_token_builder, self.tokenizer, model, plan, max_len
+        )
         # Under the shuffle control the service answers once the task's whole group has reported: wait as long as an episode may run.
         recorded = await call(self.service.shaping_record, episode, scores, self.limits["time_budget_ms"] / 1000 + 3600)
         scores = recorded.get("scores", scores) if isinstance(recorded, dict) else scores

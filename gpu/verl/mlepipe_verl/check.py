@@ -49,7 +49,10 @@ def main(argv):
         names.append(entry.name)
     default = rollout.agent.default_agent_loop
     if default not in names:
-        print(f"rows without an agent_name would run the agent loop {default!r}, which agent_loop.yaml does not register ({', '.join(names)})", file=sys.stderr)
+        print(
+            f"rows without an agent_name would run the agent loop {default!r}, which agent_loop.yaml does not register ({', '.join(names)})",
+            file=sys.stderr,
+        )
         return 1
     fn = config.reward.custom_reward_function
     load_extern_object(module_path=fn.path, object_name=fn.name)
@@ -62,10 +65,16 @@ def main(argv):
         get_adv_estimator_fn(estimator)
     shaping = [bool(entry.get("shaping", False)) for entry in agents]
     if estimator == "mlepipe_turn" and not all(shaping):
-        print("the mlepipe_turn estimator reads per-turn shaping the agent loop does not make (shaping: true in agent_loop.yaml)", file=sys.stderr)
+        print(
+            "the mlepipe_turn estimator reads per-turn shaping the agent loop does not make (shaping: true in agent_loop.yaml)",
+            file=sys.stderr,
+        )
         return 1
     if any(shaping) and not os.path.exists(os.path.join("shaping", "config.json")):
-        print("the agent loop shapes turns but the export has no shaping/config.json for the sandbox service", file=sys.stderr)
+        print(
+            "the agent loop shapes turns but the export has no shaping/config.json for the sandbox service",
+            file=sys.stderr,
+        )
         return 1
     actor = config.actor_rollout_ref.actor
     sequence = rollout.prompt_length + rollout.response_length
@@ -82,7 +91,10 @@ def main(argv):
             layout = json.load(f)
     replicas, per_replica, world = rollout_replicas(config, rollout)
     if replicas == 0:
-        print(f"verl would start no rollout replica: {world} GPUs (trainer.nnodes x trainer.n_gpus_per_node) hold no replica of {per_replica} (tensor x data x pipeline parallel)", file=sys.stderr)
+        print(
+            f"verl would start no rollout replica: {world} GPUs (trainer.nnodes x trainer.n_gpus_per_node) hold no replica of {per_replica} (tensor x data x pipeline parallel)",
+            file=sys.stderr,
+        )
         return 1
     print(
         json.dumps(

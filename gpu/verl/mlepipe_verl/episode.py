@@ -45,12 +45,24 @@ async def run_episode(model, service, task_id, messages, limits):
         elif action["kind"] == "validate":
             t0 = time.monotonic()
             obs = await call(service.validate, session, action["path"])
-            turns.append({**base, "action": "validate", "observation": obs, "duration_ms": int((time.monotonic() - t0) * 1000)})
+            turns.append(
+                {**base, "action": "validate", "observation": obs, "duration_ms": int((time.monotonic() - t0) * 1000)}
+            )
         else:
             timeout_ms = int(min(limits["step_timeout_ms"], left_ms))
             r = await call(service.run, session, action["code"], t, timeout_ms)
             obs = r["observation"]
-            turns.append({**base, "action": "code", "code": action["code"], "observation": obs, "exit_code": None if r["timed_out"] else r["exit_code"], "timed_out": r["timed_out"], "duration_ms": r["duration_ms"]})
+            turns.append(
+                {
+                    **base,
+                    "action": "code",
+                    "code": action["code"],
+                    "observation": obs,
+                    "exit_code": None if r["timed_out"] else r["exit_code"],
+                    "timed_out": r["timed_out"],
+                    "duration_ms": r["duration_ms"],
+                }
+            )
         messages.append({"role": "user", "content": obs})
         model.observed(messages)
     # Out of turns or time without an answer: the last submission written is graded, as in mlepipe.
@@ -89,7 +101,12 @@ async def run_mlab_episode(model, service, opened, task_id, wait_s=None):
         except Exception as err:  # the scaffold records the failure as mlepipe's does: a step's ends the episode, an action's fails the action
             error = str(err) or type(err).__name__
         event = await call(service.mlab_reply, session, text, error, wait_s)
-    return {**event["done"], "session": session, "task_id": task_id, "submission": event["done"].get("submission") or "submission.csv"}
+    return {
+        **event["done"],
+        "session": session,
+        "task_id": task_id,
+        "submission": event["done"].get("submission") or "submission.csv",
+    }
 
 
 def timed_out_under(rule, episode):

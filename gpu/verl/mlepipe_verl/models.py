@@ -48,7 +48,9 @@ class TokenRecord:
             self.exact_logprobs = False
         lp = list(logprobs) if logprobs else [0.0] * len(ids)
         merge = self.builder.merge_assistant_tokens(self.ids, list(ids))
-        self.mask, self.logprobs = self.builder.align_response_metadata(merge, self.mask, self.logprobs, assistant_logprobs=lp)
+        self.mask, self.logprobs = self.builder.align_response_metadata(
+            merge, self.mask, self.logprobs, assistant_logprobs=lp
+        )
         self.ids = merge.token_ids
 
     def observed(self, messages):
@@ -114,7 +116,12 @@ class ChatModel(TokenRecord):
         self.body = {"model": model, "temperature": temperature, **({"max_tokens": max_tokens} if max_tokens else {})}
 
     def _post(self, shown):
-        req = urllib.request.Request(self.url, data=json.dumps({**self.body, "messages": shown}).encode(), headers={"content-type": "application/json"}, method="POST")
+        req = urllib.request.Request(
+            self.url,
+            data=json.dumps({**self.body, "messages": shown}).encode(),
+            headers={"content-type": "application/json"},
+            method="POST",
+        )
         with urllib.request.urlopen(req, timeout=600) as res:
             return json.loads(res.read())["choices"][0]["message"]["content"] or ""
 

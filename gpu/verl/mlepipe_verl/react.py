@@ -20,15 +20,26 @@ def parse_reply(text):
     validates = _VALIDATE.findall(rest)
     count = len(blocks) + len(answers) + len(validates)
     if count == 0:
-        action = {"kind": "invalid", "reason": "the reply holds no action: end it with one ```python block, <validate>submission.csv</validate> or <answer>submission.csv</answer>"}
+        action = {
+            "kind": "invalid",
+            "reason": "the reply holds no action: end it with one ```python block, <validate>submission.csv</validate> or <answer>submission.csv</answer>",
+        }
     elif count > 1:
         action = {"kind": "invalid", "reason": f"the reply holds {count} actions; give exactly one per turn"}
     elif blocks:
         action = {"kind": "code", "code": blocks[0]}
     elif answers:
-        action = {"kind": "answer", "path": answers[0]} if answers[0] else {"kind": "invalid", "reason": "<answer> names no file"}
+        action = (
+            {"kind": "answer", "path": answers[0]}
+            if answers[0]
+            else {"kind": "invalid", "reason": "<answer> names no file"}
+        )
     else:
-        action = {"kind": "validate", "path": validates[0]} if validates[0] else {"kind": "invalid", "reason": "<validate> names no file"}
+        action = (
+            {"kind": "validate", "path": validates[0]}
+            if validates[0]
+            else {"kind": "invalid", "reason": "<validate> names no file"}
+        )
     return action, think and count == 1 and action["kind"] != "invalid"
 
 

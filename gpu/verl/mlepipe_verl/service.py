@@ -25,12 +25,16 @@ class SandboxService:
         self.headers = {"content-type": "application/json", **({"authorization": f"Bearer {token}"} if token else {})}
 
     def call(self, path, body, timeout_s=None):
-        req = urllib.request.Request(self.url + path, data=json.dumps(body).encode(), headers=self.headers, method="POST")
+        req = urllib.request.Request(
+            self.url + path, data=json.dumps(body).encode(), headers=self.headers, method="POST"
+        )
         try:
             with urllib.request.urlopen(req, timeout=timeout_s or self.timeout_s) as res:
                 return json.loads(res.read())
         except urllib.error.HTTPError as err:
-            raise ServiceError(f"sandbox service {path}: {err.code} {err.read().decode(errors='replace')[:500]}") from None
+            raise ServiceError(
+                f"sandbox service {path}: {err.code} {err.read().decode(errors='replace')[:500]}"
+            ) from None
         except urllib.error.URLError as err:
             raise ServiceError(f"sandbox service at {self.url} unreachable: {err.reason}") from None
 
@@ -53,16 +57,31 @@ class SandboxService:
     def mlab_reply(self, session, text, error=None, timeout_s=None):
         """The model's reply to the last request (or why there is none); answers with the next
         request, or `done` and the episode. The service runs the action before it answers."""
-        return self.call("/mlab/reply", {"session": session, **({"error": error} if error is not None else {"text": text})}, timeout_s)
+        return self.call(
+            "/mlab/reply",
+            {"session": session, **({"error": error} if error is not None else {"text": text})},
+            timeout_s,
+        )
 
     def close(self, session):
         return self.call("/close", {"session": session})
 
     def shaping_plan(self, episode):
         """The episode's tool calls and the step's references from the solution bank, with β."""
-        return self.call("/shaping/plan", {"task_id": episode["task_id"], "step": episode.get("step", 0), "episode": {k: v for k, v in episode.items() if k != "session"}})
+        return self.call(
+            "/shaping/plan",
+            {
+                "task_id": episode["task_id"],
+                "step": episode.get("step", 0),
+                "episode": {k: v for k, v in episode.items() if k != "session"},
+            },
+        )
 
     def shaping_record(self, episode, scores, timeout_s=None):
         """The scores, for the step's shaping metrics; answers with the scores to shape by (under the
         shuffle control, once the task's whole group has reported: hence the longer timeout)."""
-        return self.call("/shaping/record", {"task_id": episode["task_id"], "step": episode.get("step", 0), "scores": scores}, timeout_s)
+        return self.call(
+            "/shaping/record",
+            {"task_id": episode["task_id"], "step": episode.get("step", 0), "scores": scores},
+            timeout_s,
+        )

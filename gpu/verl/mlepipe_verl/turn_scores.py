@@ -66,7 +66,9 @@ async def call_logprobs(server, context_ids, reply_ids, span, max_len):
     fields = out.extra_fields or {}
     lps, ids = fields.get("prompt_logprobs"), fields.get("prompt_ids")
     if lps is None or ids is None:
-        raise RuntimeError("the rollout server returned no prompt log-probabilities (prompt_logprobs): it cannot score turns")
+        raise RuntimeError(
+            "the rollout server returned no prompt log-probabilities (prompt_logprobs): it cannot score turns"
+        )
     first = len(context_ids) + a
     # Entry j holds the log-probability of seq[j + 1] given seq[: j + 1] (verl's extract_prompt_logprobs).
     for j in range(first, len(seq)):
@@ -109,7 +111,11 @@ async def tips_scores(server, builder, tokenizer, plan, max_len):
     for c in calls:
         before, after = await potential(c["history"]), await potential(c["after"])
         base = {"turn": c["turn"], "category": c["category"]}
-        out.append({**base, "d": None, "reason": "overflow"} if before is None or after is None else {**base, "d": after - before})
+        out.append(
+            {**base, "d": None, "reason": "overflow"}
+            if before is None or after is None
+            else {**base, "d": after - before}
+        )
     return out
 
 
@@ -142,7 +148,9 @@ async def score_episode(server, builder, tokenizer, record, plan, max_len):
         conditioned = []
         if plain is not None:
             for ref in refs:
-                lp = await call_logprobs(server, builder.build_initial_tokens(history + [ref]), reply_ids, span, max_len)
+                lp = await call_logprobs(
+                    server, builder.build_initial_tokens(history + [ref]), reply_ids, span, max_len
+                )
                 if lp is not None:
                     conditioned.append(lp)
         if plain is None or not conditioned:

@@ -12,14 +12,42 @@ TEMPLATES = os.path.join(HERE, "..", "..", "worker", "mlepipe_worker", "template
 sys.path.insert(0, os.path.dirname(HERE))  # gpu/verl: the mlepipe_verl package
 
 QWEN_SPECIAL = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
-LLAMA_SPECIAL = ["<|begin_of_text|>", "<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>", "<|eom_id|>", "<|python_tag|>"]
+LLAMA_SPECIAL = [
+    "<|begin_of_text|>",
+    "<|start_header_id|>",
+    "<|end_header_id|>",
+    "<|eot_id|>",
+    "<|eom_id|>",
+    "<|python_tag|>",
+]
 
 # Each family: its template fixture, the root config.json model_type verl picks its builder by,
 # the special tokens, EOS and BOS, and the added (non-special) tokens the real tokenizer has.
 FAMILIES = {
-    "qwen3": {"template": "qwen3.jinja", "model_type": "qwen3", "special": QWEN_SPECIAL, "eos": "<|im_end|>", "bos": None, "added": ["<think>", "</think>"]},
-    "qwen2_5": {"template": "qwen2_5.jinja", "model_type": "qwen2", "special": QWEN_SPECIAL, "eos": "<|im_end|>", "bos": None, "added": []},
-    "llama3": {"template": "llama3.jinja", "model_type": "llama", "special": LLAMA_SPECIAL, "eos": "<|eot_id|>", "bos": "<|begin_of_text|>", "added": []},
+    "qwen3": {
+        "template": "qwen3.jinja",
+        "model_type": "qwen3",
+        "special": QWEN_SPECIAL,
+        "eos": "<|im_end|>",
+        "bos": None,
+        "added": ["<think>", "</think>"],
+    },
+    "qwen2_5": {
+        "template": "qwen2_5.jinja",
+        "model_type": "qwen2",
+        "special": QWEN_SPECIAL,
+        "eos": "<|im_end|>",
+        "bos": None,
+        "added": [],
+    },
+    "llama3": {
+        "template": "llama3.jinja",
+        "model_type": "llama",
+        "special": LLAMA_SPECIAL,
+        "eos": "<|eot_id|>",
+        "bos": "<|begin_of_text|>",
+        "added": [],
+    },
 }
 
 CORPUS = [
@@ -39,10 +67,20 @@ def train_tokenizer(family):
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
-    tok.train_from_iterator(CORPUS, trainers.BpeTrainer(vocab_size=600, special_tokens=f["special"], initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False))
+    tok.train_from_iterator(
+        CORPUS,
+        trainers.BpeTrainer(
+            vocab_size=600,
+            special_tokens=f["special"],
+            initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+            show_progress=False,
+        ),
+    )
     with open(os.path.join(TEMPLATES, f["template"]), encoding="utf-8") as fh:
         template = fh.read()
-    fast = PreTrainedTokenizerFast(tokenizer_object=tok, eos_token=f["eos"], bos_token=f["bos"], pad_token=f["special"][0], chat_template=template)
+    fast = PreTrainedTokenizerFast(
+        tokenizer_object=tok, eos_token=f["eos"], bos_token=f["bos"], pad_token=f["special"][0], chat_template=template
+    )
     if f["added"]:
         fast.add_tokens(f["added"])
     return fast
@@ -54,7 +92,12 @@ def verl_config(prompt_length=4096, response_length=8192, template_kwargs=None):
 
     from mlepipe_verl.config import compose
 
-    config = compose([f"actor_rollout_ref.rollout.prompt_length={prompt_length}", f"actor_rollout_ref.rollout.response_length={response_length}"])
+    config = compose(
+        [
+            f"actor_rollout_ref.rollout.prompt_length={prompt_length}",
+            f"actor_rollout_ref.rollout.response_length={response_length}",
+        ]
+    )
     OmegaConf.set_struct(config, False)
     config.data.apply_chat_template_kwargs = template_kwargs or {}
     return config
@@ -79,7 +122,9 @@ class Server:
 
     async def generate(self, request_id, prompt_ids, sampling_params, **kwargs):
         k = len(self.given)
-        ids = self.tokenizer.encode(self.replies[min(k, len(self.replies) - 1)], add_special_tokens=False) + [self.tokenizer.eos_token_id]
+        ids = self.tokenizer.encode(self.replies[min(k, len(self.replies) - 1)], add_special_tokens=False) + [
+            self.tokenizer.eos_token_id
+        ]
         lp = [-(k + 1) - i / 1000 for i in range(len(ids))]
         self.given.append(list(prompt_ids))
         self.sampled.append(ids)
@@ -113,7 +158,15 @@ def agent_loop(family, server, config, **limits):
     from mlepipe_verl.agent_loop import MlepipeReactAgentLoop
 
     loop = MlepipeReactAgentLoop(
-        trainer_config=DictConfigWrap(config=config), server_manager=server, tokenizer=server.tokenizer, processor=None, hf_model_type=FAMILIES[family]["model_type"], dataset_cls=None, data_config=DictConfigWrap(config.data), sandbox_url=Sandbox.url, **limits
+        trainer_config=DictConfigWrap(config=config),
+        server_manager=server,
+        tokenizer=server.tokenizer,
+        processor=None,
+        hf_model_type=FAMILIES[family]["model_type"],
+        dataset_cls=None,
+        data_config=DictConfigWrap(config.data),
+        sandbox_url=Sandbox.url,
+        **limits,
     )
     loop.service = Sandbox()
     return loop

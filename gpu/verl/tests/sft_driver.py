@@ -23,7 +23,17 @@ def model(out):
 
     tok = train_tokenizer("qwen3")
     tok.save_pretrained(out)
-    config = Qwen3Config(vocab_size=len(tok), hidden_size=64, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, intermediate_size=128, head_dim=16, max_position_embeddings=2048, tie_word_embeddings=False)
+    config = Qwen3Config(
+        vocab_size=len(tok),
+        hidden_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        intermediate_size=128,
+        head_dim=16,
+        max_position_embeddings=2048,
+        tie_word_embeddings=False,
+    )
     AutoModelForCausalLM.from_config(config).save_pretrained(out)
 
 

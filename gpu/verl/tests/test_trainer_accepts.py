@@ -32,11 +32,16 @@ class TrainerAcceptsTest(unittest.TestCase):
         cls.tok = train_tokenizer("qwen3")
         cls.config = verl_config(prompt_length=1024, response_length=2048)
         # The weights change between the first and second turn (an update while the episode ran).
-        cls.outputs = [run(agent_loop("qwen3", Server(cls.tok, REPLIES, global_steps=(3, 4, 4)), cls.config, max_turns=5)) for _ in range(2)]
+        cls.outputs = [
+            run(agent_loop("qwen3", Server(cls.tok, REPLIES, global_steps=(3, 4, 4)), cls.config, max_turns=5))
+            for _ in range(2)
+        ]
 
     def test_global_steps_carried_as_tool_agent_loop_carries_them(self):
         for out in self.outputs:
-            self.assertEqual((out.extra_fields.get("min_global_steps"), out.extra_fields.get("max_global_steps")), (3, 4))
+            self.assertEqual(
+                (out.extra_fields.get("min_global_steps"), out.extra_fields.get("max_global_steps")), (3, 4)
+            )
 
     def test_v1_transfer_queue_put_and_staleness_tags(self):
         import verl.trainer.ppo.v1.agent_loop_tq as v1
@@ -58,7 +63,11 @@ class TrainerAcceptsTest(unittest.TestCase):
         tags = [t for _, _, ts, _ in puts for t in ts]
         self.assertEqual([k for ks, _, _, _ in puts for k in ks], ["u0_0_0", "u0_1_0"])
         # The trainer reads the tags so (trainer_base.py, its rollout metrics): None would not make an int.
-        spans = np.array([t["max_global_steps"] for t in tags], dtype=int) - np.array([t["min_global_steps"] for t in tags], dtype=int) + 1
+        spans = (
+            np.array([t["max_global_steps"] for t in tags], dtype=int)
+            - np.array([t["min_global_steps"] for t in tags], dtype=int)
+            + 1
+        )
         self.assertEqual(spans.tolist(), [2, 2])
         fields = puts[0][1]
         out = self.outputs[0]

@@ -50,7 +50,14 @@ def batch(case=CASE, shaping=True):
         scores[i, LAST] = outcome  # where verl's agent-loop worker puts rm_scores
     if shaping:
         scores = place_turn_rewards(scores, mask, [c[2] for c in case])
-    data = DataProto.from_dict(tensors={"response_mask": mask, "attention_mask": attention, "token_level_scores": scores, "token_level_rewards": scores.clone()})
+    data = DataProto.from_dict(
+        tensors={
+            "response_mask": mask,
+            "attention_mask": attention,
+            "token_level_scores": scores,
+            "token_level_rewards": scores.clone(),
+        }
+    )
     data.non_tensor_batch["uid"] = np.array([c[0] for c in case], dtype=object)
     return data
 
@@ -62,7 +69,9 @@ def per_turn(adv):
 def advantages(data, estimator, norm=False):
     from verl.trainer.ppo.ray_trainer import compute_advantage
 
-    return compute_advantage(data, adv_estimator=estimator, norm_adv_by_std_in_grpo=norm, num_repeat=1, config=None).batch["advantages"]
+    return compute_advantage(
+        data, adv_estimator=estimator, norm_adv_by_std_in_grpo=norm, num_repeat=1, config=None
+    ).batch["advantages"]
 
 
 class TurnCreditTest(unittest.TestCase):
@@ -79,7 +88,11 @@ class TurnCreditTest(unittest.TestCase):
         import subprocess
 
         code = "import verl\nfrom verl.trainer.ppo.core_algos import get_adv_estimator_fn\nprint(get_adv_estimator_fn('mlepipe_turn').__module__)"
-        env = {**os.environ, "VERL_USE_EXTERNAL_MODULES": "mlepipe_verl.turn_credit", "PYTHONPATH": os.path.dirname(harness.HERE)}
+        env = {
+            **os.environ,
+            "VERL_USE_EXTERNAL_MODULES": "mlepipe_verl.turn_credit",
+            "PYTHONPATH": os.path.dirname(harness.HERE),
+        }
         run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
         self.assertEqual(run.returncode, 0, run.stderr[-2000:])
         self.assertEqual(run.stdout.strip().splitlines()[-1], "mlepipe_verl.turn_credit")
@@ -89,7 +102,14 @@ class TurnCreditTest(unittest.TestCase):
         from verl.trainer.ppo.v1.utils import compute_advantage_for_multi_trajectories
 
         keys = [f"{u}_{i}_0" for i, (u, _, _, _) in enumerate(CASE)]
-        out = compute_advantage_for_multi_trajectories(batch(), batch_keys=keys, adv_estimator="mlepipe_turn", num_repeat=1, norm_adv_by_std_in_grpo=False, config=None)
+        out = compute_advantage_for_multi_trajectories(
+            batch(),
+            batch_keys=keys,
+            adv_estimator="mlepipe_turn",
+            num_repeat=1,
+            norm_adv_by_std_in_grpo=False,
+            config=None,
+        )
         self.assertEqual(per_turn(out.batch["advantages"]), EXPECTED)
 
     def test_hand_worked_groups(self):
@@ -103,7 +123,10 @@ class TurnCreditTest(unittest.TestCase):
             self.assertEqual(float((adv[i] * (1 - data.batch["response_mask"][i])).abs().sum()), 0.0)
 
     def test_no_shaping_is_verls_grpo_without_std(self):
-        plain = [(u, r, [None] * 3, False) for u, r, _, _ in CASE] + [("u2", 0.3, [None] * 3, False), ("u2", -0.4, [None] * 3, False)]
+        plain = [(u, r, [None] * 3, False) for u, r, _, _ in CASE] + [
+            ("u2", 0.3, [None] * 3, False),
+            ("u2", -0.4, [None] * 3, False),
+        ]
         ours = advantages(batch(plain, shaping=False), "mlepipe_turn")
         verls = advantages(batch(plain, shaping=False), "grpo", norm=False)
         self.assertTrue(torch.allclose(ours, verls, atol=1e-6), (ours, verls))
@@ -115,6 +138,13 @@ class TurnCreditTest(unittest.TestCase):
 
 if __name__ == "__main__":
     if sys.argv[1:] == ["case"]:
-        print(json.dumps({"case": [{"uid": u, "outcome": r, "shaping": d, "masked": m} for u, r, d, m in CASE], "advantages": per_turn(advantages(batch(), "mlepipe_turn"))}))
+        print(
+            json.dumps(
+                {
+                    "case": [{"uid": u, "outcome": r, "shaping": d, "masked": m} for u, r, d, m in CASE],
+                    "advantages": per_turn(advantages(batch(), "mlepipe_turn")),
+                }
+            )
+        )
     else:
         unittest.main()

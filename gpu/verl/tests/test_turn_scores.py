@@ -20,7 +20,10 @@ REPLIES = [
     "<think>\nNow write the file.\n</think>\n\n```python\nprint(1)\n```",
     "<think>\nDone.\n</think>\n\n<answer>submission.csv</answer>",
 ]
-REFERENCE = {"role": "user", "content": "SPICE_REFERENCE:\nA verified solution: it ran code (print(1)).\n\nSPICE_INSTRUCTION: give the next tool call."}
+REFERENCE = {
+    "role": "user",
+    "content": "SPICE_REFERENCE:\nA verified solution: it ran code (print(1)).\n\nSPICE_INSTRUCTION: give the next tool call.",
+}
 
 
 def table(prefix, token, marker):
@@ -49,11 +52,19 @@ class ScoringServer:
             self.scored.append(ids)
             lps = [[table(ids[: j + 1], ids[j + 1], self.marker)] for j in range(len(ids) - 1)] + [[0.0]]
             pids = [[ids[j + 1]] for j in range(len(ids) - 1)] + [[0]]
-            return self.TokenOutput(token_ids=[0], log_probs=None, extra_fields={"prompt_logprobs": lps, "prompt_ids": pids, "global_steps": 2})
+            return self.TokenOutput(
+                token_ids=[0],
+                log_probs=None,
+                extra_fields={"prompt_logprobs": lps, "prompt_ids": pids, "global_steps": 2},
+            )
         reply = REPLIES[min(self.samples, len(REPLIES) - 1)]
         self.samples += 1
         ids = self.tokenizer.encode(reply, add_special_tokens=False) + [self.tokenizer.eos_token_id]
-        return self.TokenOutput(token_ids=ids, log_probs=[-0.5] * len(ids), extra_fields={"global_steps": 2, "min_global_steps": 2, "max_global_steps": 2})
+        return self.TokenOutput(
+            token_ids=ids,
+            log_probs=[-0.5] * len(ids),
+            extra_fields={"global_steps": 2, "min_global_steps": 2, "max_global_steps": 2},
+        )
 
 
 class ShapingSandbox(Sandbox):
@@ -70,7 +81,15 @@ class ShapingSandbox(Sandbox):
             m = re.search(r"```python\n[\s\S]*?```", replies[s]["content"]) if t["action"] == "code" else None
             if m:
                 history = episode["messages"][: 2 + 2 * s]
-                calls.append({"turn": s, "category": "execution", "history": history, "prefix_chars": m.start(), "call_chars": m.end() - m.start()})
+                calls.append(
+                    {
+                        "turn": s,
+                        "category": "execution",
+                        "history": history,
+                        "prefix_chars": m.start(),
+                        "call_chars": m.end() - m.start(),
+                    }
+                )
         return {"calls": calls, "references": self.references, "beta": self.beta}
 
     def shaping_record(self, episode, scores, timeout_s=None):
@@ -85,21 +104,35 @@ class TipsSandbox(ShapingSandbox):
         plan = super().shaping_plan(episode)
         for c in plan["calls"]:
             c["after"] = episode["messages"][: 2 + 2 * (c["turn"] + 1)]
-        return {"kind": "tips", "calls": plan["calls"], "summaries": self.references, "request": {"role": "user", "content": "TIPS_INSTRUCTION: Describe the approach."}, "beta": self.beta}
+        return {
+            "kind": "tips",
+            "calls": plan["calls"],
+            "summaries": self.references,
+            "request": {"role": "user", "content": "TIPS_INSTRUCTION: Describe the approach."},
+            "beta": self.beta,
+        }
 
 
 def call_token_ids(tok, reply):
     """The call's tokens, from the tokenizer's own offsets over the reply text."""
     m = re.search(r"```python\n[\s\S]*?```", reply)
     enc = tok(reply, add_special_tokens=False, return_offsets_mapping=True)
-    return [i for i, (a, b) in zip(enc["input_ids"], enc["offset_mapping"], strict=True) if a < m.end() and b > m.start()]
+    return [
+        i for i, (a, b) in zip(enc["input_ids"], enc["offset_mapping"], strict=True) if a < m.end() and b > m.start()
+    ]
 
 
 def loop_with(references, prompt_length=4096, response_length=8192):
     tok = train_tokenizer("qwen3")
     marker = tok.encode("SPICE_REFERENCE", add_special_tokens=False)
     server = ScoringServer(tok, marker)
-    loop = agent_loop("qwen3", server, verl_config(prompt_length=prompt_length, response_length=response_length), max_turns=5, shaping=True)
+    loop = agent_loop(
+        "qwen3",
+        server,
+        verl_config(prompt_length=prompt_length, response_length=response_length),
+        max_turns=5,
+        shaping=True,
+    )
     loop.service = ShapingSandbox(references)
     return tok, server, loop
 
@@ -132,7 +165,10 @@ class TurnScoresTest(unittest.TestCase):
         loop.service = TipsSandbox(summaries)
         out = run(loop, PROMPT)
         ((_, scores),) = loop.service.recorded
-        per = [sum(0.05 * (t % 3 + 1) for t in ids) / len(ids) for ids in (tok.encode(x, add_special_tokens=False) for x in summaries)]
+        per = [
+            sum(0.05 * (t % 3 + 1) for t in ids) / len(ids)
+            for ids in (tok.encode(x, add_special_tokens=False) for x in summaries)
+        ]
         self.assertAlmostEqual(scores[0]["d"], sum(per) / len(per), places=9)
         self.assertAlmostEqual(scores[1]["d"], 0.0, places=9)
         # Three distinct histories (before turn 0, after it = before turn 1, after turn 1), two summaries each.
@@ -158,7 +194,9 @@ class TurnScoresTest(unittest.TestCase):
         import asyncio
 
         _, server, loop = loop_with([REFERENCE])
-        out = asyncio.run(loop.run({"temperature": 1.0}, raw_prompt=PROMPT, extra_info={"task_id": "t1", "split": "val"}))
+        out = asyncio.run(
+            loop.run({"temperature": 1.0}, raw_prompt=PROMPT, extra_info={"task_id": "t1", "split": "val"})
+        )
         self.assertEqual((loop.service.recorded, server.scored, out.mlepipe_turn_shaping), ([], [], []))
         self.assertEqual(out.extra_fields["mlepipe_episode"]["split"], "val")
 
@@ -177,7 +215,9 @@ class TurnScoresTest(unittest.TestCase):
         self.assertEqual(server.scored, [])
         self.assertEqual(out.mlepipe_turn_shaping, [0.0, 0.0, 0.0])
         # A context too short for the reference branch (the plain one fits): the call is unscored.
-        tok, server, loop = loop_with([{"role": "user", "content": "SPICE_REFERENCE " * 400}], prompt_length=200, response_length=200)
+        tok, server, loop = loop_with(
+            [{"role": "user", "content": "SPICE_REFERENCE " * 400}], prompt_length=200, response_length=200
+        )
         run(loop, PROMPT)
         self.assertEqual([s["reason"] for s in loop.service.recorded[0][1]], ["overflow", "overflow"])
 
@@ -207,16 +247,30 @@ class TurnScoresTest(unittest.TestCase):
         width = max(len(f["rm_scores"]) for f in fields)
         pad = lambda t: torch.nn.functional.pad(t, (0, width - len(t)))  # noqa: E731
         data = DataProto.from_dict(
-            tensors={"token_level_scores": torch.stack([pad(f["rm_scores"]) for f in fields]), "token_level_rewards": torch.stack([pad(f["rm_scores"]) for f in fields]), "response_mask": torch.stack([pad(f["response_mask"]) for f in fields])},
+            tensors={
+                "token_level_scores": torch.stack([pad(f["rm_scores"]) for f in fields]),
+                "token_level_rewards": torch.stack([pad(f["rm_scores"]) for f in fields]),
+                "response_mask": torch.stack([pad(f["response_mask"]) for f in fields]),
+            },
             non_tensors={"uid": np.array(["u", "u"], dtype=object)},
         )
-        adv = compute_advantage_for_multi_trajectories(data, batch_keys=["u_0_0", "u_1_0"], adv_estimator="mlepipe_turn", num_repeat=2, norm_adv_by_std_in_grpo=False).batch["advantages"]
+        adv = compute_advantage_for_multi_trajectories(
+            data,
+            batch_keys=["u_0_0", "u_1_0"],
+            adv_estimator="mlepipe_turn",
+            num_repeat=2,
+            norm_adv_by_std_in_grpo=False,
+        ).batch["advantages"]
         # Turn 0 of member 0: its return from turn 0 minus the group's mean complete return.
         total = [float(f["rm_scores"].sum()) for f in fields]
         first = fields[0]["response_mask"].tolist().index(1)
         self.assertAlmostEqual(float(adv[0, first]), total[0] - sum(total) / 2, places=5)
-        second = [i for i in range(1, width) if fields[0]["response_mask"][i] == 1 and fields[0]["response_mask"][i - 1] == 0][0]
-        self.assertAlmostEqual(float(adv[0, second]), total[0] - outs[0].mlepipe_turn_shaping[0] - sum(total) / 2, places=5)
+        second = [
+            i for i in range(1, width) if fields[0]["response_mask"][i] == 1 and fields[0]["response_mask"][i - 1] == 0
+        ][0]
+        self.assertAlmostEqual(
+            float(adv[0, second]), total[0] - outs[0].mlepipe_turn_shaping[0] - sum(total) / 2, places=5
+        )
 
 
 if __name__ == "__main__":

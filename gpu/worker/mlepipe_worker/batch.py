@@ -59,15 +59,23 @@ def _check_turn(turn: Turn, vocab: int, loc: str) -> list[int]:
 def trajectory_sequences(t: Trajectory, index: int, vocab: int, per_turn: bool = False) -> list[Sequence]:
     loc = f"trajectories.{index}"
     if t.turns is None:
-        raise BatchError(f"{loc}.turns", "is missing: an unmasked trajectory must carry its exact token ids (the worker never re-tokenises text)")
+        raise BatchError(
+            f"{loc}.turns",
+            "is missing: an unmasked trajectory must carry its exact token ids (the worker never re-tokenises text)",
+        )
     if not t.turns:
         raise BatchError(f"{loc}.turns", "is empty: an unmasked trajectory needs at least one assistant turn")
     replies = sum(1 for m in t.messages if m.role == "assistant")
     if t.messages and replies != len(t.turns):
-        raise BatchError(f"{loc}.turns", f"has {len(t.turns)} turns but the conversation has {replies} assistant replies")
+        raise BatchError(
+            f"{loc}.turns", f"has {len(t.turns)} turns but the conversation has {replies} assistant replies"
+        )
 
     if per_turn and len(t.turn_advantages) != len(t.turns):
-        raise BatchError(f"{loc}.turn_advantages", f"has {len(t.turn_advantages)} entries for {len(t.turns)} turns (advantage_level: turn needs one per turn)")
+        raise BatchError(
+            f"{loc}.turn_advantages",
+            f"has {len(t.turn_advantages)} entries for {len(t.turns)} turns (advantage_level: turn needs one per turn)",
+        )
     out: list[Sequence] = []
     ids: list[int] = []
     mask: list[int] = []
@@ -76,7 +84,14 @@ def trajectory_sequences(t: Trajectory, index: int, vocab: int, per_turn: bool =
 
     def flush() -> None:
         if ids:
-            out.append(Sequence(input_ids=list(ids), loss_mask=list(mask), advantages=list(adv) if per_turn else float(t.advantage), old_logprobs=list(old)))
+            out.append(
+                Sequence(
+                    input_ids=list(ids),
+                    loss_mask=list(mask),
+                    advantages=list(adv) if per_turn else float(t.advantage),
+                    old_logprobs=list(old),
+                )
+            )
 
     for k, turn in enumerate(t.turns):
         turn_mask = _check_turn(turn, vocab, f"{loc}.turns.{k}")

@@ -27,7 +27,9 @@ FALLBACK_MAX_TOKENS = 4096
 @lru_cache(maxsize=1)
 def _byte_of_char() -> dict[str, int]:
     """Byte-level BPE writes each byte as one printable character (GPT-2's table); this is its inverse."""
-    printable = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
+    printable = (
+        list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
+    )
     chars, n = list(printable), 0
     for b in range(256):
         if b not in printable:
@@ -64,11 +66,19 @@ def _choice(tokenizer, index: int, s: Sample, stops: list[str], logprobs: bool) 
     else:
         ended = finish == "stop" and ids and ids[-1] == tokenizer.eos_token_id
         text = tokenizer.decode(ids[:-1] if ended else ids)
-    choice: dict[str, Any] = {"index": index, "message": {"role": "assistant", "content": text}, "finish_reason": finish, "token_ids": ids, "logprobs": None}
+    choice: dict[str, Any] = {
+        "index": index,
+        "message": {"role": "assistant", "content": text},
+        "finish_reason": finish,
+        "token_ids": ids,
+        "logprobs": None,
+    }
     if logprobs:
         content = []
         for t, lp in zip(ids, lps):
-            content.append({"token": tokenizer.decode([t]), "logprob": lp, "bytes": token_bytes(tokenizer, t), "top_logprobs": []})
+            content.append(
+                {"token": tokenizer.decode([t]), "logprob": lp, "bytes": token_bytes(tokenizer, t), "top_logprobs": []}
+            )
         choice["logprobs"] = {"content": content}
     return choice
 

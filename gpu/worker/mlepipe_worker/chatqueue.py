@@ -70,7 +70,9 @@ class ChatQueue:
             queued = sum(1 for e in self._pending if not e.cancelled)
         return {**self.stats, "queued": queued}
 
-    async def submit(self, req: ChatRequest, request_id: str | None, on_weights: Callable[..., Any], disconnected: Callable[[], Any]) -> dict[str, Any] | None:
+    async def submit(
+        self, req: ChatRequest, request_id: str | None, on_weights: Callable[..., Any], disconnected: Callable[[], Any]
+    ) -> dict[str, Any] | None:
         """Queues `req`, asks the weights thread for a batch, and waits for the answer; None when the client
         disconnected first (the request is then dropped, or stops at its next token)."""
         loop = asyncio.get_running_loop()
@@ -91,7 +93,9 @@ class ChatQueue:
             result = e.future.result()
         finally:
             self._known.pop(e.id, None)
-            job.add_done_callback(lambda j: j.cancelled() or j.exception())  # a batch's failure reaches its entries, not the job
+            job.add_done_callback(
+                lambda j: j.cancelled() or j.exception()
+            )  # a batch's failure reaches its entries, not the job
         if isinstance(result, HttpError):
             raise result
         return {**result, "batch": e.batch}

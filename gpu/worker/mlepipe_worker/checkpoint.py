@@ -26,7 +26,15 @@ OPTIMIZER = "optimizer.pt"
 FORMAT = "mlepipe-worker-state/1"
 
 
-def write_checkpoint(root: Path, tag: str, policy: Policy, optimizer: torch.optim.Optimizer | None, state: dict[str, Any], *, optimizer_from: Path | None = None) -> Path:
+def write_checkpoint(
+    root: Path,
+    tag: str,
+    policy: Policy,
+    optimizer: torch.optim.Optimizer | None,
+    state: dict[str, Any],
+    *,
+    optimizer_from: Path | None = None,
+) -> Path:
     """`optimizer` None: no step was taken since the start or the last load; the state loaded from
     `optimizer_from` (if any) is copied as it is, without making an optimiser for it."""
     root.mkdir(parents=True, exist_ok=True)

@@ -144,7 +144,9 @@ def generate_groups(
                         finish[r] = "length"
                 ends = [finish[r] for r in members[i]]
                 if all(ends):
-                    done = [Sample(list(rows[r][1]), tokens[r], logprobs[r], str(end)) for r, end in zip(members[i], ends)]
+                    done = [
+                        Sample(list(rows[r][1]), tokens[r], logprobs[r], str(end)) for r, end in zip(members[i], ends)
+                    ]
                     results[i] = done
                     if on_done is not None:
                         on_done(i, done)
@@ -152,7 +154,14 @@ def generate_groups(
                 break
             attention = torch.cat([attention, attention.new_ones((len(rows), 1))], dim=-1)
             positions = positions[:, -1:] + 1
-            out = model(input_ids=chosen[:, None], attention_mask=attention, position_ids=positions, past_key_values=cache, use_cache=True, logits_to_keep=1)  # noqa: F841 - read at the top of the next step
+            out = model(
+                input_ids=chosen[:, None],
+                attention_mask=attention,
+                position_ids=positions,
+                past_key_values=cache,
+                use_cache=True,
+                logits_to_keep=1,
+            )  # noqa: F841 - read at the top of the next step
     finally:
         model.train(was_training)
     return [r if r is not None else [] for r in results]

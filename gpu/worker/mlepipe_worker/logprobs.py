@@ -46,7 +46,13 @@ def _chunk(head: torch.nn.Module, hidden: torch.Tensor, targets: torch.Tensor, t
     return logp, ent
 
 
-def token_logprobs(model: torch.nn.Module, input_ids: torch.Tensor, attention_mask: torch.Tensor, temperature: float = 1.0, entropy: bool = False):
+def token_logprobs(
+    model: torch.nn.Module,
+    input_ids: torch.Tensor,
+    attention_mask: torch.Tensor,
+    temperature: float = 1.0,
+    entropy: bool = False,
+):
     """[B, T] log-probabilities of each token given the ones before it (position 0 gets 0), and optionally the
     entropy of each position's next-token distribution (no gradient). Position t's logits predict token t + 1,
     in fp32 at the given temperature."""
@@ -73,7 +79,9 @@ def token_logprobs(model: torch.nn.Module, input_ids: torch.Tensor, attention_ma
     return logp, ent
 
 
-def logprobs_from_logits(logits: torch.Tensor, input_ids: torch.Tensor, temperature: float = 1.0, entropy: bool = False):
+def logprobs_from_logits(
+    logits: torch.Tensor, input_ids: torch.Tensor, temperature: float = 1.0, entropy: bool = False
+):
     """The same from a model's full [B, T, V] logits (models without a separable output head)."""
     out = [_chunk(torch.nn.Identity(), logits[:, :-1], input_ids[:, 1:], temperature, entropy)]
     logp = torch.nn.functional.pad(out[0][0], (1, 0))

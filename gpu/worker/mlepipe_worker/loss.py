@@ -55,7 +55,9 @@ class LossConfig:
         if self.kl_estimator not in ("k1", "k3"):
             raise ValueError(f"kl_estimator must be k1 or k3, not {self.kl_estimator!r}")
         if not (0 <= self.clip_low < 1) or self.clip_high < 0:
-            raise ValueError(f"clip ranges must satisfy 0 ≤ clip_low < 1 and clip_high ≥ 0 (got {self.clip_low}, {self.clip_high})")
+            raise ValueError(
+                f"clip ranges must satisfy 0 ≤ clip_low < 1 and clip_high ≥ 0 (got {self.clip_low}, {self.clip_high})"
+            )
 
 
 def batch_counts(mask: torch.Tensor) -> tuple[int, int]:
@@ -114,7 +116,11 @@ def policy_loss(
     norm_length: int | None = None,
 ) -> tuple[torch.Tensor, dict[str, float]]:
     """The clipped surrogate (+ KL) loss and its metrics: clip_frac, kl, entropy, ratio_mean (token means)."""
-    counts = dict(num_tokens=num_tokens, num_seqs=num_seqs, norm_length=norm_length if norm_length is not None else cfg.norm_length)
+    counts = dict(
+        num_tokens=num_tokens,
+        num_seqs=num_seqs,
+        norm_length=norm_length if norm_length is not None else cfg.norm_length,
+    )
     m = mask.to(logp.dtype)
     ratio = torch.exp((logp - old_logp).clamp(-LOG_RATIO_BOUND, LOG_RATIO_BOUND))
     unclipped = -advantages * ratio

@@ -43,11 +43,17 @@ def count_parameters(config: Any, targets: tuple[str, ...], rank: int | None) ->
     total = sum(p.numel() for p in model.parameters())
     if rank is None:
         return total, total
-    lora = sum(rank * (m.in_features + m.out_features) for n, m in model.named_modules() if isinstance(m, torch.nn.Linear) and n.rsplit(".", 1)[-1] in targets)
+    lora = sum(
+        rank * (m.in_features + m.out_features)
+        for n, m in model.named_modules()
+        if isinstance(m, torch.nn.Linear) and n.rsplit(".", 1)[-1] in targets
+    )
     return total + lora, lora
 
 
-def static_bytes(total: int, trainable: int, *, full: bool, weight_bytes: int, reference: bool = False) -> dict[str, int]:
+def static_bytes(
+    total: int, trainable: int, *, full: bool, weight_bytes: int, reference: bool = False
+) -> dict[str, int]:
     """Bytes of each part: weights (and LoRA adapters in fp32), gradients, master copies, AdamW moments, a KL copy."""
     adapters = 0 if full else trainable
     parts = {
@@ -68,7 +74,16 @@ def _shape(config: Any) -> dict[str, int]:
     # A mixture of experts runs top-k experts a token: their intermediate activations are what is kept.
     top_k, expert = getattr(c, "num_experts_per_tok", None), getattr(c, "moe_intermediate_size", None)
     mlp = top_k * expert if top_k and expert else c.intermediate_size
-    return {"h": c.hidden_size, "layers": c.num_hidden_layers, "heads": heads, "kv_heads": kv_heads, "q": heads * head_dim, "kv": kv_heads * head_dim, "mlp": mlp, "vocab": c.vocab_size}
+    return {
+        "h": c.hidden_size,
+        "layers": c.num_hidden_layers,
+        "heads": heads,
+        "kv_heads": kv_heads,
+        "q": heads * head_dim,
+        "kv": kv_heads * head_dim,
+        "mlp": mlp,
+        "vocab": c.vocab_size,
+    }
 
 
 def layer_bytes(config: Any, lora_rank: int = 0) -> int:
@@ -82,7 +97,9 @@ def layer_bytes(config: Any, lora_rank: int = 0) -> int:
     return out
 
 
-def activation_bytes(config: Any, tokens: int, *, micro_batch: int = 1, checkpointing: bool, lora_rank: int = 0, act_bytes: int = 2) -> dict[str, int]:
+def activation_bytes(
+    config: Any, tokens: int, *, micro_batch: int = 1, checkpointing: bool, lora_rank: int = 0, act_bytes: int = 2
+) -> dict[str, int]:
     """Bytes the forward pass keeps for the backward pass of `micro_batch` sequences of `tokens` tokens, in
     bf16 (act_bytes 2; fp32 on a CPU doubles it at most). With gradient checkpointing each layer keeps its
     bf16 input, and the layer being recomputed holds its own activations."""
@@ -96,7 +113,9 @@ def activation_bytes(config: Any, tokens: int, *, micro_batch: int = 1, checkpoi
     return {"activations": int(kept * scale), "output_head": int(head * scale)}
 
 
-def refusal(parts: dict[str, int], device_bytes: int, *, full: bool, params: int, checkpointing: bool = True) -> str | None:
+def refusal(
+    parts: dict[str, int], device_bytes: int, *, full: bool, params: int, checkpointing: bool = True
+) -> str | None:
     """The message that refuses the plan, or None when its estimate fits. `parts` holds static_bytes' parts and
     activation_bytes' (the total is their sum)."""
     total = sum(v for k, v in parts.items() if k != "total")

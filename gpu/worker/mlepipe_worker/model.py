@@ -39,7 +39,15 @@ QWEN3_8B: dict[str, Any] = dict(
 # the vocabulary size of the tokenizer it is used with).
 QWEN3_TINY: dict[str, Any] = {
     **QWEN3_8B,
-    **dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, intermediate_size=128, head_dim=16, max_position_embeddings=1024),
+    **dict(
+        hidden_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        intermediate_size=128,
+        head_dim=16,
+        max_position_embeddings=1024,
+    ),
 }
 
 # The tiny model's shapes with heads vLLM's CPU attention serves: its kernels take a head size of 32 or more (a
@@ -151,7 +159,14 @@ def _wrap(net, base, tokenizer, lora, dev, dt, gradient_checkpointing, reference
         if adapter_dir is not None:
             net = PeftModel.from_pretrained(net, adapter_dir, is_trainable=True)
         else:
-            cfg = LoraConfig(r=lora.rank, lora_alpha=lora.alpha, target_modules=list(lora.targets), lora_dropout=lora.dropout, bias="none", task_type="CAUSAL_LM")
+            cfg = LoraConfig(
+                r=lora.rank,
+                lora_alpha=lora.alpha,
+                target_modules=list(lora.targets),
+                lora_dropout=lora.dropout,
+                bias="none",
+                task_type="CAUSAL_LM",
+            )
             net = get_peft_model(net, cfg)
     else:
         if reference:
@@ -172,7 +187,11 @@ def save_policy(policy: Policy, path: str | Path) -> Path:
         base = {"path": str(out / "model")}
     if policy.tokenizer is not None:
         policy.tokenizer.save_pretrained(out / "tokenizer")
-    manifest = {"format": "mlepipe-worker-checkpoint/1", "base": base, "lora": asdict(policy.lora) if policy.lora else None}
+    manifest = {
+        "format": "mlepipe-worker-checkpoint/1",
+        "base": base,
+        "lora": asdict(policy.lora) if policy.lora else None,
+    }
     (out / MANIFEST).write_text(json.dumps(manifest, indent=2))
     return out
 
@@ -215,7 +234,9 @@ def train_tokenizer(corpus: Iterable[str], vocab_size: int = 512) -> PreTrainedT
         show_progress=False,
     )
     tok.train_from_iterator(corpus, trainer)
-    return PreTrainedTokenizerFast(tokenizer_object=tok, eos_token=IM_END, pad_token=ENDOFTEXT, chat_template=CHAT_TEMPLATE)
+    return PreTrainedTokenizerFast(
+        tokenizer_object=tok, eos_token=IM_END, pad_token=ENDOFTEXT, chat_template=CHAT_TEMPLATE
+    )
 
 
 def tokenizer_identity(tokenizer: PreTrainedTokenizerFast) -> str:

@@ -76,7 +76,14 @@ def needs_master(params: Seq[torch.nn.Parameter]) -> bool:
     return any(p.dtype in (torch.bfloat16, torch.float16) for p in params)
 
 
-def realised_share(params: Seq[torch.nn.Parameter], make: Callable[[list], torch.optim.Optimizer], *, steps: int, lr: float, seed: int = 0) -> float:
+def realised_share(
+    params: Seq[torch.nn.Parameter],
+    make: Callable[[list], torch.optim.Optimizer],
+    *,
+    steps: int,
+    lr: float,
+    seed: int = 0,
+) -> float:
     """How much of AdamW's intended change `make(params)` realises on `params` over `steps` steps of fixed random
     gradients: <realised, intended> / <intended, intended>, where intended is torch's AdamW run in fp32 from the
     same start. 1 is every bit of it; in-place bf16 at lr 1e-6 gives about 0.02. Changes `params`."""

@@ -61,11 +61,17 @@ def create_app(worker: Worker, *, on_ready: Callable[[], None] | None = None, ma
         errors = [{"loc": _loc(tuple(e.get("loc", ()))), "msg": e.get("msg", "")} for e in exc.errors()]
         first = errors[0] if errors else {"loc": "(body)", "msg": "invalid"}
         more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
-        return JSONResponse(status_code=422, content={"error": f"{first['loc']}: {first['msg']}{more}", "loc": first["loc"], "detail": errors})
+        return JSONResponse(
+            status_code=422,
+            content={"error": f"{first['loc']}: {first['msg']}{more}", "loc": first["loc"], "detail": errors},
+        )
 
     @app.exception_handler(BatchError)
     async def refused(_req: Request, exc: BatchError) -> JSONResponse:
-        return JSONResponse(status_code=422, content={"error": str(exc), "loc": exc.loc, "detail": [{"loc": exc.loc, "msg": exc.message}]})
+        return JSONResponse(
+            status_code=422,
+            content={"error": str(exc), "loc": exc.loc, "detail": [{"loc": exc.loc, "msg": exc.message}]},
+        )
 
     @app.exception_handler(HttpError)
     async def answered(_req: Request, exc: HttpError) -> JSONResponse:

@@ -86,7 +86,9 @@ def assistant_spans(text: str, messages: Seq[dict[str, Any]], ends: Seq[str]) ->
         if found is None:
             continue
         if found[0] < 0:
-            raise ValueError(f"messages.{i}: its content does not appear in the chat template's rendering (the template changes it)")
+            raise ValueError(
+                f"messages.{i}: its content does not appear in the chat template's rendering (the template changes it)"
+            )
         at, end = found
         if m["role"] == "assistant":
             end += next((len(t) for t in ends if text.startswith(t, end)), 0)
@@ -125,7 +127,11 @@ def tokenize_examples(tokenizer, conversations: Seq[Seq[dict[str, Any]]], max_le
 
 def _sequences(examples: Seq[Example]) -> list[Sequence]:
     # Examples left with no loss token (a reply cut off entirely) only cost compute.
-    return [Sequence(input_ids=e.input_ids, loss_mask=e.loss_mask, advantages=0.0) for e in examples if len(e.input_ids) >= 2 and any(e.loss_mask)]
+    return [
+        Sequence(input_ids=e.input_ids, loss_mask=e.loss_mask, advantages=0.0)
+        for e in examples
+        if len(e.input_ids) >= 2 and any(e.loss_mask)
+    ]
 
 
 def _counts(examples: Seq[Example], seqs: Seq[Sequence]) -> dict[str, int]:
@@ -145,7 +151,15 @@ def _nll_sum(policy: Policy, part: Seq[Sequence]) -> torch.Tensor:
     return -(logp * b["loss_mask"]).sum()
 
 
-def sft_step(policy: Policy, optimizer: torch.optim.Optimizer, examples: Seq[Example], *, lr: float, micro_batch_size: int = 1, max_grad_norm: float | None = 1.0) -> dict[str, Any]:
+def sft_step(
+    policy: Policy,
+    optimizer: torch.optim.Optimizer,
+    examples: Seq[Example],
+    *,
+    lr: float,
+    micro_batch_size: int = 1,
+    max_grad_norm: float | None = 1.0,
+) -> dict[str, Any]:
     """One optimiser step on the mean assistant-token NLL of `examples` (gradient accumulated over micro-batches)."""
     seqs = _sequences(examples)
     counts = _counts(examples, seqs)
@@ -162,17 +176,28 @@ def sft_step(policy: Policy, optimizer: torch.optim.Optimizer, examples: Seq[Exa
         loss.backward()
         total += float(loss.detach().item())
     params = policy.trainable_parameters()
-    grad_norm = float(torch.nn.utils.clip_grad_norm_(params, max_grad_norm if max_grad_norm is not None else math.inf).item())
+    grad_norm = float(
+        torch.nn.utils.clip_grad_norm_(params, max_grad_norm if max_grad_norm is not None else math.inf).item()
+    )
     if not math.isfinite(grad_norm):
         optimizer.zero_grad(set_to_none=True)
-        raise FloatingPointError(f"the gradient norm is {grad_norm}: the step was not applied and the weights are unchanged")
+        raise FloatingPointError(
+            f"the gradient norm is {grad_norm}: the step was not applied and the weights are unchanged"
+        )
     for group in optimizer.param_groups:
         group["lr"] = lr
     optimizer.step()
     optimizer.zero_grad(set_to_none=True)
     _sync(policy.device)
     seconds = time.perf_counter() - t0
-    return {**counts, "skipped": False, "loss": total, "grad_norm": grad_norm, "lr": lr, "tokens_per_s": counts["tokens"] / seconds if seconds > 0 else None}
+    return {
+        **counts,
+        "skipped": False,
+        "loss": total,
+        "grad_norm": grad_norm,
+        "lr": lr,
+        "tokens_per_s": counts["tokens"] / seconds if seconds > 0 else None,
+    }
 
 
 @torch.no_grad()
@@ -185,7 +210,10 @@ def eval_loss(policy: Policy, examples: Seq[Example], *, micro_batch_size: int =
     was_training = policy.model.training
     policy.model.eval()
     try:
-        total = sum(float(_nll_sum(policy, seqs[i : i + micro_batch_size]).item()) for i in range(0, len(seqs), micro_batch_size))
+        total = sum(
+            float(_nll_sum(policy, seqs[i : i + micro_batch_size]).item())
+            for i in range(0, len(seqs), micro_batch_size)
+        )
     finally:
         policy.model.train(was_training)
     return {**counts, "loss": total / counts["loss_tokens"]}

@@ -21,7 +21,16 @@ from .chat import completion, request_group
 from .generate import Group, chat_prompt_ids, generate_groups
 from .loss import LossConfig
 from .model import Policy, load_policy
-from .protocol import Batch, ChatRequest, EvalLossRequest, LoadRequest, SaveRequest, ScoreRequest, SftRequest, TokenizerIdentity
+from .protocol import (
+    Batch,
+    ChatRequest,
+    EvalLossRequest,
+    LoadRequest,
+    SaveRequest,
+    ScoreRequest,
+    SftRequest,
+    TokenizerIdentity,
+)
 from .sft import ConversationError, eval_loss, sft_step, tokenize_examples
 from .update import Sequence, UpdateConfig, make_optimizer, score, update_step
 
@@ -74,7 +83,10 @@ class Worker:
         # Kept: a large vocabulary serialises to megabytes, and every batch is checked against it.
         if self._identity is None:
             tok = self.tokenizer
-            self._identity = {"tokenizer_sha256": sha256(tok.backend_tokenizer.to_str()), "chat_template_sha256": sha256(tok.chat_template or "")}
+            self._identity = {
+                "tokenizer_sha256": sha256(tok.backend_tokenizer.to_str()),
+                "chat_template_sha256": sha256(tok.chat_template or ""),
+            }
         return dict(self._identity)
 
     def health(self) -> dict[str, Any]:
@@ -135,7 +147,10 @@ class Worker:
             gc.collect()
             if self.policy.device.type == "cuda":
                 torch.cuda.empty_cache()
-            raise HttpError(507, f"out of memory during {what} ({type(err).__name__}); nothing was applied and the model is still usable — send fewer or shorter sequences") from err
+            raise HttpError(
+                507,
+                f"out of memory during {what} ({type(err).__name__}); nothing was applied and the model is still usable — send fewer or shorter sequences",
+            ) from err
 
     def chat(self, req: ChatRequest) -> dict[str, Any]:
         """One request on its own (the HTTP service batches through `chat_batch`)."""
@@ -145,7 +160,12 @@ class Worker:
             raise out[0]
         return out[0]
 
-    def chat_batch(self, reqs: list[ChatRequest], deliver: Callable[[int, Any], None], cancelled: list[Callable[[], bool]] | None = None) -> None:
+    def chat_batch(
+        self,
+        reqs: list[ChatRequest],
+        deliver: Callable[[int, Any], None],
+        cancelled: list[Callable[[], bool]] | None = None,
+    ) -> None:
         """Samples every request's rows in one generate call and hands each its chat.completion (or the HttpError
         that is its answer) through `deliver(i, result)` as soon as its own rows have ended. A batch that runs out
         of memory is tried again one request at a time, so that requests which fit alone are still answered."""
@@ -164,7 +184,9 @@ class Worker:
         step = self.step
 
         def run(part: list[tuple[int, Group]]) -> None:
-            done = lambda j, samples: answer(part[j][0], completion(self.policy, reqs[part[j][0]], samples, model_id=self.model_id, step=step))  # noqa: E731
+            done = lambda j, samples: answer(
+                part[j][0], completion(self.policy, reqs[part[j][0]], samples, model_id=self.model_id, step=step)
+            )  # noqa: E731
             generate_groups(self.policy, [g for _, g in part], on_done=done)
 
         try:
@@ -186,7 +208,11 @@ class Worker:
         seqs, spans = [], []
         for i, item in enumerate(req.items):
             # The protocol's validator makes each item carry exactly one of prompt_ids and messages.
-            prompt = list(item.prompt_ids) if item.prompt_ids is not None else chat_prompt_ids(self.policy, [m.model_dump() for m in item.messages or []])
+            prompt = (
+                list(item.prompt_ids)
+                if item.prompt_ids is not None
+                else chat_prompt_ids(self.policy, [m.model_dump() for m in item.messages or []])
+            )
             if item.prefix:
                 prompt += encode(item.prefix)
             if not prompt:
@@ -201,7 +227,9 @@ class Worker:
             if not overflow:
                 ids = prompt + reply
                 seqs.append(Sequence(input_ids=ids, loss_mask=[0] * len(ids), advantages=0.0))
-        rows = iter(self._guard_oom("scoring", lambda: score(self.policy, seqs, temperature=req.temperature)) if seqs else [])
+        rows = iter(
+            self._guard_oom("scoring", lambda: score(self.policy, seqs, temperature=req.temperature)) if seqs else []
+        )
         results = []
         for prompt, reply, overflow in spans:
             if overflow:
@@ -222,19 +250,39 @@ class Worker:
     def update(self, batch: Batch) -> dict[str, Any]:
         live = [t for t in batch.trajectories if not t.masked]
         if live and batch.tokenizer is None:
-            raise BatchError("tokenizer", "is missing: a batch with token ids must name the tokenizer and chat template they came from")
+            raise BatchError(
+                "tokenizer",
+                "is missing: a batch with token ids must name the tokenizer and chat template they came from",
+            )
         self.check_identity(batch.tokenizer)
         seqs = batch_sequences(batch, self.vocab_size())
         if not seqs:
-            return {"step": self.step, "batch_step": batch.step, "skipped": True, "sequences": 0, "reason": "every trajectory is masked"}
+            return {
+                "step": self.step,
+                "batch_step": batch.step,
+                "skipped": True,
+                "sequences": 0,
+                "reason": "every trajectory is masked",
+            }
         h = batch.hyper
         try:
-            loss = LossConfig(clip_low=h.clip_low, clip_high=h.clip_high, kl_coef=h.kl, loss_agg_mode=batch.loss_agg_mode)
+            loss = LossConfig(
+                clip_low=h.clip_low, clip_high=h.clip_high, kl_coef=h.kl, loss_agg_mode=batch.loss_agg_mode
+            )
         except ValueError as err:
             raise BatchError("hyper", str(err)) from None
         if h.kl > 0 and self.policy.lora is None and self.policy.reference is None:
-            raise BatchError("hyper.kl", "a KL term needs a reference model: start the worker with --reference (full fine-tuning keeps a frozen copy)")
-        cfg = UpdateConfig(loss=loss, lr=h.lr, micro_batch_size=batch.micro_batch_size, max_grad_norm=batch.max_grad_norm, temperature=h.temperature if h.temperature > 0 else 1.0)
+            raise BatchError(
+                "hyper.kl",
+                "a KL term needs a reference model: start the worker with --reference (full fine-tuning keeps a frozen copy)",
+            )
+        cfg = UpdateConfig(
+            loss=loss,
+            lr=h.lr,
+            micro_batch_size=batch.micro_batch_size,
+            max_grad_norm=batch.max_grad_norm,
+            temperature=h.temperature if h.temperature > 0 else 1.0,
+        )
         try:
             stats = self._guard_oom("the update", lambda: update_step(self.policy, self.optimizer(), seqs, cfg))
         except FloatingPointError as err:
@@ -247,14 +295,26 @@ class Worker:
     def _examples(self, req: EvalLossRequest):
         self.check_identity(req.tokenizer)
         try:
-            return tokenize_examples(self.policy.tokenizer, [[m.model_dump() for m in e.messages] for e in req.examples], req.max_length)
+            return tokenize_examples(
+                self.policy.tokenizer, [[m.model_dump() for m in e.messages] for e in req.examples], req.max_length
+            )
         except ConversationError as err:
             raise BatchError(f"examples.{err.index}", err.message) from None
 
     def sft(self, req: SftRequest) -> dict[str, Any]:
         examples = self._examples(req)
         try:
-            stats = self._guard_oom("the SFT step", lambda: sft_step(self.policy, self.optimizer(), examples, lr=req.lr, micro_batch_size=req.micro_batch_size, max_grad_norm=req.max_grad_norm))
+            stats = self._guard_oom(
+                "the SFT step",
+                lambda: sft_step(
+                    self.policy,
+                    self.optimizer(),
+                    examples,
+                    lr=req.lr,
+                    micro_batch_size=req.micro_batch_size,
+                    max_grad_norm=req.max_grad_norm,
+                ),
+            )
         except FloatingPointError as err:
             raise HttpError(422, str(err)) from None
         if not stats["skipped"]:
@@ -263,11 +323,18 @@ class Worker:
 
     def eval_loss(self, req: EvalLossRequest) -> dict[str, Any]:
         examples = self._examples(req)
-        return {"step": self.step, **self._guard_oom("the loss evaluation", lambda: eval_loss(self.policy, examples, micro_batch_size=req.micro_batch_size))}
+        return {
+            "step": self.step,
+            **self._guard_oom(
+                "the loss evaluation", lambda: eval_loss(self.policy, examples, micro_batch_size=req.micro_batch_size)
+            ),
+        }
 
     def save(self, req: SaveRequest) -> dict[str, Any]:
         state = {"step": self.step, "caller_step": req.step, "model": self.model_id, **self.identity()}
-        path = checkpoint.write_checkpoint(self.ckpt_dir, req.tag, self.policy, self._optimizer, state, optimizer_from=self._pending)
+        path = checkpoint.write_checkpoint(
+            self.ckpt_dir, req.tag, self.policy, self._optimizer, state, optimizer_from=self._pending
+        )
         return {"path": str(path.resolve()), "step": self.step}
 
     def load(self, req: LoadRequest) -> dict[str, Any]:

@@ -42,7 +42,9 @@ def corpus_texts(paths: Iterable[str | Path]) -> list[str]:
     return texts
 
 
-def write_tiny(out: str | Path, corpus: list[str], *, vocab_size: int, context: int, seed: int, preset: str = "worker") -> tuple[Path, int]:
+def write_tiny(
+    out: str | Path, corpus: list[str], *, vocab_size: int, context: int, seed: int, preset: str = "worker"
+) -> tuple[Path, int]:
     """Writes config, weights and tokenizer (with the ChatML template) to `out`; returns it and the vocabulary
     size (below `vocab_size` when the corpus has fewer distinct merges). `preset` names the shapes: worker (the
     trainer worker's --tiny) or vllm (heads vLLM's CPU build serves, model.QWEN3_TINY_VLLM)."""
@@ -54,7 +56,12 @@ def write_tiny(out: str | Path, corpus: list[str], *, vocab_size: int, context: 
     if context < 64:
         raise ValueError(f"--context {context}: a model needs at least 64 positions")
     tok = train_tokenizer(corpus, vocab_size=vocab_size)
-    policy = build_policy({**TINY_PRESETS[preset], "vocab_size": len(tok), "max_position_embeddings": context}, tokenizer=tok, device="cpu", seed=seed)
+    policy = build_policy(
+        {**TINY_PRESETS[preset], "vocab_size": len(tok), "max_position_embeddings": context},
+        tokenizer=tok,
+        device="cpu",
+        seed=seed,
+    )
     target = Path(out)
     target.mkdir(parents=True, exist_ok=True)
     policy.model.save_pretrained(target)

@@ -44,7 +44,9 @@ class Sequence:
             if v is not None and len(v) != n:
                 raise ValueError(f"{where}: {name} has {len(v)} entries for {n} tokens")
         if not isinstance(self.advantages, (int, float)) and len(self.advantages) != n:
-            raise ValueError(f"{where}: advantages has {len(self.advantages)} entries for {n} tokens (give one number, or one per token)")
+            raise ValueError(
+                f"{where}: advantages has {len(self.advantages)} entries for {n} tokens (give one number, or one per token)"
+            )
         if any(m not in (0, 1) for m in self.loss_mask):
             raise ValueError(f"{where}: loss_mask entries must be 0 or 1")
         if self.loss_mask[0]:
@@ -58,7 +60,9 @@ def turn_advantages(loss_mask: Seq[int], per_turn: Seq[float]) -> list[float]:
         if m and not prev:
             turn += 1
             if turn >= len(per_turn):
-                raise ValueError(f"the loss mask has more assistant turns than the {len(per_turn)} turn advantages given")
+                raise ValueError(
+                    f"the loss mask has more assistant turns than the {len(per_turn)} turn advantages given"
+                )
         out.append(float(per_turn[turn]) if m else 0.0)
         prev = m
     if turn + 1 != len(per_turn):
@@ -79,7 +83,9 @@ class UpdateConfig:
     entropy: bool = True
 
 
-def make_optimizer(policy: Policy, lr: float = 1e-6, weight_decay: float = 0.0, betas=(0.9, 0.999)) -> torch.optim.AdamW:
+def make_optimizer(
+    policy: Policy, lr: float = 1e-6, weight_decay: float = 0.0, betas=(0.9, 0.999)
+) -> torch.optim.AdamW:
     params = policy.trainable_parameters()
     if not params:
         raise ValueError("the policy has no trainable parameters")
@@ -137,7 +143,9 @@ def _pad_id(policy: Policy) -> int:
 
 
 @torch.no_grad()
-def score(policy: Policy, seqs: Seq[Sequence], temperature: float = 1.0, micro_batch_size: int = 1, reference: bool = False) -> list[list[float]]:
+def score(
+    policy: Policy, seqs: Seq[Sequence], temperature: float = 1.0, micro_batch_size: int = 1, reference: bool = False
+) -> list[list[float]]:
     """Per-token log-probabilities of each sequence under the current weights (or the reference), no gradient."""
     out: list[list[float]] = []
     was_training = policy.model.training
@@ -201,7 +209,9 @@ def accumulate_gradients(policy: Policy, seqs: Seq[Sequence], cfg: UpdateConfig)
     return {**totals, "tokens": sum(len(s.input_ids) for s in seqs), "loss_tokens": num_tokens, "sequences": len(seqs)}
 
 
-def update_step(policy: Policy, optimizer: torch.optim.Optimizer, seqs: Seq[Sequence], cfg: UpdateConfig) -> dict[str, float]:
+def update_step(
+    policy: Policy, optimizer: torch.optim.Optimizer, seqs: Seq[Sequence], cfg: UpdateConfig
+) -> dict[str, float]:
     """One optimiser step on the whole batch. Returns loss, clip_frac, grad_norm, entropy, kl (when a reference is
     used), the token counts and tokens/s (all tokens forwarded, prompts and observations included)."""
     _sync(policy.device)
@@ -213,11 +223,18 @@ def update_step(policy: Policy, optimizer: torch.optim.Optimizer, seqs: Seq[Sequ
     grad_norm = float(torch.nn.utils.clip_grad_norm_(params, max_norm).item())
     if not math.isfinite(grad_norm):
         optimizer.zero_grad(set_to_none=True)
-        raise FloatingPointError(f"the gradient norm is {grad_norm}: the step was not applied and the weights are unchanged")
+        raise FloatingPointError(
+            f"the gradient norm is {grad_norm}: the step was not applied and the weights are unchanged"
+        )
     for group in optimizer.param_groups:
         group["lr"] = cfg.lr
     optimizer.step()
     optimizer.zero_grad(set_to_none=True)
     _sync(policy.device)
     seconds = time.perf_counter() - t0
-    return {**stats, "grad_norm": grad_norm, "seconds": seconds, "tokens_per_s": stats["tokens"] / seconds if seconds > 0 else math.inf}
+    return {
+        **stats,
+        "grad_norm": grad_norm,
+        "seconds": seconds,
+        "tokens_per_s": stats["tokens"] / seconds if seconds > 0 else math.inf,
+    }

@@ -23,7 +23,11 @@ OBJECTS = ["the public csv", "twelve features", "a noisy label", "the validation
 
 def corpus() -> list[str]:
     lines = [f"{s} {v} {o}." for s, v, o in itertools.product(SUBJECTS, VERBS, OBJECTS)]
-    return lines + ["import pandas as pd\nprint(df.head())", "accuracy: 0.81 rmse: 1.25", "Traceback (most recent call last):"]
+    return lines + [
+        "import pandas as pd\nprint(df.head())",
+        "accuracy: 0.81 rmse: 1.25",
+        "Traceback (most recent call last):",
+    ]
 
 
 @pytest.fixture(scope="session")
@@ -35,7 +39,14 @@ def tokenizer():
 def make_policy(tokenizer):
     def make(lora: bool = True, **kw):
         spec = LoraSpec(rank=8, alpha=16) if lora else None
-        return build_policy({**QWEN3_TINY, "vocab_size": len(tokenizer)}, tokenizer=tokenizer, lora=spec, device="cpu", seed=kw.pop("seed", 0), **kw)
+        return build_policy(
+            {**QWEN3_TINY, "vocab_size": len(tokenizer)},
+            tokenizer=tokenizer,
+            lora=spec,
+            device="cpu",
+            seed=kw.pop("seed", 0),
+            **kw,
+        )
 
     return make
 
@@ -53,11 +64,19 @@ def jitter_adapters(policy, scale: float = 0.05, seed: int = 1) -> None:
                 p.copy_(torch.randn(p.shape, generator=g) * scale)
 
 
-def conversation(tokenizer, reply1: str = "the model reads the public csv.", obs: str = "accuracy: 0.81", reply2: str = "submission.csv"):
+def conversation(
+    tokenizer,
+    reply1: str = "the model reads the public csv.",
+    obs: str = "accuracy: 0.81",
+    reply2: str = "submission.csv",
+):
     """A two-turn agent trajectory as exact tokens: (ids, loss mask). The mask is 1 on the policy's two replies
     (with their closing <|im_end|>) and 0 on the prompt and the observation between them."""
     pieces = [
-        ("<|im_start|>system\nyou are an ml agent<|im_end|>\n<|im_start|>user\nsolve the task<|im_end|>\n<|im_start|>assistant\n", 0),
+        (
+            "<|im_start|>system\nyou are an ml agent<|im_end|>\n<|im_start|>user\nsolve the task<|im_end|>\n<|im_start|>assistant\n",
+            0,
+        ),
         (reply1 + "<|im_end|>", 1),
         ("\n<|im_start|>user\n" + obs + "<|im_end|>\n<|im_start|>assistant\n", 0),
         (reply2 + "<|im_end|>", 1),

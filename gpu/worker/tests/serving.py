@@ -58,7 +58,10 @@ def start_worker(*args: str) -> Served:
 
 def identity(tokenizer) -> dict[str, str]:
     sha = lambda s: hashlib.sha256(s.encode()).hexdigest()  # noqa: E731
-    return {"tokenizer_sha256": sha(tokenizer.backend_tokenizer.to_str()), "chat_template_sha256": sha(tokenizer.chat_template)}
+    return {
+        "tokenizer_sha256": sha(tokenizer.backend_tokenizer.to_str()),
+        "chat_template_sha256": sha(tokenizer.chat_template),
+    }
 
 
 def trajectory(i: int, advantage: float, turns: list[dict] | None, *, masked: bool = False) -> dict:

@@ -14,7 +14,13 @@ MESSAGES = [{"role": "user", "content": "the agent reads the csv"}]
 REQUESTS = [
     {"messages": MESSAGES, "max_tokens": 8, "seed": 1, "temperature": 1.0, "logprobs": True},
     {"messages": MESSAGES, "max_tokens": 3, "seed": 2, "temperature": 0.7, "top_p": 0.9, "logprobs": True},
-    {"messages": [{"role": "user", "content": "the grader scores submission.csv with twelve features"}], "max_tokens": 6, "seed": 3, "logprobs": True, "n": 2},
+    {
+        "messages": [{"role": "user", "content": "the grader scores submission.csv with twelve features"}],
+        "max_tokens": 6,
+        "seed": 3,
+        "logprobs": True,
+        "n": 2,
+    },
     {"messages": MESSAGES, "max_tokens": 5, "temperature": 0.0, "logprobs": True},
 ]
 
@@ -66,7 +72,10 @@ def test_four_waiting_requests_are_one_batch_and_each_reply_is_what_it_is_alone(
     calls, entered, release, _ = gated
     first, _ = in_thread(lambda: http.post("/v1/chat/completions", json={"messages": MESSAGES, "max_tokens": 2}))
     assert entered.wait(60)
-    posts = [in_thread(lambda i=i: http.post("/v1/chat/completions", json=REQUESTS[i], headers={"x-request-id": f"r{i}"})) for i in range(4)]
+    posts = [
+        in_thread(lambda i=i: http.post("/v1/chat/completions", json=REQUESTS[i], headers={"x-request-id": f"r{i}"}))
+        for i in range(4)
+    ]
     until(lambda: http.get("/health").json()["chat"]["queued"] == 4, "4 queued requests")
     status = http.get("/v1/requests/r0").json()
     assert status["state"] == "queued" and status["queued_s"] >= 0
@@ -103,7 +112,11 @@ def test_a_request_whose_client_left_is_dropped_from_the_queue(served, gated):
     def impatient():
         with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=0.5) as c:
             try:
-                return c.post("/v1/chat/completions", json={"messages": MESSAGES, "max_tokens": 4}, headers={"x-request-id": "gone"})
+                return c.post(
+                    "/v1/chat/completions",
+                    json={"messages": MESSAGES, "max_tokens": 4},
+                    headers={"x-request-id": "gone"},
+                )
             except httpx.TimeoutException:
                 return None
 

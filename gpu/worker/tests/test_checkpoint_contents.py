@@ -37,4 +37,7 @@ def test_a_full_checkpoint_saves_every_weight(make_policy, tmp_path):
     policy = make_policy(lora=False)
     path = checkpoint.write_checkpoint(tmp_path, "step-00001", policy, make_optimizer(policy, 1e-3), {"step": 1})
     # Tied embeddings may be stored once: at least every parameter tensor's worth but the tied copy.
-    assert sum(tensors(path).values()) >= sum(p.numel() for p in policy.model.parameters()) - policy.model.get_input_embeddings().weight.numel()
+    assert (
+        sum(tensors(path).values())
+        >= sum(p.numel() for p in policy.model.parameters()) - policy.model.get_input_embeddings().weight.numel()
+    )

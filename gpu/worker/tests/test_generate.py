@@ -25,7 +25,9 @@ def hf_reference(policy, prompts, *, max_new_tokens, temperature, top_p, seed, s
                            return_dict_in_generate=True, output_logits=True, stop_strings=stop_strings)  # fmt: skip
     torch.manual_seed(seed)
     policy.model.eval()
-    out = policy.model.generate(input_ids=ids, attention_mask=attention, generation_config=gen, **({"tokenizer": tok} if stop_strings else {}))
+    out = policy.model.generate(
+        input_ids=ids, attention_mask=attention, generation_config=gen, **({"tokenizer": tok} if stop_strings else {})
+    )
     steps = torch.stack(out.logits, dim=1).float() / (temperature if sampling else 1.0)
     new = out.sequences[:, width:]
     logp = (steps.gather(-1, new[:, : steps.shape[1]].unsqueeze(-1)).squeeze(-1) - torch.logsumexp(steps, -1)).tolist()
@@ -86,7 +88,13 @@ def test_no_tensor_holds_logits_for_more_than_one_step(make_policy, tokenizer):
 def test_a_group_samples_the_same_alone_or_batched(make_policy, tokenizer):
     policy = make_policy()
     a = Group([encode(tokenizer, PROMPTS[0])] * 2, max_new_tokens=10, temperature=1.0, seed=7)
-    b = Group([encode(tokenizer, "accuracy: 0.81 rmse: 1.25 and then a much longer prompt than the others")], max_new_tokens=4, temperature=0.8, top_p=0.9, seed=3)
+    b = Group(
+        [encode(tokenizer, "accuracy: 0.81 rmse: 1.25 and then a much longer prompt than the others")],
+        max_new_tokens=4,
+        temperature=0.8,
+        top_p=0.9,
+        seed=3,
+    )
     c = Group([encode(tokenizer, PROMPTS[1])], max_new_tokens=6, temperature=0.0)
     done = []
     batched = generate_groups(policy, [a, b, c], on_done=lambda i, s: done.append(i))
@@ -103,7 +111,13 @@ def test_a_group_samples_the_same_alone_or_batched(make_policy, tokenizer):
 def test_a_cancelled_group_ends_at_once_and_the_others_go_on(make_policy, tokenizer):
     policy = make_policy()
     asked = []
-    gone = Group([encode(tokenizer, PROMPTS[0])], max_new_tokens=16, temperature=1.0, seed=1, cancelled=lambda: asked.append(1) or True)
+    gone = Group(
+        [encode(tokenizer, PROMPTS[0])],
+        max_new_tokens=16,
+        temperature=1.0,
+        seed=1,
+        cancelled=lambda: asked.append(1) or True,
+    )
     kept = Group([encode(tokenizer, PROMPTS[1])], max_new_tokens=16, temperature=1.0, seed=1)
     out = generate_groups(policy, [gone, kept], ignore_stop=True)
     assert len(out[0][0].token_ids) == 1 and out[0][0].finish_reason == "length"

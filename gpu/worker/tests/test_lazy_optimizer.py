@@ -51,7 +51,9 @@ def test_a_sampling_worker_holds_no_fp32_masters_and_the_first_step_makes_them(m
     assert fp32_bytes() - base >= 2.9 * master_bytes
 
 
-def test_a_checkpoint_loaded_for_sampling_defers_its_optimizer_state_to_the_first_step(make_policy, tokenizer, tmp_path):
+def test_a_checkpoint_loaded_for_sampling_defers_its_optimizer_state_to_the_first_step(
+    make_policy, tokenizer, tmp_path
+):
     trained = Worker(make_policy(lora=False, dtype=torch.bfloat16), model_id="tiny", ckpt_dir=tmp_path)
     step(trained, tokenizer)
     trained.save(type("Req", (), {"tag": "step-00001", "step": 1})())

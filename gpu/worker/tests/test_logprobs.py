@@ -13,7 +13,14 @@ from mlepipe_worker.update import collate
 def batch(tokenizer):
     a, _ = conversation(tokenizer)
     b, _ = conversation(tokenizer, reply1="a random forest trains on twelve features.", obs="rmse: 1.25")
-    seqs = [type("S", (), {"input_ids": x, "loss_mask": [0] * len(x), "advantages": 0.0, "old_logprobs": None, "ref_logprobs": None})() for x in (a, b)]
+    seqs = [
+        type(
+            "S",
+            (),
+            {"input_ids": x, "loss_mask": [0] * len(x), "advantages": 0.0, "old_logprobs": None, "ref_logprobs": None},
+        )()
+        for x in (a, b)
+    ]
     out = collate(seqs, tokenizer.pad_token_id, torch.device("cpu"))
     return out["input_ids"], out["attention_mask"]
 

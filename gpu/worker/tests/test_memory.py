@@ -15,7 +15,9 @@ H200 = int(139.8 * GIB)
 def plan(config, rank, tokens, checkpointing):
     total, trainable = count_parameters(config, QWEN3_LORA_TARGETS, rank)
     static = static_bytes(total, trainable, full=rank is None, weight_bytes=2)
-    parts = {k: v for k, v in static.items() if k != "total"} | activation_bytes(config, tokens, checkpointing=checkpointing, lora_rank=rank or 0)
+    parts = {k: v for k, v in static.items() if k != "total"} | activation_bytes(
+        config, tokens, checkpointing=checkpointing, lora_rank=rank or 0
+    )
     return parts, refusal(parts, H200, full=rank is None, params=total, checkpointing=checkpointing)
 
 
@@ -27,7 +29,13 @@ def test_qwen3_8b_full_fine_tuning_is_refused_on_one_h200_and_lora_fits_with_che
     # 2 bytes of weights, 2 of gradients, 4 of fp32 masters and 8 of AdamW moments a parameter.
     assert full["total"] == 16 * total and full["master_weights"] == 4 * total
     parts, why = plan(config, None, 32_768, True)
-    assert why and "full fine-tuning of 8.19B parameters needs 140.4 GiB" in why and "activations 15.6" in why and "LoRA" in why and "trainer: verl" in why
+    assert (
+        why
+        and "full fine-tuning of 8.19B parameters needs 140.4 GiB" in why
+        and "activations 15.6" in why
+        and "LoRA" in why
+        and "trainer: verl" in why
+    )
     total, lora = count_parameters(config, QWEN3_LORA_TARGETS, 64)
     # r·(in + out) on the seven projections of 36 layers.
     assert lora == 36 * 64 * (2 * (4096 + 4096) + 2 * (4096 + 1024) + 2 * (4096 + 12288) + (12288 + 4096))
@@ -48,7 +56,13 @@ def test_activations_grow_with_the_planned_tokens_and_micro_batch():
 
 def saved_bytes(config: dict, tokens: int, checkpointing: bool, lora: int | None) -> int:
     """What autograd keeps for the backward pass of one bf16 forward pass: the saved tensors' storages, not the parameters'."""
-    policy = build_policy(config, lora=LoraSpec(rank=lora, alpha=2 * lora) if lora else None, device="cpu", dtype=torch.bfloat16, gradient_checkpointing=checkpointing)
+    policy = build_policy(
+        config,
+        lora=LoraSpec(rank=lora, alpha=2 * lora) if lora else None,
+        device="cpu",
+        dtype=torch.bfloat16,
+        gradient_checkpointing=checkpointing,
+    )
     params = {p.untyped_storage().data_ptr() for p in policy.model.parameters()}
     kept: dict[int, int] = {}
 
@@ -63,10 +77,22 @@ def saved_bytes(config: dict, tokens: int, checkpointing: bool, lora: int | None
     return sum(kept.values())
 
 
-SHAPE = {**QWEN3_TINY, "hidden_size": 256, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 64, "intermediate_size": 768, "vocab_size": 1000, "max_position_embeddings": 4096}
+SHAPE = {
+    **QWEN3_TINY,
+    "hidden_size": 256,
+    "num_attention_heads": 4,
+    "num_key_value_heads": 2,
+    "head_dim": 64,
+    "intermediate_size": 768,
+    "vocab_size": 1000,
+    "max_position_embeddings": 4096,
+}
 
 
-@pytest.mark.parametrize("change", [{}, {"hidden_size": 512}, {"intermediate_size": 1536}, {"num_attention_heads": 8}, {"num_key_value_heads": 4}])
+@pytest.mark.parametrize(
+    "change",
+    [{}, {"hidden_size": 512}, {"intermediate_size": 1536}, {"num_attention_heads": 8}, {"num_key_value_heads": 4}],
+)
 @pytest.mark.parametrize("lora", [None, 16])
 def test_a_layer_keeps_what_the_estimate_counts(change, lora):
     # One more decoder layer adds layer_bytes a token to what autograd keeps (gradient checkpointing off),
@@ -96,7 +122,9 @@ def test_the_worker_refuses_to_start_a_plan_that_cannot_fit_before_it_loads_weig
     argv = ["serve", "--tiny", "--lora-rank", "0", "--check-memory", "--device-memory-gib", "0.001", "--port", "0"]
     with pytest.raises(SystemExit) as full:
         worker.main(argv)
-    assert "mlepipe-worker: full fine-tuning of" in str(full.value.code) and "turn gradient checkpointing on" in str(full.value.code)
+    assert "mlepipe-worker: full fine-tuning of" in str(full.value.code) and "turn gradient checkpointing on" in str(
+        full.value.code
+    )
     with pytest.raises(SystemExit) as checkpointed:
         worker.main([*argv, "--gradient-checkpointing", "--plan-tokens", "512"])
     assert "mlepipe-worker: " in str(checkpointed.value.code) and "train a LoRA adapter" in str(checkpointed.value.code)
@@ -105,7 +133,16 @@ def test_the_worker_refuses_to_start_a_plan_that_cannot_fit_before_it_loads_weig
 def test_qwen3_14b_and_a_30b_a3b_moe_full_fine_tuning_are_refused_on_one_h200():
     from transformers import Qwen3MoeConfig
 
-    dense_14b = qwen3_config(**{**QWEN3_8B, "hidden_size": 5120, "num_hidden_layers": 40, "intermediate_size": 17408, "num_attention_heads": 40, "num_key_value_heads": 8})
+    dense_14b = qwen3_config(
+        **{
+            **QWEN3_8B,
+            "hidden_size": 5120,
+            "num_hidden_layers": 40,
+            "intermediate_size": 17408,
+            "num_attention_heads": 40,
+            "num_key_value_heads": 8,
+        }
+    )
     moe = Qwen3MoeConfig(vocab_size=151936, hidden_size=2048, num_hidden_layers=48, num_attention_heads=32, num_key_value_heads=4, head_dim=128,
                          moe_intermediate_size=768, num_experts=128, num_experts_per_tok=8, intermediate_size=6144)  # fmt: skip
     for config, size in [(dense_14b, (14.5e9, 15.0e9)), (moe, (30.0e9, 31.0e9))]:

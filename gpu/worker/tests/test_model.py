@@ -38,15 +38,22 @@ def test_save_then_load_reproduces_the_logits(make_policy, tokenizer, tmp_path, 
 def test_sampled_logprobs_are_the_ones_the_trainer_computes(make_policy, tokenizer):
     policy = make_policy(lora=True)
     jitter_adapters(policy)
-    prompts = [chat_prompt_ids(policy, [{"role": "user", "content": "the agent reads"}]), chat_prompt_ids(policy, [{"role": "user", "content": "a noisy label in twelve features"}])]
+    prompts = [
+        chat_prompt_ids(policy, [{"role": "user", "content": "the agent reads"}]),
+        chat_prompt_ids(policy, [{"role": "user", "content": "a noisy label in twelve features"}]),
+    ]
     assert len(prompts[0]) != len(prompts[1])  # the batch is left-padded
     for temperature in (0.7, 0.0):
         samples = generate(policy, prompts, max_new_tokens=5, temperature=temperature, top_p=0.9, seed=0)
-        seqs = [Sequence(s.prompt_ids + s.token_ids, [0] * len(s.prompt_ids) + [1] * len(s.token_ids), 0.0) for s in samples]
+        seqs = [
+            Sequence(s.prompt_ids + s.token_ids, [0] * len(s.prompt_ids) + [1] * len(s.token_ids), 0.0) for s in samples
+        ]
         trainer = score(policy, seqs, temperature=temperature or 1.0)
         for s, row in zip(samples, trainer):
             assert len(s.token_ids) == len(s.logprobs) and 1 <= len(s.token_ids) <= 5
-            torch.testing.assert_close(torch.tensor(row[len(s.prompt_ids) :]), torch.tensor(s.logprobs), rtol=1e-4, atol=1e-5)
+            torch.testing.assert_close(
+                torch.tensor(row[len(s.prompt_ids) :]), torch.tensor(s.logprobs), rtol=1e-4, atol=1e-5
+            )
 
 
 def test_generation_stops_at_the_stop_token_unless_told_not_to(make_policy, tokenizer):
@@ -68,9 +75,18 @@ def test_generation_stops_at_the_stop_token_unless_told_not_to(make_policy, toke
 
 def test_the_tokenizer_renders_qwen2_5s_template_and_names_its_identity(tokenizer):
     # Qwen2.5's own template: ChatML, with its default system prompt when the conversation has none.
-    text = tokenizer.apply_chat_template([{"role": "user", "content": "hi"}], tokenize=False, add_generation_prompt=True)
-    assert text == "<|im_start|>system\nYou are Qwen, created by Alibaba Cloud. You are a helpful assistant.<|im_end|>\n<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n"
-    own = tokenizer.apply_chat_template([{"role": "system", "content": "Solve it."}, {"role": "user", "content": "hi"}], tokenize=False, add_generation_prompt=True)
+    text = tokenizer.apply_chat_template(
+        [{"role": "user", "content": "hi"}], tokenize=False, add_generation_prompt=True
+    )
+    assert (
+        text
+        == "<|im_start|>system\nYou are Qwen, created by Alibaba Cloud. You are a helpful assistant.<|im_end|>\n<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n"
+    )
+    own = tokenizer.apply_chat_template(
+        [{"role": "system", "content": "Solve it."}, {"role": "user", "content": "hi"}],
+        tokenize=False,
+        add_generation_prompt=True,
+    )
     assert own == "<|im_start|>system\nSolve it.<|im_end|>\n<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n"
     ids = tokenizer(text, add_special_tokens=False)["input_ids"]
     assert tokenizer.decode(ids) == text

@@ -24,7 +24,11 @@ def hf_dir(make_policy, tokenizer, tmp_path):
 def one_turn(worker, reply: list[int], kl: float) -> Batch:
     prompt = chat_prompt_ids(worker.policy, MESSAGES)
     old = worker.score(ScoreRequest(items=[{"prompt_ids": prompt, "token_ids": reply}]))["results"][0]["logprobs"]
-    body = batch([trajectory(0, 1.0, [{"prompt_ids": prompt, "token_ids": reply, "logprobs": old}])], identity(worker.policy.tokenizer), lr=1e-2)
+    body = batch(
+        [trajectory(0, 1.0, [{"prompt_ids": prompt, "token_ids": reply, "logprobs": old}])],
+        identity(worker.policy.tokenizer),
+        lr=1e-2,
+    )
     body["hyper"]["kl"] = kl
     return Batch.model_validate(body)
 
@@ -35,7 +39,22 @@ def scores(worker, reply):
 
 
 def test_full_fine_tuning_from_a_model_dir_with_a_reference_saves_and_restores(hf_dir, tokenizer, tmp_path):
-    worker = build(parse(["serve", "--model", str(hf_dir), "--lora-rank", "0", "--reference", "--device", "cpu", "--ckpt-dir", str(tmp_path / "ck")]))
+    worker = build(
+        parse(
+            [
+                "serve",
+                "--model",
+                str(hf_dir),
+                "--lora-rank",
+                "0",
+                "--reference",
+                "--device",
+                "cpu",
+                "--ckpt-dir",
+                str(tmp_path / "ck"),
+            ]
+        )
+    )
     assert worker.policy.lora is None and worker.policy.reference is not None
     assert worker.identity() == identity(tokenizer)
     reply = list(tokenizer("the model reads the csv.<|im_end|>", add_special_tokens=False)["input_ids"])
@@ -63,7 +82,9 @@ def test_full_fine_tuning_from_a_model_dir_with_a_reference_saves_and_restores(h
 
 
 def test_a_kl_term_without_a_reference_is_refused(hf_dir, tokenizer, tmp_path):
-    worker = build(parse(["serve", "--model", str(hf_dir), "--lora-rank", "0", "--device", "cpu", "--ckpt-dir", str(tmp_path)]))
+    worker = build(
+        parse(["serve", "--model", str(hf_dir), "--lora-rank", "0", "--device", "cpu", "--ckpt-dir", str(tmp_path)])
+    )
     reply = list(tokenizer("scores.", add_special_tokens=False)["input_ids"])
     before = {n: p.detach().clone() for n, p in worker.policy.model.named_parameters()}
     with pytest.raises(BatchError) as err:
@@ -73,27 +94,54 @@ def test_a_kl_term_without_a_reference_is_refused(hf_dir, tokenizer, tmp_path):
 
 
 def test_a_lora_rank_over_a_full_checkpoint_trains_a_new_adapter_on_its_weights(hf_dir, tokenizer, tmp_path):
-    full = build(parse(["serve", "--model", str(hf_dir), "--lora-rank", "0", "--device", "cpu", "--ckpt-dir", str(tmp_path / "ck")]))
+    full = build(
+        parse(
+            ["serve", "--model", str(hf_dir), "--lora-rank", "0", "--device", "cpu", "--ckpt-dir", str(tmp_path / "ck")]
+        )
+    )
     reply = list(tokenizer("the model reads the csv.<|im_end|>", add_special_tokens=False)["input_ids"])
     full.update(one_turn(full, reply, kl=0))
     saved = full.save(SaveRequest(tag="sft"))["path"]
     at_save = scores(full, reply)
 
     # A full SFT checkpoint, then LoRA on it (as a checkpoint: entry with lora_rank > 0 asks): the adapter is new and zero.
-    lora = build(parse(["serve", "--model", saved, "--lora-rank", "8", "--device", "cpu", "--ckpt-dir", str(tmp_path / "ck2")]))
+    lora = build(
+        parse(["serve", "--model", saved, "--lora-rank", "8", "--device", "cpu", "--ckpt-dir", str(tmp_path / "ck2")])
+    )
     assert lora.policy.lora is not None and lora.policy.lora.rank == 8
     assert scores(lora, reply) == pytest.approx(at_save, abs=1e-5)
     frozen = {n: p.detach().clone() for n, p in lora.policy.model.named_parameters() if not p.requires_grad}
     assert frozen and all("lora_" not in n for n in frozen)
     lora.update(one_turn(lora, reply, kl=0))
-    assert all(torch.equal(frozen[n], p) for n, p in lora.policy.model.named_parameters() if n in frozen), "only the adapter trains"
+    assert all(torch.equal(frozen[n], p) for n, p in lora.policy.model.named_parameters() if n in frozen), (
+        "only the adapter trains"
+    )
     assert scores(lora, reply) != pytest.approx(at_save, abs=1e-6)
 
 
 def test_the_memory_check_counts_the_adapter_asked_for_over_a_full_checkpoint(hf_dir, tokenizer, tmp_path):
-    full = build(parse(["serve", "--model", str(hf_dir), "--lora-rank", "0", "--device", "cpu", "--ckpt-dir", str(tmp_path / "ck")]))
+    full = build(
+        parse(
+            ["serve", "--model", str(hf_dir), "--lora-rank", "0", "--device", "cpu", "--ckpt-dir", str(tmp_path / "ck")]
+        )
+    )
     saved = full.save(SaveRequest(tag="sft"))["path"]
     for rank, plan in [("0", "full fine-tuning of"), ("8", "LoRA training of")]:
         with pytest.raises(SystemExit) as err:
-            build(parse(["serve", "--model", saved, "--lora-rank", rank, "--device", "cpu", "--check-memory", "--device-memory-gib", "0.00001"]))
+            build(
+                parse(
+                    [
+                        "serve",
+                        "--model",
+                        saved,
+                        "--lora-rank",
+                        rank,
+                        "--device",
+                        "cpu",
+                        "--check-memory",
+                        "--device-memory-gib",
+                        "0.00001",
+                    ]
+                )
+            )
         assert plan in str(err.value.code), err.value.code

@@ -8,7 +8,10 @@ from serving import batch, identity, start_worker, trajectory
 
 from mlepipe_worker.model import CHAT_TEMPLATE
 
-MESSAGES = [{"role": "system", "content": "you are an ml agent"}, {"role": "user", "content": "the agent reads the csv"}]
+MESSAGES = [
+    {"role": "system", "content": "you are an ml agent"},
+    {"role": "user", "content": "the agent reads the csv"},
+]
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +34,18 @@ def worker(tok_dir, ckpt_dir):
 
 
 def sample(worker, n: int = 2, max_tokens: int = 6, seed: int = 3) -> dict:
-    return worker.ok("/v1/chat/completions", {"model": "policy", "messages": MESSAGES, "n": n, "temperature": 1.0, "max_tokens": max_tokens, "seed": seed, "logprobs": True})
+    return worker.ok(
+        "/v1/chat/completions",
+        {
+            "model": "policy",
+            "messages": MESSAGES,
+            "n": n,
+            "temperature": 1.0,
+            "max_tokens": max_tokens,
+            "seed": seed,
+            "logprobs": True,
+        },
+    )
 
 
 def score(worker, prompt: list[int], replies: list[list[int]]) -> list[dict]:
@@ -42,7 +56,10 @@ def test_health_names_the_tokenizer_and_template_by_hash(worker, tokenizer):
     h = worker.ok("/health")
     assert h["status"] == "ok" and h["step"] == 0 and h["device"] == "cpu"
     assert {k: h[k] for k in ("tokenizer_sha256", "chat_template_sha256")} == identity(tokenizer)
-    assert h["chat_template_sha256"] == identity(tokenizer)["chat_template_sha256"] and tokenizer.chat_template == CHAT_TEMPLATE
+    assert (
+        h["chat_template_sha256"] == identity(tokenizer)["chat_template_sha256"]
+        and tokenizer.chat_template == CHAT_TEMPLATE
+    )
     assert h["memory"]["kind"] == "rss" and h["memory"]["bytes"] > 0
 
 
@@ -76,8 +93,12 @@ def test_updates_raise_the_favoured_reply_and_lower_the_other(worker, tokenizer)
     for k in range(3):
         # On-policy every step: the old log-probabilities are the current weights'.
         now = score(worker, prompt, [good, bad])
-        turns = [[{"prompt_ids": prompt, "token_ids": ids, "logprobs": s["logprobs"]}] for ids, s in zip((good, bad), now)]
-        res = worker.ok("/update", batch([trajectory(0, 1.0, turns[0]), trajectory(1, -1.0, turns[1])], ident, step=k + 1, lr=5e-3))
+        turns = [
+            [{"prompt_ids": prompt, "token_ids": ids, "logprobs": s["logprobs"]}] for ids, s in zip((good, bad), now)
+        ]
+        res = worker.ok(
+            "/update", batch([trajectory(0, 1.0, turns[0]), trajectory(1, -1.0, turns[1])], ident, step=k + 1, lr=5e-3)
+        )
         assert res["step"] == step0 + k + 1 and res["skipped"] is False
         assert res["loss_tokens"] == len(good) + len(bad) and res["sequences"] == 2
         for key in ("loss", "clip_frac", "grad_norm", "entropy", "tokens_per_s"):
@@ -115,7 +136,17 @@ def test_save_then_load_restores_the_weights_and_resume_starts_from_the_newest(w
     worker.ok("/update", batch([trajectory(0, 1.0, turns)], identity(tokenizer), lr=5e-2))
     newer = worker.ok("/save", {"tag": "newer"})
     expect = score(worker, prompt, [reply])[0]["logprobs"]
-    again = start_worker("--tiny", "--tokenizer", str(tok_dir), "--lora-rank", "8", "--ckpt-dir", str(ckpt_dir), "--resume", str(ckpt_dir))
+    again = start_worker(
+        "--tiny",
+        "--tokenizer",
+        str(tok_dir),
+        "--lora-rank",
+        "8",
+        "--ckpt-dir",
+        str(ckpt_dir),
+        "--resume",
+        str(ckpt_dir),
+    )
     try:
         assert again.ok("/health")["step"] == newer["step"] == step + 1
         assert score(again, prompt, [reply])[0]["logprobs"] == pytest.approx(expect, abs=1e-6)
@@ -126,7 +157,13 @@ def test_save_then_load_restores_the_weights_and_resume_starts_from_the_newest(w
 def test_a_batch_from_another_tokenizer_is_refused_with_both_hashes(worker, tokenizer):
     out = sample(worker, n=1)
     c = out["choices"][0]
-    turns = [{"prompt_ids": out["prompt_token_ids"], "token_ids": c["token_ids"], "logprobs": [e["logprob"] for e in c["logprobs"]["content"]]}]
+    turns = [
+        {
+            "prompt_ids": out["prompt_token_ids"],
+            "token_ids": c["token_ids"],
+            "logprobs": [e["logprob"] for e in c["logprobs"]["content"]],
+        }
+    ]
     other = {**identity(tokenizer), "chat_template_sha256": "0" * 64}
     step = worker.ok("/health")["step"]
     r = worker.post("/update", batch([trajectory(0, 1.0, turns)], other))
@@ -143,7 +180,10 @@ def test_a_batch_from_another_tokenizer_is_refused_with_both_hashes(worker, toke
         (lambda b: b["hyper"].pop("lr"), "hyper.lr"),
         (lambda b: b["trajectories"][0].update(surprise=1), "trajectories.0.surprise"),
         (lambda b: b["trajectories"][0]["turns"][0]["logprobs"].pop(), "trajectories.0.turns.0.logprobs"),
-        (lambda b: b["trajectories"][0]["turns"][0]["token_ids"].__setitem__(1, 10**6), "trajectories.0.turns.0.token_ids.1"),
+        (
+            lambda b: b["trajectories"][0]["turns"][0]["token_ids"].__setitem__(1, 10**6),
+            "trajectories.0.turns.0.token_ids.1",
+        ),
         (lambda b: b["trajectories"][0]["turns"][0].update(prompt_ids=[]), "trajectories.0.turns.0.prompt_ids"),
         (lambda b: b["trajectories"][0].update(turns=None), "trajectories.0.turns"),
         (lambda b: b.pop("tokenizer"), "tokenizer"),
@@ -162,11 +202,15 @@ def test_a_bad_batch_is_refused_naming_the_field(worker, tokenizer, breaks, loc)
 
 
 def test_a_stop_string_ends_the_text_and_keeps_the_tokens_that_were_sampled(worker, tokenizer):
-    first = worker.ok("/v1/chat/completions", {"messages": MESSAGES, "max_tokens": 16, "seed": 21, "logprobs": True})["choices"][0]
+    first = worker.ok("/v1/chat/completions", {"messages": MESSAGES, "max_tokens": 16, "seed": 21, "logprobs": True})[
+        "choices"
+    ][0]
     ids = first["token_ids"]
     k = next(i for i in range(1, len(ids)) if tokenizer.decode([ids[i]]).strip().isalnum())
     stop = tokenizer.decode([ids[k]]).strip()
-    again = worker.ok("/v1/chat/completions", {"messages": MESSAGES, "max_tokens": 16, "seed": 21, "logprobs": True, "stop": [stop]})["choices"][0]
+    again = worker.ok(
+        "/v1/chat/completions", {"messages": MESSAGES, "max_tokens": 16, "seed": 21, "logprobs": True, "stop": [stop]}
+    )["choices"][0]
     cut = again["token_ids"]
     assert again["finish_reason"] == "stop"
     assert cut == ids[: len(cut)] and len(cut) <= k + 1
@@ -178,7 +222,9 @@ def test_a_stop_string_ends_the_text_and_keeps_the_tokens_that_were_sampled(work
 
 
 def test_token_bytes_add_up_to_the_reply(worker, tokenizer):
-    out = worker.ok("/v1/chat/completions", {"messages": MESSAGES, "max_tokens": 12, "seed": 4, "logprobs": True, "n": 2})
+    out = worker.ok(
+        "/v1/chat/completions", {"messages": MESSAGES, "max_tokens": 12, "seed": 4, "logprobs": True, "n": 2}
+    )
     for c in out["choices"]:
         raw = b"".join(bytes(e["bytes"]) for e in c["logprobs"]["content"])
         # Decoding every token on its own would turn each half of a split character into U+FFFD.

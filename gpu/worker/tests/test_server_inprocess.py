@@ -13,9 +13,17 @@ MESSAGES = [{"role": "user", "content": "the agent reads the csv"}]
 
 
 def one_turn_batch(http, tokenizer) -> dict:
-    out = http.post("/v1/chat/completions", json={"messages": MESSAGES, "max_tokens": 4, "seed": 1, "logprobs": True}).json()
+    out = http.post(
+        "/v1/chat/completions", json={"messages": MESSAGES, "max_tokens": 4, "seed": 1, "logprobs": True}
+    ).json()
     c = out["choices"][0]
-    turns = [{"prompt_ids": out["prompt_token_ids"], "token_ids": c["token_ids"], "logprobs": [e["logprob"] for e in c["logprobs"]["content"]]}]
+    turns = [
+        {
+            "prompt_ids": out["prompt_token_ids"],
+            "token_ids": c["token_ids"],
+            "logprobs": [e["logprob"] for e in c["logprobs"]["content"]],
+        }
+    ]
     return batch([trajectory(0, 1.0, turns)], identity(tokenizer), lr=1e-2)
 
 

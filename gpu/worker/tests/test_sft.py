@@ -52,12 +52,17 @@ def test_under_qwen3s_template_earlier_reasoning_is_dropped_and_the_last_trained
     tok = copy.deepcopy(tokenizer)
     # Qwen3's own template: a reply before the last user message keeps only what follows its reasoning;
     # the last reply's reasoning is rewritten as "<think>\n…\n</think>\n\n", the form the model generates.
-    tok.chat_template = (Path(__file__).parent.parent / "mlepipe_worker" / "templates" / "qwen3.jinja").read_text(encoding="utf-8")
+    tok.chat_template = (Path(__file__).parent.parent / "mlepipe_worker" / "templates" / "qwen3.jinja").read_text(
+        encoding="utf-8"
+    )
     convo = [dict(m) for m in CONVO]
     convo[2]["content"] = "<think>the csv first</think>\nthe model reads the public csv."
     convo[4]["content"] = "<think>done</think>submission.csv"
     ex = tokenize_conversation(tok, convo, 4096)
-    assert decoded_loss_text(tok, ex) == ["the model reads the public csv.<|im_end|>", "<think>\ndone\n</think>\n\nsubmission.csv<|im_end|>"]
+    assert decoded_loss_text(tok, ex) == [
+        "the model reads the public csv.<|im_end|>",
+        "<think>\ndone\n</think>\n\nsubmission.csv<|im_end|>",
+    ]
     with pytest.raises(ValueError, match=r"messages\.2: its content does not appear"):
         tokenize_conversation(_Rewriting(tok), convo, 4096)
 
@@ -69,7 +74,9 @@ class _Rewriting:
         self._tok = tok
 
     def apply_chat_template(self, messages, **kw):
-        return self._tok.apply_chat_template([{**m, "content": m["content"].upper()} if m["role"] == "assistant" else m for m in messages], **kw)
+        return self._tok.apply_chat_template(
+            [{**m, "content": m["content"].upper()} if m["role"] == "assistant" else m for m in messages], **kw
+        )
 
     def __getattr__(self, name):
         return getattr(self._tok, name)
@@ -121,7 +128,10 @@ def test_an_observation_changes_nothing_in_the_step_but_the_context(make_policy,
 
 
 def test_loss_falls_on_a_tiny_set_and_micro_batching_gives_the_same_step(make_policy, tokenizer):
-    convos = [[{"role": "user", "content": f"{s} the csv"}, {"role": "assistant", "content": f"{s} submits submission.csv."}] for s in ["the model", "the agent", "our baseline", "the grader"]]
+    convos = [
+        [{"role": "user", "content": f"{s} the csv"}, {"role": "assistant", "content": f"{s} submits submission.csv."}]
+        for s in ["the model", "the agent", "our baseline", "the grader"]
+    ]
     examples = tokenize_examples(tokenizer, convos, 256)
     policy = make_policy(lora=False)
     opt = make_optimizer(policy, 1e-3)

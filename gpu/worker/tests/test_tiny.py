@@ -14,7 +14,20 @@ REPLY = "Action: List Files\nAction Input: {\"dir_path\": \"public\"}"
 
 def test_folder_serves_with_its_context_and_tokenizer(tmp_path, capsys):
     corpus = tmp_path / "demos.jsonl"
-    corpus.write_text("\n".join(json.dumps({"messages": [{"role": "user", "content": "List the task files."}, {"role": "assistant", "content": REPLY}]}) for _ in range(3)) + "\n")
+    corpus.write_text(
+        "\n".join(
+            json.dumps(
+                {
+                    "messages": [
+                        {"role": "user", "content": "List the task files."},
+                        {"role": "assistant", "content": REPLY},
+                    ]
+                }
+            )
+            for _ in range(3)
+        )
+        + "\n"
+    )
     out = tmp_path / "tiny"
     main(["tiny", str(out), "--corpus", str(corpus), "--vocab", "300", "--context", "4096", "--seed", "2"])
     assert "context 4096 tokens" in capsys.readouterr().out

@@ -6,14 +6,24 @@ import torch
 from conftest import conversation, jitter_adapters
 from mlepipe_worker.generate import generate
 from mlepipe_worker.loss import AGG_MODES, LossConfig
-from mlepipe_worker.update import Sequence, UpdateConfig, accumulate_gradients, make_optimizer, score, turn_advantages, update_step
+from mlepipe_worker.update import (
+    Sequence,
+    UpdateConfig,
+    accumulate_gradients,
+    make_optimizer,
+    score,
+    turn_advantages,
+    update_step,
+)
 
 
 def test_observation_tokens_get_exactly_zero_gradient(make_policy, tokenizer):
     policy = make_policy(lora=True)
     jitter_adapters(policy)
     ids, mask = conversation(tokenizer)
-    other_ids, other_mask = conversation(tokenizer, reply1="the agent scores.", obs="Traceback (most recent call last):")
+    other_ids, other_mask = conversation(
+        tokenizer, reply1="the agent scores.", obs="Traceback (most recent call last):"
+    )
     batch = [Sequence(ids, mask, advantages=1.0), Sequence(other_ids, other_mask, advantages=-0.5)]
     # The gradient reaching the logits: position p predicts token p + 1.
     grads = []
@@ -62,7 +72,9 @@ def test_micro_batches_give_the_whole_batch_gradient(make_policy, tokenizer, mod
     policy = make_policy(lora=True)
     jitter_adapters(policy)
     a, am = conversation(tokenizer)
-    b, bm = conversation(tokenizer, reply1="a random forest predicts twelve features.", obs="rmse: 1.25", reply2="the grader")
+    b, bm = conversation(
+        tokenizer, reply1="a random forest predicts twelve features.", obs="rmse: 1.25", reply2="the grader"
+    )
     c, cm = conversation(tokenizer, reply1="ok", obs="", reply2="our baseline scores the validation split.")
     seqs = [
         Sequence(a, am, advantages=turn_advantages(am, [0.7, -0.2])),
@@ -95,9 +107,14 @@ def test_micro_batches_give_the_whole_batch_gradient(make_policy, tokenizer, mod
 @pytest.mark.parametrize("lora", [True, False])
 def test_updates_raise_positive_and_lower_negative_replies(make_policy, tokenizer, lora):
     policy = make_policy(lora=lora)
-    prompt = [tokenizer.convert_tokens_to_ids("<|im_start|>")] + list(tokenizer("user\nthe agent", add_special_tokens=False)["input_ids"])
+    prompt = [tokenizer.convert_tokens_to_ids("<|im_start|>")] + list(
+        tokenizer("user\nthe agent", add_special_tokens=False)["input_ids"]
+    )
     good, bad = generate(policy, [prompt, prompt], max_new_tokens=6, temperature=1.0, seed=3)
-    seqs = [Sequence(prompt + s.token_ids, [0] * len(prompt) + [1] * len(s.token_ids), advantages=adv) for s, adv in ((good, 1.0), (bad, -1.0))]
+    seqs = [
+        Sequence(prompt + s.token_ids, [0] * len(prompt) + [1] * len(s.token_ids), advantages=adv)
+        for s, adv in ((good, 1.0), (bad, -1.0))
+    ]
 
     def reply_logprob() -> list[float]:
         return [sum(lp for lp, m in zip(row, s.loss_mask) if m) for row, s in zip(score(policy, seqs), seqs)]

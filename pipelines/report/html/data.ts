@@ -65,7 +65,14 @@ export interface PageData {
 }
 
 /** A trajectory as recorded, loosely typed: eval and grpo records share the fields the page reads. */
-export type Recorded = Record<string, unknown> & { task_id?: string; policy?: string; sample?: number; variables?: Record<string, number>; reward?: number | null; turns?: unknown[] };
+export type Recorded = Record<string, unknown> & {
+  task_id?: string;
+  policy?: string;
+  sample?: number;
+  variables?: Record<string, number>;
+  reward?: number | null;
+  turns?: unknown[];
+};
 
 export function outcomeOf(t: Recorded): Outcome {
   const v = t.variables;
@@ -78,10 +85,19 @@ export function outcomeOf(t: Recorded): Outcome {
 }
 
 function htmlTable(name: string, t: Table): HtmlTable {
-  const out: HtmlTable = { name, description: t.description, columns: t.columns, rows: t.rows.map((r) => t.columns.map((c) => formatCell(r, c, t.interval))) };
+  const out: HtmlTable = {
+    name,
+    description: t.description,
+    columns: t.columns,
+    rows: t.rows.map((r) => t.columns.map((c) => formatCell(r, c, t.interval))),
+  };
   if (t.reference) {
     const columns = t.reference.columns ?? [...new Set(t.reference.rows.flatMap((x) => Object.keys(x)))];
-    out.reference = { source: t.reference.source, columns, rows: t.reference.rows.map((r) => columns.map((c) => formatValue(r[c]))) };
+    out.reference = {
+      source: t.reference.source,
+      columns,
+      rows: t.reference.rows.map((r) => columns.map((c) => formatValue(r[c]))),
+    };
   }
   return out;
 }
@@ -107,7 +123,12 @@ async function trajectoryFiles(dir: string): Promise<{ file: string; step?: numb
  * Gathers the page's data; `write(i, t)` is handed each trajectory once, in index order, so the caller
  * writes it out and keeps nothing in memory.
  */
-export async function pageData(plan: Plan, metrics: Map<string, NodeMetrics>, tables: Record<string, Table>, write: (i: number, t: Recorded) => Promise<void>): Promise<PageData> {
+export async function pageData(
+  plan: Plan,
+  metrics: Map<string, NodeMetrics>,
+  tables: Record<string, Table>,
+  write: (i: number, t: Recorded) => Promise<void>,
+): Promise<PageData> {
   const exp = plan.experiment;
   const figures = Object.entries(await figureSpecs(plan, metrics)).map(([name, spec]) => ({ name, spec }));
   const funnel: FunnelStep[] = [];
@@ -119,12 +140,18 @@ export async function pageData(plan: Plan, metrics: Map<string, NodeMetrics>, ta
     nodes[m.id] = { stage: m.stage, variant: variantLabel(m.variant) };
     if (kind === 'filter' && m.metrics) {
       const names = ['input', 'evaluator_ok', 'sane', 'unique'];
-      funnel.push({ node: m.id, steps: names.filter((k) => typeof m.metrics![k] === 'number').map((k) => ({ name: k, count: m.metrics![k] as number })) });
+      funnel.push({
+        node: m.id,
+        steps: names
+          .filter((k) => typeof m.metrics![k] === 'number')
+          .map((k) => ({ name: k, count: m.metrics![k] as number })),
+      });
     }
     if (!m.dir) continue;
     if (kind === 'grpo' || kind === 'sft') {
       const points = (await readJsonl(join(m.dir, 'metrics.jsonl'))) as unknown as Record<string, number | null>[];
-      if (points.length) curves.push({ node: m.id, stage: m.stage, kind, variant: variantLabel(m.variant) || m.id, points });
+      if (points.length)
+        curves.push({ node: m.id, stage: m.stage, kind, variant: variantLabel(m.variant) || m.id, points });
     }
     for (const { file, step } of await trajectoryFiles(m.dir)) {
       for (const t of await readJsonl(file)) {

@@ -16,11 +16,15 @@ const scriptSafe = (json: string) =>
     .replace(/\u2028/g, '\\u2028')
     .replace(/\u2029/g, '\\u2029');
 
-const escapeHtml = (s: string) => s.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]!);
+const escapeHtml = (s: string) =>
+  s.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]!);
 
 /** The page around its data. */
 export async function pageHtml(data: PageData): Promise<string> {
-  const [js, css] = await Promise.all([readFile(assetPath('dist/report/viewer.js'), 'utf8'), readFile(assetPath('dist/report/viewer.css'), 'utf8')]);
+  const [js, css] = await Promise.all([
+    readFile(assetPath('dist/report/viewer.js'), 'utf8'),
+    readFile(assetPath('dist/report/viewer.css'), 'utf8'),
+  ]);
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -50,12 +54,20 @@ export async function trajectoryWriter(dir: string): Promise<(i: number, t: Reco
       await mkdir(join(trajDir, String(bucket)), { recursive: true });
       made.add(bucket);
     }
-    await writeFile(join(trajDir, String(bucket), `${i}.js`), `mlepipeTrajectory(${i},${scriptSafe(JSON.stringify(t))});\n`);
+    await writeFile(
+      join(trajDir, String(bucket), `${i}.js`),
+      `mlepipeTrajectory(${i},${scriptSafe(JSON.stringify(t))});\n`,
+    );
   };
 }
 
 /** Writes the page and its trajectories into `dir`; returns the page's path. */
-export async function writeHtmlReport(plan: Plan, metrics: Map<string, NodeMetrics>, tables: Record<string, Table>, dir: string): Promise<{ page: string; trajectories: number }> {
+export async function writeHtmlReport(
+  plan: Plan,
+  metrics: Map<string, NodeMetrics>,
+  tables: Record<string, Table>,
+  dir: string,
+): Promise<{ page: string; trajectories: number }> {
   const data = await pageData(plan, metrics, tables, await trajectoryWriter(dir));
   await mkdir(dir, { recursive: true });
   const page = join(dir, 'index.html');

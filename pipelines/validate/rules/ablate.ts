@@ -25,26 +25,40 @@ export const ablateShape: Rule = (input) => {
     const at = (...p: (string | number)[]) => ['stages', id, ...p];
     if (st.uses !== 'ablate') {
       for (const k of ['target', 'matrix'] as const) {
-        if (st[k] !== undefined) out.push({ pos: keyPos(origins, at(k)), path: dotted(at(k)), message: `only ablate stages take ${k}:` });
+        if (st[k] !== undefined)
+          out.push({ pos: keyPos(origins, at(k)), path: dotted(at(k)), message: `only ablate stages take ${k}:` });
       }
       continue;
     }
     if (st.needs !== undefined) {
-      out.push({ pos: keyPos(origins, at('needs')), path: dotted(at('needs')), message: 'an ablate stage takes target:, not needs:' });
+      out.push({
+        pos: keyPos(origins, at('needs')),
+        path: dotted(at('needs')),
+        message: 'an ablate stage takes target:, not needs:',
+      });
     }
     for (const k of ['target', 'matrix'] as const) {
-      if (st[k] === undefined) out.push({ pos: keyPos(origins, at()), path: dotted(at()), message: `missing required key "${k}"` });
+      if (st[k] === undefined)
+        out.push({ pos: keyPos(origins, at()), path: dotted(at()), message: `missing required key "${k}"` });
     }
     if (st.target === undefined) continue;
     const target = doc.stages[st.target];
     if (!names.includes(st.target)) {
-      out.push({ pos: valuePos(origins, at('target')), path: dotted(at('target')), message: `no stage named "${st.target}"${suggestion(st.target, names)}` });
+      out.push({
+        pos: valuePos(origins, at('target')),
+        path: dotted(at('target')),
+        message: `no stage named "${st.target}"${suggestion(st.target, names)}`,
+      });
       continue;
     }
     // A target the schema refused is reported there.
     if (!target) continue;
     if (target.uses === 'ablate') {
-      out.push({ pos: valuePos(origins, at('target')), path: dotted(at('target')), message: 'the target of an ablation cannot be another ablate stage' });
+      out.push({
+        pos: valuePos(origins, at('target')),
+        path: dotted(at('target')),
+        message: 'the target of an ablation cannot be another ablate stage',
+      });
       continue;
     }
     const kind = getStage(target.uses);
@@ -67,14 +81,22 @@ export const ablateShape: Rule = (input) => {
         setPath(trial, keyPath, structuredClone(v));
         const errs = validateWithSchema(kind.schema, trial, new Map(), []);
         if (errs.length) {
-          out.push({ pos: valuePos(origins, at('matrix', key, i)), path: dotted(at('matrix', key, i)), message: `invalid value for ${st.target}.with.${key}: ${errs[0].message}` });
+          out.push({
+            pos: valuePos(origins, at('matrix', key, i)),
+            path: dotted(at('matrix', key, i)),
+            message: `invalid value for ${st.target}.with.${key}: ${errs[0].message}`,
+          });
           return;
         }
         // The target's own checks, for the problems this value causes.
         for (const issue of kind.check?.(trial, checkContext(input)) ?? []) {
           if (!overlaps(issue.param, keyPath) || followsFromRefused(issue, refused.get(st.target as string))) continue;
           const path = at('matrix', key, i, ...issue.param.slice(keyPath.length));
-          out.push({ pos: valuePos(origins, path), path: dotted(path), message: `invalid value for ${st.target}.with.${dotted(issue.param)}: ${issue.message}` });
+          out.push({
+            pos: valuePos(origins, path),
+            path: dotted(path),
+            message: `invalid value for ${st.target}.with.${dotted(issue.param)}: ${issue.message}`,
+          });
         }
         // Node ids come from the values' spelling: two that read the same would collide.
         const label = variantLabel({ [key]: v });

@@ -22,20 +22,28 @@ export const workerModels: Rule = ({ doc, params, origins }) => {
   for (const [name, m] of Object.entries(models)) {
     if (!isPlainObject(m) || m.provider !== 'worker') continue;
     const w = workerWeights(m);
-    if ('error' in w) out.push({ pos: keyPos(origins, ['models', name]), path: dotted(['models', name]), message: w.error });
+    if ('error' in w)
+      out.push({ pos: keyPos(origins, ['models', name]), path: dotted(['models', name]), message: w.error });
   }
   for (const [id, st] of stageEntries(doc)) {
     const kind = getStage(st.uses);
     const p = params.get(id);
     if (!kind || !p) continue;
-    const uses: Array<{ name: string; path: Path }> = collectRefs(kind.schema, p, ['stages', id, 'with']).filter((r) => r.kind === 'model' || r.kind === 'policy');
+    const uses: Array<{ name: string; path: Path }> = collectRefs(kind.schema, p, ['stages', id, 'with']).filter(
+      (r) => r.kind === 'model' || r.kind === 'policy',
+    );
     // grpo's policy is a model name too, though its schema carries no x-ref (template is not one).
-    if (st.uses === 'grpo' && typeof p.policy === 'string') uses.push({ name: p.policy, path: ['stages', id, 'with', 'policy'] });
+    if (st.uses === 'grpo' && typeof p.policy === 'string')
+      uses.push({ name: p.policy, path: ['stages', id, 'with', 'policy'] });
     for (const u of uses) {
       const m = models[u.name];
       if (!isPlainObject(m) || m.provider !== 'worker' || typeof m.checkpoint !== 'string') continue;
       if ((st.needs ?? []).includes(m.checkpoint)) continue;
-      out.push({ pos: valuePos(origins, u.path), path: dotted(u.path), message: `model ${u.name} serves the checkpoint of stage "${m.checkpoint}", which must be in this stage's needs:` });
+      out.push({
+        pos: valuePos(origins, u.path),
+        path: dotted(u.path),
+        message: `model ${u.name} serves the checkpoint of stage "${m.checkpoint}", which must be in this stage's needs:`,
+      });
     }
   }
   return out;
@@ -63,7 +71,13 @@ export const verlWeights: Rule = ({ doc, params, origins }) => {
     if (!p || !name) continue;
     const m = models[name];
     // An undefined name is reported by the reference check; a tiny: entry is written by the node itself.
-    if (!isPlainObject(m) || typeof m.path === 'string' || (m.provider === 'worker' && m.tiny !== undefined) || reported.has(name)) continue;
+    if (
+      !isPlainObject(m) ||
+      typeof m.path === 'string' ||
+      (m.provider === 'worker' && m.tiny !== undefined) ||
+      reported.has(name)
+    )
+      continue;
     // A full-weight checkpoint of a stage in needs: is a model folder too; a LoRA checkpoint holds only an adapter.
     if (m.provider === 'worker' && typeof m.checkpoint === 'string' && !m.lora_rank) continue;
     reported.add(name);
@@ -97,7 +111,12 @@ export const verlCpuModels: Rule = ({ doc, params, origins, experimentDir }) => 
     const shape = readModelShape(verlModelPath(m, experimentDir));
     const why = shape && vllmCpuProblem(shape);
     const at: Path = ['stages', id, 'with', 'verl', 'device'];
-    if (why) out.push({ pos: valuePos(origins, at), path: dotted(at), message: `stage ${id} runs ${name} (${m.path}) on vLLM's CPU build: ${why}` });
+    if (why)
+      out.push({
+        pos: valuePos(origins, at),
+        path: dotted(at),
+        message: `stage ${id} runs ${name} (${m.path}) on vLLM's CPU build: ${why}`,
+      });
   }
   return out;
 };
@@ -116,7 +135,10 @@ export const verlFits: Rule = ({ doc, params, origins, experimentDir }) => {
     const base = params.get(id);
     if ((st.uses !== 'grpo' && st.uses !== 'sft') || !base) continue;
     const variants: Array<{ p: Record<string, unknown>; at: Path; label?: string }> = [];
-    const own: Path = (st.with as Record<string, unknown> | undefined)?.verl !== undefined ? ['stages', id, 'with', 'verl'] : ['stages', id, 'with', st.uses === 'sft' ? 'model' : 'policy'];
+    const own: Path =
+      (st.with as Record<string, unknown> | undefined)?.verl !== undefined
+        ? ['stages', id, 'with', 'verl']
+        : ['stages', id, 'with', st.uses === 'sft' ? 'model' : 'policy'];
     variants.push({ p: base, at: own });
     for (const [abId, ab] of stages) {
       const matrix = (ab as { matrix?: Record<string, unknown[]> }).matrix;
@@ -135,7 +157,12 @@ export const verlFits: Rule = ({ doc, params, origins, experimentDir }) => {
     }
     for (const { p, at, label } of variants) {
       const why = doesNotFit(st.uses, p, models, experimentDir);
-      if (why) out.push({ pos: keyPos(origins, at), path: dotted(at), message: `stage ${id}${label ? ` (${label})` : ''}: ${why}` });
+      if (why)
+        out.push({
+          pos: keyPos(origins, at),
+          path: dotted(at),
+          message: `stage ${id}${label ? ` (${label})` : ''}: ${why}`,
+        });
     }
   }
   return out;
@@ -146,7 +173,12 @@ export const verlFits: Rule = ({ doc, params, origins, experimentDir }) => {
  * unknown shape, or it fits). GRPO is held to its trajectories' context with the rollout beside
  * training; SFT to max_length, training only.
  */
-function doesNotFit(uses: string, p: Record<string, unknown>, models: Record<string, ModelSpec>, experimentDir: string): string | undefined {
+function doesNotFit(
+  uses: string,
+  p: Record<string, unknown>,
+  models: Record<string, ModelSpec>,
+  experimentDir: string,
+): string | undefined {
   const name = verlModel(uses, p);
   const v = p.verl as Partial<GrpoParams['verl']> | undefined;
   if (!name || !isPlainObject(v)) return undefined;
@@ -158,7 +190,17 @@ function doesNotFit(uses: string, p: Record<string, unknown>, models: Record<str
   const sft = uses === 'sft';
   if (sft && typeof p.max_length !== 'number') return undefined;
   // A checkpoint is not written yet: its shape is the model's, found by the entry's name.
-  const cluster = { nodes: v.nodes!, gpusPerNode: v.gpus_per_node!, gpuMemoryGib: v.gpu_memory_gib!, rolloutTp: sft ? 1 : v.rollout_tp };
-  const layout = layoutFor(typeof m.path === 'string' ? verlModelPath(m, experimentDir) : m.model, cluster, sft ? (p.max_length as number) : CONTEXT_TOKENS, { rollout: !sft });
+  const cluster = {
+    nodes: v.nodes!,
+    gpusPerNode: v.gpus_per_node!,
+    gpuMemoryGib: v.gpu_memory_gib!,
+    rolloutTp: sft ? 1 : v.rollout_tp,
+  };
+  const layout = layoutFor(
+    typeof m.path === 'string' ? verlModelPath(m, experimentDir) : m.model,
+    cluster,
+    sft ? (p.max_length as number) : CONTEXT_TOKENS,
+    { rollout: !sft },
+  );
   return layout && 'error' in layout ? layout.error : undefined;
 }

@@ -10,9 +10,14 @@ export const needsExist: Rule = ({ doc, names: { stages: names }, origins }) => 
   for (const [id, st] of stageEntries(doc)) {
     (st.needs ?? []).forEach((need, i) => {
       const path = ['stages', id, 'needs', i];
-      if (need === id) out.push({ pos: valuePos(origins, path), path: dotted(path), message: 'a stage cannot need itself' });
+      if (need === id)
+        out.push({ pos: valuePos(origins, path), path: dotted(path), message: 'a stage cannot need itself' });
       else if (!names.includes(need)) {
-        out.push({ pos: valuePos(origins, path), path: dotted(path), message: `no stage named "${need}"${suggestion(need, names)}` });
+        out.push({
+          pos: valuePos(origins, path),
+          path: dotted(path),
+          message: `no stage named "${need}"${suggestion(need, names)}`,
+        });
       }
     });
   }
@@ -27,7 +32,8 @@ export const noCycles: Rule = ({ doc, origins }) => {
   for (const [id] of entries) g.setNode(`s:${id}`);
   for (const [id, st] of entries) {
     for (const need of st.needs ?? []) if (need !== id && need in doc.stages) g.setEdge(`s:${need}`, `s:${id}`);
-    if (st.uses === 'ablate' && st.target && st.target in doc.stages && st.target !== id) g.setEdge(`s:${st.target}`, `s:${id}`);
+    if (st.uses === 'ablate' && st.target && st.target in doc.stages && st.target !== id)
+      g.setEdge(`s:${st.target}`, `s:${id}`);
   }
   const out: Diagnostic[] = [];
   for (const cycle of graphlib.alg.findCycles(g)) {
@@ -47,7 +53,11 @@ export const noCycles: Rule = ({ doc, origins }) => {
 };
 
 // Follows needs from `start` inside the cycle's members, giving the cycle in reading order.
-function walkCycle(start: string, members: Set<string>, stages: Record<string, { needs?: string[]; target?: string }>): string[] {
+function walkCycle(
+  start: string,
+  members: Set<string>,
+  stages: Record<string, { needs?: string[]; target?: string }>,
+): string[] {
   const path = [start];
   let cur = start;
   for (;;) {

@@ -39,18 +39,28 @@ export const definedRefs: Rule = ({ doc, names, origins, params }) => {
       if (ref.kind === 'policy') {
         const r = parsePolicy(ref.name, doc.models ?? {});
         // A models: entry the schema refused is reported there.
-        if ('error' in r && !models.includes(ref.name)) out.push({ pos: valuePos(origins, ref.path), path: dotted(ref.path), message: r.error });
+        if ('error' in r && !models.includes(ref.name))
+          out.push({ pos: valuePos(origins, ref.path), path: dotted(ref.path), message: r.error });
         continue;
       }
       if (ref.kind === 'need') {
         const needs = st.needs ?? [];
-        if (!needs.includes(ref.name)) out.push({ pos: valuePos(origins, ref.path), path: dotted(ref.path), message: `"${ref.name}" is not in this stage's needs: (${needs.length ? needs.join(', ') : 'none'})${suggestion(ref.name, needs)}` });
+        if (!needs.includes(ref.name))
+          out.push({
+            pos: valuePos(origins, ref.path),
+            path: dotted(ref.path),
+            message: `"${ref.name}" is not in this stage's needs: (${needs.length ? needs.join(', ') : 'none'})${suggestion(ref.name, needs)}`,
+          });
         continue;
       }
       const known = ref.kind === 'model' ? models : rewards;
       if (!known.includes(ref.name)) {
         const where = ref.kind === 'model' ? 'models:' : 'rewards: or the presets';
-        out.push({ pos: valuePos(origins, ref.path), path: dotted(ref.path), message: `undefined ${ref.kind} "${ref.name}" (not in ${where})${suggestion(ref.name, known)}` });
+        out.push({
+          pos: valuePos(origins, ref.path),
+          path: dotted(ref.path),
+          message: `undefined ${ref.kind} "${ref.name}" (not in ${where})${suggestion(ref.name, known)}`,
+        });
       }
     }
   }
@@ -72,7 +82,8 @@ export function collectRefs(schema: JsonSchema, data: unknown, path: Path): Ref[
     for (const [k, sub] of Object.entries(props)) if (k in data) refs.push(...collectRefs(sub, data[k], [...path, k]));
   }
   const items = schema.items as JsonSchema | undefined;
-  if (isPlainObject(items) && Array.isArray(data)) data.forEach((d, i) => refs.push(...collectRefs(items, d, [...path, i])));
+  if (isPlainObject(items) && Array.isArray(data))
+    data.forEach((d, i) => refs.push(...collectRefs(items, d, [...path, i])));
   return refs;
 }
 
@@ -81,8 +92,12 @@ export const tableSources: Rule = ({ doc, names: { stages: names }, origins }) =
   const out: Diagnostic[] = [];
   const at = (path: Path, message: string) => out.push({ pos: valuePos(origins, path), path: dotted(path), message });
   const entries: Array<[string, string, { from: string; rows?: string }]> = [
-    ...Object.entries(doc.tables ?? {}).map(([n, t]) => ['tables', n, t] as [string, string, { from: string; rows?: string }]),
-    ...Object.entries(doc.figures ?? {}).map(([n, f]) => ['figures', n, f] as [string, string, { from: string; rows?: string }]),
+    ...Object.entries(doc.tables ?? {}).map(
+      ([n, t]) => ['tables', n, t] as [string, string, { from: string; rows?: string }],
+    ),
+    ...Object.entries(doc.figures ?? {}).map(
+      ([n, f]) => ['figures', n, f] as [string, string, { from: string; rows?: string }],
+    ),
   ];
   for (const [section, name, t] of entries) {
     if (!names.includes(t.from)) {
@@ -97,11 +112,18 @@ export const tableSources: Rule = ({ doc, names: { stages: names }, origins }) =
     const stage = getStage(source ?? '');
     if (!stage) continue;
     const known = ['variant', 'node', ...(stage.breakdowns ?? [])];
-    if (!known.includes(t.rows)) at([section, name, 'rows'], `stage "${t.from}" (${source}) has no "${t.rows}" rows (available: ${known.join(', ')})${suggestion(t.rows, known)}`);
+    if (!known.includes(t.rows))
+      at(
+        [section, name, 'rows'],
+        `stage "${t.from}" (${source}) has no "${t.rows}" rows (available: ${known.join(', ')})${suggestion(t.rows, known)}`,
+      );
   }
   for (const [name, t] of Object.entries(doc.tables ?? {})) {
     if (typeof t.reference === 'string' && !Object.hasOwn(REFERENCES, t.reference)) {
-      at(['tables', name, 'reference'], `unknown reference "${t.reference}" (built in: ${Object.keys(REFERENCES).join(', ')})${suggestion(t.reference, Object.keys(REFERENCES))}`);
+      at(
+        ['tables', name, 'reference'],
+        `unknown reference "${t.reference}" (built in: ${Object.keys(REFERENCES).join(', ')})${suggestion(t.reference, Object.keys(REFERENCES))}`,
+      );
     }
   }
   return out;

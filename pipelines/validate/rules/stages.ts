@@ -103,12 +103,20 @@ export const inputKinds: Rule = ({ doc, params: all, refused, origins }) => {
       const hint = `${source} from ${from.join(', ')}`;
       if (!needs.length) {
         const path = ['stages', id];
-        out.push({ pos: keyPos(origins, path), path: dotted(path), message: `${st.uses} reads ${what} from its inputs, but it has no needs:; ${hint}` });
+        out.push({
+          pos: keyPos(origins, path),
+          path: dotted(path),
+          message: `${st.uses} reads ${what} from its inputs, but it has no needs:; ${hint}`,
+        });
         continue;
       }
       const path = ['stages', id, 'needs'];
       const list = given.map((g) => `${g.name}: ${g.kind} gives ${g.gives!.join(', ')}`).join('; ');
-      out.push({ pos: valuePos(origins, path), path: dotted(path), message: `${st.uses} reads ${what} from its inputs, but no stage in needs: gives ${pronoun} (${list}); ${hint}` });
+      out.push({
+        pos: valuePos(origins, path),
+        path: dotted(path),
+        message: `${st.uses} reads ${what} from its inputs, but no stage in needs: gives ${pronoun} (${list}); ${hint}`,
+      });
     }
   }
   return out;

@@ -33,7 +33,10 @@ def _digest(t, config, seed, runs):
     """Everything the fix's scores depend on: the generator's code, the template, the data seed, the seeds run."""
     h = hashlib.sha256()
     module = sys.modules[t.make.__module__].__file__ if t.make.__module__ in sys.modules else ''
-    for path in sorted({os.path.join(HERE, 'core.py'), os.path.join(HERE, 'partition.py'), os.path.join(HERE, 'grade.py'), module} - {''}):
+    for path in sorted(
+        {os.path.join(HERE, 'core.py'), os.path.join(HERE, 'partition.py'), os.path.join(HERE, 'grade.py'), module}
+        - {''}
+    ):
         h.update(open(path, 'rb').read())
     h.update(json.dumps([t.name, config, seed, runs]).encode())
     return h.hexdigest()

@@ -17,7 +17,15 @@ def manifest():
     rows = []
     for inst in instances():
         t = TEMPLATES[inst['template']]
-        rows.append({**inst, 'source': t.source, 'objective': t.objective, 'metric': t.metric, 'direction': 'minimize' if t.lower else 'maximize'})
+        rows.append(
+            {
+                **inst,
+                'source': t.source,
+                'objective': t.objective,
+                'metric': t.metric,
+                'direction': 'minimize' if t.lower else 'maximize',
+            }
+        )
     return {'version': 'mltb-v1', 'instances': rows}
 
 

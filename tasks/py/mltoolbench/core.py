@@ -86,7 +86,10 @@ def register(t):
                 raise AssertionError(f'{t.name}/{name}: fragment not unique in the starter: {healthy!r}')
     tells = comment_tells(t)
     if tells:
-        raise AssertionError(f'{t.name}: a comment near a fault tells the configuration: ' + '; '.join(f'{c} line {n}: {s}' for c, n, s in tells))
+        raise AssertionError(
+            f'{t.name}: a comment near a fault tells the configuration: '
+            + '; '.join(f'{c} line {n}: {s}' for c, n, s in tells)
+        )
     TEMPLATES[t.name] = t
     return t
 
@@ -138,7 +141,14 @@ def success_line(b, lower):
     return b - max(0.1 * abs(b), DELTA) if lower else b + max(0.1 * abs(b), DELTA)
 
 
-DOMAIN_NAMES = {'vision': 'vision', 'cv': 'vision', 'nlp': 'NLP', 'tabular': 'tabular learning', 'time_series': 'time series', 'graph': 'graph learning'}
+DOMAIN_NAMES = {
+    'vision': 'vision',
+    'cv': 'vision',
+    'nlp': 'NLP',
+    'tabular': 'tabular learning',
+    'time_series': 'time series',
+    'graph': 'graph learning',
+}
 
 
 def describe(t, inst, data, sample_head, baseline):
@@ -236,7 +246,17 @@ def build(inst, dest, runs=10, cache=None):
         healthy = starter(t, 'healthy')[0]
         grade = _grade_fn()
         n = len(scores)
-        tries.append(attain.check(t, inst, seed, scores, lambda healthy=healthy, grade=grade, n=n: [run_starter(dest, healthy, s, grade) for s in range(n)], oracle, cache))
+        tries.append(
+            attain.check(
+                t,
+                inst,
+                seed,
+                scores,
+                lambda healthy=healthy, grade=grade, n=n: [run_starter(dest, healthy, s, grade) for s in range(n)],
+                oracle,
+                cache,
+            )
+        )
         if tries[-1]['passed']:
             break
     else:
@@ -247,8 +267,22 @@ def build(inst, dest, runs=10, cache=None):
         task, code, scores, _ = _build_one(inst, dest, runs)
     # The record stays out of the agent's sight (it says whether a reference exists); task.json says which seed was used.
     with open(os.path.join(dest, 'private', 'attainability.json'), 'w') as fh:
-        json.dump({'rule': 'the fix (a healthy instance: the Bayes oracle, inside the metric bound) clears Eq. 5 over the baseline seeds', 'seeds': runs, 'registered_seed': inst['seed'], 'tries': tries, 'attainable': tries[-1]['passed']}, fh, indent=1)
-    task['generation'] = {'registered_seed': inst['seed'], 'seed': task['seed'], 'redrawn': len(tries) - 1 if tries[-1]['passed'] else 0}
+        json.dump(
+            {
+                'rule': 'the fix (a healthy instance: the Bayes oracle, inside the metric bound) clears Eq. 5 over the baseline seeds',
+                'seeds': runs,
+                'registered_seed': inst['seed'],
+                'tries': tries,
+                'attainable': tries[-1]['passed'],
+            },
+            fh,
+            indent=1,
+        )
+    task['generation'] = {
+        'registered_seed': inst['seed'],
+        'seed': task['seed'],
+        'redrawn': len(tries) - 1 if tries[-1]['passed'] else 0,
+    }
     task['files'] = file_digests(dest)
     with open(os.path.join(dest, 'task.json'), 'w') as fh:
         json.dump(task, fh, indent=2)
@@ -289,19 +323,32 @@ def _build_one(inst, dest, runs):
         json.dump(grading, fh, indent=1, sort_keys=True)
     shutil.copyfile(os.path.join(HERE, 'grade.py'), os.path.join(priv, 'evaluator.py'))
     with open(os.path.join(priv, 'fault.json'), 'w') as fh:
-        json.dump({'config': inst['config'], 'fault': None if inst['config'] == 'healthy' else inst['config'], 'fix': fix}, fh, indent=1)
+        json.dump(
+            {'config': inst['config'], 'fault': None if inst['config'] == 'healthy' else inst['config'], 'fix': fix},
+            fh,
+            indent=1,
+        )
     grade = _grade_fn()
     scores = [run_starter(dest, code, s, grade) for s in range(runs)]
     b, sd = float(np.mean(scores)), float(np.std(scores))
     head = '\n'.join(open(os.path.join(pub, 'sample_submission.csv')).read().split('\n')[:4])
     with open(os.path.join(pub, 'description.md'), 'w') as fh:
         fh.write(describe(t, inst, data, head, (b, sd, runs)))
-    grading['thresholds'] = {'median_threshold': round(b, 6), 'bronze_threshold': round(success_line(b, t.lower), 6), 'silver_threshold': None, 'gold_threshold': None}
+    grading['thresholds'] = {
+        'median_threshold': round(b, 6),
+        'bronze_threshold': round(success_line(b, t.lower), 6),
+        'silver_threshold': None,
+        'gold_threshold': None,
+    }
     with open(os.path.join(priv, 'grading.json'), 'w') as fh:
         json.dump(grading, fh, indent=1, sort_keys=True)
     with open(os.path.join(priv, 'spec.json'), 'w') as fh:
         # the starter's baseline b, which eval reads for Eq. 5's success
-        json.dump({'starter_score': round(b, 6), 'starter_std': round(sd, 6), 'template': t.name, 'config': inst['config']}, fh, indent=1)
+        json.dump(
+            {'starter_score': round(b, 6), 'starter_std': round(sd, 6), 'template': t.name, 'config': inst['config']},
+            fh,
+            indent=1,
+        )
     task = {
         'id': inst['id'],
         'generator': 'mltoolbench',
@@ -313,7 +360,11 @@ def _build_one(inst, dest, runs):
         'is_lower_better': t.lower,
         'seed': inst['seed'],
         'baseline': {'mean': round(b, 6), 'std': round(sd, 6), 'runs': runs, 'scores': [round(s, 6) for s in scores]},
-        'partition': {'policy': partition.policy(t.name).about, 'units': {k: len(v) for k, v in units.items()}, 'rows': {'valid': len(data['files']['valid_answers.csv']), 'test': len(data['answer'])}},
+        'partition': {
+            'policy': partition.policy(t.name).about,
+            'units': {k: len(v) for k, v in units.items()},
+            'rows': {'valid': len(data['files']['valid_answers.csv']), 'test': len(data['answer'])},
+        },
     }
     # The generator's own best prediction of the hidden rows, scored like a submission and never written
     # into the task: what the data allow, for the attainability check.

@@ -124,7 +124,9 @@ def grade(submission_path, here):
     ids = ans[cfg['id']].astype(str)
     sub = sub.assign(**{cfg['id']: sub[cfg['id']].astype(str)}).set_index(cfg['id'])
     if set(sub.index) != set(ids):
-        raise ValueError(f'submission ids differ from the test ids ({len(set(ids) - set(sub.index))} missing, {len(set(sub.index) - set(ids))} unknown)')
+        raise ValueError(
+            f'submission ids differ from the test ids ({len(set(ids) - set(sub.index))} missing, {len(set(sub.index) - set(ids))} unknown)'
+        )
     sub = sub.loc[ids].reset_index()
     values = sub[need[1:]]
     if cfg['metric'] != 'mean_iou':
@@ -148,7 +150,18 @@ def main():
         print(json.dumps({'error': f'invalid submission: {e}'}))
         return
     th = cfg.get('thresholds', {})
-    print(json.dumps({'score': round(s, 6), 'is_lower_better': cfg['is_lower_better'], 'metric': cfg['metric'], **{k: th.get(k) for k in ('gold_threshold', 'silver_threshold', 'bronze_threshold', 'median_threshold')}}))
+    print(
+        json.dumps(
+            {
+                'score': round(s, 6),
+                'is_lower_better': cfg['is_lower_better'],
+                'metric': cfg['metric'],
+                **{
+                    k: th.get(k) for k in ('gold_threshold', 'silver_threshold', 'bronze_threshold', 'median_threshold')
+                },
+            }
+        )
+    )
 
 
 if __name__ == '__main__':

@@ -50,7 +50,12 @@ def _nodes(n, k, dim, homophily, deg, noise, train_frac=0.5):
         nodes.insert(0, 'node', np.arange(n))
         labels = pd.DataFrame({'node': np.sort(tr), 'label': y[np.sort(tr)]})
         return {
-            'files': {'nodes.csv': nodes, 'edges.csv': pd.DataFrame(E, columns=['src', 'dst']), 'train_labels.csv': labels, 'test_nodes.csv': pd.DataFrame({'node': te})},
+            'files': {
+                'nodes.csv': nodes,
+                'edges.csv': pd.DataFrame(E, columns=['src', 'dst']),
+                'train_labels.csv': labels,
+                'test_nodes.csv': pd.DataFrame({'node': te}),
+            },
             'answer': pd.DataFrame({'node': te, 'label': y[te]}),
             'sample': pd.DataFrame({'node': te, 'label': 0}),
             'oracle': pd.DataFrame({'node': te, 'label': logpost[te].argmax(1)}),
@@ -100,7 +105,11 @@ register(
         False,
         _nodes(700, 7, 24, 0.85, 6, 1.6),
         STARTER_HEAD + NODE,
-        {'feature scale': SCALE, 'oversmoothing': [('HOPS = 2', 'HOPS = 40'), ('F = np.c_[H, X]', 'F = H')], 'excessive regularization': REG},
+        {
+            'feature scale': SCALE,
+            'oversmoothing': [('HOPS = 2', 'HOPS = 40'), ('F = np.c_[H, X]', 'F = H')],
+            'excessive regularization': REG,
+        },
         ABOUT,
     )
 )
@@ -114,7 +123,11 @@ register(
         False,
         _nodes(700, 6, 24, 0.55, 4, 1.0),
         STARTER_HEAD + NODE,
-        {'missing self information': [('A = A + sp.eye(n)', 'A = A + sp.eye(n) * 0'), ('F = np.c_[H, X]', 'F = H')], 'feature scale': SCALE, 'excessive regularization': REG},
+        {
+            'missing self information': [('A = A + sp.eye(n)', 'A = A + sp.eye(n) * 0'), ('F = np.c_[H, X]', 'F = H')],
+            'feature scale': SCALE,
+            'excessive regularization': REG,
+        },
         ABOUT,
     )
 )
@@ -128,7 +141,11 @@ register(
         False,
         _nodes(900, 8, 24, 0.8, 8, 2.0),
         STARTER_HEAD + NODE,
-        {'feature scale': SCALE, 'undersampled neighborhood': [('FANOUT = None\n', 'FANOUT = 1\n')], 'excessive regularization': REG},
+        {
+            'feature scale': SCALE,
+            'undersampled neighborhood': [('FANOUT = None\n', 'FANOUT = 1\n')],
+            'excessive regularization': REG,
+        },
         ABOUT,
     )
 )
@@ -159,7 +176,11 @@ def _clrs(rng):
     tr = df['graph'] < 200
     test = df[~tr].reset_index(drop=True)
     return {
-        'files': {'train_nodes.csv': df[tr].reset_index(drop=True), 'test_nodes.csv': test.drop(columns='distance'), 'edges.csv': pd.DataFrame(erows, columns=['graph', 'src', 'dst'])},
+        'files': {
+            'train_nodes.csv': df[tr].reset_index(drop=True),
+            'test_nodes.csv': test.drop(columns='distance'),
+            'edges.csv': pd.DataFrame(erows, columns=['graph', 'src', 'dst']),
+        },
         'answer': test[['id', 'distance']],
         'sample': test[['id']].assign(distance=4),
         # the distance follows from the graph's edges, which the files list
@@ -220,7 +241,11 @@ register(
         False,
         _clrs,
         STARTER_HEAD + CLRS,
-        {'hint misalignment': [('    H = np.stack(h[:ROUNDS + 1], 1)', '    H = np.stack(h[1:] + h[-1:], 1)')], 'padding in loss': [('fit = real\n', 'fit = np.ones_like(real)\n')], 'insufficient message rounds': [('ROUNDS = 4\n', 'ROUNDS = 1\n')]},
+        {
+            'hint misalignment': [('    H = np.stack(h[:ROUNDS + 1], 1)', '    H = np.stack(h[1:] + h[-1:], 1)')],
+            'padding in loss': [('fit = real\n', 'fit = np.ones_like(real)\n')],
+            'insufficient message rounds': [('ROUNDS = 4\n', 'ROUNDS = 1\n')],
+        },
         'Each small graph (`edges.csv`, by `graph`) has a source node 0; predict every test node\'s BFS distance from it, 4 meaning 4 or more or unreachable (accuracy).',
     )
 )
@@ -251,11 +276,21 @@ def _molecules(rng, bond_rule):
     tr = 500
     atoms_df = pd.DataFrame(rows, columns=['mol', 'atom', 'element'])
     return {
-        'files': {'atoms.csv': atoms_df, 'bonds.csv': pd.DataFrame(erows, columns=['mol', 'a', 'b', 'bond_order']), 'train.csv': pd.DataFrame({'mol': ids[:tr], 'label': y[:tr]}), 'test.csv': pd.DataFrame({'mol': ids[tr:]})},
+        'files': {
+            'atoms.csv': atoms_df,
+            'bonds.csv': pd.DataFrame(erows, columns=['mol', 'a', 'b', 'bond_order']),
+            'train.csv': pd.DataFrame({'mol': ids[:tr], 'label': y[:tr]}),
+            'test.csv': pd.DataFrame({'mol': ids[tr:]}),
+        },
         'answer': pd.DataFrame({'mol': ids[tr:], 'label': y[tr:]}),
         'sample': pd.DataFrame({'mol': ids[tr:], 'label': 0.5}),
         # P(label 1): the noise-free score, which the atoms and bonds fix, past the threshold by the noise
-        'oracle': pd.DataFrame({'mol': ids[tr:], 'label': ndtr((np.array(signal[tr:]) - (1.5 if bond_rule else 0.1)) / (0.6 if bond_rule else 0.02))}),
+        'oracle': pd.DataFrame(
+            {
+                'mol': ids[tr:],
+                'label': ndtr((np.array(signal[tr:]) - (1.5 if bond_rule else 0.1)) / (0.6 if bond_rule else 0.02)),
+            }
+        ),
         'grading': {'metric': 'auc', 'id': 'mol', 'columns': ['label']},
     }
 
@@ -296,7 +331,14 @@ register(
         False,
         lambda rng: _molecules(rng, True),
         STARTER_HEAD + MOL,
-        {'missing bond features': [("    b = bond_counts.loc[m].to_numpy(float) if m in bond_counts.index else np.zeros(3)", "    b = np.zeros(3)")]},
+        {
+            'missing bond features': [
+                (
+                    "    b = bond_counts.loc[m].to_numpy(float) if m in bond_counts.index else np.zeros(3)",
+                    "    b = np.zeros(3)",
+                )
+            ]
+        },
         'Molecules are graphs: `atoms.csv` (element per atom) and `bonds.csv` (bond order); predict the probability of `label` 1 per test molecule (ROC AUC).',
     )
 )
@@ -310,7 +352,11 @@ register(
         False,
         lambda rng: _molecules(rng, False),
         # this property does not depend on bonds, so its starter reads only the atoms
-        STARTER_HEAD + MOL.replace("    b = bond_counts.loc[m].to_numpy(float) if m in bond_counts.index else np.zeros(3)", "    b = np.zeros(0)"),
+        STARTER_HEAD
+        + MOL.replace(
+            "    b = bond_counts.loc[m].to_numpy(float) if m in bond_counts.index else np.zeros(3)",
+            "    b = np.zeros(0)",
+        ),
         {
             'padding in pooling': [
                 ("    h = np.zeros((NMAX, len(ELEMENTS)))", "    h = np.eye(len(ELEMENTS))[np.zeros(NMAX, int)]"),

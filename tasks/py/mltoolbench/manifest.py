@@ -14,5 +14,14 @@ def instances():
                 continue
             suffix, template, config, seed = line.rstrip('\n').split('\t')
             domain, split = suffix.rsplit('-', 2)[0], suffix.rsplit('-', 2)[1]
-            out.append({'id': 'mltb-v1-' + suffix, 'template': template, 'config': config, 'seed': int(seed), 'split': split, 'domain': domain})
+            out.append(
+                {
+                    'id': 'mltb-v1-' + suffix,
+                    'template': template,
+                    'config': config,
+                    'seed': int(seed),
+                    'split': split,
+                    'domain': domain,
+                }
+            )
     return out

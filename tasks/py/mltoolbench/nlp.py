@@ -37,7 +37,10 @@ def _imdb(rng):
     # each cue agrees with the label 4 times out of 5, so the label that more cues agree with is the more probable (1 on a tie)
     lean = [sum((w in pos) - (w in neg) for w in t.split()) for t in texts[tr:]]
     return {
-        'files': {'train.csv': _frame(ids[:tr], text=texts[:tr], label=y[:tr]), 'test.csv': _frame(ids[tr:], text=texts[tr:])},
+        'files': {
+            'train.csv': _frame(ids[:tr], text=texts[:tr], label=y[:tr]),
+            'test.csv': _frame(ids[tr:], text=texts[tr:]),
+        },
         'answer': _frame(ids[tr:], label=y[tr:]),
         'sample': _frame(ids[tr:], label=1),
         'oracle': _frame(ids[tr:], label=(np.array(lean) >= 0).astype(int)),
@@ -87,8 +90,12 @@ register(
         STARTER_HEAD + IMDB,
         {
             'short context': [('MAXLEN = 128', 'MAXLEN = 12')],
-            'unmasked pooling': [('    return (EMB[ids] * mask).sum(1) / np.maximum(mask.sum(1), 1)', '    return EMB[ids].mean(1)')],
-            'class imbalance': [('keep = rng.random(len(ytr)) < 0.9', 'keep = rng.random(len(ytr)) < np.where(ytr == 0, 0.1, 0.9)')],
+            'unmasked pooling': [
+                ('    return (EMB[ids] * mask).sum(1) / np.maximum(mask.sum(1), 1)', '    return EMB[ids].mean(1)')
+            ],
+            'class imbalance': [
+                ('keep = rng.random(len(ytr)) < 0.9', 'keep = rng.random(len(ytr)) < np.where(ytr == 0, 0.1, 0.9)')
+            ],
         },
         'Each review in `train.csv` is labelled 1 (positive) or 0 (negative); predict the label of every review in `test.csv`.',
     )
@@ -103,7 +110,14 @@ def _authors(rng):
     y = rng.integers(0, 3, n)
     texts = []
     for i in range(n):
-        toks = [rng.choice(own[y[i]]) if rng.random() < 0.12 else rng.choice(own[rng.integers(3)]) if rng.random() < 0.1 else rng.choice(shared) for _ in range(rng.integers(12, 30))]
+        toks = [
+            rng.choice(own[y[i]])
+            if rng.random() < 0.12
+            else rng.choice(own[rng.integers(3)])
+            if rng.random() < 0.1
+            else rng.choice(shared)
+            for _ in range(rng.integers(12, 30))
+        ]
         texts.append(' '.join(toks))
     ids = [f's{i:05d}' for i in range(n)]
     tr = 600
@@ -117,7 +131,10 @@ def _authors(rng):
     post = np.exp(logit - logit.max(1, keepdims=True))
     post /= post.sum(1, keepdims=True)
     return {
-        'files': {'train.csv': _frame(ids[:tr], text=texts[:tr], author=lab[:tr]), 'test.csv': _frame(ids[tr:], text=texts[tr:])},
+        'files': {
+            'train.csv': _frame(ids[:tr], text=texts[:tr], author=lab[:tr]),
+            'test.csv': _frame(ids[tr:], text=texts[tr:]),
+        },
         'answer': ans,
         'sample': _frame(ids[tr:], EAP=1 / 3, HPL=1 / 3, MWS=1 / 3),
         'oracle': _frame(ids[tr:], **dict(zip(names, post.T))),
@@ -153,7 +170,11 @@ register(
         True,
         _authors,
         STARTER_HEAD + SPOOKY,
-        {'vocabulary bottleneck': [('max_features=5000', 'max_features=40')], 'short context': [('MAXWORDS = 40', 'MAXWORDS = 3')], 'overconfident probabilities': [('TEMPERATURE = 1.0', 'TEMPERATURE = 0.15')]},
+        {
+            'vocabulary bottleneck': [('max_features=5000', 'max_features=40')],
+            'short context': [('MAXWORDS = 40', 'MAXWORDS = 3')],
+            'overconfident probabilities': [('TEMPERATURE = 1.0', 'TEMPERATURE = 0.15')],
+        },
         'Each sentence was written by one of three authors (EAP, HPL, MWS); submit a probability for each author per test sentence.',
     )
 )
@@ -166,7 +187,14 @@ def _essays(rng):
     texts, score = [], []
     for _ in range(n):
         q = rng.uniform(0, 1)
-        toks = [rng.choice(good) if rng.random() < 0.12 * q else rng.choice(bad) if rng.random() < 0.12 * (1 - q) else rng.choice(filler) for _ in range(rng.integers(40, 90))]
+        toks = [
+            rng.choice(good)
+            if rng.random() < 0.12 * q
+            else rng.choice(bad)
+            if rng.random() < 0.12 * (1 - q)
+            else rng.choice(filler)
+            for _ in range(rng.integers(40, 90))
+        ]
         texts.append(' '.join(toks))
         score.append(round(float(np.clip(1 + 4 * q + rng.normal(0, 0.3), 1, 5)) * 2) / 2)
     ids = [f'e{i:05d}' for i in range(n)]
@@ -184,7 +212,10 @@ def _essays(rng):
     ll = n_gb @ np.log([pg, pb, 1 - pg - pb])
     post = np.exp(ll - ll.max(1, keepdims=True))
     return {
-        'files': {'train.csv': _frame(ids[:tr], text=texts[:tr], score=score[:tr]), 'test.csv': _frame(ids[tr:], text=texts[tr:])},
+        'files': {
+            'train.csv': _frame(ids[:tr], text=texts[:tr], score=score[:tr]),
+            'test.csv': _frame(ids[tr:], text=texts[tr:]),
+        },
         'answer': _frame(ids[tr:], score=score[tr:]),
         'sample': _frame(ids[tr:], score=3.0),
         'oracle': _frame(ids[tr:], score=post @ mean / post.sum(1)),
@@ -218,7 +249,11 @@ register(
         True,
         _essays,
         STARTER_HEAD + FEEDBACK,
-        {'short context': [('MAXWORDS = 200', 'MAXWORDS = 6')], 'missing target inverse': [('pred = pred * sd + mu\n', 'pred = pred\n')], 'excessive regularization': [('Ridge(alpha=1.0,', 'Ridge(alpha=3000.0,')]},
+        {
+            'short context': [('MAXWORDS = 200', 'MAXWORDS = 6')],
+            'missing target inverse': [('pred = pred * sd + mu\n', 'pred = pred\n')],
+            'excessive regularization': [('Ridge(alpha=1.0,', 'Ridge(alpha=3000.0,')],
+        },
         'Each essay has a proficiency score from 1 to 5 in half steps; predict the score of every test essay (RMSE).',
     )
 )
@@ -250,7 +285,10 @@ def _textnorm(rng):
     tr = df['sentence_id'] < 300
     test = df[~tr]
     return {
-        'files': {'train.csv': df[tr].reset_index(drop=True), 'test.csv': test[['id', 'sentence_id', 'before']].reset_index(drop=True)},
+        'files': {
+            'train.csv': df[tr].reset_index(drop=True),
+            'test.csv': test[['id', 'sentence_id', 'before']].reset_index(drop=True),
+        },
         'answer': test[['id', 'class']].reset_index(drop=True),
         'sample': test[['id']].assign(**{'class': 'PLAIN'}).reset_index(drop=True),
         # the class follows from the token and its neighbours (a number after a month is a DATE, before a unit a MEASURE)
@@ -304,7 +342,12 @@ register(
         {
             'case collapse': [('    tok = str(tok)\n', '    tok = str(tok).lower()\n')],
             'lost sentence context': [('CONTEXT = 1\n', 'CONTEXT = 0\n')],
-            'rare type undersampling': [('keep = rng.random(len(train)) < 0.9', "keep = rng.random(len(train)) < np.where(train['class'].isin(['DATE', 'MEASURE']), 0.03, 0.9)")],
+            'rare type undersampling': [
+                (
+                    'keep = rng.random(len(train)) < 0.9',
+                    "keep = rng.random(len(train)) < np.where(train['class'].isin(['DATE', 'MEASURE']), 0.03, 0.9)",
+                )
+            ],
         },
         'Each token of a sentence belongs to a semiotic class (PLAIN, PUNCT, LETTERS, CARDINAL, DATE, MEASURE); predict the class of every test token (macro F1).',
     )
@@ -319,13 +362,22 @@ def _notebooks(rng):
     for nb in range(260):
         order = rng.permutation(8)
         for pos in range(8):
-            toks = list(rng.choice(filler, 6)) + [rng.choice(steps[pos]) for _ in range(2)] + list(rng.choice(filler, 4))
+            toks = (
+                list(rng.choice(filler, 6)) + [rng.choice(steps[pos]) for _ in range(2)] + list(rng.choice(filler, 4))
+            )
             rows.append((f'{nb}_{order[pos]}', nb, ' '.join(toks), pos))
-    df = pd.DataFrame(rows, columns=['id', 'notebook', 'source', 'rank']).sort_values('id', kind='stable').reset_index(drop=True)
+    df = (
+        pd.DataFrame(rows, columns=['id', 'notebook', 'source', 'rank'])
+        .sort_values('id', kind='stable')
+        .reset_index(drop=True)
+    )
     tr = df['notebook'] < 180
     test = df[~tr]
     return {
-        'files': {'train.csv': df[tr].reset_index(drop=True), 'test.csv': test.drop(columns='rank').reset_index(drop=True)},
+        'files': {
+            'train.csv': df[tr].reset_index(drop=True),
+            'test.csv': test.drop(columns='rank').reset_index(drop=True),
+        },
         'answer': test[['id', 'notebook', 'rank']].reset_index(drop=True),
         'sample': test[['id']].assign(rank=0).reset_index(drop=True),
         # each cell holds two words of its position's own list, so the text fixes the order

@@ -30,7 +30,9 @@ LOOKBACK, HORIZON = 48, 12
 @dataclass(frozen=True)
 class Policy:
     unit: Optional[str] = None  # the test table's column that groups rows (None: the grading id)
-    answer_unit: Optional[Callable[[str], object]] = None  # an answer id's unit, where answers are not rows of the test table
+    answer_unit: Optional[Callable[[str], object]] = (
+        None  # an answer id's unit, where answers are not rows of the test table
+    )
     chronological: bool = False
     embargo: int = 0  # units dropped before each block, chronological only
     about: str = 'examples are independent: a random half of them'
@@ -56,9 +58,15 @@ POLICIES = {
     'nlp-textnorm': Policy(unit='sentence_id', about='grouped by sentence: a sentence is wholly in one partition'),
     'nlp-ai4code': Policy(unit='notebook', about='grouped by notebook: a notebook is wholly in one partition'),
     'graph-clrs': Policy(unit='graph', about='grouped by graph: every node of a graph is in one partition'),
-    'graph-cora': Policy(about='transductive: the graph and every feature are shared, the labelled node sets are disjoint'),
-    'graph-citeseer': Policy(about='transductive: the graph and every feature are shared, the labelled node sets are disjoint'),
-    'graph-arxiv': Policy(about='transductive: the graph and every feature are shared, the labelled node sets are disjoint'),
+    'graph-cora': Policy(
+        about='transductive: the graph and every feature are shared, the labelled node sets are disjoint'
+    ),
+    'graph-citeseer': Policy(
+        about='transductive: the graph and every feature are shared, the labelled node sets are disjoint'
+    ),
+    'graph-arxiv': Policy(
+        about='transductive: the graph and every feature are shared, the labelled node sets are disjoint'
+    ),
     'graph-bbbp': Policy(about='by molecule: these molecules are acyclic, so each is its own scaffold group'),
     'graph-bace': Policy(about='by molecule: these molecules are acyclic, so each is its own scaffold group'),
     'cv-aptos': Policy(about='by image: each image is its own patient in this source'),
@@ -74,7 +82,12 @@ POLICIES = {
         about=f'chronological blocks of steps, {LOOKBACK + HORIZON} steps (lookback plus horizon) dropped before each block',
     ),
     'ts-ventilator': Policy(unit='breath_id', about='grouped by breath: a breath is wholly in one partition'),
-    'ts-crypto': Policy(unit='timestamp', chronological=True, embargo=2, about='chronological blocks of timestamps, 2 (a lag-1 feature plus the next return) dropped before each block'),
+    'ts-crypto': Policy(
+        unit='timestamp',
+        chronological=True,
+        embargo=2,
+        about='chronological blocks of timestamps, 2 (a lag-1 feature plus the next return) dropped before each block',
+    ),
 }
 
 
@@ -131,7 +144,9 @@ def split(name, data, seed):
     files[table] = part(test, hidden, test[col])
     files[valid_table(table)] = part(test, valid, test[col])
     files['valid_answers.csv'] = part(answer, valid, of_answer)
-    out = dict(data, files=files, answer=part(answer, hidden, of_answer), sample=part(data['sample'], hidden, of_answer))
+    out = dict(
+        data, files=files, answer=part(answer, hidden, of_answer), sample=part(data['sample'], hidden, of_answer)
+    )
     if 'oracle' in data:
         out['oracle'] = part(data['oracle'], hidden, of_answer)
     kept = set(valid) | set(hidden)

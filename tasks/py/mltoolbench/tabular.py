@@ -40,13 +40,31 @@ def _house(rng):
     mean = 10.5 + 0.012 * frontage + 0.09 * quality + 0.3 * np.log(area) + np.array([effect[h] for h in hood])
     logp = mean + rng.normal(0, 0.08, n)
     front = np.where(rng.random(n) < 0.3, np.nan, frontage.round(1))
-    df = pd.DataFrame({'id': np.arange(n), 'lot_frontage': front, 'lot_area': area.round(0), 'overall_quality': quality, 'neighborhood': hood, 'year_built': rng.integers(1900, 2010, n), 'sale_price': np.exp(logp).round(0)})
+    df = pd.DataFrame(
+        {
+            'id': np.arange(n),
+            'lot_frontage': front,
+            'lot_area': area.round(0),
+            'overall_quality': quality,
+            'neighborhood': hood,
+            'year_built': rng.integers(1900, 2010, n),
+            'sale_price': np.exp(logp).round(0),
+        }
+    )
     d = _split(df, 'sale_price', 650, 180000, 'rmsle')
     # from the table: a hidden frontage ~ N(70, 15) widens the log price's noise to hypot(0.08, 0.012 * 15); the rounding of the shown values is negligible
     te = d['files']['test.csv']
     f = te['lot_frontage'].to_numpy()
-    m = 10.5 + 0.012 * np.where(np.isnan(f), 70, f) + 0.09 * te['overall_quality'] + 0.3 * np.log(te['lot_area']) + te['neighborhood'].map(effect)
-    d['oracle'] = d['sample'].assign(sale_price=np.expm1(_log1p_mean(m.to_numpy(), np.where(np.isnan(f), np.hypot(0.08, 0.012 * 15), 0.08))))
+    m = (
+        10.5
+        + 0.012 * np.where(np.isnan(f), 70, f)
+        + 0.09 * te['overall_quality']
+        + 0.3 * np.log(te['lot_area'])
+        + te['neighborhood'].map(effect)
+    )
+    d['oracle'] = d['sample'].assign(
+        sale_price=np.expm1(_log1p_mean(m.to_numpy(), np.where(np.isnan(f), np.hypot(0.08, 0.012 * 15), 0.08)))
+    )
     return d
 
 
@@ -85,7 +103,12 @@ register(
         _house,
         STARTER_HEAD + HOUSE,
         {
-            'zero imputation': [("X['lot_frontage'] = X['lot_frontage'].fillna(ref['lot_frontage'].median())", "X['lot_frontage'] = X['lot_frontage'].fillna(0)")],
+            'zero imputation': [
+                (
+                    "X['lot_frontage'] = X['lot_frontage'].fillna(ref['lot_frontage'].median())",
+                    "X['lot_frontage'] = X['lot_frontage'].fillna(0)",
+                )
+            ],
             'integer category encoding': [
                 (
                     "    hood = pd.get_dummies(df['neighborhood'].astype(pd.CategoricalDtype(sorted(ref['neighborhood'].unique()))), dtype=float)\n    return np.c_[X.to_numpy(float), hood.to_numpy()]",
@@ -106,7 +129,12 @@ def _spaceship(rng):
     age = rng.uniform(1, 70, n)
     spend = np.where(cryo, 0, rng.lognormal(5, 1.2, n))
     miss_planet = rng.random(n) < 0.3
-    logit = 0.5 * cryo - 0.03 * (spend - 150) + np.where(planet == 'Europa', 0.9, np.where(planet == 'Mars', -0.4, -3.0)) + 7.0 * miss_planet
+    logit = (
+        0.5 * cryo
+        - 0.03 * (spend - 150)
+        + np.where(planet == 'Europa', 0.9, np.where(planet == 'Mars', -0.4, -3.0))
+        + 7.0 * miss_planet
+    )
     y = (rng.random(n) < 1 / (1 + np.exp(-2 * logit))).astype(int)
     df = pd.DataFrame(
         {
@@ -128,9 +156,18 @@ def _spaceship(rng):
     rs, cold, miss = te['room_service'].to_numpy(), te['cryo_sleep'].to_numpy(), te['home_planet'].isna().to_numpy()
     shown = ~np.isnan(rs)
     F = lognorm(1.2, scale=np.exp(5))
-    s = np.where(cold[:, None] == 1, 0, F.ppf(_midpoints(F.cdf(np.where(shown, np.maximum(rs - 0.5, 0), 0)), F.cdf(np.where(shown, rs + 0.5, np.inf)))))
+    s = np.where(
+        cold[:, None] == 1,
+        0,
+        F.ppf(_midpoints(F.cdf(np.where(shown, np.maximum(rs - 0.5, 0), 0)), F.cdf(np.where(shown, rs + 0.5, np.inf)))),
+    )
     w = np.where(miss[:, None], [0.5, 0.25, 0.25], te['home_planet'].to_numpy()[:, None] == ['Earth', 'Europa', 'Mars'])
-    z = 0.5 * cold[:, None, None] - 0.03 * (s[:, None] - 150) + np.array([-3.0, 0.9, -0.4])[:, None] + 7.0 * miss[:, None, None]
+    z = (
+        0.5 * cold[:, None, None]
+        - 0.03 * (s[:, None] - 150)
+        + np.array([-3.0, 0.9, -0.4])[:, None]
+        + 7.0 * miss[:, None, None]
+    )
     d['oracle'] = d['sample'].assign(transported=((expit(2 * z).mean(2) * w).sum(1) > 0.5).astype(int))
     return d
 
@@ -169,9 +206,18 @@ register(
         _spaceship,
         STARTER_HEAD + SPACESHIP,
         {
-            'numeric missing sentinel': [("X['room_service'] = X['room_service'].fillna(train['room_service'].median())", "X['room_service'] = X['room_service'].fillna(-99999)")],
-            'categorical missing collision': [("planet = df['home_planet'].fillna('Unknown')", "planet = df['home_planet'].fillna('Earth')")],
-            'column order mismatch': [("    X = df[FEATURES].copy()\n", "    X = df[[c for c in df.columns if c in FEATURES]].copy()\n")],
+            'numeric missing sentinel': [
+                (
+                    "X['room_service'] = X['room_service'].fillna(train['room_service'].median())",
+                    "X['room_service'] = X['room_service'].fillna(-99999)",
+                )
+            ],
+            'categorical missing collision': [
+                ("planet = df['home_planet'].fillna('Unknown')", "planet = df['home_planet'].fillna('Earth')")
+            ],
+            'column order mismatch': [
+                ("    X = df[FEATURES].copy()\n", "    X = df[[c for c in df.columns if c in FEATURES]].copy()\n")
+            ],
         },
         'Predict `transported` (1 or 0) for every passenger in `test.csv` (accuracy).',
     )
@@ -185,12 +231,24 @@ def _titanic(rng):
     age = rng.uniform(1, 75, n)
     logit = 1.5 * sex - 0.6 * (pclass - 2) - 0.12 * (age - 35)
     y = (rng.random(n) < 1 / (1 + np.exp(-logit))).astype(int)
-    df = pd.DataFrame({'id': np.arange(n), 'pclass': pclass, 'sex': sex, 'age': np.where(rng.random(n) < 0.3, np.nan, age.round(0)), 'fare': (rng.lognormal(3, 0.8, n) / pclass).round(2), 'ticket_number': rng.integers(100000, 999999, n), 'survived': y})
+    df = pd.DataFrame(
+        {
+            'id': np.arange(n),
+            'pclass': pclass,
+            'sex': sex,
+            'age': np.where(rng.random(n) < 0.3, np.nan, age.round(0)),
+            'fare': (rng.lognormal(3, 0.8, n) / pclass).round(2),
+            'ticket_number': rng.integers(100000, 999999, n),
+            'survived': y,
+        }
+    )
     d = _split(df, 'survived', 600, 0, 'accuracy')
     # from the table: the age is U(1, 75) within the shown value's rounding step, anywhere in it if hidden
     te = d['files']['test.csv']
     a = te['age'].to_numpy()
-    ages = _midpoints(np.where(np.isnan(a), 1, np.maximum(a - 0.5, 1)), np.where(np.isnan(a), 75, np.minimum(a + 0.5, 75)))
+    ages = _midpoints(
+        np.where(np.isnan(a), 1, np.maximum(a - 0.5, 1)), np.where(np.isnan(a), 75, np.minimum(a + 0.5, 75))
+    )
     p = expit((1.5 * te['sex'] - 0.6 * (te['pclass'] - 2)).to_numpy()[:, None] - 0.12 * (ages - 35)).mean(1)
     d['oracle'] = d['sample'].assign(survived=(p > 0.5).astype(int))
     return d
@@ -228,7 +286,9 @@ register(
         STARTER_HEAD + TITANIC,
         {
             'unscaled features': [('Xtr, Xte = scaler.transform(Xtr), scaler.transform(Xte)', 'Xtr, Xte = Xtr, Xte')],
-            'missingness sentinel': [("df['age'] = df['age'].fillna(train['age'].median())", "df['age'] = df['age'].fillna(-9999)")],
+            'missingness sentinel': [
+                ("df['age'] = df['age'].fillna(train['age'].median())", "df['age'] = df['age'].fillna(-9999)")
+            ],
             'excessive regularization': [('SVC(C=1.0,', 'SVC(C=0.001,')],
         },
         'Predict `survived` (1 or 0) for every passenger in `test.csv` (accuracy).',
@@ -261,7 +321,10 @@ def _nomad(rng):
         }
     )
     d = _split(df, ['formation_energy_ev_natom', 'bandgap_energy_ev'], 550, 0.5, 'rmsle')
-    d['oracle'] = d['sample'].assign(formation_energy_ev_natom=np.expm1(_log1p_mean(m_fe[550:], 0.05, 0.2)), bandgap_energy_ev=np.expm1(_log1p_mean(m_bg[550:], 0.05)))
+    d['oracle'] = d['sample'].assign(
+        formation_energy_ev_natom=np.expm1(_log1p_mean(m_fe[550:], 0.05, 0.2)),
+        bandgap_energy_ev=np.expm1(_log1p_mean(m_bg[550:], 0.05)),
+    )
     return d
 
 
@@ -302,7 +365,12 @@ register(
         {
             'missing target inverse': [('pred = np.expm1(pred)\n', 'pred = pred\n')],
             'descriptor scaling': [('SCALED = FEATURES\n', "SCALED = FEATURES[:3]\n")],
-            'overstrong regularization': [("n_neighbors=8 + args.seed % 3, weights='distance'", "n_neighbors=300 + args.seed % 3, weights='uniform'")],
+            'overstrong regularization': [
+                (
+                    "n_neighbors=8 + args.seed % 3, weights='distance'",
+                    "n_neighbors=300 + args.seed % 3, weights='uniform'",
+                )
+            ],
         },
         'Predict `formation_energy_ev_natom` and `bandgap_energy_ev` of every crystal in `test.csv` (mean RMSLE over the two).',
     )
@@ -315,7 +383,15 @@ def _california(rng):
     rooms = 3 + 0.8 * inc + rng.normal(0, 0.4, n)
     age = rng.uniform(1, 52, n)
     value = 0.5 + 0.4 * inc + 0.05 * rooms + rng.normal(0, 0.2, n)
-    df = pd.DataFrame({'id': np.arange(n), 'median_income': inc.round(4), 'avg_rooms': rooms.round(4), 'house_age': age.round(0), 'median_value': value.round(4)})
+    df = pd.DataFrame(
+        {
+            'id': np.arange(n),
+            'median_income': inc.round(4),
+            'avg_rooms': rooms.round(4),
+            'house_age': age.round(0),
+            'median_value': value.round(4),
+        }
+    )
     tr = 600
     test = df.iloc[tr:].reset_index(drop=True)
     hidden = test['avg_rooms'].copy()
@@ -351,7 +427,11 @@ register(
         True,
         _california,
         STARTER_HEAD + CALIFORNIA,
-        {'global mean imputation': [("fill = model.predict(test[OTHERS])", "fill = np.full(len(test), train['avg_rooms'].mean())")]},
+        {
+            'global mean imputation': [
+                ("fill = model.predict(test[OTHERS])", "fill = np.full(len(test), train['avg_rooms'].mean())")
+            ]
+        },
         '`avg_rooms` is missing from every row of `test.csv`; reconstruct it from the other columns (RMSE).',
     )
 )

@@ -53,12 +53,26 @@ def _forecast(channels, scales, period=24, T=1400, windows=60):
             ans += [(f'w{w}_{h}', *X[s + LOOK + h]) for h in range(HOR)]
             seen[s : s + LOOK] = True
         # the next window starts right after each horizon, so the best guess is a bridge between the two, not a forecast
-        mean = [[_bridge(x[:, j], ar[:, j], level[:, j], seen, t) * c + 10 * c for j, c in enumerate(scales)] for t in np.flatnonzero(~seen[T:]) + T]
+        mean = [
+            [_bridge(x[:, j], ar[:, j], level[:, j], seen, t) * c + 10 * c for j, c in enumerate(scales)]
+            for t in np.flatnonzero(~seen[T:]) + T
+        ]
         test = pd.DataFrame(rows, columns=['window', 'step', *channels]).round(5)
         answer = pd.DataFrame(ans, columns=['id', *channels]).round(5)
         sample = answer[['id']].assign(**{c: float(train[c].mean()) for c in channels})
         oracle = answer[['id']].assign(**dict(zip(channels, np.array(mean).T)))
-        return {'files': {'train.csv': train, 'test.csv': test}, 'answer': answer, 'sample': sample, 'oracle': oracle, 'grading': {'metric': 'mse', 'id': 'id', 'columns': channels, 'scale': [float(train[c].std()) for c in channels]}}
+        return {
+            'files': {'train.csv': train, 'test.csv': test},
+            'answer': answer,
+            'sample': sample,
+            'oracle': oracle,
+            'grading': {
+                'metric': 'mse',
+                'id': 'id',
+                'columns': channels,
+                'scale': [float(train[c].std()) for c in channels],
+            },
+        }
 
     return make
 
@@ -85,7 +99,9 @@ for w, g in test.groupby('window', sort=False):
 pd.DataFrame(rows).to_csv(args.out, index=False)
 '''
 GLOBAL = [('level = lambda w: w.mean(0)\n', 'level = lambda w: S.mean(0)\n')]
-PERMUTE = [("{c: pred[h, j] for j, c in enumerate(CHANNELS)}", "{c: pred[h, j] for j, c in enumerate(sorted(CHANNELS))}")]
+PERMUTE = [
+    ("{c: pred[h, j] for j, c in enumerate(CHANNELS)}", "{c: pred[h, j] for j, c in enumerate(sorted(CHANNELS))}")
+]
 register(
     Template(
         'ts-etth-forecast',
@@ -96,7 +112,14 @@ register(
         True,
         _forecast(['oil_temp', 'hufl', 'mufl', 'lull'], [3.0, 0.05, 20.0, 0.5]),
         STARTER_HEAD + FORECAST,
-        {'global scaler': GLOBAL, 'output channel permutation': PERMUTE, 'unnecessarily short context': [('level(S[i:i + LOOKBACK]))[-LOOKBACK:]', 'level(S[i:i + LOOKBACK]))[-1:]'), ('(x - level(x))[-LOOKBACK:]', '(x - level(x))[-1:]')]},
+        {
+            'global scaler': GLOBAL,
+            'output channel permutation': PERMUTE,
+            'unnecessarily short context': [
+                ('level(S[i:i + LOOKBACK]))[-LOOKBACK:]', 'level(S[i:i + LOOKBACK]))[-1:]'),
+                ('(x - level(x))[-LOOKBACK:]', '(x - level(x))[-1:]'),
+            ],
+        },
         '`train.csv` is an hourly multichannel series; each `window` of `test.csv` is 48 later steps. Forecast the next 12 steps of every channel (id `<window>_<h>`, h = 0..11; MSE in units of each channel\'s training standard deviation).',
     )
 )
@@ -110,7 +133,11 @@ register(
         True,
         _forecast(['temperature', 'wind', 'pressure'], [8.0, 0.2, 40.0], period=24),
         STARTER_HEAD + FORECAST,
-        {'global scaler': GLOBAL, 'output channel permutation': PERMUTE, 'excessive regularization': [('Ridge(alpha=1.0 + 0.1 * args.seed)', 'Ridge(alpha=1e6 + 0.1 * args.seed)')]},
+        {
+            'global scaler': GLOBAL,
+            'output channel permutation': PERMUTE,
+            'excessive regularization': [('Ridge(alpha=1.0 + 0.1 * args.seed)', 'Ridge(alpha=1e6 + 0.1 * args.seed)')],
+        },
         '`train.csv` is a multichannel weather series; each `window` of `test.csv` is 48 later steps. Forecast the next 12 steps of every channel (id `<window>_<h>`, h = 0..11; MSE in units of each channel\'s training standard deviation).',
     )
 )
@@ -146,8 +173,19 @@ def _impute(rng):
         'files': {'train.csv': train, 'test.csv': test},
         'answer': answer,
         'sample': answer[['id']].assign(value=0.0),
-        'oracle': answer[['id']].assign(value=[_bridge(x[:, j], ar[:, j], level[:, j], seen[:, j], 2000 + i) * scales[j] + 10 * scales[j] for i, j in zip(*np.nonzero(hide))]),
-        'grading': {'metric': 'mae', 'id': 'id', 'columns': ['value'], 'row_scale': {c: float(train[c].std()) for c in chans}, 'row_scale_by': 'channel'},
+        'oracle': answer[['id']].assign(
+            value=[
+                _bridge(x[:, j], ar[:, j], level[:, j], seen[:, j], 2000 + i) * scales[j] + 10 * scales[j]
+                for i, j in zip(*np.nonzero(hide))
+            ]
+        ),
+        'grading': {
+            'metric': 'mae',
+            'id': 'id',
+            'columns': ['value'],
+            'row_scale': {c: float(train[c].std()) for c in chans},
+            'row_scale_by': 'channel',
+        },
     }
 
 
@@ -196,9 +234,21 @@ register(
         _impute,
         STARTER_HEAD + IMPUTE,
         {
-            'wrong loss region': [('X[:, K], X[:, 2 * K + 1 + K] = 0.0, 1.0\n', 'X[:, K], X[:, 2 * K + 1 + K] = S.T.ravel(), 0.0\n')],
-            'missing mask input': [('            Xs.append(np.r_[pad[t:t + 2 * K + 1], pm[t:t + 2 * K + 1]])', '            Xs.append(np.r_[pad[t:t + 2 * K + 1], 0 * pm[t:t + 2 * K + 1]])')],
-            'global scaler': [('mu, sd = train[CHANNELS].mean().to_numpy(), train[CHANNELS].std().to_numpy()', 'mu, sd = train[CHANNELS].to_numpy().mean(), train[CHANNELS].to_numpy().std()')],
+            'wrong loss region': [
+                ('X[:, K], X[:, 2 * K + 1 + K] = 0.0, 1.0\n', 'X[:, K], X[:, 2 * K + 1 + K] = S.T.ravel(), 0.0\n')
+            ],
+            'missing mask input': [
+                (
+                    '            Xs.append(np.r_[pad[t:t + 2 * K + 1], pm[t:t + 2 * K + 1]])',
+                    '            Xs.append(np.r_[pad[t:t + 2 * K + 1], 0 * pm[t:t + 2 * K + 1]])',
+                )
+            ],
+            'global scaler': [
+                (
+                    'mu, sd = train[CHANNELS].mean().to_numpy(), train[CHANNELS].std().to_numpy()',
+                    'mu, sd = train[CHANNELS].to_numpy().mean(), train[CHANNELS].to_numpy().std()',
+                )
+            ],
         },
         '`test.csv` is a later stretch of the series in `train.csv` with values missing; predict each missing value (id `<step>_<channel>`, column `value`; MAE in units of each channel\'s training standard deviation).',
     )
@@ -222,7 +272,13 @@ def _ventilator(rng):
     answer = test[test['u_out'] == 0][['id', 'pressure']].reset_index(drop=True)
     # the median pressure is the noise-free one, which R, C, u_in and u_out fix
     oracle = answer[['id']].assign(pressure=np.array(clean)[(~tr & (df['u_out'] == 0)).to_numpy()])
-    return {'files': {'train.csv': df[tr].reset_index(drop=True), 'test.csv': test.drop(columns='pressure')}, 'answer': answer, 'sample': answer[['id']].assign(pressure=10.0), 'oracle': oracle, 'grading': {'metric': 'mae', 'id': 'id', 'columns': ['pressure']}}
+    return {
+        'files': {'train.csv': df[tr].reset_index(drop=True), 'test.csv': test.drop(columns='pressure')},
+        'answer': answer,
+        'sample': answer[['id']].assign(pressure=10.0),
+        'oracle': oracle,
+        'grading': {'metric': 'mae', 'id': 'id', 'columns': ['pressure']},
+    }
 
 
 VENT = '''from sklearn.linear_model import Ridge
@@ -257,7 +313,12 @@ register(
         STARTER_HEAD + VENT,
         {
             'wrong loss region': [("rows = (tr['u_out'] == 0).to_numpy()", "rows = np.ones(len(tr), bool)")],
-            'time order reversal': [("df = df.sort_values(['breath_id', 'time_step'])", "df = df.sort_values(['breath_id', 'time_step'], ascending=[True, False])")],
+            'time order reversal': [
+                (
+                    "df = df.sort_values(['breath_id', 'time_step'])",
+                    "df = df.sort_values(['breath_id', 'time_step'], ascending=[True, False])",
+                )
+            ],
             'missing group resets': [("cum = u.groupby(df['breath_id']).cumsum()", "cum = u.cumsum()")],
         },
         'Each breath is 40 steps of the control inputs `u_in`, `u_out` with lung attributes `R`, `C`; predict `pressure` at the test steps where `u_out` is 0 (MAE).',
@@ -273,9 +334,23 @@ def _crypto(rng):
     prev = np.zeros(assets)
     for t in range(T):
         r = 0.3 * prev[[1, 2, 3, 0]] + 0.2 * f[t] + rng.normal(0, 1, assets)
-        rows += [(f'{t}_{a}', t, a, round(prev[a], 5), round(prev[(a + 1) % assets], 5), round(f[t - 1] if t else 0.0, 5), w[a], round(r[a], 5)) for a in range(assets)]
+        rows += [
+            (
+                f'{t}_{a}',
+                t,
+                a,
+                round(prev[a], 5),
+                round(prev[(a + 1) % assets], 5),
+                round(f[t - 1] if t else 0.0, 5),
+                w[a],
+                round(r[a], 5),
+            )
+            for a in range(assets)
+        ]
         prev = r
-    df = pd.DataFrame(rows, columns=['id', 'timestamp', 'asset', 'ret_lag1', 'ret_next_asset_lag1', 'market_lag1', 'weight', 'target'])
+    df = pd.DataFrame(
+        rows, columns=['id', 'timestamp', 'asset', 'ret_lag1', 'ret_next_asset_lag1', 'market_lag1', 'weight', 'target']
+    )
     tr = df['timestamp'] < 1000
     test = df[~tr].reset_index(drop=True)
     return {

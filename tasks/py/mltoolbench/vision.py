@@ -67,7 +67,13 @@ def _cls_data(k, ch, n_train, n_test, noise, metric='accuracy', weights=None, pr
         post = np.exp(post - post.max(1, keepdims=True))
         post /= post.sum(1, keepdims=True)
         oracle = sample.assign(label=post[:, 1] if proba else post.argmax(1))
-        return {'files': files, 'answer': answer, 'sample': sample, 'oracle': oracle, 'grading': {'metric': metric, 'id': 'id', 'columns': ['label']}}
+        return {
+            'files': files,
+            'answer': answer,
+            'sample': sample,
+            'oracle': oracle,
+            'grading': {'metric': metric, 'id': 'id', 'columns': ['label']},
+        }
 
     return make
 
@@ -119,7 +125,11 @@ register(
         False,
         _cls_data(10, 3, 700, 300, 2.2),
         STARTER_HEAD + LOAD + 'Xtr, Xte = Xtr / 255.0, Xte / 255.0\n' + CROP + SUBSAMPLE + MLP_FIT,
-        {'input scale': [('Xtr, Xte = Xtr / 255.0, Xte / 255.0', 'Xtr, Xte = Xtr - 128.0, Xte - 128.0')], 'rare class sampling': [RARE], 'overaggressive crop': [('MARGIN = 1', 'MARGIN = 6')]},
+        {
+            'input scale': [('Xtr, Xte = Xtr / 255.0, Xte / 255.0', 'Xtr, Xte = Xtr - 128.0, Xte - 128.0')],
+            'rare class sampling': [RARE],
+            'overaggressive crop': [('MARGIN = 1', 'MARGIN = 6')],
+        },
         'Each 16x16 RGB image in `images/` belongs to one of ten classes; `train.csv` gives the labels, predict them for `test.csv`.',
     )
 )
@@ -154,7 +164,12 @@ register(
         _cls_data(20, 3, 900, 300, 1.6),
         STARTER_HEAD + LOAD + NORM + SUBSAMPLE + ERASE + MLP_FIT,
         {
-            'normalization scale': [('MEAN, STD = Xtr.mean(axis=(0, 1, 2)), Xtr.std(axis=(0, 1, 2))', 'MEAN, STD = np.array([125.3, 123.0, 113.9]), np.array([63.0, 62.1, 66.7])')],
+            'normalization scale': [
+                (
+                    'MEAN, STD = Xtr.mean(axis=(0, 1, 2)), Xtr.std(axis=(0, 1, 2))',
+                    'MEAN, STD = np.array([125.3, 123.0, 113.9]), np.array([63.0, 62.1, 66.7])',
+                )
+            ],
             'rare class sampling': [(RARE[0], 'keep = rng.random(len(ytr)) < np.where(ytr < 10, 0.04, 0.9)')],
             'overaggressive erasing': [('ERASE = 0.2\n', 'ERASE = 0.9\n')],
         },
@@ -197,7 +212,11 @@ register(
         False,
         _cls_data(10, 1, 700, 300, 1.4),
         STARTER_HEAD + LOAD + FASHION,
-        {'contrast scale': [('CONTRAST = 1.0\n', 'CONTRAST = 12.0\n')], 'excessive shear': [('SHEAR = 0.1\n', 'SHEAR = 1.5\n')], 'excessive regularization': [('C=1.0,', 'C=0.0002,')]},
+        {
+            'contrast scale': [('CONTRAST = 1.0\n', 'CONTRAST = 12.0\n')],
+            'excessive shear': [('SHEAR = 0.1\n', 'SHEAR = 1.5\n')],
+            'excessive regularization': [('C=1.0,', 'C=0.0002,')],
+        },
         'Each 16x16 greyscale image shows one of ten garment types; predict the type of every test image.',
     )
 )
@@ -229,7 +248,13 @@ def _tgs(rng):
     files['test.csv'] = pd.DataFrame({'id': ids[n_train:]})
     answer = pd.DataFrame({'id': ids[n_train:], 'mask': enc[n_train:]})
     # the true mask: the drawn ellipse itself
-    return {'files': files, 'answer': answer, 'sample': pd.DataFrame({'id': ids[n_train:], 'mask': ''}), 'oracle': answer.copy(), 'grading': {'metric': 'mean_iou', 'id': 'id', 'columns': ['mask'], 'mask_size': SIZE * SIZE}}
+    return {
+        'files': files,
+        'answer': answer,
+        'sample': pd.DataFrame({'id': ids[n_train:], 'mask': ''}),
+        'oracle': answer.copy(),
+        'grading': {'metric': 'mean_iou', 'id': 'id', 'columns': ['mask'], 'mask_size': SIZE * SIZE},
+    }
 
 
 TGS = '''from PIL import Image
@@ -269,7 +294,11 @@ register(
         False,
         _tgs,
         STARTER_HEAD + TGS,
-        {'soft mask resize': [('M = M > 0.5', 'M = uniform_filter(M, (1, 4, 4)) > 0.05')], 'wrong positive weight': [('class_weight={0: 1.0, 1: 1.0}', 'class_weight={0: 1.0, 1: 0.05}')], 'overconservative threshold': [('THRESHOLD = 0.5', 'THRESHOLD = 0.97')]},
+        {
+            'soft mask resize': [('M = M > 0.5', 'M = uniform_filter(M, (1, 4, 4)) > 0.05')],
+            'wrong positive weight': [('class_weight={0: 1.0, 1: 1.0}', 'class_weight={0: 1.0, 1: 0.05}')],
+            'overconservative threshold': [('THRESHOLD = 0.5', 'THRESHOLD = 0.97')],
+        },
         'Each 16x16 greyscale image may contain a salt body; `masks/` holds the training masks. Submit, per test image, the indices (row-major, 0-255) of the salt pixels separated by spaces, empty when there is none.',
     )
 )
@@ -287,7 +316,13 @@ def _aptos(rng):
             X[i, r, c] += 90
     files, answer = _frames(np.clip(X, 0, 255).astype(np.uint8), y, n_train)
     # the grade is the lesion count (3 per grade, plus 0 or 1) over 3, rounded down, and the image shows every lesion (a bright pixel, 255 where two fall together)
-    return {'files': files, 'answer': answer, 'sample': pd.DataFrame({'id': answer['id'], 'label': 0}), 'oracle': answer.copy(), 'grading': {'metric': 'qwk', 'id': 'id', 'columns': ['label']}}
+    return {
+        'files': files,
+        'answer': answer,
+        'sample': pd.DataFrame({'id': answer['id'], 'label': 0}),
+        'oracle': answer.copy(),
+        'grading': {'metric': 'qwk', 'id': 'id', 'columns': ['label']},
+    }
 
 
 APTOS = (
@@ -346,7 +381,13 @@ def _rsna(rng):
     top = np.sort(post)[::-1]
     k = int(np.argmax(2 * np.cumsum(top) / (np.arange(1, n_test + 1) + post.sum())))
     oracle = pd.DataFrame({'id': answer['id'], 'label': (post >= top[k]).astype(float)})
-    return {'files': files, 'answer': answer, 'sample': pd.DataFrame({'id': answer['id'], 'label': 0.15}), 'oracle': oracle, 'grading': {'metric': 'pf1', 'id': 'id', 'columns': ['label']}}
+    return {
+        'files': files,
+        'answer': answer,
+        'sample': pd.DataFrame({'id': answer['id'], 'label': 0.15}),
+        'oracle': oracle,
+        'grading': {'metric': 'pf1', 'id': 'id', 'columns': ['label']},
+    }
 
 
 RSNA = '''Xtr, Xte = Xtr / 255.0, Xte / 255.0

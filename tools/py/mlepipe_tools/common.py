@@ -62,7 +62,9 @@ def read_table(path, max_rows=None):
 def need_columns(df, cols, path):
     missing = [c for c in cols if c not in df.columns]
     if missing:
-        raise ToolError(f"{path}: no column {', '.join(map(repr, missing))} (columns: {', '.join(map(str, df.columns[:30]))})")
+        raise ToolError(
+            f"{path}: no column {', '.join(map(repr, missing))} (columns: {', '.join(map(str, df.columns[:30]))})"
+        )
 
 
 def feature_frame(df, target=None, exclude=()):
@@ -101,7 +103,9 @@ def rnd(x, digits=4):
 
 
 # `loss=0.31`, `val_acc: 0.9`, `step 12`: a metric name followed by a number.
-METRIC_RE = re.compile(r"([A-Za-z][A-Za-z0-9_./-]*)\s*[:=]\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|nan|inf)", re.IGNORECASE)
+METRIC_RE = re.compile(
+    r"([A-Za-z][A-Za-z0-9_./-]*)\s*[:=]\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|nan|inf)", re.IGNORECASE
+)
 STEP_NAMES = ("step", "global_step", "iter", "iteration", "epoch")
 
 

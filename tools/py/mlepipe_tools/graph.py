@@ -95,8 +95,21 @@ def graph_size_summary(edges, features=None, num_nodes=None, train_idx=None, val
     dens = 2 * len(undirected) / (n * (n - 1)) if n > 1 else 0.0
     dim = int(x.shape[1]) if x is not None else None
     splits = {k: int(len(load_index(v))) for k, v in (("train", train_idx), ("val", val_idx), ("test", test_idx)) if v}
-    text = f"{n} nodes, {len(e)} edge rows ({len(undirected)} undirected pairs), density {dens:.2e}" + (f", {dim} features" if dim else "") + "".join(f", {k} {v}" for k, v in splits.items())
-    return answer(text, nodes=n, edge_rows=len(e), distinct_directed=len(directed), undirected_pairs=len(undirected), density=rnd(dens, 8), feature_dim=dim, splits=splits)
+    text = (
+        f"{n} nodes, {len(e)} edge rows ({len(undirected)} undirected pairs), density {dens:.2e}"
+        + (f", {dim} features" if dim else "")
+        + "".join(f", {k} {v}" for k, v in splits.items())
+    )
+    return answer(
+        text,
+        nodes=n,
+        edge_rows=len(e),
+        distinct_directed=len(directed),
+        undirected_pairs=len(undirected),
+        density=rnd(dens, 8),
+        feature_dim=dim,
+        splits=splits,
+    )
 
 
 @tool("degree_distribution")
@@ -106,8 +119,12 @@ def degree_distribution(edges, num_nodes=None, hub_quantile=0.99):
     deg = np.array([d for _, d in g.degree()])
     isolated = int((deg == 0).sum())
     cut = float(np.quantile(deg, hub_quantile))
-    hubs = sorted(((int(v), int(d)) for v, d in g.degree() if d > cut and d > 2 * max(np.median(deg), 1)), key=lambda x: -x[1])[:10]
-    text = f"degree mean {deg.mean():.2f}, median {np.median(deg):.0f}, max {deg.max()}; {isolated} isolated nodes" + (f"; hubs: {', '.join(f'{v} ({d})' for v, d in hubs)}" if hubs else "")
+    hubs = sorted(
+        ((int(v), int(d)) for v, d in g.degree() if d > cut and d > 2 * max(np.median(deg), 1)), key=lambda x: -x[1]
+    )[:10]
+    text = f"degree mean {deg.mean():.2f}, median {np.median(deg):.0f}, max {deg.max()}; {isolated} isolated nodes" + (
+        f"; hubs: {', '.join(f'{v} ({d})' for v, d in hubs)}" if hubs else ""
+    )
     return answer(
         text,
         mean=rnd(deg.mean()),
@@ -129,7 +146,12 @@ def node_label_balance(labels, train_idx=None, label_column=None):
     s = y.dropna()
     counts = s.value_counts()
     ratio = float(counts.iloc[0] / counts.iloc[-1])
-    return answer(f"{len(counts)} classes over {len(s)} {scope}, majority/minority {ratio:.2f}", scope=scope, classes=[{"label": str(k), "count": int(v)} for k, v in counts.items()], imbalance_ratio=rnd(ratio))
+    return answer(
+        f"{len(counts)} classes over {len(s)} {scope}, majority/minority {ratio:.2f}",
+        scope=scope,
+        classes=[{"label": str(k), "count": int(v)} for k, v in counts.items()],
+        imbalance_ratio=rnd(ratio),
+    )
 
 
 @tool("node_feature_health")
@@ -143,8 +165,23 @@ def node_feature_health(features):
     scale = np.nanmax(np.abs(xf), axis=0)
     spread = float(np.nanmax(std) / max(np.nanmin(std[std > 0]), 1e-12)) if (std > 0).any() else 1.0
     how = "standardize columns (fit on training nodes)" if spread > 100 else "scales comparable"
-    text = f"{x.shape[0]} nodes x {x.shape[1]} features" + (f" (id column {ids!r} left out)" if ids is not None else "") + f": {nonfinite} non-finite values, {zero_rows} all-zero rows, {len(constant)} constant columns, column std ratio {spread:.1f} ({how})"
-    return answer(text, shape=list(x.shape), id_column=ids, non_finite=nonfinite, zero_rows=zero_rows, constant_columns=constant[:50], std_ratio=rnd(spread), max_abs=rnd(np.nanmax(scale)), mean_std=rnd(np.nanmean(std)), suggestion=how)
+    text = (
+        f"{x.shape[0]} nodes x {x.shape[1]} features"
+        + (f" (id column {ids!r} left out)" if ids is not None else "")
+        + f": {nonfinite} non-finite values, {zero_rows} all-zero rows, {len(constant)} constant columns, column std ratio {spread:.1f} ({how})"
+    )
+    return answer(
+        text,
+        shape=list(x.shape),
+        id_column=ids,
+        non_finite=nonfinite,
+        zero_rows=zero_rows,
+        constant_columns=constant[:50],
+        std_ratio=rnd(spread),
+        max_abs=rnd(np.nanmax(scale)),
+        mean_std=rnd(np.nanmean(std)),
+        suggestion=how,
+    )
 
 
 @tool("connectivity_components")
@@ -152,7 +189,14 @@ def connectivity_components(edges, num_nodes=None):
     g = nx.Graph(build(load_edges(edges), num_nodes))
     sizes = sorted((len(c) for c in nx.connected_components(g)), reverse=True)
     frac = sizes[0] / g.number_of_nodes()
-    return answer(f"{len(sizes)} connected components; the largest holds {frac:.1%} of {g.number_of_nodes()} nodes", components=len(sizes), largest=sizes[0], largest_fraction=rnd(frac), sizes=sizes[:20], singletons=sum(1 for s in sizes if s == 1))
+    return answer(
+        f"{len(sizes)} connected components; the largest holds {frac:.1%} of {g.number_of_nodes()} nodes",
+        components=len(sizes),
+        largest=sizes[0],
+        largest_fraction=rnd(frac),
+        sizes=sizes[:20],
+        singletons=sum(1 for s in sizes if s == 1),
+    )
 
 
 @tool("self_loop_duplicate_edge_detector")
@@ -165,8 +209,21 @@ def self_loop_duplicate_edge_detector(edges):
     non_loop = [p for p in directed if p[0] != p[1]]
     reverse = sum(1 for a, b in non_loop if (b, a) in directed)
     cov = reverse / len(non_loop) if non_loop else 1.0
-    how = "already symmetric" if cov == 1 else "add reverse edges (to_undirected) if the graph is undirected" if cov < 0.5 else "partly symmetric: check the direction is meant"
-    return answer(f"{loops} self-loops, {dups} duplicate edges of {len(e)}; reverse-edge coverage {cov:.1%} ({how})", self_loops=loops, duplicate_edges=dups, edge_rows=len(e), reverse_coverage=rnd(cov), suggestion=how)
+    how = (
+        "already symmetric"
+        if cov == 1
+        else "add reverse edges (to_undirected) if the graph is undirected"
+        if cov < 0.5
+        else "partly symmetric: check the direction is meant"
+    )
+    return answer(
+        f"{loops} self-loops, {dups} duplicate edges of {len(e)}; reverse-edge coverage {cov:.1%} ({how})",
+        self_loops=loops,
+        duplicate_edges=dups,
+        edge_rows=len(e),
+        reverse_coverage=rnd(cov),
+        suggestion=how,
+    )
 
 
 @tool("homophily_estimator")
@@ -180,8 +237,20 @@ def homophily_estimator(edges, labels, label_column=None):
     # Same-label share when edges were random: the chance two labelled nodes share a class.
     p = y.dropna().value_counts(normalize=True)
     base = float((p**2).sum())
-    reading = "homophilous: neighbourhood aggregation should help" if h is not None and h > base + 0.2 else "weakly homophilous or heterophilous: aggregation may not help"
-    return answer(f"edge homophily {h:.3f} against {base:.3f} for random edges: {reading}" if h is not None else "no edge joins two labelled nodes", edge_homophily=rnd(h), random_baseline=rnd(base), edges_used=int(known.sum()), reading=reading)
+    reading = (
+        "homophilous: neighbourhood aggregation should help"
+        if h is not None and h > base + 0.2
+        else "weakly homophilous or heterophilous: aggregation may not help"
+    )
+    return answer(
+        f"edge homophily {h:.3f} against {base:.3f} for random edges: {reading}"
+        if h is not None
+        else "no edge joins two labelled nodes",
+        edge_homophily=rnd(h),
+        random_baseline=rnd(base),
+        edges_used=int(known.sum()),
+        reading=reading,
+    )
 
 
 @tool("split_integrity_check")
@@ -197,7 +266,9 @@ def split_integrity_check(train_idx, val_idx=None, test_idx=None, labels=None, n
     dups = {k: int(len(v) - len(np.unique(v))) for k, v in idx.items() if len(v) != len(np.unique(v))}
     out_of_range = {}
     if num_nodes:
-        out_of_range = {k: int(((v < 0) | (v >= num_nodes)).sum()) for k, v in idx.items() if ((v < 0) | (v >= num_nodes)).any()}
+        out_of_range = {
+            k: int(((v < 0) | (v >= num_nodes)).sum()) for k, v in idx.items() if ((v < 0) | (v >= num_nodes)).any()
+        }
     coverage = {}
     if labels:
         y = load_labels(labels, label_column)
@@ -206,9 +277,26 @@ def split_integrity_check(train_idx, val_idx=None, test_idx=None, labels=None, n
             known = pd.Series(labels_of(y, v)).dropna()
             # A split whose labels the file does not hold (a hidden test set) is unlabelled, not short of classes.
             seen = set(known.unique().tolist())
-            coverage[k] = {"labelled": int(len(known)), "classes": len(seen), "missing": sorted(map(str, classes - seen)) if len(known) else []}
+            coverage[k] = {
+                "labelled": int(len(known)),
+                "classes": len(seen),
+                "missing": sorted(map(str, classes - seen)) if len(known) else [],
+            }
     problems = (
-        [f"overlap {k}: {n}" for k, n in overlaps.items()] + [f"duplicates in {k}: {n}" for k, n in dups.items()] + [f"{k} out of range: {n}" for k, n in out_of_range.items()] + [f"{k} lacks classes {c['missing']}" for k, c in coverage.items() if c["missing"]]
+        [f"overlap {k}: {n}" for k, n in overlaps.items()]
+        + [f"duplicates in {k}: {n}" for k, n in dups.items()]
+        + [f"{k} out of range: {n}" for k, n in out_of_range.items()]
+        + [f"{k} lacks classes {c['missing']}" for k, c in coverage.items() if c["missing"]]
     )
-    text = ", ".join(f"{k} {len(v)}" for k, v in idx.items()) + ("; " + "; ".join(problems) if problems else "; splits disjoint")
-    return answer(text, sizes={k: int(len(v)) for k, v in idx.items()}, overlaps=overlaps, duplicates=dups, out_of_range=out_of_range, class_coverage=coverage, ok=not problems)
+    text = ", ".join(f"{k} {len(v)}" for k, v in idx.items()) + (
+        "; " + "; ".join(problems) if problems else "; splits disjoint"
+    )
+    return answer(
+        text,
+        sizes={k: int(len(v)) for k, v in idx.items()},
+        overlaps=overlaps,
+        duplicates=dups,
+        out_of_range=out_of_range,
+        class_coverage=coverage,
+        ok=not problems,
+    )

@@ -55,7 +55,9 @@ def repetition_detector(path, field=None, n=3, threshold=0.8, limit=3000):
 
     # Jaccard of word n-gram sets: shared n-grams over all n-grams of the pair.
     try:
-        X = (CountVectorizer(ngram_range=(n, n), binary=True, token_pattern=r"\w+").fit_transform(norm) > 0).astype(np.int32)
+        X = (CountVectorizer(ngram_range=(n, n), binary=True, token_pattern=r"\w+").fit_transform(norm) > 0).astype(
+            np.int32
+        )
     except ValueError:
         X = None
     pairs = []
@@ -103,7 +105,14 @@ def toxicity_noise_filter(path, field=None, min_chars=3, symbol_ratio=0.3):
         if f:
             rows.append({"index": i, "flags": f})
     clean = len(xs) - len(rows)
-    return answer(f"{len(rows)} of {len(xs)} texts flagged: " + (", ".join(f"{k} {v}" for k, v in flags.most_common()) or "none"), texts=len(xs), flagged=len(rows), clean=clean, counts=dict(flags), examples=rows[:30])
+    return answer(
+        f"{len(rows)} of {len(xs)} texts flagged: " + (", ".join(f"{k} {v}" for k, v in flags.most_common()) or "none"),
+        texts=len(xs),
+        flagged=len(rows),
+        clean=clean,
+        counts=dict(flags),
+        examples=rows[:30],
+    )
 
 
 STOP = {
@@ -116,9 +125,32 @@ STOP = {
 
 def script_of(c):
     name = unicodedata.name(c, "")
-    for s in ("CJK", "HIRAGANA", "KATAKANA", "HANGUL", "CYRILLIC", "ARABIC", "HEBREW", "GREEK", "DEVANAGARI", "THAI", "LATIN"):
+    for s in (
+        "CJK",
+        "HIRAGANA",
+        "KATAKANA",
+        "HANGUL",
+        "CYRILLIC",
+        "ARABIC",
+        "HEBREW",
+        "GREEK",
+        "DEVANAGARI",
+        "THAI",
+        "LATIN",
+    ):
         if name.startswith(s) or f" {s}" in name[:20]:
-            return {"HIRAGANA": "ja", "KATAKANA": "ja", "CJK": "zh/ja", "HANGUL": "ko", "CYRILLIC": "cyrillic", "ARABIC": "ar", "HEBREW": "he", "GREEK": "el", "DEVANAGARI": "hi", "THAI": "th"}.get(s, "latin")
+            return {
+                "HIRAGANA": "ja",
+                "KATAKANA": "ja",
+                "CJK": "zh/ja",
+                "HANGUL": "ko",
+                "CYRILLIC": "cyrillic",
+                "ARABIC": "ar",
+                "HEBREW": "he",
+                "GREEK": "el",
+                "DEVANAGARI": "hi",
+                "THAI": "th",
+            }.get(s, "latin")
     return None
 
 
@@ -188,7 +220,9 @@ def tokenizer_lengths(xs, tokenizer):
     try:
         import tiktoken  # absent from the agent environment today; used where it is installed
     except ImportError:
-        return [len(words(x)) for x in xs], WORDS_FOR_TOKENS + " (no tokenizer file given, no tokenizer library installed)"
+        return [
+            len(words(x)) for x in xs
+        ], WORDS_FOR_TOKENS + " (no tokenizer file given, no tokenizer library installed)"
     enc = tiktoken.get_encoding("cl100k_base")
     return [len(enc.encode(x)) for x in xs], "tokens of tiktoken cl100k_base"
 
@@ -200,7 +234,8 @@ def token_length_distribution(path, field=None, tokenizer=None, max_length=None)
     q = np.percentile(lens, [50, 90, 99])
     over = int(sum(l > max_length for l in lens)) if max_length else None
     return answer(
-        f"{field} in {unit}: mean {np.mean(lens):.1f}, median {q[0]:.0f}, p90 {q[1]:.0f}, p99 {q[2]:.0f}, max {max(lens)}" + (f"; {over} of {len(lens)} longer than {max_length} (truncated)" if max_length else ""),
+        f"{field} in {unit}: mean {np.mean(lens):.1f}, median {q[0]:.0f}, p90 {q[1]:.0f}, p99 {q[2]:.0f}, max {max(lens)}"
+        + (f"; {over} of {len(lens)} longer than {max_length} (truncated)" if max_length else ""),
         unit=unit,
         mean=rnd(np.mean(lens)),
         p50=rnd(q[0]),
@@ -246,10 +281,17 @@ def prompt_template_validator(path, markers, field=None):
     xs, field = texts(path, field)
     markers = [markers] if isinstance(markers, str) else list(markers)
     per = {m: sum(m in x for x in xs) for m in markers}
-    ordered = [all(m in x for m in markers) and [x.index(m) for m in markers] == sorted(x.index(m) for m in markers) for x in xs]
+    ordered = [
+        all(m in x for m in markers) and [x.index(m) for m in markers] == sorted(x.index(m) for m in markers)
+        for x in xs
+    ]
     bad = [i for i, ok in enumerate(ordered) if not ok]
     return answer(
-        f"{sum(ordered)} of {len(xs)} records have every marker in order ({sum(ordered) / max(len(xs), 1):.1%}); " + ", ".join(f"{m!r} in {c}" for m, c in per.items()), compliance=rnd(sum(ordered) / max(len(xs), 1)), per_marker=per, non_compliant_rows=bad[:50]
+        f"{sum(ordered)} of {len(xs)} records have every marker in order ({sum(ordered) / max(len(xs), 1):.1%}); "
+        + ", ".join(f"{m!r} in {c}" for m, c in per.items()),
+        compliance=rnd(sum(ordered) / max(len(xs), 1)),
+        per_marker=per,
+        non_compliant_rows=bad[:50],
     )
 
 
@@ -269,9 +311,18 @@ def topic_distribution_analyzer(path, field=None, k=5, seed=0, limit=5000):
     sizes = np.bincount(km.labels_, minlength=k)
     p = sizes / sizes.sum()
     entropy = float(-(p[p > 0] * np.log(p[p > 0])).sum() / math.log(k)) if k > 1 else 0.0
-    topics = [{"cluster": i, "size": int(sizes[i]), "share": rnd(p[i]), "top_terms": terms[np.argsort(km.cluster_centers_[i])[::-1][:6]].tolist()} for i in np.argsort(-sizes)]
+    topics = [
+        {
+            "cluster": i,
+            "size": int(sizes[i]),
+            "share": rnd(p[i]),
+            "top_terms": terms[np.argsort(km.cluster_centers_[i])[::-1][:6]].tolist(),
+        }
+        for i in np.argsort(-sizes)
+    ]
     return answer(
-        f"{k} TF-IDF clusters; largest holds {p.max():.0%}; normalized entropy {entropy:.2f} (1 = even); " + "; ".join(f"{', '.join(t['top_terms'][:3])} ({t['share']:.0%})" for t in topics),
+        f"{k} TF-IDF clusters; largest holds {p.max():.0%}; normalized entropy {entropy:.2f} (1 = even); "
+        + "; ".join(f"{', '.join(t['top_terms'][:3])} ({t['share']:.0%})" for t in topics),
         topics=topics,
         largest_share=rnd(p.max()),
         normalized_entropy=rnd(entropy),
@@ -288,12 +339,23 @@ def difficulty_distribution_estimator(path, field=None):
         sents = max(1, len(re.findall(r"[.!?]+", x)))
         syll = sum(max(1, len(re.findall(r"[aeiouy]+", w))) for w in ws)
         flesch = 206.835 - 1.015 * len(ws) / sents - 84.6 * syll / max(len(ws), 1)
-        rows.append({"words": len(ws), "mean_word_len": np.mean([len(w) for w in ws]) if ws else 0, "digits": sum(c.isdigit() for c in x), "flesch": flesch})
+        rows.append(
+            {
+                "words": len(ws),
+                "mean_word_len": np.mean([len(w) for w in ws]) if ws else 0,
+                "digits": sum(c.isdigit() for c in x),
+                "flesch": flesch,
+            }
+        )
     d = pd.DataFrame(rows)
     # One score: longer texts with harder words and more numbers rank as harder.
     z = (d - d.mean()) / d.std(ddof=0).replace(0, 1)
     score = z["words"] + z["mean_word_len"] + z["digits"] - z["flesch"]
-    bins = pd.qcut(score.rank(method="first"), 3, labels=["easy", "medium", "hard"]) if len(d) >= 3 else pd.Series(["medium"] * len(d))
+    bins = (
+        pd.qcut(score.rank(method="first"), 3, labels=["easy", "medium", "hard"])
+        if len(d) >= 3
+        else pd.Series(["medium"] * len(d))
+    )
     return answer(
         f"{len(d)} texts: words median {d['words'].median():.0f} (p90 {d['words'].quantile(0.9):.0f}), Flesch median {d['flesch'].median():.0f}; tertiles by a combined proxy",
         words={q: rnd(d["words"].quantile(v)) for q, v in (("p10", 0.1), ("p50", 0.5), ("p90", 0.9))},
@@ -310,8 +372,17 @@ def data_source_mixing_analyzer(path, source_field):
     counts = df[source_field].astype(str).value_counts()
     share = counts / counts.sum()
     ratio = float(counts.iloc[0] / counts.iloc[-1])
-    how = f"{counts.index[0]} dominates: down-sample it or up-weight the smaller sources" if share.iloc[0] > 0.6 and len(counts) > 1 else "mixture not dominated by one source"
-    return answer(f"{len(counts)} sources: " + ", ".join(f"{k} {v:.0%}" for k, v in share.items()) + f"; {how}", sources=[{"source": k, "count": int(counts[k]), "share": rnd(share[k])} for k in counts.index], max_min_ratio=rnd(ratio), suggestion=how)
+    how = (
+        f"{counts.index[0]} dominates: down-sample it or up-weight the smaller sources"
+        if share.iloc[0] > 0.6 and len(counts) > 1
+        else "mixture not dominated by one source"
+    )
+    return answer(
+        f"{len(counts)} sources: " + ", ".join(f"{k} {v:.0%}" for k, v in share.items()) + f"; {how}",
+        sources=[{"source": k, "count": int(counts[k]), "share": rnd(share[k])} for k in counts.index],
+        max_min_ratio=rnd(ratio),
+        suggestion=how,
+    )
 
 
 @tool("perplexity_outlier_detector")

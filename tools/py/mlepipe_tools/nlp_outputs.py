@@ -31,10 +31,18 @@ def response_quality_scorer(path, field=None, min_words=3, max_words=1000):
             )
             if bad
         ]
-        rows.append({"words": len(ws), "repetition": rnd(rep), "issues": issues, "score": rnd(max(0.0, 1 - 0.25 * len(issues) - rep))})
+        rows.append(
+            {
+                "words": len(ws),
+                "repetition": rnd(rep),
+                "issues": issues,
+                "score": rnd(max(0.0, 1 - 0.25 * len(issues) - rep)),
+            }
+        )
     issues = Counter(i for r in rows for i in r["issues"])
     return answer(
-        f"{len(rows)} responses, mean heuristic score {np.mean([r['score'] for r in rows]):.2f}; issues: " + (", ".join(f"{k} {v}" for k, v in issues.most_common()) or "none"),
+        f"{len(rows)} responses, mean heuristic score {np.mean([r['score'] for r in rows]):.2f}; issues: "
+        + (", ".join(f"{k} {v}" for k, v in issues.most_common()) or "none"),
         mean_score=rnd(np.mean([r["score"] for r in rows])),
         issue_counts=dict(issues),
         rows=rows[:100],
@@ -55,7 +63,10 @@ def generation_diversity_checker(path, field=None, group_field=None):
     if group_field:
         need_columns(df, [group_field], path)
         per = df.assign(_t=xs).groupby(group_field)["_t"].agg(lambda s: s.nunique() / len(s))
-        groups = {"mean_unique_share": rnd(per.mean()), "collapsed_groups": int((per <= 1 / max(df.groupby(group_field).size().max(), 1)).sum())}
+        groups = {
+            "mean_unique_share": rnd(per.mean()),
+            "collapsed_groups": int((per <= 1 / max(df.groupby(group_field).size().max(), 1)).sum()),
+        }
     collapse = d2 < 0.2 or repeated / max(len(xs), 1) > 0.3
     return answer(
         f"distinct-1 {d1:.3f}, distinct-2 {d2:.3f}, {repeated} repeated outputs of {len(xs)}: {'signs of mode collapse' if collapse else 'diverse'}",
@@ -75,7 +86,14 @@ def reward_distribution_analyzer(path, field="reward", group_field=None):
     r = pd.to_numeric(df[field], errors="coerce").dropna()
     if r.empty:
         raise ToolError(f"{path}: no numeric values in {field!r}")
-    ev = {"mean": rnd(r.mean()), "std": rnd(r.std()), "min": rnd(r.min()), "max": rnd(r.max()), "distinct_values": int(r.nunique()), "quantiles": {str(q): rnd(r.quantile(q)) for q in (0.1, 0.5, 0.9)}}
+    ev = {
+        "mean": rnd(r.mean()),
+        "std": rnd(r.std()),
+        "min": rnd(r.min()),
+        "max": rnd(r.max()),
+        "distinct_values": int(r.nunique()),
+        "quantiles": {str(q): rnd(r.quantile(q)) for q in (0.1, 0.5, 0.9)},
+    }
     text = f"reward mean {r.mean():.3f}, std {r.std():.3f}, {r.nunique()} distinct values"
     if group_field:
         need_columns(df, [group_field], path)
@@ -97,7 +115,9 @@ def kl_reference_divergence_estimator(path, logprob_field, ref_logprob_field, ta
         try:
             a, b = np.atleast_1d(np.asarray(a, dtype=float)), np.atleast_1d(np.asarray(b, dtype=float))
         except (TypeError, ValueError):
-            raise ToolError(f"{path}: {logprob_field!r} and {ref_logprob_field!r} must hold log-probabilities (numbers or lists of numbers); this tool cannot score text, as no language model is installed here") from None
+            raise ToolError(
+                f"{path}: {logprob_field!r} and {ref_logprob_field!r} must hold log-probabilities (numbers or lists of numbers); this tool cannot score text, as no language model is installed here"
+            ) from None
         if a.shape != b.shape:
             raise ToolError("policy and reference log-probabilities differ in length on some row")
         diffs.append(a - b)
@@ -141,10 +161,23 @@ def safety_content_detector(path, field=None, keywords=None):
         hits.update(found.keys())
         if found:
             rows.append({"index": i, "matches": found})
-    return answer(f"{len(rows)} of {len(xs)} texts flagged: " + (", ".join(f"{k} {v}" for k, v in hits.most_common()) or "none"), flagged=len(rows), counts=dict(hits), examples=rows[:30])
+    return answer(
+        f"{len(rows)} of {len(xs)} texts flagged: " + (", ".join(f"{k} {v}" for k, v in hits.most_common()) or "none"),
+        flagged=len(rows),
+        counts=dict(hits),
+        examples=rows[:30],
+    )
 
 
-REFUSALS = [r"\bI can(?:no|')t (?:help|assist|provide|do)\b", r"\bI(?:'m| am) (?:sorry|unable|not able)\b", r"\bI (?:won't|will not)\b", r"\bas an AI\b", r"\bI must decline\b", r"\bnot (?:appropriate|able to comply)\b", r"\bI do not feel comfortable\b"]
+REFUSALS = [
+    r"\bI can(?:no|')t (?:help|assist|provide|do)\b",
+    r"\bI(?:'m| am) (?:sorry|unable|not able)\b",
+    r"\bI (?:won't|will not)\b",
+    r"\bas an AI\b",
+    r"\bI must decline\b",
+    r"\bnot (?:appropriate|able to comply)\b",
+    r"\bI do not feel comfortable\b",
+]
 
 
 @tool("refusal_pattern_analyzer")
@@ -160,7 +193,8 @@ def refusal_pattern_analyzer(path, field=None, expected_rate=0.05):
     rate = len(idx) / max(len(xs), 1)
     over = rate > expected_rate
     return answer(
-        f"{len(idx)} of {len(xs)} responses ({rate:.1%}) contain refusal phrases" + ("; above the expected rate: possible over-refusal" if over else ""),
+        f"{len(idx)} of {len(xs)} responses ({rate:.1%}) contain refusal phrases"
+        + ("; above the expected rate: possible over-refusal" if over else ""),
         refusals=len(idx),
         rate=rnd(rate),
         over_refusal=bool(over),

@@ -8,7 +8,18 @@ import subprocess
 import sys
 import time
 
-from .common import STEP_NAMES, ToolError, answer, metric_records, read_table, read_text, rnd, text_columns, tool, workspace_path
+from .common import (
+    STEP_NAMES,
+    ToolError,
+    answer,
+    metric_records,
+    read_table,
+    read_text,
+    rnd,
+    text_columns,
+    tool,
+    workspace_path,
+)
 
 
 @tool("discover_log_metrics")
@@ -22,7 +33,11 @@ def discover_log_metrics(path):
             if len(m["samples"]) < 5:
                 m["samples"].append(rnd(v))
     found = sorted(seen.values(), key=lambda m: -m["count"])
-    text = f"{len(found)} metrics: " + ", ".join(f"{m['name']} x{m['count']} (last {m['last']})" for m in found[:12]) if found else "no metrics found"
+    text = (
+        f"{len(found)} metrics: " + ", ".join(f"{m['name']} x{m['count']} (last {m['last']})" for m in found[:12])
+        if found
+        else "no metrics found"
+    )
     return answer(text, metrics=found)
 
 
@@ -43,7 +58,10 @@ def extract_training_metric_series(path, metrics=None):
                 step = next((r[s] for s in STEP_NAMES if s in r and s != m), None)
                 pts.append({"step": rnd(step) if step is not None else len(pts), "value": rnd(r[m], 6)})
         out[m] = pts
-    text = "; ".join(f"{m}: {len(p)} points, {p[0]['value']} -> {p[-1]['value']}" for m, p in out.items() if p) or "no series"
+    text = (
+        "; ".join(f"{m}: {len(p)} points, {p[0]['value']} -> {p[-1]['value']}" for m, p in out.items() if p)
+        or "no series"
+    )
     return answer(text, series=out)
 
 
@@ -74,7 +92,11 @@ def verify_hyperparam_effective(path, params=None):
                     add(t.id, literal(node.value), node.lineno, "assignment")
                 elif isinstance(t, ast.Attribute):
                     add(t.attr, literal(node.value), node.lineno, "attribute")
-                elif isinstance(t, ast.Subscript) and isinstance(t.slice, ast.Constant) and isinstance(t.slice.value, str):
+                elif (
+                    isinstance(t, ast.Subscript)
+                    and isinstance(t.slice, ast.Constant)
+                    and isinstance(t.slice.value, str)
+                ):
                     add(t.slice.value, literal(node.value), node.lineno, "item")
         elif isinstance(node, ast.Dict):
             for k, v in zip(node.keys, node.values):
@@ -98,10 +120,16 @@ def verify_hyperparam_effective(path, params=None):
     for n in names:
         s = sites.get(n, [])
         values = {json.dumps(x["value"], default=str) for x in s}
-        report.append({"name": n, "sites": s, "conflicting": len(values) > 1, "effective_guess": s[-1]["value"] if s else None})
+        report.append(
+            {"name": n, "sites": s, "conflicting": len(values) > 1, "effective_guess": s[-1]["value"] if s else None}
+        )
     conflicts = [r["name"] for r in report if r["conflicting"]]
     never = [r["name"] for r in report if not r["sites"]]
-    text = f"{len(report)} names checked; conflicting values: {', '.join(conflicts) or 'none'}" + (f"; never set: {', '.join(never)}" if never else "") + (f"; environment reads: {', '.join(str(e['variable']) for e in env)}" if env else "")
+    text = (
+        f"{len(report)} names checked; conflicting values: {', '.join(conflicts) or 'none'}"
+        + (f"; never set: {', '.join(never)}" if never else "")
+        + (f"; environment reads: {', '.join(str(e['variable']) for e in env)}" if env else "")
+    )
     return answer(text, params=report, environment_overrides=env, note="static analysis: the run-time value may differ")
 
 
@@ -123,13 +151,32 @@ def estimate_peak_memory(script, seconds=20, args=None):
         p = subprocess.run([sys.executable, "-c", probe, *cmd[1:]], capture_output=True, text=True, timeout=seconds)
         code, err, stopped = p.returncode, p.stderr, False
     except subprocess.TimeoutExpired as e:
-        code, err, stopped = None, (e.stderr or b"").decode("utf-8", "replace") if isinstance(e.stderr, bytes) else (e.stderr or ""), True
+        code, err, stopped = (
+            None,
+            (e.stderr or b"").decode("utf-8", "replace") if isinstance(e.stderr, bytes) else (e.stderr or ""),
+            True,
+        )
     peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     gpu = re.search(r"__MLEPIPE_GPU_PEAK__ (\d+)", err)
     oom = bool(re.search(r"MemoryError|out of memory|CUDA out of memory|Killed", err)) or code in (-9, 137)
     status = "stopped after the probe window" if stopped else f"exited {code}"
-    text = f"{script}: peak CPU memory {peak_mb:.0f} MB" + (f", peak GPU memory {int(gpu.group(1)) / 2**20:.0f} MB" if gpu else ", no GPU visible") + f"; {status}" + ("; OUT OF MEMORY" if oom else "")
-    return answer(text, peak_rss_mb=rnd(peak_mb, 1), peak_gpu_mb=rnd(int(gpu.group(1)) / 2**20, 1) if gpu else None, gpu_available=bool(gpu), oom=oom, exit_code=code, stopped_at_timeout=stopped, seconds=rnd(time.monotonic() - start, 2), stderr_tail=err[-800:])
+    text = (
+        f"{script}: peak CPU memory {peak_mb:.0f} MB"
+        + (f", peak GPU memory {int(gpu.group(1)) / 2**20:.0f} MB" if gpu else ", no GPU visible")
+        + f"; {status}"
+        + ("; OUT OF MEMORY" if oom else "")
+    )
+    return answer(
+        text,
+        peak_rss_mb=rnd(peak_mb, 1),
+        peak_gpu_mb=rnd(int(gpu.group(1)) / 2**20, 1) if gpu else None,
+        gpu_available=bool(gpu),
+        oom=oom,
+        exit_code=code,
+        stopped_at_timeout=stopped,
+        seconds=rnd(time.monotonic() - start, 2),
+        stderr_tail=err[-800:],
+    )
 
 
 @tool("trace_tensor_shapes")
@@ -144,14 +191,29 @@ def trace_tensor_shapes(path, model, input_shape, dtype="float32"):
     except Exception as e:
         raise ToolError(f"{path}: importing it failed: {type(e).__name__}: {e}") from None
     if model not in ns:
-        raise ToolError(f"{path}: no {model!r} defined (found: {', '.join(k for k, v in ns.items() if isinstance(v, type) and issubclass(v, torch.nn.Module))})")
+        raise ToolError(
+            f"{path}: no {model!r} defined (found: {', '.join(k for k, v in ns.items() if isinstance(v, type) and issubclass(v, torch.nn.Module))})"
+        )
     net = ns[model]()
     rows = []
 
     def hook(name):
         def record(mod, inp, out):
-            shape = list(out.shape) if hasattr(out, "shape") else [list(o.shape) for o in out if hasattr(o, "shape")] if isinstance(out, (tuple, list)) else None
-            rows.append({"layer": name, "type": type(mod).__name__, "input": [list(i.shape) for i in inp if hasattr(i, "shape")], "output": shape})
+            shape = (
+                list(out.shape)
+                if hasattr(out, "shape")
+                else [list(o.shape) for o in out if hasattr(o, "shape")]
+                if isinstance(out, (tuple, list))
+                else None
+            )
+            rows.append(
+                {
+                    "layer": name,
+                    "type": type(mod).__name__,
+                    "input": [list(i.shape) for i in inp if hasattr(i, "shape")],
+                    "output": shape,
+                }
+            )
 
         return record
 
@@ -165,9 +227,17 @@ def trace_tensor_shapes(path, model, input_shape, dtype="float32"):
             out = net(x)
     except Exception as e:
         last = rows[-1]["layer"] if rows else "(input)"
-        return answer(f"forward pass failed after {last}: {type(e).__name__}: {e}", layers=rows, ok=False, error=f"{type(e).__name__}: {e}", failed_after=last)
+        return answer(
+            f"forward pass failed after {last}: {type(e).__name__}: {e}",
+            layers=rows,
+            ok=False,
+            error=f"{type(e).__name__}: {e}",
+            failed_after=last,
+        )
     shape = list(out.shape) if hasattr(out, "shape") else None
-    return answer(f"{len(rows)} layers, input {list(input_shape)} -> output {shape}", layers=rows, ok=True, output=shape)
+    return answer(
+        f"{len(rows)} layers, input {list(input_shape)} -> output {shape}", layers=rows, ok=True, output=shape
+    )
 
 
 def load_config(path):
@@ -192,7 +262,13 @@ def load_config(path):
     return out
 
 
-ARITH = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b, ast.Div: lambda a, b: a / b, ast.Pow: lambda a, b: a**b}
+ARITH = {
+    ast.Add: lambda a, b: a + b,
+    ast.Sub: lambda a, b: a - b,
+    ast.Mult: lambda a, b: a * b,
+    ast.Div: lambda a, b: a / b,
+    ast.Pow: lambda a, b: a**b,
+}
 
 
 def value(node, env):
@@ -230,8 +306,17 @@ def script_constants(text, path):
             out.setdefault(node.targets[0].id, env[node.targets[0].id])
         elif isinstance(node, ast.Call):
             kws = {k.arg: value(k.value, env) for k in node.keywords if k.arg}
-            flag = node.args[0].value if node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str) else ""
-            if isinstance(node.func, ast.Attribute) and node.func.attr == "add_argument" and flag.startswith("--") and "default" in kws:
+            flag = (
+                node.args[0].value
+                if node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)
+                else ""
+            )
+            if (
+                isinstance(node.func, ast.Attribute)
+                and node.func.attr == "add_argument"
+                and flag.startswith("--")
+                and "default" in kws
+            ):
                 name = flag[2:].replace("-", "_")
                 env[f"args.{name}"] = kws["default"]
                 out.setdefault(name, kws["default"])
@@ -276,29 +361,71 @@ def check_config_consistency(path):
     ep = num(c, "epochs", "num_epochs", "num_train_epochs")
     rule("epochs positive", None if ep is None else ep > 0, f"epochs={ep}")
     warm, total = num(c, "warmup_steps"), num(c, "max_steps", "total_steps", "num_training_steps")
-    rule("warmup shorter than training", None if warm is None or total is None else warm < total, f"warmup_steps={warm}, total={total}")
-    hid, heads = num(c, "hidden_size", "d_model", "embed_dim"), num(c, "num_attention_heads", "num_heads", "n_head", "nhead")
-    rule("heads divide the hidden size", None if hid is None or not heads else hid % heads == 0, f"hidden_size={hid}, heads={heads}")
-    seq, pos = num(c, "max_seq_length", "max_length", "seq_len", "block_size"), num(c, "max_position_embeddings", "n_positions")
-    rule("sequence length within position embeddings", None if seq is None or pos is None else seq <= pos, f"max_seq_length={seq}, max_position_embeddings={pos}")
-    rule("not both fp16 and bf16", None if "fp16" not in c or "bf16" not in c else not (c["fp16"] is True and c["bf16"] is True), f"fp16={c.get('fp16')}, bf16={c.get('bf16')}")
+    rule(
+        "warmup shorter than training",
+        None if warm is None or total is None else warm < total,
+        f"warmup_steps={warm}, total={total}",
+    )
+    hid, heads = (
+        num(c, "hidden_size", "d_model", "embed_dim"),
+        num(c, "num_attention_heads", "num_heads", "n_head", "nhead"),
+    )
+    rule(
+        "heads divide the hidden size",
+        None if hid is None or not heads else hid % heads == 0,
+        f"hidden_size={hid}, heads={heads}",
+    )
+    seq, pos = (
+        num(c, "max_seq_length", "max_length", "seq_len", "block_size"),
+        num(c, "max_position_embeddings", "n_positions"),
+    )
+    rule(
+        "sequence length within position embeddings",
+        None if seq is None or pos is None else seq <= pos,
+        f"max_seq_length={seq}, max_position_embeddings={pos}",
+    )
+    rule(
+        "not both fp16 and bf16",
+        None if "fp16" not in c or "bf16" not in c else not (c["fp16"] is True and c["bf16"] is True),
+        f"fp16={c.get('fp16')}, bf16={c.get('bf16')}",
+    )
     ga = num(c, "gradient_accumulation_steps")
-    rule("gradient accumulation a positive integer", None if ga is None else float(ga).is_integer() and ga >= 1, f"gradient_accumulation_steps={ga}")
+    rule(
+        "gradient accumulation a positive integer",
+        None if ga is None else float(ga).is_integer() and ga >= 1,
+        f"gradient_accumulation_steps={ga}",
+    )
     drop = num(c, "dropout", "hidden_dropout_prob")
     rule("dropout in [0, 1)", None if drop is None else 0 <= drop < 1, f"dropout={drop}")
-    fr = [num(c, k) for k in ("train_size", "val_size", "test_size", "validation_split") if num(c, k) is not None and num(c, k) <= 1]
+    fr = [
+        num(c, k)
+        for k in ("train_size", "val_size", "test_size", "validation_split")
+        if num(c, k) is not None and num(c, k) <= 1
+    ]
     rule("split fractions sum to at most 1", None if len(fr) < 2 else sum(fr) <= 1 + 1e-9, f"fractions={fr}")
     # Constants of small scikit-learn and numpy training scripts (the suite's starters among them).
     inv = num(c, "C")
-    rule("inverse regularization C at least 0.01 (smaller shrinks the model to its intercept)", None if inv is None else inv >= 0.01, f"C={inv}")
+    rule(
+        "inverse regularization C at least 0.01 (smaller shrinks the model to its intercept)",
+        None if inv is None else inv >= 0.01,
+        f"C={inv}",
+    )
     alpha = num(c, "alpha", "weight_decay", "l2")
-    rule("L2 penalty alpha at most 100 (larger flattens the fit)", None if alpha is None else 0 <= alpha <= 100, f"alpha={alpha}")
+    rule(
+        "L2 penalty alpha at most 100 (larger flattens the fit)",
+        None if alpha is None else 0 <= alpha <= 100,
+        f"alpha={alpha}",
+    )
     it = num(c, "max_iter", "n_estimators", "iterations")
     rule("iterations positive", None if it is None else it > 0, f"max_iter={it}")
     ctx = num(c, "maxlen", "maxwords", "max_len", "max_tokens", "context_length")
     rule("context of at least 16 tokens", None if ctx is None else ctx >= 16, f"max length={ctx}")
     hops = num(c, "hops", "num_layers", "n_layers", "propagation_steps")
-    rule("at most 10 propagation hops or layers (deeper smooths node features together)", None if hops is None else 0 < hops <= 10, f"hops={hops}")
+    rule(
+        "at most 10 propagation hops or layers (deeper smooths node features together)",
+        None if hops is None else 0 < hops <= 10,
+        f"hops={hops}",
+    )
     fan = num(c, "fanout", "num_neighbors")
     rule("neighbour fanout at least 2 (or all neighbours)", None if fan is None else fan >= 2, f"fanout={fan}")
     erase = num(c, "erase", "erase_ratio", "cutout")
@@ -311,7 +438,9 @@ def check_config_consistency(path):
 
 
 @tool("validate_output_format")
-def validate_output_format(path, required_fields=None, sample=None, max_length=None, pattern=None, field=None, expected_rows=None):
+def validate_output_format(
+    path, required_fields=None, sample=None, max_length=None, pattern=None, field=None, expected_rows=None
+):
     """Checks records against the fields they must have (or those of a sample file), lengths and a pattern."""
     df = read_table(path)
     required = [required_fields] if isinstance(required_fields, str) else list(required_fields or [])
@@ -349,4 +478,15 @@ def validate_output_format(path, required_fields=None, sample=None, max_length=N
     if bad_pattern:
         problems.append(f"{bad_pattern} values not matching {pattern}")
     text = f"{path}: {len(df)} records, " + ("format ok" if not problems else "; ".join(problems))
-    return answer(text, records=len(df), fields=list(map(str, df.columns)), missing_fields=missing, unexpected_fields=list(map(str, extra)), empty_values=empty, too_long=too_long, pattern_violations=bad_pattern, ok=not problems, problems=problems)
+    return answer(
+        text,
+        records=len(df),
+        fields=list(map(str, df.columns)),
+        missing_fields=missing,
+        unexpected_fields=list(map(str, extra)),
+        empty_values=empty,
+        too_long=too_long,
+        pattern_violations=bad_pattern,
+        ok=not problems,
+        problems=problems,
+    )

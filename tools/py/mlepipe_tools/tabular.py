@@ -5,7 +5,17 @@ import pandas as pd
 from scipy import stats
 from sklearn.feature_selection import mutual_info_classif, mutual_info_regression
 
-from .common import ToolError, answer, categorical_columns, feature_frame, need_columns, numeric_columns, read_table, rnd, tool
+from .common import (
+    ToolError,
+    answer,
+    categorical_columns,
+    feature_frame,
+    need_columns,
+    numeric_columns,
+    read_table,
+    rnd,
+    tool,
+)
 
 
 @tool("detect_missing_values")
@@ -26,7 +36,9 @@ def detect_missing_values(path):
             how = "median imputation" if num else "most-frequent imputation"
         cols.append({"column": c, "missing": int(df[c].isna().sum()), "fraction": rnd(frac), "suggestion": how})
     cols.sort(key=lambda r: -r["fraction"])
-    text = f"{len(cols)} of {df.shape[1]} columns have missing values" + "".join(f"; {r['column']}: {r['fraction']:.1%} ({r['suggestion']})" for r in cols[:8])
+    text = f"{len(cols)} of {df.shape[1]} columns have missing values" + "".join(
+        f"; {r['column']}: {r['fraction']:.1%} ({r['suggestion']})" for r in cols[:8]
+    )
     return answer(text, rows=len(df), columns=cols, rows_with_missing=int(df.isna().any(axis=1).sum()))
 
 
@@ -36,7 +48,11 @@ def column_kind(s, n):
     if pd.api.types.is_numeric_dtype(s):
         return "numeric"
     parsed = pd.to_datetime(s.dropna().astype(str).head(200), errors="coerce", format="mixed")
-    if len(parsed) and parsed.notna().mean() > 0.9 and s.astype(str).str.contains(r"\d[-/:]\d", regex=True).mean() > 0.9:
+    if (
+        len(parsed)
+        and parsed.notna().mean() > 0.9
+        and s.astype(str).str.contains(r"\d[-/:]\d", regex=True).mean() > 0.9
+    ):
         return "datetime"
     if s.dropna().astype(str).str.split().str.len().mean() > 3:
         return "text"
@@ -46,7 +62,12 @@ def column_kind(s, n):
 def id_like(name, s, kind):
     """Every value distinct, and integers or strings (a float that never repeats is just a measurement)."""
     uniq = s.nunique(dropna=True)
-    return bool(uniq == s.notna().sum() and len(s) > 20 and kind in ("numeric", "categorical") and (not pd.api.types.is_float_dtype(s) or "id" in str(name).lower()))
+    return bool(
+        uniq == s.notna().sum()
+        and len(s) > 20
+        and kind in ("numeric", "categorical")
+        and (not pd.api.types.is_float_dtype(s) or "id" in str(name).lower())
+    )
 
 
 @tool("identify_feature_types")
@@ -59,10 +80,21 @@ def identify_feature_types(path, high_cardinality=50):
         uniq = int(s.nunique(dropna=True))
         kind = column_kind(s, n)
         is_id = id_like(c, s, kind)
-        out.append({"column": c, "type": kind, "dtype": str(s.dtype), "unique": uniq, "id_like": bool(is_id), "high_cardinality": bool(kind == "categorical" and uniq > high_cardinality)})
+        out.append(
+            {
+                "column": c,
+                "type": kind,
+                "dtype": str(s.dtype),
+                "unique": uniq,
+                "id_like": bool(is_id),
+                "high_cardinality": bool(kind == "categorical" and uniq > high_cardinality),
+            }
+        )
     counts = pd.Series([r["type"] for r in out]).value_counts().to_dict()
     ids = [r["column"] for r in out if r["id_like"]]
-    text = ", ".join(f"{v} {k}" for k, v in counts.items()) + (f"; ID-like (drop before training): {', '.join(map(str, ids))}" if ids else "")
+    text = ", ".join(f"{v} {k}" for k, v in counts.items()) + (
+        f"; ID-like (drop before training): {', '.join(map(str, ids))}" if ids else ""
+    )
     return answer(text, rows=n, columns=out)
 
 
@@ -101,7 +133,12 @@ def check_feature_normalization(path, target=None):
         how = "scales differ by orders of magnitude: standardize (fit the scaler on training data only) before linear, distance or neural models"
     else:
         how = "scales are comparable; scaling matters only for distance-based or neural models"
-    return answer(f"{len(cols)} numeric columns, std ratio max/min {spread:.1f}: {how}", columns=cols, std_ratio=rnd(spread), suggestion=how)
+    return answer(
+        f"{len(cols)} numeric columns, std ratio max/min {spread:.1f}: {how}",
+        columns=cols,
+        std_ratio=rnd(spread),
+        suggestion=how,
+    )
 
 
 @tool("detect_outliers")
@@ -113,9 +150,14 @@ def detect_outliers(path, k=1.5, target=None):
         q1, q3 = np.percentile(s, [25, 75]) if len(s) else (0, 0)
         lo, hi = q1 - k * (q3 - q1), q3 + k * (q3 - q1)
         n = int(((s < lo) | (s > hi)).sum())
-        cols.append({"column": c, "outliers": n, "fraction": rnd(n / max(len(s), 1)), "lower": rnd(lo), "upper": rnd(hi)})
+        cols.append(
+            {"column": c, "outliers": n, "fraction": rnd(n / max(len(s), 1)), "lower": rnd(lo), "upper": rnd(hi)}
+        )
     cols.sort(key=lambda r: -r["outliers"])
-    text = "; ".join(f"{r['column']}: {r['outliers']} outside [{r['lower']}, {r['upper']}]" for r in cols if r["outliers"]) or "no IQR outliers"
+    text = (
+        "; ".join(f"{r['column']}: {r['outliers']} outside [{r['lower']}, {r['upper']}]" for r in cols if r["outliers"])
+        or "no IQR outliers"
+    )
     return answer(text, k=k, columns=cols)
 
 
@@ -135,7 +177,11 @@ def correlation_analysis(path, threshold=0.9, target=None):
     leaks = []
     if target is not None:
         need_columns(df, [target], path)
-        y = pd.to_numeric(df[target], errors="coerce") if pd.api.types.is_numeric_dtype(df[target]) else df[target].astype("category").cat.codes
+        y = (
+            pd.to_numeric(df[target], errors="coerce")
+            if pd.api.types.is_numeric_dtype(df[target])
+            else df[target].astype("category").cat.codes
+        )
         for c in nums:
             r = feats[c].corr(y)
             # A feature that tracks the label almost exactly is more likely a leak than a discovery.
@@ -165,9 +211,18 @@ def cardinality_check(path, target=None):
     cols = []
     for c in categorical_columns(df):
         uniq = int(df[c].nunique(dropna=True))
-        cols.append({"column": c, "unique": uniq, "suggested_encoding": encoding_for("binary" if uniq == 2 else "categorical", uniq, len(df))})
+        cols.append(
+            {
+                "column": c,
+                "unique": uniq,
+                "suggested_encoding": encoding_for("binary" if uniq == 2 else "categorical", uniq, len(df)),
+            }
+        )
     cols.sort(key=lambda r: -r["unique"])
-    text = "; ".join(f"{r['column']}: {r['unique']} values -> {r['suggested_encoding']}" for r in cols) or "no categorical columns"
+    text = (
+        "; ".join(f"{r['column']}: {r['unique']} values -> {r['suggested_encoding']}" for r in cols)
+        or "no categorical columns"
+    )
     return answer(text, columns=cols)
 
 
@@ -189,7 +244,9 @@ def feature_skewness_checker(path, threshold=1.0, target=None):
         cols.append({"column": c, "skewness": rnd(sk), "suggestion": how})
     cols.sort(key=lambda r: -abs(r["skewness"]))
     skewed = [r for r in cols if r["suggestion"] != "none"]
-    text = f"{len(skewed)} of {len(cols)} numeric columns have |skew| >= {threshold}" + "".join(f"; {r['column']}: {r['skewness']} ({r['suggestion']})" for r in skewed[:8])
+    text = f"{len(skewed)} of {len(cols)} numeric columns have |skew| >= {threshold}" + "".join(
+        f"; {r['column']}: {r['skewness']} ({r['suggestion']})" for r in skewed[:8]
+    )
     return answer(text, columns=cols, threshold=threshold)
 
 
@@ -201,15 +258,27 @@ def duplicate_row_detector(path, ignore=None):
     body = df.drop(columns=ignore)
     dup = body.duplicated(keep="first")
     n = int(dup.sum())
-    text = f"{n} duplicate rows of {len(df)} ({n / max(len(df), 1):.1%})" + (f", ignoring {', '.join(ignore)}" if ignore else "")
-    return answer(text, rows=len(df), duplicates=n, fraction=rnd(n / max(len(df), 1)), first_duplicate_rows=[int(i) for i in np.flatnonzero(dup)[:10]])
+    text = f"{n} duplicate rows of {len(df)} ({n / max(len(df), 1):.1%})" + (
+        f", ignoring {', '.join(ignore)}" if ignore else ""
+    )
+    return answer(
+        text,
+        rows=len(df),
+        duplicates=n,
+        fraction=rnd(n / max(len(df), 1)),
+        first_duplicate_rows=[int(i) for i in np.flatnonzero(dup)[:10]],
+    )
 
 
 @tool("detect_train_test_overlap")
 def detect_train_test_overlap(train, test, columns=None, ignore=None):
     a, b = read_table(train), read_table(test)
     ignore = [ignore] if isinstance(ignore, str) else list(ignore or [])
-    cols = [columns] if isinstance(columns, str) else list(columns or [c for c in a.columns if c in b.columns and c not in ignore])
+    cols = (
+        [columns]
+        if isinstance(columns, str)
+        else list(columns or [c for c in a.columns if c in b.columns and c not in ignore])
+    )
     need_columns(a, cols, train)
     need_columns(b, cols, test)
     if not cols:
@@ -218,7 +287,14 @@ def detect_train_test_overlap(train, test, columns=None, ignore=None):
     hit = b[cols].astype(str).apply(tuple, axis=1).isin(keys)
     n = int(hit.sum())
     text = f"{n} of {len(b)} rows of {test} ({n / max(len(b), 1):.1%}) also appear in {train} on {len(cols)} columns"
-    return answer(text, columns=cols, overlapping_rows=n, fraction_of_test=rnd(n / max(len(b), 1)), test_rows=len(b), train_rows=len(a))
+    return answer(
+        text,
+        columns=cols,
+        overlapping_rows=n,
+        fraction_of_test=rnd(n / max(len(b), 1)),
+        test_rows=len(b),
+        train_rows=len(a),
+    )
 
 
 @tool("encoding_strategy_advisor")
@@ -239,7 +315,11 @@ def encoding_strategy_advisor(path, target=None):
         else:
             how = encoding_for(kind, uniq, len(df))
         out.append({"column": c, "type": kind, "unique": uniq, "recommendation": how})
-    return answer("; ".join(f"{r['column']} ({r['type']}, {r['unique']}): {r['recommendation']}" for r in out[:15]), rows=len(df), columns=out)
+    return answer(
+        "; ".join(f"{r['column']} ({r['type']}, {r['unique']}): {r['recommendation']}" for r in out[:15]),
+        rows=len(df),
+        columns=out,
+    )
 
 
 @tool("feature_interaction_detector")
@@ -264,4 +344,9 @@ def feature_interaction_detector(path, target, top_k=5, max_rows=3000, seed=0):
     pairs.sort(key=lambda p: -p["gain"])
     top = pairs[:top_k]
     text = "; ".join(f"{p['a']}*{p['b']}: MI gain {p['gain']}" for p in top)
-    return answer(text, single_mi={k: rnd(v) for k, v in single.items()}, pairs=top, task="classification" if classify else "regression")
+    return answer(
+        text,
+        single_mi={k: rnd(v) for k, v in single.items()},
+        pairs=top,
+        task="classification" if classify else "regression",
+    )

@@ -25,7 +25,9 @@ def image_list(path, image_column=None, label_column=None, limit=None):
                     out.append((os.path.join(root, f), None if rel == "." else rel.split(os.sep)[0]))
     else:
         df = read_table(path)
-        col = image_column or next((c for c in df.columns if df[c].astype(str).str.lower().str.endswith(EXTS).mean() > 0.5), None)
+        col = image_column or next(
+            (c for c in df.columns if df[c].astype(str).str.lower().str.endswith(EXTS).mean() > 0.5), None
+        )
         if col is None:
             raise ToolError(f"{path}: no column of image file names; name it with image_column")
         need_columns(df, [col] + ([label_column] if label_column else []), path)
@@ -78,7 +80,12 @@ def class_balance_check(path, label_column=None, image_column=None):
         raise ToolError(f"{path}: no labels (images are not in class subfolders)")
     ratio = float(counts.iloc[0] / counts.iloc[-1])
     how = "balanced sampling or a class-weighted loss" if ratio >= 3 else "balanced enough"
-    return answer(f"{len(counts)} classes, {counts.sum()} images, majority/minority {ratio:.2f} ({how})", classes=[{"label": k, "count": int(v)} for k, v in counts.items()], imbalance_ratio=rnd(ratio), suggestion=how)
+    return answer(
+        f"{len(counts)} classes, {counts.sum()} images, majority/minority {ratio:.2f} ({how})",
+        classes=[{"label": k, "count": int(v)} for k, v in counts.items()],
+        imbalance_ratio=rnd(ratio),
+        suggestion=how,
+    )
 
 
 @tool("image_normalization_stats")
@@ -117,7 +124,8 @@ def image_shape_consistency(path, image_column=None):
     common = counts.index[0]
     odd = [{"file": os.path.basename(f), "shape": k} for (f, *_), k in zip(shapes, key) if k != common][:20]
     return answer(
-        f"{len(shapes)} images; most common {common} ({counts.iloc[0]}); {len(key) - counts.iloc[0]} differ" + ("" if len(counts) == 1 else ": resize or crop to one size, convert to one mode"),
+        f"{len(shapes)} images; most common {common} ({counts.iloc[0]}); {len(key) - counts.iloc[0]} differ"
+        + ("" if len(counts) == 1 else ": resize or crop to one size, convert to one mode"),
         images=len(shapes),
         shapes={k: int(v) for k, v in counts.items()},
         most_common=common,
@@ -153,8 +161,16 @@ def duplicate_image_detector(path, image_column=None, max_distance=4, limit=3000
         h = np.array([x for _, x in hashes])
         dist = (h[:, None, :] != h[None, :, :]).sum(axis=2)
         for i, j in zip(*np.nonzero(np.triu(dist <= max_distance, k=1))):
-            near.append({"a": os.path.basename(hashes[i][0]), "b": os.path.basename(hashes[j][0]), "distance": int(dist[i, j])})
-    return answer(f"{len(files)} images: {exact} exact duplicates, {len(near)} near-duplicate pairs (average-hash distance <= {max_distance})", images=len(files), exact_duplicates=exact, near_duplicate_pairs=len(near), examples=near[:20])
+            near.append(
+                {"a": os.path.basename(hashes[i][0]), "b": os.path.basename(hashes[j][0]), "distance": int(dist[i, j])}
+            )
+    return answer(
+        f"{len(files)} images: {exact} exact duplicates, {len(near)} near-duplicate pairs (average-hash distance <= {max_distance})",
+        images=len(files),
+        exact_duplicates=exact,
+        near_duplicate_pairs=len(near),
+        examples=near[:20],
+    )
 
 
 @tool("corrupt_image_detector")
@@ -169,7 +185,13 @@ def corrupt_image_detector(path, image_column=None):
                 im.load()
         except Exception as e:
             bad.append({"file": os.path.relpath(f), "error": f"{type(e).__name__}: {e}"[:200]})
-    return answer(f"{len(bad)} of {len(files)} images unreadable or corrupt" + (f": {', '.join(os.path.basename(b['file']) for b in bad[:5])}" if bad else ""), images=len(files), corrupt=len(bad), files=bad[:50])
+    return answer(
+        f"{len(bad)} of {len(files)} images unreadable or corrupt"
+        + (f": {', '.join(os.path.basename(b['file']) for b in bad[:5])}" if bad else ""),
+        images=len(files),
+        corrupt=len(bad),
+        files=bad[:50],
+    )
 
 
 AUGMENTATIONS = [
@@ -198,10 +220,16 @@ STANDARDIZE = re.compile(r"-\s*[^/\n]*mean[^/\n]*\)\s*/\s*[^\n]*std|StandardScal
 def augmentation_auditor(path):
     """Static scan of a training script: which transforms it names, and common ones it does not."""
     src = read_text(path)
-    found = [{"transform": t, "lines": [i + 1 for i, l in enumerate(src.splitlines()) if re.search(rf"\b{t}\b", l)]} for t in AUGMENTATIONS + OTHER if re.search(rf"\b{t}\b", src)]
+    found = [
+        {"transform": t, "lines": [i + 1 for i, l in enumerate(src.splitlines()) if re.search(rf"\b{t}\b", l)]}
+        for t in AUGMENTATIONS + OTHER
+        if re.search(rf"\b{t}\b", src)
+    ]
     names = {f["transform"] for f in found}
     aug = [t for t in names if t in AUGMENTATIONS]
-    suggest = [t for t in ("RandomHorizontalFlip", "RandomCrop", "ColorJitter") if t not in names] if len(aug) < 2 else []
+    suggest = (
+        [t for t in ("RandomHorizontalFlip", "RandomCrop", "ColorJitter") if t not in names] if len(aug) < 2 else []
+    )
     # Scripts without torchvision standardize by hand: `(X - MEAN) / STD`, `(X - X.mean(0)) / X.std(0)`, a StandardScaler.
     by_hand = [i + 1 for i, l in enumerate(src.splitlines()) if STANDARDIZE.search(l)]
     if by_hand:
@@ -209,7 +237,11 @@ def augmentation_auditor(path):
     notes = []
     if "Normalize" not in names and not by_hand:
         notes.append("no Normalize and no mean/std standardization: inputs are not standardized")
-    text = f"augmentations: {', '.join(sorted(aug)) or 'none'}" + (f"; consider {', '.join(suggest)} (if they keep labels valid)" if suggest else "") + ("; " + "; ".join(notes) if notes else "")
+    text = (
+        f"augmentations: {', '.join(sorted(aug)) or 'none'}"
+        + (f"; consider {', '.join(suggest)} (if they keep labels valid)" if suggest else "")
+        + ("; " + "; ".join(notes) if notes else "")
+    )
     return answer(text, transforms=found, augmentations=sorted(aug), suggested=suggest, notes=notes)
 
 
@@ -250,11 +282,23 @@ def per_class_accuracy_breakdown(predictions, labels, id_column="id", prediction
     yt, yp = m.iloc[:, 1].astype(str), m.iloc[:, 2].astype(str)
     classes = sorted(set(yt) | set(yp))
     cm = confusion_matrix(yt, yp, labels=classes)
-    per = [{"label": c, "support": int(cm[i].sum()), "accuracy": rnd(cm[i, i] / cm[i].sum()) if cm[i].sum() else None} for i, c in enumerate(classes)]
-    conf = sorted(({"true": classes[i], "predicted": classes[j], "count": int(cm[i, j])} for i in range(len(classes)) for j in range(len(classes)) if i != j and cm[i, j]), key=lambda x: -x["count"])
+    per = [
+        {"label": c, "support": int(cm[i].sum()), "accuracy": rnd(cm[i, i] / cm[i].sum()) if cm[i].sum() else None}
+        for i, c in enumerate(classes)
+    ]
+    conf = sorted(
+        (
+            {"true": classes[i], "predicted": classes[j], "count": int(cm[i, j])}
+            for i in range(len(classes))
+            for j in range(len(classes))
+            if i != j and cm[i, j]
+        ),
+        key=lambda x: -x["count"],
+    )
     worst = min((r for r in per if r["accuracy"] is not None), key=lambda r: r["accuracy"])
     return answer(
-        f"overall accuracy {float((yt == yp).mean()):.3f} on {len(m)} matched ids; worst class {worst['label']} ({worst['accuracy']})" + (f"; most confused {conf[0]['true']}->{conf[0]['predicted']} ({conf[0]['count']})" if conf else ""),
+        f"overall accuracy {float((yt == yp).mean()):.3f} on {len(m)} matched ids; worst class {worst['label']} ({worst['accuracy']})"
+        + (f"; most confused {conf[0]['true']}->{conf[0]['predicted']} ({conf[0]['count']})" if conf else ""),
         accuracy=rnd((yt == yp).mean()),
         matched=len(m),
         per_class=per,

@@ -26,7 +26,12 @@ export function trajectoryBrowser(data: PageData): HTMLElement {
     const values = [...new Set(index.map(get))].filter((v) => v !== '');
     if (key === 'step' && !values.length) continue;
     values.sort((a, b) => (/^\d+$/.test(a) && /^\d+$/.test(b) ? Number(a) - Number(b) : a.localeCompare(b)));
-    const sel = h('select', { id: `f-${key}`, 'aria-label': label, onchange: () => update() }, h('option', { value: '' }, `all (${values.length})`), ...values.map((v) => h('option', { value: v }, v))) as HTMLSelectElement;
+    const sel = h(
+      'select',
+      { id: `f-${key}`, 'aria-label': label, onchange: () => update() },
+      h('option', { value: '' }, `all (${values.length})`),
+      ...values.map((v) => h('option', { value: v }, v)),
+    ) as HTMLSelectElement;
     selects.set(key, sel);
     controls.append(h('label', {}, `${label} `, sel));
   }
@@ -36,7 +41,9 @@ export function trajectoryBrowser(data: PageData): HTMLElement {
   const detail = h('div', { id: 't-detail' }, h('p', { class: 'hint' }, 'Choose a trajectory.'));
 
   function update(): void {
-    const wanted = FILTERS.map(([key, , get]) => [get, selects.get(key)?.value ?? ''] as const).filter(([, v]) => v !== '');
+    const wanted = FILTERS.map(([key, , get]) => [get, selects.get(key)?.value ?? ''] as const).filter(
+      ([, v]) => v !== '',
+    );
     matching = index.filter((e) => wanted.every(([get, v]) => get(e) === v));
     shown = PAGE;
     draw();
@@ -66,7 +73,16 @@ export function trajectoryBrowser(data: PageData): HTMLElement {
   }
 
   /** The same episode (task, policy, repeat, step) in the stage's other variants. */
-  const siblings = (e: IndexEntry) => index.filter((x) => x.s === e.s && x.n !== e.n && x.task === e.task && x.policy === e.policy && x.rep === e.rep && x.step === e.step);
+  const siblings = (e: IndexEntry) =>
+    index.filter(
+      (x) =>
+        x.s === e.s &&
+        x.n !== e.n &&
+        x.task === e.task &&
+        x.policy === e.policy &&
+        x.rep === e.rep &&
+        x.step === e.step,
+    );
 
   async function open(e: IndexEntry): Promise<void> {
     for (const r of list.querySelectorAll('.selected')) r.classList.remove('selected');
@@ -75,7 +91,13 @@ export function trajectoryBrowser(data: PageData): HTMLElement {
     try {
       const t = await loadTrajectory(e.i);
       const others = siblings(e);
-      const compare = others.length ? h('button', { id: 't-compare', onclick: () => void sideBySide([e, ...others]) }, `side by side with ${others.length} other variant(s)`) : null;
+      const compare = others.length
+        ? h(
+            'button',
+            { id: 't-compare', onclick: () => void sideBySide([e, ...others]) },
+            `side by side with ${others.length} other variant(s)`,
+          )
+        : null;
       detail.replaceChildren(...(compare ? [compare] : []), renderTrajectory(t, e.outcome));
       detail.dataset.i = String(e.i);
     } catch (err) {
@@ -87,11 +109,40 @@ export function trajectoryBrowser(data: PageData): HTMLElement {
     const ts = await Promise.all(entries.map((x) => loadTrajectory(x.i)));
     detail.replaceChildren(
       h('button', { onclick: () => void open(entries[0]) }, 'back to one'),
-      h('div', { class: 'side-by-side' }, ...ts.map((t, k) => h('div', { class: 'side', 'data-i': entries[k].i }, h('h4', {}, data.nodes[entries[k].n]?.variant || entries[k].n), renderTrajectory(t, entries[k].outcome)))),
+      h(
+        'div',
+        { class: 'side-by-side' },
+        ...ts.map((t, k) =>
+          h(
+            'div',
+            { class: 'side', 'data-i': entries[k].i },
+            h('h4', {}, data.nodes[entries[k].n]?.variant || entries[k].n),
+            renderTrajectory(t, entries[k].outcome),
+          ),
+        ),
+      ),
     );
   }
 
   update();
-  const head = h('thead', {}, h('tr', {}, ...['task', 'policy', 'repeat', 'variant', 'outcome', 'score', 'reward', 'turns'].map((c) => h('th', {}, c))));
-  return h('div', { class: 'browser' }, h('div', { class: 'browser-top' }, controls, count), h('div', { class: 'browser-panes' }, h('div', { class: 'list-pane' }, h('table', { class: 'list' }, head, list), more), detail));
+  const head = h(
+    'thead',
+    {},
+    h(
+      'tr',
+      {},
+      ...['task', 'policy', 'repeat', 'variant', 'outcome', 'score', 'reward', 'turns'].map((c) => h('th', {}, c)),
+    ),
+  );
+  return h(
+    'div',
+    { class: 'browser' },
+    h('div', { class: 'browser-top' }, controls, count),
+    h(
+      'div',
+      { class: 'browser-panes' },
+      h('div', { class: 'list-pane' }, h('table', { class: 'list' }, head, list), more),
+      detail,
+    ),
+  );
 }

@@ -14,7 +14,9 @@ hljs.registerLanguage('json', json);
 
 export function codeBlock(code: string, lang = 'python'): HTMLElement {
   const el = h('code', { class: `hljs language-${lang}` });
-  el.innerHTML = hljs.getLanguage(lang) ? hljs.highlight(code, { language: lang, ignoreIllegals: true }).value : hljs.highlightAuto(code).value;
+  el.innerHTML = hljs.getLanguage(lang)
+    ? hljs.highlight(code, { language: lang, ignoreIllegals: true }).value
+    : hljs.highlightAuto(code).value;
   return h('pre', { class: 'code' }, el);
 }
 
@@ -43,13 +45,31 @@ function grade(t: Traj): HTMLElement {
   const rows = MEDALS.map((m) => {
     const th = e[`${m}_threshold`];
     const reached = score !== null && typeof th === 'number' && (lower ? score <= th : score >= th);
-    return h('tr', { class: reached ? 'reached' : '' }, h('th', {}, m), h('td', {}, fmt(th)), h('td', {}, reached ? '✓' : ''));
+    return h(
+      'tr',
+      { class: reached ? 'reached' : '' },
+      h('th', {}, m),
+      h('td', {}, fmt(th)),
+      h('td', {}, reached ? '✓' : ''),
+    );
   });
   return h(
     'div',
     { class: 'grade' },
-    h('p', {}, `score `, h('b', { class: 'score' }, fmt(score)), lower ? ' (lower is better)' : '', t.starter_score !== undefined && t.starter_score !== null ? ` · starter ${fmt(t.starter_score)}` : ''),
-    h('table', { class: 'medals' }, h('thead', {}, h('tr', {}, h('th', {}, 'medal'), h('th', {}, 'threshold'), h('th', {}, 'reached'))), h('tbody', {}, ...rows)),
+    h(
+      'p',
+      {},
+      `score `,
+      h('b', { class: 'score' }, fmt(score)),
+      lower ? ' (lower is better)' : '',
+      t.starter_score !== undefined && t.starter_score !== null ? ` · starter ${fmt(t.starter_score)}` : '',
+    ),
+    h(
+      'table',
+      { class: 'medals' },
+      h('thead', {}, h('tr', {}, h('th', {}, 'medal'), h('th', {}, 'threshold'), h('th', {}, 'reached'))),
+      h('tbody', {}, ...rows),
+    ),
   );
 }
 
@@ -59,17 +79,27 @@ function shapingOf(t: Traj, turn: number): HTMLElement | null {
   if (!s || !x) return null;
   const k = s.turns.indexOf(x);
   const r = s.rewards?.[k];
-  return h('span', { class: 'shaping' }, `${s.kind.toUpperCase()} d = ${fmt(x.d)}${x.reason ? ` (${x.reason})` : ''}${x.category ? ` · ${x.category}` : ''}${r !== undefined ? ` · r = ${fmt(r)}` : ''}`);
+  return h(
+    'span',
+    { class: 'shaping' },
+    `${s.kind.toUpperCase()} d = ${fmt(x.d)}${x.reason ? ` (${x.reason})` : ''}${x.category ? ` · ${x.category}` : ''}${r !== undefined ? ` · r = ${fmt(r)}` : ''}`,
+  );
 }
 
 function turnCard(t: Traj, turn: Turn, reply: string | undefined, observation: string | undefined): HTMLElement {
-  const status = turn.timed_out ? 'timed out' : turn.exit_code === null || turn.exit_code === undefined ? '' : `exit ${turn.exit_code}`;
+  const status = turn.timed_out
+    ? 'timed out'
+    : turn.exit_code === null || turn.exit_code === undefined
+      ? ''
+      : `exit ${turn.exit_code}`;
   const meta = h(
     'div',
     { class: 'turn-meta' },
     h('b', {}, `turn ${turn.turn}`),
     ` · ${turn.action}`,
-    turn.operator ? ` · ${turn.operator}${turn.parent !== null && turn.parent !== undefined ? ` of ${turn.parent}` : ''}` : '',
+    turn.operator
+      ? ` · ${turn.operator}${turn.parent !== null && turn.parent !== undefined ? ` of ${turn.parent}` : ''}`
+      : '',
     status ? ` · ${status}` : '',
     ` · ${seconds(turn.duration_ms)}`,
     turn.format_ok === false ? h('span', { class: 'bad' }, ' · format broken') : '',
@@ -80,12 +110,37 @@ function turnCard(t: Traj, turn: Turn, reply: string | undefined, observation: s
   const body: (HTMLElement | null)[] = [];
   if (reply) body.push(richText(reply));
   else if (turn.code) body.push(codeBlock(turn.code));
-  if (turn.name) body.push(h('div', { class: 'tool-call' }, h('b', {}, `tool call: ${turn.name}`), turn.args ? codeBlock(JSON.stringify(turn.args, null, 2), 'json') : null));
+  if (turn.name)
+    body.push(
+      h(
+        'div',
+        { class: 'tool-call' },
+        h('b', {}, `tool call: ${turn.name}`),
+        turn.args ? codeBlock(JSON.stringify(turn.args, null, 2), 'json') : null,
+      ),
+    );
   if (turn.evaluation) body.push(h('div', { class: 'turn-grade' }, `validate: score ${fmt(turn.evaluation.score)}`));
   const obs = observation ?? turn.observation;
-  if (obs) body.push(h('details', { class: 'observation', open: true }, h('summary', {}, 'observation'), h('pre', {}, obs)));
-  if (turn.evidence) body.push(h('details', { class: 'evidence' }, h('summary', {}, 'tool answer'), codeBlock(JSON.stringify(turn.evidence, null, 2), 'json')));
-  if (turn.intervention) body.push(h('details', { class: 'intervention' }, h('summary', {}, `intervention: ${turn.intervention.mode}`), h('pre', {}, turn.intervention.original.text)));
+  if (obs)
+    body.push(h('details', { class: 'observation', open: true }, h('summary', {}, 'observation'), h('pre', {}, obs)));
+  if (turn.evidence)
+    body.push(
+      h(
+        'details',
+        { class: 'evidence' },
+        h('summary', {}, 'tool answer'),
+        codeBlock(JSON.stringify(turn.evidence, null, 2), 'json'),
+      ),
+    );
+  if (turn.intervention)
+    body.push(
+      h(
+        'details',
+        { class: 'intervention' },
+        h('summary', {}, `intervention: ${turn.intervention.mode}`),
+        h('pre', {}, turn.intervention.original.text),
+      ),
+    );
   return h('div', { class: 'turn', id: `turn-${turn.turn}`, 'data-turn': turn.turn }, meta, ...body);
 }
 
@@ -103,7 +158,17 @@ function journalTree(j: NonNullable<Traj['journal']>, root: HTMLElement): HTMLEl
         h(
           'li',
           { class: `node${n.buggy ? ' buggy' : ''}${n.id === j.best ? ' best' : ''}`, 'data-node': n.id },
-          h('a', { href: '#', onclick: (e: Event) => (e.preventDefault(), root.querySelector(`#turn-${n.id}`)?.scrollIntoView({ block: 'start' })) }, `#${n.id} ${n.operator}`),
+          h(
+            'a',
+            {
+              href: '#',
+              onclick: (e: Event) => (
+                e.preventDefault(),
+                root.querySelector(`#turn-${n.id}`)?.scrollIntoView({ block: 'start' })
+              ),
+            },
+            `#${n.id} ${n.operator}`,
+          ),
           ` ${n.buggy ? 'buggy' : `metric ${fmt(n.metric)}`}${n.id === j.best ? ' ★ chosen' : ''}`,
           branch(n.id),
         ),
@@ -119,8 +184,15 @@ export function renderTrajectory(t: Traj, outcome: string): HTMLElement {
   const msgs = t.messages ?? [];
   const replies = msgs.filter((m) => m.role === 'assistant');
   // The observation a turn got is the message after its reply.
-  const observations = msgs.flatMap((m, k) => (m.role === 'assistant' ? [msgs[k + 1]?.role === 'user' || msgs[k + 1]?.role === 'tool' ? msgs[k + 1].content : undefined] : []));
-  const prompt = msgs.slice(0, msgs.findIndex((m) => m.role === 'assistant') === -1 ? msgs.length : msgs.findIndex((m) => m.role === 'assistant'));
+  const observations = msgs.flatMap((m, k) =>
+    m.role === 'assistant'
+      ? [msgs[k + 1]?.role === 'user' || msgs[k + 1]?.role === 'tool' ? msgs[k + 1].content : undefined]
+      : [],
+  );
+  const prompt = msgs.slice(
+    0,
+    msgs.findIndex((m) => m.role === 'assistant') === -1 ? msgs.length : msgs.findIndex((m) => m.role === 'assistant'),
+  );
   root.append(
     h('h3', { class: 'traj-title' }, `${t.task_id} · ${t.policy} · repeat ${fmt(t.sample)}`),
     h(
@@ -133,12 +205,30 @@ export function renderTrajectory(t: Traj, outcome: string): HTMLElement {
   );
   if (t.error) root.append(h('p', { class: 'bad' }, String(t.error)));
   root.append(grade(t));
-  if (t.variables) root.append(h('details', { class: 'variables', open: true }, h('summary', {}, 'reward variables'), kvTable(Object.entries(t.variables))));
+  if (t.variables)
+    root.append(
+      h(
+        'details',
+        { class: 'variables', open: true },
+        h('summary', {}, 'reward variables'),
+        kvTable(Object.entries(t.variables)),
+      ),
+    );
   if (t.journal?.nodes?.length) root.append(journalTree(t.journal, root));
-  if (prompt.length) root.append(h('details', { class: 'prompt' }, h('summary', {}, 'prompt'), ...prompt.map((m) => h('div', { class: `msg ${m.role}` }, h('b', {}, m.role), h('pre', {}, m.content)))));
+  if (prompt.length)
+    root.append(
+      h(
+        'details',
+        { class: 'prompt' },
+        h('summary', {}, 'prompt'),
+        ...prompt.map((m) => h('div', { class: `msg ${m.role}` }, h('b', {}, m.role), h('pre', {}, m.content))),
+      ),
+    );
   const turns = t.turns ?? [];
   // AIDE's messages are its own prompts; its nodes' code is the reply.
   const aide = t.scaffold === 'aide';
-  turns.forEach((turn, k) => root.append(turnCard(t, turn, aide ? undefined : replies[k]?.content, aide ? undefined : observations[k])));
+  turns.forEach((turn, k) =>
+    root.append(turnCard(t, turn, aide ? undefined : replies[k]?.content, aide ? undefined : observations[k])),
+  );
   return root;
 }

@@ -14,7 +14,12 @@ export type Traj = Record<string, unknown> & {
   evaluation?: Record<string, unknown> | null;
   reward?: number | null;
   journal?: { nodes: JournalNode[]; best: number | null; lower_is_better?: boolean };
-  shaping?: { kind: string; beta?: number; turns: { turn: number; category?: string; d: number | null; reason?: string }[]; rewards?: number[] };
+  shaping?: {
+    kind: string;
+    beta?: number;
+    turns: { turn: number; category?: string; d: number | null; reason?: string }[];
+    rewards?: number[];
+  };
 };
 
 export interface Turn {

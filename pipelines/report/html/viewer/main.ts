@@ -9,13 +9,32 @@ import { trajectoryBrowser } from './browser.js';
 
 /** Metrics plotted per training kind, where recorded. */
 const CURVE_METRICS: Record<Curve['kind'], { x: string; ys: string[] }> = {
-  grpo: { x: 'step', ys: ['reward_mean', 'valid_rate', 'median_rate', 'bronze_rate', 'format', 'turns', 'entropy', 'val_reward', 'val_any_medal'] },
+  grpo: {
+    x: 'step',
+    ys: [
+      'reward_mean',
+      'valid_rate',
+      'median_rate',
+      'bronze_rate',
+      'format',
+      'turns',
+      'entropy',
+      'val_reward',
+      'val_any_medal',
+    ],
+  },
   sft: { x: 'epoch', ys: ['train_loss', 'val_loss'] },
 };
 
 export function curveSpec(kind: Curve['kind'], curves: Curve[]): Record<string, unknown> | null {
   const { x, ys } = CURVE_METRICS[kind];
-  const values = curves.flatMap((c) => c.points.flatMap((p) => ys.filter((y) => typeof p[y] === 'number').map((y) => ({ variant: c.variant, [x]: p[x], metric: y, value: p[y] }))));
+  const values = curves.flatMap((c) =>
+    c.points.flatMap((p) =>
+      ys
+        .filter((y) => typeof p[y] === 'number')
+        .map((y) => ({ variant: c.variant, [x]: p[x], metric: y, value: p[y] })),
+    ),
+  );
   if (!values.length) return null;
   const metrics = ys.filter((y) => values.some((v) => v.metric === y));
   return {
@@ -27,21 +46,39 @@ export function curveSpec(kind: Curve['kind'], curves: Curve[]): Record<string, 
       width: 240,
       height: 150,
       mark: { type: 'line', point: true },
-      encoding: { x: { field: x, type: 'quantitative' }, y: { field: 'value', type: 'quantitative', title: null }, color: { field: 'variant', type: 'nominal' }, tooltip: [{ field: 'variant' }, { field: x }, { field: 'value' }] },
+      encoding: {
+        x: { field: x, type: 'quantitative' },
+        y: { field: 'value', type: 'quantitative', title: null },
+        color: { field: 'variant', type: 'nominal' },
+        tooltip: [{ field: 'variant' }, { field: x }, { field: 'value' }],
+      },
     },
     resolve: { scale: { y: 'independent' } },
   };
 }
 
 function table(t: HtmlTable): HTMLElement {
-  const grid = (columns: string[], rows: string[][], cls: string) => h('table', { class: cls }, h('thead', {}, h('tr', {}, ...columns.map((c) => h('th', {}, c)))), h('tbody', {}, ...rows.map((r) => h('tr', {}, ...r.map((c) => h('td', {}, c))))));
+  const grid = (columns: string[], rows: string[][], cls: string) =>
+    h(
+      'table',
+      { class: cls },
+      h('thead', {}, h('tr', {}, ...columns.map((c) => h('th', {}, c)))),
+      h('tbody', {}, ...rows.map((r) => h('tr', {}, ...r.map((c) => h('td', {}, c))))),
+    );
   return h(
     'div',
     { class: 'table', 'data-table': t.name },
     h('h3', {}, t.name),
     t.description ? h('p', { class: 'desc' }, t.description) : null,
     grid(t.columns, t.rows, 'data'),
-    t.reference ? h('div', { class: 'reference' }, h('p', {}, `paper — ${t.reference.source}`), grid(t.reference.columns, t.reference.rows, 'data ref')) : null,
+    t.reference
+      ? h(
+          'div',
+          { class: 'reference' },
+          h('p', {}, `paper — ${t.reference.source}`),
+          grid(t.reference.columns, t.reference.rows, 'data ref'),
+        )
+      : null,
   );
 }
 
@@ -49,7 +86,9 @@ const OPTS = { actions: { export: true, source: true, compiled: false, editor: f
 
 function chart(name: string, spec: Record<string, unknown>): HTMLElement {
   const el = h('div', { class: 'vega', 'data-figure': name });
-  void embed(el, spec as never, OPTS).catch((err: unknown) => el.replaceChildren(h('p', { class: 'bad' }, String(err))));
+  void embed(el, spec as never, OPTS).catch((err: unknown) =>
+    el.replaceChildren(h('p', { class: 'bad' }, String(err))),
+  );
   return el;
 }
 
@@ -65,7 +104,15 @@ function funnel(data: PageData): HTMLElement | null {
         'div',
         { class: 'funnel', 'data-node': f.node },
         h('h3', {}, f.node),
-        ...f.steps.map((s) => h('div', { class: 'funnel-step' }, h('span', { class: 'funnel-name' }, s.name), h('span', { class: 'funnel-bar', style: `width:${(60 * s.count) / top}%` }), h('span', { class: 'funnel-count' }, s.count))),
+        ...f.steps.map((s) =>
+          h(
+            'div',
+            { class: 'funnel-step' },
+            h('span', { class: 'funnel-name' }, s.name),
+            h('span', { class: 'funnel-bar', style: `width:${(60 * s.count) / top}%` }),
+            h('span', { class: 'funnel-count' }, s.count),
+          ),
+        ),
       );
     }),
   );
@@ -83,17 +130,43 @@ function boot(): void {
       kind,
       data.curves.filter((c) => c.kind === kind),
     );
-    return spec ? h('div', { class: 'curves', 'data-kind': kind }, h('h3', {}, kind === 'grpo' ? 'GRPO' : 'SFT'), chart(`curves-${kind}`, spec)) : null;
+    return spec
+      ? h(
+          'div',
+          { class: 'curves', 'data-kind': kind },
+          h('h3', {}, kind === 'grpo' ? 'GRPO' : 'SFT'),
+          chart(`curves-${kind}`, spec),
+        )
+      : null;
   });
   const sections = [
     section('tables', 'Tables', ...data.tables.map(table)),
-    section('figures', 'Figures', ...data.figures.map((f) => h('div', { class: 'figure' }, h('h3', {}, f.name), chart(f.name, f.spec)))),
+    section(
+      'figures',
+      'Figures',
+      ...data.figures.map((f) => h('div', { class: 'figure' }, h('h3', {}, f.name), chart(f.name, f.spec))),
+    ),
     funnel(data),
     section('curves', 'Training curves', ...curves),
-    h('section', { id: 'trajectories' }, h('h2', {}, 'Trajectories'), data.index.length ? trajectoryBrowser(data) : h('p', { class: 'hint' }, 'No trajectories recorded.')),
+    h(
+      'section',
+      { id: 'trajectories' },
+      h('h2', {}, 'Trajectories'),
+      data.index.length ? trajectoryBrowser(data) : h('p', { class: 'hint' }, 'No trajectories recorded.'),
+    ),
   ].filter((s): s is HTMLElement => s !== null);
   const nav = h('nav', {}, ...sections.map((s) => h('a', { href: `#${s.id}` }, s.querySelector('h2')!.textContent)));
-  app.replaceChildren(h('header', {}, h('h1', {}, data.experiment.name), data.experiment.description ? h('p', {}, data.experiment.description) : null, h('p', { class: 'generated' }, `generated ${data.generated}`), nav), ...sections);
+  app.replaceChildren(
+    h(
+      'header',
+      {},
+      h('h1', {}, data.experiment.name),
+      data.experiment.description ? h('p', {}, data.experiment.description) : null,
+      h('p', { class: 'generated' }, `generated ${data.generated}`),
+      nav,
+    ),
+    ...sections,
+  );
   document.body.dataset.ready = '1';
 }
 
