@@ -89,3 +89,26 @@ export class ParamError extends UserError {
     this.name = 'ParamError';
   }
 }
+
+/**
+ * Work stopped because it was asked to (Ctrl-C, a lost cache lock, a run stopping): not a failure of the
+ * work. Code that checks a signal throws it through `signal.throwIfAborted()` or `throw new Interrupted()`.
+ */
+export class Interrupted extends Error {
+  constructor() {
+    super('interrupted');
+    this.name = 'Interrupted';
+  }
+}
+
+/**
+ * A node's work failed in a way its stage foresaw and can explain (a trainer exited with an error, a
+ * subprocess wrote no output, every rollout crashed): reported by its message, which says what to look at.
+ * Any other error thrown inside a node is a bug and is logged with its stack.
+ */
+export class StageFailure extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'StageFailure';
+  }
+}

@@ -16,8 +16,8 @@ import type { MlabConfig } from '../../gpu/verl/service-mlab.js';
 import { defaultGpus, gpuCapacity, hostsFor } from '../../pipelines/config/hosts.js';
 import { loadSettings } from '../../pipelines/config/settings.js';
 import { sandboxPlacement } from '../../pipelines/run/hosts.js';
-import { starterScore } from '../../stages/eval/tasks.js';
-import { hostSandboxes } from '../../stages/sandbox.js';
+import { starterScore } from '../../stages/shared/tasks.js';
+import { hostSandboxes } from '../../stages/shared/sandbox.js';
 import type { IO } from '../io.js';
 import { sandboxFromSettings } from './sandbox.js';
 

@@ -5,7 +5,7 @@ import { setMaxListeners } from 'node:events';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { HostFault } from '../../core/errors.js';
+import { HostFault, Interrupted } from '../../core/errors.js';
 import { listFiles } from '../../core/fs.js';
 import { choosePython } from '../../core/python.js';
 import { VERSION } from '../../core/version.js';
@@ -34,13 +34,6 @@ export class NodeFailure extends Error {
   ) {
     super(message);
     this.name = 'NodeFailure';
-  }
-}
-
-export class Interrupted extends Error {
-  constructor() {
-    super('interrupted');
-    this.name = 'Interrupted';
   }
 }
 

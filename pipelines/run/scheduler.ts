@@ -4,7 +4,7 @@
 // its dependents); an abort lets running nodes clean up and leaves the cache
 // as it was plus whatever finished.
 import { VERSION } from '../../core/version.js';
-import { UserError } from '../../core/errors.js';
+import { Interrupted, UserError } from '../../core/errors.js';
 import { dotted, valuePos } from '../../core/source.js';
 import type { InputNode } from '../../stages/contract.js';
 import { getStage } from '../../stages/registry.js';
@@ -13,7 +13,7 @@ import type { Manifest } from '../cache/manifest.js';
 import { sha256 } from '../../core/hash.js';
 import { closeShelf, openShelf } from '../../sandbox/warm/shelf.js';
 import type { Plan } from '../plan.js';
-import { executeNode, Interrupted, NodeFailure } from './execute.js';
+import { executeNode, NodeFailure } from './execute.js';
 import { HostPool, type Held, type LentGpus } from './hosts.js';
 import type { Reporter, RunSummary } from './reporter.js';
 

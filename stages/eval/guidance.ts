@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import type { GuidanceRecord } from '../../agents/guidance/index.js';
 import { ParamError } from '../../core/errors.js';
 import type { InputNode } from '../contract.js';
-import type { TaskRef } from './tasks.js';
+import type { TaskRef } from '../shared/tasks.js';
 
 export function loadGuidance(
   inputs: readonly InputNode[],

@@ -11,11 +11,12 @@ import { assetsDigest } from '../../core/assets.js';
 import { modelIdentity } from '../../core/models.js';
 import { ParamError } from '../../core/errors.js';
 import { rewardFormula, type RewardInputs } from '../../core/rewards/presets.js';
-import { rewardInputIssues } from '../reward-inputs.js';
+import { rewardInputIssues } from '../shared/reward-inputs.js';
 import schema from '../../schemas/stages/eval.schema.json';
 import type { ParamIssue, Stage } from '../contract.js';
 import { lazyRun } from '../lazy.js';
-import { tasksFolderIssues } from './tasks.js';
+import { tasksFolderIssues } from '../shared/tasks.js';
+import { type EpisodeLimits, RELEASE_LIMITS, withPreset } from '../shared/limits.js';
 import type { ToolChoice } from '../../agents/scaffolds/mlab/tools.js';
 import type { PromptFormat } from '../../agents/scaffolds/types.js';
 import { TOOLS_BY_NAME } from '../../tools/index.js';
@@ -71,8 +72,8 @@ export interface EvalParams {
  */
 export const LIMIT_PRESETS = {
   paper: { max_turns: 20, step_timeout: 90, time_budget: 1800 },
-  release: { max_turns: 15, step_timeout: 300, time_budget: 1200 },
-} as const;
+  release: RELEASE_LIMITS,
+} as const satisfies Record<string, EpisodeLimits>;
 
 /**
  * mlab's `paper` limits are MLToolBench's (Table 2): 50 actions or one hour a rollout. The paper sets no
@@ -86,14 +87,10 @@ export const MLEBENCH_TIME_BUDGET = 86400;
 /** The limits a node runs with: each written value, else its preset's. */
 export function episodeLimits(
   p: Pick<EvalParams, 'limits' | 'max_turns' | 'step_timeout' | 'time_budget'> & { scaffold?: EvalParams['scaffold'] },
-): { max_turns: number; step_timeout: number; time_budget: number } {
+): EpisodeLimits {
   const preset =
     p.scaffold === 'mlab' && (p.limits ?? 'paper') === 'paper' ? MLAB_PAPER : LIMIT_PRESETS[p.limits ?? 'paper'];
-  return {
-    max_turns: p.max_turns ?? preset.max_turns,
-    step_timeout: p.step_timeout ?? preset.step_timeout,
-    time_budget: p.time_budget ?? preset.time_budget,
-  };
+  return withPreset(p, preset);
 }
 
 /** How policy:/policies: are given wrong (each name itself is checked where it is written). */

@@ -2,7 +2,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { episodeLimits, evalStage, type EvalParams } from './index.js';
-import { scoreFeedback } from './rollout.js';
+import { scoreFeedback } from '../shared/episode.js';
 
 test('limits: paper by default, release as the released code; a written value wins', () => {
   assert.equal(episodeLimits({ limits: 'paper' }), { max_turns: 20, step_timeout: 90, time_budget: 1800 });

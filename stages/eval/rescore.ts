@@ -11,7 +11,7 @@ import type { Metrics, RescoreSource, StageContext, StageResult } from '../contr
 import { policyNames, type EvalParams } from './index.js';
 import { taskFacts, writeOutputs } from './run.js';
 import { scoreEpisode } from './score.js';
-import { listTasks } from './tasks.js';
+import { listTasks } from '../shared/tasks.js';
 
 /** What the episodes themselves measured: the source's figures hold for the same runs. */
 const EPISODE_METRICS = [

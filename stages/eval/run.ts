@@ -16,8 +16,8 @@ import { rewardFormula, rewardInputs } from '../../core/rewards/presets.js';
 import { humanRank } from '../../tasks/leaderboard.js';
 import { medalReport } from '../../tasks/medals.js';
 import type { Metrics, StageContext, StageResult } from '../contract.js';
-import { preloadFor, stageSandbox } from '../sandbox.js';
-import { serveForSampling, type ServedModel } from '../worker.js';
+import { preloadFor, stageSandbox } from '../shared/sandbox.js';
+import { serveForSampling, type ServedModel } from '../shared/worker.js';
 import {
   gradingReport,
   latencyRows,
@@ -29,8 +29,8 @@ import {
 } from './aggregate.js';
 import { branchTurn, loadSaved, replayMismatches, savedReplies, savedRun, type BranchRecord } from './branch.js';
 import { interventionOf } from './intervention.js';
-import { rollout } from './rollout.js';
-import { listTasks } from './tasks.js';
+import { rollout } from '../shared/episode.js';
+import { listTasks } from '../shared/tasks.js';
 import { loadGuidance } from './guidance.js';
 import { episodeLimits, type EvalParams, policyNames, slug } from './index.js';
 

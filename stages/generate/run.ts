@@ -12,7 +12,7 @@ import { draftSpec } from '../../seeds/strategist.js';
 import { buildTask, type BuildResult } from '../../tasks/factory.js';
 import { TASKGEN_MODULES } from '../../tasks/roles.js';
 import type { Metrics, StageContext, StageResult } from '../contract.js';
-import { stageSandbox } from '../sandbox.js';
+import { stageSandbox } from '../shared/sandbox.js';
 import type { GenerateParams } from './index.js';
 
 interface ItemResult {

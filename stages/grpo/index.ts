@@ -11,14 +11,14 @@ import { parsePolicy, policyIdentity } from '../../agents/policies/index.js';
 import { freshCheckpoint } from '../../agents/policies/template/index.js';
 import { assetsDigest } from '../../core/assets.js';
 import { rewardFormula, type RewardInputs } from '../../core/rewards/presets.js';
-import { rewardInputIssues } from '../reward-inputs.js';
-import { LIMIT_PRESETS } from '../eval/index.js';
+import { rewardInputIssues } from '../shared/reward-inputs.js';
+import { type EpisodeLimits, RELEASE_LIMITS, withPreset } from '../shared/limits.js';
 import schema from '../../schemas/stages/grpo.schema.json';
 import type { ParamIssue, Stage } from '../contract.js';
 import { lazyRun } from '../lazy.js';
-import { tasksFolderIssues } from '../eval/tasks.js';
+import { tasksFolderIssues } from '../shared/tasks.js';
 import type { LossAggMode } from './batch.js';
-import type { Schedule } from '../sft/schedule.js';
+import type { Schedule } from '../shared/schedule.js';
 import type { ToolChoice } from '../../agents/scaffolds/mlab/tools.js';
 import type { ShapingKind } from '../../agents/shaping/types.js';
 import type { ChatTemplate } from '../../agents/shaping/prompt-scorer.js';
@@ -244,13 +244,12 @@ export const CONTEXT_TOKENS = 32_768;
 
 /**
  * Episode limits by preset. paper: mlepipe's grpo defaults (SandMLE's T_max and τ_max, a shorter episode
- * budget than eval's); release: what the released training code runs with (custom_train.py:
- * MAX_LLM_CALLS, PYTHON_TIMEOUT_S and MAX_TIME_S).
+ * budget than eval's); release: what the released training code runs with.
  */
 export const GRPO_LIMITS = {
   paper: { max_turns: 20, step_timeout: 90, time_budget: 900 },
-  release: LIMIT_PRESETS.release,
-} as const;
+  release: RELEASE_LIMITS,
+} as const satisfies Record<string, EpisodeLimits>;
 
 /** The written params with limits: and mask_timeouts filled in; a node that names no preset keeps its former params. */
 export function resolveGrpo(written: Readonly<Record<string, unknown>>): Record<string, unknown> {
@@ -258,9 +257,7 @@ export function resolveGrpo(written: Readonly<Record<string, unknown>>): Record<
   const preset = GRPO_LIMITS[p.limits ?? 'paper'];
   return {
     ...written,
-    max_turns: p.max_turns ?? preset.max_turns,
-    step_timeout: p.step_timeout ?? preset.step_timeout,
-    time_budget: p.time_budget ?? preset.time_budget,
+    ...withPreset(p, preset),
     // The release masks its timed-out episodes after the advantages are computed.
     mask_timeouts: p.mask_timeouts ?? (p.timeout_rule === 'release' ? 'drop-after' : 'drop'),
   };

@@ -9,8 +9,8 @@ import { react } from '../../agents/scaffolds/react/index.js';
 import { EnvError } from '../../core/errors.js';
 import { Rng } from '../../core/random.js';
 import type { Sandbox } from '../../sandbox/index.js';
-import { rollout } from '../eval/rollout.js';
-import type { TaskRef } from '../eval/tasks.js';
+import { rollout } from '../shared/episode.js';
+import type { TaskRef } from '../shared/tasks.js';
 import type { Rollout } from './batch.js';
 
 export interface RolloutPlan {

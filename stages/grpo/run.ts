@@ -11,14 +11,14 @@ import { ParamError } from '../../core/errors.js';
 import { mean } from '../../core/stats.js';
 import { rewardFormula, rewardInputs } from '../../core/rewards/presets.js';
 import { type ExportOptions, writeVerlExport } from '../../gpu/verl/export.js';
-import { checkCpuWeights, taskCorpus, verlWeightsOf } from '../verl-job.js';
+import { checkCpuWeights, taskCorpus, verlWeightsOf } from '../shared/verl-job.js';
 import type { Metrics, StageContext, StageResult } from '../contract.js';
-import { listTasks, type TaskRef } from '../eval/tasks.js';
-import { preloadFor, stageSandbox } from '../sandbox.js';
+import { listTasks, type TaskRef } from '../shared/tasks.js';
+import { preloadFor, stageSandbox } from '../shared/sandbox.js';
 import { buildBatch, isCrashed, templateSamples, type Rollout } from './batch.js';
 import type { Trajectory } from '../../agents/trajectory.js';
 import { stepMetrics, valMetrics } from './metrics.js';
-import { learningRate } from '../sft/schedule.js';
+import { learningRate } from '../shared/schedule.js';
 import { pickBatch, runRollouts, type RolloutPlan } from './rollouts.js';
 import { SolutionBank } from '../../agents/shaping/bank.js';
 import { mlabScaffold } from '../../agents/scaffolds/mlab/index.js';
@@ -35,7 +35,7 @@ import {
   type OpenScorer,
   type StepShaping,
 } from './shaping.js';
-import { openTrainLog, type TrainLog } from '../train-log.js';
+import { openTrainLog, type TrainLog } from '../shared/train-log.js';
 import {
   openWorkerTrainer,
   publishCheckpoint,

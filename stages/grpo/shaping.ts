@@ -29,10 +29,10 @@ import type { Trajectory } from '../../agents/trajectory.js';
 import { LlmClient } from '../../agents/llm/client.js';
 import { TrainerClient } from '../../gpu/trainer/client.js';
 import type { StageContext } from '../contract.js';
-import type { TaskRef } from '../eval/tasks.js';
+import type { TaskRef } from '../shared/tasks.js';
 import { canonicalJson, sha256 } from '../../core/hash.js';
 import { trajectoryFiles } from '../sft/data.js';
-import { serveModel, type ServedModel } from '../worker.js';
+import { serveModel, type ServedModel } from '../shared/worker.js';
 import { isCrashed, type Rollout } from './batch.js';
 import type { ShapingParams } from './index.js';
 

@@ -14,10 +14,10 @@ import { startSandboxService } from '../../gpu/verl/service.js';
 import { openShaping, shapingCalibration, shapingRecords } from '../../gpu/verl/service-shaping.js';
 import { verlShapingCurve } from './verl-shaping.js';
 import type { StageContext, StageResult } from '../contract.js';
-import { starterScore } from '../eval/tasks.js';
-import { stageSandbox } from '../sandbox.js';
-import { CHECKPOINT_DIR } from '../worker.js';
-import { collectTensorboard, runVerlJob } from '../verl-job.js';
+import { starterScore } from '../shared/tasks.js';
+import { stageSandbox } from '../shared/sandbox.js';
+import { CHECKPOINT_DIR } from '../shared/worker.js';
+import { collectTensorboard, runVerlJob } from '../shared/verl-job.js';
 import type { GrpoParams } from './index.js';
 
 export async function runVerl(

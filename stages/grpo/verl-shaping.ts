@@ -6,7 +6,7 @@ import type { ShapingConfig } from '../../gpu/verl/service-shaping.js';
 import type { BankEntry } from '../../agents/shaping/bank.js';
 import type { TurnScore } from '../../agents/shaping/types.js';
 import type { StageContext } from '../contract.js';
-import type { TaskRef } from '../eval/tasks.js';
+import type { TaskRef } from '../shared/tasks.js';
 import type { GrpoParams } from './index.js';
 import { DEFAULT_KAPPA } from '../../agents/shaping/returns.js';
 import { openSummaries, seedBank, shapingMetrics } from './shaping.js';

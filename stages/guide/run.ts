@@ -10,7 +10,7 @@ import { proceduralGuidance } from '../../agents/guidance/procedural.js';
 import { LlmClient } from '../../agents/llm/client.js';
 import { mapLimit } from '../../core/pool.js';
 import type { StageContext, StageResult } from '../contract.js';
-import { listTasks } from '../eval/tasks.js';
+import { listTasks } from '../shared/tasks.js';
 import type { GuideParams } from './index.js';
 
 export async function run(ctx: StageContext<GuideParams>): Promise<StageResult> {

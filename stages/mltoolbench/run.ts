@@ -12,7 +12,7 @@ import { runEvaluator } from '../../tasks/evaluate.js';
 import { importInstance, instanceProblem, readSuiteManifest } from '../../tasks/mltoolbench-import.js';
 import { selectInstances, suiteInstances, SUITE_MODULES, type SuiteInstance } from '../../tasks/mltoolbench.js';
 import type { StageContext, StageResult } from '../contract.js';
-import { stageSandbox } from '../sandbox.js';
+import { stageSandbox } from '../shared/sandbox.js';
 import type { MltoolbenchParams } from './index.js';
 
 interface Built {

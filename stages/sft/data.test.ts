@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { applyFilters, readChatJsonl, readTrajectories, splitExamples, type Example } from './data.js';
 import { dedup, jaccard, shingles, signature, similarity } from './dedup.js';
-import { learningRate, warmupSteps } from './schedule.js';
+import { learningRate, warmupSteps } from '../shared/schedule.js';
 
 const WORDS =
   'the model reads twelve features then fits a gradient boosted forest with early stopping on the validation split and writes submission csv after checking its columns'.split(

@@ -23,7 +23,7 @@ import schema from '../../schemas/stages/sft.schema.json';
 import type { Metrics, ParamIssue, Stage, StageContext } from '../contract.js';
 import { lazyRun } from '../lazy.js';
 import { readChatJsonl, type Filters } from './data.js';
-import type { Schedule } from './schedule.js';
+import type { Schedule } from '../shared/schedule.js';
 
 export interface SftParams {
   model: string;

@@ -8,12 +8,12 @@ import { ParamError } from '../../core/errors.js';
 import { Rng } from '../../core/random.js';
 import type { SftExample, TokenizerIdentity, TrainerClient } from '../../gpu/trainer/client.js';
 import type { Metrics, StageContext } from '../contract.js';
-import { CHECKPOINT_DIR, serveModel } from '../worker.js';
+import { CHECKPOINT_DIR, serveModel } from '../shared/worker.js';
 import { applyFilters, readChatJsonl, readTrajectories, splitExamples, trajectoryFiles, type Example } from './data.js';
 import { dedup } from './dedup.js';
 import { modelIssues, type SftParams } from './index.js';
-import { learningRate, warmupSteps } from './schedule.js';
-import { openTrainLog } from '../train-log.js';
+import { learningRate, warmupSteps } from '../shared/schedule.js';
+import { openTrainLog } from '../shared/train-log.js';
 
 /** The examples of the node, with the counts of what was read and left out. */
 async function loadExamples(ctx: StageContext<SftParams>): Promise<{ examples: Example[]; skipped: number }> {

@@ -12,8 +12,8 @@ import { sftCurve } from '../../gpu/verl/metrics.js';
 import { collectVerlCheckpoint } from '../../gpu/verl/checkpoint.js';
 import { writeSftExport } from '../../gpu/verl/sft-export.js';
 import type { Metrics, StageContext } from '../contract.js';
-import { checkCpuWeights, collectTensorboard, runVerlJob, verlWeightsOf } from '../verl-job.js';
-import { CHECKPOINT_DIR } from '../worker.js';
+import { checkCpuWeights, collectTensorboard, runVerlJob, verlWeightsOf } from '../shared/verl-job.js';
+import { CHECKPOINT_DIR } from '../shared/worker.js';
 import type { Example } from './data.js';
 import type { SftParams } from './index.js';
 

@@ -14,7 +14,7 @@ import type { PromptFormat } from '../../agents/scaffolds/types.js';
 import { createSandbox } from '../../sandbox/index.js';
 import { selectSeeds } from '../../seeds/index.js';
 import { draftSpec } from '../../seeds/strategist.js';
-import { rollout } from '../../stages/eval/rollout.js';
+import { rollout } from '../../stages/shared/episode.js';
 import { buildTask } from '../../tasks/factory.js';
 
 const PY = '/usr/bin/python3';

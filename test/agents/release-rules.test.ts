@@ -19,7 +19,7 @@ import { DEFAULT_INPUTS, REWARD_PRESETS, rewardInputs } from '../../core/rewards
 import { startSandboxService } from '../../gpu/verl/service.js';
 import { createSandbox } from '../../sandbox/index.js';
 import { parseEvaluatorOutput } from '../../sandbox/evaluate.js';
-import { rollout } from '../../stages/eval/rollout.js';
+import { rollout } from '../../stages/shared/episode.js';
 import { buildBatch } from '../../stages/grpo/batch.js';
 import { runRollouts } from '../../stages/grpo/rollouts.js';
 import { importSandmleTask } from '../../tasks/importer.js';

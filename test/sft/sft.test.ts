@@ -11,7 +11,7 @@ import OpenAI from 'openai';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { InputNode, StageContext } from '../../stages/contract.js';
-import { serveModel } from '../../stages/worker.js';
+import { serveModel } from '../../stages/shared/worker.js';
 import { cli, tmpProject, readJsonl } from '../helpers.js';
 import { readLogs, readScalars } from '../train-log/read.js';
 

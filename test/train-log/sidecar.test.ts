@@ -10,7 +10,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { EnvError } from '../../core/errors.js';
 import type { Tracker } from '../../stages/contract.js';
-import { openTrainLog, TENSORBOARD_DIR } from '../../stages/train-log.js';
+import { openTrainLog, TENSORBOARD_DIR } from '../../stages/shared/train-log.js';
 import { readLogs, readScalars } from './read.js';
 
 async function fakeNode(trackers?: Tracker[]) {

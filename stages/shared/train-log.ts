@@ -9,10 +9,10 @@
 // on W&B that never shows up there is worse than no run.
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { join } from 'node:path';
-import { assetPath } from '../core/assets.js';
-import { EnvError } from '../core/errors.js';
-import { envInstalled, pythonEnv } from '../core/python.js';
-import type { StageContext } from './contract.js';
+import { assetPath } from '../../core/assets.js';
+import { EnvError } from '../../core/errors.js';
+import { envInstalled, pythonEnv } from '../../core/python.js';
+import type { StageContext } from '../contract.js';
 
 export const TENSORBOARD_DIR = 'tensorboard';
 

@@ -8,16 +8,16 @@ import { cp, writeFile } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
-import { readTaskView } from '../agents/scaffolds/public.js';
-import { assetPath } from '../core/assets.js';
-import { EnvError, ParamError, UserError } from '../core/errors.js';
-import { readJsonFile } from '../core/text.js';
-import { trainerPython } from '../gpu/trainer/local.js';
-import { CPU_RUN_RAY_CPUS, readModelShape, vllmCpuProblem } from '../gpu/verl/cpu.js';
-import { readExportRun } from '../gpu/verl/export-files.js';
-import { localPython, runJob, startLocalHead, type JobRecord } from '../gpu/verl/job.js';
-import { verlModelPath } from '../gpu/verl/overrides.js';
-import type { StageContext } from './contract.js';
+import { readTaskView } from '../../agents/scaffolds/public.js';
+import { assetPath } from '../../core/assets.js';
+import { EnvError, ParamError, UserError } from '../../core/errors.js';
+import { readJsonFile } from '../../core/text.js';
+import { trainerPython } from '../../gpu/trainer/local.js';
+import { CPU_RUN_RAY_CPUS, readModelShape, vllmCpuProblem } from '../../gpu/verl/cpu.js';
+import { readExportRun } from '../../gpu/verl/export-files.js';
+import { localPython, runJob, startLocalHead, type JobRecord } from '../../gpu/verl/job.js';
+import { verlModelPath } from '../../gpu/verl/overrides.js';
+import type { StageContext } from '../contract.js';
 import { CHECKPOINT_DIR, weightsFor } from './worker.js';
 
 /** A conversation a tiny model's tokenizer is trained on (the stage's own data). */

@@ -3,11 +3,11 @@ import * as assert from 'uvu/assert';
 import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { envInstalled, pythonEnv } from '../core/python.js';
-import type { StageContext } from './contract.js';
+import { envInstalled, pythonEnv } from '../../core/python.js';
+import type { StageContext } from '../contract.js';
 import { execa } from 'execa';
 import { readdir } from 'node:fs/promises';
-import { assetPath } from '../core/assets.js';
+import { assetPath } from '../../core/assets.js';
 import { preloadFor, stageSandbox } from './sandbox.js';
 
 test('the process backend runs steps with the interpreter the stage was given', async () => {

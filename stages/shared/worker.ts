@@ -6,13 +6,13 @@
 // (gpu/trainer/host.ts). An `openai` entry is used as it is.
 import { existsSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
-import { UserError } from '../core/errors.js';
-import { workerWeights, type ModelSpec } from '../core/models.js';
-import { TrainerClient } from '../gpu/trainer/client.js';
-import type { HostWorker } from '../gpu/trainer/host.js';
-import { startLocalWorker, type LocalWorker } from '../gpu/trainer/local.js';
-import { localPython } from '../gpu/verl/job.js';
-import type { StageContext } from './contract.js';
+import { UserError } from '../../core/errors.js';
+import { workerWeights, type ModelSpec } from '../../core/models.js';
+import { TrainerClient } from '../../gpu/trainer/client.js';
+import type { HostWorker } from '../../gpu/trainer/host.js';
+import { startLocalWorker, type LocalWorker } from '../../gpu/trainer/local.js';
+import { localPython } from '../../gpu/verl/job.js';
+import type { StageContext } from '../contract.js';
 
 export interface ServedModel {
   /** The entry as an OpenAI-compatible endpoint (base_url set). */
@@ -126,7 +126,7 @@ export async function serveForSampling(ctx: StageContext<unknown>, name: string)
     throw new UserError(
       `model ${name}: serve: vllm needs full weights (config.json); ${weights.dir} holds none (a LoRA adapter is served by the trainer worker)`,
     );
-  const { startVllmServer } = await import('../gpu/vllm/server.js');
+  const { startVllmServer } = await import('../../gpu/vllm/server.js');
   const server = await startVllmServer({
     model: inCheckpoint ? join(weights.dir, 'model') : weights.dir,
     tokenizer: inCheckpoint ? join(weights.dir, 'tokenizer') : undefined,
@@ -153,8 +153,8 @@ async function serveOnHost(
 ): Promise<ServedModel> {
   const host = ctx.host!;
   const [{ startHostWorker, DEFAULT_TRAINER_IMAGE }, { deviceRequests }] = await Promise.all([
-    import('../gpu/trainer/host.js'),
-    import('./shell/remote.js'),
+    import('../../gpu/trainer/host.js'),
+    import('../shell/remote.js'),
   ]);
   const worker = await startHostWorker({
     // The engine's address with what reaches it: an ssh:// host's key and known_hosts, a tcp:// host's TLS files.

@@ -1,14 +1,14 @@
 // The sandbox a stage runs agent or generated code in: the project's backend,
 // served by a pool of warm executors the size of the stage's concurrency.
-import { KIT_MODULES } from '../agents/policies/kitcode.js';
-import { UserError } from '../core/errors.js';
-import { engineAt } from '../sandbox/hosts.js';
-import { GpuLender } from '../sandbox/gpus.js';
-import { createSandbox, type Limits, type Sandbox } from '../sandbox/index.js';
-import { spreadSandbox } from '../sandbox/spread.js';
-import { SUITE_MODULES } from '../tasks/mltoolbench.js';
-import { TOOL_MODULES } from '../tools/index.js';
-import type { SandboxHost, StageContext } from './contract.js';
+import { KIT_MODULES } from '../../agents/policies/kitcode.js';
+import { UserError } from '../../core/errors.js';
+import { engineAt } from '../../sandbox/hosts.js';
+import { GpuLender } from '../../sandbox/gpus.js';
+import { createSandbox, type Limits, type Sandbox } from '../../sandbox/index.js';
+import { spreadSandbox } from '../../sandbox/spread.js';
+import { SUITE_MODULES } from '../../tasks/mltoolbench.js';
+import { TOOL_MODULES } from '../../tools/index.js';
+import type { SandboxHost, StageContext } from '../contract.js';
 
 /** What each run's jail is given: its memory (the stage's memory_mb) and, from sandbox: cpus_per_run, its CPUs. */
 export type RunLimits = Partial<Pick<Limits, 'memoryMb' | 'cpus'>>;

@@ -5,8 +5,8 @@ import OpenAI from 'openai';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { ModelSpec } from '../core/models.js';
-import type { InputNode, StageContext } from './contract.js';
+import type { ModelSpec } from '../../core/models.js';
+import type { InputNode, StageContext } from '../contract.js';
 import { serveModel, weightsFor } from './worker.js';
 
 const worker = (over: Partial<ModelSpec>): ModelSpec => ({ provider: 'worker', model: 'm', ...over });

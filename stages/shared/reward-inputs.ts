@@ -1,8 +1,8 @@
 // What a stage's reward reads besides its formula (core/rewards/presets.ts,
 // RewardInputs), checked where eval and grpo nodes are validated: an input
 // the node's rollouts cannot give is refused at the param that asks for it.
-import { rewardInputs, type RewardInputs } from '../core/rewards/presets.js';
-import type { ParamIssue } from './contract.js';
+import { rewardInputs, type RewardInputs } from '../../core/rewards/presets.js';
+import type { ParamIssue } from '../contract.js';
 
 interface Asked {
   reward?: string;
