@@ -1,25 +1,22 @@
-// The code reads as the data flow: a module imports only from layers below
-// its own (cli → pipelines → stages → gpu → agents → seeds → tasks, tools →
-// sandbox → core). Tests and benches may reach anywhere; JSON schemas are
-// data every layer reads.
+// The code reads as the data flow: a module imports only from layers below its own, in the order
+// docs/architecture.md draws (its line is read here, so the page cannot drift from the rule), and no
+// stage kind imports another (what kinds share lives in stages/shared/). Tests and benches may reach
+// anywhere; JSON schemas are data every layer reads.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { readdir, readFile } from 'node:fs/promises';
 import { dirname, join, normalize, relative } from 'node:path';
 import { ROOT } from './helpers.js';
 
-const RANK: Record<string, number> = {
-  core: 0,
-  sandbox: 1,
-  tasks: 2,
-  tools: 2,
-  seeds: 3,
-  agents: 4,
-  gpu: 5,
-  stages: 6,
-  pipelines: 7,
-  cli: 8,
-};
+/** Each top folder's floor, from the layer line of docs/architecture.md (`cli/ → … → core/`, top first). */
+export function ranksOf(markdown: string): Record<string, number> {
+  const line = /^cli\/ → .*$/m.exec(markdown)?.[0];
+  if (!line) throw new Error('docs/architecture.md has no layer line starting `cli/ →`');
+  const floors = line.split('→').map((f) => f.split(',').map((d) => d.trim().replace(/\/$/, '')));
+  return Object.fromEntries(floors.flatMap((dirs, i) => dirs.map((d) => [d, floors.length - 1 - i])));
+}
+
+const RANK = ranksOf(await readFile(join(ROOT, 'docs', 'architecture.md'), 'utf8'));
 
 async function sources(dir: string): Promise<string[]> {
   const out: string[] = [];
@@ -46,6 +43,21 @@ t('specifiers sees static, re-exported and dynamic imports', () => {
   );
 });
 
+t('the layer line of docs/architecture.md names every top folder once, core at the bottom', () => {
+  assert.equal(RANK, {
+    core: 0,
+    sandbox: 1,
+    tasks: 2,
+    tools: 2,
+    seeds: 3,
+    agents: 4,
+    gpu: 5,
+    stages: 6,
+    pipelines: 7,
+    cli: 8,
+  });
+});
+
 t('no module imports from its own layer in another folder, or from a layer above', async () => {
   const wrong: string[] = [];
   for (const top of Object.keys(RANK)) {
@@ -56,6 +68,20 @@ t('no module imports from its own layer in another folder, or from a layer above
         if (to === top || !(to in RANK)) continue;
         if (RANK[to] >= RANK[top]) wrong.push(`${file} imports ${target}`);
       }
+    }
+  }
+  assert.equal(wrong, []);
+});
+
+t('no stage kind imports another kind: what kinds share lives in stages/shared/', async () => {
+  const wrong: string[] = [];
+  for (const file of await sources('stages')) {
+    const kind = file.split('/').length > 2 ? file.split('/')[1] : undefined;
+    if (!kind || kind === 'shared') continue;
+    for (const spec of specifiers(await readFile(join(ROOT, file), 'utf8'))) {
+      const parts = normalize(join(dirname(file), spec)).split('/');
+      if (parts[0] === 'stages' && parts.length > 2 && parts[1] !== kind && parts[1] !== 'shared')
+        wrong.push(`${file} imports ${parts.join('/')}`);
     }
   }
   assert.equal(wrong, []);
