@@ -16,7 +16,7 @@ export const OBSERVATION_CHARS = 4000;
 export interface RunPlans {
   /** Step k's batch of training tasks, group_size rollouts each. */
   step(k: number, policy: Policy): RolloutPlan;
-  /** The shaping pilot's batch j (sampled as a step -j would be, never trained on). */
+  /** The shaping pilot's batch j: step j's tasks, sampled by the policy before any update, never trained on. */
   pilot(j: number, policy: Policy): RolloutPlan;
   /** One rollout per validation task, after step k, with every tool offered. */
   val(k: number, policy: Policy): RolloutPlan;
@@ -26,7 +26,7 @@ export function runPlans(
   { ctx, p, train, val, formula, inputs }: GrpoRun,
   sandbox: Sandbox,
   signal: () => AbortSignal,
-) {
+): RunPlans {
   const mlab = (toolDropout: number) => mlabScaffold({ tools: p.tools ?? 'domain', toolDropout, seed: p.seed });
   const scaffolds = {
     train: p.scaffold === 'mlab' ? mlab(p.tool_dropout) : react,
@@ -61,5 +61,5 @@ export function runPlans(
     step: (k, policy) => plan(batch(k), p.group_size, policy, `step${k}`, scaffolds.train),
     pilot: (j, policy) => plan(batch(j), p.group_size, policy, `pilot${j}`, scaffolds.train),
     val: (k, policy) => plan(val, 1, policy, `step${k}`, scaffolds.val),
-  } satisfies RunPlans;
+  };
 }

@@ -27,7 +27,7 @@ export interface StepRun {
 /** Step k: run now, or reused from an earlier attempt; its row of the curve, once logged and kept in the node. */
 export async function runStep(s: StepRun, k: number): Promise<CurveRow> {
   const { ctx, p } = s.run;
-  s.run.ctx.signal.throwIfAborted();
+  ctx.signal.throwIfAborted();
   const itemId = `step-${String(k).padStart(5, '0')}`;
   let dir = await ctx.items.get(itemId);
   if (!dir) {
