@@ -8,11 +8,8 @@ import { UserError } from '../../core/errors.js';
 import { onceAborted } from '../../core/proc.js';
 import { defaultPython } from '../../core/python.js';
 import { parseFormula } from '../../core/rewards/parse.js';
-import { REWARD_PRESETS, type RewardInputs } from '../../core/rewards/presets.js';
-import { readSandboxSpec } from '../../gpu/verl/export.js';
-import { loopback, startSandboxService } from '../../gpu/verl/service.js';
-import { openShaping, type ServiceShaping } from '../../gpu/verl/service-shaping.js';
-import type { MlabConfig } from '../../gpu/verl/service-mlab.js';
+import { REWARD_PRESETS } from '../../core/rewards/presets.js';
+import { exportServing, loopback, startSandboxService, type ExportServing } from '../../gpu/verl/service.js';
 import { defaultGpus, gpuCapacity, hostsFor } from '../../pipelines/config/hosts.js';
 import { loadSettings } from '../../pipelines/config/settings.js';
 import { sandboxPlacement } from '../../pipelines/run/hosts.js';
@@ -37,29 +34,11 @@ export interface SandboxServeArgs {
 }
 
 /** Where the tasks are and what grades them: an export's tasks/ and sandbox.json, or --tasks and --reward. */
-async function source(
-  a: SandboxServeArgs,
-): Promise<{
-  tasksDir: string;
-  reward: string;
-  inputs?: RewardInputs;
-  memoryMb: number;
-  shaping?: ServiceShaping;
-  mlab?: MlabConfig;
-}> {
+async function source(a: SandboxServeArgs): Promise<ExportServing> {
   if (a.export) {
     const dir = resolve(a.export);
     if (!existsSync(join(dir, 'sandbox.json'))) throw new UserError(`${a.export}: not a verl export (no sandbox.json)`);
-    const spec = await readSandboxSpec(dir);
-    const shaping = await openShaping(dir);
-    return {
-      tasksDir: join(dir, 'tasks'),
-      reward: spec.reward,
-      inputs: spec.inputs,
-      memoryMb: spec.memory_mb,
-      ...(shaping ? { shaping } : {}),
-      ...(spec.scaffold ? { mlab: spec.scaffold } : {}),
-    };
+    return exportServing(dir);
   }
   if (!a.tasks || !a.reward)
     throw new UserError('sandbox serve: give --export DIR, or --tasks DIR and --reward FORMULA');

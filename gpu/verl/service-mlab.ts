@@ -17,9 +17,10 @@ import type { ChatMessage } from '../../agents/llm/client.js';
 import { mlabScaffold } from '../../agents/scaffolds/mlab/index.js';
 import type { ToolChoice } from '../../agents/scaffolds/mlab/tools.js';
 import { readTaskView } from '../../agents/scaffolds/public.js';
-import type { EpisodeLimits, EpisodeResult } from '../../agents/scaffolds/types.js';
+import type { EpisodeLimits, EpisodeResult, Scaffold, TaskView } from '../../agents/scaffolds/types.js';
 import type { Policy, PolicyRequest } from '../../agents/policies/types.js';
 import { gradeSubmission } from '../../sandbox/evaluate.js';
+import { InternalError } from '../../core/errors.js';
 
 /** sandbox.json's `scaffold` for an mlab export: the grpo stage's tools and limits. */
 export interface MlabConfig {
@@ -64,7 +65,7 @@ class Episode {
   next(): Promise<MlabEvent> {
     const e = this.queued.shift();
     if (e) return Promise.resolve(e);
-    if (this.waiter) throw new Error('a reply is already waiting for this episode');
+    if (this.waiter) throw new InternalError('a reply is already waiting for this episode');
     return new Promise((r) => (this.waiter = r));
   }
 
@@ -80,7 +81,7 @@ class Episode {
   /** The loop's reply, or why it has none (the model call failed): the scaffold's policy call fails with it. */
   answer(reply: { text: string } | { error: string }): void {
     const p = this.pending;
-    if (!p) throw new Error('this episode asked nothing: it has ended or its reply was already given');
+    if (!p) throw new InternalError('this episode asked nothing: it has ended or its reply was already given');
     this.pending = undefined;
     if ('text' in reply) p.resolve(reply.text);
     else p.reject(new Error(reply.error));
@@ -102,6 +103,70 @@ export interface ServiceMlab {
   end(id: string): void;
 }
 
+/** The episode's policy: each request it makes goes to the loop as the answer to the loop's last call. */
+function bridgePolicy(ep: Episode): Policy {
+  return {
+    name: POLICY_NAME,
+    kind: 'openai',
+    act: async (req, signal) => {
+      const r: MlabRequest =
+        req.purpose === 'step'
+          ? { kind: 'step', turn: req.turn, messages: req.messages, transcript: [...(req.transcript ?? req.messages)] }
+          : { kind: 'ask', purpose: req.purpose, turn: req.turn, messages: req.messages };
+      const text = await ep.ask(r, signal);
+      const usage = ep.usage;
+      ep.usage = { prompt_tokens: 0, completion_tokens: 0 };
+      return { text, usage };
+    },
+  };
+}
+
+/** An episode the environment ended (the sandbox gone): recorded, and graded as it stands, as a policy's failure would be. */
+const interrupted = (err: Error): EpisodeResult => ({
+  scaffold: 'mlab',
+  messages: [],
+  turns: [],
+  submission: null,
+  ended: 'interrupted',
+  error: err.message,
+  dropped_turns: 0,
+  usage: { prompt_tokens: 0, completion_tokens: 0, requests: 0, cached: 0 },
+});
+
+/** Runs the scaffold's episode on the session; the loop follows it through `ep`'s events. */
+async function runEpisode(
+  ep: Episode,
+  scaffold: Scaffold,
+  o: { task: TaskView; taskDir: string; session: Session; sample: number; limits: EpisodeLimits; python: string },
+): Promise<void> {
+  await scaffold
+    .run({
+      task: o.task,
+      session: o.session,
+      publicDir: join(o.taskDir, 'public'),
+      policy: bridgePolicy(ep),
+      sample: o.sample,
+      limits: o.limits,
+      aide: { numDrafts: 0, debugProb: 0, maxDebugDepth: 0 },
+      signal: ep.stop.signal,
+      random: Math.random,
+      validate: async (path) => {
+        const g = await gradeSubmission(
+          o.taskDir,
+          o.session.workspace,
+          { python: o.python, signal: ep.stop.signal },
+          path,
+        );
+        return g.ok ? { ok: true, result: g.result } : { ok: false, problem: g.error };
+      },
+    })
+    .catch(interrupted)
+    .then((result) => {
+      ep.result = result;
+      ep.emit({ done: result });
+    });
+}
+
 export function openMlab(config: MlabConfig, deps: { python: string; abandon(id: string): void }): ServiceMlab {
   const episodes = new Map<string, Episode>();
   // Each task's episodes count up, so a group's samples draw different tool sets under dropout.
@@ -120,7 +185,7 @@ export function openMlab(config: MlabConfig, deps: { python: string; abandon(id:
   };
   const get = (id: string) => {
     const ep = episodes.get(id);
-    if (!ep) throw new Error(`no mlab episode ${id}`);
+    if (!ep) throw new InternalError(`no mlab episode ${id}`);
     return ep;
   };
   return {
@@ -130,71 +195,12 @@ export function openMlab(config: MlabConfig, deps: { python: string; abandon(id:
       samples.set(task.id, sample + 1);
       const ep = new Episode();
       episodes.set(id, ep);
-      const policy: Policy = {
-        name: POLICY_NAME,
-        kind: 'openai',
-        act: async (req, signal) => {
-          const r: MlabRequest =
-            req.purpose === 'step'
-              ? {
-                  kind: 'step',
-                  turn: req.turn,
-                  messages: req.messages,
-                  transcript: [...(req.transcript ?? req.messages)],
-                }
-              : { kind: 'ask', purpose: req.purpose, turn: req.turn, messages: req.messages };
-          const text = await ep.ask(r, signal);
-          const usage = ep.usage;
-          ep.usage = { prompt_tokens: 0, completion_tokens: 0 };
-          return { text, usage };
-        },
-      };
       const timer = setTimeout(() => deps.abandon(id), limits.timeBudgetMs + ABANDON_MS);
       timer.unref();
       const scaffold = split === 'val' ? scaffolds.val : scaffolds.train;
-      void scaffold
-        .run({
-          task,
-          session,
-          publicDir: join(taskDir, 'public'),
-          policy,
-          sample,
-          limits,
-          aide: { numDrafts: 0, debugProb: 0, maxDebugDepth: 0 },
-          signal: ep.stop.signal,
-          random: Math.random,
-          validate: async (path) => {
-            const g = await gradeSubmission(
-              taskDir,
-              session.workspace,
-              { python: deps.python, signal: ep.stop.signal },
-              path,
-            );
-            return g.ok ? { ok: true, result: g.result } : { ok: false, problem: g.error };
-          },
-        })
-        .then(
-          (result) => {
-            ep.result = result;
-            ep.emit({ done: result });
-          },
-          // An environment failure (the sandbox gone) ends the episode as the policy's failure would: recorded, graded as it stands.
-          (err: Error) => {
-            const result: EpisodeResult = {
-              scaffold: 'mlab',
-              messages: [],
-              turns: [],
-              submission: null,
-              ended: 'interrupted',
-              error: err.message,
-              dropped_turns: 0,
-              usage: { prompt_tokens: 0, completion_tokens: 0, requests: 0, cached: 0 },
-            };
-            ep.result = result;
-            ep.emit({ done: result });
-          },
-        )
-        .finally(() => clearTimeout(timer));
+      void runEpisode(ep, scaffold, { task, taskDir, session, sample, limits, python: deps.python }).finally(() =>
+        clearTimeout(timer),
+      );
       return ep.next();
     },
     async reply(id, reply, tokens) {

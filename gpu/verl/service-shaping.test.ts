@@ -108,24 +108,23 @@ test("a TIPS plan carries the summaries, the request and each call's history aft
   );
 });
 
-test("the shuffle control answers a task's group together, its d values permuted among the same category's calls", async () => {
-  const dir = await exportDir(DEMO);
+/** The export's shaping under the shuffle control: β 1, groups of three, waiting `groupWaitMs` for a group's last. */
+async function shuffleConfig(dir: string, groupWaitMs: number): Promise<void> {
+  const config = { kind: 'spice', beta: 1, shuffle: true, group_size: 3, group_wait_ms: groupWaitMs };
   await writeFile(
     join(dir, 'shaping', 'config.json'),
-    JSON.stringify({
-      kind: 'spice',
-      beta: 1,
-      shuffle: true,
-      group_size: 3,
-      group_wait_ms: 60_000,
-      references: 2,
-      summaries: 'full',
-      seed: 0,
-    }),
+    JSON.stringify({ ...config, references: 2, summaries: 'full', seed: 0 }),
   );
+}
+
+/** One episode's scores: execution calls with these d values (null: over the context). */
+const member = (ds: (number | null)[]): TurnScore[] =>
+  ds.map((d, turn) => ({ turn, category: 'execution', d, ...(d === null ? { reason: 'overflow' as const } : {}) }));
+
+test("the shuffle control answers a task's group together, its d values permuted among the same category's calls", async () => {
+  const dir = await exportDir(DEMO);
+  await shuffleConfig(dir, 60_000);
   const s = (await openShaping(dir))!;
-  const member = (ds: (number | null)[]): TurnScore[] =>
-    ds.map((d, turn) => ({ turn, category: 'execution', d, ...(d === null ? { reason: 'overflow' as const } : {}) }));
   const sent = [member([0.1, 0.2]), member([0.3, null]), member([0.4])];
   let answered = 0;
   const pending = sent.map((m) => s.record('t1', 2, m).then((r) => (answered++, r)));
@@ -159,38 +158,14 @@ test("the shuffle control answers a task's group together, its d values permuted
     flat.map((t) => t.d),
   );
   // A group whose last member never reports is answered after the wait, among those that did.
-  await writeFile(
-    join(dir, 'shaping', 'config.json'),
-    JSON.stringify({
-      kind: 'spice',
-      beta: 1,
-      shuffle: true,
-      group_size: 3,
-      group_wait_ms: 50,
-      references: 2,
-      summaries: 'full',
-      seed: 0,
-    }),
-  );
+  await shuffleConfig(dir, 50);
   const lone = await (await openShaping(dir))!.record('t1', 3, member([0.5]));
   assert.equal(
     lone.map((t) => t.d),
     [0.5],
   );
   // A service that stops answers its waiting groups at once.
-  await writeFile(
-    join(dir, 'shaping', 'config.json'),
-    JSON.stringify({
-      kind: 'spice',
-      beta: 1,
-      shuffle: true,
-      group_size: 3,
-      group_wait_ms: 3_600_000,
-      references: 2,
-      summaries: 'full',
-      seed: 0,
-    }),
-  );
+  await shuffleConfig(dir, 3_600_000);
   const stopping = (await openShaping(dir))!;
   const waiting = stopping.record('t1', 4, member([0.7]));
   stopping.close();

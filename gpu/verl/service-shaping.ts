@@ -25,6 +25,7 @@
 // the step's group, as the worker does over its batch: /shaping/record then
 // answers a task's episodes together, once all group_size have reported.
 import { appendFile, readFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   reduceSummary,
@@ -42,7 +43,9 @@ import { referenceMessage } from '../../agents/shaping/spice.js';
 import { TIPS_REQUEST } from '../../agents/shaping/tips.js';
 import type { TurnScore } from '../../agents/shaping/types.js';
 import { calibrateBeta, DEFAULT_KAPPA, shuffleScores, type Calibration } from '../../agents/shaping/returns.js';
+import { StageFailure } from '../../core/errors.js';
 import { writeFileAtomic } from '../../core/fs.js';
+import { readJson, readJsonl } from '../../core/json-files.js';
 import type { EpisodeResult } from '../../agents/scaffolds/types.js';
 import type { TurnRecord } from '../../agents/scaffolds/types.js';
 
@@ -84,134 +87,32 @@ export interface ServiceShaping {
 /** Characters as Python counts them (code points): the agent loop finds the call's tokens by these offsets. */
 const codePoints = (s: string) => [...s].length;
 
+/** A JSON Lines file of the export's shaping/, empty while it has not been written. */
 async function readLines<T>(file: string): Promise<T[]> {
-  const text = await readFile(file, 'utf8').catch(() => '');
-  return text
-    .split('\n')
-    .filter((l) => l.trim())
-    .map((l) => JSON.parse(l) as T);
+  return existsSync(file) ? readJsonl<T>(file) : [];
+}
+
+/** A JSON file of the export's shaping/, null while it has not been written. */
+async function readIfWritten<T>(file: string): Promise<T | null> {
+  return existsSync(file) ? readJson<T | null>(file) : null;
 }
 
 /** The shaping side of the service for the export at `dir`, or undefined when it shapes nothing. */
 export async function openShaping(dir: string): Promise<ServiceShaping | undefined> {
-  const configFile = join(dir, 'shaping', 'config.json');
-  const config = JSON.parse(await readFile(configFile, 'utf8').catch(() => 'null')) as ShapingConfig | null;
+  const config = await readIfWritten<ShapingConfig>(join(dir, 'shaping', 'config.json'));
   if (!config) return undefined;
   const bankFile = join(dir, 'shaping', 'bank.jsonl');
   const bank = new SolutionBank(await readLines<BankEntry>(bankFile));
-  const scoresFile = join(dir, 'shaping', 'scores.jsonl');
-  const calibrationFile = join(dir, 'shaping', 'calibration.json');
-  const pilotFile = join(dir, 'shaping', 'pilot.json');
-  let calibration = JSON.parse(await readFile(calibrationFile, 'utf8').catch(() => 'null')) as Calibration | null;
-  let pilot = JSON.parse(await readFile(pilotFile, 'utf8').catch(() => 'null')) as { first_step: number } | null;
-  /** β for a step's plan: as written, calibrated, or null while the step is one of the pilot's. */
-  const betaFor = async (step: number): Promise<number | null> => {
-    if (config.beta !== undefined) return config.beta;
-    if (calibration) return calibration.beta;
-    if (!pilot) {
-      pilot = { first_step: step };
-      await writeFileAtomic(pilotFile, JSON.stringify(pilot) + '\n');
-    }
-    const last = pilot.first_step + (config.pilot_steps ?? 1) - 1;
-    if (step <= last) return null;
-    const scores = [...(await shapingRecords(dir))]
-      .filter(([k]) => k >= pilot!.first_step && k <= last)
-      .flatMap(([, list]) => list);
-    const cal = calibrateBeta(
-      scores.flatMap((t) => (t.d === null ? [] : [t.d])),
-      config.kappa ?? DEFAULT_KAPPA,
-    );
-    if (!cal) {
-      const why = (r: string) => scores.filter((t) => t.reason === r).length;
-      throw new Error(
-        `the pilot (steps ${pilot.first_step}–${last}) scored no tool call (${scores.length} calls, ${why('no-reference')} without a reference, ${why('overflow')} over the context; ${bank.size()} summaries in the bank): nothing to calibrate beta on; give shaping.beta, or demonstrations with verified solutions in needs:`,
-      );
-    }
-    calibration = cal;
-    await writeFileAtomic(calibrationFile, JSON.stringify(cal, null, 1) + '\n');
-    return cal.beta;
-  };
-  // The summarizer, asked as the worker trainer asks it (modelSummary); what it cannot write is written procedurally, with why.
-  let client: LlmClient | undefined;
-  const summaryOf = async (taskId: string, ep: EpisodeResult): Promise<WrittenSummary> => {
-    const t = { ...ep, task_id: taskId, turns: ep.turns as TurnRecord[] } as unknown as Trajectory;
-    const s = config.summarizer;
-    if (!s) return { text: summarise(t), writer: 'procedural' };
-    try {
-      client ??= new LlmClient({ name: s.name, spec: s.spec, cacheDir: join(dir, 'shaping', 'llm') });
-    } catch (err) {
-      return { text: summarise(t), writer: 'procedural', fallback: `${s.name}: ${(err as Error).message}` };
-    }
-    const description = await readFile(join(dir, 'tasks', taskId, 'public', 'description.md'), 'utf8').catch(() => '');
-    return modelSummary(client, s.name, t, description);
-  };
-  // The shuffle control's groups: a task's episodes of one step, answered together once all have reported.
-  const groups = new Map<
-    string,
-    {
-      entries: { scores: readonly TurnScore[]; answer: (s: TurnScore[]) => void }[];
-      timer?: NodeJS.Timeout;
-      settle?: () => void;
-    }
-  >();
-  const settle = (key: string, taskId: string, step: number) => {
-    const g = groups.get(key);
-    if (!g) return;
-    groups.delete(key);
-    clearTimeout(g.timer);
-    // Episodes report in the order they finish, which the load decides: the members are put in the order of
-    // their scores first, so that the permutation depends on the group and the seed alone.
-    const members = [...g.entries].sort((a, b) => byCodePoint(memberOrder(a.scores), memberOrder(b.scores)));
-    const flat = members.flatMap((e, i) => e.scores.map((t) => ({ ...t, task_id: taskId, member: i })));
-    const used = shuffleScores(flat, `${config.seed}:${step}`);
-    members.forEach((e, i) =>
-      e.answer(used.filter((t) => t.member === i).map(({ task_id: _t, member: _m, ...t }) => t)),
-    );
-  };
-  let closed = false;
-  const shuffled = (taskId: string, step: number, scores: readonly TurnScore[]) =>
-    new Promise<TurnScore[]>((answer) => {
-      // A stopping service waits for nobody: an episode alone is its own group.
-      if (closed) return answer([...scores]);
-      const key = `${taskId}\u0000${step}`;
-      const g = groups.get(key) ?? { entries: [] };
-      groups.set(key, g);
-      g.entries.push({ scores, answer });
-      // A member that crashed never reports: the group is shuffled among those that did, after the wait.
-      g.settle ??= () => settle(key, taskId, step);
-      g.timer ??= setTimeout(g.settle, config.group_wait_ms ?? 3_600_000);
-      if (g.entries.length >= (config.group_size ?? 1)) settle(key, taskId, step);
-    });
+  const betaFor = await betaSchedule(dir, config, bank);
+  const summaryOf = bankSummaries(dir, config);
+  const groups = shuffleGroups(config);
   return {
     config,
     bank: () => bank,
-    close: () => {
-      closed = true;
-      [...groups.values()].forEach((g) => g.settle?.());
-    },
+    close: () => groups.close(),
     async plan(taskId, step, ep) {
-      // What step `step` may draw from: the demonstrations and what earlier steps verified.
-      const visible = new SolutionBank(bank.entries().filter((e) => e.source === 'demonstration' || e.step < step));
-      const drawn = visible.draw(taskId, config.references, `${config.seed}:${step}`);
-      const texts = drawn.map((e) => (config.summaries === 'reduced' ? reduceSummary(e.text) : e.text));
-      const calls = toolCalls({ scaffold: ep.scaffold ?? 'react', messages: ep.messages, turns: ep.turns }).map(
-        (c) => ({
-          turn: c.turn,
-          category: c.category,
-          history: c.history,
-          prefix_chars: codePoints(c.prefix),
-          call_chars: codePoints(c.call),
-          // TIPS: the history after the call's observation, where the potential is taken again.
-          ...(config.kind === 'tips' ? { after: c.after } : {}),
-        }),
-      );
-      const beta = await betaFor(step);
-      // SPICE scores each call after a reference message; TIPS scores the references themselves, after a request.
-      const refs =
-        config.kind === 'tips'
-          ? { summaries: texts, request: TIPS_REQUEST }
-          : { references: texts.map(referenceMessage) };
-      return { kind: config.kind, calls, ...refs, beta, drawn: drawn.map((e) => e.from) };
+      const { drawn, ...calls } = planCalls(config, bank, taskId, step, ep);
+      return { ...calls, beta: await betaFor(step), drawn };
     },
     async graded(taskId, step, ep, verified) {
       if (!verified) return;
@@ -228,11 +129,134 @@ export async function openShaping(dir: string): Promise<ServiceShaping | undefin
       if (bank.add(entry)) await appendFile(bankFile, JSON.stringify(entry) + '\n');
     },
     async record(taskId, step, scores) {
-      await appendFile(scoresFile, JSON.stringify({ task_id: taskId, step, scores }) + '\n');
-      return config.shuffle ? shuffled(taskId, step, scores) : [...scores];
+      await appendFile(join(dir, 'shaping', 'scores.jsonl'), JSON.stringify({ task_id: taskId, step, scores }) + '\n');
+      return config.shuffle ? groups.shuffled(taskId, step, scores) : [...scores];
     },
   };
 }
+
+/** An episode's plan without β: its tool calls, and the references step `step` draws for its task. */
+function planCalls(config: ShapingConfig, bank: SolutionBank, taskId: string, step: number, ep: EpisodeResult) {
+  // What step `step` may draw from: the demonstrations and what earlier steps verified.
+  const visible = new SolutionBank(bank.entries().filter((e) => e.source === 'demonstration' || e.step < step));
+  const drawn = visible.draw(taskId, config.references, `${config.seed}:${step}`);
+  const texts = drawn.map((e) => (config.summaries === 'reduced' ? reduceSummary(e.text) : e.text));
+  const calls = toolCalls({ scaffold: ep.scaffold ?? 'react', messages: ep.messages, turns: ep.turns }).map((c) => ({
+    turn: c.turn,
+    category: c.category,
+    history: c.history,
+    prefix_chars: codePoints(c.prefix),
+    call_chars: codePoints(c.call),
+    // TIPS: the history after the call's observation, where the potential is taken again.
+    ...(config.kind === 'tips' ? { after: c.after } : {}),
+  }));
+  // SPICE scores each call after a reference message; TIPS scores the references themselves, after a request.
+  const refs =
+    config.kind === 'tips' ? { summaries: texts, request: TIPS_REQUEST } : { references: texts.map(referenceMessage) };
+  return { kind: config.kind, calls, ...refs, drawn: drawn.map((e) => e.from) };
+}
+
+/**
+ * β for a step's plan: as written, calibrated, or null while the step is one of the pilot's. The pilot starts at
+ * the first step planned (shaping/pilot.json); the first plan after it calibrates β (shaping/calibration.json).
+ */
+async function betaSchedule(dir: string, config: ShapingConfig, bank: SolutionBank) {
+  const calibrationFile = join(dir, 'shaping', 'calibration.json');
+  const pilotFile = join(dir, 'shaping', 'pilot.json');
+  let calibration = await readIfWritten<Calibration>(calibrationFile);
+  let pilot = await readIfWritten<{ first_step: number }>(pilotFile);
+  return async (step: number): Promise<number | null> => {
+    if (config.beta !== undefined) return config.beta;
+    if (calibration) return calibration.beta;
+    if (!pilot) {
+      pilot = { first_step: step };
+      await writeFileAtomic(pilotFile, JSON.stringify(pilot) + '\n');
+    }
+    const first = pilot.first_step;
+    const last = pilotLastStep(first, config.pilot_steps);
+    if (step <= last) return null;
+    const scores = [...(await shapingRecords(dir))].filter(([k]) => k >= first && k <= last).flatMap(([, l]) => l);
+    const cal = calibrateBeta(
+      scores.flatMap((t) => (t.d === null ? [] : [t.d])),
+      config.kappa ?? DEFAULT_KAPPA,
+    );
+    if (!cal) {
+      const why = (r: string) => scores.filter((t) => t.reason === r).length;
+      throw new StageFailure(
+        `the pilot (steps ${first}–${last}) scored no tool call (${scores.length} calls, ${why('no-reference')} without a reference, ${why('overflow')} over the context; ${bank.size()} summaries in the bank): nothing to calibrate beta on; give shaping.beta, or demonstrations with verified solutions in needs:`,
+      );
+    }
+    calibration = cal;
+    await writeFileAtomic(calibrationFile, JSON.stringify(cal, null, 1) + '\n');
+    return cal.beta;
+  };
+}
+
+/** The summarizer, asked as the worker trainer asks it (modelSummary); what it cannot write is written procedurally, with why. */
+function bankSummaries(dir: string, config: ShapingConfig) {
+  let client: LlmClient | undefined;
+  return async (taskId: string, ep: EpisodeResult): Promise<WrittenSummary> => {
+    const t = { ...ep, task_id: taskId, turns: ep.turns as TurnRecord[] } as unknown as Trajectory;
+    const s = config.summarizer;
+    if (!s) return { text: summarise(t), writer: 'procedural' };
+    try {
+      client ??= new LlmClient({ name: s.name, spec: s.spec, cacheDir: join(dir, 'shaping', 'llm') });
+    } catch (err) {
+      return { text: summarise(t), writer: 'procedural', fallback: `${s.name}: ${(err as Error).message}` };
+    }
+    const description = await readFile(join(dir, 'tasks', taskId, 'public', 'description.md'), 'utf8').catch(() => '');
+    return modelSummary(client, s.name, t, description);
+  };
+}
+
+interface Group {
+  entries: { scores: readonly TurnScore[]; answer: (s: TurnScore[]) => void }[];
+  timer?: NodeJS.Timeout;
+  settle?: () => void;
+}
+
+/** The shuffle control's groups: a task's episodes of one step, answered together once all have reported. */
+function shuffleGroups(config: ShapingConfig) {
+  const groups = new Map<string, Group>();
+  const settle = (key: string, taskId: string, step: number) => {
+    const g = groups.get(key);
+    if (!g) return;
+    groups.delete(key);
+    clearTimeout(g.timer);
+    // Episodes report in the order they finish, which the load decides: the members are put in the order of
+    // their scores first, so that the permutation depends on the group and the seed alone.
+    const members = [...g.entries].sort((a, b) => byCodePoint(memberOrder(a.scores), memberOrder(b.scores)));
+    const flat = members.flatMap((e, i) => e.scores.map((t) => ({ ...t, task_id: taskId, member: i })));
+    const used = shuffleScores(flat, `${config.seed}:${step}`);
+    members.forEach((e, i) =>
+      e.answer(used.filter((t) => t.member === i).map(({ task_id: _t, member: _m, ...t }) => t)),
+    );
+  };
+  let closed = false;
+  return {
+    shuffled: (taskId: string, step: number, scores: readonly TurnScore[]) =>
+      new Promise<TurnScore[]>((answer) => {
+        // A stopping service waits for nobody: an episode alone is its own group.
+        if (closed) return answer([...scores]);
+        const key = `${taskId}\u0000${step}`;
+        const g = groups.get(key) ?? { entries: [] };
+        groups.set(key, g);
+        g.entries.push({ scores, answer });
+        // A member that crashed never reports: the group is shuffled among those that did, after the wait.
+        g.settle ??= () => settle(key, taskId, step);
+        g.timer ??= setTimeout(g.settle, config.group_wait_ms ?? 3_600_000);
+        if (g.entries.length >= (config.group_size ?? 1)) settle(key, taskId, step);
+      }),
+    close: () => {
+      closed = true;
+      [...groups.values()].forEach((g) => g.settle?.());
+    },
+  };
+}
+
+/** The pilot's last step: its steps start at the first step the job planned and are `pilot_steps` long (default 1). */
+export const pilotLastStep = (firstStep: number, pilotSteps: number | undefined): number =>
+  firstStep + (pilotSteps ?? 1) - 1;
 
 /** A shuffle group member's place: its scores as text (the same episode's scores give the same place). */
 export const memberOrder = (scores: readonly TurnScore[]): string =>
@@ -250,8 +274,7 @@ export async function shapingRecords(dir: string): Promise<Map<number, TurnScore
 
 /** The pilot's calibration and its first step, when the job calibrated β (shaping/calibration.json, pilot.json). */
 export async function shapingCalibration(dir: string): Promise<(Calibration & { first_step: number }) | undefined> {
-  const read = async <T>(name: string) =>
-    JSON.parse(await readFile(join(dir, 'shaping', name), 'utf8').catch(() => 'null')) as T | null;
-  const [cal, pilot] = [await read<Calibration>('calibration.json'), await read<{ first_step: number }>('pilot.json')];
+  const cal = await readIfWritten<Calibration>(join(dir, 'shaping', 'calibration.json'));
+  const pilot = await readIfWritten<{ first_step: number }>(join(dir, 'shaping', 'pilot.json'));
   return cal && pilot ? { ...cal, first_step: pilot.first_step } : undefined;
 }

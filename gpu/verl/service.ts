@@ -16,8 +16,9 @@ import { evaluate, parseFormula } from '../../core/rewards/parse.js';
 import type { RewardInputs } from '../../core/rewards/presets.js';
 import { gradeSubmission } from '../../sandbox/evaluate.js';
 import type { Sandbox, Session } from '../../sandbox/index.js';
-import type { ServiceShaping } from './service-shaping.js';
-import { openMlab, type MlabConfig } from './service-mlab.js';
+import { readSandboxSpec } from './export.js';
+import { openShaping, type ServiceShaping } from './service-shaping.js';
+import { openMlab, type MlabConfig, type ServiceMlab } from './service-mlab.js';
 import type { TurnScore } from '../../agents/shaping/types.js';
 
 export interface ServiceOptions {
@@ -71,70 +72,98 @@ function sameToken(header: string | undefined, token: string): boolean {
 /** The step whose weights sampled an episode (the agent loop records it). */
 const stepOf = (ep: EpisodeResult) => Number((ep as { step?: unknown }).step ?? 0) || 0;
 
+/** What the service serves for a verl export: its tasks, how they are graded, its shaping and its scaffold. */
+export type ExportServing = Pick<ServiceOptions, 'tasksDir' | 'reward' | 'inputs' | 'memoryMb' | 'shaping' | 'mlab'>;
+
+/** The service's options that a verl export's folder decides (sandbox.json, shaping/, tasks/). */
+export async function exportServing(dir: string): Promise<ExportServing> {
+  const spec = await readSandboxSpec(dir);
+  const shaping = await openShaping(dir);
+  return {
+    tasksDir: join(dir, 'tasks'),
+    reward: spec.reward,
+    inputs: spec.inputs,
+    memoryMb: spec.memory_mb,
+    ...(shaping ? { shaping } : {}),
+    ...(spec.scaffold ? { mlab: spec.scaffold } : {}),
+  };
+}
+
 /** Whether a listening address is this machine only. */
 export const loopback = (host: string | undefined) =>
   host === undefined || host === 'localhost' || host === '::1' || host.startsWith('127.');
 
-export async function startSandboxService(o: ServiceOptions): Promise<SandboxService> {
-  const formula = parseFormula(o.reward);
-  const sessions = new Map<string, Open>();
-  const stop = new AbortController();
-  const log = o.log ?? (() => {});
-  const get = (body: Record<string, unknown>): Open => {
-    const s = sessions.get(String(body.session));
+type Routes = Record<string, (body: Record<string, unknown>) => Promise<unknown>>;
+
+/** The service's open sessions, each a jail on a task; an mlab export's episodes end with theirs. */
+class Sessions {
+  private readonly open = new Map<string, Open>();
+  /** Aborted when the service stops: jails still opening and grading in progress stop with it. */
+  readonly stop = new AbortController();
+  readonly mlab?: ServiceMlab;
+
+  constructor(
+    private readonly o: ServiceOptions,
+    readonly log: (line: string) => void,
+  ) {
+    this.mlab = o.mlab
+      ? openMlab(o.mlab, {
+          python: o.python,
+          abandon: (id) =>
+            void this.close(id).catch((err: Error) => log(`sandbox service: closing ${id}: ${err.message}`)),
+        })
+      : undefined;
+  }
+
+  get size(): number {
+    return this.open.size;
+  }
+
+  get(body: Record<string, unknown>): Open {
+    const s = this.open.get(String(body.session));
     if (!s) throw new BadRequest(`no open session ${String(body.session)}`);
     return s;
-  };
-  const closeOne = async (id: string) => {
-    const s = sessions.get(id);
-    sessions.delete(id);
-    mlab?.end(id);
-    await s?.session.close();
-  };
-  const mlab = o.mlab
-    ? openMlab(o.mlab, {
-        python: o.python,
-        abandon: (id) => void closeOne(id).catch((err: Error) => log(`sandbox service: closing ${id}: ${err.message}`)),
-      })
-    : undefined;
-  const openSession = async (task: string) => {
-    const taskDir = join(o.tasksDir, task);
+  }
+
+  async start(task: string): Promise<Open & { id: string }> {
+    const taskDir = join(this.o.tasksDir, task);
     if (!TASK_ID.test(task) || !existsSync(join(taskDir, 'private', 'evaluator.py')))
       throw new BadRequest(`no task ${task}`);
-    const session = await o.sandbox.open({ task: taskDir, limits: { memoryMb: o.memoryMb }, signal: stop.signal });
+    const session = await this.o.sandbox.open({
+      task: taskDir,
+      limits: { memoryMb: this.o.memoryMb },
+      signal: this.stop.signal,
+    });
     const id = randomUUID();
-    sessions.set(id, { session, taskDir });
+    this.open.set(id, { session, taskDir });
     return { id, session, taskDir };
-  };
-  const routes: Record<string, (body: Record<string, unknown>) => Promise<unknown>> = {
+  }
+
+  async close(id: string): Promise<void> {
+    const s = this.open.get(id);
+    this.open.delete(id);
+    this.mlab?.end(id);
+    await s?.session.close();
+  }
+
+  async closeAll(): Promise<void> {
+    await Promise.all([...this.open.keys()].map((id) => this.close(id)));
+  }
+}
+
+/** A ReAct episode's jail: opened on a task, code run in it, a submission's format checked, closed. */
+function sessionRoutes(o: ServiceOptions, s: Sessions): Routes {
+  return {
     '/open': async (body) => {
-      if (mlab) throw new BadRequest('this export runs the mlab scaffold: open episodes with /mlab/open');
-      return { session: (await openSession(String(body.task ?? ''))).id };
-    },
-    '/mlab/open': async (body) => {
-      if (!mlab) throw new BadRequest('this export runs the ReAct scaffold (no scaffold: mlab in sandbox.json)');
-      const s = await openSession(String(body.task ?? ''));
-      return { session: s.id, ...(await mlab.start(s.id, s.taskDir, s.session, String(body.split ?? 'train'))) };
-    },
-    '/mlab/reply': async (body) => {
-      const id = String(body.session);
-      if (!mlab?.has(id)) throw new BadRequest(`no mlab episode ${id}`);
-      if (typeof body.text !== 'string' && typeof body.error !== 'string')
-        throw new BadRequest('mlab/reply needs the reply text, or the error that left none');
-      const t = body.tokens as { prompt?: unknown; completion?: unknown } | undefined;
-      const reply = typeof body.text === 'string' ? { text: body.text } : { error: String(body.error) };
-      return await mlab.reply(
-        id,
-        reply,
-        t ? { prompt: Number(t.prompt) || 0, completion: Number(t.completion) || 0 } : undefined,
-      );
+      if (s.mlab) throw new BadRequest('this export runs the mlab scaffold: open episodes with /mlab/open');
+      return { session: (await s.start(String(body.task ?? ''))).id };
     },
     '/run': async (body) => {
-      const s = get(body);
+      const open = s.get(body);
       const timeoutMs = Number(body.timeout_ms);
       if (typeof body.code !== 'string' || !Number.isFinite(timeoutMs) || timeoutMs <= 0)
         throw new BadRequest('run needs code and a positive timeout_ms');
-      const r = await execute(s.session, body.code, Number(body.turn ?? 0), timeoutMs);
+      const r = await execute(open.session, body.code, Number(body.turn ?? 0), timeoutMs);
       return {
         observation: observation(r, o.observationChars ?? 4000, timeoutMs),
         exit_code: r.exitCode,
@@ -143,10 +172,10 @@ export async function startSandboxService(o: ServiceOptions): Promise<SandboxSer
       };
     },
     '/validate': async (body) => {
-      const s = get(body);
+      const open = s.get(body);
       const path = String(body.path ?? '');
       // Format only: the evaluator runs, but its score never reaches the agent.
-      const g = await gradeSubmission(s.taskDir, s.session.workspace, { python: o.python, signal: stop.signal }, path);
+      const g = await gradeSubmission(open.taskDir, open.session.workspace, grading(o, s), path);
       return {
         ok: g.ok,
         observation: g.ok
@@ -154,31 +183,62 @@ export async function startSandboxService(o: ServiceOptions): Promise<SandboxSer
           : `invalid submission: ${g.error}`,
       };
     },
+    '/close': async (body) => {
+      await s.close(String(body.session));
+      return { closed: true };
+    },
+  };
+}
+
+const grading = (o: ServiceOptions, s: Sessions) => ({ python: o.python, signal: s.stop.signal });
+
+/** An mlab episode, run here by the scaffold: the loop opens it, then answers each request it hands out. */
+function mlabRoutes(s: Sessions): Routes {
+  return {
+    '/mlab/open': async (body) => {
+      if (!s.mlab) throw new BadRequest('this export runs the ReAct scaffold (no scaffold: mlab in sandbox.json)');
+      const open = await s.start(String(body.task ?? ''));
+      return {
+        session: open.id,
+        ...(await s.mlab.start(open.id, open.taskDir, open.session, String(body.split ?? 'train'))),
+      };
+    },
+    '/mlab/reply': async (body) => {
+      const id = String(body.session);
+      if (!s.mlab?.has(id)) throw new BadRequest(`no mlab episode ${id}`);
+      if (typeof body.text !== 'string' && typeof body.error !== 'string')
+        throw new BadRequest('mlab/reply needs the reply text, or the error that left none');
+      const t = body.tokens as { prompt?: unknown; completion?: unknown } | undefined;
+      const reply = typeof body.text === 'string' ? { text: body.text } : { error: String(body.error) };
+      return await s.mlab.reply(
+        id,
+        reply,
+        t ? { prompt: Number(t.prompt) || 0, completion: Number(t.completion) || 0 } : undefined,
+      );
+    },
+  };
+}
+
+/** The end of an episode: its submission graded, its reward computed, its session closed. */
+function gradeRoute(o: ServiceOptions, s: Sessions): Routes {
+  const formula = parseFormula(o.reward);
+  return {
     '/grade': async (body) => {
-      const s = get(body);
+      const open = s.get(body);
       const posted = body.episode as EpisodeResult | undefined;
       if (!posted || !Array.isArray(posted.turns) || !Array.isArray(posted.messages))
         throw new BadRequest('grade needs the episode (turns, messages, ended, submission)');
       // An mlab episode ran here: its own record is graded (the client adds only its step and split).
-      const ep = { ...posted, ...(mlab?.finished(String(body.session)) ?? {}) };
+      const ep = { ...posted, ...(s.mlab?.finished(String(body.session)) ?? {}) };
       try {
         const grade = ep.submission
-          ? await gradeSubmission(
-              s.taskDir,
-              s.session.workspace,
-              { python: o.python, signal: stop.signal },
-              ep.submission,
-            )
+          ? await gradeSubmission(open.taskDir, open.session.workspace, grading(o, s), ep.submission)
           : undefined;
         const evaluation = grade?.ok ? grade.result : null;
-        const variables = rewardVariables(ep, evaluation, await o.starter(s.taskDir), o.inputs);
+        const variables = rewardVariables(ep, evaluation, await o.starter(open.taskDir), o.inputs);
         // A validation episode (the export's val rows) trains nothing and adds nothing to the bank.
-        await o.shaping?.graded(
-          basename(s.taskDir),
-          stepOf(ep),
-          ep,
-          variables.success === 1 && (ep as { split?: unknown }).split !== 'val',
-        );
+        const verified = variables.success === 1 && (ep as { split?: unknown }).split !== 'val';
+        await o.shaping?.graded(basename(open.taskDir), stepOf(ep), ep, verified);
         return {
           reward: evaluate(formula, variables),
           variables,
@@ -186,36 +246,42 @@ export async function startSandboxService(o: ServiceOptions): Promise<SandboxSer
           grade_error: grade && !grade.ok ? grade.error : null,
         };
       } finally {
-        await closeOne(String(body.session));
+        await s.close(String(body.session));
       }
     },
+  };
+}
+
+/** Turn-level shaping: an episode's calls and references to score, then the scores the loop computed. */
+function shapingRoutes(o: ServiceOptions): Routes {
+  const shaping = () => {
+    if (!o.shaping) throw new BadRequest('this export shapes no turns (no shaping/config.json)');
+    return o.shaping;
+  };
+  return {
     '/shaping/plan': async (body) => {
-      if (!o.shaping) throw new BadRequest('this export shapes no turns (no shaping/config.json)');
+      const sh = shaping();
       const ep = body.episode as EpisodeResult | undefined;
       if (!ep || !Array.isArray(ep.turns) || !Array.isArray(ep.messages))
         throw new BadRequest('shaping/plan needs the episode (turns, messages)');
-      return await o.shaping.plan(String(body.task_id ?? ''), Number(body.step ?? 0), ep);
+      return await sh.plan(String(body.task_id ?? ''), Number(body.step ?? 0), ep);
     },
     '/shaping/record': async (body) => {
-      if (!o.shaping) throw new BadRequest('this export shapes no turns (no shaping/config.json)');
+      const sh = shaping();
       if (!Array.isArray(body.scores)) throw new BadRequest('shaping/record needs scores');
-      const scores = await o.shaping.record(
-        String(body.task_id ?? ''),
-        Number(body.step ?? 0),
-        body.scores as TurnScore[],
-      );
+      const scores = await sh.record(String(body.task_id ?? ''), Number(body.step ?? 0), body.scores as TurnScore[]);
       return { recorded: body.scores.length, scores };
     },
-    '/close': async (body) => {
-      await closeOne(String(body.session));
-      return { closed: true };
-    },
   };
-  const handle = async (req: IncomingMessage, res: ServerResponse) => {
+}
+
+/** The HTTP side: JSON bodies in and out, the token checked, a request the service refuses answered 400. */
+function requestHandler(o: ServiceOptions, s: Sessions, routes: Routes) {
+  return async (req: IncomingMessage, res: ServerResponse) => {
     const send = (status: number, value: unknown) =>
       res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(value));
     try {
-      if (req.method === 'GET' && req.url === '/health') return send(200, { status: 'ok', sessions: sessions.size });
+      if (req.method === 'GET' && req.url === '/health') return send(200, { status: 'ok', sessions: s.size });
       const route = req.method === 'POST' ? routes[req.url ?? ''] : undefined;
       if (!route) return send(404, { error: `no route ${req.method} ${req.url}` });
       if (o.token !== undefined && !sameToken(req.headers.authorization, o.token))
@@ -230,10 +296,16 @@ export async function startSandboxService(o: ServiceOptions): Promise<SandboxSer
       }
       send(200, await route(body));
     } catch (err) {
-      if (!(err instanceof BadRequest)) log(`sandbox service: ${req.url}: ${(err as Error).message}`);
+      if (!(err instanceof BadRequest)) s.log(`sandbox service: ${req.url}: ${(err as Error).message}`);
       send(err instanceof BadRequest ? 400 : 500, { error: (err as Error).message });
     }
   };
+}
+
+export async function startSandboxService(o: ServiceOptions): Promise<SandboxService> {
+  const s = new Sessions(o, o.log ?? (() => {}));
+  const routes: Routes = { ...sessionRoutes(o, s), ...mlabRoutes(s), ...gradeRoute(o, s), ...shapingRoutes(o) };
+  const handle = requestHandler(o, s, routes);
   const server: Server = createServer((req, res) => void handle(req, res));
   await new Promise<void>((ok, fail) => {
     server.once('error', fail);
@@ -242,13 +314,13 @@ export async function startSandboxService(o: ServiceOptions): Promise<SandboxSer
   const port = (server.address() as { port: number }).port;
   return {
     url: `http://${o.host ?? '127.0.0.1'}:${port}`,
-    open: () => sessions.size,
+    open: () => s.size,
     close: async () => {
-      stop.abort();
+      s.stop.abort();
       o.shaping?.close();
       server.closeAllConnections();
       await new Promise<void>((r) => server.close(() => r()));
-      await Promise.all([...sessions.keys()].map(closeOne));
+      await s.closeAll();
     },
   };
 }

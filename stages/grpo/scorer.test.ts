@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spanTokens } from '../../agents/shaping/types.js';
 import { startLocalWorker } from '../../gpu/trainer/local.js';
-import { workerScorer } from './shaping.js';
+import { workerScorer } from './shaping/scorer.js';
 
 const MESSAGES = [{ role: 'user' as const, content: 'the agent reads the public csv.' }];
 

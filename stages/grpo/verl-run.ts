@@ -7,17 +7,19 @@ import { cp, readFile, writeFile } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { formatJsonl } from '../../core/json-files.js';
 import { collectVerlCheckpoint } from '../../gpu/verl/checkpoint.js';
-import { readSandboxSpec, writeVerlExport, type ExportOptions, type ExportTask } from '../../gpu/verl/export.js';
+import { writeVerlExport, type ExportOptions, type ExportTask } from '../../gpu/verl/export.js';
 import { verlCurve } from '../../gpu/verl/metrics.js';
-import { startSandboxService } from '../../gpu/verl/service.js';
-import { openShaping, shapingCalibration, shapingRecords } from '../../gpu/verl/service-shaping.js';
+import { exportServing, startSandboxService } from '../../gpu/verl/service.js';
+import { pilotLastStep, shapingCalibration, shapingRecords } from '../../gpu/verl/service-shaping.js';
 import { verlShapingCurve } from './verl-shaping.js';
 import type { StageContext, StageResult } from '../contract.js';
 import { starterScore } from '../shared/tasks.js';
 import { stageSandbox } from '../shared/sandbox.js';
 import { CHECKPOINT_DIR } from '../shared/worker.js';
 import { collectTensorboard, runVerlJob } from '../shared/verl-job.js';
+import { curveSummary, type CurveRow } from './curve.js';
 import type { GrpoParams } from './index.js';
 
 export async function runVerl(
@@ -31,36 +33,7 @@ export async function runVerl(
     (await ctx.items.get('verl-export')) ??
     (await ctx.items.put('verl-export', async (d) => void (await writeVerlExport(d, train, val, o))));
   const resultsDir = (await ctx.items.get('verl-results')) ?? (await ctx.items.put('verl-results', async () => {}));
-  // The sandbox service serves the job's agent loop and reward, behind a token per run: sandbox_host may be an address the whole cluster reaches.
-  const service = async () => {
-    const sandbox = stageSandbox(ctx, Math.min(p.concurrency, p.batch_size * p.group_size), undefined, {
-      memoryMb: p.memory_mb,
-    });
-    const token = randomBytes(24).toString('hex');
-    try {
-      const shaping = await openShaping(exportDir);
-      const spec = await readSandboxSpec(exportDir);
-      const s = await startSandboxService({
-        sandbox,
-        tasksDir: join(exportDir, 'tasks'),
-        reward: o.reward,
-        inputs: o.inputs,
-        python: ctx.python,
-        memoryMb: p.memory_mb,
-        starter: starterScore,
-        host: p.verl.sandbox_host,
-        token,
-        log: ctx.log,
-        ...(shaping ? { shaping } : {}),
-        ...(spec.scaffold ? { mlab: spec.scaffold } : {}),
-      });
-      ctx.log(`sandbox service for the job at ${s.url}`);
-      return { url: s.url, token, close: async () => (await s.close(), await sandbox.shutdown()) };
-    } catch (err) {
-      await sandbox.shutdown();
-      throw err;
-    }
-  };
+  const service = () => startService(ctx, exportDir);
   const job = await runVerlJob(ctx as StageContext<unknown>, { verl: p.verl, exportDir, resultsDir, service });
   await cp(exportDir, join(ctx.outDir, 'verl'), { recursive: true });
   await collectTensorboard(resultsDir, ctx.outDir);
@@ -76,33 +49,64 @@ export async function runVerl(
     ? await readFile(join(resultsDir, 'metrics.jsonl'), 'utf8')
     : '';
   const curve = verlCurve(raw);
-  // The loop's per-call scores, recorded by the service step by step, join the curve at their steps.
-  const calibration = o.shaping ? await shapingCalibration(exportDir) : undefined;
-  if (o.shaping) {
-    const written = o.shaping.config.beta;
-    const pilotEnd = calibration ? calibration.first_step + (o.shaping.config.pilot_steps ?? 1) - 1 : Infinity;
-    const byStep = verlShapingCurve(
-      await shapingRecords(exportDir),
-      (step) => written ?? (calibration && step > pilotEnd ? calibration.beta : 0),
-    );
-    for (const row of curve) Object.assign(row, byStep.get(Number(row.step)) ?? {});
-    if (calibration) await writeFile(join(ctx.outDir, 'calibration.json'), JSON.stringify(calibration, null, 1) + '\n');
-  }
-  await writeFile(
-    join(ctx.outDir, 'metrics.jsonl'),
-    curve.map((m) => JSON.stringify(m)).join('\n') + (curve.length ? '\n' : ''),
-  );
+  const calibration = o.shaping ? await addShaping(ctx, exportDir, o.shaping.config, curve) : undefined;
+  await writeFile(join(ctx.outDir, 'metrics.jsonl'), formatJsonl(curve));
   await writeFile(join(ctx.outDir, 'rows.json'), JSON.stringify({ curve }, null, 1) + '\n');
   await writeFile(join(ctx.outDir, 'job.json'), JSON.stringify(job) + '\n');
-  const last = curve[curve.length - 1];
   return {
     metrics: {
-      steps: curve.length,
-      reward_first: curve[0]?.reward_mean ?? null,
-      reward_last: last?.reward_mean ?? null,
-      valid_last: last?.valid_rate ?? null,
-      entropy_last: last?.entropy ?? null,
+      ...curveSummary(curve),
       ...(calibration ? { beta: calibration.beta, pilot_turns: calibration.turns } : {}),
     },
   };
+}
+
+/**
+ * The sandbox service for the job's agent loop and reward, behind a token per run: sandbox_host may be an
+ * address the whole cluster reaches.
+ */
+async function startService(ctx: StageContext<GrpoParams>, exportDir: string) {
+  const p = ctx.params;
+  const sandbox = stageSandbox(ctx, Math.min(p.concurrency, p.batch_size * p.group_size), undefined, {
+    memoryMb: p.memory_mb,
+  });
+  const token = randomBytes(24).toString('hex');
+  try {
+    const s = await startSandboxService({
+      ...(await exportServing(exportDir)),
+      sandbox,
+      python: ctx.python,
+      starter: starterScore,
+      host: p.verl.sandbox_host,
+      token,
+      log: ctx.log,
+    });
+    ctx.log(`sandbox service for the job at ${s.url}`);
+    return { url: s.url, token, close: async () => (await s.close(), await sandbox.shutdown()) };
+  } catch (err) {
+    await sandbox.shutdown();
+    throw err;
+  }
+}
+
+/**
+ * The loop's per-call scores, recorded by the service step by step, joined to the curve at their steps, with
+ * the β each step was shaped by (0 in the pilot's). Returns the pilot's calibration when the job made one.
+ */
+async function addShaping(
+  ctx: StageContext<GrpoParams>,
+  exportDir: string,
+  config: { beta?: number; pilot_steps?: number },
+  curve: CurveRow[],
+) {
+  const calibration = await shapingCalibration(exportDir);
+  const written = config.beta;
+  const pilotEnd = calibration ? pilotLastStep(calibration.first_step, config.pilot_steps) : Infinity;
+  const byStep = verlShapingCurve(
+    await shapingRecords(exportDir),
+    (step) => written ?? (calibration && step > pilotEnd ? calibration.beta : 0),
+  );
+  for (const row of curve) Object.assign(row, byStep.get(Number(row.step)) ?? {});
+  if (calibration) await writeFile(join(ctx.outDir, 'calibration.json'), JSON.stringify(calibration, null, 1) + '\n');
+  return calibration;
 }

@@ -9,7 +9,9 @@ import type { StageContext } from '../contract.js';
 import type { TaskRef } from '../shared/tasks.js';
 import type { GrpoParams } from './index.js';
 import { DEFAULT_KAPPA } from '../../agents/shaping/returns.js';
-import { openSummaries, seedBank, shapingMetrics } from './shaping.js';
+import { seedBank } from './shaping/bank.js';
+import { shapingMetrics } from './shaping/metrics.js';
+import { openSummaries } from './shaping/summaries.js';
 
 export async function verlShaping(
   ctx: StageContext<GrpoParams>,

@@ -12,7 +12,7 @@
 import { cp, mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { EnvError } from '../../core/errors.js';
+import { EnvError, InternalError } from '../../core/errors.js';
 import type { ModelSpec } from '../../core/models.js';
 import { waitAtMost } from '../../core/proc.js';
 import { TrainerClient, type TokenizerIdentity, type UpdateResult } from '../../gpu/trainer/client.js';
@@ -65,6 +65,116 @@ export const startsWorker = (
   o: Pick<WorkerTrainerOptions, 'policy' | 'workerUrl'>,
 ) => ctx.models[o.policy]?.provider === 'worker' && !o.workerUrl;
 
+/** The policy's worker as this node reaches it; `served` when this node started it. */
+interface Connection {
+  client: TrainerClient;
+  spec: ModelSpec;
+  served?: ServedModel;
+  /** Aborted once a worker started here has exited. */
+  gone: AbortSignal;
+  exited(): boolean;
+}
+
+/** Starts the policy's worker for this node, or connects to the running one the entry or worker_url names. */
+async function connect(ctx: StageContext<unknown>, o: WorkerTrainerOptions, local: boolean): Promise<Connection> {
+  const gone = new AbortController();
+  if (!local && ctx.host) {
+    throw new EnvError(
+      `on: ${ctx.host.name} places the trainer worker this node starts, and this node starts none: give it a provider: worker policy and no worker_url, or remove on:`,
+    );
+  }
+  if (!local) {
+    const spec = ctx.models[o.policy];
+    const client = new TrainerClient(o.workerUrl ?? (spec.base_url ?? '').replace(/\/v1\/?$/, ''));
+    return { client, spec, gone: gone.signal, exited: () => false };
+  }
+  const ckptDir = workerCkptDir(ctx);
+  await mkdir(ckptDir, { recursive: true });
+  const served = await serveModel(ctx, o.policy, {
+    ckptDir,
+    args: [
+      ...(o.gradientCheckpointing ? ['--gradient-checkpointing'] : []),
+      '--check-memory',
+      '--plan-tokens',
+      String(o.planTokens),
+    ],
+  });
+  ctx.log(`trainer worker: gradient checkpointing ${served.worker?.health.gradient_checkpointing ? 'on' : 'off'}`);
+  let exited = false;
+  void served.worker?.exited.then(() => {
+    exited = true;
+    gone.abort(new Error('the trainer worker exited'));
+  });
+  if (!served.trainer) {
+    await served.stop();
+    throw new InternalError(`the worker started for ${o.policy} has no trainer client`);
+  }
+  return { client: served.trainer, spec: served.spec, served, gone: gone.signal, exited: () => exited };
+}
+
+/**
+ * A started worker loads the checkpoint of the step it resumes after; then every worker must say which tokenizer
+ * it has (its identity goes with every batch, and the worker refuses a batch made with another).
+ */
+async function resumeAndIdentify(
+  ctx: StageContext<unknown>,
+  c: Connection,
+  resumeAfter: number,
+): Promise<TokenizerIdentity> {
+  if (c.served && resumeAfter > 0) {
+    const dir = join(workerCkptDir(ctx), stepTag(resumeAfter));
+    if (!existsSync(dir))
+      throw new EnvError(`cannot resume after step ${resumeAfter}: its worker checkpoint ${dir} is missing`);
+    const r = await c.client.load(c.served.onHost ? await c.served.onHost.push(dir) : dir, ctx.signal);
+    ctx.log(`trainer worker: resumed from ${dir} (worker step ${r.step})`);
+  }
+  const h = await c.client.health(ctx.signal);
+  ctx.log(`trainer worker: ${h.status}, step ${h.step}${h.model ? `, ${h.model}` : ''}`);
+  if (!h.tokenizer_sha256 || !h.chat_template_sha256) {
+    throw new EnvError(
+      `the trainer worker at ${c.client.url} reports no tokenizer identity (tokenizer_sha256, chat_template_sha256) on /health; exact-token batches need it`,
+    );
+  }
+  return { tokenizer_sha256: h.tokenizer_sha256, chat_template_sha256: h.chat_template_sha256 };
+}
+
+/** How a failed call is reported: a dead worker shows up as refused connections, so say so, with the step it died in. */
+function failures(c: Connection) {
+  const onHost = c.served?.onHost;
+  // An error a guarded call already described (its step, and what it was doing) reaches the step's own
+  // failure handler again: it keeps that description rather than becoming "during the step".
+  const described = new WeakSet<object>();
+  const failure = (k: number, err: unknown, what = 'the step') => {
+    if (err instanceof Error && described.has(err)) return err;
+    // The container may still run while its host no longer answers: the error names the host all the same.
+    if (!c.exited())
+      return onHost && err instanceof Error && !err.message.includes(`host ${onHost.hostName}`)
+        ? Object.assign(err, { message: `host ${onHost.hostName}: ${err.message}` })
+        : err;
+    const note = onHost?.exitNote();
+    return new EnvError(
+      note
+        ? `step ${k}: ${note} during ${what} (the worker's last lines are in this node's log)`
+        : `step ${k}: the trainer worker exited during ${what} (its last lines are in this node's log)`,
+    );
+  };
+  // A container's end is reported by its engine, which may come a moment after the refused request.
+  const settled = async () => {
+    if (onHost && c.served?.worker && !c.exited()) await waitAtMost(c.served.worker.exited, 5000);
+  };
+  const guard = async <T>(k: number, what: string, call: () => Promise<T>): Promise<T> => {
+    try {
+      return await call();
+    } catch (err) {
+      await settled();
+      const e = failure(k, err, what);
+      if (e instanceof Error) described.add(c.exited() ? e : Object.assign(e, { message: `step ${k}: ${e.message}` }));
+      throw e;
+    }
+  };
+  return { guard, failure: async (k: number, err: unknown) => (await settled(), failure(k, err)) };
+}
+
 /**
  * Connects to (or starts) the policy's worker. `resumeAfter`: the last step
  * an earlier attempt finished, whose checkpoint a started worker loads.
@@ -76,93 +186,17 @@ export async function openWorkerTrainer(
 ): Promise<WorkerTrainer> {
   const local = startsWorker(ctx, o);
   const ckptDir = workerCkptDir(ctx);
-  let served: ServedModel | undefined;
-  let exited = false;
-  const gone = new AbortController();
-  let client: TrainerClient;
-  let spec: ModelSpec;
-  if (!local && ctx.host) {
-    throw new EnvError(
-      `on: ${ctx.host.name} places the trainer worker this node starts, and this node starts none: give it a provider: worker policy and no worker_url, or remove on:`,
-    );
-  }
-  if (local) {
-    await mkdir(ckptDir, { recursive: true });
-    served = await serveModel(ctx, o.policy, {
-      ckptDir,
-      args: [
-        ...(o.gradientCheckpointing ? ['--gradient-checkpointing'] : []),
-        '--check-memory',
-        '--plan-tokens',
-        String(o.planTokens),
-      ],
-    });
-    ctx.log(`trainer worker: gradient checkpointing ${served.worker?.health.gradient_checkpointing ? 'on' : 'off'}`);
-    void served.worker?.exited.then(() => {
-      exited = true;
-      gone.abort(new Error('the trainer worker exited'));
-    });
-    client = served.trainer!;
-    spec = served.spec;
-  } else {
-    spec = ctx.models[o.policy];
-    client = new TrainerClient(o.workerUrl ?? (spec.base_url ?? '').replace(/\/v1\/?$/, ''));
-  }
+  const c = await connect(ctx, o, local);
+  const { client, served } = c;
   try {
-    if (local && resumeAfter > 0) {
-      const dir = join(ckptDir, stepTag(resumeAfter));
-      if (!existsSync(dir))
-        throw new EnvError(`cannot resume after step ${resumeAfter}: its worker checkpoint ${dir} is missing`);
-      const r = await client.load(served?.onHost ? await served.onHost.push(dir) : dir, ctx.signal);
-      ctx.log(`trainer worker: resumed from ${dir} (worker step ${r.step})`);
-    }
-    const h = await client.health(ctx.signal);
-    ctx.log(`trainer worker: ${h.status}, step ${h.step}${h.model ? `, ${h.model}` : ''}`);
-    if (!h.tokenizer_sha256 || !h.chat_template_sha256) {
-      throw new EnvError(
-        `the trainer worker at ${client.url} reports no tokenizer identity (tokenizer_sha256, chat_template_sha256) on /health; exact-token batches need it`,
-      );
-    }
-    const tokenizer = { tokenizer_sha256: h.tokenizer_sha256, chat_template_sha256: h.chat_template_sha256 };
-    // A dead worker shows up as refused connections; say so, with the step it died in.
-    const onHost = served?.onHost;
-    // An error a guarded call already described (its step, and what it was doing) reaches the step's own
-    // failure handler again: it keeps that description rather than becoming "during the step".
-    const described = new WeakSet<object>();
-    const failure = (k: number, err: unknown, what = 'the step') => {
-      if (err instanceof Error && described.has(err)) return err;
-      // The container may still run while its host no longer answers: the error names the host all the same.
-      if (!exited)
-        return onHost && err instanceof Error && !err.message.includes(`host ${onHost.hostName}`)
-          ? Object.assign(err, { message: `host ${onHost.hostName}: ${err.message}` })
-          : err;
-      const note = onHost?.exitNote();
-      return new EnvError(
-        note
-          ? `step ${k}: ${note} during ${what} (the worker's last lines are in this node's log)`
-          : `step ${k}: the trainer worker exited during ${what} (its last lines are in this node's log)`,
-      );
-    };
-    // A container's end is reported by its engine, which may come a moment after the refused request.
-    const settled = async () => {
-      if (served?.onHost && !exited) await waitAtMost(served.worker!.exited, 5000);
-    };
-    const guard = async <T>(k: number, what: string, call: () => Promise<T>): Promise<T> => {
-      try {
-        return await call();
-      } catch (err) {
-        await settled();
-        const e = failure(k, err, what);
-        if (e instanceof Error) described.add(exited ? e : Object.assign(e, { message: `step ${k}: ${e.message}` }));
-        throw e;
-      }
-    };
+    const tokenizer = await resumeAndIdentify(ctx, c, resumeAfter);
+    const { guard, failure } = failures(c);
     const keep = (k: number) => k % o.checkpointEvery === 0 || k === o.steps;
     return {
-      spec,
+      spec: c.spec,
       client,
       tokenizer,
-      gone: gone.signal,
+      gone: c.gone,
       async step(batch, k, signal) {
         const update: UpdateResult & Record<string, unknown> = await guard(k, 'the update', () =>
           client.update(batch, signal),
@@ -179,21 +213,8 @@ export async function openWorkerTrainer(
         }
         return update;
       },
-      async recorded(k) {
-        if (!local) return;
-        const present = (await readdir(ckptDir)).flatMap((n) => (/^step-(\d+)$/.exec(n) ? [Number(n.slice(5))] : []));
-        const { remove, trim } = retention(present, k, {
-          every: o.checkpointEvery,
-          steps: o.steps,
-          keep: o.keepCheckpoints,
-        });
-        for (const j of remove) await rm(join(ckptDir, stepTag(j)), { recursive: true, force: true });
-        for (const j of trim) await rm(join(ckptDir, stepTag(j), 'optimizer.pt'), { force: true });
-      },
-      failure: async (k, err) => {
-        await settled();
-        return failure(k, err);
-      },
+      recorded: async (k) => (local ? await dropCheckpoints(ckptDir, k, o) : undefined),
+      failure,
       async stop() {
         await served?.stop();
       },
@@ -202,6 +223,14 @@ export async function openWorkerTrainer(
     await served?.stop();
     throw err;
   }
+}
+
+/** After step k is recorded: drops the checkpoints that neither the resume nor keep_checkpoints needs. */
+async function dropCheckpoints(ckptDir: string, k: number, o: WorkerTrainerOptions): Promise<void> {
+  const present = (await readdir(ckptDir)).flatMap((n) => (/^step-(\d+)$/.exec(n) ? [Number(n.slice(5))] : []));
+  const { remove, trim } = retention(present, k, { every: o.checkpointEvery, steps: o.steps, keep: o.keepCheckpoints });
+  for (const j of remove) await rm(join(ckptDir, stepTag(j)), { recursive: true, force: true });
+  for (const j of trim) await rm(join(ckptDir, stepTag(j), 'optimizer.pt'), { force: true });
 }
 
 /**

@@ -16,7 +16,7 @@ import { execa } from 'execa';
 import { summarise } from '../../agents/shaping/bank.js';
 import { toolCalls } from '../../agents/shaping/calls.js';
 import { trainerPython } from '../../gpu/trainer/local.js';
-import type { TurnShaping } from '../../stages/grpo/shaping.js';
+import type { TurnShaping } from '../../stages/grpo/shaping/score.js';
 import { cli, readJsonl, ROOT, tmpProject } from '../helpers.js';
 
 const TOOLS = '[detect_missing_values, check_feature_normalization]';

@@ -13,7 +13,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { callSpan } from '../../agents/shaping/calls.js';
 import { exists } from '../../core/fs.js';
-import type { TurnShaping } from '../../stages/grpo/shaping.js';
+import type { TurnShaping } from '../../stages/grpo/shaping/score.js';
 import { cli, outputsOf, readJsonl, sharedCacheSettings, tmpProject, shareTaskNodes } from '../helpers.js';
 import { echoReply } from '../llm/echo.js';
 import { startReplayServer } from '../llm/replay-server.js';

@@ -14,7 +14,7 @@ import type { ScoreItem } from '../../agents/shaping/types.js';
 import { startLocalWorker, trainerPython } from '../../gpu/trainer/local.js';
 import { localPython } from '../../gpu/verl/job.js';
 import { startVllmServer } from '../../gpu/vllm/server.js';
-import { workerScorer } from '../../stages/grpo/shaping.js';
+import { workerScorer } from '../../stages/grpo/shaping/scorer.js';
 import { ROOT } from '../helpers.js';
 
 /** Both servers compute in float32 on the CPU, with their own kernels: they agree to this much per token. */

@@ -1,0 +1,59 @@
+// The verl export's options, the same for a run launched here (`trainer: verl`) and one only written
+// (`trainer: verl-export`).
+import type { ExportOptions } from '../../../gpu/verl/export.js';
+import type { StageContext } from '../../contract.js';
+import { checkCpuWeights, taskCorpus, verlWeightsOf } from '../../shared/verl-job.js';
+import { CONTEXT_TOKENS } from '../index.js';
+import { OBSERVATION_CHARS } from '../plans.js';
+import { verlShaping } from '../verl-shaping.js';
+import type { GrpoRun } from './contract.js';
+
+export async function verlOptions({ ctx, p, train, formula, inputs, lr }: GrpoRun): Promise<ExportOptions> {
+  const weights = await verlWeightsOf(ctx as StageContext<unknown>, p.policy, () => taskCorpus(train));
+  checkCpuWeights(p.verl, weights.model);
+  const cpu = p.verl.device === 'cpu';
+  return {
+    ...weights,
+    reward: formula,
+    inputs,
+    groupSize: p.group_size,
+    batchSize: p.batch_size,
+    steps: p.steps,
+    maxTurns: p.max_turns,
+    stepTimeoutS: p.step_timeout,
+    timeBudgetS: p.time_budget,
+    memoryMb: p.memory_mb,
+    contextTokens: CONTEXT_TOKENS,
+    maskTimeouts: p.mask_timeouts,
+    timeoutRule: p.timeout_rule,
+    lr,
+    clipLow: p.clip.low,
+    clipHigh: p.clip.high,
+    kl: p.kl,
+    temperature: p.temperature,
+    advantage: p.advantage,
+    lossAggMode: p.loss_agg_mode,
+    // A CPU run trains on one worker, whatever the cluster keys say.
+    nodes: cpu ? 1 : p.verl.nodes,
+    gpusPerNode: cpu ? 1 : p.verl.gpus_per_node,
+    ...(cpu ? { cpu: { kvCacheGib: p.verl.kv_cache_gib } } : {}),
+    rollout: p.verl.rollout,
+    rolloutTp: p.verl.rollout_tp,
+    gpuMemoryGib: p.verl.gpu_memory_gib,
+    checkpointEvery: p.checkpoint_every,
+    keepCheckpoints: p.keep_checkpoints,
+    evalEvery: p.eval_every,
+    loggers: ctx.tracking?.logger,
+    ...(p.shaping.kind !== 'none' ? { shaping: await verlShaping(ctx, p, train) } : {}),
+    ...(p.scaffold === 'mlab'
+      ? {
+          mlab: {
+            tools: p.tools ?? 'domain',
+            toolDropout: p.tool_dropout,
+            seed: p.seed,
+            observationChars: OBSERVATION_CHARS,
+          },
+        }
+      : {}),
+  };
+}
