@@ -140,7 +140,7 @@ export async function probeEngine(spec: EngineSpec | string, waitMs = 10_000, im
   const s = typeof spec === 'string' ? { docker: spec } : spec;
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${waitMs / 1000} s`)), waitMs);
+    timer = setTimeout(() => reject(new EnvError(`no answer within ${waitMs / 1000} s`)), waitMs);
   });
   try {
     const docker = await engineAt(s);
