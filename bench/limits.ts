@@ -16,6 +16,7 @@ import { LlmClient } from '../agents/llm/client.js';
 import { createSandbox, type SandboxConfig } from '../sandbox/index.js';
 import { CLI, closedPort, waitFor } from '../test/helpers.js';
 import { exists } from '../core/fs.js';
+import { resolveModel } from '../core/models.js';
 
 const REPS = Number(process.env.BENCH_REPS ?? 3);
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
@@ -105,7 +106,7 @@ async function unreachable(): Promise<number> {
   const port = await closedPort();
   const client = new LlmClient({
     name: 'bench',
-    spec: { provider: 'openai', base_url: `http://127.0.0.1:${port}/v1`, model: 'none' },
+    spec: resolveModel({ provider: 'openai', base_url: `http://127.0.0.1:${port}/v1`, model: 'none' }),
   });
   const t0 = performance.now();
   await client.chat({ messages: [{ role: 'user', content: 'hi' }] }).catch(() => undefined);

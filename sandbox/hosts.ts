@@ -2,6 +2,7 @@
 // an engine's address, and a probe saying whether it answers and what it runs.
 import type Docker from 'dockerode';
 import { createHmac } from 'node:crypto';
+import { EnvError, UserError } from '../core/errors.js';
 import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
@@ -10,6 +11,8 @@ import { SshEngineAgent } from './ssh-engine.js';
 
 /** How to reach an engine. Paths are absolute (the settings loader resolves them). */
 export interface EngineSpec {
+  /** The host's name in the settings, when the spec is one of them: errors the user can fix then name it. */
+  readonly name?: string;
   /** unix:///PATH, tcp://HOST:PORT or ssh://USER@HOST[:PORT]. */
   readonly docker: string;
   /** ssh: the private key; without it, the key in the running agent (SSH_AUTH_SOCK). */
@@ -32,9 +35,9 @@ export async function engineAt(spec: EngineSpec | string): Promise<Docker> {
     return new Dockerode({
       ...base,
       protocol: 'https',
-      ca: read(s.tls.ca, 'tls.ca'),
-      cert: read(s.tls.cert, 'tls.cert'),
-      key: read(s.tls.key, 'tls.key'),
+      ca: read(s, s.tls.ca, 'tls.ca'),
+      cert: read(s, s.tls.cert, 'tls.cert'),
+      key: read(s, s.tls.key, 'tls.key'),
     });
   }
   if (url.protocol === 'ssh:') {
@@ -42,21 +45,27 @@ export async function engineAt(spec: EngineSpec | string): Promise<Docker> {
     const known = s.known_hosts ?? join(homedir(), '.ssh', 'known_hosts');
     const keys = knownKeys(known, url.hostname, port);
     if (!s.identity && !process.env.SSH_AUTH_SOCK)
-      throw new Error(
+      throw settingsError(
+        s,
         `no SSH key: set identity: (a private key file) on the host, or start an SSH agent (SSH_AUTH_SOCK)`,
       );
     const agent = new SshEngineAgent({
       host: url.hostname,
       port,
       username: decodeURIComponent(url.username),
-      ...(s.identity ? { privateKey: read(s.identity, 'identity') } : { agent: process.env.SSH_AUTH_SOCK }),
+      ...(s.identity ? { privateKey: read(s, s.identity, 'identity') } : { agent: process.env.SSH_AUTH_SOCK }),
       // Without a check, anyone answering on that address would be handed the node's inputs and environment.
       hostVerifier: (key: Buffer) => keys.some((k) => k.equals(key)),
       readyTimeout: 20_000,
     });
     return new Dockerode({ protocol: 'http', host: url.hostname, port, agent } as Docker.DockerOptions);
   }
-  throw new Error(`${s.docker}: not a unix://, tcp:// or ssh:// address`);
+  throw settingsError(s, `${s.docker}: not a unix://, tcp:// or ssh:// address`);
+}
+
+/** A problem with a host's settings the user can fix, placed at the host when the spec names it. */
+function settingsError(spec: EngineSpec, message: string): UserError {
+  return new UserError([{ ...(spec.name !== undefined && { path: `hosts.${spec.name}` }), message }]);
 }
 
 /** The SSH connection under an ssh:// engine's client (undefined for other engines). */
@@ -65,11 +74,12 @@ export function sshAgentOf(docker: Docker): SshEngineAgent | undefined {
   return agent instanceof SshEngineAgent ? agent : undefined;
 }
 
-function read(path: string, what: string): Buffer {
+function read(spec: EngineSpec, path: string, what: string): Buffer {
   try {
     return readFileSync(path);
   } catch (err) {
-    throw new Error(`${what}: cannot read ${path} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+    const why = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
+    throw settingsError(spec, `${what}: cannot read ${path} (${why})`);
   }
 }
 
@@ -130,7 +140,7 @@ export async function probeEngine(spec: EngineSpec | string, waitMs = 10_000, im
   const s = typeof spec === 'string' ? { docker: spec } : spec;
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${waitMs / 1000} s`)), waitMs);
+    timer = setTimeout(() => reject(new EnvError(`no answer within ${waitMs / 1000} s`)), waitMs);
   });
   try {
     const docker = await engineAt(s);
@@ -197,7 +207,7 @@ export async function gpusOn(spec: EngineSpec, image: string, waitMs = 60_000): 
       };
     }
     const StatusCode = await c.wait({ timeoutMs: waitMs }).catch((err: Error) => {
-      throw new Error(`nvidia-smi gave no answer: ${err.message}`);
+      throw new EnvError(`nvidia-smi gave no answer: ${err.message}`);
     });
     const out = frames(await c.raw.logs({ stdout: true, stderr: true, follow: false }));
     if (StatusCode !== 0)

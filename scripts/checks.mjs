@@ -13,7 +13,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { GENERATED, paramsModule } from './schema-types.mjs';
+import { generatedModules } from './schema-types.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const bin = (name) => join(ROOT, 'node_modules', '.bin', name);
@@ -72,16 +72,18 @@ export const CHECKS = [
 ];
 
 /**
- * Writes stages/params.gen.ts from the schemas (scripts/schema-types.mjs), before any check starts: tsc
- * compares it with the hand-written params, and ESLint's type information needs it as well. A file that is
- * already current is left alone; a new one replaces the old in one rename, never seen half written.
+ * Writes the types generated from the schemas (scripts/schema-types.mjs: stages/params.gen.ts,
+ * pipelines/config/schema.gen.ts), before any check starts: tsc compares them with the hand-written types, and
+ * ESLint's type information needs them as well. A file that is already current is left alone; a new one replaces
+ * the old in one rename, never seen half written.
  */
 export function prepare() {
-  const text = paramsModule();
-  if (existsSync(GENERATED) && readFileSync(GENERATED, 'utf8') === text) return;
-  const tmp = `${GENERATED}.${process.pid}.tmp`;
-  writeFileSync(tmp, text);
-  renameSync(tmp, GENERATED);
+  for (const { file, text } of generatedModules()) {
+    if (existsSync(file) && readFileSync(file, 'utf8') === text) continue;
+    const tmp = `${file}.${process.pid}.tmp`;
+    writeFileSync(tmp, text);
+    renameSync(tmp, file);
+  }
 }
 
 /** The checks `words` name, by name or group (`lint` is both lint groups); all of them for none. */

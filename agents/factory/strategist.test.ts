@@ -8,6 +8,7 @@ import { allSeeds } from '../../seeds/index.js';
 import { describeSeed, seedDescription } from '../../seeds/describe.js';
 import { LlmClient } from '../llm/client.js';
 import { askStrategist, strategistProblems } from './strategist.js';
+import { resolveModel } from '../../core/models.js';
 
 const GOOD = {
   dna: {
@@ -71,7 +72,7 @@ test('malformed and invalid JSON go back with the errors; a rerun is served from
     const client = () =>
       new LlmClient({
         name: 'qwen',
-        spec: { provider: 'openai', base_url: s.url, model: 'Qwen/Qwen3-8B' },
+        spec: resolveModel({ provider: 'openai', base_url: s.url, model: 'Qwen/Qwen3-8B' }),
         cacheDir: cache,
       });
     const out = await askStrategist(client(), describeSeed(allSeeds()[0]), { samples: [50, 200], attempts: 3 });

@@ -13,6 +13,7 @@ import { guidanceProblems, readTaskFacts, renderGuidance } from './index.js';
 import { askGuidance } from './llm.js';
 import { assetText } from '../../core/assets.js';
 import { proceduralGuidance, RULES } from './procedural.js';
+import { resolveModel } from '../../core/models.js';
 
 const STARTER =
   "train = pd.read_csv('public/train.csv')\nytr = train['survived']\nXtr, Xte = Xtr, Xte\nmodel = SVC(C=1.0, probability=True)\n";
@@ -147,7 +148,10 @@ test('a model writes the guidance: a bad answer goes back with its problems, the
     { find: 'Xtr, Xte = Xtr, Xte', replace: 'Xtr, Xte = scaler.transform(Xtr), scaler.transform(Xte)' },
   ]);
   try {
-    const client = new LlmClient({ name: 'writer', spec: { provider: 'openai', base_url: s.url, model: 'w' } });
+    const client = new LlmClient({
+      name: 'writer',
+      spec: resolveModel({ provider: 'openai', base_url: s.url, model: 'w' }),
+    });
     const r = await askGuidance(client, readTaskFacts(dir, 't1'), { attempts: 3 });
     assert.ok(r.ok);
     if (r.ok) {

@@ -7,12 +7,13 @@ import { EnvError } from '../../core/errors.js';
 import { closedPort } from '../../test/helpers.js';
 import { startReplayServer } from '../../test/llm/replay-server.js';
 import { LlmClient, replyTokens, retryAfterMs } from './client.js';
+import { resolveModel } from '../../core/models.js';
 
 const msgs = [{ role: 'user' as const, content: 'hello' }];
 const client = (url: string, extra: Record<string, unknown> = {}, cacheDir?: string) =>
   new LlmClient({
     name: 'tiny',
-    spec: { provider: 'openai', base_url: url, model: 'tiny-model', timeout_s: 2, ...extra },
+    spec: resolveModel({ provider: 'openai', base_url: url, model: 'tiny-model', timeout_s: 2, ...extra }),
     cacheDir,
     baseDelayMs: 20,
     pollMs: 100,
@@ -99,7 +100,7 @@ test('an abort during a backoff stops at once, without another request', async (
   try {
     const c = new LlmClient({
       name: 'tiny',
-      spec: { provider: 'openai', base_url: s.url, model: 'tiny-model', timeout_s: 2 },
+      spec: resolveModel({ provider: 'openai', base_url: s.url, model: 'tiny-model', timeout_s: 2 }),
       baseDelayMs: 600_000,
     });
     const ac = new AbortController();
@@ -242,7 +243,7 @@ test('a missing API key variable is an environment error', () => {
     () =>
       new LlmClient({
         name: 'hosted',
-        spec: { provider: 'openai', model: 'm', api_key_env: 'MLEPIPE_NO_SUCH_KEY' },
+        spec: resolveModel({ provider: 'openai', model: 'm', api_key_env: 'MLEPIPE_NO_SUCH_KEY' }),
         env: {},
       }),
     /MLEPIPE_NO_SUCH_KEY/,

@@ -94,7 +94,7 @@ function semaphoreFor(name: string, spec: ModelSpec): Semaphore {
   const key = `${spec.base_url ?? ''}\u0000${spec.model}`;
   let s = limits.get(key);
   if (!s) {
-    s = new Semaphore(spec.concurrency ?? 4);
+    s = new Semaphore(spec.concurrency);
     limits.set(key, s);
   }
   return s;
@@ -335,7 +335,7 @@ export class LlmClient {
     this.usage.prompt_tokens += usage.prompt_tokens;
     this.usage.completion_tokens += usage.completion_tokens;
     this.usage.cost_usd +=
-      (usage.prompt_tokens * (s.price_in_per_1m ?? 0) + usage.completion_tokens * (s.price_out_per_1m ?? 0)) / 1e6;
+      (usage.prompt_tokens * s.price_in_per_1m + usage.completion_tokens * s.price_out_per_1m) / 1e6;
     return usage;
   }
 
@@ -353,14 +353,14 @@ export class LlmClient {
     const s = this.opts.spec;
     const Sdk = await loadSdk();
     this.openai ??= new Sdk({ baseURL: this.endpoint, apiKey: this.apiKey, maxRetries: 0, timeout: SDK_TIMEOUT_MS });
-    const maxRetries = this.opts.maxRetries ?? s.retries ?? 4;
+    const maxRetries = this.opts.maxRetries ?? s.retries;
     const base = this.opts.baseDelayMs ?? 500;
     for (let attempt = 0; ; attempt++) {
       // The SDK would throw too, but only after building the request.
       if (signal?.aborted) throw new Error('aborted');
       // A self-hosted server may report its queue; OpenAI's own API is never asked.
       const deadline = watchDeadline(
-        { endpoint: s.base_url, timeoutMs: (s.timeout_s ?? 120) * 1000, pollMs: this.opts.pollMs ?? 2000 },
+        { endpoint: s.base_url, timeoutMs: s.timeout_s * 1000, pollMs: this.opts.pollMs ?? 2000 },
         signal,
       );
       try {
@@ -372,7 +372,7 @@ export class LlmClient {
           });
         } catch (err) {
           throw deadline.expired() && !signal?.aborted
-            ? new DeadlineExpired(`no answer ${s.timeout_s ?? 120} s after the server started the request`)
+            ? new DeadlineExpired(`no answer ${s.timeout_s} s after the server started the request`)
             : err;
         } finally {
           deadline.done();

@@ -13,11 +13,12 @@ import { startReplayServer } from '../../test/llm/replay-server.js';
 import type { TurnRecord } from '../scaffolds/types.js';
 import { itemPrompt, promptScorer, renderChat } from './prompt-scorer.js';
 import { referenceMessage, spiceTurns } from './spice.js';
+import { resolveModel } from '../../core/models.js';
 
 const client = (url: string, name = 'judge') =>
   new LlmClient({
     name,
-    spec: { provider: 'openai', base_url: url, model: 'judge-7b', timeout_s: 30 },
+    spec: resolveModel({ provider: 'openai', base_url: url, model: 'judge-7b', timeout_s: 30 }),
     maxRetries: 1,
     baseDelayMs: 1,
   });

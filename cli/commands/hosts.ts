@@ -8,13 +8,13 @@ import { packageRoot } from '../../core/assets.js';
 import { UserError } from '../../core/errors.js';
 import { parseOverrides } from '../../pipelines/config/overrides.js';
 import { loadSettings } from '../../pipelines/config/settings.js';
-import type { HostSettings } from '../../pipelines/config/types.js';
+import type { ResolvedHost } from '../../pipelines/config/types.js';
 import { DEFAULT_IMAGE } from '../../sandbox/containers.js';
 import { buildOn } from '../../sandbox/host-build.js';
 import { gpusOn, probeEngine, type GpuReport } from '../../sandbox/hosts.js';
 import type { IO } from '../io.js';
 
-const lends = (g: HostSettings['gpus']) => g !== undefined && g !== 0 && !(Array.isArray(g) && !g.length);
+const lends = (h: ResolvedHost) => h.gpuIds === 'all' || !!h.gpuIds?.length;
 
 /** Exit 3 when a host does not answer, lacks its image, or lends GPUs nvidia-smi does not see there. */
 export async function hostsCommand(args: { json?: boolean; set?: string[] }, io: IO): Promise<number> {
@@ -25,7 +25,7 @@ export async function hostsCommand(args: { json?: boolean; set?: string[] }, io:
       const probe = await probeEngine(h, 10_000, image);
       // Only hosts that lend GPUs are asked: elsewhere a container that cannot get any says nothing new.
       const seen: GpuReport | undefined =
-        probe.ok && probe.imagePresent && lends(h.gpus) ? await gpusOn(h, image) : undefined;
+        probe.ok && probe.imagePresent && lends(h) ? await gpusOn(h, image) : undefined;
       return {
         name,
         docker: h.docker,

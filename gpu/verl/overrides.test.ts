@@ -16,6 +16,7 @@ import { ParamError } from '../../core/errors.js';
 import { type OverrideOptions, verlModelPath, verlOverrides } from './overrides.js';
 import { sftOverrides } from './sft-export.js';
 import { paramsBillions, rolloutTp } from './scale.js';
+import { resolveModel } from '../../core/models.js';
 
 const BASE: OverrideOptions = {
   model: 'Qwen/Qwen3-8B',
@@ -84,13 +85,28 @@ test('one replica per GPU up to 16B; larger models split, within a node', () => 
 test('the weights path: a folder beside the experiment made absolute, a hub id as written', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'verl-path-'));
   await mkdir(join(dir, 'weights'));
-  assert.is(verlModelPath({ provider: 'openai', model: 'qwen3-8b', path: 'Qwen/Qwen3-8B' }, dir), 'Qwen/Qwen3-8B');
-  assert.is(verlModelPath({ provider: 'openai', model: 'qwen3-8b', path: 'weights' }, dir), join(dir, 'weights'));
-  assert.is(verlModelPath({ provider: 'openai', model: 'qwen3-8b', path: './later' }, dir), join(dir, 'later'));
-  assert.is(verlModelPath({ provider: 'worker', model: 'm', path: '/shared/Qwen3-8B' }, dir), '/shared/Qwen3-8B');
+  assert.is(
+    verlModelPath(resolveModel({ provider: 'openai', model: 'qwen3-8b', path: 'Qwen/Qwen3-8B' }), dir),
+    'Qwen/Qwen3-8B',
+  );
+  assert.is(
+    verlModelPath(resolveModel({ provider: 'openai', model: 'qwen3-8b', path: 'weights' }), dir),
+    join(dir, 'weights'),
+  );
+  assert.is(
+    verlModelPath(resolveModel({ provider: 'openai', model: 'qwen3-8b', path: './later' }), dir),
+    join(dir, 'later'),
+  );
+  assert.is(
+    verlModelPath(resolveModel({ provider: 'worker', model: 'm', path: '/shared/Qwen3-8B' }), dir),
+    '/shared/Qwen3-8B',
+  );
   assert.is(
     value(
-      verlOverrides({ ...BASE, model: verlModelPath({ provider: 'openai', model: 'qwen3-8b', path: 'weights' }, dir) }),
+      verlOverrides({
+        ...BASE,
+        model: verlModelPath(resolveModel({ provider: 'openai', model: 'qwen3-8b', path: 'weights' }), dir),
+      }),
       'actor_rollout_ref.model.path',
     ),
     join(dir, 'weights'),

@@ -14,6 +14,7 @@ import type { EpisodeResult } from '../../agents/scaffolds/types.js';
 import { byCodePoint, memberOrder, openShaping, shapingCalibration } from './service-shaping.js';
 import { startReplayServer } from '../../test/llm/replay-server.js';
 import { closedPort } from '../../test/helpers.js';
+import { resolveModel } from '../../core/models.js';
 
 const EPISODE = {
   scaffold: 'react',
@@ -191,7 +192,7 @@ test("a verified episode's summary is the summarizer's paragraph, or the record'
         seed: 0,
         summarizer: {
           name: 'teacher',
-          spec: { provider: 'openai', base_url: url, model: 'teacher-model', retries: 0 },
+          spec: resolveModel({ provider: 'openai', base_url: url, model: 'teacher-model', retries: 0 }),
         },
       });
     await writeFile(join(dir, 'shaping', 'config.json'), config(server.url));

@@ -4,25 +4,25 @@
 import type { Diagnostic } from '../../core/errors.js';
 import { dotted, keyPos, valuePos, type Origins } from '../../core/source.js';
 import { suggestion } from '../../core/suggest.js';
-import type { HostSettings, Settings, WrittenExperiment } from './types.js';
+import { defaultGpus, gpuCapacity, hostsFor } from './host-settings.js';
+import type { Settings, WrittenExperiment, WrittenStage } from './types.js';
 
-/** Host names `on:` matches: the host of that name, else every host carrying that label. */
-export function hostsFor(on: string, hosts: Readonly<Record<string, HostSettings>>): string[] {
-  if (hosts[on]) return [on];
-  return Object.keys(hosts).filter((n) => hosts[n].labels?.includes(on));
+export { defaultGpus, gpuCapacity, hostsFor };
+
+/** What the checks of one stage's placement read: the file's origins, the settings and where they came from. */
+interface Where {
+  readonly origins: Origins;
+  readonly settings: Settings;
+  /** The settings file, as messages name it. */
+  readonly file: string;
 }
 
-/** GPUs a host lends: Infinity for `all` (not counted) , 0 when it declares none. */
-export function gpuCapacity(h: HostSettings): number {
-  if (h.gpus === 'all') return Infinity;
-  if (Array.isArray(h.gpus)) return h.gpus.length;
-  return h.gpus ?? 0;
-}
-
-/** GPUs a node placed with `on:` takes unless it says: one where the matching hosts lend GPUs, none on CPU hosts. */
-export function defaultGpus(on: string, hosts: Readonly<Record<string, HostSettings>>): number {
-  return hostsFor(on, hosts).some((n) => gpuCapacity(hosts[n]) > 0) ? 1 : 0;
-}
+/** A diagnostic at `path` of the experiment. */
+const at = (w: Where, path: string[], message: string): Diagnostic => ({
+  pos: valuePos(w.origins, path),
+  path: dotted(path),
+  message,
+});
 
 /**
  * Errors refuse the file. Warnings are what loads but cannot run on this machine's settings: a sandbox
@@ -34,105 +34,96 @@ export function placementDiagnostics(
   settings: Settings,
   origins: Origins,
 ): { errors: Diagnostic[]; warnings: Diagnostic[] } {
-  const out: Diagnostic[] = [];
+  const errors: Diagnostic[] = [];
   const warnings: Diagnostic[] = [];
-  const where = settings.file ?? 'mlepipe.config.yaml';
+  const w: Where = { origins, settings, file: settings.file ?? 'mlepipe.config.yaml' };
   for (const [id, st] of Object.entries(doc.stages ?? {})) {
     if (st.sandbox) {
-      const path = ['stages', id, 'sandbox', 'on'];
-      const matching = hostsFor(st.sandbox.on, settings.hosts);
-      const perRun = st.sandbox.gpus_per_run ?? 0;
-      const cpusPerRun = st.sandbox.cpus_per_run ?? 0;
-      const gpuFits = (n: string) => gpuCapacity(settings.hosts[n]) >= perRun;
-      if (!SANDBOXED.includes(String(st.uses))) {
-        out.push({
-          pos: valuePos(origins, path),
-          path: dotted(path),
-          message: `sandbox: { on: } runs the episodes of ${SANDBOXED.join(' and ')} nodes on a host; ${st.uses} nodes run their code here (remove sandbox:)`,
-        });
-      } else if (!matching.length) {
-        warnings.push({
-          pos: valuePos(origins, path),
-          path: dotted(path),
-          message: `${noHost(st.sandbox.on, settings, where)}. mlepipe run refuses this node; -S ${dotted(['stages', id, 'sandbox'])}=null runs its sandboxes here`,
-        });
-      } else if (perRun > 0 && !matching.some(gpuFits)) {
-        // A run that no matching host could ever hold would wait forever: refused here instead.
-        const gp = ['stages', id, 'sandbox', 'gpus_per_run'];
-        const most = Math.max(...matching.map((n) => gpuCapacity(settings.hosts[n])));
-        out.push({
-          pos: valuePos(origins, gp),
-          path: dotted(gp),
-          message: `${perRun} GPUs per run, but no host matching "${st.sandbox.on}" lends that many (most: ${most}, in ${where})`,
-        });
-      } else if (
-        cpusPerRun > 0 &&
-        !matching.some((n) => gpuFits(n) && (settings.hosts[n].cpus ?? Infinity) >= cpusPerRun)
-      ) {
-        // Hosts that count their CPUs and have too few for one run would never take one either.
-        const cp = ['stages', id, 'sandbox', 'cpus_per_run'];
-        const has = matching.filter(gpuFits).map((n) => `${n} has ${settings.hosts[n].cpus}`);
-        out.push({
-          pos: valuePos(origins, cp),
-          path: dotted(cp),
-          message: `${cpusPerRun} CPUs per run, but ${has.join(', ')} (cpus: in ${where})`,
-        });
-      }
+      const found = sandboxDiagnostic(w, id, st, st.sandbox);
+      if (found) (found.warning ? warnings : errors).push(found.diagnostic);
     }
-    if (st.on === undefined) {
-      if (st.gpus !== undefined) {
-        const path = ['stages', id, 'gpus'];
-        out.push({
-          pos: valuePos(origins, path),
-          path: dotted(path),
-          message: 'gpus: is taken on a host: set on: as well (local nodes use this machine as it is)',
-        });
-      }
-      if (st.retries !== undefined) {
-        const path = ['stages', id, 'retries'];
-        out.push({
-          pos: valuePos(origins, path),
-          path: dotted(path),
-          message: 'retries: tries a node again after its host fails: set on: as well',
-        });
-      }
-      continue;
-    }
-    const path = ['stages', id, 'on'];
-    const refused = placeRefusal(st, doc);
-    if (refused) {
-      out.push({ pos: valuePos(origins, path), path: dotted(path), message: refused });
-      continue;
-    }
-    const oneGpu = workerGpuRefusal(st);
-    if (oneGpu) {
-      const gp = ['stages', id, 'gpus'];
-      out.push({ pos: valuePos(origins, gp), path: dotted(gp), message: oneGpu });
-      continue;
-    }
-    const names = hostsFor(st.on, settings.hosts);
-    if (!names.length) {
-      out.push({ pos: valuePos(origins, path), path: dotted(path), message: noHost(st.on, settings, where) });
-      continue;
-    }
-    const want = st.gpus ?? defaultGpus(st.on, settings.hosts);
-    const most = Math.max(...names.map((n) => gpuCapacity(settings.hosts[n])));
-    if (want > most) {
-      const gp = ['stages', id, 'gpus'];
-      out.push({
-        pos: valuePos(origins, gp),
-        path: dotted(gp),
-        message: `asks for ${want} GPU(s), but ${names.map((n) => `${n} lends ${gpuCapacity(settings.hosts[n])}`).join(', ')}`,
-      });
-    }
+    errors.push(...(st.on === undefined ? localDiagnostics(w, id, st) : placedDiagnostics(w, id, st, st.on, doc)));
   }
-  return { errors: out, warnings };
+  return { errors, warnings };
+}
+
+/** `sandbox: { on: }`: a kind that runs no episodes, a label no host carries (a warning), a run no host can hold. */
+function sandboxDiagnostic(
+  w: Where,
+  id: string,
+  st: WrittenStage,
+  sb: NonNullable<WrittenStage['sandbox']>,
+): { diagnostic: Diagnostic; warning?: true } | undefined {
+  const hosts = w.settings.hosts;
+  const path = ['stages', id, 'sandbox', 'on'];
+  const matching = hostsFor(sb.on, hosts);
+  const perRun = sb.gpus_per_run ?? 0;
+  const cpusPerRun = sb.cpus_per_run ?? 0;
+  const gpuFits = (n: string) => gpuCapacity(hosts[n]) >= perRun;
+  if (!SANDBOXED.includes(String(st.uses)))
+    return {
+      diagnostic: at(
+        w,
+        path,
+        `sandbox: { on: } runs the episodes of ${SANDBOXED.join(' and ')} nodes on a host; ${st.uses} nodes run their code here (remove sandbox:)`,
+      ),
+    };
+  if (!matching.length) {
+    const undo = `mlepipe run refuses this node; -S ${dotted(['stages', id, 'sandbox'])}=null runs its sandboxes here`;
+    return { diagnostic: at(w, path, `${noHost(sb.on, w)}. ${undo}`), warning: true };
+  }
+  if (perRun > 0 && !matching.some(gpuFits)) {
+    // A run that no matching host could ever hold would wait forever: refused here instead.
+    const most = Math.max(...matching.map((n) => gpuCapacity(hosts[n])));
+    const message = `${perRun} GPUs per run, but no host matching "${sb.on}" lends that many (most: ${most}, in ${w.file})`;
+    return { diagnostic: at(w, ['stages', id, 'sandbox', 'gpus_per_run'], message) };
+  }
+  if (cpusPerRun > 0 && !matching.some((n) => gpuFits(n) && (hosts[n].cpus ?? Infinity) >= cpusPerRun)) {
+    // Hosts that count their CPUs and have too few for one run would never take one either.
+    const has = matching.filter(gpuFits).map((n) => `${n} has ${hosts[n].cpus}`);
+    const message = `${cpusPerRun} CPUs per run, but ${has.join(', ')} (cpus: in ${w.file})`;
+    return { diagnostic: at(w, ['stages', id, 'sandbox', 'cpus_per_run'], message) };
+  }
+  return undefined;
+}
+
+/** A node without `on:` runs here: what only a host gives (GPUs, tries after its fault) is refused. */
+function localDiagnostics(w: Where, id: string, st: WrittenStage): Diagnostic[] {
+  const out: Diagnostic[] = [];
+  if (st.gpus !== undefined)
+    out.push(
+      at(
+        w,
+        ['stages', id, 'gpus'],
+        'gpus: is taken on a host: set on: as well (local nodes use this machine as it is)',
+      ),
+    );
+  if (st.retries !== undefined)
+    out.push(at(w, ['stages', id, 'retries'], 'retries: tries a node again after its host fails: set on: as well'));
+  return out;
+}
+
+/** A node with `on:`: a kind that cannot be placed, more than one GPU for a worker, no such host, too few GPUs. */
+function placedDiagnostics(w: Where, id: string, st: WrittenStage, on: string, doc: WrittenExperiment): Diagnostic[] {
+  const hosts = w.settings.hosts;
+  const refused = placeRefusal(st, doc);
+  if (refused) return [at(w, ['stages', id, 'on'], refused)];
+  const oneGpu = workerGpuRefusal(st);
+  if (oneGpu) return [at(w, ['stages', id, 'gpus'], oneGpu)];
+  const names = hostsFor(on, hosts);
+  if (!names.length) return [at(w, ['stages', id, 'on'], noHost(on, w))];
+  const want = st.gpus ?? defaultGpus(on, hosts);
+  const most = Math.max(...names.map((n) => gpuCapacity(hosts[n])));
+  if (want <= most) return [];
+  const lends = names.map((n) => `${n} lends ${gpuCapacity(hosts[n])}`).join(', ');
+  return [at(w, ['stages', id, 'gpus'], `asks for ${want} GPU(s), but ${lends}`)];
 }
 
 /** Stage kinds whose episodes' jails can run on a host's engine (`sandbox: { on: }`). */
 const SANDBOXED = ['eval', 'grpo'];
 
-function noHost(label: string, settings: Settings, where: string): string {
+function noHost(label: string, w: Where): string {
+  const { settings, file: where } = w;
   const known = [...Object.keys(settings.hosts), ...Object.values(settings.hosts).flatMap((h) => h.labels ?? [])];
   return known.length
     ? `no host named or labelled "${label}" in ${where}${suggestion(label, known)} (hosts: ${Object.keys(settings.hosts).join(', ')})`
@@ -143,7 +134,7 @@ function noHost(label: string, settings: Settings, where: string): string {
  * A trainer worker holds its model on one device (cuda:0): a grpo, sft or eval node that asks for more GPUs
  * would hold the others idle, and full fine-tuning that needs them would still run out of memory on the first.
  */
-function workerGpuRefusal(st: NonNullable<WrittenExperiment['stages']>[string]): string | undefined {
+function workerGpuRefusal(st: WrittenStage): string | undefined {
   if (!['grpo', 'sft', 'eval'].includes(String(st.uses)) || typeof st.gpus !== 'number' || st.gpus <= 1)
     return undefined;
   const w = (st.with ?? {}) as { trainer?: unknown };
@@ -161,10 +152,7 @@ function workerGpuRefusal(st: NonNullable<WrittenExperiment['stages']>[string]):
 const PLACEABLE = ['shell', 'grpo', 'sft', 'eval'];
 
 /** Why a stage cannot take `on:`, or undefined when it can. */
-function placeRefusal(
-  st: NonNullable<WrittenExperiment['stages']>[string],
-  doc: WrittenExperiment,
-): string | undefined {
+function placeRefusal(st: WrittenStage, doc: WrittenExperiment): string | undefined {
   if (!PLACEABLE.includes(String(st.uses)))
     return `on: runs ${PLACEABLE.join(', ')} nodes in this version of mlepipe; ${st.uses} nodes run on this machine (remove on:)`;
   const w = (st.with ?? {}) as { trainer?: unknown; policy?: unknown; policies?: unknown; worker_url?: unknown };

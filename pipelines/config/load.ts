@@ -2,6 +2,8 @@
 import { dirname, resolve } from 'node:path';
 import { displayPath } from '../../core/paths.js';
 import { UserError, type Diagnostic } from '../../core/errors.js';
+import { resolveModels } from '../../core/models.js';
+import type { Origins, Sourced } from '../../core/source.js';
 import { expandPreset } from '../../core/rewards/presets.js';
 import { sortDiagnostics, validateExperiment } from '../validate/index.js';
 import { loadWithExtends } from './extends.js';
@@ -10,7 +12,7 @@ import { interpolateAll } from './interpolate.js';
 import { loadSettings } from './settings.js';
 import { defaultGpus, hostsFor, placementDiagnostics } from './hosts.js';
 import { REFERENCES } from '../../core/references.js';
-import type { Experiment, ResolvedFigure, ResolvedStage, ResolvedTable } from './types.js';
+import type { Experiment, ResolvedFigure, ResolvedStage, ResolvedTable, Settings, WrittenExperiment } from './types.js';
 
 export interface LoadOptions {
   /** `-S key.path=value` arguments, applied after extends and before interpolation. */
@@ -26,31 +28,70 @@ const under = (path: string, prefix: string) =>
 
 export async function loadExperiment(file: string, opts: LoadOptions = {}): Promise<Experiment> {
   const env = opts.env ?? process.env;
-  const shown = displayPath(file);
-  // A broken settings file is reported with the experiment's own errors.
-  let settingsErrors: Diagnostic[] = [];
   // `-S hosts.NAME.…` sets a host of the project settings; the rest is the experiment's.
   const overrides = parseOverrides(opts.overrides ?? []);
-  const forSettings = overrides.filter((o) => o.path[0] === 'hosts');
-  const settings = await loadSettings(dirname(resolve(file)), env, forSettings).catch((err: unknown) => {
-    if (!(err instanceof UserError)) throw err;
-    settingsErrors = err.diagnostics;
-    return undefined;
-  });
-  let src = await loadWithExtends(shown, [], settings?.cacheDir);
+  const { settings, settingsErrors } = await settingsOf(
+    file,
+    env,
+    overrides.filter((o) => o.path[0] === 'hosts'),
+  );
+  let src = await loadWithExtends(displayPath(file), [], settings?.cacheDir);
   src = applyOverrides(
     src,
     overrides.filter((o) => o.path[0] !== 'hosts'),
   );
   // interpolateAll copies the value: this one stays as written.
   const written = src.value as Record<string, unknown>;
-  const expanded = interpolateAll(src, env);
-  src = expanded.src;
+  const checked = checkExperiment(file, src, env, settings, settingsErrors);
+  const { doc, params } = checked;
+  return {
+    name: doc.name,
+    description: doc.description,
+    file: resolve(file),
+    settings: checked.settings,
+    vars: doc.vars ?? {},
+    models: resolveModels(doc.models),
+    rewards: Object.fromEntries(Object.entries(doc.rewards ?? {}).map(([name, f]) => [name, expandPreset(f)])),
+    stages: Object.entries(doc.stages).map(([id, st]) => resolveStage(id, st, params.get(id) ?? {}, checked.settings)),
+    tables: resolveTables(doc),
+    figures: resolveFigures(doc),
+    written,
+    origins: checked.origins,
+    warnings: checked.warnings,
+  };
+}
+
+/** The project settings, or the problems of a broken settings file: they are reported with the experiment's own. */
+async function settingsOf(
+  file: string,
+  env: NodeJS.ProcessEnv,
+  overrides: ReturnType<typeof parseOverrides>,
+): Promise<{ settings?: Settings; settingsErrors: Diagnostic[] }> {
+  try {
+    return { settings: await loadSettings(dirname(resolve(file)), env, overrides), settingsErrors: [] };
+  } catch (err) {
+    if (!(err instanceof UserError)) throw err;
+    return { settingsErrors: err.diagnostics };
+  }
+}
+
+/**
+ * Interpolation, validation and the placement checks: every problem found, thrown at once, or the validated
+ * document with its stages' params and the warnings of what cannot run here.
+ */
+function checkExperiment(
+  file: string,
+  written: Sourced,
+  env: NodeJS.ProcessEnv,
+  settings: Settings | undefined,
+  settingsErrors: Diagnostic[],
+): ReturnType<typeof validateExperiment> & { settings: Settings; origins: Origins; warnings: Diagnostic[] } {
+  const expanded = interpolateAll(written, env);
+  const src = expanded.src;
   // A `vars:` entry left unresolved would spread wherever it is used: stop there.
   const unresolved = expanded.diagnostics.map((d) => d.path ?? '');
   if (unresolved.some((p) => under(p, 'vars'))) throw new UserError([...settingsErrors, ...expanded.diagnostics]);
   const validated = validateExperiment(src.value, src.origins, dirname(resolve(file)));
-  const { doc, params } = validated;
   // Anything else said about a value whose reference did not resolve follows from that.
   const diagnostics = [
     ...settingsErrors,
@@ -59,16 +100,24 @@ export async function loadExperiment(file: string, opts: LoadOptions = {}): Prom
   ];
   const placed =
     settings && !validated.diagnostics.length
-      ? placementDiagnostics(doc, settings, src.origins)
+      ? placementDiagnostics(validated.doc, settings, src.origins)
       : { errors: [], warnings: [] };
   diagnostics.push(...placed.errors);
   if (diagnostics.length || !settings) throw new UserError(sortDiagnostics(diagnostics));
+  return { ...validated, settings, origins: src.origins, warnings: sortDiagnostics(placed.warnings) };
+}
 
-  const stages: ResolvedStage[] = Object.entries(doc.stages).map(([id, st]) => ({
+function resolveStage(
+  id: string,
+  st: WrittenExperiment['stages'][string],
+  params: Readonly<Record<string, unknown>>,
+  settings: Settings,
+): ResolvedStage {
+  return {
     id,
     uses: st.uses,
     needs: st.needs ?? [],
-    params: params.get(id) ?? {},
+    params,
     target: st.target,
     matrix: st.matrix,
     on: st.on,
@@ -85,7 +134,10 @@ export async function loadExperiment(file: string, opts: LoadOptions = {}): Prom
         }
       : {}),
     description: st.description,
-  }));
+  };
+}
+
+function resolveTables(doc: WrittenExperiment): Record<string, ResolvedTable> {
   const tables: Record<string, ResolvedTable> = {};
   for (const [name, t] of Object.entries(doc.tables ?? {})) {
     // Unknown reference names were refused by the rules.
@@ -99,6 +151,10 @@ export async function loadExperiment(file: string, opts: LoadOptions = {}): Prom
       description: t.description,
     };
   }
+  return tables;
+}
+
+function resolveFigures(doc: WrittenExperiment): Record<string, ResolvedFigure> {
   const figures: Record<string, ResolvedFigure> = {};
   for (const [name, f] of Object.entries(doc.figures ?? {})) {
     figures[name] = {
@@ -113,22 +169,5 @@ export async function loadExperiment(file: string, opts: LoadOptions = {}): Prom
       logY: f.log_y ?? false,
     };
   }
-  const rewards: Record<string, string> = {};
-  for (const [name, f] of Object.entries(doc.rewards ?? {})) rewards[name] = expandPreset(f);
-
-  return {
-    name: doc.name,
-    description: doc.description,
-    file: resolve(file),
-    settings,
-    vars: doc.vars ?? {},
-    models: doc.models ?? {},
-    rewards,
-    stages,
-    tables,
-    figures,
-    written,
-    origins: src.origins,
-    warnings: sortDiagnostics(placed.warnings),
-  };
+  return figures;
 }

@@ -3,10 +3,10 @@
 // rarely changes between two commands; the parse is stored under the cache
 // root (parsed/, one entry per file, replaced when its text changes) and
 // read back when the text is the same byte for byte.
-import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { exists, writeFileAtomic } from '../../core/fs.js';
 import { sha256 } from '../../core/hash.js';
+import { isObject, readJson, type Check } from '../../core/json-files.js';
 import type { Origins, Sourced } from '../../core/source.js';
 import { readTextFile } from '../../core/text.js';
 import { VERSION } from '../../core/version.js';
@@ -21,6 +21,11 @@ interface Entry {
   origins: [string, unknown][];
 }
 
+const isEntry: Check = (v) => {
+  const e = v as Partial<Entry>;
+  return isObject(v) ?? (typeof e.digest === 'string' && Array.isArray(e.origins) ? undefined : 'not a stored parse');
+};
+
 /**
  * readYamlFile through the store under `cacheRoot` (when given and it exists:
  * commands that only read never create the cache). A file that does not
@@ -32,10 +37,8 @@ export async function readYamlFileCached(file: string, cacheRoot: string | undef
   // The file's name as written is part of every origin, so it is part of the key.
   const path = join(cacheRoot, 'parsed', `${sha256(`${resolve(file)}\u0000${file}`)}.json`);
   const digest = sha256(JSON.stringify([FORMAT, VERSION, file, text]));
-  const stored = await readFile(path, 'utf8').then(
-    (t) => JSON.parse(t) as Entry,
-    () => undefined,
-  );
+  // An entry that is missing or damaged is only a parse to make again.
+  const stored = await readJson<Entry>(path, isEntry).catch(() => undefined);
   if (stored?.digest === digest) return { value: stored.value, origins: new Map(stored.origins) as Origins };
   const parsed = parseYaml(text, file);
   if (jsonSafe(parsed.value)) {

@@ -2,11 +2,11 @@
 // or .mlepiperc*, searched from the experiment's folder upwards.
 import { cosmiconfig, type Loader } from 'cosmiconfig';
 import { existsSync } from 'node:fs';
-import { homedir } from 'node:os';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import settingsSchema from '../../schemas/settings.schema.json';
 import { validateWithSchema } from '../../core/jsonschema.js';
-import type { HostSettings, Settings, WrittenSettings } from './types.js';
+import type { Settings, WrittenSettings } from './types.js';
+import { resolveHost } from './host-settings.js';
 import { oldHostShape } from './hosts.js';
 import { parseYaml } from './yaml.js';
 import type { Origins } from '../../core/source.js';
@@ -96,20 +96,9 @@ export async function loadSettings(
     hosts: Object.fromEntries(
       Object.entries(written.hosts ?? {}).map(([name, h]) => [
         name,
-        withPaths(h, found ? dirname(found.filepath) : projectRoot),
+        resolveHost(h, found ? dirname(found.filepath) : projectRoot),
       ]),
     ),
-  };
-}
-
-/** Key and certificate paths made absolute: `~/` is the home folder, relative paths start at the settings file. */
-function withPaths(h: HostSettings, base: string): HostSettings {
-  const abs = (p: string) => (p === '~' || p.startsWith('~/') ? join(homedir(), p.slice(1)) : resolve(base, p));
-  return {
-    ...h,
-    ...(h.identity && { identity: abs(h.identity) }),
-    ...(h.known_hosts && { known_hosts: abs(h.known_hosts) }),
-    ...(h.tls && { tls: { ca: abs(h.tls.ca), cert: abs(h.tls.cert), key: abs(h.tls.key) } }),
   };
 }
 

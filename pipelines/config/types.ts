@@ -1,13 +1,13 @@
-// The two shapes of an experiment: what the user wrote (loose, optional
-// everywhere) and the resolved, read-only form the compiler works from.
-import type { ModelSpec } from '../../core/models.js';
+// The two shapes of an experiment and of the settings: what the user wrote (loose, optional everywhere, checked
+// against the schemas in written-check.ts) and the resolved, read-only form the compiler works from.
+import type { ModelSpec, WrittenModel } from '../../core/models.js';
+import type { EngineSpec } from '../../sandbox/hosts.js';
 import type { Origins } from '../../core/source.js';
 import type { Diagnostic } from '../../core/errors.js';
 import type { ReferenceTable } from '../../core/references.js';
 import type { Tracker } from '../../stages/contract.js';
 
-/** A `models:` entry as written. */
-export type WrittenModel = ModelSpec;
+export type { ModelSpec, WrittenModel };
 
 /** A `stages:` entry as written. */
 export interface WrittenStage {
@@ -72,8 +72,8 @@ export interface WrittenExperiment {
   figures?: Record<string, WrittenFigure>;
 }
 
-/** A `hosts:` entry: a Docker engine nodes can be placed on. */
-export interface HostSettings {
+/** A `hosts:` entry as written: a Docker engine nodes can be placed on. */
+export interface WrittenHost {
   /** unix:///PATH.sock, tcp://HOST:PORT or ssh://USER@HOST[:PORT]. */
   docker: string;
   /** A count, device ids, or 'all' (no accounting). Absent: the host lends no GPUs. */
@@ -108,9 +108,27 @@ export interface WrittenSettings {
   python?: string;
   sandbox?: { backend?: 'bwrap' | 'docker' | 'process'; image?: string; preload?: string[] };
   concurrency?: number;
-  hosts?: Record<string, HostSettings>;
+  hosts?: Record<string, WrittenHost>;
   ray?: { address?: string };
   logger?: Tracker[];
+}
+
+/**
+ * A host as the engine works from it: key and certificate paths absolute, the GPUs it lends as device ids (a count
+ * written as ids 0 to N-1), and the size of /dev/shm in bytes.
+ */
+export interface ResolvedHost extends EngineSpec {
+  /** The GPUs as written, for showing them as the user did (a count, device ids, or 'all'). */
+  readonly gpus?: number | readonly string[] | 'all';
+  /** The device ids it lends; 'all': the engine shares them out, uncounted; absent: it declares none. */
+  readonly gpuIds?: readonly string[] | 'all';
+  readonly cpus?: number;
+  readonly labels?: readonly string[];
+  readonly image?: string;
+  readonly env?: Readonly<Record<string, string | number | boolean>>;
+  /** Bytes of /dev/shm in its containers. */
+  readonly shmSize?: number;
+  readonly cache_dir?: string;
 }
 
 export interface Settings {
@@ -121,7 +139,7 @@ export interface Settings {
   readonly python?: string;
   readonly sandbox: SandboxSettings;
   readonly concurrency: number;
-  readonly hosts: Readonly<Record<string, HostSettings>>;
+  readonly hosts: Readonly<Record<string, ResolvedHost>>;
   /** The Ray cluster `trainer: verl` nodes submit to when their stage names none. */
   readonly ray: { readonly address?: string };
   /** Training-metrics trackers; TensorBoard is always among them. */
@@ -179,7 +197,8 @@ export interface Experiment {
   readonly file: string;
   readonly settings: Settings;
   readonly vars: Readonly<Record<string, unknown>>;
-  readonly models: Readonly<Record<string, WrittenModel>>;
+  /** Resolved: one shape a provider, defaults filled in. */
+  readonly models: Readonly<Record<string, ModelSpec>>;
   /** Reward name → formula text (presets already expanded). */
   readonly rewards: Readonly<Record<string, string>>;
   /** In declaration order. */

@@ -14,6 +14,7 @@ import {
   type Alias,
   type Document,
   type Node,
+  type YAMLMap,
 } from 'yaml';
 import { UserError, type Diagnostic, type SourcePos } from '../../core/errors.js';
 import { readTextFile } from '../../core/text.js';
@@ -49,70 +50,94 @@ export function parseYamlValue(text: string, file: string): Sourced {
     }));
     throw new UserError(diags);
   }
-  const origins: Origins = new Map();
-  const duplicates: Diagnostic[] = [];
   // An alias is written with `*`: a text without one needs no pass to find their targets.
-  const anchors = text.includes('*') ? aliasTargets(doc) : new Map<Alias, Node>();
-  const refuse = (node: Node, message: string) => new UserError([{ pos: at(node.range?.[0] ?? 0), message }]);
-  // Values on the path from the root: an alias to one of them would make a value contain itself.
-  const open = new Set<Node>();
-  let values = 0;
+  const walk = new OriginWalk(at, text.includes('*') ? aliasTargets(doc) : new Map<Alias, Node>());
+  walk.visit(doc.contents as Node, []);
+  if (walk.duplicates.length) throw new UserError(walk.duplicates);
+  const origins = walk.origins;
+  if (!origins.has('')) origins.set('', { value: { file, line: 1, col: 1 } });
+  // The walk bounded the expansion exactly, so the library's own heuristic limit is not needed.
+  return { value: doc.toJS({ maxAliasCount: -1 }), origins };
+}
 
-  function visit(node: Node | null | undefined, path: Path, keyAt?: SourcePos): void {
+type Origin = Origins extends Map<string, infer O> ? O : never;
+
+/**
+ * One walk of the document's nodes, aliases followed: the origin of every value, the duplicate keys, and a refusal
+ * of hostile structure (a value containing itself, too many values, too deep).
+ */
+class OriginWalk {
+  readonly origins: Origins = new Map();
+  readonly duplicates: Diagnostic[] = [];
+  // Values on the path from the root: an alias to one of them would make a value contain itself.
+  private readonly open = new Set<Node>();
+  private values = 0;
+
+  constructor(
+    private readonly at: (offset: number) => SourcePos,
+    private readonly anchors: Map<Alias, Node>,
+  ) {}
+
+  private refuse(node: Node, message: string): UserError {
+    return new UserError([{ pos: this.at(node.range?.[0] ?? 0), message }]);
+  }
+
+  visit(node: Node | null | undefined, path: Path, keyAt?: SourcePos): void {
     if (!node) return;
     const written = node;
     if (isAlias(node)) {
-      const target = anchors.get(node);
-      if (!target) throw refuse(node, `alias *${node.source} has no anchor &${node.source} before it`);
-      if (open.has(target)) throw refuse(node, `alias *${node.source} refers to a value that contains it`);
+      const target = this.anchors.get(node);
+      if (!target) throw this.refuse(node, `alias *${node.source} has no anchor &${node.source} before it`);
+      if (this.open.has(target)) throw this.refuse(node, `alias *${node.source} refers to a value that contains it`);
       node = target;
     }
-    if (++values > MAX_VALUES)
-      throw refuse(
+    if (++this.values > MAX_VALUES)
+      throw this.refuse(
         written,
         `more than ${MAX_VALUES} values once aliases are expanded (each alias counts as a copy of its value)`,
       );
-    if (path.length > MAX_DEPTH) throw refuse(node, `nested more than ${MAX_DEPTH} levels deep`);
+    if (path.length > MAX_DEPTH) throw this.refuse(node, `nested more than ${MAX_DEPTH} levels deep`);
+    this.origins.set(pathKey(path), this.originOf(node, keyAt));
+    this.open.add(node);
+    if (isMap(node)) this.visitMap(node, path);
+    else if (isSeq(node)) node.items.forEach((item, i) => this.visit(item as Node, [...path, i]));
+    this.open.delete(node);
+  }
+
+  private originOf(node: Node, keyAt: SourcePos | undefined): Origin {
     const start = node.range?.[0] ?? 0;
-    const origin: Origins extends Map<string, infer O> ? O : never = { value: at(start) };
+    const origin: Origin = { value: this.at(start) };
     if (keyAt) origin.key = keyAt;
     if (isScalar(node)) {
       const quoted = node.type === 'QUOTE_DOUBLE' || node.type === 'QUOTE_SINGLE';
       origin.contentShift = quoted ? 1 : 0;
       const end = node.range?.[1] ?? start;
-      origin.singleLine = at(start).line === at(end).line && (node.type === 'PLAIN' || quoted);
+      origin.singleLine = this.at(start).line === this.at(end).line && (node.type === 'PLAIN' || quoted);
     }
-    origins.set(pathKey(path), origin);
-    open.add(node);
-    if (isMap(node)) {
-      const seen = new Map<string, SourcePos>();
-      for (const item of node.items) {
-        if (!isPair(item)) continue;
-        const k = isScalar(item.key) ? String(item.key.value) : String(item.key);
-        const kAt = at((item.key as Node | null)?.range?.[0] ?? start);
-        const first = seen.get(k);
-        if (first) {
-          duplicates.push({
-            pos: kAt,
-            path: dotted([...path, k]),
-            message: `duplicate key (first defined at line ${first.line})`,
-          });
-          continue;
-        }
-        seen.set(k, kAt);
-        if (item.value) visit(item.value as Node, [...path, k], kAt);
-        else origins.set(pathKey([...path, k]), { value: kAt, key: kAt });
-      }
-    } else if (isSeq(node)) {
-      node.items.forEach((item, i) => visit(item as Node, [...path, i]));
-    }
-    open.delete(node);
+    return origin;
   }
-  visit(doc.contents as Node, []);
-  if (duplicates.length) throw new UserError(duplicates);
-  if (!origins.has('')) origins.set('', { value: { file, line: 1, col: 1 } });
-  // The walk above bounded the expansion exactly, so the library's own heuristic limit is not needed.
-  return { value: doc.toJS({ maxAliasCount: -1 }), origins };
+
+  private visitMap(node: YAMLMap, path: Path): void {
+    const start = node.range?.[0] ?? 0;
+    const seen = new Map<string, SourcePos>();
+    for (const item of node.items) {
+      if (!isPair(item)) continue;
+      const k = isScalar(item.key) ? String(item.key.value) : String(item.key);
+      const kAt = this.at((item.key as Node | null)?.range?.[0] ?? start);
+      const first = seen.get(k);
+      if (first) {
+        this.duplicates.push({
+          pos: kAt,
+          path: dotted([...path, k]),
+          message: `duplicate key (first defined at line ${first.line})`,
+        });
+        continue;
+      }
+      seen.set(k, kAt);
+      if (item.value) this.visit(item.value as Node, [...path, k], kAt);
+      else this.origins.set(pathKey([...path, k]), { value: kAt, key: kAt });
+    }
+  }
 }
 
 /**

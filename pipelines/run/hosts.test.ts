@@ -1,13 +1,19 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { HostPool, sizeBytes } from './hosts.js';
+import { resolveHost } from '../config/host-settings.js';
+import type { WrittenHost } from '../config/types.js';
 
-const HOSTS = {
+/** Hosts as the settings resolve them. */
+const resolved = (hosts: Record<string, WrittenHost>) =>
+  Object.fromEntries(Object.entries(hosts).map(([n, h]) => [n, resolveHost(h, '/')]));
+
+const HOSTS = resolved({
   a: { docker: 'tcp://a:2375', gpus: 2, labels: ['h200'] },
   b: { docker: 'tcp://b:2375', gpus: ['4', '7'], labels: ['h200'], env: { X: 1 } },
   any: { docker: 'tcp://c:2375', gpus: 'all' as const },
   cpu: { docker: 'tcp://d:2375' },
-};
+});
 
 test('one-GPU nodes share a host, spill over to the next with the label, and wait when all are taken', () => {
   const pool = new HostPool(HOSTS);
@@ -56,10 +62,12 @@ test('after a host fault: the other matching hosts first (waiting for them when 
   } as never);
   assert.is(pool.take('h200', 1, new Set(['a', 'b']))!.placement.name, 'a');
   // A host that could never hold the node is no alternative.
-  const sized = new HostPool({
-    big: { docker: 'tcp://big:2375', gpus: 4, labels: ['x'] },
-    small: { docker: 'tcp://small:2375', gpus: 1, labels: ['x'] },
-  });
+  const sized = new HostPool(
+    resolved({
+      big: { docker: 'tcp://big:2375', gpus: 4, labels: ['x'] },
+      small: { docker: 'tcp://small:2375', gpus: 1, labels: ['x'] },
+    }),
+  );
   assert.is(sized.take('x', 2, new Set(['big']))!.placement.name, 'big');
 });
 

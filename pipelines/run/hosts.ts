@@ -7,7 +7,9 @@
 // engine shares them out.
 import type { HostPlacement, SandboxHost, StageContext } from '../../stages/contract.js';
 import { gpuCapacity, hostsFor } from '../config/hosts.js';
-import type { HostSettings, ResolvedStage } from '../config/types.js';
+import type { ResolvedHost, ResolvedStage } from '../config/types.js';
+
+export { sizeBytes } from '../config/host-settings.js';
 
 export interface Held {
   placement: HostPlacement;
@@ -17,13 +19,9 @@ export interface Held {
 export class HostPool {
   private readonly free = new Map<string, { ids?: string[]; count: number }>();
 
-  constructor(private readonly hosts: Readonly<Record<string, HostSettings>>) {
+  constructor(private readonly hosts: Readonly<Record<string, ResolvedHost>>) {
     for (const [name, h] of Object.entries(hosts)) {
-      const ids = Array.isArray(h.gpus)
-        ? [...h.gpus]
-        : typeof h.gpus === 'number'
-          ? Array.from({ length: h.gpus }, (_, i) => String(i))
-          : undefined;
+      const ids = h.gpuIds === 'all' || h.gpuIds === undefined ? undefined : [...h.gpuIds];
       this.free.set(name, { ids, count: gpuCapacity(h) });
     }
   }
@@ -50,7 +48,7 @@ export class HostPool {
         known_hosts: h.known_hosts,
         tls: h.tls,
         image: h.image,
-        shmSize: h.shm_size === undefined ? undefined : sizeBytes(h.shm_size),
+        shmSize: h.shmSize,
         cacheDir: h.cache_dir,
         env: Object.fromEntries(Object.entries(h.env ?? {}).map(([k, v]) => [k, String(v)])),
         gpus: gpus === 0 ? undefined : ids ? { ids } : { count: gpus },
@@ -81,7 +79,7 @@ export class HostPool {
     let left = runs;
     for (const name of hosts) {
       const h = this.hosts[name];
-      if (h.gpus === 'all') {
+      if (h.gpuIds === 'all') {
         lent.set(name, 'all');
         continue;
       }
@@ -110,7 +108,8 @@ export class HostPool {
   private giveBack(name: string, ids: readonly string[]): void {
     const f = this.free.get(name)!;
     const h = this.hosts[name];
-    const order = (id: string) => (Array.isArray(h.gpus) ? h.gpus.indexOf(id) : Number(id));
+    const lent = h.gpuIds as readonly string[];
+    const order = (id: string) => lent.indexOf(id);
     f.count += ids.length;
     // Back in the host's order, so that the lowest free ids go first.
     f.ids!.splice(0, Infinity, ...[...f.ids!, ...ids].sort((x, y) => order(x) - order(y)));
@@ -126,30 +125,13 @@ export interface LentGpus {
 const defined = <T extends object>(o: T): T =>
   Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
 
-const UNITS: Record<string, number> = { '': 1, b: 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3, t: 1024 ** 4 };
-
-/** Bytes of a size as Docker writes them (16g, 512m, 1.5GiB): binary units; the schema has checked the form. */
-export function sizeBytes(size: number | string): number {
-  if (typeof size === 'number') return size;
-  const m = /^([0-9.]+)\s*([kmgt]?)/i.exec(size.trim())!;
-  return Math.round(Number(m[1]) * UNITS[m[2].toLowerCase()]);
-}
-
 /** `sandbox: { on: }` as a stage sees it: the matching hosts with the GPUs they lend (`taken`: those the pool lent the node), and what each run holds. */
 export function sandboxPlacement(
   sb: NonNullable<ResolvedStage['sandbox']>,
-  hosts: Readonly<Record<string, HostSettings>>,
+  hosts: Readonly<Record<string, ResolvedHost>>,
   taken?: LentGpus,
 ): Pick<StageContext<unknown>, 'sandboxHosts' | 'sandboxRun'> {
-  const all = (h: HostSettings): SandboxHost['gpus'] =>
-    h.gpus === 'all'
-      ? 'all'
-      : Array.isArray(h.gpus)
-        ? h.gpus
-        : h.gpus
-          ? Array.from({ length: h.gpus }, (_, i) => String(i))
-          : undefined;
-  const lent = (name: string) => (taken ? taken.gpus.get(name) : all(hosts[name]));
+  const lent = (name: string) => (taken ? taken.gpus.get(name) : hosts[name].gpuIds);
   return {
     sandboxHosts: sb.hosts.map((name) => defined({ ...hosts[name], name, gpus: lent(name) }) as SandboxHost),
     sandboxRun: defined({ gpus: sb.gpusPerRun, cpus: sb.cpusPerRun }),

@@ -5,11 +5,11 @@ import OpenAI from 'openai';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { ModelSpec } from '../../core/models.js';
+import { resolveModel, type ModelSpec, type WrittenModel } from '../../core/models.js';
 import type { InputNode, StageContext } from '../contract.js';
 import { serveModel, weightsFor } from './worker.js';
 
-const worker = (over: Partial<ModelSpec>): ModelSpec => ({ provider: 'worker', model: 'm', ...over });
+const worker = (over: Partial<WrittenModel>): ModelSpec => resolveModel({ provider: 'worker', model: 'm', ...over });
 const input = (name: string, dir: string) => ({ name, id: name, key: 'k', dir, metrics: {}, variant: {} }) as InputNode;
 
 test('a worker entry names one set of weights, and they must be there', async () => {

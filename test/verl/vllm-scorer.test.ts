@@ -16,6 +16,7 @@ import { localPython } from '../../gpu/verl/job.js';
 import { startVllmServer } from '../../gpu/vllm/server.js';
 import { workerScorer } from '../../stages/grpo/shaping/scorer.js';
 import { ROOT } from '../helpers.js';
+import { resolveModel } from '../../core/models.js';
 
 /** Both servers compute in float32 on the CPU, with their own kernels: they agree to this much per token. */
 const TOLERANCE = 1e-3;
@@ -53,7 +54,7 @@ test("the prompt scorer on vLLM's CPU build equals the worker's /score on the sa
   try {
     const llm = new LlmClient({
       name: 'tiny',
-      spec: { provider: 'openai', base_url: server.baseUrl, model: 'tiny', timeout_s: 60 },
+      spec: resolveModel({ provider: 'openai', base_url: server.baseUrl, model: 'tiny', timeout_s: 60 }),
       maxRetries: 1,
       baseDelayMs: 1,
     });

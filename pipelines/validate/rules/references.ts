@@ -7,6 +7,7 @@ import { REFERENCES } from '../../../core/references.js';
 import { suggestion, type JsonSchema } from '../../../core/jsonschema.js';
 import { stageEntries, type Rule } from './types.js';
 import { parsePolicy } from '../../../agents/policies/index.js';
+import { resolveModels } from '../../../core/models.js';
 
 /** `uses:` must name a registered stage kind. */
 export const knownKinds: Rule = ({ doc, origins }) => {
@@ -37,7 +38,7 @@ export const definedRefs: Rule = ({ doc, names, origins, params }) => {
     if (!kind || !p) continue;
     for (const ref of collectRefs(kind.schema, p, ['stages', id, 'with'])) {
       if (ref.kind === 'policy') {
-        const r = parsePolicy(ref.name, doc.models ?? {});
+        const r = parsePolicy(ref.name, resolveModels(doc.models));
         // A models: entry the schema refused is reported there.
         if ('error' in r && !models.includes(ref.name))
           out.push({ pos: valuePos(origins, ref.path), path: dotted(ref.path), message: r.error });

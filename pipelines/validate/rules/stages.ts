@@ -1,4 +1,5 @@
 import type { Diagnostic } from '../../../core/errors.js';
+import { resolveModels } from '../../../core/models.js';
 import { expandPreset } from '../../../core/rewards/presets.js';
 import { dotted, keyPos, valuePos } from '../../../core/source.js';
 import type { Artifact, KeyContext, ParamIssue, Stage } from '../../../stages/contract.js';
@@ -9,7 +10,7 @@ import { stageEntries, type Rule, type RuleInput } from './types.js';
 /** What a stage's `check` sees besides its params. */
 export function checkContext({ doc, experimentDir }: Pick<RuleInput, 'doc' | 'experimentDir'>): KeyContext {
   const rewards = Object.fromEntries(Object.entries(doc.rewards ?? {}).map(([n, f]) => [n, expandPreset(f)]));
-  return { experimentDir, models: doc.models ?? {}, rewards };
+  return { experimentDir, models: resolveModels(doc.models), rewards };
 }
 
 /**
