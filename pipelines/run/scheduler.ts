@@ -13,7 +13,8 @@ import type { Manifest } from '../cache/manifest.js';
 import { sha256 } from '../../core/hash.js';
 import { closeShelf, openShelf } from '../../sandbox/warm/shelf.js';
 import type { Plan } from '../plan.js';
-import { executeNode, NodeFailure } from './execute.js';
+import { executeNode } from './execute.js';
+import { NodeFailure } from './node-failure.js';
 import { HostPool, type Held, type LentGpus } from './hosts.js';
 import type { Reporter, RunSummary } from './reporter.js';
 
