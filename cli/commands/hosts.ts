@@ -2,10 +2,11 @@
 // with their Docker version, the GPUs they lend, the GPUs nvidia-smi sees
 // there and whether their image is there. `mlepipe hosts build NAME` builds
 // the image nodes run in on that host's engine.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { packageRoot } from '../../core/assets.js';
 import { UserError } from '../../core/errors.js';
+import { readJsonSync } from '../../core/json-files.js';
 import { parseOverrides } from '../../pipelines/config/overrides.js';
 import { loadSettings } from '../../pipelines/config/settings.js';
 import type { ResolvedHost } from '../../pipelines/config/types.js';
@@ -94,7 +95,7 @@ export async function hostsBuildCommand(
     // The build context of the default image: where mlepipe is installed.
     context = packageRoot();
     dockerfile = 'gpu/Dockerfile';
-    const pkg = JSON.parse(readFileSync(join(context, 'package.json'), 'utf8')) as { files?: string[] };
+    const pkg = readJsonSync<{ files?: string[] }>(join(context, 'package.json'));
     // What an npm install of mlepipe holds, plus the worker and the lock files the image installs from.
     entries = ['package.json', 'package-lock.json', dockerfile, 'gpu/worker', ...(pkg.files ?? [])].filter((e) =>
       existsSync(join(context, e)),

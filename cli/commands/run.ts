@@ -1,6 +1,6 @@
-import { UserError } from '../../core/errors.js';
 import { PlainReporter } from '../../pipelines/run/reporter.js';
 import { runPlan } from '../../pipelines/run/scheduler.js';
+import { integerFlag } from '../flags.js';
 import type { IO } from '../io.js';
 import { planFor, type PlanArgs } from './plan.js';
 import { printReport } from './report.js';
@@ -12,10 +12,8 @@ export interface RunArgs extends PlanArgs {
 }
 
 export async function runCommand(file: string, args: RunArgs, io: IO): Promise<number> {
-  const jobs = args.jobs === undefined ? undefined : Number(args.jobs);
   // The same bound as `concurrency` in the settings.
-  if (jobs !== undefined && (!Number.isInteger(jobs) || jobs < 1 || jobs > 256))
-    throw new UserError(`-j ${args.jobs}: must be an integer from 1 to 256`);
+  const jobs = integerFlag('-j', args.jobs, 1, 256);
   const plan = await planFor(file, args, io);
   const title = `mlepipe run ${plan.experiment.name}`;
   // listr2 is loaded only for a terminal that shows its display.

@@ -15,6 +15,7 @@ import { loadSettings } from '../../pipelines/config/settings.js';
 import { sandboxPlacement } from '../../pipelines/run/hosts.js';
 import { starterScore } from '../../stages/shared/tasks.js';
 import { hostSandboxes } from '../../stages/shared/sandbox.js';
+import { integerFlag } from '../flags.js';
 import type { IO } from '../io.js';
 import { sandboxFromSettings } from './sandbox.js';
 
@@ -46,14 +47,6 @@ async function source(a: SandboxServeArgs): Promise<ExportServing> {
   return { tasksDir: resolve(a.tasks), reward: REWARD_PRESETS[a.reward] ?? a.reward, memoryMb: 2048 };
 }
 
-function number(flag: string, v: string | undefined, lo: number, hi: number): number | undefined {
-  if (v === undefined) return undefined;
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < lo || n > hi)
-    throw new UserError(`${flag} ${v}: must be an integer from ${lo} to ${hi}`);
-  return n;
-}
-
 export async function sandboxServeCommand(a: SandboxServeArgs, io: IO): Promise<number> {
   const src = await source(a);
   try {
@@ -61,8 +54,8 @@ export async function sandboxServeCommand(a: SandboxServeArgs, io: IO): Promise<
   } catch (err) {
     throw new UserError(`reward formula ${JSON.stringify(src.reward)}: ${(err as Error).message}`);
   }
-  const port = number('--port', a.port, 0, 65535);
-  const memoryMb = number('--memory-mb', a.memoryMb, 64, 1 << 20) ?? src.memoryMb;
+  const port = integerFlag('--port', a.port, 0, 65535);
+  const memoryMb = integerFlag('--memory-mb', a.memoryMb, 64, 1 << 20) ?? src.memoryMb;
   // The service runs code on this machine and holds the tasks' answers: reachable from elsewhere, it needs a token.
   const token = io.env.MLEPIPE_SANDBOX_TOKEN || undefined;
   if (!loopback(a.host) && !token)
@@ -109,8 +102,8 @@ async function jailsOnHosts(on: string, a: SandboxServeArgs, memoryMb: number, i
   const where = settings.file ?? 'mlepipe.config.yaml';
   const names = hostsFor(on, settings.hosts);
   if (!names.length) throw new UserError(`--on ${on}: no host named or labelled "${on}" in ${where}`);
-  const gpus = number('--gpus-per-run', a.gpusPerRun, 0, 1024) ?? defaultGpus(on, settings.hosts);
-  const cpus = number('--cpus-per-run', a.cpusPerRun, 1, 1 << 16);
+  const gpus = integerFlag('--gpus-per-run', a.gpusPerRun, 0, 1024) ?? defaultGpus(on, settings.hosts);
+  const cpus = integerFlag('--cpus-per-run', a.cpusPerRun, 1, 1 << 16);
   const most = Math.max(...names.map((n) => gpuCapacity(settings.hosts[n])));
   if (gpus > most)
     throw new UserError(

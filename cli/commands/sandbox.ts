@@ -6,6 +6,7 @@ import { loadSettings } from '../../pipelines/config/settings.js';
 import { gradeSubmission } from '../../sandbox/evaluate.js';
 import { createSandbox, DEFAULT_LIMITS, type BackendName } from '../../sandbox/index.js';
 import { copyIn } from '../../sandbox/workspace.js';
+import { positiveFlag } from '../flags.js';
 import type { IO } from '../io.js';
 
 export interface SandboxRunArgs {
@@ -18,13 +19,6 @@ export interface SandboxRunArgs {
 }
 
 const BACKENDS: BackendName[] = ['bwrap', 'docker', 'process'];
-
-function positive(flag: string, v: string | undefined): number | undefined {
-  if (v === undefined) return undefined;
-  const n = Number(v);
-  if (!Number.isFinite(n) || n <= 0) throw new UserError(`${flag} ${v}: must be a positive number`);
-  return n;
-}
 
 /**
  * The sandbox the settings (mlepipe.config.yaml and the environment) describe, with --backend and --warm
@@ -64,8 +58,8 @@ export async function sandboxRunCommand(argv: string[], args: SandboxRunArgs, io
   const file = rest[0];
   if (!file) throw new UserError('sandbox run: name the Python file to run');
   if (!(await stat(file).catch(() => null))?.isFile()) throw new UserError(`${file}: no such file`);
-  const timeout = positive('--timeout', args.timeout);
-  const memoryMb = positive('--memory-mb', args.memoryMb);
+  const timeout = positiveFlag('--timeout', args.timeout);
+  const memoryMb = positiveFlag('--memory-mb', args.memoryMb);
   // One session: its jail starts on demand, no spare.
   const { sandbox, python } = await sandboxFromSettings(args, io, { poolSize: 0 });
   const limits = {

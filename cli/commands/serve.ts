@@ -10,20 +10,13 @@ import { EnvError, UserError } from '../../core/errors.js';
 import { onceAborted } from '../../core/proc.js';
 import { startLocalWorker } from '../../gpu/trainer/local.js';
 import { CHECKPOINT_DIR } from '../../stages/shared/worker.js';
+import { integerFlag } from '../flags.js';
 import type { IO } from '../io.js';
 
 export interface ServeOptions {
   port?: string;
   host?: string;
   threads?: string;
-}
-
-function integer(name: string, text: string | undefined, lo: number, hi: number): number | undefined {
-  if (text === undefined) return undefined;
-  const n = Number(text);
-  if (!Number.isInteger(n) || n < lo || n > hi)
-    throw new UserError(`--${name} ${text}: must be an integer from ${lo} to ${hi}`);
-  return n;
 }
 
 /** The folder to serve: CHECKPOINT itself, or its checkpoint/ when it is a node's output folder. */
@@ -44,8 +37,8 @@ export function checkpointFolder(arg: string): string {
 
 export async function serveCommand(checkpoint: string, o: ServeOptions, io: IO): Promise<number> {
   const dir = checkpointFolder(checkpoint);
-  const port = integer('port', o.port, 0, 65535);
-  const threads = integer('threads', o.threads, 1, 1024);
+  const port = integerFlag('--port', o.port, 0, 65535);
+  const threads = integerFlag('--threads', o.threads, 1, 1024);
   // Checkpoints asked for over /save go to a scratch folder that goes with the worker.
   const scratch = await mkdtemp(join(tmpdir(), 'mlepipe-serve-'));
   try {

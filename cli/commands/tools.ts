@@ -4,6 +4,7 @@ import { defaultPython } from '../../core/python.js';
 import { loadSettings } from '../../pipelines/config/settings.js';
 import { listTools } from '../../tools/index.js';
 import { runToolOnTask } from '../../tools/task.js';
+import { positiveFlag } from '../flags.js';
 import type { IO } from '../io.js';
 
 /** `mlepipe tools list [--domain D] [--json]`. */
@@ -33,9 +34,7 @@ export interface ToolsRunArgs {
 export async function toolsRunCommand(name: string, args: ToolsRunArgs, io: IO): Promise<number> {
   for (const f of args.file)
     if (!(await stat(f).catch(() => null))?.isFile()) throw new UserError(`--file ${f}: no such file`);
-  const timeout = args.timeout === undefined ? undefined : Number(args.timeout);
-  if (timeout !== undefined && !(timeout > 0))
-    throw new UserError(`--timeout ${args.timeout}: must be a positive number`);
+  const timeout = positiveFlag('--timeout', args.timeout);
   const settings = await loadSettings(process.cwd(), io.env);
   const answer = await runToolOnTask(
     {

@@ -1,7 +1,7 @@
 // `<experiment>.lock.json` beside the experiment file: node id → key, params,
 // output summary and metrics of its last finished run. Updated after every
 // node (read-modify-write under a lock), so a crash keeps what finished.
-import { readFile } from 'node:fs/promises';
+import { isObject, readJson, type Check } from '../../core/json-files.js';
 import { basename, dirname, extname, join } from 'node:path';
 import { writeFileAtomic } from '../../core/fs.js';
 import type { Manifest } from './manifest.js';
@@ -26,10 +26,13 @@ export function lockfilePath(experimentFile: string): string {
   return join(dirname(experimentFile), `${basename(experimentFile, ext)}.lock.json`);
 }
 
+/** A lock file is an object with its nodes; anything else is read as no lock file at all. */
+const lockFileShape: Check = (v) =>
+  isObject(v) ?? (typeof (v as { nodes?: unknown }).nodes === 'object' ? undefined : 'no "nodes" object');
+
 export async function readLockfile(path: string): Promise<LockFile | undefined> {
   try {
-    const data = JSON.parse(await readFile(path, 'utf8')) as LockFile;
-    return data && typeof data.nodes === 'object' ? data : undefined;
+    return await readJson<LockFile>(path, lockFileShape);
   } catch {
     return undefined;
   }

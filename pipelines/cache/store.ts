@@ -2,9 +2,10 @@
 // manifest.json. Entries are built in <root>/tmp/ and renamed into place, so
 // a crash never leaves half an entry, and a finished entry is never rewritten.
 import { randomBytes } from 'node:crypto';
-import { mkdir, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { exists, writeFileAtomic } from '../../core/fs.js';
+import { readJson } from '../../core/json-files.js';
 import { sha256 } from '../../core/hash.js';
 import { pidAlive } from '../../core/proc.js';
 import type { ItemStore } from '../../stages/contract.js';
@@ -45,7 +46,7 @@ export class CacheStore {
 
   async manifest(key: string): Promise<Manifest | undefined> {
     try {
-      return JSON.parse(await readFile(join(this.entryDir(key), 'manifest.json'), 'utf8')) as Manifest;
+      return await readJson<Manifest>(join(this.entryDir(key), 'manifest.json'));
     } catch {
       return undefined;
     }
@@ -162,7 +163,7 @@ export class CacheStore {
     const out: { ref: string; lockfile: string }[] = [];
     for (const name of await readdir(dir).catch(() => [] as string[])) {
       try {
-        const { lockfile } = JSON.parse(await readFile(join(dir, name), 'utf8')) as { lockfile: string };
+        const { lockfile } = await readJson<{ lockfile: string }>(join(dir, name));
         out.push({ ref: join(dir, name), lockfile });
       } catch {
         // unreadable ref: ignored (gc drops it)

@@ -9,6 +9,7 @@ import { isAbsolute, join, posix } from 'node:path';
 import { UserError } from '../../core/errors.js';
 import { dirSize, relativeFiles, type FileEntry } from '../../core/fs.js';
 import { hashFile } from '../../core/hash.js';
+import type { Check } from '../../core/json-files.js';
 import { tryLock } from './locks.js';
 import type { Manifest } from './manifest.js';
 import type { CacheStore } from './store.js';
@@ -28,12 +29,15 @@ export async function checkEntry(dir: string, key: string, full = false): Promis
       ? { state: 'damaged', problems: ['manifest.json missing'] }
       : { state: 'absent' };
   }
-  let manifest: Manifest;
+  let value: unknown;
   try {
-    manifest = parseManifest(text);
+    value = JSON.parse(text);
   } catch (err) {
     return { state: 'damaged', problems: [`manifest.json unreadable (${(err as Error).message})`] };
   }
+  const refused = manifestProblem(value);
+  if (refused) return { state: 'damaged', problems: [`manifest.json unreadable (${refused})`] };
+  const manifest = value as Manifest;
   if (manifest.key !== key) return { state: 'damaged', problems: ['manifest.json is for another key'] };
 
   const problems: string[] = [];
@@ -67,10 +71,10 @@ async function checkFile(path: string, f: FileEntry, full: boolean): Promise<'mi
 }
 
 /** A manifest as written by a run: anything else (truncated, hand-edited, paths leaving the entry) is refused. */
-function parseManifest(text: string): Manifest {
-  const m = JSON.parse(text) as Manifest;
+const manifestProblem: Check = (value) => {
+  const m = value as Partial<Manifest> | null;
   if (typeof m !== 'object' || m === null || typeof m.key !== 'string' || !Array.isArray(m.files))
-    throw new Error('not a manifest');
+    return 'not a manifest';
   for (const f of m.files as unknown[]) {
     const e = f as Partial<FileEntry> | null;
     if (
@@ -79,13 +83,13 @@ function parseManifest(text: string): Manifest {
       typeof e.sha256 !== 'string' ||
       (e.mtimeMs !== undefined && typeof e.mtimeMs !== 'number')
     ) {
-      throw new Error('a file record is malformed');
+      return 'a file record is malformed';
     }
     if (!e.path || isAbsolute(e.path) || posix.normalize(e.path) !== e.path || e.path.split('/').includes('..'))
-      throw new Error(`file path ${JSON.stringify(e.path)} leaves the entry`);
+      return `file path ${JSON.stringify(e.path)} leaves the entry`;
   }
-  return m;
-}
+  return undefined;
+};
 
 /** One line for plan, status and run: `damaged: out.txt changed, b.csv missing and 2 more`. */
 export function damageReason(problems: readonly string[], shown = 3): string {

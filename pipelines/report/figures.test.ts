@@ -1,7 +1,8 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { ResolvedFigure } from '../config/types.js';
-import { figureSpec, renderSvg } from './figures.js';
+import { figureSpec } from './figure-spec.js';
+import { renderSvg } from './figures.js';
 
 const fig = (over: Partial<ResolvedFigure>): ResolvedFigure => ({
   from: 'agents',

@@ -1,7 +1,8 @@
 // The experiment's `tables:` rendered from node metrics (docs/experiments.md), or from
 // a breakdown the stage publishes in rows.json (an eval node's rows by
 // policy, task, win rate, latency), with published numbers beside them.
-import { readFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { readJson } from '../../core/json-files.js';
 import { join } from 'node:path';
 import type { ReferenceTable, ResolvedTable } from '../config/types.js';
 import type { AblateTable } from '../../stages/ablate/index.js';
@@ -33,6 +34,12 @@ export function sourceNodes(plan: Plan, metrics: Map<string, NodeMetrics>, from:
 }
 
 /** Rows of a breakdown from every node of the stage, with the variant in front when there are several. */
+/** A node's rows.json: its breakdowns by name; a node that published none has none. */
+async function publishedRows(file: string): Promise<Record<string, Row[]>> {
+  if (!existsSync(file)) return {};
+  return readJson<Record<string, Row[]>>(file);
+}
+
 export async function breakdownRows(
   nodes: NodeMetrics[],
   breakdown: string,
@@ -42,7 +49,7 @@ export async function breakdownRows(
   let labels: string[] = [];
   for (const n of nodes) {
     if (!n.dir || !n.metrics) continue;
-    const all = JSON.parse(await readFile(join(n.dir, 'rows.json'), 'utf8').catch(() => '{}')) as Record<string, Row[]>;
+    const all = await publishedRows(join(n.dir, 'rows.json'));
     const mine = all[breakdown] ?? [];
     if (mine[0] && !labels.length) labels = Object.keys(mine[0]).filter((k) => typeof mine[0][k] === 'string');
     for (const r of mine) rows.push(varied ? { variant: variantLabel(n.variant) || n.id, ...r } : r);
@@ -70,7 +77,7 @@ export async function buildTables(plan: Plan, metrics?: Map<string, NodeMetrics>
     const nodes = [...metrics.values()].filter((m) => !def.from || m.stage === def.from);
     if (stage?.uses === 'ablate' && nodes[0]?.dir) {
       // An ablate node already holds its comparison table.
-      const t = JSON.parse(await readFile(join(nodes[0].dir, 'table.json'), 'utf8')) as AblateTable;
+      const t = await readJson<AblateTable>(join(nodes[0].dir, 'table.json'));
       const columns = def.columns ? ['variant', ...def.columns] : t.columns;
       tables[name] = { columns, rows: t.rows, ...extra };
       continue;

@@ -3,8 +3,10 @@
 // and an index of every recorded trajectory. The trajectories themselves are
 // written one file each beside the page and loaded when opened, so the page
 // stays small however many episodes an experiment holds.
-import { readdir, readFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { readTrajectories, trajectoryFiles } from '../../../agents/trajectory-files.js';
+import { readJsonl } from '../../../core/json-files.js';
 import { variantLabel } from '../../../stages/ablate/index.js';
 import type { Plan } from '../../plan.js';
 import { figureSpecs } from '../figures.js';
@@ -102,21 +104,10 @@ function htmlTable(name: string, t: Table): HtmlTable {
   return out;
 }
 
-const readJsonl = async (file: string): Promise<Recorded[]> =>
-  (await readFile(file, 'utf8').catch(() => ''))
-    .split('\n')
-    .filter((l) => l.trim())
-    .map((l) => JSON.parse(l) as Recorded);
-
-/** Every recorded trajectory file of a node: an eval's trajectories.jsonl, a grpo node's steps/step_K.jsonl. */
-async function trajectoryFiles(dir: string): Promise<{ file: string; step?: number }[]> {
-  const files: { file: string; step?: number }[] = [{ file: join(dir, 'trajectories.jsonl') }];
-  const steps = await readdir(join(dir, 'steps')).catch(() => [] as string[]);
-  for (const f of steps.sort()) {
-    const m = /^step_(\d+)\.jsonl$/.exec(f);
-    if (m) files.push({ file: join(dir, 'steps', f), step: Number(m[1]) });
-  }
-  return files;
+/** A grpo or sft node's training curve, one record per logged step; a node that logged none has none. */
+async function trainingPoints(dir: string): Promise<Record<string, number | null>[]> {
+  const file = join(dir, 'metrics.jsonl');
+  return existsSync(file) ? readJsonl<Record<string, number | null>>(file) : [];
 }
 
 /**
@@ -149,12 +140,13 @@ export async function pageData(
     }
     if (!m.dir) continue;
     if (kind === 'grpo' || kind === 'sft') {
-      const points = (await readJsonl(join(m.dir, 'metrics.jsonl'))) as unknown as Record<string, number | null>[];
+      const points = await trainingPoints(m.dir);
       if (points.length)
         curves.push({ node: m.id, stage: m.stage, kind, variant: variantLabel(m.variant) || m.id, points });
     }
-    for (const { file, step } of await trajectoryFiles(m.dir)) {
-      for (const t of await readJsonl(file)) {
+    for (const { file, step } of trajectoryFiles(m.dir)) {
+      // Read loosely: the page shows eval and grpo records alike, whatever else they hold.
+      for (const t of (await readTrajectories(file)) as unknown as Recorded[]) {
         const i = index.length;
         const v = t.variables;
         index.push({

@@ -5,7 +5,10 @@ import { dotted, keyPos, valuePos } from '../../../core/source.js';
 import { suggestion, validateWithSchema, type JsonSchema } from '../../../core/jsonschema.js';
 import { variantLabel } from '../../../stages/ablate/index.js';
 import { checkContext, followsFromRefused, overlaps } from './stages.js';
-import { stageEntries, type Rule } from './types.js';
+import { stageEntries, type Rule, type RuleInput } from './types.js';
+import type { WrittenStage } from '../../config/types.js';
+
+type At = (...p: (string | number)[]) => (string | number)[];
 
 /**
  * `target:`/`matrix:` belong to ablate stages only; the target must be a
@@ -13,107 +16,131 @@ import { stageEntries, type Rule } from './types.js';
  * value must be valid there (checked by the target's own schema).
  */
 export const ablateShape: Rule = (input) => {
-  const {
-    doc,
-    names: { stages: names },
-    origins,
-    params,
-    refused,
-  } = input;
   const out: Diagnostic[] = [];
-  for (const [id, st] of stageEntries(doc)) {
-    const at = (...p: (string | number)[]) => ['stages', id, ...p];
+  for (const [id, st] of stageEntries(input.doc)) {
+    const at: At = (...p) => ['stages', id, ...p];
     if (st.uses !== 'ablate') {
       for (const k of ['target', 'matrix'] as const) {
         if (st[k] !== undefined)
-          out.push({ pos: keyPos(origins, at(k)), path: dotted(at(k)), message: `only ablate stages take ${k}:` });
+          out.push({
+            pos: keyPos(input.origins, at(k)),
+            path: dotted(at(k)),
+            message: `only ablate stages take ${k}:`,
+          });
       }
       continue;
     }
-    if (st.needs !== undefined) {
-      out.push({
-        pos: keyPos(origins, at('needs')),
-        path: dotted(at('needs')),
-        message: 'an ablate stage takes target:, not needs:',
-      });
-    }
-    for (const k of ['target', 'matrix'] as const) {
-      if (st[k] === undefined)
-        out.push({ pos: keyPos(origins, at()), path: dotted(at()), message: `missing required key "${k}"` });
-    }
-    if (st.target === undefined) continue;
-    const target = doc.stages[st.target];
-    if (!names.includes(st.target)) {
-      out.push({
-        pos: valuePos(origins, at('target')),
-        path: dotted(at('target')),
-        message: `no stage named "${st.target}"${suggestion(st.target, names)}`,
-      });
-      continue;
-    }
-    // A target the schema refused is reported there.
-    if (!target) continue;
-    if (target.uses === 'ablate') {
-      out.push({
-        pos: valuePos(origins, at('target')),
-        path: dotted(at('target')),
-        message: 'the target of an ablation cannot be another ablate stage',
-      });
-      continue;
-    }
-    const kind = getStage(target.uses);
-    const targetParams = params.get(st.target);
-    if (!kind || !targetParams || !st.matrix) continue;
-    for (const [key, values] of Object.entries(st.matrix)) {
-      const keyPath = key.split('.');
-      if (!paramExists(kind.schema, targetParams, keyPath)) {
-        const known = Object.keys((kind.schema.properties as object | undefined) ?? {});
-        out.push({
-          pos: keyPos(origins, at('matrix', key)),
-          path: dotted(at('matrix', key)),
-          message: `stage "${st.target}" (${target.uses}) has no parameter "${key}"${suggestion(keyPath[0], known)}`,
-        });
-        continue;
-      }
-      const labels = new Map<string, number>();
-      values.forEach((v, i) => {
-        const trial = structuredClone(targetParams);
-        setPath(trial, keyPath, structuredClone(v));
-        const errs = validateWithSchema(kind.schema, trial, new Map(), []);
-        if (errs.length) {
-          out.push({
-            pos: valuePos(origins, at('matrix', key, i)),
-            path: dotted(at('matrix', key, i)),
-            message: `invalid value for ${st.target}.with.${key}: ${errs[0].message}`,
-          });
-          return;
-        }
-        // The target's own checks, for the problems this value causes.
-        for (const issue of kind.check?.(trial, checkContext(input)) ?? []) {
-          if (!overlaps(issue.param, keyPath) || followsFromRefused(issue, refused.get(st.target as string))) continue;
-          const path = at('matrix', key, i, ...issue.param.slice(keyPath.length));
-          out.push({
-            pos: valuePos(origins, path),
-            path: dotted(path),
-            message: `invalid value for ${st.target}.with.${dotted(issue.param)}: ${issue.message}`,
-          });
-        }
-        // Node ids come from the values' spelling: two that read the same would collide.
-        const label = variantLabel({ [key]: v });
-        const first = labels.get(label);
-        if (first === undefined) labels.set(label, i);
-        else {
-          out.push({
-            pos: valuePos(origins, at('matrix', key, i)),
-            path: dotted(at('matrix', key, i)),
-            message: `gives the same node id as ${key}[${first}] (${st.target}@${label}): give the values distinct spellings`,
-          });
-        }
-      });
-    }
+    out.push(...ablateStage(input, st, at));
   }
   return out;
 };
+
+/** One ablate stage: its keys, its target, and each key of its matrix. */
+function ablateStage(input: RuleInput, st: WrittenStage, at: At): Diagnostic[] {
+  const { doc, origins } = input;
+  const names = input.names.stages;
+  const out: Diagnostic[] = [];
+  if (st.needs !== undefined) {
+    out.push({
+      pos: keyPos(origins, at('needs')),
+      path: dotted(at('needs')),
+      message: 'an ablate stage takes target:, not needs:',
+    });
+  }
+  for (const k of ['target', 'matrix'] as const) {
+    if (st[k] === undefined)
+      out.push({ pos: keyPos(origins, at()), path: dotted(at()), message: `missing required key "${k}"` });
+  }
+  if (st.target === undefined) return out;
+  const target = doc.stages[st.target];
+  if (!names.includes(st.target)) {
+    out.push({
+      pos: valuePos(origins, at('target')),
+      path: dotted(at('target')),
+      message: `no stage named "${st.target}"${suggestion(st.target, names)}`,
+    });
+    return out;
+  }
+  // A target the schema refused is reported there.
+  if (!target) return out;
+  if (target.uses === 'ablate') {
+    out.push({
+      pos: valuePos(origins, at('target')),
+      path: dotted(at('target')),
+      message: 'the target of an ablation cannot be another ablate stage',
+    });
+    return out;
+  }
+  const kind = getStage(target.uses);
+  const targetParams = input.params.get(st.target);
+  if (!kind || !targetParams || !st.matrix) return out;
+  const axis = { input, at, name: st.target, uses: target.uses, kind, params: targetParams };
+  for (const [key, values] of Object.entries(st.matrix)) out.push(...matrixKey(axis, key, values));
+  return out;
+}
+
+/** What a matrix key is checked against: the target stage, its kind and its params. */
+interface Axis {
+  input: RuleInput;
+  at: At;
+  name: string;
+  uses: string;
+  kind: NonNullable<ReturnType<typeof getStage>>;
+  params: Record<string, unknown>;
+}
+
+/** One key of the matrix: a parameter of the target, each value valid there and giving a distinct node id. */
+function matrixKey({ input, at, name, uses, kind, params }: Axis, key: string, values: unknown[]): Diagnostic[] {
+  const { origins } = input;
+  const keyPath = key.split('.');
+  if (!paramExists(kind.schema, params, keyPath)) {
+    const known = Object.keys((kind.schema.properties as object | undefined) ?? {});
+    return [
+      {
+        pos: keyPos(origins, at('matrix', key)),
+        path: dotted(at('matrix', key)),
+        message: `stage "${name}" (${uses}) has no parameter "${key}"${suggestion(keyPath[0], known)}`,
+      },
+    ];
+  }
+  const out: Diagnostic[] = [];
+  const labels = new Map<string, number>();
+  values.forEach((v, i) => {
+    const trial = structuredClone(params);
+    setPath(trial, keyPath, structuredClone(v));
+    const errs = validateWithSchema(kind.schema, trial, new Map(), []);
+    if (errs.length) {
+      out.push({
+        pos: valuePos(origins, at('matrix', key, i)),
+        path: dotted(at('matrix', key, i)),
+        message: `invalid value for ${name}.with.${key}: ${errs[0].message}`,
+      });
+      return;
+    }
+    // The target's own checks, for the problems this value causes.
+    for (const issue of kind.check?.(trial, checkContext(input)) ?? []) {
+      if (!overlaps(issue.param, keyPath) || followsFromRefused(issue, input.refused.get(name))) continue;
+      const path = at('matrix', key, i, ...issue.param.slice(keyPath.length));
+      out.push({
+        pos: valuePos(origins, path),
+        path: dotted(path),
+        message: `invalid value for ${name}.with.${dotted(issue.param)}: ${issue.message}`,
+      });
+    }
+    // Node ids come from the values' spelling: two that read the same would collide.
+    const label = variantLabel({ [key]: v });
+    const first = labels.get(label);
+    if (first === undefined) labels.set(label, i);
+    else {
+      out.push({
+        pos: valuePos(origins, at('matrix', key, i)),
+        path: dotted(at('matrix', key, i)),
+        message: `gives the same node id as ${key}[${first}] (${name}@${label}): give the values distinct spellings`,
+      });
+    }
+  });
+  return out;
+}
 
 /** A path exists if the params hold it or the schema declares it (free-form objects accept any sub-path). */
 function paramExists(schema: JsonSchema, data: unknown, path: string[]): boolean {

@@ -1,38 +1,10 @@
 // One trajectory read turn by turn: the replies with their code highlighted, each turn's
 // observation, timing, exit status, tool call and shaping score, then the grade, medals and
 // reward variables. An AIDE run's journal is drawn as its search tree.
-import hljs from 'highlight.js/lib/core';
-import bash from 'highlight.js/lib/languages/bash';
-import json from 'highlight.js/lib/languages/json';
-import python from 'highlight.js/lib/languages/python';
+import { codeBlock, richText } from './code.js';
 import { fmt, h, kvTable, seconds } from './dom.js';
-import type { JournalNode, Traj, Turn } from './load.js';
-
-hljs.registerLanguage('python', python);
-hljs.registerLanguage('bash', bash);
-hljs.registerLanguage('json', json);
-
-export function codeBlock(code: string, lang = 'python'): HTMLElement {
-  const el = h('code', { class: `hljs language-${lang}` });
-  el.innerHTML = hljs.getLanguage(lang)
-    ? hljs.highlight(code, { language: lang, ignoreIllegals: true }).value
-    : hljs.highlightAuto(code).value;
-  return h('pre', { class: 'code' }, el);
-}
-
-/** A reply's text with its fenced code blocks highlighted. */
-export function richText(text: string): HTMLElement {
-  const out = h('div', { class: 'reply' });
-  const fence = /```([\w+-]*)\n([\s\S]*?)(?:```|$)/g;
-  let at = 0;
-  for (const m of text.matchAll(fence)) {
-    if (m.index! > at) out.append(h('div', { class: 'prose' }, text.slice(at, m.index)));
-    out.append(codeBlock(m[2], m[1] || 'python'));
-    at = m.index! + m[0].length;
-  }
-  if (at < text.length) out.append(h('div', { class: 'prose' }, text.slice(at)));
-  return out;
-}
+import { journalTree } from './journal.js';
+import type { Traj, Turn } from './load.js';
 
 const MEDALS = ['gold', 'silver', 'bronze', 'median'] as const;
 
@@ -142,40 +114,6 @@ function turnCard(t: Traj, turn: Turn, reply: string | undefined, observation: s
       ),
     );
   return h('div', { class: 'turn', id: `turn-${turn.turn}`, 'data-turn': turn.turn }, meta, ...body);
-}
-
-/** The AIDE journal as nested lists from each draft down; the chosen node is marked. */
-function journalTree(j: NonNullable<Traj['journal']>, root: HTMLElement): HTMLElement {
-  const kids = new Map<number | null, JournalNode[]>();
-  for (const n of j.nodes) kids.set(n.parent, [...(kids.get(n.parent) ?? []), n]);
-  const branch = (parent: number | null): HTMLElement | null => {
-    const mine = kids.get(parent);
-    if (!mine?.length) return null;
-    return h(
-      'ul',
-      {},
-      ...mine.map((n) =>
-        h(
-          'li',
-          { class: `node${n.buggy ? ' buggy' : ''}${n.id === j.best ? ' best' : ''}`, 'data-node': n.id },
-          h(
-            'a',
-            {
-              href: '#',
-              onclick: (e: Event) => (
-                e.preventDefault(),
-                root.querySelector(`#turn-${n.id}`)?.scrollIntoView({ block: 'start' })
-              ),
-            },
-            `#${n.id} ${n.operator}`,
-          ),
-          ` ${n.buggy ? 'buggy' : `metric ${fmt(n.metric)}`}${n.id === j.best ? ' ★ chosen' : ''}`,
-          branch(n.id),
-        ),
-      ),
-    );
-  };
-  return h('div', { class: 'journal' }, h('h4', {}, 'search tree'), branch(null));
 }
 
 /** The whole trajectory: header, grade, variables, tree, then the turns. */

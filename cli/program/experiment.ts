@@ -1,0 +1,60 @@
+// The commands that read an experiment file and check, plan or run it.
+import type { Command } from 'commander';
+import type { IO } from '../io.js';
+import { setOption, type Registrar } from './options.js';
+
+export function registerExperimentCommands(program: Command, { act }: Registrar, io: IO): void {
+  program
+    .command('validate')
+    .description('check experiment files; every error at once as FILE:LINE:COL: path: message')
+    .argument('<files...>')
+    .addOption(setOption())
+    .action(
+      act(async (files: string[], o: { set: string[] }) =>
+        (await import('../commands/validate.js')).validateCommand(files, o, io),
+      ),
+    );
+
+  program
+    .command('plan')
+    .description('show each node as run or cached, with the reason')
+    .argument('<file>')
+    .addOption(setOption())
+    .option('--json', 'machine-readable output')
+    .option('--force [node]', 'treat all nodes (or NODE) as stale')
+    .option('--only <node>', 'only NODE and what it needs')
+    .action(
+      act(async (file: string, o: { set: string[]; json?: boolean; force?: boolean | string; only?: string }) =>
+        (await import('../commands/plan.js')).planCommand(file, o, io),
+      ),
+    );
+
+  program
+    .command('run')
+    .description('run every node that is not cached')
+    .argument('<file>')
+    .addOption(setOption())
+    .option('-j, --jobs <n>', 'nodes at once (default: settings, else 2)')
+    .option('--force [node]', 'rerun all nodes, or only NODE (a stage name or node id)')
+    .option('--only <node>', 'run only NODE and what it needs')
+    .option('--keep-going', 'after a failure, skip only what depends on it')
+    .action(
+      act(
+        async (
+          file: string,
+          o: { set: string[]; jobs?: string; force?: boolean | string; only?: string; keepGoing?: boolean },
+        ) => (await import('../commands/run.js')).runCommand(file, o, io),
+      ),
+    );
+
+  program
+    .command('status')
+    .description('exit 1 when any node is stale')
+    .argument('<file>')
+    .addOption(setOption())
+    .action(
+      act(async (file: string, o: { set: string[] }) =>
+        (await import('../commands/status.js')).statusCommand(file, o, io),
+      ),
+    );
+}
