@@ -25,9 +25,9 @@ class ReplySFTDataset(MultiTurnSFTDataset):
         kwargs = dict(self.apply_chat_template_kwargs)
         if enable_thinking is not None:
             kwargs["enable_thinking"] = enable_thinking
-        render = lambda ms: normalize_token_ids(
+        render = lambda ms: normalize_token_ids(  # noqa: E731
             self.tokenizer.apply_chat_template(ms, add_generation_prompt=False, tokenize=True, **kwargs)
-        )  # noqa: E731
+        )
         prefix, whole = render([EMPTY_USER]), render([EMPTY_USER, message])
         if whole[: len(prefix)] != prefix:
             return super()._process_single_message(index, message, full_message, tools, enable_thinking)

@@ -154,14 +154,14 @@ def generate_groups(
                 break
             attention = torch.cat([attention, attention.new_ones((len(rows), 1))], dim=-1)
             positions = positions[:, -1:] + 1
-            out = model(
+            out = model(  # noqa: F841 - read at the top of the next step
                 input_ids=chosen[:, None],
                 attention_mask=attention,
                 position_ids=positions,
                 past_key_values=cache,
                 use_cache=True,
                 logits_to_keep=1,
-            )  # noqa: F841 - read at the top of the next step
+            )
     finally:
         model.train(was_training)
     return [r if r is not None else [] for r in results]

@@ -184,9 +184,9 @@ class Worker:
         step = self.step
 
         def run(part: list[tuple[int, Group]]) -> None:
-            done = lambda j, samples: answer(
+            done = lambda j, samples: answer(  # noqa: E731
                 part[j][0], completion(self.policy, reqs[part[j][0]], samples, model_id=self.model_id, step=step)
-            )  # noqa: E731
+            )
             generate_groups(self.policy, [g for _, g in part], on_done=done)
 
         try:
