@@ -13,7 +13,7 @@ import { createServer, type Server } from 'node:net';
 import { homedir, tmpdir } from 'node:os';
 import { execa } from 'execa';
 import { packageRoot } from '../../core/assets.js';
-import { EnvError } from '../../core/errors.js';
+import { EnvError, Interrupted, StageFailure } from '../../core/errors.js';
 import { TURN_CREDIT_MODULE, withOverrides } from './overrides.js';
 
 export { withOverrides } from './overrides.js';
@@ -112,44 +112,70 @@ export async function runJob(o: JobOptions): Promise<{ id: string; reattached: b
   let state = await status(job, o.auth);
   const reattached = state !== undefined;
   if (state === undefined) {
-    const overrides = withOverrides(o.overrides, {
-      'trainer.default_local_dir': join(o.resultsDir, 'checkpoints'),
-    });
-    const sandbox = o.sandboxUrl
-      ? { MLEPIPE_SANDBOX_URL: o.sandboxUrl, MLEPIPE_SANDBOX_TOKEN: o.sandboxToken ?? '' }
-      : {};
-    // TensorBoard's folder for verl's tensorboard tracker (trainer.logger), beside its metrics file.
-    const env = {
-      ...sandbox,
-      VERL_FILE_LOGGER_PATH: join(o.resultsDir, 'metrics.jsonl'),
-      TENSORBOARD_DIR: join(o.resultsDir, 'tensorboard'),
-      VERL_USE_EXTERNAL_MODULES: TURN_CREDIT_MODULE,
-      ...o.env,
-    };
-    const args = [
-      'job',
-      'submit',
-      '--address',
-      job.address,
-      '--submission-id',
-      job.id,
-      '--no-wait',
-      '--working-dir',
-      o.exportDir,
-      '--runtime-env-json',
-      JSON.stringify({ excludes: ['tasks/'], env_vars: env }),
-      '--',
-      o.python,
-      '-m',
-      'mlepipe_verl.launch',
-      ...(o.launch ?? []),
-      ...overrides,
-    ];
-    await submit(ray, args, job, o.log, SUBMIT_PATIENCE_MS, o.auth);
+    await submitJob(ray, job, o);
     o.log(`submitted ray job ${job.id} to ${job.address}`);
   } else {
     o.log(`reattached to ray job ${job.id} at ${job.address} (${state})`);
   }
+  const stalled = await followJob(ray, job, o);
+  if (o.signal.aborted) {
+    o.log('interrupted (the Ray job keeps running; a rerun reattaches to it)');
+    throw new Interrupted();
+  }
+  if (stalled)
+    throw new StageFailure(
+      `ray job ${job.id} printed nothing for ${o.stallS} s and was stopped (verl.stall_timeout_s; its log is above)`,
+    );
+  // `logs --follow` can return a moment before the status settles.
+  for (let i = 0; i < 30; i++) {
+    state = await status(job, o.auth);
+    if (state !== 'RUNNING' && state !== 'PENDING') break;
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+  if (state !== 'SUCCEEDED') throw new StageFailure(`ray job ${job.id} ended ${state ?? 'missing'} (its log is above)`);
+  return { id: job.id, reattached };
+}
+
+/** Submits the export as the job of the recorded id, its results going under resultsDir. */
+async function submitJob(ray: string, job: JobRecord, o: JobOptions): Promise<void> {
+  const overrides = withOverrides(o.overrides, {
+    'trainer.default_local_dir': join(o.resultsDir, 'checkpoints'),
+  });
+  const sandbox = o.sandboxUrl
+    ? { MLEPIPE_SANDBOX_URL: o.sandboxUrl, MLEPIPE_SANDBOX_TOKEN: o.sandboxToken ?? '' }
+    : {};
+  // TensorBoard's folder for verl's tensorboard tracker (trainer.logger), beside its metrics file.
+  const env = {
+    ...sandbox,
+    VERL_FILE_LOGGER_PATH: join(o.resultsDir, 'metrics.jsonl'),
+    TENSORBOARD_DIR: join(o.resultsDir, 'tensorboard'),
+    VERL_USE_EXTERNAL_MODULES: TURN_CREDIT_MODULE,
+    ...o.env,
+  };
+  const args = [
+    'job',
+    'submit',
+    '--address',
+    job.address,
+    '--submission-id',
+    job.id,
+    '--no-wait',
+    '--working-dir',
+    o.exportDir,
+    '--runtime-env-json',
+    JSON.stringify({ excludes: ['tasks/'], env_vars: env }),
+    '--',
+    o.python,
+    '-m',
+    'mlepipe_verl.launch',
+    ...(o.launch ?? []),
+    ...overrides,
+  ];
+  await submit(ray, args, job, o.log, SUBMIT_PATIENCE_MS, o.auth);
+}
+
+/** Streams the job's log into the node's until the job ends or is stopped for silence; true when it was stopped. */
+async function followJob(ray: string, job: JobRecord, o: JobOptions): Promise<boolean> {
   // The log follower ends with the job; an interrupt stops following, never the job.
   const follow = execa(ray, ['job', 'logs', job.id, '--follow', '--address', job.address], {
     reject: false,
@@ -183,19 +209,7 @@ export async function runJob(o: JobOptions): Promise<{ id: string; reattached: b
     : undefined;
   await follow.finally(() => clearInterval(watchdog));
   if (partial) o.log(`[ray] ${partial}`);
-  if (o.signal.aborted) throw new Error('interrupted (the Ray job keeps running; a rerun reattaches to it)');
-  if (stalled)
-    throw new Error(
-      `ray job ${job.id} printed nothing for ${o.stallS} s and was stopped (verl.stall_timeout_s; its log is above)`,
-    );
-  // `logs --follow` can return a moment before the status settles.
-  for (let i = 0; i < 30; i++) {
-    state = await status(job, o.auth);
-    if (state !== 'RUNNING' && state !== 'PENDING') break;
-    await new Promise((r) => setTimeout(r, 1000));
-  }
-  if (state !== 'SUCCEEDED') throw new Error(`ray job ${job.id} ended ${state ?? 'missing'} (its log is above)`);
-  return { id: job.id, reattached };
+  return stalled;
 }
 
 /** What Ray's job server answers while the head's job agent has not registered: its own words ask to try again. */
@@ -324,9 +338,9 @@ export async function startLocalHead(o: {
   const head = execa(rayCli(), args, { reject: false, all: true, buffer: false, env });
   // The dashboard answers before the node itself is up; `ray start` says when it is, and a node that
   // timed out starting (a loaded machine) leaves a dashboard with no node behind.
-  let said = '';
+  const heard = { said: '' };
   head.all?.on('data', (c: Buffer) => {
-    said = (said + c.toString()).slice(-4000);
+    heard.said = (heard.said + c.toString()).slice(-4000);
     c.toString()
       .split('\n')
       .filter(Boolean)
@@ -338,30 +352,45 @@ export async function startLocalHead(o: {
     await head;
     await rm(temp, { recursive: true, force: true });
   };
+  await waitForHead(head, heard, [`${address}/api/version`, `http://127.0.0.1:${own.agent}/`], async () => {
+    await stop();
+    const why = lastLines(heard.said, 2);
+    throw new EnvError(`the local Ray head did not start${why ? `: ${why}` : ''} (ray start ${args.join(' ')})`);
+  });
+  return { address, token, stop };
+}
+
+/**
+ * Ready once its node has started, its job server answers and so does the job agent submissions go to (the job
+ * server otherwise refuses them for a while); `gaveUp` runs when the head exits first or two minutes pass.
+ */
+async function waitForHead(
+  head: { exitCode: number | null },
+  heard: { said: string },
+  urls: readonly string[],
+  gaveUp: () => Promise<never>,
+): Promise<void> {
   const answers = (url: string) =>
     fetch(url).then(
       () => true,
       () => false,
     );
-  // Ready once its node has started, its job server answers and so does the job agent submissions go to
-  // (the job server otherwise refuses them for a while).
   for (let i = 0; ; i++) {
-    const up =
-      said.includes('Ray runtime started') &&
-      (await answers(`${address}/api/version`)) &&
-      (await answers(`http://127.0.0.1:${own.agent}/`));
-    if (up) return { address, token, stop };
-    if (head.exitCode !== null || i > 240) {
-      await stop();
-      const why = said
-        .trim()
-        .split('\n')
-        .map((l) => l.trim())
-        .filter(Boolean)
-        .slice(-2)
-        .join(' ');
-      throw new EnvError(`the local Ray head did not start${why ? `: ${why}` : ''} (ray start ${args.join(' ')})`);
-    }
+    let up = heard.said.includes('Ray runtime started');
+    for (const url of urls) up = up && (await answers(url));
+    if (up) return;
+    if (head.exitCode !== null || i > 240) await gaveUp();
     await new Promise((r) => setTimeout(r, 500));
   }
+}
+
+/** The last n lines with something on them, trimmed and joined by spaces. */
+function lastLines(text: string, n: number): string {
+  return text
+    .trim()
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean)
+    .slice(-n)
+    .join(' ');
 }
