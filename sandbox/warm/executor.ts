@@ -5,7 +5,7 @@
 import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { assetText } from '../../core/assets.js';
-import { EnvError } from '../../core/errors.js';
+import { EnvError, StageFailure } from '../../core/errors.js';
 import { linkTree } from '../../core/fs.js';
 import { onceAborted } from '../../core/proc.js';
 import { finishStep, workspaceCheck, type Ending } from '../limits.js';
@@ -75,7 +75,7 @@ export class WarmExecutor {
     if (!hello?.ready) {
       await ex.close();
       signal?.throwIfAborted();
-      throw new Error(
+      throw new StageFailure(
         `the warm executor did not start: ${ex.stderrTail.join('').trim().split('\n').slice(-3).join(' | ') || 'no answer'}`,
       );
     }
@@ -97,7 +97,7 @@ export class WarmExecutor {
     this.send({ op: 'preload', modules: more });
     const answer = await this.answers.next(START_TIMEOUT_MS, signal);
     if (!answer?.preloaded)
-      throw new Error(
+      throw new StageFailure(
         `the warm executor did not import ${more.join(', ')}: ${answer?.error ? String(answer.error) : 'no answer'}`,
       );
     for (const m of more) this.modules.add(m);
