@@ -5,7 +5,7 @@
 // unreachable endpoint, token and cost accounting, and a response cache so
 // that a rerun replays finished calls for free.
 import type OpenAI from 'openai';
-import { EnvError, Interrupted, StageFailure } from '../../core/errors.js';
+import { EnvError, StageFailure } from '../../core/errors.js';
 import type { ModelSpec } from '../../core/models.js';
 import { replyTokens, type ChatRequest, type ChatResult, type EchoLogprobs } from './chat.js';
 import { watchDeadline } from './deadline.js';
@@ -209,7 +209,7 @@ export class LlmClient {
     const base = this.opts.baseDelayMs ?? 500;
     for (let attempt = 0; ; attempt++) {
       // The SDK would throw too, but only after building the request.
-      if (signal?.aborted) throw new Interrupted();
+      signal?.throwIfAborted();
       // A self-hosted server may report its queue; OpenAI's own API is never asked.
       const deadline = watchDeadline(
         { endpoint: s.base_url, timeoutMs: (s.timeout_s ?? 120) * 1000, pollMs: this.opts.pollMs ?? 2000 },

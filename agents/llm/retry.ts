@@ -1,7 +1,6 @@
 // When and how long to wait before trying a request again: what the server asks for, else exponential backoff
 // with jitter, never past a minute; and which failures are worth another try.
 import type OpenAI from 'openai';
-import { Interrupted } from '../../core/errors.js';
 
 /** The longest wait between two tries, whether the server asks for more or the backoff grows past it. */
 const MAX_DELAY_MS = 60_000;
@@ -9,13 +8,13 @@ const MAX_DELAY_MS = 60_000;
 /** The deadline of deadline.ts passed: retried like the SDK's timeout. */
 export class DeadlineExpired extends Error {}
 
-/** Waits `ms`, or rejects as soon as `signal` aborts (at once when it already has). */
+/** Waits `ms`, or rejects with the signal's reason as soon as it aborts (at once when it already has). */
 export const sleep = (ms: number, signal?: AbortSignal) =>
   new Promise<void>((resolve, reject) => {
-    if (signal?.aborted) return reject(new Interrupted());
+    if (signal?.aborted) return reject(signal.reason as Error);
     const onAbort = () => {
       clearTimeout(t);
-      reject(new Interrupted());
+      reject(signal!.reason as Error);
     };
     const t = setTimeout(() => {
       signal?.removeEventListener('abort', onAbort);
