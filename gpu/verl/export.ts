@@ -26,7 +26,7 @@ import type { BankEntry } from '../../agents/shaping/bank.js';
 import type { ShapingConfig } from './service-shaping.js';
 import { copyVerlPackage, messagesColumn, str, writeExportRun, writeLayout, writeParquet } from './export-files.js';
 import { cpuEnv, longestPrompt, readModelShape, type CpuRun } from './cpu.js';
-import { localPython } from './job.js';
+import { localPython } from './ray.js';
 
 export { VERL_VERSION } from './overrides.js';
 
