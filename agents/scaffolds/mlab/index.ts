@@ -4,23 +4,25 @@
 // MLAgentBench's 17, plus the diagnostic tools this rollout exposes (the
 // Original and + MLToolBench arms differ only there). Ends on Final Answer, after max_turns actions, or when
 // the episode's time budget is spent.
-import { publicFilesText, sampleName } from '../public.js';
 import { EnvError } from '../../../core/errors.js';
 import { runTool, TOOL_TIMEOUT_MS } from '../../../tools/index.js';
-import { renderPrompt } from '../../factory/answers.js';
 import { renderGuidance } from '../../guidance/index.js';
 import type { ChatMessage } from '../../llm/client.js';
 import type { Policy } from '../../policies/types.js';
 import { clip } from '../execute.js';
 import { fitContext } from '../react/context.js';
-import type { EpisodeContext, EpisodeLimits, EpisodeResult, Scaffold, TaskView, TurnRecord } from '../types.js';
+import type { EpisodeContext, EpisodeResult, Scaffold, TurnRecord } from '../types.js';
 import { ask, budget, newUsage } from '../turns.js';
-import { argProblem, MLAB_ACTIONS, runAction, type ActionEnv, type ActionOutcome } from './actions.js';
+import { argProblem, MLAB_ACTIONS } from './action-specs.js';
+import { runAction, type ActionEnv, type ActionOutcome } from './actions.js';
 import { intervene, targets, type Intervention, type Shown } from './intervene.js';
 import { ActionError } from './files.js';
 import { parseMlab } from './parse.js';
-import type { ToolSpec } from '../../../tools/index.js';
-import { chooseTools, describeTool, dropTools, type ToolChoice } from './tools.js';
+import { mlabMessages, rolloutTools } from './prompt.js';
+import type { ToolChoice } from './tools.js';
+
+// Named here too, so that what runs the scaffold imports from one place.
+export { mlabMessages, rolloutTools } from './prompt.js';
 
 export interface MlabOptions {
   tools: ToolChoice;
@@ -41,55 +43,6 @@ export function mlabScaffold(opts: MlabOptions = MLAB_DEFAULTS): Scaffold {
 }
 
 export const mlab = mlabScaffold();
-
-/** The tools a rollout offers: the choice for the task's domain, less its seeded dropout. */
-export function rolloutTools(
-  opts: Pick<MlabOptions, 'tools' | 'toolDropout' | 'seed'>,
-  task: TaskView,
-  policy: string,
-  sample: number,
-): ToolSpec[] {
-  return dropTools(
-    chooseTools(opts.tools, task.meta.domain ?? task.meta.modality),
-    opts.toolDropout,
-    opts.seed,
-    task.id,
-    policy,
-    sample,
-  );
-}
-
-/** The episode's first two messages: the system prompt with the actions, the offered tools and the task, then "Begin." */
-export function mlabMessages(
-  task: TaskView,
-  limits: Pick<EpisodeLimits, 'maxTurns' | 'stepTimeoutMs'>,
-  tools: readonly ToolSpec[],
-): ChatMessage[] {
-  const actions = MLAB_ACTIONS.map(
-    (a) =>
-      `- ${a.name}: ${a.description}\n  Action Input: {${Object.entries(a.input)
-        .map(([k, v]) => `"${k}": ${v}`)
-        .join('; ')}}`,
-  ).join('\n');
-  const toolText = tools.length
-    ? `\nDiagnostic tools (also actions; file arguments are relative to the workspace):\n${tools.map(describeTool).join('\n')}\n`
-    : '';
-  return [
-    {
-      role: 'system',
-      content: renderPrompt('mlab/system', {
-        description: task.description.trim(),
-        actions,
-        tools: toolText,
-        max_steps: limits.maxTurns,
-        step_timeout: Math.round(limits.stepTimeoutMs / 1000),
-        files: publicFilesText(task),
-        sample: sampleName(task),
-      }),
-    },
-    { role: 'user', content: 'Begin.' },
-  ];
-}
 
 /** One episode as it goes: what the policy has been sent, what it did, and the time left for its next step. */
 interface Episode {
