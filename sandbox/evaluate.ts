@@ -3,7 +3,7 @@
 // validated copy of the submission, never the agent's file itself (which
 // could be a symlink to the answers, or change while being read).
 import { constants } from 'node:fs';
-import { lstat, mkdtemp, open, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { lstat, mkdtemp, open, readdir, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parse } from 'csv-parse/sync';
