@@ -3,6 +3,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { listFiles } from './fs.js';
 import { canonicalJson, sha256 } from './hash.js';
+import { InternalError } from './errors.js';
 
 /**
  * A file shipped beside the code (Python helpers, schemas). Found by walking up
@@ -14,7 +15,7 @@ export function assetPath(rel: string): string {
     const p = join(dir, rel);
     if (existsSync(p)) return p;
     const up = dirname(dir);
-    if (up === dir) throw new Error(`mlepipe is missing its file ${rel}`);
+    if (up === dir) throw new InternalError(`mlepipe is missing its file ${rel}`);
     dir = up;
   }
 }

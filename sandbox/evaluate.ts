@@ -3,11 +3,13 @@
 // validated copy of the submission, never the agent's file itself (which
 // could be a symlink to the answers, or change while being read).
 import { constants } from 'node:fs';
-import { lstat, mkdtemp, open, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { lstat, mkdtemp, open, readdir, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parse } from 'csv-parse/sync';
+import { exists } from '../core/fs.js';
 import { sha256 } from '../core/hash.js';
+import { isObject, readJson } from '../core/json-files.js';
 import { runTrusted } from './grader.js';
 import { parseReleaseOutput } from './release-output.js';
 
@@ -131,9 +133,8 @@ async function runGrade(taskDir: string, submission: string, opts: GradeOptions)
 export type OutputMode = 'mlepipe' | 'release';
 
 export async function outputMode(task: string): Promise<OutputMode> {
-  const meta = JSON.parse(await readFile(join(task, 'task.json'), 'utf8').catch(() => '{}')) as {
-    evaluator_output?: string;
-  };
+  const file = join(task, 'task.json');
+  const meta = (await exists(file)) ? await readJson<{ evaluator_output?: string }>(file, isObject) : {};
   return meta.evaluator_output === 'release' ? 'release' : 'mlepipe';
 }
 

@@ -12,6 +12,7 @@ import { assetText } from '../core/assets.js';
 import { gated, reapedUntilDone, reapGroup } from '../core/reaper.js';
 import { threadEnv } from './output.js';
 import { Answers } from './warm/protocol.js';
+import { StageFailure } from '../core/errors.js';
 
 export interface PyRun {
   exitCode: number;
@@ -59,7 +60,7 @@ class Server {
     server.idle();
     if (!hello?.ready) {
       server.kill();
-      throw new Error(`the grade server did not start (${python})`);
+      throw new StageFailure(`the grade server did not start (${python})`);
     }
     return server;
   }

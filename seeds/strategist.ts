@@ -3,7 +3,7 @@
 // one chosen, each with why the structure fits it), three adversarial
 // mutations for the modality, micro-scale dimensions, feature generation
 // logic and the target. Every draw comes from (seed, index, attempt).
-import { readFileSync } from 'node:fs';
+import { isObject, readJsonSync } from '../core/json-files.js';
 import { assetPath } from '../core/assets.js';
 import { sha256 } from '../core/hash.js';
 import type { FeatureSpec, MutationSpec, TaskSpec } from '../tasks/spec.js';
@@ -27,11 +27,10 @@ type Ranges = Record<string, number[]>;
 let catalogs: { scenarios: Scenario[]; mutations: Record<string, Record<string, Ranges>> } | undefined;
 export function loadCatalogs(): NonNullable<typeof catalogs> {
   catalogs ??= {
-    scenarios: JSON.parse(readFileSync(assetPath('seeds/scenarios.json'), 'utf8')) as Scenario[],
-    mutations: JSON.parse(readFileSync(assetPath('seeds/mutations.json'), 'utf8')) as Record<
-      string,
-      Record<string, Ranges>
-    >,
+    scenarios: readJsonSync<Scenario[]>(assetPath('seeds/scenarios.json'), (v) =>
+      Array.isArray(v) ? undefined : 'expected a JSON array of scenarios',
+    ),
+    mutations: readJsonSync<Record<string, Record<string, Ranges>>>(assetPath('seeds/mutations.json'), isObject),
   };
   return catalogs;
 }
@@ -99,33 +98,9 @@ export function draftSpec(dna: SeedDna, opts: StrategyOptions): TaskSpec {
   const { scenarios, mutations } = loadCatalogs();
   const rng = new Rng('mlepipe-task', opts.seed, dna.id, opts.index, opts.attempt ?? 0);
   const family = FAMILY[dna.generator];
-
-  // Domain attribution: five candidates whose structure fits, one chosen.
-  const candidates = rng.shuffle(scenarios).slice(0, 5);
-  const chosen = candidates[0];
-  const domain = {
-    sector: chosen.sector,
-    scenario: chosen.scenario,
-    entity: chosen.entity,
-    justification: justify(dna, chosen),
-    candidates: candidates.map((c) => ({ sector: c.sector, scenario: c.scenario, justification: justify(dna, c) })),
-  };
-
-  // Adversarial mutations: three from the modality's catalog.
-  const catalog = mutations[family];
-  const picked = rng.shuffle(Object.keys(catalog)).slice(0, 3).sort();
-  const muts: MutationSpec[] = picked.map((name) => {
-    const params: Record<string, number | string> = {};
-    for (const [k, [lo, hi]] of Object.entries(catalog[name])) {
-      params[k] =
-        Number.isInteger(lo) && Number.isInteger(hi) && hi - lo >= 1 ? rng.int(lo, hi) : round(rng.uniform(lo, hi));
-    }
-    if (name === 'high_cardinality')
-      Object.assign(params, { column: `${chosen.entity}_code`, prefix: chosen.entity.slice(0, 2).toUpperCase() });
-    if (name === 'distractors') params.prefix = 'aux';
-    if (name === 'correlated') params.suffix = 'alt';
-    return { name, params };
-  });
+  // The draws keep one order (domain, mutations, sizes, target, noise, features, ids): a seed gives the same task.
+  const { chosen, domain } = attributeDomain(dna, scenarios, rng);
+  const muts = drawMutations(mutations[family], chosen, rng);
 
   // Micro-scale dimensions (full scale: the same task with the seed competition's rows).
   const [lo, hi] = opts.samples ?? [50, 200];
@@ -135,30 +110,7 @@ export function draftSpec(dna: SeedDna, opts: StrategyOptions): TaskSpec {
   const nTest = Math.max(100, Math.round(n * 0.5));
 
   const metric = dna.generate_metric;
-  const regression = dna.generator === 'tabular-regression' || dna.generator === 'time-series-forecasting';
-  let classes: string[] | undefined;
-  if (!regression) {
-    const card = dna.target_info.cardinality;
-    if (metric === 'quadratic_weighted_kappa') {
-      const k = clamp(card || 4, 3, 5);
-      classes = Array.from({ length: k }, (_, i) => String(i));
-    } else {
-      // Micro-scale: a few dozen rows cannot support many classes (images and text, fewer still).
-      const most = family === 'image' || family === 'text' ? 3 : 4;
-      const k = metric === 'roc_auc' && card === 2 ? 2 : clamp(card || 3, 2, most);
-      classes = Array.from({ length: k }, (_, i) => chosen.classes[i] ?? `class_${i}`);
-    }
-  }
-  const target = regression
-    ? {
-        name: chosen.regression_target.name,
-        kind: 'regression' as const,
-        unit: chosen.regression_target.unit,
-        scale: round(rng.uniform(5, 50)),
-        offset: round(rng.uniform(20, 200)),
-      }
-    : { name: `${chosen.entity}_outcome`, kind: 'classification' as const, classes };
-
+  const target = drawTarget(dna, family, chosen, rng);
   const spec: TaskSpec = {
     task_id: '',
     seed: rng.seed(),
@@ -197,6 +149,63 @@ export function draftSpec(dna: SeedDna, opts: StrategyOptions): TaskSpec {
       28,
     )}-${chosen.sector.toLowerCase().replace(/[^a-z]+/g, '')}-${sha256(JSON.stringify([opts.seed, opts.index, opts.attempt ?? 0, dna.id, opts.scale ?? 'micro'])).slice(0, 8)}`;
   return spec;
+}
+
+/** Domain attribution: five candidates whose structure fits, one chosen. */
+function attributeDomain(dna: SeedDna, scenarios: readonly Scenario[], rng: Rng) {
+  const candidates = rng.shuffle(scenarios).slice(0, 5);
+  const chosen = candidates[0];
+  const domain = {
+    sector: chosen.sector,
+    scenario: chosen.scenario,
+    entity: chosen.entity,
+    justification: justify(dna, chosen),
+    candidates: candidates.map((c) => ({ sector: c.sector, scenario: c.scenario, justification: justify(dna, c) })),
+  };
+  return { chosen, domain };
+}
+
+/** Adversarial mutations: three from the modality's catalog, each with its parameters drawn from their ranges. */
+function drawMutations(catalog: Record<string, Ranges>, chosen: Scenario, rng: Rng): MutationSpec[] {
+  const picked = rng.shuffle(Object.keys(catalog)).slice(0, 3).sort();
+  return picked.map((name) => {
+    const params: Record<string, number | string> = {};
+    for (const [k, [lo, hi]] of Object.entries(catalog[name])) {
+      params[k] =
+        Number.isInteger(lo) && Number.isInteger(hi) && hi - lo >= 1 ? rng.int(lo, hi) : round(rng.uniform(lo, hi));
+    }
+    if (name === 'high_cardinality')
+      Object.assign(params, { column: `${chosen.entity}_code`, prefix: chosen.entity.slice(0, 2).toUpperCase() });
+    if (name === 'distractors') params.prefix = 'aux';
+    if (name === 'correlated') params.suffix = 'alt';
+    return { name, params };
+  });
+}
+
+/** What the task predicts: the scenario's quantity, or its outcome levels (as few as a micro task supports). */
+function drawTarget(dna: SeedDna, family: string, chosen: Scenario, rng: Rng): TaskSpec['target'] {
+  const metric = dna.generate_metric;
+  const regression = dna.generator === 'tabular-regression' || dna.generator === 'time-series-forecasting';
+  if (regression)
+    return {
+      name: chosen.regression_target.name,
+      kind: 'regression' as const,
+      unit: chosen.regression_target.unit,
+      scale: round(rng.uniform(5, 50)),
+      offset: round(rng.uniform(20, 200)),
+    };
+  const card = dna.target_info.cardinality;
+  let classes: string[];
+  if (metric === 'quadratic_weighted_kappa') {
+    const k = clamp(card || 4, 3, 5);
+    classes = Array.from({ length: k }, (_, i) => String(i));
+  } else {
+    // Micro-scale: a few dozen rows cannot support many classes (images and text, fewer still).
+    const most = family === 'image' || family === 'text' ? 3 : 4;
+    const k = metric === 'roc_auc' && card === 2 ? 2 : clamp(card || 3, 2, most);
+    classes = Array.from({ length: k }, (_, i) => chosen.classes[i] ?? `class_${i}`);
+  }
+  return { name: `${chosen.entity}_outcome`, kind: 'classification' as const, classes };
 }
 
 function tabularFeatures(dna: SeedDna, s: Scenario, rng: Rng): FeatureSpec[] {

@@ -7,6 +7,7 @@
 import { cp, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { relativeFiles } from '../core/fs.js';
+import { isObject, readJson } from '../core/json-files.js';
 import type { Session } from '../sandbox/types.js';
 import { csvHeader } from './csv-header.js';
 import { runEvaluator } from './evaluate.js';
@@ -54,13 +55,13 @@ export async function buildTask(spec: TaskSpec, dest: string, opts: BuildOptions
   await writeFile(join(dest, 'public', 'description.md'), description);
 
   const testColumns = (await csvHeader(join(dest, 'public', 'test.csv'))) ?? [];
-  const ruleText = await readFile(join(dest, 'private', 'spec.json'), 'utf8');
+  const rule = await readJson<{ hidden_rule?: unknown }>(join(dest, 'private', 'spec.json'), isObject);
   const leaks = leakageProblems(
     spec.target.name,
     description,
     testColumns,
     await relativeFiles(join(dest, 'public')),
-    JSON.stringify((JSON.parse(ruleText) as { hidden_rule?: unknown }).hidden_rule ?? {}),
+    JSON.stringify(rule.hidden_rule ?? {}),
   );
   if (leaks.length) return { ok: false, stage: 'leakage', error: leaks.join('; ') };
 
@@ -72,10 +73,7 @@ export async function buildTask(spec: TaskSpec, dest: string, opts: BuildOptions
   if (!graded.ok)
     return { ok: false, stage: 'evaluator', error: `evaluator on the sample submission: ${graded.error}` };
 
-  const thresholds = JSON.parse(await readFile(join(dest, 'private', 'threshold.json'), 'utf8')) as Record<
-    string,
-    number
-  >;
+  const thresholds = await readJson<Record<string, number>>(join(dest, 'private', 'threshold.json'), isObject);
   await writeTaskJson(dest, {
     id: spec.task_id,
     modality: spec.source.modality,

@@ -32,7 +32,7 @@ export function leaderboardScores(csvText: string, file: string): number[] {
 
 /** 1-based positions of the gold, silver and bronze lines for a leaderboard of n teams. */
 export function medalPositions(n: number): [number, number, number] {
-  if (!Number.isInteger(n) || n < 1) throw new Error(`a leaderboard needs at least one team (got ${n})`);
+  if (!Number.isInteger(n) || n < 1) throw new UserError(`a leaderboard needs at least one team (got ${n})`);
   const at = (share: number) => Math.max(1, Math.floor(n * share));
   if (n < 100) return [at(0.1), at(0.2), at(0.4)];
   if (n < 250) return [10, at(0.2), at(0.4)];

@@ -12,6 +12,7 @@ import { leaderboardScores, leaderboardThresholds } from './leaderboard.js';
 import type { Competition } from './mlebench.js';
 import { linkFolder, type Reference } from './references.js';
 import { writeTaskJson } from './taskjson.js';
+import { EnvError } from '../core/errors.js';
 
 interface CompetitionConfig {
   grader?: { name?: string; grade_fn?: string };
@@ -27,7 +28,7 @@ export async function buildMlebenchTask(
   const lbText = await readFile(lbFile, 'utf8');
   // The checkout keeps leaderboards in Git LFS: a pointer is not a leaderboard.
   if (lbText.startsWith('version https://git-lfs'))
-    throw new Error(`${lbFile} is a Git LFS pointer (run git lfs pull in the MLE-bench checkout)`);
+    throw new EnvError(`${lbFile} is a Git LFS pointer (run git lfs pull in the MLE-bench checkout)`);
   const scores = leaderboardScores(lbText, lbFile);
   const th = leaderboardThresholds(scores);
   const cfgFile = join(c.code, 'config.yaml');

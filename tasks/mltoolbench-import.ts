@@ -7,6 +7,7 @@ import { cp, mkdir, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { readJsonFile } from '../core/text.js';
 import { writeTaskJson } from './taskjson.js';
+import { UserError } from '../core/errors.js';
 
 export interface ManifestEntry {
   id: string;
@@ -43,11 +44,13 @@ export async function readSuiteManifest(path: string): Promise<ManifestEntry[]> 
     ? doc
     : ((doc as Record<string, unknown>)?.instances ?? (doc as Record<string, unknown>)?.tasks);
   if (!Array.isArray(list))
-    throw new Error(`${path}: expected a list of instances, or an object with "instances" (or "tasks") holding one`);
+    throw new UserError(
+      `${path}: expected a list of instances, or an object with "instances" (or "tasks") holding one`,
+    );
   return list.map((item, i) => {
     const o = (item ?? {}) as Record<string, unknown>;
     const id = str(pick(o, ['instance_id', 'id', 'task_id']));
-    if (!id) throw new Error(`${path}: instance ${i} has no instance_id (or id, task_id)`);
+    if (!id) throw new UserError(`${path}: instance ${i} has no instance_id (or id, task_id)`);
     const b = pick(o, ['starter_baseline', 'baseline', 'starter_score']);
     const baseline =
       num(b) !== null

@@ -70,11 +70,14 @@ export async function freezeLeaderboard(
     { cwd: view.dir, timeoutMs: 300_000 },
   ).finally(view.close);
   const last = String(r.stdout).trim().split('\n').pop() ?? '';
-  let graded: { teams: ({ team: string; score: number } | { team: string; error: string })[] };
+  let graded: { teams: ({ team: string; score: number } | { team: string; error: string })[] } | undefined;
   try {
-    if (r.exitCode !== 0) throw new Error();
-    graded = JSON.parse(last) as typeof graded;
+    // The script's last line is its answer; a script that failed has none.
+    if (r.exitCode === 0) graded = JSON.parse(last) as typeof graded;
   } catch {
+    graded = undefined;
+  }
+  if (!graded) {
     return {
       ok: false,
       error: `grading the reference teams failed (exit ${r.exitCode}): ${String(r.stderr).trim().split('\n').slice(-3).join(' | ')}`,

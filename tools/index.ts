@@ -5,8 +5,9 @@
 import { cp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { assetPath } from '../core/assets.js';
-import { UserError } from '../core/errors.js';
+import { InternalError, UserError } from '../core/errors.js';
 import { suggestion } from '../core/suggest.js';
+import { parseJson } from '../core/text.js';
 import type { Limits, Session } from '../sandbox/index.js';
 import { sklearnStackWith } from '../sandbox/warm/modules.js';
 import { checkArgs } from './args.js';
@@ -117,7 +118,7 @@ export async function runTool(
         ...(r.timedOut ? { timedOut: true } : {}),
       };
     }
-    const a = JSON.parse(text) as { ok: boolean; text?: string; evidence?: Record<string, unknown>; error?: string };
+    const a = parseAnswer(text, join(dir, 'answer.json'));
     if (!a.ok) return { ...base, ok: false, text: `${spec.name}: ${a.error}`, evidence: {}, error: a.error };
     const full = a.text ?? '';
     const shown =
@@ -128,4 +129,19 @@ export async function runTool(
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+interface Answer {
+  ok: boolean;
+  text?: string;
+  evidence?: Record<string, unknown>;
+  error?: string;
+}
+
+/** The answer the tool runner wrote (tools/py): it always says whether the call succeeded. */
+function parseAnswer(text: string, file: string): Answer {
+  const a = parseJson(text, file) as Partial<Answer> | null;
+  if (typeof a !== 'object' || a === null || typeof a.ok !== 'boolean')
+    throw new InternalError(`${file}: the tool runner's answer has no "ok"`);
+  return a as Answer;
 }

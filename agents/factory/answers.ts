@@ -1,6 +1,7 @@
 // Reading what a model answered: the JSON object or the fenced block a role
 // asked for, and the prompt templates the roles send.
 import { assetText } from '../../core/assets.js';
+import { InternalError } from '../../core/errors.js';
 
 /** The first JSON object in an answer: a ```json block, else the outermost braces. */
 export function extractJson(text: string): { ok: true; value: unknown } | { ok: false; error: string } {
@@ -23,7 +24,7 @@ export function extractBlock(text: string, lang: string): string | null {
 /** A prompt template from agents/prompts/ with {{name}} filled in. */
 export function renderPrompt(name: string, values: Record<string, string | number>): string {
   return assetText(`agents/prompts/${name}.md`).replace(/\{\{(\w+)\}\}/g, (_, k: string) => {
-    if (!(k in values)) throw new Error(`prompt ${name} needs {{${k}}}`);
+    if (!(k in values)) throw new InternalError(`prompt ${name} needs {{${k}}}`);
     return String(values[k]);
   });
 }

@@ -111,6 +111,8 @@ async function converse(
   return { ok: false, answer: '', attempts, last };
 }
 
+type Spec = StrategistAnswer['spec'];
+
 export async function buildLlmTask(seed: SeedDna, dest: string, o: LlmBuildOptions): Promise<LlmBuildResult> {
   const attempts: Record<string, number> = {};
   const strat = await askStrategist(o.client, o.seedDescription, {
@@ -137,93 +139,27 @@ export async function buildLlmTask(seed: SeedDna, dest: string, o: LlmBuildOptio
       .slice(0, 40) || 'task';
   const taskId = `${slug}-${seed.id.slice(0, 20)}-${o.sample}`;
 
-  // ML Developer: the script runs in the sandbox.
-  const ws = o.session.workspace;
-  let script = '';
-  const dev = await converse(
-    o.client,
-    renderPrompt('factory/ml-developer', { spec: specText }),
-    o.attempts.developer,
-    async (answer) => {
-      const code = extractBlock(answer, 'python');
-      if (!code) return ['answer with exactly one fenced python block'];
-      script = code;
-      await rm(join(ws, 'out'), { recursive: true, force: true });
-      await writeFile(join(ws, 'generate_task_env.py'), code);
-      const r = await o.session.run(
-        { file: 'generate_task_env.py', args: ['out'] },
-        { timeoutMs: 300_000, memoryMb: 4096 },
-      );
-      if (r.exitCode !== 0)
-        return [`the script failed (exit ${r.exitCode}${r.timedOut ? ', timed out' : ''}):\n${tail(r.stderr)}`];
-      return generatedProblems(join(ws, 'out'), spec.target.name);
-    },
-    o,
-  );
+  const dev = await develop(o, spec, specText);
   attempts.developer = dev.attempts;
   if (!dev.ok) return { ok: false, stage: 'generate', error: dev.last, attempts };
-  await rm(dest, { recursive: true, force: true });
-  await mkdir(dest, { recursive: true });
-  await cp(join(ws, 'out', 'public'), join(dest, 'public'), { recursive: true });
-  await cp(join(ws, 'out', 'private'), join(dest, 'private'), { recursive: true });
-  await writeFile(join(dest, 'private', 'generate_task_env.py'), script);
-  await writeFile(join(dest, 'private', 'spec.json'), JSON.stringify({ seed: seed.id, ...plan }, null, 2) + '\n');
-  const teams = (await teamFiles(join(ws, 'out'))).length > 0;
-  // Evaluators print the thresholds with the score: until the leaderboard sets them, placeholders.
-  if (teams) await writeFile(join(dest, 'private', 'threshold.json'), PROVISIONAL_THRESHOLDS);
+  const teams = await keepGenerated(dest, o.session.workspace, dev.script, { seed: seed.id, ...plan });
 
-  // MLOps Engineer: the evaluator must grade the sample submission.
-  const metric = spec.metric as TaskMetric;
   const sampleText = await readFile(join(dest, 'public', 'sample_submission.csv'), 'utf8');
-  const columns = sampleText.split('\n')[0].trim();
-  let sampleScore = 0;
-  const ops = await converse(
-    o.client,
-    renderPrompt('factory/mlops-engineer', {
-      spec: specText,
-      metric,
-      direction: LOWER_IS_BETTER[metric] ? 'lower' : 'higher',
-      columns,
-    }),
-    o.attempts.mlops,
-    async (answer) => {
-      const code = extractBlock(answer, 'python');
-      if (!code) return ['answer with exactly one fenced python block'];
-      await writeFile(join(dest, 'private', 'evaluator.py'), code);
-      const r = await runEvaluator(dest, o.python);
-      if (!r.ok) return [`on sample_submission.csv the evaluator gave: ${r.error}`];
-      sampleScore = r.score;
-      return [];
-    },
-    o,
-  );
+  const ops = await engineerEvaluator(o, dest, spec, specText, sampleText);
   attempts.mlops = ops.attempts;
   if (!ops.ok) return { ok: false, stage: 'evaluator', error: ops.last, attempts };
+  const metric = spec.metric as TaskMetric;
   if (teams) {
-    const board = await freezeLeaderboard(dest, join(ws, 'out', 'teams'), o.python, LOWER_IS_BETTER[metric]);
+    const board = await freezeLeaderboard(
+      dest,
+      join(o.session.workspace, 'out', 'teams'),
+      o.python,
+      LOWER_IS_BETTER[metric],
+    );
     if (!board.ok) return { ok: false, stage: 'evaluator', error: board.error, attempts };
   }
 
-  // Technical Writer: the description must not leak.
-  const publicFiles = await relativeFiles(join(dest, 'public'));
-  const testColumns = (await csvHeader(join(dest, 'public', 'test.csv'))) ?? [];
-  const writer = await converse(
-    o.client,
-    renderPrompt('factory/technical-writer', {
-      spec: JSON.stringify({ ...spec, hidden_rule_logic: undefined }, null, 2),
-      files: publicFiles.join(', '),
-      sample: sampleText.split('\n').slice(0, 4).join('\n'),
-    }),
-    o.attempts.writer,
-    async (answer) => {
-      const md = (extractBlock(answer, 'markdown') ?? answer).trim();
-      if (md.length < 40) return ['the description is too short'];
-      const leaks = leakageProblems(spec.target.name, md, testColumns, publicFiles, spec.hidden_rule_logic);
-      if (!leaks.length) await writeFile(join(dest, 'public', 'description.md'), md + '\n');
-      return leaks;
-    },
-    o,
-  );
+  const writer = await describe(o, dest, spec, sampleText);
   attempts.writer = writer.attempts;
   if (!writer.ok) return { ok: false, stage: 'leakage', error: writer.last, attempts };
 
@@ -248,7 +184,98 @@ export async function buildLlmTask(seed: SeedDna, dest: string, o: LlmBuildOptio
     mutations: plan.mutations,
     domain: { sector: plan.scenarios[plan.chosen].domain, scenario: plan.scenarios[plan.chosen].scenario },
     generator: 'llm',
-    sample_score: sampleScore,
+    sample_score: ops.sampleScore,
   });
-  return { ok: true, taskId, sampleScore, attempts };
+  return { ok: true, taskId, sampleScore: ops.sampleScore, attempts };
+}
+
+/** ML Developer: the script runs in the sandbox and must write the task's files; the script that did. */
+async function develop(o: LlmBuildOptions, spec: Spec, specText: string) {
+  const ws = o.session.workspace;
+  let script = '';
+  const dev = await converse(
+    o.client,
+    renderPrompt('factory/ml-developer', { spec: specText }),
+    o.attempts.developer,
+    async (answer) => {
+      const code = extractBlock(answer, 'python');
+      if (!code) return ['answer with exactly one fenced python block'];
+      script = code;
+      await rm(join(ws, 'out'), { recursive: true, force: true });
+      await writeFile(join(ws, 'generate_task_env.py'), code);
+      const r = await o.session.run(
+        { file: 'generate_task_env.py', args: ['out'] },
+        { timeoutMs: 300_000, memoryMb: 4096 },
+      );
+      if (r.exitCode !== 0)
+        return [`the script failed (exit ${r.exitCode}${r.timedOut ? ', timed out' : ''}):\n${tail(r.stderr)}`];
+      return generatedProblems(join(ws, 'out'), spec.target.name);
+    },
+    o,
+  );
+  return { ...dev, script };
+}
+
+/** The generated files, the script and the plan in the task folder; whether reference teams set the thresholds. */
+async function keepGenerated(dest: string, ws: string, script: string, plan: object): Promise<boolean> {
+  await rm(dest, { recursive: true, force: true });
+  await mkdir(dest, { recursive: true });
+  await cp(join(ws, 'out', 'public'), join(dest, 'public'), { recursive: true });
+  await cp(join(ws, 'out', 'private'), join(dest, 'private'), { recursive: true });
+  await writeFile(join(dest, 'private', 'generate_task_env.py'), script);
+  await writeFile(join(dest, 'private', 'spec.json'), JSON.stringify(plan, null, 2) + '\n');
+  const teams = (await teamFiles(join(ws, 'out'))).length > 0;
+  // Evaluators print the thresholds with the score: until the leaderboard sets them, placeholders.
+  if (teams) await writeFile(join(dest, 'private', 'threshold.json'), PROVISIONAL_THRESHOLDS);
+  return teams;
+}
+
+/** MLOps Engineer: the evaluator must grade the sample submission; the score it gave. */
+async function engineerEvaluator(o: LlmBuildOptions, dest: string, spec: Spec, specText: string, sampleText: string) {
+  const metric = spec.metric as TaskMetric;
+  let sampleScore = 0;
+  const ops = await converse(
+    o.client,
+    renderPrompt('factory/mlops-engineer', {
+      spec: specText,
+      metric,
+      direction: LOWER_IS_BETTER[metric] ? 'lower' : 'higher',
+      columns: sampleText.split('\n')[0].trim(),
+    }),
+    o.attempts.mlops,
+    async (answer) => {
+      const code = extractBlock(answer, 'python');
+      if (!code) return ['answer with exactly one fenced python block'];
+      await writeFile(join(dest, 'private', 'evaluator.py'), code);
+      const r = await runEvaluator(dest, o.python);
+      if (!r.ok) return [`on sample_submission.csv the evaluator gave: ${r.error}`];
+      sampleScore = r.score;
+      return [];
+    },
+    o,
+  );
+  return { ...ops, sampleScore };
+}
+
+/** Technical Writer: the description must not leak the target, the test columns or the hidden rule. */
+async function describe(o: LlmBuildOptions, dest: string, spec: Spec, sampleText: string) {
+  const publicFiles = await relativeFiles(join(dest, 'public'));
+  const testColumns = (await csvHeader(join(dest, 'public', 'test.csv'))) ?? [];
+  return converse(
+    o.client,
+    renderPrompt('factory/technical-writer', {
+      spec: JSON.stringify({ ...spec, hidden_rule_logic: undefined }, null, 2),
+      files: publicFiles.join(', '),
+      sample: sampleText.split('\n').slice(0, 4).join('\n'),
+    }),
+    o.attempts.writer,
+    async (answer) => {
+      const md = (extractBlock(answer, 'markdown') ?? answer).trim();
+      if (md.length < 40) return ['the description is too short'];
+      const leaks = leakageProblems(spec.target.name, md, testColumns, publicFiles, spec.hidden_rule_logic);
+      if (!leaks.length) await writeFile(join(dest, 'public', 'description.md'), md + '\n');
+      return leaks;
+    },
+    o,
+  );
 }

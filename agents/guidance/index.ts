@@ -7,6 +7,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { validateWithSchema } from '../../core/jsonschema.js';
 import { UserError } from '../../core/errors.js';
+import { isObject, readJsonSync } from '../../core/json-files.js';
 import schema from '../../schemas/guidance.schema.json';
 import { checkArgs, TOOLS_BY_NAME } from '../../tools/index.js';
 
@@ -75,12 +76,12 @@ export interface TaskFacts {
   files: string[];
 }
 
-const readJson = (p: string): Record<string, unknown> =>
-  existsSync(p) ? (JSON.parse(readFileSync(p, 'utf8')) as Record<string, unknown>) : {};
+const readObject = (p: string): Record<string, unknown> =>
+  existsSync(p) ? readJsonSync<Record<string, unknown>>(p, isObject) : {};
 
 export function readTaskFacts(dir: string, id: string): TaskFacts {
-  const task = readJson(join(dir, 'task.json'));
-  const fault = readJson(join(dir, 'private', 'fault.json'));
+  const task = readObject(join(dir, 'task.json'));
+  const fault = readObject(join(dir, 'private', 'fault.json'));
   const text = (p: string) => (existsSync(p) ? readFileSync(p, 'utf8') : '');
   const b = task.baseline as { mean?: number; std?: number; runs?: number } | undefined;
   return {

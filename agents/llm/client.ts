@@ -5,54 +5,24 @@
 // unreachable endpoint, token and cost accounting, and a response cache so
 // that a rerun replays finished calls for free.
 import type OpenAI from 'openai';
-import { mkdir, readFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { EnvError } from '../../core/errors.js';
-import { writeFileAtomic } from '../../core/fs.js';
-import { canonicalJson, sha256 } from '../../core/hash.js';
+import { EnvError, StageFailure } from '../../core/errors.js';
 import type { ModelSpec } from '../../core/models.js';
+import { replyTokens, type ChatRequest, type ChatResult, type EchoLogprobs } from './chat.js';
 import { watchDeadline } from './deadline.js';
 import { Semaphore } from './limit.js';
+import { cacheKey, readCached, writeCached } from './response-cache.js';
+import { backoffMs, classify, DeadlineExpired, sleep } from './retry.js';
 
-export interface ChatMessage {
-  role: 'system' | 'user' | 'assistant';
-  content: string;
-}
-
-export interface ChatRequest {
-  messages: ChatMessage[];
-  temperature?: number;
-  max_tokens?: number;
-  stop?: string[];
-  seed?: number;
-  /** Ask for per-token log-probabilities (kept when the endpoint returns them). */
-  logprobs?: boolean;
-  /** Which sample of the same prompt this is (several rollouts of one prompt): part of the cache key. */
-  sample?: number;
-}
-
-/**
- * A reply's exact tokens as the endpoint saw and sampled them: the rendered
- * context's ids, the sampled ids and their log-probabilities (one per id). A
- * trainer worker trains on these; text is never tokenised again.
- */
-export interface ReplyTokens {
-  prompt_ids: number[];
-  token_ids: number[];
-  logprobs: number[];
-  /** 'length' when the reply was cut at max_tokens or the context's end; 'stop' when it ended itself. */
-  finish_reason?: string;
-}
-
-export interface ChatResult {
-  content: string;
-  usage: { prompt_tokens: number; completion_tokens: number };
-  /** True when the answer came from the response cache (no request was made). */
-  cached: boolean;
-  logprobs?: number[];
-  /** When logprobs were asked for and the endpoint returned token ids (a trainer worker; vLLM with return_token_ids). */
-  tokens?: ReplyTokens;
-}
+// Named here too, so that what calls a model imports from one place.
+export {
+  replyTokens,
+  type ChatMessage,
+  type ChatRequest,
+  type ChatResult,
+  type EchoLogprobs,
+  type ReplyTokens,
+} from './chat.js';
+export { backoffMs, retryAfterMs } from './retry.js';
 
 export interface Usage {
   requests: number;
@@ -81,9 +51,6 @@ export interface LlmClientOptions {
 /** The SDK's own timer, which covers only the wait for response headers, is left far behind the deadline's. */
 const SDK_TIMEOUT_MS = 24 * 3600 * 1000;
 
-/** The deadline of deadline.ts passed: retried like the SDK's timeout. */
-class DeadlineExpired extends Error {}
-
 const limits = new Map<string, Semaphore>();
 
 // The SDK loads on the first request, not at every start of the CLI.
@@ -98,83 +65,6 @@ function semaphoreFor(name: string, spec: ModelSpec): Semaphore {
     limits.set(key, s);
   }
   return s;
-}
-
-/** Waits `ms`, or rejects as soon as `signal` aborts (at once when it already has). */
-const sleep = (ms: number, signal?: AbortSignal) =>
-  new Promise<void>((resolve, reject) => {
-    if (signal?.aborted) return reject(new Error('aborted'));
-    const onAbort = () => {
-      clearTimeout(t);
-      reject(new Error('aborted'));
-    };
-    const t = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
-
-/** The longest wait between two tries, whether the server asks for more or the backoff grows past it. */
-const MAX_DELAY_MS = 60_000;
-
-/**
- * How long the server asks us to wait: OpenAI's `retry-after-ms`, else
- * `Retry-After` as seconds or an HTTP date. Undefined when neither is present
- * and valid, so that the caller backs off instead of retrying at once.
- */
-export function retryAfterMs(
-  headers: { get(name: string): string | null } | undefined,
-  now = Date.now(),
-): number | undefined {
-  const ms = headers?.get('retry-after-ms')?.trim();
-  if (ms && /^\d+(\.\d+)?$/.test(ms)) return Math.min(Number(ms), MAX_DELAY_MS);
-  const after = headers?.get('retry-after')?.trim();
-  if (!after) return undefined;
-  if (/^\d+(\.\d+)?$/.test(after)) return Math.min(Number(after) * 1000, MAX_DELAY_MS);
-  // An HTTP date starts with the day's name; Date.parse alone would take "-3" for a year.
-  const date = /^[A-Za-z]{3}/.test(after) ? Date.parse(after) : NaN;
-  return Number.isFinite(date) ? Math.min(Math.max(0, date - now), MAX_DELAY_MS) : undefined;
-}
-
-/** Exponential backoff: `base·2^attempt` plus up to as much again of jitter, capped. */
-export function backoffMs(attempt: number, base: number): number {
-  const step = Math.min(base * 2 ** attempt, MAX_DELAY_MS / 2);
-  return step + Math.random() * step;
-}
-
-const isIds = (x: unknown): x is number[] => Array.isArray(x) && x.every((v) => Number.isInteger(v) && v >= 0);
-
-/**
- * The exact tokens of the first choice, when the endpoint gave them: the
- * response's `prompt_token_ids` and the choice's `token_ids`, one logprob per
- * id. Anything partial counts as none: a trainer must not guess.
- */
-export function replyTokens(r: unknown, logprobs: number[]): ReplyTokens | undefined {
-  const res = r as {
-    prompt_token_ids?: unknown;
-    choices?: Array<{ token_ids?: unknown; prompt_token_ids?: unknown; finish_reason?: unknown }>;
-  };
-  const choice = res.choices?.[0];
-  const prompt = res.prompt_token_ids ?? choice?.prompt_token_ids;
-  const ids = choice?.token_ids;
-  if (!isIds(prompt) || !isIds(ids) || !prompt.length || !ids.length || ids.length !== logprobs.length)
-    return undefined;
-  const finish = choice?.finish_reason;
-  return {
-    prompt_ids: prompt,
-    token_ids: ids,
-    logprobs,
-    ...(typeof finish === 'string' ? { finish_reason: finish } : {}),
-  };
-}
-
-/** What an echoed completion gives per prompt token (and the one generated after it): the first token's log-probability is null. */
-export interface EchoLogprobs {
-  tokens: string[];
-  logprobs: Array<number | null>;
-  /** Each token's first character in the echoed text. */
-  offsets: number[];
 }
 
 /** How OpenAI-compatible servers (vLLM among them) word a prompt longer than the model's context. */
@@ -204,57 +94,19 @@ export class LlmClient {
 
   /** The cache key: model, messages, sampling parameters and sample index (not where the model is served). */
   cacheKey(req: ChatRequest): string {
-    const s = this.opts.spec;
-    return sha256(
-      canonicalJson({
-        model: s.model,
-        messages: req.messages,
-        temperature: req.temperature ?? s.temperature ?? null,
-        max_tokens: req.max_tokens ?? s.max_tokens ?? null,
-        stop: req.stop ?? null,
-        seed: req.seed ?? null,
-        // Only when asked for, so that earlier cached answers keep their keys.
-        ...(req.logprobs ? { logprobs: true } : {}),
-        sample: req.sample ?? 0,
-      }),
-    );
+    return cacheKey(this.opts.spec, req);
   }
 
   async chat(req: ChatRequest, signal?: AbortSignal): Promise<ChatResult> {
     const key = this.cacheKey(req);
-    const file = this.opts.cacheDir ? join(this.opts.cacheDir, `${key}.json`) : undefined;
-    if (file) {
-      const hit = await readFile(file, 'utf8').then(
-        (t) =>
-          JSON.parse(t) as { content: string; usage: ChatResult['usage']; logprobs?: number[]; tokens?: ReplyTokens },
-        () => undefined,
-      );
-      if (hit) {
-        this.usage.cached++;
-        return {
-          content: hit.content,
-          usage: hit.usage,
-          cached: true,
-          logprobs: hit.logprobs,
-          ...(hit.tokens ? { tokens: hit.tokens } : {}),
-        };
-      }
+    const dir = this.opts.cacheDir;
+    const hit = dir ? await readCached(dir, key) : undefined;
+    if (hit) {
+      this.usage.cached++;
+      return hit;
     }
     const result = await semaphoreFor(this.opts.name, this.opts.spec).run(() => this.request(req, signal));
-    if (file) {
-      await mkdir(this.opts.cacheDir!, { recursive: true });
-      await writeFileAtomic(
-        file,
-        JSON.stringify({
-          model: this.opts.spec.model,
-          request: req,
-          content: result.content,
-          usage: result.usage,
-          logprobs: result.logprobs,
-          tokens: result.tokens,
-        }) + '\n',
-      );
-    }
+    if (dir) await writeCached(dir, key, this.opts.spec.model, req, result);
     return result;
   }
 
@@ -311,7 +163,7 @@ export class LlmClient {
             lp.tokens.length !== lp.token_logprobs.length ||
             lp.tokens.length !== lp.text_offset.length
           ) {
-            throw new Error(
+            throw new EnvError(
               `${this.who()}: a completion with echo returned no token log-probabilities and offsets (does the server support echo with logprobs?)`,
             );
           }
@@ -322,7 +174,7 @@ export class LlmClient {
           };
         }
         if (out.some((x) => x === undefined) || out.length !== prompts.length)
-          throw new Error(`${this.who()}: ${r.choices.length} choices for ${prompts.length} prompts`);
+          throw new EnvError(`${this.who()}: ${r.choices.length} choices for ${prompts.length} prompts`);
         return out;
       }, signal),
     );
@@ -357,7 +209,7 @@ export class LlmClient {
     const base = this.opts.baseDelayMs ?? 500;
     for (let attempt = 0; ; attempt++) {
       // The SDK would throw too, but only after building the request.
-      if (signal?.aborted) throw new Error('aborted');
+      signal?.throwIfAborted();
       // A self-hosted server may report its queue; OpenAI's own API is never asked.
       const deadline = watchDeadline(
         { endpoint: s.base_url, timeoutMs: s.timeout_s * 1000, pollMs: this.opts.pollMs ?? 2000 },
@@ -381,7 +233,7 @@ export class LlmClient {
         if (signal?.aborted) throw err;
         if (err instanceof Sdk.APIError && err.status === 400 && CONTEXT_OVERFLOW.test(err.message))
           throw new ContextOverflow(`${this.who()}: ${err.message}`);
-        const why = this.classify(Sdk, err);
+        const why = classify(Sdk, err);
         if (!why.retry || attempt >= maxRetries) throw this.failure(Sdk, err, why.text, attempt + 1, why.retry);
         const delay = why.retryAfterMs ?? backoffMs(attempt, base);
         this.usage.retries++;
@@ -393,24 +245,6 @@ export class LlmClient {
 
   private who(): string {
     return `model "${this.opts.name}" (${this.opts.spec.model}) at ${this.endpoint}`;
-  }
-
-  private classify(
-    OpenAI: typeof import('openai').default,
-    err: unknown,
-  ): { retry: boolean; text: string; retryAfterMs?: number } {
-    if (err instanceof OpenAI.APIConnectionTimeoutError || err instanceof DeadlineExpired)
-      return { retry: true, text: 'timed out' };
-    if (err instanceof OpenAI.APIConnectionError)
-      return { retry: true, text: `connection failed (${(err.cause as Error | undefined)?.message ?? err.message})` };
-    if (err instanceof OpenAI.APIError) {
-      // instanceof leaves APIError's type parameters as any: these are its defaults.
-      const status = (err.status as number | undefined) ?? 0;
-      const retryAfter = retryAfterMs(err.headers as Headers | undefined);
-      if (status === 429 || status >= 500) return { retry: true, text: `HTTP ${status}`, retryAfterMs: retryAfter };
-      return { retry: false, text: `HTTP ${status}: ${err.message}` };
-    }
-    return { retry: false, text: (err as Error).message };
   }
 
   private failure(
@@ -427,6 +261,6 @@ export class LlmClient {
     // Still overloaded or timing out after every retry: the endpoint's problem, not the request's
     // (an agent's run is not recorded as failed because of it).
     if (retryable) return new EnvError(`${who} kept failing: ${text} after ${tries} tries`);
-    return new Error(`${who}: ${text}${tries > 1 ? ` after ${tries} tries` : ''}`);
+    return new StageFailure(`${who}: ${text}${tries > 1 ? ` after ${tries} tries` : ''}`);
   }
 }

@@ -12,6 +12,7 @@ import type { TemplateCheckpoint } from './template/model.js';
 import { SCRIPTED, scriptedPolicy, type ScriptedName } from './scripted.js';
 import type { Policy } from './types.js';
 import { kitSource } from '../kit/source.js';
+import { UserError } from '../../core/errors.js';
 
 export type PolicyRef =
   { kind: 'scripted'; agent: ScriptedName } | { kind: 'openai'; model: string } | { kind: 'template'; path?: string };
@@ -46,7 +47,7 @@ export function policyIdentity(
     // From a grpo stage in needs:, its node key is part of this node's key already.
     if (!ref.path) return { template: 'upstream' };
     const file = resolve(experimentDir, ref.path);
-    if (!existsSync(file)) throw new Error(`template:${ref.path}: no such checkpoint file`);
+    if (!existsSync(file)) throw new UserError(`template:${ref.path}: no such checkpoint file`);
     return { template: sha256(readFileSync(file, 'utf8')) };
   }
   if (ref.kind === 'scripted') return { scripted: ref.agent, kit: sha256(kitSource()) };
@@ -74,7 +75,8 @@ export function makePolicy(
     const file = ref.path
       ? resolve(opts.experimentDir ?? '.', ref.path)
       : (opts.inputDirs ?? []).map((d) => join(d, 'checkpoint.json')).find((f) => existsSync(f));
-    if (!file) throw new Error('policy template: no checkpoint (add the grpo stage to needs:, or write template:FILE)');
+    if (!file)
+      throw new UserError('policy template: no checkpoint (add the grpo stage to needs:, or write template:FILE)');
     const ck = readJsonFileSync(file) as TemplateCheckpoint;
     return templatePolicy(name, ck, {
       temperature: opts.sampling?.temperature ?? 1,

@@ -5,6 +5,7 @@
 // Calls a scaffold makes inside an action (mlab's Edit Script) still go to the
 // policy, as they did when the trajectory was recorded.
 import type { Policy, PolicyReply, PolicyRequest } from './types.js';
+import { StageFailure } from '../../core/errors.js';
 
 export function replaying(policy: Policy, replies: readonly string[], upTo: number): Policy {
   return {
@@ -12,7 +13,7 @@ export function replaying(policy: Policy, replies: readonly string[], upTo: numb
     async act(req: PolicyRequest, signal?: AbortSignal): Promise<PolicyReply> {
       if (req.purpose === 'step' && req.turn <= upTo) {
         const text = replies[req.turn];
-        if (text === undefined) throw new Error(`the saved trajectory has no reply at turn ${req.turn}`);
+        if (text === undefined) throw new StageFailure(`the saved trajectory has no reply at turn ${req.turn}`);
         return { text, usage: { prompt_tokens: 0, completion_tokens: 0 }, cached: true };
       }
       return policy.act(req, signal);

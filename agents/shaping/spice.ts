@@ -6,6 +6,7 @@
 import type { ChatMessage } from '../llm/client.js';
 import { toolCalls, type ToolCall } from './calls.js';
 import { mean, type Scorer, type ScoreItem, type TurnScore } from './types.js';
+import { InternalError } from '../../core/errors.js';
 
 /** The training-only message that carries one reference to the scorer (never to the acting policy). */
 export function referenceMessage(summary: string): ChatMessage {
@@ -23,10 +24,11 @@ export function referenceMessage(summary: string): ChatMessage {
  * log-probabilities under reference k, `plain` those without any.
  */
 export function spiceScore(conditioned: readonly (readonly number[])[], plain: readonly number[]): number {
-  if (!conditioned.length || !plain.length) throw new Error('SPICE needs at least one reference and one call token');
+  if (!conditioned.length || !plain.length)
+    throw new InternalError('SPICE needs at least one reference and one call token');
   for (const lp of conditioned)
     if (lp.length !== plain.length)
-      throw new Error(`a branch scored ${lp.length} call tokens, the plain one ${plain.length}`);
+      throw new InternalError(`a branch scored ${lp.length} call tokens, the plain one ${plain.length}`);
   return mean(conditioned.map((lp) => mean(lp.map((x, u) => x - plain[u]))));
 }
 

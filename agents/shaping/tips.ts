@@ -6,6 +6,7 @@
 import type { ChatMessage } from '../llm/client.js';
 import { toolCalls } from './calls.js';
 import { mean, type Scorer, type TurnScore } from './types.js';
+import { InternalError } from '../../core/errors.js';
 
 /** The training-only request after which the scorer predicts a reference answer. */
 export const TIPS_REQUEST: ChatMessage = {
@@ -16,7 +17,7 @@ export const TIPS_REQUEST: ChatMessage = {
 /** Φ(h) = 1/K Σ_c 1/|c| Σ_u log q(c_u | h, request, c_<u), from each summary's token log-probabilities. */
 export function tipsPotential(perSummary: readonly (readonly number[])[]): number {
   if (!perSummary.length || perSummary.some((lp) => !lp.length))
-    throw new Error('a TIPS potential needs at least one summary with tokens');
+    throw new InternalError('a TIPS potential needs at least one summary with tokens');
   return mean(perSummary.map((lp) => mean(lp)));
 }
 

@@ -87,118 +87,143 @@ export const MAX_NESTING = 100;
 export const MAX_OPERATORS = 1000;
 
 export function parseFormula(src: string, variables: readonly string[] = REWARD_VARIABLES): Ast {
-  const toks = lex(src);
-  let k = 0;
-  const peek = () => toks[k];
-  const next = () => toks[k++];
-  let nesting = 0;
-  let operators = 0;
+  const p = new Parser(lex(src), variables);
+  const ast = p.comparison();
+  const rest = p.peek();
+  if (rest.kind !== 'end') throw new FormulaError(`unexpected "${rest.text}"`, rest.pos);
+  return ast;
+}
+
+/** A recursive-descent parser over the tokens, one method per level of precedence. */
+class Parser {
+  private k = 0;
+  private nesting = 0;
+  private operators = 0;
+
+  constructor(
+    private readonly toks: readonly Tok[],
+    private readonly variables: readonly string[],
+  ) {}
+
+  peek(): Tok {
+    return this.toks[this.k];
+  }
+
+  private next(): Tok {
+    return this.toks[this.k++];
+  }
+
   /** Runs `inner` one level deeper (parentheses, a call, a unary minus). */
-  const nested = <T>(at: Tok, inner: () => T): T => {
-    if (++nesting > MAX_NESTING) throw new FormulaError(`nested more than ${MAX_NESTING} levels deep`, at.pos);
+  private nested<T>(at: Tok, inner: () => T): T {
+    if (++this.nesting > MAX_NESTING) throw new FormulaError(`nested more than ${MAX_NESTING} levels deep`, at.pos);
     const r = inner();
-    nesting--;
+    this.nesting--;
     return r;
-  };
+  }
+
   /** Counts an operator, a call or an argument separator. */
-  const operator = (at: Tok) => {
-    if (++operators > MAX_OPERATORS) throw new FormulaError(`formula has more than ${MAX_OPERATORS} operators`, at.pos);
-  };
-  const expect = (text: string) => {
-    const t = next();
+  private operator(at: Tok): void {
+    if (++this.operators > MAX_OPERATORS)
+      throw new FormulaError(`formula has more than ${MAX_OPERATORS} operators`, at.pos);
+  }
+
+  private expect(text: string): void {
+    const t = this.next();
     if (t.text !== text)
       throw new FormulaError(
         t.kind === 'end' ? `expected "${text}" before the end` : `expected "${text}" but found "${t.text}"`,
         t.pos,
       );
-  };
+  }
 
-  function comparison(): Ast {
-    const left = additive();
-    const t = peek();
+  comparison(): Ast {
+    const left = this.additive();
+    const t = this.peek();
     if (t.kind === 'op' && ['<', '<=', '>', '>=', '==', '!='].includes(t.text)) {
-      next();
-      operator(t);
-      return { t: 'bin', op: t.text as BinOp, left, right: additive(), pos: t.pos };
+      this.next();
+      this.operator(t);
+      return { t: 'bin', op: t.text as BinOp, left, right: this.additive(), pos: t.pos };
     }
     return left;
   }
-  function additive(): Ast {
-    let left = multiplicative();
-    while (peek().text === '+' || peek().text === '-') {
-      const t = next();
-      operator(t);
-      left = { t: 'bin', op: t.text as BinOp, left, right: multiplicative(), pos: t.pos };
+
+  private additive(): Ast {
+    let left = this.multiplicative();
+    while (this.peek().text === '+' || this.peek().text === '-') {
+      const t = this.next();
+      this.operator(t);
+      left = { t: 'bin', op: t.text as BinOp, left, right: this.multiplicative(), pos: t.pos };
     }
     return left;
   }
-  function multiplicative(): Ast {
-    let left = unary();
-    while (peek().text === '*' || peek().text === '/') {
-      const t = next();
-      operator(t);
-      left = { t: 'bin', op: t.text as BinOp, left, right: unary(), pos: t.pos };
+
+  private multiplicative(): Ast {
+    let left = this.unary();
+    while (this.peek().text === '*' || this.peek().text === '/') {
+      const t = this.next();
+      this.operator(t);
+      left = { t: 'bin', op: t.text as BinOp, left, right: this.unary(), pos: t.pos };
     }
     return left;
   }
-  function unary(): Ast {
-    if (peek().text === '-') {
-      const t = next();
-      operator(t);
-      return { t: 'neg', arg: nested(t, unary), pos: t.pos };
+
+  private unary(): Ast {
+    if (this.peek().text === '-') {
+      const t = this.next();
+      this.operator(t);
+      return { t: 'neg', arg: this.nested(t, () => this.unary()), pos: t.pos };
     }
-    if (peek().text === '+') next();
-    return primary();
+    if (this.peek().text === '+') this.next();
+    return this.primary();
   }
-  function primary(): Ast {
-    const t = next();
+
+  private primary(): Ast {
+    const t = this.next();
     if (t.kind === 'num') return { t: 'num', value: Number(t.text), pos: t.pos };
     if (t.text === '(') {
-      const e = nested(t, comparison);
-      expect(')');
+      const e = this.nested(t, () => this.comparison());
+      this.expect(')');
       return e;
     }
-    if (t.kind === 'id') {
-      if (peek().text === '(') {
-        if (!(t.text in ARITY)) throw new FormulaError(`unknown function "${t.text}" (use min, max, if, clip)`, t.pos);
-        next();
-        operator(t);
-        const args: Ast[] = [];
-        nested(t, () => {
-          if (peek().text === ')') return;
-          args.push(comparison());
-          while (peek().text === ',') {
-            operator(next());
-            args.push(comparison());
-          }
-        });
-        expect(')');
-        const [lo, hi] = ARITY[t.text as FnName];
-        if (args.length < lo || args.length > hi) {
-          const want = lo === hi ? `${lo}` : `at least ${lo}`;
-          throw new FormulaError(
-            `${t.text}() takes ${want} argument${lo === 1 && hi === 1 ? '' : 's'}, got ${args.length}`,
-            t.pos,
-          );
-        }
-        return { t: 'call', fn: t.text as FnName, args, pos: t.pos };
-      }
-      if (!variables.includes(t.text)) {
-        throw new FormulaError(
-          `unknown variable "${t.text}"${suggestion(t.text, variables)} (known: ${variables.join(', ')})`,
-          t.pos,
-        );
-      }
-      return { t: 'var', name: t.text, pos: t.pos };
-    }
+    if (t.kind === 'id') return this.peek().text === '(' ? this.call(t) : this.variable(t);
     if (t.kind === 'end') throw new FormulaError('formula ends too early', t.pos);
     throw new FormulaError(`unexpected "${t.text}"`, t.pos);
   }
 
-  const ast = comparison();
-  const rest = peek();
-  if (rest.kind !== 'end') throw new FormulaError(`unexpected "${rest.text}"`, rest.pos);
-  return ast;
+  private call(t: Tok): Ast {
+    if (!(t.text in ARITY)) throw new FormulaError(`unknown function "${t.text}" (use min, max, if, clip)`, t.pos);
+    this.next();
+    this.operator(t);
+    const args: Ast[] = [];
+    this.nested(t, () => {
+      if (this.peek().text === ')') return;
+      args.push(this.comparison());
+      while (this.peek().text === ',') {
+        this.operator(this.next());
+        args.push(this.comparison());
+      }
+    });
+    this.expect(')');
+    const [lo, hi] = ARITY[t.text as FnName];
+    if (args.length < lo || args.length > hi) {
+      const want = lo === hi ? `${lo}` : `at least ${lo}`;
+      throw new FormulaError(
+        `${t.text}() takes ${want} argument${lo === 1 && hi === 1 ? '' : 's'}, got ${args.length}`,
+        t.pos,
+      );
+    }
+    return { t: 'call', fn: t.text as FnName, args, pos: t.pos };
+  }
+
+  private variable(t: Tok): Ast {
+    if (!this.variables.includes(t.text)) {
+      throw new FormulaError(
+        `unknown variable "${t.text}"${suggestion(t.text, this.variables)} (known: ${this.variables.join(', ')})`,
+        t.pos,
+      );
+    }
+    return { t: 'var', name: t.text, pos: t.pos };
+  }
 }
 
 /** Evaluates a parsed formula; missing variables count as 0, and x/0 is 0 so a reward is never NaN. */

@@ -9,7 +9,7 @@
 //   POST /eval_loss     → the mean NLL per assistant token under current weights
 //   POST /save    { tag, step? } → { path, step }   a complete checkpoint on the worker's disk
 //   POST /load    { path }       → { path, step }   restores one
-import { EnvError } from '../../core/errors.js';
+import { EnvError, InternalError, StageFailure } from '../../core/errors.js';
 import { validateWithSchema } from '../../core/jsonschema.js';
 import batchSchema from '../../schemas/trainer/batch.schema.json';
 import type { Batch } from './batch.js';
@@ -120,7 +120,8 @@ export class TrainerClient {
     try {
       parsed = JSON.parse(text);
     } catch {
-      if (res.ok) throw new Error(`trainer worker ${method} ${path}: the answer is not JSON: ${text.slice(0, 200)}`);
+      if (res.ok)
+        throw new StageFailure(`trainer worker ${method} ${path}: the answer is not JSON: ${text.slice(0, 200)}`);
     }
     if (!res.ok) {
       const obj = parsed && typeof parsed === 'object' ? (parsed as Record<string, unknown>) : null;
@@ -144,7 +145,7 @@ export class TrainerClient {
       (d) => `${d.path ?? '(root)'}: ${d.message}`,
     );
     if (problems.length)
-      throw new Error(`the batch breaks schemas/trainer/batch.schema.json: ${problems.slice(0, 3).join('; ')}`);
+      throw new InternalError(`the batch breaks schemas/trainer/batch.schema.json: ${problems.slice(0, 3).join('; ')}`);
     return this.call('POST', '/update', batch, signal);
   }
 

@@ -12,27 +12,17 @@
 // container's disk until they are fetched back with `pull`; whatever
 // happens, `stop` removes the container.
 import type Docker from 'dockerode';
-import { mkdir, rename, rm } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
-import type { Readable } from 'node:stream';
+import { join } from 'node:path';
 import { packageRoot } from '../../core/assets.js';
 import { EnvError } from '../../core/errors.js';
-import { onceAborted, waitAtMost } from '../../core/proc.js';
-import { createContainer, envList, fetchInto, type Container } from '../../sandbox/containers.js';
+import { createContainer, envList, type Container } from '../../sandbox/containers.js';
 import { engineAt, sshAgentOf, type EngineSpec } from '../../sandbox/hosts.js';
 import { TrainerClient } from './client.js';
 import { serveArgs, type LocalWorker, type LocalWorkerOptions } from './local.js';
+import { IN_CONTAINER, oneLine, putDir, WorkerContainer } from './worker-container.js';
 
-/** Where things live in the worker's container. */
-export const IN_CONTAINER = {
-  worker: '/mlepipe/worker',
-  model: '/mlepipe/model',
-  ckpt: '/mlepipe/ckpt',
-  uploads: '/mlepipe/up',
-} as const;
 /** The image a worker runs in where the host names none. */
 export const DEFAULT_TRAINER_IMAGE = 'mlepipe-trainer:latest';
-const LISTENING = /^mlepipe-worker listening on http:\/\/[^\s:]+:(\d+)/;
 
 export interface HostWorkerOptions extends Pick<
   LocalWorkerOptions,
@@ -63,9 +53,6 @@ export interface HostWorker extends LocalWorker {
   drop(containerPath: string): Promise<void>;
 }
 
-const tarFs = async () => (await import('tar-fs')).default;
-const oneLine = (err: Error) => err.message.split('\n')[0];
-
 /** The address this machine reaches the host's ports at. */
 export function hostAddress(docker: string): string {
   const url = new URL(docker);
@@ -87,7 +74,58 @@ export async function startHostWorker(o: HostWorkerOptions): Promise<HostWorker>
     port: 0,
     ckptDir: IN_CONTAINER.ckpt,
   });
-  const c = await createContainer(
+  const w = new WorkerContainer(await createWorkerContainer(docker, o, args, at), at, o.log);
+  try {
+    await putDir(w.c, join(packageRoot(), 'gpu', 'worker', 'mlepipe_worker'), `${IN_CONTAINER.worker}/mlepipe_worker`);
+    if ('dir' in o.model) await putDir(w.c, o.model.dir, IN_CONTAINER.model);
+    const port = await w.start(o.startTimeoutMs ?? 600_000, o.signal);
+    w.tunnel = ssh
+      ? await ssh.forward(Number(port)).catch((err: Error) => {
+          throw new EnvError(
+            `${at}: could not open an SSH tunnel to the trainer worker's port ${port}: ${oneLine(err)}`,
+          );
+        })
+      : undefined;
+    const url = w.tunnel?.url ?? `http://${hostAddress(host.docker)}:${port}`;
+    o.log(
+      `trainer worker on ${at}: container ${w.c.id.slice(0, 12)}, ${w.tunnel ? `listening on port ${port} of the host's loopback, reached through the SSH connection at ${url}` : `reached at ${url}`}`,
+    );
+    const client = new TrainerClient(url);
+    const health = await client.health(o.signal).catch((err: Error) => {
+      throw new EnvError(
+        w.tunnel
+          ? `${at}: the trainer worker listens on port ${port} there, but does not answer through the SSH connection (${oneLine(err)}); the host's sshd must allow TCP forwarding`
+          : `${at}: the trainer worker listens on port ${port} there, but ${url} does not answer from this machine (${oneLine(err)}); the host must let this machine reach its ports`,
+      );
+    });
+    return {
+      url,
+      client,
+      health,
+      exited: w.exited,
+      hostName: host.name,
+      ckptDir: IN_CONTAINER.ckpt,
+      exitNote: () => w.exitNote(),
+      stop: () => w.stop(),
+      pull: (containerPath, localDir) => w.pull(containerPath, localDir),
+      push: (localDir) => w.push(localDir),
+      drop: (containerPath) => w.drop(containerPath),
+    };
+  } catch (err) {
+    await w.remove();
+    throw err;
+  }
+}
+
+/** The worker's container, created but not started; a missing image is named as such. */
+async function createWorkerContainer(
+  docker: Docker,
+  o: HostWorkerOptions,
+  args: string[],
+  at: string,
+): Promise<Container> {
+  const { host } = o;
+  return createContainer(
     docker,
     {
       Image: host.image,
@@ -110,155 +148,4 @@ export async function startHostWorker(o: HostWorkerOptions): Promise<HostWorker>
       );
     throw new EnvError(`${at}: could not create the trainer worker's container: ${oneLine(err)}`);
   });
-  let status: number | undefined;
-  let lost: string | undefined;
-  let exited: Promise<void> = Promise.resolve();
-  const tail: string[] = [];
-  let tunnel: { url: string; close(): Promise<void> } | undefined;
-  const remove = async () => {
-    await tunnel?.close();
-    await c.remove();
-  };
-  const exitNote = () => {
-    if (lost) return `${at}: lost the trainer worker's container: ${lost}`;
-    if (status === undefined) return undefined;
-    return `${at}: the trainer worker's container ${status === 137 ? 'was killed (exit 137)' : `exited with code ${status}`}`;
-  };
-
-  try {
-    await putDir(c, join(packageRoot(), 'gpu', 'worker', 'mlepipe_worker'), `${IN_CONTAINER.worker}/mlepipe_worker`);
-    if ('dir' in o.model) await putDir(c, o.model.dir, IN_CONTAINER.model);
-
-    const lines = (await c.attach({ merged: true })).stdout;
-    let listening!: (port: string) => void;
-    const ready = new Promise<string>((r) => (listening = r));
-    void (async () => {
-      let rest = '';
-      const line = (l: string) => {
-        o.log(l);
-        tail.push(l);
-        if (tail.length > 20) tail.shift();
-        const m = LISTENING.exec(l);
-        if (m) listening(m[1]);
-      };
-      for await (const chunk of lines) {
-        const parts = (rest + String(chunk)).split('\n');
-        rest = parts.pop()!;
-        parts.forEach(line);
-      }
-      if (rest) line(rest);
-    })().catch(() => {});
-
-    await c.start().catch((err: Error) => {
-      throw new EnvError(`${at}: could not start the trainer worker's container: ${oneLine(err)}`);
-    });
-    // A lost engine counts as the container's end (the wait pings it meanwhile).
-    exited = c.wait().then(
-      (code) => void (status = code),
-      (err: Error) => void (lost = oneLine(err)),
-    );
-    const wait = o.startTimeoutMs ?? 600_000;
-    const port = await new Promise<string>((resolve, reject) => {
-      const guard = setTimeout(
-        () =>
-          reject(new EnvError(`${at}: the trainer worker did not start listening within ${Math.round(wait / 1000)} s`)),
-        wait,
-      );
-      const unabort = o.signal ? onceAborted(o.signal, () => reject(new Error('interrupted'))) : () => {};
-      const settle = () => {
-        clearTimeout(guard);
-        unabort();
-      };
-      void ready.then((p) => {
-        settle();
-        resolve(p);
-      });
-      void exited.then(() => {
-        settle();
-        reject(new EnvError(`${exitNote() ?? at} before the worker was ready:\n${tail.slice(-8).join('\n')}`));
-      });
-    });
-    tunnel = ssh
-      ? await ssh.forward(Number(port)).catch((err: Error) => {
-          throw new EnvError(
-            `${at}: could not open an SSH tunnel to the trainer worker's port ${port}: ${oneLine(err)}`,
-          );
-        })
-      : undefined;
-    const url = tunnel?.url ?? `http://${hostAddress(host.docker)}:${port}`;
-    o.log(
-      `trainer worker on ${at}: container ${c.id.slice(0, 12)}, ${tunnel ? `listening on port ${port} of the host's loopback, reached through the SSH connection at ${url}` : `reached at ${url}`}`,
-    );
-    const client = new TrainerClient(url);
-    const health = await client.health(o.signal).catch((err: Error) => {
-      throw new EnvError(
-        tunnel
-          ? `${at}: the trainer worker listens on port ${port} there, but does not answer through the SSH connection (${oneLine(err)}); the host's sshd must allow TCP forwarding`
-          : `${at}: the trainer worker listens on port ${port} there, but ${url} does not answer from this machine (${oneLine(err)}); the host must let this machine reach its ports`,
-      );
-    });
-    return {
-      url,
-      client,
-      health,
-      exited,
-      hostName: host.name,
-      ckptDir: IN_CONTAINER.ckpt,
-      exitNote,
-      stop: async () => {
-        await remove();
-        // An engine that went away may never answer the wait: the node does not hang on it.
-        await waitAtMost(exited, 10_000);
-      },
-      pull: async (containerPath, localDir) => {
-        const aside = join(dirname(localDir), `.${basename(localDir)}.pull-${process.pid}`);
-        await rm(aside, { recursive: true, force: true });
-        await mkdir(aside, { recursive: true });
-        await fetchInto(c, `${containerPath.replace(/\/+$/, '')}/.`, aside).catch(async (err: Error) => {
-          await rm(aside, { recursive: true, force: true });
-          throw new EnvError(
-            `${at}: could not fetch ${containerPath} from the trainer worker's container: ${oneLine(err)}`,
-          );
-        });
-        await rm(localDir, { recursive: true, force: true });
-        await rename(aside, localDir);
-      },
-      push: async (localDir) => {
-        const to = `${IN_CONTAINER.uploads}/${basename(localDir)}`;
-        await putDir(c, localDir, to);
-        return to;
-      },
-      // Only frees the container's disk: a failure here costs space, never a result.
-      drop: async (containerPath) => {
-        try {
-          const e = await c.raw.exec({
-            Cmd: ['python3', '-c', 'import shutil, sys; shutil.rmtree(sys.argv[1], ignore_errors=True)', containerPath],
-          });
-          const s = (await e.start({ hijack: true, stdin: false })) as unknown as Readable;
-          s.resume();
-          await new Promise<void>((r) => {
-            s.once('end', r);
-            s.once('close', r);
-            s.once('error', () => r());
-          });
-        } catch (err) {
-          o.log(`could not delete ${containerPath} in the trainer worker's container: ${oneLine(err as Error)}`);
-        }
-      },
-    };
-  } catch (err) {
-    await remove();
-    throw err;
-  }
-}
-
-/** A local folder into the container at `to` (parents made by the engine); caches of compiled Python stay here. */
-async function putDir(c: Container, from: string, to: string): Promise<void> {
-  const tar = await tarFs();
-  const prefix = to.replace(/^\/+/, '');
-  const pack = tar.pack(from, {
-    ignore: (name: string) => name.includes('__pycache__'),
-    map: (h: { name: string }) => ({ ...h, name: h.name === '.' ? prefix : `${prefix}/${h.name}` }),
-  } as never);
-  await c.raw.putArchive(pack as unknown as NodeJS.ReadableStream, { path: '/' });
 }

@@ -8,7 +8,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { packageRoot } from '../../core/assets.js';
-import { EnvError } from '../../core/errors.js';
+import { EnvError, Interrupted } from '../../core/errors.js';
 import { onceAborted, startServerGroup } from '../../core/proc.js';
 import { envInstalled, pythonEnv } from '../../core/python.js';
 import { TrainerClient, type Health } from './client.js';
@@ -114,7 +114,7 @@ export async function startLocalWorker(o: LocalWorkerOptions): Promise<LocalWork
         ),
       o.startTimeoutMs ?? 600_000,
     );
-    const unabort = o.signal ? onceAborted(o.signal, () => reject(new Error('interrupted'))) : () => {};
+    const unabort = o.signal ? onceAborted(o.signal, () => reject(new Interrupted())) : () => {};
     const settle = () => {
       clearTimeout(guard);
       unabort();

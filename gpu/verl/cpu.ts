@@ -4,10 +4,11 @@
 // the keys that turn off CUDA-only kernels and vLLM's sleep mode, one logical GPU on the Ray head, and
 // vLLM's KV cache in host memory. It proves the path from mlepipe's export to verl's update and the
 // weight sync back into vLLM, not CUDA kernels or speed (docs/training.md, "A CPU smoke run").
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { assetPath } from '../../core/assets.js';
 import { EnvError } from '../../core/errors.js';
+import { isObject, readJsonSync } from '../../core/json-files.js';
 
 /** The module VERL_USE_EXTERNAL_MODULES names for a CPU run (gpu/verl/mlepipe_verl/cpu.py). */
 export const CPU_MODULE = 'mlepipe_verl.cpu';
@@ -89,7 +90,7 @@ export function readModelShape(dir: string): ModelShape | undefined {
   const file = join(dir, 'config.json');
   if (!existsSync(file)) return undefined;
   try {
-    return JSON.parse(readFileSync(file, 'utf8')) as ModelShape;
+    return readJsonSync<ModelShape>(file, isObject);
   } catch {
     return undefined;
   }

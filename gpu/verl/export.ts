@@ -8,24 +8,25 @@
 //   sandbox.json                what the sandbox service grades with (reward formula, memory)
 //   trainer_overrides.yaml      the Hydra overrides of verl.trainer.main_ppo
 //   launch.sh                   the Ray job: working directory (tasks/ left out), environment, command
-import { cp, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { cp, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import { renderPrompt } from '../../agents/factory/answers.js';
 import type { ChatMessage } from '../../agents/llm/client.js';
 import { mlabMessages } from '../../agents/scaffolds/mlab/index.js';
 import { chooseTools, type ToolChoice } from '../../agents/scaffolds/mlab/tools.js';
-import { publicFilesText, readTaskView, sampleName } from '../../agents/scaffolds/public.js';
+import { readTaskView } from '../../agents/scaffolds/public.js';
+import { reactMessages } from '../../agents/scaffolds/react/prompt.js';
 import type { MlabConfig } from './service-mlab.js';
 import { approxTokens } from '../../agents/scaffolds/react/context.js';
 import { ParamError } from '../../core/errors.js';
+import { formatJsonl, isObject, readJson } from '../../core/json-files.js';
 import type { RewardInputs } from '../../core/rewards/presets.js';
 import { type OverrideOptions, TURN_CREDIT_MODULE, VERL_VERSION, verlOverrides } from './overrides.js';
 import type { BankEntry } from '../../agents/shaping/bank.js';
 import type { ShapingConfig } from './service-shaping.js';
 import { copyVerlPackage, messagesColumn, str, writeExportRun, writeLayout, writeParquet } from './export-files.js';
 import { cpuEnv, longestPrompt, readModelShape, type CpuRun } from './cpu.js';
-import { localPython } from './job.js';
+import { localPython } from './ray.js';
 
 export { VERL_VERSION } from './overrides.js';
 
@@ -67,7 +68,7 @@ export interface SandboxSpec {
 }
 
 export async function readSandboxSpec(exportDir: string): Promise<SandboxSpec> {
-  return JSON.parse(await readFile(join(exportDir, 'sandbox.json'), 'utf8')) as SandboxSpec;
+  return readJson<SandboxSpec>(join(exportDir, 'sandbox.json'), isObject);
 }
 
 /** The prompt a row carries. An mlab episode's own prompt comes from the service (its tools drawn per rollout); the row's, with every tool, sizes verl's prompt length. */
@@ -79,18 +80,7 @@ async function rowPrompt(t: ExportTask, o: ExportOptions): Promise<ChatMessage[]
       { maxTurns: o.maxTurns, stepTimeoutMs: o.stepTimeoutS * 1000 },
       chooseTools(o.mlab.tools, task.meta.domain ?? task.meta.modality),
     );
-  return [
-    {
-      role: 'system',
-      content: renderPrompt('react/system', {
-        max_turns: o.maxTurns,
-        step_timeout: o.stepTimeoutS,
-        files: publicFilesText(task),
-        sample: sampleName(task),
-      }),
-    },
-    { role: 'user', content: renderPrompt('react/task', { description: task.description.trim() }) },
-  ];
+  return reactMessages(task, { maxTurns: o.maxTurns, stepSeconds: o.stepTimeoutS });
 }
 
 type Row = Awaited<ReturnType<typeof rows>>[number];
@@ -174,12 +164,7 @@ export async function writeVerlExport(
   const valRows = await rows(val.length ? val : train, 'val', o);
   await writeRows(join(dir, 'data', 'train.parquet'), trainRows);
   await writeRows(join(dir, 'data', 'val.parquet'), valRows);
-  const seen = new Set<string>();
-  for (const t of [...train, ...val]) {
-    if (seen.has(t.id)) continue;
-    seen.add(t.id);
-    await cp(t.dir, join(dir, 'tasks', t.id), { recursive: true });
-  }
+  await copyTasks(dir, [...train, ...val]);
   await copyVerlPackage(dir);
   const { layout, sizes } = o.cpu
     ? { layout: undefined, sizes: await cpuLengths(dir, o) }
@@ -199,6 +184,39 @@ export async function writeVerlExport(
     device: o.cpu ? 'cpu' : 'cuda',
   });
   const env = o.cpu ? cpuEnv(o.cpu, [TURN_CREDIT_MODULE]) : {};
+  await writeAgentLoop(dir, o);
+  await writeFile(join(dir, 'reward_fn.py'), REWARD_FN);
+  await writeFile(join(dir, 'sandbox.json'), JSON.stringify(sandboxSpec(o), null, 1) + '\n');
+  await writeExportRun(dir, { verl_version: VERL_VERSION, overrides, ...(o.cpu ? { env } : {}) });
+  await writeFile(join(dir, 'launch.sh'), launchScript(overrides, env), { mode: 0o755 });
+  if (o.shaping) await writeShaping(dir, o.shaping);
+  return [
+    ...(o.shaping ? ['shaping/'] : []),
+    'data/train.parquet',
+    'data/val.parquet',
+    'tasks/',
+    'mlepipe_verl/',
+    'reward_fn.py',
+    'agent_loop.yaml',
+    'sandbox.json',
+    'layout.json',
+    'trainer_overrides.yaml',
+    'launch.sh',
+  ];
+}
+
+/** Each task once under tasks/, where the sandbox service reads it (a task may be in both splits). */
+async function copyTasks(dir: string, tasks: readonly ExportTask[]): Promise<void> {
+  const seen = new Set<string>();
+  for (const t of tasks) {
+    if (seen.has(t.id)) continue;
+    seen.add(t.id);
+    await cp(t.dir, join(dir, 'tasks', t.id), { recursive: true });
+  }
+}
+
+/** agent_loop.yaml: verl's registry entry for the loop, with the scaffold's limits. */
+async function writeAgentLoop(dir: string, o: ExportOptions): Promise<void> {
   const agentLoop = [
     {
       name: agentName(o),
@@ -217,7 +235,9 @@ export async function writeVerlExport(
     join(dir, 'agent_loop.yaml'),
     `# verl ${VERL_VERSION} agent-loop registry (actor_rollout_ref.rollout.agent.agent_loop_config_path)\n${stringify(agentLoop)}`,
   );
-  await writeFile(join(dir, 'reward_fn.py'), REWARD_FN);
+}
+
+function sandboxSpec(o: ExportOptions): SandboxSpec {
   const scaffold: MlabConfig | undefined = o.mlab && {
     name: 'mlab',
     tools: o.mlab.tools,
@@ -229,34 +249,19 @@ export async function writeVerlExport(
     context_tokens: o.contextTokens,
     observation_chars: o.mlab.observationChars,
   };
-  const spec: SandboxSpec = {
+  return {
     reward: o.reward,
     inputs: o.inputs,
     memory_mb: o.memoryMb,
     ...(scaffold ? { scaffold } : {}),
   };
-  await writeFile(join(dir, 'sandbox.json'), JSON.stringify(spec, null, 1) + '\n');
-  await writeExportRun(dir, { verl_version: VERL_VERSION, overrides, ...(o.cpu ? { env } : {}) });
-  await writeFile(join(dir, 'launch.sh'), launchScript(overrides, env), { mode: 0o755 });
-  if (o.shaping) {
-    // The service's bank grows in this folder as the job verifies solutions (gpu/verl/service-shaping.ts).
-    await mkdir(join(dir, 'shaping'), { recursive: true });
-    await writeFile(join(dir, 'shaping', 'config.json'), JSON.stringify(o.shaping.config, null, 1) + '\n');
-    await writeFile(join(dir, 'shaping', 'bank.jsonl'), o.shaping.bank.map((e) => JSON.stringify(e) + '\n').join(''));
-  }
-  return [
-    ...(o.shaping ? ['shaping/'] : []),
-    'data/train.parquet',
-    'data/val.parquet',
-    'tasks/',
-    'mlepipe_verl/',
-    'reward_fn.py',
-    'agent_loop.yaml',
-    'sandbox.json',
-    'layout.json',
-    'trainer_overrides.yaml',
-    'launch.sh',
-  ];
+}
+
+/** The service's bank grows in shaping/ as the job verifies solutions (gpu/verl/service-shaping.ts). */
+async function writeShaping(dir: string, shaping: NonNullable<ExportOptions['shaping']>): Promise<void> {
+  await mkdir(join(dir, 'shaping'), { recursive: true });
+  await writeFile(join(dir, 'shaping', 'config.json'), JSON.stringify(shaping.config, null, 1) + '\n');
+  await writeFile(join(dir, 'shaping', 'bank.jsonl'), formatJsonl(shaping.bank));
 }
 
 const REWARD_FN = `"""verl's custom reward function for this export: mlepipe's sandbox service grades

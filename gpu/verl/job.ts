@@ -6,17 +6,16 @@
 // absolute paths under `resultsDir`, which must be on a filesystem the Ray
 // nodes share with this machine (a local head, or a shared mount).
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer, type Server } from 'node:net';
-import { homedir, tmpdir } from 'node:os';
 import { execa } from 'execa';
-import { packageRoot } from '../../core/assets.js';
-import { EnvError } from '../../core/errors.js';
+import { EnvError, Interrupted, StageFailure } from '../../core/errors.js';
 import { TURN_CREDIT_MODULE, withOverrides } from './overrides.js';
+import { cliEnv, rayCli, rayToken, type RayAuth } from './ray.js';
 
+// Named here too, so that what runs a job imports from one place.
 export { withOverrides } from './overrides.js';
+export { localPython, rayCli, rayToken, type RayAuth } from './ray.js';
+export { ownPorts, startLocalHead, type LocalHead } from './ray-head.js';
 
 export interface JobRecord {
   id: string;
@@ -48,39 +47,7 @@ export interface JobOptions {
   signal: AbortSignal;
 }
 
-/** A program of .venv/verl (scripts/setup-python.sh verl), else the one of that name on PATH. */
-function verlBin(name: string, fallback: string): string {
-  const local = join(packageRoot(), '.venv', 'verl', 'bin', name);
-  return existsSync(local) ? local : fallback;
-}
-
-/** Ray's command-line tool. */
-export const rayCli = (): string => verlBin('ray', 'ray');
-
-/** The interpreter beside rayCli(): the one a head started here runs its workers with. */
-export const localPython = (): string => verlBin('python', 'python3');
-
 type Status = 'PENDING' | 'RUNNING' | 'STOPPED' | 'SUCCEEDED' | 'FAILED' | 'UNKNOWN';
-
-/**
- * The token a Ray client presents to a cluster with token authentication, found as Ray's own clients find it:
- * RAY_AUTH_TOKEN, the file RAY_AUTH_TOKEN_PATH names, else ~/.ray/auth_token (which a local `ray.init()` writes,
- * after which every `ray start` turns authentication on). Undefined when there is none.
- */
-export function rayToken(env: NodeJS.ProcessEnv = process.env): string | undefined {
-  if (env.RAY_AUTH_TOKEN) return env.RAY_AUTH_TOKEN.trim();
-  const file = env.RAY_AUTH_TOKEN_PATH || join(homedir(), '.ray', 'auth_token');
-  return existsSync(file) ? readFileSync(file, 'utf8').trim() || undefined : undefined;
-}
-
-/** How this process talks to a cluster: the token of a head it started, else the user's (rayToken). */
-export interface RayAuth {
-  token?: string;
-}
-
-/** The environment of a `ray` command for the cluster: a head's own token; the user's the CLI finds itself. */
-const cliEnv = (auth: RayAuth = {}): Record<string, string> =>
-  auth.token ? { RAY_AUTH_MODE: 'token', RAY_AUTH_TOKEN: auth.token } : {};
 
 /** The job's state from the job server's REST API (what `ray job status` reads), or undefined when Ray has no such job. */
 async function status(job: JobRecord, auth: RayAuth = {}): Promise<Status | undefined> {
@@ -112,44 +79,70 @@ export async function runJob(o: JobOptions): Promise<{ id: string; reattached: b
   let state = await status(job, o.auth);
   const reattached = state !== undefined;
   if (state === undefined) {
-    const overrides = withOverrides(o.overrides, {
-      'trainer.default_local_dir': join(o.resultsDir, 'checkpoints'),
-    });
-    const sandbox = o.sandboxUrl
-      ? { MLEPIPE_SANDBOX_URL: o.sandboxUrl, MLEPIPE_SANDBOX_TOKEN: o.sandboxToken ?? '' }
-      : {};
-    // TensorBoard's folder for verl's tensorboard tracker (trainer.logger), beside its metrics file.
-    const env = {
-      ...sandbox,
-      VERL_FILE_LOGGER_PATH: join(o.resultsDir, 'metrics.jsonl'),
-      TENSORBOARD_DIR: join(o.resultsDir, 'tensorboard'),
-      VERL_USE_EXTERNAL_MODULES: TURN_CREDIT_MODULE,
-      ...o.env,
-    };
-    const args = [
-      'job',
-      'submit',
-      '--address',
-      job.address,
-      '--submission-id',
-      job.id,
-      '--no-wait',
-      '--working-dir',
-      o.exportDir,
-      '--runtime-env-json',
-      JSON.stringify({ excludes: ['tasks/'], env_vars: env }),
-      '--',
-      o.python,
-      '-m',
-      'mlepipe_verl.launch',
-      ...(o.launch ?? []),
-      ...overrides,
-    ];
-    await submit(ray, args, job, o.log, SUBMIT_PATIENCE_MS, o.auth);
+    await submitJob(ray, job, o);
     o.log(`submitted ray job ${job.id} to ${job.address}`);
   } else {
     o.log(`reattached to ray job ${job.id} at ${job.address} (${state})`);
   }
+  const stalled = await followJob(ray, job, o);
+  if (o.signal.aborted) {
+    o.log('interrupted (the Ray job keeps running; a rerun reattaches to it)');
+    throw new Interrupted();
+  }
+  if (stalled)
+    throw new StageFailure(
+      `ray job ${job.id} printed nothing for ${o.stallS} s and was stopped (verl.stall_timeout_s; its log is above)`,
+    );
+  // `logs --follow` can return a moment before the status settles.
+  for (let i = 0; i < 30; i++) {
+    state = await status(job, o.auth);
+    if (state !== 'RUNNING' && state !== 'PENDING') break;
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+  if (state !== 'SUCCEEDED') throw new StageFailure(`ray job ${job.id} ended ${state ?? 'missing'} (its log is above)`);
+  return { id: job.id, reattached };
+}
+
+/** Submits the export as the job of the recorded id, its results going under resultsDir. */
+async function submitJob(ray: string, job: JobRecord, o: JobOptions): Promise<void> {
+  const overrides = withOverrides(o.overrides, {
+    'trainer.default_local_dir': join(o.resultsDir, 'checkpoints'),
+  });
+  const sandbox = o.sandboxUrl
+    ? { MLEPIPE_SANDBOX_URL: o.sandboxUrl, MLEPIPE_SANDBOX_TOKEN: o.sandboxToken ?? '' }
+    : {};
+  // TensorBoard's folder for verl's tensorboard tracker (trainer.logger), beside its metrics file.
+  const env = {
+    ...sandbox,
+    VERL_FILE_LOGGER_PATH: join(o.resultsDir, 'metrics.jsonl'),
+    TENSORBOARD_DIR: join(o.resultsDir, 'tensorboard'),
+    VERL_USE_EXTERNAL_MODULES: TURN_CREDIT_MODULE,
+    ...o.env,
+  };
+  const args = [
+    'job',
+    'submit',
+    '--address',
+    job.address,
+    '--submission-id',
+    job.id,
+    '--no-wait',
+    '--working-dir',
+    o.exportDir,
+    '--runtime-env-json',
+    JSON.stringify({ excludes: ['tasks/'], env_vars: env }),
+    '--',
+    o.python,
+    '-m',
+    'mlepipe_verl.launch',
+    ...(o.launch ?? []),
+    ...overrides,
+  ];
+  await submit(ray, args, job, o.log, SUBMIT_PATIENCE_MS, o.auth);
+}
+
+/** Streams the job's log into the node's until the job ends or is stopped for silence; true when it was stopped. */
+async function followJob(ray: string, job: JobRecord, o: JobOptions): Promise<boolean> {
   // The log follower ends with the job; an interrupt stops following, never the job.
   const follow = execa(ray, ['job', 'logs', job.id, '--follow', '--address', job.address], {
     reject: false,
@@ -183,19 +176,7 @@ export async function runJob(o: JobOptions): Promise<{ id: string; reattached: b
     : undefined;
   await follow.finally(() => clearInterval(watchdog));
   if (partial) o.log(`[ray] ${partial}`);
-  if (o.signal.aborted) throw new Error('interrupted (the Ray job keeps running; a rerun reattaches to it)');
-  if (stalled)
-    throw new Error(
-      `ray job ${job.id} printed nothing for ${o.stallS} s and was stopped (verl.stall_timeout_s; its log is above)`,
-    );
-  // `logs --follow` can return a moment before the status settles.
-  for (let i = 0; i < 30; i++) {
-    state = await status(job, o.auth);
-    if (state !== 'RUNNING' && state !== 'PENDING') break;
-    await new Promise((r) => setTimeout(r, 1000));
-  }
-  if (state !== 'SUCCEEDED') throw new Error(`ray job ${job.id} ended ${state ?? 'missing'} (its log is above)`);
-  return { id: job.id, reattached };
+  return stalled;
 }
 
 /** What Ray's job server answers while the head's job agent has not registered: its own words ask to try again. */
@@ -226,142 +207,5 @@ export async function submit(
     if ((await status(job, auth)) !== undefined) return;
     log(`ray's job server at ${job.address} has no job agent yet; submitting again`);
     await new Promise((r) => setTimeout(r, 2000));
-  }
-}
-
-/**
- * n distinct free loopback ports: every listener is open before any closes, so no two are the same (one at a
- * time, the system may hand back the port it was just given).
- */
-async function freePorts(n: number): Promise<number[]> {
-  const servers = await Promise.all(
-    Array.from(
-      { length: n },
-      () =>
-        new Promise<Server>((ok, fail) => {
-          const srv = createServer();
-          srv.once('error', fail);
-          srv.listen(0, '127.0.0.1', () => ok(srv));
-        }),
-    ),
-  );
-  const ports = servers.map((s) => (s.address() as { port: number }).port);
-  await Promise.all(servers.map((s) => new Promise((ok) => s.close(ok))));
-  return ports;
-}
-
-/**
- * Ports Ray otherwise takes at fixed numbers (its client server 10001, the dashboard agent 52365): a second
- * head on the same machine, another node's or another user's, would fail to start on them. `extra` more free
- * ports come after them, all distinct.
- */
-export async function ownPorts(extra = 0): Promise<{ args: string[]; agent: number; more: number[] }> {
-  const [client, agent, ...more] = await freePorts(2 + extra);
-  return {
-    args: ['--ray-client-server-port', String(client), '--dashboard-agent-listen-port', String(agent)],
-    agent,
-    more,
-  };
-}
-
-export interface LocalHead {
-  /** The dashboard's address, where jobs are submitted. */
-  address: string;
-  /** The head's own authentication token: clients give it as RAY_AUTH_TOKEN (the head started with it). */
-  token: string;
-  stop(): Promise<void>;
-}
-
-/**
- * A Ray head on this machine with its job server, for a run that names no cluster. `--block` keeps
- * `ray start` in the foreground: stopping it stops every process of the head, and nobody else's.
- */
-export async function startLocalHead(o: {
-  cpus: number;
-  gpus?: number;
-  log: (line: string) => void;
-  env?: Record<string, string>;
-}): Promise<LocalHead> {
-  const temp = await mkdtemp(join(tmpdir(), 'ray-'));
-  const own = await ownPorts(3);
-  const [gcs, dash, metrics] = own.more;
-  const args = [
-    'start',
-    '--head',
-    '--block',
-    '--num-cpus',
-    String(o.cpus),
-    // A CPU run's one logical GPU: verl's resource pools ask Ray for GPU bundles (gpu/verl/cpu.ts).
-    ...(o.gpus ? ['--num-gpus', String(o.gpus)] : []),
-    '--node-ip-address',
-    '127.0.0.1',
-    '--port',
-    String(gcs),
-    '--dashboard-host',
-    '127.0.0.1',
-    '--dashboard-port',
-    String(dash),
-    '--include-dashboard',
-    'true',
-    ...own.args,
-    '--temp-dir',
-    temp,
-    '--disable-usage-stats',
-  ];
-  // Ray's dashboard serves its own metrics on a fixed port (44227) unless told otherwise: two heads on one machine,
-  // or a head beside a process whose ray.init started one, fought over it, and the loser's job agent could not listen.
-  // Token authentication with a token of its own: the head runs the jobs it is given as this user, and the user's
-  // ~/.ray/auth_token (if a local ray.init() wrote one) would otherwise turn authentication on with a token mlepipe
-  // does not hold.
-  const token = randomBytes(32).toString('hex');
-  const env = {
-    RAY_USAGE_STATS_ENABLED: '0',
-    DASHBOARD_METRIC_PORT: String(metrics),
-    RAY_AUTH_MODE: 'token',
-    RAY_AUTH_TOKEN: token,
-    ...o.env,
-  };
-  const head = execa(rayCli(), args, { reject: false, all: true, buffer: false, env });
-  // The dashboard answers before the node itself is up; `ray start` says when it is, and a node that
-  // timed out starting (a loaded machine) leaves a dashboard with no node behind.
-  let said = '';
-  head.all?.on('data', (c: Buffer) => {
-    said = (said + c.toString()).slice(-4000);
-    c.toString()
-      .split('\n')
-      .filter(Boolean)
-      .forEach((l) => o.log(`[ray head] ${l}`));
-  });
-  const address = `http://127.0.0.1:${dash}`;
-  const stop = async () => {
-    head.kill('SIGTERM');
-    await head;
-    await rm(temp, { recursive: true, force: true });
-  };
-  const answers = (url: string) =>
-    fetch(url).then(
-      () => true,
-      () => false,
-    );
-  // Ready once its node has started, its job server answers and so does the job agent submissions go to
-  // (the job server otherwise refuses them for a while).
-  for (let i = 0; ; i++) {
-    const up =
-      said.includes('Ray runtime started') &&
-      (await answers(`${address}/api/version`)) &&
-      (await answers(`http://127.0.0.1:${own.agent}/`));
-    if (up) return { address, token, stop };
-    if (head.exitCode !== null || i > 240) {
-      await stop();
-      const why = said
-        .trim()
-        .split('\n')
-        .map((l) => l.trim())
-        .filter(Boolean)
-        .slice(-2)
-        .join(' ');
-      throw new EnvError(`the local Ray head did not start${why ? `: ${why}` : ''} (ray start ${args.join(' ')})`);
-    }
-    await new Promise((r) => setTimeout(r, 500));
   }
 }

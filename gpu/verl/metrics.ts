@@ -6,6 +6,23 @@
 // validation steps (val-aux/SOURCE/mlepipe_NAME/mean@N). What it does not
 // report is null. Besides, the largest reward, the update's gradient norm and
 // how far the rollout's log-probabilities were from the actor's.
+import { type Check, parseJsonl } from '../../core/json-files.js';
+
+/** How a damaged line is named: the file verl writes under the node's output. */
+const METRICS_FILE = 'metrics.jsonl';
+
+interface VerlLine {
+  step: number;
+  data: Record<string, unknown>;
+}
+
+const isVerlLine: Check = (v) => {
+  const l = v as Partial<VerlLine> | null;
+  return typeof l?.step === 'number' && typeof l.data === 'object' && l.data !== null
+    ? undefined
+    : 'expected {"step": N, "data": {...}}';
+};
+
 const pick = (d: Record<string, unknown>, ...names: string[]): number | null => {
   for (const n of names)
     if (typeof d[n] === 'number' && Number.isFinite(d[n])) return Number((d[n] as number).toFixed(4));
@@ -20,9 +37,7 @@ const VAL = 'val-aux/mlepipe/mlepipe_';
 
 export function verlCurve(raw: string): Array<Record<string, number | null>> {
   const out = [];
-  for (const line of raw.split('\n')) {
-    if (!line.trim()) continue;
-    const { step, data } = JSON.parse(line) as { step: number; data: Record<string, unknown> };
+  for (const { step, data } of parseJsonl<VerlLine>(raw, METRICS_FILE, isVerlLine)) {
     const row: Record<string, number | null> = {
       step,
       reward_mean: pick(data, 'critic/score/mean'),
@@ -62,9 +77,7 @@ export function verlCurve(raw: string): Array<Record<string, number | null>> {
 /** verl's SFT trainer's metrics file as the sft stage's curve: one row per step, its epoch, losses and tokens. */
 export function sftCurve(raw: string, stepsPerEpoch: number): Array<Record<string, number | null>> {
   const rows = new Map<number, Record<string, number | null>>();
-  for (const line of raw.split('\n')) {
-    if (!line.trim()) continue;
-    const { step, data } = JSON.parse(line) as { step: number; data: Record<string, unknown> };
+  for (const { step, data } of parseJsonl<VerlLine>(raw, METRICS_FILE, isVerlLine)) {
     // Validation is logged as a line of its own at the step it follows.
     const row = rows.get(step) ?? {
       epoch: Math.ceil(step / stepsPerEpoch),

@@ -20,8 +20,9 @@
 // and, per node, in host memory: hostOffload = the offloaded state (16 B per parameter over the
 // nodes), 0 without offload; the job's entrypoint compares it with the nodes' memory before verl
 // starts (mlepipe_verl/launch.py).
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { isObject, readJsonSync } from '../../core/json-files.js';
 
 const GIB = 2 ** 30;
 
@@ -96,7 +97,7 @@ function countParams(
 export function modelShape(model: string): ModelShape | undefined {
   const file = join(model, 'config.json');
   if (existsSync(file)) {
-    const c = JSON.parse(readFileSync(file, 'utf8')) as HfConfig;
+    const c = readJsonSync<HfConfig>(file, isObject);
     const { hidden_size, num_hidden_layers, num_attention_heads, vocab_size } = c;
     if (hidden_size && num_hidden_layers && num_attention_heads && vocab_size) {
       return {

@@ -5,7 +5,7 @@
 // exits first fails with its last lines.
 import { createServer } from 'node:net';
 import { assetPath } from '../../core/assets.js';
-import { EnvError } from '../../core/errors.js';
+import { EnvError, Interrupted } from '../../core/errors.js';
 import { onceAborted, startServerGroup } from '../../core/proc.js';
 
 export interface VllmServerOptions {
@@ -91,7 +91,7 @@ export async function startVllmServer(o: VllmServerOptions): Promise<VllmServer>
   const unabort = o.signal ? onceAborted(o.signal, () => (aborted = true)) : () => {};
   try {
     for (;;) {
-      if (aborted) throw new Error('interrupted');
+      if (aborted) throw new Interrupted();
       if (gone)
         throw new EnvError(`vLLM's server for ${o.model} exited before it was ready:\n${tail.slice(-8).join('\n')}`);
       if (Date.now() > until)

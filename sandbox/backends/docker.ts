@@ -9,7 +9,7 @@ import { chmod, chown } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import { EnvError, HostFault } from '../../core/errors.js';
 import { onceAborted, waitAtMost } from '../../core/proc.js';
-import { createContainer, DEFAULT_IMAGE, OWNER_LABEL, type Attached } from '../containers.js';
+import { createContainer, DEFAULT_IMAGE, OWNER_LABEL, type Attached, type Container } from '../containers.js';
 import { sendPublicLink, WorkspaceMirror } from '../mirror.js';
 import { taskMount, taskStore, type TaskStore } from '../task-store.js';
 import { finishStep, MB, stopper, workspaceCheck } from '../limits.js';
@@ -207,112 +207,33 @@ export function ownStore(engine: () => Promise<Docker>, opts: DockerOptions): Ta
   );
 }
 
+/** What every step of one backend shares: its engine, image, interpreter and task store. */
+interface Engine {
+  opts: DockerOptions;
+  engine: () => Promise<Docker>;
+  image: string;
+  python: string;
+  local: boolean;
+  tasks?: TaskStore;
+}
+
 /** `store`: the task store of another machine's engine, when the caller shares one between backends. */
 export function dockerBackend(opts: DockerOptions = {}, store?: TaskStore): Backend {
   const engine = lazyEngine(opts.docker);
-  const image = opts.image ?? DEFAULT_IMAGE;
   const { path: python, agentLock } = imagePython(opts.python ?? '/usr/bin/python3');
   const local = !opts.remote && engineIsLocal();
-  const tasks = local ? undefined : (store ?? ownStore(engine, opts));
-  /** One step: a fresh container over the session's workspace, removed in the background (see `removals`). */
-  const runStep = async (
-    step: Step,
-    limits: Limits,
-    { workspace, pub }: Where,
-    signal: AbortSignal | undefined,
-    removals: Set<Promise<unknown>>,
-    gpus: GpuRequest | undefined,
-  ): Promise<StepResult> => {
-    if (signal?.aborted)
-      return finishStep(
-        { exitCode: 125, stdout: '', stderr: '', truncated: false, durationMs: 0, backend: 'docker' },
-        limits,
-        { interrupted: true },
-      );
-    // The container has a PID namespace of its own: its launcher may kill everything in it at the timeout.
-    const cmd = launcherArgv(python, limits, true, '/workspace', step, true);
-    const docker = await engine();
-    const c = await createContainer(
-      docker,
-      containerOptions(image, cmd, limits, local ? { ws: workspace, pub } : null, { gpus }),
-      { reap: local },
-    ).catch((err: Error) => {
-      throw engineFault(opts, `docker could not create the step's container: ${err.message.split('\n')[0]}`);
-    });
-    let oom: Awaited<ReturnType<typeof oomEvents>> | undefined;
-    let io: Attached | undefined;
-    try {
-      // A fresh container: the whole workspace goes, and the link to the task's files in the host's store.
-      const mirror = local ? undefined : new WorkspaceMirror(workspace);
-      if (mirror) {
-        await mirror
-          .push(c.raw, async () => {})
-          .catch(lostEngine(opts, "could not send the workspace to the step's container"));
-        await sendPublicLink(c.raw, await tasks!.ensure(pub)).catch(
-          lostEngine(opts, "could not show the task to the step's container"),
-        );
-      }
-      io = await c.attach();
-      const { out, err } = collect(io, limits.maxOutputBytes);
-      oom = await oomEvents(docker, c.id);
-      const { end, stop } = stopper(() => c.kill());
-      if (signal?.aborted)
-        return finishStep(
-          { exitCode: 125, stdout: '', stderr: '', truncated: false, durationMs: 0, backend: 'docker' },
-          limits,
-          { interrupted: true },
-        );
-      // The step's time runs from the request to start it (creating the container is the engine's overhead):
-      // the host's timer then always fires before the launcher's own, which starts later.
-      const t0 = performance.now();
-      const timer = setTimeout(() => stop('timedOut'), limits.timeoutMs);
-      await c.start().catch((err: Error) => {
-        clearTimeout(timer);
-        throw engineFault(opts, `docker could not start the step's container: ${err.message.split('\n')[0]}`);
-      });
-      // A process killed for the memory cap ends the whole step, as on the other backends.
-      const unwatch = oom.on(() => stop('oomKilled'));
-      const unabort = signal ? onceAborted(signal, () => stop('interrupted')) : () => {};
-      const exitCode = await c
-        .wait()
-        .finally(() => {
-          clearTimeout(timer);
-          unwatch();
-          unabort();
-        })
-        .catch((err: Error) => {
-          throw engineFault(opts, `docker lost the step's container: ${err.message.split('\n')[0]}`);
-        });
-      await waitAtMost(io.ended, 1000);
-      const durationMs = Math.round(performance.now() - t0);
-      const state = (await c.raw.inspect()).State;
-      // The workspace comes back from a remote engine, public/ left out, files the step deleted deleted here.
-      await mirror?.pull(c.raw).catch(lostEngine(opts, "could not bring the workspace back from the step's container"));
-      const raw = {
-        exitCode,
-        stdout: out.text(),
-        stderr: err.text(),
-        truncated: out.truncated || err.truncated,
-        durationMs,
-        backend: 'docker' as const,
-      };
-      return {
-        ...finishStep(raw, limits, { ...end, oomKilled: end.oomKilled || state.OOMKilled }),
-        ...(await workspaceCheck(workspace, limits)),
-      };
-    } finally {
-      oom?.close();
-      io?.close();
-      // The result does not wait for the engine to remove the container; closing the session does.
-      const removed = c.remove();
-      removals.add(removed);
-      void removed.then(() => removals.delete(removed));
-    }
+  const e: Engine = {
+    opts,
+    engine,
+    image: opts.image ?? DEFAULT_IMAGE,
+    python,
+    local,
+    tasks: local ? undefined : (store ?? ownStore(engine, opts)),
   };
   return {
     name: 'docker',
     async open(so: SessionOptions): Promise<Session> {
-      await checkImage(await engine(), image, agentLock, opts.where);
+      await checkImage(await engine(), e.image, agentLock, opts.where);
       const removals = new Set<Promise<unknown>>();
       // The session's GPUs, held from its first step to its close.
       const held = holdGpus(
@@ -324,7 +245,7 @@ export function dockerBackend(opts: DockerOptions = {}, store?: TaskStore): Back
         return await coldSession(
           'docker',
           so,
-          (step, limits, where) => runStep(step, limits, where, so.signal, removals, held.gpus),
+          (step, limits, where) => runStep(e, step, limits, where, { signal: so.signal, removals, gpus: held.gpus }),
           {
             prepare: ({ workspace }) => shareWorkspace(workspace),
             close: () => Promise.all([...removals]).finally(held.release),
@@ -336,4 +257,111 @@ export function dockerBackend(opts: DockerOptions = {}, store?: TaskStore): Back
       }
     },
   };
+}
+
+const interruptedStep = (limits: Limits): StepResult =>
+  finishStep({ exitCode: 125, stdout: '', stderr: '', truncated: false, durationMs: 0, backend: 'docker' }, limits, {
+    interrupted: true,
+  });
+
+/** One step: a fresh container over the session's workspace, removed in the background (see `removals`). */
+async function runStep(
+  e: Engine,
+  step: Step,
+  limits: Limits,
+  { workspace, pub }: Where,
+  run: { signal?: AbortSignal; removals: Set<Promise<unknown>>; gpus?: GpuRequest },
+): Promise<StepResult> {
+  const { opts, local } = e;
+  if (run.signal?.aborted) return interruptedStep(limits);
+  // The container has a PID namespace of its own: its launcher may kill everything in it at the timeout.
+  const cmd = launcherArgv(e.python, limits, true, '/workspace', step, true);
+  const docker = await e.engine();
+  const c = await createContainer(
+    docker,
+    containerOptions(e.image, cmd, limits, local ? { ws: workspace, pub } : null, { gpus: run.gpus }),
+    { reap: local },
+  ).catch((err: Error) => {
+    throw engineFault(opts, `docker could not create the step's container: ${err.message.split('\n')[0]}`);
+  });
+  let oom: Awaited<ReturnType<typeof oomEvents>> | undefined;
+  let io: Attached | undefined;
+  try {
+    // A fresh container: the whole workspace goes, and the link to the task's files in the host's store.
+    const mirror = local ? undefined : new WorkspaceMirror(workspace);
+    if (mirror) {
+      await mirror
+        .push(c.raw, async () => {})
+        .catch(lostEngine(opts, "could not send the workspace to the step's container"));
+      await sendPublicLink(c.raw, await e.tasks!.ensure(pub)).catch(
+        lostEngine(opts, "could not show the task to the step's container"),
+      );
+    }
+    io = await c.attach();
+    const { out, err } = collect(io, limits.maxOutputBytes);
+    oom = await oomEvents(docker, c.id);
+    const ran = await startAndWait(opts, c, oom, limits, run.signal);
+    if (!ran) return interruptedStep(limits);
+    await waitAtMost(io.ended, 1000);
+    const durationMs = Math.round(performance.now() - ran.t0);
+    const state = (await c.raw.inspect()).State;
+    // The workspace comes back from a remote engine, public/ left out, files the step deleted deleted here.
+    await mirror?.pull(c.raw).catch(lostEngine(opts, "could not bring the workspace back from the step's container"));
+    const raw = {
+      exitCode: ran.exitCode,
+      stdout: out.text(),
+      stderr: err.text(),
+      truncated: out.truncated || err.truncated,
+      durationMs,
+      backend: 'docker' as const,
+    };
+    return {
+      ...finishStep(raw, limits, { ...ran.end, oomKilled: ran.end.oomKilled || state.OOMKilled }),
+      ...(await workspaceCheck(workspace, limits)),
+    };
+  } finally {
+    oom?.close();
+    io?.close();
+    // The result does not wait for the engine to remove the container; closing the session does.
+    const removed = c.remove();
+    run.removals.add(removed);
+    void removed.then(() => run.removals.delete(removed));
+  }
+}
+
+/**
+ * Starts the step's container and waits for it to end, stopping it at the timeout, on an OOM kill or on an
+ * interrupt; nothing when the interrupt came before it started.
+ */
+async function startAndWait(
+  opts: DockerOptions,
+  c: Container,
+  oom: Awaited<ReturnType<typeof oomEvents>>,
+  limits: Limits,
+  signal: AbortSignal | undefined,
+) {
+  const { end, stop } = stopper(() => c.kill());
+  if (signal?.aborted) return undefined;
+  // The step's time runs from the request to start it (creating the container is the engine's overhead):
+  // the host's timer then always fires before the launcher's own, which starts later.
+  const t0 = performance.now();
+  const timer = setTimeout(() => stop('timedOut'), limits.timeoutMs);
+  await c.start().catch((err: Error) => {
+    clearTimeout(timer);
+    throw engineFault(opts, `docker could not start the step's container: ${err.message.split('\n')[0]}`);
+  });
+  // A process killed for the memory cap ends the whole step, as on the other backends.
+  const unwatch = oom.on(() => stop('oomKilled'));
+  const unabort = signal ? onceAborted(signal, () => stop('interrupted')) : () => {};
+  const exitCode = await c
+    .wait()
+    .finally(() => {
+      clearTimeout(timer);
+      unwatch();
+      unabort();
+    })
+    .catch((err: Error) => {
+      throw engineFault(opts, `docker lost the step's container: ${err.message.split('\n')[0]}`);
+    });
+  return { exitCode, end, t0 };
 }

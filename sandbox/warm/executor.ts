@@ -5,7 +5,7 @@
 import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { assetText } from '../../core/assets.js';
-import { EnvError } from '../../core/errors.js';
+import { EnvError, StageFailure } from '../../core/errors.js';
 import { linkTree } from '../../core/fs.js';
 import { onceAborted } from '../../core/proc.js';
 import { finishStep, workspaceCheck, type Ending } from '../limits.js';
@@ -75,7 +75,7 @@ export class WarmExecutor {
     if (!hello?.ready) {
       await ex.close();
       signal?.throwIfAborted();
-      throw new Error(
+      throw new StageFailure(
         `the warm executor did not start: ${ex.stderrTail.join('').trim().split('\n').slice(-3).join(' | ') || 'no answer'}`,
       );
     }
@@ -97,7 +97,7 @@ export class WarmExecutor {
     this.send({ op: 'preload', modules: more });
     const answer = await this.answers.next(START_TIMEOUT_MS, signal);
     if (!answer?.preloaded)
-      throw new Error(
+      throw new StageFailure(
         `the warm executor did not import ${more.join(', ')}: ${answer?.error ? String(answer.error) : 'no answer'}`,
       );
     for (const m of more) this.modules.add(m);
@@ -179,23 +179,7 @@ export class WarmExecutor {
     unabort();
     const durationMs = Math.round(performance.now() - t0);
 
-    if (!isRunAnswer(answer)) {
-      // A jail on a host that is gone says nothing of the step: the run is the host's loss, not the agent's.
-      const fault = this.jail.far?.check().then(
-        () => undefined,
-        (err: unknown) => err,
-      );
-      await this.close();
-      if (await fault) throw await fault;
-      const why = answer?.error
-        ? `warm executor error: ${String(answer.error)}`
-        : `the warm executor ${killed ? 'did not stop the step when told' : 'stopped answering'}; its jail was killed`;
-      return failed(why, {
-        interrupted: killed === 'interrupted',
-        oomKilled: killed === 'oom',
-        timedOut: !answer && durationMs >= limits.timeoutMs,
-      });
-    }
+    if (!isRunAnswer(answer)) return this.unanswered(answer, killed, durationMs, limits, failed);
     await this.jail.far?.pull();
     const end = {
       timedOut: answer.timedOut,
@@ -212,6 +196,33 @@ export class WarmExecutor {
       backend: this.kind,
     };
     return { ...finishStep(raw, limits, end), ...(await workspaceCheck(this.slot.ws, limits)) };
+  }
+
+  /**
+   * A step the server gave no result for: the jail is closed, and the step fails with what is known of why. A jail
+   * on a host that is gone says nothing of the step: the run is the host's loss, not the agent's.
+   */
+  private async unanswered(
+    answer: Record<string, unknown> | null,
+    killed: KillReason | undefined,
+    durationMs: number,
+    limits: Limits,
+    failed: (message: string, end: Ending) => StepResult,
+  ): Promise<StepResult> {
+    const fault = this.jail.far?.check().then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    await this.close();
+    if (await fault) throw await fault;
+    const why = answer?.error
+      ? `warm executor error: ${String(answer.error)}`
+      : `the warm executor ${killed ? 'did not stop the step when told' : 'stopped answering'}; its jail was killed`;
+    return failed(why, {
+      interrupted: killed === 'interrupted',
+      oomKilled: killed === 'oom',
+      timedOut: !answer && durationMs >= limits.timeoutMs,
+    });
   }
 
   /**

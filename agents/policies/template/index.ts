@@ -7,6 +7,7 @@ import type { Policy, PolicyReply, PolicyRequest } from '../types.js';
 import { ACTIONS, renderAction } from './actions.js';
 import { features, FEATURE_NAMES, type TurnKind } from './features.js';
 import { entropy, initCheckpoint, probabilities, sample, type TemplateCheckpoint } from './model.js';
+import { UserError } from '../../../core/errors.js';
 
 export { ACTIONS } from './actions.js';
 export { FEATURE_NAMES } from './features.js';
@@ -32,14 +33,14 @@ export function templatePolicy(
     ck.actions.join() !== ACTIONS.map((a) => a.id).join() ||
     ck.features.join() !== FEATURE_NAMES.join()
   ) {
-    throw new Error(`${name}: the checkpoint was made for another version of the template policy`);
+    throw new UserError(`${name}: the checkpoint was made for another version of the template policy`);
   }
   const temperature = opts.temperature ?? 1;
   return {
     name,
     kind: 'template',
     async act(req: PolicyRequest): Promise<PolicyReply> {
-      if (req.scaffold !== 'react') throw new Error('the template policy speaks the react scaffold only');
+      if (req.scaffold !== 'react') throw new UserError('the template policy speaks the react scaffold only');
       const kinds = kindsOf(req);
       const phi = features(req.task, req.history, kinds, req.turn, opts.maxTurns);
       const p = probabilities(ck.weights, phi, temperature);

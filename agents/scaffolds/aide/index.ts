@@ -12,10 +12,12 @@ import { clip, execute, observation } from '../execute.js';
 import { ask, budget, newUsage } from '../turns.js';
 import type { EpisodeContext, EpisodeResult, Scaffold, TurnRecord } from '../types.js';
 
+type Operator = 'draft' | 'improve' | 'debug';
+
 export interface JournalNode {
   id: number;
   parent: number | null;
-  operator: 'draft' | 'improve' | 'debug';
+  operator: Operator;
   plan: string;
   code: string;
   exit_code: number | null;
@@ -59,7 +61,7 @@ export function parseMetric(stdout: string): number | null {
 export const aide: Scaffold = {
   name: 'aide',
   async run(ctx: EpisodeContext): Promise<EpisodeResult> {
-    const { limits, aide: opts } = ctx;
+    const { limits } = ctx;
     const started = Date.now();
     const system: ChatMessage = {
       role: 'system',
@@ -73,22 +75,6 @@ export const aide: Scaffold = {
     const nodes: JournalNode[] = [];
     const messages: ChatMessage[] = [system];
     const usage = newUsage();
-    const better = (a: number, b: number) => (ctx.task.lowerIsBetter ? a < b : a > b);
-    const best = () =>
-      nodes
-        .filter((n) => !n.buggy)
-        .reduce<JournalNode | undefined>(
-          (b, n) => (!b || (n.metric !== null && (b.metric === null || better(n.metric, b.metric))) ? n : b),
-          undefined,
-        );
-    const memory = () =>
-      nodes
-        .filter((n) => !n.buggy)
-        .map(
-          (n) =>
-            `- node ${n.id} (${n.operator}): ${n.plan.split('\n')[0].slice(0, 160)} → validation score ${n.metric ?? 'not printed'}`,
-        )
-        .join('\n') || '(none yet)';
     await mkdir(join(ctx.session.workspace, '.aide'), { recursive: true });
     let ended: EpisodeResult['ended'] = 'max_turns';
     let error: string | undefined;
@@ -98,38 +84,14 @@ export const aide: Scaffold = {
         ended = b.stop;
         break;
       }
-      // The search policy.
-      let operator: JournalNode['operator'] = 'draft';
-      let parent: JournalNode | undefined;
-      if (nodes.filter((n) => n.operator === 'draft').length >= opts.numDrafts) {
-        const leaves = nodes.filter(
-          (n) => n.buggy && n.debug_depth < opts.maxDebugDepth && !nodes.some((c) => c.parent === n.id),
-        );
-        if (leaves.length && ctx.random() < opts.debugProb) {
-          operator = 'debug';
-          parent = leaves[Math.floor(ctx.random() * leaves.length)];
-        } else {
-          parent = best();
-          if (parent) operator = 'improve';
-        }
-      }
-      const prompt =
-        operator === 'draft'
-          ? renderPrompt('aide/draft', { memory: memory() })
-          : operator === 'improve'
-            ? renderPrompt('aide/improve', {
-                metric: String(parent!.metric ?? 'not printed'),
-                memory: memory(),
-                code: parent!.code,
-              })
-            : renderPrompt('aide/debug', { code: parent!.code, output: parent!.observation });
-      const question: ChatMessage[] = [system, { role: 'user', content: prompt }];
+      const { operator, parent } = nextStep(ctx, nodes);
+      const prompt = stepPrompt(operator, parent, nodes);
       const reply = await ask(
         ctx,
         {
           scaffold: 'aide',
           purpose: operator,
-          messages: question,
+          messages: [system, { role: 'user', content: prompt }],
           turn: i,
           sample: ctx.sample,
           history: nodes.map(turnOf),
@@ -142,57 +104,12 @@ export const aide: Scaffold = {
         error = reply.error;
         break;
       }
-      const text = reply.text;
-      messages.push({ role: 'user', content: prompt }, { role: 'assistant', content: text });
-      const code = extractBlock(text, 'python') ?? extractBlock(text, '');
-      const plan = text.slice(0, text.indexOf('```') >= 0 ? text.indexOf('```') : undefined).trim();
-      const node: JournalNode = {
-        id: i,
-        parent: parent?.id ?? null,
-        operator,
-        plan,
-        code: code ?? '',
-        exit_code: null,
-        timed_out: false,
-        duration_ms: 0,
-        metric: null,
-        buggy: true,
-        debug_depth: operator === 'debug' ? parent!.debug_depth + 1 : 0,
-        observation: '',
-        format_ok: code !== null,
-      };
-      if (code === null) {
-        node.observation = 'format error: the reply must hold exactly one ```python block';
-      } else {
-        await rm(join(ctx.session.workspace, 'submission.csv'), { force: true });
-        const timeout = Math.min(limits.stepTimeoutMs, b.left);
-        const r = await execute(ctx.session, code, i, timeout);
-        const wrote = await stat(join(ctx.session.workspace, 'submission.csv')).then(
-          (s) => s.isFile(),
-          () => false,
-        );
-        Object.assign(node, {
-          exit_code: r.timedOut ? null : r.exitCode,
-          timed_out: r.timedOut,
-          duration_ms: r.durationMs,
-          metric: parseMetric(r.stdout),
-        });
-        node.buggy = r.timedOut || r.exitCode !== 0 || !wrote;
-        node.observation = clip(
-          observation(r, limits.observationChars, timeout) +
-            (wrote || r.timedOut || r.exitCode ? '' : '\nno submission.csv was written'),
-          2 * limits.observationChars + 200,
-        );
-        if (!node.buggy)
-          await copyFile(
-            join(ctx.session.workspace, 'submission.csv'),
-            join(ctx.session.workspace, '.aide', `node_${i}.csv`),
-          );
-      }
+      messages.push({ role: 'user', content: prompt }, { role: 'assistant', content: reply.text });
+      const node = await runNode(ctx, { id: i, operator, parent }, reply.text, b.left);
       nodes.push(node);
       messages.push({ role: 'user', content: node.observation });
     }
-    const chosen = best();
+    const chosen = best(nodes, ctx.task.lowerIsBetter);
     return {
       scaffold: 'aide',
       messages,
@@ -206,3 +123,108 @@ export const aide: Scaffold = {
     };
   },
 };
+
+/** The working node with the best validation score (one without a score only while no other has one). */
+function best(nodes: readonly JournalNode[], lowerIsBetter: boolean): JournalNode | undefined {
+  const better = (a: number, b: number) => (lowerIsBetter ? a < b : a > b);
+  return nodes
+    .filter((n) => !n.buggy)
+    .reduce<JournalNode | undefined>(
+      (b, n) => (!b || (n.metric !== null && (b.metric === null || better(n.metric, b.metric))) ? n : b),
+      undefined,
+    );
+}
+
+/** What the prompts show of the search so far: one line per working node. */
+function memory(nodes: readonly JournalNode[]): string {
+  return (
+    nodes
+      .filter((n) => !n.buggy)
+      .map(
+        (n) =>
+          `- node ${n.id} (${n.operator}): ${n.plan.split('\n')[0].slice(0, 160)} → validation score ${n.metric ?? 'not printed'}`,
+      )
+      .join('\n') || '(none yet)'
+  );
+}
+
+/** The search policy: drafts first, then debug a failed leaf with probability debug_prob, else improve the best. */
+function nextStep(ctx: EpisodeContext, nodes: readonly JournalNode[]): { operator: Operator; parent?: JournalNode } {
+  const opts = ctx.aide;
+  if (nodes.filter((n) => n.operator === 'draft').length < opts.numDrafts) return { operator: 'draft' };
+  const leaves = nodes.filter(
+    (n) => n.buggy && n.debug_depth < opts.maxDebugDepth && !nodes.some((c) => c.parent === n.id),
+  );
+  if (leaves.length && ctx.random() < opts.debugProb)
+    return { operator: 'debug', parent: leaves[Math.floor(ctx.random() * leaves.length)] };
+  const parent = best(nodes, ctx.task.lowerIsBetter);
+  return parent ? { operator: 'improve', parent } : { operator: 'draft' };
+}
+
+function stepPrompt(operator: Operator, parent: JournalNode | undefined, nodes: readonly JournalNode[]): string {
+  if (operator === 'draft') return renderPrompt('aide/draft', { memory: memory(nodes) });
+  if (operator === 'improve')
+    return renderPrompt('aide/improve', {
+      metric: String(parent!.metric ?? 'not printed'),
+      memory: memory(nodes),
+      code: parent!.code,
+    });
+  return renderPrompt('aide/debug', { code: parent!.code, output: parent!.observation });
+}
+
+/**
+ * The node a reply makes: its script run with a fresh submission.csv, the metric it printed, and whether it
+ * failed; a working node's submission is kept under .aide/ for the final choice.
+ */
+async function runNode(
+  ctx: EpisodeContext,
+  step: { id: number; operator: Operator; parent?: JournalNode },
+  text: string,
+  left: number,
+): Promise<JournalNode> {
+  const { limits } = ctx;
+  const { id, operator, parent } = step;
+  const code = extractBlock(text, 'python') ?? extractBlock(text, '');
+  const plan = text.slice(0, text.indexOf('```') >= 0 ? text.indexOf('```') : undefined).trim();
+  const node: JournalNode = {
+    id,
+    parent: parent?.id ?? null,
+    operator,
+    plan,
+    code: code ?? '',
+    exit_code: null,
+    timed_out: false,
+    duration_ms: 0,
+    metric: null,
+    buggy: true,
+    debug_depth: operator === 'debug' ? parent!.debug_depth + 1 : 0,
+    observation: '',
+    format_ok: code !== null,
+  };
+  if (code === null) {
+    node.observation = 'format error: the reply must hold exactly one ```python block';
+    return node;
+  }
+  const submission = join(ctx.session.workspace, 'submission.csv');
+  await rm(submission, { force: true });
+  const timeout = Math.min(limits.stepTimeoutMs, left);
+  const r = await execute(ctx.session, code, id, timeout);
+  const wrote = await stat(submission).then(
+    (s) => s.isFile(),
+    () => false,
+  );
+  Object.assign(node, {
+    exit_code: r.timedOut ? null : r.exitCode,
+    timed_out: r.timedOut,
+    duration_ms: r.durationMs,
+    metric: parseMetric(r.stdout),
+  });
+  node.buggy = r.timedOut || r.exitCode !== 0 || !wrote;
+  node.observation = clip(
+    observation(r, limits.observationChars, timeout) +
+      (wrote || r.timedOut || r.exitCode ? '' : '\nno submission.csv was written'),
+    2 * limits.observationChars + 200,
+  );
+  if (!node.buggy) await copyFile(submission, join(ctx.session.workspace, '.aide', `node_${id}.csv`));
+  return node;
+}

@@ -12,90 +12,10 @@ import { clip, observation } from '../execute.js';
 import { unifiedDiff } from './diff.js';
 import { ActionError, listFiles, readPath, readText, writePath, type Roots } from './files.js';
 import { RESEARCH_ACTIONS, runResearchAction, type AskPurpose } from './research.js';
+import { str } from './action-specs.js';
 
-export interface ActionSpec {
-  name: string;
-  description: string;
-  /** Argument names and what each holds (all strings but the line numbers). */
-  input: Record<string, string>;
-  required: readonly string[];
-}
-
-const spec = (
-  name: string,
-  description: string,
-  input: Record<string, string>,
-  required = Object.keys(input),
-): ActionSpec => ({ name, description, input, required });
-
-export const MLAB_ACTIONS: readonly ActionSpec[] = [
-  spec('List Files', 'List the files in a folder of the workspace (public/ holds the task files).', {
-    dir_path: 'a folder relative to the workspace, e.g. "." or "public"',
-  }),
-  spec('Read File', 'Read a whole text file.', { file_name: 'a file relative to the workspace' }),
-  spec('Write File', 'Write a file, replacing it if it exists (Undo Edit Script restores it).', {
-    file_name: 'a file relative to the workspace',
-    content: 'the whole text of the file',
-  }),
-  spec('Append File', 'Append text to the end of a file.', {
-    file_name: 'a file relative to the workspace',
-    content: 'the text to append',
-  }),
-  spec('Copy File', 'Copy a file to a new name in the workspace.', {
-    source: 'the file to copy',
-    destination: 'the new file name',
-  }),
-  spec('Inspect Script Lines', 'Show lines of a script, at most 100 at a time.', {
-    script_name: 'a file relative to the workspace',
-    start_line_number: 'first line (1-based)',
-    end_line_number: 'last line',
-  }),
-  spec('Execute Script', 'Run a Python script in the workspace and see its output.', {
-    script_name: 'a .py file relative to the workspace',
-  }),
-  spec(
-    'Python REPL',
-    'Run Python commands in the workspace and see what they print. Each call starts a fresh interpreter: nothing is kept from one call to the next.',
-    { command: 'valid Python' },
-  ),
-  spec('Request Help', 'Ask a human for help, only when the actions and files cannot do what is needed.', {
-    request: 'what you need, in detail',
-  }),
-  spec('Undo Edit Script', 'Put back the text a file had before its last write, append, copy or edit.', {
-    script_name: 'the file',
-  }),
-  spec(
-    'Edit Script (AI)',
-    'Have the model edit a script by an instruction; the result is saved under save_name and the diff is shown.',
-    {
-      script_name: 'the script to edit (empty or missing: a new one)',
-      edit_instruction: 'what to change, step by step',
-      save_name: 'where to save the edited script',
-    },
-  ),
-  spec(
-    'Edit Script Segment (AI)',
-    'Have the model edit lines start_line_number to end_line_number of a script by an instruction; the whole script with the edited segment is saved under save_name and the diff is shown.',
-    {
-      script_name: 'the script to edit',
-      start_line_number: 'first line of the segment (1-based)',
-      end_line_number: 'last line of the segment',
-      edit_instruction: 'what to change, step by step',
-      save_name: 'where to save the edited script',
-    },
-  ),
-  spec('Understand File', 'Have the model read a file and report what you ask for.', {
-    file_name: 'the file',
-    things_to_look_for: 'what to look for and report',
-  }),
-  ...RESEARCH_ACTIONS.map((a) => spec(a.name, a.description, a.input)),
-  spec(
-    'Final Answer',
-    'End the episode; the submission file is graded.',
-    { final_answer: 'a short summary of what was done', submission: 'the submission file (default submission.csv)' },
-    ['final_answer'],
-  ),
-];
+// Named here too, so that what runs actions imports from one place.
+export { argProblem, MLAB_ACTIONS, type ActionSpec } from './action-specs.js';
 
 const INSPECT_MAX = 100;
 
@@ -137,25 +57,6 @@ export interface ActionOutcome {
   code?: string;
 }
 
-const str = (args: Record<string, unknown>, k: string): string =>
-  typeof args[k] === 'string' ? (args[k] as string) : args[k] === undefined ? '' : String(args[k]);
-
-/** The argument problems of a call, or null. */
-export function argProblem(s: ActionSpec, args: Record<string, unknown>): string | null {
-  const missing = s.required.filter(
-    (k) =>
-      args[k] === undefined ||
-      args[k] === null ||
-      (s.name !== 'Edit Script (AI)' && k !== 'content' && k !== 'command' && str(args, k).trim() === ''),
-  );
-  if (missing.length)
-    return `${s.name} needs ${missing.map((k) => `"${k}"`).join(', ')} in its Action Input (it takes ${Object.keys(s.input).join(', ')})`;
-  const unknown = Object.keys(args).filter((k) => !(k in s.input));
-  if (unknown.length)
-    return `${s.name} takes no ${unknown.map((k) => `"${k}"`).join(', ')} (it takes ${Object.keys(s.input).join(', ')})`;
-  return null;
-}
-
 async function previous(path: string): Promise<string | null> {
   return readFile(path, 'utf8').catch(() => null);
 }
@@ -166,138 +67,160 @@ function keep(env: ActionEnv, shown: string, before: string | null): void {
   env.backups.set(shown, stack);
 }
 
+type Handler = (args: Record<string, unknown>, env: ActionEnv, name: string) => Promise<ActionOutcome>;
+
+async function writeOrAppend(args: Record<string, unknown>, env: ActionEnv, name: string): Promise<ActionOutcome> {
+  const { path, shown } = await writePath(env.roots, args.file_name);
+  const before = await previous(path);
+  const content = str(args, 'content');
+  keep(env, shown, before);
+  if (name === 'Write File') await writeFile(path, content);
+  else await appendFile(path, content);
+  return {
+    observation: `${name === 'Write File' ? 'wrote' : 'appended'} ${content.length} characters to ${shown}`,
+  };
+}
+
+async function copyAction(args: Record<string, unknown>, env: ActionEnv): Promise<ActionOutcome> {
+  const src = await readPath(env.roots, args.source);
+  const dst = await writePath(env.roots, args.destination);
+  keep(env, dst.shown, await previous(dst.path));
+  await copyFile(src.path, dst.path);
+  return { observation: `copied ${src.shown} to ${dst.shown}` };
+}
+
+async function inspectLines(args: Record<string, unknown>, env: ActionEnv): Promise<ActionOutcome> {
+  const { text, shown } = await readText(env.roots, args.script_name);
+  const lines = text.split('\n');
+  const start = Math.max(1, Math.floor(Number(args.start_line_number) || 1));
+  const end = Math.min(lines.length, Math.floor(Number(args.end_line_number) || start + INSPECT_MAX - 1));
+  if (end < start) throw new ActionError(`${shown} has ${lines.length} lines; lines ${start}-${end} are empty`);
+  if (end - start + 1 > INSPECT_MAX) throw new ActionError(`at most ${INSPECT_MAX} lines at a time`);
+  return {
+    observation: clip(
+      `Here are the lines (the file ends at line ${lines.length}):\n\n${lines.slice(start - 1, end).join('\n')}`,
+      env.observationChars,
+    ),
+  };
+}
+
+async function executeScript(args: Record<string, unknown>, env: ActionEnv): Promise<ActionOutcome> {
+  const { text, shown } = await readText(env.roots, args.script_name);
+  // public/ is mounted at workspace/public inside the jail, so the checked relative name is the same there.
+  const rel = shown;
+  if (!rel.endsWith('.py')) throw new ActionError(`${shown}: Execute Script runs Python files (.py)`);
+  const timeout = env.timeoutMs();
+  const r = await env.session.run({ file: rel }, { timeoutMs: timeout });
+  return {
+    observation: `The script has been executed. Here is the output:\n${observation(r, env.observationChars, timeout)}`,
+    exit_code: r.timedOut ? null : r.exitCode,
+    timed_out: r.timedOut,
+    code: text,
+  };
+}
+
+async function undoEdit(args: Record<string, unknown>, env: ActionEnv): Promise<ActionOutcome> {
+  const { path, shown } = await writePath(env.roots, args.script_name);
+  const stack = env.backups.get(shown);
+  if (!stack?.length) throw new ActionError(`${shown}: nothing to undo`);
+  const before = stack.pop()!;
+  if (before === null) {
+    await rm(path, { force: true });
+    return { observation: `${shown} did not exist before its last change; it is removed` };
+  }
+  await writeFile(path, before);
+  return { observation: `${shown} restored; its text now:\n${clip(before, env.observationChars)}` };
+}
+
+async function editScript(args: Record<string, unknown>, env: ActionEnv): Promise<ActionOutcome> {
+  const script = str(args, 'script_name').trim();
+  const content = script ? (await readText(env.roots, script).catch(() => ({ text: '' }))).text : '';
+  const instruction = str(args, 'edit_instruction');
+  const dst = await writePath(env.roots, args.save_name);
+  const prompt = `Edit this Python script as instructed and reply with the whole edited script in one \`\`\`python block.\n\nScript ${script || '(new)'}:\n\`\`\`python\n${content}\n\`\`\`\n\nInstruction: ${instruction}`;
+  const reply = await env.ask('edit', prompt, { name: script, content, instruction });
+  const code = fenced(reply);
+  keep(env, dst.shown, await previous(dst.path));
+  await writeFile(dst.path, code);
+  return { observation: edited(dst.shown, content, code, env) };
+}
+
+async function editSegment(args: Record<string, unknown>, env: ActionEnv): Promise<ActionOutcome> {
+  const { text, shown } = await readText(env.roots, args.script_name);
+  const lines = text.split('\n');
+  const start = Math.max(1, Math.floor(Number(args.start_line_number)));
+  const end = Math.min(lines.length, Math.floor(Number(args.end_line_number)));
+  if (!Number.isFinite(start) || !Number.isFinite(end) || end < start)
+    throw new ActionError(
+      `start_line_number and end_line_number must be line numbers with start <= end (${shown} has ${lines.length} lines)`,
+    );
+  const segment = lines.slice(start - 1, end).join('\n');
+  const instruction = str(args, 'edit_instruction');
+  const dst = await writePath(env.roots, args.save_name);
+  const prompt = `Edit this segment (lines ${start}-${end}) of the Python script ${shown} as instructed, making no other change, and reply with the whole edited segment in one \`\`\`python block.\n\n\`\`\`python\n${segment}\n\`\`\`\n\nInstruction: ${instruction}`;
+  const reply = await env.ask('edit', prompt, { name: shown, content: `${segment}\n`, instruction });
+  const code = [...lines.slice(0, start - 1), fenced(reply).replace(/\n$/, ''), ...lines.slice(end)].join('\n');
+  keep(env, dst.shown, await previous(dst.path));
+  await writeFile(dst.path, code);
+  return { observation: edited(dst.shown, text, code, env) };
+}
+
+async function understandFile(args: Record<string, unknown>, env: ActionEnv): Promise<ActionOutcome> {
+  const { text, shown } = await readText(env.roots, args.file_name);
+  const look = str(args, 'things_to_look_for');
+  // The model reads at most what an observation could hold many times over; the head and tail stay.
+  const body = clip(text, env.observationChars * 8);
+  const reply = await env.ask(
+    'understand',
+    `Read the file ${shown} and report: ${look}\nAnswer only from what the file shows.\n\n${body}`,
+    { name: shown, content: text, instruction: look },
+  );
+  return { observation: clip(reply.trim() || '(the model gave no answer)', env.observationChars) };
+}
+
+async function pythonRepl(args: Record<string, unknown>, env: ActionEnv): Promise<ActionOutcome> {
+  // A file of its own under the scaffold's folder, run like a script (in the jail, in the workspace).
+  const rel = '.mlab/repl.py';
+  await mkdir(join(env.roots.workspace, '.mlab'), { recursive: true });
+  await writeFile(join(env.roots.workspace, rel), str(args, 'command'));
+  const timeout = env.timeoutMs();
+  const r = await env.session.run({ file: rel }, { timeoutMs: timeout });
+  return {
+    observation: observation(r, env.observationChars, timeout),
+    exit_code: r.timedOut ? null : r.exitCode,
+    timed_out: r.timedOut,
+  };
+}
+
+/** What each action does; the research actions (research.ts) and Final Answer (the scaffold's) are not here. */
+const HANDLERS = {
+  'List Files': async (args, env) => ({ observation: await listFiles(env.roots, str(args, 'dir_path') || '.') }),
+  'Read File': async (args, env) => ({
+    observation: clip((await readText(env.roots, args.file_name)).text, env.observationChars),
+  }),
+  'Write File': writeOrAppend,
+  'Append File': writeOrAppend,
+  'Copy File': copyAction,
+  'Inspect Script Lines': inspectLines,
+  'Execute Script': executeScript,
+  'Undo Edit Script': undoEdit,
+  'Edit Script (AI)': editScript,
+  'Edit Script Segment (AI)': editSegment,
+  'Understand File': understandFile,
+  'Python REPL': pythonRepl,
+  // No one answers in an automatic run; MLAgentBench's own would wait for a person at the terminal.
+  'Request Help': () =>
+    Promise.resolve({
+      observation: 'No human is attached to this run, so no help can be given; continue with the actions available.',
+    }),
+} satisfies Record<string, Handler>;
+
 /** Runs one file action; refusals come back as ActionError (the observation says why). */
 export async function runAction(name: string, args: Record<string, unknown>, env: ActionEnv): Promise<ActionOutcome> {
-  const { roots } = env;
-  switch (name) {
-    case 'List Files':
-      return { observation: await listFiles(roots, str(args, 'dir_path') || '.') };
-    case 'Read File': {
-      const { text } = await readText(roots, args.file_name);
-      return { observation: clip(text, env.observationChars) };
-    }
-    case 'Write File':
-    case 'Append File': {
-      const { path, shown } = await writePath(roots, args.file_name);
-      const before = await previous(path);
-      const content = str(args, 'content');
-      keep(env, shown, before);
-      if (name === 'Write File') await writeFile(path, content);
-      else await appendFile(path, content);
-      return {
-        observation: `${name === 'Write File' ? 'wrote' : 'appended'} ${content.length} characters to ${shown}`,
-      };
-    }
-    case 'Copy File': {
-      const src = await readPath(roots, args.source);
-      const dst = await writePath(roots, args.destination);
-      keep(env, dst.shown, await previous(dst.path));
-      await copyFile(src.path, dst.path);
-      return { observation: `copied ${src.shown} to ${dst.shown}` };
-    }
-    case 'Inspect Script Lines': {
-      const { text, shown } = await readText(roots, args.script_name);
-      const lines = text.split('\n');
-      const start = Math.max(1, Math.floor(Number(args.start_line_number) || 1));
-      const end = Math.min(lines.length, Math.floor(Number(args.end_line_number) || start + INSPECT_MAX - 1));
-      if (end < start) throw new ActionError(`${shown} has ${lines.length} lines; lines ${start}-${end} are empty`);
-      if (end - start + 1 > INSPECT_MAX) throw new ActionError(`at most ${INSPECT_MAX} lines at a time`);
-      return {
-        observation: clip(
-          `Here are the lines (the file ends at line ${lines.length}):\n\n${lines.slice(start - 1, end).join('\n')}`,
-          env.observationChars,
-        ),
-      };
-    }
-    case 'Execute Script': {
-      const { text, shown } = await readText(roots, args.script_name);
-      // public/ is mounted at workspace/public inside the jail, so the checked relative name is the same there.
-      const rel = shown;
-      if (!rel.endsWith('.py')) throw new ActionError(`${shown}: Execute Script runs Python files (.py)`);
-      const timeout = env.timeoutMs();
-      const r = await env.session.run({ file: rel }, { timeoutMs: timeout });
-      return {
-        observation: `The script has been executed. Here is the output:\n${observation(r, env.observationChars, timeout)}`,
-        exit_code: r.timedOut ? null : r.exitCode,
-        timed_out: r.timedOut,
-        code: text,
-      };
-    }
-    case 'Undo Edit Script': {
-      const { path, shown } = await writePath(roots, args.script_name);
-      const stack = env.backups.get(shown);
-      if (!stack?.length) throw new ActionError(`${shown}: nothing to undo`);
-      const before = stack.pop()!;
-      if (before === null) {
-        await rm(path, { force: true });
-        return { observation: `${shown} did not exist before its last change; it is removed` };
-      }
-      await writeFile(path, before);
-      return { observation: `${shown} restored; its text now:\n${clip(before, env.observationChars)}` };
-    }
-    case 'Edit Script (AI)': {
-      const script = str(args, 'script_name').trim();
-      const content = script ? (await readText(roots, script).catch(() => ({ text: '' }))).text : '';
-      const instruction = str(args, 'edit_instruction');
-      const dst = await writePath(roots, args.save_name);
-      const prompt = `Edit this Python script as instructed and reply with the whole edited script in one \`\`\`python block.\n\nScript ${script || '(new)'}:\n\`\`\`python\n${content}\n\`\`\`\n\nInstruction: ${instruction}`;
-      const reply = await env.ask('edit', prompt, { name: script, content, instruction });
-      const code = fenced(reply);
-      keep(env, dst.shown, await previous(dst.path));
-      await writeFile(dst.path, code);
-      return { observation: edited(dst.shown, content, code, env) };
-    }
-    case 'Edit Script Segment (AI)': {
-      const { text, shown } = await readText(roots, args.script_name);
-      const lines = text.split('\n');
-      const start = Math.max(1, Math.floor(Number(args.start_line_number)));
-      const end = Math.min(lines.length, Math.floor(Number(args.end_line_number)));
-      if (!Number.isFinite(start) || !Number.isFinite(end) || end < start)
-        throw new ActionError(
-          `start_line_number and end_line_number must be line numbers with start <= end (${shown} has ${lines.length} lines)`,
-        );
-      const segment = lines.slice(start - 1, end).join('\n');
-      const instruction = str(args, 'edit_instruction');
-      const dst = await writePath(roots, args.save_name);
-      const prompt = `Edit this segment (lines ${start}-${end}) of the Python script ${shown} as instructed, making no other change, and reply with the whole edited segment in one \`\`\`python block.\n\n\`\`\`python\n${segment}\n\`\`\`\n\nInstruction: ${instruction}`;
-      const reply = await env.ask('edit', prompt, { name: shown, content: `${segment}\n`, instruction });
-      const code = [...lines.slice(0, start - 1), fenced(reply).replace(/\n$/, ''), ...lines.slice(end)].join('\n');
-      keep(env, dst.shown, await previous(dst.path));
-      await writeFile(dst.path, code);
-      return { observation: edited(dst.shown, text, code, env) };
-    }
-    case 'Understand File': {
-      const { text, shown } = await readText(roots, args.file_name);
-      const look = str(args, 'things_to_look_for');
-      // The model reads at most what an observation could hold many times over; the head and tail stay.
-      const body = clip(text, env.observationChars * 8);
-      const reply = await env.ask(
-        'understand',
-        `Read the file ${shown} and report: ${look}\nAnswer only from what the file shows.\n\n${body}`,
-        { name: shown, content: text, instruction: look },
-      );
-      return { observation: clip(reply.trim() || '(the model gave no answer)', env.observationChars) };
-    }
-    case 'Python REPL': {
-      // A file of its own under the scaffold's folder, run like a script (in the jail, in the workspace).
-      const rel = '.mlab/repl.py';
-      await mkdir(join(roots.workspace, '.mlab'), { recursive: true });
-      await writeFile(join(roots.workspace, rel), str(args, 'command'));
-      const timeout = env.timeoutMs();
-      const r = await env.session.run({ file: rel }, { timeoutMs: timeout });
-      return {
-        observation: observation(r, env.observationChars, timeout),
-        exit_code: r.timedOut ? null : r.exitCode,
-        timed_out: r.timedOut,
-      };
-    }
-    case 'Request Help':
-      // No one answers in an automatic run; MLAgentBench's own would wait for a person at the terminal.
-      return {
-        observation: 'No human is attached to this run, so no help can be given; continue with the actions available.',
-      };
-    default:
-      if (RESEARCH_ACTIONS.some((a) => a.name === name)) return runResearchAction(name, args, env);
-      throw new ActionError(`unknown action "${name}"`);
-  }
+  const handler: Handler | undefined = Object.hasOwn(HANDLERS, name)
+    ? HANDLERS[name as keyof typeof HANDLERS]
+    : undefined;
+  if (handler) return handler(args, env, name);
+  if (RESEARCH_ACTIONS.some((a) => a.name === name)) return runResearchAction(name, args, env);
+  throw new ActionError(`unknown action "${name}"`);
 }

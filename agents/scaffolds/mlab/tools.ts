@@ -5,6 +5,7 @@
 // of a task see different sets.
 import { Rng } from '../../../core/random.js';
 import { DOMAINS, listTools, type Domain, type ToolSpec } from '../../../tools/index.js';
+import { UserError } from '../../../core/errors.js';
 
 export type ToolChoice = 'none' | 'domain' | 'all' | (typeof DOMAINS)[number] | readonly string[];
 
@@ -45,7 +46,7 @@ export function chooseTools(choice: ToolChoice, taskDomain?: string): ToolSpec[]
   const all = listTools();
   return choice.map((n) => {
     const t = all.find((x) => x.name === n);
-    if (!t) throw new Error(`unknown tool "${n}"`);
+    if (!t) throw new UserError(`unknown tool "${n}"`);
     return t;
   });
 }
