@@ -5,7 +5,6 @@
 // node), and its output streams into the node's log. A host that mounts this
 // machine's cache (cache_dir) gets the input entries and the staging folder
 // as bind mounts instead. Whatever happens, the container goes.
-import type Docker from 'dockerode';
 import { randomBytes } from 'node:crypto';
 import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -16,6 +15,7 @@ import { onceAborted, waitAtMost } from '../../core/proc.js';
 import { createContainer, DEFAULT_IMAGE, envList, fetchInto, type Container } from '../../sandbox/containers.js';
 import { engineAt, engineProblem } from '../../sandbox/hosts.js';
 import type { HostPlacement, StageContext, StageResult } from '../contract.js';
+import { deviceRequests } from '../shared/devices.js';
 import { inputEnvName, placeProblem, type ShellParams } from './index.js';
 import { finish, modelEnv } from './run.js';
 
@@ -191,17 +191,6 @@ async function checkShared(c: Container, outDir: string, host: HostPlacement): P
   } finally {
     await rm(marker, { force: true });
   }
-}
-
-/** Device requests for the GPUs the scheduler handed this node: by id where the host lists them. */
-export function deviceRequests(host: HostPlacement): { DeviceRequests?: Docker.DeviceRequest[] } {
-  const g = host.gpus;
-  if (!g) return {};
-  if ('ids' in g)
-    return g.ids.length
-      ? { DeviceRequests: [{ Driver: '', Count: 0, DeviceIDs: [...g.ids], Capabilities: [['gpu']], Options: {} }] }
-      : {};
-  return g.count ? { DeviceRequests: [{ Driver: '', Count: g.count, Capabilities: [['gpu']], Options: {} }] } : {};
 }
 
 async function logLines(stream: Readable, log: (line: string) => void): Promise<void> {
