@@ -31,7 +31,7 @@ import { TrainerClient } from '../../gpu/trainer/client.js';
 import type { StageContext } from '../contract.js';
 import type { TaskRef } from '../shared/tasks.js';
 import { canonicalJson, sha256 } from '../../core/hash.js';
-import { trajectoryFiles } from '../sft/data.js';
+import { trajectoryFiles } from '../../agents/trajectory-files.js';
 import { serveModel, type ServedModel } from '../shared/worker.js';
 import { isCrashed, type Rollout } from './batch.js';
 import type { ShapingParams } from './index.js';
@@ -172,7 +172,7 @@ export async function seedBank(
   const bank = new SolutionBank();
   const ids = new Set(train.map((t) => t.id));
   for (const input of ctx.inputs) {
-    for (const file of trajectoryFiles(input.dir)) {
+    for (const { file } of trajectoryFiles(input.dir)) {
       const rows = (await readFile(file, 'utf8'))
         .split('\n')
         .filter((l) => l.trim())

@@ -2,8 +2,9 @@
 // (trajectories.jsonl of an eval node, steps/step_K.jsonl of a grpo node) or
 // from a chat JSONL file, with what the filters read (success, reward, a valid
 // submission), then filtered and split into train and validation.
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { readTrajectoriesSync } from '../../agents/trajectory-files.js';
+import type { Trajectory } from '../../agents/trajectory.js';
 import { Rng } from '../../core/random.js';
 
 export type Role = 'system' | 'user' | 'assistant';
@@ -99,52 +100,27 @@ export function readChatJsonl(file: string, shown = file, limit = 5): { examples
   return { examples, problems };
 }
 
-interface TrajectoryLike {
-  task_id?: string;
-  messages?: Message[];
-  reward?: number | null;
-  variables?: Record<string, number>;
-  crashed?: unknown;
-}
-
-/** The trajectory files of an upstream node: an eval's trajectories.jsonl, a grpo's steps/step_K.jsonl. */
-export function trajectoryFiles(dir: string): string[] {
-  const files = existsSync(join(dir, 'trajectories.jsonl')) ? [join(dir, 'trajectories.jsonl')] : [];
-  const steps = join(dir, 'steps');
-  if (existsSync(steps))
-    files.push(
-      ...readdirSync(steps)
-        .filter((f) => f.endsWith('.jsonl'))
-        .sort()
-        .map((f) => join(steps, f)),
-    );
-  return files;
-}
-
 /** Conversations of recorded trajectories; crashed rollouts and runs without a reply are left out and counted. */
-export function readTrajectories(file: string, shown: string): { examples: Example[]; skipped: number } {
+export function trajectoryExamples(file: string, shown: string): { examples: Example[]; skipped: number } {
   const examples: Example[] = [];
   let skipped = 0;
-  readFileSync(file, 'utf8')
-    .split('\n')
-    .forEach((text, i) => {
-      if (!text.trim()) return;
-      const t = JSON.parse(text) as TrajectoryLike;
-      if (t.crashed || conversationProblem(t)) {
-        skipped++;
-        return;
-      }
-      const v = t.variables ?? {};
-      examples.push({
-        messages: onlyMessages(t.messages!),
-        source: `${shown}:${i + 1}`,
-        group: t.task_id ?? `${shown}:${i + 1}`,
-        success: v.success === undefined ? undefined : v.success === 1,
-        reward: t.reward ?? null,
-        valid: v.valid === undefined ? undefined : v.valid === 1,
-        rank: v.improvement ?? t.reward ?? 0,
-      });
+  // mlepipe writes a trajectory file one record a line with no blank line between: a record's number is its line.
+  readTrajectoriesSync(file).forEach((t: Partial<Trajectory> & { crashed?: unknown }, i) => {
+    if (t.crashed || conversationProblem(t)) {
+      skipped++;
+      return;
+    }
+    const v: Partial<Trajectory['variables']> = t.variables ?? {};
+    examples.push({
+      messages: onlyMessages(t.messages!),
+      source: `${shown}:${i + 1}`,
+      group: t.task_id ?? `${shown}:${i + 1}`,
+      success: v.success === undefined ? undefined : v.success === 1,
+      reward: t.reward ?? null,
+      valid: v.valid === undefined ? undefined : v.valid === 1,
+      rank: v.improvement ?? t.reward ?? 0,
     });
+  });
   return { examples, skipped };
 }
 

@@ -9,7 +9,8 @@ import { Rng } from '../../core/random.js';
 import type { SftExample, TokenizerIdentity, TrainerClient } from '../../gpu/trainer/client.js';
 import type { Metrics, StageContext } from '../contract.js';
 import { CHECKPOINT_DIR, serveModel } from '../shared/worker.js';
-import { applyFilters, readChatJsonl, readTrajectories, splitExamples, trajectoryFiles, type Example } from './data.js';
+import { trajectoryFiles } from '../../agents/trajectory-files.js';
+import { applyFilters, readChatJsonl, splitExamples, trajectoryExamples, type Example } from './data.js';
 import { dedup } from './dedup.js';
 import { modelIssues, type SftParams } from './index.js';
 import { learningRate, warmupSteps } from '../shared/schedule.js';
@@ -26,8 +27,8 @@ async function loadExamples(ctx: StageContext<SftParams>): Promise<{ examples: E
   const out: Example[] = [];
   let skipped = 0;
   for (const input of ctx.inputs) {
-    for (const file of trajectoryFiles(input.dir)) {
-      const r = readTrajectories(file, `${input.id}/${file.slice(input.dir.length + 1)}`);
+    for (const { file } of trajectoryFiles(input.dir)) {
+      const r = trajectoryExamples(file, `${input.id}/${file.slice(input.dir.length + 1)}`);
       out.push(...r.examples);
       skipped += r.skipped;
     }
