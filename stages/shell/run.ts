@@ -3,6 +3,7 @@
 import { execa } from 'execa';
 import { cp, readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import { InternalError, StageFailure } from '../../core/errors.js';
 import { exists } from '../../core/fs.js';
 import { OutsideError, resolveInside } from '../../core/inside.js';
 import type { ModelSpec } from '../../core/models.js';
@@ -62,10 +63,10 @@ export async function run(ctx: StageContext<ShellParams>): Promise<StageResult> 
   clearTimeout(timer);
   stopAbort();
 
-  if (ctx.signal.aborted) throw new Error('interrupted');
-  if (timedOut) throw new Error(`command timed out after ${p.timeout_s}s`);
+  ctx.signal.throwIfAborted();
+  if (timedOut) throw new StageFailure(`command timed out after ${p.timeout_s}s`);
   if (result.exitCode !== 0) {
-    throw new Error(
+    throw new StageFailure(
       result.signal ? `command killed by ${result.signal}` : `command exited with code ${result.exitCode}`,
     );
   }
@@ -73,12 +74,12 @@ export async function run(ctx: StageContext<ShellParams>): Promise<StageResult> 
     // Refused at validation already; checked again where the write happens,
     // because the command may have left symlinks in its output folder.
     const problem = placeProblem('outs', out);
-    if (problem) throw new Error(`outs: ${problem}`);
+    if (problem) throw new InternalError(`outs: ${problem}`);
     const from = resolve(ctx.experimentDir, out);
-    if (!(await exists(from))) throw new Error(`declared output ${out} was not written`);
+    if (!(await exists(from))) throw new StageFailure(`declared output ${out} was not written`);
     const to = await resolveInside(ctx.outDir, out).catch((err: unknown) => {
       throw err instanceof OutsideError
-        ? new Error(`outs: ${out} leads outside the node's output folder (${err.message})`)
+        ? new StageFailure(`outs: ${out} leads outside the node's output folder (${err.message})`)
         : err;
     });
     await cp(from, to, { recursive: true });
@@ -119,14 +120,14 @@ async function readMetrics(file: string): Promise<Metrics | undefined> {
   try {
     data = JSON.parse(await readFile(file, 'utf8'));
   } catch (err) {
-    throw new Error(`metrics.json is not valid JSON: ${(err as Error).message}`);
+    throw new StageFailure(`metrics.json is not valid JSON: ${(err as Error).message}`);
   }
   if (typeof data !== 'object' || data === null || Array.isArray(data))
-    throw new Error('metrics.json must hold one JSON object');
+    throw new StageFailure('metrics.json must hold one JSON object');
   const metrics: Metrics = {};
   for (const [k, v] of Object.entries(data)) {
     if (v !== null && !['number', 'string', 'boolean'].includes(typeof v)) {
-      throw new Error(`metrics.json: "${k}" must be a number, string, boolean or null`);
+      throw new StageFailure(`metrics.json: "${k}" must be a number, string, boolean or null`);
     }
     metrics[k] = v as Metrics[string];
   }
