@@ -8,6 +8,7 @@ import { cp, readFile, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { ParamError } from '../../core/errors.js';
+import { formatJsonl } from '../../core/json-files.js';
 import { sftCurve } from '../../gpu/verl/metrics.js';
 import { collectVerlCheckpoint } from '../../gpu/verl/checkpoint.js';
 import { writeSftExport } from '../../gpu/verl/sft-export.js';
@@ -71,10 +72,7 @@ export async function runSftVerl(
     ? await readFile(join(resultsDir, 'metrics.jsonl'), 'utf8')
     : '';
   const curve = sftCurve(raw, stepsPerEpoch);
-  await writeFile(
-    join(ctx.outDir, 'metrics.jsonl'),
-    curve.map((c) => JSON.stringify(c)).join('\n') + (curve.length ? '\n' : ''),
-  );
+  await writeFile(join(ctx.outDir, 'metrics.jsonl'), formatJsonl(curve));
   await writeFile(join(ctx.outDir, 'rows.json'), JSON.stringify({ curve }, null, 1) + '\n');
   await writeFile(join(ctx.outDir, 'job.json'), JSON.stringify(job) + '\n');
   const last = curve[curve.length - 1];
