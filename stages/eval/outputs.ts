@@ -8,16 +8,10 @@ import { TRAJECTORIES_FILE, writeTrajectories } from '../../agents/trajectory-fi
 import type { Trajectory } from '../../agents/trajectory.js';
 import { writeJsonl } from '../../core/json-files.js';
 import type { Metrics } from '../contract.js';
-import {
-  gradingReport,
-  latencyRows,
-  mlebenchReport,
-  policyRows,
-  taskRows,
-  winRateRows,
-  type Row,
-  type RunRecord,
-} from './aggregate.js';
+import { policyRows, taskRows, winRateRows } from './aggregate.js';
+import { gradingReport, mlebenchReport } from './grading.js';
+import { latencyRows } from './latency.js';
+import type { Row, RunRecord } from './rows.js';
 import type { TaskFacts } from './facts.js';
 import { slug, type EvalParams } from './index.js';
 import { runRecord } from './record.js';

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { Trajectory } from '../../agents/trajectory.js';
 import { humanRank } from '../../tasks/leaderboard.js';
 import { medalReport } from '../../tasks/medals.js';
-import type { RunRecord } from './aggregate.js';
+import type { RunRecord } from './rows.js';
 import { NO_FACTS, type TaskFacts } from './facts.js';
 import { slug } from './index.js';
 
