@@ -9,7 +9,8 @@ import { readTrajectories, TRAJECTORIES_FILE } from '../../agents/trajectory-fil
 import type { Trajectory } from '../../agents/trajectory.js';
 import { rewardFormula, rewardInputs } from '../../core/rewards/presets.js';
 import type { Metrics, RescoreSource, StageContext, StageResult } from '../contract.js';
-import { policyNames, type EvalParams } from './index.js';
+import type { EvalParams } from './index.js';
+import { policyNames } from './policy-names.js';
 import { factsByTask } from './facts.js';
 import { writeOutputs } from './outputs.js';
 import { scoreEpisode } from '../shared/score.js';

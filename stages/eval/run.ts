@@ -13,7 +13,9 @@ import { evalAgents, type EvalAgents } from './agents.js';
 import { loadSaved } from './branch.js';
 import { factsByTask } from './facts.js';
 import { loadGuidance } from './guidance.js';
-import { episodeLimits, type EvalParams, policyNames } from './index.js';
+import type { EvalParams } from './index.js';
+import { episodeLimits } from './limits.js';
+import { policyNames } from './policy-names.js';
 import { runJob, type EvalJob, type EvalSetup } from './item.js';
 import { writeOutputs } from './outputs.js';
 
