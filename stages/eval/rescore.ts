@@ -1,6 +1,6 @@
 // An eval rebuilt from another entry's recorded runs when only what is read
 // after the episodes changed (the reward, its inputs): every trajectory is
-// scored again (score.ts) and the outputs are written as run.ts writes them.
+// scored again (stages/shared/score.ts) and the outputs are written as a run writes them (outputs.ts).
 // No episode runs, no sandbox opens and no model is asked.
 import { cp } from 'node:fs/promises';
 import { existsSync } from 'node:fs';

@@ -3,7 +3,7 @@
 // examples are filtered, near-duplicates removed and a seeded validation
 // split held out; dataset/train.jsonl and dataset/val.jsonl are written as
 // conversational JSONL that TRL reads as it is. Training runs on a trainer
-// worker started for the node (stages/worker.ts): one POST /sft per optimiser
+// worker started for the node (stages/shared/worker.ts): one POST /sft per optimiser
 // step, the validation loss (POST /eval_loss) before training and after each
 // epoch, and the final weights saved by the worker straight into the node's
 // checkpoint/, which a `provider: worker, checkpoint: <this stage>` model serves.

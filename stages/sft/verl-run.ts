@@ -1,6 +1,6 @@
 // `trainer: verl`: the examples exported for verl's multi-turn SFT trainer
 // (gpu/verl/sft-export.ts), kept in the node's item store, run as a Ray job
-// (stages/verl-job.ts), and the last step's Hugging Face weights laid out as
+// (stages/shared/verl-job.ts), and the last step's Hugging Face weights laid out as
 // the node's checkpoint/ (model/, tokenizer/, the worker's manifest): what an
 // eval serves through `provider: worker, checkpoint:` and what a grpo stage
 // on verl loads as its policy.
