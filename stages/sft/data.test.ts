@@ -6,7 +6,8 @@ import * as assert from 'uvu/assert';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { applyFilters, readChatJsonl, splitExamples, trajectoryExamples, type Example } from './data.js';
+import { applyFilters, splitExamples } from './data.js';
+import { readChatJsonl, trajectoryExamples, type Example } from './examples.js';
 import { dedup, jaccard, shingles, signature, similarity } from './dedup.js';
 import { learningRate, warmupSteps } from '../shared/schedule.js';
 

@@ -6,7 +6,8 @@ import { trajectoryFiles } from '../../agents/trajectory-files.js';
 import { ParamError, StageFailure } from '../../core/errors.js';
 import { formatJsonl } from '../../core/json-files.js';
 import type { StageContext } from '../contract.js';
-import { applyFilters, readChatJsonl, splitExamples, trajectoryExamples, type Example } from './data.js';
+import { applyFilters, splitExamples } from './data.js';
+import { readChatJsonl, trajectoryExamples, type Example } from './examples.js';
 import { dedup } from './dedup.js';
 import type { SftParams } from './index.js';
 

@@ -22,7 +22,8 @@ import { Rng } from '../../core/random.js';
 import schema from '../../schemas/stages/sft.schema.json';
 import type { Metrics, ParamIssue, Stage, StageContext } from '../contract.js';
 import { lazyRun } from '../lazy.js';
-import { readChatJsonl, type Filters } from './data.js';
+import type { Filters } from './data.js';
+import { readChatJsonl } from './examples.js';
 import type { Schedule } from '../shared/schedule.js';
 
 export interface SftParams {

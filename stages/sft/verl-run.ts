@@ -15,7 +15,7 @@ import { writeSftExport } from '../../gpu/verl/sft-export.js';
 import type { Metrics, StageContext } from '../contract.js';
 import { checkCpuWeights, collectTensorboard, runVerlJob, verlWeightsOf } from '../shared/verl-job.js';
 import { CHECKPOINT_DIR } from '../shared/worker.js';
-import type { Example } from './data.js';
+import type { Example } from './examples.js';
 import type { SftParams } from './index.js';
 
 export async function runSftVerl(

@@ -9,7 +9,7 @@ import type { Metrics, StageContext } from '../contract.js';
 import { learningRate, warmupSteps } from '../shared/schedule.js';
 import { openTrainLog } from '../shared/train-log.js';
 import { CHECKPOINT_DIR, serveModel } from '../shared/worker.js';
-import type { Example } from './data.js';
+import type { Example } from './examples.js';
 import type { SftParams } from './index.js';
 
 type CurvePoint = Record<string, number | null>;

@@ -17,7 +17,8 @@ import { engineAt, engineProblem } from '../../sandbox/hosts.js';
 import type { HostPlacement, StageContext, StageResult } from '../contract.js';
 import { deviceRequests } from '../shared/devices.js';
 import { inputEnvName, placeProblem, type ShellParams } from './index.js';
-import { finish, modelEnv } from './run.js';
+import { finish } from './metrics.js';
+import { modelEnv } from './run.js';
 import { checkShared, ROOT, sharedMounts } from './shared-cache.js';
 
 const tarFs = async () => (await import('tar-fs')).default;

@@ -1,18 +1,17 @@
 // The shell stage's run(): the command in its own process group, its log,
-// its declared outputs copied into the entry and its metrics read back.
+// its declared outputs copied into the entry and its metrics read back (metrics.ts).
 import { execa } from 'execa';
-import { cp, readFile } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { cp } from 'node:fs/promises';
+import { resolve } from 'node:path';
 import { InternalError, StageFailure } from '../../core/errors.js';
 import { exists } from '../../core/fs.js';
 import { OutsideError, resolveInside } from '../../core/inside.js';
 import type { ModelSpec } from '../../core/models.js';
 import { killGroupNow, killTree, onceAborted } from '../../core/proc.js';
 import { gated, reapGroup } from '../../core/reaper.js';
-import { evaluate, parseFormula, REWARD_VARIABLES } from '../../core/rewards/parse.js';
-import { rewardFormula } from '../../core/rewards/presets.js';
-import type { Metrics, StageContext, StageResult } from '../contract.js';
+import type { StageContext, StageResult } from '../contract.js';
 import { inputEnvName, placeProblem, type ShellParams } from './index.js';
+import { finish } from './metrics.js';
 
 export async function run(ctx: StageContext<ShellParams>): Promise<StageResult> {
   if (ctx.host) return (await import('./remote.js')).runOnHost(ctx, ctx.host);
@@ -87,13 +86,6 @@ export async function run(ctx: StageContext<ShellParams>): Promise<StageResult> 
   return finish(ctx);
 }
 
-/** Metrics the command wrote into its output folder, with the reward when one is asked for. */
-export async function finish(ctx: StageContext<ShellParams>): Promise<StageResult> {
-  const metrics = (await readMetrics(join(ctx.outDir, 'metrics.json'))) ?? {};
-  if (ctx.params.reward) metrics.reward = rewardOf(rewardFormula(ctx.params.reward, ctx.rewards)!, metrics);
-  return { metrics };
-}
-
 /** The endpoint as the openai SDKs read it, plus the whole entry for anything else. */
 export function modelEnv(m: ModelSpec, outer: NodeJS.ProcessEnv): Record<string, string> {
   const env: Record<string, string> = { MLEPIPE_MODEL: JSON.stringify(m) };
@@ -101,35 +93,4 @@ export function modelEnv(m: ModelSpec, outer: NodeJS.ProcessEnv): Record<string,
   const key = m.api_key_env ? outer[m.api_key_env] : undefined;
   if (key) env.OPENAI_API_KEY = key;
   return env;
-}
-
-/** Evaluates a reward formula over the numeric (or boolean) metrics named like reward variables. */
-function rewardOf(formula: string, metrics: Metrics): number {
-  const vars: Record<string, number> = {};
-  for (const v of REWARD_VARIABLES) {
-    const x = metrics[v];
-    if (typeof x === 'number') vars[v] = x;
-    else if (typeof x === 'boolean') vars[v] = x ? 1 : 0;
-  }
-  return evaluate(parseFormula(formula), vars);
-}
-
-async function readMetrics(file: string): Promise<Metrics | undefined> {
-  if (!(await exists(file))) return undefined;
-  let data: unknown;
-  try {
-    data = JSON.parse(await readFile(file, 'utf8'));
-  } catch (err) {
-    throw new StageFailure(`metrics.json is not valid JSON: ${(err as Error).message}`);
-  }
-  if (typeof data !== 'object' || data === null || Array.isArray(data))
-    throw new StageFailure('metrics.json must hold one JSON object');
-  const metrics: Metrics = {};
-  for (const [k, v] of Object.entries(data)) {
-    if (v !== null && !['number', 'string', 'boolean'].includes(typeof v)) {
-      throw new StageFailure(`metrics.json: "${k}" must be a number, string, boolean or null`);
-    }
-    metrics[k] = v as Metrics[string];
-  }
-  return metrics;
 }
