@@ -3,7 +3,7 @@
 // valid, and it beats the starter baseline by more than one baseline standard
 // deviation in the metric's direction; then near-duplicates are removed by
 // embedding similarity, keeping the highest-improvement run of each cluster.
-// Kept runs are copied line for line into trajectories.jsonl; curation.json
+// Kept runs are written unchanged into trajectories.jsonl; curation.json
 // counts what each rule dropped and names the embedder.
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';

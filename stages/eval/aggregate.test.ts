@@ -2,15 +2,11 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { CATEGORY_OF } from '../../tools/index.js';
-import {
-  gradingReport,
-  latencyRows,
-  mlebenchReport,
-  policyRows,
-  toolUseFields,
-  winRateRows,
-  type RunRecord,
-} from './aggregate.js';
+import { policyRows, winRateRows } from './aggregate.js';
+import { gradingReport, mlebenchReport } from './grading.js';
+import { latencyRows } from './latency.js';
+import type { RunRecord } from './rows.js';
+import { toolUseFields } from './tool-use.js';
 
 function run(policy: string, task: string, repeat: number, over: Partial<RunRecord> = {}): RunRecord {
   return {

@@ -6,9 +6,10 @@
 // the policy go on with the same seed and the same remaining turns. A
 // trajectory without a diagnostic return is kept as it was, with its outcome,
 // in every arm, so all arms have the same denominator.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { chooseTools, type ToolChoice } from '../../agents/scaffolds/mlab/tools.js';
+import { readTrajectoriesSync, TRAJECTORIES_FILE } from '../../agents/trajectory-files.js';
 import type { Trajectory } from '../../agents/trajectory.js';
 import { ParamError } from '../../core/errors.js';
 import { Rng } from '../../core/random.js';
@@ -22,18 +23,14 @@ const key = (policy: string, task: string, sample: number) => `${policy}\u0000${
 /** The saved trajectories of the eval stage `from` in needs:, by policy, task and repeat. */
 export function loadSaved(inputs: readonly InputNode[], from: string): Map<string, Trajectory> {
   const input = inputs.find((i) => i.name === from);
-  const file = input && join(input.dir, 'trajectories.jsonl');
+  const file = input && join(input.dir, TRAJECTORIES_FILE);
   if (!file || !existsSync(file))
     throw new ParamError(
       ['intervention', 'branch'],
       `${from} is not an eval stage in needs: (its trajectories.jsonl is what is branched)`,
     );
   const out = new Map<string, Trajectory>();
-  for (const line of readFileSync(file, 'utf8').split('\n')) {
-    if (!line.trim()) continue;
-    const t = JSON.parse(line) as Trajectory;
-    out.set(key(t.policy, t.task_id, t.sample), t);
-  }
+  for (const t of readTrajectoriesSync(file)) out.set(key(t.policy, t.task_id, t.sample), t);
   return out;
 }
 

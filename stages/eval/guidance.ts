@@ -1,12 +1,17 @@
 // Guided collection: the guidance a guide stage in needs: wrote for each task,
 // handed to the scaffold for the teacher's prompt. A task without guidance
 // fails the node rather than being collected unguided under a guided label.
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { GuidanceRecord } from '../../agents/guidance/index.js';
 import { ParamError } from '../../core/errors.js';
+import { isObject, readJsonSync, type Check } from '../../core/json-files.js';
 import type { InputNode } from '../contract.js';
 import type { TaskRef } from '../shared/tasks.js';
+
+/** A guide stage's record names the task it guides. */
+const guidanceRecord: Check = (v) =>
+  isObject(v) ?? (typeof (v as { task_id?: unknown }).task_id === 'string' ? undefined : 'no "task_id" string');
 
 export function loadGuidance(
   inputs: readonly InputNode[],
@@ -26,7 +31,7 @@ export function loadGuidance(
     for (const f of readdirSync(join(input.dir, 'guidance'))
       .filter((x) => x.endsWith('.json'))
       .sort()) {
-      const g = JSON.parse(readFileSync(join(input.dir, 'guidance', f), 'utf8')) as GuidanceRecord;
+      const g = readJsonSync<GuidanceRecord>(join(input.dir, 'guidance', f), guidanceRecord);
       if (!out.has(g.task_id)) out.set(g.task_id, g);
     }
   }

@@ -6,20 +6,21 @@
 // win rate and latency) and journals/ for AIDE's search trees.
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { parsePolicy, policyIdentity, type PolicyRef } from '../../agents/policies/index.js';
-import { assetsDigest } from '../../core/assets.js';
-import { modelIdentity } from '../../core/models.js';
-import { ParamError } from '../../core/errors.js';
-import { rewardFormula, type RewardInputs } from '../../core/rewards/presets.js';
-import { rewardInputIssues } from '../shared/reward-inputs.js';
-import schema from '../../schemas/stages/eval.schema.json';
-import type { ParamIssue, Stage } from '../contract.js';
-import { lazyRun } from '../lazy.js';
-import { tasksFolderIssues } from '../shared/tasks.js';
-import { type EpisodeLimits, RELEASE_LIMITS, withPreset } from '../shared/limits.js';
+import { parsePolicy, policyIdentity } from '../../agents/policies/index.js';
 import type { ToolChoice } from '../../agents/scaffolds/mlab/tools.js';
 import type { PromptFormat } from '../../agents/scaffolds/types.js';
-import { TOOLS_BY_NAME } from '../../tools/index.js';
+import { assetsDigest } from '../../core/assets.js';
+import { ParamError } from '../../core/errors.js';
+import { modelIdentity } from '../../core/models.js';
+import { rewardFormula, type RewardInputs } from '../../core/rewards/presets.js';
+import schema from '../../schemas/stages/eval.schema.json';
+import type { Stage } from '../contract.js';
+import { lazyRun } from '../lazy.js';
+import { rewardInputIssues } from '../shared/reward-inputs.js';
+import { tasksFolderIssues } from '../shared/tasks.js';
+import { MLEBENCH_TIME_BUDGET, type LIMIT_PRESETS } from './limits.js';
+import { policyListIssues, policyNames } from './policy-names.js';
+import { toolIssues } from './tool-issues.js';
 
 export interface EvalParams {
   tasks?: string;
@@ -64,113 +65,6 @@ export interface EvalParams {
   submission?: RewardInputs['submission'];
   format_rule?: RewardInputs['format_rule'];
   concurrency: number;
-}
-
-/**
- * Episode limits by preset. paper: SandMLE's T_max and τ_max (the episode
- * budget is ours); release: what the released code runs with.
- */
-export const LIMIT_PRESETS = {
-  paper: { max_turns: 20, step_timeout: 90, time_budget: 1800 },
-  release: RELEASE_LIMITS,
-} as const satisfies Record<string, EpisodeLimits>;
-
-/**
- * mlab's `paper` limits are MLToolBench's (Table 2): 50 actions or one hour a rollout. The paper sets no
- * limit on one script, so a script may use what is left of the hour.
- */
-export const MLAB_PAPER = { max_turns: 50, step_timeout: 3600, time_budget: 3600 } as const;
-
-/** MLE-bench's wall-clock limit for one agent run on a competition, in seconds. */
-export const MLEBENCH_TIME_BUDGET = 86400;
-
-/** The limits a node runs with: each written value, else its preset's. */
-export function episodeLimits(
-  p: Pick<EvalParams, 'limits' | 'max_turns' | 'step_timeout' | 'time_budget'> & { scaffold?: EvalParams['scaffold'] },
-): EpisodeLimits {
-  const preset =
-    p.scaffold === 'mlab' && (p.limits ?? 'paper') === 'paper' ? MLAB_PAPER : LIMIT_PRESETS[p.limits ?? 'paper'];
-  return withPreset(p, preset);
-}
-
-/** How policy:/policies: are given wrong (each name itself is checked where it is written). */
-function policyListIssues(p: { policy?: string; policies?: string[] }): ParamIssue[] {
-  if (p.policy && p.policies)
-    return [{ param: ['policy'], message: 'give policy: or policies:, not both', also: ['policies'] }];
-  const names = p.policies ?? (p.policy ? [p.policy] : []);
-  if (!names.length)
-    return [
-      {
-        param: ['policies'],
-        message: 'no policy: give policy: (scripted:forest, or a models: name) or policies:',
-        also: ['policy'],
-      },
-    ];
-  if (new Set(names).size !== names.length) return [{ param: ['policies'], message: 'a policy is listed twice' }];
-  return [];
-}
-
-/** The policy names of a node, checked; a bad one is an error at its position in the file. */
-export function policyNames(
-  p: { policy?: string; policies?: string[] },
-  models: Parameters<typeof parsePolicy>[1],
-): Array<{ name: string; ref: PolicyRef }> {
-  for (const issue of policyListIssues(p)) throw new ParamError(issue.param, issue.message);
-  const names = p.policies ?? [p.policy!];
-  return names.map((name, i) => {
-    const ref = parsePolicy(name, models);
-    if ('error' in ref) throw new ParamError(p.policies ? ['policies', i] : ['policy'], ref.error);
-    return { name, ref };
-  });
-}
-
-/** tools:, tool_dropout, intervention and action_model only mean something to mlab; named tools must exist. */
-function toolIssues(
-  p: Pick<EvalParams, 'scaffold' | 'tools' | 'tool_dropout' | 'intervention' | 'guidance' | 'action_model'>,
-): ParamIssue[] {
-  const issues: ParamIssue[] = [];
-  for (const k of ['tools', 'tool_dropout', 'intervention'] as const)
-    if (p[k] !== undefined && p.scaffold !== 'mlab')
-      issues.push({ param: [k], message: `${k}: only the mlab scaffold offers tools (scaffold: ${p.scaffold})` });
-  if (p.action_model !== undefined && p.scaffold !== 'mlab')
-    issues.push({
-      param: ['action_model'],
-      message: `action_model: only the mlab scaffold has AI actions (scaffold: ${p.scaffold})`,
-    });
-  if (p.guidance && p.scaffold !== 'mlab')
-    issues.push({
-      param: ['guidance'],
-      message: `guidance: only the mlab scaffold puts guidance in a teacher's prompt (scaffold: ${p.scaffold})`,
-    });
-  if (Array.isArray(p.tools))
-    p.tools.forEach(
-      (n: string, i) =>
-        TOOLS_BY_NAME.has(n) ||
-        issues.push({ param: ['tools', i], message: `unknown tool "${n}" (mlepipe tools list shows them)` }),
-    );
-  const iv = p.intervention;
-  if (iv && Array.isArray(iv.tools))
-    iv.tools.forEach(
-      (n: string, i) =>
-        TOOLS_BY_NAME.has(n) ||
-        issues.push({
-          param: ['intervention', 'tools', i],
-          message: `unknown tool "${n}" (mlepipe tools list shows them)`,
-        }),
-    );
-  if (iv && iv.mode !== 'none' && p.tools === 'none')
-    issues.push({
-      param: ['intervention'],
-      message: 'tools: none offers no diagnostic tool whose answer could be changed',
-      also: ['tools'],
-    });
-  if (iv?.branch && p.scaffold === 'mlab' && p.tools === 'none')
-    issues.push({
-      param: ['intervention', 'branch'],
-      message: 'tools: none offers no diagnostic tool to branch at',
-      also: ['tools'],
-    });
-  return issues;
 }
 
 export const slug = (s: string) => s.replace(/[^A-Za-z0-9._-]+/g, '-');

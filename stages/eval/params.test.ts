@@ -1,7 +1,8 @@
 // The eval stage's limit presets and the score feedback of validate.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { episodeLimits, evalStage, type EvalParams } from './index.js';
+import { evalStage, type EvalParams } from './index.js';
+import { episodeLimits } from './limits.js';
 import { scoreFeedback } from '../shared/episode.js';
 
 test('limits: paper by default, release as the released code; a written value wins', () => {

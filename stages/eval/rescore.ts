@@ -1,16 +1,19 @@
 // An eval rebuilt from another entry's recorded runs when only what is read
 // after the episodes changed (the reward, its inputs): every trajectory is
-// scored again (score.ts) and the outputs are written as run.ts writes them.
+// scored again (stages/shared/score.ts) and the outputs are written as a run writes them (outputs.ts).
 // No episode runs, no sandbox opens and no model is asked.
-import { cp, readFile } from 'node:fs/promises';
+import { cp } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { readTrajectories, TRAJECTORIES_FILE } from '../../agents/trajectory-files.js';
 import type { Trajectory } from '../../agents/trajectory.js';
 import { rewardFormula, rewardInputs } from '../../core/rewards/presets.js';
 import type { Metrics, RescoreSource, StageContext, StageResult } from '../contract.js';
-import { policyNames, type EvalParams } from './index.js';
-import { taskFacts, writeOutputs } from './run.js';
-import { scoreEpisode } from './score.js';
+import type { EvalParams } from './index.js';
+import { policyNames } from './policy-names.js';
+import { factsByTask } from './facts.js';
+import { writeOutputs } from './outputs.js';
+import { scoreEpisode } from '../shared/score.js';
 import { listTasks } from '../shared/tasks.js';
 
 /** What the episodes themselves measured: the source's figures hold for the same runs. */
@@ -27,10 +30,7 @@ export async function rescore(ctx: StageContext<EvalParams>, from: RescoreSource
   const p = ctx.params;
   const reward = p.reward ? rewardFormula(p.reward, ctx.rewards) : undefined;
   const inputs = rewardInputs(p.reward, ctx.rewards, p);
-  const recorded = (await readFile(join(from.dir, 'trajectories.jsonl'), 'utf8'))
-    .split('\n')
-    .filter((l) => l.trim())
-    .map((l) => JSON.parse(l) as Trajectory);
+  const recorded = await readTrajectories(join(from.dir, TRAJECTORIES_FILE));
   const trajectories = recorded.map((t): Trajectory => {
     const { rewarded: _previous, ...rest } = t;
     return { ...rest, ...scoreEpisode(t, t.evaluation, t.starter_score, inputs, reward) };
@@ -44,9 +44,8 @@ export async function rescore(ctx: StageContext<EvalParams>, from: RescoreSource
     inputs: ctx.inputs,
     experimentDir: ctx.experimentDir,
   });
-  const facts = new Map(await Promise.all(tasks.map(async (t) => [t.id, await taskFacts(t.dir)] as const)));
   const names = policyNames(p, ctx.models).map((n) => n.name);
-  const metrics: Metrics = await writeOutputs(ctx.outDir, trajectories, names, p, [], facts);
+  const metrics: Metrics = await writeOutputs(ctx.outDir, trajectories, names, p, [], await factsByTask(tasks));
   for (const k of EPISODE_METRICS) if (from.metrics[k] !== undefined) metrics[k] = from.metrics[k];
   ctx.log(`rescored ${trajectories.length} recorded runs of ${from.key.slice(0, 12)}; no episode ran`);
   ctx.progress(trajectories.length, trajectories.length);

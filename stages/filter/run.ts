@@ -38,7 +38,7 @@ export async function run(ctx: StageContext<FilterParams>): Promise<StageResult 
     ctx.signal,
   );
   for (const [i, t] of tasks.entries()) {
-    if (ctx.signal.aborted) throw new Error('interrupted');
+    ctx.signal.throwIfAborted();
     const r = results[i]!;
     if (!r.ok) {
       drops.push({ task: t.id, step: 'evaluator', reason: r.error });

@@ -8,6 +8,7 @@ import { guidanceProblems, readTaskFacts, type GuidanceRecord } from '../../agen
 import { askGuidance } from '../../agents/guidance/llm.js';
 import { proceduralGuidance } from '../../agents/guidance/procedural.js';
 import { LlmClient } from '../../agents/llm/client.js';
+import { StageFailure, UserError } from '../../core/errors.js';
 import { mapLimit } from '../../core/pool.js';
 import type { StageContext, StageResult } from '../contract.js';
 import { listTasks } from '../shared/tasks.js';
@@ -16,12 +17,12 @@ import type { GuideParams } from './index.js';
 export async function run(ctx: StageContext<GuideParams>): Promise<StageResult> {
   const p = ctx.params;
   const tasks = await listTasks({ split: 'all', limit: p.limit, inputs: ctx.inputs, experimentDir: ctx.experimentDir });
-  if (!tasks.length) throw new Error('no tasks in the inputs to write guidance for');
+  if (!tasks.length) throw new UserError('no tasks in the inputs to write guidance for');
   if (!p.model) {
     // The procedural writer reads the task's fault record; tasks from elsewhere have none.
     const bare = tasks.filter((t) => !existsSync(join(t.dir, 'private', 'fault.json'))).map((t) => t.id);
     if (bare.length)
-      throw new Error(
+      throw new UserError(
         `${bare.length} task(s) have no private/fault.json for the procedural writer (${bare.slice(0, 3).join(', ')}): give model: to have a model write their guidance`,
       );
   }
@@ -52,7 +53,7 @@ export async function run(ctx: StageContext<GuideParams>): Promise<StageResult> 
         const g = proceduralGuidance(facts);
         const problems = guidanceProblems(g);
         if (problems.length)
-          throw new Error(`the procedural guidance for ${t.id} does not validate: ${problems.join('; ')}`);
+          throw new StageFailure(`the procedural guidance for ${t.id} does not validate: ${problems.join('; ')}`);
         record = { task_id: t.id, source: 'procedural', ...g };
       }
       if (record) await writeFile(join(ctx.outDir, 'guidance', `${t.id}.json`), JSON.stringify(record, null, 1) + '\n');
@@ -61,9 +62,9 @@ export async function run(ctx: StageContext<GuideParams>): Promise<StageResult> 
     },
     ctx.signal,
   );
-  if (ctx.signal.aborted) throw new Error('interrupted');
+  ctx.signal.throwIfAborted();
   const ok = records.filter((r): r is GuidanceRecord => r !== undefined);
-  if (!ok.length) throw new Error(`no task got usable guidance (${failed.length} failed; see the log)`);
+  if (!ok.length) throw new StageFailure(`no task got usable guidance (${failed.length} failed; see the log)`);
   return {
     metrics: {
       tasks: tasks.length,

@@ -6,6 +6,7 @@
 // nothing is worse than none. keep_going leaves those out and counts them.
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import { StageFailure } from '../../core/errors.js';
 import { runEvaluator } from '../../tasks/evaluate.js';
 import { buildMlebenchTask } from '../../tasks/mlebench-build.js';
 import { competitionIds, findCompetition } from '../../tasks/mlebench.js';
@@ -31,7 +32,7 @@ export async function run(ctx: StageContext<MlebenchParams>): Promise<StageResul
   await mkdir(join(ctx.outDir, 'tasks'));
   const built: Built[] = [];
   for (const [i, id] of ids.entries()) {
-    if (ctx.signal.aborted) throw new Error('interrupted');
+    ctx.signal.throwIfAborted();
     const c = findCompetition(data, code, id);
     if ('missing' in c) {
       ctx.log(`${id}: ${c.missing}`);
@@ -62,13 +63,13 @@ export async function run(ctx: StageContext<MlebenchParams>): Promise<StageResul
   );
   const broken = built.filter((b) => b.broken);
   if (broken.length && !p.keep_going) {
-    throw new Error(
+    throw new StageFailure(
       `${broken.length} of ${ids.length} MLE-bench competitions cannot be graded here (keep_going: true leaves them out): ${broken.map((b) => `${b.id}: ${b.broken}`).join('; ')}`,
     );
   }
   const ok = built.filter((b) => !b.error && !b.broken).length;
   if (!ok)
-    throw new Error(
+    throw new StageFailure(
       `no MLE-bench competition could be made a task: ${built.map((b) => `${b.id}: ${b.error ?? b.broken}`).join('; ')}`,
     );
   return {

@@ -6,7 +6,8 @@ import * as assert from 'uvu/assert';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { applyFilters, readChatJsonl, readTrajectories, splitExamples, type Example } from './data.js';
+import { applyFilters, splitExamples } from './data.js';
+import { readChatJsonl, trajectoryExamples, type Example } from './examples.js';
 import { dedup, jaccard, shingles, signature, similarity } from './dedup.js';
 import { learningRate, warmupSteps } from '../shared/schedule.js';
 
@@ -95,7 +96,7 @@ test('trajectories: what the filters read comes from the recorded variables; cra
     traj('t5', 1, 1, 0.9, 2),
   ].join('\n');
   await withFile(text, (file) => {
-    const { examples, skipped } = readTrajectories(file, 'ev/trajectories.jsonl');
+    const { examples, skipped } = trajectoryExamples(file, 'ev/trajectories.jsonl');
     assert.is(skipped, 1);
     assert.equal(
       examples.map((e) => [e.group, e.success, e.valid, e.reward, e.rank]),

@@ -11,7 +11,7 @@
 // examples rather than its square.
 // In each cluster the example with the highest rank (improvement over the
 // starter, else reward) is kept; ties keep the one read first.
-import type { Example } from './data.js';
+import type { Example } from './examples.js';
 
 export const NUM_HASHES = 128;
 const BANDS = 32;

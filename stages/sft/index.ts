@@ -3,7 +3,7 @@
 // examples are filtered, near-duplicates removed and a seeded validation
 // split held out; dataset/train.jsonl and dataset/val.jsonl are written as
 // conversational JSONL that TRL reads as it is. Training runs on a trainer
-// worker started for the node (stages/worker.ts): one POST /sft per optimiser
+// worker started for the node (stages/shared/worker.ts): one POST /sft per optimiser
 // step, the validation loss (POST /eval_loss) before training and after each
 // epoch, and the final weights saved by the worker straight into the node's
 // checkpoint/, which a `provider: worker, checkpoint: <this stage>` model serves.
@@ -22,7 +22,8 @@ import { Rng } from '../../core/random.js';
 import schema from '../../schemas/stages/sft.schema.json';
 import type { Metrics, ParamIssue, Stage, StageContext } from '../contract.js';
 import { lazyRun } from '../lazy.js';
-import { readChatJsonl, type Filters } from './data.js';
+import type { Filters } from './data.js';
+import { readChatJsonl } from './examples.js';
 import type { Schedule } from '../shared/schedule.js';
 
 export interface SftParams {

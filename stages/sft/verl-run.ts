@@ -1,6 +1,6 @@
 // `trainer: verl`: the examples exported for verl's multi-turn SFT trainer
 // (gpu/verl/sft-export.ts), kept in the node's item store, run as a Ray job
-// (stages/verl-job.ts), and the last step's Hugging Face weights laid out as
+// (stages/shared/verl-job.ts), and the last step's Hugging Face weights laid out as
 // the node's checkpoint/ (model/, tokenizer/, the worker's manifest): what an
 // eval serves through `provider: worker, checkpoint:` and what a grpo stage
 // on verl loads as its policy.
@@ -8,13 +8,14 @@ import { cp, readFile, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { ParamError } from '../../core/errors.js';
+import { formatJsonl } from '../../core/json-files.js';
 import { sftCurve } from '../../gpu/verl/metrics.js';
 import { collectVerlCheckpoint } from '../../gpu/verl/checkpoint.js';
 import { writeSftExport } from '../../gpu/verl/sft-export.js';
 import type { Metrics, StageContext } from '../contract.js';
 import { checkCpuWeights, collectTensorboard, runVerlJob, verlWeightsOf } from '../shared/verl-job.js';
 import { CHECKPOINT_DIR } from '../shared/worker.js';
-import type { Example } from './data.js';
+import type { Example } from './examples.js';
 import type { SftParams } from './index.js';
 
 export async function runSftVerl(
@@ -71,10 +72,7 @@ export async function runSftVerl(
     ? await readFile(join(resultsDir, 'metrics.jsonl'), 'utf8')
     : '';
   const curve = sftCurve(raw, stepsPerEpoch);
-  await writeFile(
-    join(ctx.outDir, 'metrics.jsonl'),
-    curve.map((c) => JSON.stringify(c)).join('\n') + (curve.length ? '\n' : ''),
-  );
+  await writeFile(join(ctx.outDir, 'metrics.jsonl'), formatJsonl(curve));
   await writeFile(join(ctx.outDir, 'rows.json'), JSON.stringify({ curve }, null, 1) + '\n');
   await writeFile(join(ctx.outDir, 'job.json'), JSON.stringify(job) + '\n');
   const last = curve[curve.length - 1];

@@ -20,7 +20,7 @@ import type { RewardInputs } from '../../core/rewards/presets.js';
 import { gradeSubmission, type EvaluatorResult } from '../../sandbox/evaluate.js';
 import type { Sandbox } from '../../sandbox/index.js';
 import { starterScore, starterStd, type TaskRef } from './tasks.js';
-import { scoreEpisode } from '../eval/score.js';
+import { scoreEpisode } from './score.js';
 
 export interface RolloutOptions {
   sandbox: Sandbox;

@@ -1,9 +1,10 @@
 // Which tasks an eval (or grpo) node works on: a folder named by `tasks:`,
 // else the tasks/ of its upstream nodes, narrowed to a filter split.
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { ParamError, UserError } from '../../core/errors.js';
+import { readJson } from '../../core/json-files.js';
 import { readJsonFile } from '../../core/text.js';
 import { referenceChange, type Reference } from '../../tasks/references.js';
 import type { InputNode, ParamIssue } from '../contract.js';
@@ -91,7 +92,7 @@ export function tasksFolderIssues(
 /** The spread of the starter's scores over its seeds (the SFT filter's margin), when the task records it. */
 export async function starterStd(task: string): Promise<number | null> {
   try {
-    const spec = JSON.parse(await readFile(join(task, 'private', 'spec.json'), 'utf8')) as { starter_std?: number };
+    const spec = await readJson<{ starter_std?: number }>(join(task, 'private', 'spec.json'));
     return typeof spec.starter_std === 'number' && Number.isFinite(spec.starter_std) ? spec.starter_std : null;
   } catch {
     return null;
@@ -101,10 +102,9 @@ export async function starterStd(task: string): Promise<number | null> {
 /** The starter baseline's score for MLToolBench's success (Eq. 5), when the task records one. */
 export async function starterScore(task: string): Promise<number | null> {
   try {
-    const spec = JSON.parse(await readFile(join(task, 'private', 'spec.json'), 'utf8')) as {
-      starter_score?: number;
-      baseline_scores?: { median?: number };
-    };
+    const spec = await readJson<{ starter_score?: number; baseline_scores?: { median?: number } }>(
+      join(task, 'private', 'spec.json'),
+    );
     // Procedural tasks: the starter is the majority-class / mean predictor.
     const v = spec.starter_score ?? spec.baseline_scores?.median;
     return typeof v === 'number' && Number.isFinite(v) ? v : null;

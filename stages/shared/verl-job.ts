@@ -11,6 +11,7 @@ import { execa } from 'execa';
 import { readTaskView } from '../../agents/scaffolds/public.js';
 import { assetPath } from '../../core/assets.js';
 import { EnvError, ParamError, UserError } from '../../core/errors.js';
+import { formatJsonl } from '../../core/json-files.js';
 import { readJsonFile } from '../../core/text.js';
 import { trainerPython } from '../../gpu/trainer/local.js';
 import { CPU_RUN_RAY_CPUS, readModelShape, vllmCpuProblem } from '../../gpu/verl/cpu.js';
@@ -42,7 +43,7 @@ export async function verlWeightsOf(
       (await ctx.items.get(`verl-tiny ${seed}`)) ??
       (await ctx.items.put(`verl-tiny ${seed}`, async (d) => {
         const texts = join(d, 'corpus.jsonl');
-        await writeFile(texts, (await corpus()).map((r) => JSON.stringify({ messages: r.messages }) + '\n').join(''));
+        await writeFile(texts, formatJsonl((await corpus()).map((r) => ({ messages: r.messages }))));
         const args = [
           '-m',
           'mlepipe_worker',

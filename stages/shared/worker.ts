@@ -13,6 +13,7 @@ import type { HostWorker } from '../../gpu/trainer/host.js';
 import { startLocalWorker, type LocalWorker } from '../../gpu/trainer/local.js';
 import { localPython } from '../../gpu/verl/job.js';
 import type { StageContext } from '../contract.js';
+import { deviceRequests } from './devices.js';
 
 export interface ServedModel {
   /** The entry as an OpenAI-compatible endpoint (base_url set). */
@@ -152,10 +153,7 @@ async function serveOnHost(
   opts: { threads?: number; args?: readonly string[] },
 ): Promise<ServedModel> {
   const host = ctx.host!;
-  const [{ startHostWorker, DEFAULT_TRAINER_IMAGE }, { deviceRequests }] = await Promise.all([
-    import('../../gpu/trainer/host.js'),
-    import('../shell/remote.js'),
-  ]);
+  const { startHostWorker, DEFAULT_TRAINER_IMAGE } = await import('../../gpu/trainer/host.js');
   const worker = await startHostWorker({
     // The engine's address with what reaches it: an ssh:// host's key and known_hosts, a tcp:// host's TLS files.
     host: {

@@ -1,17 +1,17 @@
 // The shell stage's run(): the command in its own process group, its log,
-// its declared outputs copied into the entry and its metrics read back.
+// its declared outputs copied into the entry and its metrics read back (metrics.ts).
 import { execa } from 'execa';
-import { cp, readFile } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { cp } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { InternalError, StageFailure } from '../../core/errors.js';
 import { exists } from '../../core/fs.js';
 import { OutsideError, resolveInside } from '../../core/inside.js';
 import type { ModelSpec } from '../../core/models.js';
 import { killGroupNow, killTree, onceAborted } from '../../core/proc.js';
 import { gated, reapGroup } from '../../core/reaper.js';
-import { evaluate, parseFormula, REWARD_VARIABLES } from '../../core/rewards/parse.js';
-import { rewardFormula } from '../../core/rewards/presets.js';
-import type { Metrics, StageContext, StageResult } from '../contract.js';
+import type { StageContext, StageResult } from '../contract.js';
 import { inputEnvName, placeProblem, type ShellParams } from './index.js';
+import { finish } from './metrics.js';
 
 export async function run(ctx: StageContext<ShellParams>): Promise<StageResult> {
   if (ctx.host) return (await import('./remote.js')).runOnHost(ctx, ctx.host);
@@ -62,10 +62,10 @@ export async function run(ctx: StageContext<ShellParams>): Promise<StageResult> 
   clearTimeout(timer);
   stopAbort();
 
-  if (ctx.signal.aborted) throw new Error('interrupted');
-  if (timedOut) throw new Error(`command timed out after ${p.timeout_s}s`);
+  ctx.signal.throwIfAborted();
+  if (timedOut) throw new StageFailure(`command timed out after ${p.timeout_s}s`);
   if (result.exitCode !== 0) {
-    throw new Error(
+    throw new StageFailure(
       result.signal ? `command killed by ${result.signal}` : `command exited with code ${result.exitCode}`,
     );
   }
@@ -73,24 +73,17 @@ export async function run(ctx: StageContext<ShellParams>): Promise<StageResult> 
     // Refused at validation already; checked again where the write happens,
     // because the command may have left symlinks in its output folder.
     const problem = placeProblem('outs', out);
-    if (problem) throw new Error(`outs: ${problem}`);
+    if (problem) throw new InternalError(`outs: ${problem}`);
     const from = resolve(ctx.experimentDir, out);
-    if (!(await exists(from))) throw new Error(`declared output ${out} was not written`);
+    if (!(await exists(from))) throw new StageFailure(`declared output ${out} was not written`);
     const to = await resolveInside(ctx.outDir, out).catch((err: unknown) => {
       throw err instanceof OutsideError
-        ? new Error(`outs: ${out} leads outside the node's output folder (${err.message})`)
+        ? new StageFailure(`outs: ${out} leads outside the node's output folder (${err.message})`)
         : err;
     });
     await cp(from, to, { recursive: true });
   }
   return finish(ctx);
-}
-
-/** Metrics the command wrote into its output folder, with the reward when one is asked for. */
-export async function finish(ctx: StageContext<ShellParams>): Promise<StageResult> {
-  const metrics = (await readMetrics(join(ctx.outDir, 'metrics.json'))) ?? {};
-  if (ctx.params.reward) metrics.reward = rewardOf(rewardFormula(ctx.params.reward, ctx.rewards)!, metrics);
-  return { metrics };
 }
 
 /** The endpoint as the openai SDKs read it, plus the whole entry for anything else. */
@@ -100,35 +93,4 @@ export function modelEnv(m: ModelSpec, outer: NodeJS.ProcessEnv): Record<string,
   const key = m.api_key_env ? outer[m.api_key_env] : undefined;
   if (key) env.OPENAI_API_KEY = key;
   return env;
-}
-
-/** Evaluates a reward formula over the numeric (or boolean) metrics named like reward variables. */
-function rewardOf(formula: string, metrics: Metrics): number {
-  const vars: Record<string, number> = {};
-  for (const v of REWARD_VARIABLES) {
-    const x = metrics[v];
-    if (typeof x === 'number') vars[v] = x;
-    else if (typeof x === 'boolean') vars[v] = x ? 1 : 0;
-  }
-  return evaluate(parseFormula(formula), vars);
-}
-
-async function readMetrics(file: string): Promise<Metrics | undefined> {
-  if (!(await exists(file))) return undefined;
-  let data: unknown;
-  try {
-    data = JSON.parse(await readFile(file, 'utf8'));
-  } catch (err) {
-    throw new Error(`metrics.json is not valid JSON: ${(err as Error).message}`);
-  }
-  if (typeof data !== 'object' || data === null || Array.isArray(data))
-    throw new Error('metrics.json must hold one JSON object');
-  const metrics: Metrics = {};
-  for (const [k, v] of Object.entries(data)) {
-    if (v !== null && !['number', 'string', 'boolean'].includes(typeof v)) {
-      throw new Error(`metrics.json: "${k}" must be a number, string, boolean or null`);
-    }
-    metrics[k] = v as Metrics[string];
-  }
-  return metrics;
 }

@@ -1,6 +1,6 @@
-// A finished episode's reward variables and reward. They are a function of
-// what the run recorded, so a run scores the same whether its episode has
-// just ended (rollout.ts) or is read back from its trajectory (rescore.ts).
+// A finished episode's reward variables and reward. They are a function of what the run recorded, so a run
+// scores the same whether its episode has just ended (episode.ts) or is read back from its trajectory (the eval's
+// rescore.ts).
 import { lastScored } from '../../agents/reward-inputs.js';
 import { rewardVariables, type Trajectory } from '../../agents/trajectory.js';
 import type { EpisodeResult } from '../../agents/scaffolds/types.js';

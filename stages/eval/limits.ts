@@ -1,0 +1,31 @@
+// The eval's episode limits: the presets (paper, release; mlab's paper limits are MLToolBench's) and the
+// limits a node runs with.
+import { type EpisodeLimits, RELEASE_LIMITS, withPreset } from '../shared/limits.js';
+import type { EvalParams } from './index.js';
+
+/**
+ * Episode limits by preset. paper: SandMLE's T_max and τ_max (the episode
+ * budget is ours); release: what the released code runs with.
+ */
+export const LIMIT_PRESETS = {
+  paper: { max_turns: 20, step_timeout: 90, time_budget: 1800 },
+  release: RELEASE_LIMITS,
+} as const satisfies Record<string, EpisodeLimits>;
+
+/**
+ * mlab's `paper` limits are MLToolBench's (Table 2): 50 actions or one hour a rollout. The paper sets no
+ * limit on one script, so a script may use what is left of the hour.
+ */
+export const MLAB_PAPER = { max_turns: 50, step_timeout: 3600, time_budget: 3600 } as const;
+
+/** MLE-bench's wall-clock limit for one agent run on a competition, in seconds. */
+export const MLEBENCH_TIME_BUDGET = 86400;
+
+/** The limits a node runs with: each written value, else its preset's. */
+export function episodeLimits(
+  p: Pick<EvalParams, 'limits' | 'max_turns' | 'step_timeout' | 'time_budget'> & { scaffold?: EvalParams['scaffold'] },
+): EpisodeLimits {
+  const preset =
+    p.scaffold === 'mlab' && (p.limits ?? 'paper') === 'paper' ? MLAB_PAPER : LIMIT_PRESETS[p.limits ?? 'paper'];
+  return withPreset(p, preset);
+}
