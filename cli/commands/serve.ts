@@ -9,7 +9,7 @@ import { join, resolve } from 'node:path';
 import { EnvError, UserError } from '../../core/errors.js';
 import { onceAborted } from '../../core/proc.js';
 import { startLocalWorker } from '../../gpu/trainer/local.js';
-import { CHECKPOINT_DIR } from '../../stages/shared/worker.js';
+import { CHECKPOINT_DIR } from '../../stages/shared/weights.js';
 import { integerFlag } from '../flags.js';
 import type { IO } from '../io.js';
 

@@ -17,7 +17,7 @@ import { verlShapingCurve } from './verl-shaping.js';
 import type { StageContext, StageResult } from '../contract.js';
 import { starterScore } from '../shared/tasks.js';
 import { stageSandbox } from '../shared/sandbox.js';
-import { CHECKPOINT_DIR } from '../shared/worker.js';
+import { CHECKPOINT_DIR } from '../shared/weights.js';
 import { collectTensorboard, runVerlJob } from '../shared/verl-job.js';
 import { curveSummary, type CurveRow } from './curve.js';
 import type { GrpoParams } from './index.js';

@@ -17,7 +17,8 @@ import type { ModelSpec } from '../../core/models.js';
 import { waitAtMost } from '../../core/proc.js';
 import { TrainerClient, type TokenizerIdentity, type UpdateResult } from '../../gpu/trainer/client.js';
 import type { StageContext } from '../contract.js';
-import { CHECKPOINT_DIR, serveModel, type ServedModel } from '../shared/worker.js';
+import { serveModel, type ServedModel } from '../shared/worker.js';
+import { CHECKPOINT_DIR } from '../shared/weights.js';
 import type { Batch } from './batch.js';
 import { retention } from './retention.js';
 

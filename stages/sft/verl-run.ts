@@ -13,8 +13,9 @@ import { sftCurve } from '../../gpu/verl/metrics.js';
 import { collectVerlCheckpoint } from '../../gpu/verl/checkpoint.js';
 import { writeSftExport } from '../../gpu/verl/sft-export.js';
 import type { Metrics, StageContext } from '../contract.js';
-import { checkCpuWeights, collectTensorboard, runVerlJob, verlWeightsOf } from '../shared/verl-job.js';
-import { CHECKPOINT_DIR } from '../shared/worker.js';
+import { checkCpuWeights, collectTensorboard, runVerlJob } from '../shared/verl-job.js';
+import { verlWeightsOf } from '../shared/verl-weights.js';
+import { CHECKPOINT_DIR } from '../shared/weights.js';
 import type { Example } from './examples.js';
 import type { SftParams } from './index.js';
 

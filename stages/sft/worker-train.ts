@@ -8,7 +8,8 @@ import type { SftExample, TokenizerIdentity, TrainerClient } from '../../gpu/tra
 import type { Metrics, StageContext } from '../contract.js';
 import { learningRate, warmupSteps } from '../shared/schedule.js';
 import { openTrainLog } from '../shared/train-log.js';
-import { CHECKPOINT_DIR, serveModel } from '../shared/worker.js';
+import { serveModel } from '../shared/worker.js';
+import { CHECKPOINT_DIR } from '../shared/weights.js';
 import type { Example } from './examples.js';
 import type { SftParams } from './index.js';
 

@@ -7,7 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { resolveModel, type ModelSpec, type WrittenModel } from '../../core/models.js';
 import type { InputNode, StageContext } from '../contract.js';
-import { serveModel, weightsFor } from './worker.js';
+import { serveModel } from './worker.js';
+import { weightsFor } from './weights.js';
 
 const worker = (over: Partial<WrittenModel>): ModelSpec => resolveModel({ provider: 'worker', model: 'm', ...over });
 const input = (name: string, dir: string) => ({ name, id: name, key: 'k', dir, metrics: {}, variant: {} }) as InputNode;

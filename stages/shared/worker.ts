@@ -5,15 +5,16 @@
 // on a host (`on:`) gets its worker in a container there
 // (gpu/trainer/host.ts). An `openai` entry is used as it is.
 import { existsSync } from 'node:fs';
-import { isAbsolute, join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { UserError } from '../../core/errors.js';
-import { workerWeights, type ModelSpec } from '../../core/models.js';
+import type { ModelSpec } from '../../core/models.js';
 import { TrainerClient } from '../../gpu/trainer/client.js';
 import type { HostWorker } from '../../gpu/trainer/host.js';
 import { startLocalWorker, type LocalWorker } from '../../gpu/trainer/local.js';
 import { localPython } from '../../gpu/verl/job.js';
 import type { StageContext } from '../contract.js';
 import { deviceRequests } from './devices.js';
+import { weightsFor } from './weights.js';
 
 export interface ServedModel {
   /** The entry as an OpenAI-compatible endpoint (base_url set). */
@@ -33,33 +34,6 @@ export interface ServedModel {
    */
   collect(path: string, localDir: string): Promise<void>;
   stop(): Promise<void>;
-}
-
-/** Where an upstream stage keeps the checkpoint a worker can load. */
-export const CHECKPOINT_DIR = 'checkpoint';
-
-/** The folder a worker entry's weights are in, or the tiny model; checked against the node's inputs. */
-export function weightsFor(
-  ctx: Pick<StageContext<unknown>, 'experimentDir' | 'inputs'>,
-  name: string,
-  spec: ModelSpec,
-): { dir: string } | { tiny: true; seed: number } {
-  const w = workerWeights(spec);
-  if ('error' in w) throw new UserError(`model ${name}: ${w.error}`);
-  if ('tiny' in w) return { tiny: true, seed: w.tiny };
-  if ('path' in w) {
-    const dir = isAbsolute(w.path) ? w.path : resolve(ctx.experimentDir, w.path);
-    if (!existsSync(dir)) throw new UserError(`model ${name}: path ${w.path}: no such folder`);
-    return { dir };
-  }
-  const input = ctx.inputs.find((i) => i.name === w.checkpoint);
-  if (!input) throw new UserError(`model ${name}: checkpoint: ${w.checkpoint} must be a stage in this stage's needs:`);
-  const dir = join(input.dir, CHECKPOINT_DIR);
-  if (!existsSync(dir))
-    throw new UserError(
-      `model ${name}: stage ${w.checkpoint} wrote no ${CHECKPOINT_DIR}/ (only sft, and grpo with trainer: worker, do)`,
-    );
-  return { dir };
 }
 
 /**

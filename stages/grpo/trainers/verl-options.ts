@@ -2,7 +2,8 @@
 // (`trainer: verl-export`).
 import type { ExportOptions } from '../../../gpu/verl/export.js';
 import type { StageContext } from '../../contract.js';
-import { checkCpuWeights, taskCorpus, verlWeightsOf } from '../../shared/verl-job.js';
+import { checkCpuWeights } from '../../shared/verl-job.js';
+import { taskCorpus, verlWeightsOf } from '../../shared/verl-weights.js';
 import { CONTEXT_TOKENS } from '../index.js';
 import { OBSERVATION_CHARS } from '../plans.js';
 import { verlShaping } from '../verl-shaping.js';
