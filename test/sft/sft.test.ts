@@ -10,7 +10,8 @@ import * as assert from 'uvu/assert';
 import OpenAI from 'openai';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { InputNode, StageContext } from '../../stages/contract.js';
+import type { InputNode } from '../../stages/contract.js';
+import { stageContext } from '../stage-context.js';
 import { serveModel } from '../../stages/shared/worker.js';
 import { cli, tmpProject, readJsonl } from '../helpers.js';
 import { readLogs, readScalars } from '../train-log/read.js';
@@ -149,14 +150,13 @@ test('sft on 20 trajectories lowers the validation loss, logs its curve to Tenso
   );
   const input = { name: 'tune', id: 'tune', key: 'k', dir: out, metrics: {}, variant: {} } as InputNode;
   const logs: string[] = [];
-  const ctx = {
+  const ctx = stageContext(undefined, {
     experimentDir: dir,
     inputs: [input],
     outDir: join(dir, 'scratch'),
     models: { mine: { provider: 'worker', checkpoint: 'tune', model: 'mine' } },
     log: (l: string) => logs.push(l),
-    signal: new AbortController().signal,
-  } as unknown as StageContext<unknown>;
+  });
   const served = await serveModel(ctx, 'mine');
   try {
     const client = new OpenAI({ baseURL: served.spec.base_url, apiKey: 'none' });
