@@ -39,6 +39,8 @@ export const CHECKS = [
     commands: [
       [lintPy('ruff'), 'check', '.'],
       [lintPy('ruff'), 'format', '--check', '.'],
+      // File and function sizes, which ruff does not count (scripts/py-sizes.py names the exceptions).
+      [lintPy('python'), 'scripts/py-sizes.py'],
     ],
   },
   {

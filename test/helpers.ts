@@ -66,7 +66,7 @@ export async function cli(
       timeout,
     });
   // A file that shares task nodes (shareTaskNodes) runs with the other files' generated tasks in its cache.
-  const r = args[0] === 'run' ? await withSharedTaskNodes(opts.cwd, call) : await call();
+  const r = args[0] === 'run' ? await withSharedTaskNodes(opts.cwd, args, cleanEnv(opts.env), call) : await call();
   return { exitCode: r.exitCode ?? -1, stdout: String(r.stdout), stderr: String(r.stderr) };
 }
 

@@ -7,13 +7,9 @@ import { pageHtml, trajectoryWriter } from '../pipelines/report/html/page.js';
 
 const MEDALS = ['gold', 'silver', 'bronze', 'median'] as const;
 
-/** Trajectory i of a synthetic experiment: react episodes, every seventh an AIDE search, every fifth shaped by SPICE. */
-export function syntheticTrajectory(i: number, variants: string[]): Recorded & { node: string } {
-  const task = `task-${i % 50}`;
-  const policy = `policy-${Math.floor(i / 50) % 4}`;
-  const node = variants[Math.floor(i / 200) % variants.length];
-  const aide = i % 7 === 3;
-  const turns = Array.from({ length: 3 }, (_, k) => ({
+/** Three turns of code and output; an AIDE episode's carry its search operators, every eleventh a tool call. */
+function syntheticTurns(i: number, aide: boolean) {
+  return Array.from({ length: 3 }, (_, k) => ({
     turn: k,
     action: k === 2 ? 'answer' : 'code',
     code: `import pandas as pd\ndf = pd.read_csv('public/train.csv')\nprint(df.shape, ${k})\n`,
@@ -25,6 +21,66 @@ export function syntheticTrajectory(i: number, variants: string[]): Recorded & {
     ...(aide ? { operator: k ? 'improve' : 'draft', parent: k ? 0 : null, metric: 0.5 + k / 10, buggy: false } : {}),
     ...(i % 11 === 0 && k === 0 ? { name: 'ReadFile', args: { path: 'public/description.md' } } : {}),
   }));
+}
+
+/** The reward variables of an episode that reached the medals in `reached` (gold first) with `score`. */
+function rewardVariables(reached: number[], score: number) {
+  return {
+    format: 1,
+    execute: 1,
+    valid: 1,
+    median: reached[3],
+    bronze: reached[2],
+    silver: reached[1],
+    gold: reached[0],
+    score,
+    improvement: score - 0.3,
+    success: 1,
+    turns: 3,
+    reply_chars: 90,
+    timed_out: 0,
+  };
+}
+
+/** An AIDE episode's search journal, and every fifth episode's SPICE shaping. */
+function searchAndShaping(i: number, aide: boolean, turns: ReturnType<typeof syntheticTurns>) {
+  return {
+    ...(aide
+      ? {
+          journal: {
+            nodes: turns.map((t) => ({
+              id: t.turn,
+              parent: t.parent,
+              operator: t.operator,
+              metric: t.metric,
+              buggy: false,
+              plan: 'fit a model',
+            })),
+            best: 2,
+            lower_is_better: false,
+          },
+        }
+      : {}),
+    ...(i % 5 === 0
+      ? {
+          shaping: {
+            kind: 'spice',
+            beta: 0.1,
+            turns: turns.map((t) => ({ turn: t.turn, category: 'code', d: 0.25 * (t.turn + 1) })),
+            rewards: [0.025, 0.05, 0.075],
+          },
+        }
+      : {}),
+  };
+}
+
+/** Trajectory i of a synthetic experiment: react episodes, every seventh an AIDE search, every fifth shaped by SPICE. */
+export function syntheticTrajectory(i: number, variants: string[]): Recorded & { node: string } {
+  const task = `task-${i % 50}`;
+  const policy = `policy-${Math.floor(i / 50) % 4}`;
+  const node = variants[Math.floor(i / 200) % variants.length];
+  const aide = i % 7 === 3;
+  const turns = syntheticTurns(i, aide);
   const messages = [
     { role: 'system', content: 'You are a machine-learning engineer.' },
     { role: 'user', content: `# Competition ${task}` },
@@ -55,50 +111,11 @@ export function syntheticTrajectory(i: number, variants: string[]): Recorded & {
     },
     grade_error: null,
     starter_score: 0.3,
-    variables: {
-      format: 1,
-      execute: 1,
-      valid: 1,
-      median: reached[3],
-      bronze: reached[2],
-      silver: reached[1],
-      gold: reached[0],
-      score,
-      improvement: score - 0.3,
-      success: 1,
-      turns: 3,
-      reply_chars: 90,
-      timed_out: 0,
-    },
+    variables: rewardVariables(reached, score),
     reward: reached[2],
     started: '2026-01-01T00:00:00.000Z',
     duration_ms: 2400,
-    ...(aide
-      ? {
-          journal: {
-            nodes: turns.map((t) => ({
-              id: t.turn,
-              parent: t.parent,
-              operator: t.operator,
-              metric: t.metric,
-              buggy: false,
-              plan: 'fit a model',
-            })),
-            best: 2,
-            lower_is_better: false,
-          },
-        }
-      : {}),
-    ...(i % 5 === 0
-      ? {
-          shaping: {
-            kind: 'spice',
-            beta: 0.1,
-            turns: turns.map((t) => ({ turn: t.turn, category: 'code', d: 0.25 * (t.turn + 1) })),
-            rewards: [0.025, 0.05, 0.075],
-          },
-        }
-      : {}),
+    ...searchAndShaping(i, aide, turns),
   };
 }
 

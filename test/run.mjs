@@ -1,7 +1,8 @@
 // Runs every *.test.ts file in its own Node process (two at a time by
 // default), prints each file's uvu output, and ends with one line
 // `N passed, N failed` for humans and CI alike. Optional arguments filter
-// files by substring. With --checks the static checks of scripts/checks.mjs
+// files by substring; --layer unit|fixture|e2e (comma-separated for several) runs the files of those layers
+// only (test/lanes.mjs says which file is in which). With --checks the static checks of scripts/checks.mjs
 // (type-check, linters) run in the same lanes, each counted as one test.
 //
 // A file with skipped tests fails: each test `.skip` or `.only` left out counts as one failure.
@@ -27,6 +28,7 @@ import { cpus, tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { pick, prepare, runCheck } from '../scripts/checks.mjs';
+import { layerOf, pickLayers } from './lanes.mjs';
 import { timeScale } from './time-scale.mjs';
 
 const ROOTS = [
@@ -45,7 +47,15 @@ const ROOTS = [
 // Arguments: substrings of test file paths, or paths of files to run as they are. --checks adds the static
 // checks (scripts/checks.mjs), --checks=NAME,... some of them, by name or group; they then share the lanes
 // with the files: `npm test` runs the suite that way.
-const checkArgs = process.argv.slice(2).filter((a) => a === '--checks' || a.startsWith('--checks='));
+let layers;
+let args;
+try {
+  ({ layers, rest: args } = pickLayers(process.argv.slice(2)));
+} catch (err) {
+  console.error(`test runner: ${err.message}`);
+  process.exit(2);
+}
+const checkArgs = args.filter((a) => a === '--checks' || a.startsWith('--checks='));
 let checks = [];
 try {
   checks = checkArgs.flatMap((a) =>
@@ -55,7 +65,7 @@ try {
   console.error(`test runner: ${err.message}`);
   process.exit(2);
 }
-const filters = process.argv.slice(2).filter((a) => !checkArgs.includes(a));
+const filters = args.filter((a) => !checkArgs.includes(a));
 const jobs = Number(process.env.MLEPIPE_TEST_JOBS ?? Math.min(2, cpus().length));
 // One factor for the whole run, handed to every file so that they agree.
 const scale = timeScale();
@@ -135,6 +145,7 @@ const files = [
     ...ROOTS.flatMap((r) => find(r)).filter((f) => !filters.length || filters.some((x) => f.includes(x))),
   ]),
 ]
+  .filter((f) => !layers || layers.has(layerOf(f)))
   .sort((a, b) => Number(!a.startsWith('test')) - Number(!b.startsWith('test')) || a.localeCompare(b))
   .sort((a, b) => (lastTimes[b] ?? -1) - (lastTimes[a] ?? -1));
 
@@ -204,6 +215,7 @@ function slowest(tests, endedAt) {
 
 const REGISTER = fileURLToPath(new URL('./uvu/register.mjs', import.meta.url));
 const TYPESCRIPT = fileURLToPath(new URL('./ts/register.mjs', import.meta.url));
+const UNIT_GUARD = fileURLToPath(new URL('./unit-guard.mjs', import.meta.url));
 const running = new Set();
 const killGroup = (child) => {
   try {
@@ -264,7 +276,15 @@ function runFile(file, index) {
     // Source maps: a failure's stack names lines of the TypeScript, not of its compiled form.
     const child = spawn(
       process.execPath,
-      ['--enable-source-maps', '--import', TYPESCRIPT, '--import', REGISTER, file],
+      [
+        '--enable-source-maps',
+        '--import',
+        TYPESCRIPT,
+        '--import',
+        REGISTER,
+        ...(layerOf(file) === 'unit' ? ['--import', UNIT_GUARD] : []),
+        file,
+      ],
       {
         env: {
           ...process.env,
@@ -397,7 +417,7 @@ try {
   // only an ordering hint
 }
 // `MLEPIPE_TEST_DURATIONS=write node test/run.mjs` refreshes the reference times after a whole run.
-if (process.env.MLEPIPE_TEST_DURATIONS === 'write' && !filters.length) {
+if (process.env.MLEPIPE_TEST_DURATIONS === 'write' && !filters.length && !layers) {
   const seconds = Object.fromEntries(
     Object.entries(times)
       .sort(([a], [b]) => (a < b ? -1 : 1))

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { ROOT, TIME_SCALE } from './helpers.js';
 import { CHECKS, pick, runCheck } from '../scripts/checks.mjs';
 import { pytestCases } from './pytest.js';
+import { E2E, layerOf, pickLayers } from './lanes.mjs';
 
 const FIXTURES = join('test', 'fixtures', 'runner');
 
@@ -153,6 +154,43 @@ test("a pytest report gives one case per Python test, with a failure's or skip's
     { id: 'pkg.test_p::test_p[q"]', outcome: 'passed' },
   ]);
   assert.equal(pytestCases(''), []);
+});
+
+test('a file is a unit beside the code, end-to-end in a named folder of test/, else a fixture; --layer picks layers', () => {
+  assert.equal(
+    ['core/fs.test.ts', 'test/e2e/run.test.ts', 'test/fixtures/core/proc.test.ts', 'test/tasks/factory.test.ts'].map(
+      layerOf,
+    ),
+    ['unit', 'e2e', 'fixture', 'fixture'],
+  );
+  assert.equal(layerOf('test/runner.test.ts'), 'fixture');
+  for (const dir of E2E) assert.is(layerOf(`test/${dir}/x.test.ts`), 'e2e');
+  assert.equal(pickLayers(['--layer', 'unit,fixture', 'core/']), {
+    layers: new Set(['unit', 'fixture']),
+    rest: ['core/'],
+  });
+  assert.equal(pickLayers(['--layer=e2e', '--checks']), { layers: new Set(['e2e']), rest: ['--checks'] });
+  assert.equal(pickLayers(['core/']), { layers: undefined, rest: ['core/'] });
+  assert.throws(() => pickLayers(['--layer', 'units']), /--layer takes unit, fixture, e2e, comma-separated; got units/);
+});
+
+test('a unit test that starts a process fails, even when it catches the error', async () => {
+  const guard = join(ROOT, 'test', 'unit-guard.mjs');
+  const script = `import { spawnSync } from 'node:child_process'; try { spawnSync('true'); } catch {} console.log('went on');`;
+  const r = await execa(process.execPath, ['--import', guard, '--input-type=module', '-e', script], { reject: false });
+  assert.is(r.exitCode, 1);
+  assert.match(String(r.stdout), 'went on');
+  assert.match(
+    String(r.stderr),
+    '[unit guard] a unit test may not start a process (true): move the test file under test/',
+  );
+  const spawned = await execa(
+    process.execPath,
+    ['--import', guard, '--input-type=module', '-e', `import { spawn } from 'node:child_process'; spawn('true');`],
+    { reject: false },
+  );
+  assert.is(spawned.exitCode, 1);
+  assert.match(String(spawned.stderr), 'a unit test may not start a process (true)');
 });
 
 test.run();

@@ -43,4 +43,23 @@ test('a second project takes the first one’s generated and filtered tasks from
   assert.match(c.stderr, /3 ran, 0 cached/);
 });
 
+test('a project takes from the store only the task entries its own run needs, whatever other files put there', async () => {
+  const store = await mkdtemp(join(tmpdir(), 'shared-tasks-'));
+  process.env.MLEPIPE_TEST_SHARED_TASKS = store;
+  shareTaskNodes();
+  const first = await tmpProject({ 'e.yaml': EXP });
+  assert.is((await cli(['run', 'e.yaml'], { cwd: first })).exitCode, 0);
+  // Another seed: other keys for both task nodes. Its cache holds its own three entries and none of the store's.
+  const other = await tmpProject({ 'e.yaml': EXP.replace('seed: 1', 'seed: 2') });
+  const r = await cli(['run', 'e.yaml'], { cwd: other });
+  assert.is(r.exitCode, 0, r.stderr);
+  assert.match(r.stderr, /3 ran, 0 cached/);
+  assert.is((await readdir(join(other, '.mlepipe', 'nodes'))).filter((n) => !n.startsWith('.')).length, 3);
+  // The same experiment with its seed set by -S takes both entries the first project built.
+  const overridden = await tmpProject({ 'e.yaml': EXP.replace('seed: 1', 'seed: 3') });
+  const s = await cli(['run', 'e.yaml', '-S', 'stages.tasks.with.seed=1'], { cwd: overridden });
+  assert.is(s.exitCode, 0, s.stderr);
+  assert.match(s.stderr, /1 ran, 2 cached/);
+});
+
 test.run();

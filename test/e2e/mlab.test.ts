@@ -50,6 +50,26 @@ const MODEL = (body: { messages: { role: string; content: string }[] }) => {
   return { content: replies[Math.min(turn, replies.length - 1)], usage: { prompt_tokens: 100, completion_tokens: 20 } };
 };
 
+/** The agents node's trajectories, read from where `mlepipe outputs` says they are. */
+async function agentsTrajectories(dir: string, env: Record<string, string>) {
+  const out = (await cli(['outputs', 'e.yaml', 'agents'], { cwd: dir, env })).stdout.trim();
+  return (await readFile(join(out, 'trajectories.jsonl'), 'utf8'))
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
+}
+
+/** The model's turns as MODEL's replies make them: each action, and the tool or action it named. */
+const MODEL_TURNS = [
+  ['action', 'Write File'],
+  ['code', 'Execute Script'],
+  ['tool', 'detect_missing_values'],
+  ['action', 'Edit Script (AI)'],
+  ['invalid', null],
+  ['action', 'Python REPL'],
+  ['answer', 'Final Answer'],
+];
+
 test('scaffold: mlab through the CLI: valid submissions, each action and tool call recorded', async () => {
   const server = await startReplayServer([MODEL]);
   try {
@@ -75,11 +95,7 @@ test('scaffold: mlab through the CLI: valid submissions, each action and tool ca
       ),
     );
 
-    const out = (await cli(['outputs', 'e.yaml', 'agents'], { cwd: dir, env })).stdout.trim();
-    const trajectories = (await readFile(join(out, 'trajectories.jsonl'), 'utf8'))
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l));
+    const trajectories = await agentsTrajectories(dir, env);
     assert.is(trajectories.length, 4);
     for (const t of trajectories) {
       assert.is(t.scaffold, 'mlab');
@@ -89,15 +105,7 @@ test('scaffold: mlab through the CLI: valid submissions, each action and tool ca
     const model = trajectories.find((t) => t.policy === 'tiny');
     assert.equal(
       model.turns.map((t: { action: string; name?: string }) => [t.action, t.name ?? null]),
-      [
-        ['action', 'Write File'],
-        ['code', 'Execute Script'],
-        ['tool', 'detect_missing_values'],
-        ['action', 'Edit Script (AI)'],
-        ['invalid', null],
-        ['action', 'Python REPL'],
-        ['answer', 'Final Answer'],
-      ],
+      MODEL_TURNS,
     );
     // MLAgentBench's answer to an edit: where it went and the diff.
     assert.match(

@@ -10,7 +10,7 @@ import { lstat, readFile, realpath, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { choosePython } from '../../core/python.js';
 import { runEvaluator } from '../../tasks/evaluate.js';
-import { cli, tmpProject } from '../helpers.js';
+import { cli, readJsonl, tmpProject } from '../helpers.js';
 import { mirrorAt } from './mlebench-checkout.js';
 
 /** A seeded stream in [0, 1) (a small LCG: the data need only be fixed, not good). */
@@ -146,6 +146,50 @@ function expected(score: number | null, t: Th) {
   };
 }
 
+/** The boolean fields of each competition's report in MLE-bench's grading report. */
+const REPORT_FLAGS = [
+  'any_medal',
+  'gold_medal',
+  'silver_medal',
+  'bronze_medal',
+  'above_median',
+  'submission_exists',
+  'valid_submission',
+  'is_lower_better',
+];
+
+/**
+ * One scripted run's result against its competition: a valid submission, the leaderboard's thresholds, a score
+ * rounded as MLE-bench ranks them, its HumanRank and its medals.
+ */
+function checkGradedRun(run: Awaited<ReturnType<typeof readJsonl>>[number]): void {
+  const close = (a: number, b: number) => Math.abs(a - b) < 1e-9;
+  const t = run.task_id === 'toy-spam' ? SPAM : RENT;
+  assert.ok(run.valid_submission, `${run.policy} on ${run.task_id}: ${run.grade_error}`);
+  assert.ok(
+    close(run.gold_threshold, t.gold) &&
+      close(run.silver_threshold, t.silver) &&
+      close(run.bronze_threshold, t.bronze) &&
+      close(run.median_threshold, t.median),
+    JSON.stringify(run),
+  );
+  assert.is(run.is_lower_better, t.lower);
+  // Scores come rounded to 5 decimals, as MLE-bench ranks them.
+  assert.is(Number(run.score.toFixed(5)), run.score);
+  // HumanRank: 1 - (teams strictly better) / teams.
+  const lb = run.task_id === 'toy-spam' ? SPAM_LB : RENT_LB;
+  assert.ok(
+    close(run.human_rank, 1 - lb.filter((x) => (t.lower ? x < run.score : x > run.score)).length / lb.length),
+    `human_rank ${run.human_rank}`,
+  );
+  const { gold_medal, silver_medal, bronze_medal, above_median } = run;
+  assert.equal(
+    { gold_medal, silver_medal, bronze_medal, above_median },
+    expected(run.score, t),
+    `${run.policy} on ${run.task_id} scored ${run.score}`,
+  );
+}
+
 test('MLE-bench competitions become tasks; scripted agents are graded by the competitions’ graders and leaderboards', async () => {
   const dir = await tmpProject(FILES);
   const r = await cli(['run', 'e.yaml'], { cwd: dir });
@@ -177,38 +221,9 @@ test('MLE-bench competitions become tasks; scripted agents are graded by the com
   assert.not.ok(spamTask.references.public.files.some((f: [string]) => f[0].includes('private')));
 
   const out = (await cli(['outputs', 'e.yaml', 'agents'], { cwd: dir })).stdout.trim();
-  const results = (await readFile(join(out, 'results.jsonl'), 'utf8'))
-    .trim()
-    .split('\n')
-    .map((l) => JSON.parse(l));
+  const results = await readJsonl(join(out, 'results.jsonl'));
   assert.is(results.length, 4);
-  const close = (a: number, b: number) => Math.abs(a - b) < 1e-9;
-  for (const run of results) {
-    const t = run.task_id === 'toy-spam' ? SPAM : RENT;
-    assert.ok(run.valid_submission, `${run.policy} on ${run.task_id}: ${run.grade_error}`);
-    assert.ok(
-      close(run.gold_threshold, t.gold) &&
-        close(run.silver_threshold, t.silver) &&
-        close(run.bronze_threshold, t.bronze) &&
-        close(run.median_threshold, t.median),
-      JSON.stringify(run),
-    );
-    assert.is(run.is_lower_better, t.lower);
-    // Scores come rounded to 5 decimals, as MLE-bench ranks them.
-    assert.is(Number(run.score.toFixed(5)), run.score);
-    // HumanRank: 1 - (teams strictly better) / teams.
-    const lb = run.task_id === 'toy-spam' ? SPAM_LB : RENT_LB;
-    assert.ok(
-      close(run.human_rank, 1 - lb.filter((x) => (t.lower ? x < run.score : x > run.score)).length / lb.length),
-      `human_rank ${run.human_rank}`,
-    );
-    const { gold_medal, silver_medal, bronze_medal, above_median } = run;
-    assert.equal(
-      { gold_medal, silver_medal, bronze_medal, above_median },
-      expected(run.score, t),
-      `${run.policy} on ${run.task_id} scored ${run.score}`,
-    );
-  }
+  for (const run of results) checkGradedRun(run);
   // The ladder is visible: the majority guess earns nothing, the forest medals on the classification.
   const of = (policy: string, task: string) => results.find((x) => x.policy === policy && x.task_id === task);
   assert.is(of('scripted:majority', 'toy-spam').any_medal, false);
@@ -216,11 +231,7 @@ test('MLE-bench competitions become tasks; scripted agents are graded by the com
   assert.is(of('scripted:majority', 'toy-rent').above_median, false);
 
   // The system prompt names the competition's own files and sample submission.
-  const rent = (await readFile(join(out, 'trajectories.jsonl'), 'utf8'))
-    .trim()
-    .split('\n')
-    .map((l) => JSON.parse(l))
-    .find((t) => t.task_id === 'toy-rent');
+  const rent = (await readJsonl(join(out, 'trajectories.jsonl'))).find((t) => t.task_id === 'toy-rent');
   const system = rent.messages.find((m: { role: string }) => m.role === 'system').content;
   assert.match(system, '`labels.csv`');
   assert.match(system, '`public/sample_submission_null.csv` shows the');
@@ -240,17 +251,7 @@ test('MLE-bench competitions become tasks; scripted agents are graded by the com
   for (const c of report.competition_reports) {
     for (const k of ['gold_threshold', 'silver_threshold', 'bronze_threshold', 'median_threshold', 'score'])
       assert.type(c[k], 'number');
-    for (const k of [
-      'any_medal',
-      'gold_medal',
-      'silver_medal',
-      'bronze_medal',
-      'above_median',
-      'submission_exists',
-      'valid_submission',
-      'is_lower_better',
-    ])
-      assert.type(c[k], 'boolean');
+    for (const k of REPORT_FLAGS) assert.type(c[k], 'boolean');
     assert.ok(!Number.isNaN(Date.parse(c.created_at)));
     // The graded file is kept with the outputs, so that MLE-bench's own grader can grade it again.
     assert.match(

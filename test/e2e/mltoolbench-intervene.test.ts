@@ -13,7 +13,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { startReplayServer } from '../llm/replay-server.js';
+import { startReplayServer, type ReplayServer } from '../llm/replay-server.js';
 import { cli, tmpProject } from '../helpers.js';
 import { suiteInstances } from '../../tasks/mltoolbench.js';
 
@@ -44,44 +44,109 @@ const BLIND_SHARE = 0.1;
 // The project of the first test: the paired arms branch its saved diagnose runs.
 let project = '';
 
+/** The model rewords by prefixing the report it is sent (everything after the prompt's blank line). */
+const rewordByPrefix = (body: ReplayServer['requests'][number]) => ({
+  content: PREFIX + body.messages[0].content.split('\n\n').slice(1).join('\n\n'),
+  usage: { prompt_tokens: 30, completion_tokens: 30 },
+});
+
+/** Each arm's output folder, by stage name. */
+async function armOutputs(dir: string, env: Record<string, string>): Promise<Record<string, string>> {
+  return Object.fromEntries(
+    await Promise.all(
+      ['original', 'masked', 'paraphrased', 'reworded', 'blind'].map(
+        async (s) => [s, (await cli(['outputs', 'e.yaml', s], { cwd: dir, env })).stdout.trim()] as const,
+      ),
+    ),
+  );
+}
+
+/** An arm's one row of its policy table. */
+const rowOf = async (out: string) =>
+  (JSON.parse(await readFile(join(out, 'rows.json'), 'utf8')) as { policy: Array<Record<string, number>> }).policy[0];
+/** An arm's success on each task. */
+const runsOf = async (out: string) =>
+  new Map(
+    (await readFile(join(out, 'results.jsonl'), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { task_id: string; success: boolean })
+      .map((x) => [x.task_id, x.success]),
+  );
+/** An arm's trajectories. */
+const trajsOf = async (out: string) =>
+  (await readFile(join(out, 'trajectories.jsonl'), 'utf8'))
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Traj);
+
+/** Every tool turn of these trajectories. */
+const tools = (ts: Traj[]) => ts.flatMap((t) => t.turns.filter((x) => x.action === 'tool'));
+/** The turns whose call came back with an answer. */
+const answered = (ts: Turn[]) => ts.filter((t) => !t.observation.startsWith('error:'));
+
+/** The ID split's instances that carry a fault. */
+const faultyIds = () =>
+  suiteInstances()
+    .filter((i) => i.split === 'id' && i.config !== 'healthy')
+    .map((i) => i.id);
+/** The ID split's healthy instances. */
+const HEALTHY = ['cv-id-05', 'nlp-id-05', 'tabular-id-05', 'time_series-id-05', 'graph-id-05'].map(
+  (x) => `mltb-v1-${x}`,
+);
+
+/** A masked answer: the agent is told the findings are unavailable; the tool's own evidence is kept aside. */
+function checkMaskedTurn(t: Turn): void {
+  assert.is(t.intervention?.mode, 'mask');
+  assert.match(t.observation, /measurements, conclusions and suggestions are unavailable/);
+  assert.ok(
+    Object.values(t.evidence ?? {}).every((v) => v === 'unavailable' || (typeof v === 'object' && v !== null)),
+    JSON.stringify(t.evidence),
+  );
+  assert.equal(Object.keys(t.evidence ?? {}), Object.keys(t.intervention!.original.evidence));
+  assert.ok(Object.values(t.intervention!.original.evidence).some((v) => v !== 'unavailable'));
+}
+
+/**
+ * The model-worded arm: only the vision tools' answers went to the model, the agent read its words, and every
+ * run ended as the original's did.
+ */
+function checkReworded(
+  worded: Turn[],
+  requests: ReplayServer['requests'],
+  rw: Map<string, boolean>,
+  ro: Map<string, boolean>,
+): void {
+  const isVision = (t: Turn) => t.name === 'image_normalization_stats' || t.name === 'class_balance_check';
+  const vision = worded.filter(isVision);
+  assert.ok(
+    vision.some((t) => t.name === 'image_normalization_stats') && vision.some((t) => t.name === 'class_balance_check'),
+  );
+  for (const t of vision) assert.is(t.observation, PREFIX + t.intervention!.original.text);
+  assert.ok(worded.filter((t) => !isVision(t)).every((t) => t.intervention === undefined));
+  assert.is(requests.length, vision.length);
+  assert.match(
+    requests[0].messages[0].content,
+    /^Rewrite this diagnostic report from the tool (image_normalization_stats|class_balance_check)/,
+  );
+  for (const [id, ok] of rw) assert.is(ok, ro.get(id), id);
+}
+
 test("ID split: diagnose beats blind; masking lowers diagnose's success, paraphrasing keeps every outcome; the trajectory keeps both answers", async () => {
-  // The model rewords by prefixing the report it is sent (everything after the prompt's blank line).
-  const server = await startReplayServer([
-    (body) => ({
-      content: PREFIX + body.messages[0].content.split('\n\n').slice(1).join('\n\n'),
-      usage: { prompt_tokens: 30, completion_tokens: 30 },
-    }),
-  ]);
+  const server = await startReplayServer([rewordByPrefix]);
   try {
     const dir = (project = await tmpProject({ 'e.yaml': EXP(server.url) }));
     const env = { TINY_KEY: 'sk-test' };
     const r = await cli(['run', 'e.yaml'], { cwd: dir, env });
     assert.is(r.exitCode, 0, r.stderr + r.stdout);
-    const outs = Object.fromEntries(
-      await Promise.all(
-        ['original', 'masked', 'paraphrased', 'reworded', 'blind'].map(
-          async (s) => [s, (await cli(['outputs', 'e.yaml', s], { cwd: dir, env })).stdout.trim()] as const,
-        ),
-      ),
-    );
+    const outs = await armOutputs(dir, env);
     // Each arm is a node of its own: the intervention is part of the key.
     assert.is(new Set(Object.values(outs)).size, 5);
-    const row = async (s: string) =>
-      (JSON.parse(await readFile(join(outs[s], 'rows.json'), 'utf8')) as { policy: Array<Record<string, number>> })
-        .policy[0];
-    const runs = async (s: string) =>
-      new Map(
-        (await readFile(join(outs[s], 'results.jsonl'), 'utf8'))
-          .trim()
-          .split('\n')
-          .map((l) => JSON.parse(l) as { task_id: string; success: boolean })
-          .map((x) => [x.task_id, x.success]),
-      );
-    const trajs = async (s: string) =>
-      (await readFile(join(outs[s], 'trajectories.jsonl'), 'utf8'))
-        .trim()
-        .split('\n')
-        .map((l) => JSON.parse(l) as Traj);
+    const [row, runs, trajs] = [
+      (s: string) => rowOf(outs[s]),
+      (s: string) => runsOf(outs[s]),
+      (s: string) => trajsOf(outs[s]),
+    ];
     const [o, m, p] = [await row('original'), await row('masked'), await row('paraphrased')];
     const [ro, rm, rp] = [await runs('original'), await runs('masked'), await runs('paraphrased')];
     const report = `original ${o.success} [${o.success_lo}, ${o.success_hi}], masked ${m.success} [${m.success_lo}, ${m.success_hi}], paraphrased ${p.success} [${p.success_lo}, ${p.success_hi}]`;
@@ -94,22 +159,11 @@ test("ID split: diagnose beats blind; masking lowers diagnose's success, paraphr
     for (const [id, ok] of rm) assert.ok(!ok || ro.get(id), `${id} succeeds only when masked`);
     assert.equal([...rp], [...ro], report);
 
-    // What the agent saw and what the tool said, on every tool turn.
-    const tools = (ts: Traj[]) => ts.flatMap((t) => t.turns.filter((x) => x.action === 'tool'));
-    // A call that failed is shown as it failed; every answer that came back is changed.
-    const answered = (ts: Turn[]) => ts.filter((t) => !t.observation.startsWith('error:'));
+    // What the agent saw and what the tool said, on every tool turn. A call that failed is shown as it failed;
+    // every answer that came back is changed.
     const masked = answered(tools(await trajs('masked')));
     assert.ok(masked.length > 0);
-    for (const t of masked) {
-      assert.is(t.intervention?.mode, 'mask');
-      assert.match(t.observation, /measurements, conclusions and suggestions are unavailable/);
-      assert.ok(
-        Object.values(t.evidence ?? {}).every((v) => v === 'unavailable' || (typeof v === 'object' && v !== null)),
-        JSON.stringify(t.evidence),
-      );
-      assert.equal(Object.keys(t.evidence ?? {}), Object.keys(t.intervention!.original.evidence));
-      assert.ok(Object.values(t.intervention!.original.evidence).some((v) => v !== 'unavailable'));
-    }
+    for (const t of masked) checkMaskedTurn(t);
     const plain = answered(tools(await trajs('original')));
     assert.ok(
       plain.length === masked.length && plain.every((t) => t.intervention === undefined && t.evidence !== undefined),
@@ -123,22 +177,7 @@ test("ID split: diagnose beats blind; masking lowers diagnose's success, paraphr
 
     // The model-worded arm: only vision tools' answers (the pixel statistics and the class count) went to
     // the model, and the agent read its words.
-    const worded = tools(await trajs('reworded'));
-    const isVision = (t: Turn) => t.name === 'image_normalization_stats' || t.name === 'class_balance_check';
-    const vision = worded.filter(isVision);
-    assert.ok(
-      vision.some((t) => t.name === 'image_normalization_stats') &&
-        vision.some((t) => t.name === 'class_balance_check'),
-    );
-    for (const t of vision) assert.is(t.observation, PREFIX + t.intervention!.original.text);
-    assert.ok(worded.filter((t) => !isVision(t)).every((t) => t.intervention === undefined));
-    assert.is(server.requests.length, vision.length);
-    assert.match(
-      server.requests[0].messages[0].content,
-      /^Rewrite this diagnostic report from the tool (image_normalization_stats|class_balance_check)/,
-    );
-    const rw = await runs('reworded');
-    for (const [id, ok] of rw) assert.is(ok, ro.get(id), id);
+    checkReworded(tools(await trajs('reworded')), server.requests, await runs('reworded'), ro);
 
     // The reference agents: diagnose against blind, both always with a valid submission.
     const b = await row('blind');
@@ -154,9 +193,7 @@ test("ID split: diagnose beats blind; masking lowers diagnose's success, paraphr
     // The suite rewards diagnosis: an agent that reads only the code and edits it by a fixed recipe
     // solves at most BLIND_SHARE of the instances that carry a fault.
     const rb = await runs('blind');
-    const faulty = suiteInstances()
-      .filter((i) => i.split === 'id' && i.config !== 'healthy')
-      .map((i) => i.id);
+    const faulty = faultyIds();
     assert.is(faulty.length, 20);
     const blindSolved = faulty.filter((id) => rb.get(id));
     assert.ok(
@@ -164,9 +201,7 @@ test("ID split: diagnose beats blind; masking lowers diagnose's success, paraphr
       `blind solves ${blindSolved.length} of ${faulty.length} faulty instances: ${blindSolved.join(', ')}`,
     );
     // Healthy instances leave diagnose nothing to fix, so it cannot succeed on them.
-    const healthy = ['cv-id-05', 'nlp-id-05', 'tabular-id-05', 'time_series-id-05', 'graph-id-05'].map(
-      (x) => `mltb-v1-${x}`,
-    );
+    const healthy = HEALTHY;
     assert.ok(
       healthy.every((id) => ro.get(id) === false),
       JSON.stringify(healthy.map((id) => ro.get(id))),
@@ -191,6 +226,18 @@ type Branched = Traj & {
   variables: { success: number };
 };
 
+/** The trajectories of stage `s` of paired.yaml in the project `dir`. */
+const branchedRuns = async (dir: string, s: string) =>
+  (
+    await readFile(
+      join((await cli(['outputs', 'paired.yaml', s], { cwd: dir })).stdout.trim(), 'trajectories.jsonl'),
+      'utf8',
+    )
+  )
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Branched);
+
 test('paired arms branch each saved run at one drawn return: the same turn in every arm, the replay rebuilds the run, only that return changes', async () => {
   assert.ok(project, 'the first test made the project');
   await writeFile(join(project, 'paired.yaml'), PAIRED);
@@ -211,16 +258,7 @@ test('paired arms branch each saved run at one drawn return: the same turn in ev
   assert.is(r.exitCode, 0, r.stderr);
   // The suite and the saved runs are the first test's.
   assert.match(r.stderr, /done: 2 ran, 2 cached, 0 failed/);
-  const read = async (s: string) =>
-    (
-      await readFile(
-        join((await cli(['outputs', 'paired.yaml', s], { cwd: project })).stdout.trim(), 'trajectories.jsonl'),
-        'utf8',
-      )
-    )
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l) as Branched);
+  const read = (s: string) => branchedRuns(project, s);
   const [orig, same, mask] = [await read('original'), await read('true'), await read('mask1')];
   const key = (t: Branched) => `${t.task_id}#${t.sample}`;
   const by = (ts: Branched[]) => new Map(ts.map((t) => [key(t), t]));

@@ -54,6 +54,45 @@ const FILE = 'table3-rl.yaml';
 const outputs = async (dir: string, node: string) =>
   (await cli(['outputs', FILE, node, ...CPU], { cwd: dir })).stdout.trim();
 
+type Recorded = Awaited<ReturnType<typeof readJsonl>>[number];
+
+/**
+ * The checks on one GRPO episode of the chain: its prompt is the SFT prompt, each tool call a scored turn, its
+ * turn rewards the shaping plus the outcome. Returns how many calls it made and how many of them were scored.
+ */
+function checkShapedEpisode(t: Recorded, kept: Recorded[], beta: number): { calls: number; scored: number } {
+  let scored = 0;
+  assert.not.ok(t.crashed, JSON.stringify(t).slice(0, 300));
+  // The policy is prompted exactly as it was fine-tuned: a one-demonstration imitation is pushed off its
+  // track by any changed token (the limits line, say), and then whether it recovers depends on the
+  // processor's floating-point kernels.
+  const demo = kept.find((d) => d.task_id === t.task_id);
+  if (demo) assert.is(t.messages[0].content, demo.messages[0].content, 'the GRPO prompt is the SFT prompt');
+  // The fine-tuned policy acts: its replies are parsed into mlab actions, and each is a scored turn.
+  const found = toolCalls(t);
+  const turns = t.shaping.turns as TurnShaping[];
+  assert.equal(
+    turns.map((x) => x.turn),
+    found.map((x) => x.turn),
+    'one score per tool-call turn',
+  );
+  for (const x of turns) {
+    if (x.d === null) assert.is(x.shaping, 0);
+    else {
+      scored++;
+      assert.ok(Math.abs(x.shaping - beta * x.d) < 1e-9);
+    }
+  }
+  // Every sampled turn carries the worker's token ids: the calls were scored on exactly those.
+  assert.ok(t.turns.every((x: { tokens?: { token_ids: number[] } }) => x.tokens && x.tokens.token_ids.length > 0));
+  const expect = t.shaping.rewards.map((_: number, s: number) =>
+    turns.filter((x) => x.turn === s).reduce((a, x) => a + x.shaping, 0),
+  );
+  expect[expect.length - 1] += t.reward;
+  t.shaping.rewards.forEach((x: number, s: number) => assert.ok(Math.abs(x - expect[s]) < 1e-9, `reward of turn ${s}`));
+  return { calls: found.length, scored };
+}
+
 test('collection → SFT → GRPO with SPICE on a tiny model: its calls are scored per turn, the metrics reach a table and a figure', async () => {
   const dir = await tmpProject({});
   for (const f of ['guided-sft.yaml', FILE]) await copyFile(join(ROOT, 'experiments', 'mltoolbench', f), join(dir, f));
@@ -106,37 +145,9 @@ test('collection → SFT → GRPO with SPICE on a tiny model: its calls are scor
   let scored = 0;
   for (const k of [1]) {
     for (const t of await readJsonl(join(rl, 'steps', `step_0000${k}.jsonl`))) {
-      assert.not.ok(t.crashed, JSON.stringify(t).slice(0, 300));
-      // The policy is prompted exactly as it was fine-tuned: a one-demonstration imitation is pushed off its
-      // track by any changed token (the limits line, say), and then whether it recovers depends on the
-      // processor's floating-point kernels.
-      const demo = kept.find((d) => d.task_id === t.task_id);
-      if (demo) assert.is(t.messages[0].content, demo.messages[0].content, 'the GRPO prompt is the SFT prompt');
-      // The fine-tuned policy acts: its replies are parsed into mlab actions, and each is a scored turn.
-      const found = toolCalls(t);
-      const turns = t.shaping.turns as TurnShaping[];
-      assert.equal(
-        turns.map((x) => x.turn),
-        found.map((x) => x.turn),
-        'one score per tool-call turn',
-      );
-      calls += found.length;
-      for (const x of turns) {
-        if (x.d === null) assert.is(x.shaping, 0);
-        else {
-          scored++;
-          assert.ok(Math.abs(x.shaping - cal.beta * x.d) < 1e-9);
-        }
-      }
-      // Every sampled turn carries the worker's token ids: the calls were scored on exactly those.
-      assert.ok(t.turns.every((x: { tokens?: { token_ids: number[] } }) => x.tokens && x.tokens.token_ids.length > 0));
-      const expect = t.shaping.rewards.map((_: number, s: number) =>
-        turns.filter((x) => x.turn === s).reduce((a, x) => a + x.shaping, 0),
-      );
-      expect[expect.length - 1] += t.reward;
-      t.shaping.rewards.forEach((x: number, s: number) =>
-        assert.ok(Math.abs(x - expect[s]) < 1e-9, `reward of turn ${s}`),
-      );
+      const seen = checkShapedEpisode(t, kept, cal.beta);
+      calls += seen.calls;
+      scored += seen.scored;
     }
   }
   // A tiny model imitates its demonstrations only in part: some rollouts act, others write no action.

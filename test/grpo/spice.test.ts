@@ -50,6 +50,22 @@ tables:
   shaping: { from: rl, rows: curve, columns: [step, reward_mean, shaping_scored, shaping_mean_abs, beta] }
 `;
 
+/** The turns of a recorded episode whose reply makes a tool call (code or a validation), with their index `s`. */
+function toolCallTurns(
+  t: Awaited<ReturnType<typeof readJsonl>>[number],
+): Array<{ s: number; action: string; reply?: string }> {
+  return t.turns
+    .map((turn: { action: string }, s: number) => ({
+      s,
+      action: turn.action,
+      reply: t.messages.filter((m: { role: string }) => m.role === 'assistant')[s]?.content,
+    }))
+    .filter(
+      (c: { action: string; reply?: string }) =>
+        ['code', 'validate'].includes(c.action) && c.reply && callSpan('react', c.reply),
+    );
+}
+
 test('a short SPICE run: pilot β inside κ, shaping on every tool-call turn, metrics in the table', async () => {
   const dir = await tmpProject({ 'e.yaml': EXPERIMENT }, settings);
   const r = await cli(['run', 'e.yaml'], { cwd: dir });
@@ -81,16 +97,7 @@ test('a short SPICE run: pilot β inside κ, shaping on every tool-call turn, me
     }
     for (const t of await readJsonl(join(rl, 'steps', `step_0000${k}.jsonl`))) {
       if (t.crashed) continue;
-      const calls = t.turns
-        .map((turn: { action: string }, s: number) => ({
-          s,
-          action: turn.action,
-          reply: t.messages.filter((m: { role: string }) => m.role === 'assistant')[s]?.content,
-        }))
-        .filter(
-          (c: { action: string; reply?: string }) =>
-            ['code', 'validate'].includes(c.action) && c.reply && callSpan('react', c.reply),
-        );
+      const calls = toolCallTurns(t);
       const turns = t.shaping.turns as TurnShaping[];
       assert.equal(
         turns.map((x) => x.turn),

@@ -20,6 +20,20 @@ shareTaskNodes();
 
 const taskOf = (prompt: string) => /^Task (\S+)\.$/m.exec(prompt)?.[1] ?? '?';
 
+/** Tasks, their demonstrations, and a SPICE run whose references the model at `url` summarises. */
+const summariesExperiment = (url: string) => `name: summaries
+models:
+  writer: { provider: openai, base_url: "${url}", model: writer-7b, timeout_s: 30 }
+stages:
+  tasks: { uses: generate, with: { seeds: mlebench-tabular, count: 2, samples: [50, 80], seed: 4 } }
+  verified: { uses: filter, needs: [tasks], with: { val: 0 } }
+  demos: { uses: eval, needs: [verified], with: { policy: scripted:boosted, max_turns: 6 } }
+  rl: { uses: grpo, needs: [verified, demos], with: { split: all, reward: mltoolbench, steps: 1, batch_size: 1, group_size: 2, max_turns: 3, seed: 0, shaping: { kind: spice, scorer: writer, summarizer: writer, beta: 0.5, references: 1 } } }
+`;
+
+/** An entry of the grpo node's bank.json. */
+type BankEntry = { task_id: string; source: string; text: string; writer: string; fallback?: string };
+
 test('demonstrations summarised by the model: its text and name in bank.json, actions in the request, no score; no request on a rerun', async () => {
   let empty = '';
   const echo = echoReply();
@@ -38,29 +52,13 @@ test('demonstrations summarised by the model: its text and name in bank.json, ac
     },
   ]);
   try {
-    const dir = await tmpProject({
-      'e.yaml': `name: summaries
-models:
-  writer: { provider: openai, base_url: "${server.url}", model: writer-7b, timeout_s: 30 }
-stages:
-  tasks: { uses: generate, with: { seeds: mlebench-tabular, count: 2, samples: [50, 80], seed: 4 } }
-  verified: { uses: filter, needs: [tasks], with: { val: 0 } }
-  demos: { uses: eval, needs: [verified], with: { policy: scripted:boosted, max_turns: 6 } }
-  rl: { uses: grpo, needs: [verified, demos], with: { split: all, reward: mltoolbench, steps: 1, batch_size: 1, group_size: 2, max_turns: 3, seed: 0, shaping: { kind: spice, scorer: writer, summarizer: writer, beta: 0.5, references: 1 } } }
-`,
-    });
+    const dir = await tmpProject({ 'e.yaml': summariesExperiment(server.url) });
     const r = await cli(['run', 'e.yaml'], { cwd: dir });
     assert.is(r.exitCode, 0, r.stderr);
     const demos = (await readJsonl(join(await outputsOf(dir, 'demos'), 'trajectories.jsonl'))) as Trajectory[];
     const verified = demos.filter((t) => t.variables.success === 1);
     assert.ok(verified.length >= 2, `${verified.length} verified demonstrations`);
-    const bank = JSON.parse(await readFile(join(await outputsOf(dir, 'rl'), 'bank.json'), 'utf8')) as Array<{
-      task_id: string;
-      source: string;
-      text: string;
-      writer: string;
-      fallback?: string;
-    }>;
+    const bank = JSON.parse(await readFile(join(await outputsOf(dir, 'rl'), 'bank.json'), 'utf8')) as BankEntry[];
     const shown = bank.filter((e) => e.source === 'demonstration');
     assert.is(shown.length, verified.length);
     for (const e of shown) {

@@ -53,6 +53,15 @@ stages:
   test: { uses: eval, needs: [rl], with: { policy: tuned, tasks: t, split: all, max_turns: 1 } }
 `;
 
+/** The project's item folders that hold a trainer worker's checkpoints. */
+async function checkpointStores(dir: string): Promise<string[]> {
+  const items = join(dir, '.mlepipe', 'items');
+  const stores = [];
+  for (const key of await readdir(items))
+    if (await exists(join(items, key, 'worker-checkpoints'))) stores.push(join(items, key, 'worker-checkpoints'));
+  return stores;
+}
+
 test('a tiny worker model trained through the CLI: killed and resumed, its replies move with their advantages', async () => {
   const dir = await tmpProject({ ...TASKS, 'e.yaml': REAL });
   const first = cliStart(['run', 'e.yaml'], { cwd: dir });
@@ -81,10 +90,7 @@ test('a tiny worker model trained through the CLI: killed and resumed, its repli
   assert.ok(await exists(join(rl, 'checkpoint', 'state.json')), 'the node holds the last checkpoint');
   // The item store keeps the resume point whole and, of keep_checkpoints' two newest marked steps, the other as
   // weights only (retention.ts): step 1's checkpoint is gone, step 2's has no optimiser state.
-  const items = join(dir, '.mlepipe', 'items');
-  const stores = [];
-  for (const key of await readdir(items))
-    if (await exists(join(items, key, 'worker-checkpoints'))) stores.push(join(items, key, 'worker-checkpoints'));
+  const stores = await checkpointStores(dir);
   assert.is(stores.length, 1);
   assert.equal((await readdir(stores[0])).filter((n) => n.startsWith('step-')).sort(), ['step-00002', 'step-00003']);
   assert.not.ok(await exists(join(stores[0], 'step-00002', 'optimizer.pt')));

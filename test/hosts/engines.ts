@@ -185,13 +185,10 @@ function isAlive(pid: number): boolean {
 }
 
 /**
- * An sshd of the test's own on a loopback port: a generated host key, a
- * generated user key allowed for the current user, and a known_hosts file
- * naming the host key. `stop` kills it and every session it runs (the
- * `docker system dial-stdio` processes included), as a cut line would.
+ * Writes what the test's sshd reads into `dir`: its host key, a user key it lets in, a known_hosts naming the
+ * host key at the loopback `port` (and an empty one), and its settings.
  */
-export async function startSshd(port: number) {
-  const dir = await mkdtemp(join(tmpdir(), 'mlepipe-sshd-'));
+async function writeSshdFiles(dir: string, port: number): Promise<void> {
   const f = (n: string) => join(dir, n);
   await execa('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', f('host_key')]);
   await execa('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', f('user_key')]);
@@ -216,6 +213,18 @@ export async function startSshd(port: number) {
       '',
     ].join('\n'),
   );
+}
+
+/**
+ * An sshd of the test's own on a loopback port: a generated host key, a
+ * generated user key allowed for the current user, and a known_hosts file
+ * naming the host key. `stop` kills it and every session it runs (the
+ * `docker system dial-stdio` processes included), as a cut line would.
+ */
+export async function startSshd(port: number) {
+  const dir = await mkdtemp(join(tmpdir(), 'mlepipe-sshd-'));
+  const f = (n: string) => join(dir, n);
+  await writeSshdFiles(dir, port);
   // sshd refuses to start without its privilege separation folder.
   await mkdir('/run/sshd', { recursive: true });
   let child: ChildProcess | undefined;

@@ -2,7 +2,7 @@
 // replays scripted chat completions (and legacy completions, whose replies a
 // script builds from the prompt: see echo.ts), counting requests and
 // concurrency.
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 
 export interface Reply {
   status?: number;
@@ -41,6 +41,45 @@ export interface ReplayServer {
 export interface ReplayOptions {
   /** Answers `GET /v1/requests/{id}` as a trainer worker does (queued or running); absent: 404, as vLLM. */
   requestStatus?: (id: string) => unknown;
+}
+
+/** Waits `ms` before a reply, unless its client goes away first: that counts as abandoned, and the timer never
+ * holds the test process open. */
+function delayed(res: ServerResponse, ms: number, state: { abandoned: number }): Promise<void> {
+  return new Promise<void>((r) => {
+    const timer = setTimeout(r, ms);
+    timer.unref();
+    res.once('close', () => {
+      clearTimeout(timer);
+      if (!res.writableEnded) state.abandoned++;
+      r();
+    });
+  });
+}
+
+/** Writes a scripted reply: an error status, raw JSON, or a chat completion (the `n`th request's) with usage. */
+function writeReply(res: ServerResponse, reply: Reply, body: { model?: unknown }, n: number): void {
+  const status = reply.status ?? 200;
+  res.writeHead(status, { 'content-type': 'application/json', ...reply.headers });
+  if (status !== 200) {
+    res.end(JSON.stringify({ error: { message: reply.message ?? `scripted ${status}`, type: 'scripted' } }));
+    return;
+  }
+  if (reply.json !== undefined) {
+    res.end(JSON.stringify(reply.json));
+    return;
+  }
+  const usage = reply.usage ?? { prompt_tokens: 10, completion_tokens: 5 };
+  res.end(
+    JSON.stringify({
+      id: `chatcmpl-${n}`,
+      object: 'chat.completion',
+      created: 0,
+      model: body.model,
+      choices: [{ index: 0, message: { role: 'assistant', content: reply.content ?? '' }, finish_reason: 'stop' }],
+      usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens },
+    }),
+  );
 }
 
 /** Replies in order; a function sees the request and chooses. The last reply repeats when the script runs out. */
@@ -83,42 +122,9 @@ export async function startReplayServer(
         state.requestIds.push(String(req.headers['x-request-id'] ?? ''));
         const step = script[Math.min(next++, script.length - 1)];
         const reply = typeof step === 'function' ? step(body) : step;
-        // A delayed reply is dropped when its client goes away, and never holds the test process open.
-        if (reply.delayMs) {
-          await new Promise<void>((r) => {
-            const timer = setTimeout(r, reply.delayMs);
-            timer.unref();
-            res.once('close', () => {
-              clearTimeout(timer);
-              if (!res.writableEnded) state.abandoned++;
-              r();
-            });
-          });
-        }
+        if (reply.delayMs) await delayed(res, reply.delayMs, state);
         if (res.destroyed) return;
-        const status = reply.status ?? 200;
-        res.writeHead(status, { 'content-type': 'application/json', ...reply.headers });
-        if (status !== 200) {
-          res.end(JSON.stringify({ error: { message: reply.message ?? `scripted ${status}`, type: 'scripted' } }));
-          return;
-        }
-        if (reply.json !== undefined) {
-          res.end(JSON.stringify(reply.json));
-          return;
-        }
-        const usage = reply.usage ?? { prompt_tokens: 10, completion_tokens: 5 };
-        res.end(
-          JSON.stringify({
-            id: `chatcmpl-${state.requests.length}`,
-            object: 'chat.completion',
-            created: 0,
-            model: body.model,
-            choices: [
-              { index: 0, message: { role: 'assistant', content: reply.content ?? '' }, finish_reason: 'stop' },
-            ],
-            usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens },
-          }),
-        );
+        writeReply(res, reply, body, state.requests.length);
       } finally {
         inFlight--;
       }

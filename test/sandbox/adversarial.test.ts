@@ -154,7 +154,7 @@ for (const [name, backend, warm, onHost] of [
     assert.is(r.exitCode, 0, r.stderr);
     assert.match(r.stdout, /^prefix \/opt\/mlepipe\/agent$/m);
     assert.match(r.stdout, /^OK: lightgbm fits$/m);
-    // Warm executors import it before the fork (torch only once a step has: sandbox/warm/modules.test.ts); cold steps import it themselves.
+    // Warm executors import it before the fork (torch only once a step has: test/fixtures/sandbox/warm/modules.test.ts); cold steps import it themselves.
     assert.match(r.stdout, warm ? /^preloaded True$/m : /^preloaded False$/m);
   });
 

@@ -4,7 +4,8 @@
 
 export const SECRET = 'ANSWER-7f3c91e2-do-not-leak';
 
-export const attacks = (task: string, port: number, tag: string) => ({
+/** Reaching the answers through relative and absolute paths, links and /proc. */
+const escapeAttacks = (task: string) => ({
   paths: `
 import os
 T = ${JSON.stringify(task)}
@@ -48,20 +49,10 @@ for p in [p for p in os.listdir('/proc') if p.isdigit()] + ['self', 'thread-self
         pass
 print('OK: proc walked')
 `,
-  agentEnv: `
-import sys
-print('preloaded', 'lightgbm' in sys.modules)
-print('prefix', sys.prefix)
-import numpy as np, lightgbm
-X = np.random.RandomState(0).rand(100, 3)
-m = lightgbm.LGBMRegressor(n_estimators=5, verbose=-1).fit(X, X[:, 0])
-print('OK: lightgbm fits' if m.predict(X).shape == (100,) else 'bad fit')
-`,
-  env: `
-import os
-for k, v in os.environ.items():
-    print(f'{k}={v}')
-`,
+});
+
+/** Looking through the host's files and processes, and writing outside the workspace. */
+const hostAttacks = (task: string) => ({
   walk: `
 import os
 T = ${JSON.stringify(task)}
@@ -88,6 +79,61 @@ for root, dirs, files in os.walk('/'):
                 pass
 print('OK: walked, hits', hits)
 `,
+  hostpaths: `
+import os
+# Every process's command line and environment, PID 1 (the jail's init) first.
+for p in ['1', 'self'] + sorted(p for p in os.listdir('/proc') if p.isdigit()):
+    for f in ['cmdline', 'environ']:
+        try:
+            data = open(f'/proc/{p}/{f}', 'rb').read().replace(b'\\0', b' ').decode('utf-8', 'replace')
+            print(f'PROC {p} {f}: {data}')
+        except Exception as e:
+            print(f'PROC {p} {f}: unreadable ({type(e).__name__})')
+print('OK: proc read')
+`,
+  writes: `
+import os
+T = ${JSON.stringify(task)}
+for p in ['public/train.csv', 'public/new.csv', '../private/answer.csv', T + '/private/answer.csv', T + '/private/evaluator.py',
+          T + '/public/train.csv', '/usr/bin/evil', '/etc/passwd', '/evil', '/usr/lib/python3/dist-packages/evil.py',
+          # The agent environment every later step imports from.
+          '/opt/mlepipe/agent/lib/python3.11/site-packages/sitecustomize.py', '/opt/mlepipe/agent/bin/python']:
+    try:
+        with open(p, 'a') as f:
+            f.write('pwned')
+        print('LEAK: wrote', p)
+    except Exception as e:
+        print('OK: cannot write', p, type(e).__name__)
+for p in ['public', 'public/train.csv']:
+    try:
+        os.chmod(p, 0o777)
+        print('LEAK: chmod', p)
+    except Exception as e:
+        print('OK: cannot chmod', p, type(e).__name__)
+try:
+    os.remove('public/train.csv')
+    print('LEAK: removed public/train.csv')
+except Exception as e:
+    print('OK: cannot remove', type(e).__name__)
+`,
+});
+
+/** Secrets in the environment and the network: the agent's variables, the host's, and a port on the host. */
+const leakAttacks = (port: number) => ({
+  agentEnv: `
+import sys
+print('preloaded', 'lightgbm' in sys.modules)
+print('prefix', sys.prefix)
+import numpy as np, lightgbm
+X = np.random.RandomState(0).rand(100, 3)
+m = lightgbm.LGBMRegressor(n_estimators=5, verbose=-1).fit(X, X[:, 0])
+print('OK: lightgbm fits' if m.predict(X).shape == (100,) else 'bad fit')
+`,
+  env: `
+import os
+for k, v in os.environ.items():
+    print(f'{k}={v}')
+`,
   network: `
 import socket
 for host in ['127.0.0.1', 'localhost', '::1']:
@@ -98,6 +144,10 @@ for host in ['127.0.0.1', 'localhost', '::1']:
     except Exception as e:
         print('OK: no connection to', host, type(e).__name__)
 `,
+});
+
+/** Processes that outlive their step or multiply: a busy loop, detached daemons, fork bombs and a census of what runs. */
+const processAttacks = (tag: string) => ({
   loop: `
 while True:
     pass
@@ -141,38 +191,6 @@ print('SPAWNED', n)
 sys.stdout.flush()
 # Ends here, its children still asleep: the step is over, and they must not outlive it.
 `,
-  hostpaths: `
-import os
-# Every process's command line and environment, PID 1 (the jail's init) first.
-for p in ['1', 'self'] + sorted(p for p in os.listdir('/proc') if p.isdigit()):
-    for f in ['cmdline', 'environ']:
-        try:
-            data = open(f'/proc/{p}/{f}', 'rb').read().replace(b'\\0', b' ').decode('utf-8', 'replace')
-            print(f'PROC {p} {f}: {data}')
-        except Exception as e:
-            print(f'PROC {p} {f}: unreadable ({type(e).__name__})')
-print('OK: proc read')
-`,
-  hog: `
-# One process taking memory 64 MB at a time, touching every page, until stopped.
-chunks = []
-while True:
-    b = bytearray(64 * 1024 * 1024)
-    b[::4096] = b'x' * len(b[::4096])
-    chunks.append(b)
-`,
-  hogs: `
-# Four processes, each under the per-process cap, together far over the step's: without an end at the
-# memory cap, the survivors would sleep until the timeout.
-import os, time
-for i in range(4):
-    if os.fork() == 0:
-        b = bytearray(900 * 1024 * 1024)
-        b[::4096] = b'x' * len(b[::4096])
-        time.sleep(600)
-        os._exit(0)
-time.sleep(600)
-`,
   forks: `
 # Fork pressure: every process forks as fast as it can and spins, up to the process cap.
 import os
@@ -201,6 +219,30 @@ live = [i['pid'] for i in others if not i['state'].startswith(('Z', 'X')) and no
 print('OTHERS', len(live), live)
 print('DYING', [i for i in others if i['pid'] not in live])
 `,
+});
+
+/** Taking memory and output past the limits. */
+const resourceAttacks = {
+  hog: `
+# One process taking memory 64 MB at a time, touching every page, until stopped.
+chunks = []
+while True:
+    b = bytearray(64 * 1024 * 1024)
+    b[::4096] = b'x' * len(b[::4096])
+    chunks.append(b)
+`,
+  hogs: `
+# Four processes, each under the per-process cap, together far over the step's: without an end at the
+# memory cap, the survivors would sleep until the timeout.
+import os, time
+for i in range(4):
+    if os.fork() == 0:
+        b = bytearray(900 * 1024 * 1024)
+        b[::4096] = b'x' * len(b[::4096])
+        time.sleep(600)
+        os._exit(0)
+time.sleep(600)
+`,
   memory: `
 try:
     b = bytearray(6 * 1024 ** 3)
@@ -216,31 +258,10 @@ for i in range(200):
     sys.stdout.write(chunk)
 print('done')
 `,
-  writes: `
-import os
-T = ${JSON.stringify(task)}
-for p in ['public/train.csv', 'public/new.csv', '../private/answer.csv', T + '/private/answer.csv', T + '/private/evaluator.py',
-          T + '/public/train.csv', '/usr/bin/evil', '/etc/passwd', '/evil', '/usr/lib/python3/dist-packages/evil.py',
-          # The agent environment every later step imports from.
-          '/opt/mlepipe/agent/lib/python3.11/site-packages/sitecustomize.py', '/opt/mlepipe/agent/bin/python']:
-    try:
-        with open(p, 'a') as f:
-            f.write('pwned')
-        print('LEAK: wrote', p)
-    except Exception as e:
-        print('OK: cannot write', p, type(e).__name__)
-for p in ['public', 'public/train.csv']:
-    try:
-        os.chmod(p, 0o777)
-        print('LEAK: chmod', p)
-    except Exception as e:
-        print('OK: cannot chmod', p, type(e).__name__)
-try:
-    os.remove('public/train.csv')
-    print('LEAK: removed public/train.csv')
-except Exception as e:
-    print('OK: cannot remove', type(e).__name__)
-`,
+};
+
+/** An ordinary step, which must still work in the same jail after the attacks. */
+const normal = {
   normal: `
 import os
 import numpy as np, pandas as pd
@@ -252,4 +273,13 @@ X = np.random.default_rng(0).random((150, 4)); y = (X[:, 0] > 0.5).astype(int)
 print('OK: score', RandomForestClassifier(n_estimators=10, random_state=0).fit(X, y).score(X, y), len(df))
 pd.DataFrame({'id': [1, 2], 'y': [0, 1]}).to_csv('submission.csv', index=False)
 `,
+};
+
+export const attacks = (task: string, port: number, tag: string) => ({
+  ...escapeAttacks(task),
+  ...hostAttacks(task),
+  ...leakAttacks(port),
+  ...processAttacks(tag),
+  ...resourceAttacks,
+  ...normal,
 });

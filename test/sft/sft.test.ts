@@ -10,7 +10,9 @@ import * as assert from 'uvu/assert';
 import OpenAI from 'openai';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { InputNode, StageContext } from '../../stages/contract.js';
+import type { InputNode } from '../../stages/contract.js';
+import { stageContext } from '../stage-context.js';
+import { resolveModel } from '../../core/models.js';
 import { serveModel } from '../../stages/shared/worker.js';
 import { cli, tmpProject, readJsonl } from '../helpers.js';
 import { readLogs, readScalars } from '../train-log/read.js';
@@ -47,6 +49,12 @@ const lines = [
   trajectory(7, { improvement: 0.2 }).replace('task7', 'task7b'),
 ];
 
+const RECORDED = lines.join('\n') + '\n';
+/** The words of the training replies. */
+const TRAINING_WORDS = new Set([...S, ...V, ...O].join(' ').split(' ').concat(['.', 'submission.csv.']));
+/** Project settings that log training to W&B as well. */
+const WANDB_SETTINGS = 'cache: .mlepipe\nlogger: [wandb]\n';
+
 const EXPERIMENT = `name: tune
 models:
   base: { provider: worker, tiny: 0, model: tiny, lora_rank: 0 }
@@ -62,19 +70,60 @@ tables:
 
 const jsonl = readJsonl;
 
-test('sft on 20 trajectories lowers the validation loss, logs its curve to TensorBoard and an offline W&B run, and its checkpoint serves completions', async () => {
-  const dir = await tmpProject(
-    { 'e.yaml': EXPERIMENT, 'recorded.jsonl': lines.join('\n') + '\n' },
-    'cache: .mlepipe\nlogger: [wandb]\n',
+/** W&B offline: no account, no network; without WANDB_DIR the run's files go into the node's output. */
+const offlineWandb = (dir: string) => ({
+  WANDB_MODE: 'offline',
+  WANDB_SILENT: 'true',
+  WANDB_CONFIG_DIR: join(dir, '.wandb-config'),
+  WANDB_CACHE_DIR: join(dir, '.wandb-cache'),
+});
+
+/** Prints the curve's losses, for a look at a run that fails. */
+function logCurve(curve: Array<Record<string, number>>): void {
+  console.log(
+    `val loss ${curve[0].val_loss} → ${curve[4].val_loss}; train loss ${curve
+      .slice(1)
+      .map((c) => c.train_loss)
+      .join(', ')}`,
   );
-  // Offline: no account, no network; without WANDB_DIR the run's files go into the node's output.
-  const wandbEnv = {
-    WANDB_MODE: 'offline',
-    WANDB_SILENT: 'true',
-    WANDB_CONFIG_DIR: join(dir, '.wandb-config'),
-    WANDB_CACHE_DIR: join(dir, '.wandb-cache'),
+}
+
+/** An offline W&B run's history, config and names, from the .wandb file in its folder. */
+async function readWandbRun(runDir: string) {
+  const wandbFile = (await readdir(runDir)).find((f) => f.endsWith('.wandb'))!;
+  return (await readLogs('wandb', join(runDir, wandbFile))) as {
+    history: Array<Record<string, number>>;
+    config: Record<string, unknown>;
+    run: Record<string, string>;
   };
-  const r = await cli(['run', 'e.yaml'], { cwd: dir, env: wandbEnv });
+}
+
+/** Serves the tuned checkpoint in `out` as the sft node's input, for a later stage's model `mine`. */
+function serveTuned(dir: string, out: string) {
+  const input = { name: 'tune', id: 'tune', key: 'k', dir: out, metrics: {}, variant: {} } as InputNode;
+  const ctx = stageContext(undefined, {
+    experimentDir: dir,
+    inputs: [input],
+    outDir: join(dir, 'scratch'),
+    models: { mine: resolveModel({ provider: 'worker', checkpoint: 'tune', model: 'mine' }) },
+  });
+  return serveModel(ctx, 'mine');
+}
+
+/** One greedy completion of a training prompt from the served model. */
+function askTask1(spec: { base_url?: string; model: string }) {
+  const client = new OpenAI({ baseURL: spec.base_url, apiKey: 'none' });
+  return client.chat.completions.create({
+    model: spec.model,
+    messages: [{ role: 'user', content: 'the grader reads the csv. task 1' }],
+    max_tokens: 12,
+    temperature: 0,
+  });
+}
+
+test('sft on 20 trajectories lowers the validation loss, logs its curve to TensorBoard and an offline W&B run, and its checkpoint serves completions', async () => {
+  const dir = await tmpProject({ 'e.yaml': EXPERIMENT, 'recorded.jsonl': RECORDED }, WANDB_SETTINGS);
+  const r = await cli(['run', 'e.yaml'], { cwd: dir, env: offlineWandb(dir) });
   assert.is(r.exitCode, 0, r.stderr + r.stdout);
   assert.match(r.stdout, /curve\nepoch\s+train_loss\s+val_loss\n0\s/);
   const out = (await cli(['outputs', 'e.yaml', 'tune'], { cwd: dir })).stdout.trim();
@@ -84,8 +133,7 @@ test('sft on 20 trajectories lowers the validation loss, logs its curve to Tenso
   const funnel = JSON.parse(await readFile(join(out, 'dataset', 'funnel.json'), 'utf8'));
   assert.equal(funnel.filtered_out, { success: 4, min_reward: 0, valid_submission: 0 });
   assert.is(funnel.duplicates, 2);
-  const train = await jsonl(join(out, 'dataset', 'train.jsonl'));
-  const val = await jsonl(join(out, 'dataset', 'val.jsonl'));
+  const [train, val] = await Promise.all(['train', 'val'].map((n) => jsonl(join(out, 'dataset', `${n}.jsonl`))));
   assert.is(train.length + val.length, 20);
   assert.is(val.length, 4);
   // Conversational JSONL as TRL reads it: messages and nothing else.
@@ -100,12 +148,7 @@ test('sft on 20 trajectories lowers the validation loss, logs its curve to Tenso
   assert.is(curve.length, 5);
   const before = curve[0].val_loss as number;
   const after = curve[4].val_loss as number;
-  console.log(
-    `val loss ${before} → ${after}; train loss ${curve
-      .slice(1)
-      .map((c) => c.train_loss)
-      .join(', ')}`,
-  );
+  logCurve(curve);
   assert.ok(after < 0.8 * before, `val loss ${before} → ${after}`);
   assert.ok(curve[4].train_loss < curve[1].train_loss, 'train loss falls across epochs');
   assert.is(curve[4].step, 16);
@@ -126,12 +169,7 @@ test('sft on 20 trajectories lowers the validation loss, logs its curve to Tenso
   // And as a W&B run named after the experiment and the node, one history row a metrics.jsonl row.
   const runs = (await readdir(join(out, 'wandb'))).filter((d) => d.startsWith('offline-run-'));
   assert.is(runs.length, 1, runs.join(', '));
-  const wandbFile = (await readdir(join(out, 'wandb', runs[0]))).find((f) => f.endsWith('.wandb'))!;
-  const run = (await readLogs('wandb', join(out, 'wandb', runs[0], wandbFile))) as {
-    history: Array<Record<string, number>>;
-    config: Record<string, unknown>;
-    run: Record<string, string>;
-  };
+  const run = await readWandbRun(join(out, 'wandb', runs[0]));
   assert.equal(run.run, { project: 'tune', display_name: 'tune', run_group: 'tune' });
   assert.is(run.config.epochs, 4);
   assert.equal(
@@ -147,28 +185,12 @@ test('sft on 20 trajectories lowers the validation loss, logs its curve to Tenso
     (await readdir(out)).some((f) => f.startsWith('.tmp')),
     'nothing half-written is left',
   );
-  const input = { name: 'tune', id: 'tune', key: 'k', dir: out, metrics: {}, variant: {} } as InputNode;
-  const logs: string[] = [];
-  const ctx = {
-    experimentDir: dir,
-    inputs: [input],
-    outDir: join(dir, 'scratch'),
-    models: { mine: { provider: 'worker', checkpoint: 'tune', model: 'mine' } },
-    log: (l: string) => logs.push(l),
-    signal: new AbortController().signal,
-  } as unknown as StageContext<unknown>;
-  const served = await serveModel(ctx, 'mine');
+  const served = await serveTuned(dir, out);
   try {
-    const client = new OpenAI({ baseURL: served.spec.base_url, apiKey: 'none' });
-    const c = await client.chat.completions.create({
-      model: served.spec.model,
-      messages: [{ role: 'user', content: 'the grader reads the csv. task 1' }],
-      max_tokens: 12,
-      temperature: 0,
-    });
+    const c = await askTask1(served.spec);
     assert.ok(c.choices[0].message.content, 'a reply');
     // The fine-tuned weights, not the random start: the reply is in the training replies' words.
-    const words = new Set([...S, ...V, ...O].join(' ').split(' ').concat(['.', 'submission.csv.']));
+    const words = TRAINING_WORDS;
     const reply = c.choices[0].message.content!.split(/\s+/).filter(Boolean);
     assert.ok(
       reply.filter((w) => words.has(w.replace(/\.$/, '')) || words.has(w)).length >= reply.length / 2,

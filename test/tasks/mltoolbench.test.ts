@@ -9,22 +9,8 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { listFiles } from '../../core/fs.js';
-import { pythonEnv } from '../../core/python.js';
 import { selectInstances, suiteInstances } from '../../tasks/mltoolbench.js';
-import { ROOT } from '../helpers.js';
-
-const PY = pythonEnv('agent').python;
-// No bytecode beside the sources: tasks/py is part of node keys.
-const suite = (args: string[], cwd = join(ROOT, 'tasks', 'py')) =>
-  execa(PY, ['-m', 'mltoolbench', ...args], { cwd, reject: false, env: { PYTHONDONTWRITEBYTECODE: '1' } });
-const py = (code: string) =>
-  execa(PY, ['-c', code], { cwd: join(ROOT, 'tasks', 'py'), reject: false, env: { PYTHONDONTWRITEBYTECODE: '1' } });
-/** What a script's lines print as JSON, once it has exited cleanly. */
-async function pyJson<T>(lines: string[]): Promise<T> {
-  const r = await py(lines.join('\n'));
-  assert.is(r.exitCode, 0, r.stderr);
-  return JSON.parse(r.stdout) as T;
-}
+import { NULL_FAULT, PARTITION_CHECK, PY, py, pyJson, REDRAW, suite, type PartitionCut } from './mltoolbench-python.js';
 
 test('the manifest: 115 instances, 16/5/2 per domain, 20 templates with 4 configurations each, OOD templates unseen', async () => {
   const all = suiteInstances();
@@ -147,31 +133,14 @@ test('attainability: each build records that its fix clears Eq. 5 on the baselin
     });
   }
   // A fault too small to matter on any seed: the build tries three seeds, then fails naming them.
-  const head = [
-    'import json, sys, tempfile',
-    'from mltoolbench import cli, attain, core, tabular',
-    'from mltoolbench.core import TEMPLATES, Template, register, build',
-    "b = TEMPLATES['tab-breast-calibration']",
-    "register(Template('t-null', 'tabular', 's', 'o', b.metric, True, b.make, b.code, {'nothing': [('TEMPERATURE = 1.0', 'TEMPERATURE = 1.01')]}))",
-    "inst = {'id': 'x', 'template': 't-null', 'config': 'nothing', 'seed': 5, 'split': 'train', 'domain': 'tabular'}",
-  ];
-  const none = await py([...head, 'build(inst, tempfile.mkdtemp(), runs=2)'].join('\n'));
+  const none = await py([...NULL_FAULT, 'build(inst, tempfile.mkdtemp(), runs=2)'].join('\n'));
   assert.is.not(none.exitCode, 0);
   assert.match(
     none.stderr,
     /x: Eq\. 5 is out of reach on every seed tried: \[\{"seed": 5,.*\{"seed": 6,.*\{"seed": 7,.*"passed": false\}\]/,
   );
   // A check that fails on the registered seed only: the instance is drawn from the next one, and that is recorded.
-  const redraw = await py(
-    [
-      ...head,
-      'real = attain.check',
-      "attain.check = lambda t, i, seed, *a, **k: {**real(t, i, seed, *a, **k), 'passed': seed != 22009}",
-      'd = tempfile.mkdtemp()',
-      "task = build(next(i for i in cli.instances() if i['id'] == 'mltb-v1-tabular-id-05'), d, runs=2)",
-      "print(json.dumps([task['generation'], json.load(open(d + '/private/attainability.json'))['tries']]))",
-    ].join('\n'),
-  );
+  const redraw = await py([...NULL_FAULT, ...REDRAW].join('\n'));
   assert.is(redraw.exitCode, 0, redraw.stderr);
   const [gen, tries] = JSON.parse(redraw.stdout) as [
     Record<string, number>,
@@ -218,50 +187,7 @@ test('attainability: each build records that its fix clears Eq. 5 on the baselin
 
 test('App. F partitions: the held-out rows cut into public validation and hidden test by unit (id, group, or time block with an embargo), never across', async () => {
   // Every template, from a seed of its own: what the split keeps apart, read back from the partition's output.
-  const check = [
-    'import json',
-    'import numpy as np, pandas as pd',
-    'from mltoolbench import cli, partition',
-    'from mltoolbench.core import TEMPLATES',
-    'out = {}',
-    'for name, t in TEMPLATES.items():',
-    '    data = t.make(np.random.default_rng(41))',
-    '    cut, units = partition.split(name, data, 41)',
-    '    f, pol, idc = cut["files"], partition.policy(name), data["grading"]["id"]',
-    '    table = partition.test_table(f)',
-    '    col = pol.unit or idc',
-    '    ans = data["answer"].set_index(idc)',
-    '    va, ta = f["valid_answers.csv"], cut["answer"]',
-    '    fit = [v for k, v in f.items() if isinstance(v, pd.DataFrame) and k.startswith("train") and col in v.columns]',
-    '    out[name] = {',
-    '        "policy": pol.about, "chronological": pol.chronological, "embargo": pol.embargo,',
-    '        "held_out": list(map(str, dict.fromkeys(data["files"][table][col]))),',
-    '        "valid": list(map(str, dict.fromkeys(f[table.replace("test", "valid", 1)][col]))), "test": list(map(str, dict.fromkeys(f[table][col]))),',
-    '        "fit_units": sorted({str(u) for v in fit for u in v[col]}),',
-    '        "answer_ids": [len(va), len(ta), len(set(va[idc]) & set(ta[idc])), len(ans)],',
-    '        "answers_kept": bool(ans.loc[va[idc]].reset_index().equals(va) and ans.loc[ta[idc]].reset_index().equals(ta)),',
-    '        "sample_rows": cut["sample"][idc].tolist() == ta[idc].tolist(),',
-    '    }',
-    'print(json.dumps(out))',
-  ];
-  const all =
-    await pyJson<
-      Record<
-        string,
-        {
-          policy: string;
-          chronological: boolean;
-          embargo: number;
-          held_out: string[];
-          valid: string[];
-          test: string[];
-          fit_units: string[];
-          answer_ids: number[];
-          answers_kept: boolean;
-          sample_rows: boolean;
-        }
-      >
-    >(check);
+  const all = await pyJson<Record<string, PartitionCut>>(PARTITION_CHECK);
   assert.is(Object.keys(all).length, 30);
   for (const [name, p] of Object.entries(all)) {
     const [nValid, nTest, shared, nAll] = p.answer_ids;

@@ -31,11 +31,31 @@ def runs(tok, ids, mask, want):
     return out
 
 
-def main(export_dir, task_id, replies):
-    import yaml
+def mlab_loop(config, tok, server):
+    """The export's mlab agent loop, as verl's agent loop manager builds it, sampling from `server`."""
     from hydra.utils import instantiate
     from omegaconf import OmegaConf
     from verl.experimental.agent_loop.agent_loop import DictConfigWrap, ToolListWrap
+
+    entry = {e.name: e for e in OmegaConf.load(config.actor_rollout_ref.rollout.agent.agent_loop_config_path)}[
+        "mlepipe_mlab"
+    ]
+    return instantiate(
+        entry,
+        trainer_config=DictConfigWrap(config=config),
+        server_manager=server,
+        tokenizer=tok,
+        processor=None,
+        hf_model_type="qwen3",
+        dataset_cls=None,
+        data_config=DictConfigWrap(config.data),
+        tools=ToolListWrap([]),
+    )
+
+
+def main(export_dir, task_id, replies):
+    import yaml
+    from omegaconf import OmegaConf
 
     os.chdir(export_dir)
     sys.path.insert(0, export_dir)
@@ -49,20 +69,7 @@ def main(export_dir, task_id, replies):
     config.actor_rollout_ref.rollout.prompt_length, config.actor_rollout_ref.rollout.response_length = 16384, 32768
     tok = train_tokenizer("qwen3")
     server = Server(tok, replies)
-    entry = {e.name: e for e in OmegaConf.load(config.actor_rollout_ref.rollout.agent.agent_loop_config_path)}[
-        "mlepipe_mlab"
-    ]
-    loop = instantiate(
-        entry,
-        trainer_config=DictConfigWrap(config=config),
-        server_manager=server,
-        tokenizer=tok,
-        processor=None,
-        hf_model_type="qwen3",
-        dataset_cls=None,
-        data_config=DictConfigWrap(config.data),
-        tools=ToolListWrap([]),
-    )
+    loop = mlab_loop(config, tok, server)
 
     seen = {"first": None, "asks": []}
 

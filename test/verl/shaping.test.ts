@@ -97,16 +97,10 @@ test('the export carries the estimator, the shaping loop and the bank, and passe
   );
 });
 
-test("the service plans an episode's calls against the step's references; a verified episode joins the bank for later steps, and stays after a restart", async () => {
-  assert.is(made.exitCode, 0, made.stderr);
-  const demos = (await readJsonl(join(await outputsOf(dir, 'demos'), 'trajectories.jsonl'))) as Traj[];
-  const t = demos.find((x) => x.variables.success === 1)!;
-  const seeded = ((await readJsonl(join(verl, 'shaping', 'bank.jsonl'))) as Entry[]).filter(
-    (e) => e.task_id === t.task_id,
-  );
-  // One more validation before the answer than the demonstration: a solution the bank does not hold yet.
+/** The episode `t` with one more validation before its answer: a solution the bank does not hold yet. */
+function withOneMoreValidation(t: Traj) {
   const n = t.turns.length;
-  const episode = {
+  return {
     scaffold: 'react',
     messages: [
       ...t.messages.slice(0, -1),
@@ -131,13 +125,43 @@ test("the service plans an episode's calls against the step's references; a veri
     ended: 'answer',
     step: 3,
   };
+}
+
+/** Runs the code turns of `t` in the service's `session`, as the agent loop did. */
+async function runCode(svc: Awaited<ReturnType<typeof serve>>, session: string, t: Traj): Promise<void> {
+  for (const [i, x] of t.turns.entries())
+    if (x.action === 'code') await svc.post('/run', { session, code: x.code, turn: i, timeout_ms: 60_000 });
+}
+
+/** What /shaping/plan answers. */
+type ShapingPlan = {
+  calls: { turn: number; category: string; prefix_chars: number; call_chars: number }[];
+  references: { content: string }[];
+  beta: number;
+};
+
+/** Step 4's plan for `episode` from a service started afresh on the same export. */
+async function planAfterRestart(task_id: string, episode: unknown): Promise<ShapingPlan> {
+  const again = await serve();
+  try {
+    return (await again.post('/shaping/plan', { task_id, step: 4, episode })) as ShapingPlan;
+  } finally {
+    await again.stop();
+  }
+}
+
+test("the service plans an episode's calls against the step's references; a verified episode joins the bank for later steps, and stays after a restart", async () => {
+  assert.is(made.exitCode, 0, made.stderr);
+  const demos = (await readJsonl(join(await outputsOf(dir, 'demos'), 'trajectories.jsonl'))) as Traj[];
+  const t = demos.find((x) => x.variables.success === 1)!;
+  const seeded = ((await readJsonl(join(verl, 'shaping', 'bank.jsonl'))) as Entry[]).filter(
+    (e) => e.task_id === t.task_id,
+  );
+  const n = t.turns.length;
+  const episode = withOneMoreValidation(t);
   const svc = await serve();
   try {
-    const plan = (await svc.post('/shaping/plan', { task_id: t.task_id, step: 3, episode })) as {
-      calls: { turn: number; category: string; prefix_chars: number; call_chars: number }[];
-      references: unknown[];
-      beta: number;
-    };
+    const plan = (await svc.post('/shaping/plan', { task_id: t.task_id, step: 3, episode })) as ShapingPlan;
     // Code and validation turns are calls; the answer is not.
     assert.equal(
       plan.calls.map((c) => [c.turn, c.category]),
@@ -159,9 +183,7 @@ test("the service plans an episode's calls against the step's references; a veri
 
     // The same episode as a validation run: verified, and kept out of the bank.
     const val = (await svc.post('/open', { task: t.task_id })) as { session: string };
-    for (const [i, x] of t.turns.entries())
-      if (x.action === 'code')
-        await svc.post('/run', { session: val.session, code: x.code, turn: i, timeout_ms: 60_000 });
+    await runCode(svc, val.session, t);
     assert.is(
       (
         (await svc.post('/grade', { session: val.session, episode: { ...episode, split: 'val' } })) as {
@@ -176,8 +198,7 @@ test("the service plans an episode's calls against the step's references; a veri
     );
     // Graded at step 3 (its code run again in a fresh session): verified, so the bank grows, tagged with the step.
     const { session } = (await svc.post('/open', { task: t.task_id })) as { session: string };
-    for (const [i, x] of t.turns.entries())
-      if (x.action === 'code') await svc.post('/run', { session, code: x.code, turn: i, timeout_ms: 60_000 });
+    await runCode(svc, session, t);
     const graded = (await svc.post('/grade', { session, episode })) as { variables: { success: number } };
     assert.is(graded.variables.success, 1);
     const bank = (await readJsonl(join(verl, 'shaping', 'bank.jsonl'))) as Entry[];
@@ -188,13 +209,9 @@ test("the service plans an episode's calls against the step's references; a veri
     );
     assert.match(added[0].text, 'validated the submission format');
     // Step 3 drew before it was verified; step 4 draws it.
-    const same = (await svc.post('/shaping/plan', { task_id: t.task_id, step: 3, episode })) as {
-      references: unknown[];
-    };
+    const same = (await svc.post('/shaping/plan', { task_id: t.task_id, step: 3, episode })) as ShapingPlan;
     assert.is(same.references.length, seeded.length);
-    const next = (await svc.post('/shaping/plan', { task_id: t.task_id, step: 4, episode })) as {
-      references: { content: string }[];
-    };
+    const next = (await svc.post('/shaping/plan', { task_id: t.task_id, step: 4, episode })) as ShapingPlan;
     assert.ok(next.references.some((m) => m.content.includes('validated the submission format')));
     await svc.post('/shaping/record', {
       task_id: t.task_id,
@@ -204,18 +221,11 @@ test("the service plans an episode's calls against the step's references; a veri
   } finally {
     await svc.stop();
   }
-  const again = await serve();
-  try {
-    const after = (await again.post('/shaping/plan', { task_id: t.task_id, step: 4, episode })) as {
-      references: { content: string }[];
-    };
-    assert.ok(
-      after.references.some((m) => m.content.includes('validated the submission format')),
-      'the bank as it was before the restart',
-    );
-  } finally {
-    await again.stop();
-  }
+  const after = await planAfterRestart(t.task_id, episode);
+  assert.ok(
+    after.references.some((m) => m.content.includes('validated the submission format')),
+    'the bank as it was before the restart',
+  );
   assert.equal(await readJsonl(join(verl, 'shaping', 'scores.jsonl')), [
     { task_id: t.task_id, step: 4, scores: [{ turn: 0, category: 'execution', d: 0.25 }] },
   ]);

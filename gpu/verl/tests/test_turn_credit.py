@@ -3,7 +3,7 @@ advantage dispatch (ray_trainer.compute_advantage) on DataProto batches of
 three-turn trajectories: hand-worked groups, the masked member out of the
 baseline, and equality with verl's `grpo` (norm_adv_by_std_in_grpo=false) when
 there is no shaping. `python test_turn_credit.py case` prints the case and its per-turn
-advantages for gpu/verl/turn-credit.test.ts, which compares them with mlepipe's
+advantages for test/fixtures/gpu/verl/turn-credit.test.ts, which compares them with mlepipe's
 own trainer path (agents/shaping/returns.ts)."""
 
 import json

@@ -29,13 +29,27 @@ TRIES = 3
 BEST = {'accuracy': 1, 'macro_f1': 1, 'auc': 1, 'mean_iou': 1, 'qwk': 1, 'pf1': 1, 'kendall_tau': 1, 'weighted_corr': 1}
 
 
+def _generator_files(t):
+    """The files of this package the template's data comes from: its own module's, and those of the package's
+    modules it takes helpers from (nlp_order.py draws its vocabulary with nlp.py's words)."""
+    mod = sys.modules.get(t.make.__module__)
+    if mod is None:
+        return set()
+    package = mod.__name__.rpartition('.')[0]
+    names = {mod.__name__} | {getattr(v, '__module__', None) for v in vars(mod).values() if callable(v)}
+    return {
+        sys.modules[n].__file__
+        for n in names
+        if n in sys.modules and n.rpartition('.')[0] == package and sys.modules[n].__file__
+    }
+
+
 def _digest(t, config, seed, runs):
     """Everything the fix's scores depend on: the generator's code, the template, the data seed, the seeds run."""
     h = hashlib.sha256()
-    module = sys.modules[t.make.__module__].__file__ if t.make.__module__ in sys.modules else ''
     for path in sorted(
-        {os.path.join(HERE, 'core.py'), os.path.join(HERE, 'partition.py'), os.path.join(HERE, 'grade.py'), module}
-        - {''}
+        {os.path.join(HERE, 'core.py'), os.path.join(HERE, 'partition.py'), os.path.join(HERE, 'grade.py')}
+        | _generator_files(t)
     ):
         h.update(open(path, 'rb').read())
     h.update(json.dumps([t.name, config, seed, runs]).encode())

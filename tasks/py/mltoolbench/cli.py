@@ -8,7 +8,8 @@ import tempfile
 
 import numpy as np
 
-from . import graph, nlp, tabular, timeseries, vision  # noqa: F401  (they register their templates)
+# Imported for what they do on import: each registers its templates, in this order.
+from . import graph, nlp, nlp_order, tabular, tabular_science, timeseries, vision  # noqa: F401
 from .core import DELTA, TEMPLATES, _grade_fn, apply_fix, build, run_starter, starter
 from .manifest import instances
 
