@@ -3,7 +3,9 @@
 // reports thresholds for a run without a valid submission.
 import { join } from 'node:path';
 import { isObject, readJson } from '../../core/json-files.js';
-import type { TaskRef } from '../shared/tasks.js';
+import type { StageContext } from '../contract.js';
+import { listTasks, type TaskRef } from '../shared/tasks.js';
+import type { EvalParams } from './index.js';
 
 /** What a task states about its thresholds and direction, for runs its evaluator never graded. */
 export interface TaskFacts {
@@ -53,4 +55,16 @@ export async function taskFacts(dir: string): Promise<TaskFacts> {
 /** The facts of every task, by id. */
 export async function factsByTask(tasks: readonly TaskRef[]): Promise<Map<string, TaskFacts>> {
   return new Map(await Promise.all(tasks.map(async (t) => [t.id, await taskFacts(t.dir)] as const)));
+}
+
+/** The tasks an eval node runs (or a rescore reports on): its tasks:, split and limit over its inputs. */
+export function evalTasks(ctx: StageContext<EvalParams>): Promise<TaskRef[]> {
+  const p = ctx.params;
+  return listTasks({
+    tasks: p.tasks,
+    split: p.split,
+    limit: p.limit,
+    inputs: ctx.inputs,
+    experimentDir: ctx.experimentDir,
+  });
 }

@@ -11,10 +11,9 @@ import { rewardFormula, rewardInputs } from '../../core/rewards/presets.js';
 import type { Metrics, RescoreSource, StageContext, StageResult } from '../contract.js';
 import type { EvalParams } from './index.js';
 import { policyNames } from './policy-names.js';
-import { factsByTask } from './facts.js';
+import { evalTasks, factsByTask } from './facts.js';
 import { writeOutputs } from './outputs.js';
 import { scoreEpisode } from '../shared/score.js';
-import { listTasks } from '../shared/tasks.js';
 
 /** What the episodes themselves measured: the source's figures hold for the same runs. */
 const EPISODE_METRICS = [
@@ -37,13 +36,7 @@ export async function rescore(ctx: StageContext<EvalParams>, from: RescoreSource
   });
   if (existsSync(join(from.dir, 'submissions')))
     await cp(join(from.dir, 'submissions'), join(ctx.outDir, 'submissions'), { recursive: true });
-  const tasks = await listTasks({
-    tasks: p.tasks,
-    split: p.split,
-    limit: p.limit,
-    inputs: ctx.inputs,
-    experimentDir: ctx.experimentDir,
-  });
+  const tasks = await evalTasks(ctx);
   const names = policyNames(p, ctx.models).map((n) => n.name);
   const metrics: Metrics = await writeOutputs(ctx.outDir, trajectories, names, p, [], await factsByTask(tasks));
   for (const k of EPISODE_METRICS) if (from.metrics[k] !== undefined) metrics[k] = from.metrics[k];

@@ -8,10 +8,10 @@ import { rewardFormula, rewardInputs } from '../../core/rewards/presets.js';
 import type { Sandbox } from '../../sandbox/index.js';
 import type { Metrics, StageContext, StageResult } from '../contract.js';
 import { preloadFor, stageSandbox } from '../shared/sandbox.js';
-import { listTasks, type TaskRef } from '../shared/tasks.js';
+import type { TaskRef } from '../shared/tasks.js';
 import { evalAgents, type EvalAgents } from './agents.js';
 import { loadSaved } from './branch.js';
-import { factsByTask } from './facts.js';
+import { evalTasks, factsByTask } from './facts.js';
 import { loadGuidance } from './guidance.js';
 import type { EvalParams } from './index.js';
 import { episodeLimits } from './limits.js';
@@ -19,16 +19,9 @@ import { policyNames } from './policy-names.js';
 import { runJob, type EvalJob, type EvalSetup } from './item.js';
 import { writeOutputs } from './outputs.js';
 
-/** The node's tasks, as listTasks finds them; none at all is the user's to fix. */
-async function evalTasks(ctx: StageContext<EvalParams>): Promise<TaskRef[]> {
-  const p = ctx.params;
-  const tasks = await listTasks({
-    tasks: p.tasks,
-    split: p.split,
-    limit: p.limit,
-    inputs: ctx.inputs,
-    experimentDir: ctx.experimentDir,
-  });
+/** The node's tasks, as evalTasks finds them; none at all is the user's to fix. */
+async function tasksToRun(ctx: StageContext<EvalParams>): Promise<TaskRef[]> {
+  const tasks = await evalTasks(ctx);
   if (!tasks.length) throw new UserError('no tasks to evaluate (are the upstream stages empty, or the split?)');
   return tasks;
 }
@@ -48,7 +41,7 @@ export async function run(ctx: StageContext<EvalParams>): Promise<StageResult | 
   const p = ctx.params;
   const names = policyNames(p, ctx.models);
   const limits = episodeLimits(p);
-  const tasks = await evalTasks(ctx);
+  const tasks = await tasksToRun(ctx);
   const guidance = p.guidance ? loadGuidance(ctx.inputs, p.guidance, tasks) : undefined;
   const agents = await evalAgents(ctx, names, limits.max_turns);
   const branchFrom = p.intervention?.branch;

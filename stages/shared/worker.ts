@@ -64,12 +64,7 @@ export async function serveModel(
   });
   ctx.log(`trainer worker: ${worker.url}, serving ${worker.health.model ?? name}`);
   return {
-    spec: {
-      ...spec,
-      provider: 'openai',
-      base_url: `${worker.url}/v1`,
-      model: String(worker.health.model ?? spec.model),
-    },
+    spec: asEndpoint(spec, worker),
     trainer: worker.client,
     worker,
     ckptDir,
@@ -151,17 +146,22 @@ async function serveOnHost(
   });
   ctx.log(`trainer worker on host ${host.name}: ${worker.url}, serving ${worker.health.model ?? name}`);
   return {
-    spec: {
-      ...spec,
-      provider: 'openai',
-      base_url: `${worker.url}/v1`,
-      model: String(worker.health.model ?? spec.model),
-    },
+    spec: asEndpoint(spec, worker),
     trainer: worker.client,
     worker,
     onHost: worker,
     ckptDir: worker.ckptDir,
     collect: (path, localDir) => worker.pull(path, localDir),
     stop: () => worker.stop(),
+  };
+}
+
+/** The entry as the OpenAI-compatible endpoint a started worker serves it on, under the model name it reports. */
+function asEndpoint(spec: ModelSpec, worker: { url: string; health: { model?: string | null } }): ModelSpec {
+  return {
+    ...spec,
+    provider: 'openai',
+    base_url: `${worker.url}/v1`,
+    model: String(worker.health.model ?? spec.model),
   };
 }
