@@ -13,7 +13,7 @@ import { sftCurve } from '../../gpu/verl/metrics.js';
 import { collectVerlCheckpoint } from '../../gpu/verl/checkpoint.js';
 import { writeSftExport } from '../../gpu/verl/sft-export.js';
 import type { Metrics, StageContext } from '../contract.js';
-import { checkCpuWeights, collectTensorboard, runVerlJob } from '../shared/verl-job.js';
+import { checkCpuWeights, collectTensorboard, runVerlJob, trainingLayout } from '../shared/verl-job.js';
 import { verlWeightsOf } from '../shared/verl-weights.js';
 import { CHECKPOINT_DIR } from '../shared/weights.js';
 import type { Example } from './examples.js';
@@ -47,9 +47,7 @@ export async function runSftVerl(
     maxGradNorm: p.max_grad_norm,
     gradientCheckpointing: p.gradient_checkpointing,
     seed: p.seed,
-    // A CPU run trains on one worker, whatever the cluster keys say.
-    nodes: cpu ? 1 : p.verl.nodes,
-    gpusPerNode: cpu ? 1 : p.verl.gpus_per_node,
+    ...trainingLayout(p.verl),
     gpuMemoryGib: p.verl.gpu_memory_gib,
     loggers: ctx.tracking?.logger,
     // The SFT trainer starts no vLLM: the KV cache setting only rides along in the CPU environment.

@@ -21,6 +21,14 @@ export interface VerlCluster {
   stall_timeout_s?: number;
 }
 
+/** The nodes and GPUs a job trains on: a CPU run trains on one worker, whatever the cluster keys say. */
+export function trainingLayout(v: VerlCluster & { nodes: number; gpus_per_node: number }): {
+  nodes: number;
+  gpusPerNode: number;
+} {
+  return v.device === 'cpu' ? { nodes: 1, gpusPerNode: 1 } : { nodes: v.nodes, gpusPerNode: v.gpus_per_node };
+}
+
 /** How long a job may print nothing: the stage's, else 10 minutes on a CPU and no bound on GPUs. */
 export const stallSeconds = (v: VerlCluster): number => v.stall_timeout_s ?? (v.device === 'cpu' ? 600 : 0);
 

@@ -2,7 +2,7 @@
 // (`trainer: verl-export`).
 import type { ExportOptions } from '../../../gpu/verl/export.js';
 import type { StageContext } from '../../contract.js';
-import { checkCpuWeights } from '../../shared/verl-job.js';
+import { checkCpuWeights, trainingLayout } from '../../shared/verl-job.js';
 import { taskCorpus, verlWeightsOf } from '../../shared/verl-weights.js';
 import { CONTEXT_TOKENS } from '../index.js';
 import { OBSERVATION_CHARS } from '../plans.js';
@@ -34,9 +34,7 @@ export async function verlOptions({ ctx, p, train, formula, inputs, lr }: GrpoRu
     temperature: p.temperature,
     advantage: p.advantage,
     lossAggMode: p.loss_agg_mode,
-    // A CPU run trains on one worker, whatever the cluster keys say.
-    nodes: cpu ? 1 : p.verl.nodes,
-    gpusPerNode: cpu ? 1 : p.verl.gpus_per_node,
+    ...trainingLayout(p.verl),
     ...(cpu ? { cpu: { kvCacheGib: p.verl.kv_cache_gib } } : {}),
     rollout: p.verl.rollout,
     rolloutTp: p.verl.rollout_tp,
