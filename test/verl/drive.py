@@ -15,6 +15,9 @@ import json
 import os
 import sys
 
+# How long the driver waits for a round of Ray tasks (an episode takes seconds here).
+RAY_WAIT_S = 180
+
 
 def train_tokenizer(path):
     """A tokenizer trained here under Qwen3's real chat template (gpu/verl/tests/harness.py), saved for the loop to load."""
@@ -150,8 +153,10 @@ def main(argv):
             }
         )
         run_grade = ray.remote(num_cpus=1)(lambda row, extra: grade(os.getcwd(), row, extra))
-        eps = ray.get([run_episode.remote(all_rows[t]) for t in task_ids])
-        scores = ray.get([run_grade.remote(all_rows[t], ep["extra_fields"]) for t, ep in zip(task_ids, eps)])
+        # Bounded: a task that never gets a worker fails here, with Ray's error, instead of holding the test.
+        eps = ray.get([run_episode.remote(all_rows[t]) for t in task_ids], timeout=RAY_WAIT_S)
+        grades = [run_grade.remote(all_rows[t], ep["extra_fields"]) for t, ep in zip(task_ids, eps)]
+        scores = ray.get(grades, timeout=RAY_WAIT_S)
         for t, ep, s in zip(task_ids, eps, scores):
             print(
                 json.dumps({**report(t, ep, s), "driver_pid": os.getpid(), "worker_saw_tasks": ep["has_tasks"]}),

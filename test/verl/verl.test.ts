@@ -10,10 +10,11 @@
 import { randomBytes } from 'node:crypto';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
+import { waitAtMost } from '../../core/proc.js';
 import { stringify, parse } from 'yaml';
 import { startReplayServer, type ReplayServer } from '../llm/replay-server.js';
 import { ownPorts } from '../../gpu/verl/job.js';
@@ -238,10 +239,61 @@ test("(b) the agent loop runs two tasks through the sandbox service within its l
 test('(c) a local Ray head runs the agent loop and the reward function as Ray tasks', async () => {
   const { dir, verl, tasks, server } = await setup();
   const temp = await mkdtemp(join('/tmp', 'ray-'));
-  const ray = join(ROOT, '.venv', 'verl', 'bin', 'ray');
   // Token authentication with a token of the test's own, as mlepipe's heads have (gpu/verl/job.ts): a
   // ~/.ray/auth_token that a local ray.init() once wrote would otherwise turn it on with a token the driver lacks.
   const auth = { RAY_AUTH_MODE: 'token', RAY_AUTH_TOKEN: randomBytes(32).toString('hex') };
+  const { head } = await startHead(temp, auth);
+  let log = '';
+  head.stdout?.on('data', (c) => (log += c));
+  head.stderr?.on('data', (c) => (log += c));
+  const svc = await serve(verl, dir);
+  try {
+    await waitFor(
+      () => {
+        // A head that gave up says why at once, instead of a wait that runs out.
+        if (head.exitCode !== null) throw new Error(`ray start exited (${head.exitCode}):\n${log.slice(-3000)}`);
+        return /ray\.init\(address='?([^'\s)]+)/.test(log) || /--address='?([\d.:]+)/.test(log);
+      },
+      120_000,
+      'the Ray head',
+    );
+    const address = (/--address='?([\d.:]+)/.exec(log) ?? /ray\.init\(address='?([^'\s)]+)/.exec(log))![1];
+    const tok = await mkdtemp(join(tmpdir(), 'verl-tok-'));
+    const r = await execa(PY, [DRIVE, verl, tok, ...tasks, '--ray', address], {
+      env: { MLEPIPE_SANDBOX_URL: svc.url, MLEPIPE_CHAT_URL: server.url, ...auth },
+      reject: false,
+      // Above the driver's own wait for its Ray tasks, so that its error is what a stuck run shows.
+      timeout: 420_000,
+      forceKillAfterDelay: 5_000,
+    });
+    assert.is(r.exitCode, 0, `${r.stderr.slice(-3000)}\n${await rayLogs(temp)}`);
+    const out = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    assert.is(out.length, tasks.length);
+    for (const o of out) {
+      assert.is.not(o.pid, o.driver_pid);
+      // The job's upload leaves the tasks (and their answers) out.
+      assert.is(o.worker_saw_tasks, false);
+    }
+    assert.equal(
+      out.map((o) => o.ended),
+      tasks.map((_, i) => (i === 0 ? 'answer' : 'max_turns')),
+    );
+    assert.ok(out[0].reward > out[1].reward);
+  } finally {
+    await svc.stop();
+    head.kill('SIGTERM');
+    // Bounded: a head killed before it stopped its own processes leaves them holding its output pipes.
+    await waitAtMost(head, 60_000);
+    await rm(temp, { recursive: true, force: true });
+  }
+});
+
+/** `ray start --head --block` on its own ports, in the foreground. */
+async function startHead(temp: string, auth: Record<string, string>) {
+  const ray = join(ROOT, '.venv', 'verl', 'bin', 'ray');
   // --block keeps the head in this process group's child; stopping it stops what it started.
   const head = execa(
     ray,
@@ -264,52 +316,27 @@ test('(c) a local Ray head runs the agent loop and the reward function as Ray ta
     ],
     {
       reject: false,
+      // Time for `ray start` to stop the processes it started, under load, before it is killed.
+      forceKillAfterDelay: 30_000,
       env: { RAY_USAGE_STATS_ENABLED: '0', ...auth },
     },
   );
-  let log = '';
-  head.stdout?.on('data', (c) => (log += c));
-  head.stderr?.on('data', (c) => (log += c));
-  const svc = await serve(verl, dir);
-  try {
-    await waitFor(
-      () => {
-        // A head that gave up says why at once, instead of a wait that runs out.
-        if (head.exitCode !== null) throw new Error(`ray start exited (${head.exitCode}):\n${log.slice(-3000)}`);
-        return /ray\.init\(address='?([^'\s)]+)/.test(log) || /--address='?([\d.:]+)/.test(log);
-      },
-      120_000,
-      'the Ray head',
-    );
-    const address = (/--address='?([\d.:]+)/.exec(log) ?? /ray\.init\(address='?([^'\s)]+)/.exec(log))![1];
-    const tok = await mkdtemp(join(tmpdir(), 'verl-tok-'));
-    const r = await execa(PY, [DRIVE, verl, tok, ...tasks, '--ray', address], {
-      env: { MLEPIPE_SANDBOX_URL: svc.url, MLEPIPE_CHAT_URL: server.url, ...auth },
-      reject: false,
-    });
-    assert.is(r.exitCode, 0, r.stderr.slice(-3000));
-    const out = r.stdout
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l));
-    assert.is(out.length, tasks.length);
-    for (const o of out) {
-      assert.is.not(o.pid, o.driver_pid);
-      // The job's upload leaves the tasks (and their answers) out.
-      assert.is(o.worker_saw_tasks, false);
-    }
-    assert.equal(
-      out.map((o) => o.ended),
-      tasks.map((_, i) => (i === 0 ? 'answer' : 'max_turns')),
-    );
-    assert.ok(out[0].reward > out[1].reward);
-  } finally {
-    await svc.stop();
-    head.kill('SIGTERM');
-    await head;
-    await rm(temp, { recursive: true, force: true });
-  }
-});
+  // In an object: a subprocess is a promise, and returning it would wait for the head to end.
+  return { head };
+}
+
+/** The tails of the Ray session's worker and raylet logs: why a task never ran, when one did not. */
+async function rayLogs(temp: string): Promise<string> {
+  const dir = join(temp, 'session_latest', 'logs');
+  const names = await readdir(dir).catch(() => [] as string[]);
+  const picked = names
+    .filter((n) => /^(raylet\.(out|err)|worker-.*\.err|python-core-worker-.*\.log)$/.test(n))
+    .slice(0, 6);
+  const tails = await Promise.all(
+    picked.map(async (n) => `--- ${n}\n${(await readFile(join(dir, n), 'utf8').catch(() => '')).slice(-1500)}`),
+  );
+  return tails.join('\n');
+}
 
 test.after(async () => {
   await shared?.server.close();
