@@ -149,7 +149,7 @@ export async function syntheticReport(dir: string, n: number, variants = ['agent
         name: 'medals',
         columns: ['policy', 'any_medal'],
         rows: [['policy-0', '40']],
-        reference: { source: 'a paper', columns: ['policy', 'any_medal'], rows: [['theirs', '35']] },
+        reference: { source: 'a paper', notes: ['paper only: theirs'] },
       },
     ],
     figures: [],

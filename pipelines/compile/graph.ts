@@ -33,7 +33,7 @@ interface Mutable {
   inputs: string[];
 }
 
-export function compileGraph(exp: Experiment): CompiledGraph {
+export function compileGraph(exp: Pick<Experiment, 'stages' | 'origins'>): CompiledGraph {
   const stageOrder = exp.stages.map((s) => s.id);
   let nodes: Mutable[] = exp.stages
     .filter((s) => s.uses !== 'ablate')

@@ -11,7 +11,7 @@ import { applyOverrides, parseOverrides } from './overrides.js';
 import { interpolateAll } from './interpolate.js';
 import { loadSettings } from './settings.js';
 import { defaultGpus, hostsFor, placementDiagnostics } from './hosts.js';
-import { REFERENCES } from '../../core/references.js';
+import { resolveReference } from './reference.js';
 import type { Experiment, ResolvedFigure, ResolvedStage, ResolvedTable, Settings, WrittenExperiment } from './types.js';
 
 export interface LoadOptions {
@@ -141,7 +141,7 @@ function resolveTables(doc: WrittenExperiment): Record<string, ResolvedTable> {
   const tables: Record<string, ResolvedTable> = {};
   for (const [name, t] of Object.entries(doc.tables ?? {})) {
     // Unknown reference names were refused by the rules.
-    const reference = typeof t.reference === 'string' ? REFERENCES[t.reference] : t.reference;
+    const reference = t.reference === undefined ? undefined : resolveReference(t.reference);
     tables[name] = {
       from: t.from,
       rows: t.rows ?? 'variant',
@@ -167,6 +167,7 @@ function resolveFigures(doc: WrittenExperiment): Record<string, ResolvedFigure> 
       interval: f.interval ?? true,
       title: f.title,
       logY: f.log_y ?? false,
+      reference: f.reference === undefined ? undefined : resolveReference(f.reference),
     };
   }
   return figures;

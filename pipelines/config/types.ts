@@ -4,7 +4,7 @@ import type { ModelSpec, WrittenModel } from '../../core/models.js';
 import type { EngineSpec } from '../../sandbox/hosts.js';
 import type { Origins } from '../../core/source.js';
 import type { Diagnostic } from '../../core/errors.js';
-import type { ReferenceTable } from '../../core/references.js';
+import type { ReferenceCell, ReferenceTable } from '../../core/references.js';
 import type { Tracker } from '../../stages/contract.js';
 
 export type { ModelSpec, WrittenModel };
@@ -35,6 +35,35 @@ export interface WrittenStage {
 
 export type { ReferenceTable };
 
+/** A `reference:` written out: a built-in (`use:`) or the numbers themselves, with how their rows join ours. */
+export interface WrittenReference {
+  use?: string;
+  source?: string;
+  keys?: string[];
+  columns?: string[];
+  rows?: Array<Record<string, ReferenceCell>>;
+  /** The paper's row label → our row's key. */
+  join?: Record<string, string>;
+  /** Our columns that make a row's key. */
+  on?: string | string[];
+  /** The paper's column → ours. */
+  compare?: Record<string, string>;
+  /** NAME → a formula over our row keys, computed for both sides. */
+  derived?: Record<string, string>;
+}
+
+/** A reference as the report uses it: the paper's table and how it joins ours, defaults filled in. */
+export interface ResolvedReference {
+  readonly table: ReferenceTable;
+  /** The paper's row label → our row key; absent: a row joins the row of ours whose key is its label. */
+  readonly join?: Readonly<Record<string, string>>;
+  /** Our key columns; absent: the table's label columns (a figure's x). */
+  readonly on?: readonly string[];
+  /** The paper's column → ours, for every value column of the paper's. */
+  readonly compare: Readonly<Record<string, string>>;
+  readonly derived: Readonly<Record<string, string>>;
+}
+
 /** A `tables:` entry: rows from the nodes of one stage (or a breakdown they publish), columns from their metrics. */
 export interface WrittenTable {
   from: string;
@@ -42,8 +71,8 @@ export interface WrittenTable {
   rows?: string;
   columns?: string[];
   interval?: 'ci' | 'sem' | 'none';
-  /** A built-in reference name or published numbers written out. */
-  reference?: string | ReferenceTable;
+  /** A built-in reference name, or a reference with its join written out. */
+  reference?: string | WrittenReference;
   description?: string;
 }
 
@@ -58,6 +87,7 @@ export interface WrittenFigure {
   interval?: boolean;
   title?: string;
   log_y?: boolean;
+  reference?: string | WrittenReference;
 }
 
 export interface WrittenExperiment {
@@ -174,7 +204,7 @@ export interface ResolvedTable {
   readonly rows: string;
   readonly columns?: readonly string[];
   readonly interval: 'ci' | 'sem' | 'none';
-  readonly reference?: ReferenceTable;
+  readonly reference?: ResolvedReference;
   readonly description?: string;
 }
 
@@ -188,6 +218,7 @@ export interface ResolvedFigure {
   readonly interval: boolean;
   readonly title?: string;
   readonly logY: boolean;
+  readonly reference?: ResolvedReference;
 }
 
 /** What the compiler sees: validated, interpolated, defaults applied. */

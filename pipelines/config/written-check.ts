@@ -4,9 +4,10 @@
 // `npm run typecheck` compiles it.
 import type { Agrees } from '../../stages/params-agree.js';
 import type { SchemaExperiment, SchemaSettings } from './schema.gen.js';
-import type { ReferenceTable, WrittenExperiment, WrittenHost, WrittenSettings, WrittenTable } from './types.js';
+import type { WrittenExperiment, WrittenHost, WrittenReference, WrittenSettings, WrittenTable } from './types.js';
 
 type Tables = NonNullable<SchemaExperiment['tables']>[string];
+type Figures = NonNullable<SchemaExperiment['figures']>[string];
 type Hosts = NonNullable<SchemaSettings['hosts']>[string];
 
 /**
@@ -25,8 +26,9 @@ export const narrowingsFit: {
 } = { reference: true, gpus: true };
 
 /** The experiment's schema type with the narrowed values put in. */
-type Experiment = Omit<SchemaExperiment, 'tables'> & {
-  tables?: Record<string, Omit<Tables, 'reference'> & { reference?: string | ReferenceTable }>;
+type Experiment = Omit<SchemaExperiment, 'tables' | 'figures'> & {
+  tables?: Record<string, Omit<Tables, 'reference'> & { reference?: string | WrittenReference }>;
+  figures?: Record<string, Omit<Figures, 'reference'> & { reference?: string | WrittenReference }>;
 };
 /** The settings' schema type with the narrowed values put in. */
 type Settings = Omit<SchemaSettings, 'hosts'> & {

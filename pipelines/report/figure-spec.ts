@@ -14,8 +14,11 @@ const INTERVAL_COLOR = '#222222';
 
 type Spec = Record<string, unknown>;
 
-/** The Vega-Lite spec of one figure. */
-export function figureSpec(def: ResolvedFigure, rows: Row[]): Spec {
+/** How the paper's points are drawn: one mark, one legend entry "paper". */
+const PAPER_MARK = { type: 'point', shape: 'diamond', filled: true, size: 110, color: '#d62728', opacity: 0.9 };
+
+/** The Vega-Lite spec of one figure; `paper`: the paper's points, drawn over ours on the same axes. */
+export function figureSpec(def: ResolvedFigure, rows: Row[], paper: Row[] = []): Spec {
   const base = {
     $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
     title: def.title ?? `${def.y} by ${def.x}`,
@@ -63,6 +66,18 @@ export function figureSpec(def: ResolvedFigure, rows: Row[]): Spec {
       },
     });
   }
+  if (paper.length)
+    layers.push({
+      data: { values: paper },
+      mark: PAPER_MARK,
+      encoding: {
+        x,
+        y,
+        ...offset,
+        // A shape channel with one value gives the layer its legend entry.
+        shape: { field: 'source', type: 'nominal', title: null, scale: { domain: ['paper'], range: ['diamond'] } },
+      },
+    });
   return { ...base, data: { values: rows }, layer: layers };
 }
 

@@ -12,6 +12,11 @@ import type { Plan } from '../plan.js';
 import { currentMetrics, type NodeMetrics } from './metrics.js';
 import { figureSpec } from './figure-spec.js';
 import { breakdownRows, sourceNodes, type Row } from './tables.js';
+import { paperPoints } from './compare.js';
+
+/** A figure's spec from its rows, with the paper's points where it names a reference. */
+const specOf = (def: ResolvedFigure, rows: Row[]) =>
+  figureSpec(def, rows, def.reference ? paperPoints(rows, def, def.reference) : []);
 
 /** Rows for a figure: a breakdown, or one row per node (its metrics and matrix values). */
 async function figureRows(plan: Plan, metrics: Map<string, NodeMetrics>, def: ResolvedFigure): Promise<Row[]> {
@@ -48,7 +53,7 @@ export async function figureSpecs(
   const out: Record<string, Record<string, unknown>> = {};
   for (const [name, def] of Object.entries(plan.experiment.figures)) {
     const rows = await figureRows(plan, metrics, def);
-    if (rows.length) out[name] = figureSpec(def, rows);
+    if (rows.length) out[name] = specOf(def, rows);
   }
   return out;
 }
@@ -69,7 +74,7 @@ export async function buildFigures(
       out[name] = { skipped: `no finished nodes of "${def.from}" to draw from` };
       continue;
     }
-    const spec = figureSpec(def, rows);
+    const spec = specOf(def, rows);
     const path = join(dir, `${name}.svg`);
     // The spec holds the rows, so its hash covers spec and data alike.
     const inputs = sha256(canonicalJson({ spec, drawn_by: VERSION }));

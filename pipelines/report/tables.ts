@@ -4,12 +4,14 @@
 import { existsSync } from 'node:fs';
 import { readJson } from '../../core/json-files.js';
 import { join } from 'node:path';
-import type { ReferenceTable, ResolvedTable } from '../config/types.js';
+import type { ResolvedReference, ResolvedTable } from '../config/types.js';
 import type { AblateTable } from '../../stages/ablate/index.js';
 import { variantLabel } from '../../stages/ablate/index.js';
 import type { MetricValue } from '../../stages/contract.js';
 import type { Plan } from '../plan.js';
 import { currentMetrics, type NodeMetrics } from './metrics.js';
+import { COMPARISON_SUFFIXES, compareTable } from './compare.js';
+import { referenceColumns, referenceKeys, referenceLabel } from '../../core/references.js';
 
 export type Row = Record<string, MetricValue>;
 
@@ -19,10 +21,24 @@ export interface Table {
   /** How cells with `<col>_lo`, `<col>_hi` and `<col>_sem` beside them are printed. */
   interval?: 'ci' | 'sem' | 'none';
   description?: string;
-  reference?: ReferenceTable;
+  /** The columns that name a row (variant, node, policy, …): a reference joins on them unless it says `on:`. */
+  labels?: string[];
+  reference?: ResolvedReference;
+  /** With a reference: what joined (the rows carry `<col>_paper`, `<col>_diff`, `<col>_inside`). */
+  comparison?: Comparison;
 }
 
-const SUFFIXES = ['_lo', '_hi', '_sem'];
+export interface Comparison {
+  source: string;
+  /** Our columns with the paper's values beside them. */
+  compared: string[];
+  /** Our row key → the paper's row label joined to it. */
+  joined: Record<string, string>;
+  /** The paper's rows that joined none of ours. */
+  paperOnly: string[];
+}
+
+const SUFFIXES = ['_lo', '_hi', '_sem', ...COMPARISON_SUFFIXES];
 const isCompanion = (k: string, keys: string[]) =>
   SUFFIXES.some((s) => k.endsWith(s) && keys.includes(k.slice(0, -s.length)));
 
@@ -71,7 +87,7 @@ export async function buildTables(plan: Plan, metrics?: Map<string, NodeMetrics>
       const { rows, labels } = await breakdownRows(sourceNodes(plan, metrics, def.from), def.rows);
       const keys = [...new Set(rows.flatMap((r) => Object.keys(r)))];
       const columns = [...labels, ...(def.columns ?? keys.filter((k) => !labels.includes(k) && !isCompanion(k, keys)))];
-      tables[name] = { columns, rows, ...extra };
+      tables[name] = { columns, rows, labels, ...extra };
       continue;
     }
     const nodes = [...metrics.values()].filter((m) => !def.from || m.stage === def.from);
@@ -79,7 +95,7 @@ export async function buildTables(plan: Plan, metrics?: Map<string, NodeMetrics>
       // An ablate node already holds its comparison table.
       const t = await readJson<AblateTable>(join(nodes[0].dir, 'table.json'));
       const columns = def.columns ? ['variant', ...def.columns] : t.columns;
-      tables[name] = { columns, rows: t.rows, ...extra };
+      tables[name] = { columns, rows: t.rows, labels: ['variant'], ...extra };
       continue;
     }
     const metricNames = def.columns ?? [...new Set(nodes.flatMap((n) => Object.keys(n.metrics ?? {})))];
@@ -91,9 +107,23 @@ export async function buildTables(plan: Plan, metrics?: Map<string, NodeMetrics>
       for (const m of metricNames) row[m] = n.metrics ? (n.metrics[m] ?? null) : null;
       return row;
     });
-    tables[name] = { columns: [label, ...metricNames], rows, ...extra };
+    tables[name] = { columns: [label, ...metricNames], rows, labels: [label], ...extra };
   }
+  for (const t of Object.values(tables)) if (t.reference) withComparison(t, t.reference);
   return tables;
+}
+
+/** Puts the paper's values beside the table's rows it joins. */
+export function withComparison(t: Table, ref: ResolvedReference): void {
+  const on = [...(ref.on ?? t.labels ?? t.columns.slice(0, 1))];
+  const c = compareTable(t.rows, t.columns, on, ref);
+  t.rows = c.rows;
+  t.comparison = {
+    source: ref.table.source,
+    compared: c.compared,
+    joined: Object.fromEntries([...c.join.byKey].map(([key, row]) => [key, referenceLabel(ref.table, row)])),
+    paperOnly: c.join.paperOnly,
+  };
 }
 
 export function formatValue(v: MetricValue | undefined): string {
@@ -119,14 +149,44 @@ export function formatCell(row: Row, col: string, interval: Table['interval'] = 
     : base + sem;
 }
 
-function grid(t: Table): string[][] {
-  return t.rows.map((r) => t.columns.map((c) => formatCell(r, c, t.interval)));
+/** A difference with its sign, and ✓ where the paper's value lies inside our 95% interval. */
+function diffCell(row: Row, col: string): string {
+  const d = row[`${col}_diff`];
+  if (typeof d !== 'number') return row[`${col}_paper`] === undefined ? '' : '—';
+  return `${d > 0 ? '+' : ''}${formatValue(d)}${row[`${col}_inside`] === true ? ' ✓' : ''}`;
+}
+
+/** The printed table: our columns, each compared one followed by the paper's value and the difference. */
+export function tableView(t: Table): { head: string[]; cells: string[][] } {
+  const compared = new Set(t.comparison?.compared ?? []);
+  const head = t.columns.flatMap((c) => (compared.has(c) ? [c, `${c} (paper)`, `${c} Δ`] : [c]));
+  const cells = t.rows.map((r) =>
+    t.columns.flatMap((c) => {
+      const ours = formatCell(r, c, t.interval);
+      if (!compared.has(c)) return [ours];
+      const paper = r[`${c}_paper`];
+      return [ours, paper === undefined ? '' : formatValue(paper), diffCell(r, c)];
+    }),
+  );
+  return { head, cells };
+}
+
+/** The lines beneath a compared table: the source, what ✓ means, the paper's rows not run here. */
+export function comparisonNotes(t: Table): string[] {
+  const c = t.comparison;
+  if (!c) return [];
+  const notes = [`paper — ${c.source}`];
+  if (!Object.keys(c.joined).length) notes.push('no row of this table joins a row of the paper’s');
+  else if (c.compared.length) notes.push('Δ = ours − paper; ✓: the paper’s value lies inside our 95% interval');
+  if (c.paperOnly.length) notes.push(`paper only: ${c.paperOnly.join('; ')}`);
+  return notes;
 }
 
 export function renderText(t: Table): string {
-  const cells = [t.columns, ...grid(t)];
-  const widths = t.columns.map((_, i) => Math.max(...cells.map((row) => row[i].length)));
-  const body = cells
+  const { head, cells: body } = tableView(t);
+  const cells = [head, ...body];
+  const widths = head.map((_, i) => Math.max(...cells.map((row) => row[i].length)));
+  const text = cells
     .map((row) =>
       row
         .map((c, i) => c.padEnd(widths[i]))
@@ -134,14 +194,17 @@ export function renderText(t: Table): string {
         .trimEnd(),
     )
     .join('\n');
-  return t.reference ? `${body}\n\npaper — ${t.reference.source}\n${renderText(referenceTable(t.reference))}` : body;
+  const notes = comparisonNotes(t);
+  return notes.length ? `${text}\n\n${notes.join('\n')}` : text;
 }
 
 export function renderMarkdown(t: Table): string {
   const esc = (s: string) => s.replace(/\|/g, '\\|');
-  const lines = [`| ${t.columns.map(esc).join(' | ')} |`, `|${t.columns.map(() => ' --- ').join('|')}|`];
-  for (const r of grid(t)) lines.push(`| ${r.map(esc).join(' | ')} |`);
-  if (t.reference) lines.push('', `Paper: ${t.reference.source}`, '', renderMarkdown(referenceTable(t.reference)));
+  const { head, cells } = tableView(t);
+  const lines = [`| ${head.map(esc).join(' | ')} |`, `|${head.map(() => ' --- ').join('|')}|`];
+  for (const r of cells) lines.push(`| ${r.map(esc).join(' | ')} |`);
+  const notes = comparisonNotes(t);
+  if (notes.length) lines.push('', ...notes.map((n) => `${n}  `));
   return lines.join('\n');
 }
 
@@ -171,11 +234,19 @@ export function tableJson(t: Table): Record<string, unknown> {
     columns: t.columns,
     rows: t.rows.map(keep),
     ...(t.description ? { description: t.description } : {}),
-    ...(t.reference ? { reference: t.reference } : {}),
+    ...(t.reference && t.comparison ? { reference: referenceJson(t.reference, t.comparison) } : {}),
   };
 }
 
-function referenceTable(r: ReferenceTable): Table {
-  const columns = r.columns ?? [...new Set(r.rows.flatMap((x) => Object.keys(x)))];
-  return { columns, rows: r.rows, interval: 'none' };
+/** The reference in JSON: the paper's whole table and what joined. */
+function referenceJson(ref: ResolvedReference, c: Comparison): Record<string, unknown> {
+  return {
+    source: c.source,
+    keys: referenceKeys(ref.table),
+    columns: referenceColumns(ref.table),
+    rows: ref.table.rows,
+    compare: ref.compare,
+    joined: c.joined,
+    paper_only: c.paperOnly,
+  };
 }

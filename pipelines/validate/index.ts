@@ -12,6 +12,7 @@ import { verlCpuModels, verlFits, verlWeights } from './rules/verl.js';
 import { needsExist, noCycles } from './rules/needs.js';
 import { definedRefs, knownKinds, tableSources } from './rules/references.js';
 import { rewardFormulas } from './rules/rewards.js';
+import { referenceJoins } from './rules/reference-joins.js';
 import { inputKinds, stageChecks } from './rules/stages.js';
 import type { Rule } from './rules/types.js';
 import { validParts } from './valid-parts.js';
@@ -30,6 +31,7 @@ export const RULES: readonly Rule[] = [
   verlFits,
   rewardFormulas,
   tableSources,
+  referenceJoins,
   stageChecks,
   inputKinds,
 ];

@@ -25,6 +25,8 @@ export function curveSummary(curve: readonly CurveRow[]): Record<string, number 
     valid_first: quarterMean(first, 'valid_rate'),
     valid_last: quarterMean(last, 'valid_rate'),
     entropy_last: curve[curve.length - 1]?.entropy ?? null,
+    // The extremes the paper reads off its training curves (Fig. 8).
+    ...extremes(curve),
   };
 }
 
@@ -39,4 +41,16 @@ export function lastValidation(curve: readonly CurveRow[]): CurveRow {
         val_crashes: row.val_crashes,
       }
     : {};
+}
+
+/** The highest mean training reward and the range of the valid rate over the steps. */
+function extremes(curve: readonly CurveRow[]): Record<string, number | null> {
+  const of = (k: string) => curve.map((r) => r[k]).filter((v): v is number => typeof v === 'number');
+  const rewards = of('reward_mean');
+  const valid = of('valid_rate');
+  return {
+    reward_max: rewards.length ? Math.max(...rewards) : null,
+    valid_min: valid.length ? Math.min(...valid) : null,
+    valid_max: valid.length ? Math.max(...valid) : null,
+  };
 }

@@ -11,7 +11,7 @@ import { variantLabel } from '../../../stages/ablate/index.js';
 import type { Plan } from '../../plan.js';
 import { figureSpecs } from '../figures.js';
 import type { NodeMetrics } from '../metrics.js';
-import { formatCell, formatValue, type Table } from '../tables.js';
+import { comparisonNotes, tableView, type Table } from '../tables.js';
 
 /** One row of the trajectory index (short keys: the index of 10,000 episodes is inlined in the page). */
 export interface IndexEntry {
@@ -38,7 +38,8 @@ export interface HtmlTable {
   description?: string;
   columns: string[];
   rows: string[][];
-  reference?: { source: string; columns: string[]; rows: string[][] };
+  /** The paper's source and the notes beneath a compared table (what ✓ means, the paper's rows not run here). */
+  reference?: { source: string; notes: string[] };
 }
 
 export interface Curve {
@@ -87,20 +88,9 @@ export function outcomeOf(t: Recorded): Outcome {
 }
 
 function htmlTable(name: string, t: Table): HtmlTable {
-  const out: HtmlTable = {
-    name,
-    description: t.description,
-    columns: t.columns,
-    rows: t.rows.map((r) => t.columns.map((c) => formatCell(r, c, t.interval))),
-  };
-  if (t.reference) {
-    const columns = t.reference.columns ?? [...new Set(t.reference.rows.flatMap((x) => Object.keys(x)))];
-    out.reference = {
-      source: t.reference.source,
-      columns,
-      rows: t.reference.rows.map((r) => columns.map((c) => formatValue(r[c]))),
-    };
-  }
+  const { head, cells } = tableView(t);
+  const out: HtmlTable = { name, description: t.description, columns: head, rows: cells };
+  if (t.comparison) out.reference = { source: t.comparison.source, notes: comparisonNotes(t).slice(1) };
   return out;
 }
 

@@ -3,7 +3,6 @@ import { getStage, PLANNED_KINDS, stageKinds } from '../../../stages/registry.js
 import { isPlainObject } from '../../config/merge.js';
 import { dotted, valuePos, type Path } from '../../../core/source.js';
 import { REWARD_PRESETS } from '../../../core/rewards/presets.js';
-import { REFERENCES } from '../../../core/references.js';
 import { suggestion, type JsonSchema } from '../../../core/jsonschema.js';
 import { stageEntries, type Rule } from './types.js';
 import { parsePolicy } from '../../../agents/policies/index.js';
@@ -88,7 +87,7 @@ export function collectRefs(schema: JsonSchema, data: unknown, path: Path): Ref[
   return refs;
 }
 
-/** `tables:` and `figures:` must draw from a stage, with rows it has; references must exist. */
+/** `tables:` and `figures:` must draw from a stage, with rows it has (their references: reference-joins.ts). */
 export const tableSources: Rule = ({ doc, names: { stages: names }, origins }) => {
   const out: Diagnostic[] = [];
   const at = (path: Path, message: string) => out.push({ pos: valuePos(origins, path), path: dotted(path), message });
@@ -118,14 +117,6 @@ export const tableSources: Rule = ({ doc, names: { stages: names }, origins }) =
         [section, name, 'rows'],
         `stage "${t.from}" (${source}) has no "${t.rows}" rows (available: ${known.join(', ')})${suggestion(t.rows, known)}`,
       );
-  }
-  for (const [name, t] of Object.entries(doc.tables ?? {})) {
-    if (typeof t.reference === 'string' && !Object.hasOwn(REFERENCES, t.reference)) {
-      at(
-        ['tables', name, 'reference'],
-        `unknown reference "${t.reference}" (built in: ${Object.keys(REFERENCES).join(', ')})${suggestion(t.reference, Object.keys(REFERENCES))}`,
-      );
-    }
   }
   return out;
 };

@@ -27,7 +27,9 @@ function table(t: HtmlTable): HTMLElement {
           'div',
           { class: 'reference' },
           h('p', {}, `paper — ${t.reference.source}`),
-          grid(t.reference.columns, t.reference.rows, 'data ref'),
+          t.reference.notes.length
+            ? h('ul', { class: 'notes' }, ...t.reference.notes.map((n) => h('li', {}, n)))
+            : null,
         )
       : null,
   );
