@@ -1,12 +1,16 @@
-// The trajectory files a node leaves: an eval's `trajectories.jsonl` (one record per run, docs/agents.md) and a
-// grpo node's `steps/step_K.jsonl` (the rollouts of step K). This module is the one place that names, lists, reads
-// and writes them; everything that reads trajectories (sft, curate, grpo's shaping, the HTML report) goes through it.
+// The trajectory files a node leaves: an eval's `trajectories.jsonl` (one record per run, docs/agents.md), the
+// `trajectory.json` of each finished run it keeps as an item, and a grpo node's `steps/step_K.jsonl` (the rollouts
+// of step K). This module is the one place that names, lists, reads and writes them; everything that reads
+// trajectories (sft, curate, grpo's shaping, the HTML report) goes through it. A score that is not finite is kept
+// in them as core/json-files.ts writes it (a bare Infinity or NaN), never as null.
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { readJsonl, readJsonlSync, writeJsonl, isObject } from '../core/json-files.js';
+import { readJson, readJsonl, readJsonlSync, writeJson, writeJsonl, isObject } from '../core/json-files.js';
 import type { Trajectory } from './trajectory.js';
 
 export const TRAJECTORIES_FILE = 'trajectories.jsonl';
+/** One run's record in an eval's item folder. */
+export const TRAJECTORY_FILE = 'trajectory.json';
 const STEPS_DIR = 'steps';
 const STEP_FILE = /^step_(\d+)\.jsonl$/;
 
@@ -40,4 +44,13 @@ export function readTrajectoriesSync(file: string): Trajectory[] {
 /** Writes a node's trajectories.jsonl (or any trajectory file), whole or not at all. */
 export function writeTrajectories(file: string, trajectories: readonly Trajectory[]): Promise<void> {
   return writeJsonl(file, trajectories);
+}
+
+/** One run's trajectory.json in `dir`. */
+export function readTrajectory(dir: string): Promise<Trajectory> {
+  return readJson<Trajectory>(join(dir, TRAJECTORY_FILE), isObject);
+}
+
+export function writeTrajectory(dir: string, trajectory: Trajectory): Promise<void> {
+  return writeJson(join(dir, TRAJECTORY_FILE), trajectory);
 }

@@ -78,6 +78,8 @@ export function rewardVariables(
 ): RewardVariables {
   const replies = ep.turns.length;
   const m = inputs.thresholds === 'release' ? releaseMilestones(evaluation) : milestones(evaluation);
+  // `score` and `improvement` are the metric itself, and a reward is never infinite or NaN: a score that is not
+  // finite reads 0 there (and never succeeds), while the milestones above place it as MLE-bench does.
   const score = evaluation && Number.isFinite(evaluation.score) ? evaluation.score : null;
   const lower = evaluation?.is_lower_better ?? false;
   const last = ep.turns[ep.turns.length - 1];
@@ -108,12 +110,11 @@ export function rewardVariables(
 }
 
 /**
- * The release's milestones (`_score_to_reward`): any score counts as executed, NaN included (it compares
- * false with every threshold); a null threshold makes the reward fall back to its format part, so nothing
- * else is reached.
+ * The release's milestones (`_score_to_reward`): any score counts as executed, and float() comparisons place
+ * it, infinity past every threshold in its direction and NaN past none (as mlepipe's milestones do); a null
+ * threshold makes the reward fall back to its format part, so nothing else is reached.
  */
 function releaseMilestones(r: EvaluatorResult | null): ReturnType<typeof milestones> {
-  if (!r) return milestones(null);
-  if (hasNullThreshold(r)) return { execute: 0, median: 0, bronze: 0, silver: 0, gold: 0 };
-  return { ...milestones(r), execute: 1 };
+  if (r && hasNullThreshold(r)) return { execute: 0, median: 0, bronze: 0, silver: 0, gold: 0 };
+  return milestones(r);
 }

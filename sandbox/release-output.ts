@@ -1,9 +1,11 @@
 // Evaluator output read the way the released SandMLE code reads it
 // (deepresearch_tools.py, SynScoreTool.call), for tasks imported from the
 // release (task.json `evaluator_output: release`): the whole stdout, stripped,
-// is one JSON document; numbers are cast with Python's float() (strings and
+// is one JSON document as Python's json.loads reads it (bare NaN, Infinity and
+// -Infinity included); numbers are cast with Python's float() (strings and
 // booleans too), an uncastable threshold is null, and is_lower_better is read
 // leniently, a missing or unreadable one meaning higher is better.
+import { parseJsonText } from '../core/json-files.js';
 import type { Grade } from './evaluate.js';
 
 /** float(x) on what json.loads gives, or null where Python's float() raises (or x is null). */
@@ -33,7 +35,7 @@ export function parseReleaseOutput(stdout: string, stderr: string, exitCode: num
     return { ok: false, error: `evaluator exited with status ${exitCode}${said ? `: ${said.split('\n').pop()}` : ''}` };
   let data: unknown;
   try {
-    data = JSON.parse(stdout.trim());
+    data = parseJsonText(stdout.trim());
   } catch (err) {
     return { ok: false, error: `the evaluator's output is not one JSON document: ${(err as Error).message}` };
   }

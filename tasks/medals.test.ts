@@ -70,7 +70,7 @@ test('reward milestones are cumulative and inclusive; a null threshold is never 
   assert.equal(milestones(null), { execute: 0, median: 0, bronze: 0, silver: 0, gold: 0 });
 });
 
-test('a score that is not finite is a valid submission, as in MLE-bench; it earns no training reward', () => {
+test('a score that is not finite is a valid submission, as in MLE-bench; the reward milestones place it the same way', () => {
   // Higher is better: infinity reaches every threshold; lower is better: it reaches none. NaN reaches nothing.
   assert.equal(
     [
@@ -90,7 +90,12 @@ test('a score that is not finite is a valid submission, as in MLE-bench; it earn
   );
   const nan = medalReport(at(NaN));
   assert.equal([nan.valid_submission, nan.any_medal, nan.above_median], [true, false, false]);
-  assert.equal(milestones(at(Infinity)), { execute: 0, median: 0, bronze: 0, silver: 0, gold: 0 });
+  // The reward's milestones read it as the report does (MLE-bench's comparisons, Python's for NaN): infinity
+  // reaches every milestone when higher is better and none when lower is better; NaN is executed, nothing more.
+  assert.equal(milestones(at(Infinity)), { execute: 1, median: 1, bronze: 1, silver: 1, gold: 1 });
+  assert.equal(milestones(at(Infinity, true)), { execute: 1, median: 0, bronze: 0, silver: 0, gold: 0 });
+  assert.equal(milestones(at(-Infinity, true)), { execute: 1, median: 1, bronze: 1, silver: 1, gold: 1 });
+  assert.equal(milestones(at(NaN)), { execute: 1, median: 0, bronze: 0, silver: 0, gold: 0 });
 });
 
 test('mean and SEM on known values', () => {

@@ -62,8 +62,9 @@ export function milestones(r: EvaluatorResult | null): {
   silver: number;
   gold: number;
 } {
-  // A training reward never credits a score that is not finite: infinity from a grader is degenerate, not a medal.
-  if (!r || !Number.isFinite(r.score)) return { execute: 0, median: 0, bronze: 0, silver: 0, gold: 0 };
+  // As the report counts it (MLE-bench): any score is a valid submission, and infinity reaches what it compares
+  // past while NaN reaches nothing (every comparison with NaN is false, in Python as here).
+  if (!r || typeof r.score !== 'number') return { execute: 0, median: 0, bronze: 0, silver: 0, gold: 0 };
   const lower = r.is_lower_better;
   const gold = reaches(r.score, r.gold_threshold, lower);
   const silver = gold || reaches(r.score, r.silver_threshold, lower);

@@ -28,7 +28,8 @@ export type TimeoutRule = 'any-step' | 'last-step' | 'release' | `fraction:${num
 
 type MaskedEpisode = {
   ended: string;
-  turns: ReadonlyArray<{ action: string; timed_out: boolean; tool_response?: boolean }>;
+  turns: ReadonlyArray<{ turn?: number; action: string; timed_out: boolean; tool_response?: boolean }>;
+  messages?: ReadonlyArray<{ content: string }>;
 };
 
 /** The release's denominator: replies a tool response answered (every turn but an answer, outside the release's format). */
@@ -51,11 +52,19 @@ export function timedOutUnder(rule: TimeoutRule, ep: MaskedEpisode): boolean {
 }
 
 /**
- * An ending the release cannot name (TerminationReason.UNKNOWN), which its training masks: a reply that
- * both called a tool and answered ends with a tool response last, where the release looks for the answer.
+ * An ending the release cannot name (TerminationReason.UNKNOWN), which its training masks (`mask_unknown`).
+ * The release's loop (deepresearch_agent.py, `_run`) acts on a reply's tool call, then stops on its answer; the
+ * check after the loop reads the answer from the last message, which is then the tool response. Without
+ * `<answer>` there, the ending is "answer not found" (unknown) while calls were left, and
+ * "token_limit_no_answer" (MAX_RESPONSE_LENGTH_EXCEEDED, kept: `mask_max_response_length_exceeded=False`) when the
+ * reply was the last of the `maxTurns` calls. A tool response that holds `<answer>` reads as an answer (kept).
  */
-export function unknownEnding(rule: TimeoutRule, ep: MaskedEpisode): boolean {
-  return rule === 'release' && ep.ended === 'answer' && ep.turns[ep.turns.length - 1]?.action !== 'answer';
+export function unknownEnding(rule: TimeoutRule, ep: MaskedEpisode, maxTurns: number): boolean {
+  const last = ep.turns[ep.turns.length - 1];
+  if (rule !== 'release' || ep.ended !== 'answer' || !last || last.action === 'answer') return false;
+  // The reply's call: its turn's index (a reply is one call), or its place among the turns.
+  if ((last.turn ?? ep.turns.length - 1) + 1 >= maxTurns) return false;
+  return !ep.messages?.[ep.messages.length - 1]?.content.includes('<answer>');
 }
 
 export interface GroupMember {

@@ -12,6 +12,7 @@ import { basename, join } from 'node:path';
 import { execute, observation } from '../../agents/scaffolds/execute.js';
 import type { EpisodeResult } from '../../agents/scaffolds/types.js';
 import { rewardVariables } from '../../agents/trajectory.js';
+import { formatJson, parseJsonText } from '../../core/json-files.js';
 import { evaluate, parseFormula } from '../../core/rewards/parse.js';
 import type { RewardInputs } from '../../core/rewards/presets.js';
 import { gradeSubmission } from '../../sandbox/evaluate.js';
@@ -279,7 +280,8 @@ function shapingRoutes(o: ServiceOptions): Routes {
 function requestHandler(o: ServiceOptions, s: Sessions, routes: Routes) {
   return async (req: IncomingMessage, res: ServerResponse) => {
     const send = (status: number, value: unknown) =>
-      res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(value));
+      // A grade's infinite or NaN score is written as Python's json module reads it (core/json-files.ts).
+      res.writeHead(status, { 'content-type': 'application/json' }).end(formatJson(value));
     try {
       if (req.method === 'GET' && req.url === '/health') return send(200, { status: 'ok', sessions: s.size });
       const route = req.method === 'POST' ? routes[req.url ?? ''] : undefined;
@@ -290,7 +292,7 @@ function requestHandler(o: ServiceOptions, s: Sessions, routes: Routes) {
       for await (const chunk of req) raw += chunk;
       let body: Record<string, unknown>;
       try {
-        body = JSON.parse(raw || '{}') as Record<string, unknown>;
+        body = parseJsonText(raw || '{}') as Record<string, unknown>;
       } catch {
         throw new BadRequest('the body is not JSON');
       }

@@ -197,7 +197,7 @@ test("MLE-bench's own report: exactly its fields, floats and booleans never null
       missing.submission_exists,
       missing.submission_path,
     ],
-    [null, 'NaN', false, false, ''],
+    [null, NaN, false, false, ''],
   );
 });
 

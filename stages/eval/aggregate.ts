@@ -98,11 +98,13 @@ export function taskRows(runs: readonly RunRecord[]): Row[] {
     const [task, policy] = k.split('\u0000');
     const rs = runs.filter((r) => r.task_id === task && r.policy === policy);
     const scores = rs.map((r) => r.score).filter((s): s is number => s !== null);
+    // A valid score that is not finite makes the mean infinite or NaN, as numpy's mean would: kept, not blanked.
+    const m = mean(scores);
     return {
       task,
       policy,
       runs: rs.length,
-      score: scores.length ? round(mean(scores), 6) : null,
+      score: scores.length ? (Number.isFinite(m) ? round(m, 6) : m) : null,
       valid_submission: round(mean(rs.map((r) => (r.valid_submission ? 100 : 0))), 2),
       any_medal: round(mean(rs.map((r) => (r.any_medal ? 100 : 0))), 2),
       bronze_threshold: rs[0].bronze_threshold,

@@ -8,8 +8,8 @@ const submitted = (r: RunRecord) => r.submission !== null && r.grade_error !== `
 function competition(r: RunRecord, threshold: (x: number | null) => unknown = (x) => x): Record<string, unknown> {
   return {
     competition_id: r.task_id,
-    // A grader's infinity or NaN is a valid score in MLE-bench; JSON has neither, so it is the text float() reads back.
-    score: typeof r.score === 'number' && !Number.isFinite(r.score) ? String(r.score) : r.score,
+    // A grader's infinity or NaN is a valid score in MLE-bench, written as its json.dump writes it (a bare token).
+    score: r.score,
     gold_threshold: threshold(r.gold_threshold),
     silver_threshold: threshold(r.silver_threshold),
     bronze_threshold: threshold(r.bronze_threshold),
@@ -42,12 +42,12 @@ function totals(runs: readonly RunRecord[]): Record<string, number> {
 /**
  * One policy's runs as MLE-bench writes its grading report: the same fields,
  * floats and booleans never null, the score null when nothing valid was
- * graded (as MLE-bench's is). A threshold the task lacks is NaN there; JSON
- * has no NaN, so it is the string "NaN", which MLE-bench's reader (float())
- * still reads as NaN.
+ * graded (as MLE-bench's is). A threshold the task lacks is float NaN there,
+ * written (with an infinite or NaN score) as the bare token Python's json.dump
+ * writes and MLE-bench's reader (json.load, float()) reads back.
  */
 export function mlebenchReport(runs: readonly RunRecord[]): Record<string, unknown> {
-  const float = (x: number | null) => (x === null || !Number.isFinite(x) ? 'NaN' : x);
+  const float = (x: number | null) => x ?? NaN;
   return {
     ...totals(runs),
     competition_reports: runs.map((r) => ({

@@ -2,7 +2,7 @@
 // it submitted, the graded submission.csv. A node started again reads finished runs back instead of running them;
 // a branch of a saved run (intervention.branch) replays that run's replies up to the drawn tool return.
 import { existsSync } from 'node:fs';
-import { copyFile, mkdir, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { GuidanceRecord } from '../../agents/guidance/index.js';
 import type { Policy } from '../../agents/policies/index.js';
@@ -10,8 +10,8 @@ import { replaying } from '../../agents/policies/replay.js';
 import type { Intervention } from '../../agents/scaffolds/mlab/intervene.js';
 import type { Scaffold } from '../../agents/scaffolds/types.js';
 import type { Trajectory } from '../../agents/trajectory.js';
+import { readTrajectory, writeTrajectory } from '../../agents/trajectory-files.js';
 import { Interrupted } from '../../core/errors.js';
-import { isObject, readJson } from '../../core/json-files.js';
 import type { RewardInputs } from '../../core/rewards/presets.js';
 import type { Sandbox } from '../../sandbox/index.js';
 import type { StageContext } from '../contract.js';
@@ -44,12 +44,6 @@ export interface EvalJob {
   index: number;
   repeat: number;
 }
-
-const TRAJECTORY = 'trajectory.json';
-
-const readTrajectory = (dir: string) => readJson<Trajectory>(join(dir, TRAJECTORY), isObject);
-
-const writeTrajectory = (dir: string, t: Trajectory) => writeFile(join(dir, TRAJECTORY), JSON.stringify(t) + '\n');
 
 /** The run's trajectory, from its item when a finished one is kept, else run now and kept. */
 export async function runJob(s: EvalSetup, job: EvalJob): Promise<Trajectory> {

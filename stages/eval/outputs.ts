@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import type { Policy } from '../../agents/policies/index.js';
 import { TRAJECTORIES_FILE, writeTrajectories } from '../../agents/trajectory-files.js';
 import type { Trajectory } from '../../agents/trajectory.js';
-import { writeJsonl } from '../../core/json-files.js';
+import { formatJson, writeJsonl } from '../../core/json-files.js';
 import type { Metrics } from '../contract.js';
 import { policyRows, taskRows, winRateRows } from './aggregate.js';
 import { gradingReport, mlebenchReport } from './grading.js';
@@ -16,7 +16,8 @@ import type { TaskFacts } from './facts.js';
 import { slug, type EvalParams } from './index.js';
 import { runRecord } from './record.js';
 
-const pretty = (value: unknown) => JSON.stringify(value, null, 2) + '\n';
+// A score that is not finite stays a number in every file (core/json-files.ts), as MLE-bench's json.dump keeps it.
+const pretty = (value: unknown) => formatJson(value, 2) + '\n';
 
 /** The grading reports: ours, and MLE-bench's own, one per policy, field for field. */
 async function writeReports(out: string, runs: readonly RunRecord[], names: readonly string[]): Promise<void> {

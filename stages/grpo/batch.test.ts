@@ -11,6 +11,7 @@ const opts: BatchOptions = {
   advantage: 'grpo',
   maskTimeouts: 'drop',
   timeoutRule: 'any-step',
+  maxTurns: 15,
   std: 'unbiased',
   groupSize: 3,
   hyper: { lr: 1e-6, clip_low: 0.2, clip_high: 0.28, kl: 0, temperature: 1 },

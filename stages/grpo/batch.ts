@@ -37,6 +37,8 @@ export interface BatchOptions {
   advantage: 'grpo' | 'drgrpo';
   maskTimeouts: MaskTimeouts;
   timeoutRule: TimeoutRule;
+  /** The episodes' turn limit (T_max): under timeout_rule release, an answer on the last call is not unknown. */
+  maxTurns: number;
   std: StdKind;
   groupSize: number;
   hyper: Batch['hyper'];
@@ -71,7 +73,7 @@ export function buildBatch(step: number, rollouts: readonly Rollout[], o: BatchO
           : {
               reward: m.reward ?? 0,
               timedOut: timedOutUnder(o.timeoutRule, m),
-              unknown: unknownEnding(o.timeoutRule, m),
+              unknown: unknownEnding(o.timeoutRule, m, o.maxTurns),
               turns: policyTurns(m),
             },
       ),

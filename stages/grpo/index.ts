@@ -291,7 +291,9 @@ export const validates = (p: GrpoParams) => p.eval_every > 0 || p.trainer === 'v
 export const grpo: Stage<GrpoParams> = {
   kind: 'grpo',
   // 2: mlab rollouts as eval's version 4 (17 actions, their observations, tools: domain by default).
-  version: 2,
+  // 3: rewards of scores that are not finite as eval's version 5; timeout_rule release keeps an answer on the
+  //    last call.
+  version: 3,
   description:
     'Trajectory-wise GRPO with milestone rewards (template policy on CPU, a trainer worker, or a verl export).',
   schema,

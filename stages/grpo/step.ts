@@ -67,6 +67,7 @@ async function trainStep(s: StepRun, k: number, d: string): Promise<void> {
     advantage: p.advantage,
     maskTimeouts: p.mask_timeouts,
     timeoutRule: p.timeout_rule,
+    maxTurns: p.max_turns,
     std: p.std,
     groupSize: p.group_size,
     hyper: { lr, clip_low: p.clip.low, clip_high: p.clip.high, kl: p.kl, temperature: p.temperature },

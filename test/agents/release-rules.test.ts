@@ -8,24 +8,31 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { execa } from 'execa';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Policy } from '../../agents/policies/types.js';
-import { react } from '../../agents/scaffolds/react/index.js';
 import type { Trajectory } from '../../agents/trajectory.js';
 import { assetPath } from '../../core/assets.js';
-import { DEFAULT_INPUTS, REWARD_PRESETS, rewardInputs } from '../../core/rewards/presets.js';
+import { REWARD_PRESETS, rewardInputs } from '../../core/rewards/presets.js';
 import { startSandboxService } from '../../gpu/verl/service.js';
 import { createSandbox } from '../../sandbox/index.js';
 import { parseEvaluatorOutput } from '../../sandbox/evaluate.js';
-import { rollout } from '../../stages/shared/episode.js';
 import { buildBatch } from '../../stages/grpo/batch.js';
-import { runRollouts } from '../../stages/grpo/rollouts.js';
-import { importSandmleTask } from '../../tasks/importer.js';
+import {
+  ANSWER,
+  code,
+  DEFAULT,
+  grpoRollout,
+  LIMITS,
+  PY,
+  RELEASE,
+  releaseTask,
+  round,
+  runOn,
+  score,
+  write,
+} from './release-fixture.js';
 
-const PY = '/usr/bin/python3';
-const ROWS = 20;
 let root = '';
 const tasks: Record<'cactus' | 'nogold', string> = { cactus: '', nogold: '' };
 const sandbox = createSandbox({ backend: 'bwrap', warm: true, poolSize: 1 });
@@ -44,25 +51,10 @@ out = {"score": str(acc), "is_lower_better": "false", "gold_threshold": ${gold},
 print("  " + json.dumps(out, indent=2))
 `;
 
-async function releaseTask(id: string, gold: string): Promise<string> {
-  const pub = join(root, 'release', id, 'prepared', 'public');
-  await mkdir(pub, { recursive: true });
-  const rows = Array.from({ length: ROWS }, (_, i) => i);
-  await writeFile(join(pub, 'description.md'), `## Competition ID: ${id}\nPredict label.\n`);
-  await writeFile(join(pub, 'train.csv'), 'id,x,label\n' + rows.map((i) => `${i},${i},${i % 2}`).join('\n') + '\n');
-  await writeFile(join(pub, 'test.csv'), 'id,x\n' + rows.map((i) => `${i},${i}`).join('\n') + '\n');
-  await writeFile(join(pub, 'sample_submission.csv'), 'id,label\n' + rows.map((i) => `${i},0`).join('\n') + '\n');
-  await writeFile(join(pub, 'answer.csv'), 'id,label\n' + rows.map((i) => `${i},${i % 2}`).join('\n') + '\n');
-  await writeFile(join(pub, 'evaluator.py'), evaluator(gold));
-  const r = await importSandmleTask(join(root, 'release', id), join(root, 'tasks'), PY);
-  assert.equal(r.problems, [], `${id} imports as it is`);
-  return join(root, 'tasks', id);
-}
-
 test.before(async () => {
   root = await mkdtemp(join(tmpdir(), 'mlepipe-release-rules-'));
-  tasks.cactus = await releaseTask('cactus', '0.95');
-  tasks.nogold = await releaseTask('nogold', 'None');
+  tasks.cactus = await releaseTask(root, 'cactus', evaluator('0.95'));
+  tasks.nogold = await releaseTask(root, 'nogold', evaluator('None'));
 });
 
 test.after(async () => {
@@ -70,54 +62,8 @@ test.after(async () => {
   await rm(root, { recursive: true, force: true });
 });
 
-/** A submission with the first `right` of 20 labels correct: accuracy right/20. */
-const write = (right: number) =>
-  `import pandas as pd\ns = pd.read_csv("public/sample_submission.csv")\ns["label"] = [(i % 2) if i < ${right} else 1 - (i % 2) for i in range(len(s))]\ns.to_csv("submission.csv", index=False)\nprint("written")`;
-const code = (think: string, body: string) =>
-  `<think>${think}</think>\n<tool_call>\npython\n<code>\n${body}\n</code>\n</tool_call>`;
-const score = (think: string, id = 'cactus') =>
-  `<think>${think}</think>\n<tool_call>\n{"name": "Score", "arguments": {"competition_id": "${id}"}}\n</tool_call>`;
-const ANSWER = '<think>done</think>\n<answer>submission</answer>';
-
-const replay = (replies: string[]): Policy => ({
-  name: 'replay',
-  kind: 'scripted',
-  act: async (req) => ({
-    text: replies[Math.min(req.turn, replies.length - 1)],
-    usage: { prompt_tokens: 1, completion_tokens: 1 },
-  }),
-});
-
-const LIMITS = {
-  maxTurns: 15,
-  stepTimeoutMs: 2_000,
-  timeBudgetMs: 600_000,
-  contextTokens: 32_768,
-  observationChars: 2000,
-};
-const RELEASE = { reward: REWARD_PRESETS['sandmle-release'], inputs: rewardInputs('sandmle-release', {}, {}) };
-const DEFAULT = { reward: REWARD_PRESETS['sandmle-code'], inputs: DEFAULT_INPUTS };
-
-/** One eval rollout in the release's format, rewarded the release's way or mlepipe's. */
-function run(replies: string[], task: keyof typeof tasks, how: typeof RELEASE): Promise<Trajectory> {
-  return rollout({
-    sandbox,
-    scaffold: react,
-    policy: replay(replies),
-    task: { id: task, dir: tasks[task] },
-    sample: 0,
-    groupId: 'g',
-    limits: LIMITS,
-    memoryMb: 2048,
-    aide: { numDrafts: 1, debugProb: 0, maxDebugDepth: 0 },
-    python: PY,
-    seed: 0,
-    promptFormat: 'sandmle-release',
-    signal: new AbortController().signal,
-    ...how,
-  });
-}
-const round = (x: number | null) => Number((x ?? NaN).toFixed(6));
+const run = (replies: string[], task: keyof typeof tasks, how: typeof RELEASE): Promise<Trajectory> =>
+  runOn(sandbox, { id: task, dir: tasks[task] }, replies, how);
 
 test('6: the release task imports as it is and grades: test.csv by relative path, indented JSON, string numbers, "false"', async () => {
   const t = await run([code('write', write(17)), ANSWER], 'cactus', DEFAULT);
@@ -249,24 +195,7 @@ test('3 (grpo): the release masks more than a fifth of all tool responses timing
   };
   const rollouts = [];
   for (const [name, replies] of Object.entries(groups)) {
-    const [r] = await runRollouts(
-      {
-        sandbox,
-        policy: replay(replies),
-        tasks: [{ id: 'cactus', dir: tasks.cactus }],
-        group: 1,
-        groupPrefix: name,
-        limits: LIMITS,
-        memoryMb: 2048,
-        promptFormat: 'sandmle-release',
-        python: PY,
-        seed: 0,
-        concurrency: 1,
-        signal: new AbortController().signal,
-        ...RELEASE,
-      },
-      () => {},
-    );
+    const r = await grpoRollout(sandbox, { id: 'cactus', dir: tasks.cactus }, replies, name);
     rollouts.push({ ...r, group_id: 'step1/0/cactus', sample: rollouts.length });
   }
   const unknown = rollouts[2] as Trajectory;
@@ -275,6 +204,7 @@ test('3 (grpo): the release masks more than a fifth of all tool responses timing
     advantage: 'grpo' as const,
     std: 'unbiased' as const,
     groupSize: 4,
+    maxTurns: LIMITS.maxTurns,
     hyper: { lr: 1, clip_low: 0.2, clip_high: 0.28, kl: 0, temperature: 1 },
   };
   const release = buildBatch(1, rollouts, { ...opts, maskTimeouts: 'drop-after', timeoutRule: 'release' });

@@ -4,6 +4,7 @@
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { assetPath } from '../../../core/assets.js';
+import { formatJson } from '../../../core/json-files.js';
 import type { Plan } from '../../plan.js';
 import type { NodeMetrics } from '../metrics.js';
 import type { Table } from '../tables.js';
@@ -56,7 +57,8 @@ export async function trajectoryWriter(dir: string): Promise<(i: number, t: Reco
     }
     await writeFile(
       join(trajDir, String(bucket), `${i}.js`),
-      `mlepipeTrajectory(${i},${scriptSafe(JSON.stringify(t))});\n`,
+      // A script, not JSON: the bare Infinity and NaN of a score (core/json-files.ts) are JavaScript's own.
+      `mlepipeTrajectory(${i},${scriptSafe(formatJson(t))});\n`,
     );
   };
 }
