@@ -10,7 +10,9 @@
 // give the same replies: a python call with a hallucinated tool response, a
 // Score call, an answer in the same reply as a call (an unknown ending), one
 // timeout in three tool responses (more than a fifth), and a run that never
-// scores (its final file is rewarded).
+// scores (its final file is rewarded). A failed model call ends an episode
+// as a policy error; once pruning hides turns, a step still carries the
+// whole transcript the loop's token record continues.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { execa } from 'execa';
@@ -26,6 +28,7 @@ import type { Trajectory } from '../../agents/trajectory.js';
 import { REWARD_PRESETS, rewardInputs } from '../../core/rewards/presets.js';
 import { writeVerlExport, type ExportOptions } from '../../gpu/verl/export.js';
 import { exportServing, startSandboxService, type SandboxService } from '../../gpu/verl/service.js';
+import type { ReleaseConfig } from '../../gpu/verl/service-mlab.js';
 import { createSandbox } from '../../sandbox/index.js';
 import { buildBatch } from '../../stages/grpo/batch.js';
 import { runRollouts } from '../../stages/grpo/rollouts.js';
@@ -308,6 +311,34 @@ test('a failed model call ends the episode as a policy error, which the release 
   assert.equal([ended.done.ended, ended.done.error], ['policy_error', 'the rollout server is gone']);
   assert.ok(timedOutUnder('release', ended.done));
   await post('/close', { session: opened.session });
+});
+
+test("once pruning hides turns, a step still hands the loop the whole transcript (its token record's continuation)", async () => {
+  const serving = await exportServing(exportDir);
+  // A context budget of one token: every turn but the latest is hidden from the policy.
+  const tight = await startSandboxService({
+    ...serving,
+    scaffold: { ...(serving.scaffold as ReleaseConfig), context_tokens: 1 },
+    sandbox,
+    python: SYS_PY,
+    starter: async () => null,
+  });
+  try {
+    const post = async (path: string, body: unknown) =>
+      (await (await fetch(tight.url + path, { method: 'POST', body: JSON.stringify(body) })).json()) as {
+        session: string;
+        request: { messages: unknown[]; transcript: { content: string }[] };
+      };
+    const { session } = await post('/react/open', { task: 'mae' });
+    await post('/react/reply', { session, text: code('one', 'print("first")') });
+    const third = await post('/react/reply', { session, text: code('two', 'print("second")') });
+    assert.is(third.request.messages.length, 2 + 2);
+    assert.is(third.request.transcript.length, 2 + 4);
+    assert.match(third.request.transcript[3].content, /first/);
+    await post('/close', { session });
+  } finally {
+    await tight.close();
+  }
 });
 
 test.run();
