@@ -51,7 +51,7 @@ export interface PolicyRequest {
   /** react, mlab: every turn is a `step`; aide: which operator the search applies; mlab's model-backed actions: edit, understand. */
   purpose: 'step' | 'draft' | 'improve' | 'debug' | 'edit' | 'understand' | 'reflect' | 'retrieve';
   messages: ChatMessage[];
-  /** mlab steps: the whole conversation so far; `messages` is what the policy is shown of it (pruned to the context budget). */
+  /** mlab and react steps: the whole conversation so far; `messages` is what the policy is shown of it (pruned to the context budget). */
   transcript?: readonly ChatMessage[];
   /** 0-based turn (react) or node index (aide). */
   turn: number;

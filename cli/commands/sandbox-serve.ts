@@ -76,7 +76,7 @@ export async function sandboxServeCommand(a: SandboxServeArgs, io: IO): Promise<
     token,
     log: (l) => io.err(l),
     shaping: src.shaping,
-    mlab: src.mlab,
+    scaffold: src.scaffold,
   });
   try {
     io.out(`mlepipe sandbox service listening on ${service.url}`);

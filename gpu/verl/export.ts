@@ -3,9 +3,11 @@
 //   data/{train,val}.parquet   one row per task in verl's RL-dataset layout, with agent_name
 //   tasks/                      the tasks, for `mlepipe sandbox serve` (never uploaded to Ray)
 //   mlepipe_verl/               the agent loop (the ReAct scaffold), the sandbox client, the reward
+//                               (mlab, and ReAct in the release's format, run in the sandbox service)
 //   reward_fn.py                verl's custom_reward_function file
 //   agent_loop.yaml             verl's agent-loop registry entry with the scaffold's limits
-//   sandbox.json                what the sandbox service grades with (reward formula, memory)
+//   sandbox.json                what the sandbox service grades with (reward formula and inputs, memory),
+//                               and the scaffold it runs with its limits (mlab, or the release's ReAct)
 //   trainer_overrides.yaml      the Hydra overrides of verl.trainer.main_ppo
 //   launch.sh                   the Ray job: working directory (tasks/ left out), environment, command
 import { cp, mkdir, writeFile } from 'node:fs/promises';
@@ -16,7 +18,7 @@ import { mlabMessages } from '../../agents/scaffolds/mlab/index.js';
 import { chooseTools, type ToolChoice } from '../../agents/scaffolds/mlab/tools.js';
 import { readTaskView } from '../../agents/scaffolds/public.js';
 import { reactMessages } from '../../agents/scaffolds/react/prompt.js';
-import type { MlabConfig } from './service-mlab.js';
+import type { MlabConfig, ServedConfig } from './service-mlab.js';
 import { approxTokens } from '../../agents/scaffolds/react/context.js';
 import { ParamError } from '../../core/errors.js';
 import { formatJsonl, isObject, readJson } from '../../core/json-files.js';
@@ -51,6 +53,8 @@ export interface ExportOptions extends Omit<OverrideOptions, 'promptLength' | 'r
   shaping?: { config: ShapingConfig; bank: readonly BankEntry[] };
   /** The mlab scaffold, run by the sandbox service (its tools and their dropout); default ReAct, run by the loop. */
   mlab?: { tools: ToolChoice; toolDropout: number; seed: number; observationChars: number };
+  /** ReAct in the released SandMLE code's format (prompt_format: sandmle-release), run by the sandbox service. */
+  release?: { observationChars: number };
   /** A CPU smoke run (device: cpu): vLLM's CPU build, one worker, the KV cache in host memory. */
   cpu?: CpuRun;
 }
@@ -64,7 +68,7 @@ export interface SandboxSpec {
   reward: string;
   inputs?: RewardInputs;
   memory_mb: number;
-  scaffold?: MlabConfig;
+  scaffold?: ServedConfig;
 }
 
 export async function readSandboxSpec(exportDir: string): Promise<SandboxSpec> {
@@ -80,7 +84,7 @@ async function rowPrompt(t: ExportTask, o: ExportOptions): Promise<ChatMessage[]
       { maxTurns: o.maxTurns, stepTimeoutMs: o.stepTimeoutS * 1000 },
       chooseTools(o.mlab.tools, task.meta.domain ?? task.meta.modality),
     );
-  return reactMessages(task, { maxTurns: o.maxTurns, stepSeconds: o.stepTimeoutS });
+  return reactMessages(task, { maxTurns: o.maxTurns, stepSeconds: o.stepTimeoutS }, o.release !== undefined);
 }
 
 type Row = Awaited<ReturnType<typeof rows>>[number];
@@ -221,7 +225,7 @@ async function writeAgentLoop(dir: string, o: ExportOptions): Promise<void> {
     {
       name: agentName(o),
       _target_: 'mlepipe_verl.agent_loop.MlepipeReactAgentLoop',
-      ...(o.mlab ? { scaffold: 'mlab' } : {}),
+      ...(o.mlab ? { scaffold: 'mlab' } : o.release ? { scaffold: 'react-release' } : {}),
       max_turns: o.maxTurns,
       step_timeout_s: o.stepTimeoutS,
       time_budget_s: o.timeBudgetS,
@@ -238,17 +242,28 @@ async function writeAgentLoop(dir: string, o: ExportOptions): Promise<void> {
 }
 
 function sandboxSpec(o: ExportOptions): SandboxSpec {
-  const scaffold: MlabConfig | undefined = o.mlab && {
-    name: 'mlab',
-    tools: o.mlab.tools,
-    tool_dropout: o.mlab.toolDropout,
-    seed: o.mlab.seed,
+  const limits = {
     max_turns: o.maxTurns,
     step_timeout_s: o.stepTimeoutS,
     time_budget_s: o.timeBudgetS,
     context_tokens: o.contextTokens,
+  };
+  const mlab: MlabConfig | undefined = o.mlab && {
+    name: 'mlab',
+    tools: o.mlab.tools,
+    tool_dropout: o.mlab.toolDropout,
+    seed: o.mlab.seed,
+    ...limits,
     observation_chars: o.mlab.observationChars,
   };
+  const scaffold: ServedConfig | undefined =
+    mlab ??
+    (o.release && {
+      name: 'react',
+      prompt_format: 'sandmle-release',
+      ...limits,
+      observation_chars: o.release.observationChars,
+    });
   return {
     reward: o.reward,
     inputs: o.inputs,

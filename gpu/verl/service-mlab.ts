@@ -1,13 +1,16 @@
-// The mlab scaffold inside verl's agent loop. The scaffold's rules (its 17
-// actions, the diagnostic tools, their observations, context pruning) live in
-// agents/scaffolds/mlab; rather than write them again in Python, the sandbox
-// service runs that same scaffold here and the agent loop only samples: the
-// episode's policy is a bridge whose every request (a step, or an AI action
-// asking the model) is handed to the loop as the answer to its last call, and
-// whose reply is the loop's next call. So an episode trained on verl takes the
-// same turns, with the same observations, as one rolled out by mlepipe itself.
-//   POST /mlab/open  {task, split}          → {session, request}
-//   POST /mlab/reply {session, text|error}  → {request} | {done: episode}
+// A scaffold inside verl's agent loop, run by the sandbox service: the mlab
+// scaffold, and the ReAct scaffold in the released SandMLE code's format
+// (prompt_format: sandmle-release). Their rules (mlab's 17 actions, its
+// diagnostic tools; the release's parser, Score tool and tool responses; the
+// observations, context pruning) live in agents/scaffolds; rather than write
+// them again in Python, the sandbox service runs that same scaffold here and
+// the agent loop only samples: the episode's policy is a bridge whose every
+// request (a step, or an AI action asking the model) is handed to the loop as
+// the answer to its last call, and whose reply is the loop's next call. So an
+// episode trained on verl takes the same turns, with the same observations,
+// as one rolled out by mlepipe itself. NAME is the scaffold's (mlab, react):
+//   POST /NAME/open  {task, split}          → {session, request}
+//   POST /NAME/reply {session, text|error}  → {request} | {done: episode}
 // A request is {kind: 'step', turn, messages (shown), transcript (the whole
 // conversation)} or {kind: 'ask', purpose, turn, messages}: the loop's token
 // record holds the steps only; what an AI action asks is sampled, not trained.
@@ -15,10 +18,11 @@ import { basename, join } from 'node:path';
 import type { Session } from '../../sandbox/index.js';
 import type { ChatMessage } from '../../agents/llm/client.js';
 import { mlabScaffold } from '../../agents/scaffolds/mlab/index.js';
+import { react } from '../../agents/scaffolds/react/index.js';
 import type { ToolChoice } from '../../agents/scaffolds/mlab/tools.js';
 import { readTaskView } from '../../agents/scaffolds/public.js';
 import type { EpisodeLimits, EpisodeResult, Scaffold, TaskView } from '../../agents/scaffolds/types.js';
-import type { Policy, PolicyRequest } from '../../agents/policies/types.js';
+import type { Policy, PolicyRequest, ScaffoldName } from '../../agents/policies/types.js';
 import { gradeSubmission } from '../../sandbox/evaluate.js';
 import { InternalError } from '../../core/errors.js';
 
@@ -34,6 +38,20 @@ export interface MlabConfig {
   context_tokens: number;
   observation_chars: number;
 }
+
+/** sandbox.json's `scaffold` for a ReAct export in the released SandMLE code's format: its limits. */
+export interface ReleaseConfig {
+  name: 'react';
+  prompt_format: 'sandmle-release';
+  max_turns: number;
+  step_timeout_s: number;
+  time_budget_s: number;
+  context_tokens: number;
+  observation_chars: number;
+}
+
+/** A scaffold the service runs (sandbox.json's `scaffold`). */
+export type ServedConfig = MlabConfig | ReleaseConfig;
 
 export type MlabRequest =
   | { kind: 'step'; turn: number; messages: ChatMessage[]; transcript: ChatMessage[] }
@@ -88,7 +106,9 @@ class Episode {
   }
 }
 
-export interface ServiceMlab {
+export interface ServedEpisodes {
+  /** The scaffold's name: its routes are /NAME/open and /NAME/reply. */
+  readonly name: ServedConfig['name'];
   /** Starts the episode on an open session; answers with its first request. */
   start(id: string, taskDir: string, session: Session, split: string): Promise<MlabEvent>;
   /** The loop's reply to the last request; answers with the next request, or the finished episode. */
@@ -122,8 +142,8 @@ function bridgePolicy(ep: Episode): Policy {
 }
 
 /** An episode the environment ended (the sandbox gone): recorded, and graded as it stands, as a policy's failure would be. */
-const interrupted = (err: Error): EpisodeResult => ({
-  scaffold: 'mlab',
+const interrupted = (scaffold: ScaffoldName, err: Error): EpisodeResult => ({
+  scaffold,
   messages: [],
   turns: [],
   submission: null,
@@ -141,6 +161,8 @@ async function runEpisode(
 ): Promise<void> {
   await scaffold
     .run({
+      // The service runs ReAct only in the release's format (mlepipe's own is run by the loop in Python).
+      ...(scaffold.name === 'react' ? { promptFormat: 'sandmle-release' as const } : {}),
       task: o.task,
       session: o.session,
       publicDir: join(o.taskDir, 'public'),
@@ -160,14 +182,15 @@ async function runEpisode(
         return g.ok ? { ok: true, result: g.result } : { ok: false, problem: g.error };
       },
     })
-    .catch(interrupted)
+    .catch((err: Error) => interrupted(scaffold.name, err))
     .then((result) => {
       ep.result = result;
       ep.emit({ done: result });
     });
 }
 
-export function openMlab(config: MlabConfig, deps: { python: string; abandon(id: string): void }): ServiceMlab {
+/** The service's episodes of one scaffold: mlab, or ReAct in the release's format. */
+export function openServed(config: ServedConfig, deps: { python: string; abandon(id: string): void }): ServedEpisodes {
   const episodes = new Map<string, Episode>();
   // Each task's episodes count up, so a group's samples draw different tool sets under dropout.
   const samples = new Map<string, number>();
@@ -178,17 +201,21 @@ export function openMlab(config: MlabConfig, deps: { python: string; abandon(id:
     contextTokens: config.context_tokens,
     observationChars: config.observation_chars,
   };
-  const scaffolds = {
-    train: mlabScaffold({ tools: config.tools, toolDropout: config.tool_dropout, seed: config.seed }),
-    // Validation offers every tool: dropout is a training-time control.
-    val: mlabScaffold({ tools: config.tools, toolDropout: 0, seed: config.seed }),
-  };
+  const scaffolds =
+    config.name === 'mlab'
+      ? {
+          train: mlabScaffold({ tools: config.tools, toolDropout: config.tool_dropout, seed: config.seed }),
+          // Validation offers every tool: dropout is a training-time control.
+          val: mlabScaffold({ tools: config.tools, toolDropout: 0, seed: config.seed }),
+        }
+      : { train: react, val: react };
   const get = (id: string) => {
     const ep = episodes.get(id);
-    if (!ep) throw new InternalError(`no mlab episode ${id}`);
+    if (!ep) throw new InternalError(`no ${config.name} episode ${id}`);
     return ep;
   };
   return {
+    name: config.name,
     async start(id, taskDir, session, split) {
       const task = await readTaskView(taskDir, basename(taskDir));
       const sample = samples.get(task.id) ?? 0;

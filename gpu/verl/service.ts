@@ -19,7 +19,8 @@ import { gradeSubmission } from '../../sandbox/evaluate.js';
 import type { Sandbox, Session } from '../../sandbox/index.js';
 import { readSandboxSpec } from './export.js';
 import { openShaping, type ServiceShaping } from './service-shaping.js';
-import { openMlab, type MlabConfig, type ServiceMlab } from './service-mlab.js';
+import { openServed, type ServedConfig, type ServedEpisodes } from './service-mlab.js';
+import { lastScored } from '../../agents/reward-inputs.js';
 import type { TurnScore } from '../../agents/shaping/types.js';
 
 export interface ServiceOptions {
@@ -43,8 +44,8 @@ export interface ServiceOptions {
   log?: (line: string) => void;
   /** Turn-level shaping of the export (service-shaping.ts): its routes, and the bank fed from /grade. */
   shaping?: ServiceShaping;
-  /** An mlab export: the scaffold runs here and the agent loop samples its requests (service-mlab.ts). */
-  mlab?: MlabConfig;
+  /** An mlab export, or a ReAct one in the release's format: the scaffold runs here and the agent loop samples its requests (service-mlab.ts). */
+  scaffold?: ServedConfig;
 }
 
 export interface SandboxService {
@@ -74,7 +75,10 @@ function sameToken(header: string | undefined, token: string): boolean {
 const stepOf = (ep: EpisodeResult) => Number((ep as { step?: unknown }).step ?? 0) || 0;
 
 /** What the service serves for a verl export: its tasks, how they are graded, its shaping and its scaffold. */
-export type ExportServing = Pick<ServiceOptions, 'tasksDir' | 'reward' | 'inputs' | 'memoryMb' | 'shaping' | 'mlab'>;
+export type ExportServing = Pick<
+  ServiceOptions,
+  'tasksDir' | 'reward' | 'inputs' | 'memoryMb' | 'shaping' | 'scaffold'
+>;
 
 /** The service's options that a verl export's folder decides (sandbox.json, shaping/, tasks/). */
 export async function exportServing(dir: string): Promise<ExportServing> {
@@ -86,7 +90,7 @@ export async function exportServing(dir: string): Promise<ExportServing> {
     inputs: spec.inputs,
     memoryMb: spec.memory_mb,
     ...(shaping ? { shaping } : {}),
-    ...(spec.scaffold ? { mlab: spec.scaffold } : {}),
+    ...(spec.scaffold ? { scaffold: spec.scaffold } : {}),
   };
 }
 
@@ -96,19 +100,19 @@ export const loopback = (host: string | undefined) =>
 
 type Routes = Record<string, (body: Record<string, unknown>) => Promise<unknown>>;
 
-/** The service's open sessions, each a jail on a task; an mlab export's episodes end with theirs. */
+/** The service's open sessions, each a jail on a task; the episodes of a scaffold run here end with theirs. */
 class Sessions {
   private readonly open = new Map<string, Open>();
   /** Aborted when the service stops: jails still opening and grading in progress stop with it. */
   readonly stop = new AbortController();
-  readonly mlab?: ServiceMlab;
+  readonly served?: ServedEpisodes;
 
   constructor(
     private readonly o: ServiceOptions,
     readonly log: (line: string) => void,
   ) {
-    this.mlab = o.mlab
-      ? openMlab(o.mlab, {
+    this.served = o.scaffold
+      ? openServed(o.scaffold, {
           python: o.python,
           abandon: (id) =>
             void this.close(id).catch((err: Error) => log(`sandbox service: closing ${id}: ${err.message}`)),
@@ -143,7 +147,7 @@ class Sessions {
   async close(id: string): Promise<void> {
     const s = this.open.get(id);
     this.open.delete(id);
-    this.mlab?.end(id);
+    this.served?.end(id);
     await s?.session.close();
   }
 
@@ -156,7 +160,10 @@ class Sessions {
 function sessionRoutes(o: ServiceOptions, s: Sessions): Routes {
   return {
     '/open': async (body) => {
-      if (s.mlab) throw new BadRequest('this export runs the mlab scaffold: open episodes with /mlab/open');
+      if (s.served)
+        throw new BadRequest(
+          `this export runs the ${s.served.name} scaffold: open episodes with /${s.served.name}/open`,
+        );
       return { session: (await s.start(String(body.task ?? ''))).id };
     },
     '/run': async (body) => {
@@ -193,31 +200,45 @@ function sessionRoutes(o: ServiceOptions, s: Sessions): Routes {
 
 const grading = (o: ServiceOptions, s: Sessions) => ({ python: o.python, signal: s.stop.signal });
 
-/** An mlab episode, run here by the scaffold: the loop opens it, then answers each request it hands out. */
-function mlabRoutes(s: Sessions): Routes {
-  return {
-    '/mlab/open': async (body) => {
-      if (!s.mlab) throw new BadRequest('this export runs the ReAct scaffold (no scaffold: mlab in sandbox.json)');
+/**
+ * An episode run here by its scaffold (mlab, or ReAct in the release's format): the loop opens it, then answers
+ * each request it hands out.
+ */
+function servedRoutes(s: Sessions): Routes {
+  const served = (name: string) => {
+    if (s.served?.name !== name)
+      throw new BadRequest(
+        s.served
+          ? `this export runs the ${s.served.name} scaffold here: use /${s.served.name}/open and /${s.served.name}/reply`
+          : 'this export runs the ReAct scaffold in the agent loop (no scaffold in sandbox.json)',
+      );
+    return s.served;
+  };
+  const routes = (name: 'mlab' | 'react'): Routes => ({
+    [`/${name}/open`]: async (body) => {
+      const episodes = served(name);
       const open = await s.start(String(body.task ?? ''));
       return {
         session: open.id,
-        ...(await s.mlab.start(open.id, open.taskDir, open.session, String(body.split ?? 'train'))),
+        ...(await episodes.start(open.id, open.taskDir, open.session, String(body.split ?? 'train'))),
       };
     },
-    '/mlab/reply': async (body) => {
+    [`/${name}/reply`]: async (body) => {
       const id = String(body.session);
-      if (!s.mlab?.has(id)) throw new BadRequest(`no mlab episode ${id}`);
+      const episodes = served(name);
+      if (!episodes.has(id)) throw new BadRequest(`no ${name} episode ${id}`);
       if (typeof body.text !== 'string' && typeof body.error !== 'string')
-        throw new BadRequest('mlab/reply needs the reply text, or the error that left none');
+        throw new BadRequest(`${name}/reply needs the reply text, or the error that left none`);
       const t = body.tokens as { prompt?: unknown; completion?: unknown } | undefined;
       const reply = typeof body.text === 'string' ? { text: body.text } : { error: String(body.error) };
-      return await s.mlab.reply(
+      return await episodes.reply(
         id,
         reply,
         t ? { prompt: Number(t.prompt) || 0, completion: Number(t.completion) || 0 } : undefined,
       );
     },
-  };
+  });
+  return { ...routes('mlab'), ...routes('react') };
 }
 
 /** The end of an episode: its submission graded, its reward computed, its session closed. */
@@ -229,14 +250,21 @@ function gradeRoute(o: ServiceOptions, s: Sessions): Routes {
       const posted = body.episode as EpisodeResult | undefined;
       if (!posted || !Array.isArray(posted.turns) || !Array.isArray(posted.messages))
         throw new BadRequest('grade needs the episode (turns, messages, ended, submission)');
-      // An mlab episode ran here: its own record is graded (the client adds only its step and split).
-      const ep = { ...posted, ...(s.mlab?.finished(String(body.session)) ?? {}) };
+      // An episode its scaffold ran here: its own record is graded (the client adds only its step and split).
+      const ep = { ...posted, ...(s.served?.finished(String(body.session)) ?? {}) };
       try {
         const grade = ep.submission
           ? await gradeSubmission(open.taskDir, open.session.workspace, grading(o, s), ep.submission)
           : undefined;
         const evaluation = grade?.ok ? grade.result : null;
-        const variables = rewardVariables(ep, evaluation, await o.starter(open.taskDir), o.inputs);
+        // submission: last-scored rewards the Score tool's last grade; the final file only when it gave none.
+        const scored = o.inputs?.submission === 'last-scored' ? lastScored(ep) : null;
+        const variables = rewardVariables(
+          ep,
+          scored ? scored.evaluation : evaluation,
+          await o.starter(open.taskDir),
+          o.inputs,
+        );
         // A validation episode (the export's val rows) trains nothing and adds nothing to the bank.
         const verified = variables.success === 1 && (ep as { split?: unknown }).split !== 'val';
         await o.shaping?.graded(basename(open.taskDir), stepOf(ep), ep, verified);
@@ -244,6 +272,7 @@ function gradeRoute(o: ServiceOptions, s: Sessions): Routes {
           reward: evaluate(formula, variables),
           variables,
           evaluation,
+          ...(scored ? { rewarded: { submission: 'last-scored', turn: scored.turn } } : {}),
           grade_error: grade && !grade.ok ? grade.error : null,
         };
       } finally {
@@ -306,7 +335,7 @@ function requestHandler(o: ServiceOptions, s: Sessions, routes: Routes) {
 
 export async function startSandboxService(o: ServiceOptions): Promise<SandboxService> {
   const s = new Sessions(o, o.log ?? (() => {}));
-  const routes: Routes = { ...sessionRoutes(o, s), ...mlabRoutes(s), ...gradeRoute(o, s), ...shapingRoutes(o) };
+  const routes: Routes = { ...sessionRoutes(o, s), ...servedRoutes(s), ...gradeRoute(o, s), ...shapingRoutes(o) };
   const handle = requestHandler(o, s, routes);
   const server: Server = createServer((req, res) => void handle(req, res));
   await new Promise<void>((ok, fail) => {

@@ -268,12 +268,12 @@ function releaseIssues(p: GrpoParams, rewards: Readonly<Record<string, string>>)
   const out: ParamIssue[] = [];
   const release = p.prompt_format === 'sandmle-release';
   const verl = p.trainer === 'verl' || p.trainer === 'verl-export';
-  // The exported agent loop reads replies in mlepipe's format and validates without scores.
-  if (verl && release)
+  // The export runs the release's ReAct in the sandbox service; turn shaping finds mlepipe's code blocks only.
+  if (verl && release && p.shaping.kind !== 'none')
     out.push({
       param: ['prompt_format'],
-      message: `prompt_format: sandmle-release is not exported: the verl agent loop (mlepipe_verl) reads mlepipe's reply format; train it with trainer: worker or template`,
-      also: ['trainer'],
+      message: `prompt_format: sandmle-release is exported without turn shaping: shaping scores the code blocks of mlepipe's reply format`,
+      also: ['shaping'],
     });
   out.push(...rewardInputIssues(p, rewards));
   if (p.timeout_rule === 'release' && p.scaffold !== 'react')

@@ -48,13 +48,27 @@ const HEAD =
   'name: e\nmodels:\n  m: { provider: openai, model: x, base_url: "http://127.0.0.1:1/v1" }\nstages:\n  t: { uses: generate, with: { count: 1 } }\n';
 
 test('validate refuses what a release node cannot honour, where it is written', async () => {
-  const e = await errors(
-    HEAD +
-      '  rl:\n    uses: grpo\n    needs: [t]\n    with: { split: all, policy: m, trainer: verl-export, prompt_format: sandmle-release, submission: last-scored }\n',
-  );
+  // The verl export runs the release's protocol; with turn shaping (which finds mlepipe's code blocks) it does not.
+  const verl = (more: string) =>
+    errors(
+      HEAD +
+        `  rl:\n    uses: grpo\n    needs: [t]\n    with: { split: all, policy: m, trainer: verl-export, prompt_format: sandmle-release, submission: last-scored, limits: release, timeout_rule: release${more} }\n`,
+    );
+  // (The node's policy has no weights and no split: refused elsewhere.)
+  const release = (e: string[]) =>
+    e.filter((x) => /stages\.rl\.with\.(prompt_format|submission|limits|timeout_rule)/.test(x));
+  assert.equal(release(await verl('')), []);
+  const shaped = await verl(', shaping: { kind: spice, beta: 0.5 }');
   assert.ok(
-    e.some((x) => /^9:\d+ stages\.rl\.with\.prompt_format: prompt_format: sandmle-release is not exported/.test(x)),
-    e.join('\n'),
+    shaped.some((x) =>
+      /^9:\d+ stages\.rl\.with\.prompt_format: prompt_format: sandmle-release is exported without turn shaping/.test(x),
+    ),
+    shaped.join('\n'),
+  );
+  const mlab = await verl(', scaffold: mlab');
+  assert.ok(
+    mlab.some((x) => /^9:\d+ stages\.rl\.with\.prompt_format: .*scaffold: mlab has its own actions/.test(x)),
+    mlab.join('\n'),
   );
   const scored = await errors(
     HEAD + '  rl:\n    uses: grpo\n    needs: [t]\n    with: { split: all, reward: sandmle-release }\n',

@@ -1,11 +1,12 @@
-"""Runs the mlab agent loop of an export (built from its agent_loop.yaml as verl's
+"""Runs an agent loop the sandbox service serves the scaffold of (mlab, or ReAct in
+the release's format) from an export (built from its agent_loop.yaml as verl's
 agent-loop workers build it) on one task against a running `mlepipe sandbox serve
 --export`, with the tests' rollout server (gpu/verl/tests/harness.py: scripted
 replies as exact token ids, in call order) and a tokenizer trained under Qwen3's
 real template; grades the episode with the export's reward function and prints
 one JSON line of what the record holds.
 
-    python drive_mlab.py EXPORT_DIR TASK_ID REPLIES_JSON"""
+    python drive_mlab.py EXPORT_DIR TASK_ID REPLIES_JSON [AGENT_NAME]"""
 
 import asyncio
 import json
@@ -31,15 +32,13 @@ def runs(tok, ids, mask, want):
     return out
 
 
-def mlab_loop(config, tok, server):
-    """The export's mlab agent loop, as verl's agent loop manager builds it, sampling from `server`."""
+def served_loop(config, tok, server, name):
+    """The export's agent loop `name`, as verl's agent loop manager builds it, sampling from `server`."""
     from hydra.utils import instantiate
     from omegaconf import OmegaConf
     from verl.experimental.agent_loop.agent_loop import DictConfigWrap, ToolListWrap
 
-    entry = {e.name: e for e in OmegaConf.load(config.actor_rollout_ref.rollout.agent.agent_loop_config_path)}[
-        "mlepipe_mlab"
-    ]
+    entry = {e.name: e for e in OmegaConf.load(config.actor_rollout_ref.rollout.agent.agent_loop_config_path)}[name]
     return instantiate(
         entry,
         trainer_config=DictConfigWrap(config=config),
@@ -53,7 +52,7 @@ def mlab_loop(config, tok, server):
     )
 
 
-def main(export_dir, task_id, replies):
+def main(export_dir, task_id, replies, name="mlepipe_mlab"):
     import yaml
     from omegaconf import OmegaConf
 
@@ -69,18 +68,18 @@ def main(export_dir, task_id, replies):
     config.actor_rollout_ref.rollout.prompt_length, config.actor_rollout_ref.rollout.response_length = 16384, 32768
     tok = train_tokenizer("qwen3")
     server = Server(tok, replies)
-    loop = mlab_loop(config, tok, server)
+    loop = served_loop(config, tok, server, name)
 
     seen = {"first": None, "asks": []}
 
     class Recording(SandboxService):
-        def mlab_open(self, *a, **k):
-            opened = super().mlab_open(*a, **k)
+        def served_open(self, *a, **k):
+            opened = super().served_open(*a, **k)
             seen["first"] = opened["request"]["transcript"]
             return opened
 
-        def mlab_reply(self, *a, **k):
-            event = super().mlab_reply(*a, **k)
+        def served_reply(self, *a, **k):
+            event = super().served_reply(*a, **k)
             if event.get("request", {}).get("kind") == "ask":
                 seen["asks"].append(len(server.given))
                 seen.setdefault("questions", []).append(event["request"]["messages"])
@@ -113,6 +112,11 @@ def main(export_dir, task_id, replies):
                 "ended": episode["ended"],
                 "reward": scored["score"],
                 "valid": scored.get("mlepipe_valid"),
+                "variables": {k[len("mlepipe_") :]: v for k, v in scored.items() if k.startswith("mlepipe_")},
+                "timed_out": out.extra_fields["mlepipe_timed_out"],
+                "unknown_ending": out.extra_fields["mlepipe_unknown_ending"],
+                "masked": not any(out.response_mask),
+                "observations": [t["observation"] for t in episode["turns"]],
                 "prompt_is_first_transcript": list(out.prompt_ids) == list(builder.build_initial_tokens(seen["first"])),
                 "record_replies": runs(tok, out.response_ids, out.response_mask, 1),
                 "side_prompt_is_question_alone": k is not None
@@ -125,4 +129,4 @@ def main(export_dir, task_id, replies):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2], json.loads(sys.argv[3]))
+    main(sys.argv[1], sys.argv[2], json.loads(sys.argv[3]), *sys.argv[4:])

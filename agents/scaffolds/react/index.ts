@@ -92,6 +92,8 @@ async function askTurn(ep: Episode, t: number) {
       scaffold: 'react',
       purpose: 'step',
       messages: shown.messages,
+      // The whole conversation, pruned turns included: what a token record (the verl loop's) continues.
+      transcript: ep.messages,
       turn: t,
       sample: ep.ctx.sample,
       history: ep.turns,

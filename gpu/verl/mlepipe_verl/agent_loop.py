@@ -1,6 +1,8 @@
 """verl's agent loop for mlepipe's scaffolds: ReAct (agent_name `mlepipe_react`),
-run here, and mlab (`mlepipe_mlab`, `scaffold: mlab`), which the sandbox
-service runs while this loop samples what it asks (episode.run_mlab_episode).
+run here, and two the sandbox service runs while this loop samples what they
+ask (episode.run_served_episode): mlab (`mlepipe_mlab`, `scaffold: mlab`) and
+ReAct in the released SandMLE code's format (`scaffold: react-release`), whose
+parser, tools and tool responses are the TypeScript scaffold's own.
 
 verl builds it with hydra.utils.instantiate from the export's agent_loop.yaml,
 whose extra keys (the scaffold's limits) arrive as keyword arguments. Each
@@ -20,11 +22,15 @@ import os
 
 from verl.experimental.agent_loop.agent_loop import AgentLoopBase, AgentLoopOutput
 
-from .episode import run_episode, run_mlab_episode, timed_out_under
+from .episode import run_episode, run_served_episode, timed_out_under, unknown_ending
 from .models import ChatModel, RolloutModel
 from .service import SandboxService
 from .turn_credit import place_turn_rewards, turn_spans
 from .turn_scores import score_episode, shaping_per_reply
+
+
+# The scaffolds the sandbox service runs, by the loop's name, and the name of their routes (/NAME/open, /NAME/reply).
+SERVED = {"mlab": "mlab", "react-release": "react"}
 
 
 class ShapedAgentLoopOutput(AgentLoopOutput):
@@ -60,8 +66,8 @@ class MlepipeReactAgentLoop(AgentLoopBase):
         **kwargs,
     ):
         super().__init__(*args, **kwargs)
-        if scaffold not in ("react", "mlab"):
-            raise ValueError(f"scaffold {scaffold!r}: the loop runs react or mlab")
+        if scaffold not in SERVED and scaffold != "react":
+            raise ValueError(f"scaffold {scaffold!r}: the loop runs react, react-release or mlab")
         self.scaffold = scaffold
         self.limits = {
             "max_turns": int(max_turns),
@@ -99,15 +105,18 @@ class MlepipeReactAgentLoop(AgentLoopBase):
 
     async def run(self, sampling_params, **kwargs):
         extra = kwargs.get("extra_info") or {}
-        if self.scaffold == "mlab":
+        if self.scaffold in SERVED:
+            route = SERVED[self.scaffold]
             call = lambda f, *a: asyncio.get_running_loop().run_in_executor(None, f, *a)  # noqa: E731
-            # The service draws the rollout's tools and writes its prompt; the row's prompt only sized verl's lengths.
+            # The service writes the rollout's prompt (mlab draws its tools); the row's sized verl's lengths.
             # A reply waits while the service runs the action: as long as the episode may.
             wait_s = self.limits["time_budget_ms"] / 1000 + 60
-            opened = await call(lambda: self.service.mlab_open(extra["task_id"], extra.get("split", "train"), wait_s))
+            opened = await call(
+                lambda: self.service.served_open(route, extra["task_id"], extra.get("split", "train"), wait_s)
+            )
             first = opened.get("request") or {}
             model = self.model(first.get("transcript") or [dict(m) for m in kwargs["raw_prompt"]], sampling_params)
-            episode = await run_mlab_episode(model, self.service, opened, extra["task_id"], wait_s)
+            episode = await run_served_episode(model, self.service, route, opened, extra["task_id"], wait_s)
         else:
             messages = [dict(m) for m in kwargs["raw_prompt"]]
             model = self.model(messages, sampling_params)
@@ -120,9 +129,12 @@ class MlepipeReactAgentLoop(AgentLoopBase):
         shaping = await self.turn_shaping(model, episode) if self.shaping and episode["split"] != "val" else []
         n = self.rollout_config.response_length
         timed_out = timed_out_under(self.timeout_rule, episode)
-        # A timed-out trajectory leaves the loss: its reply tokens lose their mask. verl still
-        # counts its reward in the group's mean and std (what mask_timeouts: drop-after means).
-        mask = [0] * len(model.mask) if timed_out and self.mask_timeouts != "keep" else model.mask
+        unknown = unknown_ending(self.timeout_rule, episode)
+        # A timed-out trajectory (or, under the release's rule, one of an unknown ending) leaves the loss: its
+        # reply tokens lose their mask. verl still counts its reward in the group's mean and std (what
+        # mask_timeouts: drop-after means).
+        masked = (timed_out or unknown) and self.mask_timeouts != "keep"
+        mask = [0] * len(model.mask) if masked else model.mask
         return ShapedAgentLoopOutput(
             mlepipe_turn_shaping=shaping,
             prompt_ids=model.prompt_ids,
@@ -138,6 +150,7 @@ class MlepipeReactAgentLoop(AgentLoopBase):
                 "mlepipe_sandbox_url": self.service.url,
                 "mlepipe_truncated": len(model.response_ids) > n,
                 "mlepipe_timed_out": timed_out,
+                "mlepipe_unknown_ending": unknown,
                 "mlepipe_record_closed_at": model.closed_at,
             },
         )

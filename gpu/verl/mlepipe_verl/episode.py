@@ -79,12 +79,12 @@ async def run_episode(model, service, task_id, messages, limits):
     }
 
 
-async def run_mlab_episode(model, service, opened, task_id, wait_s=None):
-    """One mlab episode: the sandbox service runs the scaffold (gpu/verl/service-mlab.ts) and
-    hands each of its requests here. A step is sampled into the token record; an AI action's
-    question (edit, understand, reflect, retrieve) is sampled outside it. `opened` is the
-    service's answer to /mlab/open; a reply waits up to `wait_s` for the action to run.
-    Returns the episode record mlepipe grades."""
+async def run_served_episode(model, service, route, opened, task_id, wait_s=None):
+    """One episode the sandbox service runs with its scaffold (gpu/verl/service-mlab.ts: mlab, or
+    ReAct in the release's format, `route` naming it) and whose every request it hands here. A step
+    is sampled into the token record; an mlab AI action's question (edit, understand, reflect,
+    retrieve) is sampled outside it. `opened` is the service's answer to /ROUTE/open; a reply waits
+    up to `wait_s` for the action to run. Returns the episode record mlepipe grades."""
     call = lambda f, *a: asyncio.get_running_loop().run_in_executor(None, f, *a)  # noqa: E731
     session, event = opened["session"], opened
     while "done" not in event:
@@ -100,13 +100,20 @@ async def run_mlab_episode(model, service, opened, task_id, wait_s=None):
                 text = await model.side(req["messages"])
         except Exception as err:  # the scaffold records the failure as mlepipe's does: a step's ends the episode, an action's fails the action
             error = str(err) or type(err).__name__
-        event = await call(service.mlab_reply, session, text, error, wait_s)
+        event = await call(service.served_reply, route, session, text, error, wait_s)
     return {
         **event["done"],
         "session": session,
         "task_id": task_id,
         "submission": event["done"].get("submission") or "submission.csv",
     }
+
+
+def unknown_ending(rule, episode):
+    """timeout_rule: release masks an ending the release cannot name (agents/grpo/advantages.ts,
+    unknownEnding): a reply that both called a tool and answered leaves a tool response last."""
+    last = episode["turns"][-1]["action"] if episode["turns"] else None
+    return rule == "release" and episode["ended"] == "answer" and last != "answer"
 
 
 def timed_out_under(rule, episode):

@@ -50,15 +50,16 @@ class SandboxService:
     def grade(self, session, episode):
         return self.call("/grade", {"session": session, "episode": episode})
 
-    def mlab_open(self, task_id, split, timeout_s=None):
-        """Starts an mlab episode the service runs; answers with its session and first request."""
-        return self.call("/mlab/open", {"task": task_id, "split": split}, timeout_s)
+    def served_open(self, route, task_id, split, timeout_s=None):
+        """Starts an episode the service runs with its scaffold (route: mlab or react); answers with
+        its session and first request."""
+        return self.call(f"/{route}/open", {"task": task_id, "split": split}, timeout_s)
 
-    def mlab_reply(self, session, text, error=None, timeout_s=None):
+    def served_reply(self, route, session, text, error=None, timeout_s=None):
         """The model's reply to the last request (or why there is none); answers with the next
         request, or `done` and the episode. The service runs the action before it answers."""
         return self.call(
-            "/mlab/reply",
+            f"/{route}/reply",
             {"session": session, **({"error": error} if error is not None else {"text": text})},
             timeout_s,
         )

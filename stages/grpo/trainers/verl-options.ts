@@ -54,5 +54,6 @@ export async function verlOptions({ ctx, p, train, formula, inputs, lr }: GrpoRu
           },
         }
       : {}),
+    ...(p.prompt_format === 'sandmle-release' ? { release: { observationChars: OBSERVATION_CHARS } } : {}),
   };
 }
