@@ -186,6 +186,7 @@ async function own(): Promise<Record<Name, { traj: Trajectory; masked: string | 
     hyper: { lr: 1, clip_low: 0.2, clip_high: 0.28, kl: 0, temperature: 1 },
     maskTimeouts: 'drop-after',
     timeoutRule: 'release',
+    maxTurns: LIMITS.maxTurns,
   });
   const names = Object.keys(EPISODES) as Name[];
   return Object.fromEntries(

@@ -129,7 +129,7 @@ class MlepipeReactAgentLoop(AgentLoopBase):
         shaping = await self.turn_shaping(model, episode) if self.shaping and episode["split"] != "val" else []
         n = self.rollout_config.response_length
         timed_out = timed_out_under(self.timeout_rule, episode)
-        unknown = unknown_ending(self.timeout_rule, episode)
+        unknown = unknown_ending(self.timeout_rule, episode, self.limits["max_turns"])
         # A timed-out trajectory (or, under the release's rule, one of an unknown ending) leaves the loss: its
         # reply tokens lose their mask. verl still counts its reward in the group's mean and std (what
         # mask_timeouts: drop-after means).

@@ -109,11 +109,20 @@ async def run_served_episode(model, service, route, opened, task_id, wait_s=None
     }
 
 
-def unknown_ending(rule, episode):
+def unknown_ending(rule, episode, max_turns):
     """timeout_rule: release masks an ending the release cannot name (agents/grpo/advantages.ts,
-    unknownEnding): a reply that both called a tool and answered leaves a tool response last."""
-    last = episode["turns"][-1]["action"] if episode["turns"] else None
-    return rule == "release" and episode["ended"] == "answer" and last != "answer"
+    unknownEnding): a reply that both called a tool and answered leaves a tool response last. On the
+    last call the release names it "token_limit_no_answer" and keeps it; a tool response that itself
+    holds <answer> reads as an answer."""
+    turns = episode["turns"]
+    last = turns[-1] if turns else None
+    if rule != "release" or episode["ended"] != "answer" or last is None or last["action"] == "answer":
+        return False
+    index = last.get("turn", len(turns) - 1)
+    if index + 1 >= max_turns:
+        return False
+    messages = episode.get("messages") or []
+    return not (messages and "<answer>" in messages[-1].get("content", ""))
 
 
 def timed_out_under(rule, episode):
