@@ -5,7 +5,7 @@
 import { existsSync } from 'node:fs';
 import { dirname, isAbsolute, resolve, sep } from 'node:path';
 import { parsePolicy } from '../agents/policies/index.js';
-import { envInstalled, pythonEnv } from '../core/python.js';
+import { envInstalled, pythonEnv, type EnvName } from '../core/python.js';
 import { dotted, valuePos, type Path } from '../core/source.js';
 import type { Need, PreflightContext } from '../stages/contract.js';
 import { getStage } from '../stages/registry.js';
@@ -63,10 +63,7 @@ export interface PreflightOptions {
 
 /** A need as the engine checks it: a kind of check and the text of the line it prints when it fails. */
 type Check = { readonly line: Omit<Missing, 'under' | 'alike'> } & (
-  | { readonly path: string }
-  | { readonly url: string }
-  | { readonly env: 'agent' | 'trainer' | 'verl' | 'logger' }
-  | { readonly lacking: true }
+  { readonly path: string } | { readonly url: string } | { readonly env: EnvName } | { readonly lacking: true }
 );
 
 /** Checks the nodes the plan would start (`run`); cached, rescored and skipped nodes need nothing here. */

@@ -1,6 +1,7 @@
 // The stage contract: every `uses:` kind is one object of this shape in the
 // registry. The engine knows nothing else about a stage.
 import type { ModelSpec } from '../core/models.js';
+import type { EnvName } from '../core/python.js';
 import type { PythonIdentity } from '../core/python-identity.js';
 import type { JsonSchema } from '../core/schema.js';
 import type { EngineSpec } from '../sandbox/hosts.js';
@@ -168,7 +169,7 @@ export type Need = {
   readonly optional?: boolean;
 } & (
   | { readonly path: string }
-  | { readonly env: 'agent' | 'trainer' | 'verl' | 'logger' }
+  | { readonly env: EnvName }
   | { readonly url: string }
   /** endpoint: called (an openai entry's base_url) or served here (a worker entry); weights: loaded by the node's
    * trainer from its path:; elsewhere: loaded where this machine cannot look (a Ray cluster's file system). */
