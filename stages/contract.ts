@@ -1,6 +1,7 @@
 // The stage contract: every `uses:` kind is one object of this shape in the
 // registry. The engine knows nothing else about a stage.
 import type { ModelSpec } from '../core/models.js';
+import type { EnvName } from '../core/python.js';
 import type { PythonIdentity } from '../core/python-identity.js';
 import type { JsonSchema } from '../core/schema.js';
 import type { EngineSpec } from '../sandbox/hosts.js';
@@ -151,6 +152,38 @@ export interface ParamIssue {
   readonly also?: readonly string[];
 }
 
+/** A path in `with:` (or `models.NAME.…` for a model), for the position a missing item is reported at. */
+type ParamPath = readonly (string | number)[];
+
+/**
+ * Something a node needs from this machine before it runs, declared by its stage's `preflight` and checked by
+ * the engine (pipelines/preflight.ts) for every node a run would start: a file or folder that must exist, a
+ * Python environment mlepipe installs, an HTTP endpoint that must answer, a model the node uses (its weights
+ * or its endpoint, checked by the engine as `models:` says), or what the stage found lacking itself.
+ */
+export type Need = {
+  readonly what: string;
+  readonly param?: ParamPath;
+  readonly why?: string;
+  /** The node runs without it, doing less (a competition without data is left out): listed, never refused. */
+  readonly optional?: boolean;
+} & (
+  | { readonly path: string }
+  | { readonly env: EnvName }
+  | { readonly url: string }
+  /** endpoint: called (an openai entry's base_url) or served here (a worker entry); weights: loaded by the node's
+   * trainer from its path:; elsewhere: loaded where this machine cannot look (a Ray cluster's file system). */
+  | { readonly model: string; readonly use: 'endpoint' | 'weights' | 'elsewhere' }
+  | { readonly lacking: string }
+);
+
+/** What a stage's preflight sees: where relative paths start, the models, the Ray cluster of the settings. */
+export interface PreflightContext extends KeyContext {
+  readonly ray?: { readonly address?: string };
+  /** The node runs on a host (`on:`): what it starts runs in a container there, not on this machine. */
+  readonly placed: boolean;
+}
+
 export interface Stage<P = Record<string, unknown>> {
   readonly kind: string;
   /** Bump when the stage's outputs change for the same params: it is part of every node key. */
@@ -180,6 +213,13 @@ export interface Stage<P = Record<string, unknown>> {
    * validation reports them all, positioned; the schema has passed already.
    */
   check?(params: P, ctx: KeyContext): ParamIssue[];
+  /**
+   * What a node needs before it runs beyond the models its `x-ref: model|policy` params name (the engine
+   * derives those): paths its params name, Python environments, a Ray cluster. A need for a model param
+   * the engine also derives replaces the derived one (a verl policy is loaded as weights, not called).
+   * Fast and offline: the engine checks the list, probes the endpoints, and reports what is missing.
+   */
+  preflight?(params: P, ctx: PreflightContext): Need[];
   /** Anything besides params that changes the output (hashes of dependency files, image digests). */
   keyExtras?(params: P, ctx: ExtrasContext): Promise<unknown>;
   /**

@@ -5,6 +5,7 @@ import type { IO } from '../io.js';
 import { hostsFor } from '../../pipelines/config/hosts.js';
 import type { KeyedNode } from '../../pipelines/compile/keys.js';
 import { getStage } from '../../stages/registry.js';
+import { blocked, missingLines, preflight, type Preflight } from '../../pipelines/preflight.js';
 
 /** Where a placed node will run: the host, or the hosts carrying its label, and the GPUs it takes; or where its stage sends it. */
 function where(plan: Plan, node: KeyedNode): string {
@@ -35,6 +36,8 @@ export interface PlanArgs {
   force?: boolean | string;
   only?: string;
   json?: boolean;
+  /** Exit 3 when a node to run lacks something. */
+  check?: boolean;
 }
 
 export async function planFor(file: string, args: PlanArgs, io: IO): Promise<Plan> {
@@ -42,7 +45,7 @@ export async function planFor(file: string, args: PlanArgs, io: IO): Promise<Pla
   return makePlan(exp, { force: args.force, only: args.only });
 }
 
-export function planJson(plan: Plan): unknown {
+export function planJson(plan: Plan, pre?: Preflight): unknown {
   return {
     experiment: plan.experiment.name,
     nodes: plan.nodes.map((p) => ({
@@ -63,6 +66,7 @@ export function planJson(plan: Plan): unknown {
           }),
       ...withPlacement(p.node),
       ...(p.node.stage.sandbox ? { sandbox: { on: p.node.stage.sandbox.on, hosts: p.node.stage.sandbox.hosts } } : {}),
+      ...(pre?.missing.has(p.node.id) ? { missing: pre.missing.get(p.node.id) } : {}),
     })),
   };
 }
@@ -75,9 +79,11 @@ function withPlacement(node: KeyedNode): { placement?: string } {
 export async function planCommand(file: string, args: PlanArgs, io: IO): Promise<number> {
   const plan = await planFor(file, args, io);
   for (const w of plan.experiment.warnings) io.err(`warning: ${formatDiagnostic(w)}`);
+  const pre = await preflight(plan, { env: io.env });
+  const code = args.check && blocked(pre).length ? 3 : 0;
   if (args.json) {
-    io.out(JSON.stringify(planJson(plan), null, 2));
-    return 0;
+    io.out(JSON.stringify(planJson(plan, pre), null, 2));
+    return code;
   }
   const count = (a: string) => plan.nodes.filter((p) => p.action === a).length;
   const rescore = count('rescore');
@@ -88,9 +94,23 @@ export async function planCommand(file: string, args: PlanArgs, io: IO): Promise
   for (const p of plan.nodes) {
     lines.push(
       `  ${p.action.padEnd(7)}  ${p.node.id.padEnd(w)}  ${p.action === 'cached' ? p.node.key.slice(0, 12) : p.reason}${where(plan, p.node)}`,
+      ...missingLines(pre, p.node.id),
     );
   }
   // One write: a line at a time is a system call per node.
   io.out(lines.join('\n'));
-  return 0;
+  io.err(preflightSummary(plan, pre));
+  return code;
+}
+
+/** One line: what the nodes to run lack, and that cached ones need nothing. */
+export function preflightSummary(plan: Plan, pre: Preflight): string {
+  const cached = plan.nodes.filter((p) => p.action === 'cached' || p.action === 'rescore').length;
+  const rest = cached ? `; ${cached} cached node${cached === 1 ? '' : 's'} need nothing` : '';
+  const stopped = blocked(pre).length;
+  if (!stopped) {
+    const lacking = pre.missing.size ? `; ${pre.missing.size} run without something listed` : '';
+    return `preflight: nothing missing for the ${pre.checked.length} node(s) to run${lacking}${rest}`;
+  }
+  return `preflight: ${stopped} of ${pre.checked.length} node(s) to run lack what they need${rest} (mlepipe run refuses to start; --no-preflight runs anyway)`;
 }

@@ -23,9 +23,13 @@ export function registerExperimentCommands(program: Command, { act }: Registrar,
     .option('--json', 'machine-readable output')
     .option('--force [node]', 'treat all nodes (or NODE) as stale')
     .option('--only <node>', 'only NODE and what it needs')
+    .option('--check', 'exit 3 when a node to run lacks something (weights, data, an endpoint, a host, an environment)')
     .action(
-      act(async (file: string, o: { set: string[]; json?: boolean; force?: boolean | string; only?: string }) =>
-        (await import('../commands/plan.js')).planCommand(file, o, io),
+      act(
+        async (
+          file: string,
+          o: { set: string[]; json?: boolean; force?: boolean | string; only?: string; check?: boolean },
+        ) => (await import('../commands/plan.js')).planCommand(file, o, io),
       ),
     );
 
@@ -38,11 +42,19 @@ export function registerExperimentCommands(program: Command, { act }: Registrar,
     .option('--force [node]', 'rerun all nodes, or only NODE (a stage name or node id)')
     .option('--only <node>', 'run only NODE and what it needs')
     .option('--keep-going', 'after a failure, skip only what depends on it')
+    .option('--no-preflight', 'start even when a node to run lacks what plan lists as missing')
     .action(
       act(
         async (
           file: string,
-          o: { set: string[]; jobs?: string; force?: boolean | string; only?: string; keepGoing?: boolean },
+          o: {
+            set: string[];
+            jobs?: string;
+            force?: boolean | string;
+            only?: string;
+            keepGoing?: boolean;
+            preflight?: boolean;
+          },
         ) => (await import('../commands/run.js')).runCommand(file, o, io),
       ),
     );

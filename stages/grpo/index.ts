@@ -14,7 +14,8 @@ import { rewardFormula, type RewardInputs } from '../../core/rewards/presets.js'
 import { rewardInputIssues } from '../shared/reward-inputs.js';
 import { type EpisodeLimits, RELEASE_LIMITS, withPreset } from '../shared/limits.js';
 import schema from '../../schemas/stages/grpo.schema.json';
-import type { ParamIssue, Stage } from '../contract.js';
+import type { Need, ParamIssue, PreflightContext, Stage } from '../contract.js';
+import { verlNeeds } from '../shared/verl-needs.js';
 import { lazyRun } from '../lazy.js';
 import { tasksFolderIssues } from '../shared/tasks.js';
 import type { LossAggMode } from './batch.js';
@@ -285,6 +286,27 @@ function releaseIssues(p: GrpoParams, rewards: Readonly<Record<string, string>>)
   return out;
 }
 
+/** The policy a grpo node trains, and the models its shaping asks (stages/contract.ts, Need). */
+export function grpoNeeds(p: GrpoParams, ctx: PreflightContext): Need[] {
+  const policy = { name: p.policy, param: ['policy'] };
+  const needs: Need[] = [];
+  if (p.trainer === 'verl') needs.push(...verlNeeds(p.verl, ctx, policy));
+  else if (p.trainer === 'verl-export')
+    needs.push({ what: 'model', model: p.policy, param: ['policy'], use: 'elsewhere' });
+  else if (p.trainer === 'worker' && p.worker_url) {
+    // A running worker serves the policy: it must answer; a worker entry's weights are its business.
+    needs.push({ what: 'trainer worker that answers', url: p.worker_url, param: ['worker_url'] });
+    const own = ctx.models[p.policy]?.provider === 'worker';
+    needs.push({ what: 'model', model: p.policy, param: ['policy'], use: own ? 'elsewhere' : 'endpoint' });
+  } else if (p.trainer === 'worker') needs.push({ what: 'model', model: p.policy, param: ['policy'], use: 'endpoint' });
+  if (p.shaping.kind === 'none') return needs;
+  if (p.shaping.scorer !== 'worker' && p.trainer !== 'verl' && p.trainer !== 'verl-export')
+    needs.push({ what: 'model', model: p.shaping.scorer, param: ['shaping', 'scorer'], use: 'endpoint' });
+  if (p.shaping.summarizer)
+    needs.push({ what: 'model', model: p.shaping.summarizer, param: ['shaping', 'summarizer'], use: 'endpoint' });
+  return needs;
+}
+
 // Validation is only needed when eval_every asks for it, or for the verl export.
 export const validates = (p: GrpoParams) => p.eval_every > 0 || p.trainer === 'verl-export' || p.trainer === 'verl';
 
@@ -324,6 +346,8 @@ export const grpo: Stage<GrpoParams> = {
       ...folder,
     ];
   },
+
+  preflight: grpoNeeds,
 
   placement(p) {
     if (p.trainer === 'verl' && p.verl.device === 'cpu')

@@ -6,10 +6,10 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { sha256 } from '../../core/hash.js';
-import { competitionIds, findCompetition, type MlebenchSet } from '../../tasks/mlebench.js';
+import { competitionIds, findCompetition, mlebenchRoot, type MlebenchSet } from '../../tasks/mlebench.js';
 import { statListing } from '../../core/fs.js';
 import schema from '../../schemas/stages/mlebench.schema.json';
-import type { Stage } from '../contract.js';
+import type { Need, Stage } from '../contract.js';
 import { lazyRun } from '../lazy.js';
 
 export interface MlebenchParams {
@@ -47,7 +47,36 @@ export const mlebench: Stage<MlebenchParams> = {
   // No check of the folders: they may be absent when an experiment is only
   // validated or planned (the data lives elsewhere), and a checkout may hold
   // competitions outside the splits. A competition without data is reported
-  // when the node runs.
+  // when the node runs, and before that by the preflight of plan and run.
+
+  preflight(p, ctx) {
+    const data = resolve(ctx.experimentDir, p.data);
+    const root = mlebenchRoot(resolve(ctx.experimentDir, p.mlebench));
+    const needs: Need[] = [
+      { what: 'MLE-bench checkout', path: root, param: ['mlebench'], why: 'a clone of openai/mle-bench' },
+      { what: 'MLE-bench data folder', path: data, param: ['data'], why: 'mlebench prepare --data-dir DIR' },
+    ];
+    // The same files findCompetition looks for when the node runs, which leaves out a competition without them.
+    for (const id of competitionIds(p.set)) {
+      const code = join(root, 'mlebench', 'competitions', id);
+      const prepared = join(data, id, 'prepared');
+      needs.push(
+        ...['public', 'private'].map((f) => ({
+          what: 'prepared competition data',
+          path: join(prepared, f),
+          param: ['data'],
+          optional: true,
+        })),
+        ...['grade.py', 'leaderboard.csv'].map((f) => ({
+          what: 'competition grader',
+          path: join(code, f),
+          param: ['mlebench'],
+          optional: true,
+        })),
+      );
+    }
+    return needs;
+  },
 
   async keyExtras(p, ctx) {
     const data = resolve(ctx.experimentDir, p.data);

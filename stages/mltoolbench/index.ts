@@ -72,6 +72,12 @@ export const mltoolbench: Stage<MltoolbenchParams> = {
     return issues;
   },
 
+  // An import reads the released manifest and its instances' folder; the built-in suite needs nothing here.
+  preflight: (p) => [
+    ...(p.manifest ? [{ what: 'released task manifest', path: p.manifest, param: ['manifest'] }] : []),
+    ...(p.manifest && p.data ? [{ what: 'released instances folder', path: p.data, param: ['data'] }] : []),
+  ],
+
   async keyExtras(p, ctx) {
     if (p.manifest) {
       const file = resolve(ctx.experimentDir, p.manifest);

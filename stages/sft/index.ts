@@ -21,6 +21,7 @@ import { modelIdentity } from '../../core/models.js';
 import { Rng } from '../../core/random.js';
 import schema from '../../schemas/stages/sft.schema.json';
 import type { Metrics, ParamIssue, Stage, StageContext } from '../contract.js';
+import { verlNeeds } from '../shared/verl-needs.js';
 import { lazyRun } from '../lazy.js';
 import type { Filters } from './data.js';
 import { readChatJsonl } from './examples.js';
@@ -115,6 +116,12 @@ export const sft: Stage<SftParams> = {
     if (p.trainer !== 'verl') return undefined;
     return `a verl SFT Ray job on ${p.verl.device === 'cpu' ? 'this CPU' : `${p.verl.nodes} × ${p.verl.gpus_per_node} GPUs`} (ray.address, else a Ray head on this machine)`;
   },
+
+  // The worker trainer's model is one the engine checks from the schema's reference; verl loads the weights itself.
+  preflight: (p, ctx) => [
+    ...(p.trainer === 'verl' ? verlNeeds(p.verl, ctx, { name: p.model, param: ['model'] }) : []),
+    ...(p.data ? [{ what: 'conversations file', path: p.data, param: ['data'] }] : []),
+  ],
 
   check(p, ctx) {
     return [...modelIssues(p, ctx.models), ...dataIssues(p, ctx.experimentDir)];

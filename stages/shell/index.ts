@@ -78,6 +78,9 @@ export const shell: Stage<ShellParams> = {
     return issues;
   },
 
+  // Checked when the file loads too; a dependency may have gone between planning and running.
+  preflight: (p) => p.deps.map((dep, i) => ({ what: 'dependency', path: dep, param: ['deps', i] })),
+
   async keyExtras(params, ctx) {
     const deps: Record<string, string> = {};
     let namesPython = [params.run, ...Object.values(params.env).map(String)].some((s) => s.includes(PYTHON_VAR));

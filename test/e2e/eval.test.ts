@@ -102,7 +102,7 @@ test('scripted and openai policies through the CLI: medal table, report --json, 
   }
 });
 
-test('an unreachable endpoint stops the eval node with an environment error naming it', async () => {
+test('an unreachable endpoint: run refuses to start, naming it; with --no-preflight the eval node stops with an environment error naming it', async () => {
   const port = await closedPort();
   // No retries: the first refused connection is the answer (the backoff is the client's own test).
   const dir = await tmpProject({
@@ -110,7 +110,16 @@ test('an unreachable endpoint stops the eval node with an environment error nami
       .replace('scripted:linear, tiny', 'tiny')
       .replace('timeout_s: 10 }', 'timeout_s: 10, retries: 0 }'),
   });
-  const r = await cli(['run', 'e.yaml'], { cwd: dir, env: { TINY_KEY: 'sk-test' } });
+  // The preflight finds it first: nothing starts, and the endpoint is named where it is written.
+  const refused = await cli(['run', 'e.yaml'], { cwd: dir, env: { TINY_KEY: 'sk-test' } });
+  assert.is(refused.exitCode, 3, refused.stderr);
+  assert.match(
+    refused.stderr,
+    `missing: endpoint that answers http://127.0.0.1:${port}/v1 (models.tiny.base_url, e.yaml:`,
+  );
+  assert.not.match(refused.stderr, '▶');
+  // Started anyway (an endpoint that goes away during a run looks the same to the node).
+  const r = await cli(['run', 'e.yaml', '--no-preflight'], { cwd: dir, env: { TINY_KEY: 'sk-test' } });
   assert.is(r.exitCode, 1, r.stderr);
   assert.match(r.stderr, `cannot reach`);
   assert.match(r.stderr, `127.0.0.1:${port}`);

@@ -194,6 +194,11 @@ test('MLE-bench competitions become tasks; scripted agents are graded by the com
   const dir = await tmpProject(FILES);
   const r = await cli(['run', 'e.yaml'], { cwd: dir });
   assert.is(r.exitCode, 0, r.stderr);
+  // The run goes on without the competition that has no data, and says so before it starts.
+  assert.match(
+    r.stderr,
+    `missing (runs without it): prepared competition data ${join(dir, 'data', 'toy-unprepared', 'prepared', 'public')} (stages.comps.with.data, e.yaml:`,
+  );
 
   const comps = (await cli(['outputs', 'e.yaml', 'comps'], { cwd: dir })).stdout.trim();
   const made = JSON.parse(await readFile(join(comps, 'mlebench.json'), 'utf8'));
@@ -350,14 +355,22 @@ test('an eval whose grader fails marks those runs grade_error and fails the node
   assert.is((await cli(['run', 'e.yaml'], { cwd: dir })).exitCode, 0);
 });
 
-test('validate and plan pass without the data; the run says what to prepare', async () => {
+test('validate and plan pass without the data; plan --check and run name it; the node says what to prepare', async () => {
   const dir = await tmpProject({
     'e.yaml':
       'name: m\nstages:\n  comps: { uses: mlebench, with: { data: nowhere, mlebench: nothing } }\n  agents: { uses: eval, needs: [comps], with: { policy: scripted:random } }\n',
   });
   assert.is((await cli(['validate', 'e.yaml'], { cwd: dir })).exitCode, 0);
-  assert.is((await cli(['plan', 'e.yaml'], { cwd: dir })).exitCode, 0);
-  const r = await cli(['run', 'e.yaml'], { cwd: dir });
+  const plan = await cli(['plan', 'e.yaml'], { cwd: dir });
+  assert.is(plan.exitCode, 0);
+  const data = `missing: MLE-bench data folder ${join(dir, 'nowhere')} (stages.comps.with.data, e.yaml:3:42)`;
+  assert.ok(plan.stdout.includes(data), plan.stdout);
+  assert.is((await cli(['plan', 'e.yaml', '--check'], { cwd: dir })).exitCode, 3);
+  const refused = await cli(['run', 'e.yaml'], { cwd: dir });
+  assert.is(refused.exitCode, 3);
+  assert.ok(refused.stderr.includes(data), refused.stderr);
+  assert.match(refused.stderr, `missing: MLE-bench checkout ${join(dir, 'nothing')}`);
+  const r = await cli(['run', 'e.yaml', '--no-preflight'], { cwd: dir });
   assert.is(r.exitCode, 1);
   assert.match(r.stderr, 'mlebench prepare -c aerial-cactus-identification');
 });

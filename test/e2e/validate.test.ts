@@ -157,7 +157,15 @@ test('table1 places its sandboxes on GPU hosts: without hosts it validates and p
   assert.is(p.exitCode, 0, p.stderr);
   const test = JSON.parse(p.stdout).nodes.find((n: { stage: string }) => n.stage === 'test');
   assert.equal(test.sandbox, { on: 'h200', hosts: [] });
-  const r = await cli(['run', f], { cwd: bare });
+  // The preflight names the host with the rest this machine lacks; past it, the label is still refused.
+  const pre = await cli(['run', f], { cwd: bare });
+  assert.is(pre.exitCode, 3, pre.stderr);
+  assert.match(
+    pre.stderr,
+    /missing: host named or labelled "h200" for this node's sandboxes \(stages\.test\.sandbox\.on, /,
+  );
+  assert.not.match(pre.stderr, /▶/);
+  const r = await cli(['run', f, '--no-preflight'], { cwd: bare });
   assert.is(r.exitCode, 2, r.stderr);
   assert.match(
     r.stderr,

@@ -255,7 +255,14 @@ test('a label no host carries loads with a warning and is refused by run before 
     v.stderr,
     /^warning: e\.yaml:8:\d+: stages\.agents\.sandbox\.on: no host named or labelled "gpu" in .*mlepipe run refuses this node; -S stages\.agents\.sandbox=null runs its sandboxes here/m,
   );
-  const r = await cli(['run', 'e.yaml'], { cwd: dir });
+  // The preflight names it first; past it, the label is still refused before anything runs.
+  const pre = await cli(['run', 'e.yaml'], { cwd: dir });
+  assert.is(pre.exitCode, 3, pre.stderr);
+  assert.match(
+    pre.stderr,
+    /missing: host named or labelled "gpu" for this node's sandboxes \(stages\.agents\.sandbox\.on, e\.yaml:8:/,
+  );
+  const r = await cli(['run', 'e.yaml', '--no-preflight'], { cwd: dir });
   assert.is(r.exitCode, 2, r.stderr);
   assert.match(
     r.stderr,

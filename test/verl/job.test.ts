@@ -110,7 +110,15 @@ test('without a ray_address the node starts a Ray head for the run and stops it 
       },
       settings,
     );
-    const r = await cli(['run', 'e.yaml'], { cwd: dir, env: { TINY_KEY: 'sk-test' } });
+    // The preflight sees no GPU here for a cuda job on a head of this machine, and starts nothing.
+    const pre = await cli(['run', 'e.yaml'], { cwd: dir, env: { TINY_KEY: 'sk-test' } });
+    assert.is(pre.exitCode, 3, pre.stderr);
+    assert.match(
+      pre.stderr,
+      /missing: GPUs 1 × 1 for a Ray head on this machine, which shows 0 \(stages\.rl\.with\.verl\.gpus_per_node/,
+    );
+    // Started anyway, the job ends at its entrypoint's own check of the cluster.
+    const r = await cli(['run', 'e.yaml', '--no-preflight'], { cwd: dir, env: { TINY_KEY: 'sk-test' } });
     const logs = await (await rlLog(dir))();
     const m = /submitted ray job (\S+) to (\S+)/.exec(logs);
     assert.ok(m, logs.slice(-3000));
