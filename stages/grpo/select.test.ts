@@ -8,12 +8,13 @@ import { join } from 'node:path';
 import { UserError } from '../../core/errors.js';
 import { loadExperiment } from '../../pipelines/config/load.js';
 import { resolveGrpo } from './index.js';
+import type { CurveRow } from './curve.js';
 import { bestValidation, keptStep } from './select.js';
 
 const every = () => true;
 
 test('the highest val_reward among checkpointed validation steps; ties go to the earlier step', () => {
-  const curve = [
+  const curve: CurveRow[] = [
     { step: 0, val_reward: 0.9 },
     { step: 1, reward_mean: 0.1 },
     { step: 2, val_reward: 0.4 },
