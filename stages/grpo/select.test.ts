@@ -2,14 +2,9 @@
 // validation, a validation step without a checkpoint, verl's own retention. select: last keeps a node's key.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { UserError } from '../../core/errors.js';
-import { loadExperiment } from '../../pipelines/config/load.js';
 import { resolveGrpo } from './index.js';
 import type { CurveRow } from './curve.js';
-import { bestValidation, keptStep } from './select.js';
+import { bestValidation, keptStep, selectIssues } from './select.js';
 
 const every = () => true;
 
@@ -43,53 +38,32 @@ test('select: last is what no select: does, so it leaves the key alone', () => {
   assert.is(resolveGrpo({ select: 'best-val' }).select, 'best-val');
 });
 
-async function errors(grpo: string): Promise<string[]> {
-  const dir = await mkdtemp(join(tmpdir(), 'mlepipe-select-'));
-  await writeFile(join(dir, 'mlepipe.config.yaml'), '{}\n');
-  const yaml = `name: e
-models:
-  m: { provider: openai, model: x, base_url: "http://127.0.0.1:1/v1", path: /m }
-stages:
-  t: { uses: generate, with: { count: 1 } }
-  rl:
-    uses: grpo
-    needs: [t]
-    with: { split: all, val_split: all, ${grpo} }
-`;
-  await writeFile(join(dir, 'e.yaml'), yaml);
-  try {
-    await loadExperiment(join(dir, 'e.yaml'), { env: {} });
-  } catch (err) {
-    if (!(err instanceof UserError)) throw err;
-    return err.diagnostics.map((d) => `${d.pos?.line}:${d.pos?.col} ${d.path}: ${d.message}`);
-  }
-  return [];
-}
+const base = {
+  select: 'best-val' as const,
+  trainer: 'template' as const,
+  steps: 6,
+  eval_every: 0,
+  checkpoint_every: 1,
+  keep_checkpoints: 2,
+};
+const refused = (over: Partial<typeof base> | Record<string, unknown>) =>
+  selectIssues({ ...base, ...over } as never).map((i) => `${i.param.join('.')}: ${i.message}`);
 
-test('validation refuses a best-val it cannot honour, at select:', async () => {
-  const at = /^9:\d+ stages\.rl\.with\.select: select: best-val /;
-  const none = await errors('steps: 6, select: best-val');
-  assert.ok(
-    none.some((x) => at.test(x) && /set eval_every/.test(x)),
-    none.join('\n'),
+test('validation refuses a best-val it cannot honour, at select:', () => {
+  assert.match(refused({}).join('\n'), /^select: select: best-val picks a validated step; set eval_every/);
+  assert.match(
+    refused({ eval_every: 2, checkpoint_every: 4 }).join('\n'),
+    /^select: .*step 2 validates \(eval_every: 2\) without one \(checkpoint_every: 4\)/,
   );
-  const gap = await errors('steps: 6, eval_every: 2, checkpoint_every: 4, select: best-val');
-  assert.ok(
-    gap.some((x) => at.test(x) && /step 2 validates \(eval_every: 2\) without one \(checkpoint_every: 4\)/.test(x)),
-    gap.join('\n'),
-  );
-  const verl = await errors('policy: m, trainer: verl-export, steps: 6, eval_every: 2, select: best-val');
-  assert.ok(
-    verl.some((x) => at.test(x) && /write keep_checkpoints: 0/.test(x)),
-    verl.join('\n'),
+  assert.match(
+    refused({ trainer: 'verl-export', eval_every: 2 }).join('\n'),
+    /^select: select: best-val on verl .*write keep_checkpoints: 0/,
   );
   // Validation every 4 steps of checkpoints every 2, and a last step (5) that is both: fine; likewise on verl
-  // with every checkpoint kept.
-  assert.equal(await errors('steps: 5, eval_every: 4, checkpoint_every: 2, select: best-val'), []);
-  assert.equal(
-    await errors('policy: m, trainer: verl-export, steps: 6, eval_every: 2, keep_checkpoints: 0, select: best-val'),
-    [],
-  );
+  // with every checkpoint kept, and select: last whatever the rest.
+  assert.equal(refused({ steps: 5, eval_every: 4, checkpoint_every: 2 }), []);
+  assert.equal(refused({ trainer: 'verl', eval_every: 2, keep_checkpoints: 0 }), []);
+  assert.equal(refused({ select: 'last' }), []);
 });
 
 test.run();
