@@ -60,6 +60,11 @@ test('the strategist is deterministic and follows the DNA', () => {
   assert.is.not(draftSpec(dna, { seed: 2, index: 3 }).task_id, a.task_id);
   assert.ok(a.n_train >= 50 && a.n_train <= 200);
   assert.is(a.n_test, Math.max(100, Math.round(a.n_train * 0.5)));
+  // The paper's corpus: a test set about a fifth of the training rows (so fewer ids); the rest is the same draw.
+  const fifth = draftSpec(dna, { seed: 1, index: 3, testFraction: 0.2 });
+  assert.is(fifth.n_test, Math.round(a.n_train * 0.2));
+  assert.is(fifth.ids.length, a.ids.length - a.n_test + fifth.n_test);
+  assert.equal({ ...fifth, n_test: a.n_test, ids: a.ids }, a);
   assert.is(a.mutations.length, 3);
   assert.is(a.domain.candidates.length, 5);
   assert.is(a.metric, dna.generate_metric);

@@ -43,6 +43,8 @@ export interface StrategyOptions {
   scale?: 'micro' | 'full';
   /** Full scale: memory the training rows of one task may take (default 1024 MB); it caps the seed's sample count. */
   fullMemoryMb?: number;
+  /** Test rows as a share of the training rows (at least one); default: max(100, half the training rows). */
+  testFraction?: number;
 }
 
 /** Rough bytes one training row takes once loaded, by family: what caps a full-scale task. */
@@ -106,8 +108,9 @@ export function draftSpec(dna: SeedDna, opts: StrategyOptions): TaskSpec {
   const [lo, hi] = opts.samples ?? [50, 200];
   const nMicro = rng.int(lo, hi);
   const n = opts.scale === 'full' ? fullRows(dna, family, nMicro, opts.fullMemoryMb) : nMicro;
-  // Big enough that a guess does not reach the baselines by luck (20 rows give 5% steps of accuracy).
-  const nTest = Math.max(100, Math.round(n * 0.5));
+  // By default big enough that a guess does not reach the baselines by luck (20 rows give 5% steps of
+  // accuracy); the paper's corpus has about a fifth of the training rows (test_fraction: 0.2).
+  const nTest = opts.testFraction ? Math.max(1, Math.round(n * opts.testFraction)) : Math.max(100, Math.round(n * 0.5));
 
   const metric = dna.generate_metric;
   const target = drawTarget(dna, family, chosen, rng);

@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { collectVerlCheckpoint } from './checkpoint.js';
+import { collectVerlCheckpoint, verlStepsWithWeights } from './checkpoint.js';
 
 async function job(layout: string[], step: number): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'verl-ckpt-'));
@@ -54,6 +54,20 @@ test('an SFT job keeps its weights in the step folder itself; the wrong layout n
   );
   const none = await mkdtemp(join(tmpdir(), 'verl-ckpt-'));
   await failsWith(collectVerlCheckpoint(none, join(none, 'out'), 'sft'), /names no step/);
+});
+
+test("a chosen step's weights, not the tracker's; the steps that kept weights are the ones to choose from", async () => {
+  const dir = await job(['actor', 'huggingface'], 4);
+  // A step verl saved without Hugging Face weights is no candidate.
+  await mkdir(join(dir, 'global_step_2', 'actor'), { recursive: true });
+  assert.equal(await verlStepsWithWeights(dir, 'ppo'), [1, 4]);
+  const dest = join(dir, 'out');
+  assert.equal(await collectVerlCheckpoint(dir, dest, 'ppo', 1), { step: 1 });
+  assert.is(await readFile(join(dest, 'model', 'model.safetensors'), 'utf8'), 'model.safetensors of step 1');
+  await failsWith(
+    collectVerlCheckpoint(dir, join(dir, 'out2'), 'ppo', 2),
+    /every checkpoint a choice among them needs/,
+  );
 });
 
 test.run();

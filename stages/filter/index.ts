@@ -9,6 +9,7 @@ import { lazyRun } from '../lazy.js';
 
 export interface FilterParams {
   val: number;
+  train?: number;
   seed: number;
   dedupe: boolean;
   concurrency: number;

@@ -69,9 +69,11 @@ export async function run(ctx: StageContext<FilterParams>): Promise<StageResult 
   const order = new Rng('mlepipe-split', p.seed).shuffle(unique.map((t) => t.id));
   const nVal = Math.min(order.length, p.val >= 1 ? Math.floor(p.val) : Math.round(order.length * p.val));
   const val = order.slice(0, nVal).sort();
-  const train = order.slice(nVal).sort();
+  const train = order.slice(nVal, p.train === undefined ? undefined : nVal + p.train).sort();
+  // Tasks beyond train: and val: are left out of the output, so split: all is the two of them.
+  const used = new Set([...train, ...val]);
   // Linked, not copied: the upstream node's files are as final as this node's (an image task has hundreds).
-  for (const t of unique) await linkTree(t.dir, join(ctx.outDir, 'tasks', t.id));
+  for (const t of unique) if (used.has(t.id)) await linkTree(t.dir, join(ctx.outDir, 'tasks', t.id));
   const counts = {
     input: tasks.length,
     evaluator_ok: evaluatorOk,
@@ -79,6 +81,7 @@ export async function run(ctx: StageContext<FilterParams>): Promise<StageResult 
     unique: unique.length,
     train: train.length,
     val: val.length,
+    ...(p.train === undefined ? {} : { unused: unique.length - used.size }),
   };
   await writeFile(join(ctx.outDir, 'split.json'), JSON.stringify({ train, val }, null, 2) + '\n');
   await writeFile(join(ctx.outDir, 'filter.json'), JSON.stringify({ counts, dropped: drops }, null, 2) + '\n');

@@ -57,6 +57,7 @@ async function buildProcedural(b: Builder, index: number, dna: SeedDna, d: strin
       samples: p.samples,
       scale: p.scale,
       fullMemoryMb: p.full_memory_mb,
+      testFraction: p.test_fraction,
     });
     taskId = spec.task_id;
     const session = await b.sandbox.open({ task: b.empty, signal: ctx.signal });

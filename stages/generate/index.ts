@@ -17,6 +17,7 @@ export interface GenerateParams {
   per_seed?: number;
   modalities?: string[];
   samples: [number, number];
+  test_fraction?: number;
   scale: 'micro' | 'full';
   full_memory_mb: number;
   seed: number;
@@ -26,6 +27,12 @@ export interface GenerateParams {
   developer_attempts: number;
   evaluator_attempts: number;
   mlebench_dir?: string;
+}
+
+/** The llm backend's developer prompt fixes its test size: test_fraction changes nothing there, nor its key. */
+export function resolveGenerate(written: Readonly<Record<string, unknown>>): Record<string, unknown> {
+  const { test_fraction: _, ...rest } = written;
+  return written.backend === 'llm' ? rest : { ...written };
 }
 
 const LLM_NEEDS_MODEL = 'backend: llm needs model: (the name of a models: entry)';
@@ -38,6 +45,7 @@ export const generate: Stage<GenerateParams> = {
   flow: { gives: ['tasks'] },
   // Tasks depend on (seed, index) only, not on how many are built at once.
   keyIgnore: ['concurrency'],
+  resolve: resolveGenerate,
 
   check(p) {
     const issues: ParamIssue[] = [];

@@ -24,6 +24,7 @@ import type { ToolChoice } from '../../agents/scaffolds/mlab/tools.js';
 import type { ShapingKind } from '../../agents/shaping/types.js';
 import type { ChatTemplate } from '../../agents/shaping/prompt-scorer.js';
 import { TOOLS_BY_NAME } from '../../tools/index.js';
+import { selectIssues } from './select.js';
 
 export interface ShapingParams {
   kind: ShapingKind;
@@ -201,6 +202,8 @@ export interface GrpoParams {
   eval_every: number;
   checkpoint_every: number;
   keep_checkpoints: number;
+  /** Which step's weights the node hands on (absent: the last). */
+  select?: 'last' | 'best-val';
   gradient_checkpointing: boolean;
   seed: number;
   concurrency: number;
@@ -256,8 +259,10 @@ export const GRPO_LIMITS = {
 export function resolveGrpo(written: Readonly<Record<string, unknown>>): Record<string, unknown> {
   const p = written as Partial<GrpoParams>;
   const preset = GRPO_LIMITS[p.limits ?? 'paper'];
+  // select: last is what a node without select: does; dropping it keeps the node's key.
+  const { select, ...rest } = written;
   return {
-    ...written,
+    ...(select === 'last' ? rest : written),
     ...withPreset(p, preset),
     // The release masks its timed-out episodes after the advantages are computed.
     mask_timeouts: p.mask_timeouts ?? (p.timeout_rule === 'release' ? 'drop-after' : 'drop'),
@@ -343,6 +348,7 @@ export const grpo: Stage<GrpoParams> = {
       ...policyIssues(p, ctx.models),
       ...shapingIssues(p, ctx.models),
       ...releaseIssues(p, ctx.rewards),
+      ...selectIssues(p),
       ...folder,
     ];
   },

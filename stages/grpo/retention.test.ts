@@ -29,4 +29,10 @@ test('keep_checkpoints 0 keeps every marked step', () => {
   assert.equal(retention([2, 4, 5], 6, { every: 2, steps: 9, keep: 0 }), { remove: [5], trim: [2, 4] });
 });
 
+test("best-val's step so far stays (as weights) whatever its age", () => {
+  assert.equal(retention(upTo(5), 5, { every: 1, steps: 10, keep: 2, selected: 1 }), { remove: [2, 3], trim: [1, 4] });
+  // One that retention had already dropped is not brought back.
+  assert.equal(retention([4, 5], 5, { every: 1, steps: 10, keep: 1, selected: 2 }), { remove: [4], trim: [] });
+});
+
 test.run();

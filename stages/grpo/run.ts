@@ -15,6 +15,7 @@ import { type GrpoParams, validates } from './index.js';
 import { runPlans } from './plans.js';
 import { runRollouts } from './rollouts.js';
 import { ShapingSession } from './shaping/session.js';
+import { bestValidation, keptStep, selectedMetrics, type Selected } from './select.js';
 import { runStep } from './step.js';
 import type { GrpoRun, StepTrainer } from './trainers/contract.js';
 import { TRAINERS } from './trainers/index.js';
@@ -37,6 +38,8 @@ async function resolveRun(ctx: StageContext<GrpoParams>): Promise<GrpoRun> {
         throw new ParamError(['val_split'], err.message);
       })
     : [];
+  if (p.select === 'best-val' && !val.length)
+    throw new ParamError(['select'], `select: best-val validates on the ${p.val_split} tasks, and there are none`);
   const formula = rewardFormula(p.reward, ctx.rewards);
   // Validation checks every reward a stage names before any node runs.
   if (formula === undefined) throw new InternalError(`reward ${p.reward} is neither defined nor a preset`);
@@ -57,6 +60,7 @@ async function trainSteps(run: GrpoRun, trainer: StepTrainer): Promise<StageResu
   let shaping: ShapingSession | undefined;
   let trainLog: TrainLog | undefined;
   let pilot: Record<string, number> = {};
+  let selected: Selected = { step: p.steps };
   try {
     if (p.shaping.kind !== 'none') {
       const policyWorker = () => trainer.policyWorker();
@@ -64,9 +68,10 @@ async function trainSteps(run: GrpoRun, trainer: StepTrainer): Promise<StageResu
     }
     trainLog = await openTrainLog(ctx, { config: p });
     if (shaping) pilot = await shaping.calibrate((j) => runRollouts(plans.pilot(j, trainer.policy(-j)), ctx.log));
-    const steps = { run, trainer, plans, shaping, trainLog };
+    const steps = { run, trainer, plans, shaping, trainLog, curve };
     for (let k = 1; k <= p.steps; k++) curve.push(await runStep(steps, k));
-    await trainer.publish();
+    selected = selectStep(p, curve);
+    await trainer.publish(selected.step);
   } finally {
     await Promise.all([sandbox.shutdown(), trainer.stop(), shaping?.stop(), trainLog?.close()]);
   }
@@ -74,5 +79,15 @@ async function trainSteps(run: GrpoRun, trainer: StepTrainer): Promise<StageResu
   await writeFile(join(ctx.outDir, 'metrics.jsonl'), formatJsonl(curve));
   await writeFile(join(ctx.outDir, 'rows.json'), JSON.stringify({ curve }, null, 1) + '\n');
   const shaped = shaping?.summary(curve, quarterOf(curve.length)) ?? {};
-  return { metrics: { ...curveSummary(curve), ...pilot, ...shaped, ...lastValidation(curve) } };
+  const chosen = p.select === 'best-val' ? selectedMetrics(selected) : {};
+  return { metrics: { ...curveSummary(curve), ...pilot, ...shaped, ...lastValidation(curve), ...chosen } };
+}
+
+/** The step whose weights the node hands on: the last, or for best-val the best validated step with a checkpoint. */
+function selectStep(p: GrpoParams, curve: readonly CurveRow[]): Selected {
+  if (p.select !== 'best-val') return { step: p.steps };
+  const best = bestValidation(curve, keptStep(p));
+  // resolveRun refuses best-val without validation tasks, and check() without validation steps.
+  if (!best) throw new StageFailure('select: best-val: no validation step with a checkpoint recorded a val_reward');
+  return best;
 }

@@ -13,6 +13,7 @@ import type { RunPlans } from './plans.js';
 import { runRollouts } from './rollouts.js';
 import type { ShapingSession } from './shaping/session.js';
 import type { StepShaping } from './shaping/score.js';
+import { bestValidation, keptStep } from './select.js';
 import type { GrpoRun, StepTrainer } from './trainers/contract.js';
 
 /** What every step of a run shares. */
@@ -22,6 +23,8 @@ export interface StepRun {
   plans: RunPlans;
   shaping?: ShapingSession;
   trainLog: TrainLog;
+  /** The rows of the steps finished so far. */
+  curve: readonly CurveRow[];
 }
 
 /** Step k: run now, or reused from an earlier attempt; its row of the curve, once logged and kept in the node. */
@@ -38,7 +41,9 @@ export async function runStep(s: StepRun, k: number): Promise<CurveRow> {
       .catch(async (err: unknown) => {
         throw await s.trainer.failure(k, err);
       });
-    await s.trainer.recorded(k);
+    // Retention keeps the checkpoint best-val would hand on from the steps before (this one is kept anyway).
+    const best = p.select === 'best-val' ? bestValidation(s.curve, keptStep(p))?.step : undefined;
+    await s.trainer.recorded(k, best);
   } else {
     ctx.log(`step ${k}: finished by an earlier attempt; its checkpoint is reused`);
   }

@@ -2,13 +2,17 @@
 // across attempts, unlike the staging folder), run as a Ray job with the
 // sandbox service serving its agent loop and reward function for the job's
 // lifetime. The job's checkpoints and verl's metrics come back into the node's
-// output; the metrics in the local trainer's metrics.jsonl shape.
+// output; the metrics in the local trainer's metrics.jsonl shape. The weights
+// handed on are the last step's, or under `select: best-val` those of the
+// best validated step (verl validates at the steps it saves, as the local
+// trainers do, so the check on eval_every and checkpoint_every holds here too).
 import { cp, readFile, writeFile } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { formatJsonl } from '../../core/json-files.js';
-import { collectVerlCheckpoint } from '../../gpu/verl/checkpoint.js';
+import { StageFailure } from '../../core/errors.js';
+import { collectVerlCheckpoint, verlStepsWithWeights } from '../../gpu/verl/checkpoint.js';
 import { writeVerlExport, type ExportOptions, type ExportTask } from '../../gpu/verl/export.js';
 import { verlCurve } from '../../gpu/verl/metrics.js';
 import { exportServing, startSandboxService } from '../../gpu/verl/service.js';
@@ -21,6 +25,7 @@ import { CHECKPOINT_DIR } from '../shared/weights.js';
 import { collectTensorboard, runVerlJob } from '../shared/verl-job.js';
 import { curveSummary, type CurveRow } from './curve.js';
 import type { GrpoParams } from './index.js';
+import { bestValidation, selectedMetrics, type Selected } from './select.js';
 
 export async function runVerl(
   ctx: StageContext<GrpoParams>,
@@ -37,18 +42,18 @@ export async function runVerl(
   const job = await runVerlJob(ctx as StageContext<unknown>, { verl: p.verl, exportDir, resultsDir, service });
   await cp(exportDir, join(ctx.outDir, 'verl'), { recursive: true });
   await collectTensorboard(resultsDir, ctx.outDir);
-  // The last step's weights as a worker checkpoint (what an eval's `checkpoint:` entry serves); verl's own
-  // sharded checkpoints stay in the item store, where a rerun of the job resumes from them.
-  const { step } = await collectVerlCheckpoint(
-    join(resultsDir, 'checkpoints'),
-    join(ctx.outDir, CHECKPOINT_DIR),
-    'ppo',
-  );
-  ctx.log(`final weights (verl step ${step}): ${join(ctx.outDir, CHECKPOINT_DIR, 'model')}`);
   const raw = existsSync(join(resultsDir, 'metrics.jsonl'))
     ? await readFile(join(resultsDir, 'metrics.jsonl'), 'utf8')
     : '';
   const curve = verlCurve(raw);
+  // The chosen step's weights as a worker checkpoint (what an eval's `checkpoint:` entry serves); verl's own
+  // sharded checkpoints stay in the item store, where a rerun of the job resumes from them.
+  const checkpoints = join(resultsDir, 'checkpoints');
+  const selected = p.select === 'best-val' ? await bestVerlStep(checkpoints, curve) : undefined;
+  const { step } = await collectVerlCheckpoint(checkpoints, join(ctx.outDir, CHECKPOINT_DIR), 'ppo', selected?.step);
+  ctx.log(
+    `${selected ? 'best validated' : 'final'} weights (verl step ${step}): ${join(ctx.outDir, CHECKPOINT_DIR, 'model')}`,
+  );
   const calibration = o.shaping ? await addShaping(ctx, exportDir, o.shaping.config, curve) : undefined;
   await writeFile(join(ctx.outDir, 'metrics.jsonl'), formatJsonl(curve));
   await writeFile(join(ctx.outDir, 'rows.json'), JSON.stringify({ curve }, null, 1) + '\n');
@@ -57,8 +62,20 @@ export async function runVerl(
     metrics: {
       ...curveSummary(curve),
       ...(calibration ? { beta: calibration.beta, pilot_turns: calibration.turns } : {}),
+      ...(selected ? selectedMetrics(selected) : {}),
     },
   };
+}
+
+/** `select: best-val` on a job's curve: the best validated step among those whose weights verl kept. */
+async function bestVerlStep(checkpoints: string, curve: readonly CurveRow[]): Promise<Selected> {
+  const saved = new Set(await verlStepsWithWeights(checkpoints, 'ppo'));
+  const best = bestValidation(curve, (k) => saved.has(k));
+  if (!best)
+    throw new StageFailure(
+      `select: best-val: the job's metrics.jsonl has no validation step among those whose weights it kept (${[...saved].join(', ') || 'none'})`,
+    );
+  return best;
 }
 
 /**

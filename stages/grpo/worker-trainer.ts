@@ -37,8 +37,11 @@ export interface WorkerTrainer {
   readonly gone: AbortSignal;
   /** One optimiser step on the batch, then a checkpoint when one is due (always, for a worker started here). */
   step(batch: Batch, k: number, signal: AbortSignal): Promise<Record<string, unknown>>;
-  /** After step k is recorded: drops the checkpoints that neither the resume nor keep_checkpoints needs (retention.ts). */
-  recorded(k: number): Promise<void>;
+  /**
+   * After step k is recorded: drops the checkpoints that neither the resume, keep_checkpoints nor `selected` (the
+   * step best-val hands on so far) needs (retention.ts).
+   */
+  recorded(k: number, selected?: number): Promise<void>;
   /** Step k failed: when the worker this node started has died, that is the reason to give. */
   failure(k: number, err: unknown): Promise<unknown>;
   stop(): Promise<void>;
@@ -214,7 +217,7 @@ export async function openWorkerTrainer(
         }
         return update;
       },
-      recorded: async (k) => (local ? await dropCheckpoints(ckptDir, k, o) : undefined),
+      recorded: async (k, selected) => (local ? await dropCheckpoints(ckptDir, k, o, selected) : undefined),
       failure,
       async stop() {
         await served?.stop();
@@ -227,34 +230,39 @@ export async function openWorkerTrainer(
 }
 
 /** After step k is recorded: drops the checkpoints that neither the resume nor keep_checkpoints needs. */
-async function dropCheckpoints(ckptDir: string, k: number, o: WorkerTrainerOptions): Promise<void> {
+async function dropCheckpoints(ckptDir: string, k: number, o: WorkerTrainerOptions, selected?: number): Promise<void> {
   const present = (await readdir(ckptDir)).flatMap((n) => (/^step-(\d+)$/.exec(n) ? [Number(n.slice(5))] : []));
-  const { remove, trim } = retention(present, k, { every: o.checkpointEvery, steps: o.steps, keep: o.keepCheckpoints });
+  const { remove, trim } = retention(present, k, {
+    every: o.checkpointEvery,
+    steps: o.steps,
+    keep: o.keepCheckpoints,
+    selected,
+  });
   for (const j of remove) await rm(join(ckptDir, stepTag(j)), { recursive: true, force: true });
   for (const j of trim) await rm(join(ckptDir, stepTag(j), 'optimizer.pt'), { force: true });
 }
 
 /**
- * The node's `checkpoint/`: the last step's worker checkpoint, which a later
- * stage serves with `checkpoint: <this stage>`. A remote worker's checkpoint
- * is on its own disk; the node then records where.
+ * The node's `checkpoint/`: the worker checkpoint of the step it hands on (the last, or the one `select: best-val`
+ * chose), which a later stage serves with `checkpoint: <this stage>`. A remote worker's checkpoint is on its own
+ * disk; the node then records where.
  */
 export async function publishCheckpoint(
   ctx: StageContext<unknown>,
   o: WorkerTrainerOptions,
-  last: { k: number; saved?: string },
+  chosen: { k: number; saved?: string },
 ): Promise<void> {
-  const from = startsWorker(ctx, o) ? join(workerCkptDir(ctx), stepTag(last.k)) : last.saved;
+  const from = startsWorker(ctx, o) ? join(workerCkptDir(ctx), stepTag(chosen.k)) : chosen.saved;
   if (from && existsSync(join(from, 'state.json'))) {
     await cp(from, join(ctx.outDir, CHECKPOINT_DIR), { recursive: true });
     return;
   }
-  if (startsWorker(ctx, o)) throw new EnvError(`the worker checkpoint of step ${last.k} (${from}) is missing`);
+  if (startsWorker(ctx, o)) throw new EnvError(`the worker checkpoint of step ${chosen.k} (${from}) is missing`);
   await writeFile(
     join(ctx.outDir, 'worker-checkpoint.json'),
-    JSON.stringify({ path: last.saved ?? null, step: last.k }) + '\n',
+    JSON.stringify({ path: chosen.saved ?? null, step: chosen.k }) + '\n',
   );
   ctx.log(
-    `the last checkpoint is on the worker's disk${last.saved ? ` at ${last.saved}` : ''}; this node holds no checkpoint/`,
+    `step ${chosen.k}'s checkpoint is on the worker's disk${chosen.saved ? ` at ${chosen.saved}` : ''}; this node holds no checkpoint/`,
   );
 }

@@ -173,7 +173,10 @@ test('table1 places its sandboxes on GPU hosts: without hosts it validates and p
   );
   // Nothing started: not even the competitions' preparation, which has no data here and would fail.
   assert.not.match(r.stderr + r.stdout, /lite/);
-  const here = await cli(['plan', f, '-S', 'stages.test.sandbox=null', '--json'], { cwd: bare });
+  // The chain's teacher runs on the same hosts (chain.yaml's demos): both run here with their -S.
+  const here = await cli(['plan', f, '-S', 'stages.test.sandbox=null', '-S', 'stages.demos.sandbox=null', '--json'], {
+    cwd: bare,
+  });
   assert.is(here.exitCode, 0, here.stderr);
   assert.not.match(here.stderr, /warning/);
   assert.is(JSON.parse(here.stdout).nodes.find((n: { stage: string }) => n.stage === 'test').sandbox, undefined);
@@ -204,40 +207,44 @@ test("the paper's RL configs train on verl: the plan says so, the one-GPU varian
     recursive: true,
     filter: (src) => !src.includes('/reports') && !src.endsWith('.lock.json'),
   });
-  for (const f of ['table4.yaml', 'table1-seed-sft.yaml', 'fig8-dynamics.yaml']) {
+  for (const f of ['table4.yaml', 'table1-seed-sft.yaml', 'fig8-dynamics.yaml', 'table1-seed-sft-procedural.yaml']) {
     const p = await cli(['plan', join('experiments', 'sandmle', f)], { cwd: dir });
     assert.is(p.exitCode, 0, p.stderr);
-    assert.match(p.stdout, /run +rl\S* +no entry +→ a verl Ray job on 1 × 8 GPUs/, `${f}: ${p.stdout}`);
+    assert.match(p.stdout, /run +(rl|sandmle_8b) +no entry +→ a verl Ray job on 1 × 8 GPUs/, `${f}: ${p.stdout}`);
   }
   const one = await cli(
-    ['plan', 'experiments/sandmle/table4.yaml', '-S', 'stages.rl.with.verl.gpus_per_node=1', '--json'],
+    ['plan', 'experiments/sandmle/table4.yaml', '-S', 'stages.sparse_8b.with.verl.gpus_per_node=1', '--json'],
     { cwd: dir },
   );
   assert.equal(
     JSON.parse(one.stdout)
-      .nodes.filter((n: { stage: string }) => n.stage === 'rl')
-      .map((n: { placement: string }) => n.placement.slice(0, 26)),
-    ['a verl Ray job on 1 × 1 GP', 'a verl Ray job on 1 × 1 GP'],
+      .nodes.filter((n: { stage: string }) => n.stage.endsWith('_8b') && n.stage !== 'seed_sft_8b')
+      .map((n: { stage: string; placement: string }) => `${n.stage}: ${n.placement.slice(0, 26)}`),
+    [
+      'sandmle_8b: a verl Ray job on 1 × 8 GP',
+      'sft_sandmle_8b: a verl Ray job on 1 × 8 GP',
+      'sparse_8b: a verl Ray job on 1 × 1 GP',
+    ],
   );
   const small = await cli(
     [
       'validate',
       'experiments/sandmle/table4.yaml',
       '-S',
-      'stages.rl.with.verl.gpus_per_node=1',
+      'stages.sparse_8b.with.verl.gpus_per_node=1',
       '-S',
-      'stages.rl.with.verl.gpu_memory_gib=40',
+      'stages.sparse_8b.with.verl.gpu_memory_gib=40',
     ],
     { cwd: dir },
   );
   assert.is(small.exitCode, 2, small.stdout + small.stderr);
   assert.match(
     small.stderr,
-    /table4\.yaml:\d+:\d+: stages\.rl\.with\.verl: stage rl: no layout of 8\.2B parameters fits 1 × 1 GPUs of 40 GiB/,
+    /table4\.yaml:\d+:\d+: stages\.sparse_8b\.with\.verl: stage sparse_8b: no layout of 8\.2B parameters fits 1 × 1 GPUs of 40 GiB/,
   );
 });
 
-test("table1-seed-sft's SFT trains on verl: the plan says so, one H200 fits offloaded, a GPU too small or an entry without weights is refused before anything runs", async () => {
+test("table1-seed-sft-procedural's SFT trains on verl: the plan says so, one H200 fits offloaded, a GPU too small or an entry without weights is refused before anything runs", async () => {
   const dir = await tmpProject({
     'e.yaml':
       'name: e\nmodels:\n  base: { provider: openai, base_url: "http://127.0.0.1:1/v1", model: qwen3-8b }\n  small: { provider: worker, model: qwen3-8b, tiny: 0 }\n  lora: { provider: worker, path: /models/Qwen3-8B, model: qwen3-8b, lora_rank: 8 }\nstages:\n  s: { uses: sft, with: { model: lora, trainer: verl, data: chat.jsonl } }\n',
@@ -253,7 +260,7 @@ test("table1-seed-sft's SFT trains on verl: the plan says so, one H200 fits offl
     recursive: true,
     filter: (src) => !src.includes('/reports') && !src.endsWith('.lock.json'),
   });
-  const f = 'experiments/sandmle/table1-seed-sft.yaml';
+  const f = 'experiments/sandmle/table1-seed-sft-procedural.yaml';
   const p = await cli(['plan', f], { cwd: dir });
   assert.match(p.stdout, /run +sft +no entry +→ a verl SFT Ray job on 1 × 8 GPUs/, p.stdout);
   const one = await cli(
@@ -268,7 +275,7 @@ test("table1-seed-sft's SFT trains on verl: the plan says so, one H200 fits offl
   assert.is(small.exitCode, 2, small.stdout + small.stderr);
   assert.match(
     small.stderr,
-    /table1-seed-sft\.yaml:\d+:\d+: stages\.sft\.with\.verl: stage sft: no layout of 8\.2B parameters fits 1 × 1 GPUs of 24 GiB at 32768 tokens a sequence: .*41\.9 GiB per GPU to train/,
+    /table1-seed-sft-procedural\.yaml:\d+:\d+: stages\.sft\.with\.verl: stage sft: no layout of 8\.2B parameters fits 1 × 1 GPUs of 24 GiB at 40000 tokens a sequence: .*52\.2 GiB per GPU to train/,
   );
   const lora = await cli(['validate', 'e.yaml'], { cwd: dir });
   assert.is(lora.exitCode, 2, lora.stdout);

@@ -174,6 +174,33 @@ ${TASKS}  rl: { uses: grpo, needs: [verified], with: { policy: served, trainer: 
   }
 });
 
+test('select: best-val hands on the best validated step, not the last; its step and reward are in the metrics', async () => {
+  // The policy submits only after its second update: the validation passes of steps 1 and 3 score lower than 2's.
+  const worker = await startTestWorker({ submits: (updates) => updates === 2 });
+  try {
+    const dir = await project(`name: best
+models:
+  served: { provider: openai, base_url: "${worker.url}/v1", model: test-policy }
+stages:
+${TASKS}  rl: { uses: grpo, needs: [verified], with: { policy: served, trainer: worker, split: all, val_split: all, steps: 3, batch_size: 1, group_size: 2, max_turns: 3, eval_every: 1, select: best-val } }
+`);
+    const r = await cli(['run', 'e.yaml'], { cwd: dir });
+    assert.is(r.exitCode, 0, r.stderr);
+    const rl = await out(dir, 'rl');
+    const val = (await jsonl(join(rl, 'metrics.jsonl'))).map((m) => m.val_reward as number);
+    assert.ok(val[1] > val[0] && val[1] > val[2], `validation rewards ${val}`);
+    // A running worker keeps its checkpoints on its own disk: the node names the chosen one.
+    assert.equal(JSON.parse(await readFile(join(rl, 'worker-checkpoint.json'), 'utf8')), {
+      path: '/ckpt/step-00002',
+      step: 2,
+    });
+    const lock = JSON.parse(await readFile(join(dir, 'e.lock.json'), 'utf8'));
+    assert.equal([lock.nodes.rl.metrics.selected_step, lock.nodes.rl.metrics.selected_val_reward], [2, val[1]]);
+  } finally {
+    await worker.close();
+  }
+});
+
 test('trainer: verl-export writes parquet rows, the agent-loop config and trainer overrides, and launches nothing', async () => {
   const dir = await project(`name: export
 models:

@@ -3,7 +3,8 @@
 // (copy the sample submission, then answer) and counts its "weights" as the
 // number of updates it has taken. It returns made-up token ids (unless told
 // not to) and checks a batch's tokenizer against its own, as a worker does;
-// `dieOnUpdate` makes it vanish in the middle of the first update.
+// `dieOnUpdate` makes it vanish in the middle of the first update, and
+// `submits` chooses after which updates it makes a submission at all.
 import { createServer, type Server } from 'node:http';
 
 export interface TestWorker {
@@ -25,6 +26,11 @@ export interface TestWorkerOptions {
   /** The tokenizer hash a batch must name (default: the one /health reports). */
   expectTokenizer?: string;
   dieOnUpdate?: boolean;
+  /**
+   * Whether the policy, after `updates` updates, copies the sample submission (default: always); otherwise it
+   * answers at once, with no submission. A test gives validation passes a known best step this way.
+   */
+  submits?: (updates: number) => boolean;
 }
 
 const TOKENIZER = { tokenizer_sha256: 'a'.repeat(64), chat_template_sha256: 'b'.repeat(64) };
@@ -66,7 +72,8 @@ export async function startTestWorker(o: TestWorkerOptions = {}): Promise<TestWo
         const body = JSON.parse(raw);
         state.generations++;
         const turn = body.messages.filter((m: { role: string }) => m.role === 'assistant').length;
-        const content = REPLIES[Math.min(turn, REPLIES.length - 1)];
+        const submits = o.submits?.(state.batches.length) ?? true;
+        const content = REPLIES[submits ? Math.min(turn, REPLIES.length - 1) : REPLIES.length - 1];
         const logprobs = body.logprobs
           ? {
               content: content

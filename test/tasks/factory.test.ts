@@ -17,6 +17,7 @@ const EXP = (count: number, seed: number) => `name: factory
 stages:
   envs: { uses: generate, with: { seeds: mlebench, count: ${count}, seed: ${seed} } }
   verified: { uses: filter, needs: [envs], with: { val: 0.1 } }
+  counted: { uses: filter, needs: [envs], with: { val: 2, train: 5 } }
 `;
 
 async function outputs(dir: string, node: string): Promise<string> {
@@ -57,6 +58,12 @@ test('21 tasks over all seven task kinds; at least 85% pass sanity', async () =>
   const dropped = new Set((report.dropped as { task: string }[]).map((d) => d.task));
   kept = new Set(tasks.filter((t) => !dropped.has(t)));
   assert.is(report.counts.train + report.counts.val, report.counts.unique);
+  // Absolute counts: 2 val and 5 train of what passes; the rest is left out of the output and counted.
+  const counted = await outputs(project, 'counted');
+  const split = JSON.parse(await readFile(join(counted, 'split.json'), 'utf8'));
+  const c = JSON.parse(await readFile(join(counted, 'filter.json'), 'utf8')).counts;
+  assert.equal([split.val.length, split.train.length, c.unused], [2, 5, report.counts.unique - 7]);
+  assert.equal((await readdir(join(counted, 'tasks'))).sort(), [...split.train, ...split.val].sort());
 });
 
 test('every task: answers reach gold, the sample is below gold (tasks the filter keeps), malformed submissions get errors; thresholds from the leaderboard', async () => {

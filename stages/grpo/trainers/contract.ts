@@ -47,12 +47,12 @@ export interface StepTrainer {
   ): Promise<Record<string, unknown>>;
   /** Step k failed with `err`: the error to report. */
   failure(k: number, err: unknown): Promise<unknown>;
-  /** Step k was just run and recorded in the item store. */
-  recorded(k: number): Promise<void>;
+  /** Step k was just run and recorded in the item store; `selected`: the step best-val hands on so far, to keep. */
+  recorded(k: number, selected?: number): Promise<void>;
   /** Step k is finished (now or by an earlier attempt, in `dir`): the policy from here on is the one it saved. */
   finished(k: number, dir: string): Promise<void>;
-  /** After the last step: the node's checkpoint. */
-  publish(): Promise<void>;
+  /** After the last step: the node's checkpoint, the weights step k (finished) saved. */
+  publish(k: number): Promise<void>;
   stop(): Promise<void>;
 }
 

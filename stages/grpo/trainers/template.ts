@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { templateUpdate } from '../../../agents/grpo/template-trainer.js';
 import { freshCheckpoint, templatePolicy } from '../../../agents/policies/template/index.js';
 import type { TemplateCheckpoint } from '../../../agents/policies/template/model.js';
+import { InternalError } from '../../../core/errors.js';
 import { readJson } from '../../../core/json-files.js';
 import { templateSamples } from '../batch.js';
 import type { GrpoRun, StepTrainer, Trainer } from './contract.js';
@@ -19,6 +20,8 @@ export const templateTrainer = {
 
 function openTemplate({ ctx, p }: GrpoRun): StepTrainer {
   let ck: TemplateCheckpoint = freshCheckpoint();
+  // Each finished step's folder, which holds the policy it saved.
+  const dirs = new Map<number, string>();
   const reference = freshCheckpoint().weights;
   const save = (file: string) => writeFile(file, JSON.stringify(ck) + '\n');
   return {
@@ -43,12 +46,17 @@ function openTemplate({ ctx, p }: GrpoRun): StepTrainer {
     async finished(k, dir) {
       // The policy after this step, as it was saved (on resume, the last finished step's).
       ck = await readJson<TemplateCheckpoint>(join(dir, CHECKPOINT));
+      dirs.set(k, dir);
       if (k % p.checkpoint_every === 0 || k === p.steps) {
         await mkdir(join(ctx.outDir, 'checkpoints'), { recursive: true });
         await cp(join(dir, CHECKPOINT), join(ctx.outDir, 'checkpoints', `step_${pad(k)}.json`));
       }
     },
-    publish: () => save(join(ctx.outDir, CHECKPOINT)),
+    async publish(k) {
+      const dir = dirs.get(k);
+      if (!dir) throw new InternalError(`step ${k}, whose policy the node hands on, did not finish`);
+      await cp(join(dir, CHECKPOINT), join(ctx.outDir, CHECKPOINT));
+    },
     stop: async () => {},
   };
 }

@@ -30,8 +30,8 @@ function openWorker({ ctx, p }: GrpoRun): StepTrainer {
     planTokens: CONTEXT_TOKENS,
   };
   let worker: WorkerTrainer | undefined;
-  // The folder of the last step finished, whose update says where its checkpoint was saved.
-  let lastDir: string | undefined;
+  // Each finished step's folder, whose update says where its checkpoint was saved.
+  const dirs = new Map<number, string>();
   const open = async (resumeAfter: number) => (worker ??= await openWorkerTrainer(ctx, wo, resumeAfter));
   const opened = () => {
     if (!worker) throw new InternalError('the trainer worker was used before a step opened it');
@@ -59,12 +59,13 @@ function openWorker({ ctx, p }: GrpoRun): StepTrainer {
       return update;
     },
     failure: async (k, err) => (worker ? await worker.failure(k, err) : err),
-    recorded: async (k) => await worker?.recorded(k),
-    finished: async (_k, dir) => void (lastDir = dir),
-    async publish() {
-      if (!lastDir) throw new InternalError('the run ended without a finished step');
-      const update = await readJson<{ saved?: string }>(join(lastDir, 'update.json'));
-      await publishCheckpoint(ctx, wo, { k: p.steps, saved: update.saved });
+    recorded: async (k, selected) => await worker?.recorded(k, selected),
+    finished: async (k, dir) => void dirs.set(k, dir),
+    async publish(k) {
+      const dir = dirs.get(k);
+      if (!dir) throw new InternalError(`step ${k}, whose checkpoint the node hands on, did not finish`);
+      const update = await readJson<{ saved?: string }>(join(dir, 'update.json'));
+      await publishCheckpoint(ctx, wo, { k, saved: update.saved });
     },
     stop: async () => await worker?.stop(),
   };
