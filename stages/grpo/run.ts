@@ -18,6 +18,7 @@ import { ShapingSession } from './shaping/session.js';
 import { runStep } from './step.js';
 import type { GrpoRun, StepTrainer } from './trainers/contract.js';
 import { TRAINERS } from './trainers/index.js';
+import { releaseOptions, releaseTextMetrics } from '../shared/release-checkout.js';
 
 export async function run(ctx: StageContext<GrpoParams>): Promise<StageResult> {
   const grpo = await resolveRun(ctx);
@@ -41,7 +42,8 @@ async function resolveRun(ctx: StageContext<GrpoParams>): Promise<GrpoRun> {
   // Validation checks every reward a stage names before any node runs.
   if (formula === undefined) throw new InternalError(`reward ${p.reward} is neither defined nor a preset`);
   const inputs = rewardInputs(p.reward, ctx.rewards, p);
-  return { ctx, p, train, val, formula, inputs, lr: p.lr ?? TRAINERS[p.trainer].defaultLr };
+  const release = await releaseOptions(p, ctx.experimentDir, ctx.python);
+  return { ctx, p, train, val, formula, inputs, lr: p.lr ?? TRAINERS[p.trainer].defaultLr, release };
 }
 
 /** Steps 1 to `steps` on a trainer that takes them here, then the node's curve and metrics. */
@@ -74,5 +76,13 @@ async function trainSteps(run: GrpoRun, trainer: StepTrainer): Promise<StageResu
   await writeFile(join(ctx.outDir, 'metrics.jsonl'), formatJsonl(curve));
   await writeFile(join(ctx.outDir, 'rows.json'), JSON.stringify({ curve }, null, 1) + '\n');
   const shaped = shaping?.summary(curve, quarterOf(curve.length)) ?? {};
-  return { metrics: { ...curveSummary(curve), ...pilot, ...shaped, ...lastValidation(curve) } };
+  return {
+    metrics: {
+      ...curveSummary(curve),
+      ...pilot,
+      ...shaped,
+      ...lastValidation(curve),
+      ...releaseTextMetrics(run.release),
+    },
+  };
 }
