@@ -25,11 +25,11 @@ const fixture = (greeting: string) =>
     '',
   ].join('\n');
 
-async function experiment(release: string): Promise<string> {
+async function experiment(release: string, aGreeting = 'Hello.'): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'mlepipe-release-checkout-'));
   await writeFile(join(dir, 'mlepipe.config.yaml'), '{}\n');
   for (const [name, text] of [
-    ['a', fixture('Hello.')],
+    ['a', fixture(aGreeting)],
     ['b', fixture('Good day.')],
     ['empty', 'SYSTEM_PROMPT = "only one"\n'],
   ]) {
@@ -44,8 +44,8 @@ async function experiment(release: string): Promise<string> {
   return dir;
 }
 
-async function evalKey(release: string): Promise<string> {
-  const dir = await experiment(release);
+async function evalKey(release: string, aGreeting?: string): Promise<string> {
+  const dir = await experiment(release, aGreeting);
   try {
     const exp = await loadExperiment(join(dir, 'e.yaml'), { env: {} });
     const g = await computeKeys(exp, compileGraph(exp), {
@@ -73,6 +73,8 @@ test('a checkout changes the node key by its texts; the same texts keep it', asy
   assert.is.not(a, own);
   assert.is(await evalKey('release: { checkout: a }'), a);
   assert.is.not(await evalKey('release: { checkout: b }'), a);
+  // The same path holding other texts is another key.
+  assert.is.not(await evalKey('release: { checkout: a }', 'Good evening.'), a);
   assert.is.not(await evalKey('release: { checkout: a, date: "2031-05-06" }'), a);
   assert.is.not(await evalKey('release: { observations: mlepipe }'), own);
 });
