@@ -170,31 +170,13 @@ async function scoreEpisode(options: ReleaseOptions) {
     call,
     '<think>done</think><answer>submission</answer>',
   ];
+  const result = { score: 1, gold_threshold: 2, silver_threshold: 2, bronze_threshold: 0, median_threshold: 0 };
+  const graded: Validation = { ok: true, result: { ...result, is_lower_better: false } };
   const answers: Validation[] = [
     { ok: false, problem: 'parse Error in row 3' },
-    {
-      ok: true,
-      result: {
-        score: 1,
-        gold_threshold: 2,
-        silver_threshold: 2,
-        bronze_threshold: 0,
-        median_threshold: 0,
-        is_lower_better: false,
-      },
-    },
+    graded,
     { ok: false, problem: 'an error again' },
-    {
-      ok: true,
-      result: {
-        score: 1,
-        gold_threshold: 2,
-        silver_threshold: 2,
-        bronze_threshold: 0,
-        median_threshold: 0,
-        is_lower_better: false,
-      },
-    },
+    graded,
   ];
   const seen: PolicyRequest[] = [];
   const policy: Policy = {
