@@ -4,6 +4,13 @@ import { join, resolve } from 'node:path';
 import { UserError } from '../core/errors.js';
 import { DEFAULT_LIMITS, type Limits, type Session, type SessionOptions, type Step, type StepResult } from './types.js';
 
+/** The workspace as a jailed step sees it (bwrap, Docker and their warm executors); public/ sits inside it. */
+export const JAIL_WORKSPACE = '/workspace';
+
+/** The workspace as the agent's own code sees it: the jail's path, or the host's where the process backend runs without one. */
+export const agentWorkspace = (s: Pick<Session, 'backend' | 'workspace'>) =>
+  s.backend === 'process' ? s.workspace : JAIL_WORKSPACE;
+
 /** The task's public/ folder, checked. */
 export async function publicDir(task: string): Promise<string> {
   const dir = resolve(task, 'public');

@@ -127,6 +127,8 @@ export interface ExtrasContext extends KeyContext {
    * extras, so a changed environment rebuilds them and nothing else.
    */
   python(): Promise<PythonIdentity>;
+  /** That interpreter's path, for a stage that reads an input with a Python helper to key it (absent: the default one). */
+  readonly pythonPath?: string;
 }
 
 /**

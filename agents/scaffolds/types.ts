@@ -6,6 +6,7 @@ import type { Session } from '../../sandbox/index.js';
 import type { ChatMessage, ReplyTokens } from '../llm/client.js';
 import type { Guidance } from '../guidance/index.js';
 import type { Policy, PolicyChoice, ScaffoldName, TaskMeta, TurnAction } from '../policies/types.js';
+import type { ReleaseOptions } from './react/release-options.js';
 
 export interface EpisodeLimits {
   /** T_max: assistant turns (react, mlab) or search nodes (aide). */
@@ -58,6 +59,8 @@ export interface EpisodeContext {
   aide: AideOptions;
   /** react: the reply format (default mlepipe). */
   promptFormat?: PromptFormat;
+  /** react under sandmle-release: what else follows the release (default: all of it, in mlepipe's wording). */
+  release?: ReleaseOptions;
   /**
    * Checks a submission's format against the task (MLE-bench's validate endpoint): the problem, or
    * for a valid file what the agent is told beyond that (the score, when the run shows it).
@@ -88,6 +91,8 @@ export interface TurnRecord {
   duration_ms: number;
   /** The reply used the required reasoning tags and held exactly one action. */
   format_ok: boolean;
+  /** The reply as the policy generated it, where the conversation keeps it cut (sandmle-release: at an imagined <tool_response>). */
+  raw_reply?: string;
   /** sandmle-release: the reply made a tool call, so a tool response answered it (the release's timeout rule counts these). */
   tool_response?: boolean;
   /** A validate turn: the grade of the submission it checked (what `submission: last-scored` rewards). */
@@ -111,7 +116,7 @@ export interface EpisodeResult {
   /** How the episode ended. */
   ended: 'answer' | 'max_turns' | 'time_budget' | 'interrupted' | 'policy_error';
   error?: string;
-  /** Turns hidden from the policy to fit the context budget. */
+  /** Turns hidden from the policy to fit the context budget (sandmle-release's pruning: removed from its conversation for good). */
   dropped_turns: number;
   usage: { prompt_tokens: number; completion_tokens: number; requests: number; cached: number };
   /** aide: the search tree. */

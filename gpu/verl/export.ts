@@ -10,6 +10,8 @@
 //                               and the scaffold it runs with its limits (mlab, or the release's ReAct)
 //   trainer_overrides.yaml      the Hydra overrides of verl.trainer.main_ppo
 //   launch.sh                   the Ray job: working directory (tasks/ left out), environment, command
+import { RELEASE_DEFAULTS, type ReleaseOptions } from '../../agents/scaffolds/react/release-options.js';
+import { JAIL_WORKSPACE } from '../../sandbox/workspace.js';
 import { cp, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
@@ -54,7 +56,7 @@ export interface ExportOptions extends Omit<OverrideOptions, 'promptLength' | 'r
   /** The mlab scaffold, run by the sandbox service (its tools and their dropout); default ReAct, run by the loop. */
   mlab?: { tools: ToolChoice; toolDropout: number; seed: number; observationChars: number };
   /** ReAct in the released SandMLE code's format (prompt_format: sandmle-release), run by the sandbox service. */
-  release?: { observationChars: number };
+  release?: { observationChars: number; options?: ReleaseOptions };
   /** A CPU smoke run (device: cpu): vLLM's CPU build, one worker, the KV cache in host memory. */
   cpu?: CpuRun;
 }
@@ -84,7 +86,12 @@ async function rowPrompt(t: ExportTask, o: ExportOptions): Promise<ChatMessage[]
       { maxTurns: o.maxTurns, stepTimeoutMs: o.stepTimeoutS * 1000 },
       chooseTools(o.mlab.tools, task.meta.domain ?? task.meta.modality),
     );
-  return reactMessages(task, { maxTurns: o.maxTurns, stepSeconds: o.stepTimeoutS }, o.release !== undefined);
+  // The service writes each rollout's own prompt; the row's sizes verl's lengths, with the jail's dataset folder.
+  const release = o.release && {
+    options: o.release.options ?? RELEASE_DEFAULTS,
+    datasetDir: `${JAIL_WORKSPACE}/public`,
+  };
+  return reactMessages(task, { maxTurns: o.maxTurns, stepSeconds: o.stepTimeoutS }, release);
 }
 
 type Row = Awaited<ReturnType<typeof rows>>[number];
@@ -263,6 +270,7 @@ function sandboxSpec(o: ExportOptions): SandboxSpec {
       prompt_format: 'sandmle-release',
       ...limits,
       observation_chars: o.release.observationChars,
+      ...(o.release.options ? { release: o.release.options } : {}),
     });
   return {
     reward: o.reward,

@@ -14,6 +14,7 @@
 // A request is {kind: 'step', turn, messages (shown), transcript (the whole
 // conversation)} or {kind: 'ask', purpose, turn, messages}: the loop's token
 // record holds the steps only; what an AI action asks is sampled, not trained.
+import type { ReleaseOptions } from '../../agents/scaffolds/react/release-options.js';
 import { basename, join } from 'node:path';
 import type { Session } from '../../sandbox/index.js';
 import type { ChatMessage } from '../../agents/llm/client.js';
@@ -48,6 +49,8 @@ export interface ReleaseConfig {
   time_budget_s: number;
   context_tokens: number;
   observation_chars: number;
+  /** The release's switches and, when a checkout gave them, its prompt texts (absent: all its rules, our wording). */
+  release?: ReleaseOptions;
 }
 
 /** A scaffold the service runs (sandbox.json's `scaffold`). */
@@ -157,12 +160,21 @@ const interrupted = (scaffold: ScaffoldName, err: Error): EpisodeResult => ({
 async function runEpisode(
   ep: Episode,
   scaffold: Scaffold,
-  o: { task: TaskView; taskDir: string; session: Session; sample: number; limits: EpisodeLimits; python: string },
+  o: {
+    task: TaskView;
+    taskDir: string;
+    session: Session;
+    sample: number;
+    limits: EpisodeLimits;
+    python: string;
+    release?: ReleaseOptions;
+  },
 ): Promise<void> {
   await scaffold
     .run({
       // The service runs ReAct only in the release's format (mlepipe's own is run by the loop in Python).
       ...(scaffold.name === 'react' ? { promptFormat: 'sandmle-release' as const } : {}),
+      ...(o.release ? { release: o.release } : {}),
       task: o.task,
       session: o.session,
       publicDir: join(o.taskDir, 'public'),
@@ -225,8 +237,9 @@ export function openServed(config: ServedConfig, deps: { python: string; abandon
       const timer = setTimeout(() => deps.abandon(id), limits.timeBudgetMs + ABANDON_MS);
       timer.unref();
       const scaffold = split === 'val' ? scaffolds.val : scaffolds.train;
-      void runEpisode(ep, scaffold, { task, taskDir, session, sample, limits, python: deps.python }).finally(() =>
-        clearTimeout(timer),
+      const release = config.name === 'react' ? config.release : undefined;
+      void runEpisode(ep, scaffold, { task, taskDir, session, sample, limits, python: deps.python, release }).finally(
+        () => clearTimeout(timer),
       );
       return ep.next();
     },

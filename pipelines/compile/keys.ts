@@ -54,7 +54,13 @@ export async function computeKeys(exp: Experiment, graph: CompiledGraph, opts: K
       if (!extrasCache.has(memo))
         extrasCache.set(
           memo,
-          stage.keyExtras(params, { experimentDir, models: exp.models, rewards: exp.rewards, python }),
+          stage.keyExtras(params, {
+            experimentDir,
+            models: exp.models,
+            rewards: exp.rewards,
+            python,
+            pythonPath: choosePython(exp.settings.python).path,
+          }),
         );
       try {
         extras = await extrasCache.get(memo);

@@ -8,6 +8,7 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parsePolicy, policyIdentity } from '../../agents/policies/index.js';
 import type { ToolChoice } from '../../agents/scaffolds/mlab/tools.js';
+import type { ReleaseParam } from '../../agents/scaffolds/react/release-options.js';
 import type { PromptFormat } from '../../agents/scaffolds/types.js';
 import { assetsDigest } from '../../core/assets.js';
 import { ParamError } from '../../core/errors.js';
@@ -16,6 +17,7 @@ import { rewardFormula, type RewardInputs } from '../../core/rewards/presets.js'
 import schema from '../../schemas/stages/eval.schema.json';
 import type { Stage } from '../contract.js';
 import { lazyRun } from '../lazy.js';
+import { releaseKeyExtras, releaseParamIssues } from '../shared/release-checkout.js';
 import { rewardInputIssues } from '../shared/reward-inputs.js';
 import { tasksFolderIssues } from '../shared/tasks.js';
 import { MLEBENCH_TIME_BUDGET, type LIMIT_PRESETS } from './limits.js';
@@ -51,6 +53,8 @@ export interface EvalParams {
   feedback: 'none' | 'score';
   /** react: mlepipe's reply tags (absent) or the released SandMLE code's tool calls. */
   prompt_format?: PromptFormat;
+  /** sandmle-release: which of the release's other rules apply, and its texts from a checkout. */
+  release?: ReleaseParam;
   memory_mb: number;
   context_tokens: number;
   observation_chars: number;
@@ -113,7 +117,7 @@ export const evalStage: Stage<EvalParams> = {
         message: `prompt_format: only the react scaffold has reply formats (scaffold: ${p.scaffold})`,
         also: ['scaffold'],
       });
-    issues.push(...rewardInputIssues(p, ctx.rewards));
+    issues.push(...rewardInputIssues(p, ctx.rewards), ...releaseParamIssues(p, ctx.experimentDir));
     (p.policies ?? (p.policy ? [p.policy] : [])).forEach((name, i) => {
       const ref = parsePolicy(name, ctx.models);
       if ('kind' in ref && ref.kind === 'template' && ref.path && !existsSync(resolve(ctx.experimentDir, ref.path))) {
@@ -145,6 +149,7 @@ export const evalStage: Stage<EvalParams> = {
       prompts: await assetsDigest([`agents/prompts/${p.scaffold}`, ...(p.scaffold === 'mlab' ? ['tools/py'] : [])]),
       reward: p.reward ? rewardFormula(p.reward, ctx.rewards) : null,
       python: await ctx.python(),
+      ...(await releaseKeyExtras(p, ctx)),
     };
   },
 

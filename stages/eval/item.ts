@@ -1,6 +1,7 @@
 // One run of an eval node (a policy on a task, one repeat) as an item checkpoint: its trajectory.json and, when
 // it submitted, the graded submission.csv. A node started again reads finished runs back instead of running them;
 // a branch of a saved run (intervention.branch) replays that run's replies up to the drawn tool return.
+import type { ReleaseOptions } from '../../agents/scaffolds/react/release-options.js';
 import { existsSync } from 'node:fs';
 import { copyFile, mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -33,6 +34,8 @@ export interface EvalSetup {
   reward?: string;
   inputs: RewardInputs;
   guidance?: Map<string, GuidanceRecord>;
+  /** sandmle-release: the release's rules and texts. */
+  release?: ReleaseOptions;
   /** The saved runs of the eval stage `intervention.branch` names, by policy, task and repeat. */
   saved?: Map<string, Trajectory>;
 }
@@ -120,6 +123,7 @@ function episodeOptions(s: EvalSetup, job: EvalJob) {
     inputs: s.inputs,
     feedback: p.feedback,
     promptFormat: p.prompt_format,
+    release: s.release,
     guidance: s.guidance?.get(job.task.id),
     signal: s.ctx.signal,
     log: s.ctx.log,

@@ -18,6 +18,7 @@ import { episodeLimits } from './limits.js';
 import { policyNames } from './policy-names.js';
 import { runJob, type EvalJob, type EvalSetup } from './item.js';
 import { writeOutputs } from './outputs.js';
+import { releaseOptions, releaseTextMetrics } from '../shared/release-checkout.js';
 
 /** The node's tasks, as evalTasks finds them; none at all is the user's to fix. */
 async function tasksToRun(ctx: StageContext<EvalParams>): Promise<TaskRef[]> {
@@ -39,6 +40,8 @@ function evalSandbox(ctx: StageContext<EvalParams>, names: readonly { ref: Polic
 
 export async function run(ctx: StageContext<EvalParams>): Promise<StageResult | void> {
   const p = ctx.params;
+  // Before any model or jail starts: a checkout that cannot be read fails the node here.
+  const release = await releaseOptions(p, ctx.experimentDir, ctx.python);
   const names = policyNames(p, ctx.models);
   const limits = episodeLimits(p);
   const tasks = await tasksToRun(ctx);
@@ -55,7 +58,7 @@ export async function run(ctx: StageContext<EvalParams>): Promise<StageResult | 
   );
   const { scaffold, intervention } = agents;
   const sandbox = evalSandbox(ctx, names, jobs.length);
-  const setup: EvalSetup = { ctx, sandbox, scaffold, intervention, limits, reward, inputs, guidance, saved };
+  const setup: EvalSetup = { ctx, sandbox, scaffold, intervention, limits, reward, inputs, guidance, saved, release };
   const done = await runJobs(setup, jobs, agents);
   const metrics = await writeOutputs(
     ctx.outDir,
@@ -69,6 +72,7 @@ export async function run(ctx: StageContext<EvalParams>): Promise<StageResult | 
   const faulted = graderFaults(done);
   if (faulted) throw new StageFailure(faulted);
   if (saved) Object.assign(metrics, branchMetrics(ctx, done));
+  Object.assign(metrics, releaseTextMetrics(release));
   return { metrics };
 }
 

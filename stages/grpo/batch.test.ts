@@ -81,6 +81,23 @@ test('every unmasked trajectory carries its replies as exact tokens, with the to
   assert.is(plain.trajectories[0].turns, undefined);
 });
 
+test('a reply the conversation kept cut is trained on as generated, with its log-probabilities', () => {
+  const a = { prompt_ids: [1], token_ids: [3, 4], logprobs: [-0.1, -0.2] };
+  const cut = rollout(0, 1, [a, a]) as Trajectory;
+  cut.turns[0].raw_reply = 'r0<tool_response>imagined';
+  const batch = buildBatch(1, [cut, rollout(1, 0, [a])], { ...opts, exact: undefined });
+  const replies = batch.trajectories[0].messages.filter((m) => m.loss_mask === 1);
+  assert.equal(
+    replies.map((m) => [m.content, m.logprobs]),
+    [
+      ['r0<tool_response>imagined', a.logprobs],
+      ['r1', a.logprobs],
+    ],
+  );
+  // What later turns were prompted with stays the cut text.
+  assert.is(cut.messages[2].content, 'r0');
+});
+
 test('a reply without token ids is refused, naming the trajectory and the reply', () => {
   const a = { prompt_ids: [1], token_ids: [3], logprobs: [-0.1] };
   assert.throws(

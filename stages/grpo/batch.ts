@@ -159,8 +159,11 @@ function batchMessages(t: Trajectory): BatchTrajectory['messages'] {
   let reply = 0;
   return t.messages.map((msg) => {
     if (msg.role !== 'assistant') return { ...msg, loss_mask: 0 as const };
-    const lp = t.turns[reply++]?.logprobs;
-    return { ...msg, loss_mask: 1 as const, ...(lp ? { logprobs: lp } : {}) };
+    const turn = t.turns[reply++];
+    const lp = turn?.logprobs;
+    // The loss is on what the policy generated (its log-probabilities are of that), not the cut the conversation kept.
+    const content = turn?.raw_reply ?? msg.content;
+    return { ...msg, content, loss_mask: 1 as const, ...(lp ? { logprobs: lp } : {}) };
   });
 }
 

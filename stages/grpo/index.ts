@@ -12,6 +12,8 @@ import { freshCheckpoint } from '../../agents/policies/template/index.js';
 import { assetsDigest } from '../../core/assets.js';
 import { rewardFormula, type RewardInputs } from '../../core/rewards/presets.js';
 import { rewardInputIssues } from '../shared/reward-inputs.js';
+import { releaseKeyExtras, releaseParamIssues } from '../shared/release-checkout.js';
+import type { ReleaseParam } from '../../agents/scaffolds/react/release-options.js';
 import { type EpisodeLimits, RELEASE_LIMITS, withPreset } from '../shared/limits.js';
 import schema from '../../schemas/stages/grpo.schema.json';
 import type { Need, ParamIssue, PreflightContext, Stage } from '../contract.js';
@@ -186,6 +188,8 @@ export interface GrpoParams {
   memory_mb: number;
   /** The ReAct reply format: mlepipe's tags (absent) or the released SandMLE code's tool calls. */
   prompt_format?: 'mlepipe' | 'sandmle-release';
+  /** sandmle-release: which of the release's other rules apply, and its texts from a checkout. */
+  release?: ReleaseParam;
   temperature: number;
   lr?: number;
   schedule: Schedule;
@@ -349,6 +353,7 @@ export const grpo: Stage<GrpoParams> = {
       ...shapingIssues(p, ctx.models),
       ...releaseIssues(p, ctx.rewards),
       ...selectIssues(p),
+      ...releaseParamIssues(p, ctx.experimentDir),
       ...folder,
     ];
   },
@@ -399,6 +404,7 @@ export const grpo: Stage<GrpoParams> = {
       ...python,
       ...scorer,
       ...summarizer,
+      ...(await releaseKeyExtras(p, ctx)),
     };
   },
 

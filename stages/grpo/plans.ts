@@ -23,7 +23,7 @@ export interface RunPlans {
 }
 
 export function runPlans(
-  { ctx, p, train, val, formula, inputs }: GrpoRun,
+  { ctx, p, train, val, formula, inputs, release }: GrpoRun,
   sandbox: Sandbox,
   signal: () => AbortSignal,
 ): RunPlans {
@@ -49,6 +49,7 @@ export function runPlans(
     },
     memoryMb: p.memory_mb,
     promptFormat: p.prompt_format,
+    release,
     python: ctx.python,
     seed: p.seed,
     reward: formula,

@@ -6,6 +6,7 @@ import type { RewardInputs } from '../../core/rewards/presets.js';
 import type { Policy } from '../../agents/policies/types.js';
 import type { EpisodeLimits, PromptFormat, Scaffold } from '../../agents/scaffolds/types.js';
 import { react } from '../../agents/scaffolds/react/index.js';
+import type { ReleaseOptions } from '../../agents/scaffolds/react/release-options.js';
 import { EnvError } from '../../core/errors.js';
 import { Rng } from '../../core/random.js';
 import type { Sandbox } from '../../sandbox/index.js';
@@ -23,6 +24,8 @@ export interface RolloutPlan {
   limits: EpisodeLimits;
   /** The ReAct reply format (default mlepipe's). */
   promptFormat?: PromptFormat;
+  /** sandmle-release: the release's rules and texts. */
+  release?: ReleaseOptions;
   memoryMb: number;
   python: string;
   seed: number;

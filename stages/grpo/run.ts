@@ -19,6 +19,7 @@ import { bestValidation, keptStep, selectedMetrics, type Selected } from './sele
 import { runStep } from './step.js';
 import type { GrpoRun, StepTrainer } from './trainers/contract.js';
 import { TRAINERS } from './trainers/index.js';
+import { releaseOptions, releaseTextMetrics } from '../shared/release-checkout.js';
 
 export async function run(ctx: StageContext<GrpoParams>): Promise<StageResult> {
   const grpo = await resolveRun(ctx);
@@ -44,7 +45,8 @@ async function resolveRun(ctx: StageContext<GrpoParams>): Promise<GrpoRun> {
   // Validation checks every reward a stage names before any node runs.
   if (formula === undefined) throw new InternalError(`reward ${p.reward} is neither defined nor a preset`);
   const inputs = rewardInputs(p.reward, ctx.rewards, p);
-  return { ctx, p, train, val, formula, inputs, lr: p.lr ?? TRAINERS[p.trainer].defaultLr };
+  const release = await releaseOptions(p, ctx.experimentDir, ctx.python);
+  return { ctx, p, train, val, formula, inputs, lr: p.lr ?? TRAINERS[p.trainer].defaultLr, release };
 }
 
 /** Steps 1 to `steps` on a trainer that takes them here, then the node's curve and metrics. */
@@ -80,7 +82,16 @@ async function trainSteps(run: GrpoRun, trainer: StepTrainer): Promise<StageResu
   await writeFile(join(ctx.outDir, 'rows.json'), JSON.stringify({ curve }, null, 1) + '\n');
   const shaped = shaping?.summary(curve, quarterOf(curve.length)) ?? {};
   const chosen = p.select === 'best-val' ? selectedMetrics(selected) : {};
-  return { metrics: { ...curveSummary(curve), ...pilot, ...shaped, ...lastValidation(curve), ...chosen } };
+  return {
+    metrics: {
+      ...curveSummary(curve),
+      ...pilot,
+      ...shaped,
+      ...lastValidation(curve),
+      ...releaseTextMetrics(run.release),
+      ...chosen,
+    },
+  };
 }
 
 /** The step whose weights the node hands on: the last, or for best-val the best validated step with a checkpoint. */

@@ -15,6 +15,7 @@ import type {
   Scaffold,
 } from '../../agents/scaffolds/types.js';
 import { readTaskView } from '../../agents/scaffolds/public.js';
+import type { ReleaseOptions } from '../../agents/scaffolds/react/release-options.js';
 import type { Trajectory } from '../../agents/trajectory.js';
 import type { RewardInputs } from '../../core/rewards/presets.js';
 import { gradeSubmission, type EvaluatorResult } from '../../sandbox/evaluate.js';
@@ -42,6 +43,8 @@ export interface RolloutOptions {
   feedback?: 'none' | 'score';
   /** react: the reply format (default mlepipe's). */
   promptFormat?: PromptFormat;
+  /** react under sandmle-release: the release's rules and texts (default: all its rules, mlepipe's wording). */
+  release?: ReleaseOptions;
   /** Guided collection: shown to the teacher policy only (mlab). */
   guidance?: GuidanceRecord;
   signal: AbortSignal;
@@ -107,6 +110,7 @@ async function attempt(o: RolloutOptions): Promise<Trajectory> {
       limits: o.limits,
       aide: o.aide,
       ...(o.promptFormat ? { promptFormat: o.promptFormat } : {}),
+      ...(o.release ? { release: o.release } : {}),
       signal: o.signal,
       random: () => rng.next(),
       validate: async (path) => {

@@ -98,6 +98,16 @@ test("scripted forest in the release format: tool calls run, Score answers in <t
     .map((m) => m.content);
   assert.is(observations.length, 4);
   for (const o of observations) assert.match(o, /^<tool_response>\n[\s\S]*\n<\/tool_response>$/);
+  // The release's user message names the competition and lists the dataset folder as the jail shows it.
+  assert.match(release.messages[1].content, /^## Competition ID: task$/m);
+  assert.match(release.messages[1].content, /^- \*\*\/workspace\/public\/description\.md\*\*$/m);
+  assert.match(release.messages[1].content, /^## Dataset Folder:\n\/workspace\/public\/$/m);
+  // Executions answer in the release's layout: output tails and whether submission.csv is there, no exit code.
+  for (const o of observations.slice(0, 3)) {
+    assert.match(o, /^<tool_response>\n(\[Output\]\n|No stdout)/);
+    assert.not.match(o, /exit code/);
+  }
+  assert.match(observations[2], /submission\.csv found at \/workspace\/submission\.csv\./);
   // The Score tool answers in the release's words, whatever feedback: says.
   assert.match(
     observations[3],

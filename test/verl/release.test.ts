@@ -24,6 +24,7 @@ import type { Policy } from '../../agents/policies/types.js';
 import { timedOutUnder } from '../../agents/grpo/advantages.js';
 import { readTaskView } from '../../agents/scaffolds/public.js';
 import { reactMessages } from '../../agents/scaffolds/react/prompt.js';
+import { RELEASE_DEFAULTS } from '../../agents/scaffolds/react/release-options.js';
 import type { Trajectory } from '../../agents/trajectory.js';
 import { REWARD_PRESETS, rewardInputs } from '../../core/rewards/presets.js';
 import { writeVerlExport, type ExportOptions } from '../../gpu/verl/export.js';
@@ -97,7 +98,7 @@ const exportOptions = (): ExportOptions => ({
   ...CLUSTER,
   checkpointEvery: 0,
   evalEvery: 0,
-  release: { observationChars: LIMITS.observationChars },
+  release: { observationChars: LIMITS.observationChars, options: { ...RELEASE_DEFAULTS, date: '2025-01-02' } },
 });
 
 test.before(async () => {
@@ -230,7 +231,8 @@ test("the export's rows carry the release's prompt; sandbox.json and agent_loop.
     file: buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength),
   })) as Array<{ agent_name: string; prompt: { role: string; content: string }[] }>;
   const view = await readTaskView(join(root, 'tasks', 'mae'), 'mae');
-  assert.equal(rows[0].prompt, reactMessages(view, { maxTurns: LIMITS.maxTurns, stepSeconds: LIMITS.stepS }, true));
+  const release = { options: { ...RELEASE_DEFAULTS, date: '2025-01-02' }, datasetDir: '/workspace/public' };
+  assert.equal(rows[0].prompt, reactMessages(view, { maxTurns: LIMITS.maxTurns, stepSeconds: LIMITS.stepS }, release));
   assert.is(rows[0].agent_name, 'mlepipe_react');
   const spec = JSON.parse(await readFile(join(exportDir, 'sandbox.json'), 'utf8')) as Record<string, unknown>;
   assert.equal(spec.inputs, { submission: 'last-scored', format_rule: 'release', thresholds: 'release' });
@@ -242,6 +244,8 @@ test("the export's rows carry the release's prompt; sandbox.json and agent_loop.
     time_budget_s: 1200,
     context_tokens: 32_768,
     observation_chars: 4000,
+    // The release's switches reach the service's scaffold through the export.
+    release: { ...RELEASE_DEFAULTS, date: '2025-01-02' },
   });
   const loop = (parse(await readFile(join(exportDir, 'agent_loop.yaml'), 'utf8')) as Record<string, unknown>[])[0];
   assert.equal(
@@ -270,7 +274,8 @@ test("verl's agent loop takes mlepipe's turns and observations, and its reward a
     assert.equal(steady(got.observations), steady(want.turns.map((t) => t.observation)), name);
     if (name !== 'unscored') assert.match(got.observations.at(-2)!, /^Submission OK\. Details: \{"score_primary/);
     // A masked trajectory's replies leave the loss: none of its tokens keeps mask 1.
-    const trained = ref[name].masked === null ? EPISODES[name] : [];
+    // The cut reply is what the next prompt holds, the whole one what the record holds: the record ends there.
+    const trained = ref[name].masked !== null ? [] : name === 'unscored' ? EPISODES[name].slice(0, 1) : EPISODES[name];
     assert.equal(got.record_replies, trained, `${name}: the replies are the record's sampled tokens`);
     assert.is(round(got.reward), round(want.reward!), `${name}: reward`);
     for (const k of ['format', 'execute', 'median', 'bronze', 'silver', 'gold', 'score', 'turns'] as const)

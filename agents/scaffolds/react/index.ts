@@ -2,23 +2,35 @@
 // python block, validates the submission, or answers; each execution's
 // observation goes back as the next user message. Ends on an answer, after
 // T_max turns, or when the episode's time budget is spent. The reply format
-// is mlepipe's tags (parse.ts) or the released code's tool calls (release.ts).
+// is mlepipe's tags (parse.ts) or the released code's tool calls (release.ts);
+// the released format follows the release's other rules as its options say
+// (release-options.ts).
 import type { ChatMessage } from '../../llm/client.js';
+import { agentWorkspace } from '../../../sandbox/workspace.js';
 import { execute, observation } from '../execute.js';
 import type { EpisodeContext, EpisodeResult, Scaffold, TurnRecord } from '../types.js';
 import { ask, budget, newUsage } from '../turns.js';
-import { fitContext } from './context.js';
+import { fitContext, releasePrune } from './context.js';
 import { parseReply, type ParsedReply, type Action } from './parse.js';
 import { reactMessages } from './prompt.js';
-import { releaseObservation, releaseParser, type ReleaseReply } from './release.js';
+import { releaseObservation, releaseParser, storedReply, type ReleaseReply } from './release.js';
+import { releaseExecution } from './release-observation.js';
+import { RELEASE_DEFAULTS, type ReleaseOptions } from './release-options.js';
 import { releaseTimeout, scoreAnswer, scoreRefusal } from './release-text.js';
 
 /** One episode as it goes: what the policy has been sent and what it did. */
 interface Episode {
   ctx: EpisodeContext;
   release: boolean;
+  /** sandmle-release: which of the release's rules apply. */
+  options?: ReleaseOptions;
   stepSeconds: number;
+  /** Every reply and observation, as recorded. */
   messages: ChatMessage[];
+  /** The release's pruning: the conversation the policy is sent, which loses turns for good. */
+  conversation: ChatMessage[];
+  /** Every message with each reply as the policy generated it: what a token record of the samples continues. */
+  sampled: ChatMessage[];
   turns: TurnRecord[];
   usage: EpisodeResult['usage'];
   dropped: number;
@@ -39,11 +51,21 @@ export const react: Scaffold = {
       ? releaseParser(ctx.task.id)
       : parseReply;
     const stepSeconds = Math.round(ctx.limits.stepTimeoutMs / 1000);
+    const options = release ? (ctx.release ?? RELEASE_DEFAULTS) : undefined;
+    const datasetDir = `${agentWorkspace(ctx.session)}/public`;
+    const opening = reactMessages(
+      ctx.task,
+      { maxTurns: ctx.limits.maxTurns, stepSeconds },
+      options && { options, datasetDir },
+    );
     const ep: Episode = {
       ctx,
       release,
+      options,
       stepSeconds,
-      messages: reactMessages(ctx.task, { maxTurns: ctx.limits.maxTurns, stepSeconds }, release),
+      messages: opening,
+      conversation: [...opening],
+      sampled: [...opening],
       turns: [],
       usage: newUsage(),
       dropped: 0,
@@ -62,10 +84,15 @@ export const react: Scaffold = {
         ep.error = reply.error;
         break;
       }
-      ep.messages.push({ role: 'assistant', content: reply.text });
       if (await takeTurn(ep, t, reply, parse(reply.text), b.left)) {
         ep.ended = 'answer';
         break;
+      }
+      // The release prunes after a turn that did not end the episode; the turn still counts.
+      if (options?.pruning === 'release') {
+        const pruned = releasePrune(ep.conversation, ctx.limits.contextTokens);
+        ep.conversation = pruned.messages;
+        ep.dropped += pruned.removed;
       }
     }
     // Out of turns or time without an answer: the last submission written is graded, as MLE-bench does.
@@ -84,16 +111,21 @@ export const react: Scaffold = {
 
 /** Sends the conversation, trimmed to the context budget, and asks for the next reply. */
 async function askTurn(ep: Episode, t: number) {
-  const shown = fitContext(ep.messages, 2, ep.turns.map(failed), ep.ctx.limits.contextTokens);
-  ep.dropped = Math.max(ep.dropped, shown.dropped);
+  let shown = [...ep.conversation];
+  if (ep.options?.pruning !== 'release') {
+    const fit = fitContext(ep.messages, 2, ep.turns.map(failed), ep.ctx.limits.contextTokens);
+    ep.dropped = Math.max(ep.dropped, fit.dropped);
+    shown = fit.messages;
+  }
   return ask(
     ep.ctx,
     {
       scaffold: 'react',
       purpose: 'step',
-      messages: shown.messages,
-      // The whole conversation, pruned turns included: what a token record (the verl loop's) continues.
-      transcript: ep.messages,
+      messages: shown,
+      // The whole conversation as sampled, pruned turns and cut text included: what a token record (the verl loop's)
+      // continues; where it differs from what the policy is shown, the record ends there.
+      transcript: ep.sampled,
       turn: t,
       sample: ep.ctx.sample,
       history: ep.turns,
@@ -103,7 +135,14 @@ async function askTurn(ep: Episode, t: number) {
   );
 }
 
-/** Records the reply's action and sends back its observation; true when the episode ends on an answer. */
+/** A message for the record and for the conversation the policy is sent. */
+function say(ep: Episode, message: ChatMessage, sampled = message): void {
+  ep.messages.push(message);
+  ep.conversation.push(message);
+  ep.sampled.push(sampled);
+}
+
+/** Records the reply and its action and sends back its observation; true when the episode ends on an answer. */
 async function takeTurn(
   ep: Episode,
   t: number,
@@ -112,10 +151,14 @@ async function takeTurn(
   left: number,
 ): Promise<boolean> {
   const { action, formatOk, toolCall, answers } = parsed;
+  // What the policy generated is kept on the turn; the conversation goes on from the cut reply, as the release's does.
+  const stored = ep.options?.cutToolResponse ? storedReply(reply.text) : reply.text;
+  say(ep, { role: 'assistant', content: stored }, { role: 'assistant', content: reply.text });
   // The release answers every tool call with a tool response, and none to a reply without one.
   const base: TurnBase = {
     turn: t,
     format_ok: formatOk,
+    ...(stored !== reply.text ? { raw_reply: reply.text } : {}),
     ...(ep.release ? { tool_response: toolCall === true } : {}),
     exit_code: null,
     timed_out: false,
@@ -131,7 +174,7 @@ async function takeTurn(
   }
   const turn = await act(ep, action, base, toolCall === true, left);
   ep.turns.push(turn);
-  ep.messages.push({
+  say(ep, {
     role: 'user',
     content: ep.release && toolCall ? releaseObservation(turn.observation) : turn.observation,
   });
@@ -163,7 +206,8 @@ async function act(
     };
   }
   const timeout = Math.min(ep.ctx.limits.stepTimeoutMs, left);
-  const r = await execute(ep.ctx.session, action.code, base.turn, timeout);
+  const { session } = ep.ctx;
+  const r = await execute(session, action.code, base.turn, timeout);
   return {
     ...base,
     action: 'code',
@@ -171,7 +215,9 @@ async function act(
     observation:
       ep.release && r.timedOut
         ? releaseTimeout(ep.stepSeconds)
-        : observation(r, ep.ctx.limits.observationChars, timeout),
+        : ep.options?.observations === 'release'
+          ? releaseExecution(r, session.workspace, agentWorkspace(session))
+          : observation(r, ep.ctx.limits.observationChars, timeout),
     exit_code: r.timedOut ? null : r.exitCode,
     timed_out: r.timedOut,
     duration_ms: r.durationMs,

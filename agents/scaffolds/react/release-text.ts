@@ -76,3 +76,26 @@ export function scoreRefusal(problem: string, submission: string): string {
     return `[Error] submission file not found at ${submission}. Please revise your Python code to generate submission.csv.`;
   return `Submission csv is invalid. Please revise your Python code to re-generate another submission.csv file. Detailed issue: ${problem}`;
 }
+
+/** The line the released execution tool ends a cut output tail with (`_truncate_block`). */
+export const truncatedLines = (n: number) => `...[truncated ${n} lines, see log for full output]`;
+
+/**
+ * The released execution tool's answer (`submit_script_to_srun_api`): the output tails, and where
+ * submission.csv is (`found`, or null when there is none). `fallback` is what it shows when both tails
+ * are empty and there is no submission: the last lines of the stdout log, under [Output].
+ */
+export function executionText(stdout: string, stderr: string, found: string | null, fallback: string): string {
+  const note = found ? `submission.csv found at ${found}.` : 'submission.csv not found.';
+  if (stdout && stderr) return `[Output]\n${stdout}\n\n[Stderr]\n${stderr}\n\nNote: ${note}`;
+  if (stdout) return `[Output]\n${stdout}\n\nNote: no stderr, and ${note}`;
+  if (stderr)
+    return found
+      ? `No stdout, but submission.csv found at ${found}. Stderr:\n${stderr}`
+      : `No stdout and submission.csv not found. Stderr:\n${stderr}`;
+  return found ? `No stdout, but submission.csv found at ${found}.` : `[Output]\n${fallback}`;
+}
+
+/** The released user prompt's listing of the dataset folder (`load_task_description`): heading, then one line a name. */
+export const filesHeading = (dir: string) => `## Files Provided in **${dir}**:`;
+export const fileLine = (path: string) => `- **${path}**`;

@@ -17,7 +17,8 @@
 //     makes one too; the answer's text names no file: submission.csv is graded.
 //   - A reply with neither gets no tool response in the release (mlepipe
 //     shows a format error that is not a tool response).
-// Observations come back wrapped in <tool_response>.
+// Observations come back wrapped in <tool_response>. The conversation keeps a
+// reply cut the same way (storedReply); the turn keeps what was generated.
 import JSON5 from 'json5';
 import type { Action, ParsedReply } from './parse.js';
 import { TOOL_JSON_ERROR, scoreArgumentError, toolNotFound } from './release-text.js';
@@ -98,8 +99,7 @@ export function releaseParser(taskId: string): (text: string) => ReleaseReply {
       raw.includes('"name":')
     )
       json5Loaded = true;
-    const at = raw.indexOf('<tool_response>');
-    const content = at >= 0 ? raw.slice(0, at) : raw;
+    const content = cutReply(raw);
     const answers = content.includes('<answer>') && content.includes('</answer>');
     const think = /^\s*<think>[\s\S]*?<\/think>/.test(raw);
     if (content.includes('<tool_call>')) {
@@ -147,6 +147,18 @@ export function releaseReply(think: string, action: Exclude<Action, { kind: 'inv
     return `${head}<tool_call>\n${JSON.stringify({ name: 'Score', arguments: args })}\n</tool_call>`;
   }
   return `${head}<answer>submission</answer>`;
+}
+
+/** A reply up to its first <tool_response>: what the release reads, and keeps, of a reply that imagined one. */
+export function cutReply(raw: string): string {
+  const at = raw.indexOf('<tool_response>');
+  return at >= 0 ? raw.slice(0, at) : raw;
+}
+
+/** A reply as the release keeps it in the conversation: cut, and stripped when it makes a tool call. */
+export function storedReply(raw: string): string {
+  const content = cutReply(raw);
+  return content.includes('<tool_call>') ? pyStrip(content) : content;
 }
 
 /** An observation as the release returns it to the model. */

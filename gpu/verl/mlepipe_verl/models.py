@@ -24,6 +24,12 @@ from uuid import uuid4
 _STEP_KEYS = ("min_global_steps", "max_global_steps")
 
 
+def _same(shown, held):
+    return len(shown) == len(held) and all(
+        a.get("role") == b.get("role") and a.get("content") == b.get("content") for a, b in zip(shown, held)
+    )
+
+
 class TokenRecord:
     def __init__(self, builder, messages):
         self.builder = builder
@@ -64,11 +70,13 @@ class TokenRecord:
         self.ids = merge.token_ids
 
     def input_for(self, shown, turn):
-        """The tokens the sampler is given for `shown`. While nothing is hidden they are the
-        record itself; once context pruning hides turns, the pruned conversation is rendered
-        afresh, and the record ends at the turn before (verl trains one sequence per
-        trajectory: later turns were sampled from a context the record does not hold)."""
-        if self.closed_at is None and len(shown) == len(self.messages):
+        """The tokens the sampler is given for `shown`. While it is what the record holds they
+        are the record itself; once context pruning hides turns, or the conversation keeps a
+        reply cut where the record has it whole (the release's cut of an imagined tool
+        response), `shown` is rendered afresh, and the record ends at the turn before (verl
+        trains one sequence per trajectory: later turns were sampled from a context the
+        record does not hold)."""
+        if self.closed_at is None and _same(shown, self.messages):
             return self.ids
         if self.closed_at is None:
             self.closed_at = turn

@@ -1,6 +1,7 @@
 // What a GRPO trainer is to the stage. Template and worker take the run's steps here, one at a time: the stage
 // samples each step's rollouts and hands the trainer their batch. verl runs every step inside one job of its own,
 // so opening it runs the job, and what comes back is the node's result.
+import type { ReleaseOptions } from '../../../agents/scaffolds/react/release-options.js';
 import type { Policy } from '../../../agents/policies/types.js';
 import type { RewardInputs } from '../../../core/rewards/presets.js';
 import type { TrainerClient } from '../../../gpu/trainer/client.js';
@@ -21,6 +22,8 @@ export interface GrpoRun {
   readonly inputs: RewardInputs;
   /** The peak learning rate (the trainer's default when `lr:` is not written). */
   readonly lr: number;
+  /** sandmle-release: the release's rules the rollouts follow, and its texts when a checkout gave them. */
+  readonly release?: ReleaseOptions;
 }
 
 /** A trainer that takes the run's steps in this process. */

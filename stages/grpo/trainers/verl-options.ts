@@ -9,7 +9,7 @@ import { OBSERVATION_CHARS } from '../plans.js';
 import { verlShaping } from '../verl-shaping.js';
 import type { GrpoRun } from './contract.js';
 
-export async function verlOptions({ ctx, p, train, formula, inputs, lr }: GrpoRun): Promise<ExportOptions> {
+export async function verlOptions({ ctx, p, train, formula, inputs, lr, release }: GrpoRun): Promise<ExportOptions> {
   const weights = await verlWeightsOf(ctx as StageContext<unknown>, p.policy, () => taskCorpus(train));
   checkCpuWeights(p.verl, weights.model);
   const cpu = p.verl.device === 'cpu';
@@ -54,6 +54,8 @@ export async function verlOptions({ ctx, p, train, formula, inputs, lr }: GrpoRu
           },
         }
       : {}),
-    ...(p.prompt_format === 'sandmle-release' ? { release: { observationChars: OBSERVATION_CHARS } } : {}),
+    ...(p.prompt_format === 'sandmle-release'
+      ? { release: { observationChars: OBSERVATION_CHARS, ...(release ? { options: release } : {}) } }
+      : {}),
   };
 }
