@@ -2,13 +2,16 @@
 # Runs SandMLE's released agent code and mlepipe on the same scripted replies and compares them:
 #   scripts/check-sandmle.sh CHECKOUT        (CHECKOUT: the released SandMLE repository, only read)
 # 1. the scenarios' competitions in the release's layout (scripts/sandmle_scenarios.py);
-# 2. mlepipe: `mlepipe task import-sandmle` on them, then an eval and a grpo node in the release's format,
-#    limits, reward and timeout rule, their policy a scripted server that replays each scenario's replies
-#    (it also answers as a trainer worker, so that grpo runs its rollouts and hands over its batch);
+# 2. mlepipe: `mlepipe task import-sandmle` on them, then an eval node over all and a grpo node a scenario,
+#    in the release's format, limits, reward and timeout rule, their policy a scripted server that replays
+#    each scenario's replies (it also answers as a trainer worker, so that grpo runs its rollouts and hands
+#    over its batch with the masks);
 # 3. the release: its MultiTurnReactAgent, tools and DeepResearchWorkflow reward on the same replies, its Python
 #    executions going through submit_script_to_srun_api to its own srun_api.py served here, with a `srun`
 #    that runs the command it is given directly and a conda `activate` that only puts the agent Python first
-#    on PATH (scripts/sandmle_release.py says what is loaded from the checkout and what is replaced);
+#    on PATH; the rollout engine returns the scripted replies, and the heavy __init__ files of rllm's packages
+#    are skipped so that only the modules the three files import load, from the checkout as they are
+#    (scripts/sandmle_release.py lists what is loaded and what is replaced);
 # 4. trajectory by trajectory: reward, format rate, each tool response, ending, timeouts, masks
 #    (scripts/check_sandmle.py lists the normalisations). It prints the counts and each mismatch, and
 #    exits 1 on any.

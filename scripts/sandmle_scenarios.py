@@ -192,6 +192,15 @@ def _limits() -> dict[str, list[str]]:
             score("grade", "s14-pruning"),
             ANSWER,
         ],
+        # Outputs rather than replies past the budget: 20 lines of 2,500 characters each, as the release keeps them.
+        "s20-long-output": [
+            code(" ", "for i in range(20):\n    print('Error', i, 'x' * 2500)"),
+            code("fine", "for i in range(20):\n    print('y' * 2500)"),
+            code("", "for i in range(20):\n    print('Error', i, 'z' * 2500)"),
+            code("model", write(17)),
+            score("grade", "s20-long-output"),
+            ANSWER,
+        ],
         "s15-fifteen": [code("perfect", write(20))]
         + [call(f"search {i}", json.dumps({"name": "Search", "arguments": {"query": f"q{i}"}})) for i in range(13)]
         + [score("grade and stop", "s15-fifteen") + "\n<answer>submission</answer>"],
