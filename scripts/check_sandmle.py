@@ -45,23 +45,26 @@ def normalise(text: str | None, run_dir: str | None = None) -> str | None:
     return SCRIPT_FRAME.sub('File "<script>"', text)
 
 
-def mlepipe_ending(traj: dict) -> str:
-    """The release's termination string for an mlepipe trajectory."""
+def mlepipe_ending(traj: dict, max_calls: int) -> str:
+    """The release's termination string for an mlepipe trajectory, by the release's own rule from its record."""
     turns = traj.get("turns") or []
     if traj.get("ended") == "answer":
-        # The release looks for the answer in the last message: after a tool response it finds none.
-        return "answer" if turns and turns[-1].get("action") == "answer" else "answer not found"
+        if turns and turns[-1].get("action") == "answer":
+            return "answer"
+        # The release looks for the answer in the last message and, after a tool response, finds none: the
+        # ending is unknown, or out of calls when that reply was the last one allowed.
+        return "token_limit_no_answer" if len(turns) >= max_calls else "answer not found"
     return ENDINGS.get(traj.get("ended"), f"mlepipe:{traj.get('ended')}")
 
 
-def mlepipe_reason(traj: dict, batch: dict | None) -> str:
+def mlepipe_reason(traj: dict, batch: dict | None, max_calls: int) -> str:
     """The release's TerminationReason value for a grpo trajectory and its batch entry."""
     why = (batch or {}).get("mask_reason")
     if why == "timed_out":
         return "timeout"
     if why == "unknown":
         return "unknown"
-    ending = mlepipe_ending(traj)
+    ending = mlepipe_ending(traj, max_calls)
     return {
         "answer": "env_done",
         "token_limit_no_answer": "max_response_length_exceeded",
@@ -108,11 +111,11 @@ def compare_one(rel: dict, traj: dict | None, batch: dict | None, grpo: bool) ->
         "replies": (rel["requests"], len(traj.get("turns") or [])),
         "reward": (rel["reward"], traj.get("reward")),
         "format rate": (rel["format"], (traj.get("variables") or {}).get("format")),
-        "ending": (rel["termination"], mlepipe_ending(traj)),
+        "ending": (rel["termination"], mlepipe_ending(traj, rel["max_calls"])),
         "timeouts": (rel["timeouts"], sum(bool(t.get("timed_out")) for t in traj.get("turns") or [])),
     }
     if grpo:
-        fields["termination reason"] = (rel["termination_reason"], mlepipe_reason(traj, batch))
+        fields["termination reason"] = (rel["termination_reason"], mlepipe_reason(traj, batch, rel["max_calls"]))
         fields["masked"] = (rel["masked"], (batch or {}).get("masked"))
     ok, problems = {}, []
     for name, (a, b) in fields.items():

@@ -193,6 +193,7 @@ async def run_one(mods, setup: dict, flags: dict, cid: str, replies: list[str]) 
     return {
         "id": cid,
         "requests": engine.calls,
+        "max_calls": setup["MAX_LLM_CALLS"],
         "observations": observations,
         "termination": captured["result"]["termination"],
         "termination_reason": reason.value,
