@@ -13,13 +13,7 @@
 # checkout is only read; MLE-bench's reference side needs its own few extra
 # packages (appdirs, diskcache, tenacity), installed into the scratch folder
 # when the grading Python lacks them. Needs the built CLI (npm run build).
-set -euo pipefail
-cd "$(dirname "$0")/.."
-ROOT=$PWD
-CHECKOUT=$(cd "${1:?usage: scripts/check-mlebench.sh CHECKOUT}" && pwd)
-PY=${PYTHON:-$ROOT/.venv/agent/bin/python}
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/mlepipe-check-mlebench-XXXXXX")
-echo "check-mlebench: scratch folder $WORK"
+source "$(dirname "$0")/check-common.sh" mlebench "$@"
 
 "$PY" scripts/check_mlebench.py imports "$CHECKOUT" || imports_failed=1
 
