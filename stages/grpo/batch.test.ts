@@ -4,6 +4,8 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { Trajectory } from '../../agents/trajectory.js';
 import { EnvError } from '../../core/errors.js';
+import batchSchema from '../../schemas/trainer/batch.schema.json';
+import { validateWithSchema } from '../../core/jsonschema.js';
 import { buildBatch, templateSamples, type BatchOptions, type Rollout } from './batch.js';
 
 const tokenizer = { tokenizer_sha256: 'a'.repeat(64), chat_template_sha256: 'b'.repeat(64) };
@@ -144,6 +146,16 @@ test("shaped turn rewards: turn advantages G_{i,s} − mean G_{i,1} with no std,
       [0, -0.233333],
     ],
   );
+});
+
+test("a batch with the release's unknown ending is one the trainer protocol accepts", () => {
+  const a = { prompt_ids: [1, 2], token_ids: [3, 4], logprobs: [-0.1, -0.2] };
+  // A call and an answer in one reply before the last call: the release's unknown ending, masked.
+  const unknown = rollout(1, 0.5, [a, a]);
+  (unknown as { ended: string }).ended = 'answer';
+  const batch = buildBatch(1, [rollout(0, 1, [a]), unknown], { ...opts, timeoutRule: 'release', groupSize: 2 });
+  assert.equal([batch.trajectories[1].masked, batch.trajectories[1].mask_reason], [true, 'unknown']);
+  assert.equal(validateWithSchema(batchSchema, batch, new Map(), []), []);
 });
 
 test.run();
