@@ -183,6 +183,25 @@ test('the arms the paper compares are nodes: both backbones, the three rewards, 
       assert.ok(f6.includes(`${s}@model=${b}`), `fig6-sft: ${s}@model=${b}`);
 });
 
+test('Fig. 4: the paper\'s arms score with three frozen, task-unadapted scorers; the SFT scorer is an extra arm with a table of its own', async () => {
+  const l = await load(await project(), 'fig4-feedback.yaml');
+  const scorerOf = (n: GraphNode) => param(n, 'shaping.scorer') as string;
+  // Unadapted: weights from a path, not a checkpoint any node of the file trained.
+  const adapted = (n: GraphNode) => (l.exp.models[scorerOf(n)] as { checkpoint?: string }).checkpoint !== undefined;
+  const rl = l.nodes.filter((n) => n.stage.id === 'rl');
+  assert.equal(new Set(rl.map(scorerOf)).size, 3);
+  assert.equal(new Set(rl.map((n) => param(n, 'shaping.kind'))), new Set(['tips', 'spice']));
+  for (const n of rl) assert.not.ok(adapted(n), `${n.id} scores with a task-adapted model`);
+  const tables = l.exp.tables as Record<string, { from: string; reference?: unknown; description?: string }>;
+  assert.is(tables.fig4.from, 'rl');
+  // Every other scoring node is outside the paper's table, in one that says so and prints no paper numbers beside it.
+  for (const n of l.nodes.filter((x) => kind(x) === 'grpo' && x.stage.id !== 'rl')) {
+    const t = Object.values(tables).find((x) => x.from === n.stage.id);
+    assert.ok(t && !t.reference && /beyond the paper/i.test(t.description ?? ''), `${n.id} is not labelled as extra`);
+  }
+  assert.ok(l.nodes.some((n) => kind(n) === 'grpo' && adapted(n)), 'the SFT-scorer arm is kept');
+});
+
 test('the configs share their common nodes in the cache: one SFT per backbone, one SPICE run, one outcome-only run', async () => {
   const dir = await project();
   const keys = async (f: string) => {
