@@ -23,6 +23,7 @@ import type { ToolChoice } from '../../agents/scaffolds/mlab/tools.js';
 import type { ShapingKind } from '../../agents/shaping/types.js';
 import type { ChatTemplate } from '../../agents/shaping/prompt-scorer.js';
 import { TOOLS_BY_NAME } from '../../tools/index.js';
+import { miniBatchProblem } from '../../gpu/verl/batch.js';
 
 export interface ShapingParams {
   kind: ShapingKind;
@@ -154,6 +155,8 @@ export interface GrpoParams {
     nodes: number;
     gpus_per_node: number;
     rollout: 'vllm' | 'sglang';
+    /** Trajectories per optimiser update on verl (gpu/verl/batch.ts); absent: the whole step. */
+    mini_batch_size?: number;
     rollout_tp?: number;
     gpu_memory_gib: number;
     device: 'cuda' | 'cpu';
@@ -285,6 +288,19 @@ function releaseIssues(p: GrpoParams, rewards: Readonly<Record<string, string>>)
   return out;
 }
 
+/** verl's rules for the mini-batch (gpu/verl/batch.ts), where verl trains; other trainers take one update a step. */
+function miniBatchIssues(p: GrpoParams): ParamIssue[] {
+  if (p.trainer !== 'verl' && p.trainer !== 'verl-export') return [];
+  const why = miniBatchProblem({
+    batchSize: p.batch_size,
+    groupSize: p.group_size,
+    // A CPU run trains on one worker (stages/shared/verl-job.ts trainingLayout).
+    gpus: p.verl.device === 'cpu' ? 1 : p.verl.nodes * p.verl.gpus_per_node,
+    miniBatchSize: p.verl.mini_batch_size,
+  });
+  return why ? [{ param: ['verl', 'mini_batch_size'], message: why, also: ['batch_size', 'group_size'] }] : [];
+}
+
 // Validation is only needed when eval_every asks for it, or for the verl export.
 export const validates = (p: GrpoParams) => p.eval_every > 0 || p.trainer === 'verl-export' || p.trainer === 'verl';
 
@@ -319,6 +335,7 @@ export const grpo: Stage<GrpoParams> = {
       ...policyIssues(p, ctx.models),
       ...shapingIssues(p, ctx.models),
       ...releaseIssues(p, ctx.rewards),
+      ...miniBatchIssues(p),
       ...folder,
     ];
   },

@@ -127,8 +127,8 @@ test('train, ID and OOD from the suite; SFT on curated, guided demonstrations; s
         assert.ok((policy?.lora_rank ?? 0) > 0, `${f}: ${rl.id} fine-tunes every parameter on the worker`);
       if (engine === 'verl')
         assert.equal(
-          [param(rl, 'verl.nodes'), param(rl, 'verl.gpus_per_node'), param(rl, 'val_split')],
-          [1, 8, 'all'],
+          [param(rl, 'verl.nodes'), param(rl, 'verl.gpus_per_node'), param(rl, 'val_split'), param(rl, 'verl.mini_batch_size')],
+          [1, 8, 'all', (param(rl, 'batch_size') as number) * (param(rl, 'group_size') as number)],
           `${f}: ${rl.id} verl layout`,
         );
       if (param(rl, 'shaping.kind') !== 'none') {
@@ -228,6 +228,10 @@ test('the RL configs train on verl and stay runnable on the worker; without val_
   assert.is(r.exitCode, 0, r.stderr + r.stdout);
   const worker = await cli(['validate', 'table3-rl.yaml', '-S', 'stages.rl.with.trainer=worker'], { cwd: dir });
   assert.is(worker.exitCode, 0, worker.stderr + worker.stdout);
+  // Table 3's minibatch of 128 is more than its 8 × 8 rollouts: verl would refuse it, and so does the check, at its place.
+  const t3 = await cli(['validate', 'table3-rl.yaml', '-S', 'stages.rl.with.verl.mini_batch_size=128'], { cwd: dir });
+  assert.is(t3.exitCode, 2, t3.stderr + t3.stdout);
+  assert.match(t3.stderr, /stages\.rl\.with\.verl\.mini_batch_size: mini_batch_size \(128 trajectories\) is more than a step rolls out/);
   // verl validates as it trains: on the training instances, since the suite's train split has no val part.
   const noVal = await cli(['validate', 'table3-rl.yaml', '-S', 'stages.rl.with.val_split=val'], { cwd: dir });
   assert.is(noVal.exitCode, 2, noVal.stderr + noVal.stdout);
