@@ -75,7 +75,8 @@ export const evalStage: Stage<EvalParams> = {
   // 3: trajectories record the starter's std (curate's margin) and which guidance a teacher saw.
   // 4: mlab has MLAgentBench's 17 actions and its observation wording, offers the task's domain by default,
   //    and scripted diagnose counts image classes with the vision tool (scripted policies' keys name no code).
-  version: 4,
+  // 5: policy rows and metrics carry attainable_max, the success rate the tasks' build checks allow at best.
+  version: 5,
   description: 'Agents (scaffold + policy) solve tasks in the sandbox; MLE-bench medals with confidence intervals.',
   schema,
   keyIgnore: ['concurrency'],

@@ -58,6 +58,23 @@ test('every MLToolBench config offers the paper\'s two interfaces only: Original
   }
 });
 
+test('every MLToolBench table of success rates shows beside them the best rate the instances allow (attainable_max)', async () => {
+  // The paper finds every instance within reach; ten of ours are not (docs/mltoolbench.md), so a success
+  // rate here has a ceiling below 100 that the paper's numbers beneath it do not have.
+  const dir = join(ROOT, 'experiments', 'mltoolbench');
+  let tables = 0;
+  for (const f of (await readdir(dir)).filter((x) => x.endsWith('.yaml'))) {
+    const exp = await loadExperiment(join(dir, f), { env: {} });
+    for (const [name, t] of Object.entries(exp.tables)) {
+      const cols = t.columns ?? [];
+      if (!cols.includes('success')) continue;
+      tables++;
+      assert.is(cols[cols.indexOf('success') + 1], 'attainable_max', `${f}: table ${name}`);
+    }
+  }
+  assert.ok(tables >= 20, `${tables} tables`);
+});
+
 test('extended to a model: as a policy in table1 and as the paraphrasing model in table6', async () => {
   const dir = await project();
   await writeFile(
