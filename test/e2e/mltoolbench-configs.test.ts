@@ -44,7 +44,7 @@ test('table1, table5-coverage, table6-intervention, fig5-guidance: validate and 
   }
 });
 
-test('every MLToolBench config offers the paper\'s two interfaces only: Original (none) or the task domain\'s tools', async () => {
+test("every MLToolBench config offers the paper's two interfaces only: Original (none) or the task domain's tools", async () => {
   // The paper exposes tools by task domain in every run (Table 1, Fig. 5, the trained checkpoints): a node
   // offering all 67 would put other domains' tools in a prompt, which no arm of the paper does.
   const dir = join(ROOT, 'experiments', 'mltoolbench');
