@@ -139,8 +139,10 @@ test("SPICE d on a hand-built trajectory equals the difference of the table's lo
   } finally {
     await server.close();
   }
-  // The server's context holds the plain branch but not a branch with a reference: those are left out,
-  // and with none left the call is unscored (zero shaping), the batch retried one item at a time.
+  // The server's context holds the plain branch but not the reference message around even one word of the
+  // summary: the summary is cut by bisection (its first 2 words, then 1; each a batch of one, refused, then
+  // retried alone), none fits, the reference is left out, and with none left the call is unscored (zero
+  // shaping); the first batch is retried one item at a time.
   const plainTokens = echoTokens(
     itemPrompt(
       { messages: EP.messages.slice(0, 2), prefix: '<think>look at the data</think>\n', reply: CALL },
@@ -157,7 +159,7 @@ test("SPICE d on a hand-built trajectory equals the difference of the table's lo
     assert.equal(s, { turn: 0, category: 'execution', d: null, reason: 'overflow' });
     assert.equal(
       tight.requests.map((r) => (r.prompt as string[]).length),
-      [2, 1, 1],
+      [2, 1, 1, 1, 1, 1, 1],
     );
   } finally {
     await tight.close();

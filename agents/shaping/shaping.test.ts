@@ -9,7 +9,7 @@ import type { TurnRecord } from '../scaffolds/types.js';
 import { reduceSummary, SolutionBank, summarise, type BankEntry } from './bank.js';
 import { toolCalls } from './calls.js';
 import { calibrateBeta, shapedAdvantages, shapedRewards, shuffleScores } from './returns.js';
-import { spiceScore, spiceTurns } from './spice.js';
+import { referenceMessage, spiceScore, spiceTurns } from './spice.js';
 import { tipsTurns } from './tips.js';
 import { spanTokens, type ScoreItem, type Scorer } from './types.js';
 
@@ -123,7 +123,7 @@ test('SPICE Eq. 1: exact d from known log-probabilities; the observation and the
   );
 });
 
-test('SPICE: no reference means zero-shaping calls; an overflowing reference is left out, all of them unscores the call', async () => {
+test('SPICE: no reference means zero-shaping calls; a reference over the context is cut to fit, history and call kept whole', async () => {
   const none = await spiceTurns(
     EP,
     [],
@@ -136,22 +136,53 @@ test('SPICE: no reference means zero-shaping calls; an overflowing reference is 
       [null, 'no-reference'],
     ],
   );
+  // A context of LIMIT words (messages, prefix and call): the first call's plain branch takes 11 of them
+  // (SYS, Begin., the reasoning's 3 and the call's 6), the reference message its own words besides the summary.
+  const LIMIT = 40;
+  const size = (it: ScoreItem) =>
+    words([...it.messages.map((m) => m.content), it.prefix ?? '', it.reply].join(' ')).length;
   const plain = [-2, -1, -3, -1, -1, -4];
-  const partial = stubScorer((it) =>
-    refOf(it) === 'beta'
-      ? null
-      : refOf(it) === 'alpha'
-        ? [-1, -1, -1, -1, -1, -1]
-        : it.reply === CALL
-          ? plain
-          : words(it.reply).map(() => -1),
+  // Each kept summary word raises every call token by 0.1: d is a tenth of the words the branch kept.
+  const kept = (it: ScoreItem) =>
+    words(/SPICE_REFERENCE:\n([^]*?)\n\nSPICE_INSTRUCTION/.exec(it.messages[it.messages.length - 1].content)?.[1] ?? '')
+      .length;
+  const limited = stubScorer((it) =>
+    size(it) > LIMIT ? null : it.reply === CALL ? plain.map((x) => x + 0.1 * kept(it)) : words(it.reply).map(() => -1),
   );
-  const s = await spiceTurns(EP, ['alpha', 'beta'], partial);
-  close(s[0].d!, 1); // reference alpha alone
+  const long = Array.from({ length: 30 }, (_, i) => `w${i}`).join(' ');
+  const [first] = await spiceTurns(EP, ['alpha', long], limited);
+  const room = LIMIT - 11 - words(referenceMessage('').content).length;
+  assert.ok(room > 1 && room < 30);
+  // alpha fits whole (d = 0.1); the long summary keeps its first `room` words (d = 0.1 · room); the mean of the two.
+  close(first.d!, (0.1 + 0.1 * room) / 2);
+  assert.is(first.truncated, 1);
+  const cut = limited.seen.filter((it) => it.reply === CALL && kept(it) === room);
+  assert.ok(cut.length >= 1, 'the longest prefix that fits was scored');
+  const shown = cut[0].messages[cut[0].messages.length - 1].content;
+  assert.match(shown, `SPICE_REFERENCE:\n${long.split(' ').slice(0, room).join(' ')}\n\nSPICE_INSTRUCTION`);
+  // Only the summary is cut: the history before the reference and the scored call are the plain branch's.
+  assert.equal(cut[0].messages.slice(0, -1), [
+    { role: 'system', content: 'SYS' },
+    { role: 'user', content: 'Begin.' },
+  ]);
+  assert.is(cut[0].reply, CALL);
+  for (const it of limited.seen.filter((x) => x.reply === CALL)) {
+    assert.equal(it.messages.slice(0, 2), EP.messages.slice(0, 2));
+    assert.is(it.prefix, 'Thought: look first\n');
+  }
+  // A reference of which not a word fits is left out (alpha alone); history and call over the context: unscored.
+  const partial = stubScorer((it) =>
+    /beta/.test(it.messages[it.messages.length - 1].content)
+      ? null
+      : it.reply === CALL
+        ? plain.map((x) => x + 0.1 * kept(it))
+        : words(it.reply).map(() => -1),
+  );
+  close((await spiceTurns(EP, ['alpha', 'beta'], partial))[0].d!, 0.1);
   const none2 = await spiceTurns(
     EP,
     ['alpha'],
-    stubScorer((it) => (refOf(it) ? null : [-1])),
+    stubScorer(() => null),
   );
   assert.equal(
     none2.map((x) => x.reason),

@@ -50,6 +50,8 @@ export interface TurnScore {
   /** The raw signal d (SPICE: Eq. 1; TIPS: the potential's change), or null with the reason. */
   d: number | null;
   reason?: Unscored;
+  /** SPICE: references whose summary was cut to fit the scorer's context (the history and call kept whole). */
+  truncated?: number;
 }
 
 export const mean = (xs: readonly number[]) => xs.reduce((a, x) => a + x, 0) / xs.length;

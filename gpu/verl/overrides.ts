@@ -1,6 +1,6 @@
 // The Hydra overrides of verl.trainer.main_ppo for an exported run. Batch sizes are derived so that
-// verl's config checks pass: one optimiser step per batch (the mini-batch is
-// the whole batch, in prompts; verl multiplies it by rollout.n), micro-batches
+// verl's config checks pass: one optimiser step per batch unless mini_batch_size
+// splits it (batch.ts: in prompts, as verl counts it), micro-batches
 // of one sequence per GPU (multi-turn trajectories are long), and a batch of
 // batch_size × group_size sequences that the GPUs divide evenly. Keys that moved
 // between releases: docs/training.md.
@@ -8,6 +8,7 @@ import { existsSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { InternalError, ParamError } from '../../core/errors.js';
 import type { ModelSpec } from '../../core/models.js';
+import { miniBatchProblem, ppoMiniBatchSize } from './batch.js';
 import { cpuPpoOverrides } from './cpu.js';
 import { layoutOverrides, rolloutTp, type Layout } from './scale.js';
 
@@ -40,6 +41,8 @@ export interface OverrideOptions {
   tokenizer?: string;
   groupSize: number;
   batchSize: number;
+  /** Trajectories per optimiser update (gpu/verl/batch.ts); absent: the whole batch. */
+  miniBatchSize?: number;
   steps: number;
   maxTurns: number;
   lr: number;
@@ -100,6 +103,9 @@ export function verlOverrides(o: OverrideOptions): string[] {
       `verl needs batch_size × group_size (${o.batchSize} × ${o.groupSize}) to be a multiple of the GPUs (${o.nodes} × ${o.gpusPerNode} = ${gpus})`,
     );
   }
+  const batch = { batchSize: o.batchSize, groupSize: o.groupSize, gpus, miniBatchSize: o.miniBatchSize };
+  const mini = miniBatchProblem(batch);
+  if (mini) throw new ParamError(['verl', 'mini_batch_size'], mini);
   const tp = o.rolloutTp ?? rolloutTp(o.model, o.gpusPerNode);
   if (tp > o.gpusPerNode || o.gpusPerNode % tp !== 0) {
     throw new ParamError(
@@ -123,7 +129,7 @@ export function verlOverrides(o: OverrideOptions): string[] {
     `actor_rollout_ref.model.path=${o.model}`,
     ...(o.tokenizer ? [`actor_rollout_ref.model.tokenizer_path=${o.tokenizer}`] : []),
     `actor_rollout_ref.actor.optim.lr=${o.lr}`,
-    `actor_rollout_ref.actor.ppo_mini_batch_size=${o.batchSize}`,
+    `actor_rollout_ref.actor.ppo_mini_batch_size=${ppoMiniBatchSize(batch)}`,
     'actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1',
     'actor_rollout_ref.actor.ppo_epochs=1',
     `actor_rollout_ref.actor.loss_agg_mode=${o.lossAggMode}`,

@@ -85,6 +85,22 @@ test('the first pilot_steps steps are the pilot; the next step calibrates beta f
   assert.equal(JSON.parse(await readFile(join(dir, 'shaping', 'calibration.json'), 'utf8')).turns, 2);
 });
 
+test('a SPICE plan carries each reference message with its summary and the text around it, to rebuild it around a cut summary', async () => {
+  const s = (await openShaping(await exportDir(DEMO)))!;
+  const plan = (await s.plan('t1', 3, EPISODE)) as {
+    references: { role: string; content: string }[];
+    reference_summaries: string[];
+    reference_frame: string[];
+  };
+  assert.equal(plan.reference_summaries, ['A verified solution of t1: it (1) ran code (fit()).']);
+  assert.is(plan.reference_frame.length, 2);
+  // turn_scores.py writes frame[0] + a word prefix of the summary + frame[1]: the whole summary gives the message itself.
+  assert.equal(
+    plan.references.map((m) => m.content),
+    plan.reference_summaries.map((t) => plan.reference_frame[0] + t + plan.reference_frame[1]),
+  );
+});
+
 test("a TIPS plan carries the summaries, the request and each call's history after its observation", async () => {
   const dir = await exportDir(DEMO);
   await writeFile(

@@ -151,8 +151,16 @@ function planCalls(config: ShapingConfig, bank: SolutionBank, taskId: string, st
     ...(config.kind === 'tips' ? { after: c.after } : {}),
   }));
   // SPICE scores each call after a reference message; TIPS scores the references themselves, after a request.
+  // A SPICE reference over the context is rebuilt around a cut summary (turn_scores.py): the summaries and the
+  // message's text around one come with the messages.
   const refs =
-    config.kind === 'tips' ? { summaries: texts, request: TIPS_REQUEST } : { references: texts.map(referenceMessage) };
+    config.kind === 'tips'
+      ? { summaries: texts, request: TIPS_REQUEST }
+      : {
+          references: texts.map(referenceMessage),
+          reference_summaries: texts.map((t) => t.trim()),
+          reference_frame: referenceMessage('\u0000').content.split('\u0000'),
+        };
   return { kind: config.kind, calls, ...refs, drawn: drawn.map((e) => e.from) };
 }
 

@@ -16,6 +16,8 @@ export interface TaskFacts {
   is_lower_better: boolean | null;
   /** The human leaderboard's scores in rank order (MLE-bench tasks), for HumanRank. */
   leaderboard: { scores: number[]; is_lower_better: boolean } | null;
+  /** Whether a known solution passes the success line (an MLToolBench-style instance's build check); null: unchecked. */
+  attainable: boolean | null;
 }
 
 export const NO_FACTS: TaskFacts = {
@@ -25,6 +27,7 @@ export const NO_FACTS: TaskFacts = {
   median_threshold: null,
   is_lower_better: null,
   leaderboard: null,
+  attainable: null,
 };
 
 /** A file of the task's as an object; a task without it (or with a damaged one) states nothing there. */
@@ -36,6 +39,7 @@ export async function taskFacts(dir: string): Promise<TaskFacts> {
   const th = await readFacts(join(dir, 'private', 'threshold.json'));
   const task = await readFacts(join(dir, 'task.json'));
   const lb = await readFacts(join(dir, 'private', 'leaderboard.json'));
+  const reach = await readFacts(join(dir, 'private', 'attainability.json'));
   const num = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : null);
   return {
     gold_threshold: num(th.gold_threshold),
@@ -49,7 +53,19 @@ export async function taskFacts(dir: string): Promise<TaskFacts> {
           is_lower_better: lb.is_lower_better === true,
         }
       : null,
+    attainable: typeof reach.attainable === 'boolean' ? reach.attainable : null,
   };
+}
+
+/**
+ * The best success rate (Eq. 6, in percent) the tasks allow: every task a known solution passes succeeds on
+ * every run, the others never. Undefined when no task was checked (nothing says there is a ceiling); a task
+ * that was not checked counts as within reach.
+ */
+export function attainableMax(taskIds: readonly string[], facts: ReadonlyMap<string, TaskFacts>): number | undefined {
+  const verdicts = taskIds.map((t) => facts.get(t)?.attainable ?? null);
+  if (!taskIds.length || verdicts.every((v) => v === null)) return undefined;
+  return Number(((100 * verdicts.filter((v) => v !== false).length) / taskIds.length).toFixed(2));
 }
 
 /** The facts of every task, by id. */

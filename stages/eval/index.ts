@@ -81,7 +81,8 @@ export const evalStage: Stage<EvalParams> = {
   //    and scripted diagnose counts image classes with the vision tool (scripted policies' keys name no code).
   // 5: a score that is not finite is kept (valid, placed as MLE-bench places it) and rewarded so; the release's
   //    evaluator output is read as json.loads reads it (bare NaN and Infinity).
-  version: 5,
+  // 6: policy rows and metrics carry attainable_max, the success rate the tasks' build checks allow at best.
+  version: 6,
   description: 'Agents (scaffold + policy) solve tasks in the sandbox; MLE-bench medals with confidence intervals.',
   schema,
   keyIgnore: ['concurrency'],

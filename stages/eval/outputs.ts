@@ -12,7 +12,7 @@ import { policyRows, taskRows, winRateRows } from './aggregate.js';
 import { gradingReport, mlebenchReport } from './grading.js';
 import { latencyRows } from './latency.js';
 import type { Row, RunRecord } from './rows.js';
-import type { TaskFacts } from './facts.js';
+import { attainableMax, type TaskFacts } from './facts.js';
 import { slug, type EvalParams } from './index.js';
 import { runRecord } from './record.js';
 
@@ -39,10 +39,17 @@ async function writeJournals(out: string, trajectories: readonly Trajectory[]): 
     await writeFile(join(out, 'journals', `${slug(t.policy)}__${t.task_id}__r${t.sample}.json`), pretty(t.journal));
 }
 
-/** The tables' rows: by policy, by task, win rates, latency, and every execution's seconds. */
-function tableRows(runs: readonly RunRecord[], names: readonly string[], seed: number) {
+/**
+ * The tables' rows: by policy (with the success rate the policy's tasks allow at best, where their builds
+ * checked it), by task, win rates, latency, and every execution's seconds.
+ */
+function tableRows(runs: readonly RunRecord[], names: readonly string[], seed: number, facts: Map<string, TaskFacts>) {
+  const cap = (row: Row): Row => {
+    const max = attainableMax([...new Set(runs.filter((r) => r.policy === row.policy).map((r) => r.task_id))], facts);
+    return max === undefined ? row : { ...row, attainable_max: max };
+  };
   return {
-    policy: policyRows(runs, names, seed),
+    policy: policyRows(runs, names, seed).map(cap),
     task: taskRows(runs),
     win_rate: winRateRows(runs, names),
     latency: latencyRows(runs, names),
@@ -58,6 +65,8 @@ function evalMetrics(runs: readonly RunRecord[], rows: ReturnType<typeof tableRo
     for (const [k, v] of Object.entries(byPolicy[0])) if (k !== 'policy') metrics[k] = v;
   } else {
     for (const row of byPolicy) metrics[`any_medal:${row.policy}`] = row.any_medal;
+    // The tasks are every policy's: one ceiling for the node, beside the rates of its variant rows.
+    if (byPolicy[0]?.attainable_max !== undefined) metrics.attainable_max = byPolicy[0].attainable_max;
   }
   const lat = rows.latency[rows.latency.length - 1];
   metrics.step_p50_s = lat.p50_s;
@@ -85,7 +94,7 @@ export async function writeOutputs(
   await writeJsonl(join(out, 'results.jsonl'), runs);
   await writeReports(out, runs, names);
   await writeJournals(out, trajectories);
-  const rows = tableRows(runs, names, p.seed);
+  const rows = tableRows(runs, names, p.seed, facts);
   await writeFile(join(out, 'rows.json'), pretty(rows));
   return evalMetrics(runs, rows, policies);
 }

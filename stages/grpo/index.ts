@@ -27,6 +27,7 @@ import type { ShapingKind } from '../../agents/shaping/types.js';
 import type { ChatTemplate } from '../../agents/shaping/prompt-scorer.js';
 import { TOOLS_BY_NAME } from '../../tools/index.js';
 import { selectIssues } from './select.js';
+import { miniBatchProblem } from '../../gpu/verl/batch.js';
 
 export interface ShapingParams {
   kind: ShapingKind;
@@ -158,6 +159,8 @@ export interface GrpoParams {
     nodes: number;
     gpus_per_node: number;
     rollout: 'vllm' | 'sglang';
+    /** Trajectories per optimiser update on verl (gpu/verl/batch.ts); absent: the whole step. */
+    mini_batch_size?: number;
     rollout_tp?: number;
     gpu_memory_gib: number;
     device: 'cuda' | 'cpu';
@@ -316,6 +319,19 @@ export function grpoNeeds(p: GrpoParams, ctx: PreflightContext): Need[] {
   return needs;
 }
 
+/** verl's rules for the mini-batch (gpu/verl/batch.ts), where verl trains; other trainers take one update a step. */
+function miniBatchIssues(p: GrpoParams): ParamIssue[] {
+  if (p.trainer !== 'verl' && p.trainer !== 'verl-export') return [];
+  const why = miniBatchProblem({
+    batchSize: p.batch_size,
+    groupSize: p.group_size,
+    // A CPU run trains on one worker (stages/shared/verl-job.ts trainingLayout).
+    gpus: p.verl.device === 'cpu' ? 1 : p.verl.nodes * p.verl.gpus_per_node,
+    miniBatchSize: p.verl.mini_batch_size,
+  });
+  return why ? [{ param: ['verl', 'mini_batch_size'], message: why, also: ['batch_size', 'group_size'] }] : [];
+}
+
 // Validation is only needed when eval_every asks for it, or for the verl export.
 export const validates = (p: GrpoParams) => p.eval_every > 0 || p.trainer === 'verl-export' || p.trainer === 'verl';
 
@@ -354,6 +370,7 @@ export const grpo: Stage<GrpoParams> = {
       ...releaseIssues(p, ctx.rewards),
       ...selectIssues(p),
       ...releaseParamIssues(p, ctx.experimentDir),
+      ...miniBatchIssues(p),
       ...folder,
     ];
   },

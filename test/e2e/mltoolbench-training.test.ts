@@ -127,8 +127,13 @@ test('train, ID and OOD from the suite; SFT on curated, guided demonstrations; s
         assert.ok((policy?.lora_rank ?? 0) > 0, `${f}: ${rl.id} fine-tunes every parameter on the worker`);
       if (engine === 'verl')
         assert.equal(
-          [param(rl, 'verl.nodes'), param(rl, 'verl.gpus_per_node'), param(rl, 'val_split')],
-          [1, 8, 'all'],
+          [
+            param(rl, 'verl.nodes'),
+            param(rl, 'verl.gpus_per_node'),
+            param(rl, 'val_split'),
+            param(rl, 'verl.mini_batch_size'),
+          ],
+          [1, 8, 'all', (param(rl, 'batch_size') as number) * (param(rl, 'group_size') as number)],
           `${f}: ${rl.id} verl layout`,
         );
       if (param(rl, 'shaping.kind') !== 'none') {
@@ -183,6 +188,28 @@ test('the arms the paper compares are nodes: both backbones, the three rewards, 
       assert.ok(f6.includes(`${s}@model=${b}`), `fig6-sft: ${s}@model=${b}`);
 });
 
+test("Fig. 4: the paper's arms score with three frozen, task-unadapted scorers; the SFT scorer is an extra arm with a table of its own", async () => {
+  const l = await load(await project(), 'fig4-feedback.yaml');
+  const scorerOf = (n: GraphNode) => param(n, 'shaping.scorer') as string;
+  // Unadapted: weights from a path, not a checkpoint any node of the file trained.
+  const adapted = (n: GraphNode) => (l.exp.models[scorerOf(n)] as { checkpoint?: string }).checkpoint !== undefined;
+  const rl = l.nodes.filter((n) => n.stage.id === 'rl');
+  assert.equal(new Set(rl.map(scorerOf)).size, 3);
+  assert.equal(new Set(rl.map((n) => param(n, 'shaping.kind'))), new Set(['tips', 'spice']));
+  for (const n of rl) assert.not.ok(adapted(n), `${n.id} scores with a task-adapted model`);
+  const tables = l.exp.tables as Record<string, { from: string; reference?: unknown; description?: string }>;
+  assert.is(tables.fig4.from, 'rl');
+  // Every other scoring node is outside the paper's table, in one that says so and prints no paper numbers beside it.
+  for (const n of l.nodes.filter((x) => kind(x) === 'grpo' && x.stage.id !== 'rl')) {
+    const t = Object.values(tables).find((x) => x.from === n.stage.id);
+    assert.ok(t && !t.reference && /beyond the paper/i.test(t.description ?? ''), `${n.id} is not labelled as extra`);
+  }
+  assert.ok(
+    l.nodes.some((n) => kind(n) === 'grpo' && adapted(n)),
+    'the SFT-scorer arm is kept',
+  );
+});
+
 test('the configs share their common nodes in the cache: one SFT per backbone, one SPICE run, one outcome-only run', async () => {
   const dir = await project();
   const keys = async (f: string) => {
@@ -209,6 +236,13 @@ test('the RL configs train on verl and stay runnable on the worker; without val_
   assert.is(r.exitCode, 0, r.stderr + r.stdout);
   const worker = await cli(['validate', 'table3-rl.yaml', '-S', 'stages.rl.with.trainer=worker'], { cwd: dir });
   assert.is(worker.exitCode, 0, worker.stderr + worker.stdout);
+  // Table 3's minibatch of 128 is more than its 8 × 8 rollouts: verl would refuse it, and so does the check, at its place.
+  const t3 = await cli(['validate', 'table3-rl.yaml', '-S', 'stages.rl.with.verl.mini_batch_size=128'], { cwd: dir });
+  assert.is(t3.exitCode, 2, t3.stderr + t3.stdout);
+  assert.match(
+    t3.stderr,
+    /stages\.rl\.with\.verl\.mini_batch_size: mini_batch_size \(128 trajectories\) is more than a step rolls out/,
+  );
   // verl validates as it trains: on the training instances, since the suite's train split has no val part.
   const noVal = await cli(['validate', 'table3-rl.yaml', '-S', 'stages.rl.with.val_split=val'], { cwd: dir });
   assert.is(noVal.exitCode, 2, noVal.stderr + noVal.stdout);

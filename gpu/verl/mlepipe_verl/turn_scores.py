@@ -16,14 +16,19 @@ path does.
 
 d = 1/(K|a|) Σ_k Σ_u [log q(a_u | h, c_k, a_<u) − log q(a_u | h, a_<u)], the
 formula of agents/shaping/spice.ts (turn-credit.test.ts compares the two). A
-branch longer than the servers' context is left out of the mean; when the plain
-branch or every reference branch overflows, or the task has no reference, the
-call is unscored (null, zero shaping), with the reason counted.
+reference branch longer than the servers' context keeps its history and call
+whole and has only its summary cut, to the longest prefix of whole words that
+fits (MLToolBench App. D.2; the plan's reference_summaries and reference_frame
+rebuild the message around a cut summary); one of which not a word fits is left
+out of the mean. When the plain branch overflows, or no reference fits, or the
+task has no reference, the call is unscored (null, zero shaping), with the
+reason counted.
 
 TIPS takes the same path with its potential: the references are scored as a
 reply after the history and a request (tips_scores), before each call and
 after its observation."""
 
+import re
 from uuid import uuid4
 
 from .turn_credit import turn_spans
@@ -75,6 +80,40 @@ async def call_logprobs(server, context_ids, reply_ids, span, max_len):
         if int(ids[j - 1][0]) != int(seq[j]):
             raise RuntimeError(f"the server scored token {ids[j - 1][0]} at position {j}, not the sampled {seq[j]}")
     return [float(lps[j - 1][0]) for j in range(first, len(seq))]
+
+
+def cut_reference(builder, history, reply_ids, span, max_len, summary, frame):
+    """The context of a reference branch whose message holds the longest word prefix of
+    `summary` that fits max_len with the call (the history kept whole), or None when not one
+    word fits. Bisection over the words, each try only rendered and counted, as call_logprobs
+    counts; the full summary is known not to fit."""
+    ends = [m.end() for m in re.finditer(r"\S+", summary)]
+    lo, hi, best = 0, len(ends), None
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        message = {"role": "user", "content": frame[0] + summary[: ends[mid - 1]].strip() + frame[1]}
+        context = builder.build_initial_tokens(history + [message])
+        if len(context) + span[1] <= max_len:
+            lo, best = mid, context
+        else:
+            hi = mid
+    return best
+
+
+async def reference_logprobs(server, builder, plan, history, reply_ids, span, max_len):
+    """log q of the call after each reference that fits, a cut one where the plan lets it be
+    cut, and how many were cut."""
+    summaries, frame = plan.get("reference_summaries") or [], plan.get("reference_frame")
+    conditioned, cut = [], 0
+    for k, ref in enumerate(plan.get("references") or []):
+        lp = await call_logprobs(server, builder.build_initial_tokens(history + [ref]), reply_ids, span, max_len)
+        if lp is None and frame and k < len(summaries):
+            context = cut_reference(builder, history, reply_ids, span, max_len, summaries[k], frame)
+            lp = None if context is None else await call_logprobs(server, context, reply_ids, span, max_len)
+            cut += lp is not None
+        if lp is not None:
+            conditioned.append(lp)
+    return conditioned, cut
 
 
 def spice_d(conditioned, plain):
@@ -145,18 +184,13 @@ async def score_episode(server, builder, tokenizer, record, plan, max_len):
             continue
         history = c["history"]
         plain = await call_logprobs(server, builder.build_initial_tokens(history), reply_ids, span, max_len)
-        conditioned = []
+        conditioned, cut = [], 0
         if plain is not None:
-            for ref in refs:
-                lp = await call_logprobs(
-                    server, builder.build_initial_tokens(history + [ref]), reply_ids, span, max_len
-                )
-                if lp is not None:
-                    conditioned.append(lp)
+            conditioned, cut = await reference_logprobs(server, builder, plan, history, reply_ids, span, max_len)
         if plain is None or not conditioned:
             out.append({**base, "d": None, "reason": "overflow"})
             continue
-        out.append({**base, "d": spice_d(conditioned, plain)})
+        out.append({**base, "d": spice_d(conditioned, plain), **({"truncated": cut} if cut else {})})
     return out
 
 

@@ -73,6 +73,8 @@ class ShapingSandbox(Sandbox):
     def __init__(self, references, beta=2.0):
         super().__init__()
         self.references, self.beta, self.recorded = references, beta, []
+        # The summaries inside the reference messages and the text around one (the service's plan).
+        self.summaries, self.frame = [], None
 
     def shaping_plan(self, episode):
         calls = []
@@ -90,7 +92,8 @@ class ShapingSandbox(Sandbox):
                         "call_chars": m.end() - m.start(),
                     }
                 )
-        return {"calls": calls, "references": self.references, "beta": self.beta}
+        cut = {"reference_summaries": self.summaries, "reference_frame": self.frame} if self.frame else {}
+        return {"calls": calls, "references": self.references, "beta": self.beta, **cut}
 
     def shaping_record(self, episode, scores, timeout_s=None):
         self.recorded.append((episode["step"], scores))
@@ -220,6 +223,27 @@ class TurnScoresTest(unittest.TestCase):
         )
         run(loop, PROMPT)
         self.assertEqual([s["reason"] for s in loop.service.recorded[0][1]], ["overflow", "overflow"])
+
+    def test_a_reference_over_the_context_is_cut_to_fit(self):
+        # The paper's App. D.2: the history and the call stay whole, only the summary is cut, to
+        # the longest word prefix that fits; the call is then scored with it.
+        summary = " ".join(f"w{i}" for i in range(300))
+        frame = ["SPICE_REFERENCE:\n", "\n\nSPICE_INSTRUCTION: give the next tool call."]
+        tok, server, loop = loop_with(
+            [{"role": "user", "content": frame[0] + summary + frame[1]}], prompt_length=200, response_length=200
+        )
+        loop.service.summaries, loop.service.frame = [summary], frame
+        run(loop, PROMPT)
+        scores = loop.service.recorded[0][1]
+        self.assertEqual([(s["d"] is not None, s.get("truncated")) for s in scores], [(True, 1), (True, 1)])
+        branches = [tok.decode(ids) for ids in server.scored if "SPICE_REFERENCE" in tok.decode(ids)]
+        self.assertEqual(len(branches), 2)
+        for text in branches:
+            kept = re.search(r"SPICE_REFERENCE:\n(.*?)\n\nSPICE_INSTRUCTION", text, re.S).group(1).split()
+            # A prefix of the summary's words, cut short; the call's code still ends the branch.
+            self.assertTrue(0 < len(kept) < 300 and kept == summary.split()[: len(kept)], kept[-3:])
+            self.assertIn("print(", text[-40:])
+        self.assertTrue(all(len(ids) <= 400 for ids in server.scored))
 
     def test_verl_reads_the_shaping_from_the_output(self):
         from verl import DataProto

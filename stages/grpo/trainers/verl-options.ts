@@ -19,6 +19,7 @@ export async function verlOptions({ ctx, p, train, formula, inputs, lr, release 
     inputs,
     groupSize: p.group_size,
     batchSize: p.batch_size,
+    miniBatchSize: p.verl.mini_batch_size,
     steps: p.steps,
     maxTurns: p.max_turns,
     stepTimeoutS: p.step_timeout,
