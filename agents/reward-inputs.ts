@@ -26,8 +26,9 @@ export function lastScored(ep: Pick<EpisodeResult, 'turns'>): { turn: number; ev
  * newlines; what follows is not checked. A reply is read as the release
  * keeps it, cut before any <tool_response> it wrote itself.
  */
-export function releaseFormatRate(messages: readonly ChatMessage[]): number {
-  const replies = messages.filter((m) => m.role === 'assistant');
+export function releaseFormatRate(messages: readonly ChatMessage[], turns: readonly { pruned?: true }[] = []): number {
+  // Replies the release's pruning removed are not in the conversation it rates (a reply is its turn, in order).
+  const replies = messages.filter((m) => m.role === 'assistant').filter((_, i) => !turns[i]?.pruned);
   if (!replies.length) return 0;
   const ok = replies.filter((m) => {
     const cut = m.content.indexOf('<tool_response>');

@@ -86,7 +86,7 @@ export function rewardVariables(
   return {
     format:
       inputs.format_rule === 'release'
-        ? releaseFormatRate(ep.messages)
+        ? releaseFormatRate(ep.messages, ep.turns)
         : replies
           ? ep.turns.filter((t) => t.format_ok).length / replies
           : 0,

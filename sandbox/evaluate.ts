@@ -29,7 +29,10 @@ export interface EvaluatorResult {
  * with its detail, so that the run is a grading error rather than an invalid
  * submission.
  */
-export type Grade = { ok: true; result: EvaluatorResult } | { ok: false; error: string; fault?: string };
+export type Grade =
+  | { ok: true; result: EvaluatorResult }
+  // `said`: a release task's evaluator's own words (stderr, then stdout), which the released Score tool shows.
+  | { ok: false; error: string; fault?: string; said?: string };
 
 export interface GradeOptions {
   /** Interpreter for the evaluator (host side). */

@@ -32,7 +32,11 @@ export function pyBoolOf(v: unknown): boolean | null {
 export function parseReleaseOutput(stdout: string, stderr: string, exitCode: number): Grade {
   const said = [stderr.trim(), stdout.trim()].filter(Boolean).join('\n');
   if (exitCode !== 0)
-    return { ok: false, error: `evaluator exited with status ${exitCode}${said ? `: ${said.split('\n').pop()}` : ''}` };
+    return {
+      ok: false,
+      error: `evaluator exited with status ${exitCode}${said ? `: ${said.split('\n').pop()}` : ''}`,
+      said,
+    };
   let data: unknown;
   try {
     data = parseJsonText(stdout.trim());
@@ -44,7 +48,7 @@ export function parseReleaseOutput(stdout: string, stderr: string, exitCode: num
   const out = data as Record<string, unknown>;
   const score = pyFloatOf(out.score);
   if (score === null)
-    return { ok: false, error: typeof out.error === 'string' ? out.error : 'the evaluator printed no score' };
+    return { ok: false, error: typeof out.error === 'string' ? out.error : 'the evaluator printed no score', said };
   return {
     ok: true,
     result: {

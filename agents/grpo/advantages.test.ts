@@ -129,4 +129,17 @@ test('turn-level returns G_{i,s} − mean_i G_{i,1}', () => {
   ]);
 });
 
+test('timeout_rule release counts the tool responses of the conversation the release ends with, not pruned ones', () => {
+  const run = (timed_out: boolean, pruned?: true) => ({
+    action: 'code',
+    timed_out,
+    tool_response: true,
+    ...(pruned ? { pruned } : {}),
+  });
+  // One timeout in five responses is not more than a fifth; with three ok replies pruned, it is one in two.
+  const turns = [run(false, true), run(false, true), run(false, true), run(true), run(false)];
+  assert.is(timedOutUnder('release', { ended: 'max_turns', turns }), true);
+  assert.is(timedOutUnder('release', { ended: 'max_turns', turns: turns.map(({ pruned: _, ...t }) => t) }), false);
+});
+
 test.run();

@@ -28,12 +28,14 @@ export type TimeoutRule = 'any-step' | 'last-step' | 'release' | `fraction:${num
 
 type MaskedEpisode = {
   ended: string;
-  turns: ReadonlyArray<{ turn?: number; action: string; timed_out: boolean; tool_response?: boolean }>;
+  turns: ReadonlyArray<{ turn?: number; action: string; timed_out: boolean; tool_response?: boolean; pruned?: true }>;
   messages?: ReadonlyArray<{ content: string }>;
 };
 
 /** The release's denominator: replies a tool response answered (every turn but an answer, outside the release's format). */
-const toolResponses = (ep: MaskedEpisode) => ep.turns.filter((t) => t.tool_response ?? t.action !== 'answer').length;
+// What the release counts is in the conversation it ends with: replies its pruning removed are not.
+const kept = (ep: MaskedEpisode) => ep.turns.filter((t) => !t.pruned);
+const toolResponses = (ep: MaskedEpisode) => kept(ep).filter((t) => t.tool_response ?? t.action !== 'answer').length;
 
 export function timedOutUnder(rule: TimeoutRule, ep: MaskedEpisode): boolean {
   if (ep.ended === 'time_budget') return true;
@@ -41,7 +43,7 @@ export function timedOutUnder(rule: TimeoutRule, ep: MaskedEpisode): boolean {
     if (ep.ended === 'policy_error') return true;
     const responses = toolResponses(ep);
     // Strictly more than 0.2, as the release compares.
-    return responses > 0 && ep.turns.filter((t) => t.action === 'code' && t.timed_out).length / responses > 0.2;
+    return responses > 0 && kept(ep).filter((t) => t.action === 'code' && t.timed_out).length / responses > 0.2;
   }
   const runs = ep.turns.filter((t) => t.action === 'code');
   if (!runs.length) return false;

@@ -41,7 +41,9 @@ export interface TaskView {
 }
 
 /** A checked submission: the problem, or its grade (kept on the turn; what the agent is shown besides depends on the run). */
-export type Validation = { ok: false; problem: string } | { ok: true; feedback?: string; result: EvaluatorResult };
+export type Validation =
+  // `said`: the evaluator's own words where the release shows them (a release task's Score refusal).
+  { ok: false; problem: string; said?: string } | { ok: true; feedback?: string; result: EvaluatorResult };
 
 /** How react replies and observations are written: mlepipe's own tags, or the released SandMLE code's tool calls. */
 export type PromptFormat = 'mlepipe' | 'sandmle-release';
@@ -93,6 +95,8 @@ export interface TurnRecord {
   format_ok: boolean;
   /** The reply as the policy generated it, where the conversation keeps it cut (sandmle-release: at an imagined <tool_response>). */
   raw_reply?: string;
+  /** sandmle-release's pruning took this turn's reply out of the conversation: the release's reward never sees it. */
+  pruned?: true;
   /** sandmle-release: the reply made a tool call, so a tool response answered it (the release's timeout rule counts these). */
   tool_response?: boolean;
   /** A validate turn: the grade of the submission it checked (what `submission: last-scored` rewards). */

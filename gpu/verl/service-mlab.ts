@@ -191,7 +191,8 @@ async function runEpisode(
           { python: o.python, signal: ep.stop.signal },
           path,
         );
-        return g.ok ? { ok: true, result: g.result } : { ok: false, problem: g.error };
+        if (!g.ok) return { ok: false, problem: g.error, ...(g.said !== undefined ? { said: g.said } : {}) };
+        return { ok: true, result: g.result };
       },
     })
     .catch((err: Error) => interrupted(scaffold.name, err))

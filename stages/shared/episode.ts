@@ -116,7 +116,7 @@ async function attempt(o: RolloutOptions): Promise<Trajectory> {
       validate: async (path) => {
         // By default format only: the evaluator runs, but its score never reaches the agent.
         const g = await gradeSubmission(o.task.dir, session.workspace, { python: o.python, signal: o.signal }, path);
-        if (!g.ok) return { ok: false, problem: g.error };
+        if (!g.ok) return { ok: false, problem: g.error, ...(g.said !== undefined ? { said: g.said } : {}) };
         return o.feedback === 'score'
           ? { ok: true, feedback: scoreFeedback(g.result), result: g.result }
           : { ok: true, result: g.result };

@@ -95,6 +95,7 @@ export const react: Scaffold = {
         ep.dropped += pruned.removed;
       }
     }
+    if (options?.pruning === 'release') markPruned(ep);
     // Out of turns or time without an answer: the last submission written is graded, as MLE-bench does.
     return {
       scaffold: 'react',
@@ -133,6 +134,18 @@ async function askTurn(ep: Episode, t: number) {
     },
     ep.usage,
   );
+}
+
+/**
+ * Marks the turns whose reply the release's pruning took out of the conversation for good: the release computes its
+ * format rate and its share of timed-out tool responses from the conversation it ends with.
+ */
+function markPruned(ep: Episode): void {
+  const live = new Set(ep.conversation);
+  const replies = ep.messages.filter((m) => m.role === 'assistant');
+  ep.turns.forEach((turn, i) => {
+    if (replies[i] && !live.has(replies[i])) turn.pruned = true;
+  });
 }
 
 /** A message for the record and for the conversation the policy is sent. */
@@ -226,7 +239,7 @@ async function act(
 
 /** What a validate turn shows; the release's Score tool always shows the score and thresholds. */
 function validationText(v: Awaited<ReturnType<EpisodeContext['validate']>>, path: string, release: boolean): string {
-  if (release) return v.ok ? scoreAnswer(v.result, path) : scoreRefusal(v.problem, path);
+  if (release) return v.ok ? scoreAnswer(v.result, path) : scoreRefusal(v.problem, path, v.said);
   if (!v.ok) return `invalid submission: ${v.problem}`;
   return v.feedback ? `valid: ${path} ${v.feedback}` : `valid: ${path} has the submission's format (it was not scored)`;
 }

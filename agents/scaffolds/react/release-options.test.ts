@@ -3,6 +3,7 @@
 // pruning past the context budget and the user message's fields, each worked
 // by hand from the release's code (deepresearch_tools.py, deepresearch_agent.py,
 // custom_evaluate.py).
+import { releaseFormatRate } from '../../reward-inputs.js';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -164,7 +165,8 @@ async function scoreEpisode(options: ReleaseOptions) {
   const think = 'z'.repeat(4000);
   const call = `<think>${think}</think>\n<tool_call>\n{"name": "Score", "arguments": {"competition_id": "t"}}\n</tool_call>`;
   const replies = [
-    `${call}\n<tool_response>\nimagined\n</tool_response>`,
+    // Text before <think>: the release's format rule fails this reply, which its pruning later removes.
+    `${think}<think>a</think>\n<tool_call>\n{"name": "Score", "arguments": {"competition_id": "t"}}\n</tool_call>\n<tool_response>\nimagined\n</tool_response>`,
     call,
     call,
     call,
@@ -230,6 +232,13 @@ test('the scaffold: the cut reply is what later prompts hold, the generated one 
   assert.is(ep.dropped_turns, 2);
   // The record keeps every reply and observation.
   assert.is(ep.messages.length, 2 + 4 * 2 + 1);
+  // The release rates the conversation it ends with: the pruned replies (the first one badly formatted) do not count.
+  assert.equal(
+    ep.turns.map((t) => t.pruned === true),
+    [true, false, true, false, false],
+  );
+  assert.is(releaseFormatRate(ep.messages, ep.turns), 1);
+  assert.is(releaseFormatRate(ep.messages), 0.8);
   // Without the cut and with mlepipe's pruning, the conversation keeps the whole reply and every turn fits.
   const own = await scoreEpisode({ ...RELEASE_DEFAULTS, cutToolResponse: false, pruning: 'mlepipe' });
   assert.match(own.seen[1].messages[2].content, /imagined/);

@@ -71,10 +71,11 @@ export function scoreAnswer(r: EvaluatorResult, submission: string): string {
 }
 
 /** The Score tool's answer to a submission it cannot grade. */
-export function scoreRefusal(problem: string, submission: string): string {
+export function scoreRefusal(problem: string, submission: string, said?: string): string {
   if (/^no \S+ in the workspace$/.test(problem))
     return `[Error] submission file not found at ${submission}. Please revise your Python code to generate submission.csv.`;
-  return `Submission csv is invalid. Please revise your Python code to re-generate another submission.csv file. Detailed issue: ${problem}`;
+  // A release task's evaluator's own words, as the release shows them; mlepipe's account of the failure otherwise.
+  return `Submission csv is invalid. Please revise your Python code to re-generate another submission.csv file. Detailed issue: ${said ?? problem}`;
 }
 
 /** The line the released execution tool ends a cut output tail with (`_truncate_block`). */

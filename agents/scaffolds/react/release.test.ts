@@ -1,10 +1,11 @@
 // The released SandMLE reply format: written replies parse back to the action
 // they were written from, and replies are read as the release's agent reads
 // them (each expectation worked by hand from MultiTurnReactAgent._run).
+import { parseReleaseOutput } from '../../../sandbox/release-output.js';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { parseReleaseReply, releaseObservation, releaseParser, releaseReply } from './release.js';
-import { pyFloat, scoreAnswer, TOOL_JSON_ERROR } from './release-text.js';
+import { pyFloat, scoreAnswer, scoreRefusal, TOOL_JSON_ERROR } from './release-text.js';
 
 const action = (text: string, id = 'task') => parseReleaseReply(text, id).action;
 
@@ -165,6 +166,23 @@ test("the Score answer is the release's text, its JSON as json.dumps writes it",
     '123456.789',
     '-2.0',
   ]);
+});
+
+test("a release task's failed grading is refused in the evaluator's own words, stderr then stdout, as the release's Score tool says it", () => {
+  const failed = parseReleaseOutput('checked 3 rows\n', 'Traceback (most recent call last):\nValueError: bad ids\n', 1);
+  assert.ok(!failed.ok);
+  const said = 'Traceback (most recent call last):\nValueError: bad ids\nchecked 3 rows';
+  assert.equal(failed.ok ? null : [failed.error, failed.said], [
+    'evaluator exited with status 1: checked 3 rows',
+    said,
+  ]);
+  assert.is(
+    scoreRefusal(failed.ok ? '' : failed.error, 'submission.csv', failed.ok ? undefined : failed.said),
+    `Submission csv is invalid. Please revise your Python code to re-generate another submission.csv file. Detailed issue: ${said}`,
+  );
+  // A JSON answer without a score: the same refusal, with what the evaluator printed.
+  const unscored = parseReleaseOutput('{"score": null}', '', 0);
+  assert.equal(unscored.ok ? null : unscored.said, '{"score": null}');
 });
 
 test.run();

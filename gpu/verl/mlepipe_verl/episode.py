@@ -134,8 +134,10 @@ def timed_out_under(rule, episode):
         # a fifth of the tool responses (every turn but an answer) were execution timeouts.
         if episode["ended"] == "policy_error":
             return True
-        responses = sum(1 for t in episode["turns"] if t.get("tool_response", t["action"] != "answer"))
-        timeouts = sum(1 for t in episode["turns"] if t["action"] == "code" and t["timed_out"])
+        # What the release counts is in the conversation it ends with: replies its pruning removed are not.
+        kept = [t for t in episode["turns"] if not t.get("pruned")]
+        responses = sum(1 for t in kept if t.get("tool_response", t["action"] != "answer"))
+        timeouts = sum(1 for t in kept if t["action"] == "code" and t["timed_out"])
         return responses > 0 and timeouts / responses > 0.2
     runs = [t for t in episode["turns"] if t["action"] == "code"]
     if not runs:
