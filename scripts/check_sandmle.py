@@ -17,7 +17,8 @@ termination reason after the release's timeout rule and whether the trajectory i
 
 Normalised before observations are compared, since they must differ (nothing else is):
 - the release's run folder (DEEPRESEARCH_OUTPUT_DIR/<id>/<timestamp>/) in front of a path is removed, so its
-  `<run folder>/submission.csv` reads `submission.csv` as mlepipe's relative path does;
+  `<run folder>/submission.csv` reads `submission.csv`; so is mlepipe's working folder, the jail's `/workspace/`
+  or the process backend's `mlepipe-ws-*` folder, the agent's own counterpart of that run folder;
 - the script's own traceback frames, `File "<run folder>/main_<timestamp>.py"` in the release and the
   sandbox's script path in mlepipe, read `File "<script>"`.
 """
@@ -36,13 +37,19 @@ ENDINGS = {"max_turns": "token_limit_no_answer", "time_budget": "timeout", "poli
 SCRIPT_FRAME = re.compile(r'File "[^"]*?(?:main_\d{8}-\d{6}-\d{6}|step_\d+|turn_\d+|main)\.py"')
 
 
+# The agent's working folder in mlepipe: the jail's, or a process backend's workspace.
+MLEPIPE_WORKSPACE = re.compile(r"(?<![\w/])(?:/workspace|/[^\s'\"]*/mlepipe-ws-[^/\s'\"]+)/")
+
+
 def normalise(text: str | None, run_dir: str | None = None) -> str | None:
-    """An observation with the parts that must differ between the two sides made equal (see the header)."""
+    """An observation with the parts that must differ between the two sides made equal (see the header):
+    the release's side with its run folder, mlepipe's without one."""
     if text is None:
         return None
+    text = SCRIPT_FRAME.sub('File "<script>"', text)
     if run_dir:
-        text = text.replace(run_dir.rstrip("/") + "/", "")
-    return SCRIPT_FRAME.sub('File "<script>"', text)
+        return text.replace(run_dir.rstrip("/") + "/", "")
+    return MLEPIPE_WORKSPACE.sub("", text)
 
 
 def mlepipe_ending(traj: dict, max_calls: int) -> str:
