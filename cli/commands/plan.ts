@@ -99,7 +99,8 @@ export async function planCommand(file: string, args: PlanArgs, io: IO): Promise
   }
   // One write: a line at a time is a system call per node.
   io.out(lines.join('\n'));
-  io.err(preflightSummary(plan, pre));
+  // A plain plan with nothing missing says nothing more: its output stays the plan alone.
+  if (args.check || pre.missing.size) io.err(preflightSummary(plan, pre));
   return code;
 }
 
