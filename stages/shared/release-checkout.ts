@@ -7,7 +7,6 @@
 import { stat } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { execa } from 'execa';
 import {
   releaseSwitches,
   type ReleaseOptions,
@@ -64,6 +63,8 @@ const parsed = new Map<string, Promise<ReleaseTexts | { error: string }>>();
 /** The three texts of `file`, parsed once per file version by the helper; or why they cannot be had. */
 function readTexts(python: string, file: string): Promise<ReleaseTexts | { error: string }> {
   const read = async (): Promise<ReleaseTexts | { error: string }> => {
+    // Loaded here: a plan of nodes without a checkout (stage kinds load with every command) never starts a process.
+    const { execa } = await import('execa');
     const r = await execa(python, [assetPath('python/release_prompts.py'), file], {
       reject: false,
       env: { PYTHONDONTWRITEBYTECODE: '1' },
