@@ -166,7 +166,7 @@ function modelChecks(
   usedAt: Path | undefined,
 ): Check[] {
   const m = exp.models[need.model];
-  if (!m || need.use === 'elsewhere') return [];
+  if (!m || need.use === 'elsewhere' || need.use === 'unused') return [];
   const key = (k: string) => at(exp, ['models', need.model, k]);
   const weights = (path: string): Check => {
     const full = isAbsolute(path) ? path : resolve(ctx.experimentDir, path);

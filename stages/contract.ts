@@ -174,8 +174,9 @@ export type Need = {
   | { readonly env: EnvName }
   | { readonly url: string }
   /** endpoint: called (an openai entry's base_url) or served here (a worker entry); weights: loaded by the node's
-   * trainer from its path:; elsewhere: loaded where this machine cannot look (a Ray cluster's file system). */
-  | { readonly model: string; readonly use: 'endpoint' | 'weights' | 'elsewhere' }
+   * trainer from its path:; elsewhere: loaded where this machine cannot look (a Ray cluster's file system);
+   * unused: named by a param this node's settings leave unused (generate's `model:` under the procedural backend). */
+  | { readonly model: string; readonly use: 'endpoint' | 'weights' | 'elsewhere' | 'unused' }
   | { readonly lacking: string }
 );
 

@@ -67,6 +67,10 @@ export const generate: Stage<GenerateParams> = {
     return issues;
   },
 
+  // Only the llm backend calls its model: a procedural run (the CPU stand-in of an llm file) needs no endpoint.
+  preflight: (p) =>
+    p.backend !== 'llm' && p.model ? [{ what: 'model', model: p.model, param: ['model'], use: 'unused' }] : [],
+
   async keyExtras(p, ctx) {
     if (p.backend === 'llm') {
       if (!p.model || !ctx.models[p.model]) throw new ParamError(['backend'], LLM_NEEDS_MODEL);
