@@ -1,6 +1,7 @@
 // A pool of warm executors: jails started ahead of need, so that opening a
 // session does not wait for the imports. Shutting it down kills jails still
 // starting instead of waiting for them.
+import { setMaxListeners } from 'node:events';
 import { onceAborted } from '../../core/proc.js';
 import { DEFAULT_LIMITS, type Backend, type Limits, type Session, type SessionOptions } from '../types.js';
 import { DEFAULT_WARM_MODULES, WarmExecutor } from './executor.js';
@@ -39,8 +40,8 @@ export class WarmPool implements Backend {
   private starting = 0;
   private broken = false;
   private closed = false;
-  /** Aborted at shutdown: jails still starting are killed then. */
-  private readonly stopping = new AbortController();
+  /** Aborted at shutdown: jails still starting are killed then (every start listens on it, as many as run at once). */
+  private readonly stopping = unlimited(new AbortController());
   private waiters: Array<(ex: WarmExecutor | null) => void> = [];
   private inflight = new Set<Promise<unknown>>();
   private readonly limits: Limits;
@@ -196,4 +197,10 @@ export class WarmPool implements Backend {
     })();
     return this.shut;
   }
+}
+
+/** A controller whose signal takes any number of listeners without Node's leak warning. */
+function unlimited(c: AbortController): AbortController {
+  setMaxListeners(0, c.signal);
+  return c;
 }
