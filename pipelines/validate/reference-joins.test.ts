@@ -1,25 +1,7 @@
 // A reference under a table or figure whose rows cannot join ours is refused where it is written.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { UserError } from '../../core/errors.js';
-import { loadExperiment } from '../config/load.js';
-
-/** `LINE:COL path: message` for each diagnostic of the file, or [] when it loads. */
-async function problems(yaml: string): Promise<string[]> {
-  const dir = await mkdtemp(join(tmpdir(), 'mlepipe-refjoin-'));
-  await writeFile(join(dir, 'mlepipe.config.yaml'), '{}\n');
-  await writeFile(join(dir, 'e.yaml'), yaml);
-  try {
-    await loadExperiment(join(dir, 'e.yaml'), { env: {} });
-  } catch (err) {
-    if (!(err instanceof UserError)) throw err;
-    return err.diagnostics.map((d) => `${d.pos?.line}:${d.pos?.col} ${d.path}: ${d.message}`);
-  }
-  return [];
-}
+import { loadProblems } from '../../test/diagnostics.js';
 
 const STAGES = `name: e
 stages:
@@ -41,11 +23,11 @@ test('a join onto rows we do not have is refused at its position, naming the row
     reference:
 ${PAPER}      join: { Linear: scripted:linear, Forest: scripted:boosted }
 `;
-  assert.equal(await problems(yaml), [
+  assert.equal(await loadProblems(yaml), [
     '15:48 tables.medals.reference.join.Forest: cannot place "Forest": "scripted:boosted" is none of this table\'s ' +
       'rows: scripted:linear; scripted:forest (did you mean "scripted:forest"?)',
   ]);
-  assert.equal(await problems(yaml.replace('scripted:boosted }', 'scripted:forest }')), []);
+  assert.equal(await loadProblems(yaml.replace('scripted:boosted }', 'scripted:forest }')), []);
 });
 
 test('without a join, a reference none of whose rows is ours is refused, naming its rows', async () => {
@@ -57,7 +39,7 @@ test('without a join, a reference none of whose rows is ours is refused, naming 
     y: any_medal
     reference:
 ${PAPER}`;
-  const [p, ...more] = await problems(yaml);
+  const [p, ...more] = await loadProblems(yaml);
   assert.equal(more, []);
   assert.match(p, /^12:7 figures\.medals\.reference: cannot place the paper's rows \(Linear; Forest\): none is one/);
   assert.match(p, /rows: scripted:linear; scripted:forest; name how they join with join:$/);
@@ -74,7 +56,7 @@ ${PAPER}      join: { Lin: scripted:linear }
       compare: { gold: any_medal }
       derived: { gain: forest - linear }
 `;
-  const p = await problems(yaml);
+  const p = await loadProblems(yaml);
   assert.is(p.length, 3, p.join('\n'));
   assert.match(p[0], /^15:20 tables\.medals\.reference\.join\.Lin: the paper has no row "Lin"/);
   assert.match(p[1], /^16:24 tables\.medals\.reference\.compare\.gold: the paper has no column "gold" \(any_medal\)/);
@@ -83,7 +65,7 @@ ${PAPER}      join: { Lin: scripted:linear }
 
 test('an unknown built-in is refused with a suggestion', async () => {
   const yaml = `${STAGES}tables:\n  medals: { from: agents, rows: policy, reference: sandmle-tabel1 }\n`;
-  const [p] = await problems(yaml);
+  const [p] = await loadProblems(yaml);
   assert.match(
     p,
     /^6:52 tables\.medals\.reference: unknown reference "sandmle-tabel1" .*did you mean "sandmle-table1"/,

@@ -4,11 +4,7 @@
 // honour are refused at FILE:LINE:COL.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { UserError } from '../../core/errors.js';
-import { loadExperiment } from '../../pipelines/config/load.js';
+import { loadProblems } from '../../test/diagnostics.js';
 import { resolveGrpo } from './index.js';
 
 test("limits: release is the released training code's; paper and no preset are the former defaults; written values win", () => {
@@ -31,26 +27,13 @@ test("limits: release is the released training code's; paper and no preset are t
   assert.equal(resolveGrpo({ timeout_rule: 'release', mask_timeouts: 'drop' }).mask_timeouts, 'drop');
 });
 
-async function errors(yaml: string): Promise<string[]> {
-  const dir = await mkdtemp(join(tmpdir(), 'mlepipe-release-params-'));
-  await writeFile(join(dir, 'mlepipe.config.yaml'), '{}\n');
-  await writeFile(join(dir, 'e.yaml'), yaml);
-  try {
-    await loadExperiment(join(dir, 'e.yaml'), { env: {} });
-  } catch (err) {
-    if (!(err instanceof UserError)) throw err;
-    return err.diagnostics.map((d) => `${d.pos?.line}:${d.pos?.col} ${d.path}: ${d.message}`);
-  }
-  return [];
-}
-
 const HEAD =
   'name: e\nmodels:\n  m: { provider: openai, model: x, base_url: "http://127.0.0.1:1/v1" }\nstages:\n  t: { uses: generate, with: { count: 1 } }\n';
 
 test('validate refuses what a release node cannot honour, where it is written', async () => {
   // The verl export runs the release's protocol; with turn shaping (which finds mlepipe's code blocks) it does not.
   const verl = (more: string) =>
-    errors(
+    loadProblems(
       HEAD +
         `  rl:\n    uses: grpo\n    needs: [t]\n    with: { split: all, policy: m, trainer: verl-export, prompt_format: sandmle-release, submission: last-scored, limits: release, timeout_rule: release${more} }\n`,
     );
@@ -70,7 +53,7 @@ test('validate refuses what a release node cannot honour, where it is written', 
     mlab.some((x) => /^9:\d+ stages\.rl\.with\.prompt_format: .*scaffold: mlab has its own actions/.test(x)),
     mlab.join('\n'),
   );
-  const scored = await errors(
+  const scored = await loadProblems(
     HEAD + '  rl:\n    uses: grpo\n    needs: [t]\n    with: { split: all, reward: sandmle-release }\n',
   );
   assert.ok(
@@ -81,7 +64,7 @@ test('validate refuses what a release node cannot honour, where it is written', 
     ),
     scored.join('\n'),
   );
-  const ev = await errors(
+  const ev = await loadProblems(
     HEAD +
       '  ev:\n    uses: eval\n    needs: [t]\n    with: { split: all, policy: "scripted:forest", submission: last-scored, format_rule: release, scaffold: aide }\n',
   );
@@ -97,7 +80,7 @@ test('validate refuses what a release node cannot honour, where it is written', 
   );
   // The whole release preset on a ReAct node in the release's format is fine.
   assert.equal(
-    await errors(
+    await loadProblems(
       HEAD +
         '  rl:\n    uses: grpo\n    needs: [t]\n    with: { split: all, reward: sandmle-release, prompt_format: sandmle-release, limits: release, timeout_rule: release }\n',
     ),

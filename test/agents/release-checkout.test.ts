@@ -8,12 +8,13 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { reactMessages } from '../../agents/scaffolds/react/prompt.js';
-import { StageFailure, UserError } from '../../core/errors.js';
+import { StageFailure } from '../../core/errors.js';
 import { defaultPython } from '../../core/python.js';
 import { loadExperiment } from '../../pipelines/config/load.js';
 import { compileGraph } from '../../pipelines/compile/graph.js';
 import { computeKeys } from '../../pipelines/compile/keys.js';
 import { RELEASE_TEXTS_FILE, releaseOptions, releaseTextMetrics } from '../../stages/shared/release-checkout.js';
+import { positioned } from '../diagnostics.js';
 
 const fixture = (greeting: string) =>
   [
@@ -61,8 +62,7 @@ async function problems(release: string): Promise<string[]> {
   try {
     await evalKey(release);
   } catch (err) {
-    if (!(err instanceof UserError)) throw err;
-    return err.diagnostics.map((d) => `${d.pos?.line}:${d.pos?.col} ${d.path}: ${d.message}`);
+    return positioned(err);
   }
   return [];
 }
@@ -112,7 +112,7 @@ test('a missing checkout, one without the texts, and release: outside the releas
     );
     const e = await loadExperiment(join(dir, 'e.yaml'), { env: {} }).then(
       () => [],
-      (err: UserError) => err.diagnostics.map((d) => `${d.pos?.line}:${d.pos?.col} ${d.path}: ${d.message}`),
+      (err: unknown) => positioned(err),
     );
     assert.ok(
       e.some((x) => /^7:\d+ stages\.ev\.with\.release: release: sets how prompt_format: sandmle-release/.test(x)),
