@@ -12,7 +12,7 @@ import type { Limits, Session } from '../sandbox/index.js';
 import { sklearnStackWith } from '../sandbox/warm/modules.js';
 import { checkArgs } from './args.js';
 import { MODULES, TOOLS } from './catalog.js';
-import { DOMAINS, type Domain, type ToolAnswer, type ToolSpec } from './types.js';
+import { DOMAIN_ALIASES, DOMAINS, type Domain, type ToolAnswer, type ToolSpec } from './types.js';
 
 export { parseArgPairs, checkArgs } from './args.js';
 export { DOMAINS, type Domain, type ToolAnswer, type ToolSpec } from './types.js';
@@ -28,9 +28,19 @@ export const TOOLS_BY_NAME: ReadonlyMap<string, ToolSpec> = new Map(TOOLS.map((t
 
 export function listTools(domain?: string): readonly ToolSpec[] {
   if (domain === undefined) return TOOLS;
-  if (!(DOMAINS as readonly string[]).includes(domain))
-    throw new UserError(`--domain ${domain}: must be one of ${DOMAINS.join(', ')}${suggestion(domain, DOMAINS)}`);
-  return TOOLS.filter((t) => t.domain === (domain as Domain));
+  const module = toolModule(domain);
+  return TOOLS.filter((t) => t.domain === module);
+}
+
+/** The module a domain name means: its own name, or another name it goes by (`time_series`, `cv`). */
+export function toolModule(name: string): Domain {
+  const key = name.trim().toLowerCase();
+  if ((DOMAINS as readonly string[]).includes(key)) return key as Domain;
+  const alias = DOMAIN_ALIASES[key];
+  if (alias) return alias;
+  throw new UserError(
+    `--domain ${name}: must be one of ${DOMAINS.join(', ')}${suggestion(name, [...DOMAINS, ...Object.keys(DOMAIN_ALIASES)])}`,
+  );
 }
 
 export function getTool(name: string): ToolSpec {

@@ -4,6 +4,18 @@
 export const DOMAINS = ['shared', 'tabular', 'time-series', 'nlp', 'vision', 'graph'] as const;
 export type Domain = (typeof DOMAINS)[number];
 
+/**
+ * Other names a module goes by: the suite's task domains (`cv`, `time_series`, as task.json and the
+ * coverage columns write them) and the modalities of seeds (`image`, `text`).
+ */
+export const DOMAIN_ALIASES: Readonly<Record<string, Domain>> = {
+  time_series: 'time-series',
+  timeseries: 'time-series',
+  cv: 'vision',
+  image: 'vision',
+  text: 'nlp',
+};
+
 /** The subset of JSON Schema tool arguments use: flat objects of scalars and string lists. */
 export interface ArgSchema {
   type: 'string' | 'number' | 'integer' | 'boolean' | 'array';

@@ -11,7 +11,8 @@ export async function rewardCommand(
   io: IO,
 ): Promise<number> {
   if (args.list || !formulaOrPreset) {
-    for (const [name, f] of Object.entries(REWARD_PRESETS)) io.out(`${name.padEnd(14)} ${f}`);
+    const width = Math.max(...Object.keys(REWARD_PRESETS).map((name) => name.length));
+    for (const [name, f] of Object.entries(REWARD_PRESETS)) io.out(`${name.padEnd(width)}  ${f}`);
     io.out(`variables: ${REWARD_VARIABLES.join(', ')}`);
     return 0;
   }

@@ -1,5 +1,5 @@
 // The commands that show what a run left: two experiments compared, the tables and figures, a node's folder.
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import type { IO } from '../io.js';
 import { setOption, type Registrar } from './options.js';
 
@@ -23,25 +23,47 @@ export function registerResultCommands(program: Command, { act }: Registrar, io:
       ),
     );
 
+  // One output format at a time: commander refuses any two of these together.
+  const formats = ['md', 'csv', 'json', 'html'];
+  const format = (flag: string, help: string) =>
+    new Option(`--${flag}`, help).conflicts(formats.filter((f) => f !== flag));
   program
     .command('report')
     .description("render the experiment's tables from node metrics")
     .argument('<file>')
     .addOption(setOption())
-    .option('--md', 'Markdown')
-    .option('--csv', 'CSV')
-    .option('--json', 'JSON: {"tables": {NAME: {"columns": [...], "rows": [...]}}}')
-    .option('--html', 'one HTML page with tables, figures, curves and a trajectory browser (prints its path)')
-    .option('--out <dir>', 'with --html: the folder to write it into (default reports/<experiment>/html)')
+    .addOption(format('md', 'Markdown'))
+    .addOption(format('csv', 'CSV: one table on stdout, or with --out DIR one NAME.csv per table'))
+    .addOption(format('json', 'JSON: {"tables": {NAME: {"columns": [...], "rows": [...]}}}'))
+    .addOption(format('html', 'one HTML page with tables, figures, curves and a trajectory browser (prints its path)'))
+    .option('--table <name>', 'only this table')
+    .option(
+      '--out <dir>',
+      'with --html: the folder of the page (default reports/<experiment>/html); with --csv: of the files',
+    )
     .action(
       act(
         async (
           file: string,
-          o: { set: string[]; md?: boolean; csv?: boolean; json?: boolean; html?: boolean; out?: string },
+          o: {
+            set: string[];
+            md?: boolean;
+            csv?: boolean;
+            json?: boolean;
+            html?: boolean;
+            out?: string;
+            table?: string;
+          },
         ) =>
           (await import('../commands/report.js')).reportCommand(
             file,
-            { set: o.set, format: o.json ? 'json' : o.csv ? 'csv' : o.md ? 'md' : 'text', html: o.html, out: o.out },
+            {
+              set: o.set,
+              format: o.json ? 'json' : o.csv ? 'csv' : o.md ? 'md' : 'text',
+              html: o.html,
+              out: o.out,
+              table: o.table,
+            },
             io,
           ),
       ),

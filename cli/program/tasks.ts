@@ -46,7 +46,7 @@ export function registerToolCommands(program: Command, { act }: Registrar, io: I
   tools
     .command('list')
     .description('the registered tools: name, domain, what each returns and its required arguments')
-    .option('--domain <d>', 'shared | tabular | time-series | nlp | vision | graph')
+    .option('--domain <d>', 'shared | tabular | time-series (time_series) | nlp | vision (cv) | graph')
     .option('--json', "JSON output, with each tool's argument schema")
     .action(
       act(async (o: { domain?: string; json?: boolean }) =>

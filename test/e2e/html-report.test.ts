@@ -73,7 +73,10 @@ test('quickstart: tables with their rows, the interactive figure, the funnel; a 
   assert.is(r.stdout.trim(), 'reports/quickstart/html/index.html');
   const stray = await cli(['report', 'quickstart.yaml', '--out', 'elsewhere', ...SMALL], { cwd: dir });
   assert.is(stray.exitCode, 2, stray.stderr);
-  assert.match(stray.stderr, /--out is the folder of the HTML report: use it with --html/);
+  assert.match(
+    stray.stderr,
+    /--out is the folder the HTML report or the CSV files go into: use it with --html or --csv/,
+  );
   const recorded = await readJsonl(
     join(
       (await cli(['outputs', 'quickstart.yaml', 'agents', ...SMALL], { cwd: dir })).stdout.trim(),

@@ -233,6 +233,12 @@ test('reward CLI and validate', async () => {
   );
   const bad = await cli(['reward', 'gold', '--vars', 'gld=1'], { cwd: dir });
   assert.is(bad.exitCode, 2);
+  // Every preset's formula starts in the same column, however long its name.
+  const presets = (await cli(['reward', '--list'], { cwd: dir })).stdout.split('\n').filter((l) => /^\S+ +\S/.test(l));
+  assert.ok(presets.some((l) => l.startsWith('sandmle-release ')));
+  const starts = presets.filter((l) => !l.startsWith('variables:')).map((l) => /^\S+ +/.exec(l)![0].length);
+  assert.ok(starts.length >= 5);
+  assert.equal(new Set(starts).size, 1, presets.join('\n'));
   const v = await cli(['validate', 'e.yaml'], { cwd: dir });
   assert.is(v.stdout.trim(), 'e.yaml: ok (4 stages, 5 nodes)');
 });

@@ -23,7 +23,17 @@ test('tools list: every tool with its domain; --domain filters; --json carries t
     'cause',
     'effect',
   ]);
-  const bad = await cli(['tools', 'list', '--domain', 'timeseries'], { cwd: dir });
+  // The docs write a module by its suite domain's name too (time_series, cv): the same tools.
+  for (const [alias, module] of [
+    ['time_series', 'time-series'],
+    ['cv', 'vision'],
+  ]) {
+    const listed = await cli(['tools', 'list', '--domain', alias, '--json'], { cwd: dir });
+    assert.is(listed.exitCode, 0, listed.stderr);
+    const tools = JSON.parse(listed.stdout) as { domain: string }[];
+    assert.ok(tools.length > 0 && tools.every((t) => t.domain === module), `${alias}: the ${module} tools`);
+  }
+  const bad = await cli(['tools', 'list', '--domain', 'time-serie'], { cwd: dir });
   assert.is(bad.exitCode, 2);
   assert.match(bad.stderr, 'did you mean "time-series"');
 });
