@@ -167,6 +167,7 @@ function resolveFigures(doc: WrittenExperiment): Record<string, ResolvedFigure> 
       interval: f.interval ?? true,
       title: f.title,
       logY: f.log_y ?? false,
+      split: f.split ?? true,
       reference: f.reference === undefined ? undefined : resolveReference(f.reference),
     };
   }

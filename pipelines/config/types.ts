@@ -87,6 +87,7 @@ export interface WrittenFigure {
   interval?: boolean;
   title?: string;
   log_y?: boolean;
+  split?: boolean;
   reference?: string | WrittenReference;
 }
 
@@ -218,6 +219,8 @@ export interface ResolvedFigure {
   readonly interval: boolean;
   readonly title?: string;
   readonly logY: boolean;
+  /** Line figures: one line per variant where variants share x values. */
+  readonly split: boolean;
   readonly reference?: ResolvedReference;
 }
 

@@ -105,6 +105,7 @@ const FIG: ResolvedFigure = {
   y: 'any_medal',
   interval: true,
   logY: false,
+  split: true,
   reference: REF,
 };
 

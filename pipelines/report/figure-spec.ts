@@ -36,17 +36,23 @@ export function figureSpec(def: ResolvedFigure, rows: Row[], paper: Row[] = []):
   });
   const color = def.color ? { color: nominal(def.color) } : {};
   const yScale = def.logY ? { scale: { type: 'log' } } : {};
+  const all = [...rows, ...paper];
   const x =
     def.kind === 'line' || (def.kind === 'point' && numeric(def.x))
-      ? { field: field(def.x), type: 'quantitative', title: def.x }
+      ? { field: field(def.x), type: 'quantitative', title: def.x, ...integerAxis(all, def.x) }
       : nominal(def.x, { title: def.x });
-  const y = { field: field(def.y), type: 'quantitative', title: def.y, ...yScale };
+  const y = { field: field(def.y), type: 'quantitative', title: def.y, ...yScale, ...integerAxis(all, def.y) };
   if (def.kind === 'box')
     return { ...base, data: { values: rows }, mark: { type: 'boxplot', extent: 1.5 }, encoding: { x, y, ...color } };
   const layers: Spec[] = [];
   const offset = def.kind === 'bar' && def.color ? { xOffset: nominal(def.color) } : {};
   if (def.kind === 'bar') layers.push({ mark: 'bar', encoding: { x, y, ...color, ...offset } });
-  if (def.kind === 'line') layers.push({ mark: { type: 'line', point: true }, encoding: { x, y, ...color } });
+  if (def.kind === 'line') {
+    const lines = splitLines(def, rows)
+      ? { [def.color ? 'detail' : 'color']: nominal('series', { title: 'variant' }) }
+      : {};
+    layers.push({ mark: { type: 'line', point: true }, encoding: { x, y, ...color, ...lines } });
+  }
   if (def.kind === 'point') layers.push({ mark: { type: 'point', filled: true }, encoding: { x, y, ...color } });
   const hasInterval =
     def.interval && rows.some((r) => typeof r[`${def.y}_lo`] === 'number' && typeof r[`${def.y}_hi`] === 'number');
@@ -79,6 +85,30 @@ export function figureSpec(def: ResolvedFigure, rows: Row[], paper: Row[] = []):
       },
     });
   return { ...base, data: { values: rows }, layer: layers };
+}
+
+/**
+ * Whether a line figure draws one line per variant: its rows come from variants that share x values (an
+ * ablated stage's curves by step), which joined into one line would jump between the arms at every x.
+ * Where x, or x and color, is all the variants differ in, one line runs across them, as it should.
+ */
+function splitLines(def: ResolvedFigure, rows: Row[]): boolean {
+  if (!def.split) return false;
+  const series = new Set(rows.map((r) => r.series ?? ''));
+  if (series.size < 2) return false;
+  const seen = new Map<string, unknown>();
+  for (const r of rows) {
+    const at = JSON.stringify([def.color ? r[def.color] : null, r[def.x]]);
+    if (seen.has(at) && seen.get(at) !== r.series) return true;
+    seen.set(at, r.series);
+  }
+  return false;
+}
+
+/** A quantitative axis over whole numbers only (steps, turns, counts) gets ticks at whole numbers. */
+function integerAxis(rows: Row[], name: string): Spec {
+  const values = rows.map((r) => r[name]).filter((v) => v !== null && v !== undefined);
+  return values.length && values.every((v) => Number.isInteger(v)) ? { axis: { tickMinStep: 1 } } : {};
 }
 
 /**

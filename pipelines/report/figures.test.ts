@@ -2,7 +2,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { ResolvedFigure } from '../config/types.js';
 import { figureSpec } from './figure-spec.js';
-import { renderSvg } from './figures.js';
+import { renderSvg, seriesOf } from './figures.js';
 
 const fig = (over: Partial<ResolvedFigure>): ResolvedFigure => ({
   from: 'agents',
@@ -12,6 +12,7 @@ const fig = (over: Partial<ResolvedFigure>): ResolvedFigure => ({
   y: 'any_medal',
   interval: true,
   logY: false,
+  split: true,
   ...over,
 });
 
@@ -77,6 +78,55 @@ test('error bars over bars are drawn in a colour that contrasts with the bars', 
   const caps = [...fills(svg, 'layer_1_layer_0_marks'), ...fills(svg, 'layer_1_layer_1_marks')];
   assert.ok(caps.length > 0);
   for (const cap of caps) assert.is.not(cap, bar, 'a lower cap inside its bar must show');
+});
+
+// The curves of an ablated stage: each variant's rows share the steps.
+const curves = (steps: number[]) =>
+  steps.flatMap((step) =>
+    ['lr=1', 'lr=2'].map((series, k) => ({ variant: `rl@${series}`, series, step, reward: 0.1 * step + 0.5 * k })),
+  );
+const CURVE = fig({ rows: 'curve', kind: 'line', x: 'step', y: 'reward', interval: false });
+/** The lines drawn, by the description Vega gives each (its first point and series). */
+const lines = (svg: string) => [...svg.matchAll(/<path aria-label="([^"]*)"[^>]*aria-roledescription="line mark"/g)];
+/** The labels along one axis. */
+const ticks = (svg: string, axis: 'X' | 'Y') => {
+  const m = new RegExp(`aria-label="${axis}-axis[^"]*"(.*?)</g></g>`, 's').exec(svg);
+  assert.ok(m, `no ${axis}-axis in the SVG`);
+  return texts(m[1]);
+};
+
+test('a line figure of an ablated stage draws one line per variant, not one line jumping between them', async () => {
+  const svg = await renderSvg(figureSpec(CURVE, curves([1, 2, 3])));
+  assert.is(lines(svg).length, 2);
+  assert.equal(described(svg, /Symbol legend/), ['lr=1', 'lr=2']);
+  // With a color, each colour's variants still get lines of their own.
+  const colored = curves([1, 2, 3]).map((r) => ({ ...r, series: `seed=${r.series}`, arm: 'same' }));
+  assert.is(lines(await renderSvg(figureSpec({ ...CURVE, color: 'arm' }, colored))).length, 2);
+  // Told otherwise, every row joins one line.
+  assert.is(lines(await renderSvg(figureSpec({ ...CURVE, split: false }, curves([1, 2, 3])))).length, 1);
+});
+
+test("a variant's series: the matrix values other than the figure's x and color", () => {
+  const variant = { 'params.lr': 0.1, seed: 2, 'with.max_turns': 4 };
+  assert.is(seriesOf(variant, CURVE), 'params.lr=0.1,seed=2,with.max_turns=4');
+  assert.is(seriesOf(variant, { ...CURVE, x: 'max_turns', color: 'lr' }), 'seed=2');
+  assert.is(seriesOf(variant, { ...CURVE, x: 'max_turns', color: 'seed' }), 'params.lr=0.1');
+  assert.is(seriesOf({ 'with.max_turns': 4 }, { ...CURVE, x: 'max_turns' }), '');
+});
+
+test('a line across the variants (x is what the matrix varies) stays one line', async () => {
+  const sweep = [2, 4, 8].map((t) => ({ variant: `test@max_turns=${t}`, series: '', max_turns: t, any_medal: 10 * t }));
+  const svg = await renderSvg(figureSpec(fig({ kind: 'line', x: 'max_turns', interval: false }), sweep));
+  assert.is(lines(svg).length, 1);
+});
+
+test('an axis of whole numbers (steps) has ticks at whole numbers only', async () => {
+  const svg = await renderSvg(figureSpec(CURVE, curves([1, 2])));
+  const xs = ticks(svg, 'X').filter((t) => t !== 'step');
+  assert.ok(xs.length >= 2, xs.join(' '));
+  for (const t of xs) assert.ok(/^\d+$/.test(t), `tick ${t} on the step axis`);
+  // Fractional values keep fractional ticks.
+  assert.ok(ticks(svg, 'Y').some((t) => t.includes('.')));
 });
 
 test.run();

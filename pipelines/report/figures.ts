@@ -13,23 +13,37 @@ import { currentMetrics, type NodeMetrics } from './metrics.js';
 import { figureSpec } from './figure-spec.js';
 import { breakdownRows, sourceNodes, type Row } from './tables.js';
 import { paperPoints } from './compare.js';
+import { variantLabel } from '../../stages/ablate/index.js';
 
 /** A figure's spec from its rows, with the paper's points where it names a reference. */
 const specOf = (def: ResolvedFigure, rows: Row[]) =>
   figureSpec(def, rows, def.reference ? paperPoints(rows, def, def.reference) : []);
 
-/** Rows for a figure: a breakdown, or one row per node (its metrics and matrix values). */
+/** A matrix key as rows carry it: its last part (`params.lr` → `lr`). */
+const lastPart = (key: string) => key.split('.').pop()!;
+
+/** The series of a variant in a figure: its matrix values other than the figure's x and color (`seed=1`). */
+export function seriesOf(variant: Readonly<Record<string, unknown>>, def: ResolvedFigure): string {
+  return variantLabel(
+    Object.fromEntries(Object.entries(variant).filter(([k]) => ![def.x, def.color].includes(lastPart(k)))),
+  );
+}
+
+/**
+ * Rows for a figure: a breakdown, or one row per node (its metrics and matrix values). Each row also names
+ * its `series`: the node's matrix values other than the figure's x and color, which tell a line figure's
+ * variants apart (empty where x or color is all the matrix varies).
+ */
 async function figureRows(plan: Plan, metrics: Map<string, NodeMetrics>, def: ResolvedFigure): Promise<Row[]> {
   const nodes = sourceNodes(plan, metrics, def.from);
-  const matrix = (n: NodeMetrics) =>
-    Object.fromEntries(Object.entries(n.variant).map(([k, v]) => [k.split('.').pop()!, v as Row[string]]));
+  const matrix = (n: NodeMetrics) => Object.fromEntries(Object.entries(n.variant).map(([k, v]) => [lastPart(k), v]));
+  const head = (n: NodeMetrics) => ({ ...(matrix(n) as Row), variant: n.id, series: seriesOf(n.variant, def) });
   if (def.rows !== 'variant' && def.rows !== 'node') {
     const out: Row[] = [];
-    for (const n of nodes)
-      for (const r of (await breakdownRows([n], def.rows)).rows) out.push({ ...matrix(n), variant: n.id, ...r });
+    for (const n of nodes) for (const r of (await breakdownRows([n], def.rows)).rows) out.push({ ...head(n), ...r });
     return out;
   }
-  return nodes.filter((n) => n.metrics).map((n) => ({ node: n.id, variant: n.id, ...matrix(n), ...n.metrics }));
+  return nodes.filter((n) => n.metrics).map((n) => ({ node: n.id, ...head(n), ...n.metrics }));
 }
 
 /** A Vega-Lite spec rendered headless to SVG text. */
