@@ -45,8 +45,8 @@ test.after(async () => {
 });
 
 /** Opens a page from disk; records the trajectory files it asks for and any script error. */
-async function open(file: string): Promise<{ page: Page; loads: string[]; errors: string[] }> {
-  const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+async function open(file: string, width = 1400): Promise<{ page: Page; loads: string[]; errors: string[] }> {
+  const page = await browser.newPage({ viewport: { width, height: 1000 } });
   const loads: string[] = [];
   const errors: string[] = [];
   page.on('request', (r) => r.url().includes('/trajectories/') && loads.push(r.url()));
@@ -58,6 +58,21 @@ async function open(file: string): Promise<{ page: Page; loads: string[]; errors
 }
 
 const texts = (page: Page, sel: string) => page.locator(sel).allTextContents();
+
+/**
+ * The elements matching `sel` whose text does not show whole: cut inside the element (an ellipsis, hidden
+ * overflow) or lying beyond the edges of the pane it scrolls in (the list, the detail).
+ */
+const clipped = (page: Page, sel: string) =>
+  page.$$eval(sel, (els) =>
+    els
+      .filter((el) => {
+        const pane = (el.closest('.list-pane, #t-detail') ?? document.body).getBoundingClientRect();
+        const box = el.getBoundingClientRect();
+        return el.scrollWidth > el.clientWidth + 1 || box.right > pane.right + 1 || box.left < pane.left - 1;
+      })
+      .map((el) => el.textContent),
+  );
 
 async function screenshot(page: Page, file: string): Promise<void> {
   await page.screenshot({ path: file, fullPage: true });
@@ -123,6 +138,37 @@ test('quickstart: tables with their rows, the interactive figure, the funnel; a 
   assert.match((await texts(page, '#t-detail .turn-meta'))[0], /^turn 0 · \w+ · .*\d+\.\d+ s/);
   await screenshot(page, join(dir, 'quickstart.png'));
   assert.equal(errors, []);
+
+  // From 1,100 px up every column of the list shows whole: the task ids, the score and reward.
+  for (const width of [1100, 1400]) {
+    const { page: p } = await open(join(dir, r.stdout.trim()), width);
+    await p.click('#t-list tr.t-row >> nth=0');
+    await p.waitForSelector('#t-detail .trajectory');
+    assert.equal(await clipped(p, '.list thead th, #t-list td'), [], `at ${width} px`);
+    assert.equal(await texts(p, '.list thead th'), [
+      'task',
+      'policy',
+      'repeat',
+      'variant',
+      'outcome',
+      'score',
+      'reward',
+      'turns',
+    ]);
+    assert.equal(await clipped(p, '#t-detail .traj-title'), [], `at ${width} px`);
+    await screenshot(p, join(dir, `quickstart-${width}.png`));
+  }
+});
+
+test('with JavaScript off the page says that it needs JavaScript', async () => {
+  const file = await syntheticReport(join(dir, 'no-js'), 3);
+  const context = await browser.newContext({ javaScriptEnabled: false });
+  const page = await context.newPage();
+  await page.goto(`file://${file}`);
+  const shown = await page.locator('body').innerText();
+  assert.match(shown, /needs JavaScript/);
+  assert.not.match(shown, /Loading/);
+  await context.close();
 });
 
 test('grpo: curves per variant, training rollouts by step, and the ablation variants of an eval side by side', async () => {
@@ -152,6 +198,18 @@ test('grpo: curves per variant, training rollouts by step, and the ablation vari
   assert.is(await page.locator('#t-detail .side .trajectory').count(), 2);
   await screenshot(page, join(out, 'grpo.png'));
   assert.equal(errors, []);
+
+  // Side by side, each variant's titles show whole from 1,100 px up.
+  for (const width of [1100, 1400]) {
+    const { page: p } = await open(join(out, 'index.html'), width);
+    await p.selectOption('#f-node', 'test@max_turns=2');
+    await p.click('#t-list tr.t-row >> nth=0');
+    await p.click('#t-compare');
+    await p.waitForSelector('#t-detail .side-by-side');
+    assert.equal(await clipped(p, '#t-detail .side > h4, #t-detail .side .traj-title'), [], `at ${width} px`);
+    assert.equal(await clipped(p, '#t-list td'), [], `at ${width} px`);
+    await screenshot(p, join(out, `grpo-${width}.png`));
+  }
 });
 
 test('an AIDE journal is drawn as its search tree; per-turn SPICE scores and tool calls are shown', async () => {

@@ -33,9 +33,14 @@ export async function pageHtml(data: PageData): Promise<string> {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${escapeHtml(data.experiment.name)} — mlepipe report</title>
 <style>${css.replace(/<\/style/gi, '<\\/style')}</style>
+<noscript><style>.needs-script { display: none; }</style></noscript>
 </head>
 <body>
-<div id="app"><p>Loading…</p></div>
+<div id="app">
+<noscript><p class="no-script">This report needs JavaScript: its tables, figures and trajectories are drawn by the script inside
+the page, which runs offline. Open it in a browser with JavaScript turned on.</p></noscript>
+<p class="needs-script">Loading…</p>
+</div>
 <script type="application/json" id="mlepipe-data">${scriptSafe(JSON.stringify(data))}</script>
 <script>${js.replace(/<\/script/gi, '<\\/script')}</script>
 </body>

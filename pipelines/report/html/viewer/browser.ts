@@ -8,6 +8,8 @@ import { filterControls } from './filters.js';
 
 const PAGE = 100;
 const COLUMNS = ['task', 'policy', 'repeat', 'variant', 'outcome', 'score', 'reward', 'turns'];
+/** The columns of numbers, aligned right. */
+const NUMERIC = new Set(['repeat', 'score', 'reward', 'turns']);
 
 export function trajectoryBrowser(data: PageData): HTMLElement {
   const index = data.index;
@@ -35,18 +37,16 @@ export function trajectoryBrowser(data: PageData): HTMLElement {
   }
 
   update();
-  const head = h('thead', {}, h('tr', {}, ...COLUMNS.map((c) => h('th', {}, c))));
-  return h(
+  const head = h('thead', {}, h('tr', {}, ...COLUMNS.map((c) => h('th', NUMERIC.has(c) ? { class: 'num' } : {}, c))));
+  const panes = h(
     'div',
-    { class: 'browser' },
-    h('div', { class: 'browser-top' }, filters.element, count),
-    h(
-      'div',
-      { class: 'browser-panes' },
-      h('div', { class: 'list-pane' }, h('table', { class: 'list' }, head, list), more),
-      detail.element,
-    ),
+    { class: 'browser-panes' },
+    h('div', { class: 'list-pane' }, h('table', { class: 'list' }, head, list), more),
+    detail.element,
   );
+  // Variants side by side take the whole width, the list above them.
+  detail.comparing = (on) => panes.classList.toggle('comparing', on);
+  return h('div', { class: 'browser' }, h('div', { class: 'browser-top' }, filters.element, count), panes);
 }
 
 /** One trajectory's row of the list, in the order of COLUMNS. */
@@ -54,13 +54,13 @@ function row(e: IndexEntry, open: () => Promise<void>): HTMLElement {
   return h(
     'tr',
     { class: 't-row', 'data-i': e.i, tabindex: 0, onclick: open },
-    h('td', {}, e.task),
-    h('td', {}, e.policy),
-    h('td', {}, e.rep),
-    h('td', {}, e.n + (e.step !== undefined ? ` @${e.step}` : '')),
+    h('td', { class: 'wrap task' }, e.task),
+    h('td', { class: 'wrap' }, e.policy),
+    h('td', { class: 'num' }, e.rep),
+    h('td', { class: 'wrap' }, e.n + (e.step !== undefined ? ` @${e.step}` : '')),
     h('td', {}, h('span', { class: `outcome o-${e.outcome.replace(/ /g, '-')}` }, e.outcome)),
-    h('td', {}, fmt(e.score)),
-    h('td', {}, fmt(e.reward)),
-    h('td', {}, e.turns),
+    h('td', { class: 'num' }, fmt(e.score)),
+    h('td', { class: 'num' }, fmt(e.reward)),
+    h('td', { class: 'num' }, e.turns),
   );
 }

@@ -8,6 +8,8 @@ import { renderTrajectory } from './conversation.js';
 export interface Detail {
   element: HTMLElement;
   open(e: IndexEntry): Promise<void>;
+  /** Told when variants go side by side (true) and back to one (false), so the page can make room. */
+  comparing: (on: boolean) => void;
 }
 
 /** The pane; `opening` runs as each trajectory is asked for (the list marks its row). */
@@ -26,8 +28,11 @@ export function trajectoryDetail(data: PageData, opening: (e: IndexEntry) => voi
         x.step === e.step,
     );
 
+  const detail: Detail = { element, open, comparing: () => {} };
+
   async function open(e: IndexEntry): Promise<void> {
     opening(e);
+    detail.comparing(false);
     element.replaceChildren(h('p', { class: 'hint' }, 'loading…'));
     try {
       const t = await loadTrajectory(e.i);
@@ -48,6 +53,7 @@ export function trajectoryDetail(data: PageData, opening: (e: IndexEntry) => voi
 
   async function sideBySide(entries: IndexEntry[]): Promise<void> {
     const ts = await Promise.all(entries.map((x) => loadTrajectory(x.i)));
+    detail.comparing(true);
     element.replaceChildren(
       h('button', { onclick: () => void open(entries[0]) }, 'back to one'),
       h(
@@ -65,5 +71,5 @@ export function trajectoryDetail(data: PageData, opening: (e: IndexEntry) => voi
     );
   }
 
-  return { element, open };
+  return detail;
 }
