@@ -27,13 +27,15 @@ from urllib.parse import urlparse
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import mledojo_grade  # noqa: E402
+import mledojo_grade
 
 # solver -> (main.py's --agent-type, the agent's config file in the checkout, the overlay's run script)
 SOLVERS = {
     'mleagent': ('mle', 'mledojo/agent/mleagent/config.yaml', 'run_dojo_competitions_parallel.sh'),
     'aide': ('aide', 'mledojo/agent/aide/utils/config.yaml', 'run_dojo_competitions_aide.sh'),
 }
+# The module whose dataclasses OmegaConf checks MLE-Dojo's AIDE settings against.
+AIDE_SCHEMA = 'mledojo/agent/aide/utils/config.py'
 # Settings that are main.py's command-line flags rather than keys of the agent's YAML.
 CLI_SETTINGS = {'max_steps': '--max-steps', 'execution_timeout': '--execution-timeout'}
 
@@ -98,7 +100,7 @@ def endpoint_settings(base_url: str, model: str, api_key: str | None) -> dict:
     }
 
 
-def agent_config(args, rel: str) -> tuple[dict, str]:
+def agent_config(args, rel: str) -> tuple[dict, str, list[str]]:
     """The agent's YAML: the overlay's when it has one, else the checkout's; the endpoint and overrides applied."""
     overlay = Path(args.overlay) if args.overlay else None
     source = overlay / rel if overlay is not None and (overlay / rel).is_file() else Path(args.checkout) / rel
@@ -108,11 +110,17 @@ def agent_config(args, rel: str) -> tuple[dict, str]:
     if args.solver == 'aide':
         target = target.setdefault('code', {})
     target.update(llm)
+    dropped = []
+    if args.solver == 'aide' and 'base_url' not in (Path(args.checkout) / AIDE_SCHEMA).read_text():
+        # The overlay's AIDE file names base_url, which MLE-Dojo's AIDE schema (StageConfig) does not declare:
+        # OmegaConf refuses the whole file. Its local mode never reads it, so it is left out.
+        target.pop('base_url', None)
+        dropped.append('agent.code.base_url')
     for item in args.set or []:
         key, _, value = item.partition('=')
         if key not in CLI_SETTINGS:
             set_dotted(doc, key, parse_value(value))
-    return doc, str(source)
+    return doc, str(source), dropped
 
 
 def setup(args) -> dict:
@@ -126,7 +134,7 @@ def setup(args) -> dict:
     mirror(checkout, tree, rel)
     (tree / 'main.py').unlink()
     shutil.copy2(checkout / 'main.py', tree / 'main.py')
-    doc, source = agent_config(args, rel)
+    doc, source, dropped = agent_config(args, rel)
     (tree / rel).write_text(yaml.safe_dump(doc, sort_keys=False))
     flags = read_overlay_steps(Path(args.overlay) if args.overlay else None, script)
     if args.time_s:
@@ -140,6 +148,7 @@ def setup(args) -> dict:
     for key, value in flags.items():
         argv += [CLI_SETTINGS[key], str(value)]
     plan = {'argv': argv, 'cwd': str(tree), 'config': str(tree / rel), 'config_from': source, 'flags': flags}
+    plan['dropped'] = dropped
     plan['python_dir'] = str(Path(args.python).parent)
     (run / 'mledojo-run.json').write_text(json.dumps(plan, indent=2))
     return plan
@@ -153,8 +162,9 @@ def execute(run: Path) -> int:
     env['PATH'] = plan['python_dir'] + os.pathsep + env.get('PATH', '')
     env['PYTHONUNBUFFERED'] = '1'
     with open(run / 'main.log', 'wb') as log:
-        child = subprocess.Popen(plan['argv'], cwd=plan['cwd'], env=env, stdout=log, stderr=subprocess.STDOUT,
-                                 start_new_session=True)
+        child = subprocess.Popen(
+            plan['argv'], cwd=plan['cwd'], env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
 
         def forward(signum, _frame):
             try:

@@ -111,8 +111,9 @@ def journal_of(run: Path, competition: str, solver: str) -> tuple[str | None, in
     return (str(path.relative_to(run)), None) if path.is_file() else (None, None)
 
 
-def log_reason(run: Path) -> str | None:
-    """Why main.py stopped, from its log: the agent's own error action or the last line of a traceback."""
+def log_reason(run: Path, crashed: bool) -> str | None:
+    """Why main.py stopped, from its log: the agent's own error action, or (when main.py crashed) the last line of
+    its traceback; the sandbox's tracebacks of the agent's code are in the same log, so only a crash reads them."""
     log = run / 'main.log'
     if not log.is_file():
         return None
@@ -120,7 +121,7 @@ def log_reason(run: Path) -> str | None:
     for line in reversed(lines):
         if 'Agent returned error:' in line:
             return 'the agent stopped: ' + line.split('Agent returned error:', 1)[1].strip()[:300]
-    if any(line.startswith('Traceback') for line in lines):
+    if crashed and any(line.startswith('Traceback') for line in lines):
         tail = [line for line in lines if line.strip()]
         return tail[-1][:300] if tail else None
     return None
@@ -129,7 +130,7 @@ def log_reason(run: Path) -> str | None:
 def failure_reason(run: Path, exit_code, timed_out: bool, graded: list, executes: int) -> str:
     if timed_out:
         return 'main.py ran past the time limit and was stopped'
-    reason = log_reason(run)
+    reason = log_reason(run, exit_code not in (0, None))
     if exit_code not in (0, None):
         return f'main.py exited with {exit_code}' + (f': {reason}' if reason else '')
     if graded:
@@ -148,8 +149,9 @@ def grade(args, exit_code, timed_out: bool) -> dict:
     graded, higher = regrade(checkout, data, args.competition, files, Path(tempfile.mkdtemp())) if files else ([], True)
     best = None
     for i, g in enumerate(graded):
-        if g.get('status') == 'SUCCESS' and better(g.get('raw_score'), graded[best]['raw_score'] if best is not None
-                                                   else None, higher):
+        if g.get('status') == 'SUCCESS' and better(
+            g.get('raw_score'), graded[best]['raw_score'] if best is not None else None, higher
+        ):
             best = i
     journal, nodes = journal_of(run, args.competition, args.solver)
     result = {
@@ -162,21 +164,27 @@ def grade(args, exit_code, timed_out: bool) -> dict:
         'submissions': len(files),
         'valid': best is not None,
         'journal': journal,
-        'harness': {'best_raw_score': history.get('best_raw_score'),
-                    'best_position_score': history.get('best_position_score')},
+        'harness': {
+            'best_raw_score': history.get('best_raw_score'),
+            'best_position_score': history.get('best_position_score'),
+        },
     }
     if best is not None:
         chosen = graded[best]
         shutil.copy2(files[best], run / 'submission.csv')
         pos = chosen.get('position_score', {})
-        result.update({
-            'submission': str(files[best].relative_to(run)),
-            'raw_score': chosen['raw_score'],
-            'human_rank': pos.get('avg_score'),
-            'boards': {k: v for k, v in pos.items() if k in ('private', 'public')},
-        })
-        result['agrees'] = (result['raw_score'] == result['harness']['best_raw_score']
-                            and result['human_rank'] == result['harness']['best_position_score'])
+        result.update(
+            {
+                'submission': str(files[best].relative_to(run)),
+                'raw_score': chosen['raw_score'],
+                'human_rank': pos.get('avg_score'),
+                'boards': {k: v for k, v in pos.items() if k in ('private', 'public')},
+            }
+        )
+        result['agrees'] = (
+            result['raw_score'] == result['harness']['best_raw_score']
+            and result['human_rank'] == result['harness']['best_position_score']
+        )
     else:
         result['failure'] = failure_reason(run, exit_code, timed_out, graded, result['executes'])
     (run / 'result.json').write_text(json.dumps(result, indent=2, default=float))

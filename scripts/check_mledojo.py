@@ -1,14 +1,14 @@
 """scripts/check-mle-dojo.sh's helpers.
 
-  raw DEST            Kaggle-shaped raw downloads, synthetic, for two small MLE-Dojo competitions:
-                      spooky-author-identification (train.zip holding train.csv: id, text, author) and
-                      detecting-insults-in-social-commentary (train.csv and test_with_solutions.csv: Insult, Date,
-                      Comment, Usage). MLE-Dojo's own prepare() then splits them.
-  serve PORT_FILE LOG a scripted OpenAI-compatible policy for MLE-Dojo's MLE-Agent: it asks for the data and
-                      output paths, then runs a weak submission (the sample submission), a code that fails, and a
-                      TF-IDF + logistic regression model, each as MLE-Agent's JSON action; the paths and the
-                      competition come from the env's feedback in the conversation.
-  compare RESULTS...  prints each run's counts and exits 1 when mlepipe's grade differs from what MLE-Dojo recorded.
+raw DEST            Kaggle-shaped raw downloads, synthetic, for two small MLE-Dojo competitions:
+                    spooky-author-identification (train.zip holding train.csv: id, text, author) and
+                    detecting-insults-in-social-commentary (train.csv and test_with_solutions.csv: Insult, Date,
+                    Comment, Usage). MLE-Dojo's own prepare() then splits them.
+serve PORT_FILE LOG a scripted OpenAI-compatible policy for MLE-Dojo's MLE-Agent: it asks for the data and
+                    output paths, then runs a weak submission (the sample submission), a code that fails, and a
+                    TF-IDF + logistic regression model, each as MLE-Agent's JSON action; the paths and the
+                    competition come from the env's feedback in the conversation.
+compare RESULTS...  prints each run's counts and exits 1 when mlepipe's grade differs from what MLE-Dojo recorded.
 """
 
 import json
@@ -89,8 +89,31 @@ print('done', len(sub))
 }
 
 
-def reply(messages: list[dict]) -> str:
+AIDE_PLANS = ['the sample submission as it is', 'a model that fails on purpose', 'TF-IDF and logistic regression']
+
+
+def aide_reply(prompt: str, counts: dict) -> str:
+    """MLE-Dojo's AIDE sends one system prompt a node, naming the folder its submission.csv goes to; the n-th
+    call of a workspace gets the n-th plan (cycling), as a plan followed by one fenced code block."""
+    found = re.search(r"submission.csv` file in the `([^`]+)` directory", prompt)
+    out = found.group(1) if found else '.'
+    comp = next((c for c in MODEL if f'/{c}/' in out), None)
+    n = counts.get(out, 0)
+    counts[out] = n + 1
+    head = f"DATA = {out + '/input'!r}\nOUT = {out!r}\n"
+    codes = [
+        head + "import pandas as pd\npd.read_csv(DATA + '/sample_submission.csv').to_csv(OUT + '/submission.csv', "
+        "index=False)\n",
+        head + "raise RuntimeError('scripted failure')\n",
+        head + MODEL.get(comp, ''),
+    ]
+    return f'Plan: {AIDE_PLANS[n % 3]}.\n\n```python\n{codes[n % 3]}```\n'
+
+
+def reply(messages: list[dict], counts: dict) -> str:
     """The next action from what the conversation holds: the n-th assistant turn picks the n-th step."""
+    if messages and 'Kaggle grandmaster attending a competition' in str(messages[0].get('content', '')):
+        return aide_reply(str(messages[0]['content']), counts)
     turn = sum(1 for m in messages if m.get('role') == 'assistant')
     text = '\n'.join(str(m.get('content', '')) for m in messages if m.get('role') == 'user')
     data = re.search(r"(/[^\s'\"\\]+/data/public)", text)
@@ -114,6 +137,7 @@ def reply(messages: list[dict]) -> str:
 
 def serve(port_file: str, log_path: str) -> None:
     lock = threading.Lock()
+    counts: dict[str, int] = {}
 
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, *args):
@@ -121,12 +145,18 @@ def serve(port_file: str, log_path: str) -> None:
 
         def do_POST(self):
             body = json.loads(self.rfile.read(int(self.headers.get('content-length', 0))) or b'{}')
-            content = reply(body.get('messages', []))
+            with lock:
+                content = reply(body.get('messages', []), counts)
             with lock, open(log_path, 'a') as log:
                 log.write(json.dumps({'model': body.get('model'), 'reply': content[:200]}) + '\n')
             out = {
-                'id': 'scripted', 'object': 'chat.completion', 'created': 0, 'model': body.get('model', ''),
-                'choices': [{'index': 0, 'finish_reason': 'stop', 'message': {'role': 'assistant', 'content': content}}],
+                'id': 'scripted',
+                'object': 'chat.completion',
+                'created': 0,
+                'model': body.get('model', ''),
+                'choices': [
+                    {'index': 0, 'finish_reason': 'stop', 'message': {'role': 'assistant', 'content': content}}
+                ],
                 'usage': {'prompt_tokens': 1, 'completion_tokens': 1, 'total_tokens': 2},
             }
             data = json.dumps(out).encode()
@@ -146,10 +176,12 @@ def compare(paths: list[str]) -> int:
     for path in paths:
         r = json.loads(Path(path).read_text())
         h = r['harness']
-        line = (f"{r['competition']} {r['solver']}: exit {r['exit_code']}, {r['executes']} execute_code, "
-                f"{r['submissions']} submission(s), valid {r['valid']}, raw {r.get('raw_score')}, "
-                f"HumanRank {r.get('human_rank')} | MLE-Dojo recorded raw {h['best_raw_score']}, "
-                f"position {h['best_position_score']}")
+        line = (
+            f"{r['competition']} {r['solver']}: exit {r['exit_code']}, {r['executes']} execute_code, "
+            f"{r['submissions']} submission(s), valid {r['valid']}, raw {r.get('raw_score')}, "
+            f"HumanRank {r.get('human_rank')} | MLE-Dojo recorded raw {h['best_raw_score']}, "
+            f"position {h['best_position_score']}"
+        )
         ok = r.get('agrees', h['best_raw_score'] is None)
         print(('ok   ' if ok else 'DIFF ') + line)
         bad += 0 if ok else 1
