@@ -34,6 +34,8 @@ export interface HarnessSettings {
   readonly checkout: string;
   /** The SandMLE checkout's overlay folder for this harness (read at run time), when one is named. */
   readonly overlay?: string;
+  /** The harness's own prepared data, where it has a layout of its own (MLE-Dojo: <id>/data/{public,private}). */
+  readonly data?: string;
   /** The interpreter the harness runs with. */
   readonly python: string;
   /** The harness's solver (aira-dojo: aide_greedy, aira_greedy; MLE-Dojo: aide, mleagent). */
@@ -89,6 +91,11 @@ export interface HarnessOutcome {
   readonly harnessScore?: number | null;
   /** Steps (nodes) the harness recorded. */
   readonly steps?: number;
+  /**
+   * The harness's own grade of `submission`, for a harness whose grader is not MLE-bench's (MLE-Dojo: its
+   * scorer's raw score and its HumanRank in [0, 1], both boards averaged); the run's row uses it.
+   */
+  readonly dojo?: { readonly score: number | null; readonly humanRank: number | null };
   /** Why the run failed (a non-zero exit, a timeout, no submission), in a line; absent when it succeeded. */
   readonly failure?: string;
 }

@@ -2,11 +2,13 @@
 // an adapter without its name, does not build.
 import type { HarnessAdapter } from './adapter.js';
 import { airaDojo } from './aira-dojo/adapter.js';
+import { mleDojo } from './mle-dojo/adapter.js';
 
-export type HarnessName = 'aira-dojo';
+export type HarnessName = 'aira-dojo' | 'mle-dojo';
 
 export const HARNESSES = {
   'aira-dojo': airaDojo,
+  'mle-dojo': mleDojo,
 } as const satisfies { readonly [K in HarnessName]: HarnessAdapter };
 
 export function harnessNames(): HarnessName[] {
