@@ -75,6 +75,19 @@ def set_dotted(doc: dict, key: str, value) -> None:
     node[parts[-1]] = value
 
 
+def find_key(doc: dict, key: str, prefix: str = '') -> str | None:
+    """The dotted path of the first `key` in the YAML, breadth first: a flat setting (`steps`, `num_drafts`,
+    `temperature`) names the key wherever the agent's file keeps it."""
+    if key in doc:
+        return prefix + key
+    for name, value in doc.items():
+        if isinstance(value, dict):
+            found = find_key(value, key, f'{prefix}{name}.')
+            if found:
+                return found
+    return None
+
+
 def parse_value(text: str):
     """An override's value as YAML reads it (numbers, booleans, null), else the string."""
     try:
@@ -118,8 +131,12 @@ def agent_config(args, rel: str) -> tuple[dict, str, list[str]]:
         dropped.append('agent.code.base_url')
     for item in args.set or []:
         key, _, value = item.partition('=')
-        if key not in CLI_SETTINGS:
-            set_dotted(doc, key, parse_value(value))
+        if key in CLI_SETTINGS:
+            continue
+        path = key if '.' in key else find_key(doc, key)
+        if path is None:
+            fail(f"MLE-Dojo's {args.solver} config ({source}) has no setting {key}")
+        set_dotted(doc, path, parse_value(value))
     return doc, str(source), dropped
 
 
@@ -206,7 +223,11 @@ def parser() -> argparse.ArgumentParser:
         p.add_argument('--overlay', help="SandMLE checkout's scaffolds/mle-dojo folder")
         p.add_argument('--python', default=sys.executable)
         p.add_argument('--time-s', type=int, help="main.py's --execution-timeout")
-        p.add_argument('--set', action='append', help='KEY=VALUE: a dotted key of the agent YAML, or max_steps')
+        p.add_argument(
+            '--set',
+            action='append',
+            help='KEY=VALUE: a key of the agent YAML (dotted, or a name found in it), or max_steps',
+        )
     ex = sub.add_parser('exec')
     ex.add_argument('--run', required=True)
     gr = sub.add_parser('grade')

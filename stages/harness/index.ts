@@ -35,6 +35,7 @@ export function harnessSettings(p: HarnessParams, experimentDir: string): Harnes
   return {
     checkout: resolve(experimentDir, p.checkout),
     overlay: p.overlay === undefined ? undefined : resolve(experimentDir, p.overlay),
+    data: p.data === undefined ? undefined : resolve(experimentDir, p.data),
     python: resolve(experimentDir, p.python),
     solver: p.solver,
     overrides: p.settings,

@@ -61,14 +61,18 @@ export interface RecordInput {
 
 export function runRecord(r: RecordInput): RunRecord {
   const evaluation: EvaluatorResult | null = r.grade?.ok ? r.grade.result : null;
-  const m = medalReport(evaluation);
-  const status: RunRecord['grade_status'] = r.grade?.ok
+  // A harness that grades with its own grader (MLE-Dojo) hands its grade over: valid, its score, no medals.
+  const dojo = r.outcome.dojo;
+  const m = dojo ? { ...medalReport(null), valid_submission: true, score: dojo.score } : medalReport(evaluation);
+  const status: RunRecord['grade_status'] = dojo
     ? 'graded'
-    : r.grade?.fault
-      ? 'grade_error'
-      : r.grade
-        ? 'invalid'
-        : 'no_submission';
+    : r.grade?.ok
+      ? 'graded'
+      : r.grade?.fault
+        ? 'grade_error'
+        : r.grade
+          ? 'invalid'
+          : 'no_submission';
   return {
     task_id: r.task_id,
     policy: r.policy,
@@ -84,7 +88,11 @@ export function runRecord(r: RecordInput): RunRecord {
     ...m,
     grade_status: status,
     grade_error: r.grade && !r.grade.ok ? (r.grade.fault ?? r.grade.error) : null,
-    human_rank: r.leaderboard ? humanRank(m.score, r.leaderboard.scores, r.leaderboard.is_lower_better) : null,
+    human_rank: dojo
+      ? dojo.humanRank
+      : r.leaderboard
+        ? humanRank(m.score, r.leaderboard.scores, r.leaderboard.is_lower_better)
+        : null,
   };
 }
 

@@ -77,12 +77,14 @@ async function oneRun(
     const kept = join(run.dir, 'submission.csv');
     if (outcome.submission !== kept) await copyFile(outcome.submission, kept);
     submission = relative(ctx.outDir, kept);
-    grade = await gradeSubmission(
-      job.competition.taskDir,
-      dirname(kept),
-      { python: ctx.python, signal: ctx.signal },
-      basename(kept),
-    );
+    // MLE-Dojo's grade (its scorer, its HumanRank) comes with the outcome.
+    if (adapter.grader === 'mlebench')
+      grade = await gradeSubmission(
+        job.competition.taskDir,
+        dirname(kept),
+        { python: ctx.python, signal: ctx.signal },
+        basename(kept),
+      );
   }
   const rec = runRecord({
     task_id: job.competition.id,
