@@ -171,22 +171,26 @@ def serve(port_file: str, log_path: str) -> None:
     server.serve_forever()
 
 
-def compare(paths: list[str]) -> int:
+def compare(out: str) -> int:
+    """Each run of a harness node: mlepipe's row (results.jsonl) against MLE-Dojo's env history (the driver's
+    result.json keeps what history.json recorded)."""
+    records = [json.loads(line) for line in (Path(out) / 'results.jsonl').read_text().splitlines() if line]
     bad = 0
-    for path in paths:
-        r = json.loads(Path(path).read_text())
-        h = r['harness']
-        line = (
-            f"{r['competition']} {r['solver']}: exit {r['exit_code']}, {r['executes']} execute_code, "
-            f"{r['submissions']} submission(s), valid {r['valid']}, raw {r.get('raw_score')}, "
-            f"HumanRank {r.get('human_rank')} | MLE-Dojo recorded raw {h['best_raw_score']}, "
-            f"position {h['best_position_score']}"
+    for rec in records:
+        run = Path(out) / 'runs' / rec['task_id'] / rec['policy'] / str(rec['repeat'])
+        mine = json.loads((run / 'result.json').read_text())
+        h = mine['harness']
+        ok = rec['score'] == h['best_raw_score'] and rec['human_rank'] == h['best_position_score']
+        print(
+            ('ok   ' if ok else 'DIFF ')
+            + f"{rec['task_id']} {mine['solver']}: {mine['executes']} execute_code, {mine['submissions']} submission(s), "
+            f"steps {rec['steps']}; mlepipe score {rec['score']}, HumanRank {rec['human_rank']} | MLE-Dojo recorded "
+            f"{h['best_raw_score']}, {h['best_position_score']}"
         )
-        ok = r.get('agrees', h['best_raw_score'] is None)
-        print(('ok   ' if ok else 'DIFF ') + line)
         bad += 0 if ok else 1
-    print(f'{len(paths) - bad} of {len(paths)} runs agree with what MLE-Dojo recorded')
-    return 1 if bad else 0
+    valid = sum(1 for r in records if r['valid_submission'])
+    print(f'{len(records) - bad} of {len(records)} runs agree with what MLE-Dojo recorded; {valid} valid submissions')
+    return 1 if bad or not records else 0
 
 
 if __name__ == '__main__':
@@ -196,4 +200,4 @@ if __name__ == '__main__':
     elif cmd == 'serve':
         serve(sys.argv[2], sys.argv[3])
     else:
-        sys.exit(compare(sys.argv[2:]))
+        sys.exit(compare(sys.argv[2]))
