@@ -26,7 +26,7 @@ export async function runHarnessProcess(
     extendEnv: false,
     detached: true,
     reject: false,
-    stdin: 'ignore',
+    stdin: 'pipe',
     all: true,
     buffer: false,
   });
