@@ -7,15 +7,16 @@ import { sha256 } from '../../core/hash.js';
 
 const run = promisify(execFile);
 
-/** The checkout's HEAD and a digest of `git status` and `git diff HEAD`, or why there is none. */
+/**
+ * The checkout's HEAD and a digest of its changes to tracked files (`git diff HEAD`), or why there is none.
+ * Untracked files are left out: a harness run writes its caches into the checkout it runs in.
+ */
 export async function checkoutCommit(dir: string): Promise<Record<string, string>> {
   if (!existsSync(dir)) return { missing: dir };
   try {
     const head = (await run('git', ['-C', dir, 'rev-parse', 'HEAD'])).stdout.trim();
-    const status = (await run('git', ['-C', dir, 'status', '--porcelain'], { maxBuffer: 64 << 20 })).stdout;
-    if (!status.trim()) return { commit: head };
     const diff = (await run('git', ['-C', dir, 'diff', 'HEAD'], { maxBuffer: 256 << 20 })).stdout;
-    return { commit: head, changes: sha256(status + '\0' + diff) };
+    return diff ? { commit: head, changes: sha256(diff) } : { commit: head };
   } catch (err) {
     return { unavailable: `not a git checkout: ${(err as Error).message.split('\n')[0]}` };
   }

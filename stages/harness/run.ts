@@ -18,8 +18,8 @@ import { harnessSettings, type HarnessParams } from './index.js';
 import { runHarnessProcess } from './process.js';
 import { notRun, runRecord, tables, taskLeaderboard, type RunRecord } from './records.js';
 
-/** How long past its own time limit a harness gets to write its results before it is stopped. */
-const GRACE_S = 60;
+/** How long past its own time limit a harness gets to write its results before it is stopped: a tenth, at most a minute. */
+export const graceS = (limitS: number) => Math.min(60, Math.ceil(limitS / 10));
 
 /** A task folder of the mlebench stage as the competition an adapter lays out. */
 async function competitionOf(t: TaskRef): Promise<HarnessCompetition> {
@@ -63,7 +63,7 @@ async function oneRun(
   const limit = run.settings.timePerRunS;
   const cmd = await adapter.prepare(run);
   const exit = await runHarnessProcess(cmd, {
-    timeoutMs: (limit + GRACE_S) * 1000,
+    timeoutMs: (limit + graceS(limit)) * 1000,
     signal: ctx.signal,
     log: join(run.dir, 'harness.log'),
   });

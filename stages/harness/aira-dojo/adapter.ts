@@ -40,6 +40,7 @@ async function prepare(run: HarnessRun) {
       PRIMARY_KEY: run.policy.apiKey ?? 'none',
       WANDB_MODE: 'disabled',
       HYDRA_FULL_ERROR: '1',
+      PYTHONDONTWRITEBYTECODE: '1',
     },
   };
 }
