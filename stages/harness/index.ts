@@ -19,6 +19,7 @@ export interface HarnessParams {
   harness: string;
   checkout: string;
   overlay?: string;
+  data?: string;
   python: string;
   solver: string;
   policies: string[];

@@ -29,6 +29,9 @@ const ALLOWED_ENV = new Set([
   'AIRA_DOJO',
   'AIRA_DOJO_PYTHON',
   'SANDMLE_CHECKOUT',
+  'MLE_DOJO',
+  'MLE_DOJO_PYTHON',
+  'MLE_DOJO_DATA',
 ]);
 const BASE_MODELS = new Set(['qwen3-8b', 'qwen3-14b', 'qwen3-30b-a3b']);
 
@@ -133,6 +136,21 @@ test("Table 2 plans aira-dojo's AIDE and AIRA greedy on MLE-bench-lite with the 
   assert.is(plan.exitCode, 0, plan.stderr);
   const ids = (JSON.parse(plan.stdout).nodes as Array<{ id: string }>).map((n) => n.id);
   assert.ok(ids.includes('aide') && ids.includes('aira'), ids.join(' '));
+});
+
+test("Table 3 plans MLE-Dojo's MLE-Agent and AIDE for each checkpoint the paper evaluates, its numbers joined", async () => {
+  const t3 = await loadExperiment(join(DIR, 'table3.yaml'), { env: {} });
+  const runs = new Set<string>();
+  for (const s of t3.stages.filter((x) => x.uses === 'harness')) {
+    assert.is(s.params.harness, 'mle-dojo');
+    assert.ok(String(s.params.overlay).endsWith('scaffolds/mle-dojo'), String(s.params.overlay));
+    for (const p of s.params.policies as string[]) runs.add(`${String(s.params.solver)} ${p}`);
+  }
+  const want = ['qwen3_14b', 'seed_sft_14b', 'sandmle_14b', 'qwen3_30b', 'seed_sft_30b', 'sandmle_30b'];
+  for (const solver of ['mleagent', 'aide'])
+    for (const p of want) assert.ok(runs.has(`${solver} vllm_${p}`), `${solver} vllm_${p}`);
+  for (const p of want.filter((x) => x !== 'qwen3_14b' && x !== 'qwen3_30b'))
+    assert.is((t3.models[`vllm_${p}`] as { checkpoint?: string } | undefined)?.checkpoint, p, p);
 });
 
 test.run();
