@@ -55,7 +55,26 @@ trap 'kill $SERVER 2>/dev/null' EXIT
 for _ in $(seq 50); do [ -s "$WORK/port" ] && break; sleep 0.2; done
 PORT=$(cat "$WORK/port")
 
-cat > "$WORK/check.yaml" <<YAML
+# One harness node: name, solver, its smaller step setting.
+harness_node() {
+  cat <<YAML
+  $1:
+    uses: harness
+    needs: [comps]
+    with:
+      harness: mle-dojo
+      checkout: $CHECKOUT
+      overlay: $OVERLAY
+      python: $PY
+      data: dojo
+      solver: $2
+      policies: [scripted]
+      settings: { $3 }
+      time_per_run_s: 900
+YAML
+}
+{
+  cat <<YAML
 name: check-mle-dojo
 models:
   scripted: { provider: openai, base_url: "http://127.0.0.1:$PORT/v1", model: qwen3_30b_serve_finetuned_step_60 }
@@ -63,33 +82,10 @@ stages:
   comps:
     uses: mlebench
     with: { data: data, mlebench: mle, set: [${COMPS[0]}, ${COMPS[1]}] }
-  mleagent:
-    uses: harness
-    needs: [comps]
-    with:
-      harness: mle-dojo
-      checkout: $CHECKOUT
-      overlay: $OVERLAY
-      python: $PY
-      data: dojo
-      solver: mleagent
-      policies: [scripted]
-      settings: { max_steps: 6 }
-      time_per_run_s: 900
-  aide:
-    uses: harness
-    needs: [comps]
-    with:
-      harness: mle-dojo
-      checkout: $CHECKOUT
-      overlay: $OVERLAY
-      python: $PY
-      data: dojo
-      solver: aide
-      policies: [scripted]
-      settings: { steps: 4 }
-      time_per_run_s: 900
 YAML
+  harness_node mleagent mleagent 'max_steps: 6'
+  harness_node aide aide 'steps: 4'
+} > "$WORK/check.yaml"
 printf 'cache: .mlepipe\nsandbox: { backend: process }\n' > "$WORK/mlepipe.config.yaml"
 (cd "$WORK" && node "$ROOT/dist/cli.js" run check.yaml)
 for node in mleagent aide; do

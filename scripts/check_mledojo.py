@@ -92,22 +92,26 @@ print('done', len(sub))
 AIDE_PLANS = ['the sample submission as it is', 'a model that fails on purpose', 'TF-IDF and logistic regression']
 
 
-def aide_reply(prompt: str, counts: dict) -> str:
-    """MLE-Dojo's AIDE sends one system prompt a node, naming the folder its submission.csv goes to; the n-th
-    call of a workspace gets the n-th plan (cycling), as a plan followed by one fenced code block."""
-    found = re.search(r"submission.csv` file in the `([^`]+)` directory", prompt)
-    out = found.group(1) if found else '.'
-    comp = next((c for c in MODEL if f'/{c}/' in out), None)
-    n = counts.get(out, 0)
-    counts[out] = n + 1
-    head = f"DATA = {out + '/input'!r}\nOUT = {out!r}\n"
-    codes = [
+def codes(data: str, out: str) -> list[str]:
+    """The three scripts every agent gets in turn: the sample submission, a failure, the competition's model."""
+    comp = next((c for c in MODEL if f'/{c}/' in data), None)
+    head = f"DATA = {data!r}\nOUT = {out!r}\n"
+    return [
         head + "import pandas as pd\npd.read_csv(DATA + '/sample_submission.csv').to_csv(OUT + '/submission.csv', "
         "index=False)\n",
         head + "raise RuntimeError('scripted failure')\n",
         head + MODEL.get(comp, ''),
     ]
-    return f'Plan: {AIDE_PLANS[n % 3]}.\n\n```python\n{codes[n % 3]}```\n'
+
+
+def aide_reply(prompt: str, counts: dict) -> str:
+    """MLE-Dojo's AIDE sends one system prompt a node, naming the folder its submission.csv goes to; the n-th
+    call of a workspace gets the n-th plan (cycling), as a plan followed by one fenced code block."""
+    found = re.search(r"submission.csv` file in the `([^`]+)` directory", prompt)
+    out = found.group(1) if found else '.'
+    n = counts.get(out, 0)
+    counts[out] = n + 1
+    return f'Plan: {AIDE_PLANS[n % 3]}.\n\n```python\n{codes(out + "/input", out)[n % 3]}```\n'
 
 
 def reply(messages: list[dict], counts: dict) -> str:
@@ -117,19 +121,12 @@ def reply(messages: list[dict], counts: dict) -> str:
     turn = sum(1 for m in messages if m.get('role') == 'assistant')
     text = '\n'.join(str(m.get('content', '')) for m in messages if m.get('role') == 'user')
     data = re.search(r"(/[^\s'\"\\]+/data/public)", text)
-    comp = next((c for c in MODEL if data and f'/{c}/' in data.group(1)), None)
     outs = re.findall(r"(/[^\s'\"\\]+/output/[^\s'\"\\]+)", text)
     if turn == 0 or data is None:
         return json.dumps({'action': 'request_info', 'params': {'info_type': 'data_path'}})
     if turn == 1 or not outs:
         return json.dumps({'action': 'request_info', 'params': {'info_type': 'output_path'}})
-    head = f"DATA = {data.group(1)!r}\nOUT = {outs[-1].rstrip('.,')!r}\n"
-    steps = [
-        head + "import pandas as pd\npd.read_csv(DATA + '/sample_submission.csv').to_csv(OUT + '/submission.csv', "
-        "index=False)\n",
-        head + "raise RuntimeError('scripted failure')\n",
-        head + MODEL.get(comp, ''),
-    ]
+    steps = codes(data.group(1), outs[-1].rstrip('.,'))
     if turn - 2 < len(steps):
         return '```json\n' + json.dumps({'action': 'execute_code', 'params': {'code': steps[turn - 2]}}) + '\n```'
     return json.dumps({'action': 'request_info', 'params': {'info_type': 'overview'}})
