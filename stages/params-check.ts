@@ -58,6 +58,7 @@ export const agreement: Agreement = {
   filter: true,
   guide: true,
   eval: true,
+  harness: true,
   curate: true,
   grpo: true,
   sft: true,

@@ -8,6 +8,7 @@ import { filter } from './filter/index.js';
 import { generate } from './generate/index.js';
 import { grpo } from './grpo/index.js';
 import { guide } from './guide/index.js';
+import { harness } from './harness/index.js';
 import { mlebench } from './mlebench/index.js';
 import { mltoolbench } from './mltoolbench/index.js';
 import { sft } from './sft/index.js';
@@ -22,6 +23,7 @@ export type StageKind =
   | 'filter'
   | 'guide'
   | 'eval'
+  | 'harness'
   | 'curate'
   | 'grpo'
   | 'sft';
@@ -35,6 +37,7 @@ export const STAGES = {
   filter,
   guide,
   eval: evalStage,
+  harness,
   curate,
   grpo,
   sft,

@@ -26,6 +26,12 @@ const ALLOWED_ENV = new Set([
   'EXPERT_MODEL',
   'FACTORY_BASE_URL',
   'FACTORY_MODEL',
+  'AIRA_DOJO',
+  'AIRA_DOJO_PYTHON',
+  'SANDMLE_CHECKOUT',
+  'MLE_DOJO',
+  'MLE_DOJO_PYTHON',
+  'MLE_DOJO_DATA',
 ]);
 const BASE_MODELS = new Set(['qwen3-8b', 'qwen3-14b', 'qwen3-30b-a3b']);
 
@@ -105,6 +111,46 @@ test("Table 1 evaluates the chain's nodes; Table 4's plan evaluates both reward 
   };
   for (const node of ['sandmle_8b', 'sandmle_30b', 'verified'])
     assert.is(await key('fig8-dynamics.yaml', node), await key('table4.yaml', node), node);
+});
+
+test("Table 2 plans aira-dojo's AIDE and AIRA greedy on MLE-bench-lite with the chain's 14B and 30B-A3B checkpoints", async () => {
+  const t2 = await loadExperiment(join(DIR, 'table2.yaml'), { env: {} });
+  const solvers: Record<string, string> = {};
+  for (const s of t2.stages.filter((x) => x.uses === 'harness')) {
+    assert.is(s.params.harness, 'aira-dojo');
+    assert.ok(String(s.params.overlay).endsWith('scaffolds/aira-dojo'), String(s.params.overlay));
+    solvers[s.id] = s.params.solver as string;
+    const policies = s.params.policies as string[];
+    assert.is(policies.length, 6);
+    for (const p of policies) {
+      const m = t2.models[p];
+      // Served by vLLM for the harness; a trained one is the checkpoint of a chain node the stage needs.
+      assert.ok(m.provider === 'worker' && m.serve === 'vllm', p);
+      if (m.checkpoint !== undefined) assert.ok(s.needs.includes(m.checkpoint), p);
+      else assert.ok(BASE_MODELS.has(m.model), p);
+    }
+    assert.ok(s.needs.includes('lite'));
+  }
+  assert.equal(solvers, { aide: 'aide_greedy', aira: 'aira_greedy' });
+  const plan = await cli(['plan', 'experiments/sandmle/table2.yaml', '--json'], { cwd: ROOT });
+  assert.is(plan.exitCode, 0, plan.stderr);
+  const ids = (JSON.parse(plan.stdout).nodes as Array<{ id: string }>).map((n) => n.id);
+  assert.ok(ids.includes('aide') && ids.includes('aira'), ids.join(' '));
+});
+
+test("Table 3 plans MLE-Dojo's MLE-Agent and AIDE for each checkpoint the paper evaluates, its numbers joined", async () => {
+  const t3 = await loadExperiment(join(DIR, 'table3.yaml'), { env: {} });
+  const runs = new Set<string>();
+  for (const s of t3.stages.filter((x) => x.uses === 'harness')) {
+    assert.is(s.params.harness, 'mle-dojo');
+    assert.ok(String(s.params.overlay).endsWith('scaffolds/mle-dojo'), String(s.params.overlay));
+    for (const p of s.params.policies as string[]) runs.add(`${String(s.params.solver)} ${p}`);
+  }
+  const want = ['qwen3_14b', 'seed_sft_14b', 'sandmle_14b', 'qwen3_30b', 'seed_sft_30b', 'sandmle_30b'];
+  for (const solver of ['mleagent', 'aide'])
+    for (const p of want) assert.ok(runs.has(`${solver} vllm_${p}`), `${solver} vllm_${p}`);
+  for (const p of want.filter((x) => x !== 'qwen3_14b' && x !== 'qwen3_30b'))
+    assert.is((t3.models[`vllm_${p}`] as { checkpoint?: string } | undefined)?.checkpoint, p, p);
 });
 
 test.run();
