@@ -17,6 +17,7 @@ import type { EvalParams } from './index.js';
 import { episodeLimits } from './limits.js';
 import { policyNames } from './policy-names.js';
 import { runJob, type EvalJob, type EvalSetup } from './item.js';
+import { jailsLine } from './jails-line.js';
 import { writeOutputs } from './outputs.js';
 import { releaseOptions, releaseTextMetrics } from '../shared/release-checkout.js';
 
@@ -98,9 +99,7 @@ async function runJobs(s: EvalSetup, jobs: readonly EvalJob[], agents: EvalAgent
   ctx.signal.throwIfAborted();
   const jails = s.sandbox.jails();
   if (jails.started || jails.handed)
-    ctx.log(
-      `sandbox: ${jails.started} warm jails started and ${jails.handed} taken over from an earlier stage for ${jobs.length} rollouts (${jails.reused} sessions in a reused jail)`,
-    );
+    ctx.log(jailsLine({ ...jails, rollouts: jobs.length }));
   return done as Trajectory[];
 }
 
