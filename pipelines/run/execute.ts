@@ -9,6 +9,7 @@ import { choosePython } from '../../core/python.js';
 import { VERSION } from '../../core/version.js';
 import type { HostPlacement, InputNode, Metrics, StageContext, StageResult } from '../../stages/contract.js';
 import { getStage } from '../../stages/registry.js';
+import { dropItems } from '../cache/items.js';
 import type { Held } from '../cache/locks.js';
 import type { Manifest } from '../cache/manifest.js';
 import type { CacheStore } from '../cache/store.js';
@@ -30,7 +31,8 @@ export interface ExecuteArgs {
   node: KeyedNode;
   inputs: InputNode[];
   store: CacheStore;
-  forced: boolean;
+  /** Run whatever the cache holds: `fresh` also drops the node's finished items first (--force), `items` keeps them (--rebuild). */
+  forced?: 'fresh' | 'items';
   signal: AbortSignal;
   reporter: Reporter;
   /** The host the scheduler placed the node on (`on:`), with the GPUs it holds there. */
@@ -73,6 +75,10 @@ export async function executeNode(a: ExecuteArgs): Promise<NodeOutcome> {
     if (found?.state === 'damaged') reporter.waiting(node.id, `${damageReason(found.problems)}; rebuilding it`);
     reporter.started(node.id);
     log = await NodeLog.open(store.logPath(node.key), (line) => reporter.log(node.id, line));
+    if (a.forced === 'fresh') {
+      const dropped = await dropItems(store.items(node.key).root);
+      if (dropped) log.line(`mlepipe: --force: dropped the ${dropped} item(s) an earlier attempt finished; every item runs again`);
+    }
     staged = await store.staging(node.key);
     const built = await build(a, held, staged, log);
     const manifest = manifestOf(

@@ -202,7 +202,7 @@ class Run {
       node: p.node,
       inputs: this.inputsOf(p),
       store: this.plan.store,
-      forced: p.reason === 'forced',
+      forced: p.forced,
       signal: this.signal,
       reporter: this.reporter,
       host: held?.placement,
