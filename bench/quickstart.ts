@@ -27,7 +27,8 @@ async function once(env: Record<string, string>) {
     const wallS = (performance.now() - t0) / 1000;
     if (r.status !== 0) throw new Error(`quickstart failed: ${r.stderr}`);
     const agentsS = Number(/agents\s+done in ([\d.]+)s/.exec(r.stderr)?.[1]);
-    if (!Number.isFinite(agentsS)) throw new Error(`quickstart: no "agents … done in" line in its progress:\n${r.stderr}`);
+    if (!Number.isFinite(agentsS))
+      throw new Error(`quickstart: no "agents … done in" line in its progress:\n${r.stderr}`);
     const jails = await jailsInLogs(join(dir, '.mlepipe', 'logs'));
     const rollouts = jails.rollouts;
     return {

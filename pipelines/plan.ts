@@ -67,7 +67,12 @@ export async function makePlan(exp: Experiment, opts: PlanOptions = {}): Promise
     }
     const forced = forcedHow.get(id);
     if (forced) {
-      nodes.push({ node, action: 'run', reason: forced === 'fresh' ? 'forced' : 'rebuild: keeps finished items', forced });
+      nodes.push({
+        node,
+        action: 'run',
+        reason: forced === 'fresh' ? 'forced' : 'rebuild: keeps finished items',
+        forced,
+      });
       continue;
     }
     const found = checks.get(id)!;

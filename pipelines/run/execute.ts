@@ -73,11 +73,12 @@ export async function executeNode(a: ExecuteArgs): Promise<NodeOutcome> {
     const found = a.forced ? undefined : await store.check(node.key);
     if (found?.state === 'ok') return { status: 'cached', manifest: found.manifest };
     if (found?.state === 'damaged') reporter.waiting(node.id, `${damageReason(found.problems)}; rebuilding it`);
-    reporter.started(node.id);
+    reporter.started(node.id, { rescore: a.rescoreFrom !== undefined, log: store.logPath(node.key) });
     log = await NodeLog.open(store.logPath(node.key), (line) => reporter.log(node.id, line));
     if (a.forced === 'fresh') {
       const dropped = await dropItems(store.items(node.key).root);
-      if (dropped) log.line(`mlepipe: --force: dropped the ${dropped} item(s) an earlier attempt finished; every item runs again`);
+      if (dropped)
+        log.line(`mlepipe: --force: dropped the ${dropped} item(s) an earlier attempt finished; every item runs again`);
     }
     staged = await store.staging(node.key);
     const built = await build(a, held, staged, log);
@@ -161,7 +162,8 @@ function stageContext(
     items: store.items(node.key),
     signal: run.signal,
     log: run.log.line,
-    progress: (done, total) => a.reporter.progress(node.id, done, total),
+    progress: (p) => a.reporter.progress(node.id, p),
+    resumed: (r) => a.reporter.resumed(node.id, r.kept, r.total, r.unit),
     host: a.host,
     ...(node.stage.sandbox ? sandboxPlacement(node.stage.sandbox, exp.settings.hosts, a.sandboxGpus) : {}),
   };

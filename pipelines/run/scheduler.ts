@@ -94,7 +94,15 @@ class Run {
   private readonly state = new Map<string, State>();
   private readonly manifests = new Map<string, Manifest>();
   private readonly failures: Failure[] = [];
-  private readonly summary: RunSummary = { ran: 0, cached: 0, failed: 0, skipped: 0, ms: 0, interrupted: false };
+  private readonly summary: RunSummary = {
+    ran: 0,
+    rescored: 0,
+    cached: 0,
+    failed: 0,
+    skipped: 0,
+    ms: 0,
+    interrupted: false,
+  };
   private readonly running = new Map<string, Promise<void>>();
   // Host faults so far, per node: their hosts are passed over while another matching host is left.
   private readonly faults = new Map<string, { hosts: Set<string>; notes: string[] }>();
@@ -249,8 +257,11 @@ class Run {
       this.summary.cached++;
       this.reporter.cached(id, 'cached (finished by another run)');
     } else {
-      this.summary.ran++;
-      this.reporter.done(id, outcome.manifest.durationMs, outcome.manifest.metrics);
+      // A rescore whose source had gone ran in full: its manifest says which it was.
+      const rescored = outcome.manifest.rescoredFrom !== undefined;
+      if (rescored) this.summary.rescored++;
+      else this.summary.ran++;
+      this.reporter.done(id, outcome.manifest.durationMs, outcome.manifest.metrics, rescored);
     }
   }
 
