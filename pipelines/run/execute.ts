@@ -9,6 +9,7 @@ import { choosePython } from '../../core/python.js';
 import { VERSION } from '../../core/version.js';
 import type { HostPlacement, InputNode, Metrics, StageContext, StageResult } from '../../stages/contract.js';
 import { getStage } from '../../stages/registry.js';
+import { dropBoard, linkBoard, settleBoard } from '../cache/boards.js';
 import { dropItems } from '../cache/items.js';
 import type { Held } from '../cache/locks.js';
 import type { Manifest } from '../cache/manifest.js';
@@ -81,6 +82,8 @@ export async function executeNode(a: ExecuteArgs): Promise<NodeOutcome> {
         log.line(`mlepipe: --force: dropped the ${dropped} item(s) an earlier attempt finished; every item runs again`);
     }
     staged = await store.staging(node.key);
+    // Curves a running node writes are watched by name, from its staging folder until it is published.
+    await linkBoard(store.root, a.exp.name, node.id, staged);
     const built = await build(a, held, staged, log);
     const manifest = manifestOf(
       node,
@@ -90,10 +93,11 @@ export async function executeNode(a: ExecuteArgs): Promise<NodeOutcome> {
     if (a.forced || found?.state === 'damaged') await store.replace(staged, manifest);
     else await store.commit(staged, manifest);
     staged = undefined;
+    await settleBoard(store.root, a.exp.name, node.id, store.entryDir(node.key));
     await a.record(manifest);
     return { status: 'done', manifest };
   } finally {
-    if (staged) await store.discard(staged);
+    if (staged) await Promise.all([store.discard(staged), dropBoard(store.root, a.exp.name, node.id, staged)]);
     await log?.close();
     await held.release();
   }

@@ -9,6 +9,7 @@ import { closeShelf, openShelf } from '../../sandbox/warm/shelf.js';
 import type { InputNode } from '../../stages/contract.js';
 import { getStage } from '../../stages/registry.js';
 import type { LockEntry } from '../cache/lockfile.js';
+import { settleBoard } from '../cache/boards.js';
 import type { Manifest } from '../cache/manifest.js';
 import type { Plan, PlannedNode } from '../plan.js';
 import { executeNode, type NodeOutcome } from './execute.js';
@@ -161,6 +162,11 @@ class Run {
     // Cached nodes go into the lock file too; a full run also forgets nodes the experiment no longer has.
     const cachedEntries: Record<string, LockEntry> = {};
     for (const [id, m] of this.manifests) cachedEntries[id] = lockEntry(m);
+    // Cached nodes' curves get their names too (a node's own run linked them as it finished).
+    const { store, experiment } = this.plan;
+    await Promise.all(
+      [...this.manifests].map(([id, m]) => settleBoard(store.root, experiment.name, id, store.entryDir(m.key))),
+    );
     const full = this.plan.nodes.every((p) => p.action !== 'skip');
     await this.record(cachedEntries, full ? new Set(this.plan.nodes.map((p) => p.node.id)) : undefined);
     this.summary.interrupted = this.signal.aborted;
