@@ -35,23 +35,30 @@ export async function settleBoard(root: string, experiment: string, node: string
   else await dropBoard(root, experiment, node, entry);
 }
 
-/** Removes the node's link if it points into `folder` (another run may have pointed it elsewhere since). */
+/**
+ * Removes the node's link if it points into `folder`, or into a folder that is gone (a staging folder since
+ * published or discarded); a link another run points at its own live folder stays.
+ */
 export async function dropBoard(root: string, experiment: string, node: string, folder: string): Promise<void> {
   const at = boardPath(root, experiment, node);
   const target = await readlink(at).catch(() => undefined);
-  if (target === undefined || resolve(dirname(at), target) !== join(resolve(folder), TENSORBOARD_DIR)) return;
+  if (target === undefined) return;
+  const into = dirname(resolve(dirname(at), target));
+  if (into !== resolve(folder) && (await isDir(into))) return;
   await rm(at, { force: true }).catch(() => {});
   await rmdir(dirname(at)).catch(() => {});
 }
 
-/** Links whose folder is gone (`cache gc`); returns them relative to the cache. */
+/** Links whose folder (entry or staging folder) is gone (`cache gc`); returns them relative to the cache. */
 export async function sweepBoards(root: string, dryRun: boolean): Promise<string[]> {
   const gone: string[] = [];
   const boards = join(root, BOARDS_DIR);
   for (const exp of await readdir(boards).catch(() => [] as string[])) {
     for (const name of await readdir(join(boards, exp)).catch(() => [] as string[])) {
       const at = join(boards, exp, name);
-      if (await isDir(at)) continue;
+      const target = await readlink(at).catch(() => undefined);
+      // A running node's link may point at curves not written yet; its folder is there.
+      if (target !== undefined && (await isDir(dirname(resolve(dirname(at), target))))) continue;
       gone.push(relative(root, at));
       if (!dryRun) await rm(at, { force: true });
     }

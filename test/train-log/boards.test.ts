@@ -3,9 +3,9 @@
 // files name their run too; a cached rerun keeps the links, and `cache gc` drops those whose entry went.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { readlink, rm } from 'node:fs/promises';
+import { readdir, readlink, rm } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
-import { boardPath, linkBoard, settleBoard, sweepBoards } from '../../pipelines/cache/boards.js';
+import { boardPath, dropBoard, linkBoard, settleBoard, sweepBoards } from '../../pipelines/cache/boards.js';
 import { cli, nodeKey, sharedCacheSettings, shareTaskNodes, tmpProject } from '../helpers.js';
 import { readRuns } from './read.js';
 
@@ -35,8 +35,8 @@ test('an ablated grpo stage: one TensorBoard run per arm, named experiment/node@
     const key = await nodeKey(dir, name.slice('boards/'.length));
     assert.is(resolve(dirname(at), await readlink(at)), join(cache, 'nodes', key, 'tensorboard'));
   }
-  // The tasks and the filter train nothing: no run for them.
-  assert.not.ok(Object.keys(runs).some((n) => n.includes('tasks') || n.includes('verified')));
+  // The tasks, the filter and the ablation train nothing: no link for them, once they are published.
+  assert.equal((await readdir(join(boards, 'boards'))).sort(), ['rl@lr=0.1', 'rl@lr=0.3']);
 
   // A cached rerun puts back a link that went.
   await rm(join(boards, 'boards', 'rl@lr=0.3'));
@@ -57,11 +57,18 @@ test('links: replaced in place, dropped only by the folder they point into, swep
   assert.ok(await readlink(at));
   await settleBoard(root, 'exp', 'other', join(root, 'nodes', 'c'));
   assert.is(await readlink(boardPath(root, 'exp', 'other')).catch(() => 'none'), 'none');
+  // A link into a folder that is there but has no curves yet (a node starting) is kept by the sweep.
+  await linkBoard(root, 'exp', 'starting', join(root, 'nodes', 'c'));
   await rm(join(root, 'nodes', 'b'), { recursive: true });
   assert.equal(await sweepBoards(root, true), ['tensorboard/exp/rl@path=%2Fmodels%2Fm']);
   assert.ok(await readlink(at), 'a dry run removes nothing');
   assert.equal(await sweepBoards(root, false), ['tensorboard/exp/rl@path=%2Fmodels%2Fm']);
   assert.is(await readlink(at).catch(() => 'gone'), 'gone');
+  assert.ok(await readlink(boardPath(root, 'exp', 'starting')));
+  // Once that folder goes (a staging folder published), dropping the link for its entry removes it.
+  await rm(join(root, 'nodes', 'c'), { recursive: true });
+  await dropBoard(root, 'exp', 'starting', join(root, 'nodes', 'elsewhere'));
+  assert.is(await readlink(boardPath(root, 'exp', 'starting')).catch(() => 'gone'), 'gone');
 });
 
 test.run();
