@@ -5,10 +5,11 @@
 // MLEPIPE_JAIL_REUSE=0), so the two are measured side by side. The load
 // average is printed before and after; the last line is one JSON object.
 import { spawnSync } from 'node:child_process';
-import { copyFile, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CLI, ROOT } from '../test/helpers.js';
+import { jailsInLogs } from './quickstart-jails.js';
 
 const load = () => loadavg().map((x) => Number(x.toFixed(2)));
 
@@ -26,18 +27,18 @@ async function once(env: Record<string, string>) {
     const wallS = (performance.now() - t0) / 1000;
     if (r.status !== 0) throw new Error(`quickstart failed: ${r.stderr}`);
     const agentsS = Number(/agents\s+done in ([\d.]+)s/.exec(r.stderr)?.[1]);
-    let jails: { started: number; rollouts: number } | undefined;
-    const logs = join(dir, '.mlepipe', 'logs');
-    for (const f of await readdir(logs)) {
-      const m = /sandbox: (\d+) warm jails started for (\d+) rollouts/.exec(await readFile(join(logs, f), 'utf8'));
-      if (m) jails = { started: Number(m[1]), rollouts: Number(m[2]) };
-    }
-    const rollouts = jails?.rollouts ?? 55;
+    if (!Number.isFinite(agentsS))
+      throw new Error(`quickstart: no "agents … done in" line in its progress:\n${r.stderr}`);
+    const jails = await jailsInLogs(join(dir, '.mlepipe', 'logs'));
+    const rollouts = jails.rollouts;
     return {
       wall_s: +wallS.toFixed(1),
       agents_s: agentsS,
       rollouts_per_min: +((rollouts / agentsS) * 60).toFixed(1),
-      jails_per_rollout: jails ? +(jails.started / rollouts).toFixed(2) : null,
+      // Jails started here and those the filter stage handed on: every jail the rollouts ran in.
+      jails_per_rollout: +((jails.started + jails.handed) / rollouts).toFixed(2),
+      jails_started: jails.started,
+      jails_handed: jails.handed,
     };
   } finally {
     await rm(dir, { recursive: true, force: true });
@@ -47,7 +48,7 @@ async function once(env: Record<string, string>) {
 const before = load();
 const now = await once({});
 console.log(
-  `quickstart: ${now.wall_s} s from an empty cache (goal < 90 s); agents ${now.agents_s} s = ${now.rollouts_per_min} rollouts/min; ${now.jails_per_rollout} warm jails per rollout`,
+  `quickstart: ${now.wall_s} s from an empty cache (goal < 90 s); agents ${now.agents_s} s = ${now.rollouts_per_min} rollouts/min; ${now.jails_per_rollout} warm jails per rollout (${now.jails_started} started, ${now.jails_handed} handed on by the filter stage)`,
 );
 let baseline: Awaited<ReturnType<typeof once>> | undefined;
 if (process.env.BENCH_BASELINE === '1') {

@@ -19,6 +19,8 @@ export interface PlannedNode {
   readonly reason: string;
   /** rescore: the finished entry it is rebuilt from, or the node of this plan whose entry it will be. */
   readonly from?: { readonly key: string } | { readonly node: string };
+  /** Run whatever the cache holds: `fresh` (--force) drops the items an earlier attempt finished, `items` (--rebuild) keeps them. */
+  readonly forced?: 'fresh' | 'items';
 }
 
 export interface Plan {
@@ -31,8 +33,10 @@ export interface Plan {
 }
 
 export interface PlanOptions {
-  /** true: every node; a string: that stage (all its variants) or node id. */
+  /** Run from scratch whatever the cache holds. true: every node; a string: that stage (all its variants) or node id. */
   force?: boolean | string;
+  /** Run again whatever the cache holds, keeping the items an earlier attempt finished; selects as `force` does. */
+  rebuild?: boolean | string;
   /** Run only this node (stage or id) and what it needs. */
   only?: string;
 }
@@ -42,11 +46,11 @@ export async function makePlan(exp: Experiment, opts: PlanOptions = {}): Promise
   const store = new CacheStore(exp.settings.cacheDir);
   const lockfile = lockfilePath(exp.file);
   const previous = await readLockfile(lockfile);
-  const forced = typeof opts.force === 'string' ? selectNodes(graph, opts.force, '--force') : new Set<string>();
+  const forcedHow = forcedBy(graph, opts);
   const wanted = opts.only ? withAncestors(graph, selectNodes(graph, opts.only, '--only')) : undefined;
 
   // Entries are checked all at once (stats; hashes only where those disagree), not one after another.
-  const toCheck = graph.order.filter((id) => !(wanted && !wanted.has(id)) && !(opts.force === true || forced.has(id)));
+  const toCheck = graph.order.filter((id) => !(wanted && !wanted.has(id)) && !forcedHow.has(id));
   const listed = await store.listed();
   const check = (key: string): Promise<EntryCheck> =>
     listed && !listed.has(key) ? Promise.resolve({ state: 'absent' }) : store.check(key);
@@ -61,8 +65,14 @@ export async function makePlan(exp: Experiment, opts: PlanOptions = {}): Promise
       nodes.push({ node, action: 'skip', reason: `not needed by --only ${opts.only}` });
       continue;
     }
-    if (opts.force === true || forced.has(id)) {
-      nodes.push({ node, action: 'run', reason: 'forced' });
+    const forced = forcedHow.get(id);
+    if (forced) {
+      nodes.push({
+        node,
+        action: 'run',
+        reason: forced === 'fresh' ? 'forced' : 'rebuild: keeps finished items',
+        forced,
+      });
       continue;
     }
     const found = checks.get(id)!;
@@ -121,6 +131,18 @@ async function rescoreSource(
 function rescoreReason(had: unknown, node: KeyedNode, source: string): string {
   const changed = changedPaths(had, node.params);
   return `rescore: only ${changed.length ? changed.join(', ') : 'what the reward reads'} changed; rebuilt from ${source}, nothing rerun`;
+}
+
+/** The nodes --force and --rebuild name, and how each runs; a node both name runs from scratch. */
+function forcedBy(graph: KeyedGraph, opts: PlanOptions): Map<string, 'fresh' | 'items'> {
+  const out = new Map<string, 'fresh' | 'items'>();
+  const pick = (sel: boolean | string | undefined, flag: string, how: 'fresh' | 'items') => {
+    if (!sel) return;
+    for (const id of sel === true ? graph.order : selectNodes(graph, sel, flag)) if (!out.has(id)) out.set(id, how);
+  };
+  pick(opts.force, '--force', 'fresh');
+  pick(opts.rebuild, '--rebuild', 'items');
+  return out;
 }
 
 /** Nodes named by a stage (all variants) or an exact node id. */

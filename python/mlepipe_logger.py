@@ -1,13 +1,15 @@
 """The training-metrics sidecar of grpo and sft nodes (stages/train-log.ts).
 
-    python mlepipe_logger.py --logdir DIR [--wandb --project P --name N --group G]
+    python mlepipe_logger.py --logdir DIR [--name N] [--wandb --project P --group G]
 
 Reads one JSON object a line on stdin: with --wandb first the run's config
 (the node's parameters, too long for an argument), then each a row of the
 node's metrics.jsonl,
 and writes its numbers as TensorBoard scalars (tensorboardX) under DIR, with
 the row's `step` as the step and the metric's own name as the tag, so the
-curves in TensorBoard are named as in the report. With --wandb the same
+curves in TensorBoard are named as in the report. --name (EXPERIMENT/NODE)
+is written into the event files as the text `mlepipe/run`, so that a copy of
+them still says which run it is, and names the W&B run. With --wandb the same
 numbers go to a Weights & Biases run (wandb reads WANDB_MODE, WANDB_DIR,
 WANDB_API_KEY and WANDB_ENTITY itself; WANDB_PROJECT names the project over
 --project). Prints `ready` once both are open, so the node knows before its
@@ -64,6 +66,8 @@ def main(argv):
     from tensorboardX import SummaryWriter
 
     writer = SummaryWriter(logdir=args.logdir)
+    if args.name:
+        writer.add_text("mlepipe/run", args.name, global_step=0)
     run = open_wandb(args) if args.wandb else None
     print("ready", flush=True)
     count = 0

@@ -41,6 +41,16 @@ export interface ItemStore {
   list(): Promise<string[]>;
 }
 
+/** A node's progress: `done` of `total` units of its work. */
+export interface ProgressReport {
+  readonly done: number;
+  readonly total?: number;
+  /** What is counted, plural: `episodes`, `steps`, `tasks`, … */
+  readonly unit: string;
+  /** The one-line summary of the latest finished unit, as the node log has it (a training step's reward). */
+  readonly summary?: string;
+}
+
 export interface StageContext<P> {
   readonly node: {
     readonly id: string;
@@ -76,8 +86,10 @@ export interface StageContext<P> {
   readonly items: ItemStore;
   readonly signal: AbortSignal;
   log(message: string): void;
-  /** Reports item counts; shown on the node's progress line. */
-  progress(done: number, total?: number): void;
+  /** How far the node is; shown on its progress line. */
+  progress(p: ProgressReport): void;
+  /** Said once, before the work, when an earlier attempt of the node finished some of it (kept > 0). */
+  resumed(r: { readonly kept: number; readonly total: number; readonly unit: string }): void;
   /** Set when the node was placed on a host (`on:`): it runs in a container there. */
   readonly host?: HostPlacement;
   /** `sandbox: { on: }`: the hosts whose Docker engines run the node's episode jails (the node stays here). */

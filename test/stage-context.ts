@@ -44,6 +44,7 @@ export function stageContext<P>(params: P, over: Partial<StageContext<P>> = {}):
     signal: new AbortController().signal,
     log: () => {},
     progress: () => {},
+    resumed: () => {},
     ...over,
   };
 }

@@ -34,6 +34,7 @@ function sandboxes(node: KeyedNode): string {
 export interface PlanArgs {
   set?: string[];
   force?: boolean | string;
+  rebuild?: boolean | string;
   only?: string;
   json?: boolean;
   /** Exit 3 when a node to run lacks something. */
@@ -42,7 +43,7 @@ export interface PlanArgs {
 
 export async function planFor(file: string, args: PlanArgs, io: IO): Promise<Plan> {
   const exp = await loadExperiment(file, { overrides: args.set, env: io.env });
-  return makePlan(exp, { force: args.force, only: args.only });
+  return makePlan(exp, { force: args.force, rebuild: args.rebuild, only: args.only });
 }
 
 export function planJson(plan: Plan, pre?: Preflight): unknown {

@@ -21,14 +21,22 @@ export function registerExperimentCommands(program: Command, { act }: Registrar,
     .argument('<file>')
     .addOption(setOption())
     .option('--json', 'machine-readable output')
-    .option('--force [node]', 'treat all nodes (or NODE) as stale')
+    .option('--force [node]', 'treat all nodes (or NODE) as stale, to rerun from scratch')
+    .option('--rebuild [node]', 'treat all nodes (or NODE) as stale, to rerun keeping their finished items')
     .option('--only <node>', 'only NODE and what it needs')
     .option('--check', 'exit 3 when a node to run lacks something (weights, data, an endpoint, a host, an environment)')
     .action(
       act(
         async (
           file: string,
-          o: { set: string[]; json?: boolean; force?: boolean | string; only?: string; check?: boolean },
+          o: {
+            set: string[];
+            json?: boolean;
+            force?: boolean | string;
+            rebuild?: boolean | string;
+            only?: string;
+            check?: boolean;
+          },
         ) => (await import('../commands/plan.js')).planCommand(file, o, io),
       ),
     );
@@ -39,7 +47,11 @@ export function registerExperimentCommands(program: Command, { act }: Registrar,
     .argument('<file>')
     .addOption(setOption())
     .option('-j, --jobs <n>', 'nodes at once (default: settings, else 2)')
-    .option('--force [node]', 'rerun all nodes, or only NODE (a stage name or node id)')
+    .option('--force [node]', 'rerun all nodes, or only NODE (a stage name or node id), from scratch: every item again')
+    .option(
+      '--rebuild [node]',
+      'rerun all nodes (or NODE) but keep the items an earlier attempt finished (episodes, tasks, steps): only missing ones run',
+    )
     .option('--only <node>', 'run only NODE and what it needs')
     .option('--keep-going', 'after a failure, skip only what depends on it')
     .option('--no-preflight', 'start even when a node to run lacks what plan lists as missing')
@@ -51,6 +63,7 @@ export function registerExperimentCommands(program: Command, { act }: Registrar,
             set: string[];
             jobs?: string;
             force?: boolean | string;
+            rebuild?: boolean | string;
             only?: string;
             keepGoing?: boolean;
             preflight?: boolean;

@@ -3,6 +3,7 @@
 import { readdir, rm } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { dirSize, exists } from '../../core/fs.js';
+import { sweepBoards } from './boards.js';
 import { readLockfile } from './lockfile.js';
 import type { CacheStore } from './store.js';
 
@@ -98,6 +99,8 @@ export async function collectGarbage(store: CacheStore, dryRun: boolean): Promis
     await drop(dir);
   }
   for (const ref of staleRefs) await drop(ref);
+  // Named links to training curves whose entries went (cache/boards.ts).
+  other.push(...(await sweepBoards(store.root, dryRun)));
   // Stored parses of experiment files (pipelines/config/parsed.ts) are only a speed-up, and nothing says
   // which files still exist: they all go, and the next command parses each file it reads once more.
   const parses = await readdir(join(store.root, 'parsed')).catch(() => [] as string[]);

@@ -48,3 +48,13 @@ export function itemStore(root: string): ItemStore {
     },
   };
 }
+
+/**
+ * Removes every checkpoint of a node (a run from scratch, `--force`); returns how many finished items went.
+ * The caller holds the key's lock, so no attempt is writing items meanwhile.
+ */
+export async function dropItems(root: string): Promise<number> {
+  const finished = (await itemStore(root).list()).length;
+  await rm(root, { recursive: true, force: true });
+  return finished;
+}

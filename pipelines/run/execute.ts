@@ -9,6 +9,8 @@ import { choosePython } from '../../core/python.js';
 import { VERSION } from '../../core/version.js';
 import type { HostPlacement, InputNode, Metrics, StageContext, StageResult } from '../../stages/contract.js';
 import { getStage } from '../../stages/registry.js';
+import { dropBoard, linkBoard, settleBoard } from '../cache/boards.js';
+import { dropItems } from '../cache/items.js';
 import type { Held } from '../cache/locks.js';
 import type { Manifest } from '../cache/manifest.js';
 import type { CacheStore } from '../cache/store.js';
@@ -30,7 +32,8 @@ export interface ExecuteArgs {
   node: KeyedNode;
   inputs: InputNode[];
   store: CacheStore;
-  forced: boolean;
+  /** Run whatever the cache holds: `fresh` also drops the node's finished items first (--force), `items` keeps them (--rebuild). */
+  forced?: 'fresh' | 'items';
   signal: AbortSignal;
   reporter: Reporter;
   /** The host the scheduler placed the node on (`on:`), with the GPUs it holds there. */
@@ -71,9 +74,16 @@ export async function executeNode(a: ExecuteArgs): Promise<NodeOutcome> {
     const found = a.forced ? undefined : await store.check(node.key);
     if (found?.state === 'ok') return { status: 'cached', manifest: found.manifest };
     if (found?.state === 'damaged') reporter.waiting(node.id, `${damageReason(found.problems)}; rebuilding it`);
-    reporter.started(node.id);
+    reporter.started(node.id, { rescore: a.rescoreFrom !== undefined, log: store.logPath(node.key) });
     log = await NodeLog.open(store.logPath(node.key), (line) => reporter.log(node.id, line));
+    if (a.forced === 'fresh') {
+      const dropped = await dropItems(store.items(node.key).root);
+      if (dropped)
+        log.line(`mlepipe: --force: dropped the ${dropped} item(s) an earlier attempt finished; every item runs again`);
+    }
     staged = await store.staging(node.key);
+    // Curves a running node writes are watched by name, from its staging folder until it is published.
+    await linkBoard(store.root, a.exp.name, node.id, staged);
     const built = await build(a, held, staged, log);
     const manifest = manifestOf(
       node,
@@ -83,10 +93,11 @@ export async function executeNode(a: ExecuteArgs): Promise<NodeOutcome> {
     if (a.forced || found?.state === 'damaged') await store.replace(staged, manifest);
     else await store.commit(staged, manifest);
     staged = undefined;
+    await settleBoard(store.root, a.exp.name, node.id, store.entryDir(node.key));
     await a.record(manifest);
     return { status: 'done', manifest };
   } finally {
-    if (staged) await store.discard(staged);
+    if (staged) await Promise.all([store.discard(staged), dropBoard(store.root, a.exp.name, node.id, staged)]);
     await log?.close();
     await held.release();
   }
@@ -155,7 +166,8 @@ function stageContext(
     items: store.items(node.key),
     signal: run.signal,
     log: run.log.line,
-    progress: (done, total) => a.reporter.progress(node.id, done, total),
+    progress: (p) => a.reporter.progress(node.id, p),
+    resumed: (r) => a.reporter.resumed(node.id, r.kept, r.total, r.unit),
     host: a.host,
     ...(node.stage.sandbox ? sandboxPlacement(node.stage.sandbox, exp.settings.hosts, a.sandboxGpus) : {}),
   };

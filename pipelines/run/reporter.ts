@@ -1,16 +1,26 @@
 // Progress events of a run. Two views: plain lines (no TTY, CI, tests) and a
 // live listr2 display on a terminal.
-import type { Metrics } from '../../stages/contract.js';
+import { relative } from 'node:path';
+import type { Metrics, ProgressReport } from '../../stages/contract.js';
 import type { PlannedNode } from '../plan.js';
+
+/** How a node's work starts: in full, or rebuilt from another entry's runs (nothing runs again). */
+export interface StartInfo {
+  readonly rescore: boolean;
+  /** The node's log, which a long node's work can be followed in. */
+  readonly log: string;
+}
 
 export interface Reporter {
   begin(nodes: readonly PlannedNode[], concurrency: number): void;
   cached(id: string, why: string): void;
   waiting(id: string, why: string): void;
-  started(id: string): void;
-  progress(id: string, done: number, total?: number): void;
+  started(id: string, info: StartInfo): void;
+  /** Once, before the work, when an earlier attempt finished `kept` of its `total` units. */
+  resumed(id: string, kept: number, total: number, unit: string): void;
+  progress(id: string, p: ProgressReport): void;
   log(id: string, line: string): void;
-  done(id: string, ms: number, metrics: Metrics): void;
+  done(id: string, ms: number, metrics: Metrics, rescored: boolean): void;
   failed(id: string, message: string): void;
   skipped(id: string, why: string): void;
   end(summary: RunSummary): Promise<void>;
@@ -18,11 +28,40 @@ export interface Reporter {
 
 export interface RunSummary {
   ran: number;
+  /** Of the nodes that did their work, those rebuilt from another entry's runs (not counted in `ran`). */
+  rescored: number;
   cached: number;
   failed: number;
   skipped: number;
   ms: number;
   interrupted: boolean;
+}
+
+/** The run's first line: what the plan holds, each action counted once. */
+export function headerLine(title: string, nodes: readonly PlannedNode[], concurrency: number): string {
+  const count = (a: PlannedNode['action']) => nodes.filter((n) => n.action === a).length;
+  const parts = [`${nodes.length} nodes`, `${count('cached')} cached`, `${count('run')} to run`];
+  if (count('rescore')) parts.push(`${count('rescore')} to rescore`);
+  if (count('skip')) parts.push(`${count('skip')} skipped`);
+  return `${title}: ${parts.join(', ')} (-j ${concurrency})`;
+}
+
+/** `2/4 steps`, and the latest unit's summary when the stage gave one. */
+export function progressText(p: ProgressReport): string {
+  const count = p.total !== undefined ? `${p.done}/${p.total} ${p.unit}` : `${p.done} ${p.unit}`;
+  return p.summary ? `${count}  latest: ${p.summary}` : count;
+}
+
+export function resumedText(kept: number, total: number, unit: string): string {
+  const left = total - kept;
+  return `resumed: ${kept} of ${total} ${unit} kept from an earlier attempt, ${left ? `${left} to run` : 'none left to run'}`;
+}
+
+/** What a node does as it starts, with its log (relative to the working folder when inside it). */
+export function startText(info: StartInfo, cwd = process.cwd()): string {
+  const rel = relative(cwd, info.log);
+  const log = rel && !rel.startsWith('..') ? rel : info.log;
+  return `${info.rescore ? 'rescoring from the recorded runs' : 'running'}; log ${log}`;
 }
 
 export function secs(ms: number): string {
@@ -43,6 +82,7 @@ export function metricsBrief(m: Metrics, max = 4): string {
 export function summaryLine(s: RunSummary): string {
   const head = s.interrupted ? 'interrupted' : s.failed ? 'failed' : 'done';
   const parts = [`${s.ran} ran`, `${s.cached} cached`, `${s.failed} failed`];
+  if (s.rescored) parts.push(`${s.rescored} rescored`);
   if (s.skipped) parts.push(`${s.skipped} skipped`);
   return `${head}: ${parts.join(', ')} in ${secs(s.ms)}`;
 }
@@ -61,12 +101,7 @@ export class PlainReporter implements Reporter {
   }
   begin(nodes: readonly PlannedNode[], concurrency: number): void {
     this.width = Math.min(40, Math.max(8, ...nodes.map((n) => n.node.id.length)));
-    const run = nodes.filter((n) => n.action === 'run').length;
-    const rescore = nodes.filter((n) => n.action === 'rescore').length;
-    const cached = nodes.filter((n) => n.action === 'cached').length;
-    this.write(
-      `${this.title}: ${nodes.length} nodes, ${cached} cached, ${run} to run${rescore ? `, ${rescore} to rescore` : ''} (-j ${concurrency})`,
-    );
+    this.write(headerLine(this.title, nodes, concurrency));
   }
   cached(id: string, why: string): void {
     this.line('·', id, why);
@@ -74,18 +109,21 @@ export class PlainReporter implements Reporter {
   waiting(id: string, why: string): void {
     this.line('…', id, why);
   }
-  started(id: string): void {
-    this.line('▶', id, 'running');
+  started(id: string, info: StartInfo): void {
+    this.line(info.rescore ? '↻' : '▶', id, startText(info));
   }
-  progress(id: string, done: number, total?: number): void {
+  resumed(id: string, kept: number, total: number, unit: string): void {
+    this.line('…', id, resumedText(kept, total, unit));
+  }
+  progress(id: string, p: ProgressReport): void {
     const now = Date.now();
-    if (now - (this.lastProgress.get(id) ?? 0) < 2000 && done !== total) return;
+    if (now - (this.lastProgress.get(id) ?? 0) < 2000 && p.done !== p.total) return;
     this.lastProgress.set(id, now);
-    this.line('…', id, total ? `${done}/${total} items` : `${done} items`);
+    this.line('…', id, progressText(p));
   }
   log(): void {}
-  done(id: string, ms: number, metrics: Metrics): void {
-    this.line('✔', id, `done in ${secs(ms)}${metricsBrief(metrics)}`);
+  done(id: string, ms: number, metrics: Metrics, rescored: boolean): void {
+    this.line('✔', id, `${rescored ? 'rescored' : 'done'} in ${secs(ms)}${metricsBrief(metrics)}`);
   }
   failed(id: string, message: string): void {
     this.line('✖', id, `failed: ${message}`);

@@ -9,6 +9,7 @@ import { closeShelf, openShelf } from '../../sandbox/warm/shelf.js';
 import type { InputNode } from '../../stages/contract.js';
 import { getStage } from '../../stages/registry.js';
 import type { LockEntry } from '../cache/lockfile.js';
+import { settleBoard } from '../cache/boards.js';
 import type { Manifest } from '../cache/manifest.js';
 import type { Plan, PlannedNode } from '../plan.js';
 import { executeNode, type NodeOutcome } from './execute.js';
@@ -94,7 +95,15 @@ class Run {
   private readonly state = new Map<string, State>();
   private readonly manifests = new Map<string, Manifest>();
   private readonly failures: Failure[] = [];
-  private readonly summary: RunSummary = { ran: 0, cached: 0, failed: 0, skipped: 0, ms: 0, interrupted: false };
+  private readonly summary: RunSummary = {
+    ran: 0,
+    rescored: 0,
+    cached: 0,
+    failed: 0,
+    skipped: 0,
+    ms: 0,
+    interrupted: false,
+  };
   private readonly running = new Map<string, Promise<void>>();
   // Host faults so far, per node: their hosts are passed over while another matching host is left.
   private readonly faults = new Map<string, { hosts: Set<string>; notes: string[] }>();
@@ -153,6 +162,11 @@ class Run {
     // Cached nodes go into the lock file too; a full run also forgets nodes the experiment no longer has.
     const cachedEntries: Record<string, LockEntry> = {};
     for (const [id, m] of this.manifests) cachedEntries[id] = lockEntry(m);
+    // Cached nodes' curves get their names too (a node's own run linked them as it finished).
+    const { store, experiment } = this.plan;
+    await Promise.all(
+      [...this.manifests].map(([id, m]) => settleBoard(store.root, experiment.name, id, store.entryDir(m.key))),
+    );
     const full = this.plan.nodes.every((p) => p.action !== 'skip');
     await this.record(cachedEntries, full ? new Set(this.plan.nodes.map((p) => p.node.id)) : undefined);
     this.summary.interrupted = this.signal.aborted;
@@ -202,7 +216,7 @@ class Run {
       node: p.node,
       inputs: this.inputsOf(p),
       store: this.plan.store,
-      forced: p.reason === 'forced',
+      forced: p.forced,
       signal: this.signal,
       reporter: this.reporter,
       host: held?.placement,
@@ -249,8 +263,11 @@ class Run {
       this.summary.cached++;
       this.reporter.cached(id, 'cached (finished by another run)');
     } else {
-      this.summary.ran++;
-      this.reporter.done(id, outcome.manifest.durationMs, outcome.manifest.metrics);
+      // A rescore whose source had gone ran in full: its manifest says which it was.
+      const rescored = outcome.manifest.rescoredFrom !== undefined;
+      if (rescored) this.summary.rescored++;
+      else this.summary.ran++;
+      this.reporter.done(id, outcome.manifest.durationMs, outcome.manifest.metrics, rescored);
     }
   }
 

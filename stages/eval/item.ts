@@ -48,10 +48,14 @@ export interface EvalJob {
   repeat: number;
 }
 
+/** The item a run is kept in, across attempts of the node. */
+export const jobItemId = (job: EvalJob): string =>
+  `${job.index}-${slug(job.policy.name)}__${job.task.id}__r${job.repeat}`;
+
 /** The run's trajectory, from its item when a finished one is kept, else run now and kept. */
 export async function runJob(s: EvalSetup, job: EvalJob): Promise<Trajectory> {
   const { ctx } = s;
-  const itemId = `${job.index}-${slug(job.policy.name)}__${job.task.id}__r${job.repeat}`;
+  const itemId = jobItemId(job);
   let dir = await ctx.items.get(itemId);
   // A run the grader failed on says nothing of the agent: it is run again (the grader may be fixed by now).
   if (dir && (await readTrajectory(dir)).grader_fault) {

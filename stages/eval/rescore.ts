@@ -41,6 +41,6 @@ export async function rescore(ctx: StageContext<EvalParams>, from: RescoreSource
   const metrics: Metrics = await writeOutputs(ctx.outDir, trajectories, names, p, [], await factsByTask(tasks));
   for (const k of EPISODE_METRICS) if (from.metrics[k] !== undefined) metrics[k] = from.metrics[k];
   ctx.log(`rescored ${trajectories.length} recorded runs of ${from.key.slice(0, 12)}; no episode ran`);
-  ctx.progress(trajectories.length, trajectories.length);
+  ctx.progress({ done: trajectories.length, total: trajectories.length, unit: 'episodes rescored' });
   return { metrics: { ...metrics, rescored_runs: trajectories.length } };
 }

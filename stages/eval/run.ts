@@ -7,6 +7,7 @@ import { mapLimit } from '../../core/pool.js';
 import { rewardFormula, rewardInputs } from '../../core/rewards/presets.js';
 import type { Sandbox } from '../../sandbox/index.js';
 import type { Metrics, StageContext, StageResult } from '../contract.js';
+import { announceKept } from '../shared/resume.js';
 import { preloadFor, stageSandbox } from '../shared/sandbox.js';
 import type { TaskRef } from '../shared/tasks.js';
 import { evalAgents, type EvalAgents } from './agents.js';
@@ -16,7 +17,8 @@ import { loadGuidance } from './guidance.js';
 import type { EvalParams } from './index.js';
 import { episodeLimits } from './limits.js';
 import { policyNames } from './policy-names.js';
-import { runJob, type EvalJob, type EvalSetup } from './item.js';
+import { jobItemId, runJob, type EvalJob, type EvalSetup } from './item.js';
+import { jailsLine } from './jails-line.js';
 import { writeOutputs } from './outputs.js';
 import { releaseOptions, releaseTextMetrics } from '../shared/release-checkout.js';
 
@@ -79,6 +81,7 @@ export async function run(ctx: StageContext<EvalParams>): Promise<StageResult | 
 /** Every run, `concurrency` at a time; the sandbox and the served models go when they are over. */
 async function runJobs(s: EvalSetup, jobs: readonly EvalJob[], agents: EvalAgents): Promise<Trajectory[]> {
   const { ctx } = s;
+  await announceKept(ctx, jobs.map(jobItemId), 'episodes');
   let finished = 0;
   let done: (Trajectory | undefined)[];
   try {
@@ -87,7 +90,7 @@ async function runJobs(s: EvalSetup, jobs: readonly EvalJob[], agents: EvalAgent
       ctx.params.concurrency,
       async (job) => {
         const t = await runJob(s, job);
-        ctx.progress(++finished, jobs.length);
+        ctx.progress({ done: ++finished, total: jobs.length, unit: 'episodes' });
         return t;
       },
       ctx.signal,
@@ -97,10 +100,7 @@ async function runJobs(s: EvalSetup, jobs: readonly EvalJob[], agents: EvalAgent
   }
   ctx.signal.throwIfAborted();
   const jails = s.sandbox.jails();
-  if (jails.started || jails.handed)
-    ctx.log(
-      `sandbox: ${jails.started} warm jails started and ${jails.handed} taken over from an earlier stage for ${jobs.length} rollouts (${jails.reused} sessions in a reused jail)`,
-    );
+  if (jails.started || jails.handed) ctx.log(jailsLine({ ...jails, rollouts: jobs.length }));
   return done as Trajectory[];
 }
 

@@ -34,7 +34,8 @@ export async function run(ctx: StageContext<FilterParams>): Promise<StageResult 
   const results = await mapLimit(
     tasks,
     p.concurrency,
-    (t) => runEvaluator(t.dir, python).finally(() => ctx.progress(++done, tasks.length)),
+    (t) =>
+      runEvaluator(t.dir, python).finally(() => ctx.progress({ done: ++done, total: tasks.length, unit: 'tasks' })),
     ctx.signal,
   );
   for (const [i, t] of tasks.entries()) {

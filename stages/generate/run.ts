@@ -10,16 +10,19 @@ import { isObject, readJson } from '../../core/json-files.js';
 import { selectSeeds } from '../../seeds/index.js';
 import { TASKGEN_MODULES } from '../../tasks/roles.js';
 import type { Metrics, StageContext, StageResult } from '../contract.js';
+import { announceKept } from '../shared/resume.js';
 import { stageSandbox } from '../shared/sandbox.js';
 import { buildOne, type Builder, type ItemResult } from './build.js';
 import type { GenerateParams } from './index.js';
+
+const taskItemId = (index: number) => `task-${index}`;
 
 /** Task after task from a shared queue, each built once into its item (or read back) and linked into tasks/. */
 async function buildQueue(b: Builder, queue: number[], results: ItemResult[], tick: () => void): Promise<void> {
   const { ctx } = b;
   while (queue.length && !ctx.signal.aborted) {
     const index = queue.shift()!;
-    const itemId = `task-${index}`;
+    const itemId = taskItemId(index);
     const dir =
       (await ctx.items.get(itemId)) ??
       (await ctx.items.put(itemId, async (d) => {
@@ -71,8 +74,9 @@ export async function run(ctx: StageContext<GenerateParams>): Promise<StageResul
   const sandbox = stageSandbox(ctx, Math.min(p.concurrency, count), client ? undefined : TASKGEN_MODULES);
   const results: ItemResult[] = [];
   const queue = Array.from({ length: count }, (_, i) => i);
+  await announceKept(ctx, queue.map(taskItemId), 'tasks');
   let done = 0;
-  const tick = () => ctx.progress(++done, count);
+  const tick = () => ctx.progress({ done: ++done, total: count, unit: 'tasks' });
   try {
     const b: Builder = { ctx, seeds, sandbox, empty, client };
     await Promise.all(Array.from({ length: p.concurrency }, () => buildQueue(b, queue, results, tick)));

@@ -7,6 +7,7 @@ import { InternalError, ParamError, StageFailure } from '../../core/errors.js';
 import { formatJsonl } from '../../core/json-files.js';
 import { rewardFormula, rewardInputs } from '../../core/rewards/presets.js';
 import type { StageContext, StageResult } from '../contract.js';
+import { announceKept } from '../shared/resume.js';
 import { preloadFor, stageSandbox } from '../shared/sandbox.js';
 import { listTasks } from '../shared/tasks.js';
 import { openTrainLog, type TrainLog } from '../shared/train-log.js';
@@ -16,7 +17,7 @@ import { runPlans } from './plans.js';
 import { runRollouts } from './rollouts.js';
 import { ShapingSession } from './shaping/session.js';
 import { bestValidation, keptStep, selectedMetrics, type Selected } from './select.js';
-import { runStep } from './step.js';
+import { runStep, stepItemId } from './step.js';
 import type { GrpoRun, StepTrainer } from './trainers/contract.js';
 import { TRAINERS } from './trainers/index.js';
 import { releaseOptions, releaseTextMetrics } from '../shared/release-checkout.js';
@@ -71,6 +72,11 @@ async function trainSteps(run: GrpoRun, trainer: StepTrainer): Promise<StageResu
     trainLog = await openTrainLog(ctx, { config: p });
     if (shaping) pilot = await shaping.calibrate((j) => runRollouts(plans.pilot(j, trainer.policy(-j)), ctx.log));
     const steps = { run, trainer, plans, shaping, trainLog, curve };
+    await announceKept(
+      ctx,
+      Array.from({ length: p.steps }, (_, i) => stepItemId(i + 1)),
+      'steps',
+    );
     for (let k = 1; k <= p.steps; k++) curve.push(await runStep(steps, k));
     selected = selectStep(p, curve);
     await trainer.publish(selected.step);

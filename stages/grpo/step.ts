@@ -27,11 +27,14 @@ export interface StepRun {
   curve: readonly CurveRow[];
 }
 
+/** The item step k is kept in, across attempts of the node. */
+export const stepItemId = (k: number): string => `step-${String(k).padStart(5, '0')}`;
+
 /** Step k: run now, or reused from an earlier attempt; its row of the curve, once logged and kept in the node. */
 export async function runStep(s: StepRun, k: number): Promise<CurveRow> {
   const { ctx, p } = s.run;
   ctx.signal.throwIfAborted();
-  const itemId = `step-${String(k).padStart(5, '0')}`;
+  const itemId = stepItemId(k);
   let dir = await ctx.items.get(itemId);
   if (!dir) {
     await s.trainer.prepare(k);
@@ -52,8 +55,9 @@ export async function runStep(s: StepRun, k: number): Promise<CurveRow> {
   const row = await readJson<CurveRow>(join(dir, 'step.json'));
   s.trainLog.write(row);
   const val = row.val_reward !== undefined ? `, val reward ${row.val_reward}` : '';
-  ctx.log(`step ${k}/${p.steps}: reward ${row.reward_mean} ± ${row.reward_std}, valid ${row.valid_rate}${val}`);
-  ctx.progress(k, p.steps);
+  const summary = `step ${k}/${p.steps}: reward ${row.reward_mean} ± ${row.reward_std}, valid ${row.valid_rate}${val}`;
+  ctx.log(summary);
+  ctx.progress({ done: k, total: p.steps, unit: 'steps', summary });
   const kept = stepTrajectoriesFile(ctx.outDir, k);
   await mkdir(dirname(kept), { recursive: true });
   await cp(join(dir, TRAJECTORIES_FILE), kept);

@@ -57,7 +57,7 @@ export async function run(ctx: StageContext<GuideParams>): Promise<StageResult> 
         record = { task_id: t.id, source: 'procedural', ...g };
       }
       if (record) await writeFile(join(ctx.outDir, 'guidance', `${t.id}.json`), JSON.stringify(record, null, 1) + '\n');
-      ctx.progress(++done, tasks.length);
+      ctx.progress({ done: ++done, total: tasks.length, unit: 'tasks' });
       return record;
     },
     ctx.signal,

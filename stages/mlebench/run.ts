@@ -55,7 +55,7 @@ export async function run(ctx: StageContext<MlebenchParams>): Promise<StageResul
         built.push({ id, error: (err as Error).message });
       }
     }
-    ctx.progress(i + 1, ids.length);
+    ctx.progress({ done: i + 1, total: ids.length, unit: 'competitions' });
   }
   await writeFile(
     join(ctx.outDir, 'mlebench.json'),

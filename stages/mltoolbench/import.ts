@@ -30,7 +30,7 @@ export async function importRun(ctx: StageContext<MltoolbenchParams>): Promise<S
   await mkdir(join(ctx.outDir, 'tasks'));
   for (const [i, e] of chosen.entries()) {
     await importInstance(e, join(data, e.id), join(ctx.outDir, 'tasks', e.id));
-    ctx.progress(i + 1, chosen.length);
+    ctx.progress({ done: i + 1, total: chosen.length, unit: 'tasks' });
   }
   await writeFile(
     join(ctx.outDir, 'task_manifest.json'),

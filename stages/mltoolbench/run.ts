@@ -10,6 +10,7 @@ import { isObject, readJson } from '../../core/json-files.js';
 import { mapLimit } from '../../core/pool.js';
 import { selectInstances, suiteInstances, SUITE_MODULES, type SuiteInstance } from '../../tasks/mltoolbench.js';
 import type { StageContext, StageResult } from '../contract.js';
+import { announceKept } from '../shared/resume.js';
 import { stageSandbox } from '../shared/sandbox.js';
 import { buildOne, type Built } from './build.js';
 import { importRun } from './import.js';
@@ -22,6 +23,11 @@ async function buildAll(ctx: StageContext<MltoolbenchParams>, picked: readonly S
   await mkdir(join(empty, 'public'));
   // The generator and its starters import the suite's stack only (no torch, no XGBoost).
   const sandbox = stageSandbox(ctx, Math.min(p.concurrency, picked.length), SUITE_MODULES);
+  await announceKept(
+    ctx,
+    picked.map((inst) => inst.id),
+    'tasks',
+  );
   let done = 0;
   try {
     const results = await mapLimit(
@@ -39,7 +45,7 @@ async function buildAll(ctx: StageContext<MltoolbenchParams>, picked: readonly S
         // Linked, not copied: a finished item is as final as the node (an image instance has a thousand files).
         if (r.ok) await linkTree(join(dir, 'task'), join(ctx.outDir, 'tasks', r.id));
         else ctx.log(`${r.id}: ${r.error}`);
-        ctx.progress(++done, picked.length);
+        ctx.progress({ done: ++done, total: picked.length, unit: 'tasks' });
         return r;
       },
       ctx.signal,

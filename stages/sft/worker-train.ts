@@ -85,7 +85,7 @@ async function trainEpoch(s: Session, order: readonly Example[], at: Progress, f
       at.truncated += r.truncated;
       at.truncatedTokens += r.truncated_tokens;
     }
-    ctx.progress(++at.step, at.total);
+    ctx.progress({ done: ++at.step, total: at.total, unit: 'steps' });
   }
   return { train_loss: round(lossTokens ? nll / lossTokens : null), tokens: epochTokens, loss_tokens: lossTokens, lr };
 }

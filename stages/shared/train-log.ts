@@ -36,6 +36,11 @@ export interface TrainLogOptions {
 
 type Ctx = Pick<StageContext<unknown>, 'node' | 'outDir' | 'log' | 'tracking'>;
 
+/** EXPERIMENT/NODE[@variant]; the node id alone where no experiment is named. */
+export function runName(ctx: Pick<StageContext<unknown>, 'node' | 'tracking'>): string {
+  return ctx.tracking ? `${ctx.tracking.experiment}/${ctx.node.id}` : ctx.node.id;
+}
+
 /** Starts the sidecar for a node; resolves once its writers are open (or once it is clear they will not be). */
 export async function openTrainLog(ctx: Ctx, o: TrainLogOptions = {}): Promise<TrainLog> {
   const wandb = ctx.tracking?.logger.includes('wandb') ?? false;
@@ -49,9 +54,10 @@ export async function openTrainLog(ctx: Ctx, o: TrainLogOptions = {}): Promise<T
   if (!o.python && !envInstalled(env))
     return unavailable(`the logger environment ${env.dir} is not installed (${env.fix})`);
 
-  const args = [assetPath('python/mlepipe_logger.py'), '--logdir', join(ctx.outDir, TENSORBOARD_DIR)];
-  if (wandb)
-    args.push('--wandb', '--project', ctx.tracking!.experiment, '--name', ctx.node.id, '--group', ctx.node.name);
+  // The run's name wherever it is shown: EXPERIMENT/NODE[@variant], as `<cache>/tensorboard/` names its link.
+  const run = runName(ctx);
+  const args = [assetPath('python/mlepipe_logger.py'), '--logdir', join(ctx.outDir, TENSORBOARD_DIR), '--name', run];
+  if (wandb) args.push('--wandb', '--project', ctx.tracking!.experiment, '--group', ctx.node.name);
   const child = spawn(python, args, { stdio: ['pipe', 'pipe', 'pipe'] });
   child.stdin.on('error', () => {});
   if (wandb) child.stdin.write(JSON.stringify(o.config ?? {}) + '\n');
@@ -77,7 +83,7 @@ export async function openTrainLog(ctx: Ctx, o: TrainLogOptions = {}): Promise<T
     return unavailable(`the logger (${python} ${args[0]}) did not start: ${lastLine() || 'no ready line in time'}`);
   }
   ctx.log(
-    `training metrics: TensorBoard files in ${join(ctx.outDir, TENSORBOARD_DIR)}${wandb ? `, W&B run ${ctx.node.id} in project ${process.env.WANDB_PROJECT || ctx.tracking!.experiment}` : ''}`,
+    `training metrics: TensorBoard files in ${join(ctx.outDir, TENSORBOARD_DIR)}${wandb ? `, W&B run ${run} in project ${process.env.WANDB_PROJECT || ctx.tracking!.experiment}` : ''}`,
   );
   return sidecar(ctx, child, exited, lastLine);
 }

@@ -145,6 +145,12 @@ test('an ablation over rewards runs its episodes once and rescores the other arm
   );
   const r = await cli(['run', 'a.yaml'], { cwd: dir });
   assert.is(r.exitCode, 0, r.stderr);
+  // The progress shows the two arms as rescores, not as runs, and counts them so.
+  assert.match(r.stderr, /mlepipe run rescore-ablate: \d+ nodes, \d+ cached, \d+ to run, 2 to rescore/);
+  assert.match(r.stderr, /↻ agents@reward=sparse +rescoring from the recorded runs; log /);
+  assert.match(r.stderr, /✔ agents@reward=sparse +rescored in /);
+  assert.not.match(r.stderr, /▶ agents@reward=sparse/);
+  assert.match(r.stderr, /done: \d+ ran, \d+ cached, 0 failed, 2 rescored in /);
   for (const arm of arms.slice(1))
     assert.not.ok(existsSync(join(cache, 'items', await nodeKey(dir, arm.id, 'a.yaml'))), arm.id);
   const paper = await readJsonl(

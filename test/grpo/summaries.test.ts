@@ -96,9 +96,9 @@ test('demonstrations summarised by the model: its text and name in bank.json, ac
         if (turn.observation.trim().length > 20)
           assert.not.ok(prompt.includes(turn.observation.trim()), 'no observation');
     }
-    // A forced rerun of the same node, its response cache gone: every summary comes from the node's items.
+    // A rebuild of the same node, its response cache gone: every summary comes from the node's items.
     await rm(join(dir, '.mlepipe', 'llm'), { recursive: true, force: true });
-    const again = await cli(['run', 'e.yaml', '--force', 'rl'], { cwd: dir });
+    const again = await cli(['run', 'e.yaml', '--rebuild', 'rl'], { cwd: dir });
     assert.is(again.exitCode, 0, again.stderr);
     assert.is(server.requests.filter((q) => q.messages !== undefined).length, asked, 'no new summary request');
   } finally {

@@ -9,8 +9,6 @@
 // the runs it held, which start again on the other. A label no host carries
 // loads with a warning and is refused by run; sandbox: on a stage that runs no
 // episodes is refused at its position.
-import { rm } from 'node:fs/promises';
-import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import {
@@ -44,14 +42,10 @@ test.after(() => {
 });
 
 // One cache for the file: every test's tasks are the same nodes, generated and filtered once. Its evals are
-// forced (run), and their rollout checkpoints removed first (a forced node would take the finished ones), so
-// each runs every episode again; what a test reads of one is read before the next eval with the same key
-// replaces it.
+// forced (run from scratch, every episode again); what a test reads of one is read before the next eval with
+// the same key replaces it.
 const { cache, settings: CACHE } = await sharedCacheSettings();
-const run = async (dir: string, ...more: string[]) => {
-  await rm(join(cache, 'items'), { recursive: true, force: true });
-  return cli(['run', 'e.yaml', '--force=agents', ...more], { cwd: dir });
-};
+const run = (dir: string, ...more: string[]) => cli(['run', 'e.yaml', '--force=agents', ...more], { cwd: dir });
 const nodeLogs = async (dir: string) => nodeLog(cache, await nodeKey(dir, 'agents'));
 
 const ownCacheHosts = (a: string, b: string) =>

@@ -10,7 +10,10 @@ const logger = pythonEnv('logger');
 const READER = join(ROOT, 'test', 'train-log', 'read_logs.py');
 
 /** `tensorboard DIR`: {tag: [[step, value]]}; `wandb FILE`: an offline run's history, config and names. */
-export async function readLogs(what: 'tensorboard' | 'wandb', where: string): Promise<Record<string, unknown>> {
+export async function readLogs(
+  what: 'tensorboard' | 'wandb' | 'runs',
+  where: string,
+): Promise<Record<string, unknown>> {
   assert.ok(existsSync(logger.python), `${logger.python} is missing: run '${logger.fix}'`);
   const r = await execa(logger.python, [READER, what, where], { reject: false, all: true });
   assert.is(r.exitCode, 0, r.all);
@@ -19,3 +22,7 @@ export async function readLogs(what: 'tensorboard' | 'wandb', where: string): Pr
 
 export const readScalars = async (dir: string) =>
   (await readLogs('tensorboard', dir)) as Record<string, Array<[number, number]>>;
+
+/** The runs `tensorboard --logdir DIR` lists: each one's scalar tags and its text summaries. */
+export const readRuns = async (dir: string) =>
+  (await readLogs('runs', dir)) as Record<string, { scalars: string[]; texts: Record<string, string> }>;

@@ -2,6 +2,8 @@
 
     python read_logs.py tensorboard DIR   {tag: [[step, value], ...]} from the event files under DIR
     python read_logs.py wandb FILE        {"history": [{...row, "_step": n}], "config": {...}, "run": {...}}
+    python read_logs.py runs LOGDIR       {run: {"scalars": [tag, ...], "texts": {tag: text}}}, the runs
+                                          `tensorboard --logdir LOGDIR` lists (links followed as it does)
 
 TensorBoard's own EventAccumulator reads the event files. wandb keeps an
 offline run in one .wandb file and ships no reader for it: the file is
@@ -25,6 +27,27 @@ def tensorboard(folder):
     acc = EventAccumulator(folder)
     acc.Reload()
     return {tag: [[e.step, e.value] for e in acc.Scalars(tag)] for tag in acc.Tags()["scalars"]}
+
+
+def runs(logdir):
+    from tensorboard.backend.event_processing.plugin_event_multiplexer import EventMultiplexer
+
+    mux = EventMultiplexer()
+    mux.AddRunsFromDirectory(logdir)
+    mux.Reload()
+    out = {}
+    # This multiplexer (TensorBoard's own) holds scalars as tensors too: text summaries are the string ones.
+    for run, tags in mux.Runs().items():
+        acc = mux.GetAccumulator(run)
+        scalars, texts = [], {}
+        for tag in tags.get("tensors", []):
+            proto = acc.Tensors(tag)[-1].tensor_proto
+            if proto.string_val:
+                texts[tag] = proto.string_val[0].decode()
+            else:
+                scalars.append(tag)
+        out[run] = {"scalars": sorted(scalars), "texts": texts}
+    return out
 
 
 def records(path):
@@ -70,4 +93,5 @@ def wandb_run(path):
 
 if __name__ == "__main__":
     what, where = sys.argv[1], sys.argv[2]
-    print(json.dumps(tensorboard(where) if what == "tensorboard" else wandb_run(where)))
+    readers = {"tensorboard": tensorboard, "wandb": wandb_run, "runs": runs}
+    print(json.dumps(readers[what](where)))

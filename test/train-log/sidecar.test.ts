@@ -11,16 +11,16 @@ import * as assert from 'uvu/assert';
 import { EnvError } from '../../core/errors.js';
 import type { Tracker } from '../../stages/contract.js';
 import { openTrainLog, TENSORBOARD_DIR } from '../../stages/shared/train-log.js';
-import { readLogs, readScalars } from './read.js';
+import { readLogs, readRuns, readScalars } from './read.js';
 
-async function fakeNode(trackers?: Tracker[]) {
+async function fakeNode(trackers: Tracker[] = ['tensorboard']) {
   const outDir = await mkdtemp(join(tmpdir(), 'train-log-'));
   const lines: string[] = [];
   const ctx = {
     node: { id: 'rl@lr=0.1', name: 'rl', key: 'k', variant: {} },
     outDir,
     log: (l: string) => void lines.push(l),
-    tracking: trackers && { logger: trackers, experiment: 'tb-exp' },
+    tracking: { logger: trackers, experiment: 'tb-exp' },
   };
   return { ctx, outDir, lines };
 }
@@ -54,6 +54,9 @@ test('each row becomes TensorBoard scalars named as in metrics.jsonl, at its ste
     [3, 1.25],
   ]);
   assert.equal(scalars.val_reward, [[3, 0.4000000059604645]]);
+  // The event files say which run they are, wherever they are copied.
+  const runs = await readRuns(outDir);
+  assert.equal(Object.values(runs)[0]?.texts, { 'mlepipe/run/text_summary': 'tb-exp/rl@lr=0.1' });
 });
 
 test('logger: [wandb] with WANDB_MODE=offline: an offline run under WANDB_DIR holding every row, named after the experiment and node', async () => {
@@ -85,7 +88,7 @@ test('logger: [wandb] with WANDB_MODE=offline: an offline run under WANDB_DIR ho
     config: Record<string, unknown>;
     run: Record<string, string>;
   };
-  assert.equal(run.run, { project: 'tb-exp', display_name: 'rl@lr=0.1', run_group: 'rl' });
+  assert.equal(run.run, { project: 'tb-exp', display_name: 'tb-exp/rl@lr=0.1', run_group: 'rl' });
   assert.is(run.config.lr, 0.001);
   assert.is(run.config.group_size, 4);
   assert.equal(
