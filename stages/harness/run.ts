@@ -127,7 +127,7 @@ export async function run(ctx: StageContext<HarnessParams>): Promise<StageResult
   const deadline = p.total_s === undefined ? Infinity : Date.now() + p.total_s * 1000;
   const total = jobs.length * p.policies.length;
   const records: RunRecord[] = [];
-  ctx.progress(0, total);
+  ctx.progress({ done: 0, total, unit: 'runs' });
   for (const policy of p.policies) {
     const served = await serveForSampling(ctx, policy);
     try {
@@ -147,7 +147,7 @@ export async function run(ctx: StageContext<HarnessParams>): Promise<StageResult
                 )
               : await oneRun(ctx, adapter, base, job);
           records.push(rec);
-          ctx.progress(records.length, total);
+          ctx.progress({ done: records.length, total, unit: 'runs' });
           return rec;
         },
         ctx.signal,
