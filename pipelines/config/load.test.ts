@@ -48,7 +48,7 @@ test('extends: deep merge, lists replaced, positions from the file that set them
   assert.is(exp.stages[0].params.run, 'echo child');
   assert.equal(exp.stages[0].params.deps, ['x', 'y']);
   const errs = await diagnostics(join(dir, 'child.yaml'), ['stages.a.with.deps=3']);
-  assert.equal(errs, ['1:23 stages.a.with.deps: must be array']);
+  assert.equal(errs, ['1:23 stages.a.with.deps: must be array (a list: write [3] for one item, or one "- item" line per item)']);
 });
 
 test('interpolation keeps types for whole references and reports unknown names at the reference', () => {
