@@ -127,7 +127,7 @@ const CASES: Case[] = [
     name: 'bad -S override value',
     files: { 'e.yaml': 'name: e\nstages:\n' + OK_STAGE },
     args: ['-S', 'stages.a.with.timeout_s=soon'],
-    expect: ['-S stages.a.with.timeout_s=soon:1:28: stages.a.with.timeout_s: must be number'],
+    expect: ['-S stages.a.with.timeout_s=soon (column 28): stages.a.with.timeout_s: must be number'],
   },
 ];
 
