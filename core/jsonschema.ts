@@ -144,7 +144,10 @@ function listHint(e: ErrorObject): string {
   const v: unknown = e.data;
   if (typeof v !== 'string' && typeof v !== 'number' && typeof v !== 'boolean') return '';
   // Plain in a YAML flow list unless it holds what the flow syntax reads itself.
-  const text = typeof v === 'string' && (v === '' || /[,[\]{}#&*!|>'"%@`]|: |^[-?:\s]|\s$/.test(v)) ? JSON.stringify(v) : String(v);
+  const text =
+    typeof v === 'string' && (v === '' || /[,[\]{}#&*!|>'"%@`]|: |^[-?:\s]|\s$/.test(v))
+      ? JSON.stringify(v)
+      : String(v);
   return ` (a list: write [${text}] for one item, or one "- item" line per item)`;
 }
 

@@ -62,7 +62,9 @@ export function applyOverrides(src: Sourced, overrides: readonly Override[]): So
   const origins = new Map(src.origins);
   for (const o of overrides) {
     // The mappings the override makes on its way down were written in the argument, at their segment.
-    const made = o.path.findIndex((_, i) => i < o.path.length - 1 && !isPlainObject(getPath(value, o.path.slice(0, i + 1))));
+    const made = o.path.findIndex(
+      (_, i) => i < o.path.length - 1 && !isPlainObject(getPath(value, o.path.slice(0, i + 1))),
+    );
     setPath(value, o.path, structuredClone(o.value));
     const at = (col: number) => ({ file: `-S ${o.arg}`, line: 1, col });
     if (made >= 0)
