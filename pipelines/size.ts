@@ -42,7 +42,7 @@ export function planSizes(plan: Plan): Map<string, WorkSize | undefined> {
 export const hasWork = (size: WorkSize | undefined): size is WorkSize =>
   !!size && (size.work.length > 0 || size.gpus !== 0);
 
-/** `24 tasks; no GPU` or `128 rollouts (8 steps × 4 tasks × 4 a group); 8 GPUs, ≤ 12 GPU-hours (…)`. */
+/** `24 tasks; no GPU` or `128 rollouts (8 steps × 4 tasks × groups of 4); 8 GPUs, ≤ 12 GPU-hours (…)`. */
 export function workText(size: WorkSize): string {
   const amounts = size.work.map((w) => `${countText(w.n)} ${w.unit}${w.of ? ` (${w.of})` : ''}`);
   const gpus =

@@ -10,7 +10,7 @@ export function grpoSize(p: GrpoParams, ctx: SizeContext): WorkSize {
   if (p.trainer === 'verl-export') return { work: [], gpus: 0 };
   const rollouts = exactly(p.steps * p.batch_size * p.group_size);
   const work: WorkAmount[] = [
-    { n: rollouts, unit: 'rollouts', of: `${p.steps} steps × ${p.batch_size} tasks × ${p.group_size} a group` },
+    { n: rollouts, unit: 'rollouts', of: `${p.steps} steps × ${p.batch_size} tasks × groups of ${p.group_size}` },
   ];
   // Validation: every eval_every steps and after the last, once on each val task.
   const validations = p.eval_every > 0 ? Math.ceil(p.steps / p.eval_every) : 0;
