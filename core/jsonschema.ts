@@ -129,6 +129,16 @@ function toDiagnostic(e: ErrorObject, origins: Origins, base: Path): Diagnostic 
         path: dotted(at),
         message: `must be ${[e.params.type].flat().join(' or ')}${listHint(e)}`,
       };
+    case 'minProperties':
+    case 'minItems':
+      // An empty mapping or list where something must be named: say that, not ajv's count.
+      if (e.params.limit === 1)
+        return {
+          pos: valuePos(origins, at),
+          path: dotted(at),
+          message: e.keyword === 'minItems' ? 'must not be empty (give at least one item)' : 'must not be empty',
+        };
+      return { pos: valuePos(origins, at), path: dotted(at) || undefined, message: e.message ?? 'invalid' };
     case 'if':
     case 'anyOf':
     case 'oneOf':

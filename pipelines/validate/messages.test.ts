@@ -8,7 +8,11 @@ const GEN = '  g: { uses: generate, with: { seeds: mlebench, count: 2 } }\n';
 
 test('an empty matrix is one error, not also a missing one', async () => {
   const e = await loadProblems(`name: e\nstages:\n${GEN}  ab: { uses: ablate, target: g, matrix: {} }\n`);
-  assert.equal(e, ['4:42 stages.ab.matrix: must NOT have fewer than 1 properties']);
+  assert.equal(e, ['4:42 stages.ab.matrix: must not be empty']);
+  const empty = await loadProblems(
+    `name: e\nstages:\n${GEN}  ab: { uses: ablate, target: g, matrix: { count: [] } }\n`,
+  );
+  assert.equal(empty, ['4:51 stages.ab.matrix.count: must not be empty (give at least one item)']);
 });
 
 test('a misspelled matrix is the unknown key with its suggestion, not also a missing matrix', async () => {
