@@ -70,7 +70,9 @@ export function totalText(sizes: readonly (WorkSize | undefined)[]): string {
   const gpus = !gpuNodes
     ? 'no node needs a GPU'
     : `${gpuNodes} node${gpuNodes === 1 ? '' : 's'} may use GPUs${hours.length ? `, ${countText(total(hours))} GPU-hours by the episodes' time budgets` : ''}`;
-  const rest = unsized ? `; ${unsized} node${unsized === 1 ? '' : 's'} of a size only their command knows` : '';
+  const rest = unsized
+    ? `; ${unsized} node${unsized === 1 ? '' : 's'} whose size shows only as ${unsized === 1 ? 'it runs' : 'they run'}`
+    : '';
   return `work to run: ${amounts.length ? `${amounts.join(', ')}; ` : ''}${gpus}${rest}`;
 }
 
