@@ -18,9 +18,18 @@ export interface Diagnostic {
 }
 
 export function formatDiagnostic(d: Diagnostic, relativeTo?: (file: string) => string): string {
-  const where = d.pos ? `${relativeTo ? relativeTo(d.pos.file) : d.pos.file}:${d.pos.line}:${d.pos.col}: ` : '';
+  const where = d.pos ? `${formatPos(d.pos, relativeTo)}: ` : '';
   const path = d.path ? `${d.path}: ` : '';
   return `${where}${path}${d.message}`;
+}
+
+/**
+ * `FILE:LINE:COL`; a `-S` argument, whose text is the "file", as `-S KEY=VALUE (column N)`, so that the
+ * argument does not run into its position (columns count from the `-` of `-S`, as the argument is shown).
+ */
+export function formatPos(pos: SourcePos, relativeTo?: (file: string) => string): string {
+  if (pos.file.startsWith('-S ')) return `${pos.file} (column ${pos.col})`;
+  return `${relativeTo ? relativeTo(pos.file) : pos.file}:${pos.line}:${pos.col}`;
 }
 
 /** Exits with a chosen code and message; the base of the two user-facing kinds. */

@@ -127,8 +127,18 @@ function toDiagnostic(e: ErrorObject, origins: Origins, base: Path): Diagnostic 
       return {
         pos: valuePos(origins, at),
         path: dotted(at),
-        message: `must be ${[e.params.type].flat().join(' or ')}`,
+        message: `must be ${[e.params.type].flat().join(' or ')}${listHint(e)}`,
       };
+    case 'minProperties':
+    case 'minItems':
+      // An empty mapping or list where something must be named: say that, not ajv's count.
+      if (e.params.limit === 1)
+        return {
+          pos: valuePos(origins, at),
+          path: dotted(at),
+          message: e.keyword === 'minItems' ? 'must not be empty (give at least one item)' : 'must not be empty',
+        };
+      return { pos: valuePos(origins, at), path: dotted(at) || undefined, message: e.message ?? 'invalid' };
     case 'if':
     case 'anyOf':
     case 'oneOf':
@@ -136,6 +146,19 @@ function toDiagnostic(e: ErrorObject, origins: Origins, base: Path): Diagnostic 
     default:
       return { pos: valuePos(origins, at), path: dotted(at) || undefined, message: e.message ?? 'invalid' };
   }
+}
+
+/** A single value where a list is expected (`policies: scripted:linear`): how to write it as a list of one. */
+function listHint(e: ErrorObject): string {
+  if ([e.params.type].flat().join() !== 'array') return '';
+  const v: unknown = e.data;
+  if (typeof v !== 'string' && typeof v !== 'number' && typeof v !== 'boolean') return '';
+  // Plain in a YAML flow list unless it holds what the flow syntax reads itself.
+  const text =
+    typeof v === 'string' && (v === '' || /[,[\]{}#&*!|>'"%@`]|: |^[-?:\s]|\s$/.test(v))
+      ? JSON.stringify(v)
+      : String(v);
+  return ` (a list: write [${text}] for one item, or one "- item" line per item)`;
 }
 
 function suggestionFor(e: ErrorObject): string {

@@ -6,6 +6,7 @@ import { existsSync } from 'node:fs';
 import { dirname, isAbsolute, resolve, sep } from 'node:path';
 import { parsePolicy } from '../agents/policies/index.js';
 import { envInstalled, pythonEnv, type EnvName } from '../core/python.js';
+import { formatPos } from '../core/errors.js';
 import { dotted, valuePos, type Path } from '../core/source.js';
 import type { Need, PreflightContext } from '../stages/contract.js';
 import { getStage } from '../stages/registry.js';
@@ -198,7 +199,7 @@ function modelChecks(
 function at(exp: Experiment, path: Path | undefined): string | undefined {
   if (!path) return undefined;
   const pos = valuePos(exp.origins, path);
-  return pos ? `${dotted(path)}, ${pos.file}:${pos.line}:${pos.col}` : dotted(path);
+  return pos ? `${dotted(path)}, ${formatPos(pos)}` : dotted(path);
 }
 
 /**

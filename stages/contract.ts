@@ -199,6 +199,46 @@ export interface PreflightContext extends KeyContext {
   readonly placed: boolean;
 }
 
+/** A count known before a node runs, or only its bound (`atMost`: a filter keeps at most what it reads); undefined: unknown. */
+export type Count = { readonly n: number; readonly atMost?: boolean } | undefined;
+
+/** What a node's entry will hold, as far as it shows before the node runs; the plan hands it to the nodes that read it. */
+export interface OutputSize {
+  readonly tasks?: Count;
+  /** A filter's split.json. */
+  readonly split?: { readonly train: Count; readonly val: Count };
+  readonly trajectories?: Count;
+}
+
+/** One amount of a node's work, with its unit and what it is the product of (`12 tasks × 5 policies × 1 repeat`). */
+export interface WorkAmount {
+  readonly n: Count;
+  readonly unit: string;
+  readonly of?: string;
+}
+
+/** How much work a node is, for the plan: so a user can tell before a run whether it fits the machine. */
+export interface WorkSize {
+  readonly work: readonly WorkAmount[];
+  /** GPUs the node holds while it runs (0: none, it runs on CPUs); absent where the stage cannot tell. */
+  readonly gpus?: number;
+  /** GPU-hours (unit `GPU-hours`, `of` saying what they bound), where the stage can tell from its hardware and limits. */
+  readonly gpuHours?: WorkAmount;
+  readonly gives?: OutputSize;
+}
+
+/** What a stage's size sees: what each input will hold (from its own size, or its finished entry), and where. */
+export interface SizeContext {
+  readonly inputs: readonly OutputSize[];
+  /** Where relative paths in params start (a `tasks:` folder is counted). */
+  readonly experimentDir: string;
+  readonly models: Readonly<Record<string, ModelSpec>>;
+  /** GPUs a node placed with `on:` holds on its host; absent when it is not placed. */
+  readonly placedGpus?: number;
+  /** `sandbox: { gpus_per_run: }`: GPUs each episode's jail holds on a sandbox host; absent when none. */
+  readonly sandboxGpusPerRun?: number;
+}
+
 export interface Stage<P = Record<string, unknown>> {
   readonly kind: string;
   /** Bump when the stage's outputs change for the same params: it is part of every node key. */
@@ -243,6 +283,12 @@ export interface Stage<P = Record<string, unknown>> {
    * take `sandbox:` say it.
    */
   sandboxRuns?(params: P): number;
+  /**
+   * How much work a node is (episodes, rollouts, examples × epochs, GPU-hours where it can bound them), from
+   * its params and what its inputs will hold; `undefined` counts where that shows only once the inputs exist.
+   * Optional: the plan shows nothing for a stage without it.
+   */
+  size?(params: P, ctx: SizeContext): WorkSize;
   /** Where a node runs when the stage sends it elsewhere itself (a Ray job), in a few words for the plan. */
   placement?(params: P): string | undefined;
   run(ctx: StageContext<P>): Promise<StageResult | void>;

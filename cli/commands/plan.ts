@@ -6,6 +6,7 @@ import { hostsFor } from '../../pipelines/config/hosts.js';
 import type { KeyedNode } from '../../pipelines/compile/keys.js';
 import { getStage } from '../../stages/registry.js';
 import { blocked, missingLines, preflight, type Preflight } from '../../pipelines/preflight.js';
+import { hasWork, planSizes, sizeJson, totalText, workText } from '../../pipelines/size.js';
 
 /** Where a placed node will run: the host, or the hosts carrying its label, and the GPUs it takes; or where its stage sends it. */
 function where(plan: Plan, node: KeyedNode): string {
@@ -47,6 +48,7 @@ export async function planFor(file: string, args: PlanArgs, io: IO): Promise<Pla
 }
 
 export function planJson(plan: Plan, pre?: Preflight): unknown {
+  const sizes = planSizes(plan);
   return {
     experiment: plan.experiment.name,
     nodes: plan.nodes.map((p) => ({
@@ -68,6 +70,7 @@ export function planJson(plan: Plan, pre?: Preflight): unknown {
       ...withPlacement(p.node),
       ...(p.node.stage.sandbox ? { sandbox: { on: p.node.stage.sandbox.on, hosts: p.node.stage.sandbox.hosts } } : {}),
       ...(pre?.missing.has(p.node.id) ? { missing: pre.missing.get(p.node.id) } : {}),
+      ...(sizes.get(p.node.id) ? { size: sizeJson(sizes.get(p.node.id)!) } : {}),
     })),
   };
 }
@@ -92,12 +95,18 @@ export async function planCommand(file: string, args: PlanArgs, io: IO): Promise
     `${plan.experiment.name}: ${plan.nodes.length} nodes, ${count('run')} to run, ${rescore ? `${rescore} to rescore, ` : ''}${count('cached')} cached`,
   ];
   const w = Math.min(40, Math.max(...plan.nodes.map((p) => p.node.id.length)));
+  const sizes = planSizes(plan);
+  const toRun = plan.nodes.filter((p) => p.action === 'run');
   for (const p of plan.nodes) {
+    const size = p.action === 'run' ? sizes.get(p.node.id) : undefined;
+    const work = hasWork(size) ? [`  ${''.padEnd(7)}  ${''.padEnd(w)}  ${workText(size)}`] : [];
     lines.push(
       `  ${p.action.padEnd(7)}  ${p.node.id.padEnd(w)}  ${p.action === 'cached' ? p.node.key.slice(0, 12) : p.reason}${where(plan, p.node)}`,
+      ...work,
       ...missingLines(pre, p.node.id),
     );
   }
+  if (toRun.length) lines.push(totalText(toRun.map((p) => sizes.get(p.node.id))));
   // One write: a line at a time is a system call per node.
   io.out(lines.join('\n'));
   // A plain plan with nothing missing says nothing more: its output stays the plan alone.

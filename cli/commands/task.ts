@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
-import { readdir } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { readdir, stat } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
 import { UserError } from '../../core/errors.js';
 import { displayPath } from '../../core/paths.js';
 import { readJsonFile } from '../../core/text.js';
@@ -9,6 +9,7 @@ import { loadSettings } from '../../pipelines/config/settings.js';
 import { runEvaluator } from '../../tasks/evaluate.js';
 import { findReleaseTasks, importSandmleTask } from '../../tasks/importer.js';
 import { sanityProblem } from '../../tasks/sanity.js';
+import { tasksIn } from '../../tasks/taskjson.js';
 import type { IO } from '../io.js';
 
 /** A JSON file of the task, or undefined when it does not exist; one that does not parse is a positioned error. */
@@ -17,10 +18,13 @@ async function readJson(path: string): Promise<Record<string, unknown> | undefin
   return (await readJsonFile(displayPath(path))) as Record<string, unknown>;
 }
 
-/** `mlepipe task show DIR [--json]`: what a task is, its thresholds, files and the sample's score. */
+/**
+ * `mlepipe task show DIR [--json]`: what a task is, its thresholds, files and the sample's score; for a folder
+ * of tasks, the tasks in it.
+ */
 export async function taskShowCommand(dir: string, args: { json?: boolean }, io: IO): Promise<number> {
   const task = await readJson(join(dir, 'task.json'));
-  if (!task) throw new UserError(`${dir}: no task.json (not a task folder)`);
+  if (!task) return showFolder(dir, args, io);
   const th = (await readJson(join(dir, 'private', 'threshold.json'))) as Record<string, number> | undefined;
   const settings = await loadSettings(process.cwd(), io.env);
   const graded = await runEvaluator(resolve(dir), defaultPython(settings.python));
@@ -53,6 +57,30 @@ export async function taskShowCommand(dir: string, args: { json?: boolean }, io:
   io.out(`public:     ${publicFiles.filter((f) => !f.includes('/')).join(', ')}`);
   return 0;
 }
+
+/** `task show` on a folder of tasks (or a node's entry holding tasks/): one line a task, or the list as JSON. */
+async function showFolder(dir: string, args: { json?: boolean }, io: IO): Promise<number> {
+  const st = await stat(dir).catch(() => undefined);
+  if (!st?.isDirectory()) throw new UserError(`${dir}: no such folder`);
+  const tasks = await tasksIn(dir);
+  if (!tasks.length) throw new UserError(`${dir}: no task.json, and no task folders inside (not a task folder)`);
+  if (args.json) {
+    io.out(JSON.stringify({ folder: dir, tasks }, null, 2));
+    return 0;
+  }
+  const kinds = tasks.map((t) => `${t.kind}${t.modality && !t.kind.startsWith(t.modality) ? ` (${t.modality})` : ''}`);
+  const idW = Math.max(...tasks.map((t) => t.id.length));
+  const kindW = Math.max(...kinds.map((k) => k.length));
+  const lines = tasks.map((t, i) =>
+    `  ${t.id.padEnd(idW)}  ${kinds[i].padEnd(kindW)}  ${clip(t.description, 60)}`.trimEnd(),
+  );
+  const parent = displayPath(dirname(tasks[0].dir));
+  const head = `${dir}: ${tasks.length} task${tasks.length === 1 ? '' : 's'} (mlepipe task show ${parent}/ID for one)`;
+  io.out([head, ...lines].join('\n'));
+  return 0;
+}
+
+const clip = (s: string, n: number) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
 
 /** `mlepipe task import-sandmle SRC DEST`. */
 export async function taskImportCommand(src: string, dest: string, io: IO): Promise<number> {

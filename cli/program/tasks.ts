@@ -7,7 +7,9 @@ export function registerTaskCommands(program: Command, { act }: Registrar, io: I
   const task = program.command('task').description('inspect and import task folders');
   task
     .command('show')
-    .description("a task's kind, metric, thresholds, files and its sample submission's score")
+    .description(
+      "a task's kind, metric, thresholds, files and its sample submission's score; for a folder of tasks, its tasks",
+    )
     .argument('<dir>')
     .option('--json', 'JSON output')
     .action(

@@ -48,7 +48,9 @@ test('extends: deep merge, lists replaced, positions from the file that set them
   assert.is(exp.stages[0].params.run, 'echo child');
   assert.equal(exp.stages[0].params.deps, ['x', 'y']);
   const errs = await diagnostics(join(dir, 'child.yaml'), ['stages.a.with.deps=3']);
-  assert.equal(errs, ['1:23 stages.a.with.deps: must be array']);
+  assert.equal(errs, [
+    '1:23 stages.a.with.deps: must be array (a list: write [3] for one item, or one "- item" line per item)',
+  ]);
 });
 
 test('interpolation keeps types for whole references and reports unknown names at the reference', () => {
@@ -128,12 +130,18 @@ test('-S values: hostile YAML is refused with a position inside the argument', a
     }
     return 'accepted';
   };
-  assert.is(await at('&a [*a]'), '-S vars.n=&a [*a]:1:15: alias *a refers to a value that contains it');
+  assert.is(
+    await at('&a [*a]'),
+    '-S vars.n=&a [*a] (column 15): vars.n: cannot read the value "&a [*a]": alias *a refers to a value that contains it',
+  );
   assert.match(
     await at('['.repeat(3000) + ']'.repeat(3000)),
-    /^-S vars\.n=\[+\]+:1:\d+: nested more than 100 levels deep$/,
+    /^-S vars\.n=\[+\]+ \(column \d+\): vars\.n: cannot read the value "\[+\]+": nested more than 100 levels deep$/,
   );
-  assert.is(await at('[1, 2'), '-S vars.n=[1, 2:1:16: Flow sequence must end with a ]');
+  assert.is(
+    await at('[1, 2'),
+    '-S vars.n=[1, 2 (column 16): vars.n: cannot read the value "[1, 2": Flow sequence must end with a ]',
+  );
   const exp = await loadExperiment(join(dir, 'e.yaml'), {
     overrides: ['vars.n=null', 'vars.m=', 'vars.k=[1, {a: b}]'],
     env: {},

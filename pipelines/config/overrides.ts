@@ -1,7 +1,7 @@
 // `-S a.b.c=value` overrides (Hydra-like). Values are parsed as YAML so that
 // `-S stages.rl.with.steps=10` is a number and `-S x=[a,b]` a list.
 import { UserError, type Diagnostic } from '../../core/errors.js';
-import { setPath } from './merge.js';
+import { getPath, isPlainObject, setPath } from './merge.js';
 import { parseYamlValue } from './yaml.js';
 import { dropOrigins, pathKey, type Sourced } from '../../core/source.js';
 
@@ -11,7 +11,12 @@ export interface Override {
   /** The argument as typed, used as the "file" in diagnostics. */
   arg: string;
   valueCol: number;
+  /** Where each segment of the path starts, so that a problem with a key points at that key. */
+  keyCols: number[];
 }
+
+/** Columns count from the `-` of `-S `, as the argument is shown in diagnostics. */
+const SHOWN_PREFIX = '-S '.length;
 
 export function parseOverrides(args: readonly string[]): Override[] {
   const diags: Diagnostic[] = [];
@@ -25,8 +30,9 @@ export function parseOverrides(args: readonly string[]): Override[] {
       continue;
     }
     const raw = arg.slice(eq + 1);
-    // Columns count from the start of `-S KEY=`, as the argument is shown.
-    const valueCol = eq + 2 + 3;
+    const valueCol = SHOWN_PREFIX + eq + 2;
+    const keyCols: number[] = [];
+    path.reduce((col, p) => (keyCols.push(col), col + p.length + 1), SHOWN_PREFIX + 1);
     let value: unknown = '';
     try {
       // The same parser as config files, with the same bounds on aliases and depth.
@@ -34,13 +40,16 @@ export function parseOverrides(args: readonly string[]): Override[] {
     } catch (err) {
       if (!(err instanceof UserError)) throw err;
       diags.push(
-        ...err.diagnostics.map((d) =>
-          d.pos?.line === 1 ? { ...d, pos: { ...d.pos, col: d.pos.col + valueCol - 1 } } : d,
-        ),
+        ...err.diagnostics.map((d) => ({
+          ...d,
+          pos: d.pos?.line === 1 ? { ...d.pos, col: d.pos.col + valueCol - 1 } : d.pos,
+          path: keyText,
+          message: `cannot read the value ${JSON.stringify(raw)}: ${d.message}`,
+        })),
       );
       continue;
     }
-    out.push({ path, value, arg, valueCol });
+    out.push({ path, value, arg, valueCol, keyCols });
   }
   if (diags.length) throw new UserError(diags);
   return out;
@@ -52,10 +61,20 @@ export function applyOverrides(src: Sourced, overrides: readonly Override[]): So
   const value = structuredClone(src.value) as Record<string, unknown>;
   const origins = new Map(src.origins);
   for (const o of overrides) {
+    // The mappings the override makes on its way down were written in the argument, at their segment.
+    const made = o.path.findIndex(
+      (_, i) => i < o.path.length - 1 && !isPlainObject(getPath(value, o.path.slice(0, i + 1))),
+    );
     setPath(value, o.path, structuredClone(o.value));
+    const at = (col: number) => ({ file: `-S ${o.arg}`, line: 1, col });
+    if (made >= 0)
+      for (let i = made; i < o.path.length - 1; i++) {
+        dropOrigins(origins, o.path.slice(0, i + 1));
+        origins.set(pathKey(o.path.slice(0, i + 1)), { value: at(o.keyCols[i + 1]), key: at(o.keyCols[i]) });
+      }
     dropOrigins(origins, o.path);
-    const pos = { file: `-S ${o.arg}`, line: 1, col: o.valueCol };
-    origins.set(pathKey(o.path), { value: pos, key: { ...pos, col: 4 }, contentShift: 0, singleLine: true });
+    const key = at(o.keyCols[o.path.length - 1]);
+    origins.set(pathKey(o.path), { value: at(o.valueCol), key, contentShift: 0, singleLine: true });
   }
   return { value, origins };
 }

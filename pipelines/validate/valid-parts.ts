@@ -23,7 +23,12 @@ export function validParts(
 ): { doc: WrittenExperiment; names: WrittenNames } | undefined {
   if (!isPlainObject(doc) || !isPlainObject(doc.stages)) return undefined;
   const keys = (v: unknown) => (isPlainObject(v) ? Object.keys(v) : []);
-  const names: WrittenNames = { stages: keys(doc.stages), models: keys(doc.models), rewards: keys(doc.rewards) };
+  const names: WrittenNames = {
+    stages: keys(doc.stages),
+    models: keys(doc.models),
+    rewards: keys(doc.rewards),
+    stageKeys: new Map(Object.entries(doc.stages).map(([id, st]) => [id, keys(st)])),
+  };
   const bad = new Set(failed.filter((p) => p.length >= 3).map((p) => p.slice(0, 3).join('\u0000')));
   const out: Record<string, unknown> = { ...doc };
   for (const section of ENTRY_SECTIONS) {

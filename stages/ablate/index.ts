@@ -28,6 +28,8 @@ export const ablate: Stage<AblateParams> = {
   description: "Compare the metrics of a target's variants (target and matrix sit beside uses:).",
   schema,
   flow: { gives: ['table'] },
+  // A table of its targets' metrics: no work of its own.
+  size: () => ({ work: [], gpus: 0 }),
 
   async run(ctx) {
     const byVariant = new Map<string, Record<string, MetricValue>>();

@@ -17,6 +17,7 @@ import { rewardFormula, type RewardInputs } from '../../core/rewards/presets.js'
 import schema from '../../schemas/stages/eval.schema.json';
 import type { Stage } from '../contract.js';
 import { lazyRun } from '../lazy.js';
+import { evalSize } from './size.js';
 import { releaseKeyExtras, releaseParamIssues } from '../shared/release-checkout.js';
 import { rewardInputIssues } from '../shared/reward-inputs.js';
 import { tasksFolderIssues } from '../shared/tasks.js';
@@ -154,6 +155,7 @@ export const evalStage: Stage<EvalParams> = {
     };
   },
 
+  size: evalSize,
   run: lazyRun(() => import('./run.js')),
   // The reward and what it reads are functions of the recorded runs: changing only them rescores.
   rescore: {

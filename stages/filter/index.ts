@@ -6,6 +6,7 @@
 import schema from '../../schemas/stages/filter.schema.json';
 import type { Stage } from '../contract.js';
 import { lazyRun } from '../lazy.js';
+import { filterSize } from './size.js';
 
 export interface FilterParams {
   val: number;
@@ -26,5 +27,6 @@ export const filter: Stage<FilterParams> = {
   // Every evaluator is run again in Python.
   keyExtras: async (_p, ctx) => ({ python: await ctx.python() }),
 
+  size: filterSize,
   run: lazyRun(() => import('./run.js')),
 };

@@ -9,6 +9,7 @@ import { modelIdentity } from '../../core/models.js';
 import { selectSeeds, unknownSeeds } from '../../seeds/index.js';
 import type { ParamIssue, Stage } from '../contract.js';
 import { lazyRun } from '../lazy.js';
+import { generateSize } from './size.js';
 
 export interface GenerateParams {
   backend: 'procedural' | 'llm';
@@ -85,5 +86,6 @@ export const generate: Stage<GenerateParams> = {
     return { generator: await assetsDigest(['tasks/py', 'seeds']), python: await ctx.python() };
   },
 
+  size: generateSize,
   run: lazyRun(() => import('./run.js')),
 };

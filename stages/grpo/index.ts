@@ -19,6 +19,7 @@ import schema from '../../schemas/stages/grpo.schema.json';
 import type { Need, ParamIssue, PreflightContext, Stage } from '../contract.js';
 import { verlNeeds } from '../shared/verl-needs.js';
 import { lazyRun } from '../lazy.js';
+import { grpoSize } from './size.js';
 import { tasksFolderIssues } from '../shared/tasks.js';
 import type { LossAggMode } from './batch.js';
 import type { Schedule } from '../shared/schedule.js';
@@ -425,5 +426,6 @@ export const grpo: Stage<GrpoParams> = {
     };
   },
 
+  size: grpoSize,
   run: lazyRun(() => import('./run.js')),
 };

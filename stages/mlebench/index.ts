@@ -11,6 +11,7 @@ import { statListing } from '../../core/fs.js';
 import schema from '../../schemas/stages/mlebench.schema.json';
 import type { Need, Stage } from '../contract.js';
 import { lazyRun } from '../lazy.js';
+import { mlebenchSize } from './size.js';
 
 export interface MlebenchParams {
   data: string;
@@ -87,5 +88,6 @@ export const mlebench: Stage<MlebenchParams> = {
     };
   },
 
+  size: mlebenchSize,
   run: lazyRun(() => import('./run.js')),
 };

@@ -13,6 +13,7 @@ import schema from '../../schemas/stages/mltoolbench.schema.json';
 import { selectInstances, suiteTemplates, type SUITE_DOMAINS, type SuiteSplit } from '../../tasks/mltoolbench.js';
 import type { ParamIssue, Stage } from '../contract.js';
 import { lazyRun } from '../lazy.js';
+import { mltoolbenchSize } from './size.js';
 
 export interface MltoolbenchParams {
   split: SuiteSplit | 'all';
@@ -92,5 +93,6 @@ export const mltoolbench: Stage<MltoolbenchParams> = {
     };
   },
 
+  size: mltoolbenchSize,
   run: lazyRun(() => import('./run.js')),
 };

@@ -23,6 +23,7 @@ import schema from '../../schemas/stages/sft.schema.json';
 import type { Metrics, ParamIssue, Stage, StageContext } from '../contract.js';
 import { verlNeeds } from '../shared/verl-needs.js';
 import { lazyRun } from '../lazy.js';
+import { sftSize } from './size.js';
 import type { Filters } from './data.js';
 import { readChatJsonl } from './examples.js';
 import type { Schedule } from '../shared/schedule.js';
@@ -142,5 +143,6 @@ export const sft: Stage<SftParams> = {
     };
   },
 
+  size: sftSize,
   run: lazyRun(() => import('./run.js')),
 };

@@ -101,7 +101,10 @@ const CASES: Case[] = [
     files: {
       'e.yaml': 'name: e\nstages:\n  a: { uses: shell, needs: a, with: { run: x } }\n  b: { with: { run: x } }\n',
     },
-    expect: ['e.yaml:3:28: stages.a.needs: must be array', 'e.yaml:4:3: stages.b: missing required key "uses"'],
+    expect: [
+      'e.yaml:3:28: stages.a.needs: must be array (a list: write [a] for one item, or one "- item" line per item)',
+      'e.yaml:4:3: stages.b: missing required key "uses"',
+    ],
   },
   {
     name: 'error in a base file reached through extends points into the base',
@@ -109,7 +112,9 @@ const CASES: Case[] = [
       'base.yaml': 'name: base\nstages:\n  a:\n    uses: shell\n    with: { run: x, deps: nope }\n',
       'e.yaml': 'extends: ./base.yaml\nname: e\n',
     },
-    expect: ['base.yaml:5:27: stages.a.with.deps: must be array'],
+    expect: [
+      'base.yaml:5:27: stages.a.with.deps: must be array (a list: write [nope] for one item, or one "- item" line per item)',
+    ],
   },
   {
     name: 'extends cycle',
@@ -127,7 +132,7 @@ const CASES: Case[] = [
     name: 'bad -S override value',
     files: { 'e.yaml': 'name: e\nstages:\n' + OK_STAGE },
     args: ['-S', 'stages.a.with.timeout_s=soon'],
-    expect: ['-S stages.a.with.timeout_s=soon:1:28: stages.a.with.timeout_s: must be number'],
+    expect: ['-S stages.a.with.timeout_s=soon (column 28): stages.a.with.timeout_s: must be number'],
   },
 ];
 

@@ -79,7 +79,13 @@ test('bytes that are not UTF-8, in an experiment, a base it extends and the sett
 
 test('a -S value with a self-referential alias is positioned inside the argument', async () => {
   const dir = await tmpProject({ 'e.yaml': `name: e\nvars: { x: 1 }\n${OK}` });
-  await refused(dir, ['-S', 'vars.x=&a [*a]'], ['-S vars.x=&a [*a]:1:15: alias *a refers to a value that contains it']);
+  await refused(
+    dir,
+    ['-S', 'vars.x=&a [*a]'],
+    [
+      '-S vars.x=&a [*a] (column 15): vars.x: cannot read the value "&a [*a]": alias *a refers to a value that contains it',
+    ],
+  );
 });
 
 test('a task.json that is not JSON', async () => {

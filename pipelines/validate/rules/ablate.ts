@@ -7,6 +7,9 @@ import { variantLabel } from '../../../stages/ablate/index.js';
 import { checkContext, followsFromRefused, overlaps } from './stages.js';
 import { stageEntries, type Rule, type RuleInput } from './types.js';
 import type { WrittenStage } from '../../config/types.js';
+import experimentSchema from '../../../schemas/experiment.schema.json';
+
+const STAGE_FIELDS = (experimentSchema.properties.stages.additionalProperties as JsonSchema).properties as object;
 
 type At = (...p: (string | number)[]) => (string | number)[];
 
@@ -48,7 +51,7 @@ function ablateStage(input: RuleInput, st: WrittenStage, at: At): Diagnostic[] {
     });
   }
   for (const k of ['target', 'matrix'] as const) {
-    if (st[k] === undefined)
+    if (st[k] === undefined && !reportedBySchema(input, at()[1] as string, k))
       out.push({ pos: keyPos(origins, at()), path: dotted(at()), message: `missing required key "${k}"` });
   }
   if (st.target === undefined) return out;
@@ -77,6 +80,16 @@ function ablateStage(input: RuleInput, st: WrittenStage, at: At): Diagnostic[] {
   const axis = { input, at, name: st.target, uses: target.uses, kind, params: targetParams };
   for (const [key, values] of Object.entries(st.matrix)) out.push(...matrixKey(axis, key, values));
   return out;
+}
+
+/**
+ * The schema already reported `key` of this stage: written but refused (an empty matrix), or misspelled,
+ * so that an unknown key's "did you mean" names it. Either way "missing" would be a second, false error.
+ */
+function reportedBySchema(input: RuleInput, id: string, key: string): boolean {
+  const written = input.names.stageKeys.get(id) ?? [];
+  if (written.includes(key)) return true;
+  return written.some((w) => !(w in STAGE_FIELDS) && suggestion(w, Object.keys(STAGE_FIELDS)).includes(`"${key}"`));
 }
 
 /** What a matrix key is checked against: the target stage, its kind and its params. */

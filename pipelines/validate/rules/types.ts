@@ -7,6 +7,8 @@ export interface WrittenNames {
   readonly stages: readonly string[];
   readonly models: readonly string[];
   readonly rewards: readonly string[];
+  /** Stage id → the keys its entry was written with, refused ones included (a key the schema refused is no "missing" key). */
+  readonly stageKeys: ReadonlyMap<string, readonly string[]>;
 }
 
 /** What every rule sees: the parts of the document that passed the schema, with origins for positions. */
