@@ -88,7 +88,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 "object": "chat.completion",
                 "created": 0,
                 "model": body.get("model", ""),
-                "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+                "choices": [
+                    {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}
+                ],
                 "usage": {"prompt_tokens": len(prompt.split()), "completion_tokens": len(content.split())},
             }
         ).encode()
