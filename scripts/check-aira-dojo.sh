@@ -8,8 +8,8 @@
 # 2. synthetic prepared data for two small lite competitions (scripts/check_mlebench.py's), MLE-bench's package
 #    in a scratch copy with those leaderboards, the same copy in aira-dojo's environment and in our grader's;
 # 3. a scripted OpenAI-compatible server as the policy (scripts/check_aira_dojo.py serve);
-# 4. an mlebench stage and a harness stage running aira-dojo's aide_greedy (the SandMLE overlay's settings when
-#    its checkout is given, else aira-dojo's own) for a few steps on each competition;
+# 4. an mlebench stage and a harness stage running aira-dojo's aide_greedy (SOLVER names another; the SandMLE
+#    overlay's settings when its checkout is given, else aira-dojo's own) for STEPS steps on each competition;
 # 5. check_aira_dojo.py compare: each run's journal against mlepipe's record (steps, the best node, its test
 #    score as aira-dojo graded it against mlepipe's grade of the final submission).
 # The checkouts are only read (aira-dojo must be a git clone: its runs record the commit). Needs the built CLI.
@@ -64,7 +64,7 @@ stages:
       checkout: $CHECKOUT
 ${SANDMLE:+      overlay: $SANDMLE/scaffolds/aira-dojo}
       python: $VENV/bin/python
-      solver: aide_greedy
+      solver: ${SOLVER:-aide_greedy}
       policies: [policy]
       time_per_run_s: ${TIME_PER_RUN:-1800}
       settings: { step_limit: ${STEPS:-3}, execution_timeout: 600 }
