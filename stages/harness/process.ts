@@ -1,10 +1,8 @@
 // One harness process: its own process group (a timeout or a stopping node takes down all it started), its
 // output appended to a log file, a time limit. Used for the harness itself and for what an adapter starts to
 // read a run back (aira-dojo's final solution).
-import { execa } from 'execa';
 import { createWriteStream } from 'node:fs';
-import { killGroupNow, killTree, onceAborted } from '../../core/proc.js';
-import { gated, reapGroup } from '../../core/reaper.js';
+import { runInGroup } from '../shared/group.js';
 import type { HarnessCommand, HarnessExit } from './adapter.js';
 
 /** What a harness inherits from mlepipe's environment; the rest comes from its command. */
@@ -19,42 +17,22 @@ export async function runHarnessProcess(
   Object.assign(env, cmd.env);
   const out = createWriteStream(opts.log, { flags: 'a' });
   const started = Date.now();
-  const [gate, ...argv] = gated([...cmd.argv]);
-  const child = execa(gate!, argv, {
+  const exit = await runInGroup(cmd.argv, {
     cwd: cmd.cwd,
     env,
     extendEnv: false,
-    detached: true,
-    reject: false,
-    stdin: 'pipe',
-    all: true,
-    buffer: false,
+    timeoutMs: opts.timeoutMs,
+    signal: opts.signal,
+    onLine: (line) => {
+      out.write(`${line}\n`);
+      opts.onLine?.(line);
+    },
   });
-  const held = reapGroup(child);
-  const lines = async () => {
-    for await (const line of child.iterable({ from: 'all' })) {
-      out.write(`${String(line)}\n`);
-      opts.onLine?.(String(line));
-    }
-  };
-  let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    killTree(child.pid);
-  }, opts.timeoutMs);
-  const stopAbort = onceAborted(opts.signal, () => killTree(child.pid));
-  child.once('exit', () => {
-    killGroupNow(child.pid);
-    void held.then((release) => release());
-  });
-  const [result] = await Promise.all([child, lines()]);
-  clearTimeout(timer);
-  stopAbort();
   await new Promise<void>((done) => out.end(done));
   return {
-    code: result.exitCode ?? null,
-    signal: result.signal ?? null,
-    timedOut,
+    code: exit.exitCode ?? null,
+    signal: exit.signal ?? null,
+    timedOut: exit.timedOut,
     seconds: (Date.now() - started) / 1000,
   };
 }

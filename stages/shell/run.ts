@@ -1,15 +1,13 @@
 // The shell stage's run(): the command in its own process group, its log,
 // its declared outputs copied into the entry and its metrics read back (metrics.ts).
-import { execa } from 'execa';
 import { cp } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { InternalError, StageFailure } from '../../core/errors.js';
 import { exists } from '../../core/fs.js';
 import { OutsideError, resolveInside } from '../../core/inside.js';
 import type { ModelSpec } from '../../core/models.js';
-import { killGroupNow, killTree, onceAborted } from '../../core/proc.js';
-import { gated, reapGroup } from '../../core/reaper.js';
 import type { StageContext, StageResult } from '../contract.js';
+import { runInGroup } from '../shared/group.js';
 import { inputEnvName, placeProblem, type ShellParams } from './index.js';
 import { finish } from './metrics.js';
 
@@ -28,42 +26,16 @@ export async function run(ctx: StageContext<ShellParams>): Promise<StageResult> 
   if (p.model) Object.assign(env, modelEnv(ctx.models[p.model], process.env));
   for (const [k, v] of Object.entries(p.env)) env[k] = String(v);
 
-  // Its own process group, so a timeout or Ctrl-C takes down everything it
-  // started; the command starts once the group is held (core/reaper.ts).
-  const [gate, ...argv] = gated(['bash', '-c', p.run]);
-  const child = execa(gate, argv, {
+  // Its own process group, so a timeout or Ctrl-C takes down everything it started (stages/shared/group.ts).
+  const result = await runInGroup(['bash', '-c', p.run], {
     cwd: ctx.experimentDir,
     env,
-    detached: true,
-    reject: false,
-    stdin: 'pipe',
-    all: true,
-    buffer: false,
+    timeoutMs: p.timeout_s ? p.timeout_s * 1000 : undefined,
+    signal: ctx.signal,
+    onLine: (line) => ctx.log(line),
   });
-  const held = reapGroup(child);
-  const lines = async () => {
-    for await (const line of child.iterable({ from: 'all' })) ctx.log(String(line));
-  };
-  let timedOut = false;
-  const timer = p.timeout_s
-    ? setTimeout(() => {
-        timedOut = true;
-        killTree(child.pid);
-      }, p.timeout_s * 1000)
-    : undefined;
-  const stopAbort = onceAborted(ctx.signal, () => killTree(child.pid));
-  // Background processes the command left behind would hold its output
-  // open forever: once the command itself exits, its whole group goes.
-  child.once('exit', () => {
-    killGroupNow(child.pid);
-    void held.then((release) => release());
-  });
-  const [result] = await Promise.all([child, lines()]);
-  clearTimeout(timer);
-  stopAbort();
-
   ctx.signal.throwIfAborted();
-  if (timedOut) throw new StageFailure(`command timed out after ${p.timeout_s}s`);
+  if (result.timedOut) throw new StageFailure(`command timed out after ${p.timeout_s}s`);
   if (result.exitCode !== 0) {
     throw new StageFailure(
       result.signal ? `command killed by ${result.signal}` : `command exited with code ${result.exitCode}`,

@@ -46,7 +46,7 @@ const CASES: Case[] = [
     name: 'unknown stage kind',
     files: { 'e.yaml': 'name: e\nstages:\n  a: { uses: shel, with: { run: x } }\n' },
     expect: [
-      'e.yaml:3:14: stages.a.uses: unknown stage kind "shel" (did you mean "shell"?) (available: shell, ablate, generate, mlebench, mltoolbench, filter, guide, eval, curate, grpo, sft)',
+      'e.yaml:3:14: stages.a.uses: unknown stage kind "shel" (did you mean "shell"?) (available: shell, ablate, generate, mlebench, mltoolbench, filter, guide, eval, harness, curate, grpo, sft)',
     ],
   },
   {

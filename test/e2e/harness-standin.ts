@@ -4,8 +4,9 @@
 // (base_url, model_id), MLE_BENCH_DATA_DIR/<task.name>/prepared/{public,private}, the solution run in
 // <logger.output_dir>/workspace_agent with the public data as ./data, submission.csv graded against the
 // private answers and then deleted, the analyze operator's review, and the journal at
-// <logger.output_dir>/checkpoint/journal.jsonl with aira-dojo's node fields. Its search is a plain loop of
-// step_limit drafts; a reply holding "HARNESS-EXIT n" makes it exit with code n, as a crash would.
+// <logger.output_dir>/checkpoint/journal.jsonl with aira-dojo's node fields, and USER and PWD read from the
+// environment. Its search is a plain loop of step_limit drafts; a reply holding "HARNESS-EXIT n" makes it exit
+// with code n, as a crash would.
 const MAIN_RUN = `import json, os, re, shutil, subprocess, sys, time, urllib.request
 import uuid
 
@@ -30,6 +31,8 @@ def chat(client, content):
 
 
 def main():
+    # Its metadata reads both through oc.env, which fails on a variable that is not set.
+    assert os.environ.get("USER") and os.environ.get("PWD"), "USER and PWD must be set"
     args = sys.argv[1:]
     config_dir = args[args.index("--config-dir") + 1]
     exp = next(a.split("=", 1)[1] for a in args if a.startswith("+_exp="))

@@ -142,7 +142,7 @@ test('aira-dojo stand-in: its config as it expects, the best node’s submission
   }
 });
 
-test('a harness past its time limit is stopped and its run recorded as timed out; the node still finishes', async () => {
+test('a harness past its time limit is stopped and its run recorded as timed out; past the node’s, runs are not started', async () => {
   const server = await startReplayServer([script()]);
   try {
     const dir = await project(server.url);
@@ -150,12 +150,16 @@ test('a harness past its time limit is stopped and its run recorded as timed out
       join(dir, 'e.yaml'),
       (await readFile(join(dir, 'e.yaml'), 'utf8'))
         .replace('policies: [standin]', 'policies: [slow]')
-        .replace('repeats: 2', 'repeats: 1\n      time_per_run_s: 2'),
+        .replace('repeats: 2', 'repeats: 2\n      time_per_run_s: 2\n      total_s: 1'),
     );
     const r = await cli(['run', 'e.yaml'], { cwd: dir });
     assert.is(r.exitCode, 0, r.stderr);
-    const [run] = await readJsonl(join(await outputsOf(dir, 'dojo'), 'results.jsonl'));
+    const [run, late] = await readJsonl(join(await outputsOf(dir, 'dojo'), 'results.jsonl'));
     assert.equal([run.status, run.failure, run.submission], ['failed', 'aira-dojo timed out after 2s', null]);
+    assert.equal(
+      [late.status, late.failure, late.repeat],
+      ['not_run', "the node's total time (1s) ran out before it started", 1],
+    );
   } finally {
     await server.close();
   }

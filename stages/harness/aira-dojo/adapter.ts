@@ -32,6 +32,9 @@ async function prepare(run: HarnessRun) {
     // Its metadata asks git for the commit of the folder it runs in.
     cwd: run.settings.checkout,
     env: {
+      // Its metadata reads both from the environment (oc.env), and a run without them does not start.
+      USER: process.env.USER ?? 'mlepipe',
+      PWD: run.settings.checkout,
       PYTHONPATH: join(run.settings.checkout, 'src'),
       MLE_BENCH_DATA_DIR: run.layout,
       LOGGING_DIR: join(run.dir, 'logs'),

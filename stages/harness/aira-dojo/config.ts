@@ -77,7 +77,8 @@ export async function writeRunConfig(run: HarnessRun, defaults: readonly unknown
     ],
     metadata: { git_issue_id: `mlepipe_${run.settings.solver}`, seed: run.seed },
     task: { name: run.competition.id, cache_dir: run.layout },
-    logger: { output_dir: join(run.dir, 'out'), use_wandb: false, print_config: false },
+    // Its environment file would copy an API key into the node's outputs.
+    logger: { output_dir: join(run.dir, 'out'), use_wandb: false, print_config: false, write_env_vars: false },
     solver: { time_limit_secs: run.settings.timePerRunS, ...run.settings.overrides },
   };
   await writeFile(join(dir, '_exp', 'mlepipe.yaml'), '# @package _global_\n' + stringify(exp));
