@@ -125,8 +125,10 @@ const named = filters.filter((f) => f.endsWith('.ts') && existsSync(f) && statSy
 // How long each file took last time on this machine, else in the reference run kept beside this runner
 // (test/durations.json: a fresh machine has no times of its own, and in name order the slowest files may
 // come last and run on after the rest have finished). The slowest start first, so that two long files do not end
-// up running one after the other at the end. Files never timed come after them, those under test/
-// (fixture and end-to-end tests, the slow ones) before the unit tests beside the code.
+// up running one after the other at the end. A file under test/ never timed (fixture and end-to-end tests: one
+// may take minutes) starts before all of them: the lanes can only end apart by the length of the last file
+// either one started, so the files of unknown length go where their length cannot unbalance the end. A
+// never-timed unit file beside the code takes a second or less and comes last.
 const TIMES = join(tmpdir(), 'mlepipe-test-times.json');
 const readTimes = (file) => {
   try {
@@ -139,6 +141,15 @@ const DURATIONS = fileURLToPath(new URL('./durations.json', import.meta.url));
 const DURATIONS_ABOUT =
   'Seconds each test file and static check (check:NAME) took in a whole run of test/run.mjs --checks, two at a time on the 2-core machine; the runner starts the slowest first. MLEPIPE_TEST_DURATIONS=write node test/run.mjs --checks refreshes it.';
 const lastTimes = { ...readTimes(DURATIONS).seconds, ...readTimes(TIMES) };
+// The checks take their place among the files by their last times; one never timed is taken to be as slow
+// as the slowest check usually is, so that it does not wait for the end of the run.
+const CHECK_GUESS_S = 20;
+/** The seconds a file or check (`check:NAME`) is expected to take, for the order the lanes take them in. */
+function expectedS(key) {
+  if (lastTimes[key] !== undefined) return lastTimes[key];
+  if (key.startsWith('check:')) return CHECK_GUESS_S;
+  return layerOf(key) === 'unit' ? -1 : 1e6;
+}
 const files = [
   ...new Set([
     ...named,
@@ -147,7 +158,7 @@ const files = [
 ]
   .filter((f) => !layers || layers.has(layerOf(f)))
   .sort((a, b) => Number(!a.startsWith('test')) - Number(!b.startsWith('test')) || a.localeCompare(b))
-  .sort((a, b) => (lastTimes[b] ?? -1) - (lastTimes[a] ?? -1));
+  .sort((a, b) => expectedS(b) - expectedS(a));
 
 /**
  * Counts from uvu's output: its summary when it got that far, else each finished suite's `(passed / total)`
@@ -392,18 +403,11 @@ async function runStatic(check) {
   );
 }
 
-// The checks take their place among the files by their last times; one never timed is taken to be as slow
-// as the slowest check usually is, so that it does not wait for the end of the run.
-const CHECK_GUESS_S = 20;
 if (checks.length) prepare();
 const queue = [
   ...files.map((f, i) => ({ key: f, run: () => runFile(f, i) })),
   ...[...new Set(checks)].map((c) => ({ key: `check:${c.name}`, run: () => runStatic(c) })),
-].sort(
-  (a, b) =>
-    (lastTimes[b.key] ?? (b.key.startsWith('check:') ? CHECK_GUESS_S : -1)) -
-    (lastTimes[a.key] ?? (a.key.startsWith('check:') ? CHECK_GUESS_S : -1)),
-);
+].sort((a, b) => expectedS(b.key) - expectedS(a.key));
 await Promise.all(
   Array.from({ length: Math.max(1, jobs) }, async () => {
     while (queue.length) await queue.shift().run();

@@ -5,7 +5,7 @@ import { execa } from 'execa';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readdir } from 'node:fs/promises';
+import { mkdtemp, readdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ROOT, TIME_SCALE } from './helpers.js';
@@ -191,6 +191,18 @@ test('a unit test that starts a process fails, even when it catches the error', 
   );
   assert.is(spawned.exitCode, 1);
   assert.match(String(spawned.stderr), 'a unit test may not start a process (true)');
+});
+
+test('a file under test/ never timed starts before the timed ones: one of unknown length does not end the run alone', async () => {
+  // The runner keeps this machine's times in its temp folder, which is this file's: one file timed, one not.
+  const timed = join(FIXTURES, 'skip.fixture.ts');
+  const untimed = join(FIXTURES, 'tmp.fixture.ts');
+  await writeFile(join(tmpdir(), 'mlepipe-test-times.json'), JSON.stringify({ [timed]: 100 }));
+  const r = await nestedRun([timed, untimed], { MLEPIPE_TEST_JOBS: '1' });
+  const out = String(r.stdout);
+  const at = (f: string) => out.indexOf(`── ${f}  (`);
+  assert.ok(at(untimed) >= 0 && at(timed) >= 0, out);
+  assert.ok(at(untimed) < at(timed), out);
 });
 
 test.run();
