@@ -41,10 +41,10 @@ export function scriptedPolicy(name: ScriptedName): Policy {
         req.purpose === 'review'
           ? scriptedReview(req)
           : req.scaffold === 'mlab'
-          ? mlabReply(ladder, req, name === 'diagnose' || name === 'guided' ? name : 'blind')
-          : req.scaffold === 'aide'
-            ? aideReply(ladder, req)
-            : reactReply(ladder, req);
+            ? mlabReply(ladder, req, name === 'diagnose' || name === 'guided' ? name : 'blind')
+            : req.scaffold === 'aide'
+              ? aideReply(ladder, req)
+              : reactReply(ladder, req);
       return { text, usage: NO_USAGE };
     },
   };

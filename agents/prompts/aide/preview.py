@@ -93,9 +93,14 @@ def table(path, name, short):
 def outline(value, depth=0):
     pad = "  " * depth
     if isinstance(value, dict):
-        return "\n".join(f"{pad}{k}: {outline_type(v)}" + ("\n" + outline(v, depth + 1) if isinstance(v, (dict, list)) and v else "") for k, v in list(value.items())[:30])
+        return "\n".join(
+            f"{pad}{k}: {outline_type(v)}" + ("\n" + outline(v, depth + 1) if isinstance(v, (dict, list)) and v else "")
+            for k, v in list(value.items())[:30]
+        )
     if isinstance(value, list) and value:
-        return f"{pad}[items: {outline_type(value[0])}]" + ("\n" + outline(value[0], depth + 1) if isinstance(value[0], dict) else "")
+        return f"{pad}[items: {outline_type(value[0])}]" + (
+            "\n" + outline(value[0], depth + 1) if isinstance(value[0], dict) else ""
+        )
     return ""
 
 
