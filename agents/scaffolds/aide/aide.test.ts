@@ -99,17 +99,13 @@ test('every python or unlabelled block of a reply is merged in order; other lang
 
 function asking(...texts: string[]): { ctx: EpisodeContext; seen: PolicyRequest[] } {
   const seen: PolicyRequest[] = [];
-  const policy: Policy = {
-    name: 'written',
-    kind: 'scripted',
-    async act(req) {
-      seen.push(req);
-      return {
-        text: texts[Math.min(seen.length - 1, texts.length - 1)],
-        usage: { prompt_tokens: 1, completion_tokens: 2 },
-      };
-    },
+  // Each ask gets the next text; the last one repeats.
+  const act = async (req: PolicyRequest) => {
+    seen.push(req);
+    const text = texts[Math.min(seen.length - 1, texts.length - 1)];
+    return { text, usage: { prompt_tokens: 1, completion_tokens: 2 } };
   };
+  const policy: Policy = { name: 'written', kind: 'scripted', act };
   const ctx = {
     policy,
     task: { meta: { id: 't' } },

@@ -13,22 +13,22 @@ export interface AidePreset {
 export const AIDE_PRESET_NAMES = ['aideml', 'aira-greedy', 'mledojo'] as const;
 export type AidePresetName = (typeof AIDE_PRESET_NAMES)[number];
 
+/** aideml's search: 5 drafts, debug probability 0.5, depth 3, a 5-fold guideline, the review's direction. */
+const AIDEML: Required<AideOptions> = {
+  numDrafts: 5,
+  debugProb: 0.5,
+  maxDebugDepth: 3,
+  draftDebugDepth: 0,
+  kFold: 5,
+  dataPreview: true,
+  reviewDirection: true,
+  checkSubmission: false,
+};
+
 export const AIDE_PRESETS = {
   // agent.steps 20, exec.timeout 3600 s; aideml itself stops on steps only, so the whole search may take every
   // step's full timeout.
-  aideml: {
-    search: {
-      numDrafts: 5,
-      debugProb: 0.5,
-      maxDebugDepth: 3,
-      draftDebugDepth: 0,
-      kFold: 5,
-      dataPreview: true,
-      reviewDirection: true,
-      checkSubmission: false,
-    },
-    limits: { max_turns: 20, step_timeout: 3600, time_budget: 72000 },
-  },
+  aideml: { search: AIDEML, limits: { max_turns: 20, step_timeout: 3600, time_budget: 72000 } },
   // step_limit 500 counts the empty root node the solver starts from, so 499 nodes are written; drafts hang under
   // that buggy root and so start one debug step deep. The metric's direction is the task's, and a submission the
   // grader refuses makes the node buggy.
@@ -48,31 +48,13 @@ export const AIDE_PRESETS = {
   // agent.steps 15, k_fold_validation 1; env.execution_timeout 10000 s bounds one execution and, in main.py's
   // loop, the whole run.
   mledojo: {
-    search: {
-      numDrafts: 3,
-      debugProb: 0.5,
-      maxDebugDepth: 3,
-      draftDebugDepth: 0,
-      kFold: 1,
-      dataPreview: true,
-      reviewDirection: true,
-      checkSubmission: false,
-    },
+    search: { ...AIDEML, numDrafts: 3, kFold: 1 },
     limits: { max_turns: 15, step_timeout: 10000, time_budget: 10000 },
   },
 } as const satisfies Record<AidePresetName, AidePreset>;
 
 /** mlepipe's own settings when no preset is named (the search's older defaults, AIDE's rules). */
-export const AIDE_DEFAULTS: Required<AideOptions> = {
-  numDrafts: 3,
-  debugProb: 0.5,
-  maxDebugDepth: 3,
-  draftDebugDepth: 0,
-  kFold: 5,
-  dataPreview: true,
-  reviewDirection: true,
-  checkSubmission: false,
-};
+export const AIDE_DEFAULTS: Required<AideOptions> = { ...AIDEML, numDrafts: 3 };
 
 /** The `aide:` parameter as written. */
 export interface AideParams {
