@@ -13,8 +13,10 @@ check_aide.py compare MLEPIPE.jsonl AIDEML.jsonl [AIDE_JOURNAL.json CHECKOUT]
                                        format, loads it with aideml's own loader
 """
 
+import ast
 import importlib
 import json
+import logging
 import sys
 import types
 from pathlib import Path
@@ -176,6 +178,73 @@ def run_aideml(checkout, scenario_file, workspace):
     serialize.dump_json(journal, Path(workspace) / "journal.json")
 
 
+def aira_scenario():
+    """30 steps of preset aira-greedy with max_debug_depth 3: drafts hang below aira-dojo's buggy root, so a draft is
+    one debug step deep already and a crash chain stops one fix earlier than aideml's."""
+    code, reviews, draws = [], [], []
+    for i in range(30):
+        good = i in (2, 9, 17, 25)
+        code.append(ok_reply(0.5 + i / 100) if good else CRASH)
+        reviews.append(review(False, 0.5 + i / 100) if good else review(True, None))
+    for i in range(25):
+        draws.extend([0.5, (i % 3) / 3])
+    return {
+        "steps": 30,
+        "preset": "aira-greedy",
+        "max_debug_depth": 3,
+        "code": code,
+        "reviews": reviews,
+        "draws": draws,
+    }
+
+
+def run_airadojo(checkout, scenario_file, ours_file):
+    s = json.loads(Path(scenario_file).read_text())
+    ours = [json.loads(x) for x in Path(ours_file).read_text().splitlines() if x.startswith("{")][:-1]
+    sys.path.insert(0, str(Path(checkout) / "src"))
+    jm = importlib.import_module("dojo.core.solvers.utils.journal")
+    mm = importlib.import_module("dojo.core.solvers.utils.metric")
+    # The solver's module needs hydra and the LLM stack: its search policy is read from the source and run alone.
+    tree = ast.parse((Path(checkout) / "src/dojo/solvers/greedy/greedy.py").read_text())
+    cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Greedy")
+    fn = next(n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == "search_policy")
+    draws = Draws(s["draws"])
+    ns = {"Node": jm.Node, "random": draws}
+    exec(compile(ast.Module(body=[fn], type_ignores=[]), "greedy.py", "exec"), ns)
+    cfg = types.SimpleNamespace(num_drafts=5, debug_prob=1.0, max_debug_depth=s["max_debug_depth"])
+    journal = jm.Journal()
+    solver = types.SimpleNamespace(cfg=cfg, journal=journal, logger=logging.getLogger("aira"))
+    root = jm.Node(code="", plan="", analysis="", metric=mm.WorstMetricValue(maximize=True), is_buggy=True)
+    root.absorb_exec_result(None)
+    journal.append(root)
+    for outcome in ours:
+        parent = ns["search_policy"](solver)
+        op = "draft" if parent is None else "debug" if parent.is_buggy else "improve"
+        node = jm.Node(code="c", plan="p", analysis="a", parents=[parent or root])
+        node.is_buggy = outcome["buggy"]
+        node.metric = mm.WorstMetricValue() if node.is_buggy else mm.MetricValue(outcome["metric"], maximize=True)
+        journal.append(node)
+        up = None if parent is None else parent.step - 1
+        print(
+            json.dumps(
+                {
+                    "step": node.step - 1,
+                    "operator": op,
+                    "parent": up,
+                    "buggy": node.is_buggy,
+                    "metric": outcome["metric"],
+                    "depth": node.debug_depth,
+                }
+            )
+        )
+    best = journal.get_best_node()
+    print(
+        json.dumps(
+            {"best": best.step - 1 if best else None, "code_left": 0, "reviews_left": 0, "draws_left": len(draws.xs)}
+        )
+    )
+
+
 def compare(ours_file, theirs_file, journal_file=None, checkout=None):
     ours = [json.loads(x) for x in Path(ours_file).read_text().splitlines() if x.startswith("{")]
     theirs = [json.loads(x) for x in Path(theirs_file).read_text().splitlines() if x.startswith("{")]
@@ -184,10 +253,10 @@ def compare(ours_file, theirs_file, journal_file=None, checkout=None):
     n = max(len(ours), len(theirs)) - 1
     for a, b in zip(ours[:-1], theirs[:-1]):
         if any(a[f] != b[f] for f in fields):
-            print(f"  step {a['step']}: mlepipe {a}  aideml {b}")
+            print(f"  step {a['step']}: mlepipe {a}  reference {b}")
     print(f"nodes: {n}; same decisions (operator, parent, buggy, metric): {same}")
-    print(f"best node: mlepipe {ours[-1]['best']}, aideml {theirs[-1]['best']}")
-    print(f"replies, reviews and draws left: mlepipe {ours[-1]}, aideml {theirs[-1]}")
+    print(f"best node: mlepipe {ours[-1]['best']}, reference {theirs[-1]['best']}")
+    print(f"replies, reviews and draws left: mlepipe {ours[-1]}, reference {theirs[-1]}")
     ok = same == n and len(ours) == len(theirs) and ours[-1] == theirs[-1]
     if journal_file:
         load_aide(checkout)
@@ -210,6 +279,10 @@ def main():
         Path(sys.argv[2]).write_text(json.dumps(scenario()))
     elif cmd == "task":
         write_task(sys.argv[2])
+    elif cmd == "aira-scenario":
+        Path(sys.argv[2]).write_text(json.dumps(aira_scenario()))
+    elif cmd == "airadojo":
+        run_airadojo(*sys.argv[2:5])
     elif cmd == "aideml":
         run_aideml(*sys.argv[2:5])
     elif cmd == "compare":

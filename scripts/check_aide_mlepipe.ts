@@ -2,9 +2,10 @@
 // reviews and random draws, in the process sandbox; prints each node's decision as JSON lines.
 //   node --import test/ts/register.mjs scripts/check_aide_mlepipe.ts SCENARIO.json TASK_DIR PYTHON JOURNAL.json
 // (JOURNAL.json: the search in aideml's journal format, for aideml's loader).
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { aide } from '../agents/scaffolds/aide/index.js';
-import { aideOptions } from '../agents/scaffolds/aide/presets.js';
+import { aideOptions, type AidePresetName } from '../agents/scaffolds/aide/presets.js';
 import type { JournalNode } from '../agents/scaffolds/aide/search.js';
 import { readTaskView } from '../agents/scaffolds/public.js';
 import type { Policy } from '../agents/policies/types.js';
@@ -12,6 +13,9 @@ import { createSandbox } from '../sandbox/index.js';
 
 interface Scenario {
   steps: number;
+  /** Default aideml; a written max_debug_depth wins over the preset's. */
+  preset?: AidePresetName;
+  max_debug_depth?: number;
   code: string[];
   reviews: unknown[];
   draws: number[];
@@ -46,8 +50,10 @@ try {
       contextTokens: 1e6,
       observationChars: 4000,
     },
-    aide: aideOptions({ preset: 'aideml' }),
-    validate: async () => ({ ok: false, problem: 'not checked' }),
+    aide: aideOptions({ preset: s.preset ?? 'aideml', max_debug_depth: s.max_debug_depth }),
+    // aira-greedy's format check: a written submission.csv passes (the scenario's scripts write a valid one).
+    validate: async (p) =>
+      existsSync(join(session.workspace, p)) ? ({ ok: true } as never) : { ok: false, problem: 'no file' },
     signal: new AbortController().signal,
     random: () => draws.shift() ?? 0.999,
   });
