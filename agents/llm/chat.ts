@@ -6,8 +6,17 @@ export interface ChatMessage {
   content: string;
 }
 
+/** A function the reply must call (OpenAI's forced tool choice); its arguments come back as JSON text. */
+export interface ChatTool {
+  name: string;
+  description: string;
+  parameters: Record<string, unknown>;
+}
+
 export interface ChatRequest {
   messages: ChatMessage[];
+  /** The one function the model is made to call. */
+  tool?: ChatTool;
   temperature?: number;
   max_tokens?: number;
   stop?: string[];
@@ -16,6 +25,8 @@ export interface ChatRequest {
   logprobs?: boolean;
   /** Which sample of the same prompt this is (several rollouts of one prompt): part of the cache key. */
   sample?: number;
+  /** The same request asked again because its answer could not be used: part of the cache key when set. */
+  attempt?: number;
 }
 
 /**
@@ -33,6 +44,8 @@ export interface ReplyTokens {
 
 export interface ChatResult {
   content: string;
+  /** With `tool`: the arguments of the function call, when the endpoint made one. */
+  tool_arguments?: string;
   usage: { prompt_tokens: number; completion_tokens: number };
   /** True when the answer came from the response cache (no request was made). */
   cached: boolean;

@@ -308,4 +308,45 @@ test('a request the worker has run past timeout_s is abandoned (the connection c
   }
 });
 
+test('a forced function call: the tool and tool_choice are sent, the call arguments come back and are cached', async () => {
+  const args = '{"is_bug": false, "summary": "ok", "metric": 0.5, "lower_is_better": true}';
+  const s = await startReplayServer([
+    {
+      json: {
+        id: 'c1',
+        object: 'chat.completion',
+        created: 0,
+        model: 'tiny-model',
+        choices: [
+          {
+            index: 0,
+            finish_reason: 'tool_calls',
+            message: {
+              role: 'assistant',
+              content: null,
+              tool_calls: [{ id: 't1', type: 'function', function: { name: 'submit_review', arguments: args } }],
+            },
+          },
+        ],
+        usage: { prompt_tokens: 3, completion_tokens: 4, total_tokens: 7 },
+      },
+    },
+  ]);
+  const tool = { name: 'submit_review', description: 'review', parameters: { type: 'object', properties: {} } };
+  try {
+    const dir = await mkdtemp(join(tmpdir(), 'mlepipe-tool-'));
+    const r = await client(s.url, {}, dir).chat({ messages: msgs, tool });
+    assert.is(r.tool_arguments, args);
+    const sent = s.requests[0] as unknown as { tools: unknown; tool_choice: unknown };
+    assert.equal(sent.tools, [{ type: 'function', function: tool }]);
+    assert.equal(sent.tool_choice, { type: 'function', function: { name: 'submit_review' } });
+    const again = await client(s.url, {}, dir).chat({ messages: msgs, tool });
+    assert.equal([again.cached, again.tool_arguments], [true, args]);
+    // The same messages without the tool are another request.
+    assert.is(client(s.url).cacheKey({ messages: msgs }) === client(s.url).cacheKey({ messages: msgs, tool }), false);
+  } finally {
+    await s.close();
+  }
+});
+
 test.run();

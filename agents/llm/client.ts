@@ -17,6 +17,7 @@ import { backoffMs, classify, DeadlineExpired, sleep } from './retry.js';
 export {
   replyTokens,
   type ChatMessage,
+  type ChatTool,
   type ChatRequest,
   type ChatResult,
   type EchoLogprobs,
@@ -123,14 +124,22 @@ export class LlmClient {
           seed: req.seed,
           // vLLM returns the ids only when asked (return_token_ids); a trainer worker always does.
           ...(req.logprobs ? { logprobs: true, return_token_ids: true } : {}),
+          ...(req.tool
+            ? {
+                tools: [{ type: 'function', function: req.tool }],
+                tool_choice: { type: 'function', function: { name: req.tool.name } },
+              }
+            : {}),
         } as OpenAI.Chat.ChatCompletionCreateParamsNonStreaming,
         opts,
       );
       const usage = this.count(r.usage);
       const logprobs = r.choices[0]?.logprobs?.content?.map((t) => t.logprob);
       const tokens = logprobs ? replyTokens(r, logprobs) : undefined;
+      const call = r.choices[0]?.message?.tool_calls?.find((c) => c.type === 'function');
       return {
         content: r.choices[0]?.message?.content ?? '',
+        ...(call && 'function' in call ? { tool_arguments: call.function.arguments } : {}),
         usage,
         cached: false,
         ...(logprobs ? { logprobs } : {}),

@@ -22,12 +22,14 @@ export function cacheKey(spec: ModelSpec, req: ChatRequest): string {
       seed: req.seed ?? null,
       // Only when asked for, so that earlier cached answers keep their keys.
       ...(req.logprobs ? { logprobs: true } : {}),
+      ...(req.tool ? { tool: req.tool } : {}),
+      ...(req.attempt ? { attempt: req.attempt } : {}),
       sample: req.sample ?? 0,
     }),
   );
 }
 
-type Kept = Pick<ChatResult, 'content' | 'usage' | 'logprobs' | 'tokens'>;
+type Kept = Pick<ChatResult, 'content' | 'tool_arguments' | 'usage' | 'logprobs' | 'tokens'>;
 
 /** A kept answer has its text and token counts. */
 const keptProblem: Check = (v) => {
@@ -52,6 +54,7 @@ export async function readCached(dir: string, key: string): Promise<ChatResult |
     cached: true,
     logprobs: hit.logprobs,
     ...(hit.tokens ? { tokens: hit.tokens } : {}),
+    ...(typeof hit.tool_arguments === 'string' ? { tool_arguments: hit.tool_arguments } : {}),
   };
 }
 
@@ -69,6 +72,7 @@ export async function writeCached(
       model,
       request: req,
       content: result.content,
+      ...(result.tool_arguments !== undefined ? { tool_arguments: result.tool_arguments } : {}),
       usage: result.usage,
       logprobs: result.logprobs,
       tokens: result.tokens,

@@ -31,15 +31,19 @@ export function openaiPolicy(
           temperature: s.temperature,
           max_tokens: s.max_tokens,
           // A fixed seed still gives each rollout of a task its own sample.
-          seed: s.seed === undefined ? undefined : s.seed + req.sample,
+          // An ask again must not be answered by the same cached or seeded sample.
+          seed: s.seed === undefined ? undefined : s.seed + req.sample + 7919 * (req.attempt ?? 0),
           stop: s.stop,
           logprobs: s.logprobs,
           sample: req.sample,
+          ...(req.tool ? { tool: req.tool } : {}),
+          ...(req.attempt ? { attempt: req.attempt } : {}),
         },
         signal,
       );
       return {
-        text: r.content,
+        // A forced function call answers in its arguments; a server that ignores tools answers in text.
+        text: r.tool_arguments ?? r.content,
         usage: r.usage,
         cached: r.cached,
         logprobs: r.logprobs,

@@ -38,11 +38,13 @@ export function scriptedPolicy(name: ScriptedName): Policy {
     kind: 'scripted',
     async act(req: PolicyRequest): Promise<PolicyReply> {
       const text =
-        req.scaffold === 'mlab'
-          ? mlabReply(ladder, req, name === 'diagnose' || name === 'guided' ? name : 'blind')
-          : req.scaffold === 'aide'
-            ? aideReply(ladder, req)
-            : reactReply(ladder, req);
+        req.purpose === 'review'
+          ? scriptedReview(req)
+          : req.scaffold === 'mlab'
+            ? mlabReply(ladder, req, name === 'diagnose' || name === 'guided' ? name : 'blind')
+            : req.scaffold === 'aide'
+              ? aideReply(ladder, req)
+              : reactReply(ladder, req);
       return { text, usage: NO_USAGE };
     },
   };
@@ -91,6 +93,29 @@ function reactReply(ladder: string[], req: PolicyRequest): string {
     { kind: 'answer', path: 'submission.csv' },
     req.task?.id,
   );
+}
+
+/** The last `validation score: X` a script printed. */
+export function printedScore(stdout: string): number | null {
+  const all = [...stdout.matchAll(/validation score[^:\n]*:\s*(-?\d+(?:\.\d+)?(?:e[-+]?\d+)?)/gi)];
+  const v = all.length ? Number(all[all.length - 1][1]) : NaN;
+  return Number.isFinite(v) ? v : null;
+}
+
+/**
+ * AIDE's review, answered without a model: a run that failed is a bug; otherwise the metric is the last
+ * `validation score:` it printed (none when it printed none), in the task's direction.
+ */
+function scriptedReview(req: PolicyRequest): string {
+  const run = req.executed;
+  const failed = !run || run.timed_out || run.exit_code !== 0;
+  const metric = failed ? null : printedScore(run.output);
+  return JSON.stringify({
+    is_bug: failed,
+    summary: failed ? 'The run failed; see its error output.' : `The run printed a validation score of ${metric}.`,
+    metric,
+    lower_is_better: req.task?.is_lower_better ?? false,
+  });
 }
 
 /** AIDE: drafts walk up the ladder; improving moves a node one rung up; debugging falls back to the prior. */

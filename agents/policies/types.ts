@@ -3,7 +3,7 @@
 // parent node) instead of the messages; model-backed policies read only the
 // messages, as a model would.
 import type { Guidance } from '../guidance/index.js';
-import type { ChatMessage, ReplyTokens } from '../llm/client.js';
+import type { ChatMessage, ChatTool, ReplyTokens } from '../llm/client.js';
 
 export type ScaffoldName = 'react' | 'aide' | 'mlab';
 
@@ -46,21 +46,30 @@ export interface TaskMeta {
   is_lower_better?: boolean;
 }
 
+/** A function the model must call, as OpenAI's tools describe one (a JSON schema of its arguments). */
+export type ToolSpec = ChatTool;
+
 export interface PolicyRequest {
   scaffold: ScaffoldName;
   /** react, mlab: every turn is a `step`; aide: which operator the search applies; mlab's model-backed actions: edit, understand. */
-  purpose: 'step' | 'draft' | 'improve' | 'debug' | 'edit' | 'understand' | 'reflect' | 'retrieve';
+  purpose: 'step' | 'draft' | 'improve' | 'debug' | 'review' | 'edit' | 'understand' | 'reflect' | 'retrieve';
   messages: ChatMessage[];
   /** mlab and react steps: the whole conversation so far; `messages` is what the policy is shown of it (pruned to the context budget). */
   transcript?: readonly ChatMessage[];
   /** 0-based turn (react) or node index (aide). */
   turn: number;
+  /** aide: the ask again after a reply without a plan or code (1, 2); absent on the first. */
+  attempt?: number;
   /** Which rollout of the same task this is (repeats, GRPO groups): varies sampling. */
   sample: number;
   history: readonly TurnView[];
   task?: TaskMeta;
   /** aide: the node being improved or debugged. */
   parent?: { code: string; metric: number | null; buggy: boolean };
+  /** aide review: the function the answer calls (its JSON arguments are the reply's text). */
+  tool?: ToolSpec;
+  /** aide review: the execution under review, as the scripted reviewers read it. */
+  executed?: { code: string; output: string; exit_code: number | null; timed_out: boolean };
   /** mlab: the actions offered this rollout (file actions and the exposed tools). */
   actions?: readonly string[];
   /** react: the reply format the scaffold parses (default mlepipe's tags). */

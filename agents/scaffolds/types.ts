@@ -24,7 +24,18 @@ export interface EpisodeLimits {
 export interface AideOptions {
   numDrafts: number;
   debugProb: number;
+  /** A buggy leaf is debugged while its debug depth is at most this (AIDE's `depth <= max`). */
   maxDebugDepth: number;
+  /** The debug depth of a draft: 0 (aideml), 1 under aira-dojo, whose drafts hang below a buggy root. */
+  draftDebugDepth?: number;
+  /** The k of the prompt's cross-validation guideline; 1 leaves the guideline out. */
+  kFold?: number;
+  /** Show a preview of the task's files in draft and debug prompts. */
+  dataPreview?: boolean;
+  /** The review says whether lower is better (aideml); else the task's direction ranks the nodes (aira-dojo). */
+  reviewDirection?: boolean;
+  /** A node whose submission the task's format check refuses is buggy (aira-dojo's validity check). */
+  checkSubmission?: boolean;
 }
 
 export interface TaskView {

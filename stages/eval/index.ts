@@ -22,6 +22,7 @@ import { releaseKeyExtras, releaseParamIssues } from '../shared/release-checkout
 import { rewardInputIssues } from '../shared/reward-inputs.js';
 import { tasksFolderIssues } from '../shared/tasks.js';
 import { MLEBENCH_TIME_BUDGET, type LIMIT_PRESETS } from './limits.js';
+import type { AideParams } from '../../agents/scaffolds/aide/presets.js';
 import { policyListIssues, policyNames } from './policy-names.js';
 import { toolIssues } from './tool-issues.js';
 
@@ -64,7 +65,7 @@ export interface EvalParams {
   stop?: string[];
   logprobs: boolean;
   seed: number;
-  aide: { num_drafts: number; debug_prob: number; max_debug_depth: number };
+  aide: AideParams;
   reward?: string;
   /** Which grade and which format rule the reward reads (default: the reward preset's). */
   submission?: RewardInputs['submission'];
@@ -83,15 +84,20 @@ export const evalStage: Stage<EvalParams> = {
   // 5: a score that is not finite is kept (valid, placed as MLE-bench places it) and rewarded so; the release's
   //    evaluator output is read as json.loads reads it (bare NaN and Infinity).
   // 6: policy rows and metrics carry attainable_max, the success rate the tasks' build checks allow at best.
-  version: 6,
+  // 7: aide follows AIDE's rules: a review by the policy decides bug and metric, a data preview and the jail's
+  //    packages in the prompt, blocks merged and three asks, debug depth <= max; aide.preset.
+  version: 7,
   description: 'Agents (scaffold + policy) solve tasks in the sandbox; MLE-bench medals with confidence intervals.',
   schema,
   keyIgnore: ['concurrency'],
   // MLE-bench gives each agent 24 hours on a competition; the presets' budgets (20 or 30 minutes) are
   // sized for micro tasks. An eval that reads competitions and writes no time_budget gets MLE-bench's
   // (limits: is always filled, with its default, so it cannot say the preset was chosen).
+  // An aide preset brings its own upstream's total time.
   resolve: (p, { inputKinds }) =>
-    inputKinds.includes('mlebench') && p.time_budget === undefined
+    inputKinds.includes('mlebench') &&
+    p.time_budget === undefined &&
+    !(p.scaffold === 'aide' && (p.aide as AideParams | undefined)?.preset)
       ? { ...p, time_budget: MLEBENCH_TIME_BUDGET }
       : { ...p },
   breakdowns: ['policy', 'task', 'win_rate', 'latency', 'steps'],

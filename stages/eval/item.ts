@@ -16,6 +16,7 @@ import { Interrupted } from '../../core/errors.js';
 import type { RewardInputs } from '../../core/rewards/presets.js';
 import type { Sandbox } from '../../sandbox/index.js';
 import type { StageContext } from '../contract.js';
+import { aideOptions } from '../../agents/scaffolds/aide/presets.js';
 import { rollout } from '../shared/episode.js';
 import type { EpisodeLimits } from '../shared/limits.js';
 import type { TaskRef } from '../shared/tasks.js';
@@ -120,7 +121,7 @@ function episodeOptions(s: EvalSetup, job: EvalJob) {
       observationChars: p.observation_chars,
     },
     memoryMb: p.memory_mb,
-    aide: { numDrafts: p.aide.num_drafts, debugProb: p.aide.debug_prob, maxDebugDepth: p.aide.max_debug_depth },
+    aide: aideOptions(p.aide),
     python: s.ctx.python,
     seed: p.seed,
     reward: s.reward,

@@ -2,6 +2,7 @@
 // limits a node runs with.
 import { type EpisodeLimits, RELEASE_LIMITS, withPreset } from '../shared/limits.js';
 import type { EvalParams } from './index.js';
+import { AIDE_PRESETS } from '../../agents/scaffolds/aide/presets.js';
 
 /**
  * Episode limits by preset. paper: SandMLE's T_max and τ_max (the episode
@@ -23,9 +24,15 @@ export const MLEBENCH_TIME_BUDGET = 86400;
 
 /** The limits a node runs with: each written value, else its preset's. */
 export function episodeLimits(
-  p: Pick<EvalParams, 'limits' | 'max_turns' | 'step_timeout' | 'time_budget'> & { scaffold?: EvalParams['scaffold'] },
+  p: Pick<EvalParams, 'limits' | 'max_turns' | 'step_timeout' | 'time_budget'> & {
+    scaffold?: EvalParams['scaffold'];
+    aide?: EvalParams['aide'];
+  },
 ): EpisodeLimits {
+  // An AIDE preset is a whole upstream setting, its limits included.
+  const aidePreset = p.scaffold === 'aide' && p.aide?.preset ? AIDE_PRESETS[p.aide.preset].limits : undefined;
   const preset =
-    p.scaffold === 'mlab' && (p.limits ?? 'paper') === 'paper' ? MLAB_PAPER : LIMIT_PRESETS[p.limits ?? 'paper'];
+    aidePreset ??
+    (p.scaffold === 'mlab' && (p.limits ?? 'paper') === 'paper' ? MLAB_PAPER : LIMIT_PRESETS[p.limits ?? 'paper']);
   return withPreset(p, preset);
 }

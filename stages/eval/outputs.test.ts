@@ -91,4 +91,17 @@ test('attainable_max: the share of the tasks within reach, per policy row and in
   assert.is(plain.attainable_max, undefined);
 });
 
+test("an AIDE run's journal is written twice: mlepipe's tree, and aideml's journal format beside it", async () => {
+  const root = await mkdtemp(join(tmpdir(), 'mlepipe-journal-'));
+  const facts = await factsByTask([await task(root, 'a')]);
+  const aide = { nodes: [], node2parent: {}, __version: '2' };
+  const t = { ...run('scripted:forest', 'a', 0, true), scaffold: 'aide', journal: { nodes: [], best: null, aide } };
+  const out = await mkdtemp(join(tmpdir(), 'mlepipe-journal-out-'));
+  await writeOutputs(out, [t as Trajectory], ['scripted:forest'], { seed: 0 } as EvalParams, [], facts);
+  const dir = join(out, 'journals');
+  const tree = JSON.parse(await readFile(join(dir, 'scripted-forest__a__r0.json'), 'utf8')) as Record<string, unknown>;
+  assert.equal(tree, { nodes: [], best: null });
+  assert.equal(JSON.parse(await readFile(join(dir, 'scripted-forest__a__r0.aide.json'), 'utf8')), aide);
+});
+
 test.run();

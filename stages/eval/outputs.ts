@@ -35,8 +35,13 @@ async function writeJournals(out: string, trajectories: readonly Trajectory[]): 
   const journals = trajectories.filter((t) => t.journal);
   if (!journals.length) return;
   await mkdir(join(out, 'journals'), { recursive: true });
-  for (const t of journals)
-    await writeFile(join(out, 'journals', `${slug(t.policy)}__${t.task_id}__r${t.sample}.json`), pretty(t.journal));
+  for (const t of journals) {
+    // The tree as mlepipe draws it, and beside it the same tree in aideml's own journal format.
+    const { aide, ...tree } = t.journal as { aide?: unknown };
+    const base = join(out, 'journals', `${slug(t.policy)}__${t.task_id}__r${t.sample}`);
+    await writeFile(`${base}.json`, pretty(tree));
+    if (aide) await writeFile(`${base}.aide.json`, JSON.stringify(aide));
+  }
 }
 
 /**

@@ -117,4 +117,18 @@ test('score feedback names the score, the direction and the four thresholds', ()
   );
 });
 
+test('an aide preset sets the limits; written values win; another scaffold ignores it', () => {
+  assert.equal(episodeLimits({ limits: 'paper', scaffold: 'aide', aide: { preset: 'aideml' } }), {
+    max_turns: 20,
+    step_timeout: 3600,
+    time_budget: 72000,
+  });
+  assert.equal(episodeLimits({ limits: 'paper', scaffold: 'aide', aide: { preset: 'mledojo' }, max_turns: 4 }), {
+    max_turns: 4,
+    step_timeout: 10000,
+    time_budget: 10000,
+  });
+  assert.is(episodeLimits({ limits: 'paper', scaffold: 'react', aide: { preset: 'aideml' } }).max_turns, 20);
+});
+
 test.run();

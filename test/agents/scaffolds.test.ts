@@ -165,9 +165,11 @@ test('scripted boosted through AIDE: drafts, then improvements of the best node;
 
 test('AIDE debugs a failed leaf (debug_prob 1) and grades the fixed node', async () => {
   const p = replies((r) =>
-    r.purpose === 'debug'
-      ? 'Fix: write the sample.\n```python\nimport pandas as pd\npd.read_csv("public/sample_submission.csv").to_csv("submission.csv", index=False)\nprint("validation score: 0.1")\n```'
-      : 'Draft.\n```python\nraise SystemExit(3)\n```',
+    r.purpose === 'review'
+      ? JSON.stringify({ is_bug: r.executed!.exit_code !== 0, summary: '', metric: 0.1, lower_is_better: false })
+      : r.purpose === 'debug'
+        ? 'Fix: write the sample.\n```python\nimport pandas as pd\npd.read_csv("public/sample_submission.csv").to_csv("submission.csv", index=False)\nprint("validation score: 0.1")\n```'
+        : 'Draft.\n```python\nraise SystemExit(3)\n```',
   );
   const t = await go(aide, p, { ...LIMITS, maxTurns: 3 }, { ...AIDE, debugProb: 1 });
   const journal = t.journal as { nodes: Array<{ operator: string; buggy: boolean; exit_code: number | null }> };
@@ -181,6 +183,42 @@ test('AIDE debugs a failed leaf (debug_prob 1) and grades the fixed node', async
   );
   assert.is(t.submission, '.aide/node_2.csv');
   assert.ok(t.evaluation);
+});
+
+test('AIDE prompts show a preview of the data and the packages installed in the jail', async () => {
+  const p = replies(
+    'Draft: the sample.\n```python\nimport pandas as pd\npd.read_csv("public/sample_submission.csv").to_csv("submission.csv", index=False)\nprint("validation score: 0.5")\n```',
+  );
+  await go(aide, p, { ...LIMITS, maxTurns: 1 }, { ...AIDE, numDrafts: 1 });
+  const draft = p.seen.find((r) => r.purpose === 'draft')!;
+  const prompt = draft.messages.map((m) => m.content).join('\n');
+  // The preview reads the task's own table (its row count and columns), and the jail's pandas is listed.
+  assert.match(prompt, /# Data overview[\s\S]*-> train\.csv: \d+ rows, \d+ columns\./);
+  assert.match(prompt, /Installed in the Python that runs the script: [^\n]*`pandas`/);
+  assert.match(prompt, /Steps left in the search, this one included: 1\./);
+  assert.match(prompt, /Evaluate with 5-fold cross-validation/);
+});
+
+test('AIDE: a script that prints its score in its own words gets no metric from the review and is buggy', async () => {
+  const sample =
+    'import pandas as pd\npd.read_csv("public/sample_submission.csv").to_csv("submission.csv", index=False)';
+  const p = replies((r) =>
+    r.purpose === 'review'
+      ? JSON.stringify({ is_bug: false, summary: 'prints Val RMSE', metric: null, lower_is_better: true })
+      : `Draft.\n\`\`\`python\n${sample}\nprint("Val RMSE: 0.41")\n\`\`\``,
+  );
+  const t = await go(aide, p, { ...LIMITS, maxTurns: 2 }, { ...AIDE, numDrafts: 2 });
+  const journal = t.journal as { nodes: Array<{ buggy: boolean; metric: number | null }>; best: number | null };
+  assert.equal(
+    journal.nodes.map((n) => [n.buggy, n.metric]),
+    [
+      [true, null],
+      [true, null],
+    ],
+  );
+  assert.is(journal.best, null);
+  assert.is(t.submission, null);
+  assert.is(p.seen.filter((r) => r.purpose === 'review').length, 2);
 });
 
 test.run();

@@ -1,36 +1,24 @@
-// AIDE's search over whole solutions: a tree of scripts, each run in the
-// sandbox. Drafts come first (num_drafts); then, with probability debug_prob,
-// a failed leaf is debugged (at most max_debug_depth times in a row), else
-// the best working node is improved. Every node's submission is kept; the
-// one with the best validation score is graded. journal.json is the tree.
+// AIDE's search over whole solutions: a tree of scripts, each run in the sandbox and then reviewed by the policy
+// (a structured answer: bug or not, findings, validation metric). Drafts come first (num_drafts); then, with
+// probability debug_prob, a buggy leaf is debugged (while its debug depth is at most max_debug_depth), else the
+// best good node is improved. Every written submission is kept; the best good node's is graded. The journal is the
+// tree, with AIDE's own serialisation of it beside.
 import { publicFilesText, sampleName } from '../public.js';
 import { copyFile, mkdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { extractBlock, renderPrompt } from '../../factory/answers.js';
+import { renderPrompt } from '../../factory/answers.js';
 import type { ChatMessage } from '../../llm/client.js';
 import { clip, execute, observation } from '../execute.js';
-import { ask, budget, newUsage } from '../turns.js';
+import { budget, newUsage } from '../turns.js';
 import type { EpisodeContext, EpisodeResult, Scaffold, TurnRecord } from '../types.js';
+import { askCode, type CodeReply } from './code.js';
+import { aideJournal } from './journal.js';
+import { packagesText, viewJail, type JailView } from './preview.js';
+import { askReview, verdict } from './review.js';
+import { best, depthOf, memory, nextStep, type JournalNode, type Step } from './search.js';
+import { duration } from './time.js';
 
-type Operator = 'draft' | 'improve' | 'debug';
-
-export interface JournalNode {
-  id: number;
-  parent: number | null;
-  operator: Operator;
-  plan: string;
-  code: string;
-  exit_code: number | null;
-  timed_out: boolean;
-  duration_ms: number;
-  metric: number | null;
-  buggy: boolean;
-  /** Debug steps in a row that led to this node. */
-  debug_depth: number;
-  observation: string;
-  /** The reply held exactly one python block. */
-  format_ok: boolean;
-}
+export type { JournalNode } from './search.js';
 
 /** A node as the turn record every scaffold gives (the policy's history, the trajectory). */
 function turnOf(n: JournalNode): TurnRecord {
@@ -51,31 +39,17 @@ function turnOf(n: JournalNode): TurnRecord {
   };
 }
 
-/** The last `validation score: X` the script printed. */
-export function parseMetric(stdout: string): number | null {
-  const all = [...stdout.matchAll(/validation score[^:\n]*:\s*(-?\d+(?:\.\d+)?(?:e[-+]?\d+)?)/gi)];
-  const v = all.length ? Number(all[all.length - 1][1]) : NaN;
-  return Number.isFinite(v) ? v : null;
-}
-
 export const aide: Scaffold = {
   name: 'aide',
   async run(ctx: EpisodeContext): Promise<EpisodeResult> {
     const { limits } = ctx;
     const started = Date.now();
-    const system: ChatMessage = {
-      role: 'system',
-      content: renderPrompt('aide/system', {
-        step_timeout: Math.round(limits.stepTimeoutMs / 1000),
-        description: ctx.task.description.trim(),
-        files: publicFilesText(ctx.task),
-        sample: sampleName(ctx.task),
-      }),
-    };
+    await mkdir(join(ctx.session.workspace, '.aide'), { recursive: true });
+    const jail = await viewJail(ctx.session, Math.min(120_000, limits.timeBudgetMs));
+    const system: ChatMessage = { role: 'system', content: systemPrompt(ctx, jail) };
     const nodes: JournalNode[] = [];
     const messages: ChatMessage[] = [system];
     const usage = newUsage();
-    await mkdir(join(ctx.session.workspace, '.aide'), { recursive: true });
     let ended: EpisodeResult['ended'] = 'max_turns';
     let error: string | undefined;
     for (let i = 0; i < limits.maxTurns; i++) {
@@ -84,18 +58,19 @@ export const aide: Scaffold = {
         ended = b.stop;
         break;
       }
-      const { operator, parent } = nextStep(ctx, nodes);
-      const prompt = stepPrompt(operator, parent, nodes);
-      const reply = await ask(
+      const step = nextStep(ctx.aide, nodes, ctx.random);
+      const progress = progressText(limits.maxTurns - i, b.left);
+      const prompt = stepPrompt(step, nodes, progress, (ctx.aide.dataPreview ?? true) ? jail.preview : '');
+      const reply = await askCode(
         ctx,
         {
           scaffold: 'aide',
-          purpose: operator,
+          purpose: step.operator,
           messages: [system, { role: 'user', content: prompt }],
           turn: i,
           sample: ctx.sample,
           history: nodes.map(turnOf),
-          parent: parent && { code: parent.code, metric: parent.metric, buggy: parent.buggy },
+          parent: step.parent && { code: step.parent.code, metric: step.parent.metric, buggy: step.parent.buggy },
         },
         usage,
       );
@@ -105,126 +80,125 @@ export const aide: Scaffold = {
         break;
       }
       messages.push({ role: 'user', content: prompt }, { role: 'assistant', content: reply.text });
-      const node = await runNode(ctx, { id: i, operator, parent }, reply.text, b.left);
+      const node = await runNode(ctx, { id: i, step, at: Date.now() - started }, reply, b.left);
+      const judged = await judge(ctx, node, usage);
+      if (judged) {
+        ended = judged.stop;
+        error = judged.error;
+        break;
+      }
       nodes.push(node);
       messages.push({ role: 'user', content: node.observation });
     }
-    const chosen = best(nodes, ctx.task.lowerIsBetter);
+    const chosen = best(nodes);
     return {
       scaffold: 'aide',
       messages,
       turns: nodes.map(turnOf),
-      submission: chosen ? join('.aide', `node_${chosen.id}.csv`) : null,
+      submission: chosen?.submission ? join('.aide', `node_${chosen.id}.csv`) : null,
       ended,
       error,
       dropped_turns: 0,
       usage,
-      journal: { nodes, best: chosen?.id ?? null, lower_is_better: ctx.task.lowerIsBetter },
+      journal: {
+        nodes,
+        best: chosen?.id ?? null,
+        lower_is_better: ctx.task.lowerIsBetter,
+        aide: aideJournal(nodes, started),
+      },
     };
   },
 };
 
-/** The working node with the best validation score (one without a score only while no other has one). */
-function best(nodes: readonly JournalNode[], lowerIsBetter: boolean): JournalNode | undefined {
-  const better = (a: number, b: number) => (lowerIsBetter ? a < b : a > b);
-  return nodes
-    .filter((n) => !n.buggy)
-    .reduce<JournalNode | undefined>(
-      (b, n) => (!b || (n.metric !== null && (b.metric === null || better(n.metric, b.metric))) ? n : b),
-      undefined,
-    );
+function systemPrompt(ctx: EpisodeContext, jail: JailView): string {
+  const k = ctx.aide.kFold ?? 5;
+  return renderPrompt('aide/system', {
+    step_timeout: duration(ctx.limits.stepTimeoutMs / 1000),
+    description: ctx.task.description.trim(),
+    files: publicFilesText(ctx.task),
+    sample: sampleName(ctx.task),
+    kfold: k > 1 ? `- Evaluate with ${k}-fold cross-validation where that suits the task.\n` : '',
+    packages: packagesText(jail.packages),
+  });
 }
 
-/** What the prompts show of the search so far: one line per working node. */
-function memory(nodes: readonly JournalNode[]): string {
-  return (
-    nodes
-      .filter((n) => !n.buggy)
-      .map(
-        (n) =>
-          `- node ${n.id} (${n.operator}): ${n.plan.split('\n')[0].slice(0, 160)} → validation score ${n.metric ?? 'not printed'}`,
-      )
-      .join('\n') || '(none yet)'
-  );
+/** The steps and time the search has left, as aira-dojo's prompts give them. */
+function progressText(stepsLeft: number, msLeft: number): string {
+  return `Steps left in the search, this one included: ${stepsLeft}. Time left: ${duration(msLeft / 1000)}.`;
 }
 
-/** The search policy: drafts first, then debug a failed leaf with probability debug_prob, else improve the best. */
-function nextStep(ctx: EpisodeContext, nodes: readonly JournalNode[]): { operator: Operator; parent?: JournalNode } {
-  const opts = ctx.aide;
-  if (nodes.filter((n) => n.operator === 'draft').length < opts.numDrafts) return { operator: 'draft' };
-  const leaves = nodes.filter(
-    (n) => n.buggy && n.debug_depth < opts.maxDebugDepth && !nodes.some((c) => c.parent === n.id),
-  );
-  if (leaves.length && ctx.random() < opts.debugProb)
-    return { operator: 'debug', parent: leaves[Math.floor(ctx.random() * leaves.length)] };
-  const parent = best(nodes, ctx.task.lowerIsBetter);
-  return parent ? { operator: 'improve', parent } : { operator: 'draft' };
+function stepPrompt(step: Step, nodes: readonly JournalNode[], progress: string, preview: string): string {
+  const mem = memory(nodes) || '(nothing yet)';
+  const overview = preview ? `# Data overview\n\n${preview}\n` : '';
+  if (step.operator === 'draft') return renderPrompt('aide/draft', { memory: mem, progress, preview: overview });
+  if (step.operator === 'improve')
+    return renderPrompt('aide/improve', { memory: mem, code: step.parent!.code, progress });
+  return renderPrompt('aide/debug', {
+    code: step.parent!.code,
+    output: step.parent!.observation,
+    progress,
+    preview: overview,
+  });
 }
 
-function stepPrompt(operator: Operator, parent: JournalNode | undefined, nodes: readonly JournalNode[]): string {
-  if (operator === 'draft') return renderPrompt('aide/draft', { memory: memory(nodes) });
-  if (operator === 'improve')
-    return renderPrompt('aide/improve', {
-      metric: String(parent!.metric ?? 'not printed'),
-      memory: memory(nodes),
-      code: parent!.code,
-    });
-  return renderPrompt('aide/debug', { code: parent!.code, output: parent!.observation });
-}
-
-/**
- * The node a reply makes: its script run with a fresh submission.csv, the metric it printed, and whether it
- * failed; a working node's submission is kept under .aide/ for the final choice.
- */
+/** The node a reply makes: its script run with a fresh submission.csv; a written submission is kept under .aide/. */
 async function runNode(
   ctx: EpisodeContext,
-  step: { id: number; operator: Operator; parent?: JournalNode },
-  text: string,
+  at: { id: number; step: Step; at: number },
+  reply: CodeReply,
   left: number,
 ): Promise<JournalNode> {
   const { limits } = ctx;
-  const { id, operator, parent } = step;
-  const code = extractBlock(text, 'python') ?? extractBlock(text, '');
-  const plan = text.slice(0, text.indexOf('```') >= 0 ? text.indexOf('```') : undefined).trim();
-  const node: JournalNode = {
-    id,
-    parent: parent?.id ?? null,
-    operator,
-    plan,
-    code: code ?? '',
-    exit_code: null,
-    timed_out: false,
-    duration_ms: 0,
-    metric: null,
-    buggy: true,
-    debug_depth: operator === 'debug' ? parent!.debug_depth + 1 : 0,
-    observation: '',
-    format_ok: code !== null,
-  };
-  if (code === null) {
-    node.observation = 'format error: the reply must hold exactly one ```python block';
-    return node;
-  }
+  const { id, step } = at;
   const submission = join(ctx.session.workspace, 'submission.csv');
   await rm(submission, { force: true });
   const timeout = Math.min(limits.stepTimeoutMs, left);
-  const r = await execute(ctx.session, code, id, timeout);
+  const r = await execute(ctx.session, reply.code, id, timeout);
   const wrote = await stat(submission).then(
     (s) => s.isFile(),
     () => false,
   );
-  Object.assign(node, {
+  if (wrote) await copyFile(submission, join(ctx.session.workspace, '.aide', `node_${id}.csv`));
+  return {
+    id,
+    parent: step.parent?.id ?? null,
+    operator: step.operator,
+    plan: reply.plan,
+    code: reply.code,
     exit_code: r.timedOut ? null : r.exitCode,
     timed_out: r.timedOut,
     duration_ms: r.durationMs,
-    metric: parseMetric(r.stdout),
-  });
-  node.buggy = r.timedOut || r.exitCode !== 0 || !wrote;
-  node.observation = clip(
-    observation(r, limits.observationChars, timeout) +
-      (wrote || r.timedOut || r.exitCode ? '' : '\nno submission.csv was written'),
-    2 * limits.observationChars + 200,
-  );
-  if (!node.buggy) await copyFile(submission, join(ctx.session.workspace, '.aide', `node_${id}.csv`));
-  return node;
+    metric: null,
+    lower_is_better: ctx.task.lowerIsBetter,
+    buggy: true,
+    analysis: '',
+    debug_depth: depthOf(step, ctx.aide),
+    observation: clip(
+      observation(r, limits.observationChars, timeout) + (wrote ? '' : '\nno submission.csv was written'),
+      2 * limits.observationChars + 200,
+    ),
+    format_ok: reply.format_ok,
+    retries: reply.retries,
+    submission: wrote,
+    at_ms: at.at,
+  };
+}
+
+/** Reviews a node and records the verdict on it (aira-dojo: after the format check of its submission). */
+async function judge(
+  ctx: EpisodeContext,
+  node: JournalNode,
+  usage: EpisodeResult['usage'],
+): Promise<{ stop: EpisodeResult['ended']; error: string } | undefined> {
+  const review = await askReview(ctx, node, usage);
+  if ('stop' in review) return review;
+  let valid = true;
+  if (ctx.aide.checkSubmission) {
+    const v = node.submission ? await ctx.validate('submission.csv') : undefined;
+    valid = v?.ok ?? false;
+    const said = v ? (v.ok ? 'the submission is valid' : v.problem) : 'no submission.csv was written';
+    node.observation += `\n\nsubmission.csv format check: ${said}`;
+  }
+  Object.assign(node, verdict(review, node, { valid, reviewDirection: ctx.aide.reviewDirection ?? true }));
+  return undefined;
 }
