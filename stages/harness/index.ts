@@ -14,6 +14,7 @@ import { lazyRun } from '../lazy.js';
 import type { HarnessSettings } from './adapter.js';
 import { getHarness, harnessNames } from './adapters.js';
 import { checkoutCommit, missingModules } from './probe.js';
+import { harnessSize } from './size.js';
 
 export interface HarnessParams {
   harness: string;
@@ -76,6 +77,7 @@ export const harness: Stage<HarnessParams> = {
   flow: { gives: ['files'], takes: () => ['tasks'] },
 
   check: (p) => checkParams(p),
+  size: harnessSize,
 
   preflight(p, ctx) {
     const adapter = getHarness(p.harness);

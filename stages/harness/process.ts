@@ -5,6 +5,9 @@ import { createWriteStream } from 'node:fs';
 import { runInGroup } from '../shared/group.js';
 import type { HarnessCommand, HarnessExit } from './adapter.js';
 
+/** How long past its own time limit a harness gets to write its results before it is stopped: a tenth, at most a minute. */
+export const graceS = (limitS: number) => Math.min(60, Math.ceil(limitS / 10));
+
 /** What a harness inherits from mlepipe's environment; the rest comes from its command. */
 const KEPT_ENV = ['PATH', 'HOME', 'LANG', 'LC_ALL', 'TMPDIR', 'USER'];
 

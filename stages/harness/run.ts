@@ -2,7 +2,8 @@
 // the node when mlepipe serves it) every competition × repeat run by the adapter, at most `concurrency` at a
 // time, each under its time limit and the node's; each run's submission graded with the task's MLE-bench
 // grader. A run that fails is recorded with its reason; the node fails only when nothing ran or mlepipe's own
-// grader failed.
+// grader failed. Each finished run is kept as an item (item.ts): a node started again runs only the missing ones,
+// and serves a policy only when one of its runs is missing.
 import { existsSync } from 'node:fs';
 import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, relative } from 'node:path';
@@ -10,16 +11,15 @@ import { InternalError, StageFailure } from '../../core/errors.js';
 import { mapLimit } from '../../core/pool.js';
 import { gradeSubmission, type Grade } from '../../sandbox/evaluate.js';
 import type { StageContext, StageResult } from '../contract.js';
+import { announceKept } from '../shared/resume.js';
 import { listTasks, type TaskRef } from '../shared/tasks.js';
 import { serveForSampling } from '../shared/worker.js';
 import type { HarnessAdapter, HarnessCompetition, HarnessRun, PolicyEndpoint } from './adapter.js';
 import { getHarness } from './adapters.js';
 import { harnessSettings, type HarnessParams } from './index.js';
-import { runHarnessProcess } from './process.js';
+import { runItem } from './item.js';
+import { graceS, runHarnessProcess } from './process.js';
 import { notRun, runRecord, tables, taskLeaderboard, type RunRecord } from './records.js';
-
-/** How long past its own time limit a harness gets to write its results before it is stopped: a tenth, at most a minute. */
-export const graceS = (limitS: number) => Math.min(60, Math.ceil(limitS / 10));
 
 /** A task folder of the mlebench stage as the competition an adapter lays out. */
 async function competitionOf(t: TaskRef): Promise<HarnessCompetition> {
@@ -127,17 +127,27 @@ export async function run(ctx: StageContext<HarnessParams>): Promise<StageResult
   const deadline = p.total_s === undefined ? Infinity : Date.now() + p.total_s * 1000;
   const total = jobs.length * p.policies.length;
   const records: RunRecord[] = [];
+  await announceKept(
+    ctx,
+    p.policies.flatMap((policy) => jobs.map((j) => runId(j, policy))),
+    'runs',
+  );
   ctx.progress({ done: 0, total, unit: 'runs' });
   for (const policy of p.policies) {
-    const served = await serveForSampling(ctx, policy);
+    // Served when a run needs it: a policy whose runs were all kept is not started again.
+    let served: ReturnType<typeof serveForSampling> | undefined;
+    const base = async () => {
+      const spec = (await (served ??= serveForSampling(ctx, policy))).spec;
+      return { policy: endpoint(policy, spec), layout, settings, signal: ctx.signal };
+    };
     try {
-      const base = { policy: endpoint(policy, served.spec), layout, settings, signal: ctx.signal };
       const done = await mapLimit(
         jobs,
         p.concurrency,
         async (job) => {
+          const id = runId(job, policy);
           const rec =
-            Date.now() >= deadline
+            Date.now() >= deadline && !(await ctx.items.get(id))
               ? notRun(
                   job.competition.id,
                   policy,
@@ -145,7 +155,9 @@ export async function run(ctx: StageContext<HarnessParams>): Promise<StageResult
                   job.repeat + 1,
                   `the node's total time (${p.total_s}s) ran out before it started`,
                 )
-              : await oneRun(ctx, adapter, base, job);
+              : await runItem(ctx, id, join(ctx.outDir, 'runs', id), async () =>
+                  oneRun(ctx, adapter, await base(), job),
+                );
           records.push(rec);
           ctx.progress({ done: records.length, total, unit: 'runs' });
           return rec;
@@ -155,7 +167,11 @@ export async function run(ctx: StageContext<HarnessParams>): Promise<StageResult
       ctx.signal.throwIfAborted();
       if (done.some((r) => !r)) throw new InternalError('a harness run left no record');
     } finally {
-      await served.stop();
+      if (served)
+        await served.then(
+          (s) => s.stop(),
+          () => undefined,
+        );
     }
   }
   return finish(ctx, records, p.policies);

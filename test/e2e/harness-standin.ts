@@ -6,8 +6,9 @@
 // private answers and then deleted, the analyze operator's review, and the journal at
 // <logger.output_dir>/checkpoint/journal.jsonl with aira-dojo's node fields, and USER and PWD read from the
 // environment. Its search is a plain loop of step_limit drafts; a reply holding "HARNESS-EXIT n" makes it exit
-// with code n, as a crash would.
-const MAIN_RUN = `import json, os, re, shutil, subprocess, sys, time, urllib.request
+// with code n, as a crash would. For the tests, not aira-dojo: each start appends its task to invocations.txt in
+// the folder above the checkout, and the start counted by a file interrupt-at there stops mlepipe as Ctrl-C does.
+const MAIN_RUN = `import json, os, re, shutil, signal, subprocess, sys, time, urllib.request
 import uuid
 
 import pandas as pd
@@ -30,6 +31,16 @@ def chat(client, content):
         return json.load(r)["choices"][0]["message"]["content"]
 
 
+def count_started(name):
+    project = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    with open(os.path.join(project, "invocations.txt"), "a") as f:
+        f.write(name + "\\n")
+    stop = os.path.join(project, "interrupt-at")
+    if os.path.exists(stop) and len(open(os.path.join(project, "invocations.txt")).readlines()) == int(open(stop).read()):
+        os.kill(os.getppid(), signal.SIGINT)
+        time.sleep(60)
+
+
 def main():
     # Its metadata reads both through oc.env, which fails on a variable that is not set.
     assert os.environ.get("USER") and os.environ.get("PWD"), "USER and PWD must be set"
@@ -43,6 +54,7 @@ def main():
     client_name = overrides["override /solver/client@solver.operators.draft.llm.client"]
     client = load(os.path.join(config_dir, "solver", "client", client_name + ".yaml"))
     task, solver, logger = cfg["task"], cfg.get("solver", {}), cfg["logger"]
+    count_started(task["name"])
     data = os.environ["MLE_BENCH_DATA_DIR"] if task.get("cache_dir") is None else task["cache_dir"]
     public = os.path.join(data, task["name"], "prepared", "public")
     private = os.path.join(data, task["name"], "prepared", "private")

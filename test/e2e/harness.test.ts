@@ -6,7 +6,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { chmod, readFile, writeFile } from 'node:fs/promises';
+import { chmod, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { choosePython } from '../../core/python.js';
@@ -160,6 +160,30 @@ test('a harness past its time limit is stopped and its run recorded as timed out
       [late.status, late.failure, late.repeat],
       ['not_run', "the node's total time (1s) ran out before it started", 1],
     );
+  } finally {
+    await server.close();
+  }
+});
+
+test('a node stopped during its second run keeps the first when run again, and runs only the second', async () => {
+  const server = await startReplayServer([script()]);
+  try {
+    const dir = await project(server.url);
+    await writeFile(join(dir, 'interrupt-at'), '2');
+    const stopped = await cli(['run', 'e.yaml'], { cwd: dir });
+    assert.is.not(stopped.exitCode, 0, 'the stand-in stopped the node in its second run');
+    await rm(join(dir, 'interrupt-at'));
+    const r = await cli(['run', 'e.yaml'], { cwd: dir });
+    assert.is(r.exitCode, 0, r.stderr);
+    // Three starts in all: the first run once, the stopped second one again; the policy's replies go on from there.
+    assert.is((await readFile(join(dir, 'invocations.txt'), 'utf8')).trim().split('\n').length, 3);
+    assert.match(r.stdout + r.stderr, /1 of 2 runs/);
+    const out = await outputsOf(dir, 'dojo');
+    const [kept, again] = await readJsonl(join(out, 'results.jsonl'));
+    assert.equal([kept.repeat, kept.status, kept.score], [0, 'ok', 1]);
+    assert.ok(existsSync(join(out, kept.submission)) && existsSync(join(out, kept.journal)));
+    assert.ok(existsSync(join(out, 'runs', 'toy-mail', 'standin', '0', 'harness.log')));
+    assert.equal([again.repeat, again.failure], [1, 'aira-dojo exited with code 3']);
   } finally {
     await server.close();
   }
