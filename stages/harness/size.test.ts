@@ -25,15 +25,15 @@ const ctx = (tasks: number | undefined, models = {}) => ({
 test('runs are competitions × policies × repeats; hours at most the runs, concurrency at a time, each with its grace', () => {
   const s = harness.size!(P, ctx(5));
   assert.equal(s.work[0], { n: { n: 30 }, unit: 'runs', of: '5 competitions × 2 policies × 3 repeats' });
-  // 30 runs two at a time: 15 rounds of 3000 s + 60 s grace = 12.75 hours at most.
-  assert.equal([s.work[1].n, s.work[1].unit], [{ n: 12.75, atMost: true }, 'hours']);
+  // 30 runs two at a time: 15 rounds of 3000 s + 60 s grace = 12.75 hours, at most 13.
+  assert.equal([s.work[1].n, s.work[1].unit], [{ n: 13, atMost: true }, 'hours']);
   assert.is(s.gpus, 0);
 });
 
 test('limit caps the competitions, total_s the hours; unknown competitions leave both unknown', () => {
-  const s = harness.size!({ ...P, limit: 2, total_s: 3600 }, ctx(5));
+  const s = harness.size!({ ...P, limit: 2, total_s: 1800 }, ctx(5));
   assert.equal(s.work[0].n, { n: 12 });
-  assert.equal(s.work[1].n, { n: 1, atMost: true });
+  assert.equal(s.work[1].n, { n: 0.5, atMost: true });
   assert.equal(harness.size!({ ...P, limit: 2 }, ctx(undefined)).work[0].n, { n: 12, atMost: true });
   assert.equal(
     harness.size!(P, ctx(undefined)).work.map((w) => w.n),

@@ -16,7 +16,9 @@ export function harnessSize(p: HarnessParams, ctx: SizeContext): WorkSize {
   const perRunS = p.time_per_run_s + graceS(p.time_per_run_s);
   // Runs one after another at `concurrency` at a time take at most this long; `total_s` caps it.
   const wallS = runs && Math.ceil(runs.n / p.concurrency) * perRunS;
-  const hours = wallS === undefined ? undefined : Math.min(wallS, p.total_s ?? Infinity) / 3600;
+  const exact = wallS === undefined ? undefined : Math.min(wallS, p.total_s ?? Infinity) / 3600;
+  // A bound rounded up is still one, and reads as a whole number of hours.
+  const hours = exact === undefined || exact < 1 ? exact : Math.ceil(exact);
   return {
     work: [
       { n: runs, unit: 'runs', of },
