@@ -297,6 +297,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from mlepipe_verl.reward import compute_score  # noqa: E402,F401
 `;
 
+/** One word of the script, as written: inside double quotes the shell still expands `$`, `` ` ``, `\\` and `"`. */
+export const shellWord = (s: string): string => `"${s.replace(/[$`"\\]/g, '\\$&')}"`;
+
 export function launchScript(overrides: string[], extraEnv: Readonly<Record<string, string>> = {}): string {
   // The job's environment: the sandbox's, the output paths, the modules verl imports (a CPU run's carry more).
   const env = {
@@ -312,7 +315,7 @@ export function launchScript(overrides: string[], extraEnv: Readonly<Record<stri
     .join(', ');
   // Checkpoints go under the output folder by absolute path: a relative one lands in each Ray worker's job folder.
   const args = overrides.map((x) =>
-    x.startsWith('trainer.default_local_dir=') ? '"trainer.default_local_dir=$OUT/checkpoints"' : `"${x}"`,
+    x.startsWith('trainer.default_local_dir=') ? '"trainer.default_local_dir=$OUT/checkpoints"' : shellWord(x),
   );
   return `#!/usr/bin/env bash
 # Written by mlepipe for verl ${VERL_VERSION}. Submits the training job to a Ray cluster:

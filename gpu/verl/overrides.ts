@@ -73,7 +73,39 @@ export interface OverrideOptions {
   loggers?: readonly ('tensorboard' | 'wandb')[];
   /** cpu: a CPU smoke run on vLLM's CPU build (gpu/verl/cpu.ts), one worker, no GPU layout. */
   device?: 'cuda' | 'cpu';
+  /** The names of the run on W&B (verlRunOverrides); default mlepipe / grpo. */
+  run?: RunNames;
 }
+
+/** What verl names a run by: W&B's project and run name (trainer.project_name, trainer.experiment_name). */
+export interface RunNames {
+  project: string;
+  name: string;
+}
+
+/**
+ * A string as one quoted value of a Hydra override, whatever it holds. Unquoted, Hydra's grammar takes `=`, `,`
+ * and brackets as syntax (a node id such as `rl@lr=1e-6,seed=2`); inside single quotes only a quote and the
+ * backslashes before a quote or the closing one are escapes, and OmegaConf still resolves `${…}` there, so that
+ * is escaped too (a backslash run before it doubled, as OmegaConf reads it).
+ */
+export function hydraString(s: string): string {
+  const body = s.replace(/(\\*)(\$\{|'|$)/g, (_m, bs: string, t: string) => {
+    if (t === "'") return `${bs}${bs}\\'`;
+    if (t === '${') return `${bs}${bs}\\\${`;
+    return bs + bs;
+  });
+  return `'${body}'`;
+}
+
+/** The overrides that name the run: EXPERIMENT/NODE[@variant] in the experiment's project, as the local trainers name theirs. */
+export function verlRunOverrides(r: RunNames): Record<string, string> {
+  return { 'trainer.project_name': hydraString(r.project), 'trainer.experiment_name': hydraString(r.name) };
+}
+
+/** The same, as override strings. */
+export const runNameOverrides = (r: RunNames): string[] =>
+  Object.entries(verlRunOverrides(r)).map(([k, v]) => `${k}=${v}`);
 
 /**
  * verl's trackers (verl/utils/tracking.py): its console lines, the file logger whose
@@ -165,8 +197,7 @@ export function verlOverrides(o: OverrideOptions): string[] {
     `trainer.val_before_train=${o.evalEvery > 0}`,
     'trainer.default_local_dir=checkpoints',
     verlLoggerOverride(o.loggers),
-    'trainer.project_name=mlepipe',
-    'trainer.experiment_name=grpo',
+    ...runNameOverrides(o.run ?? { project: 'mlepipe', name: 'grpo' }),
     ...(o.device === 'cpu'
       ? cpuPpoOverrides(o.promptLength + o.responseLength)
       : o.layout

@@ -16,7 +16,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { cpuEnv, cpuSftOverrides, type CpuRun } from './cpu.js';
 import { copyVerlPackage, messagesColumn, writeExportRun, writeLayout, writeParquet } from './export-files.js';
-import { VERL_VERSION, verlLoggerOverride, withOverrides } from './overrides.js';
+import { type RunNames, runNameOverrides, VERL_VERSION, verlLoggerOverride, withOverrides } from './overrides.js';
 import type { Layout } from './scale.js';
 
 export interface SftConversation {
@@ -45,6 +45,8 @@ export interface SftExportOptions {
   loggers?: readonly ('tensorboard' | 'wandb')[];
   /** A CPU smoke run (device: cpu, gpu/verl/cpu.ts): one worker, no GPU layout. */
   cpu?: CpuRun;
+  /** The names of the run on W&B (runNameOverrides); default mlepipe / sft. */
+  run?: RunNames;
 }
 
 /** A parquet file of one `messages` column: a list of {role, content} per row. */
@@ -99,8 +101,7 @@ export function sftOverrides(o: SftExportOptions, hasVal: boolean, layout?: Layo
     "checkpoint.save_contents=['hf_model']",
     'trainer.default_local_dir=checkpoints',
     verlLoggerOverride(o.loggers),
-    'trainer.project_name=mlepipe',
-    'trainer.experiment_name=sft',
+    ...runNameOverrides(o.run ?? { project: 'mlepipe', name: 'sft' }),
     ...(layout ? sftLayoutOverrides(layout) : []),
   ];
 }

@@ -13,7 +13,7 @@ import { sftCurve } from '../../gpu/verl/metrics.js';
 import { collectVerlCheckpoint } from '../../gpu/verl/checkpoint.js';
 import { writeSftExport } from '../../gpu/verl/sft-export.js';
 import type { Metrics, StageContext } from '../contract.js';
-import { checkCpuWeights, collectTensorboard, runVerlJob, trainingLayout } from '../shared/verl-job.js';
+import { checkCpuWeights, collectTensorboard, runVerlJob, trainingLayout, verlRunNames } from '../shared/verl-job.js';
 import { verlWeightsOf } from '../shared/verl-weights.js';
 import { CHECKPOINT_DIR } from '../shared/weights.js';
 import type { Example } from './examples.js';
@@ -50,6 +50,7 @@ export async function runSftVerl(
     ...trainingLayout(p.verl),
     gpuMemoryGib: p.verl.gpu_memory_gib,
     loggers: ctx.tracking?.logger,
+    run: verlRunNames(ctx as StageContext<unknown>),
     // The SFT trainer starts no vLLM: the KV cache setting only rides along in the CPU environment.
     ...(cpu ? { cpu: { kvCacheGib: 1 } } : {}),
   };

@@ -3,15 +3,17 @@
 // ray.address, else a head started on this machine for the run), its record kept in the node's item store
 // so that a rerun reattaches to the job instead of submitting another.
 import { existsSync } from 'node:fs';
-import { cp, writeFile } from 'node:fs/promises';
+import { cp, rm, symlink, writeFile } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { ParamError } from '../../core/errors.js';
 import { readJsonFile } from '../../core/text.js';
 import { CPU_RUN_RAY_CPUS, readModelShape, vllmCpuProblem } from '../../gpu/verl/cpu.js';
 import { readExportRun } from '../../gpu/verl/export-files.js';
-import { localPython, runJob, startLocalHead, type JobRecord } from '../../gpu/verl/job.js';
+import { localPython, runJob, startLocalHead, withOverrides, type JobRecord } from '../../gpu/verl/job.js';
+import { type RunNames, verlRunOverrides } from '../../gpu/verl/overrides.js';
 import type { StageContext } from '../contract.js';
+import { runName, TENSORBOARD_DIR } from './train-log.js';
 
 /** The verl: keys every stage that trains on verl has. */
 export interface VerlCluster {
@@ -42,6 +44,21 @@ export function checkCpuWeights(v: VerlCluster, model: string): void {
   const why = shape && vllmCpuProblem(shape);
   if (why) throw new ParamError(['verl', 'device'], `${model}: ${why}`);
 }
+
+/**
+ * The node's run on W&B, as the local trainers name theirs: EXPERIMENT/NODE[@variant] in the experiment's project
+ * (WANDB_PROJECT, where this process has it, names another, as it does for them).
+ */
+export function verlRunNames(ctx: Pick<StageContext<unknown>, 'node' | 'tracking'>): RunNames {
+  return { project: process.env.WANDB_PROJECT || (ctx.tracking?.experiment ?? 'mlepipe'), name: runName(ctx) };
+}
+
+/**
+ * The export's overrides with the run named by this node: an export kept from an earlier attempt, or written by a
+ * node of the same key in another experiment (names are not part of a key), may carry other names.
+ */
+export const jobOverrides = (ctx: Pick<StageContext<unknown>, 'node' | 'tracking'>, overrides: readonly string[]) =>
+  withOverrides(overrides, verlRunOverrides(verlRunNames(ctx)));
 
 export interface Service {
   url: string;
@@ -83,11 +100,12 @@ export async function runVerlJob(
     const jobItem = await ctx.items.get(jobId);
     const recorded = jobItem ? ((await readJsonFile(join(jobItem, 'job.json'))) as JobRecord) : undefined;
     service = await o.service?.();
+    await watchTensorboard(o.resultsDir, ctx.outDir);
     return await runJob({
       exportDir: o.exportDir,
       resultsDir: o.resultsDir,
       address,
-      overrides: run.overrides,
+      overrides: jobOverrides(ctx, run.overrides),
       env: run.env,
       stallS: stallSeconds(o.verl),
       auth: head ? { token: head.token } : {},
@@ -108,8 +126,18 @@ export async function runVerlJob(
   }
 }
 
-/** verl's TensorBoard files (the job's TENSORBOARD_DIR, under its results) into the node's tensorboard/, where the local trainers write theirs. */
+/**
+ * While the job runs, the node's tensorboard/ is a link to the job's TENSORBOARD_DIR (under its results, which
+ * verl writes as it trains), so the named link `<cache>/tensorboard/EXPERIMENT/NODE` shows the curves live.
+ */
+export async function watchTensorboard(resultsDir: string, outDir: string): Promise<void> {
+  await rm(join(outDir, TENSORBOARD_DIR), { force: true, recursive: true });
+  await symlink(resolve(resultsDir, TENSORBOARD_DIR), join(outDir, TENSORBOARD_DIR));
+}
+
+/** verl's TensorBoard files (the job's TENSORBOARD_DIR) copied into the node's tensorboard/ in place of the link, where the local trainers write theirs. */
 export async function collectTensorboard(resultsDir: string, outDir: string): Promise<void> {
-  if (existsSync(join(resultsDir, 'tensorboard')))
-    await cp(join(resultsDir, 'tensorboard'), join(outDir, 'tensorboard'), { recursive: true });
+  await rm(join(outDir, TENSORBOARD_DIR), { force: true, recursive: true });
+  if (existsSync(join(resultsDir, TENSORBOARD_DIR)))
+    await cp(join(resultsDir, TENSORBOARD_DIR), join(outDir, TENSORBOARD_DIR), { recursive: true });
 }

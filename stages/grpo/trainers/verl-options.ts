@@ -2,7 +2,7 @@
 // (`trainer: verl-export`).
 import type { ExportOptions } from '../../../gpu/verl/export.js';
 import type { StageContext } from '../../contract.js';
-import { checkCpuWeights, trainingLayout } from '../../shared/verl-job.js';
+import { checkCpuWeights, trainingLayout, verlRunNames } from '../../shared/verl-job.js';
 import { taskCorpus, verlWeightsOf } from '../../shared/verl-weights.js';
 import { CONTEXT_TOKENS } from '../index.js';
 import { OBSERVATION_CHARS } from '../plans.js';
@@ -44,6 +44,7 @@ export async function verlOptions({ ctx, p, train, formula, inputs, lr, release 
     keepCheckpoints: p.keep_checkpoints,
     evalEvery: p.eval_every,
     loggers: ctx.tracking?.logger,
+    run: verlRunNames(ctx as StageContext<unknown>),
     ...(p.shaping.kind !== 'none' ? { shaping: await verlShaping(ctx, p, train) } : {}),
     ...(p.scaffold === 'mlab'
       ? {
