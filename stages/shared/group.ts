@@ -2,7 +2,6 @@
 // it starts once the group is held (core/reaper.ts), and once the command itself exits its whole group goes,
 // since background processes it left behind would hold its output open forever. Used by the shell stage's
 // command and the harness stage's runs.
-import { execa } from 'execa';
 import { killGroupNow, killTree, onceAborted } from '../../core/proc.js';
 import { gated, reapGroup } from '../../core/reaper.js';
 
@@ -27,6 +26,8 @@ export async function runInGroup(
   },
 ): Promise<GroupExit> {
   const [gate, ...rest] = gated(argv);
+  // Loaded here: the harness stage's adapters import this module, and plan or validate must not load execa.
+  const { execa } = await import('execa');
   const child = execa(gate!, rest, {
     cwd: opts.cwd,
     env: opts.env,

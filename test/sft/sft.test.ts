@@ -166,11 +166,11 @@ test('sft on 20 trajectories lowers the validation loss, logs its curve to Tenso
     scalars.train_loss.map(([step]) => step),
     [4, 8, 12, 16],
   );
-  // And as a W&B run named after the experiment and the node, one history row a metrics.jsonl row.
+  // And as a W&B run named EXPERIMENT/NODE (here both are tune), one history row a metrics.jsonl row.
   const runs = (await readdir(join(out, 'wandb'))).filter((d) => d.startsWith('offline-run-'));
   assert.is(runs.length, 1, runs.join(', '));
   const run = await readWandbRun(join(out, 'wandb', runs[0]));
-  assert.equal(run.run, { project: 'tune', display_name: 'tune', run_group: 'tune' });
+  assert.equal(run.run, { project: 'tune', display_name: 'tune/tune', run_group: 'tune' });
   assert.is(run.config.epochs, 4);
   assert.equal(
     run.history.map((h) => [h._step, h.val_loss]),

@@ -4,7 +4,6 @@
 // answers itself; the run's grade is MLE-Dojo's own (its scorer and its HumanRank over the private and public
 // leaderboards), done again on the run's archived submissions by python/mledojo_driver.py with the checkout's
 // code and compared with what the env recorded. The driver does the Python side; this file says what to call.
-import { execa } from 'execa';
 import { existsSync } from 'node:fs';
 import { readFile, realpath } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
@@ -40,6 +39,8 @@ async function configFiles(settings: HarnessSettings): Promise<string[]> {
 }
 
 async function driver(python: string, args: string[], signal?: AbortSignal): Promise<string> {
+  // Loaded here, not at the top: the adapter table is read by plan and validate, which never load execa.
+  const { execa } = await import('execa');
   const r = await execa(python, [assetPath(DRIVER), ...args], { reject: false, cancelSignal: signal, all: true });
   if (r.exitCode !== 0)
     throw new EnvError(
