@@ -276,7 +276,9 @@ for (const [name, backend, warm, onHost] of [
 
   t("the task's files are unchanged and the sandbox still works", async () => {
     assert.is(await digest(task), before);
-    const r = await step(A.normal);
+    // An ordinary solution, not an attack: it trains a model, so it gets an ordinary step's time; the attacks'
+    // short bound is for ending them, and a loaded machine (a far engine, verl's CPU run beside) can pass it.
+    const r = await step(A.normal, { timeoutMs: scaled(60_000) });
     assert.is(r.exitCode, 0, r.stderr);
     assert.match(r.stdout, 'OK: score 1.0 2');
     const grade = await gradeSubmission(task, session.workspace, { python: '/usr/bin/python3' });
