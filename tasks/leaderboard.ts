@@ -4,8 +4,40 @@
 // scores are the medal lines (Kaggle's progression rules), and the median is
 // the median of all scores. Scores are compared at 5 decimals, as MLE-bench
 // rounds a graded score before ranking it.
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { UserError } from '../core/errors.js';
+import { isObject, readJson } from '../core/json-files.js';
+
+/**
+ * A task's human leaderboard as HumanRank reads it (private/leaderboard.json): the scores in rank order, a
+ * missing score NaN (null in the file), and the metric's direction. Written by the MLE-bench importer and the
+ * synthetic leaderboard, read by the stages that rank a score against it.
+ */
+export interface TaskLeaderboard {
+  scores: number[];
+  is_lower_better: boolean;
+}
+
+const leaderboardFile = (taskDir: string) => join(taskDir, 'private', 'leaderboard.json');
+
+export async function writeTaskLeaderboard(taskDir: string, lb: TaskLeaderboard): Promise<void> {
+  await writeFile(
+    leaderboardFile(taskDir),
+    JSON.stringify({ is_lower_better: lb.is_lower_better, scores: lb.scores }) + '\n',
+  );
+}
+
+/** The task's leaderboard; null for a task without one (or with a damaged one). */
+export async function readTaskLeaderboard(taskDir: string): Promise<TaskLeaderboard | null> {
+  const lb = await readJson<Record<string, unknown>>(leaderboardFile(taskDir), isObject).catch(() => null);
+  if (!lb || !Array.isArray(lb.scores)) return null;
+  return {
+    scores: lb.scores.map((x) => (typeof x === 'number' ? x : NaN)),
+    is_lower_better: lb.is_lower_better === true,
+  };
+}
 
 export interface LeaderboardThresholds {
   gold_threshold: number;

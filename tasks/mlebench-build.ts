@@ -8,7 +8,7 @@ import { cp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { assetText } from '../core/assets.js';
-import { leaderboardScores, leaderboardThresholds } from './leaderboard.js';
+import { leaderboardScores, leaderboardThresholds, writeTaskLeaderboard } from './leaderboard.js';
 import type { Competition } from './mlebench.js';
 import { linkFolder, type Reference } from './references.js';
 import { writeTaskJson } from './taskjson.js';
@@ -57,10 +57,7 @@ export async function buildMlebenchTask(
   };
   await writeFile(join(dest, 'private', 'threshold.json'), JSON.stringify(thresholds, null, 2) + '\n');
   // The human scores, in rank order, for HumanRank (a missing score is null).
-  await writeFile(
-    join(dest, 'private', 'leaderboard.json'),
-    JSON.stringify({ is_lower_better: th.is_lower_better, scores }) + '\n',
-  );
+  await writeTaskLeaderboard(dest, { is_lower_better: th.is_lower_better, scores });
   const grader = {
     mlebench_root: c.root,
     grader_name: cfg.grader?.name ?? c.id,

@@ -8,7 +8,12 @@ import { join, resolve } from 'node:path';
 import { assetPath } from '../core/assets.js';
 import { evaluatorView } from '../sandbox/evaluate.js';
 import { runTrusted } from '../sandbox/grader.js';
-import { leaderboardScores, leaderboardThresholds, type LeaderboardThresholds } from './leaderboard.js';
+import {
+  leaderboardScores,
+  leaderboardThresholds,
+  writeTaskLeaderboard,
+  type LeaderboardThresholds,
+} from './leaderboard.js';
 
 export interface TeamScore {
   team: string;
@@ -96,10 +101,7 @@ export async function freezeLeaderboard(
   const th = leaderboardThresholds(scores);
   // The file's order says the direction; only an all-equal board leaves it open (and fails the sanity rule).
   th.is_lower_better = lowerIsBetter;
-  await writeFile(
-    join(taskDir, 'private', 'leaderboard.json'),
-    JSON.stringify({ is_lower_better: lowerIsBetter, scores }) + '\n',
-  );
+  await writeTaskLeaderboard(taskDir, { is_lower_better: lowerIsBetter, scores });
   await writeFile(join(taskDir, 'private', 'threshold.json'), thresholdJson(th));
   return { ok: true, teams: teams.length, thresholds: th };
 }

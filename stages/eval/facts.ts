@@ -3,6 +3,7 @@
 // reports thresholds for a run without a valid submission.
 import { join } from 'node:path';
 import { isObject, readJson } from '../../core/json-files.js';
+import { readTaskLeaderboard, type TaskLeaderboard } from '../../tasks/leaderboard.js';
 import type { StageContext } from '../contract.js';
 import { listTasks, type TaskRef } from '../shared/tasks.js';
 import type { EvalParams } from './index.js';
@@ -15,7 +16,7 @@ export interface TaskFacts {
   median_threshold: number | null;
   is_lower_better: boolean | null;
   /** The human leaderboard's scores in rank order (MLE-bench tasks), for HumanRank. */
-  leaderboard: { scores: number[]; is_lower_better: boolean } | null;
+  leaderboard: TaskLeaderboard | null;
   /** Whether a known solution passes the success line (an MLToolBench-style instance's build check); null: unchecked. */
   attainable: boolean | null;
 }
@@ -38,7 +39,6 @@ const readFacts = (file: string) =>
 export async function taskFacts(dir: string): Promise<TaskFacts> {
   const th = await readFacts(join(dir, 'private', 'threshold.json'));
   const task = await readFacts(join(dir, 'task.json'));
-  const lb = await readFacts(join(dir, 'private', 'leaderboard.json'));
   const reach = await readFacts(join(dir, 'private', 'attainability.json'));
   const num = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : null);
   return {
@@ -47,12 +47,7 @@ export async function taskFacts(dir: string): Promise<TaskFacts> {
     bronze_threshold: num(th.bronze_threshold),
     median_threshold: num(th.median_threshold),
     is_lower_better: typeof task.is_lower_better === 'boolean' ? task.is_lower_better : null,
-    leaderboard: Array.isArray(lb.scores)
-      ? {
-          scores: lb.scores.map((x) => (typeof x === 'number' ? x : NaN)),
-          is_lower_better: lb.is_lower_better === true,
-        }
-      : null,
+    leaderboard: await readTaskLeaderboard(dir),
     attainable: typeof reach.attainable === 'boolean' ? reach.attainable : null,
   };
 }

@@ -2,10 +2,8 @@
 // MLE-bench rates in percent, averaged per competition over its repeats and then over competitions, with the
 // SEM over repeats; HumanRank the same way. The names are eval's, so the tables, figures and the papers' joins
 // read a harness node as they read an eval node.
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { mean, sem } from '../../core/stats.js';
-import { humanRank } from '../../tasks/leaderboard.js';
+import { humanRank, type TaskLeaderboard } from '../../tasks/leaderboard.js';
 import { medalReport, type MedalReport } from '../../tasks/medals.js';
 import type { EvaluatorResult, Grade } from '../../sandbox/evaluate.js';
 import type { MetricValue } from '../contract.js';
@@ -32,20 +30,6 @@ export interface RunRecord extends MedalReport {
   human_rank: number | null;
 }
 
-/** The human leaderboard of a task (written by tasks/mlebench-build.ts), or null. */
-export async function taskLeaderboard(dir: string): Promise<{ scores: number[]; is_lower_better: boolean } | null> {
-  try {
-    const lb = JSON.parse(await readFile(join(dir, 'private', 'leaderboard.json'), 'utf8')) as {
-      scores?: unknown[];
-      is_lower_better?: boolean;
-    };
-    if (!Array.isArray(lb.scores)) return null;
-    return { scores: lb.scores.map((x) => (typeof x === 'number' ? x : NaN)), is_lower_better: !!lb.is_lower_better };
-  } catch {
-    return null;
-  }
-}
-
 export interface RecordInput {
   task_id: string;
   policy: string;
@@ -56,7 +40,7 @@ export interface RecordInput {
   submission: string | null;
   journal: string | null;
   grade: Grade | null;
-  leaderboard: Awaited<ReturnType<typeof taskLeaderboard>>;
+  leaderboard: TaskLeaderboard | null;
 }
 
 export function runRecord(r: RecordInput): RunRecord {

@@ -19,7 +19,8 @@ import { getHarness } from './adapters.js';
 import { harnessSettings, type HarnessParams } from './index.js';
 import { runItem } from './item.js';
 import { graceS, runHarnessProcess } from './process.js';
-import { notRun, runRecord, tables, taskLeaderboard, type RunRecord } from './records.js';
+import { notRun, runRecord, tables, type RunRecord } from './records.js';
+import { readTaskLeaderboard } from '../../tasks/leaderboard.js';
 
 /** A task folder of the mlebench stage as the competition an adapter lays out. */
 async function competitionOf(t: TaskRef): Promise<HarnessCompetition> {
@@ -96,7 +97,7 @@ async function oneRun(
     submission,
     journal: outcome.journal ? join('runs', id, outcome.journal) : null,
     grade,
-    leaderboard: await taskLeaderboard(job.competition.taskDir),
+    leaderboard: await readTaskLeaderboard(job.competition.taskDir),
   });
   ctx.log(
     `${id}: ${rec.failure ?? 'finished'}; ${rec.grade_status}${rec.score === null ? '' : `, score ${rec.score}`}`,
